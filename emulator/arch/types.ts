@@ -1,0 +1,158 @@
+/**
+ * The per-architecture plug-in table (QEMU's TCGCPUOps / Unicorn's
+ * uc_init() idea). Core code (machine, kernel, kprobes core, adapter) never
+ * switches on the architecture: it asks the table.
+ */
+import { Memory } from '../memory/memory';
+import { VAddr } from '../memory/address';
+
+/** Exceptions/traps a CPU reports to the machine. Never strings. */
+export type Trap =
+  /** Breakpoint instruction (x86 int3: pc is the address AFTER the int3, as hardware reports it;
+   *  aarch64 brk / riscv ebreak: pc is the address OF the instruction). */
+  | { kind: 'breakpoint'; pc: bigint }
+  /** Single-step completed (x86 #DB via TF). pc = next instruction. */
+  | { kind: 'singleStep'; pc: bigint }
+  /** Undefined / undecodable instruction (#UD). pc = faulting instruction. */
+  | { kind: 'undefined'; pc: bigint }
+  /** Divide error (#DE). */
+  | { kind: 'divide'; pc: bigint }
+  /** Page fault: addr = faulting data/fetch address. present=false: unmapped. */
+  | { kind: 'pageFault'; pc: bigint; addr: bigint; access: 'read' | 'write' | 'exec'; present: boolean; user: boolean }
+  /** General protection (#GP): non-canonical address, privileged insn in user mode... */
+  | { kind: 'generalProtection'; pc: bigint; reason: string }
+  /** Kernel -> emulator call (x86 vmcall, arm64 hvc #0, riscv ecall from S-mode). pc = next insn. */
+  | { kind: 'hypercall'; pc: bigint }
+  /** User-mode system call (x86 syscall, arm64 svc #0, riscv ecall from U-mode). pc = next insn. */
+  | { kind: 'syscall'; pc: bigint }
+  /** hlt / wfi. pc = next insn. */
+  | { kind: 'halt'; pc: bigint };
+
+export type TrapKind = Trap['kind'];
+
+/** Result of running a CPU for a budget of instructions. */
+export interface RunResult {
+  /** instructions retired in this call */
+  executed: number;
+  /** the trap that stopped the run, or null when the budget ran out */
+  trap: Trap | null;
+}
+
+/** Description of one register as the debugger and handler language see it. */
+export interface RegInfo {
+  /** pt_regs field name (x86_64: ip sp flags ax bx cx dx si di bp r8..r15 orig_ax) */
+  name: string;
+  /** width in bits (64 for GPRs) */
+  bits: number;
+  /** register group for the UI */
+  group: 'general' | 'control' | 'segment';
+}
+
+/** Saved register file of a task (opaque to core code; arch-specific content). */
+export interface CpuContext {
+  readonly arch: string;
+}
+
+/** One emulated CPU. */
+export interface Cpu {
+  readonly id: number;
+  /** current address space; the kernel swaps it when switching tasks */
+  mem: Memory;
+  /** privilege: false = kernel/supervisor, true = user */
+  userMode: boolean;
+  /** total instructions retired on this CPU since boot */
+  readonly instret: number;
+
+  getPc(): bigint;
+  setPc(pc: bigint): void;
+  /** register by index into ArchOps.regs */
+  getReg(index: number): bigint;
+  setReg(index: number, value: bigint): void;
+
+  /** Execute until a trap or `budget` instructions retire. Never throws for guest faults. */
+  run(budget: number): RunResult;
+
+  /** Save / restore the whole register file (task switch, jprobe, snapshots). */
+  saveContext(): CpuContext;
+  restoreContext(ctx: CpuContext): void;
+
+  /** Drop cached decodes overlapping [addr, addr+len). Memory listeners call this too. */
+  invalidate(addr: VAddr, len: number): void;
+}
+
+/** A decoded instruction, for disassembly, length decoding and kprobes. */
+export interface DecodedInsn {
+  /** address of the first byte */
+  addr: bigint;
+  /** length in bytes */
+  length: number;
+  bytes: Uint8Array;
+  /** e.g. "mov" */
+  mnemonic: string;
+  /** e.g. "rax, qword ptr [rbp - 0x8]" */
+  operands: string;
+  /** absolute target of a relative branch/call, when it has one */
+  target?: bigint;
+  /** classification used by kprobes and the optimizer */
+  flow: 'none' | 'jump' | 'condJump' | 'call' | 'ret' | 'indirectJump' | 'indirectCall' | 'trap' | 'halt';
+  /** uses instruction-pointer-relative addressing (x86 RIP-relative operand) */
+  ipRelative: boolean;
+}
+
+/** ABI facts core code needs. */
+export interface AbiInfo {
+  /** register indices (into ArchOps.regs) of integer arguments, in order */
+  argRegs: number[];
+  /** register index of the integer return value */
+  retReg: number;
+  spReg: number;
+  pcReg: number;
+  /** frame pointer register index */
+  fpReg: number;
+  /** where a function's return address lives on entry */
+  returnAddress: { kind: 'stack'; offset: number } | { kind: 'reg'; reg: number };
+  /** index of the register the handler language calls `flags` (x86 flags / pstate / status), or -1 */
+  flagsReg: number;
+  /** register the hypercall number is passed in, hypercall argument registers, return register */
+  hypercall: { nr: number; args: number[]; ret: number };
+  /** the same for user syscalls */
+  syscall: { nr: number; args: number[]; ret: number };
+  /** pointer size in bytes */
+  pointerSize: 4 | 8;
+  /** Linux trap numbers reported to fault handlers (trapnr) */
+  trapNumbers: Partial<Record<TrapKind, number>>;
+}
+
+/** The per-arch table. */
+export interface ArchOps {
+  readonly name: 'x86_64' | 'aarch64' | 'riscv64' | string;
+  /** ELF e_machine values handled by this table */
+  readonly elfMachines: number[];
+  readonly regs: RegInfo[];
+  readonly abi: AbiInfo;
+  /** breakpoint instruction bytes written by armKprobe (x86: [0xcc]) */
+  readonly breakpointInsn: Uint8Array;
+  /** how the arch reports a breakpoint pc relative to the probe address (x86: +1) */
+  readonly breakpointPcOffset: number;
+  /** maximum instruction length in bytes */
+  readonly maxInsnLength: number;
+
+  createCpu(id: number, mem: Memory): Cpu;
+  /** Decode the instruction at addr from memory (execute permission not required). */
+  decode(mem: Memory, addr: bigint): DecodedInsn | null;
+  /** Decode from raw bytes at a given address. */
+  decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null;
+  /** Set up a CPU to start executing a kernel thread: pc, stack, first argument, return address. */
+  initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void;
+  /** Set up a CPU to start a user process (Linux initial stack already built at sp). */
+  initUser(cpu: Cpu, entry: bigint, sp: bigint): void;
+  /** Emit a native "return to caller" sequence (x86: ret) — used for trampolines. */
+  readonly returnInsn: Uint8Array;
+}
+
+/** pt_regs-like view of a CPU by register name, used by handlers and the debugger. */
+export function regIndex(arch: ArchOps, name: string): number {
+  const i = arch.regs.findIndex(r => r.name === name);
+  if (i < 0) throw new Error(`unknown register ${name} for ${arch.name}`);
+  return i;
+}

@@ -1,0 +1,26 @@
+// Bundles the four entry points with esbuild. `vscode` stays external: it is
+// provided by the extension host at run time.
+import { build } from 'esbuild';
+import { chmodSync } from 'node:fs';
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  external: ['vscode'],
+  logLevel: 'warning',
+};
+
+const entries = [
+  ['extension/extension.ts', 'dist/extension.js'],
+  ['adapter/main.ts', 'dist/adapter.js'],
+  ['extension/languageServer/server.ts', 'dist/languageServer.js'],
+  ['emulator/cli/main.ts', 'dist/cli.js'],
+];
+
+await Promise.all(entries.map(([entry, outfile]) =>
+  build({ ...common, entryPoints: [entry], outfile,
+    banner: outfile.endsWith('cli.js') ? { js: '#!/usr/bin/env node' } : undefined })));
+chmodSync('dist/cli.js', 0o755);

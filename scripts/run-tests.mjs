@@ -1,0 +1,30 @@
+// Runs every compiled test file (out/test/**/*.test.js) with node's test
+// runner, then the headless VS Code integration suite. Exit code is non-zero
+// if any level fails.
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+function find(dir, out = []) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) find(p, out);
+    else if (name.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+
+const only = process.argv.slice(2);
+let files = find('out/test');
+if (only.length) files = files.filter(f => only.some(o => f.includes(o)));
+let status = 0;
+if (files.length) {
+  const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+  status = r.status ?? 1;
+}
+if (!only.length && existsSync('test/vscode/run.mjs') && !process.env.KPROBE_SKIP_VSCODE) {
+  const r = spawnSync(process.execPath, ['test/vscode/run.mjs'], { stdio: 'inherit' });
+  if ((r.status ?? 1) !== 0) status = r.status ?? 1;
+}
+process.exit(status);
