@@ -1,0 +1,94 @@
+/**
+ * Contracts between the emulated kernel (emulator/kernel/), the kprobes
+ * engine (emulator/kprobes/) and the handler language (emulator/handlers/).
+ * The kernel implements KernelApi; the kprobes engine only uses KernelApi.
+ */
+import { ArchOps, Cpu, Trap } from '../arch/types';
+import { Memory } from '../memory/memory';
+import { ElfImage } from '../elf/types';
+
+/** Layout of the emulated kernel's own virtual areas (x86_64 values; other arches put
+ *  theirs in their ArchOps-adjacent layout table). */
+export interface KernelLayout {
+  /** executable area for kprobe insn slots, trampolines, detour buffers (Linux module area).
+   *  Must be within +-2 GiB of kernel text on x86_64 (rel32 reach). */
+  execArea: bigint;
+  execAreaSize: number;
+  /** kernel thread stacks are allocated here */
+  stackArea: bigint;
+  stackSize: number;
+}
+
+export type TaskState = 'runnable' | 'blocked' | 'exited';
+
+export interface Task {
+  readonly pid: number;
+  comm: string;
+  /** CPU the task is bound to */
+  readonly cpu: number;
+  state: TaskState;
+  /** true for user processes */
+  readonly user: boolean;
+  /** address space (kernel threads share the kernel's) */
+  readonly mm: Memory;
+  exitCode?: number;
+  /** kernel stack bounds [stackBase, stackTop) for stack walking */
+  readonly stackBase: bigint;
+  readonly stackTop: bigint;
+}
+
+/**
+ * A trap notifier (Linux's die-notifier chain / kprobe_int3_handler,
+ * kprobe_debug_handler, kprobe_fault_handler). Called in registration order;
+ * return true when the trap was consumed (the CPU resumes at its current pc).
+ */
+export type TrapHook = (cpu: Cpu, trap: Trap) => boolean;
+
+export interface PrintkRecord {
+  /** virtual time in ns when printed */
+  timeNs: bigint;
+  cpu: number;
+  /** one line without the trailing newline */
+  text: string;
+  /** 'kernel' = from the image, 'probe' = from a probe handler, 'emulator' = oops, warnings */
+  source: 'kernel' | 'probe' | 'emulator';
+}
+
+export interface KernelApi {
+  readonly arch: ArchOps;
+  readonly image: ElfImage;
+  /** kernel address space */
+  readonly mem: Memory;
+  readonly cpus: readonly Cpu[];
+  readonly layout: KernelLayout;
+
+  /** task currently running on a CPU (undefined while idle) */
+  current(cpu: number): Task | undefined;
+  tasks(): readonly Task[];
+  /** append text to the kernel log (splits lines) */
+  printk(cpu: number, text: string, source?: PrintkRecord['source']): void;
+  /** virtual time since boot */
+  timeNs(): bigint;
+  jiffies(): bigint;
+  /** allocate executable kernel memory in the exec area (never freed in this model); returns address */
+  allocExec(size: number, align?: number): bigint;
+  /** add a trap notifier before the kernel's own handling */
+  addTrapHook(hook: TrapHook): void;
+  /** called when a task exits (kretprobe instance recycling) */
+  onTaskExit(listener: (t: Task) => void): void;
+  /** report an oops for this CPU: message, registers, code bytes; the CPU stops */
+  oops(cpu: Cpu, trap: Trap | null, message: string): void;
+  /** functions listed in the image's _kprobe_blacklist section, as [start, end) ranges */
+  blacklist(): readonly { start: bigint; end: bigint; name: string }[];
+  /** request the machine to stop (debugger); reason shown to the user */
+  requestStop(cpu: number, reason: StopRequest): void;
+}
+
+export interface StopRequest {
+  reason: 'breakpoint' | 'step' | 'pause' | 'entry' | 'exception' | 'data breakpoint';
+  description: string;
+  /** pc to report to the user (e.g. the probe address rather than the slot) */
+  reportPc?: bigint;
+  /** probe that caused it, if any */
+  probeId?: number;
+}
