@@ -31,6 +31,8 @@ export const enum Hypercall {
   Jiffies = 9,
   /** thread_join(pid) -> exit code of the thread once it has ended (blocks) */
   ThreadJoin = 10,
+  /** nr_cpus() -> number of emulated CPUs */
+  NrCpus = 11,
 }
 
 /** Section an image fills with addresses of functions kprobes must refuse (Linux NOKPROBE_SYMBOL). */
