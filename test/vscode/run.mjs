@@ -1,0 +1,209 @@
+#!/usr/bin/env node
+// Runs the extension's integration suite (out/test/vscode/suite/index.js) in a
+// real VS Code: the code-server 4.100.3 build (test/vscode/server) serving a
+// workbench to a headless Debian chromium driven by playwright-core. The
+// extension and the suite run in the server's node extension host.
+//
+//   node test/vscode/run.mjs            (after `npm run build && npm run compile-tests`)
+//
+// Prints only the extension host's output between the suite's markers, ends
+// with `N passed, N failed` and exits with the suite's code (1 on any failure,
+// 2 on a harness error or timeout). Chromium and the server's process group
+// are always killed.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..', '..');
+const serverEntry = join(here, 'server', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const suiteIndex = join(repo, 'out', 'test', 'vscode', 'suite', 'index.js');
+const workspace = resolve(process.env.KPROBE_VSCODE_WORKSPACE ?? join(repo, 'examples'));
+const chromiumPath = process.env.KPROBE_CHROMIUM ?? '/usr/bin/chromium';
+const timeoutMs = Number(process.env.KPROBE_VSCODE_TIMEOUT_MS ?? 5 * 60 * 1000);
+const verbose = !!process.env.KPROBE_VSCODE_VERBOSE;
+
+// Must match test/vscode/suite/index.ts.
+const BEGIN = '@@kprobe-itest-begin@@';
+const END = '@@kprobe-itest-end@@';
+
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+const log = (msg) => process.stdout.write(`[vscode-itest ${elapsed()}] ${msg}\n`);
+
+let server;        // ChildProcess of code-server (own process group)
+let browser;       // playwright Browser
+let tmp;           // temp folder holding everything code-server writes
+let finished = false;
+
+async function cleanup() {
+  if (browser) {
+    const b = browser; browser = undefined;
+    await Promise.race([b.close().catch(() => {}), new Promise(r => setTimeout(r, 5000))]);
+  }
+  if (server && server.exitCode === null && server.signalCode === null) {
+    try { process.kill(-server.pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  server = undefined;
+  if (tmp && !process.env.KPROBE_VSCODE_KEEP_TMP) {
+    try { rmSync(tmp, { recursive: true, force: true }); } catch { /* best effort */ }
+  }
+}
+
+async function finish(code, reason) {
+  if (finished) return;
+  finished = true;
+  if (reason) process.stdout.write(`[vscode-itest ${elapsed()}] ${reason}\n`);
+  await cleanup();
+  process.exit(code);
+}
+
+function ensureServer() {
+  if (existsSync(serverEntry) && existsSync(join(dirname(serverEntry), '..', '..', 'lib', 'vscode', 'node_modules'))) return;
+  log('code-server missing: running test/vscode/install-server.sh');
+  const r = spawnSync('bash', [join(here, 'install-server.sh')], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`test/vscode/install-server.sh failed (exit ${r.status})`);
+}
+
+function startServer() {
+  tmp = mkdtempSync(join(tmpdir(), 'kprobe-vscode-'));
+  const dirs = {};
+  for (const d of ['config', 'user-data', 'extensions', 'xdg-data', 'xdg-config', 'xdg-cache', 'xdg-state', 'xdg-runtime', 'tmp']) {
+    dirs[d] = join(tmp, d);
+    mkdirSync(dirs[d], { recursive: true, mode: 0o700 });
+  }
+  const configFile = join(dirs.config, 'config.yaml');
+  writeFileSync(configFile, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
+  // Keep the workbench quiet and deterministic.
+  mkdirSync(join(dirs['user-data'], 'User'), { recursive: true });
+  writeFileSync(join(dirs['user-data'], 'User', 'settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.enableExperiments': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'security.workspace.trust.enabled': false,
+    'git.enabled': false,
+    'files.watcherExclude': { '**/node_modules/**': true },
+  }, null, 2));
+  const env = {
+    ...process.env,
+    VSCODE_CLI: '1',
+    XDG_DATA_HOME: dirs['xdg-data'],
+    XDG_CONFIG_HOME: dirs['xdg-config'],
+    XDG_CACHE_HOME: dirs['xdg-cache'],
+    XDG_STATE_HOME: dirs['xdg-state'],
+    XDG_RUNTIME_DIR: dirs['xdg-runtime'],
+    TMPDIR: dirs.tmp,
+  };
+  delete env.ELECTRON_RUN_AS_NODE;
+  delete env.VSCODE_IPC_HOOK_CLI;
+  const args = [serverEntry, '--bind-addr', '127.0.0.1:0', '--auth', 'none', '--log', 'info',
+    '--config', configFile, '--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override'];
+  server = spawn(process.execPath, args, { env, cwd: repo, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolvePort, reject) => {
+    let found = false;
+    const onLine = (line) => {
+      if (verbose) process.stdout.write(`[server] ${line}\n`);
+      const m = !found && /HTTP server listening on https?:\/\/([0-9.]+):(\d+)/.exec(line);
+      if (m) { found = true; resolvePort(Number(m[2])); }
+    };
+    createInterface({ input: server.stdout }).on('line', onLine);
+    createInterface({ input: server.stderr }).on('line', onLine);
+    server.on('exit', (code, sig) => {
+      if (!found) reject(new Error(`code-server exited before listening (code ${code}, signal ${sig})`));
+      else if (!finished) finish(2, `code-server exited unexpectedly (code ${code}, signal ${sig})`);
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Extension-host output filter: echo what lies between the suite's markers. */
+function makeLogSink() {
+  let inside = false;
+  let summary;
+  return {
+    summary: () => summary,
+    line(type, text) {
+      for (const l of String(text).split('\n')) {
+        if (l.includes(BEGIN)) { inside = true; continue; }
+        if (l.includes(END)) {
+          inside = false;
+          const m = /passed=(\d+) failed=(\d+)/.exec(l);
+          if (m) summary = { passed: Number(m[1]), failed: Number(m[2]) };
+          continue;
+        }
+        if (inside || verbose) process.stdout.write(`${verbose && !inside ? `[${type}] ` : ''}${stripExtHostPrefix(l)}\n`);
+      }
+    },
+  };
+}
+
+// The extension host's console lines are forwarded with a prefix such as
+// "[Extension Host] " and sometimes with %c style arguments; keep the text.
+function stripExtHostPrefix(l) {
+  return l.replace(/^\s*\[Extension Host\]\s?/, '').replace(/%c/g, '');
+}
+
+function argsToText(args) {
+  if (typeof args === 'string') return args;
+  if (Array.isArray(args)) return args.map(a => typeof a === 'string' ? a : JSON.stringify(a)).join(' ');
+  return JSON.stringify(args);
+}
+
+async function main() {
+  if (!existsSync(suiteIndex)) throw new Error(`${suiteIndex} missing: run \`npm run compile-tests\` first`);
+  if (!existsSync(join(repo, 'dist', 'extension.js'))) throw new Error('dist/extension.js missing: run `npm run build` first');
+  if (!existsSync(workspace)) throw new Error(`test workspace ${workspace} missing`);
+  if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} missing (apt-get install -y chromium)`);
+  ensureServer();
+
+  const port = await startServer();
+  const authority = `127.0.0.1:${port}`;
+  log(`code-server listening on ${authority}`);
+
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage();
+  const sink = makeLogSink();
+  let resolveExit;
+  const exitCode = new Promise(r => { resolveExit = r; });
+  await page.exposeFunction('codeAutomationLog', (type, args) => sink.line(type, argsToText(args)));
+  await page.exposeFunction('codeAutomationExit', (code) => resolveExit(Number(code)));
+  if (verbose) page.on('console', m => process.stdout.write(`[page ${m.type()}] ${m.text()}\n`));
+  page.on('pageerror', e => { if (verbose) process.stdout.write(`[page error] ${e.message}\n`); });
+
+  const remote = (p) => `vscode-remote://${authority}${p}`;
+  const payload = [
+    ['extensionDevelopmentPath', remote(repo)],
+    ['extensionTestsPath', remote(suiteIndex)],
+  ];
+  const url = `http://${authority}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  log('workbench loaded; waiting for the suite');
+
+  const code = await exitCode;
+  const s = sink.summary();
+  if (!s) {
+    return finish(code === 0 ? 2 : code, `0 passed, 0 failed\n[vscode-itest] the suite never printed its end marker (workbench exit code ${code}); rerun with KPROBE_VSCODE_VERBOSE=1`);
+  }
+  process.stdout.write(`[vscode-itest ${elapsed()}] done\n`);
+  process.stdout.write(`${s.passed} passed, ${s.failed} failed\n`);
+  return finish(s.failed > 0 ? 1 : code);
+}
+
+const timer = setTimeout(() => {
+  finish(2, `TIMEOUT: the integration suite did not finish within ${timeoutMs / 1000} s\n0 passed, 1 failed`);
+}, timeoutMs);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => finish(130, `interrupted by ${sig}`));
+main().catch(e => finish(2, `harness error: ${e?.stack ?? e}\n0 passed, 1 failed`));
