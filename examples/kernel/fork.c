@@ -1,0 +1,50 @@
+/* fork.c - process creation, shaped like Linux 2.6's do_fork(). */
+#include "kernel.h"
+
+struct pt_regs {
+	unsigned long regs[4];
+};
+
+static long last_pid = 100;
+static long nr_forks;
+
+static noinline long alloc_pid(void)
+{
+	return (long)atomic_add_return(1, &last_pid);
+}
+
+static noinline int copy_process(unsigned long clone_flags, unsigned long stack_size)
+{
+	if ((clone_flags & CLONE_VM) && stack_size == 0)
+		return -EINVAL; /* a thread needs its own stack */
+	return 0;
+}
+
+/*
+ * do_fork: the jprobe example's function. Arguments: clone flags, user stack
+ * start, the parent's registers, the stack size and the two tid pointers.
+ * Returns the new pid or -errno.
+ */
+noinline long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,
+		      unsigned long stack_size, int *parent_tidptr, int *child_tidptr)
+{
+	long pid;
+	int err = copy_process(clone_flags, stack_size); /* #BP do_fork_body */
+
+	if (err)
+		return err;
+	pid = alloc_pid();
+	if (parent_tidptr)
+		*parent_tidptr = (int)pid;
+	if (child_tidptr)
+		*child_tidptr = (int)pid;
+	if (regs)
+		regs->regs[0] = stack_start;
+	atomic_add_return(1, &nr_forks);
+	return pid;
+}
+
+long forks_done(void)
+{
+	return READ_ONCE(nr_forks);
+}

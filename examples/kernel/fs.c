@@ -1,0 +1,90 @@
+/* fs.c - a read-only in-memory file system with sys_open()/vfs_read(). */
+#include "kernel.h"
+
+struct inode_entry {
+	const char *path;
+	const char *data;
+	int readable;
+};
+
+static const struct inode_entry files[] = {
+	{ "/etc/hostname", "kprobe-debug\n", 1 },
+	{ "/proc/version", "Linux version 2.6.99-kp (sample kernel)\n", 1 },
+	{ "/etc/motd", "Probes welcome. Breakpoints too.\n", 1 },
+	{ "/root/secret", "nope\n", 0 },
+};
+
+#define MAX_FILES 32
+static struct file file_table[MAX_FILES];
+static long open_count;
+const char *last_failed_open;
+
+static noinline const struct inode_entry *path_lookup(const char *filename)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(files); i++)
+		if (strcmp(files[i].path, filename) == 0)
+			return &files[i];
+	return NULL;
+}
+
+/*
+ * sys_open: the kretprobe example's function. Returns a small fd (>= 3) or
+ * -ENOENT for a missing file, -EACCES for an unreadable one, -EMFILE when
+ * the table is full.
+ */
+noinline long sys_open(const char *filename, int flags, int mode)
+{
+	const struct inode_entry *ino = path_lookup(filename);
+	if (!ino) {
+		WRITE_ONCE(last_failed_open, filename); /* #BP sys_open_fail */
+		return -ENOENT;
+	}
+	if (!ino->readable || (flags & 3) != O_RDONLY)
+		return -EACCES;
+#pragma clang loop unroll(disable)
+	for (int fd = 3; fd < MAX_FILES; fd++) {
+		struct file *f = &file_table[fd];
+		if (__atomic_exchange_n(&f->fd, fd, __ATOMIC_ACQ_REL) == 0) {
+			f->name = ino->path; /* #BP sys_open_ok */
+			f->data = ino->data;
+			f->size = strlen(ino->data);
+			f->mode = mode;
+			atomic_add_return(1, &open_count);
+			return fd;
+		}
+	}
+	return -EMFILE;
+}
+
+struct file *fget(int fd)
+{
+	if (fd < 3 || fd >= MAX_FILES || READ_ONCE(file_table[fd].fd) != fd)
+		return NULL;
+	return &file_table[fd];
+}
+
+long sys_close(int fd)
+{
+	struct file *f = fget(fd);
+	if (!f)
+		return -EBADF;
+	f->name = NULL;
+	f->data = NULL;
+	f->size = 0;
+	__atomic_store_n(&f->fd, 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* vfs_read: copy up to count bytes from *pos, advance *pos, return the count. */
+noinline ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)
+{
+	size_t done = 0;
+	if (!file || !buf || !pos)
+		return -EFAULT;
+	while (done < count && (size_t)*pos < file->size) {
+		buf[done] = file->data[*pos]; /* #BP vfs_read_loop */
+		done++;
+		(*pos)++;
+	}
+	return (ssize_t)done;
+}

@@ -1,0 +1,113 @@
+/* kernel.h - types and helpers shared by the sample kernel's files. */
+#ifndef SAMPLE_KERNEL_H
+#define SAMPLE_KERNEL_H
+
+#include "kprobe_image.h"
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long u64;
+typedef signed char s8;
+typedef short s16;
+typedef int s32;
+typedef long s64;
+typedef unsigned long size_t;
+typedef long ssize_t;
+typedef long loff_t;
+typedef unsigned long uintptr_t;
+typedef __builtin_va_list va_list;
+#define va_start(ap, last) __builtin_va_start(ap, last)
+#define va_arg(ap, type) __builtin_va_arg(ap, type)
+#define va_end(ap) __builtin_va_end(ap)
+
+#define NULL ((void *)0)
+#define noinline __attribute__((__noinline__))
+#define __used __attribute__((__used__))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
+#define ENOENT 2
+#define EBADF 9
+#define EFAULT 14
+#define EACCES 13
+#define EINVAL 22
+#define EMFILE 24
+
+#define O_RDONLY 0
+#define O_WRONLY 1
+#define O_RDWR 2
+#define O_CREAT 0100
+
+#define CLONE_VM 0x00000100UL
+#define CLONE_FS 0x00000200UL
+#define CLONE_FILES 0x00000400UL
+#define SIGCHLD 17UL
+
+/* lib.c */
+void *memset(void *s, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+void *memmove(void *d, const void *s, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+char *strncpy(char *d, const char *s, size_t n);
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+unsigned long atomic_add_return(long delta, long *v);
+
+/* fork.c */
+struct pt_regs;
+long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,
+	     unsigned long stack_size, int *parent_tidptr, int *child_tidptr);
+
+/* fs.c */
+struct file {
+	const char *name;
+	const char *data;
+	size_t size;
+	int fd;
+	int mode;
+};
+long sys_open(const char *filename, int flags, int mode);
+ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos);
+struct file *fget(int fd);
+long sys_close(int fd);
+
+/* net.c */
+struct sk_buff {
+	unsigned int len;
+	u16 protocol;
+	u16 sport, dport;
+	u16 check;
+	const u8 *data;
+};
+int tcp_v4_rcv(struct sk_buff *skb);
+u16 csum_fold_bytes(const u8 *data, unsigned int len);
+
+/* test_kprobes.c */
+extern u32 (*target)(u32 value);
+extern u32 (*target2)(u32 value);
+extern u32 (*recursed_target)(u32 value);
+extern unsigned long (*stacktrace_driver)(void);
+void init_test_kprobes(void);
+u32 kprobe_target(u32 value);
+u32 kprobe_target2(u32 value);
+u32 kprobe_recursed_target(u32 value);
+unsigned long kprobe_stacktrace_target(void);
+unsigned long kprobe_stacktrace_internal_target(void);
+unsigned long kprobe_stacktrace_driver(void);
+
+/* misc.c */
+unsigned long fib(unsigned int n);
+long syscall_dispatch(unsigned int nr, long a, long b);
+unsigned long read_boot_counter(void);
+unsigned long traced_function(unsigned long x);
+void __fentry__(void);
+int notify_die(unsigned long val, const char *str, long err);
+long probe_kernel_read_long(long *dst, const long *src);
+
+#endif
