@@ -1,0 +1,57 @@
+/** Every string id the extension registers or contributes (package.json must match). */
+export const EXTENSION_ID = 'kprobe-debug.kprobe-debug';
+export { KPROBE_DEBUG_TYPE as DEBUG_TYPE } from '../adapter/dapCustom';
+export const LANGUAGE_ID = 'kprobe';
+
+export const View = {
+  kprobes: 'kprobe.kprobesView',
+  uprobes: 'kprobe.uprobesView',
+} as const;
+
+export const Command = {
+  // per probe (view item context menu / inline)
+  enableProbe: 'kprobe.probe.enable',
+  disableProbe: 'kprobe.probe.disable',
+  unregisterProbe: 'kprobe.probe.unregister',
+  revealSource: 'kprobe.probe.revealSource',
+  openDisassembly: 'kprobe.probe.openDisassembly',
+  // view title: /sys/kernel/debug/kprobes/enabled
+  enableAll: 'kprobe.probes.enableAll',
+  disableAll: 'kprobe.probes.disableAll',
+  // view title: sysctl debug.kprobes_optimization
+  enableOptimization: 'kprobe.probes.enableOptimization',
+  disableOptimization: 'kprobe.probes.disableOptimization',
+  refresh: 'kprobe.probes.refresh',
+} as const;
+
+/** Context keys used in package.json `when` clauses. */
+export const ContextKey = {
+  /** a kprobe session is active and its probe state known */
+  sessionActive: 'kprobe.sessionActive',
+  globalEnabled: 'kprobe.probesEnabled',
+  optimization: 'kprobe.optimizationEnabled',
+} as const;
+
+/** TreeItem.contextValue values used in package.json `view/item/context` menus. */
+export const ItemContext = {
+  enabledProbe: 'kprobe.probe.enabled',
+  disabledProbe: 'kprobe.probe.disabled',
+  goneProbe: 'kprobe.probe.gone',
+  placeholder: 'kprobe.placeholder',
+} as const;
+
+export const Setting = {
+  section: 'kprobe',
+  /** port of an adapter started with `node dist/adapter.js --server=PORT` (0 = spawn one) */
+  debugServer: 'debugServer',
+  languageServerEnable: 'languageServer.enable',
+} as const;
+
+/** URI scheme of the read-only disassembly documents opened from the views. */
+export const DISASSEMBLY_SCHEME = 'kprobe-disasm';
+
+export const OUTPUT_CHANNEL = 'Kprobe';
+
+/** Where F5 looks for kernel images when launch.json names none. */
+export const ELF_SEARCH_GLOBS = ['**/kernel/build/*.elf', '**/*.elf'] as const;
+export const ELF_SEARCH_EXCLUDE = '**/{node_modules,.git,out,dist}/**';

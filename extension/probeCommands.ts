@@ -1,0 +1,60 @@
+import * as vscode from 'vscode';
+import { ProbeInfo, ProbeRequest } from '../adapter/dapCustom';
+import { Command } from './constants';
+import { disassemblyUri } from './disassembly';
+import { ProbeStore } from './probeStore';
+import { ProbeNode } from './probeTree';
+
+/** Registers the per-probe and view-title commands of the Kprobes / Uprobes views. */
+export function registerProbeCommands(store: ProbeStore, log: vscode.LogOutputChannel): vscode.Disposable[] {
+  const run = (id: string, fn: (...args: unknown[]) => Promise<unknown>) =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (e) {
+        const msg = `kprobe: ${e instanceof Error ? e.message : String(e)}`;
+        log.error(`${id}: ${msg}`);
+        void vscode.window.showErrorMessage(msg);
+        return undefined;
+      }
+    });
+  return [
+    run(Command.enableProbe, a => store.request(ProbeRequest.setEnabled, { id: probeOf(a).id, enabled: true })),
+    run(Command.disableProbe, a => store.request(ProbeRequest.setEnabled, { id: probeOf(a).id, enabled: false })),
+    run(Command.unregisterProbe, a => store.request(ProbeRequest.unregister, { id: probeOf(a).id })),
+    run(Command.enableAll, () => store.request(ProbeRequest.setGlobalEnabled, { enabled: true })),
+    run(Command.disableAll, () => store.request(ProbeRequest.setGlobalEnabled, { enabled: false })),
+    run(Command.enableOptimization, () => store.request(ProbeRequest.setOptimization, { enabled: true })),
+    run(Command.disableOptimization, () => store.request(ProbeRequest.setOptimization, { enabled: false })),
+    run(Command.refresh, () => store.refresh()),
+    run(Command.revealSource, async a => {
+      const p = probeOf(a);
+      if (!p.source) throw new Error(`no source line is known for ${p.name} (${p.address})`);
+      const pos = new vscode.Position(Math.max(0, p.source.line - 1), 0);
+      const uri = p.source.path.includes('://') ? vscode.Uri.parse(p.source.path) : vscode.Uri.file(p.source.path);
+      return vscode.window.showTextDocument(uri, { selection: new vscode.Range(pos, pos), preserveFocus: false });
+    }),
+    run(Command.openDisassembly, async a => {
+      const p = probeOf(a);
+      const session = store.session;
+      if (!session) throw new Error('no kprobe debug session is running');
+      const doc = await vscode.workspace.openTextDocument(disassemblyUri(session.id, p.address, p.name));
+      return vscode.window.showTextDocument(doc, { preview: true });
+    }),
+  ];
+}
+
+/** The probe a command was invoked on: a tree node (menus) or a ProbeInfo / id (API callers, tests). */
+function probeOf(arg: unknown): ProbeInfo {
+  if (isNode(arg) && arg.kind === 'probe') return arg.probe;
+  if (isProbe(arg)) return arg;
+  throw new Error('this command needs a probe: run it from the Kprobes or Uprobes view');
+}
+
+function isNode(x: unknown): x is ProbeNode {
+  return typeof x === 'object' && x !== null && 'kind' in x && ((x as { kind: unknown }).kind === 'probe' || (x as { kind: unknown }).kind === 'placeholder');
+}
+
+function isProbe(x: unknown): x is ProbeInfo {
+  return typeof x === 'object' && x !== null && typeof (x as ProbeInfo).id === 'number' && typeof (x as ProbeInfo).address === 'string';
+}

@@ -1,0 +1,35 @@
+import * as vscode from 'vscode';
+import type { KprobeExtensionApi } from '../../../extension/extension';
+import { EXTENSION_ID } from '../../../extension/constants';
+
+export async function activateExtension(): Promise<{ ext: vscode.Extension<KprobeExtensionApi>; api: KprobeExtensionApi }> {
+  const ext = vscode.extensions.getExtension<KprobeExtensionApi>(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not installed in the test VS Code`);
+  const api = await ext.activate();
+  return { ext, api };
+}
+
+export function workspaceFolder(): vscode.WorkspaceFolder {
+  const f = vscode.workspace.workspaceFolders?.[0];
+  if (!f) throw new Error('the integration tests need a workspace folder (examples/)');
+  return f;
+}
+
+/** Resolves with the next value `event` fires, or rejects after `ms` naming `what`. */
+export function nextEvent<T>(event: vscode.Event<T>, what: string, ms = 20_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
+    const sub = event(v => { clearTimeout(timer); sub.dispose(); resolve(v); });
+  });
+}
+
+/** Collects what `event` fires while `fn` runs. */
+export async function collect<T, R>(event: vscode.Event<T>, fn: () => Thenable<R> | Promise<R>): Promise<{ result: R; fired: T[] }> {
+  const fired: T[] = [];
+  const sub = event(v => fired.push(v));
+  try {
+    return { result: await fn(), fired };
+  } finally {
+    sub.dispose();
+  }
+}
