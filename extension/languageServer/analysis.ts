@@ -1,0 +1,86 @@
+/**
+ * The one place the language server talks to the handler language
+ * (emulator/handlers/). Everything else in the server uses these functions,
+ * so a change in that API is absorbed here.
+ */
+import type { ProbeKeyword } from './cursorContext';
+import { BUILTIN_DOCS, CONTEXT_VARIABLE_DOCS, HANDLER_KIND_DOCS } from './docs';
+
+export type { ProbeKeyword };
+
+/** A problem found in a document; positions 1-based, end exclusive. */
+export interface LangDiagnostic {
+  message: string;
+  severity: 'error' | 'warning';
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+}
+
+export interface AnalysisOptions {
+  regNames: string[];
+  /** false when the architecture has no register table: register names are then not reported */
+  regsKnown: boolean;
+  /** absent when no image is available: symbols are then not checked */
+  symbolExists?: (name: string) => boolean;
+  imageArch?: string;
+}
+
+export interface BuiltinInfo { name: string; signature: string; doc: string }
+export interface HandlerKindInfo { name: string; doc: string }
+export interface VariableInfo { name: string; type: string; doc: string }
+
+export const CONTEXT_OBJECTS = ['p', 'ri', 'current'] as const;
+export type ContextObject = typeof CONTEXT_OBJECTS[number];
+
+export const C_TYPES = ['int', 'long', 'short', 'char', 'unsigned', 'signed', 'bool', 'void',
+  'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64'];
+export const C_KEYWORDS = ['if', 'else', 'while', 'for', 'break', 'continue', 'return', 'sizeof'];
+
+import { BUILTINS } from '../../emulator/handlers/builtins';
+import { HANDLER_KINDS, contextFields } from '../../emulator/handlers/context';
+import type { HandlerKind } from '../../emulator/handlers/types';
+
+/** Handler kinds a probe block of this kind may contain. */
+const KINDS_BY_PROBE: Readonly<Record<ProbeKeyword, readonly HandlerKind[]>> = {
+  kprobe: ['pre', 'post', 'fault'],
+  kretprobe: ['entry', 'return'],
+  jprobe: [],
+};
+
+/** The language's builtin functions, with this server's hover text where it has one. */
+export function builtins(): BuiltinInfo[] {
+  return BUILTINS.map(b => ({ name: b.name, signature: b.signature, doc: BUILTIN_DOCS[b.name] ?? b.doc }));
+}
+
+export function handlerKindsFor(probe: ProbeKeyword): HandlerKindInfo[] {
+  return KINDS_BY_PROBE[probe].map(k => {
+    const info = HANDLER_KINDS.find(h => h.name === k);
+    return { name: k, doc: HANDLER_KIND_DOCS[k] ?? info?.doc ?? '' };
+  });
+}
+
+function asKind(handler: string): HandlerKind | undefined {
+  return (HANDLER_KINDS.find(h => h.name === handler)?.name);
+}
+
+/** Context variables visible in a handler of this kind (regs fields excluded). */
+export function contextVariables(handler: string): VariableInfo[] {
+  const kind = asKind(handler);
+  if (!kind) return [];
+  return contextFields(kind, []).map(v => ({ name: v.name, type: v.type, doc: CONTEXT_VARIABLE_DOCS[v.name] ?? v.doc }));
+}
+
+/** Fields of p / ri / current in a handler of this kind (none when the variable is not available there). */
+export function fieldsOf(obj: ContextObject, handler: string): VariableInfo[] {
+  const kind = asKind(handler) ?? 'log';
+  const v = contextFields(kind, []).find(c => c.name === obj);
+  return (v?.fields ?? []).map(f => ({ name: f.name, type: f.type, doc: f.doc }));
+}
+
+/** Syntax and semantic diagnostics of a whole .kprobe document. */
+export function analyze(text: string, fileName: string, opts: AnalysisOptions): LangDiagnostic[] {
+  void text; void fileName; void opts;
+  return []; // TEMPORARY until emulator/handlers exports parseProbeFile/checkProbeFile
+}
