@@ -4,7 +4,7 @@
  */
 import {
   createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind,
-  DidChangeConfigurationNotification, type InitializeResult,
+  DidChangeConfigurationNotification, DidChangeWatchedFilesNotification, type InitializeResult,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { KprobeService } from './service';
@@ -19,11 +19,13 @@ const settings = new SettingsSource(connection);
 const service = new KprobeService();
 let folders: string[] = [];
 let dynamicConfigRegistration = false;
+let dynamicWatchRegistration = false;
 
 connection.onInitialize((params): InitializeResult => {
   const caps = params.capabilities;
   settings.pull = !!caps.workspace?.configuration;
   dynamicConfigRegistration = !!caps.workspace?.didChangeConfiguration?.dynamicRegistration;
+  dynamicWatchRegistration = !!caps.workspace?.didChangeWatchedFiles?.dynamicRegistration;
   settings.setInitializationOptions(params.initializationOptions);
   folders = (params.workspaceFolders ?? [])
     .map(f => uriToPath(f.uri))
@@ -47,6 +49,14 @@ connection.onInitialized(() => {
   if (settings.pull && dynamicConfigRegistration) {
     void connection.client.register(DidChangeConfigurationNotification.type, undefined);
   }
+  // re-check open documents when a kernel image is rebuilt (the image cache keys on mtime)
+  if (dynamicWatchRegistration) {
+    void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers: [{ globPattern: '**/*.elf' }] });
+  }
+});
+
+connection.onDidChangeWatchedFiles(() => {
+  for (const d of documents.all()) void validate(d);
 });
 
 async function envFor(doc: TextDocument) {

@@ -53,7 +53,8 @@ export interface StartOptions {
 
 export class LspClient {
   private readonly received = new Map<string, PublishDiagnosticsParams[]>();
-  private readonly waiters: { uri: string; version: number; resolve: (d: Diagnostic[]) => void }[] = [];
+  /** version undefined: the next publication for the uri, whatever its version */
+  private readonly waiters: { uri: string; version?: number; resolve: (d: Diagnostic[]) => void }[] = [];
   private readonly versions = new Map<string, number>();
   readonly stderr: string[] = [];
   readonly configurationRequests: unknown[] = [];
@@ -69,7 +70,7 @@ export class LspClient {
       this.received.set(p.uri, list);
       for (let i = this.waiters.length - 1; i >= 0; i--) {
         const w = this.waiters[i];
-        if (w.uri === p.uri && w.version === p.version) {
+        if (w.uri === p.uri && (w.version === undefined || w.version === p.version)) {
           this.waiters.splice(i, 1);
           w.resolve(p.diagnostics);
         }
@@ -97,7 +98,11 @@ export class LspClient {
       workspaceFolders: folders.map(f => ({ uri: fileUri(f), name: f })),
       initializationOptions: opts.initializationOptions,
       capabilities: {
-        workspace: { configuration: opts.configuration !== undefined, didChangeConfiguration: { dynamicRegistration: true } },
+        workspace: {
+          configuration: opts.configuration !== undefined,
+          didChangeConfiguration: { dynamicRegistration: true },
+          didChangeWatchedFiles: { dynamicRegistration: true },
+        },
         textDocument: {
           publishDiagnostics: { versionSupport: true },
           completion: { completionItem: { documentationFormat: ['markdown', 'plaintext'] } },
@@ -137,6 +142,15 @@ export class LspClient {
     const got = (this.received.get(uri) ?? []).find(p => p.version === version);
     if (got) return Promise.resolve(got.diagnostics);
     return new Promise(resolve => this.waiters.push({ uri, version, resolve }));
+  }
+
+  /** The next diagnostics published for uri (for re-checks that keep the version: settings, image rebuilt). */
+  nextDiagnostics(uri: string): Promise<Diagnostic[]> {
+    return new Promise(resolve => this.waiters.push({ uri, resolve }));
+  }
+
+  async watchedFilesChanged(paths: string[]): Promise<void> {
+    await this.conn.sendNotification('workspace/didChangeWatchedFiles', { changes: paths.map(p => ({ uri: fileUri(p), type: 2 })) });
   }
 
   async configurationChanged(settings: unknown): Promise<void> {
