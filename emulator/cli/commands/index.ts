@@ -1,0 +1,10 @@
+/**
+ * Every kprobe-run command: one import per command module (each registers
+ * itself with registerCommand). Add yours here.
+ */
+import { registry } from '../io';
+import './info';
+import './sym';
+import './lines';
+
+export const commands = registry;

@@ -1,0 +1,50 @@
+/** `kprobe-run info IMAGE`: what the image is and what the loader found in it. */
+import { ElfImage, ImageError, PT_LOAD, loadElf } from '../../elf';
+import { CliError, CliIo, registerCommand } from '../io';
+
+const TYPES: Record<number, string> = { 0: 'NONE', 1: 'REL (relocatable)', 2: 'EXEC (executable)', 3: 'DYN (shared object / PIE)', 4: 'CORE' };
+
+function hex(v: bigint): string {
+  return '0x' + v.toString(16);
+}
+
+function flags(f: number): string {
+  return (f & 4 ? 'R' : '-') + (f & 2 ? 'W' : '-') + (f & 1 ? 'X' : '-');
+}
+
+export function describeImage(img: ElfImage): string[] {
+  const out: string[] = [];
+  out.push(`image:     ${img.path}`);
+  out.push(`arch:      ${img.archName} (e_machine ${img.machine})`);
+  out.push(`class:     ELF${img.elfClass}, ${img.endian} endian`);
+  out.push(`type:      ${TYPES[img.type] ?? `0x${img.type.toString(16)}`}`);
+  out.push(`entry:     ${hex(img.entry)}`);
+  const loads = img.segments.filter((s) => s.type === PT_LOAD);
+  out.push(`segments:  ${img.segments.length} (${loads.length} LOAD)`);
+  for (const s of loads) {
+    out.push(`  LOAD vaddr ${hex(s.vaddr)} memsz ${hex(s.memsz)} filesz ${hex(s.filesz)} ${flags(s.flags)}`);
+  }
+  out.push(`sections:  ${img.sections.length}`);
+  const symtab = img.section('.symtab') ? '.symtab' : img.section('.dynsym') ? '.dynsym' : 'none: stripped';
+  out.push(`symbols:   ${img.symbols.count} (${symtab}), ${img.symbols.functions().length} functions`);
+  let debug: string;
+  try {
+    const lines = img.lines;
+    debug = lines ? `yes (${lines.rows().length} rows, ${lines.files().length} source files)` : 'no (.debug_line missing)';
+  } catch (e) {
+    if (!(e instanceof ImageError)) throw e;
+    debug = `unreadable (${e.what})`;
+  }
+  out.push(`debug line info: ${debug}`);
+  return out;
+}
+
+registerCommand('info', {
+  summary: 'show an ELF image: arch, entry, load segments, symbols, debug info',
+  usage: 'IMAGE',
+  async run(args: string[], io: CliIo): Promise<number> {
+    if (args.length !== 1) throw new CliError('info: expected one argument: IMAGE');
+    io.out(describeImage(loadElf(args[0])).join('\n') + '\n');
+    return 0;
+  },
+});

@@ -1,0 +1,58 @@
+/**
+ * `kprobe-run sym IMAGE NAME|ADDR|NAME+OFF`:
+ *   NAME      -> "0xADDR NAME size 0xN TYPE" (every symbol of that name, preferred first)
+ *   ADDR      -> "symbol+0xoff/0xsize" (kernel %pS style)
+ *   NAME+OFF  -> "0xADDR symbol+0xoff/0xsize"
+ */
+import { ElfSymbol, ImageError, loadElf, requireSymbols } from '../../elf';
+import { CliError, CliIo, registerCommand } from '../io';
+
+function hex(v: bigint): string {
+  return '0x' + v.toString(16);
+}
+
+/** 0x-prefixed hex or decimal -> bigint (64-bit range), else undefined. */
+export function parseAddress(s: string): bigint | undefined {
+  const t = s.trim();
+  if (!/^(0x[0-9a-f]+|[0-9]+)$/i.test(t)) return undefined;
+  const v = BigInt(t);
+  return v < 2n ** 64n ? v : undefined;
+}
+
+function describe(s: ElfSymbol): string {
+  return `${hex(s.value)} ${s.name} size ${hex(s.size)} ${s.type}${s.bind === 'global' ? '' : ` (${s.bind})`}`;
+}
+
+registerCommand('sym', {
+  summary: 'look up a symbol by name, or name the symbol containing an address',
+  usage: 'IMAGE NAME|ADDR|NAME+OFF',
+  async run(args: string[], io: CliIo): Promise<number> {
+    if (args.length !== 2) throw new CliError('sym: expected two arguments: IMAGE NAME|ADDR|NAME+OFF');
+    const [path, what] = args;
+    const img = loadElf(path);
+    const symbols = requireSymbols(img);
+    const addr = parseAddress(what);
+    if (addr !== undefined) {
+      if (!symbols.resolve(addr)) throw new ImageError(path, `no symbol contains address ${hex(addr)}`);
+      io.out(symbols.format(addr) + '\n');
+      return 0;
+    }
+    const plus = /^(.+?)\+(0x[0-9a-f]+|[0-9]+)$/i.exec(what);
+    if (plus) {
+      const s = symbols.lookup(plus[1]);
+      if (!s) throw new ImageError(path, `no symbol named ${plus[1]}`);
+      const a = s.value + BigInt(plus[2]);
+      io.out(`${hex(a)} ${symbols.format(a)}\n`);
+      return 0;
+    }
+    const best = symbols.lookup(what);
+    if (!best) {
+      const near = symbols.all().filter((s) => s.name.includes(what)).map((s) => s.name);
+      const hint = near.length ? ` (similar: ${[...new Set(near)].sort().slice(0, 5).join(', ')})` : '';
+      throw new ImageError(path, `no symbol named ${what}${hint}`);
+    }
+    const others = symbols.all().filter((s) => s.name === what && s !== best);
+    for (const s of [best, ...others]) io.out(describe(s) + '\n');
+    return 0;
+  },
+});

@@ -1,0 +1,90 @@
+/**
+ * `kprobe-run`: the command-line face of the emulator (bundled into
+ * dist/cli.js). `kprobe-run IMAGE ...` means `kprobe-run run IMAGE ...`.
+ * Every failure is one line on stderr, `kprobe-run: <what>`, exit code 1.
+ */
+import { basename } from 'node:path';
+import { ImageError } from '../elf/types';
+import { CliError, CliIo, CommandRegistry, processIo } from './io';
+import { commands } from './commands';
+
+const PROG = 'kprobe-run';
+const DEFAULT_COMMAND = 'run';
+
+export function usage(reg: CommandRegistry = commands): string {
+  const names = [...reg.keys()].sort();
+  const width = Math.max(0, ...names.map((n) => n.length + 1 + reg.get(n)!.usage.length));
+  const lines = [
+    `usage: ${PROG} [COMMAND] [ARGS...]`,
+    reg.has(DEFAULT_COMMAND) ? `       ${PROG} IMAGE [ARGS...]     (same as: ${PROG} ${DEFAULT_COMMAND} IMAGE ...)` : '',
+    '',
+    'commands:',
+    ...names.map((n) => {
+      const c = reg.get(n)!;
+      return `  ${`${n} ${c.usage}`.padEnd(width)}  ${c.summary}`;
+    }),
+    '',
+    `${PROG} COMMAND --help shows one command's usage.`,
+  ];
+  return lines.filter((l, i) => l !== '' || i !== 1).join('\n') + '\n';
+}
+
+/** One line describing an error for the user; unexpected errors are marked internal. */
+export function errorLine(e: unknown): string {
+  if (e instanceof ImageError || e instanceof CliError) return oneLine(e.message);
+  // an unexpected error's message may carry a stack or a dump: its first line only
+  const first = (s: string): string => s.trim().split('\n')[0].trim();
+  if (e instanceof Error) return `internal error: ${first(e.message) || e.name}`;
+  return `internal error: ${first(String(e))}`;
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/** Run the CLI with arguments (without node and script); resolves to the exit code. Never throws. */
+export async function runCli(argv: string[], io: CliIo = processIo, reg: CommandRegistry = commands): Promise<number> {
+  try {
+    const first = argv[0];
+    if (first === '--help' || first === '-h' || first === 'help') {
+      const c = argv[1] !== undefined ? reg.get(argv[1]) : undefined;
+      io.out(c ? `usage: ${PROG} ${argv[1]} ${c.usage}\n${c.summary}\n` : usage(reg));
+      return 0;
+    }
+    let name: string;
+    let args: string[];
+    if (first !== undefined && reg.has(first)) {
+      name = first;
+      args = argv.slice(1);
+    } else if (reg.has(DEFAULT_COMMAND)) {
+      name = DEFAULT_COMMAND;
+      args = argv;
+    } else if (first === undefined) {
+      io.err(usage(reg));
+      return 1;
+    } else {
+      throw new CliError(`unknown command '${first}' (commands: ${[...reg.keys()].sort().join(', ')}; see ${PROG} --help)`);
+    }
+    const cmd = reg.get(name)!;
+    if (args.includes('--help') || args.includes('-h')) {
+      io.out(`usage: ${PROG} ${name} ${cmd.usage}\n${cmd.summary}\n`);
+      return 0;
+    }
+    return await cmd.run(args, io);
+  } catch (e) {
+    io.err(`${PROG}: ${errorLine(e)}\n`);
+    return 1;
+  }
+}
+
+function isMainModule(): boolean {
+  // esbuild bundles tests together with this file, so `require.main === module`
+  // alone is not enough: also require the entry script to be the CLI itself.
+  if (typeof require === 'undefined' || require.main !== module) return false;
+  const entry = basename(process.argv[1] ?? '');
+  return entry === 'cli.js' || entry === 'main.js' || entry === PROG;
+}
+
+if (isMainModule()) {
+  void runCli(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+}
