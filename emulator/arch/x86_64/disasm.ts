@@ -1,0 +1,144 @@
+/**
+ * Intel-syntax disassembly of decoded instructions, formatted like
+ * `llvm-objdump --x86-asm-syntax=intel -d` (mnemonic, `qword ptr [rbp - 0x8]`
+ * memory operands, hex immediates, absolute branch targets), and the
+ * DecodedInsn view the kprobes engine and the DAP disassembler use.
+ */
+import type { DecodedInsn } from '../types';
+import { fromVAddr } from '../../memory/address';
+import { Insn, REP_F2, REP_F3, SEG_FS, SEG_GS } from './insn';
+import { CC_NAMES, Operand } from './table';
+
+const R64 = ['rax', 'rcx', 'rdx', 'rbx', 'rsp', 'rbp', 'rsi', 'rdi', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15'];
+const R32 = ['eax', 'ecx', 'edx', 'ebx', 'esp', 'ebp', 'esi', 'edi', 'r8d', 'r9d', 'r10d', 'r11d', 'r12d', 'r13d', 'r14d', 'r15d'];
+const R16 = ['ax', 'cx', 'dx', 'bx', 'sp', 'bp', 'si', 'di', 'r8w', 'r9w', 'r10w', 'r11w', 'r12w', 'r13w', 'r14w', 'r15w'];
+const R8 = ['al', 'cl', 'dl', 'bl', 'spl', 'bpl', 'sil', 'dil', 'r8b', 'r9b', 'r10b', 'r11b', 'r12b', 'r13b', 'r14b', 'r15b',
+  'ah', 'ch', 'dh', 'bh'];
+const PTR: Record<number, string> = { 1: 'byte ptr ', 2: 'word ptr ', 4: 'dword ptr ', 8: 'qword ptr ' };
+const STR_SUFFIX: Record<number, string> = { 1: 'b', 2: 'w', 4: 'd', 8: 'q' };
+
+export function regName(size: number, r: number): string {
+  switch (size) {
+    case 1: return R8[r];
+    case 2: return R16[r];
+    case 4: return R32[r];
+    default: return R64[r];
+  }
+}
+
+function hexs(v: number | bigint): string {
+  const b = BigInt(v);
+  return b < 0n ? `-0x${(-b).toString(16)}` : `0x${b.toString(16)}`;
+}
+
+function opSize(o: Operand, i: Insn): number {
+  switch (o.s) {
+    case 'b': return 1;
+    case 'w': return 2;
+    case 'd': return 4;
+    case 'q': return 8;
+    case 'y': return i.size === 8 ? 8 : 4;
+    default: return i.size;
+  }
+}
+
+function memText(i: Insn, size: number, withPtr: boolean): string {
+  const seg = i.seg === SEG_FS ? 'fs:' : i.seg === SEG_GS ? 'gs:' : i.prefixes.includes(0x2e) ? 'cs:' : '';
+  const regs = i.asize === 4 ? R32 : R64;
+  let inner: string;
+  if (i.ripRel) {
+    inner = `${i.asize === 4 ? 'eip' : 'rip'} ${sdisp(i.disp - i.next, true)}`;
+  } else {
+    const parts: string[] = [];
+    if (i.base >= 0) parts.push(regs[i.base]);
+    if (i.index >= 0) parts.push(i.scale ? `${1 << i.scale}*${regs[i.index]}` : regs[i.index]);
+    let s = parts.join(' + ');
+    if (parts.length === 0) s = hexs(i.disp >>> 0);
+    else if (i.disp !== 0) s += ` ${sdisp(i.disp, true)}`;
+    inner = s;
+  }
+  return `${withPtr ? PTR[size] ?? '' : ''}${seg}[${inner}]`;
+}
+function sdisp(d: number, spaced: boolean): string {
+  const sep = spaced ? ' ' : '';
+  return d < 0 ? `-${sep}0x${(-d).toString(16)}` : `+${sep}0x${d.toString(16)}`;
+}
+
+function immText(i: Insn, o: Operand, size: number, second: boolean): string {
+  if (second) return hexs(i.imm2 & 0xff);
+  const raw = i.imm;
+  if (i.def.mnem === 'ret' || i.def.mnem === 'enter') return hexs(raw & 0xffff);
+  if (i.def.mnem === 'int' || /^(rol|ror|rcl|rcr|shl|shr|sar|shld|shrd|bt|bts|btr|btc)$/.test(i.def.mnem)) return hexs(raw & 0xff);
+  // sign-extended immediates (imm8 into a wider operand, imm32 into 64 bits) print signed
+  if (size === 8) {
+    if (o.s === 'v') return hexs((BigInt(i.immHi >>> 0) << 32n) | BigInt(i.imm >>> 0));
+    return hexs(i.imm | 0);
+  }
+  if (o.s === 'b' && size > 1) {
+    const s = size === 2 ? (raw << 16) >> 16 : raw | 0;
+    return hexs(s);
+  }
+  return hexs(size === 4 ? raw >>> 0 : raw);
+}
+
+function operandText(i: Insn, o: Operand, idx: number): string {
+  const size = opSize(o, i);
+  switch (o.k) {
+    case 'G': return regName(size, i.reg);
+    case 'E': case 'M':
+      if (i.rm >= 0) return regName(size, i.rm);
+      return memText(i, size, i.def.mnem !== 'lea');
+    case 'Z': return regName(size, i.rm);
+    case 'R':
+      if (o.fixed === 'AL') return 'al';
+      if (o.fixed === 'CL') return 'cl';
+      if (o.fixed === 'DX') return 'dx';
+      return regName(i.size, 0);
+    case '1': return '1';
+    case 'I': return immText(i, o, i.size, idx > 0 && i.def.ops[idx - 1].k === 'I');
+    case 'J': return hexs(fromVAddr(i.target));
+    case 'X': return `${PTR[size]}${i.seg === SEG_FS ? 'fs:' : i.seg === SEG_GS ? 'gs:' : ''}[rsi]`;
+    case 'Y': return `${PTR[size]}es:[rdi]`;
+    default: return '?';
+  }
+}
+
+/** Mnemonic as llvm prints it (with rep/lock prefixes). */
+export function mnemonicOf(i: Insn): string {
+  const d = i.def;
+  let m = d.mnem;
+  if (d.sized) m = d.sized[i.size === 2 ? 0 : i.size === 4 ? 1 : 2];
+  const low = d.code.endsWith('+cc');
+  if (low) m += CC_NAMES[i.cc];
+  if (d.str) m += STR_SUFFIX[i.size];
+  if (d.code === 'b8+r' && i.size === 8) m = 'movabs';
+  if (i.def.mnem === 'jrcxz' && i.asize === 4) m = 'jecxz';
+  let pre = '';
+  if (i.lock) pre += 'lock ';
+  if (d.str) {
+    if (i.rep === REP_F3) pre += d.mnem === 'cmps' || d.mnem === 'scas' ? 'repe ' : 'rep ';
+    else if (i.rep === REP_F2) pre += 'repne ';
+  }
+  return pre + m;
+}
+
+export function operandsOf(i: Insn): string {
+  const ops = i.def.ops;
+  // llvm omits the implicit "1" of shift-by-one
+  const shown = ops.filter(o => o.k !== '1');
+  return shown.map(o => operandText(i, o, ops.indexOf(o))).join(', ');
+}
+
+export function toDecoded(i: Insn): DecodedInsn {
+  const out: DecodedInsn = {
+    addr: fromVAddr(i.addr),
+    length: i.len,
+    bytes: i.bytes,
+    mnemonic: mnemonicOf(i),
+    operands: operandsOf(i),
+    flow: i.def.flow,
+    ipRelative: i.ripRel,
+  };
+  if (i.def.ops.some(o => o.k === 'J')) out.target = fromVAddr(i.target);
+  return out;
+}

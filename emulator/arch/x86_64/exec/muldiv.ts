@@ -1,0 +1,139 @@
+/**
+ * mul / imul (one-, two- and three-operand forms) / div / idiv.
+ * CF = OF = "upper half significant"; SF ZF PF AF are architecturally
+ * undefined after multiplication: we set SF/ZF/PF from the low result and
+ * clear AF. Division leaves the flags unchanged (undefined per the SDM).
+ */
+import type { X86Cpu } from '../cpu';
+import type { Insn } from '../insn';
+import { CF, OF, szp } from '../flags';
+import { FAULT_DE } from '../faults';
+import { mask } from './alu';
+
+function u64(l: number, h: number): bigint { return (BigInt(h >>> 0) << 32n) | BigInt(l >>> 0); }
+function s64(l: number, h: number): bigint { return (BigInt(h | 0) << 32n) | BigInt(l >>> 0); }
+function sext(size: number, v: number): number {
+  return size === 1 ? (v << 24) >> 24 : size === 2 ? (v << 16) >> 16 : v | 0;
+}
+
+function mulFlags(cpu: X86Cpu, size: number, l: number, h: number, overflow: boolean): void {
+  cpu.setEager(szp(size, l, h) | (overflow ? CF | OF : 0));
+}
+
+/** group 3 /4 mul, /5 imul: rdx:rax = rax * E */
+export function mul1(cpu: X86Cpu, i: Insn): void {
+  const size = i.size, signed = i.cc === 5;
+  const src = cpu.readE(i, size), srcH = cpu.th;
+  const lo = cpu.lo, hi = cpu.hi;
+  if (size === 8) {
+    const a = signed ? s64(lo[0], hi[0]) : u64(lo[0], hi[0]);
+    const b = signed ? s64(src, srcH) : u64(src, srcH);
+    const p = a * b;
+    const low = BigInt.asUintN(64, p), high = BigInt.asUintN(64, p >> 64n);
+    const ovf = signed ? p !== BigInt.asIntN(64, p) : high !== 0n;
+    lo[0] = Number(low & 0xffffffffn) | 0; hi[0] = Number(low >> 32n) | 0;
+    lo[2] = Number(high & 0xffffffffn) | 0; hi[2] = Number(high >> 32n) | 0;
+    mulFlags(cpu, 8, lo[0], hi[0], ovf);
+    return;
+  }
+  if (size === 4) {
+    const a = signed ? BigInt(lo[0] | 0) : BigInt(lo[0] >>> 0);
+    const b = signed ? BigInt(src | 0) : BigInt(src >>> 0);
+    const p = a * b;
+    const l = Number(BigInt.asIntN(32, p)), hh = Number(BigInt.asIntN(32, p >> 32n));
+    const ovf = signed ? p !== BigInt(l) : hh !== 0;
+    lo[0] = l; hi[0] = 0; lo[2] = hh; hi[2] = 0;
+    mulFlags(cpu, 4, l, 0, ovf);
+    return;
+  }
+  const a = signed ? sext(size, cpu.getR(size, 0)) : cpu.getR(size, 0);
+  const b = signed ? sext(size, src) : src;
+  const p = a * b; // exact: < 2^32
+  if (size === 1) {
+    const r = p & 0xffff;
+    lo[0] = (lo[0] & ~0xffff) | r;
+    const ovf = signed ? p !== ((p << 24) >> 24) : (r >> 8) !== 0;
+    mulFlags(cpu, 1, r & 0xff, 0, ovf);
+  } else {
+    const r = p & 0xffff, hh = (p >>> 16) & 0xffff;
+    lo[0] = (lo[0] & ~0xffff) | r;
+    lo[2] = (lo[2] & ~0xffff) | hh;
+    const ovf = signed ? p !== ((p << 16) >> 16) : hh !== 0;
+    mulFlags(cpu, 2, r, 0, ovf);
+  }
+}
+
+/** imul G, E (0f af) and imul G, E, imm (69 / 6b) — i.cc = 1 for the immediate forms */
+export function imul2(cpu: X86Cpu, i: Insn): void {
+  const size = i.size;
+  const el = cpu.readE(i, size), eh = cpu.th;
+  let bl: number, bh: number;
+  if (i.cc === 1) { bl = i.imm; bh = i.immHi; } else { bl = cpu.getR(size, i.reg); bh = cpu.th; }
+  let l: number, h = 0, ovf: boolean;
+  if (size === 8) {
+    const p = s64(el, eh) * s64(bl, bh);
+    const r = BigInt.asIntN(64, p);
+    ovf = r !== p;
+    l = Number(BigInt.asIntN(32, r)); h = Number(BigInt.asIntN(32, r >> 32n));
+  } else if (size === 4) {
+    const p = BigInt(el | 0) * BigInt(sext(4, bl));
+    l = Number(BigInt.asIntN(32, p));
+    ovf = BigInt(l) !== p;
+  } else {
+    const p = sext(size, el) * sext(size, bl);
+    l = mask(size, p);
+    ovf = sext(size, l) !== p;
+  }
+  cpu.setR(size, i.reg, l, h);
+  mulFlags(cpu, size, l, h, ovf);
+}
+
+/** group 3 /6 div, /7 idiv */
+export function div1(cpu: X86Cpu, i: Insn): void {
+  const size = i.size, signed = i.cc === 7;
+  const src = cpu.readE(i, size), srcH = cpu.th;
+  const lo = cpu.lo, hi = cpu.hi;
+  if (size === 8 || size === 4) {
+    let dividend: bigint, divisor: bigint;
+    if (size === 8) {
+      const u = (u64(lo[2], hi[2]) << 64n) | u64(lo[0], hi[0]);
+      dividend = signed ? BigInt.asIntN(128, u) : u;
+      divisor = signed ? s64(src, srcH) : u64(src, srcH);
+    } else {
+      const u = (BigInt(lo[2] >>> 0) << 32n) | BigInt(lo[0] >>> 0);
+      dividend = signed ? BigInt.asIntN(64, u) : u;
+      divisor = signed ? BigInt(src | 0) : BigInt(src >>> 0);
+    }
+    if (divisor === 0n) throw FAULT_DE;
+    const q = dividend / divisor, r = dividend % divisor;
+    const bits = BigInt(size * 8);
+    if (signed ? q !== BigInt.asIntN(Number(bits), q) : q >> bits !== 0n) throw FAULT_DE;
+    if (size === 8) {
+      const qu = BigInt.asUintN(64, q), ru = BigInt.asUintN(64, r);
+      lo[0] = Number(qu & 0xffffffffn) | 0; hi[0] = Number(qu >> 32n) | 0;
+      lo[2] = Number(ru & 0xffffffffn) | 0; hi[2] = Number(ru >> 32n) | 0;
+    } else {
+      lo[0] = Number(BigInt.asIntN(32, q)); hi[0] = 0;
+      lo[2] = Number(BigInt.asIntN(32, r)); hi[2] = 0;
+    }
+    return;
+  }
+  if (size === 2) {
+    const u = ((lo[2] & 0xffff) << 16 | (lo[0] & 0xffff)) >>> 0;
+    const dividend = signed ? u | 0 : u;
+    const divisor = signed ? sext(2, src) : src;
+    if (divisor === 0) throw FAULT_DE;
+    const q = Math.trunc(dividend / divisor), r = dividend - q * divisor;
+    if (signed ? q !== sext(2, q & 0xffff) : q > 0xffff) throw FAULT_DE;
+    lo[0] = (lo[0] & ~0xffff) | (q & 0xffff);
+    lo[2] = (lo[2] & ~0xffff) | (r & 0xffff);
+    return;
+  }
+  const ax = lo[0] & 0xffff;
+  const dividend = signed ? sext(2, ax) : ax;
+  const divisor = signed ? sext(1, src) : src;
+  if (divisor === 0) throw FAULT_DE;
+  const q = Math.trunc(dividend / divisor), r = dividend - q * divisor;
+  if (signed ? q !== sext(1, q & 0xff) : q > 0xff) throw FAULT_DE;
+  lo[0] = (lo[0] & ~0xffff) | ((r & 0xff) << 8) | (q & 0xff);
+}

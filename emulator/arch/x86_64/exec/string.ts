@@ -1,0 +1,84 @@
+/**
+ * String instructions movs stos lods cmps scas, with rep / repe / repne and
+ * the direction flag. A rep instruction runs to completion as one
+ * instruction; a fault in the middle leaves rcx/rsi/rdi describing the
+ * progress made and rip at the instruction, so it can be restarted (as
+ * hardware does).
+ */
+import type { X86Cpu } from '../cpu';
+import type { Insn } from '../insn';
+import { REP_NONE, REP_F3 } from '../insn';
+import { F_SUB } from '../flags';
+import { mask } from './alu';
+
+export const STR_MOVS = 0, STR_STOS = 1, STR_LODS = 2, STR_CMPS = 3, STR_SCAS = 4;
+
+function rcxZero(cpu: X86Cpu): boolean { return (cpu.lo[1] | cpu.hi[1]) === 0; }
+function rcxDec(cpu: X86Cpu): void {
+  const l = cpu.lo[1];
+  cpu.lo[1] = (l - 1) | 0;
+  if (l === 0) cpu.hi[1] = (cpu.hi[1] - 1) | 0;
+}
+function srcBase(cpu: X86Cpu, i: Insn): number { return i.seg === 0 ? 0 : i.seg === 1 ? cpu.fsBase : cpu.gsBase; }
+
+function cmpFlags(cpu: X86Cpu, size: number, dl: number, dh: number, sl: number, sh: number): void {
+  let rl: number, rh = 0;
+  if (size === 8) { const t = (dl >>> 0) - (sl >>> 0); rl = t | 0; rh = (dh - sh - (t < 0 ? 1 : 0)) | 0; }
+  else rl = mask(size, dl - sl);
+  cpu.fOp = F_SUB; cpu.fSz = size; cpu.fDl = dl; cpu.fDh = dh; cpu.fSl = sl; cpu.fSh = sh; cpu.fRl = rl; cpu.fRh = rh; cpu.fCin = 0;
+}
+
+export function stringOp(cpu: X86Cpu, i: Insn): void {
+  const size = i.size, kind = i.cc;
+  const delta = cpu.df ? -size : size;
+  const rep = i.rep !== REP_NONE;
+  const seg = srcBase(cpu, i);
+  for (;;) {
+    if (rep && rcxZero(cpu)) return;
+    switch (kind) {
+      case STR_MOVS: {
+        const s = cpu.regAddr(6), d = cpu.regAddr(7);
+        const v = cpu.readM(size, s + seg), h = cpu.th;
+        cpu.writeM(size, d, v, h);
+        cpu.setRegAddr(6, s + delta); cpu.setRegAddr(7, d + delta);
+        break;
+      }
+      case STR_STOS: {
+        const d = cpu.regAddr(7);
+        const v = cpu.getR(size, 0);
+        cpu.writeM(size, d, v, cpu.th);
+        cpu.setRegAddr(7, d + delta);
+        break;
+      }
+      case STR_LODS: {
+        const s = cpu.regAddr(6);
+        const v = cpu.readM(size, s + seg);
+        cpu.setR(size, 0, v, cpu.th);
+        cpu.setRegAddr(6, s + delta);
+        break;
+      }
+      case STR_CMPS: {
+        const s = cpu.regAddr(6), d = cpu.regAddr(7);
+        const a = cpu.readM(size, s + seg), ah = size === 8 ? cpu.th : 0;
+        const b = cpu.readM(size, d), bh = size === 8 ? cpu.th : 0;
+        cmpFlags(cpu, size, a, ah, b, bh);
+        cpu.setRegAddr(6, s + delta); cpu.setRegAddr(7, d + delta);
+        break;
+      }
+      default: { // scas
+        const d = cpu.regAddr(7);
+        const b = cpu.readM(size, d), bh = size === 8 ? cpu.th : 0;
+        const a = cpu.getR(size, 0), ah = size === 8 ? cpu.th : 0;
+        cmpFlags(cpu, size, a, ah, b, bh);
+        cpu.setRegAddr(7, d + delta);
+        break;
+      }
+    }
+    if (!rep) return;
+    rcxDec(cpu);
+    if (kind >= STR_CMPS) {
+      const zf = cpu.zf();
+      if (i.rep === REP_F3 ? !zf : zf) return;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * System and flag instructions: nop forms, endbr64, pause, fences, int3,
+ * int n, ud2, hlt, syscall, vmcall, rdtsc, cpuid, clc/stc/cmc, cld/std,
+ * cli/sti, lahf/sahf, pushf/popf.
+ */
+import type { X86Cpu } from '../cpu';
+import type { Insn } from '../insn';
+import { CF, ARITH_MASK, SF, ZF, AF, PF } from '../flags';
+import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL } from '../faults';
+
+export function nop(_cpu: X86Cpu, _i: Insn): void { /* nothing */ }
+
+export function int3(_cpu: X86Cpu, _i: Insn): void { throw STOP_BREAKPOINT; }
+/** int n: no IDT is modelled; software interrupts other than int3 are a #GP, like a missing IDT gate */
+export function intN(_cpu: X86Cpu, i: Insn): void {
+  if ((i.imm & 0xff) === 3) throw STOP_BREAKPOINT;
+  throw new GuestFault('generalProtection', `int 0x${(i.imm & 0xff).toString(16)}: no interrupt gate`);
+}
+export function ud(_cpu: X86Cpu, _i: Insn): void { throw FAULT_UD; }
+
+export function hlt(cpu: X86Cpu, _i: Insn): void {
+  if (cpu.userMode) throw new GuestFault('generalProtection', 'hlt in user mode');
+  throw STOP_HALT;
+}
+/** cli / sti: privileged (IOPL 0) */
+export function cliSti(cpu: X86Cpu, i: Insn): void {
+  if (cpu.userMode) throw new GuestFault('generalProtection', `${i.def.mnem} in user mode`);
+  if (i.cc) cpu.otherFlags |= 0x200; else cpu.otherFlags &= ~0x200;
+}
+
+/** syscall: rcx = next rip, r11 = rflags (as hardware does), then trap to the emulated kernel */
+export function syscall(cpu: X86Cpu, _i: Insn): void {
+  if (!cpu.userMode) throw FAULT_UD; // no LSTAR: the emulated kernel only takes syscalls from user mode
+  cpu.setRegAddr(1, cpu.rip);
+  const f = cpu.getRflags();
+  cpu.lo[11] = f; cpu.hi[11] = 0;
+  throw STOP_SYSCALL;
+}
+/** vmcall: hypercall from kernel mode; #UD from user mode */
+export function vmcall(cpu: X86Cpu, _i: Insn): void {
+  if (cpu.userMode) throw FAULT_UD;
+  throw STOP_HYPERCALL;
+}
+
+/** rdtsc: the virtual clock is the CPU's retired-instruction count */
+export function rdtsc(cpu: X86Cpu, _i: Insn): void {
+  const t = cpu.instret;
+  const h = Math.floor(t / 4294967296);
+  cpu.lo[0] = (t - h * 4294967296) | 0; cpu.hi[0] = 0;
+  cpu.lo[2] = h | 0; cpu.hi[2] = 0;
+}
+
+const VENDOR = 'KprobeDbgX86';
+function str4(s: string, k: number): number {
+  return s.charCodeAt(k) | (s.charCodeAt(k + 1) << 8) | (s.charCodeAt(k + 2) << 16) | (s.charCodeAt(k + 3) << 24);
+}
+/** cpuid: a small deterministic model (long mode, tsc, cmov, cx8, popcnt, lzcnt, bmi1 tzcnt) */
+export function cpuid(cpu: X86Cpu, _i: Insn): void {
+  const leaf = cpu.lo[0] >>> 0;
+  let a = 0, b = 0, c = 0, d = 0;
+  switch (leaf) {
+    case 0: a = 7; b = str4(VENDOR, 0); d = str4(VENDOR, 4); c = str4(VENDOR, 8); break;
+    case 1: a = 0x000306a9; b = cpu.id << 24; c = 1 << 23 /* popcnt */ | 1 << 13 /* cx16 */; d = 1 | 1 << 4 | 1 << 8 | 1 << 15; break;
+    case 7: if ((cpu.lo[1] >>> 0) === 0) b = 1 << 3; /* bmi1 */ break;
+    case 0x80000000: a = 0x80000001; break;
+    case 0x80000001: c = 1 << 5; /* lzcnt */ d = 1 << 11 | 1 << 29; /* syscall, long mode */ break;
+    default: break;
+  }
+  const lo = cpu.lo, hi = cpu.hi;
+  lo[0] = a; lo[3] = b; lo[1] = c; lo[2] = d;
+  hi[0] = hi[3] = hi[1] = hi[2] = 0;
+}
+
+export function clc(cpu: X86Cpu, _i: Insn): void { cpu.setEager(cpu.arithFlags() & ~CF); }
+export function stc(cpu: X86Cpu, _i: Insn): void { cpu.setEager(cpu.arithFlags() | CF); }
+export function cmc(cpu: X86Cpu, _i: Insn): void { cpu.setEager(cpu.arithFlags() ^ CF); }
+export function cld(cpu: X86Cpu, _i: Insn): void { cpu.df = false; }
+export function std(cpu: X86Cpu, _i: Insn): void { cpu.df = true; }
+
+/** lahf: ah = SF:ZF:0:AF:0:PF:1:CF */
+export function lahf(cpu: X86Cpu, _i: Insn): void {
+  const f = (cpu.arithFlags() & (SF | ZF | AF | PF | CF)) | 2;
+  cpu.lo[0] = (cpu.lo[0] & ~0xff00) | (f << 8);
+}
+export function sahf(cpu: X86Cpu, _i: Insn): void {
+  const ah = (cpu.lo[0] >> 8) & 0xff;
+  const keep = cpu.arithFlags() & ARITH_MASK & ~(SF | ZF | AF | PF | CF);
+  cpu.setEager(keep | (ah & (SF | ZF | AF | PF | CF)));
+}
+
+export function pushf(cpu: X86Cpu, _i: Insn): void {
+  cpu.push64(cpu.getRflags() & ~0x30000, 0); // VM and RF read as 0
+}
+/** popf: in user mode IF/IOPL are not changed (IOPL 0), as hardware does */
+export function popf(cpu: X86Cpu, _i: Insn): void {
+  const sp = cpu.regAddr(4);
+  const v = cpu.mem.read32(sp);
+  cpu.setRegAddr(4, sp + 8);
+  const keep = cpu.userMode ? cpu.otherFlags & (0x200 | 0x3000) : 0;
+  cpu.setRflags(cpu.userMode ? (v & ~(0x200 | 0x3000)) | keep : v);
+}

@@ -1,0 +1,166 @@
+/**
+ * x86_64 half of kprobes (Linux arch/x86/kernel/kprobes/core.c, the
+ * single-step flavour): the probed instruction is copied into an instruction
+ * slot (RIP-relative displacement re-targeted for the slot, followed by a
+ * jmp back to the next original instruction), int3 is written over the
+ * first byte, the copy is single-stepped with TF, and resume_execution fixes
+ * ip and the pushed return address afterwards.
+ *
+ * Like Linux 2.6 on CISC machines, nothing checks that a probe address is an
+ * instruction boundary: a probe in the middle of an instruction copies
+ * whatever decodes there, and the int3 byte corrupts the real instruction
+ * (tested in test/kprobes/x86_split_insn.test.ts).
+ */
+import type { DecodedInsn } from '../../types';
+import { Errno } from '../../../kernel/abi';
+import { mustVAddr } from '../../../memory/address';
+import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '../../../kprobes/archHooks';
+import type { Kprobe, KprobeCtlblk, KretprobeInstance } from '../../../kprobes/kprobe';
+import type { PtRegs } from '../../../kprobes/ptRegs';
+import { modrmReg, ripDispOffset, x86Fields } from './insnFields';
+
+const TF = 0x100n;
+const IF = 0x200n;
+const MAX_INSN_SIZE = 15;
+/** MAX_INSN_SIZE + a 5-byte jmp back, rounded up */
+export const X86_SLOT_SIZE = 32;
+
+/** Instructions whose single-step from a slot would not come back as a #DB on the copy. */
+const REJECT_MNEMONICS = new Set([
+  'int3', 'int', 'int1', 'into', 'hlt', 'vmcall', 'syscall', 'sysret', 'sysretq', 'iret', 'iretq', 'ud2',
+  'sysenter', 'sysexit', 'popf', 'popfq', 'mov ss', 'pop ss',
+]);
+
+export interface X86InsnInfo {
+  flow: DecodedInsn['flow'] | 'unknown';
+  opcode: number;
+  modrmReg: number;
+  /** the bytes copied to the slot were decoded (false: raw MAX_INSN_SIZE bytes, 2.6 style) */
+  decoded: boolean;
+}
+
+function readUpTo(ctx: KprobesArchContext, addr: bigint, len: number): Uint8Array {
+  for (let n = len; n > 0; n--) {
+    try { return ctx.readOriginal(addr, n); } catch { /* shorter */ }
+  }
+  return new Uint8Array(0);
+}
+
+function info(p: Kprobe): X86InsnInfo {
+  return (p.ainsn?.arch ?? {}) as unknown as X86InsnInfo;
+}
+
+function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedInsn | null): ProbeInsnDecision {
+  if (!insn) return 'slot'; // 2.6 x86 copies MAX_INSN_SIZE raw bytes without validation
+  if (insn.flow === 'trap' || insn.flow === 'halt') return 'reject';
+  if (REJECT_MNEMONICS.has(insn.mnemonic)) return 'reject';
+  if (insn.bytes[x86Fields(insn.bytes).opcodeOffset] === 0xcc) return 'reject';
+  return 'slot';
+}
+
+function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
+  const addr = p.addr as bigint;
+  const orig = readUpTo(ctx, addr, MAX_INSN_SIZE);
+  if (orig.length === 0) return -Errno.EINVAL;
+  const insn = ctx.arch.decodeBytes(orig, addr);
+  const decision = decodeProbeInsn(ctx, addr, insn);
+  if (decision === 'reject') return -Errno.EINVAL;
+  const copy = insn ? orig.slice(0, insn.length) : orig.slice();
+  const slot = ctx.slots.get();
+  if (insn?.ipRelative) {
+    const off = ripDispOffset(copy);
+    if (off < 0) { ctx.slots.put(slot); return -Errno.EILSEQ; }
+    const dv = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
+    const disp = BigInt(dv.getInt32(off, true));
+    const nd = disp + addr - slot;
+    if (nd < -(2n ** 31n) || nd >= 2n ** 31n) { ctx.slots.put(slot); return -Errno.EINVAL; }
+    dv.setInt32(off, Number(nd), true);
+  }
+  const code = new Uint8Array(insn ? copy.length + 5 : copy.length);
+  code.set(copy);
+  if (insn) {
+    // jmp rel32 back to the next original instruction (harmless: only reached without TF)
+    const back = addr + BigInt(copy.length) - (slot + BigInt(copy.length) + 5n);
+    code[copy.length] = 0xe9;
+    new DataView(code.buffer).setInt32(copy.length + 1, Number(BigInt.asIntN(32, back)), true);
+  }
+  ctx.slots.write(slot, code);
+  p.opcode = orig.slice(0, ctx.arch.breakpointInsn.length);
+  const f = x86Fields(copy);
+  const arch: X86InsnInfo = {
+    flow: insn ? insn.flow : 'unknown',
+    opcode: copy[f.opcodeOffset] ?? 0,
+    modrmReg: modrmReg(copy),
+    decoded: insn !== null,
+  };
+  p.ainsn = { insn: slot, length: insn ? insn.length : copy.length, mode: 'slot', arch: arch as unknown as Record<string, unknown> };
+  return 0;
+}
+
+function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
+  if (p.ainsn && p.ainsn.mode === 'slot' && p.ainsn.insn !== 0n) ctx.slots.put(p.ainsn.insn);
+}
+
+function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstance, regs: PtRegs, trampoline: bigint): void {
+  const ra = regs.arch.abi.returnAddress;
+  if (ra.kind !== 'stack') throw new Error('x86_64 kretprobe expects the return address on the stack');
+  const slot = regs.sp + BigInt(ra.offset);
+  const mem = regs.cpu.mem;
+  ri.ret_addr = mem.read64(mustVAddr(slot));
+  ri.stack = slot;
+  mem.write64(mustVAddr(slot), trampoline);
+}
+
+function setupSinglestep(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+  const fl = regs.flags;
+  kcb.oldFlags = kcb.savedFlags = fl & (TF | IF);
+  regs.flags = (fl | TF) & ~IF;
+  regs.ip = (p.ainsn as { insn: bigint }).insn;
+}
+
+function resumeExecution(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+  const copyIp = (p.ainsn as { insn: bigint }).insn;
+  const origIp = p.addr as bigint;
+  const x = info(p);
+  const mem = regs.cpu.mem;
+  const sp = mustVAddr(regs.sp);
+  regs.flags = regs.flags & ~TF;
+  let adjust = true;
+  if (x.opcode === 0x9c) {
+    // pushf: the copy pushed our TF/IF; push the task's own bits
+    mem.write64(sp, (mem.read64(sp) & ~(TF | IF)) | kcb.oldFlags);
+  } else if (x.flow === 'ret') {
+    adjust = false;
+  } else if (x.flow === 'call') {
+    mem.write64(sp, origIp + (mem.read64(sp) - copyIp));
+  } else if (x.flow === 'indirectCall') {
+    mem.write64(sp, origIp + (mem.read64(sp) - copyIp));
+    adjust = false;
+  } else if (x.flow === 'indirectJump') {
+    adjust = false;
+  }
+  if (adjust) regs.ip = BigInt.asUintN(64, regs.ip + (origIp - copyIp));
+  regs.flags = regs.flags | kcb.savedFlags;
+}
+
+function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+  regs.ip = p.addr as bigint;
+  regs.flags = (regs.flags & ~TF) | kcb.oldFlags;
+}
+
+export const x86_64KprobesHooks: KprobesArchHooks = {
+  arch: 'x86_64',
+  slotSize: X86_SLOT_SIZE,
+  decodeProbeInsn,
+  prepareKprobe,
+  removeKprobe,
+  prepareKretprobe,
+  setupSinglestep,
+  resumeExecution,
+  singlestepFault,
+  taskSinglestepping: (regs: PtRegs) => (regs.flags & TF) !== 0n,
+  // kretprobe_trampoline: a nop carrying the trampoline kprobe, int3 padding after it
+  kretprobeTrampolineCode: new Uint8Array([0x90, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
+};
+
+

@@ -1,0 +1,337 @@
+/**
+ * THE x86_64 opcode table (v86 gen/x86_table.js / QEMU decodetree idea):
+ * one declarative list of encodings that feeds the executor binding, the
+ * instruction-length decoder, the disassembler and the kprobes flow
+ * classification.
+ *
+ * Opcode syntax:  [f3] [0f] XX[/n | +r | +cc] [MM]
+ *   /n   ModRM.reg selects the entry (group opcodes)
+ *   +r   register number in the low 3 opcode bits (+ REX.B)
+ *   +cc  condition code in the low 4 bits (jcc, setcc, cmovcc)
+ *   MM   exact ModRM byte (0f 01 c1 vmcall)
+ *   f3   mandatory prefix (popcnt, tzcnt, lzcnt, endbr64, pause)
+ * Operands use the SDM appendix-A notation: E G M (ModRM), I J (immediates),
+ * Z (opcode register), AL/rAX/CL/1 fixed, X/Y string sources/destinations;
+ * size letters b w d q v (16/32/64 by prefix) z (immediate of at most 32
+ * bits) y (32/64).
+ */
+import type { DecodedInsn } from '../types';
+import type { ExecFn, Insn } from './insn';
+import * as alu from './exec/alu';
+import * as mov from './exec/mov';
+import * as sh from './exec/shift';
+import * as md from './exec/muldiv';
+import * as ctl from './exec/control';
+import * as str from './exec/string';
+import * as bit from './exec/bit';
+import * as sys from './exec/system';
+
+export type Flow = DecodedInsn['flow'];
+
+export interface Operand {
+  /** E G M I J Z X Y or R (fixed register: name in `fixed`) or 1 */
+  k: string;
+  /** size letter ('' when none) */
+  s: string;
+  fixed?: string;
+}
+
+export interface OpDef {
+  code: string;
+  /** mnemonic; for +cc opcodes the stem ('j', 'set', 'cmov') */
+  mnem: string;
+  ops: Operand[];
+  exec: ExecFn;
+  /** executor sub-operation, copied into Insn.cc (except +cc opcodes) */
+  sub: number;
+  flow: Flow;
+  /** default operand size 64 (push, pop...) */
+  d64: boolean;
+  /** operand size forced to 64 (near branches) */
+  f64: boolean;
+  /** mnemonics by operand size 2/4/8 (cbw/cwde/cdqe...) */
+  sized?: [string, string, string];
+  /** string instruction (rep prefixes printed, sizes suffixed) */
+  str: boolean;
+  /** source operand size in bytes for movzx/movsx (copied into Insn.cc) */
+  srcSize?: number;
+  /** optional specialised executor for a decoded instance */
+  fast?: (i: Insn) => ExecFn | undefined;
+  /** privileged / needs no further information — documentation only */
+  note?: string;
+}
+
+interface Opts {
+  sub?: number; flow?: Flow; d64?: boolean; f64?: boolean; sized?: [string, string, string];
+  str?: boolean; srcSize?: number; fast?: (i: Insn) => ExecFn | undefined;
+}
+
+function parseOps(s: string): Operand[] {
+  if (!s) return [];
+  return s.split(',').map(t => {
+    t = t.trim();
+    if (t === '1') return { k: '1', s: '' };
+    if (/^(AL|CL|DX|rAX|AX|eAX)$/.test(t)) return { k: 'R', s: t === 'AL' || t === 'CL' ? 'b' : t === 'DX' ? 'w' : 'v', fixed: t };
+    return { k: t[0], s: t.slice(1) };
+  });
+}
+
+export const OPS: OpDef[] = [];
+const NOP_CODE = '90';
+function d(code: string, mnem: string, ops: string, exec: ExecFn, o: Opts = {}): void {
+  OPS.push({
+    code, mnem, ops: parseOps(ops), exec, sub: o.sub ?? 0, flow: o.flow ?? 'none', d64: !!o.d64, f64: !!o.f64,
+    sized: o.sized, str: !!o.str, srcSize: o.srcSize, fast: o.fast,
+  });
+}
+
+// ---- ALU: 00-3d and group 1 (80 81 83) -----------------------------------
+const ALU_NAMES = ['add', 'or', 'adc', 'sbb', 'and', 'sub', 'xor', 'cmp'];
+const fastEG = (i: Insn): ExecFn | undefined => {
+  if (i.rm < 0) return undefined;
+  if (i.cc === alu.ALU_ADD && i.size === 8) return alu.add64RR;
+  if (i.cc === alu.ALU_ADD && i.size === 4) return alu.add32RR;
+  if (i.cc === alu.ALU_CMP && i.size === 4) return alu.cmp32RR;
+  return undefined;
+};
+const fastEI = (i: Insn): ExecFn | undefined => {
+  if (i.rm < 0 || i.size !== 4) return undefined;
+  if (i.cc === alu.ALU_ADD) return alu.add32RI;
+  if (i.cc === alu.ALU_CMP) return alu.cmp32RI;
+  return undefined;
+};
+for (let n = 0; n < 8; n++) {
+  const b = n * 8, m = ALU_NAMES[n];
+  const hx = (x: number) => x.toString(16).padStart(2, '0');
+  d(hx(b), m, 'Eb,Gb', alu.aluEG, { sub: n });
+  d(hx(b + 1), m, 'Ev,Gv', alu.aluEG, { sub: n, fast: fastEG });
+  d(hx(b + 2), m, 'Gb,Eb', alu.aluGE, { sub: n });
+  d(hx(b + 3), m, 'Gv,Ev', alu.aluGE, { sub: n });
+  d(hx(b + 4), m, 'AL,Ib', alu.aluEI, { sub: n });
+  d(hx(b + 5), m, 'rAX,Iz', alu.aluEI, { sub: n, fast: fastEI });
+  d(`80/${n}`, m, 'Eb,Ib', alu.aluEI, { sub: n });
+  d(`81/${n}`, m, 'Ev,Iz', alu.aluEI, { sub: n, fast: fastEI });
+  d(`83/${n}`, m, 'Ev,Ib', alu.aluEI, { sub: n, fast: fastEI });
+}
+d('84', 'test', 'Eb,Gb', alu.aluEG, { sub: alu.ALU_TEST });
+d('85', 'test', 'Ev,Gv', alu.aluEG, { sub: alu.ALU_TEST });
+d('a8', 'test', 'AL,Ib', alu.aluEI, { sub: alu.ALU_TEST });
+d('a9', 'test', 'rAX,Iz', alu.aluEI, { sub: alu.ALU_TEST });
+d('f6/0', 'test', 'Eb,Ib', alu.aluEI, { sub: alu.ALU_TEST });
+d('f6/1', 'test', 'Eb,Ib', alu.aluEI, { sub: alu.ALU_TEST });
+d('f7/0', 'test', 'Ev,Iz', alu.aluEI, { sub: alu.ALU_TEST });
+d('f7/1', 'test', 'Ev,Iz', alu.aluEI, { sub: alu.ALU_TEST });
+d('f6/2', 'not', 'Eb', alu.notE);
+d('f7/2', 'not', 'Ev', alu.notE);
+d('f6/3', 'neg', 'Eb', alu.negE);
+d('f7/3', 'neg', 'Ev', alu.negE);
+d('fe/0', 'inc', 'Eb', alu.incE);
+d('fe/1', 'dec', 'Eb', alu.decE);
+d('ff/0', 'inc', 'Ev', alu.incE);
+d('ff/1', 'dec', 'Ev', alu.decE);
+
+// ---- mul / div -----------------------------------------------------------
+d('f6/4', 'mul', 'Eb', md.mul1, { sub: 4 });
+d('f7/4', 'mul', 'Ev', md.mul1, { sub: 4 });
+d('f6/5', 'imul', 'Eb', md.mul1, { sub: 5 });
+d('f7/5', 'imul', 'Ev', md.mul1, { sub: 5 });
+d('f6/6', 'div', 'Eb', md.div1, { sub: 6 });
+d('f7/6', 'div', 'Ev', md.div1, { sub: 6 });
+d('f6/7', 'idiv', 'Eb', md.div1, { sub: 7 });
+d('f7/7', 'idiv', 'Ev', md.div1, { sub: 7 });
+d('0f af', 'imul', 'Gv,Ev', md.imul2, { sub: 0 });
+d('69', 'imul', 'Gv,Ev,Iz', md.imul2, { sub: 1 });
+d('6b', 'imul', 'Gv,Ev,Ib', md.imul2, { sub: 1 });
+
+// ---- shifts ----------------------------------------------------------------
+const SH_NAMES = ['rol', 'ror', 'rcl', 'rcr', 'shl', 'shr', 'shl', 'sar'];
+for (let n = 0; n < 8; n++) {
+  const m = SH_NAMES[n];
+  // imm2 carries the count source; the decoder sets it from the last operand
+  d(`c0/${n}`, m, 'Eb,Ib', sh.shiftGroup, { sub: n });
+  d(`c1/${n}`, m, 'Ev,Ib', sh.shiftGroup, { sub: n });
+  d(`d0/${n}`, m, 'Eb,1', sh.shiftGroup, { sub: n });
+  d(`d1/${n}`, m, 'Ev,1', sh.shiftGroup, { sub: n });
+  d(`d2/${n}`, m, 'Eb,CL', sh.shiftGroup, { sub: n });
+  d(`d3/${n}`, m, 'Ev,CL', sh.shiftGroup, { sub: n });
+}
+d('0f a4', 'shld', 'Ev,Gv,Ib', sh.shxd, { sub: 0 });
+d('0f a5', 'shld', 'Ev,Gv,CL', sh.shxd, { sub: 0 });
+d('0f ac', 'shrd', 'Ev,Gv,Ib', sh.shxd, { sub: 1 });
+d('0f ad', 'shrd', 'Ev,Gv,CL', sh.shxd, { sub: 1 });
+
+// ---- data movement -----------------------------------------------------------
+d('88', 'mov', 'Eb,Gb', mov.movEG);
+d('89', 'mov', 'Ev,Gv', mov.movEG, { fast: i => i.rm >= 0 ? (i.size === 8 ? mov.mov64RR : i.size === 4 ? mov.mov32RR : undefined) : undefined });
+d('8a', 'mov', 'Gb,Eb', mov.movGE);
+d('8b', 'mov', 'Gv,Ev', mov.movGE, { fast: i => i.rm < 0 && i.size === 8 ? mov.mov64RM : undefined });
+d('c6/0', 'mov', 'Eb,Ib', mov.movEI);
+d('c7/0', 'mov', 'Ev,Iz', mov.movEI);
+d('b0+r', 'mov', 'Zb,Ib', mov.movEI);
+d('b8+r', 'mov', 'Zv,Iv', mov.movEI);
+d('8d', 'lea', 'Gv,M', mov.leaFast, { fast: i => i.ripRel || i.asize === 4 ? mov.lea : undefined });
+d('0f b6', 'movzx', 'Gv,Eb', mov.movzx, { srcSize: 1 });
+d('0f b7', 'movzx', 'Gv,Ew', mov.movzx, { srcSize: 2 });
+d('0f be', 'movsx', 'Gv,Eb', mov.movsx, { srcSize: 1 });
+d('0f bf', 'movsx', 'Gv,Ew', mov.movsx, { srcSize: 2 });
+d('63', 'movsxd', 'Gv,Ed', mov.movsx, { srcSize: 4 });
+d('86', 'xchg', 'Eb,Gb', mov.xchg);
+d('87', 'xchg', 'Ev,Gv', mov.xchg);
+d('90+r', 'xchg', 'Zv,rAX', mov.xchg);
+d('0f b0', 'cmpxchg', 'Eb,Gb', mov.cmpxchg);
+d('0f b1', 'cmpxchg', 'Ev,Gv', mov.cmpxchg);
+d('0f c0', 'xadd', 'Eb,Gb', mov.xadd);
+d('0f c1', 'xadd', 'Ev,Gv', mov.xadd);
+d('98', 'cwde', '', mov.cbwFamily, { sized: ['cbw', 'cwde', 'cdqe'] });
+d('99', 'cdq', '', mov.cwdFamily, { sized: ['cwd', 'cdq', 'cqo'] });
+d('0f c8+r', 'bswap', 'Zy', mov.bswap);
+d('0f 40+cc', 'cmov', 'Gv,Ev', mov.cmovcc);
+d('0f 90+cc', 'set', 'Eb', mov.setcc);
+d('50+r', 'push', 'Zv', mov.pushR64, { d64: true });
+d('58+r', 'pop', 'Zv', mov.popR64, { d64: true });
+d('ff/6', 'push', 'Ev', mov.pushE, { d64: true });
+d('8f/0', 'pop', 'Ev', mov.popE, { d64: true });
+d('68', 'push', 'Iz', mov.pushI, { d64: true });
+d('6a', 'push', 'Ib', mov.pushI, { d64: true });
+d('c9', 'leave', '', mov.leave, { d64: true });
+d('c8', 'enter', 'Iw,Ib', mov.enter, { d64: true });
+
+// ---- control flow ---------------------------------------------------------------
+const fastJcc = (i: Insn): ExecFn | undefined =>
+  i.cc === 4 ? ctl.jz : i.cc === 5 ? ctl.jnz : i.cc === 12 ? ctl.jl : i.cc === 13 ? ctl.jge : undefined;
+d('70+cc', 'j', 'Jb', ctl.jcc, { flow: 'condJump', f64: true, fast: fastJcc });
+d('0f 80+cc', 'j', 'Jz', ctl.jcc, { flow: 'condJump', f64: true, fast: fastJcc });
+d('eb', 'jmp', 'Jb', ctl.jmpRel, { flow: 'jump', f64: true });
+d('e9', 'jmp', 'Jz', ctl.jmpRel, { flow: 'jump', f64: true });
+d('e8', 'call', 'Jz', ctl.callRel, { flow: 'call', f64: true });
+d('ff/2', 'call', 'Eq', ctl.callE, { flow: 'indirectCall', f64: true });
+d('ff/4', 'jmp', 'Eq', ctl.jmpE, { flow: 'indirectJump', f64: true });
+d('c3', 'ret', '', ctl.ret, { flow: 'ret', f64: true });
+d('c2', 'ret', 'Iw', ctl.ret, { flow: 'ret', f64: true });
+d('e0', 'loopne', 'Jb', ctl.loop, { flow: 'condJump', f64: true, sub: 0 });
+d('e1', 'loope', 'Jb', ctl.loop, { flow: 'condJump', f64: true, sub: 1 });
+d('e2', 'loop', 'Jb', ctl.loop, { flow: 'condJump', f64: true, sub: 2 });
+d('e3', 'jrcxz', 'Jb', ctl.jrcxz, { flow: 'condJump', f64: true });
+
+// ---- strings ------------------------------------------------------------------
+d('a4', 'movs', 'Yb,Xb', str.stringOp, { sub: str.STR_MOVS, str: true });
+d('a5', 'movs', 'Yv,Xv', str.stringOp, { sub: str.STR_MOVS, str: true });
+d('aa', 'stos', 'Yb,AL', str.stringOp, { sub: str.STR_STOS, str: true });
+d('ab', 'stos', 'Yv,rAX', str.stringOp, { sub: str.STR_STOS, str: true });
+d('ac', 'lods', 'AL,Xb', str.stringOp, { sub: str.STR_LODS, str: true });
+d('ad', 'lods', 'rAX,Xv', str.stringOp, { sub: str.STR_LODS, str: true });
+d('a6', 'cmps', 'Xb,Yb', str.stringOp, { sub: str.STR_CMPS, str: true });
+d('a7', 'cmps', 'Xv,Yv', str.stringOp, { sub: str.STR_CMPS, str: true });
+d('ae', 'scas', 'AL,Yb', str.stringOp, { sub: str.STR_SCAS, str: true });
+d('af', 'scas', 'rAX,Yv', str.stringOp, { sub: str.STR_SCAS, str: true });
+
+// ---- bit operations ------------------------------------------------------------
+d('0f a3', 'bt', 'Ev,Gv', bit.btOp, { sub: bit.BT_BT });
+d('0f ab', 'bts', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTS });
+d('0f b3', 'btr', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTR });
+d('0f bb', 'btc', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTC });
+d('0f ba/4', 'bt', 'Ev,Ib', bit.btOp, { sub: bit.BT_BT });
+d('0f ba/5', 'bts', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTS });
+d('0f ba/6', 'btr', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTR });
+d('0f ba/7', 'btc', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTC });
+d('0f bc', 'bsf', 'Gv,Ev', bit.bsfBsr, { sub: 0 });
+d('0f bd', 'bsr', 'Gv,Ev', bit.bsfBsr, { sub: 1 });
+d('f3 0f bc', 'tzcnt', 'Gv,Ev', bit.tzLzcnt, { sub: 0 });
+d('f3 0f bd', 'lzcnt', 'Gv,Ev', bit.tzLzcnt, { sub: 1 });
+d('f3 0f b8', 'popcnt', 'Gv,Ev', bit.popcnt);
+
+// ---- system, flags, hints ---------------------------------------------------------
+d(NOP_CODE, 'nop', '', sys.nop);
+d('f3 90', 'pause', '', sys.nop);
+d('0f 1f/0', 'nop', 'Ev', sys.nop);
+d('0f 1e', 'nop', 'Ev', sys.nop);
+d('f3 0f 1e fa', 'endbr64', '', sys.nop);
+d('f3 0f 1e fb', 'endbr32', '', sys.nop);
+d('0f 18/0', 'prefetchnta', 'Mb', sys.nop);
+d('0f 18/1', 'prefetcht0', 'Mb', sys.nop);
+d('0f 18/2', 'prefetcht1', 'Mb', sys.nop);
+d('0f 18/3', 'prefetcht2', 'Mb', sys.nop);
+d('0f 0d/1', 'prefetchw', 'Mb', sys.nop);
+d('0f ae e8', 'lfence', '', sys.nop);
+d('0f ae f0', 'mfence', '', sys.nop);
+d('0f ae f8', 'sfence', '', sys.nop);
+d('cc', 'int3', '', sys.int3, { flow: 'trap' });
+d('cd', 'int', 'Ib', sys.intN, { flow: 'trap' });
+d('0f 0b', 'ud2', '', sys.ud, { flow: 'trap' });
+d('f4', 'hlt', '', sys.hlt, { flow: 'halt' });
+d('0f 05', 'syscall', '', sys.syscall, { flow: 'trap' });
+d('0f 01 c1', 'vmcall', '', sys.vmcall, { flow: 'trap' });
+d('0f 31', 'rdtsc', '', sys.rdtsc);
+d('0f a2', 'cpuid', '', sys.cpuid);
+d('f5', 'cmc', '', sys.cmc);
+d('f8', 'clc', '', sys.clc);
+d('f9', 'stc', '', sys.stc);
+d('fa', 'cli', '', sys.cliSti, { sub: 0 });
+d('fb', 'sti', '', sys.cliSti, { sub: 1 });
+d('fc', 'cld', '', sys.cld);
+d('fd', 'std', '', sys.std);
+d('9e', 'sahf', '', sys.sahf);
+d('9f', 'lahf', '', sys.lahf);
+d('9c', 'pushfq', '', sys.pushf, { d64: true, sized: ['pushf', 'pushfq', 'pushfq'] });
+d('9d', 'popfq', '', sys.popf, { d64: true, sized: ['popf', 'popfq', 'popfq'] });
+
+export const NOP_DEF: OpDef = OPS.find(o => o.code === NOP_CODE) as OpDef;
+
+/** Condition-code suffixes in encoding order (llvm spelling). */
+export const CC_NAMES = ['o', 'no', 'b', 'ae', 'e', 'ne', 'be', 'a', 's', 'ns', 'p', 'np', 'l', 'ge', 'le', 'g'];
+
+// ---- lookup structure ------------------------------------------------------------
+export interface Slot {
+  plain?: OpDef;
+  group?: (OpDef | undefined)[];
+  exact?: Map<number, OpDef>;
+  /** entry selected by a mandatory f3 prefix */
+  f3?: Slot;
+  needModrm: boolean;
+  /** opcode carries a register (+r) or condition code (+cc) in its low bits */
+  low?: 'r' | 'cc';
+}
+
+export const ONE_BYTE: (Slot | undefined)[] = new Array(256);
+export const TWO_BYTE: (Slot | undefined)[] = new Array(256);
+
+function usesModrm(def: OpDef): boolean {
+  return def.ops.some(o => o.k === 'E' || o.k === 'G' || o.k === 'M');
+}
+
+function install(def: OpDef): void {
+  if (def.code === NOP_CODE) return; // 90 without REX.B: chosen by the decoder over xchg
+  const parts = def.code.split(' ');
+  let f3 = false;
+  if (parts[0] === 'f3' && parts.length > 1) { f3 = true; parts.shift(); }
+  let map = ONE_BYTE;
+  if (parts[0] === '0f' && parts.length > 1) { map = TWO_BYTE; parts.shift(); }
+  const m = /^([0-9a-f]{2})(?:\/([0-7])|\+(r|cc))?$/.exec(parts[0]);
+  if (!m) throw new Error(`x86 table: bad opcode ${def.code}`);
+  const base = parseInt(m[1], 16);
+  const exact = parts[1] !== undefined ? parseInt(parts[1], 16) : undefined;
+  const count = m[3] === 'r' ? 8 : m[3] === 'cc' ? 16 : 1;
+  for (let k = 0; k < count; k++) {
+    let slot = map[base + k];
+    if (!slot) { slot = { needModrm: false }; map[base + k] = slot; }
+    if (f3) {
+      if (!slot.f3) slot.f3 = { needModrm: false };
+      slot = slot.f3;
+    }
+    if (m[3]) slot.low = m[3] as 'r' | 'cc';
+    if (exact !== undefined) {
+      if (!slot.exact) slot.exact = new Map();
+      slot.exact.set(exact, def);
+      slot.needModrm = true;
+    } else if (m[2] !== undefined) {
+      if (!slot.group) slot.group = new Array(8);
+      slot.group[Number(m[2])] = def;
+      slot.needModrm = true;
+    } else {
+      if (slot.plain) throw new Error(`x86 table: duplicate opcode ${def.code}`);
+      slot.plain = def;
+      if (usesModrm(def)) slot.needModrm = true;
+    }
+  }
+}
+for (const def of OPS) install(def);
