@@ -41,6 +41,7 @@ export const C_KEYWORDS = ['if', 'else', 'while', 'for', 'break', 'continue', 'r
 import { BUILTINS } from '../../emulator/handlers/builtins';
 import { HANDLER_KINDS, contextFields } from '../../emulator/handlers/context';
 import type { HandlerKind } from '../../emulator/handlers/types';
+import { parseProbeFile } from '../../emulator/handlers/probeFile';
 
 /** Handler kinds a probe block of this kind may contain. */
 const KINDS_BY_PROBE: Readonly<Record<ProbeKeyword, readonly HandlerKind[]>> = {
@@ -81,6 +82,7 @@ export function fieldsOf(obj: ContextObject, handler: string): VariableInfo[] {
 
 /** Syntax and semantic diagnostics of a whole .kprobe document. */
 export function analyze(text: string, fileName: string, opts: AnalysisOptions): LangDiagnostic[] {
-  void text; void fileName; void opts;
-  return []; // TEMPORARY until emulator/handlers exports parseProbeFile/checkProbeFile
+  void opts; // TEMPORARY: semantic checks (checkProbeFile) not wired yet
+  const { diagnostics } = parseProbeFile(text, fileName);
+  return diagnostics;
 }
