@@ -1,0 +1,37 @@
+/** The functions and constants a snippet can use, with their signatures and one-line docs (for completion/hover). */
+
+export interface BuiltinInfo {
+  name: string;
+  signature: string;
+  doc: string;
+  /** handler kinds it is restricted to (all when absent) */
+  kinds?: readonly string[];
+}
+
+export const BUILTINS: readonly BuiltinInfo[] = [
+  { name: 'printk', signature: 'int printk(const char *fmt, ...)', doc: 'Write a formatted message to the kernel log (kernel vsprintf conversions; %p prints the raw address). Returns the number of characters.' },
+  { name: 'pr_info', signature: 'int pr_info(const char *fmt, ...)', doc: 'printk at KERN_INFO level.' },
+  { name: 'pr_warn', signature: 'int pr_warn(const char *fmt, ...)', doc: 'printk at KERN_WARNING level.' },
+  { name: 'pr_err', signature: 'int pr_err(const char *fmt, ...)', doc: 'printk at KERN_ERR level.' },
+  { name: 'dump_stack', signature: 'void dump_stack(void)', doc: 'Print a backtrace of the probed context to the kernel log.' },
+  { name: 'ktime_get', signature: 'ktime_t ktime_get(void)', doc: 'Virtual time since boot in nanoseconds (signed 64-bit).' },
+  { name: 'ktime_get_ns', signature: 'u64 ktime_get_ns(void)', doc: 'Virtual time since boot in nanoseconds (unsigned 64-bit).' },
+  { name: 'ktime_sub', signature: 'ktime_t ktime_sub(ktime_t a, ktime_t b)', doc: 'Difference a - b of two ktime values.' },
+  { name: 'ktime_to_ns', signature: 's64 ktime_to_ns(ktime_t t)', doc: 'A ktime value in nanoseconds (identity in this model).' },
+  { name: 'regs_return_value', signature: 'unsigned long regs_return_value(struct pt_regs *regs)', doc: "The probed function's return-value register (meaningful in kretprobe return handlers)." },
+  { name: 'smp_processor_id', signature: 'int smp_processor_id(void)', doc: 'Number of the CPU the handler runs on.' },
+  { name: 'symbol', signature: 'unsigned long symbol(const char *name)', doc: 'Address of a kernel symbol given as a string literal; 0 when the image has no such symbol (a compile error when the symbol table is known).' },
+  { name: 'strlen', signature: 'size_t strlen(const char *s)', doc: 'Length of a NUL-terminated string in emulated memory (or a literal), at most 4096.' },
+  { name: 'strcmp', signature: 'int strcmp(const char *a, const char *b)', doc: 'Compare two NUL-terminated strings: <0, 0 or >0.' },
+  { name: 'strncmp', signature: 'int strncmp(const char *a, const char *b, size_t n)', doc: 'Compare at most n characters of two strings.' },
+  { name: 'memcmp', signature: 'int memcmp(const void *a, const void *b, size_t n)', doc: 'Compare n bytes of emulated memory (n at most 65536).' },
+  { name: 'jprobe_return', signature: 'void jprobe_return(void)', doc: 'End a jprobe body (the probed function then runs normally).', kinds: ['jprobe'] },
+];
+
+/** Names usable as values without declaration, besides the context variables. */
+export const CONSTANTS: readonly { name: string; type: string; doc: string }[] = [
+  { name: 'NULL', type: 'void *', doc: 'the null pointer' },
+  { name: 'true', type: 'int', doc: '1' },
+  { name: 'false', type: 'int', doc: '0' },
+  { name: 'KERN_INFO', type: 'string prefix', doc: 'log-level prefix; KERN_EMERG ... KERN_DEBUG and KERN_CONT too (written before the format string, as in C)' },
+];

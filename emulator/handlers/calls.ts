@@ -1,0 +1,174 @@
+/** Compilation of builtin function calls (see builtins.ts for the list and docs). */
+import { Expr, Span } from './ast';
+import { BUILTINS } from './builtins';
+import { CType, T, isPtr, typeName } from './ctypes';
+import { ExprCompiler, TE } from './exprCompiler';
+import { formatArgKinds, formatPrintk } from './printk';
+import { Ev, Frame, MAX_STRING, fault, readCString, readMem, step } from './runtime';
+import { PrintkEnv } from './types';
+
+type CallExpr = Extract<Expr, { k: 'call' }>;
+
+/** Thrown by jprobe_return() to end the body; caught by the compiled handler's run(). */
+export const JPROBE_RETURN = Symbol('jprobe_return');
+
+const MAX_MEMCMP = 65536n;
+
+function printkEnv(f: Frame, span: Span): PrintkEnv {
+  const env = f.env;
+  return {
+    readCString: (a, max) => readCString(f, a, max, span),
+    addrToSymbol: env.addrToSymbol ? a => env.addrToSymbol?.(a) : undefined,
+  };
+}
+
+function arity(c: ExprCompiler, e: CallExpr, min: number, max: number): boolean {
+  const n = e.args.length;
+  if (n < min || n > max) {
+    const want = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
+    c.error(e.span, `${e.callee}() takes ${want} argument${want === '1' ? '' : 's'}, ${n} given`);
+    return false;
+  }
+  return true;
+}
+
+function stringArg(c: ExprCompiler, a: Expr, fn: string): TE {
+  const r = c.value(a);
+  if (!r.bad && !isPtr(r.t)) c.error(r.span, `argument of ${fn}() must be a string (char *), not '${typeName(r.t)}'`);
+  return r;
+}
+
+export function compileCall(c: ExprCompiler, e: CallExpr): TE {
+  const span = e.span;
+  const bad = (): TE => c.bad(span);
+  const mk = (t: CType, ev: Ev): TE => ({ t, ev, span });
+  switch (e.callee) {
+    case 'printk': case 'pr_info': case 'pr_warn': case 'pr_err': {
+      if (!arity(c, e, 1, Infinity)) { e.args.forEach(a => c.expr(a)); return bad(); }
+      const fmt = stringArg(c, e.args[0], e.callee);
+      const args = e.args.slice(1).map(a => c.value(a));
+      if (fmt.bad || args.some(a => a.bad)) return bad();
+      if (fmt.str !== undefined) {
+        const { kinds, invalid } = formatArgKinds(fmt.str);
+        for (const s of invalid) c.warn(fmt.span, `unknown conversion '${fmt.str.slice(s.start, s.end)}' in the format (printed as is)`);
+        if (kinds.length !== args.length) {
+          c.warn(args.length > kinds.length ? args[kinds.length].span : fmt.span,
+            `the format expects ${kinds.length} argument${kinds.length === 1 ? '' : 's'} but ${args.length} ${args.length === 1 ? 'is' : 'are'} given`);
+        }
+        kinds.forEach((k, i) => {
+          const a = args[i];
+          if (!a) return;
+          if (k === 'str' && !isPtr(a.t)) c.warn(a.span, `%s expects a string (char *), but the argument has type '${typeName(a.t)}'`);
+          if (k === 'int' && isPtr(a.t)) c.warn(a.span, `integer conversion given a pointer '${typeName(a.t)}' (use %p or %lx)`);
+        });
+      }
+      const litFmt = fmt.str;
+      const fev = fmt.ev;
+      const evs = args.map(a => a.ev);
+      return mk(T.int, f => {
+        const text = litFmt ?? readCString(f, fev(f), 1024, span);
+        const vals = evs.map(ev => ev(f));
+        const out = formatPrintk(text, vals, printkEnv(f, span));
+        f.env.printk(out);
+        return BigInt(out.length);
+      });
+    }
+    case 'dump_stack':
+      if (!arity(c, e, 0, 0)) return bad();
+      return mk(T.void, f => { f.env.dumpStack(); return 0n; });
+    case 'ktime_get':
+      if (!arity(c, e, 0, 0)) return bad();
+      return mk({ ...T.s64, name: 'ktime_t' }, f => BigInt.asIntN(64, f.env.ktimeGet()));
+    case 'ktime_get_ns':
+      if (!arity(c, e, 0, 0)) return bad();
+      return mk(T.u64, f => BigInt.asUintN(64, f.env.ktimeGet()));
+    case 'ktime_to_ns': {
+      if (!arity(c, e, 1, 1)) return bad();
+      const a = c.intValue(e.args[0], 'ktime_to_ns()');
+      const x = a.ev;
+      return mk(T.s64, f => BigInt.asIntN(64, x(f)));
+    }
+    case 'ktime_sub': {
+      if (!arity(c, e, 2, 2)) return bad();
+      const a = c.intValue(e.args[0], 'ktime_sub()'), b = c.intValue(e.args[1], 'ktime_sub()');
+      const x = a.ev, y = b.ev;
+      return mk({ ...T.s64, name: 'ktime_t' }, f => BigInt.asIntN(64, x(f) - y(f)));
+    }
+    case 'regs_return_value': {
+      if (!arity(c, e, 1, 1)) return bad();
+      const a = c.expr(e.args[0]);
+      if (!a.bad && a.ctx !== 'regs') { c.error(a.span, 'regs_return_value() takes the handler\'s regs'); return bad(); }
+      return mk(T.ulong, f => BigInt.asUintN(64, f.env.regsReturnValue()));
+    }
+    case 'smp_processor_id':
+      if (!arity(c, e, 0, 0)) return bad();
+      return mk(T.int, f => BigInt.asIntN(32, BigInt(f.env.smpProcessorId())));
+    case 'symbol': {
+      if (!arity(c, e, 1, 1)) return bad();
+      const a = c.expr(e.args[0]);
+      if (a.bad) return bad();
+      if (a.str === undefined) { c.error(a.span, 'symbol() takes a string literal, e.g. symbol("do_fork")'); return bad(); }
+      const name = a.str;
+      if (c.o.symbolExists && !c.o.symbolExists(name)) { c.error(a.span, `unknown symbol '${name}' in the image`); return bad(); }
+      return mk(T.ulong, f => BigInt.asUintN(64, f.env.symbol(name) ?? 0n));
+    }
+    case 'strlen': {
+      if (!arity(c, e, 1, 1)) return bad();
+      const a = stringArg(c, e.args[0], 'strlen');
+      const x = a.ev;
+      return mk(T.ulong, f => {
+        const s = readCString(f, x(f), MAX_STRING, span);
+        f.steps += s.length >> 3;
+        step(f, span);
+        return BigInt(s.length);
+      });
+    }
+    case 'strcmp': case 'strncmp': {
+      const n3 = e.callee === 'strncmp';
+      if (!arity(c, e, n3 ? 3 : 2, n3 ? 3 : 2)) return bad();
+      const a = stringArg(c, e.args[0], e.callee), b = stringArg(c, e.args[1], e.callee);
+      const n = n3 ? c.intValue(e.args[2], 'strncmp()') : undefined;
+      const x = a.ev, y = b.ev, z = n?.ev;
+      return mk(T.int, f => {
+        const lim = z ? Number(BigInt.asUintN(64, z(f)) > BigInt(MAX_STRING) ? BigInt(MAX_STRING) : BigInt.asUintN(64, z(f))) : MAX_STRING;
+        const s1 = readCString(f, x(f), lim, span), s2 = readCString(f, y(f), lim, span);
+        f.steps += (s1.length + s2.length) >> 3;
+        step(f, span);
+        for (let i = 0; i < lim; i++) {
+          const c1 = i < s1.length ? s1.charCodeAt(i) & 0xff : 0, c2 = i < s2.length ? s2.charCodeAt(i) & 0xff : 0;
+          if (c1 !== c2) return c1 < c2 ? -1n : 1n;
+          if (c1 === 0) break;
+        }
+        return 0n;
+      });
+    }
+    case 'memcmp': {
+      if (!arity(c, e, 3, 3)) return bad();
+      const a = c.value(e.args[0]), b = c.value(e.args[1]);
+      for (const r of [a, b]) if (!r.bad && !isPtr(r.t)) c.error(r.span, `argument of memcmp() must be a pointer, not '${typeName(r.t)}'`);
+      const n = c.intValue(e.args[2], 'memcmp()');
+      const x = a.ev, y = b.ev, z = n.ev;
+      return mk(T.int, f => {
+        const cnt = BigInt.asUintN(64, z(f));
+        if (cnt > MAX_MEMCMP) throw fault('memory', `memcmp() of ${cnt} bytes exceeds the limit of ${MAX_MEMCMP}`, span);
+        const p = x(f), q = y(f);
+        f.steps += Number(cnt) >> 3;
+        step(f, span);
+        for (let i = 0n; i < cnt; i++) {
+          const c1 = readMem(f, BigInt.asUintN(64, p + i), 1, span), c2 = readMem(f, BigInt.asUintN(64, q + i), 1, span);
+          if (c1 !== c2) return c1 - c2;
+        }
+        return 0n;
+      });
+    }
+    case 'jprobe_return':
+      if (!arity(c, e, 0, 0)) return bad();
+      if (c.o.kind !== 'jprobe') { c.error(e.calleeSpan, 'jprobe_return() is only allowed in a jprobe body'); return bad(); }
+      return mk(T.void, () => { throw JPROBE_RETURN; });
+  }
+  e.args.forEach(a => c.expr(a));
+  const known = BUILTINS.map(b => b.name);
+  const close = known.find(k => k.toLowerCase() === e.callee.toLowerCase() || (k.startsWith(e.callee) && e.callee.length >= 3));
+  c.error(e.calleeSpan, `unknown function '${e.callee}'${close ? ` (did you mean ${close}()?)` : ''}; available: ${known.join(', ')}`);
+  return bad();
+}

@@ -1,0 +1,113 @@
+/**
+ * The context a snippet sees, per handler kind: which names exist (p, regs,
+ * ri, current, trapnr, flags, jiffies, arg0..arg5) and their fields. Used by
+ * the compiler and, through contextFields()/HANDLER_KINDS, by completion and
+ * hover.
+ */
+import { CType, T, ptrTo, typeName } from './ctypes';
+import { HandlerKind } from './types';
+
+export type ContextName = 'p' | 'regs' | 'ri' | 'current' | 'trapnr' | 'flags' | 'jiffies' | 'args';
+
+export interface FieldDef { name: string; type: CType; doc: string; writable: boolean }
+
+const voidp = ptrTo(T.void);
+const charp = ptrTo(T.char);
+
+export const PROBE_FIELDS: readonly FieldDef[] = [
+  { name: 'addr', type: voidp, doc: 'address the probe is planted at', writable: false },
+  { name: 'symbol_name', type: charp, doc: "symbol the probe was registered on ('' when registered by address)", writable: false },
+  { name: 'offset', type: T.uint, doc: 'offset of the probe from symbol_name', writable: false },
+  { name: 'nmissed', type: T.ulong, doc: 'times this probe was hit but its handlers were skipped', writable: false },
+  { name: 'flags', type: T.uint, doc: 'KPROBE_FLAG_* bits (gone, disabled, optimized, ftrace)', writable: false },
+];
+
+export const RI_FIELDS: readonly FieldDef[] = [
+  { name: 'ret_addr', type: voidp, doc: "the probed function's real return address", writable: false },
+  { name: 'task', type: voidp, doc: 'task the instance belongs to', writable: false },
+  { name: 'data', type: voidp, doc: 'address of this instance\'s data_size bytes of private data in emulated kernel memory; use e.g. *(u64 *)ri->data', writable: false },
+];
+
+export const CURRENT_FIELDS: readonly FieldDef[] = [
+  { name: 'pid', type: T.int, doc: 'process id of the task running on this CPU', writable: false },
+  { name: 'comm', type: charp, doc: 'command name of the task', writable: false },
+  { name: 'mm', type: voidp, doc: 'address space; NULL (0) for kernel threads', writable: false },
+];
+
+export const REG_TYPE = T.ulong;
+
+/** Context names available to each handler kind. */
+export const CONTEXT_BY_KIND: Readonly<Record<HandlerKind, readonly ContextName[]>> = {
+  pre: ['p', 'regs', 'current', 'jiffies', 'args'],
+  post: ['p', 'regs', 'flags', 'current', 'jiffies'],
+  fault: ['p', 'regs', 'trapnr', 'current', 'jiffies'],
+  entry: ['ri', 'p', 'regs', 'current', 'jiffies', 'args'],
+  return: ['ri', 'p', 'regs', 'current', 'jiffies'],
+  jprobe: ['p', 'regs', 'current', 'jiffies', 'args'],
+  condition: ['p', 'ri', 'regs', 'current', 'jiffies', 'args'],
+  log: ['p', 'ri', 'regs', 'current', 'jiffies', 'args'],
+};
+
+export interface HandlerKindInfo {
+  name: HandlerKind;
+  doc: string;
+  /** what the return value means */
+  returns: string;
+  /** names usable in the snippet (arg0..arg5 listed individually) */
+  context: readonly string[];
+}
+
+function contextNames(kind: HandlerKind): string[] {
+  const out: string[] = [];
+  for (const c of CONTEXT_BY_KIND[kind]) {
+    if (c === 'args') for (let i = 0; i < 6; i++) out.push(`arg${i}`);
+    else out.push(c);
+  }
+  return out;
+}
+
+export const HANDLER_KINDS: readonly HandlerKindInfo[] = [
+  { name: 'pre', doc: 'kprobe pre_handler: runs when the probed instruction is hit, before it executes.', returns: 'int: 0 = continue normally (single-step the instruction); non-zero = the handler changed regs->ip, resume there without single-stepping', context: contextNames('pre') },
+  { name: 'post', doc: 'kprobe post_handler: runs after the probed instruction was single-stepped.', returns: 'void (a returned value is ignored)', context: contextNames('post') },
+  { name: 'fault', doc: 'kprobe fault_handler: runs when the pre/post handler or the single-step faults; trapnr is the trap number.', returns: 'int: 1 = the fault was handled, 0 = let the kernel handle it', context: contextNames('fault') },
+  { name: 'entry', doc: 'kretprobe entry_handler: runs at function entry; ri->data is the instance\'s private data.', returns: 'int: 0 = arm the return handler for this call, non-zero = skip this instance', context: contextNames('entry') },
+  { name: 'return', doc: 'kretprobe handler: runs when the probed function returns; regs_return_value(regs) is its result.', returns: 'int (ignored)', context: contextNames('return') },
+  { name: 'jprobe', doc: "jprobe body: runs at function entry with the function's arguments in regs (and as arg0..arg5); ends like jprobe_return().", returns: 'ignored', context: contextNames('jprobe') },
+  { name: 'condition', doc: 'breakpoint condition: one expression, or a body that returns a value.', returns: 'true (non-zero) = stop, 0 = keep running', context: contextNames('condition') },
+  { name: 'log', doc: 'breakpoint log message / logpoint body: prints with printk, does not stop.', returns: 'ignored', context: contextNames('log') },
+];
+
+export interface ContextFieldInfo { name: string; type: string; doc: string; writable: boolean }
+export interface ContextVarInfo { name: string; type: string; doc: string; fields: ContextFieldInfo[] }
+
+function info(f: FieldDef): ContextFieldInfo { return { name: f.name, type: typeName(f.type), doc: f.doc, writable: f.writable }; }
+
+/** Context variables of a handler kind with their fields, for completion and hover. */
+export function contextFields(kind: HandlerKind, regNames: readonly string[]): ContextVarInfo[] {
+  const out: ContextVarInfo[] = [];
+  for (const c of CONTEXT_BY_KIND[kind]) {
+    switch (c) {
+      case 'p': out.push({ name: 'p', type: 'struct kprobe *', doc: 'the probe being handled', fields: PROBE_FIELDS.map(info) }); break;
+      case 'ri': out.push({ name: 'ri', type: 'struct kretprobe_instance *', doc: 'the return-probe instance', fields: RI_FIELDS.map(info) }); break;
+      case 'current': out.push({ name: 'current', type: 'struct task_struct *', doc: 'task running on this CPU', fields: CURRENT_FIELDS.map(info) }); break;
+      case 'regs': out.push({ name: 'regs', type: 'struct pt_regs *', doc: 'saved registers of the probed context; assigning a field changes the context', fields: regNames.map(n => ({ name: n, type: typeName(REG_TYPE), doc: `register ${n}`, writable: true })) }); break;
+      case 'trapnr': out.push({ name: 'trapnr', type: 'int', doc: 'trap number of the fault (x86: 14 page fault, 13 general protection, 6 invalid opcode)', fields: [] }); break;
+      case 'flags': out.push({ name: 'flags', type: 'unsigned long', doc: 'post_handler flags argument (always 0)', fields: [] }); break;
+      case 'jiffies': out.push({ name: 'jiffies', type: 'unsigned long', doc: 'timer ticks since boot', fields: [] }); break;
+      case 'args':
+        for (let i = 0; i < 6; i++) out.push({ name: `arg${i}`, type: 'unsigned long', doc: `argument ${i} of the probed function (its ABI argument register; valid at function entry)`, fields: [] });
+        break;
+    }
+  }
+  return out;
+}
+
+/** Default argument registers guessed from the pt_regs names. */
+export function defaultArgRegs(regNames: readonly string[]): string[] {
+  const has = (ns: string[]): boolean => ns.every(n => regNames.includes(n));
+  if (has(['di', 'si', 'dx', 'cx', 'r8', 'r9'])) return ['di', 'si', 'dx', 'cx', 'r8', 'r9'];
+  if (has(['a0', 'a1', 'a2', 'a3', 'a4', 'a5'])) return ['a0', 'a1', 'a2', 'a3', 'a4', 'a5'];
+  if (has(['x0', 'x1', 'x2', 'x3', 'x4', 'x5'])) return ['x0', 'x1', 'x2', 'x3', 'x4', 'x5'];
+  if (has(['regs[0]', 'regs[1]', 'regs[2]', 'regs[3]', 'regs[4]', 'regs[5]'])) return ['regs[0]', 'regs[1]', 'regs[2]', 'regs[3]', 'regs[4]', 'regs[5]'];
+  return [];
+}

@@ -1,0 +1,116 @@
+/**
+ * The C type model of the handler language (LP64): integer types, bool,
+ * void and pointers, with C's integer promotions and usual arithmetic
+ * conversions. Every runtime value is a bigint held in the canonical form of
+ * its static type: signed types as BigInt.asIntN(bits), unsigned types and
+ * pointers as BigInt.asUintN(bits).
+ */
+
+export interface IntType { readonly kind: 'int'; readonly size: 1 | 2 | 4 | 8; readonly signed: boolean; readonly name: string; readonly bool?: true }
+export interface PtrType { readonly kind: 'ptr'; readonly to: CType }
+export interface VoidType { readonly kind: 'void' }
+export type CType = IntType | PtrType | VoidType;
+
+function it(name: string, size: 1 | 2 | 4 | 8, signed: boolean): IntType {
+  return { kind: 'int', size, signed, name };
+}
+
+export const T = {
+  bool: { kind: 'int', size: 1, signed: false, name: 'bool', bool: true } as IntType,
+  char: it('char', 1, true),
+  uchar: it('unsigned char', 1, false),
+  schar: it('signed char', 1, true),
+  short: it('short', 2, true),
+  ushort: it('unsigned short', 2, false),
+  int: it('int', 4, true),
+  uint: it('unsigned int', 4, false),
+  long: it('long', 8, true),
+  ulong: it('unsigned long', 8, false),
+  llong: it('long long', 8, true),
+  ullong: it('unsigned long long', 8, false),
+  u8: it('u8', 1, false), u16: it('u16', 2, false), u32: it('u32', 4, false), u64: it('u64', 8, false),
+  s8: it('s8', 1, true), s16: it('s16', 2, true), s32: it('s32', 4, true), s64: it('s64', 8, true),
+  void: { kind: 'void' } as VoidType,
+};
+
+/** Plain `char` with the configured signedness. */
+export function charType(signed: boolean): IntType {
+  return signed ? T.char : { kind: 'int', size: 1, signed: false, name: 'char' };
+}
+
+export function ptrTo(t: CType): PtrType { return { kind: 'ptr', to: t }; }
+
+/** Named types (typedefs of the kernel) other than the keyword combinations. */
+export const TYPEDEFS: ReadonlyMap<string, CType> = new Map<string, CType>([
+  ['u8', T.u8], ['u16', T.u16], ['u32', T.u32], ['u64', T.u64],
+  ['s8', T.s8], ['s16', T.s16], ['s32', T.s32], ['s64', T.s64],
+  ['__u8', T.u8], ['__u16', T.u16], ['__u32', T.u32], ['__u64', T.u64],
+  ['__s8', T.s8], ['__s16', T.s16], ['__s32', T.s32], ['__s64', T.s64],
+  ['uint8_t', T.u8], ['uint16_t', T.u16], ['uint32_t', T.u32], ['uint64_t', T.u64],
+  ['int8_t', T.s8], ['int16_t', T.s16], ['int32_t', T.s32], ['int64_t', T.s64],
+  ['size_t', it('size_t', 8, false)], ['ssize_t', it('ssize_t', 8, true)],
+  ['uintptr_t', it('uintptr_t', 8, false)], ['loff_t', it('loff_t', 8, true)],
+  ['ktime_t', it('ktime_t', 8, true)], ['pid_t', it('pid_t', 4, true)],
+  ['bool', T.bool], ['_Bool', T.bool],
+]);
+
+export function typeName(t: CType): string {
+  if (t.kind === 'int') return t.name;
+  if (t.kind === 'void') return 'void';
+  const inner = typeName(t.to);
+  return inner.endsWith('*') ? `${inner}*` : `${inner} *`;
+}
+
+export function sizeOf(t: CType): number {
+  if (t.kind === 'int') return t.size;
+  if (t.kind === 'ptr') return 8;
+  return 1; // GCC: sizeof(void) == 1, used for void * arithmetic
+}
+
+export function isScalar(t: CType): boolean { return t.kind !== 'void'; }
+export function isInt(t: CType): t is IntType { return t.kind === 'int'; }
+export function isPtr(t: CType): t is PtrType { return t.kind === 'ptr'; }
+export function isCharPtr(t: CType): boolean { return t.kind === 'ptr' && t.to.kind === 'int' && t.to.size === 1 && !t.to.bool; }
+
+/** Bring a bigint into the canonical representation of type t (C conversion). */
+export function convert(v: bigint, t: CType): bigint {
+  if (t.kind === 'ptr') return BigInt.asUintN(64, v);
+  if (t.kind === 'void') return 0n;
+  if (t.bool) return v !== 0n ? 1n : 0n;
+  const bits = t.size * 8;
+  return t.signed ? BigInt.asIntN(bits, v) : BigInt.asUintN(bits, v);
+}
+
+/** A converter specialised for one type (used in compiled closures). */
+export function converter(t: CType): (v: bigint) => bigint {
+  if (t.kind === 'ptr') return v => BigInt.asUintN(64, v);
+  if (t.kind === 'void') return () => 0n;
+  if (t.bool) return v => (v !== 0n ? 1n : 0n);
+  const bits = t.size * 8;
+  return t.signed ? v => BigInt.asIntN(bits, v) : v => BigInt.asUintN(bits, v);
+}
+
+/** C integer promotion: types narrower than int (and bool) become int. */
+export function promote(t: IntType): IntType {
+  return t.size < 4 || t.bool ? T.int : t;
+}
+
+/** C usual arithmetic conversions for two integer operands (LP64). */
+export function usualArith(a: IntType, b: IntType): IntType {
+  const x = promote(a), y = promote(b);
+  if (x.size === y.size && x.signed === y.signed) return x.size === 8 && x.name !== y.name ? pick8(x.signed) : x;
+  if (x.signed === y.signed) return x.size > y.size ? x : y;
+  const u = x.signed ? y : x, s = x.signed ? x : y;
+  if (u.size >= s.size) return u.size === 8 ? (u.name === 'unsigned long long' || s.name === 'long long' ? T.ullong : u) : u;
+  return s; // the signed type is wider and holds every value of the unsigned one
+}
+
+function pick8(signed: boolean): IntType { return signed ? T.long : T.ulong; }
+
+/** Same type for assignment-compatibility purposes (names ignored). */
+export function sameType(a: CType, b: CType): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'int' && b.kind === 'int') return a.size === b.size && a.signed === b.signed && !!a.bool === !!b.bool;
+  if (a.kind === 'ptr' && b.kind === 'ptr') return sameType(a.to, b.to);
+  return true;
+}

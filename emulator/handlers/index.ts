@@ -1,0 +1,22 @@
+/**
+ * The handler-snippet language: a small C subset for kprobe handlers,
+ * breakpoint conditions and log messages, .kprobe probe files, and printk
+ * formatting. Talks to the machine only through HandlerEnv.
+ */
+export type {
+  HandlerKind, HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress, Diagnostic,
+  CompileOptions, CompiledHandler, HandlerFaultKind, PrintkArg, PrintkEnv,
+} from './types';
+export { HandlerFault, HANDLER_KIND_NAMES } from './types';
+export { compileHandler, DEFAULT_STEP_BUDGET } from './compiler';
+export { compileLogMessage, isHandlerSnippetLogMessage } from './logMessage';
+export { parseProbeFile, parseTarget } from './probeFile';
+export type { ProbeFileAst, ProbeAst, ProbeTarget, ProbeKindName, ProbeAttrAst, ProbeHandlerAst } from './probeFile';
+export { checkProbeFile, compileProbeFile, MAX_MAXACTIVE, MAX_DATA_SIZE } from './probeCheck';
+export type { CheckOptions, ProbeSpec } from './probeCheck';
+export { BUILTINS, CONSTANTS } from './builtins';
+export type { BuiltinInfo } from './builtins';
+export { HANDLER_KINDS, contextFields, defaultArgRegs } from './context';
+export type { HandlerKindInfo, ContextVarInfo, ContextFieldInfo } from './context';
+export { formatPrintk, parseFormat } from './printk';
+export { LITERAL_POOL_BASE, DYNAMIC_POOL_BASE } from './runtime';

@@ -1,0 +1,170 @@
+/**
+ * Semantic checks and compilation of parsed .kprobe files: handler kinds per
+ * probe kind, duplicate handlers/attributes, attribute values, symbol
+ * existence, jprobe/kretprobe placement rules, and the handler snippets
+ * themselves.
+ */
+import { Span } from './ast';
+import { compileSnippetAst } from './compiler';
+import { diagAt } from './parser';
+import { ProbeAst, ProbeFileAst, ProbeKindName, ProbeTarget, parseProbeFile } from './probeFile';
+import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind } from './types';
+
+export interface CheckOptions {
+  /** pt_regs field names of the image's architecture */
+  regNames: string[];
+  /** symbol lookup in the image (unknown symbols become errors) */
+  symbolExists?(name: string): boolean;
+  /** 'x86_64' | 'aarch64' | 'riscv64': selects plain char signedness (signed on x86_64 only) */
+  imageArch?: string;
+  argRegs?: string[];
+  stepBudget?: number;
+}
+
+export interface ProbeSpec {
+  kind: ProbeKindName;
+  target: ProbeTarget;
+  attrs: { maxactive?: number; data_size?: number; disabled?: boolean };
+  handlers: Partial<Record<HandlerKind, CompiledHandler>>;
+  /** position of the probe keyword */
+  line: number;
+  column: number;
+}
+
+/** Largest accepted maxactive and data_size. */
+export const MAX_MAXACTIVE = 4096;
+export const MAX_DATA_SIZE = 4096;
+
+const KIND_HANDLERS: Record<ProbeKindName, readonly HandlerKind[]> = {
+  kprobe: ['pre', 'post', 'fault'],
+  kretprobe: ['entry', 'return'],
+  jprobe: ['jprobe'],
+};
+
+const ATTRS: Record<string, readonly ProbeKindName[]> = {
+  maxactive: ['kretprobe'],
+  data_size: ['kretprobe'],
+  disabled: ['kprobe', 'kretprobe', 'jprobe'],
+};
+
+function compileOpts(opts: CheckOptions): CompileOptions {
+  return {
+    regNames: opts.regNames,
+    argRegs: opts.argRegs,
+    symbolExists: opts.symbolExists,
+    stepBudget: opts.stepBudget,
+    charSigned: opts.imageArch === undefined ? true : opts.imageArch === 'x86_64' || opts.imageArch === 'i386',
+  };
+}
+
+function analyze(file: ProbeFileAst, opts: CheckOptions): { diagnostics: Diagnostic[]; probes: ProbeSpec[] } {
+  const diagnostics: Diagnostic[] = [];
+  const probes: ProbeSpec[] = [];
+  const copts = compileOpts(opts);
+  const jprobeTargets = new Map<string, number>();
+  for (const pr of file.probes) {
+    const mine: Diagnostic[] = [];
+    const err = (span: Span, msg: string): void => { mine.push(diagAt(span, msg)); };
+    const warn = (span: Span, msg: string): void => { mine.push(diagAt(span, msg, 'warning')); };
+    checkTarget(pr, opts, err);
+    const attrs = checkAttrs(pr, err);
+    const handlers: Partial<Record<HandlerKind, CompiledHandler>> = {};
+    const seen = new Map<string, number>();
+    const used = new Set<string>();
+    for (const h of pr.handlers) {
+      const allowed = KIND_HANDLERS[pr.kind];
+      if (!allowed.includes(h.kind as HandlerKind)) {
+        const owner = (Object.keys(KIND_HANDLERS) as ProbeKindName[]).find(k => KIND_HANDLERS[k].includes(h.kind as HandlerKind) && k !== 'jprobe');
+        err(h.span, owner
+          ? `'${h.kind}' handlers belong to ${owner}s; a ${pr.kind} has ${allowed.join(', ')} handlers`
+          : `unknown handler kind '${h.kind}' (a ${pr.kind} has ${allowed.join(', ')} handlers)`);
+        continue;
+      }
+      const prev = seen.get(h.kind);
+      if (prev !== undefined) { err(h.span, `duplicate '${h.kind}' handler (the first is at line ${prev})`); continue; }
+      seen.set(h.kind, h.span.line);
+      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, []);
+      mine.push(...r.diagnostics);
+      r.used.forEach(u => used.add(u));
+      if (r.handler) handlers[h.kind as HandlerKind] = r.handler;
+    }
+    if (pr.handlers.length === 0 && pr.kind !== 'jprobe') warn(pr.span, `this ${pr.kind} has no handlers`);
+    if (pr.kind === 'kretprobe' && used.has('ri->data') && !attrs.data_size) warn(pr.span, 'a handler uses ri->data but data_size is 0; set data_size=N');
+    if (pr.kind === 'jprobe' && pr.target) {
+      const key = targetKey(pr.target);
+      const first = jprobeTargets.get(key);
+      if (first !== undefined) err(pr.targetSpan, `only one jprobe per function: another jprobe on '${pr.targetText}' is at line ${first}`);
+      else jprobeTargets.set(key, pr.span.line);
+    }
+    diagnostics.push(...mine);
+    if (pr.target && !mine.some(d => d.severity === 'error')) {
+      probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column });
+    }
+  }
+  return { diagnostics, probes };
+}
+
+function targetKey(t: ProbeTarget): string {
+  return t.kind === 'symbol' ? `s:${t.name}+${t.offset}` : t.kind === 'address' ? `a:${t.addr}` : `l:${t.file}:${t.line}`;
+}
+
+function checkTarget(pr: ProbeAst, opts: CheckOptions, err: (s: Span, m: string) => void): void {
+  const t = pr.target;
+  if (!t) return;
+  if (t.kind === 'symbol') {
+    if (opts.symbolExists && !opts.symbolExists(t.name)) err(pr.targetSpan, `unknown symbol '${t.name}' in the image`);
+    if (t.offset !== 0n && pr.kind !== 'kprobe') err(pr.targetSpan, `a ${pr.kind} must be placed at a function entry (offset 0), not ${pr.targetText}`);
+  } else if (t.kind === 'address') {
+    if (t.addr === 0n) err(pr.targetSpan, 'probe address 0 is not valid');
+  } else if (pr.kind !== 'kprobe') {
+    err(pr.targetSpan, `a ${pr.kind} must be placed on a function (symbol or address), not a source line`);
+  }
+}
+
+function checkAttrs(pr: ProbeAst, err: (s: Span, m: string) => void): ProbeSpec['attrs'] {
+  const out: ProbeSpec['attrs'] = {};
+  const seen = new Set<string>();
+  for (const a of pr.attrs) {
+    const kinds = ATTRS[a.name];
+    if (!kinds) { err(a.span, `unknown attribute '${a.name}' (known: ${Object.keys(ATTRS).filter(k => ATTRS[k].includes(pr.kind)).join(', ')})`); continue; }
+    if (!kinds.includes(pr.kind)) { err(a.span, `attribute '${a.name}' only applies to ${kinds.join('/')}s`); continue; }
+    if (seen.has(a.name)) { err(a.span, `duplicate attribute '${a.name}'`); continue; }
+    seen.add(a.name);
+    const vspan = a.valueSpan ?? a.span;
+    if (a.name === 'disabled') {
+      if (a.value === undefined || a.value === 'true' || a.value === '1') out.disabled = true;
+      else if (a.value === 'false' || a.value === '0') out.disabled = false;
+      else err(vspan, `'disabled' takes true or false, not '${a.value}'`);
+      continue;
+    }
+    const max = a.name === 'maxactive' ? MAX_MAXACTIVE : MAX_DATA_SIZE;
+    if (a.value === undefined) { err(a.span, `attribute '${a.name}' needs a value, e.g. ${a.name}=${a.name === 'maxactive' ? 20 : 8}`); continue; }
+    if (!/^(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(a.value)) { err(vspan, `'${a.name}' must be a non-negative integer, not '${a.value}'`); continue; }
+    const v = BigInt(a.value);
+    if (v > BigInt(max)) { err(vspan, `'${a.name}' of ${v} is too large (at most ${max})`); continue; }
+    if (a.name === 'maxactive') out.maxactive = Number(v);
+    else out.data_size = Number(v);
+  }
+  return out;
+}
+
+/** Semantic diagnostics of a parsed probe file (handler snippets included). */
+export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnostic[] {
+  return analyze(file, opts).diagnostics;
+}
+
+/**
+ * Parse, check and compile a .kprobe file. Probes with errors are left out of
+ * `probes` (their diagnostics explain why); the others are ready to register.
+ */
+export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
+  const parsed = parseProbeFile(text, fileName);
+  const r = analyze(parsed.file, opts);
+  const bad = new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line));
+  // a probe whose text holds a syntax error is not registered either
+  const probes = r.probes.filter(p => {
+    const ast = parsed.file.probes.find(a => a.span.line === p.line && a.span.column === p.column);
+    return !ast || ![...bad].some(l => l >= ast.fullSpan.line && l <= ast.fullSpan.endLine);
+  });
+  return { probes, diagnostics: [...parsed.diagnostics, ...r.diagnostics], image: parsed.file.image?.path };
+}

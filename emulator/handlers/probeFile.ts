@@ -1,0 +1,190 @@
+/**
+ * Parser of .kprobe files:
+ *
+ *   image "../kernel/build/kernel-x86_64.elf"       // optional, once
+ *   kprobe do_fork { pre { ... } post { ... } fault { ... } }
+ *   kretprobe sys_open maxactive=20 data_size=8 { entry { ... } return { ... } }
+ *   jprobe do_fork { ...body... }
+ *
+ * Targets: `symbol`, `symbol+0xoff` (or `symbol + off`), `0xaddress`
+ * (64-bit exact), `file.c:line`. Attributes: `maxactive=N`, `data_size=N`,
+ * `disabled` / `disabled=true|false`. Comments: // and /* *\/.
+ * Handler bodies are parsed with the handler-language parser from the same
+ * token stream, so positions are file positions.
+ */
+import { SnippetAst, Span } from './ast';
+import { Token, tokenize } from './lexer';
+import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
+import { Diagnostic } from './types';
+
+export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe';
+
+export type ProbeTarget =
+  | { kind: 'symbol'; name: string; offset: bigint }
+  | { kind: 'address'; addr: bigint }
+  | { kind: 'line'; file: string; line: number };
+
+export interface ProbeAttrAst { name: string; value?: string; span: Span; valueSpan?: Span }
+export interface ProbeHandlerAst { kind: string; span: Span; body: SnippetAst }
+
+export interface ProbeAst {
+  kind: ProbeKindName;
+  /** span of the kind keyword */
+  span: Span;
+  /** undefined when the target could not be parsed (a diagnostic was reported) */
+  target?: ProbeTarget;
+  targetText: string;
+  targetSpan: Span;
+  attrs: ProbeAttrAst[];
+  handlers: ProbeHandlerAst[];
+  /** span of the whole probe */
+  fullSpan: Span;
+}
+
+export interface ProbeFileAst {
+  fileName: string;
+  /** the `image "path"` header (path as written, relative to the .kprobe file) */
+  image?: { path: string; span: Span };
+  probes: ProbeAst[];
+}
+
+const PROBE_KINDS = new Set(['kprobe', 'kretprobe', 'jprobe']);
+
+class ProbeParseError extends Error {
+  constructor(message: string, readonly span: Span) { super(message); }
+}
+
+/** Parse a .kprobe file; never throws. Diagnostics are syntax errors (checkProbeFile adds semantic ones). */
+export function parseProbeFile(text: string, fileName: string): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const toks = tokenize(text);
+  const p = new Parser(toks, diagnostics);
+  const file: ProbeFileAst = { fileName, probes: [] };
+  while (p.tok.kind !== 'eof') {
+    const t = p.tok;
+    try {
+      if (t.kind === 'ident' && t.text === 'image') {
+        p.next();
+        const s = p.tok;
+        if (s.kind !== 'string') throw new ProbeParseError(`expected the image path as a string after 'image' but found ${describe(s)}`, spanOf(s));
+        p.next();
+        const span = joinSpan(spanOf(t), spanOf(s));
+        if (file.image) diagnostics.push(diagAt(span, `duplicate 'image' line (the first is at line ${file.image.span.line})`));
+        else if (file.probes.length) diagnostics.push(diagAt(span, "'image' must come before the probes"));
+        else file.image = { path: s.str ?? '', span };
+        if (p.is(';')) p.next();
+        continue;
+      }
+      if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text, toks)); continue; }
+      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe' or 'image' but found ${describe(t)}`, spanOf(t));
+    } catch (err) {
+      if (!(err instanceof ProbeParseError)) { p.report(err); skipToNextProbe(p, true); continue; }
+      diagnostics.push(diagAt(err.span, err.message));
+      skipToNextProbe(p, p.tok === t);
+    }
+  }
+  return { file, diagnostics };
+}
+
+/** Skip to the next top-level probe keyword, over balanced braces. */
+function skipToNextProbe(p: Parser, mustAdvance: boolean): void {
+  if (mustAdvance) p.next();
+  let depth = 0;
+  while (p.tok.kind !== 'eof') {
+    if (p.is('{')) depth++;
+    else if (p.is('}')) { depth = Math.max(0, depth - 1); p.next(); continue; }
+    else if (depth === 0 && p.tok.kind === 'ident' && (PROBE_KINDS.has(p.tok.text) || p.tok.text === 'image')) return;
+    p.next();
+  }
+}
+
+function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
+  const kw = p.next();
+  const kind = kw.text as ProbeKindName;
+  // target: a run of tokens with no whitespace between them
+  const first = p.tok;
+  if (first.kind === 'eof' || p.is('{')) throw new ProbeParseError(`missing target after '${kind}' (a symbol, symbol+offset, 0xaddress or file.c:line)`, spanOf(first));
+  let last = p.next();
+  while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
+  let targetText = text.slice(first.start, last.end);
+  let targetSpan = joinSpan(spanOf(first), spanOf(last));
+  // `sym + 0x10` with spaces
+  if (p.is('+') && /^[A-Za-z_][\w.]*$/.test(targetText) && p.peek().kind === 'number') {
+    p.next();
+    const n = p.next();
+    targetText += '+' + n.text;
+    targetSpan = joinSpan(targetSpan, spanOf(n));
+  }
+  const bad = [first, ...toks.slice(toks.indexOf(first) + 1, toks.indexOf(last) + 1)].find(t => t.kind === 'error');
+  const target = bad ? undefined : parseTarget(targetText);
+  const diags = p.diags;
+  if (bad) diags.push(diagAt(spanOf(bad), `invalid probe target: ${bad.message}`));
+  else if (!target) diags.push(diagAt(targetSpan, `invalid probe target '${targetText}' (expected symbol, symbol+offset, 0xaddress or file.c:line)`));
+
+  const attrs: ProbeAttrAst[] = [];
+  while (p.tok.kind === 'ident') {
+    const n = p.next();
+    if (p.is('=')) {
+      p.next();
+      const v = p.tok;
+      if (v.kind !== 'number' && v.kind !== 'ident') throw new ProbeParseError(`expected a value for attribute '${n.text}' but found ${describe(v)}`, spanOf(v));
+      p.next();
+      attrs.push({ name: n.text, value: v.text, span: joinSpan(spanOf(n), spanOf(v)), valueSpan: spanOf(v) });
+    } else attrs.push({ name: n.text, span: spanOf(n) });
+  }
+  const open = p.tok;
+  if (!p.is('{')) throw new ProbeParseError(`expected '{' to start the ${kind} body but found ${describe(open)}`, spanOf(open));
+  p.next();
+  const handlers: ProbeHandlerAst[] = [];
+  if (kind === 'jprobe') {
+    const body = p.stmtList('}');
+    handlers.push({ kind: 'jprobe', span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(p.tok)) } });
+  } else {
+    while (!p.is('}') && p.tok.kind !== 'eof') {
+      const h = p.tok;
+      if (h.kind !== 'ident') {
+        diags.push(diagAt(spanOf(h), `expected a handler kind (${kind === 'kprobe' ? 'pre, post or fault' : 'entry or return'}) but found ${describe(h)}`));
+        p.next();
+        continue;
+      }
+      p.next();
+      const hopen = p.tok;
+      if (!p.is('{')) {
+        diags.push(diagAt(spanOf(hopen), `expected '{' after '${h.text}' but found ${describe(hopen)}`));
+        continue;
+      }
+      p.next();
+      const body = p.stmtList('}');
+      const close = p.tok;
+      if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${h.text} handler`, spanOf(close));
+      p.next();
+      handlers.push({ kind: h.text, span: spanOf(h), body: { k: 'body', body, span: joinSpan(spanOf(hopen), spanOf(close)) } });
+    }
+  }
+  const close = p.tok;
+  if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${kind} started at line ${kw.line}`, spanOf(close));
+  p.next();
+  return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
+}
+
+const MAX_U64 = (1n << 64n) - 1n;
+
+/** Parse a probe target text (also used for DAP function breakpoints such as `do_fork+0x4`). */
+export function parseTarget(s: string): ProbeTarget | undefined {
+  let m = /^(0[xX][0-9a-fA-F]+|[0-9]+)$/.exec(s);
+  if (m) {
+    const v = BigInt(m[1]);
+    return v > MAX_U64 ? undefined : { kind: 'address', addr: v };
+  }
+  m = /^(.*[^\s:]):([0-9]+)$/.exec(s);
+  if (m && /\.[A-Za-z]+$/.test(m[1])) {
+    const line = Number(m[2]);
+    return line >= 1 && line <= 10_000_000 ? { kind: 'line', file: m[1], line } : undefined;
+  }
+  m = /^([A-Za-z_][\w.$]*)(?:\+(0[xX][0-9a-fA-F]+|[0-9]+))?$/.exec(s);
+  if (m) {
+    const off = m[2] ? BigInt(m[2]) : 0n;
+    return off > 0xffffffffn ? undefined : { kind: 'symbol', name: m[1], offset: off };
+  }
+  return undefined;
+}
