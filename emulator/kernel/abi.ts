@@ -42,8 +42,8 @@ export const EXCEPTION_TABLE_SECTION = '__ex_table';
 
 /** Errno values used by the kernel model (Linux numbering). */
 export const Errno = {
-  EPERM: 1, ENOENT: 2, EINTR: 4, EIO: 5, E2BIG: 7, EBADF: 9, EAGAIN: 11, ENOMEM: 12, EACCES: 13,
-  EFAULT: 14, EBUSY: 16, EEXIST: 17, ENODEV: 19, EINVAL: 22, ENOSPC: 28, ENOSYS: 38, EILSEQ: 84,
+  EPERM: 1, ENOENT: 2, ESRCH: 3, EINTR: 4, EIO: 5, E2BIG: 7, EBADF: 9, ECHILD: 10, EAGAIN: 11, ENOMEM: 12, EACCES: 13,
+  EFAULT: 14, EBUSY: 16, EEXIST: 17, ENODEV: 19, EINVAL: 22, ENOTTY: 25, ENOSPC: 28, ERANGE: 34, EDEADLK: 35, ENOSYS: 38, EILSEQ: 84,
   EOPNOTSUPP: 95,
 } as const;
 export type ErrnoName = keyof typeof Errno;

@@ -41,6 +41,10 @@ export interface Task {
  * A trap notifier (Linux's die-notifier chain / kprobe_int3_handler,
  * kprobe_debug_handler, kprobe_fault_handler). Called in registration order;
  * return true when the trap was consumed (the CPU resumes at its current pc).
+ * A hook that returns false may have rewritten the CPU's pc and `trap.pc`
+ * (kprobes does, when a single-stepped copy faults: the fault is then
+ * reported at the probed instruction's own address, so __ex_table fixups
+ * and oops reports see the original instruction).
  */
 export type TrapHook = (cpu: Cpu, trap: Trap) => boolean;
 
@@ -82,6 +86,12 @@ export interface KernelApi {
   blacklist(): readonly { start: bigint; end: bigint; name: string }[];
   /** request the machine to stop (debugger); reason shown to the user */
   requestStop(cpu: number, reason: StopRequest): void;
+  /** (optional, added for kprobes) allocate zeroed, writable kernel data memory (never freed),
+   *  e.g. kretprobe instance data; the kprobes engine maps its own data area when absent */
+  kmalloc?(size: number, align?: number): bigint;
+  /** (optional, added for kprobes) dispatch a trap exactly as the machine does (hooks, then the
+   *  kernel): used to run kernel code nested inside a probe handler (callKernelFunction) */
+  handleTrap?(cpu: Cpu, trap: Trap): void;
 }
 
 export interface StopRequest {

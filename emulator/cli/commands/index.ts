@@ -6,5 +6,8 @@ import { registry } from '../io';
 import './info';
 import './sym';
 import './lines';
+import './runOptions';
+import './run';
+import './exec';
 
 export const commands = registry;

@@ -1,0 +1,40 @@
+/**
+ * `kprobe-run exec [OPTIONS] PROG.elf [ARGS...]`: run a static Linux user
+ * program in the emulator (like qemu-user): its stdout/stderr bytes go to
+ * ours, its exit status is our exit code (128+N when killed by signal N).
+ */
+import { loadElf } from '../../elf';
+import { Machine } from '../../machine';
+import { CliError, CliIo, processIo, registerCommand } from '../io';
+import { printStats, reportExit, runMachine } from './run';
+import { newRunContext, optionsSynopsis, parseRunArgs } from './runOptions';
+
+/** Byte sinks for the program: raw bytes to the process streams, decoded text to other CliIo's. */
+function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array): void } {
+  if (io === processIo) {
+    return { stdout: b => { process.stdout.write(b); }, stderr: b => { process.stderr.write(b); } };
+  }
+  const out = new TextDecoder(), err = new TextDecoder();
+  return {
+    stdout: b => io.out(out.decode(b, { stream: true })),
+    stderr: b => io.err(err.decode(b, { stream: true })),
+  };
+}
+
+registerCommand('exec', {
+  summary: 'run a static Linux user program (x86_64 ELF) like qemu-user: its output, its exit status',
+  get usage() { return `${optionsSynopsis('exec')} PROG.elf [ARGS...]`; },
+  async run(args: string[], io: CliIo): Promise<number> {
+    const ctx = newRunContext();
+    const pos = parseRunArgs('exec', args, ctx, true);
+    if (pos.length === 0) throw new CliError('exec: expected PROG.elf [ARGS...]');
+    const [path, ...rest] = pos;
+    const image = loadElf(path);
+    const m = Machine.forUserProgram(image, [path, ...rest], sinks(io), ctx.machine);
+    m.onPrintk(r => io.err(r.text + '\n'));
+    const { exit, seconds } = await runMachine(m, ctx, io);
+    const code = reportExit(path, exit, io);
+    if (ctx.stats) printStats(m, seconds, io);
+    return code;
+  },
+});

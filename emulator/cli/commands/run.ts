@@ -1,0 +1,61 @@
+/**
+ * `kprobe-run [run] [IMAGE] [--cpus N] [--max-instructions N] [--stats] ...`:
+ * boot a kernel image, print its kernel log (console lines, oops reports,
+ * probe output) on stdout as it is produced, exit with its power-off code.
+ *
+ * Other endings: nothing left to run -> a line on stderr, exit 1; the
+ * instruction limit -> a line on stderr, exit 124 (like timeout(1)).
+ */
+import { performance } from 'node:perf_hooks';
+import { loadElf } from '../../elf';
+import { Machine, MachineExit } from '../../machine';
+import { CliError, CliIo, registerCommand } from '../io';
+import { RunContext, defaultImage, newRunContext, optionsSynopsis, parseRunArgs } from './runOptions';
+
+export const LIMIT_EXIT_CODE = 124;
+
+/** Exit code and stderr line for how a machine ended. */
+export function reportExit(what: string, exit: MachineExit, io: CliIo): number {
+  switch (exit.reason) {
+    case 'poweroff': return exit.code;
+    case 'halted':
+      io.err(`kprobe-run: ${what}: machine halted: ${exit.detail}\n`);
+      return exit.code;
+    case 'limit':
+      io.err(`kprobe-run: ${what}: ${exit.detail}\n`);
+      return LIMIT_EXIT_CODE;
+  }
+}
+
+export function printStats(m: Machine, seconds: number, io: CliIo): void {
+  io.err(`instructions: ${m.totalInstructions}\nseconds: ${seconds.toFixed(3)}\n`);
+}
+
+/** Run a machine to its end with the context's setup/teardown hooks; returns the exit. */
+export async function runMachine(m: Machine, ctx: RunContext, io: CliIo): Promise<{ exit: MachineExit; seconds: number }> {
+  for (const s of ctx.setup) await s(m, io);
+  const t0 = performance.now();
+  const exit = m.run();
+  const seconds = (performance.now() - t0) / 1000;
+  for (const s of ctx.teardown) await s(m, io);
+  return { exit, seconds };
+}
+
+registerCommand('run', {
+  summary: 'boot a kernel image and print its kernel log (default image: the x86_64 sample kernel)',
+  get usage() { return `[IMAGE] ${optionsSynopsis('run')}`; },
+  async run(args: string[], io: CliIo): Promise<number> {
+    const ctx = newRunContext();
+    const pos = parseRunArgs('run', args, ctx, false);
+    if (pos.length > 1) throw new CliError(`run: expected at most one IMAGE, got ${pos.length} (${pos.join(' ')})`);
+    const path = pos[0] ?? defaultImage();
+    if (!path) throw new CliError('run: no IMAGE given and the sample kernel examples/kernel/build/kernel-x86_64.elf was not found');
+    const image = loadElf(path);
+    const m = new Machine(image, ctx.machine);
+    m.onPrintk(r => io.out(r.text + '\n'));
+    const { exit, seconds } = await runMachine(m, ctx, io);
+    const code = reportExit(path, exit, io);
+    if (ctx.stats) printStats(m, seconds, io);
+    return code;
+  },
+});

@@ -1,0 +1,140 @@
+/**
+ * Options of `kprobe-run run` / `exec`, as a registry so that other modules
+ * can add theirs without touching run.ts:
+ *
+ *   import { registerRunOption } from './runOptions';
+ *   registerRunOption({ name: '--probes', arg: 'FILE', help: '...',
+ *     apply: (value, ctx) => { ctx.setup.push(machine => ...); } });
+ *
+ * (then add `import './yourOptions';` to commands/index.ts before './run').
+ * Options accept `--name VALUE` and `--name=VALUE`; a flag (no `arg`) takes none.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Machine, MachineOptions } from '../../machine';
+import { CliError, CliIo } from '../io';
+
+export interface RunContext {
+  /** passed to the Machine constructor */
+  machine: MachineOptions;
+  /** --stats */
+  stats: boolean;
+  /** run after the machine is built and before it runs (register probes, set sysctls...) */
+  setup: ((m: Machine, io: CliIo) => void | Promise<void>)[];
+  /** run after the machine ended (print summaries) */
+  teardown: ((m: Machine, io: CliIo) => void | Promise<void>)[];
+}
+
+export interface RunOption {
+  /** '--cpus' */
+  name: string;
+  /** value placeholder ('N', 'FILE'); absent for a flag */
+  arg?: string;
+  help: string;
+  /** which commands accept it (default both) */
+  commands?: readonly ('run' | 'exec')[];
+  apply(value: string, ctx: RunContext): void;
+}
+
+const options = new Map<string, RunOption>();
+
+export function registerRunOption(o: RunOption): void {
+  if (!o.name.startsWith('--')) throw new Error(`run option ${o.name} must start with --`);
+  if (options.has(o.name)) throw new Error(`run option ${o.name} registered twice`);
+  options.set(o.name, o);
+}
+
+export function runOptions(command: 'run' | 'exec'): RunOption[] {
+  return [...options.values()].filter(o => !o.commands || o.commands.includes(command))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export function newRunContext(): RunContext {
+  return { machine: {}, stats: false, setup: [], teardown: [] };
+}
+
+/** A non-negative integer option value (decimal or 0x hex). */
+export function parseCount(name: string, v: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (!/^(0x[0-9a-f]+|[0-9]+)$/i.test(v)) throw new CliError(`${name}: expected a number, got '${v}'`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new CliError(`${name}: ${v} is out of range (${min}..${max})`);
+  return n;
+}
+
+/**
+ * Split argv into options (applied to ctx) and positional arguments. With
+ * `stopAtPositional`, everything from the first positional on is positional
+ * (exec: the program's own arguments). `--` ends the options.
+ */
+export function parseRunArgs(command: 'run' | 'exec', args: string[], ctx: RunContext, stopAtPositional: boolean): string[] {
+  const known = new Map(runOptions(command).map(o => [o.name, o]));
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') { positional.push(...args.slice(i + 1)); break; }
+    if (!a.startsWith('--') || a === '-') {
+      if (stopAtPositional) { positional.push(...args.slice(i)); break; }
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    const o = known.get(name);
+    if (!o) {
+      const list = [...known.keys()].join(', ');
+      throw new CliError(`${command}: unknown option '${name}' (options: ${list})`);
+    }
+    let value = '';
+    if (o.arg) {
+      if (eq > 0) value = a.slice(eq + 1);
+      else if (i + 1 < args.length) value = args[++i];
+      else throw new CliError(`${command}: option ${name} needs a value (${name} ${o.arg})`);
+    } else if (eq > 0) {
+      throw new CliError(`${command}: option ${name} takes no value`);
+    }
+    o.apply(value, ctx);
+  }
+  return positional;
+}
+
+/** "[--cpus N] [--stats] ..." (one line, for usage) */
+export function optionsSynopsis(command: 'run' | 'exec'): string {
+  return runOptions(command).map(o => `[${o.arg ? `${o.name} ${o.arg}` : o.name}]`).join(' ');
+}
+
+/**
+ * The sample kernel image: examples/kernel/build/kernel-x86_64.elf found by
+ * searching upward from this file's directory (repo checkout or dist/cli.js)
+ * and from the current directory.
+ */
+export function defaultImage(): string | undefined {
+  const rel = join('examples', 'kernel', 'build', 'kernel-x86_64.elf');
+  for (const start of [__dirname, process.cwd()]) {
+    let d = resolve(start);
+    for (;;) {
+      const p = join(d, rel);
+      if (existsSync(p)) return p;
+      const up = dirname(d);
+      if (up === d) break;
+      d = up;
+    }
+  }
+  return undefined;
+}
+
+registerRunOption({
+  name: '--cpus', arg: 'N', help: 'number of emulated CPUs (1..64, default 2)', commands: ['run'],
+  apply: (v, ctx) => { ctx.machine.cpus = parseCount('--cpus', v, 1, 64); },
+});
+registerRunOption({
+  name: '--max-instructions', arg: 'N', help: 'stop after N instructions (0 = no limit)',
+  apply: (v, ctx) => { ctx.machine.maxInstructions = parseCount('--max-instructions', v); },
+});
+registerRunOption({
+  name: '--quantum', arg: 'N', help: 'instructions per CPU turn in the round-robin interleaving (default 10000)',
+  apply: (v, ctx) => { ctx.machine.quantum = parseCount('--quantum', v, 1, 1_000_000_000); },
+});
+registerRunOption({
+  name: '--stats', help: 'print "instructions: N" and "seconds: S" to stderr at the end',
+  apply: (_v, ctx) => { ctx.stats = true; },
+});

@@ -1,0 +1,58 @@
+/**
+ * The hypercall table: one handler per Hypercall number (emulator/kernel/abi.ts).
+ * A handler returns the value for the result register, or NO_RESULT when it
+ * switched the CPU away from the caller (the caller's result, if any, is
+ * delivered when it runs again).
+ */
+import { Cpu } from '../arch/types';
+import { MemoryFault } from '../memory/memory';
+import { toVAddr } from '../memory/address';
+import { Errno, Hypercall } from './abi';
+import type { Kernel } from './kernel';
+
+export const NO_RESULT = Symbol('no result');
+export type HypercallResult = bigint | typeof NO_RESULT;
+export type HypercallHandler = (k: Kernel, cpu: Cpu, args: readonly bigint[]) => HypercallResult;
+
+/** longest console write accepted in one call (longer writes are truncated, like a short write) */
+export const CONSOLE_WRITE_MAX = 1 << 20;
+
+const err = (name: keyof typeof Errno): bigint => BigInt(-Errno[name]);
+const signed = (v: bigint): number => Number(BigInt.asIntN(64, v));
+
+export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number, HypercallHandler>([
+  [Hypercall.ConsoleWrite, (k, cpu, [buf, len]) => {
+    const u = BigInt.asUintN(64, len);
+    const n = u > BigInt(CONSOLE_WRITE_MAX) ? CONSOLE_WRITE_MAX : Number(u);
+    if (n === 0) return 0n;
+    const a = toVAddr(buf);
+    if (a === null) return err('EFAULT');
+    let bytes: Uint8Array;
+    try { bytes = cpu.mem.readBytes(a, n); } catch (e) {
+      if (e instanceof MemoryFault) return err('EFAULT');
+      throw e;
+    }
+    k.log.consoleBytes(cpu.id, bytes, k.clock.now(cpu.id));
+    return BigInt(n);
+  }],
+  [Hypercall.PowerOff, (k, _cpu, [code]) => {
+    k.powerOff(signed(code));
+    return NO_RESULT;
+  }],
+  [Hypercall.ThreadCreate, (k, cpu, [fn, arg, cpuArg, commPtr]) => k.createThreadFromImage(cpu, fn, arg, signed(cpuArg), commPtr)],
+  [Hypercall.Yield, (k, cpu) => {
+    cpu.setReg(k.arch.abi.hypercall.ret, 0n);
+    k.sched.schedule(cpu.id);
+    return NO_RESULT;
+  }],
+  [Hypercall.ThreadExit, (k, cpu, [code]) => {
+    k.exitCurrent(cpu.id, signed(code));
+    return NO_RESULT;
+  }],
+  [Hypercall.CpuId, (_k, cpu) => BigInt(cpu.id)],
+  [Hypercall.CurrentPid, (k, cpu) => BigInt(k.current(cpu.id)?.pid ?? 0)],
+  [Hypercall.TimeNs, (k, cpu) => k.clock.now(cpu.id)],
+  [Hypercall.Jiffies, (k, cpu) => k.clock.jiffies(cpu.id)],
+  [Hypercall.ThreadJoin, (k, cpu, [pid]) => k.joinThread(cpu.id, signed(pid))],
+  [Hypercall.NrCpus, k => BigInt(k.cpus.length)],
+]);

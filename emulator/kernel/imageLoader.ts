@@ -1,0 +1,62 @@
+/**
+ * Maps an ELF image's PT_LOAD segments into an address space: one region per
+ * segment, [p_vaddr, p_vaddr + p_memsz), permissions from p_flags, file bytes
+ * copied, the rest (bss) zero. Bad segments are ImageErrors naming the file
+ * and the segment.
+ */
+import { ElfImage, ImageError } from '../elf/types';
+import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
+import { toVAddr } from '../memory/address';
+
+export const PT_LOAD = 1;
+export const PT_PHDR = 6;
+const PF_X = 1, PF_W = 2, PF_R = 4;
+/** refuse absurd segments instead of allocating them */
+const MAX_SEGMENT = 1 << 30;
+
+export interface LoadedImage {
+  regions: Region[];
+  /** lowest mapped address and end of the highest segment (unsigned) */
+  low: bigint;
+  high: bigint;
+  /** [start, end) of executable segments, for reach checks */
+  textLow: bigint;
+  textHigh: bigint;
+}
+
+export function permsOf(flags: number, user: boolean): number {
+  return (flags & PF_R ? PERM_R : 0) | (flags & PF_W ? PERM_W : 0) | (flags & PF_X ? PERM_X : 0) | (user ? PERM_U : 0);
+}
+
+export function mapImage(mem: Memory, image: ElfImage, user: boolean): LoadedImage {
+  const regions: Region[] = [];
+  let low = -1n, high = 0n, textLow = -1n, textHigh = 0n;
+  image.segments.forEach((seg, i) => {
+    if (seg.type !== PT_LOAD || seg.memsz === 0n) return;
+    const what = `PT_LOAD segment ${i} at 0x${seg.vaddr.toString(16)}`;
+    if (seg.memsz > BigInt(MAX_SEGMENT)) throw new ImageError(image.path, `${what}: memsz 0x${seg.memsz.toString(16)} is too large`);
+    if (seg.filesz > seg.memsz) throw new ImageError(image.path, `${what}: filesz 0x${seg.filesz.toString(16)} > memsz 0x${seg.memsz.toString(16)}`);
+    const base = toVAddr(seg.vaddr);
+    const endV = toVAddr(seg.vaddr + seg.memsz - 1n);
+    if (base === null || endV === null || endV < base) throw new ImageError(image.path, `${what}: address is not canonical`);
+    const size = Number(seg.memsz);
+    let r: Region;
+    try {
+      r = mem.map(base, size, permsOf(seg.flags, user), `${image.path}:seg${i}`);
+    } catch (e) {
+      throw new ImageError(image.path, `${what}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    r.bytes.set(seg.data.subarray(0, Number(seg.filesz)));
+    regions.push(r);
+    const end = seg.vaddr + seg.memsz;
+    if (low < 0n || seg.vaddr < low) low = seg.vaddr;
+    if (end > high) high = end;
+    if (seg.flags & PF_X) {
+      if (textLow < 0n || seg.vaddr < textLow) textLow = seg.vaddr;
+      if (end > textHigh) textHigh = end;
+    }
+  });
+  if (regions.length === 0) throw new ImageError(image.path, 'no PT_LOAD segment to load');
+  if (textLow < 0n) { textLow = low; textHigh = high; }
+  return { regions, low, high, textLow, textHigh };
+}

@@ -1,0 +1,386 @@
+/**
+ * The emulated kernel: boots an image (maps its segments, lays out the exec
+ * and stack areas, starts start_kernel on CPU 0), owns the tasks and the
+ * scheduler, answers hypercalls, dispatches traps (hooks first, then its own
+ * handling, else an oops) and keeps the printk log. Implements KernelApi,
+ * the only view the kprobes engine has of it.
+ *
+ * Task numbering: pid 0 is the idle task of every CPU (current() returns
+ * undefined then, Comm "swapper/N" in reports); pid 1 is the first task
+ * ("init": start_kernel's context on CPU 0, or the user program of a
+ * user-mode machine); threads created by the image get 2, 3, ... in creation
+ * order. When task 1 ends, the machine powers off with its exit code
+ * (returning from start_kernel = power off 0).
+ *
+ * Thread return: every thread starts with its return address set to
+ * `threadReturnAddress`, the first page of the exec area, which is mapped
+ * without any permission. Returning from a thread function fetches there;
+ * the kernel recognises that exec fault as "thread returned" (exit code 0).
+ */
+import { ArchOps, Cpu, Trap } from '../arch/types';
+import { ElfImage } from '../elf/types';
+import { Memory, PERM_R, PERM_W, PERM_X, Region, MemoryFault } from '../memory/memory';
+import { VAddr, fromVAddr, hex, mustVAddr, toVAddr } from '../memory/address';
+import { Errno, EXCEPTION_TABLE_SECTION, KPROBE_BLACKLIST_SECTION } from './abi';
+import { ArchKernelTable, archKernel } from './archKernel';
+import { TICK_NS, VirtualClock } from './clock';
+import { HYPERCALLS, NO_RESULT, HypercallResult } from './hypercalls';
+import { LoadedImage, mapImage } from './imageLoader';
+import { formatOops } from './oops';
+import { PrintkLog, PrintkListener } from './printk';
+import { Scheduler } from './scheduler';
+import { KTask } from './task';
+import type { UserProcess } from './user/process';
+import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
+
+export const PAGE_SIZE = 4096;
+/** pid of the first task; its end powers the machine off */
+export const INIT_PID = 1;
+export const INIT_COMM = 'init';
+/** comm of a thread created with a NULL name */
+export const DEFAULT_THREAD_COMM = 'kthread';
+
+export interface KernelOptions {
+  cpus: number;
+  quantum: number;
+}
+
+/** Handles traps raised in user mode (installed by the user-process support). */
+export type UserTrapHandler = (k: Kernel, cpu: Cpu, task: KTask, trap: Trap) => void;
+
+export class Kernel implements KernelApi {
+  readonly mem = new Memory('kernel');
+  readonly cpus: Cpu[];
+  readonly layout: KernelLayout;
+  readonly log = new PrintkLog();
+  readonly clock: VirtualClock;
+  readonly sched: Scheduler;
+  readonly table: ArchKernelTable;
+  /** exit code once powered off */
+  exitCode: number | null = null;
+  /** pending debugger stop */
+  stopRequest: { cpu: number; request: StopRequest } | null = null;
+  oopsCount = 0;
+  /** the loaded image's extent (kernel images only) */
+  loaded: LoadedImage | null = null;
+  userTrapHandler: UserTrapHandler | null = null;
+  /** user processes by pid */
+  readonly processes = new Map<number, UserProcess>();
+
+  private readonly hooks: TrapHook[] = [];
+  private readonly exitListeners: ((t: Task) => void)[] = [];
+  private readonly allTasks: KTask[] = [];
+  private nextPid = INIT_PID + 1;
+  private execNext: VAddr;
+  private readonly execEnd: VAddr;
+  private readonly returnPage: VAddr;
+  private nextStackSlot = 0;
+  private readonly scratch: Cpu;
+  private readonly warnedHypercalls = new Set<number>();
+  private exTable: Map<VAddr, bigint> | null = null;
+  private blacklistRanges: { start: bigint; end: bigint; name: string }[] | null = null;
+
+  constructor(readonly arch: ArchOps, readonly image: ElfImage, opts: KernelOptions, kernelImage: boolean) {
+    if (!Number.isInteger(opts.cpus) || opts.cpus < 1 || opts.cpus > 64) throw new RangeError(`cpus must be 1..64, got ${opts.cpus}`);
+    this.table = archKernel(arch.name);
+    if (kernelImage) this.loaded = mapImage(this.mem, image, false);
+    this.layout = this.placeAreas(this.loaded);
+    const exec = mustVAddr(this.layout.execArea);
+    this.returnPage = exec;
+    this.mem.map(exec, PAGE_SIZE, 0, 'thread-return');
+    this.mem.map(exec + PAGE_SIZE, this.layout.execAreaSize - PAGE_SIZE, PERM_R | PERM_X, 'exec-area');
+    this.execNext = exec + PAGE_SIZE;
+    this.execEnd = exec + this.layout.execAreaSize;
+    this.cpus = [];
+    for (let i = 0; i < opts.cpus; i++) this.cpus.push(arch.createCpu(i, this.mem));
+    this.scratch = arch.createCpu(-1, this.mem);
+    this.clock = new VirtualClock(opts.cpus, opts.quantum);
+    this.sched = new Scheduler(this.cpus);
+  }
+
+  /** Exec area and stack area: the arch's preferred place, or right after the image when out of reach. */
+  private placeAreas(img: LoadedImage | null): KernelLayout {
+    const pref = this.table.layout;
+    if (!img) return { ...pref };
+    const reach = BigInt(this.table.branchReach);
+    const execEnd = pref.execArea + BigInt(pref.execAreaSize);
+    const within = (a: bigint): boolean => a - img.textLow < reach && img.textHigh - a < reach;
+    const overlaps = (a: bigint, size: bigint): boolean => a < img.high && img.low < a + size;
+    let execArea = pref.execArea;
+    if (!within(pref.execArea) || !within(execEnd) || overlaps(pref.execArea, BigInt(pref.execAreaSize))) {
+      execArea = (img.high + 0x1fffffn) & ~0x1fffffn;
+    }
+    let stackArea = pref.stackArea;
+    const stackSpan = 0x40000000n;
+    if (overlaps(stackArea, stackSpan) || (stackArea < execArea + BigInt(pref.execAreaSize) && execArea < stackArea + stackSpan)) {
+      stackArea = execArea + BigInt(pref.execAreaSize) + 0x200000n;
+    }
+    return { ...pref, execArea, stackArea };
+  }
+
+  // ---- KernelApi ------------------------------------------------------------
+
+  current(cpu: number): Task | undefined { return this.sched.rq[cpu]?.current; }
+  currentTask(cpu: number): KTask | undefined { return this.sched.rq[cpu]?.current; }
+  tasks(): readonly Task[] { return this.allTasks; }
+  taskByPid(pid: number): KTask | undefined { return this.allTasks.find(t => t.pid === pid); }
+
+  printk(cpu: number, text: string, source: PrintkRecord['source'] = 'kernel'): void {
+    this.log.text(cpu, text, source, this.clock.now(cpu >= 0 && cpu < this.cpus.length ? cpu : -1));
+  }
+  onPrintk(l: PrintkListener): () => void { return this.log.onRecord(l); }
+
+  timeNs(): bigint { return this.clock.now(); }
+  jiffies(): bigint { return this.clock.jiffies(); }
+
+  allocExec(size: number, align = 16): bigint {
+    if (!Number.isInteger(size) || size <= 0) throw new RangeError(`allocExec: bad size ${size}`);
+    if (!Number.isInteger(align) || align <= 0 || (align & (align - 1)) !== 0) throw new RangeError(`allocExec: bad alignment ${align}`);
+    const off = this.execNext - this.returnPage;
+    const start = this.returnPage + Math.ceil(off / align) * align;
+    if (start + size > this.execEnd) {
+      throw new RangeError(`allocExec: exec area exhausted (${size} bytes requested, ${this.execEnd - this.execNext} left of ${this.layout.execAreaSize})`);
+    }
+    this.execNext = start + size;
+    return fromVAddr(start);
+  }
+
+  addTrapHook(hook: TrapHook): void { this.hooks.push(hook); }
+  onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
+
+  oops(cpu: Cpu, trap: Trap | null, message: string): void {
+    const rq = this.sched.rq[cpu.id];
+    if (!rq || rq.dead) return;
+    this.oopsCount++;
+    let lines: string[];
+    try {
+      lines = formatOops({
+        arch: this.arch, style: this.table.oops, cpu, trap, message, task: rq.current,
+        symbols: this.image.symbols, serial: this.oopsCount,
+      });
+    } catch (e) {
+      lines = [`${message || 'Oops'}: 0000 [#${this.oopsCount}] (report incomplete: ${e instanceof Error ? e.message : String(e)})`];
+    }
+    for (const l of lines) this.printk(cpu.id, l, 'emulator');
+    rq.dead = true;
+  }
+
+  blacklist(): readonly { start: bigint; end: bigint; name: string }[] {
+    if (this.blacklistRanges) return this.blacklistRanges;
+    const out: { start: bigint; end: bigint; name: string }[] = [];
+    const sec = this.image.section(KPROBE_BLACKLIST_SECTION);
+    const ps = this.arch.abi.pointerSize;
+    if (sec && sec.data.length) {
+      const dv = new DataView(sec.data.buffer, sec.data.byteOffset, sec.data.byteLength);
+      for (let off = 0; off + ps <= dv.byteLength; off += ps) {
+        const addr = ps === 8 ? dv.getBigUint64(off, true) : BigInt(dv.getUint32(off, true));
+        const r = this.image.symbols.resolve(addr);
+        if (r && r.offset === 0n) out.push({ start: addr, end: addr + (r.sym.size > 0n ? r.sym.size : 1n), name: r.sym.name });
+        else out.push({ start: addr, end: addr + 1n, name: hex(addr) });
+      }
+    }
+    out.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+    this.blacklistRanges = out;
+    return out;
+  }
+
+  requestStop(cpu: number, reason: StopRequest): void {
+    if (!this.stopRequest) this.stopRequest = { cpu, request: reason };
+  }
+
+  // ---- tasks ----------------------------------------------------------------
+
+  /** A new kernel stack [base, top) in the stack area, followed by an unmapped guard gap. */
+  private allocStack(comm: string): { region: Region; base: bigint; top: bigint } {
+    const size = this.layout.stackSize;
+    const base = this.layout.stackArea + BigInt(this.nextStackSlot++ * size * 2);
+    const region = this.mem.map(mustVAddr(base), size, PERM_R | PERM_W, `stack:${comm}`);
+    return { region, base, top: base + BigInt(size) };
+  }
+
+  /** Create a kernel thread entering fn(arg) on `cpu`, returning to the thread-return page. */
+  createKernelThread(fn: bigint, arg: bigint, cpu: number, comm: string, pid?: number): KTask {
+    const stack = this.allocStack(comm);
+    const t = new KTask(pid ?? this.nextPid++, comm, cpu, false, this.mem, stack.base, stack.top, stack.region);
+    const s = this.scratch;
+    s.mem = this.mem;
+    s.userMode = false;
+    this.arch.initThread(s, fn, stack.top, arg, this.threadReturnAddress());
+    t.ctx = s.saveContext();
+    t.userMode = false;
+    this.allTasks.push(t);
+    this.sched.enqueue(t);
+    return t;
+  }
+
+  /** Create a task from a prepared register file (user processes). */
+  createTaskFromContext(comm: string, cpu: number, user: boolean, mm: Memory, init: (scratch: Cpu) => void,
+    stack: { base: bigint; top: bigint }, pid?: number): KTask {
+    const t = new KTask(pid ?? this.nextPid++, comm, cpu, user, mm, stack.base, stack.top, null);
+    const s = this.scratch;
+    s.mem = mm;
+    s.userMode = user;
+    init(s);
+    t.ctx = s.saveContext();
+    t.userMode = user;
+    s.mem = this.mem;
+    s.userMode = false;
+    this.allTasks.push(t);
+    this.sched.enqueue(t);
+    return t;
+  }
+
+  threadReturnAddress(): bigint { return fromVAddr(this.returnPage); }
+
+  /** Boot: start_kernel (e_entry) as task 1 on CPU 0. */
+  startKernel(): KTask {
+    return this.createKernelThread(this.image.entry, 0n, 0, INIT_COMM, INIT_PID);
+  }
+
+  /** thread_create hypercall */
+  createThreadFromImage(caller: Cpu, fn: bigint, arg: bigint, cpu: number, commPtr: bigint): HypercallResult {
+    if (!Number.isInteger(cpu) || cpu < 0 || cpu >= this.cpus.length) return BigInt(-Errno.EINVAL);
+    if (toVAddr(fn) === null) return BigInt(-Errno.EINVAL);
+    let comm = DEFAULT_THREAD_COMM;
+    if (commPtr !== 0n) {
+      const a = toVAddr(commPtr);
+      if (a === null) return BigInt(-Errno.EFAULT);
+      try { comm = caller.mem.readCString(a, 64); } catch (e) {
+        if (e instanceof MemoryFault) return BigInt(-Errno.EFAULT);
+        throw e;
+      }
+    }
+    return BigInt(this.createKernelThread(fn, arg, cpu, comm).pid);
+  }
+
+  /** thread_join hypercall: the exit code, or NO_RESULT after blocking the caller */
+  joinThread(cpu: number, pid: number): HypercallResult {
+    const cur = this.currentTask(cpu);
+    const target = this.taskByPid(pid);
+    if (!cur) return BigInt(-Errno.EINVAL);
+    if (!target) return BigInt(-Errno.ESRCH);
+    if (target === cur) return BigInt(-Errno.EDEADLK);
+    if (target.state === 'exited') return BigInt(target.exitCode ?? 0);
+    cur.state = 'blocked';
+    target.joiners.push(cur);
+    this.sched.deschedule(cpu);
+    return NO_RESULT;
+  }
+
+  /** End the task running on `cpu` and give the CPU to the next one. */
+  exitCurrent(cpu: number, code: number): void {
+    const t = this.currentTask(cpu);
+    if (!t) return;
+    this.exitTask(t, code);
+    this.sched.deschedule(cpu);
+  }
+
+  private exitTask(t: KTask, code: number): void {
+    t.state = 'exited';
+    t.exitCode = code;
+    t.ctx = null;
+    for (const j of t.joiners.splice(0)) this.sched.wake(j, { reg: this.arch.abi.hypercall.ret, value: BigInt(code) });
+    for (const l of this.exitListeners) l(t);
+    if (t.pid === INIT_PID) this.powerOff(code);
+  }
+
+  powerOff(code: number): void {
+    if (this.exitCode !== null) return;
+    this.exitCode = code;
+    this.log.flush(this.clock.now());
+  }
+
+  warn(cpu: number, text: string): void { this.printk(cpu, text, 'emulator'); }
+
+  // ---- traps ----------------------------------------------------------------
+
+  /** Timer tick (called by the machine at tick boundaries): round-robin preemption, wake halted CPUs. */
+  tick(): void {
+    const now = this.clock.roundStart;
+    this.sched.rq.forEach((q, c) => {
+      if (q.dead) return;
+      if (q.haltedUntil !== 0 && q.haltedUntil <= now) q.haltedUntil = 0;
+      if (q.current && q.queue.length > 0) this.sched.schedule(c);
+    });
+  }
+
+  private isThreadReturn(trap: Trap): boolean {
+    if (trap.kind !== 'pageFault' || trap.access !== 'exec') return false;
+    const a = toVAddr(trap.addr);
+    return a !== null && a >= this.returnPage && a < this.returnPage + PAGE_SIZE;
+  }
+
+  /** Dispatch a trap raised by `cpu`: thread return, hooks, the kernel's own handling, else oops. */
+  handleTrap(cpu: Cpu, trap: Trap): void {
+    const task = this.currentTask(cpu.id);
+    if (task && !task.user && this.isThreadReturn(trap)) {
+      this.exitCurrent(cpu.id, 0);
+      return;
+    }
+    for (const h of this.hooks) {
+      let consumed: boolean;
+      try { consumed = h(cpu, trap); } catch (e) {
+        this.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      if (consumed) return;
+    }
+    if (cpu.userMode && task) {
+      if (this.userTrapHandler) this.userTrapHandler(this, cpu, task, trap);
+      else this.oops(cpu, trap, 'user-mode trap with no process support');
+      return;
+    }
+    switch (trap.kind) {
+      case 'hypercall': this.hypercall(cpu); return;
+      case 'halt': {
+        const q = this.sched.rq[cpu.id];
+        q.haltedUntil = (Math.floor(this.clock.nowNs(cpu.id) / TICK_NS) + 1) * TICK_NS;
+        return;
+      }
+      case 'singleStep': return; // an unclaimed debug trap is ignored, as Linux's do_debug does
+      case 'pageFault':
+      case 'generalProtection':
+        if (this.fixupException(cpu)) return;
+        this.oops(cpu, trap, '');
+        return;
+      default:
+        this.oops(cpu, trap, '');
+    }
+  }
+
+  /** __ex_table: resume at the fixup of a faulting instruction listed there. */
+  private fixupException(cpu: Cpu): boolean {
+    if (!this.exTable) {
+      this.exTable = new Map();
+      const sec = this.image.section(EXCEPTION_TABLE_SECTION);
+      if (sec) {
+        const dv = new DataView(sec.data.buffer, sec.data.byteOffset, sec.data.byteLength);
+        for (let off = 0; off + 16 <= dv.byteLength; off += 16) {
+          const insn = toVAddr(dv.getBigUint64(off, true));
+          if (insn !== null) this.exTable.set(insn, dv.getBigUint64(off + 8, true));
+        }
+      }
+    }
+    const pc = toVAddr(cpu.getPc());
+    const fix = pc === null ? undefined : this.exTable.get(pc);
+    if (fix === undefined) return false;
+    cpu.setPc(fix);
+    return true;
+  }
+
+  private hypercall(cpu: Cpu): void {
+    const abi = this.arch.abi.hypercall;
+    const nr = Number(BigInt.asIntN(64, cpu.getReg(abi.nr)));
+    const h = HYPERCALLS.get(nr);
+    if (!h) {
+      if (!this.warnedHypercalls.has(nr)) {
+        this.warnedHypercalls.add(nr);
+        this.warn(cpu.id, `kprobe-debug: unknown hypercall ${nr} at ${this.image.symbols.format(cpu.getPc())}: returning -ENOSYS`);
+      }
+      cpu.setReg(abi.ret, BigInt(-Errno.ENOSYS));
+      return;
+    }
+    const r = h(this, cpu, abi.args.map(i => cpu.getReg(i)));
+    if (r !== NO_RESULT) cpu.setReg(abi.ret, r);
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The Machine: CPUs + emulated kernel + the deterministic run loop. Every
+ * front end (CLI, DAP adapter, tests) drives this object; it knows nothing of
+ * DAP or VS Code (vscode-mock-debug's mockRuntime idea).
+ *
+ * Interleaving: the machine runs in rounds; in each round CPU 0, 1, ... N-1
+ * in turn run up to `quantum` instructions of their current task (an idle or
+ * halted CPU spends its turn doing nothing). Trap handling happens inside
+ * the CPU's turn. Time is 1 ns per instruction slot (see kernel/clock.ts);
+ * the 1 ms timer tick preempts round-robin at round boundaries. Runs are
+ * deterministic: same image + options (+ same debugger actions) -> same
+ * instruction interleaving and the same console transcript, whatever slice
+ * budgets the caller uses.
+ */
+import { ArchOps, Cpu } from './arch/types';
+import { archForElfMachine } from './arch/registry';
+import { ElfImage, ImageError } from './elf/types';
+import { DEFAULT_QUANTUM, TICK_NS } from './kernel/clock';
+import { Kernel } from './kernel/kernel';
+import { PrintkListener } from './kernel/printk';
+import { KTask } from './kernel/task';
+import { PrintkRecord, StopRequest } from './kernel/types';
+import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
+
+export interface MachineOptions {
+  /** emulated CPUs (default 2; 1..64) */
+  cpus?: number;
+  /** stop after this many instructions in total (0 = unlimited, the default) */
+  maxInstructions?: number;
+  /** instruction slots per CPU per round (default 10000) */
+  quantum?: number;
+  /** CPU table to use instead of looking the image's e_machine up in the registry (tests) */
+  arch?: ArchOps;
+}
+
+export type ExitReason =
+  /** the image powered off (or task 1 ended): code is its exit code */
+  | 'poweroff'
+  /** nothing can run any more (every task blocked or on a CPU stopped by an oops): code 1 */
+  | 'halted'
+  /** maxInstructions reached */
+  | 'limit';
+
+export interface MachineExit {
+  reason: ExitReason;
+  code: number;
+  /** human-readable detail for 'halted' / 'limit' */
+  detail: string;
+  instructions: number;
+}
+
+export type SliceResult =
+  /** budget used up; call runSlice again */
+  | { kind: 'running' }
+  /** a trap hook (kprobes engine, debugger) asked to stop; cpu = the CPU that hit it */
+  | { kind: 'stopped'; cpu: number; request: StopRequest }
+  /** the machine ended (power off, or nothing can run) */
+  | { kind: 'exited'; code: number; reason: 'poweroff' | 'halted'; detail: string }
+  /** maxInstructions reached */
+  | { kind: 'limit'; instructions: number };
+
+/** exit code of the `halted` outcome */
+export const HALTED_EXIT_CODE = 1;
+
+/** Resolve the CPU table of an image (clear error when there is none). */
+export function archForImage(image: ElfImage): ArchOps {
+  const arch = archForElfMachine(image.machine);
+  if (!arch) throw new ImageError(image.path, `unsupported machine ${image.archName}: no CPU emulator for this architecture yet`);
+  return arch;
+}
+
+export class Machine {
+  readonly kernel: Kernel;
+  readonly arch: ArchOps;
+  readonly cpus: readonly Cpu[];
+  readonly maxInstructions: number;
+  readonly quantum: number;
+  /** instructions retired on all CPUs */
+  totalInstructions = 0;
+  private cursor = 0;
+  private ranThisRound = false;
+  private final: MachineExit | null = null;
+  private regScratch: Cpu | null = null;
+
+  /** Boot a kernel image: start_kernel on CPU 0 as task 1. */
+  constructor(readonly image: ElfImage, opts: MachineOptions = {}, user?: UserProgramOptions) {
+    this.arch = opts.arch ?? archForImage(image);
+    this.quantum = opts.quantum ?? DEFAULT_QUANTUM;
+    this.maxInstructions = opts.maxInstructions ?? 0;
+    if (!Number.isSafeInteger(this.maxInstructions) || this.maxInstructions < 0) {
+      throw new RangeError(`maxInstructions must be a non-negative integer, got ${opts.maxInstructions}`);
+    }
+    this.kernel = new Kernel(this.arch, image, { cpus: opts.cpus ?? 2, quantum: this.quantum }, !user);
+    this.cpus = this.kernel.cpus;
+    if (user) spawnUserProgram(this.kernel, image, user);
+    else this.kernel.startKernel();
+  }
+
+  /** A machine running one static Linux user program as task 1 (exit status = machine exit code). */
+  static forUserProgram(image: ElfImage, argv: readonly string[], io: UserIo,
+    opts: MachineOptions & { env?: readonly string[] } = {}): Machine {
+    return new Machine(image, { cpus: 1, ...opts }, { argv, env: opts.env, io });
+  }
+
+  onPrintk(listener: PrintkListener): () => void { return this.kernel.onPrintk(listener); }
+  /** every printk record so far (bounded history) */
+  get printkRecords(): readonly PrintkRecord[] { return this.kernel.log.records; }
+  /** how the run ended, once it has */
+  get exit(): MachineExit | null { return this.final; }
+
+  /** Run to the end (power off, halt or instruction limit). Stop requests are ignored (no debugger). */
+  run(): MachineExit {
+    for (;;) {
+      const r = this.runSlice(1_000_000);
+      if (r.kind === 'exited' || r.kind === 'limit') return this.final!;
+      if (r.kind === 'stopped') continue;
+    }
+  }
+
+  /**
+   * Run at most about `budget` instructions (all CPUs together) and return.
+   * Returns early on a stop request, power off, halt or the instruction limit.
+   */
+  runSlice(budget: number): SliceResult {
+    const k = this.kernel;
+    let left = budget;
+    for (;;) {
+      if (this.final) return this.sliceExit();
+      if (k.stopRequest) {
+        const s = k.stopRequest;
+        k.stopRequest = null;
+        return { kind: 'stopped', cpu: s.cpu, request: s.request };
+      }
+      if (k.exitCode !== null) { this.finish('poweroff', k.exitCode, ''); continue; }
+      if (this.maxInstructions && this.totalInstructions >= this.maxInstructions) {
+        this.finish('limit', 0, `stopped after ${this.totalInstructions} instructions (instruction limit)`);
+        continue;
+      }
+      if (left <= 0) return { kind: 'running' };
+      if (this.cursor >= this.cpus.length) {
+        this.endRound();
+        continue;
+      }
+      const c = this.cursor;
+      const n = this.turn(c, left);
+      left -= Math.max(n, 1);
+      if (k.clock.used[c] >= this.quantum || !this.canRun(c)) this.cursor++;
+    }
+  }
+
+  /**
+   * Run exactly up to `count` instructions on one CPU outside the round order
+   * (debugger single-step). Its clock advances as if in its own turn.
+   */
+  stepCpu(cpu: number, count = 1): SliceResult {
+    if (cpu < 0 || cpu >= this.cpus.length) throw new RangeError(`no CPU ${cpu}`);
+    if (this.final) return this.sliceExit();
+    let left = count;
+    while (left > 0 && !this.kernel.stopRequest && this.kernel.exitCode === null && this.canRun(cpu)) {
+      left -= Math.max(this.turn(cpu, left), 1);
+    }
+    const k = this.kernel;
+    if (k.stopRequest) {
+      const s = k.stopRequest;
+      k.stopRequest = null;
+      return { kind: 'stopped', cpu: s.cpu, request: s.request };
+    }
+    if (k.exitCode !== null) { this.finish('poweroff', k.exitCode, ''); return this.sliceExit(); }
+    return { kind: 'running' };
+  }
+
+  /** Register values of a task (the CPU's for a running task, else its saved context), in ArchOps.regs order. */
+  taskRegisters(pid: number): bigint[] | undefined {
+    const t = this.kernel.taskByPid(pid);
+    if (!t || t.state === 'exited') return undefined;
+    const cpu = this.cpus[t.cpu];
+    if (this.kernel.currentTask(t.cpu) === t) return this.arch.regs.map((_, i) => cpu.getReg(i));
+    if (!t.ctx) return undefined;
+    this.regScratch ??= this.arch.createCpu(-2, t.mm);
+    const s = this.regScratch;
+    s.mem = t.mm;
+    s.restoreContext(t.ctx);
+    return this.arch.regs.map((_, i) => s.getReg(i));
+  }
+
+  /** Can CPU c do anything this turn? */
+  private canRun(c: number): boolean {
+    const q = this.kernel.sched.rq[c];
+    if (q.dead || q.haltedUntil > this.kernel.clock.nowNs(c)) return false;
+    return q.current !== undefined || q.queue.length > 0;
+  }
+
+  /** One stretch of CPU c's turn: at most `max` instructions, then the trap (if any) is handled. */
+  private turn(c: number, max: number): number {
+    const k = this.kernel;
+    const clock = k.clock;
+    if (!this.canRun(c)) { clock.used[c] = Math.max(clock.used[c], this.quantum); return 0; }
+    const task = k.sched.rq[c].current ?? k.sched.schedule(c);
+    if (!task) { clock.used[c] = this.quantum; return 0; }
+    let slots = Math.min(this.quantum - clock.used[c], max);
+    if (this.maxInstructions) slots = Math.min(slots, this.maxInstructions - this.totalInstructions);
+    if (slots <= 0) slots = 1;
+    const cpu = this.cpus[c];
+    clock.activeCpu = c;
+    try {
+      let res;
+      try {
+        res = cpu.run(slots);
+      } catch (e) {
+        k.oops(cpu, null, `kprobe-debug: internal emulator error: ${e instanceof Error ? e.message : String(e)}`);
+        return 0;
+      }
+      this.account(c, task, res.executed);
+      if (res.trap) {
+        try {
+          k.handleTrap(cpu, res.trap);
+        } catch (e) {
+          k.oops(cpu, res.trap, `kprobe-debug: internal emulator error handling ${res.trap.kind}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      return res.executed;
+    } finally {
+      clock.activeCpu = -1;
+    }
+  }
+
+  private account(c: number, task: KTask, n: number): void {
+    this.kernel.clock.used[c] += n;
+    this.totalInstructions += n;
+    task.instructions += n;
+    if (n > 0) this.ranThisRound = true;
+  }
+
+  /** Every CPU had its turn: next round, timer tick, idle fast-forward, or the end. */
+  private endRound(): void {
+    const k = this.kernel;
+    const clock = k.clock;
+    const before = Math.floor(clock.roundStart / TICK_NS);
+    if (!this.ranThisRound) {
+      let anyWork = false;
+      let wake = Infinity;
+      k.sched.rq.forEach(q => {
+        if (q.dead) return;
+        if (q.current || q.queue.length) {
+          anyWork = true;
+          if (q.haltedUntil > 0) wake = Math.min(wake, q.haltedUntil);
+        }
+      });
+      if (!anyWork) {
+        const blocked = k.tasks().filter(t => t.state === 'blocked').length;
+        const detail = `no runnable task left (${blocked} blocked, ${k.oopsCount} oops)`;
+        this.finish('halted', HALTED_EXIT_CODE, detail);
+        return;
+      }
+      clock.nextRound(wake === Infinity ? 0 : wake);
+    } else {
+      clock.nextRound();
+    }
+    this.ranThisRound = false;
+    this.cursor = 0;
+    if (Math.floor(clock.roundStart / TICK_NS) > before) k.tick();
+  }
+
+  private finish(reason: ExitReason, code: number, detail: string): void {
+    if (this.final) return;
+    this.kernel.log.flush(this.kernel.clock.now());
+    this.final = { reason, code, detail, instructions: this.totalInstructions };
+  }
+
+  private sliceExit(): SliceResult {
+    const f = this.final!;
+    if (f.reason === 'limit') return { kind: 'limit', instructions: f.instructions };
+    return { kind: 'exited', code: f.code, reason: f.reason, detail: f.detail };
+  }
+}
