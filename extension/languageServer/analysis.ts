@@ -38,10 +38,7 @@ export const C_TYPES = ['int', 'long', 'short', 'char', 'unsigned', 'signed', 'b
   'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64'];
 export const C_KEYWORDS = ['if', 'else', 'while', 'for', 'break', 'continue', 'return', 'sizeof'];
 
-import { BUILTINS } from '../../emulator/handlers/builtins';
-import { HANDLER_KINDS, contextFields } from '../../emulator/handlers/context';
-import type { HandlerKind } from '../../emulator/handlers/types';
-import { parseProbeFile } from '../../emulator/handlers/probeFile';
+import { BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, type HandlerKind } from '../../emulator/handlers';
 
 /** Handler kinds a probe block of this kind may contain. */
 const KINDS_BY_PROBE: Readonly<Record<ProbeKeyword, readonly HandlerKind[]>> = {
@@ -82,7 +79,12 @@ export function fieldsOf(obj: ContextObject, handler: string): VariableInfo[] {
 
 /** Syntax and semantic diagnostics of a whole .kprobe document. */
 export function analyze(text: string, fileName: string, opts: AnalysisOptions): LangDiagnostic[] {
-  void opts; // TEMPORARY: semantic checks (checkProbeFile) not wired yet
-  const { diagnostics } = parseProbeFile(text, fileName);
-  return diagnostics;
+  const parsed = parseProbeFile(text, fileName);
+  let semantic = checkProbeFile(parsed.file, { regNames: opts.regNames, symbolExists: opts.symbolExists, imageArch: opts.imageArch });
+  // without a register table every register would be "unknown": drop those (the server warns once on the image line instead)
+  if (!opts.regsKnown) semantic = semantic.filter(d => !REGISTER_DEPENDENT.some(re => re.test(d.message)));
+  return [...parsed.diagnostics, ...semantic];
 }
+
+/** Messages of the handler language that depend on knowing the architecture's registers. */
+const REGISTER_DEPENDENT = [/^unknown register '/, /^'arg\d' is not available/];
