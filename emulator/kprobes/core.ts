@@ -1,0 +1,702 @@
+/**
+ * The arch-neutral kprobes core (Linux kernel/kprobes.c): probe table by
+ * address, aggregate probes, registration rules, arming through textPoke,
+ * the per-CPU control block and the trap handlers (kprobe_int3_handler,
+ * kprobe_debug_handler / post_kprobe_handler, kprobe_fault_handler).
+ * Kretprobes live in kretprobes.ts, jprobes in jprobes.ts, the debugfs
+ * files in debugfs.ts. Everything arch-specific goes through the hook table
+ * (archHooks.ts) found by ArchOps.name.
+ */
+import type { Cpu, Trap } from '../arch/types';
+import { Errno } from '../kernel/abi';
+import type { KernelApi } from '../kernel/types';
+import { MemoryFault } from '../memory/memory';
+import { fromVAddr, hex, mustVAddr } from '../memory/address';
+import { PERM_X } from '../memory/memory';
+import { defaultArmKprobe, defaultDisarmKprobe, KprobesArchContext, KprobesArchHooks } from './archHooks';
+import { kprobesArchFor } from './archRegistry';
+import { KprobeEvents, ProbeInfo } from './events';
+import { InsnSlots } from './insnSlots';
+import {
+  Jprobe, Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE,
+  kprobeDisabled, newCtlblk, ProbeKind,
+} from './kprobe';
+import { PtRegs } from './ptRegs';
+import { Jprobes } from './jprobes';
+import { HandlerOops, JprobeReturn } from './errors';
+import { Kretprobes } from './kretprobes';
+import { KernelData } from './kdata';
+import { NestedCaller } from './nestedCall';
+
+export interface KprobesEngineOptions {
+  /** hook table to use instead of the registry's (tests, new ports) */
+  hooks?: KprobesArchHooks;
+}
+
+export class KprobesEngine {
+  readonly hooks: KprobesArchHooks;
+  readonly ctx: KprobesArchContext;
+  readonly events = new KprobeEvents();
+  readonly slots: InsnSlots;
+  /** kprobe_table: address -> probe (or aggregate probe) */
+  private readonly table = new Map<bigint, Kprobe>();
+  /** aggregate probe -> its member list (Linux ap->list) */
+  private readonly aggrList = new WeakMap<Kprobe, Kprobe[]>();
+  /** registered user probes */
+  private readonly registered = new Set<Kprobe>();
+  private readonly kinds = new WeakMap<Kprobe, ProbeKind>();
+  /** addresses whose breakpoint is currently written */
+  private readonly armed = new Set<bigint>();
+  private readonly ctlblks: KprobeCtlblk[] = [];
+  private readonly regsViews = new Map<Cpu, PtRegs>();
+  /** probes unregistered while a CPU still referenced their slot (freed later) */
+  private pendingRemove: Kprobe[] = [];
+  private nextId = 1;
+  /** kprobes_all_disarmed (debugfs `enabled` = !this) */
+  private allDisarmed = false;
+  readonly kretprobes: Kretprobes;
+  readonly jprobes: Jprobes;
+  /** writable kernel data (kretprobe instance data) */
+  readonly data: KernelData;
+  private readonly nested: NestedCaller;
+
+  constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
+    const hooks = opts.hooks ?? kprobesArchFor(kernel.arch.name);
+    if (!hooks) throw new Error(`kprobes: no arch support for ${kernel.arch.name}`);
+    this.hooks = hooks;
+    this.slots = new InsnSlots(kernel, hooks.slotSize);
+    this.ctx = {
+      kernel,
+      arch: kernel.arch,
+      slots: this.slots,
+      readOriginal: (addr, len) => this.readTextWithoutProbes(kernel.mem, addr, len),
+    };
+    this.data = new KernelData(kernel);
+    this.nested = new NestedCaller(this);
+    this.kretprobes = new Kretprobes(this);
+    this.jprobes = new Jprobes(this);
+    kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
+    kernel.onTaskExit(t => this.kretprobes.flushTask(t));
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** per-CPU kprobe_ctlblk */
+  ctlblk(cpu: number): KprobeCtlblk {
+    let k = this.ctlblks[cpu];
+    if (!k) { k = newCtlblk(); this.ctlblks[cpu] = k; }
+    return k;
+  }
+
+  regsOf(cpu: Cpu): PtRegs {
+    let r = this.regsViews.get(cpu);
+    if (!r) { r = new PtRegs(cpu, this.kernel.arch); this.regsViews.set(cpu, r); }
+    return r;
+  }
+
+  /** get_kprobe(addr): the probe (or aggregate) at addr */
+  getKprobe(addr: bigint): Kprobe | undefined { return this.table.get(addr); }
+
+  isAggregate(p: Kprobe): boolean { return this.aggrList.has(p); }
+
+  /** user probes at addr (members of an aggregate, or the probe itself) */
+  probesAt(addr: bigint): readonly Kprobe[] {
+    const p = this.table.get(addr);
+    if (!p) return [];
+    return this.aggrList.get(p) ?? [p];
+  }
+
+  isRegistered(p: Kprobe): boolean { return this.registered.has(p); }
+
+  kindOf(p: Kprobe): ProbeKind { return this.kinds.get(p) ?? 'k'; }
+
+  /** @internal kretprobes/jprobes mark their kprobe's kind */
+  setKind(p: Kprobe, k: ProbeKind): void { this.kinds.set(p, k); }
+
+  /** registered user probes, ascending by address then table order (debugfs list order) */
+  listEntries(): { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] {
+    const out: { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] = [];
+    const addrs = [...this.table.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const a of addrs) {
+      const p = this.table.get(a) as Kprobe;
+      const list = this.aggrList.get(p);
+      if (list) for (const kp of list) out.push({ addr: a, probe: kp, aggregate: p });
+      else out.push({ addr: a, probe: p, aggregate: null });
+    }
+    return out;
+  }
+
+  /** "symbol+0xoff" for an address (kallsyms), or its hex value */
+  where(addr: bigint): string {
+    const r = this.kernel.image.symbols.resolve(addr);
+    return r ? `${r.sym.name}+0x${r.offset.toString(16)}` : hex(addr);
+  }
+
+  info(p: Kprobe): ProbeInfo {
+    const addr = p.addr ?? 0n;
+    return {
+      id: p.id ?? 0, kind: this.kindOf(p), addr, where: this.where(addr),
+      disabled: kprobeDisabled(p), gone: ((p.flags ?? 0) & KPROBE_FLAG_GONE) !== 0,
+    };
+  }
+
+  /** debugfs `enabled`: true unless every probe was disarmed by the knob */
+  get enabled(): boolean { return !this.allDisarmed; }
+
+  // ------------------------------------------------------ text and arming
+
+  /**
+   * Read code bytes as the debugger should show them: every armed probe's
+   * original bytes put back (default), or the bytes really in memory
+   * (patched = true: the breakpoints are visible).
+   */
+  readTextWithoutProbes(mem = this.kernel.mem, addr: bigint, len: number, opts: { patched?: boolean } = {}): Uint8Array {
+    const out = mem.readBytes(mustVAddr(addr), len);
+    if (opts.patched) return out;
+    const end = addr + BigInt(len);
+    for (const a of this.armed) {
+      const p = this.table.get(a);
+      if (!p?.opcode) continue;
+      const oe = a + BigInt(p.opcode.length);
+      if (oe <= addr || a >= end) continue;
+      for (let i = 0; i < p.opcode.length; i++) {
+        const at = a + BigInt(i);
+        if (at >= addr && at < end) out[Number(at - addr)] = p.opcode[i];
+      }
+    }
+    return out;
+  }
+
+  private armKprobe(ap: Kprobe): void {
+    const a = ap.addr as bigint;
+    if (this.armed.has(a)) return;
+    (this.hooks.armKprobe ?? defaultArmKprobe)(this.ctx, ap);
+    this.armed.add(a);
+  }
+
+  private disarmKprobe(ap: Kprobe): void {
+    const a = ap.addr as bigint;
+    if (!this.armed.has(a)) return;
+    (this.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.ctx, ap);
+    this.armed.delete(a);
+  }
+
+  isArmed(addr: bigint): boolean { return this.armed.has(addr); }
+
+  /** debugfs `enabled` knob: false disarms everything (probe states untouched), true re-arms all but [DISABLED] */
+  setEnabled(on: boolean): void {
+    if (on === !this.allDisarmed) return;
+    if (on) {
+      this.allDisarmed = false;
+      for (const ap of this.table.values()) if (!kprobeDisabled(ap)) this.armKprobe(ap);
+    } else {
+      this.allDisarmed = true;
+      for (const ap of this.table.values()) this.disarmKprobe(ap);
+    }
+    this.events.emit({ type: 'enabledChanged', enabled: on });
+  }
+
+  // ---------------------------------------------------------- registration
+
+  /** kprobe_addr(): resolve symbol_name+offset or addr+offset; -EINVAL / -ENOENT */
+  resolveAddr(p: Kprobe): bigint | number {
+    const hasSym = p.symbol_name !== undefined && p.symbol_name !== '';
+    const hasAddr = p.addr !== undefined && p.addr !== 0n;
+    if (hasSym === hasAddr) return -Errno.EINVAL;
+    let base: bigint;
+    if (hasSym) {
+      const s = this.kernel.image.symbols.lookup(p.symbol_name as string);
+      if (!s) return -Errno.ENOENT;
+      base = s.value;
+    } else base = p.addr as bigint;
+    return BigInt.asUintN(64, base + (p.offset ?? 0n));
+  }
+
+  /** within_kprobe_blacklist(): arch hook, then the image's NOKPROBE_SYMBOL list */
+  withinKprobeBlacklist(addr: bigint): boolean {
+    if (this.hooks.withinKprobeBlacklist?.(this.ctx, addr)) return true;
+    for (const b of this.kernel.blacklist()) if (addr >= b.start && addr < b.end) return true;
+    return false;
+  }
+
+  /** kernel_text_address(): inside an executable segment of the image */
+  private kernelTextAddress(addr: bigint): boolean {
+    for (const s of this.kernel.image.segments) {
+      if (s.type === 1 && (s.flags & 1) && addr >= s.vaddr && addr < s.vaddr + s.memsz) return true;
+    }
+    const v = mustVAddrOrNull(addr);
+    if (v === null) return false;
+    const r = this.kernel.mem.regionAt(v);
+    return !!r && (r.perms & PERM_X) !== 0 && !this.slots.owns(addr);
+  }
+
+  /** check_kprobe_address_safe() */
+  private checkAddressSafe(addr: bigint): number {
+    if (this.slots.owns(addr)) return -Errno.EINVAL;
+    if (!this.kernelTextAddress(addr)) return -Errno.EINVAL;
+    if (this.withinKprobeBlacklist(addr)) return -Errno.EINVAL;
+    return 0;
+  }
+
+  /** register_kprobe(): 0 or -errno */
+  registerKprobe(p: Kprobe): number {
+    if (this.registered.has(p)) return -Errno.EINVAL; // check_kprobe_rereg
+    const addr = this.resolveAddr(p);
+    if (typeof addr === 'number') return addr;
+    p.addr = addr;
+    const safe = this.checkAddressSafe(addr);
+    if (safe) return safe;
+    p.flags = (p.flags ?? 0) & KPROBE_FLAG_DISABLED;
+    p.nmissed = 0;
+    p.hits = 0;
+    const old = this.table.get(addr);
+    if (old) {
+      const r = this.registerAggrKprobe(old, p);
+      if (r) return r;
+    } else {
+      const r = this.hooks.prepareKprobe(this.ctx, p);
+      if (r) return r;
+      this.table.set(addr, p);
+      if (!this.allDisarmed && !kprobeDisabled(p)) this.armKprobe(p);
+    }
+    p.id = this.nextId++;
+    this.registered.add(p);
+    this.events.emit({ type: 'registered', probe: this.info(p) });
+    return 0;
+  }
+
+  /** register_aggr_kprobe(): a second probe at an address */
+  private registerAggrKprobe(orig: Kprobe, p: Kprobe): number {
+    let ap = orig;
+    let list = this.aggrList.get(orig);
+    if (!list) {
+      // init_aggr_kprobe: ap takes orig's place in the table
+      ap = {
+        addr: orig.addr, flags: orig.flags ?? 0, nmissed: 0, hits: 0, opcode: orig.opcode, ainsn: orig.ainsn,
+        pre_handler: (_kp, regs) => this.aggrPreHandler(ap, regs),
+        post_handler: (_kp, regs, fl) => this.aggrPostHandler(ap, regs, fl),
+        fault_handler: (_kp, regs, trapnr) => this.aggrFaultHandler(regs, trapnr),
+      };
+      list = [orig];
+      this.aggrList.set(ap, list);
+      this.table.set(orig.addr as bigint, ap);
+    }
+    // add_new_kprobe: at most one jprobe, kept last; others go first (list_add_rcu)
+    if (this.kindOf(p) === 'j') {
+      if (list.some(k => this.kindOf(k) === 'j')) return -Errno.EEXIST;
+      list.push(p);
+    } else list.unshift(p);
+    p.opcode = ap.opcode;
+    p.ainsn = ap.ainsn;
+    if (kprobeDisabled(ap) && !kprobeDisabled(p)) {
+      ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
+      if (!this.allDisarmed) this.armKprobe(ap);
+    }
+    return 0;
+  }
+
+  /** register_kprobes(): all or nothing */
+  registerKprobes(kps: Kprobe[]): number {
+    if (kps.length <= 0) return -Errno.EINVAL;
+    for (let i = 0; i < kps.length; i++) {
+      const r = this.registerKprobe(kps[i]);
+      if (r < 0) {
+        if (i > 0) this.unregisterKprobes(kps.slice(0, i));
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  /** unregister_kprobe(); an unregistered probe gets its addr cleared (as Linux does) */
+  unregisterKprobe(p: Kprobe): void {
+    this.unregisterKprobes([p]);
+  }
+
+  unregisterKprobes(kps: Kprobe[]): void {
+    for (const p of kps) {
+      if (this.unregisterKprobeTop(p) < 0) p.addr = undefined;
+    }
+    this.collectGarbage();
+  }
+
+  /** __unregister_kprobe_top + bottom */
+  private unregisterKprobeTop(p: Kprobe): number {
+    if (!this.registered.has(p)) return -Errno.EINVAL;
+    const addr = p.addr as bigint;
+    const ap = this.table.get(addr) as Kprobe;
+    const list = this.aggrList.get(ap);
+    if (!list) {
+      this.disarmKprobe(ap);
+      this.table.delete(addr);
+      this.removeKprobe(ap);
+    } else {
+      list.splice(list.indexOf(p), 1);
+      if (list.length === 0) {
+        this.disarmKprobe(ap);
+        this.table.delete(addr);
+        this.removeKprobe(ap);
+      } else if (list.every(k => kprobeDisabled(k))) {
+        ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
+        this.disarmKprobe(ap);
+      }
+    }
+    this.registered.delete(p);
+    this.events.emit({ type: 'unregistered', probe: this.info(p) });
+    return 0;
+  }
+
+  /** arch_remove_kprobe, deferred while a CPU is still inside the probe */
+  private removeKprobe(ap: Kprobe): void {
+    if (this.inUse(ap)) this.pendingRemove.push(ap);
+    else this.hooks.removeKprobe(this.ctx, ap);
+  }
+
+  private inUse(ap: Kprobe): boolean {
+    const members = this.aggrList.get(ap) ?? [];
+    for (const k of this.ctlblks) {
+      if (!k) continue;
+      for (const q of [k.current, k.prev.kp]) if (q && (q === ap || members.includes(q) || q.ainsn === ap.ainsn)) return true;
+    }
+    return false;
+  }
+
+  private collectGarbage(): void {
+    if (this.pendingRemove.length === 0) return;
+    const still: Kprobe[] = [];
+    for (const ap of this.pendingRemove) {
+      if (this.inUse(ap)) still.push(ap);
+      else this.hooks.removeKprobe(this.ctx, ap);
+    }
+    this.pendingRemove = still;
+  }
+
+  /** disable_kprobe(): 0 or -EINVAL */
+  disableKprobe(p: Kprobe): number {
+    if (!this.registered.has(p)) return -Errno.EINVAL;
+    if (kprobeDisabled(p)) return 0;
+    p.flags = (p.flags ?? 0) | KPROBE_FLAG_DISABLED;
+    const ap = this.table.get(p.addr as bigint) as Kprobe;
+    const list = this.aggrList.get(ap);
+    if (list && list.every(k => kprobeDisabled(k))) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
+    if (kprobeDisabled(ap)) this.disarmKprobe(ap);
+    this.events.emit({ type: 'stateChanged', probe: this.info(p) });
+    return 0;
+  }
+
+  /** enable_kprobe(): 0 or -EINVAL */
+  enableKprobe(p: Kprobe): number {
+    if (!this.registered.has(p)) return -Errno.EINVAL;
+    if ((p.flags ?? 0) & KPROBE_FLAG_GONE) return -Errno.EINVAL;
+    if (!kprobeDisabled(p)) return 0;
+    p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
+    const ap = this.table.get(p.addr as bigint) as Kprobe;
+    ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
+    if (!this.allDisarmed) this.armKprobe(ap);
+    this.events.emit({ type: 'stateChanged', probe: this.info(p) });
+    return 0;
+  }
+
+  // kretprobes / jprobes (Linux API names)
+  registerKretprobe(rp: Kretprobe): number { return this.kretprobes.register(rp); }
+  unregisterKretprobe(rp: Kretprobe): void { this.kretprobes.unregisterMany([rp]); }
+  registerKretprobes(rps: Kretprobe[]): number { return this.kretprobes.registerMany(rps); }
+  unregisterKretprobes(rps: Kretprobe[]): void { this.kretprobes.unregisterMany(rps); }
+  enableKretprobe(rp: Kretprobe): number { return this.enableKprobe(rp.kp); }
+  disableKretprobe(rp: Kretprobe): number { return this.disableKprobe(rp.kp); }
+  registerJprobe(jp: Jprobe): number { return this.jprobes.register(jp); }
+  unregisterJprobe(jp: Jprobe): void { this.jprobes.unregisterMany([jp]); }
+  registerJprobes(jps: Jprobe[]): number { return this.jprobes.registerMany(jps); }
+  unregisterJprobes(jps: Jprobe[]): void { this.jprobes.unregisterMany(jps); }
+  enableJprobe(jp: Jprobe): number { return this.enableKprobe(jp.kp); }
+  disableJprobe(jp: Jprobe): number { return this.disableKprobe(jp.kp); }
+  /** jprobe_return(): ends the running jprobe handler (it never returns) */
+  jprobeReturn(): never { throw new JprobeReturn(); }
+
+  /**
+   * Call a kernel function from a handler on the CPU that hit the probe
+   * (probes hit inside are reentries: nmissed). Returns the return register.
+   */
+  callKernelFunction(cpu: Cpu, fn: bigint, args: readonly bigint[] = []): bigint {
+    return this.nested.call(cpu, fn, args);
+  }
+
+  /** the kretprobe trampoline address */
+  get kretprobeTrampoline(): bigint { return this.kretprobes.trampoline; }
+
+  // ------------------------------------------------------ aggregate handlers
+
+  /** aggr_pre_handler: every enabled member in list order; a non-zero return stops there */
+  private aggrPreHandler(ap: Kprobe, regs: PtRegs): number {
+    const kcb = this.ctlblk(regs.cpu.id);
+    for (const kp of (this.aggrList.get(ap) ?? []).slice()) {
+      if (kprobeDisabled(kp)) continue;
+      kp.hits = (kp.hits ?? 0) + 1;
+      if (this.events.active) this.emitHit(kp, regs.cpu.id);
+      if (kp.pre_handler) {
+        kcb.instance = kp;
+        const r = this.guarded(kp, regs, () => (kp.pre_handler as NonNullable<Kprobe['pre_handler']>)(kp, regs), 0);
+        kcb.instance = null;
+        if (r) return 1;
+      }
+    }
+    return 0;
+  }
+
+  private aggrPostHandler(ap: Kprobe, regs: PtRegs, flags: number): void {
+    const kcb = this.ctlblk(regs.cpu.id);
+    for (const kp of (this.aggrList.get(ap) ?? []).slice()) {
+      if (kprobeDisabled(kp) || !kp.post_handler) continue;
+      kcb.instance = kp;
+      const post = kp.post_handler;
+      this.guarded(kp, regs, () => post(kp, regs, flags), undefined);
+      kcb.instance = null;
+    }
+  }
+
+  /** aggr_fault_handler: only the member whose handler is running */
+  private aggrFaultHandler(regs: PtRegs, trapnr: number): number {
+    const cur = this.ctlblk(regs.cpu.id).instance;
+    if (cur?.fault_handler) return cur.fault_handler(cur, regs, trapnr);
+    return 0;
+  }
+
+  private hasAnyPost(p: Kprobe): boolean {
+    const list = this.aggrList.get(p);
+    return list ? list.some(k => !kprobeDisabled(k) && !!k.post_handler) : !!p.post_handler;
+  }
+
+  private emitHit(p: Kprobe, cpu: number): void {
+    this.events.emit({ type: 'hit', id: p.id ?? 0, addr: p.addr ?? 0n, cpu, kind: this.kindOf(p) });
+  }
+
+  /** kprobes_inc_nmissed_count() */
+  incNmissed(p: Kprobe, cpu: number): void {
+    const list = this.aggrList.get(p);
+    for (const k of list ?? [p]) {
+      k.nmissed = (k.nmissed ?? 0) + 1;
+      if (this.events.active) this.events.emit({ type: 'missed', id: k.id ?? 0, addr: k.addr ?? 0n, cpu });
+    }
+  }
+
+  /**
+   * Run a handler of probe `who`. A MemoryFault thrown by the handler (an
+   * access to emulated memory that faulted) is a fault in the handler: nmissed
+   * counts it and who.fault_handler may handle it (the handler is then treated
+   * as having returned `fallback`); otherwise the CPU oopses.
+   */
+  guarded<T>(who: Kprobe, regs: PtRegs, fn: () => T, fallback: T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof HandlerOops || (e instanceof JprobeReturn && this.jprobes.depth > 0)) throw e;
+      if (e instanceof JprobeReturn) {
+        const msg = `jprobe_return() called outside a jprobe handler (${this.where(who.addr ?? 0n)})`;
+        this.kernel.oops(regs.cpu, null, msg);
+        throw new HandlerOops(msg);
+      }
+      const cpu = regs.cpu;
+      const where = this.where(who.addr ?? 0n);
+      if (e instanceof MemoryFault) {
+        who.nmissed = (who.nmissed ?? 0) + 1;
+        const trapnr = this.kernel.arch.abi.trapNumbers.pageFault ?? 14;
+        let handled = 0;
+        if (who.fault_handler) {
+          try { handled = who.fault_handler(who, regs, trapnr); } catch { handled = 0; }
+        }
+        if (handled) return fallback;
+        const trap: Trap = {
+          kind: 'pageFault', pc: cpu.getPc(), addr: e.address, access: e.access, present: e.present, user: false,
+        };
+        const msg = `BUG: unable to handle page fault for address: ${hex(fromVAddr(e.addr))} in a kprobe handler (${where})`;
+        this.kernel.oops(cpu, trap, msg);
+        throw new HandlerOops(msg);
+      }
+      const msg = `kprobe handler (${where}) failed: ${e instanceof Error ? e.message : String(e)}`;
+      this.kernel.oops(cpu, null, msg);
+      throw new HandlerOops(msg);
+    }
+  }
+
+  // ------------------------------------------------------------- traps
+
+  /** the die-notifier: int3, single-step and faults */
+  private onTrap(cpu: Cpu, trap: Trap): boolean {
+    switch (trap.kind) {
+      case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - BigInt(this.kernel.arch.breakpointPcOffset));
+      case 'singleStep': return this.kprobeDebugHandler(cpu);
+      case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
+        return this.kprobeFaultHandler(cpu, trap);
+      default: return false;
+    }
+  }
+
+  /** kprobe_int3_handler (arch-neutral part) */
+  private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
+    const kcb = this.ctlblk(cpu.id);
+    const regs = this.regsOf(cpu);
+    if (addr === this.kretprobes.trampoline) return this.kretprobes.trampolineHit(cpu, regs, kcb);
+    const p = this.table.get(addr);
+    if (!p) {
+      // The breakpoint was removed after this CPU hit it: run the original instruction.
+      try {
+        const now = this.kernel.mem.readBytes(mustVAddr(addr), this.kernel.arch.breakpointInsn.length);
+        if (!sameBytes(now, this.kernel.arch.breakpointInsn)) { cpu.setPc(addr); return true; }
+      } catch { /* not mapped: not ours */ }
+      return false;
+    }
+    if (kcb.current) return this.reenterKprobe(p, regs, kcb);
+    kcb.current = p;
+    kcb.status = KprobeStatus.HIT_ACTIVE;
+    let ret = 0;
+    try {
+      if (!this.aggrList.has(p)) {
+        p.hits = (p.hits ?? 0) + 1;
+        if (this.events.active) this.emitHit(p, cpu.id);
+      }
+      const pre = p.pre_handler;
+      if (pre) ret = this.aggrList.has(p) ? pre(p, regs) : this.guarded(p, regs, () => pre(p, regs), 0);
+    } catch (e) {
+      if (e instanceof HandlerOops) { this.resetCurrent(kcb); return true; }
+      throw e;
+    }
+    if (!ret) this.setupSinglestep(p, regs, kcb, false);
+    else this.resetCurrent(kcb);
+    return true;
+  }
+
+  private resetCurrent(kcb: KprobeCtlblk): void {
+    kcb.current = null;
+    kcb.status = KprobeStatus.NONE;
+    kcb.instance = null;
+  }
+
+  /** reenter_kprobe() */
+  private reenterKprobe(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    switch (kcb.status) {
+      case KprobeStatus.HIT_SSDONE:
+      case KprobeStatus.HIT_ACTIVE:
+      case KprobeStatus.HIT_SS:
+        this.incNmissed(p, regs.cpu.id);
+        this.setupSinglestep(p, regs, kcb, true);
+        return true;
+      default: {
+        // A probe hit while single-stepping a reentered probe: no way out.
+        this.kernel.printk(regs.cpu.id, 'Unrecoverable kprobe detected.', 'emulator');
+        this.kernel.printk(regs.cpu.id, `Dumping kprobe:\nName: ${p.symbol_name ?? ''}\nOffset: ${(p.offset ?? 0n).toString(16)}\nAddress: ${hex(p.addr ?? 0n)}`, 'emulator');
+        this.kernel.oops(regs.cpu, null, 'kernel BUG at kernel/kprobes.c: reentered kprobe while single-stepping a reentered kprobe');
+        this.resetCurrent(kcb);
+        return true;
+      }
+    }
+  }
+
+  private setupSinglestep(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, reenter: boolean): void {
+    if (reenter) {
+      kcb.prev = { kp: kcb.current, status: kcb.status, oldFlags: kcb.oldFlags, savedFlags: kcb.savedFlags };
+      kcb.current = p;
+      kcb.status = KprobeStatus.REENTER;
+    } else kcb.status = KprobeStatus.HIT_SS;
+    if (p.ainsn?.mode === 'simulate' && this.hooks.simulate) {
+      kcb.oldFlags = kcb.savedFlags = 0n;
+      this.hooks.simulate(this.ctx, p, regs);
+      this.afterSinglestep(p, regs, kcb);
+      return;
+    }
+    this.hooks.setupSinglestep(this.ctx, p, regs, kcb);
+  }
+
+  /** kprobe_debug_handler -> post_kprobe_handler */
+  private kprobeDebugHandler(cpu: Cpu): boolean {
+    const kcb = this.ctlblk(cpu.id);
+    const cur = kcb.current;
+    if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
+    const regs = this.regsOf(cpu);
+    this.hooks.resumeExecution(this.ctx, cur, regs, kcb);
+    const own = this.afterSinglestep(cur, regs, kcb);
+    return !own;
+  }
+
+  /** post-handler and ctlblk bookkeeping; returns true when the task itself is single-stepping */
+  private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    if (kcb.status !== KprobeStatus.REENTER && this.hasAnyPost(cur)) {
+      kcb.status = KprobeStatus.HIT_SSDONE;
+      const post = cur.post_handler as NonNullable<Kprobe['post_handler']>;
+      try {
+        if (this.aggrList.has(cur)) post(cur, regs, 0);
+        else this.guarded(cur, regs, () => post(cur, regs, 0), undefined);
+      } catch (e) {
+        if (!(e instanceof HandlerOops)) throw e;
+      }
+    }
+    if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
+    else this.resetCurrent(kcb);
+    this.collectGarbage();
+    return this.hooks.taskSinglestepping?.(regs) ?? false;
+  }
+
+  private restorePrevious(kcb: KprobeCtlblk): void {
+    kcb.current = kcb.prev.kp;
+    kcb.status = kcb.prev.status;
+    kcb.oldFlags = kcb.prev.oldFlags;
+    kcb.savedFlags = kcb.prev.savedFlags;
+    kcb.prev = { kp: null, status: KprobeStatus.NONE, oldFlags: 0n, savedFlags: 0n };
+  }
+
+  /** kprobe_fault_handler */
+  private kprobeFaultHandler(cpu: Cpu, trap: Trap): boolean {
+    const kcb = this.ctlblk(cpu.id);
+    const cur = kcb.current;
+    if (!cur) return false;
+    const regs = this.regsOf(cpu);
+    const trapnr = this.kernel.arch.abi.trapNumbers[trap.kind] ?? -1;
+    const slot = cur.ainsn?.insn ?? -1n;
+    if ((kcb.status === KprobeStatus.HIT_SS || kcb.status === KprobeStatus.REENTER) && trap.pc === slot) {
+      // The single-stepped copy faulted. The probe's fault_handler may handle it
+      // (aggregates: no member handler runs during the single-step).
+      let handled = 0;
+      const fh = this.aggrList.has(cur) ? undefined : cur.fault_handler;
+      if (fh) {
+        try { handled = fh(cur, regs, trapnr); } catch { handled = 0; }
+      }
+      if (handled) {
+        // the handler fixed regs: stop single-stepping, restore the task's flags, keep its ip
+        const ip = regs.ip;
+        this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
+        if (ip !== slot) regs.ip = ip;
+        this.finishFault(kcb);
+        return true;
+      }
+      // make it look like the original instruction faulted, then the normal fault path
+      this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
+      (trap as { pc: bigint }).pc = cur.addr as bigint;
+      this.finishFault(kcb);
+      return false;
+    }
+    if (kcb.status === KprobeStatus.HIT_ACTIVE || kcb.status === KprobeStatus.HIT_SSDONE) {
+      // emulated code called from a handler faulted
+      this.incNmissed(cur, cpu.id);
+      const fh = cur.fault_handler;
+      if (fh) {
+        try { if (fh(cur, regs, trapnr)) return true; } catch { /* treated as unhandled */ }
+      }
+    }
+    return false;
+  }
+
+  private finishFault(kcb: KprobeCtlblk): void {
+    if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
+    else this.resetCurrent(kcb);
+    this.collectGarbage();
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function mustVAddrOrNull(a: bigint): number | null {
+  try { return mustVAddr(a); } catch { return null; }
+}

@@ -1,0 +1,67 @@
+/**
+ * /sys/kernel/debug/kprobes/{list,enabled} and the debugger-facing helpers
+ * (code read without breakpoints, stack traces fixed up for kretprobes).
+ */
+import type { Task } from '../kernel/types';
+import type { Memory } from '../memory/memory';
+import { hex64 } from '../memory/address';
+import type { KprobesEngine } from './core';
+import type { FixedFrame } from './kretprobes';
+import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
+
+/**
+ * The `list` file, one line per registered probe in the modern kernel's
+ * format: "%px  %s  %s+0x%x  %s " (address as 16 hex digits, type k/r/j,
+ * symbol+offset, module name or a blank) followed by [GONE] [DISABLED]
+ * [OPTIMIZED] [FTRACE] as they apply. Probes are listed by address; the
+ * members of an aggregate in its list order. Lines end with "\n".
+ */
+export function formatKprobeList(engine: KprobesEngine): string {
+  let out = '';
+  const syms = engine.kernel.image.symbols;
+  for (const { addr, probe, aggregate } of engine.listEntries()) {
+    const pp = aggregate ?? probe;
+    const r = syms.resolve(addr);
+    const type = engine.kindOf(probe);
+    if (r) out += `${hex64(addr)}  ${type}  ${r.sym.name}+0x${r.offset.toString(16)}  ${' '} `;
+    else out += `${hex64(addr)}  ${type}  ${hex64(addr)} `;
+    const fl = probe.flags ?? 0;
+    const gone = (fl & KPROBE_FLAG_GONE) !== 0;
+    out += (gone ? '[GONE]' : '')
+      + (kprobeDisabled(probe) && !gone ? '[DISABLED]' : '')
+      + (((pp.flags ?? 0) & KPROBE_FLAG_OPTIMIZED) ? '[OPTIMIZED]' : '')
+      + (((pp.flags ?? 0) & KPROBE_FLAG_FTRACE) ? '[FTRACE]' : '')
+      + '\n';
+  }
+  return out;
+}
+
+/** The `enabled` file: "1\n" or "0\n". */
+export function readKprobesEnabled(engine: KprobesEngine): string {
+  return engine.enabled ? '1\n' : '0\n';
+}
+
+/** Writing the `enabled` file: "0"/"n"/"N" disarm all, "1"/"y"/"Y" re-arm; other input -EINVAL (-22). */
+export function writeKprobesEnabled(engine: KprobesEngine, text: string): number {
+  const c = text.trim()[0];
+  if (c === '1' || c === 'y' || c === 'Y') engine.setEnabled(true);
+  else if (c === '0' || c === 'n' || c === 'N') engine.setEnabled(false);
+  else return -22;
+  return 0;
+}
+
+/** Code bytes with the probes' original bytes back (default) or as patched in memory. */
+export function readTextWithoutProbes(engine: KprobesEngine, mem: Memory, addr: bigint, len: number,
+  opts: { patched?: boolean } = {}): Uint8Array {
+  return engine.readTextWithoutProbes(mem, addr, len, opts);
+}
+
+/**
+ * A task's stack trace (return addresses, innermost first) with every
+ * kretprobe trampoline entry replaced by the real return address of the
+ * matching live instance (`replaced` marks those). `task` undefined = the
+ * idle context of `cpu`.
+ */
+export function fixupStackTrace(engine: KprobesEngine, task: Task | undefined, addrs: readonly bigint[], cpu = 0): FixedFrame[] {
+  return engine.kretprobes.fixupStackTrace(task ?? `cpu${cpu}`, addrs);
+}

@@ -1,0 +1,47 @@
+/**
+ * Engine events for the debugger (tree views, DAP `_probe*` events). Plain
+ * listener arrays; listeners must not throw (a throwing listener is removed
+ * from the hit path by being caught and ignored).
+ */
+import type { ProbeKind } from './kprobe';
+
+export interface ProbeInfo {
+  id: number;
+  kind: ProbeKind;
+  addr: bigint;
+  /** "symbol+0xoff" or the hex address */
+  where: string;
+  disabled: boolean;
+  gone: boolean;
+}
+
+export type KprobeEvent =
+  | { type: 'registered'; probe: ProbeInfo }
+  | { type: 'unregistered'; probe: ProbeInfo }
+  /** handlers of probe `id` ran on `cpu` (not sent for missed hits) */
+  | { type: 'hit'; id: number; addr: bigint; cpu: number; kind: ProbeKind }
+  /** a probe was enabled/disabled */
+  | { type: 'stateChanged'; probe: ProbeInfo }
+  /** the debugfs `enabled` knob changed */
+  | { type: 'enabledChanged'; enabled: boolean }
+  /** a probe hit ran no handler (reentry, no kretprobe instance) */
+  | { type: 'missed'; id: number; addr: bigint; cpu: number };
+
+export type KprobeListener = (e: KprobeEvent) => void;
+
+export class KprobeEvents {
+  private readonly listeners: KprobeListener[] = [];
+
+  on(l: KprobeListener): () => void {
+    this.listeners.push(l);
+    return () => { const i = this.listeners.indexOf(l); if (i >= 0) this.listeners.splice(i, 1); };
+  }
+
+  get active(): boolean { return this.listeners.length > 0; }
+
+  emit(e: KprobeEvent): void {
+    for (const l of this.listeners.slice()) {
+      try { l(e); } catch { /* a broken view must not break the probed kernel */ }
+    }
+  }
+}

@@ -1,0 +1,11 @@
+/** Public surface of the kprobes engine. */
+export { KprobesEngine } from './core';
+export type { KprobesEngineOptions } from './core';
+export * from './kprobe';
+export { PtRegs } from './ptRegs';
+export type { KprobeEvent, KprobeListener, ProbeInfo } from './events';
+export type { KprobesArchHooks, KprobesArchContext, ProbeInsnDecision } from './archHooks';
+export { registerKprobesArch, kprobesArchFor, kprobesArches } from './archRegistry';
+export { formatKprobeList, readKprobesEnabled, writeKprobesEnabled, readTextWithoutProbes, fixupStackTrace } from './debugfs';
+export type { FixedFrame } from './kretprobes';
+export { NestedCallError } from './nestedCall';

@@ -1,0 +1,78 @@
+/**
+ * Jprobes (Linux 2.6 API): a kprobe at a function entry whose pre-handler
+ * saves the registers and the top of the stack, runs the entry handler with
+ * the probed function's arguments, then restores both (setjmp_pre_handler /
+ * jprobe_return / longjmp_break_handler folded into one step, because the
+ * entry handler is a host function, not emulated code). The probed
+ * instruction is then single-stepped and the function runs normally.
+ */
+import { Errno } from '../kernel/abi';
+import type { KprobesEngine } from './core';
+import { JprobeReturn } from './errors';
+import type { Jprobe, Kprobe } from './kprobe';
+import type { PtRegs } from './ptRegs';
+import { mustVAddr } from '../memory/address';
+
+/** MAX_STACK_SIZE (x86: 64 bytes) of stack saved around the handler */
+export const JPROBE_MAX_STACK_SIZE = 64;
+
+export class Jprobes {
+  /** nesting depth of running jprobe entry handlers */
+  depth = 0;
+
+  constructor(private readonly engine: KprobesEngine) {}
+
+  /** register_jprobe(): the address must be a function's first byte */
+  register(jp: Jprobe): number {
+    const e = this.engine;
+    if (e.isRegistered(jp.kp)) return -Errno.EINVAL;
+    const addr = e.resolveAddr(jp.kp);
+    if (typeof addr === 'number') return addr;
+    const at = e.kernel.image.symbols.resolve(addr);
+    if (!at || at.offset !== 0n) return -Errno.EINVAL;
+    jp.kp.pre_handler = (p, regs) => this.setjmpPreHandler(jp, p, regs);
+    jp.kp.post_handler = undefined;
+    e.setKind(jp.kp, 'j');
+    return e.registerKprobe(jp.kp);
+  }
+
+  registerMany(jps: Jprobe[]): number {
+    if (jps.length <= 0) return -Errno.EINVAL;
+    for (let i = 0; i < jps.length; i++) {
+      const r = this.register(jps[i]);
+      if (r < 0) {
+        if (i > 0) this.unregisterMany(jps.slice(0, i));
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  unregisterMany(jps: Jprobe[]): void {
+    this.engine.unregisterKprobes(jps.map(j => j.kp));
+  }
+
+  private setjmpPreHandler(jp: Jprobe, p: Kprobe, regs: PtRegs): number {
+    const cpu = regs.cpu;
+    const saved = cpu.saveContext();
+    const sp = regs.sp;
+    const task = this.engine.kernel.current(cpu.id);
+    let n = JPROBE_MAX_STACK_SIZE;
+    if (task && sp < task.stackTop && sp >= task.stackBase) n = Math.min(n, Number(task.stackTop - sp));
+    let stack: Uint8Array | null = null;
+    try { stack = cpu.mem.readBytes(mustVAddr(sp), n); } catch { stack = null; }
+    const args = this.engine.kernel.arch.abi.argRegs.map(i => cpu.getReg(i));
+    this.depth++;
+    try {
+      this.engine.guarded(p, regs, () => jp.entry(args, regs), undefined);
+    } catch (e) {
+      if (!(e instanceof JprobeReturn)) throw e;
+    } finally {
+      this.depth--;
+      // longjmp_break_handler: the probed function sees its own stack and registers again
+      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack);
+      cpu.restoreContext(saved);
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * Return probes (kernel/kprobes.c kretprobe part + the arch trampoline
+ * handler). The entry kprobe (pre_handler_kretprobe) takes a free
+ * kretprobe_instance, runs entry_handler, and lets the arch hook replace the
+ * return address with the trampoline. The trampoline is a small code block
+ * in the exec area carrying a permanent breakpoint (Linux 2.6's trampoline
+ * kprobe); when a probed function returns there, the return handlers run
+ * and execution resumes at the real return address.
+ *
+ * Instances belong to tasks (LIFO per task; a CPU stands in for the task
+ * while none is current) and are recycled when a task exits.
+ */
+import { Errno } from '../kernel/abi';
+import type { Cpu } from '../arch/types';
+import type { Task } from '../kernel/types';
+import { hex64 } from '../memory/address';
+import { defaultKprobeOnFuncEntry } from './archHooks';
+import type { KprobesEngine } from './core';
+import { HandlerOops } from './errors';
+import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
+import type { PtRegs } from './ptRegs';
+
+interface RpState {
+  rp: Kretprobe;
+  free: KretprobeInstance[];
+  /** unregistered: live instances are dropped on return, handlers skipped */
+  dead: boolean;
+  /** emulated address standing for the kretprobe object (start of its instance data block) */
+  base: bigint;
+}
+
+/** header bytes before the instances' data in the emulated block */
+const RP_HEADER = 16n;
+
+export type TaskKey = Task | string;
+
+/** One entry of a fixed-up stack trace. */
+export interface FixedFrame {
+  /** the address to show: the real return address when `replaced` */
+  addr: bigint;
+  /** the address found on the stack (the trampoline when replaced) */
+  raw: bigint;
+  replaced: boolean;
+}
+
+export class Kretprobes {
+  readonly trampoline: bigint;
+  private readonly state = new WeakMap<Kretprobe, RpState>();
+  private readonly riState = new WeakMap<KretprobeInstance, RpState>();
+  private readonly byTask = new Map<TaskKey, KretprobeInstance[]>();
+  /** the trampoline's kprobe (not in the table, not listed) */
+  readonly trampolineProbe: Kprobe;
+
+  constructor(private readonly engine: KprobesEngine) {
+    const code = engine.hooks.kretprobeTrampolineCode;
+    const bp = engine.kernel.arch.breakpointInsn;
+    this.trampoline = engine.slots.allocCode(Math.max(code.length, bp.length));
+    const armed = code.slice();
+    armed.set(bp, 0);
+    engine.slots.write(this.trampoline, armed);
+    this.trampolineProbe = { addr: this.trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
+  }
+
+  private taskKey(cpu: number): TaskKey {
+    return this.engine.kernel.current(cpu) ?? `cpu${cpu}`;
+  }
+
+  /** live instances of a task (innermost last) */
+  instancesOf(key: TaskKey): readonly KretprobeInstance[] {
+    return this.byTask.get(key) ?? [];
+  }
+
+  /** register_kretprobe() */
+  register(rp: Kretprobe): number {
+    const e = this.engine;
+    if (e.isRegistered(rp.kp)) return -Errno.EINVAL;
+    const addr = e.resolveAddr(rp.kp);
+    if (typeof addr === 'number') return addr;
+    const at = e.kernel.image.symbols.resolve(addr);
+    const onEntry = e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry;
+    if (!at || !onEntry(at.offset)) return -Errno.EINVAL;
+    let n = rp.maxactive ?? 0;
+    if (n <= 0) n = Math.max(10, 2 * e.kernel.cpus.length);
+    rp.maxactive = n;
+    const dataSize = Math.max(0, rp.data_size ?? 0);
+    const stride = BigInt((dataSize + 7) & ~7);
+    const size = Number(RP_HEADER + stride * BigInt(n));
+    const base = e.data.alloc(size, 16);
+    const st: RpState = { rp, free: [], dead: false, base };
+    for (let i = n - 1; i >= 0; i--) {
+      const ri: KretprobeInstance = { rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + stride * BigInt(i), stack: 0n, cpu: -1 };
+      st.free.push(ri);
+      this.riState.set(ri, st);
+    }
+    rp.nmissed = 0;
+    rp.kp.pre_handler = (p, regs) => this.preHandlerKretprobe(st, p, regs);
+    rp.kp.post_handler = undefined;
+    e.setKind(rp.kp, 'r');
+    const r = e.registerKprobe(rp.kp);
+    if (r) return r;
+    this.state.set(rp, st);
+    return 0;
+  }
+
+  registerMany(rps: Kretprobe[]): number {
+    if (rps.length <= 0) return -Errno.EINVAL;
+    for (let i = 0; i < rps.length; i++) {
+      const r = this.register(rps[i]);
+      if (r < 0) {
+        if (i > 0) this.unregisterMany(rps.slice(0, i));
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  unregisterMany(rps: Kretprobe[]): void {
+    for (const rp of rps) {
+      if (!this.engine.isRegistered(rp.kp)) { rp.kp.addr = undefined; continue; }
+      this.engine.unregisterKprobe(rp.kp);
+      const st = this.state.get(rp);
+      if (st) st.dead = true;
+      this.state.delete(rp);
+    }
+  }
+
+  /** kretprobe object address shown in the BUG line */
+  objectAddress(rp: Kretprobe): bigint { return this.state.get(rp)?.base ?? 0n; }
+
+  /** free instances left (for tests and the debugger) */
+  freeInstances(rp: Kretprobe): number { return this.state.get(rp)?.free.length ?? 0; }
+
+  /** pre_handler_kretprobe() */
+  private preHandlerKretprobe(st: RpState, p: Kprobe, regs: PtRegs): number {
+    const rp = st.rp;
+    const cpu = regs.cpu.id;
+    const ri = st.free.pop();
+    if (!ri) {
+      rp.nmissed = (rp.nmissed ?? 0) + 1;
+      if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: p.id ?? 0, addr: p.addr ?? 0n, cpu });
+      return 0;
+    }
+    ri.task = this.engine.kernel.current(cpu);
+    ri.cpu = cpu;
+    const entry = rp.entry_handler;
+    if (entry) {
+      let r = 0;
+      try {
+        r = this.engine.guarded(p, regs, () => entry(ri, regs), 0);
+      } catch (e) {
+        st.free.push(ri);
+        throw e;
+      }
+      if (r) { this.recycle(ri); return 0; }
+    }
+    try {
+      this.engine.guarded(p, regs, () => this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline), undefined);
+    } catch (e) {
+      this.recycle(ri);
+      throw e;
+    }
+    const key = ri.task ?? `cpu${cpu}`;
+    let list = this.byTask.get(key);
+    if (!list) { list = []; this.byTask.set(key, list); }
+    list.push(ri);
+    return 0;
+  }
+
+  private recycle(ri: KretprobeInstance): void {
+    const st = this.riState.get(ri);
+    ri.ret_addr = 0n;
+    ri.task = undefined;
+    ri.stack = 0n;
+    ri.cpu = -1;
+    if (st && !st.dead) st.free.push(ri);
+  }
+
+  /** kprobe_flush_task(): a task exited; its live instances go back to their free lists */
+  flushTask(t: Task): void {
+    const list = this.byTask.get(t);
+    if (!list) return;
+    this.byTask.delete(t);
+    for (const ri of list) this.recycle(ri);
+  }
+
+  /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
+  trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    const saved = { current: kcb.current, status: kcb.status, instance: kcb.instance };
+    kcb.current = this.trampolineProbe;
+    kcb.status = KprobeStatus.HIT_ACTIVE;
+    try {
+      this.trampolineHandler(cpu, regs, kcb);
+    } catch (e) {
+      if (!(e instanceof HandlerOops)) throw e;
+    } finally {
+      kcb.current = saved.current;
+      kcb.status = saved.status;
+      kcb.instance = saved.instance;
+    }
+    return true;
+  }
+
+  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): void {
+    const key = this.taskKey(cpu.id);
+    const list = this.byTask.get(key) ?? [];
+    // handlers see ip at the trampoline (as modern x86 does)
+    regs.ip = this.trampoline;
+    let orig = 0n;
+    let last: KretprobeInstance | undefined;
+    while (list.length > 0) {
+      const ri = list.pop() as KretprobeInstance;
+      const st = this.riState.get(ri);
+      const handler = ri.rp.handler;
+      if (st && !st.dead && handler) {
+        kcb.current = ri.rp.kp;
+        this.engine.guarded(ri.rp.kp, regs, () => handler(ri, regs), 0);
+        kcb.current = this.trampolineProbe;
+      }
+      orig = ri.ret_addr;
+      last = ri;
+      const rpAddr = st?.base ?? 0n;
+      const kpAddr = ri.rp.kp.addr ?? 0n;
+      this.recycle(ri);
+      if (orig === 0n || orig !== this.trampoline) {
+        if (orig === 0n) this.bug(cpu, rpAddr, kpAddr);
+        break;
+      }
+    }
+    if (list.length === 0) this.byTask.delete(key);
+    if (!last) { this.bug(cpu, 0n, this.trampoline); return; }
+    if (orig === 0n) return;
+    if (orig === this.trampoline) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return; }
+    regs.ip = orig;
+  }
+
+  /** kretprobe_assert(): no matching instance */
+  private bug(cpu: Cpu, rpAddr: bigint, kpAddr: bigint): void {
+    const line = `kretprobe BUG!: Processing kretprobe ${hex64(rpAddr)} @ ${hex64(kpAddr)}`;
+    this.engine.kernel.printk(cpu.id, line, 'emulator');
+    this.engine.kernel.oops(cpu, null, line);
+    throw new HandlerOops(line);
+  }
+
+  /**
+   * A stack trace with the trampoline entries replaced by the real return
+   * addresses of the task's live instances (innermost first, like the
+   * trace). `addrs` are return addresses, innermost first.
+   */
+  fixupStackTrace(key: TaskKey, addrs: readonly bigint[]): FixedFrame[] {
+    const list = this.byTask.get(key) ?? [];
+    let k = list.length - 1;
+    return addrs.map(a => {
+      if (a !== this.trampoline) return { addr: a, raw: a, replaced: false };
+      while (k >= 0 && list[k].ret_addr === this.trampoline) k--;
+      if (k < 0) return { addr: a, raw: a, replaced: false };
+      return { addr: list[k--].ret_addr, raw: a, replaced: true };
+    });
+  }
+}

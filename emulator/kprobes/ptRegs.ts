@@ -1,0 +1,56 @@
+/**
+ * pt_regs as probe handlers see it: a live view of the CPU that hit the
+ * probe. Reading gives the register now; writing changes the CPU, which is
+ * what Linux does when it restores pt_regs on return from the trap.
+ * Register names are ArchOps.regs names (x86_64: ip sp flags ax bx ... r15).
+ */
+import type { ArchOps, Cpu } from '../arch/types';
+
+export class PtRegs {
+  private readonly byName = new Map<string, number>();
+
+  constructor(readonly cpu: Cpu, readonly arch: ArchOps) {
+    arch.regs.forEach((r, i) => this.byName.set(r.name, i));
+  }
+
+  /** instruction pointer (regs->ip) */
+  get ip(): bigint { return this.cpu.getPc(); }
+  set ip(v: bigint) { this.cpu.setPc(BigInt.asUintN(64, v)); }
+
+  /** stack pointer (kernel_stack_pointer(regs)) */
+  get sp(): bigint { return this.cpu.getReg(this.arch.abi.spReg); }
+  set sp(v: bigint) { this.cpu.setReg(this.arch.abi.spReg, BigInt.asUintN(64, v)); }
+
+  /** regs_return_value(regs) */
+  get returnValue(): bigint { return this.cpu.getReg(this.arch.abi.retReg); }
+  set returnValue(v: bigint) { this.cpu.setReg(this.arch.abi.retReg, BigInt.asUintN(64, v)); }
+
+  /** flags register (x86 eflags), or 0n when the arch has none */
+  get flags(): bigint { return this.arch.abi.flagsReg < 0 ? 0n : this.cpu.getReg(this.arch.abi.flagsReg); }
+  set flags(v: bigint) { if (this.arch.abi.flagsReg >= 0) this.cpu.setReg(this.arch.abi.flagsReg, v); }
+
+  /** regs_get_kernel_argument(regs, n): integer argument n (0-based) at function entry */
+  arg(n: number): bigint {
+    const regs = this.arch.abi.argRegs;
+    if (n < 0 || n >= regs.length) throw new RangeError(`argument ${n} is not passed in a register on ${this.arch.name}`);
+    return this.cpu.getReg(regs[n]);
+  }
+
+  /** register by pt_regs name; throws a RangeError naming an unknown register */
+  get(name: string): bigint {
+    if (name === 'ip' || name === 'pc') return this.ip;
+    const i = this.byName.get(name);
+    if (i === undefined) throw new RangeError(`unknown register '${name}' for ${this.arch.name}`);
+    return this.cpu.getReg(i);
+  }
+
+  set(name: string, v: bigint): void {
+    if (name === 'ip' || name === 'pc') { this.ip = v; return; }
+    const i = this.byName.get(name);
+    if (i === undefined) throw new RangeError(`unknown register '${name}' for ${this.arch.name}`);
+    this.cpu.setReg(i, BigInt.asUintN(64, v));
+  }
+
+  /** register names, in ArchOps.regs order */
+  names(): string[] { return this.arch.regs.map(r => r.name); }
+}

@@ -1,0 +1,48 @@
+/**
+ * Test harness: the real sample kernel on the real Machine with a kprobes
+ * engine attached before boot. Helpers run the machine to power-off and
+ * collect the printk transcript.
+ */
+import { loadElf } from '../../emulator/elf/elfFile';
+import type { ElfImage } from '../../emulator/elf/types';
+import { Machine } from '../../emulator/machine';
+import { KprobesEngine } from '../../emulator/kprobes';
+import { repoPath } from '../util/paths';
+
+let cached: ElfImage | null = null;
+export function sampleImage(): ElfImage {
+  cached ??= loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf'));
+  return cached;
+}
+
+export interface Rig {
+  machine: Machine;
+  engine: KprobesEngine;
+  image: ElfImage;
+  sym(name: string): bigint;
+  /** run to the end; returns the printk lines */
+  run(): string[];
+}
+
+export function rig(opts: { cpus?: number; maxInstructions?: number } = {}): Rig {
+  const image = sampleImage();
+  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000 });
+  const engine = new KprobesEngine(machine.kernel);
+  return {
+    machine, engine, image,
+    sym(name: string): bigint {
+      const s = image.symbols.lookup(name);
+      if (!s) throw new Error(`no symbol ${name} in the sample kernel`);
+      return s.value;
+    },
+    run(): string[] {
+      machine.run();
+      return machine.printkRecords.map(r => r.text);
+    },
+  };
+}
+
+/** lines printed by the kernel's self-test pass */
+export function selftestLines(lines: string[]): string[] {
+  return lines.filter(l => l.startsWith('selftest:'));
+}
