@@ -38,7 +38,9 @@ export const C_TYPES = ['int', 'long', 'short', 'char', 'unsigned', 'signed', 'b
   'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64'];
 export const C_KEYWORDS = ['if', 'else', 'while', 'for', 'break', 'continue', 'return', 'sizeof'];
 
-import { BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, type HandlerKind } from '../../emulator/handlers';
+import {
+  BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, MAX_MAXACTIVE, MAX_DATA_SIZE, type HandlerKind,
+} from '../../emulator/handlers';
 
 /** Handler kinds a probe block of this kind may contain. */
 const KINDS_BY_PROBE: Readonly<Record<ProbeKeyword, readonly HandlerKind[]>> = {
@@ -88,3 +90,18 @@ export function analyze(text: string, fileName: string, opts: AnalysisOptions): 
 
 /** Messages of the handler language that depend on knowing the architecture's registers. */
 const REGISTER_DEPENDENT = [/^unknown register '/, /^'arg\d' is not available/];
+
+export interface AttributeInfo { name: string; example: string; insertText: string; doc: string }
+
+/** Attributes written after a probe's target. */
+export function probeAttributes(probe: ProbeKeyword): AttributeInfo[] {
+  const out: AttributeInfo[] = [];
+  if (probe === 'kretprobe') {
+    out.push({ name: 'maxactive', example: 'maxactive=20', insertText: 'maxactive=',
+      doc: `How many calls of the function may be pending (entered, not yet returned) at once, at most ${MAX_MAXACTIVE}; returns beyond that are counted in nmissed.` });
+    out.push({ name: 'data_size', example: 'data_size=8', insertText: 'data_size=',
+      doc: `Bytes of private data per pending call, reached through ri->data (at most ${MAX_DATA_SIZE}).` });
+  }
+  out.push({ name: 'disabled', example: 'disabled', insertText: 'disabled', doc: 'Register the probe disabled; enable it later from the Kprobes view.' });
+  return out;
+}

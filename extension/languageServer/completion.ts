@@ -2,7 +2,7 @@
 import { CompletionItem, CompletionItemKind, MarkupKind } from 'vscode-languageserver/node';
 import type { ElfImage } from '../../emulator/elf';
 import { cursorContext, type CursorContext } from './cursorContext';
-import { builtins, contextVariables, fieldsOf, handlerKindsFor, C_KEYWORDS, C_TYPES, CONTEXT_OBJECTS, type ContextObject } from './analysis';
+import { builtins, contextVariables, fieldsOf, handlerKindsFor, probeAttributes, C_KEYWORDS, C_TYPES, CONTEXT_OBJECTS, type ContextObject, type ProbeKeyword } from './analysis';
 import { probeableSymbols } from './images';
 import { PROBE_KEYWORD_DOCS } from './docs';
 
@@ -15,6 +15,8 @@ export interface CompletionInputs {
 
 const MEMBER = /\b([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z0-9_]*)$/;
 const PROBE_TARGET = /(?:^|[\s;}])(kprobe|kretprobe|jprobe)\s+([A-Za-z0-9_.$]*)$/;
+/** after the target: `kretprobe sys_open maxactive=20 da|` */
+const PROBE_ATTRS = /(?:^|[\s;}])(kprobe|kretprobe|jprobe)\s+[^\s{]+\s+(?:[A-Za-z_]\w*(?:\s*=\s*\w+)?\s+)*[A-Za-z_]*$/;
 
 export function complete(input: CompletionInputs): CompletionItem[] {
   const ctx = cursorContext(input.text, input.offset);
@@ -28,6 +30,8 @@ export function complete(input: CompletionInputs): CompletionItem[] {
     case 'top': {
       const m = PROBE_TARGET.exec(linePrefix);
       if (m) return symbolItems(input.image);
+      const a = PROBE_ATTRS.exec(linePrefix);
+      if (a) return attributeItems(a[1] as ProbeKeyword);
       if (/^\s*[A-Za-z_]*$/.test(linePrefix)) return topLevelItems();
       return [];
     }
@@ -86,6 +90,16 @@ function handlerItems(ctx: Extract<CursorContext, { where: 'handler' }>, linePre
   for (const t of C_TYPES) items.push({ label: t, kind: CompletionItemKind.TypeParameter });
   for (const k of C_KEYWORDS) items.push({ label: k, kind: CompletionItemKind.Keyword });
   return items;
+}
+
+function attributeItems(probe: ProbeKeyword): CompletionItem[] {
+  return probeAttributes(probe).map(a => ({
+    label: a.name,
+    kind: CompletionItemKind.Property,
+    detail: a.example,
+    documentation: a.doc,
+    insertText: a.insertText,
+  }));
 }
 
 function topLevelItems(): CompletionItem[] {

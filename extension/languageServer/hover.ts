@@ -1,7 +1,7 @@
 /** Hover text for builtins, handler kinds, probe keywords and context variables. */
 import { Hover, MarkupKind, Range } from 'vscode-languageserver/node';
 import type { ElfImage } from '../../emulator/elf';
-import { builtins, contextVariables, handlerKindsFor, type ProbeKeyword } from './analysis';
+import { builtins, contextVariables, fieldsOf, handlerKindsFor, type ContextObject, type ProbeKeyword } from './analysis';
 import { cursorContext } from './cursorContext';
 import { PROBE_KEYWORD_DOCS } from './docs';
 
@@ -11,6 +11,8 @@ export interface HoverInputs {
   /** converts a document offset to a position */
   rangeOf(start: number, end: number): Range;
   image?: ElfImage;
+  regNames: readonly string[];
+  arch: string;
 }
 
 function wordAt(text: string, offset: number): { word: string; start: number; end: number } | undefined {
@@ -51,8 +53,15 @@ export function hover(input: HoverInputs): Hover | null {
     return null;
   }
   // inside a handler body
-  const prev = input.text.slice(Math.max(0, w.start - 8), w.start);
-  if (/->\s*$/.test(prev)) return null;
+  const prev = input.text.slice(Math.max(0, w.start - 16), w.start);
+  if (/->\s*$/.test(prev)) {
+    if (/\bregs\s*->\s*$/.test(prev) && input.regNames.includes(w.word)) {
+      return md(`**regs->${w.word}** — register of the probed context (${input.arch} pt_regs), unsigned long; assigning it changes the context.`, range);
+    }
+    const obj = /\b(p|ri|current)\s*->\s*$/.exec(prev)?.[1] as ContextObject | undefined;
+    const f = obj ? fieldsOf(obj, ctx.handler).find(x => x.name === w.word) : undefined;
+    return f ? md('```c\n' + `${f.type} ${obj}->${f.name}` + '\n```\n\n' + f.doc, range) : null;
+  }
   const b = builtins().find(x => x.name === w.word);
   if (b) return md('```c\n' + b.signature + '\n```\n\n' + b.doc, range);
   const v = contextVariables(ctx.handler).find(x => x.name === w.word);

@@ -80,6 +80,8 @@ export class KprobeService {
       text: doc.getText(),
       offset,
       image: env.image,
+      regNames: env.regs.regNames,
+      arch: env.regs.arch,
       rangeOf: (s, e) => Range.create(doc.positionAt(s), doc.positionAt(e)),
     });
   }

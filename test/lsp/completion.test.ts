@@ -87,6 +87,24 @@ describe('kprobe language server: completion and hover', { timeout: 30_000 }, ()
     await c.change(URI, TEXT);
   });
 
+  test('probe attributes after the target', async () => {
+    const kret = labels(await c.completion(URI, positionOf(TEXT, 'maxactive=4')));
+    assert.deepEqual([...kret].sort(), ['data_size', 'disabled', 'maxactive']);
+    const text2 = TEXT.replace('kprobe do_fork {', 'kprobe do_fork dis {');
+    await c.change(URI, text2);
+    assert.deepEqual(labels(await c.completion(URI, after(text2, 'do_fork dis'))), ['disabled']);
+    await c.change(URI, TEXT);
+  });
+
+  test('hover: registers and context fields', async () => {
+    const ip = hoverText(await c.hover(URI, after(TEXT, 'regs->')));
+    assert.match(ip, /\*\*regs->ip\*\* — register of the probed context \(x86_64 pt_regs\)/);
+    const pid = hoverText(await c.hover(URI, after(TEXT, 'current->')));
+    assert.match(pid, /int current->pid/);
+    const data = hoverText(await c.hover(URI, after(TEXT, 'ri->')));
+    assert.match(data, /void \* ?ri->data/);
+  });
+
   test('nothing inside comments', async () => {
     assert.deepEqual(await c.completion(URI, after(TEXT, '// completion')), []);
   });
