@@ -38,13 +38,14 @@ const STACK_SIZE = 16 * 1024;
 /** 4 MiB exec area: plenty for insn slots, kretprobe trampolines and detour buffers */
 const EXEC_SIZE = 4 * 1024 * 1024;
 
+const X86_GPRS = new Set(['ax', 'bx', 'cx', 'dx', 'si', 'di', 'bp', 'sp']);
 const x86RegLabel = (name: string): string | null => {
   if (name === 'ip') return null;
   if (name === 'flags') return 'EFLAGS';
   if (name === 'orig_ax') return 'ORIG_RAX';
   const m = /^r(\d+)$/.exec(name);
   if (m) return 'R' + m[1].padStart(2, '0');
-  if (/^[a-z]{2}$/.test(name)) return 'R' + name.toUpperCase();
+  if (X86_GPRS.has(name)) return 'R' + name.toUpperCase();
   return name.toUpperCase();
 };
 

@@ -33,9 +33,12 @@ export class VirtualClock {
     this.used = new Array<number>(nCpus).fill(0);
   }
 
-  /** ns since boot as seen from `cpu` (default: the running CPU, else the round start) */
+  /** ns since boot as seen from `cpu` (default: the running CPU; outside any CPU's turn, the latest time a CPU reached) */
   nowNs(cpu = this.activeCpu): number {
-    return this.roundStart + (cpu >= 0 ? this.used[cpu] : 0);
+    if (cpu >= 0) return this.roundStart + this.used[cpu];
+    let m = 0;
+    for (const u of this.used) if (u > m) m = u;
+    return this.roundStart + m;
   }
 
   now(cpu = this.activeCpu): bigint { return BigInt(this.nowNs(cpu)); }
