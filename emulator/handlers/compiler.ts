@@ -8,7 +8,7 @@
  */
 import { SnippetAst, Span, Stmt } from './ast';
 import { compileCall, JPROBE_RETURN } from './calls';
-import { CONTEXT_BY_KIND, defaultArgRegs } from './context';
+import { CONTEXT_BY_KIND, ContextName, defaultArgRegs } from './context';
 import { CType, T, converter, isInt, isPtr, typeName } from './ctypes';
 import { ExprCompiler, TE } from './exprCompiler';
 import { Token, tokenize } from './lexer';
@@ -22,7 +22,8 @@ export const DEFAULT_STEP_BUDGET = 100000;
 const NORMAL = 0, BREAK = 1, CONTINUE = 2, RETURN = 3;
 type Exec = (f: Frame) => number;
 
-const RESERVED = new Set(['regs', 'p', 'ri', 'current', 'trapnr', 'jiffies', 'NULL', 'true', 'false', 'sizeof']);
+const RESERVED = new Set(['jiffies', 'NULL', 'true', 'false']);
+const CONTEXT_NAMES = new Set(['regs', 'p', 'ri', 'current', 'trapnr', 'flags']);
 
 export class HandlerCompiler extends ExprCompiler {
   private loops = 0;
@@ -63,7 +64,7 @@ export class HandlerCompiler extends ExprCompiler {
         const inits: { slot: number; init?: (f: Frame) => bigint }[] = [];
         const scope = this.scopes[this.scopes.length - 1];
         for (const d of s.decls) {
-          if (RESERVED.has(d.name) || (/^arg[0-5]$/.test(d.name) && this.has('args'))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
+          if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName)) || (/^arg[0-5]$/.test(d.name) && this.has('args'))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
           else if (scope.has(d.name)) this.error(d.span, `redeclaration of '${d.name}'`);
           const init = d.init ? this.value(d.init) : undefined;
           const slot = this.nslots++;

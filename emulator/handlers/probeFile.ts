@@ -156,13 +156,13 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
       p.next();
       const body = p.stmtList('}');
       const close = p.tok;
-      if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${h.text} handler`, spanOf(close));
+      if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${h.text} handler`, close.kind === 'eof' ? spanOf(h) : spanOf(close));
       p.next();
       handlers.push({ kind: h.text, span: spanOf(h), body: { k: 'body', body, span: joinSpan(spanOf(hopen), spanOf(close)) } });
     }
   }
   const close = p.tok;
-  if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${kind} started at line ${kw.line}`, spanOf(close));
+  if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${kind} started at line ${kw.line}`, close.kind === 'eof' ? spanOf(kw) : spanOf(close));
   p.next();
   return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
 }
