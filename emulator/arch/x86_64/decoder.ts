@@ -5,7 +5,7 @@
  * bytes that are not a (supported) instruction — the CPU raises #UD.
  */
 import { Insn, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG_NONE } from './insn';
-import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE } from './table';
+import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE, VEX } from './table';
 import { COUNT_1, COUNT_CL, COUNT_IMM } from './exec/shift';
 
 export const MAX_INSN_LEN = 15;
@@ -74,8 +74,29 @@ function decodeInner(next8: () => number, raw: number[], addr: number): Insn | n
   }
   let map = ONE_BYTE;
   let twoByte = false;
-  if (b === 0x0f) { b = next8(); map = TWO_BYTE; twoByte = true; }
-  const slot = map[b];
+  let vvvv = 0;
+  let vexSlot: Slot | undefined;
+  if (b === 0xc4 || b === 0xc5) {
+    // VEX prefix (always VEX in 64-bit mode); legacy 66/f2/f3/REX before it are invalid
+    if (rex !== 0 || p66 || rep !== REP_NONE) return null;
+    const v1 = next8();
+    let mmmmm = 1, w = 0, v2 = v1;
+    rex = 0x40 | (v1 & 0x80 ? 0 : 4);
+    if (b === 0xc4) {
+      mmmmm = v1 & 0x1f;
+      rex |= (v1 & 0x40 ? 0 : 2) | (v1 & 0x20 ? 0 : 1);
+      v2 = next8();
+      w = v2 >> 7;
+    }
+    if (w) rex |= 8;
+    vvvv = (~v2 >> 3) & 15;
+    if (v2 & 4) return null; // VEX.L = 1: vector forms only
+    const pp = v2 & 3;
+    b = next8();
+    vexSlot = VEX.get(`${pp}:${mmmmm}:${b}`);
+    if (!vexSlot) return null;
+  } else if (b === 0x0f) { b = next8(); map = TWO_BYTE; twoByte = true; }
+  const slot = vexSlot ?? map[b];
   if (!slot) return null;
   const f3slot = rep === REP_F3 ? slot.f3 : undefined;
   let modrm = -1;
@@ -107,6 +128,7 @@ function decodeInner(next8: () => number, raw: number[], addr: number): Insn | n
   insn.rex = rex !== 0;
   insn.prefixes = prefixes;
   insn.addr = addr;
+  insn.vreg = vvvv;
   insn.cc = slot.low === 'cc' ? b & 0xf : def.srcSize ?? def.sub;
 
   // ModRM operand fields

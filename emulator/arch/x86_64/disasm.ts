@@ -71,9 +71,10 @@ function immText(i: Insn, o: Operand, size: number, second: boolean): string {
   if (i.def.mnem === 'int' || /^(rol|ror|rcl|rcr|shl|shr|sar|shld|shrd|bt|bts|btr|btc)$/.test(i.def.mnem)) return hexs(raw & 0xff);
   // sign-extended immediates (imm8 into a wider operand, imm32 into 64 bits) print signed
   if (size === 8) {
-    if (o.s === 'v') return hexs((BigInt(i.immHi >>> 0) << 32n) | BigInt(i.imm >>> 0));
+    if (o.s === 'v') return hexs((BigInt(i.immHi | 0) << 32n) | BigInt(i.imm >>> 0));
     return hexs(i.imm | 0);
   }
+  if (size === 1) return hexs((raw << 24) >> 24);
   if (o.s === 'b' && size > 1) {
     const s = size === 2 ? (raw << 16) >> 16 : raw | 0;
     return hexs(s);
@@ -89,6 +90,7 @@ function operandText(i: Insn, o: Operand, idx: number): string {
       if (i.rm >= 0) return regName(size, i.rm);
       return memText(i, size, i.def.mnem !== 'lea');
     case 'Z': return regName(size, i.rm);
+    case 'B': return regName(size, i.vreg);
     case 'R':
       if (o.fixed === 'AL') return 'al';
       if (o.fixed === 'CL') return 'cl';
@@ -116,7 +118,7 @@ export function mnemonicOf(i: Insn): string {
   let pre = '';
   if (i.lock) pre += 'lock ';
   if (d.str) {
-    if (i.rep === REP_F3) pre += d.mnem === 'cmps' || d.mnem === 'scas' ? 'repe ' : 'rep ';
+    if (i.rep === REP_F3) pre += 'rep ';
     else if (i.rep === REP_F2) pre += 'repne ';
   }
   return pre + m;
@@ -126,6 +128,8 @@ export function operandsOf(i: Insn): string {
   const ops = i.def.ops;
   // llvm omits the implicit "1" of shift-by-one
   const shown = ops.filter(o => o.k !== '1');
+  // llvm prints register-register xchg as "xchg reg, rm"
+  if (i.def.mnem === 'xchg' && i.rm >= 0 && shown.length === 2 && shown[0].k === 'E') shown.reverse();
   return shown.map(o => operandText(i, o, ops.indexOf(o))).join(', ');
 }
 

@@ -60,6 +60,8 @@ export class Insn {
   cc = 0;
   /** absolute target of a relative branch (VAddr) */
   target = 0;
+  /** VEX.vvvv register (VEX-encoded instructions) */
+  vreg = 0;
   rep = REP_NONE;
   lock = false;
   /** REX prefix present (changes 8-bit register naming) */

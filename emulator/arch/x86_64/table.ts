@@ -25,6 +25,7 @@ import * as ctl from './exec/control';
 import * as str from './exec/string';
 import * as bit from './exec/bit';
 import * as sys from './exec/system';
+import * as bmi from './exec/bmi';
 
 export type Flow = DecodedInsn['flow'];
 
@@ -277,6 +278,21 @@ d('9d', 'popfq', '', sys.popf, { d64: true, sized: ['popf', 'popfq', 'popfq'] })
 
 export const NOP_DEF: OpDef = OPS.find(o => o.code === NOP_CODE) as OpDef;
 
+// ---- VEX-encoded BMI1 / BMI2 (code: v<pp> <map> <opcode>) -------------------------
+d('v 0f38 f2', 'andn', 'Gy,By,Ey', bmi.andn);
+d('v 0f38 f3/1', 'blsr', 'By,Ey', bmi.blsx, { sub: 1 });
+d('v 0f38 f3/2', 'blsmsk', 'By,Ey', bmi.blsx, { sub: 2 });
+d('v 0f38 f3/3', 'blsi', 'By,Ey', bmi.blsx, { sub: 3 });
+d('v 0f38 f7', 'bextr', 'Gy,Ey,By', bmi.bextr);
+d('v 0f38 f5', 'bzhi', 'Gy,Ey,By', bmi.bzhi);
+d('v66 0f38 f7', 'shlx', 'Gy,Ey,By', bmi.shx, { sub: 0 });
+d('vf2 0f38 f7', 'shrx', 'Gy,Ey,By', bmi.shx, { sub: 1 });
+d('vf3 0f38 f7', 'sarx', 'Gy,Ey,By', bmi.shx, { sub: 2 });
+d('vf2 0f3a f0', 'rorx', 'Gy,Ey,Ib', bmi.rorx);
+d('vf2 0f38 f5', 'pdep', 'Gy,By,Ey', bmi.pdepPext, { sub: 0 });
+d('vf3 0f38 f5', 'pext', 'Gy,By,Ey', bmi.pdepPext, { sub: 1 });
+d('vf2 0f38 f6', 'mulx', 'Gy,By,Ey', bmi.mulx);
+
 /** Condition-code suffixes in encoding order (llvm spelling). */
 export const CC_NAMES = ['o', 'no', 'b', 'ae', 'e', 'ne', 'be', 'a', 's', 'ns', 'p', 'np', 'l', 'ge', 'le', 'g'];
 
@@ -293,6 +309,10 @@ export interface Slot {
 }
 
 export const ONE_BYTE: (Slot | undefined)[] = new Array(256);
+/** VEX opcode maps, keyed `${pp}:${map}:${opcode}` (pp: 0 none, 1 66, 2 f3, 3 f2; map: 1 0f, 2 0f38, 3 0f3a) */
+export const VEX = new Map<string, Slot>();
+const VEX_PP: Record<string, number> = { v: 0, v66: 1, vf3: 2, vf2: 3 };
+const VEX_MAP: Record<string, number> = { '0f': 1, '0f38': 2, '0f3a': 3 };
 export const TWO_BYTE: (Slot | undefined)[] = new Array(256);
 
 function usesModrm(def: OpDef): boolean {
@@ -302,6 +322,16 @@ function usesModrm(def: OpDef): boolean {
 function install(def: OpDef): void {
   if (def.code === NOP_CODE) return; // 90 without REX.B: chosen by the decoder over xchg
   const parts = def.code.split(' ');
+  if (parts[0] in VEX_PP) {
+    const m = /^([0-9a-f]{2})(?:\/([0-7]))?$/.exec(parts[2]);
+    if (!m || !(parts[1] in VEX_MAP)) throw new Error(`x86 table: bad VEX opcode ${def.code}`);
+    const key = `${VEX_PP[parts[0]]}:${VEX_MAP[parts[1]]}:${parseInt(m[1], 16)}`;
+    let slot = VEX.get(key);
+    if (!slot) { slot = { needModrm: true }; VEX.set(key, slot); }
+    if (m[2] !== undefined) { if (!slot.group) slot.group = new Array(8); slot.group[Number(m[2])] = def; }
+    else slot.plain = def;
+    return;
+  }
   let f3 = false;
   if (parts[0] === 'f3' && parts.length > 1) { f3 = true; parts.shift(); }
   let map = ONE_BYTE;
