@@ -126,6 +126,12 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
     throw new ImageError(image.path, `not a static executable (e_type ${image.type}${image.type === 3 ? ', ET_DYN: PIE/shared objects are not supported' : ''})`);
   }
   const table = archKernel(k.arch.name);
+  const userTop = table.user.stackTop - BigInt(table.user.stackSize);
+  for (const seg of image.segments) {
+    if (seg.type === PT_LOAD && seg.memsz > 0n && seg.vaddr + seg.memsz > userTop) {
+      throw new ImageError(image.path, `PT_LOAD segment at 0x${seg.vaddr.toString(16)} is outside the user address space (a kernel image? use 'run')`);
+    }
+  }
   const mm = new Memory('user');
   const loaded = mapImage(mm, image, true);
   const stackTop = mustVAddr(table.user.stackTop);
