@@ -68,6 +68,7 @@ function fmt(rows: Row[]): string {
 }
 
 const rows: Row[] = [];
+benchKernel('examples/kernel/build/kernel-x86_64.elf', 2); // warm-up (JIT), not reported
 rows.push(benchKernel('examples/kernel/build/kernel-x86_64.elf', 1));
 rows.push(benchKernel('examples/kernel/build/kernel-x86_64.elf', 2));
 const progs = readdirSync(join(root, 'test/conformance/bin')).filter(f => f.endsWith('.elf')).sort()
