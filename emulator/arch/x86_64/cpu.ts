@@ -86,18 +86,19 @@ export class X86Cpu extends LazyFlags implements Cpu {
 
   // ---------------------------------------------------------------- memory
   /** Effective address of the memory operand (with segment base); #GP when non-canonical. */
+  /** Registers outside the canonical range take the exact (bigint) path so the double sum never rounds. */
   ea(i: Insn): VAddr {
     let a = i.disp;
     let big = false;
     if (!i.ripRel) {
       if (i.base >= 0) {
         const h = this.hi[i.base];
-        if (h >= 0x100000 || h < -0x100000) big = true;
+        if (h >= 0x8000 || h < -0x8000) big = true;
         a += h * TWO32 + (this.lo[i.base] >>> 0);
       }
       if (i.index >= 0) {
         const h = this.hi[i.index];
-        if (h >= 0x100000 || h < -0x100000) big = true;
+        if (h >= 0x8000 || h < -0x8000) big = true;
         a += (h * TWO32 + (this.lo[i.index] >>> 0)) * (1 << i.scale);
       }
       if (big) a = this.eaExact(i);

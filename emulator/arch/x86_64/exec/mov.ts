@@ -45,8 +45,8 @@ export function leaFast(cpu: X86Cpu, i: Insn): void {
   let a = i.disp;
   const b = i.base, x = i.index;
   let ok = true;
-  if (b >= 0) { const h = cpu.hi[b]; if (h >= 0x100000 || h < -0x100000) ok = false; a += h * 4294967296 + (cpu.lo[b] >>> 0); }
-  if (x >= 0) { const h = cpu.hi[x]; if (h >= 0x100000 || h < -0x100000) ok = false; a += (h * 4294967296 + (cpu.lo[x] >>> 0)) * (1 << i.scale); }
+  if (b >= 0) { const h = cpu.hi[b]; if (h >= 0x8000 || h < -0x8000) ok = false; a += h * 4294967296 + (cpu.lo[b] >>> 0); }
+  if (x >= 0) { const h = cpu.hi[x]; if (h >= 0x8000 || h < -0x8000) ok = false; a += (h * 4294967296 + (cpu.lo[x] >>> 0)) * (1 << i.scale); }
   if (!ok) { lea(cpu, i); return; }
   const h = Math.floor(a / 4294967296);
   cpu.setR(i.size, i.reg, (a - h * 4294967296) | 0, h);
