@@ -7,6 +7,7 @@ import './info';
 import './sym';
 import './lines';
 import './runOptions';
+import './probeOptions';
 import './run';
 import './exec';
 

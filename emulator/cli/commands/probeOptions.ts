@@ -1,0 +1,115 @@
+/**
+ * Probe options of `kprobe-run run`:
+ *
+ *   --probes FILE.kprobe   (repeatable) compile the file against the image and
+ *                          register its probes before the kernel runs. Compile
+ *                          errors: "file:line:col: message" on stderr, exit 1,
+ *                          nothing runs. A registration failure prints one line
+ *                          per probe on stderr and the run goes on.
+ *   --list                 after power-off, print /sys/kernel/debug/kprobes/list
+ *                          (and the hit counts of the probes) after the console.
+ *   --kprobes-enabled 0|1  the debugfs `enabled` knob at boot (0: probes are
+ *                          registered but not armed).
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Machine } from '../../machine';
+import { ProbeManager } from '../../probes';
+import type { ProbeEntry } from '../../probes';
+import { CliError, CliIo } from '../io';
+import { RunContext, registerRunOption } from './runOptions';
+
+interface ProbeCliState {
+  files: string[];
+  list: boolean;
+  enabled?: boolean;
+}
+
+const states = new WeakMap<RunContext, ProbeCliState>();
+
+/** The context's probe state; the setup/teardown hooks are added once, on first use. */
+function stateOf(ctx: RunContext): ProbeCliState {
+  let s = states.get(ctx);
+  if (s) return s;
+  const st: ProbeCliState = { files: [], list: false };
+  states.set(ctx, st);
+  ctx.setup.push((m, io) => setupProbes(m, io, st));
+  ctx.teardown.push((m, io) => { if (st.list) printList(m, io); });
+  return st;
+}
+
+function readProbeFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new CliError(`--probes: cannot read ${path}${code === 'ENOENT' ? ': no such file' : code ? `: ${code}` : ''}`);
+  }
+}
+
+function samePath(a: string, b: string): boolean {
+  try { return realpathSync(a) === realpathSync(b); } catch { return resolve(a) === resolve(b); }
+}
+
+/** Compile every file first (any error: exit 1 before boot), then register. */
+export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
+  if (st.files.length === 0 && st.enabled === undefined) return;
+  const mgr = ProbeManager.for(m);
+  const compiled = st.files.map(f => ({ file: f, ...mgr.compileProbeFile(readProbeFile(f), f) }));
+  let errors = 0;
+  for (const c of compiled) {
+    for (const d of c.diagnostics) {
+      if (d.severity === 'error') errors++;
+      io.err(`${c.file}:${d.line}:${d.column}: ${d.severity === 'warning' ? 'warning: ' : ''}${d.message}\n`);
+    }
+    if (c.image !== undefined) {
+      const want = resolve(dirname(c.file), c.image);
+      if (!samePath(want, m.image.path)) io.err(`${c.file}: warning: written for image ${c.image}, running ${m.image.path}\n`);
+    }
+  }
+  if (errors) throw new CliError(`run: ${errors} error${errors === 1 ? '' : 's'} in probe file${compiled.length === 1 ? '' : 's'}; nothing was run`);
+  if (st.enabled === false) mgr.writeKprobesEnabled('0');
+  for (const c of compiled) {
+    const r = mgr.addProbeSpecs(c.specs, c.file);
+    for (const e of r.errors) io.err(`${e}\n`);
+  }
+}
+
+function siteCount(p: ProbeEntry): string {
+  return p.sites.length > 1 ? ` (${p.sites.length} sites)` : '';
+}
+
+/** debugfs list, then one line per probe: "file:line:col kprobe do_fork: 96 hits, 0 missed". */
+export function printList(m: Machine, io: CliIo): void {
+  const mgr = ProbeManager.for(m);
+  io.out('# cat /sys/kernel/debug/kprobes/list\n');
+  io.out(mgr.debugfsList());
+  io.out(`# cat /sys/kernel/debug/kprobes/enabled\n${mgr.kprobesEnabled ? 1 : 0}\n`);
+  const probes = mgr.list();
+  if (!probes.length) return;
+  io.out('# probe hits\n');
+  for (const p of probes) {
+    const at = p.file ? `${p.file.name}:${p.file.line}:${p.file.column}` : `breakpoint ${p.id}`;
+    const state = !p.verified ? 'not registered' : `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.nmissed} missed${p.enabled ? '' : ' [DISABLED]'}`;
+    io.out(`${at} ${p.kind} ${p.target}${siteCount(p)}: ${state}\n`);
+  }
+}
+
+registerRunOption({
+  name: '--probes', arg: 'FILE', help: 'register the probes of a .kprobe file before boot (repeatable)', commands: ['run'],
+  apply: (v, ctx) => {
+    if (!v) throw new CliError('--probes: expected a .kprobe file');
+    stateOf(ctx).files.push(v);
+  },
+});
+registerRunOption({
+  name: '--list', help: 'print /sys/kernel/debug/kprobes/list and probe hit counts after power-off', commands: ['run'],
+  apply: (_v, ctx) => { stateOf(ctx).list = true; },
+});
+registerRunOption({
+  name: '--kprobes-enabled', arg: '0|1', help: 'the debugfs kprobes `enabled` knob at boot (default 1)', commands: ['run'],
+  apply: (v, ctx) => {
+    if (v !== '0' && v !== '1') throw new CliError(`--kprobes-enabled: expected 0 or 1, got '${v}'`);
+    stateOf(ctx).enabled = v === '1';
+  },
+});

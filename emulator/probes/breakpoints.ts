@@ -1,0 +1,151 @@
+/**
+ * Debugger breakpoints as probes (DAP setBreakpoints / setFunctionBreakpoints
+ * / setInstructionBreakpoints): a kprobe per site that stops the machine
+ * before the instruction, or a kretprobe that stops when the function
+ * returns. Optional condition (handler language, kind 'condition'), hit
+ * condition (DAP syntax: `N`, `>=N`, `>N`, `<N`, `<=N`, `==N`/`=N`, `%N`; a
+ * bare N means >= N, i.e. stop from the N-th hit on), and log message
+ * (compileLogMessage: `{expr}` interpolation or a `{ ...; }` snippet): a
+ * breakpoint with a log message prints and never stops (a logpoint).
+ *
+ * The hit count counts hits whose condition held. A condition or log message
+ * that faults prints the fault on the console; a faulting condition stops
+ * (so the user sees it), like gdb.
+ */
+import type { CompiledHandler, HandlerFault } from '../handlers';
+import type { KernelApi, StopRequest } from '../kernel/types';
+import type { KprobesEngine, KretprobeInstance, PtRegs, Kprobe } from '../kprobes';
+import { hex } from '../memory/address';
+import { ProbeHandlerEnv } from './env';
+import { runCaught } from './invoke';
+import { SiteRegistration, newKprobe } from './register';
+import type { ProbeSite } from './targets';
+import { whereOf } from './targets';
+
+export type BreakpointMode = 'kprobe' | 'kretprobe';
+
+/** A stopping breakpoint was hit (sent before the machine stops). */
+export interface BreakpointHit {
+  /** ProbeManager id of the breakpoint */
+  breakpointId: number;
+  /** engine id of the kprobe that hit (StopRequest.probeId) */
+  probeId: number;
+  mode: BreakpointMode;
+  cpu: number;
+  /** probe address */
+  addr: bigint;
+  /** "symbol+0xoff" of the probe address */
+  where: string;
+  /** pc to show: the probe address (kprobe; the CPU's pc is then in the instruction slot with a
+   *  single-step pending) or the return address (kretprobe; the CPU's pc is there already) */
+  reportPc: bigint;
+  /** kretprobe mode: the function's return value */
+  returnValue?: bigint;
+  /** hit count of the breakpoint, this hit included */
+  hitCount: number;
+  /** text for the stop (StopRequest.description) */
+  description: string;
+}
+
+export type HitPredicate = (hits: number) => boolean;
+
+/** DAP hit condition -> predicate over the hit count; a string error for bad syntax. */
+export function parseHitCondition(text: string): HitPredicate | string {
+  const m = /^\s*(>=|<=|==|=|>|<|%)?\s*([0-9]+)\s*$/.exec(text);
+  if (!m) return `invalid hit condition '${text}' (expected N, >=N, >N, <N, <=N, ==N or %N)`;
+  const n = Number(m[2]);
+  switch (m[1] ?? '>=') {
+    case '>=': return h => h >= n;
+    case '>': return h => h > n;
+    case '<': return h => h < n;
+    case '<=': return h => h <= n;
+    case '==': case '=': return h => h === n;
+    case '%': return n === 0 ? `invalid hit condition '${text}' (%0)` : h => h % n === 0;
+  }
+  return `invalid hit condition '${text}'`;
+}
+
+export interface BreakpointRuntime {
+  kernel: KernelApi;
+  engine: KprobesEngine;
+  id: number;
+  mode: BreakpointMode;
+  condition?: CompiledHandler;
+  logMessage?: CompiledHandler;
+  hit?: HitPredicate;
+  /** counts hits whose condition held */
+  hits: number;
+  /** called for a stopping hit (the manager notifies listeners and requests the stop) */
+  onStop(hit: BreakpointHit): void;
+}
+
+function faultLine(kernel: KernelApi, cpu: number, what: string, where: string, f: HandlerFault): void {
+  kernel.printk(cpu, `breakpoint ${what} at ${where} faulted: ${f.message} (at ${f.line}:${f.column})`, 'emulator');
+}
+
+/** Condition, hit count and log message; true when the machine should stop. */
+function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu: number, where: string): boolean {
+  if (bp.condition) {
+    const r = runCaught(bp.condition, env());
+    if ('fault' in r) {
+      faultLine(bp.kernel, cpu, 'condition', where, r.fault);
+      bp.hits++;
+      return true;
+    }
+    if (r.value === 0n) return false;
+  }
+  bp.hits++;
+  if (bp.hit && !bp.hit(bp.hits)) return false;
+  if (bp.logMessage) {
+    const r = runCaught(bp.logMessage, env());
+    if ('fault' in r) faultLine(bp.kernel, cpu, 'log message', where, r.fault);
+    return false;
+  }
+  return true;
+}
+
+/** The engine objects of a breakpoint, one per site. */
+export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], disabled: boolean): SiteRegistration[] {
+  const { kernel, engine } = bp;
+  return sites.map(site => {
+    const kp = newKprobe(site, disabled);
+    const reg: SiteRegistration = { site, kind: bp.mode, kp, registered: false, errno: 0 };
+    if (bp.mode === 'kprobe') {
+      kp.pre_handler = (p: Kprobe, regs: PtRegs) => {
+        const addr = p.addr ?? 0n;
+        const where = whereOf(kernel.image, addr);
+        const cpu = regs.cpu.id;
+        if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true }), cpu, where)) return 0;
+        bp.onStop({
+          breakpointId: bp.id, probeId: p.id ?? 0, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
+          description: `breakpoint at ${where}`,
+        });
+        return 0;
+      };
+    } else {
+      reg.rp = {
+        kp,
+        handler: (ri: KretprobeInstance, regs: PtRegs) => {
+          const addr = ri.rp.kp.addr ?? 0n;
+          const where = whereOf(kernel.image, addr);
+          const cpu = regs.cpu.id;
+          if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: ri.rp.kp, ri }), cpu, where)) return 0;
+          const rv = regs.returnValue;
+          const fn = kernel.image.symbols.resolve(addr)?.sym.name ?? hex(addr);
+          bp.onStop({
+            breakpointId: bp.id, probeId: ri.rp.kp.id ?? 0, mode: 'kretprobe', cpu, addr, where, reportPc: ri.ret_addr,
+            returnValue: rv, hitCount: bp.hits,
+            description: `return from ${fn} (${where}) = ${hex(rv)} to ${kernel.image.symbols.format(ri.ret_addr)}`,
+          });
+          return 0;
+        },
+      };
+    }
+    return reg;
+  });
+}
+
+/** The StopRequest for a hit. */
+export function stopRequestFor(hit: BreakpointHit): StopRequest {
+  return { reason: 'breakpoint', description: hit.description, reportPc: hit.reportPc, probeId: hit.probeId };
+}

@@ -1,0 +1,148 @@
+/**
+ * The handler language's HandlerEnv over the machine at a probe hit: the
+ * registers of the CPU that hit (through the engine's pt_regs view), kernel
+ * memory (a MemoryFault becomes the snippet's 'memory' HandlerFault), the
+ * probe / kretprobe instance fields, `current`, printk into the kernel log
+ * (source 'probe', in order with the console) and dump_stack().
+ *
+ * One env per handler invocation. Text printed by the handler is collected
+ * and written to the kernel log by flush() when the invocation ends (also
+ * after a fault), so a printk without a trailing newline still forms a line
+ * and dump_stack() lines stay in order with it.
+ */
+import type { Cpu } from '../arch/types';
+import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress } from '../handlers';
+import type { KernelApi, Task } from '../kernel/types';
+import type { Kprobe, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
+import type { Memory } from '../memory/memory';
+import { mustVAddr, toVAddr } from '../memory/address';
+import { dumpStackLines } from './stack';
+
+/**
+ * Tasks have no task_struct in emulated memory: `current` / `ri->task` get
+ * a stable pseudo address per pid in the direct-map range (not mapped:
+ * dereferencing it is a memory fault).
+ */
+export const TASK_STRUCT_BASE = 0xffff888000000000n;
+export const TASK_STRUCT_STRIDE = 0x2000n;
+/** Same idea for a user process's mm (kernel threads have mm == 0). */
+export const MM_STRUCT_BASE = 0xffff888100000000n;
+
+export function taskAddress(t: Task | undefined): bigint {
+  return t ? TASK_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
+}
+
+export interface EnvInput {
+  kernel: KernelApi;
+  engine: KprobesEngine;
+  regs: PtRegs;
+  /** the probe (`p`) */
+  kp?: Kprobe;
+  /** the kretprobe instance (`ri`) */
+  ri?: KretprobeInstance;
+  trapnr?: number;
+  postFlags?: bigint;
+  /** the probed instruction has not run yet (pre / entry / jprobe handlers): dump_stack starts at the probe address */
+  beforeInsn?: boolean;
+}
+
+export class ProbeHandlerEnv implements HandlerEnv {
+  readonly probe?: HandlerProbeInfo;
+  readonly ri?: HandlerRetInstanceInfo;
+  readonly trapnr?: number;
+  readonly postFlags?: bigint;
+  readonly current: { pid: number; comm: string; mm: bigint };
+  private out = '';
+  private readonly cpu: Cpu;
+  private readonly kernel: KernelApi;
+
+  constructor(private readonly input: EnvInput) {
+    const { kernel, regs, kp, ri } = input;
+    this.kernel = kernel;
+    this.cpu = regs.cpu;
+    if (kp) {
+      this.probe = {
+        addr: kp.addr ?? 0n,
+        symbol_name: kp.symbol_name ?? '',
+        offset: kp.offset ?? 0n,
+        nmissed: BigInt(kp.nmissed ?? 0),
+        flags: BigInt(kp.flags ?? 0),
+      };
+    }
+    if (ri) this.ri = { ret_addr: ri.ret_addr, task: taskAddress(ri.task), data: ri.data };
+    this.trapnr = input.trapnr;
+    this.postFlags = input.postFlags;
+    const t = kernel.current(this.cpu.id);
+    this.current = t
+      ? { pid: t.pid, comm: t.comm, mm: t.user ? MM_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n }
+      : { pid: 0, comm: `swapper/${this.cpu.id}`, mm: 0n };
+  }
+
+  /** kernel memory, or the CPU's address space (a user process) when the kernel does not map addr */
+  private memFor(addr: bigint, size: number): { mem: Memory; v: number } {
+    const v = mustVAddr(addr);
+    const k = this.kernel.mem;
+    if (k.isMapped(v, size) || this.cpu.mem === k) return { mem: k, v };
+    return { mem: this.cpu.mem, v };
+  }
+
+  readMem(addr: bigint, size: 1 | 2 | 4 | 8): bigint {
+    const { mem, v } = this.memFor(addr, size);
+    switch (size) {
+      case 1: return BigInt(mem.read8(v));
+      case 2: return BigInt(mem.read16(v));
+      case 4: return BigInt(mem.read32(v) >>> 0);
+      case 8: return BigInt.asUintN(64, mem.read64(v));
+    }
+  }
+
+  writeMem(addr: bigint, size: 1 | 2 | 4 | 8, value: bigint): void {
+    const { mem, v } = this.memFor(addr, size);
+    switch (size) {
+      case 1: mem.write8(v, Number(value & 0xffn)); return;
+      case 2: mem.write16(v, Number(value & 0xffffn)); return;
+      case 4: mem.write32(v, Number(value & 0xffffffffn)); return;
+      case 8: mem.write64(v, BigInt.asUintN(64, value)); return;
+    }
+  }
+
+  readCString(addr: bigint, max: number): string {
+    const { mem, v } = this.memFor(addr, 1);
+    return mem.readCString(v, max);
+  }
+
+  getReg(name: string): bigint { return this.input.regs.get(name); }
+  setReg(name: string, value: bigint): void { this.input.regs.set(name, value); }
+
+  printk(text: string): void { this.out += text; }
+
+  dumpStack(): void {
+    if (this.out && !this.out.endsWith('\n')) this.out += '\n';
+    const { ri, kp, beforeInsn } = this.input;
+    const lines = dumpStackLines(this.kernel, this.input.engine, this.cpu, {
+      returnTo: ri && !beforeInsn ? ri.ret_addr : undefined,
+      pc: beforeInsn && kp?.addr !== undefined ? kp.addr : undefined,
+    });
+    this.out += lines.join('\n') + '\n';
+  }
+
+  ktimeGet(): bigint { return this.kernel.timeNs(); }
+  smpProcessorId(): number { return this.cpu.id; }
+  jiffies(): bigint { return this.kernel.jiffies(); }
+  symbol(name: string): bigint | undefined { return this.kernel.image.symbols.lookup(name)?.value; }
+  regsReturnValue(): bigint { return this.input.regs.returnValue; }
+
+  addrToSymbol(addr: bigint): SymbolizedAddress | undefined {
+    if (toVAddr(addr) === null) return undefined;
+    const r = this.kernel.image.symbols.resolve(addr);
+    return r ? { name: r.sym.name, offset: r.offset, size: r.sym.size > 0n ? r.sym.size : undefined } : undefined;
+  }
+
+  /** Write what the handler printed to the kernel log (source 'probe'). */
+  flush(): void {
+    if (!this.out) return;
+    const text = this.out;
+    this.out = '';
+    this.kernel.printk(this.cpu.id, text, 'probe');
+  }
+}

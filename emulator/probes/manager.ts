@@ -1,0 +1,393 @@
+/**
+ * ProbeManager: the one bridge from user-written probes to the kprobes
+ * engine, shared by the CLI (`--probes`) and the DAP adapter (breakpoints).
+ * One per machine: `ProbeManager.for(machine)` creates it (and the machine's
+ * KprobesEngine) on first use and returns the same object afterwards.
+ *
+ * Two sources of probes, one id space, one list:
+ *   - probe files: addProbeFile(text, fileName) compiles a .kprobe file and
+ *     registers each probe (a failure is reported per probe, the others go on);
+ *   - breakpoints: addBreakpoint({ target, mode, condition, hitCondition,
+ *     logMessage }) -> a kprobe/kretprobe that stops the machine
+ *     (kernel.requestStop with reason 'breakpoint') and tells onBreakpointHit
+ *     listeners.
+ * remove / setEnabled / get / list work on both. list() carries hits,
+ * nmissed and the debugfs flags text per site; debugfsList() is
+ * /sys/kernel/debug/kprobes/list.
+ */
+import type { CheckOptions, CompileOptions, Diagnostic, ProbeSpec, ProbeTarget } from '../handlers';
+import { compileHandler, compileLogMessage, compileProbeFile } from '../handlers';
+import type { KernelApi } from '../kernel/types';
+import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
+import type { Kprobe } from '../kprobes';
+import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
+import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
+import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
+import { ProbeSite, parseTargetText, resolveTarget, targetText, whereOf } from './targets';
+
+export type ProbeOrigin = 'file' | 'breakpoint';
+
+/** One engine registration of a probe, as the debugger shows it. */
+export interface ProbeSiteInfo {
+  /** resolved address (undefined: unknown symbol) */
+  addr?: bigint;
+  /** "symbol+0xoff" of addr, or the target text when unresolved */
+  where: string;
+  /** source line of addr (DWARF), when known */
+  source?: { file: string; line: number };
+  /** engine id (Kprobe.id, StopRequest.probeId) while registered */
+  engineId?: number;
+  registered: boolean;
+  /** "register_kprobe failed: -EINVAL (...)" */
+  error?: string;
+  /** times the probe's handlers ran */
+  hits: number;
+  /** missed hits (reentry; for kretprobes also entries with no free instance) */
+  nmissed: number;
+  /** debugfs flags: "", "[DISABLED]", "[GONE]", "[OPTIMIZED]"... */
+  flags: string;
+}
+
+/** A user probe (probe-file probe or breakpoint), snapshot. */
+export interface ProbeEntry {
+  id: number;
+  origin: ProbeOrigin;
+  kind: EngineProbeKind;
+  /** target as written: "do_fork", "do_fork+0x4", "0xffffffff81000000", "fork.c:30" */
+  target: string;
+  /** position of the probe in its .kprobe file */
+  file?: { name: string; line: number; column: number };
+  /** at least one site is registered */
+  verified: boolean;
+  /** not disabled (sites carry KPROBE_FLAG_DISABLED when disabled) */
+  enabled: boolean;
+  /** why the probe (or some site) is not registered */
+  message?: string;
+  /** a line target without code: the next line that has code */
+  nextLine?: number;
+  sites: ProbeSiteInfo[];
+  /** sums over the sites */
+  hits: number;
+  nmissed: number;
+  /** breakpoints: hits whose condition held (what hitCondition counts) */
+  conditionHits?: number;
+}
+
+/** What addBreakpoint takes (DAP breakpoint fields). */
+export interface BreakpointRequest {
+  /**
+   * Where: a ProbeTarget, or text: "do_fork", "do_fork+0x4", "0xffffffff81000010",
+   * "fork.c:30"; text may start with "r:" (kretprobe mode) or "k:" (kprobe mode).
+   */
+  target: ProbeTarget | string;
+  /** default 'kprobe' (or what the "r:"/"k:" prefix says) */
+  mode?: BreakpointMode;
+  /** handler-language condition: an expression or a body returning a value (stop when non-zero) */
+  condition?: string;
+  /** DAP hit condition: N (= >=N), >=N, >N, <N, <=N, ==N, %N */
+  hitCondition?: string;
+  /** log message: "text {expr} ..." or a "{ ...; }" snippet; the breakpoint then never stops */
+  logMessage?: string;
+  /** default true */
+  enabled?: boolean;
+}
+
+export interface ProbeFileResult {
+  /** compile diagnostics, positions in the file */
+  diagnostics: Diagnostic[];
+  /** the probes registered (or attempted) from the file, in file order */
+  probes: ProbeEntry[];
+  /** one line per registration problem: "file:line:col: kprobe x: register_kprobe failed: -ENOENT (...)" */
+  errors: string[];
+  /** the file's `image "..."` header as written */
+  image?: string;
+}
+
+export interface ProbeManagerOptions {
+  /** use this engine (it must belong to the same kernel) instead of creating one */
+  engine?: KprobesEngine;
+  /** handler step budget per invocation (default: the language's) */
+  stepBudget?: number;
+}
+
+interface UserProbe {
+  id: number;
+  origin: ProbeOrigin;
+  kind: EngineProbeKind;
+  target: string;
+  file?: { name: string; line: number; column: number };
+  sites: SiteRegistration[];
+  enabled: boolean;
+  message?: string;
+  nextLine?: number;
+  bp?: BreakpointRuntime;
+}
+
+export type BreakpointHitListener = (hit: BreakpointHit) => void;
+
+const managers = new WeakMap<KernelApi, ProbeManager>();
+
+export class ProbeManager {
+  readonly engine: KprobesEngine;
+  /** when true (default) a stopping breakpoint calls kernel.requestStop({ reason: 'breakpoint', ... }) */
+  requestStops = true;
+  private readonly probes = new Map<number, UserProbe>();
+  private nextId = 1;
+  private readonly listeners: BreakpointHitListener[] = [];
+  private readonly stepBudget?: number;
+
+  /** The machine's manager (created with its engine on first use). */
+  static for(machine: { kernel: KernelApi }, opts: ProbeManagerOptions = {}): ProbeManager {
+    let m = managers.get(machine.kernel);
+    if (!m) {
+      m = new ProbeManager(machine.kernel, opts);
+      managers.set(machine.kernel, m);
+    }
+    return m;
+  }
+
+  /** Prefer ProbeManager.for(machine): one engine per kernel. */
+  constructor(readonly kernel: KernelApi, opts: ProbeManagerOptions = {}) {
+    if (opts.engine && opts.engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
+    this.engine = opts.engine ?? new KprobesEngine(kernel);
+    this.stepBudget = opts.stepBudget;
+    if (!managers.has(kernel)) managers.set(kernel, this);
+  }
+
+  // ------------------------------------------------------------ compile options
+
+  /** Options for compileProbeFile / checkProbeFile against this machine's image. */
+  checkOptions(): CheckOptions {
+    const syms = this.kernel.image.symbols;
+    return {
+      regNames: this.kernel.arch.regs.map(r => r.name),
+      symbolExists: n => syms.lookup(n) !== undefined,
+      imageArch: this.kernel.arch.name,
+      stepBudget: this.stepBudget,
+    };
+  }
+
+  /** Options for compileHandler / compileLogMessage (breakpoint conditions and log messages). */
+  compileOptions(): CompileOptions {
+    const c = this.checkOptions();
+    return { regNames: c.regNames, symbolExists: c.symbolExists, stepBudget: this.stepBudget, charSigned: this.kernel.arch.name === 'x86_64' };
+  }
+
+  // -------------------------------------------------------------- probe files
+
+  /** Compile a .kprobe file without registering anything. */
+  compileProbeFile(text: string, fileName: string): { specs: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
+    const r = compileProbeFile(text, fileName, this.checkOptions());
+    return { specs: r.probes, diagnostics: r.diagnostics, image: r.image };
+  }
+
+  /** Compile and register a .kprobe file (probes with compile errors are left out; see diagnostics). */
+  addProbeFile(text: string, fileName: string): ProbeFileResult {
+    const c = this.compileProbeFile(text, fileName);
+    const r = this.addProbeSpecs(c.specs, fileName);
+    return { diagnostics: c.diagnostics, probes: r.probes, errors: r.errors, image: c.image };
+  }
+
+  /** Register compiled probe-file probes; each failure is an error line, the others still register. */
+  addProbeSpecs(specs: readonly ProbeSpec[], fileName: string): { probes: ProbeEntry[]; errors: string[] } {
+    const probes: ProbeEntry[] = [];
+    const errors: string[] = [];
+    for (const spec of specs) {
+      const label = fileProbeLabel(fileName, spec);
+      const up: UserProbe = {
+        id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target),
+        file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
+      };
+      this.probes.set(up.id, up);
+      const res = resolveTarget(this.kernel.image, spec.target);
+      if (!res.ok) {
+        up.message = res.message;
+        up.nextLine = res.nextLine;
+        errors.push(`${label}: ${res.message}`);
+      } else {
+        up.sites = buildFileProbeSites({ kernel: this.kernel, engine: this.engine }, spec, fileName, res.sites);
+        errors.push(...this.registerAll(up).map(e => `${label}${e}`));
+      }
+      probes.push(this.snapshot(up));
+    }
+    return { probes, errors };
+  }
+
+  // -------------------------------------------------------------- breakpoints
+
+  /**
+   * A breakpoint as a probe. Never throws for bad input: the entry comes back
+   * with verified = false and a message (bad target, line without code
+   * (nextLine set), condition/log compile error, registration failure).
+   */
+  addBreakpoint(req: BreakpointRequest): ProbeEntry {
+    let mode: BreakpointMode = req.mode ?? 'kprobe';
+    let target: ProbeTarget | string = req.target;
+    if (typeof target === 'string') {
+      const m = /^\s*([rk]):(.*)$/.exec(target);
+      if (m) { mode = req.mode ?? (m[1] === 'r' ? 'kretprobe' : 'kprobe'); target = m[2]; }
+      target = parseTargetText(target);
+    }
+    const up: UserProbe = {
+      id: this.nextId++, origin: 'breakpoint', kind: mode,
+      target: typeof target === 'string' ? String(req.target) : targetText(target), sites: [], enabled: req.enabled !== false,
+    };
+    this.probes.set(up.id, up);
+    const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
+    if (typeof target === 'string') return fail(target);
+    if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
+    const bp: BreakpointRuntime = {
+      kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0,
+      onStop: hit => this.onStop(hit),
+    };
+    const copts = this.compileOptions();
+    if (req.condition !== undefined && req.condition.trim() !== '') {
+      const c = compileHandler(req.condition, 'condition', copts);
+      if (!c.handler) return fail(`condition: ${firstError(c.diagnostics)}`);
+      bp.condition = c.handler;
+    }
+    if (req.logMessage !== undefined && req.logMessage !== '') {
+      const c = compileLogMessage(req.logMessage, copts);
+      if (!c.handler) return fail(`log message: ${firstError(c.diagnostics)}`);
+      bp.logMessage = c.handler;
+    }
+    if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
+      const h = parseHitCondition(req.hitCondition);
+      if (typeof h === 'string') return fail(h);
+      bp.hit = h;
+    }
+    up.bp = bp;
+    const res = resolveTarget(this.kernel.image, target);
+    if (!res.ok) { up.nextLine = res.nextLine; return fail(res.message); }
+    up.sites = buildBreakpointSites(bp, res.sites, !up.enabled);
+    const errs = this.registerAll(up);
+    if (errs.length) up.message = errs.map(e => e.replace(/^: /, '')).join('; ');
+    return this.snapshot(up);
+  }
+
+  /** Listen to stopping breakpoint hits; returns the unsubscribe function. */
+  onBreakpointHit(l: BreakpointHitListener): () => void {
+    this.listeners.push(l);
+    return () => { const i = this.listeners.indexOf(l); if (i >= 0) this.listeners.splice(i, 1); };
+  }
+
+  private onStop(hit: BreakpointHit): void {
+    for (const l of this.listeners.slice()) {
+      try { l(hit); } catch { /* a broken listener must not break the probed kernel */ }
+    }
+    if (this.requestStops) this.kernel.requestStop(hit.cpu, stopRequestFor(hit));
+  }
+
+  // ----------------------------------------------------------- both kinds
+
+  /** Unregister and forget a probe or breakpoint; false when the id is unknown. */
+  remove(id: number): boolean {
+    const up = this.probes.get(id);
+    if (!up) return false;
+    for (const s of up.sites) unregisterSite(this.engine, s);
+    this.probes.delete(id);
+    return true;
+  }
+
+  /** Remove every probe and breakpoint of an origin (or all). */
+  removeAll(origin?: ProbeOrigin): void {
+    for (const up of [...this.probes.values()]) if (!origin || up.origin === origin) this.remove(up.id);
+  }
+
+  /** enable_kprobe / disable_kprobe on every site; the error text, or undefined when done. */
+  setEnabled(id: number, on: boolean): string | undefined {
+    const up = this.probes.get(id);
+    if (!up) return `no probe with id ${id}`;
+    up.enabled = on;
+    const errs: string[] = [];
+    for (const s of up.sites) {
+      if (!s.registered) continue;
+      const r = setSiteEnabled(this.engine, s, on);
+      if (r) errs.push(`${on ? 'enable' : 'disable'}_kprobe at ${whereOf(this.kernel.image, s.kp.addr ?? 0n)} failed: ${r}`);
+    }
+    return errs.length ? errs.join('; ') : undefined;
+  }
+
+  get(id: number): ProbeEntry | undefined {
+    const up = this.probes.get(id);
+    return up ? this.snapshot(up) : undefined;
+  }
+
+  /** Every probe and breakpoint, by id (creation order). */
+  list(origin?: ProbeOrigin): ProbeEntry[] {
+    const flags = this.debugfsFlags();
+    return [...this.probes.values()].filter(u => !origin || u.origin === origin).map(u => this.snapshot(u, flags));
+  }
+
+  /** /sys/kernel/debug/kprobes/list */
+  debugfsList(): string { return formatKprobeList(this.engine); }
+
+  /** /sys/kernel/debug/kprobes/enabled */
+  get kprobesEnabled(): boolean { return readKprobesEnabled(this.engine) === '1\n'; }
+  /** write /sys/kernel/debug/kprobes/enabled ("1"/"0"/"y"/"n"); 0 or -EINVAL */
+  writeKprobesEnabled(text: string): number { return writeKprobesEnabled(this.engine, text); }
+
+  // ------------------------------------------------------------- internals
+
+  /** Register every site; returns ": <site> <error>" suffixes for the failures. */
+  private registerAll(up: UserProbe): string[] {
+    const errs: string[] = [];
+    const many = up.sites.length > 1;
+    for (const s of up.sites) {
+      if (registerSite(this.engine, s) === 0) continue;
+      const at = many && s.site.resolved !== undefined ? ` (at ${whereOf(this.kernel.image, s.site.resolved)})` : '';
+      errs.push(`${at}: ${s.error}`);
+    }
+    if (errs.length && !up.message) up.message = errs.map(e => e.replace(/^: /, '')).join('; ');
+    return errs;
+  }
+
+  /** kprobe -> debugfs flags text, from formatKprobeList's lines (one per listEntries() entry, same order) */
+  private debugfsFlags(): Map<Kprobe, string> {
+    const lines = formatKprobeList(this.engine).split('\n');
+    const out = new Map<Kprobe, string>();
+    this.engine.listEntries().forEach((e, i) => {
+      const m = /((?:\[[A-Z]+\])*)\s*$/.exec(lines[i] ?? '');
+      out.set(e.probe, m ? m[1] : '');
+    });
+    return out;
+  }
+
+  private snapshot(up: UserProbe, flags = this.debugfsFlags()): ProbeEntry {
+    const image = this.kernel.image;
+    const sites: ProbeSiteInfo[] = up.sites.map(s => {
+      const addr = s.registered ? s.kp.addr : s.site.resolved;
+      const line = addr !== undefined ? image.lines?.lineForAddress(addr) : undefined;
+      return {
+        addr,
+        where: addr !== undefined ? whereOf(image, addr) : siteText(s.site),
+        source: line ? { file: line.file, line: line.line } : undefined,
+        engineId: s.registered ? s.kp.id : undefined,
+        registered: s.registered,
+        error: s.error,
+        hits: s.kp.hits ?? 0,
+        nmissed: (s.kp.nmissed ?? 0) + (s.rp?.nmissed ?? 0),
+        flags: s.registered ? flags.get(s.kp) ?? '' : '',
+      };
+    });
+    return {
+      id: up.id, origin: up.origin, kind: up.kind, target: up.target, file: up.file,
+      verified: up.sites.some(s => s.registered),
+      enabled: up.sites.length ? up.sites.some(s => s.registered && !siteDisabled(s)) || (!up.sites.some(s => s.registered) && up.enabled) : up.enabled,
+      message: up.message, nextLine: up.nextLine, sites,
+      hits: sites.reduce((a, s) => a + s.hits, 0),
+      nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
+      conditionHits: up.bp?.hits,
+    };
+  }
+}
+
+function siteText(s: ProbeSite): string {
+  if (s.symbol_name !== undefined) return s.offset ? `${s.symbol_name}+0x${s.offset.toString(16)}` : s.symbol_name;
+  return s.addr !== undefined ? `0x${s.addr.toString(16)}` : '?';
+}
+
+function firstError(d: readonly Diagnostic[]): string {
+  const e = d.find(x => x.severity === 'error') ?? d[0];
+  return e ? `${e.line}:${e.column}: ${e.message}` : 'does not compile';
+}

@@ -1,0 +1,89 @@
+/**
+ * Probe targets -> probe sites. A target is what a user writes (probe file,
+ * DAP breakpoint); a site is what one engine registration gets:
+ *
+ *   symbol / symbol+0xoff -> one site carrying symbol_name + offset, so the
+ *                            engine's own kprobe_addr() rules (-ENOENT for an
+ *                            unknown symbol, -EINVAL...) apply unchanged;
+ *   0xaddress             -> one site at that exact 64-bit address;
+ *   file.c:line           -> one site per DWARF is_stmt address of the line
+ *                            (a line without code is an error naming the next
+ *                            line that has code).
+ */
+import type { ElfImage } from '../elf/types';
+import { hex } from '../memory/address';
+import { parseTarget, ProbeTarget } from '../handlers';
+
+/** One place an engine probe goes. Exactly one of symbol_name / addr is set. */
+export interface ProbeSite {
+  symbol_name?: string;
+  offset?: bigint;
+  addr?: bigint;
+  /** the address the site resolves to in the image, when known (symbol sites: undefined if the symbol is unknown) */
+  resolved?: bigint;
+}
+
+export type TargetResolution =
+  | { ok: true; sites: ProbeSite[] }
+  | { ok: false; message: string; nextLine?: number };
+
+/** Text of a target as users write it ("do_fork+0x4", "0xffffffff81000010", "fork.c:30"). */
+export function targetText(t: ProbeTarget): string {
+  switch (t.kind) {
+    case 'symbol': return t.offset ? `${t.name}+0x${t.offset.toString(16)}` : t.name;
+    case 'address': return hex(t.addr);
+    case 'line': return `${t.file}:${t.line}`;
+  }
+}
+
+/** Parse a target text; a clear error when it is none of the four forms. */
+export function parseTargetText(text: string): ProbeTarget | string {
+  const t = parseTarget(text.trim());
+  return t ?? `invalid probe target '${text}' (expected symbol, symbol+offset, 0xaddress or file.c:line)`;
+}
+
+/** Spellings of a source path to try against the line table: as written, then without leading ./ and ../ parts. */
+function pathCandidates(file: string): string[] {
+  const out = [file];
+  const stripped = file.replace(/\\/g, '/').replace(/^(?:\.\.?\/)+/, '');
+  if (stripped && stripped !== file) out.push(stripped);
+  return out;
+}
+
+/** Resolve a target against an image. */
+export function resolveTarget(image: ElfImage, t: ProbeTarget): TargetResolution {
+  switch (t.kind) {
+    case 'symbol': {
+      const s = image.symbols.lookup(t.name);
+      return { ok: true, sites: [{ symbol_name: t.name, offset: t.offset, resolved: s ? BigInt.asUintN(64, s.value + t.offset) : undefined }] };
+    }
+    case 'address':
+      if (t.addr === 0n) return { ok: false, message: 'probe address 0 is not valid' };
+      return { ok: true, sites: [{ addr: t.addr, resolved: t.addr }] };
+    case 'line': {
+      const lines = image.lines;
+      if (!lines) return { ok: false, message: `${image.path} has no line table (.debug_line): build it with -g to probe by source line` };
+      for (const f of pathCandidates(t.file)) {
+        const addrs = lines.addressesForLine(f, t.line);
+        if (addrs.length) return { ok: true, sites: addrs.map(a => ({ addr: a, resolved: a })) };
+      }
+      for (const f of pathCandidates(t.file)) {
+        const next = lines.nextLineWithCode(f, t.line);
+        if (next !== undefined) return { ok: false, message: `no code at ${t.file}:${t.line}; the next line with code is ${t.file}:${next}`, nextLine: next };
+      }
+      const known = lines.files().some(rec => pathCandidates(t.file).some(f => rec === f || rec.endsWith('/' + f)));
+      return {
+        ok: false,
+        message: known
+          ? `no code at or after ${t.file}:${t.line}`
+          : `source file '${t.file}' is not in the line table of ${image.path}`,
+      };
+    }
+  }
+}
+
+/** "symbol+0xoff" of an address (kallsyms style), or its hex value. */
+export function whereOf(image: ElfImage, addr: bigint): string {
+  const r = image.symbols.resolve(addr);
+  return r ? `${r.sym.name}+0x${r.offset.toString(16)}` : hex(addr);
+}
