@@ -18,7 +18,9 @@ const MAX_LEN = 15;
 export class DecodeCache {
   private pages = new Map<number, (Insn | undefined)[]>();
   private lastKey = NaN;
-  private lastPage: (Insn | undefined)[] = [];
+  /** the page array of the last lookup and its base address (read by the run loop's inline fast path) */
+  lastPage: (Insn | undefined)[] = [];
+  lastBase = NaN;
 
   constructor(private readonly mem: Memory) {}
 
@@ -31,6 +33,7 @@ export class DecodeCache {
       if (p === undefined) { p = new Array<Insn | undefined>(PAGE); this.pages.set(key, p); }
       page = this.lastPage = p;
       this.lastKey = key;
+      this.lastBase = key * PAGE;
     }
     const off = ip - key * PAGE;
     const hit = page[off];
@@ -59,7 +62,7 @@ export class DecodeCache {
     }
   }
 
-  clear(): void { this.pages.clear(); this.lastKey = NaN; this.lastPage = []; }
+  clear(): void { this.pages.clear(); this.lastKey = NaN; this.lastPage = []; this.lastBase = NaN; }
 }
 
 const caches = new WeakMap<Memory, [DecodeCache, DecodeCache]>();

@@ -253,10 +253,15 @@ export class X86Cpu extends LazyFlags implements Cpu {
     const end = start + budget;
     let ip = this.rip;
     let insn: Insn | null = null;
+    // inline decode-cache lookup: the page array of the last hit (entries are cleared in place on invalidation)
+    let page = cache.lastPage, base = cache.lastBase;
     try {
       while (this.instret < end) {
         ip = this.rip;
-        insn = cache.get(ip);
+        const off = ip - base;
+        let i: Insn | undefined;
+        if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
+        else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
         const stepping = this.tf;
         this.rip = insn.next;
         insn.exec(this, insn);

@@ -9,6 +9,7 @@ import type { Insn } from '../insn';
 import { CF, OF, szp } from '../flags';
 import { FAULT_DE } from '../faults';
 import { mask } from './alu';
+import { MUL_OUT, mulu64, muls64 } from './mul64';
 
 function u64(l: number, h: number): bigint { return (BigInt(h >>> 0) << 32n) | BigInt(l >>> 0); }
 function s64(l: number, h: number): bigint { return (BigInt(h | 0) << 32n) | BigInt(l >>> 0); }
@@ -26,14 +27,12 @@ export function mul1(cpu: X86Cpu, i: Insn): void {
   const src = cpu.readE(i, size), srcH = cpu.th;
   const lo = cpu.lo, hi = cpu.hi;
   if (size === 8) {
-    const a = signed ? s64(lo[0], hi[0]) : u64(lo[0], hi[0]);
-    const b = signed ? s64(src, srcH) : u64(src, srcH);
-    const p = a * b;
-    const low = BigInt.asUintN(64, p), high = BigInt.asUintN(64, p >> 64n);
-    const ovf = signed ? p !== BigInt.asIntN(64, p) : high !== 0n;
-    lo[0] = Number(low & 0xffffffffn) | 0; hi[0] = Number(low >> 32n) | 0;
-    lo[2] = Number(high & 0xffffffffn) | 0; hi[2] = Number(high >> 32n) | 0;
-    mulFlags(cpu, 8, lo[0], hi[0], ovf);
+    if (signed) muls64(lo[0], hi[0], src, srcH); else mulu64(lo[0], hi[0], src, srcH);
+    const l0 = MUL_OUT[0], l1 = MUL_OUT[1], h0 = MUL_OUT[2], h1 = MUL_OUT[3];
+    const ext = signed ? l1 >> 31 : 0; // what the high half is when it is not significant
+    const ovf = h0 !== ext || h1 !== ext;
+    lo[0] = l0; hi[0] = l1; lo[2] = h0; hi[2] = h1;
+    mulFlags(cpu, 8, l0, l1, ovf);
     return;
   }
   if (size === 4) {
@@ -71,14 +70,15 @@ export function imul2(cpu: X86Cpu, i: Insn): void {
   if (i.cc === 1) { bl = i.imm; bh = i.immHi; } else { bl = cpu.getR(size, i.reg); bh = cpu.th; }
   let l: number, h = 0, ovf: boolean;
   if (size === 8) {
-    const p = s64(el, eh) * s64(bl, bh);
-    const r = BigInt.asIntN(64, p);
-    ovf = r !== p;
-    l = Number(BigInt.asIntN(32, r)); h = Number(BigInt.asIntN(32, r >> 32n));
+    muls64(el, eh, bl, bh);
+    l = MUL_OUT[0]; h = MUL_OUT[1];
+    const ext = h >> 31;
+    ovf = MUL_OUT[2] !== ext || MUL_OUT[3] !== ext;
   } else if (size === 4) {
-    const p = BigInt(el | 0) * BigInt(sext(4, bl));
-    l = Number(BigInt.asIntN(32, p));
-    ovf = BigInt(l) !== p;
+    // the double product may round above 2^53, but never across +-2^31, so the range test is exact
+    const p = (el | 0) * (bl | 0);
+    l = Math.imul(el, bl);
+    ovf = p < -2147483648 || p >= 2147483648;
   } else {
     const p = sext(size, el) * sext(size, bl);
     l = mask(size, p);

@@ -92,9 +92,9 @@ export function shiftGroup(cpu: X86Cpu, i: Insn): void {
       const n = count % bits;
       if (n !== 0) {
         if (size === 8) {
-          const k = op === SH_ROL ? n : 64 - n;
-          const [nl, nh] = rot64(l, h, k);
-          l = nl; h = nh;
+          let k = op === SH_ROL ? n : 64 - n;
+          if (k >= 32) { const t = l; l = h; h = t; k -= 32; }
+          if (k !== 0) { const nl = (l << k) | (h >>> (32 - k)); h = (h << k) | (l >>> (32 - k)); l = nl; }
         } else {
           const u = size === 4 ? l >>> 0 : l;
           const k = op === SH_ROL ? n : bits - n;
@@ -137,13 +137,6 @@ export function shiftGroup(cpu: X86Cpu, i: Insn): void {
   }
   if (i.rm >= 0) cpu.setR(size, i.rm, l, h); else cpu.writeM(size, a, l, h);
   cpu.setEager(flags & ~AF);
-}
-
-function rot64(l: number, h: number, k: number): [number, number] {
-  // rotate left by k (1..63)
-  if (k >= 32) { const t = l; l = h; h = t; k -= 32; }
-  if (k === 0) return [l | 0, h | 0];
-  return [((l << k) | (h >>> (32 - k))) | 0, ((h << k) | (l >>> (32 - k))) | 0];
 }
 
 /** shld / shrd E, G, imm8|cl (left: i.cc = 0, right: i.cc = 1; count source in imm2) */
