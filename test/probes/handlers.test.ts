@@ -1,0 +1,192 @@
+/**
+ * Probe-file probes on the running sample kernel: handler output in the
+ * console with the right values, register writes, the fault path for
+ * runaway loops and bad memory reads, registration errors with errno names,
+ * the disabled attribute, dump_stack.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hex64 } from '../../emulator/memory/address';
+import { compileProbeFile } from '../../emulator/handlers';
+import { RAND1, TARGET_CALLS, addFile, probeRig, runAll, sym } from './helpers';
+
+/** 1-based line:column of the first occurrence of needle in text */
+function posOf(text: string, needle: string): string {
+  const i = text.indexOf(needle);
+  assert.ok(i >= 0, needle);
+  const before = text.slice(0, i).split('\n');
+  return `${before.length}:${before[before.length - 1].length + 1}`;
+}
+
+const selftestTarget = (lines: string[]): string | undefined => lines.find(l => l.startsWith('selftest: kprobe_target('));
+
+describe('probe-file probes on the sample kernel', () => {
+  test('kretprobe: the argument saved in ri->data by the entry handler, the return value = value / 3', () => {
+    const { machine, mgr } = probeRig();
+    const r = addFile(mgr, `
+kretprobe kprobe_target data_size=8 {
+  entry { *(u32 *)ri->data = (u32)arg0; return 0; }
+  return {
+    u32 arg = *(u32 *)ri->data;
+    unsigned long rv = regs_return_value(regs);
+    printk("ret %s(%u) = %lu %s\\n", p->symbol_name, arg, rv, rv == arg / 3 ? "ok" : "BAD");
+    return 0;
+  }
+}`);
+    assert.deepEqual(r.errors, []);
+    const out = runAll(machine);
+    assert.equal(out.exit.reason, 'poweroff');
+    assert.equal(out.exit.code, 0);
+    const rets = out.records.filter(x => x.text.startsWith('ret '));
+    assert.equal(rets.length, TARGET_CALLS);
+    assert.ok(rets.every(x => x.source === 'probe' && x.text.endsWith(' ok')), rets.find(x => !x.text.endsWith(' ok'))?.text);
+    // the self-test call: printed by the return handler before the kernel prints the result
+    const want = `ret kprobe_target(${RAND1}) = ${RAND1 / 3n} ok`;
+    const i = out.lines.indexOf(want);
+    assert.ok(i >= 0, want);
+    assert.ok(i < out.lines.indexOf(`selftest: kprobe_target(${RAND1}) = ${RAND1 / 3n}`));
+    const e = mgr.list()[0];
+    assert.equal(e.hits, TARGET_CALLS);
+    assert.equal(e.nmissed, 0);
+  });
+
+  test('pre handler writing regs: emulate an immediate return of 42 (ip = return address, sp += 8, return 1)', () => {
+    const { machine, mgr } = probeRig();
+    addFile(mgr, `
+kprobe kprobe_target {
+  pre {
+    regs->ax = 42;
+    regs->ip = *(u64 *)regs->sp;
+    regs->sp = regs->sp + 8;
+    return 1;
+  }
+}`);
+    const out = runAll(machine);
+    assert.equal(out.exit.code, 0);
+    assert.equal(selftestTarget(out.lines), `selftest: kprobe_target(${RAND1}) = 42`);
+    assert.ok(out.lines.includes(`selftest: kprobe_target2(${RAND1}) = ${RAND1 / 3n + 1n}`));
+  });
+
+  test('a runaway loop in a handler: step budget -> fault path (fault handler, nmissed), the probe goes on', () => {
+    const { machine, mgr } = probeRig({ stepBudget: 2000 });
+    const text = `
+kprobe kprobe_recursed_target {
+  pre {
+    unsigned long n = 0;
+    while (1)
+      n++;
+    return 0;
+  }
+  fault {
+    printk("fault_handler: trap %d at %lx\\n", trapnr, p->addr);
+    return 0;
+  }
+}`;
+    addFile(mgr, text, 'loop.kprobe');
+    const out = runAll(machine);
+    assert.equal(out.exit.reason, 'poweroff');
+    assert.equal(out.exit.code, 0);
+    const rep = out.records.find(x => x.text.includes('faulted'));
+    assert.ok(rep, 'a fault report');
+    assert.equal(rep.source, 'emulator');
+    // the budget runs out on a statement of the loop (the while or its body)
+    const at = [posOf(text, 'while'), posOf(text, 'n++')];
+    assert.ok(at.some(a => rep.text.startsWith(`loop.kprobe:${a}: `)), rep.text);
+    assert.match(rep.text, /: pre handler of kprobe kprobe_recursed_target faulted at kprobe_recursed_target\+0x0: handler exceeded its step budget of 2000/);
+    assert.ok(out.lines.includes(`fault_handler: trap 13 at ${sym('kprobe_recursed_target').toString(16)}`));
+    // the function itself ran normally
+    assert.ok(out.lines.includes(`selftest: kprobe_recursed_target(${RAND1}) = ${RAND1 / 3n}`));
+    const e = mgr.list()[0];
+    assert.equal(e.hits, 1);
+    assert.equal(e.nmissed, 1);
+  });
+
+  test('a bad memory read in a handler: fault path, then the probe goes on at every hit', () => {
+    const { machine, mgr } = probeRig();
+    const text = `
+kprobe kprobe_target2 {
+  pre {
+    printk("before\\n");
+    printk("value %lx\\n", *(u64 *)0xffff800012345678);
+    return 0;
+  }
+}`;
+    addFile(mgr, text, 'bad.kprobe');
+    const out = runAll(machine);
+    assert.equal(out.exit.code, 0);
+    const reps = out.lines.filter(l => l.includes('faulted'));
+    assert.equal(reps.length, TARGET_CALLS);
+    assert.ok(reps[0].startsWith(`bad.kprobe:${posOf(text, '*(u64')}: `), reps[0]);
+    assert.match(reps[0], /: pre handler of kprobe kprobe_target2 faulted at kprobe_target2\+0x0: bad memory read of 8 byte\(s\) at 0xffff800012345678/);
+    assert.equal(out.lines.filter(l => l === 'before').length, TARGET_CALLS, 'text printed before the fault is kept');
+    assert.ok(!out.lines.some(l => l.startsWith('value ')));
+    assert.ok(out.lines.includes(`selftest: kprobe_target2(${RAND1}) = ${RAND1 / 3n + 1n}`));
+    assert.equal(mgr.list()[0].nmissed, TARGET_CALLS);
+  });
+
+  test('registration errors carry the errno name; the other probes still register and run', () => {
+    const { machine, mgr } = probeRig();
+    // compiled without the image's symbol check, so the unknown symbol reaches the engine
+    const c = compileProbeFile(`
+kprobe notify_die { pre { return 0; } }
+kprobe no_such_function { pre { return 0; } }
+kprobe kprobe_target { pre { printk("hit\\n"); return 0; } }
+`, 'errs.kprobe', { regNames: machine.arch.regs.map(r => r.name) });
+    const r = mgr.addProbeSpecs(c.probes, 'errs.kprobe');
+    assert.deepEqual(r.errors, [
+      'errs.kprobe:2:1: kprobe notify_die: register_kprobe failed: -EINVAL (address is inside the kprobe blacklist)',
+      "errs.kprobe:3:1: kprobe no_such_function: register_kprobe failed: -ENOENT (unknown symbol 'no_such_function')",
+    ]);
+    assert.equal(r.probes[2].verified, true);
+    const out = runAll(machine);
+    assert.equal(out.lines.filter(l => l === 'hit').length, TARGET_CALLS);
+  });
+
+  test('a kretprobe away from a function entry is -EINVAL from the engine, named as such', () => {
+    const { mgr } = probeRig();
+    const e = mgr.addBreakpoint({ target: 'do_fork+0x1', mode: 'kretprobe' });
+    assert.equal(e.verified, false);
+    assert.equal(e.message, 'register_kretprobe failed: -EINVAL (a kretprobe must be placed at a function entry, not do_fork+0x1)');
+  });
+
+  test('disabled attribute: registered with [DISABLED], never hit until enabled', () => {
+    const { machine, mgr } = probeRig();
+    const r = addFile(mgr, 'kprobe kprobe_target disabled { pre { printk("hit\\n"); return 0; } }');
+    assert.match(mgr.debugfsList(), new RegExp(`^${hex64(sym('kprobe_target'))}  k  kprobe_target\\+0x0 .*\\[DISABLED\\]\\n$`));
+    const e = mgr.list()[0];
+    assert.equal(e.enabled, false);
+    assert.equal(e.sites[0].flags, '[DISABLED]');
+    const out = runAll(machine);
+    assert.ok(!out.lines.includes('hit'));
+    assert.equal(mgr.get(r.probes[0].id)?.hits, 0);
+  });
+
+  test('current, smp_processor_id and symbol() in a handler', () => {
+    const { machine, mgr } = probeRig();
+    addFile(mgr, `
+kprobe kprobe_target2 {
+  pre {
+    if (symbol("kprobe_target2") == p->addr && current->pid == 1)
+      printk("%s pid %d cpu %d\\n", current->comm, current->pid, smp_processor_id());
+    return 0;
+  }
+}`);
+    const out = runAll(machine);
+    assert.ok(out.lines.includes('init pid 1 cpu 0'));
+  });
+
+  test('dump_stack: a Call Trace of the probed context, kretprobe trampolines shown as the real return address', () => {
+    const { machine, mgr } = probeRig({ cpus: 1 });
+    addFile(mgr, `
+kretprobe kprobe_stacktrace_target { return { return 0; } }
+kprobe kprobe_stacktrace_internal_target { pre { if (current->pid == 1) dump_stack(); return 0; } }
+`);
+    const out = runAll(machine);
+    const i = out.lines.indexOf('Call Trace:');
+    assert.ok(i > 0);
+    assert.equal(out.lines[i - 1], 'CPU: 0 PID: 1 Comm: init Not tainted');
+    const frames = out.lines.slice(i + 1, i + 6).map(l => l.trim().replace(/\+.*/, ''));
+    assert.deepEqual(frames, ['kprobe_stacktrace_internal_target', 'kprobe_stacktrace_target', 'kprobe_stacktrace_driver', 'kprobes_selftest', 'start_kernel']);
+    assert.match(out.lines[i + 1], /^ kprobe_stacktrace_internal_target\+0x0\/0x[0-9a-f]+$/);
+  });
+});
