@@ -26,6 +26,7 @@ import * as str from './exec/string';
 import * as bit from './exec/bit';
 import * as sys from './exec/system';
 import * as bmi from './exec/bmi';
+import * as fast from './exec/fast';
 
 export type Flow = DecodedInsn['flow'];
 
@@ -93,13 +94,13 @@ const fastEG = (i: Insn): ExecFn | undefined => {
   if (i.cc === alu.ALU_ADD && i.size === 8) return alu.add64RR;
   if (i.cc === alu.ALU_ADD && i.size === 4) return alu.add32RR;
   if (i.cc === alu.ALU_CMP && i.size === 4) return alu.cmp32RR;
-  return undefined;
+  return fast.fastAluRR(i);
 };
 const fastEI = (i: Insn): ExecFn | undefined => {
-  if (i.rm < 0 || i.size !== 4) return undefined;
-  if (i.cc === alu.ALU_ADD) return alu.add32RI;
-  if (i.cc === alu.ALU_CMP) return alu.cmp32RI;
-  return undefined;
+  if (i.rm < 0) return undefined;
+  if (i.size === 4 && i.cc === alu.ALU_ADD) return alu.add32RI;
+  if (i.size === 4 && i.cc === alu.ALU_CMP) return alu.cmp32RI;
+  return fast.fastAluRI(i);
 };
 for (let n = 0; n < 8; n++) {
   const b = n * 8, m = ALU_NAMES[n];
@@ -115,7 +116,7 @@ for (let n = 0; n < 8; n++) {
   d(`83/${n}`, m, 'Ev,Ib', alu.aluEI, { sub: n, fast: fastEI });
 }
 d('84', 'test', 'Eb,Gb', alu.aluEG, { sub: alu.ALU_TEST });
-d('85', 'test', 'Ev,Gv', alu.aluEG, { sub: alu.ALU_TEST });
+d('85', 'test', 'Ev,Gv', alu.aluEG, { sub: alu.ALU_TEST, fast: fast.fastAluRR });
 d('a8', 'test', 'AL,Ib', alu.aluEI, { sub: alu.ALU_TEST });
 d('a9', 'test', 'rAX,Iz', alu.aluEI, { sub: alu.ALU_TEST });
 d('f6/0', 'test', 'Eb,Ib', alu.aluEI, { sub: alu.ALU_TEST });
@@ -128,8 +129,8 @@ d('f6/3', 'neg', 'Eb', alu.negE);
 d('f7/3', 'neg', 'Ev', alu.negE);
 d('fe/0', 'inc', 'Eb', alu.incE);
 d('fe/1', 'dec', 'Eb', alu.decE);
-d('ff/0', 'inc', 'Ev', alu.incE);
-d('ff/1', 'dec', 'Ev', alu.decE);
+d('ff/0', 'inc', 'Ev', alu.incE, { fast: fast.fastIncDec(false) });
+d('ff/1', 'dec', 'Ev', alu.decE, { fast: fast.fastIncDec(true) });
 
 // ---- mul / div -----------------------------------------------------------
 d('f6/4', 'mul', 'Eb', md.mul1, { sub: 4 });
@@ -163,15 +164,21 @@ d('0f ad', 'shrd', 'Ev,Gv,CL', sh.shxd, { sub: 1 });
 
 // ---- data movement -----------------------------------------------------------
 d('88', 'mov', 'Eb,Gb', mov.movEG);
-d('89', 'mov', 'Ev,Gv', mov.movEG, { fast: i => i.rm >= 0 ? (i.size === 8 ? mov.mov64RR : i.size === 4 ? mov.mov32RR : undefined) : undefined });
+d('89', 'mov', 'Ev,Gv', mov.movEG, {
+  fast: i => i.rm >= 0 ? (i.size === 8 ? mov.mov64RR : i.size === 4 ? mov.mov32RR : undefined)
+    : i.size === 8 ? fast.mov64MR : i.size === 4 ? fast.mov32MR : undefined,
+});
 d('8a', 'mov', 'Gb,Eb', mov.movGE);
-d('8b', 'mov', 'Gv,Ev', mov.movGE, { fast: i => i.rm < 0 && i.size === 8 ? mov.mov64RM : undefined });
+d('8b', 'mov', 'Gv,Ev', mov.movGE, {
+  fast: i => i.rm >= 0 ? (i.size === 8 ? mov.mov64RR2 : i.size === 4 ? mov.mov32RR2 : undefined)
+    : i.size === 8 ? mov.mov64RM : i.size === 4 ? fast.mov32RM : undefined,
+});
 d('c6/0', 'mov', 'Eb,Ib', mov.movEI);
-d('c7/0', 'mov', 'Ev,Iz', mov.movEI);
+d('c7/0', 'mov', 'Ev,Iz', mov.movEI, { fast: i => i.rm < 0 ? undefined : i.size === 4 ? fast.mov32RI : i.size === 8 ? fast.mov64RI : undefined });
 d('b0+r', 'mov', 'Zb,Ib', mov.movEI);
-d('b8+r', 'mov', 'Zv,Iv', mov.movEI);
+d('b8+r', 'mov', 'Zv,Iv', mov.movEI, { fast: i => i.size === 4 ? fast.mov32RI : i.size === 8 ? fast.mov64RI : undefined });
 d('8d', 'lea', 'Gv,M', mov.leaFast, { fast: i => i.ripRel || i.asize === 4 ? mov.lea : undefined });
-d('0f b6', 'movzx', 'Gv,Eb', mov.movzx, { srcSize: 1 });
+d('0f b6', 'movzx', 'Gv,Eb', mov.movzx, { srcSize: 1, fast: i => i.rm < 0 && i.size >= 4 ? fast.movzx8RM : undefined });
 d('0f b7', 'movzx', 'Gv,Ew', mov.movzx, { srcSize: 2 });
 d('0f be', 'movsx', 'Gv,Eb', mov.movsx, { srcSize: 1 });
 d('0f bf', 'movsx', 'Gv,Ew', mov.movsx, { srcSize: 2 });

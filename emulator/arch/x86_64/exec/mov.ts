@@ -25,6 +25,9 @@ export function mov64RM(cpu: X86Cpu, i: Insn): void {
   cpu.lo[i.reg] = l; cpu.hi[i.reg] = h;
 }
 export function mov32RR(cpu: X86Cpu, i: Insn): void { cpu.lo[i.rm] = cpu.lo[i.reg]; cpu.hi[i.rm] = 0; }
+/** 8b forms: destination is the reg field */
+export function mov64RR2(cpu: X86Cpu, i: Insn): void { cpu.lo[i.reg] = cpu.lo[i.rm]; cpu.hi[i.reg] = cpu.hi[i.rm]; }
+export function mov32RR2(cpu: X86Cpu, i: Insn): void { cpu.lo[i.reg] = cpu.lo[i.rm]; cpu.hi[i.reg] = 0; }
 
 export function lea(cpu: X86Cpu, i: Insn): void {
   // lea computes the address without the segment base and never faults: use exact math

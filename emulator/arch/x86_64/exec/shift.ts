@@ -139,33 +139,59 @@ export function shiftGroup(cpu: X86Cpu, i: Insn): void {
   cpu.setEager(flags & ~AF);
 }
 
+let RL = 0, RH = 0;
+/** (l, h) << n, n in 0..63, into RL/RH */
+function shl64(l: number, h: number, n: number): void {
+  if (n === 0) { RL = l; RH = h; } else if (n < 32) { RH = (h << n) | (l >>> (32 - n)); RL = l << n; } else { RH = l << (n - 32); RL = 0; }
+}
+/** (l, h) >>> n, n in 0..63, into RL/RH */
+function shr64(l: number, h: number, n: number): void {
+  if (n === 0) { RL = l; RH = h; } else if (n < 32) { RL = (l >>> n) | (h << (32 - n)); RH = h >>> n; } else { RL = h >>> (n - 32); RH = 0; }
+}
+
 /** shld / shrd E, G, imm8|cl (left: i.cc = 0, right: i.cc = 1; count source in imm2) */
 export function shxd(cpu: X86Cpu, i: Insn): void {
-  const size = i.size, bits = BigInt(size * 8);
+  const size = i.size;
   const raw = i.imm2 === COUNT_CL ? cpu.lo[1] & 0xff : i.imm & 0xff;
   const count = raw & (size === 8 ? 0x3f : 0x1f);
   const a = i.rm >= 0 ? 0 : cpu.ea(i);
-  const dl = i.rm >= 0 ? cpu.getR(size, i.rm) : cpu.readM(size, a), dh = cpu.th;
+  const dl = i.rm >= 0 ? cpu.getR(size, i.rm) : cpu.readM(size, a), dh = size === 8 ? cpu.th : 0;
   if (count === 0) { if (i.rm >= 0 && size === 4) cpu.hi[i.rm] = 0; return; }
-  const sl = cpu.getR(size, i.reg), sh = cpu.th;
-  const m = (1n << bits) - 1n;
-  const big = (lo: number, hi: number) => size === 8 ? (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0) : BigInt(lo >>> 0) & m;
-  const d = big(dl, dh), s = big(sl, sh);
-  const n = BigInt(count);
-  let r: bigint, cf: number;
-  if (i.cc === 0) {
-    const cat = (d << bits) | s; // d:s
-    const sh2 = cat << n;
-    r = (sh2 >> bits) & m;
-    cf = Number((cat >> (2n * bits - n)) & 1n);
+  const sl = cpu.getR(size, i.reg), sh = size === 8 ? cpu.th : 0;
+  let l: number, h = 0, cf: number;
+  if (size === 8) {
+    if (i.cc === 0) {
+      shl64(dl, dh, count); const al = RL, ah = RH;
+      shr64(sl, sh, 64 - count);
+      l = al | RL; h = ah | RH;
+      cf = bit(dl, dh, 64 - count);
+    } else {
+      shr64(dl, dh, count); const al = RL, ah = RH;
+      shl64(sl, sh, 64 - count);
+      l = al | RL; h = ah | RH;
+      cf = bit(dl, dh, count - 1);
+    }
+    l |= 0; h |= 0;
+  } else if (size === 4) {
+    if (i.cc === 0) { l = (dl << count) | (sl >>> (32 - count)); cf = (dl >>> (32 - count)) & 1; }
+    else { l = (dl >>> count) | (sl << (32 - count)); cf = (dl >>> (count - 1)) & 1; }
+    l |= 0;
   } else {
-    const cat = (s << bits) | d; // s:d
-    r = (cat >> n) & m;
-    cf = Number((cat >> (n - 1n)) & 1n);
+    // 16-bit: the 48-bit pattern dst:src:dst (counts > 16 are undefined; this is what Intel cores do)
+    const d = BigInt(dl & 0xffff), sv = BigInt(sl & 0xffff), n = BigInt(count);
+    let r: bigint;
+    if (i.cc === 0) {
+      const cat = (d << 32n) | (sv << 16n) | d;
+      r = (cat << n >> 32n) & 0xffffn;
+      cf = Number((cat >> (48n - n)) & 1n);
+    } else {
+      const cat = (d << 32n) | (sv << 16n) | d;
+      r = (cat >> n) & 0xffffn;
+      cf = Number((cat >> (n - 1n)) & 1n);
+    }
+    l = Number(r);
   }
-  const rl = Number(BigInt.asIntN(32, r)), rh = size === 8 ? Number(BigInt.asIntN(32, r >> 32n)) : 0;
-  const l = size < 4 ? rl & Number(m) : rl;
-  const of = msb(size, l, rh) ^ msb(size, dl, dh);
-  if (i.rm >= 0) cpu.setR(size, i.rm, l, rh); else cpu.writeM(size, a, l, rh);
-  cpu.setEager(szp(size, l, rh) | (cf ? CF : 0) | (of ? OF : 0));
+  const of = msb(size, l, h) ^ msb(size, dl, dh);
+  if (i.rm >= 0) cpu.setR(size, i.rm, l, h); else cpu.writeM(size, a, l, h);
+  cpu.setEager(szp(size, l, h) | (cf ? CF : 0) | (of ? OF : 0));
 }
