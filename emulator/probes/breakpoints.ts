@@ -135,7 +135,7 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
           bp.onStop({
             breakpointId: bp.id, probeId: ri.rp.kp.id ?? 0, mode: 'kretprobe', cpu, addr, where, reportPc: ri.ret_addr,
             returnValue: rv, hitCount: bp.hits,
-            description: `return from ${fn} (${where}) = ${hex(rv)} to ${kernel.image.symbols.format(ri.ret_addr)}`,
+            description: `return from ${fn} = ${hex(rv)} to ${whereOf(kernel.image, ri.ret_addr)}`,
           });
           return 0;
         },
