@@ -10,7 +10,8 @@ import { machine, getReg, setReg, DATA } from '../fixtures/x86/harness';
 import { CF, ZF, SF, OF, PF, AF } from '../../emulator/arch/x86_64/flags';
 
 describe('x86 ALU flags vs hardware', () => {
-  for (const op of ['add', 'or', 'adc', 'sbb', 'and', 'sub', 'xor', 'cmp', 'test', 'xadd', 'cmpxchg', 'not', 'neg', 'inc', 'dec']) {
+  for (const op of ['add', 'or', 'adc', 'sbb', 'and', 'sub', 'xor', 'cmp', 'test', 'xadd', 'cmpxchg', 'not', 'neg', 'inc', 'dec',
+    'add_i8', 'sub_i8', 'cmp_i8', 'and_i8', 'add_i32', 'sub_i32', 'cmp_i32', 'and_i32']) {
     test(`${op}: results and defined flags match the real CPU`, () => {
       const { failures, count } = replayOps([op]);
       assert.ok(count >= 100, `${count} cases`);

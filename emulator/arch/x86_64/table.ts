@@ -177,7 +177,7 @@ d('c6/0', 'mov', 'Eb,Ib', mov.movEI);
 d('c7/0', 'mov', 'Ev,Iz', mov.movEI, { fast: i => i.rm < 0 ? undefined : i.size === 4 ? fast.mov32RI : i.size === 8 ? fast.mov64RI : undefined });
 d('b0+r', 'mov', 'Zb,Ib', mov.movEI);
 d('b8+r', 'mov', 'Zv,Iv', mov.movEI, { fast: i => i.size === 4 ? fast.mov32RI : i.size === 8 ? fast.mov64RI : undefined });
-d('8d', 'lea', 'Gv,M', mov.leaFast, { fast: i => i.ripRel || i.asize === 4 ? mov.lea : undefined });
+d('8d', 'lea', 'Gv,M', mov.lea, { fast: i => !i.ripRel && i.size === 4 ? mov.lea32 : undefined });
 d('0f b6', 'movzx', 'Gv,Eb', mov.movzx, { srcSize: 1, fast: i => i.rm < 0 && i.size >= 4 ? fast.movzx8RM : undefined });
 d('0f b7', 'movzx', 'Gv,Ew', mov.movzx, { srcSize: 2 });
 d('0f be', 'movsx', 'Gv,Eb', mov.movsx, { srcSize: 1 });

@@ -29,30 +29,40 @@ export function mov32RR(cpu: X86Cpu, i: Insn): void { cpu.lo[i.rm] = cpu.lo[i.re
 export function mov64RR2(cpu: X86Cpu, i: Insn): void { cpu.lo[i.reg] = cpu.lo[i.rm]; cpu.hi[i.reg] = cpu.hi[i.rm]; }
 export function mov32RR2(cpu: X86Cpu, i: Insn): void { cpu.lo[i.reg] = cpu.lo[i.rm]; cpu.hi[i.reg] = 0; }
 
+/**
+ * lea: address arithmetic on the 32-bit halves, exact for every register value
+ * (no segment base, never faults). 67 prefix: the address is truncated to 32 bits.
+ */
 export function lea(cpu: X86Cpu, i: Insn): void {
-  // lea computes the address without the segment base and never faults: use exact math
-  let a: number;
-  if (i.ripRel) a = i.disp;
-  else {
-    let v = BigInt(i.disp);
-    if (i.base >= 0) v += (BigInt(cpu.hi[i.base]) << 32n) + BigInt(cpu.lo[i.base] >>> 0);
-    if (i.index >= 0) v += ((BigInt(cpu.hi[i.index]) << 32n) + BigInt(cpu.lo[i.index] >>> 0)) << BigInt(i.scale);
-    cpu.setR(i.size, i.reg, Number(BigInt.asIntN(32, v)), Number(BigInt.asIntN(32, v >> 32n)));
+  const size = i.size;
+  if (i.ripRel) {
+    const a = i.disp, h = Math.floor(a / 4294967296);
+    cpu.setR(size, i.reg, (a - h * 4294967296) | 0, i.asize === 4 ? 0 : h);
     return;
   }
-  const h = Math.floor(a / 4294967296);
-  cpu.setR(i.size, i.reg, (a - h * 4294967296) | 0, h);
+  const b = i.base, x = i.index, sc = i.scale, disp = i.disp;
+  const bl = b >= 0 ? cpu.lo[b] : 0, bh = b >= 0 ? cpu.hi[b] : 0;
+  let xl = 0, xh = 0;
+  if (x >= 0) {
+    xl = cpu.lo[x]; xh = cpu.hi[x];
+    if (sc !== 0) { xh = (xh << sc) | (xl >>> (32 - sc)); xl = xl << sc; }
+  }
+  if (size !== 8 || i.asize === 4) {
+    cpu.setR(size, i.reg, (bl + xl + disp) | 0, 0);
+    return;
+  }
+  const t = (bl >>> 0) + (xl >>> 0) + (disp >>> 0);
+  const carry = t >= 8589934592 ? 2 : t >= 4294967296 ? 1 : 0;
+  cpu.lo[i.reg] = t | 0;
+  cpu.hi[i.reg] = (bh + xh + (disp >> 31) + carry) | 0;
 }
-/** lea with base (+ optional index) whose registers hold small values: fast, exact path */
-export function leaFast(cpu: X86Cpu, i: Insn): void {
-  let a = i.disp;
+/** lea r32, [base + index*scale + disp]: only the low halves matter */
+export function lea32(cpu: X86Cpu, i: Insn): void {
   const b = i.base, x = i.index;
-  let ok = true;
-  if (b >= 0) { const h = cpu.hi[b]; if (h >= 0x8000 || h < -0x8000) ok = false; a += h * 4294967296 + (cpu.lo[b] >>> 0); }
-  if (x >= 0) { const h = cpu.hi[x]; if (h >= 0x8000 || h < -0x8000) ok = false; a += (h * 4294967296 + (cpu.lo[x] >>> 0)) * (1 << i.scale); }
-  if (!ok) { lea(cpu, i); return; }
-  const h = Math.floor(a / 4294967296);
-  cpu.setR(i.size, i.reg, (a - h * 4294967296) | 0, h);
+  let v = i.disp;
+  if (b >= 0) v += cpu.lo[b];
+  if (x >= 0) v += cpu.lo[x] << i.scale;
+  cpu.lo[i.reg] = v | 0; cpu.hi[i.reg] = 0;
 }
 
 /** movzx Gv, Eb/Ew (source size in i.cc) */
