@@ -99,3 +99,13 @@ describe('x86 mov', () => {
     assert.equal(mem.read32(DATA + 0x108), 7);
   });
 });
+
+describe('x86 xlat', () => {
+  test('xlatb looks up al in the table at rbx', () => {
+    const { cpu, mem } = machine('d7 f4');
+    mem.writeBytes(DATA, Uint8Array.from([10, 11, 12, 13]));
+    setReg(cpu, 'rbx', BigInt(DATA)); setReg(cpu, 'rax', 0x1202n);
+    cpu.run(10);
+    assert.equal(getReg(cpu, 'rax'), 0x120cn);
+  });
+});

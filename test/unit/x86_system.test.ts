@@ -231,3 +231,13 @@ describe('x86 Cpu interface and ArchOps', () => {
     assert.equal(b.getReg(regIndex(x86_64, 'ax')), 0n);
   });
 });
+
+describe('x86 ud0/ud1', () => {
+  test('ud1 and ud0 raise #UD and are classified as traps', () => {
+    for (const code of ['0f b9 00', '0f ff c1']) {
+      const { cpu } = machine(code);
+      assert.deepEqual(cpu.run(10).trap, { kind: 'undefined', pc: BigInt(CODE) });
+      assert.equal(x86_64.decodeBytes(Uint8Array.from(Buffer.from(code.replace(/ /g, ''), 'hex')), 0n)?.flow, 'trap');
+    }
+  });
+});

@@ -202,6 +202,7 @@ d('8f/0', 'pop', 'Ev', mov.popE, { d64: true });
 d('68', 'push', 'Iz', mov.pushI, { d64: true });
 d('6a', 'push', 'Ib', mov.pushI, { d64: true });
 d('c9', 'leave', '', mov.leave, { d64: true });
+d('d7', 'xlatb', '', mov.xlat);
 d('c8', 'enter', 'Iw,Ib', mov.enter, { d64: true });
 
 // ---- control flow ---------------------------------------------------------------
@@ -266,6 +267,8 @@ d('0f ae f8', 'sfence', '', sys.nop);
 d('cc', 'int3', '', sys.int3, { flow: 'trap' });
 d('cd', 'int', 'Ib', sys.intN, { flow: 'trap' });
 d('0f 0b', 'ud2', '', sys.ud, { flow: 'trap' });
+d('0f b9', 'ud1', 'Gd,Ed', sys.ud, { flow: 'trap' });
+d('0f ff', 'ud0', 'Gd,Ed', sys.ud, { flow: 'trap' });
 d('f4', 'hlt', '', sys.hlt, { flow: 'halt' });
 d('0f 05', 'syscall', '', sys.syscall, { flow: 'trap' });
 d('0f 01 c1', 'vmcall', '', sys.vmcall, { flow: 'trap' });

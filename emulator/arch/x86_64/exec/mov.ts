@@ -238,3 +238,10 @@ export function enter(cpu: X86Cpu, i: Insn): void {
     cpu.setRegAddr(4, cpu.regAddr(4) - alloc);
   } catch (e) { cpu.lo.set(lo0); cpu.hi.set(hi0); throw e; }
 }
+
+/** xlatb: al = byte [rbx + al] (with a segment override's base) */
+export function xlat(cpu: X86Cpu, i: Insn): void {
+  const seg = i.seg === 0 ? 0 : i.seg === 1 ? cpu.fsBase : cpu.gsBase;
+  const a = (i.asize === 4 ? cpu.lo[3] >>> 0 : cpu.regAddr(3)) + (cpu.lo[0] & 0xff) + seg;
+  cpu.setR(1, 0, cpu.mem.read8(a), 0);
+}

@@ -1,10 +1,12 @@
 /**
- * x86_64 half of kprobes (Linux arch/x86/kernel/kprobes/core.c, the
- * single-step flavour): the probed instruction is copied into an instruction
- * slot (RIP-relative displacement re-targeted for the slot, followed by a
- * jmp back to the next original instruction), int3 is written over the
- * first byte, the copy is single-stepped with TF, and resume_execution fixes
- * ip and the pushed return address afterwards.
+ * x86_64 half of kprobes (Linux arch/x86/kernel/kprobes/core.c): the
+ * probed instruction is copied into an instruction slot (RIP-relative
+ * displacement re-targeted for the slot), int3 is written over the first
+ * byte, the copy is single-stepped with TF, and resume_execution fixes ip
+ * and the pushed return address afterwards. The kprobe booster
+ * (boost.ts): a boostable copy gets a jmp back appended after its first
+ * single-step, and later hits of a probe without a post_handler jump into
+ * the slot without the single-step trap. Jump optimization is in opt.ts.
  *
  * Like Linux 2.6 on CISC machines, nothing checks that a probe address is an
  * instruction boundary: a probe in the middle of an instruction copies
@@ -18,6 +20,8 @@ import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '..
 import type { Kprobe, KprobeCtlblk, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { modrmReg, ripDispOffset, x86Fields } from './insnFields';
+import { canBoost } from './boost';
+import { x86_64Optprobes } from './opt';
 
 const TF = 0x100n;
 const IF = 0x200n;
@@ -76,14 +80,10 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
     if (nd < -(2n ** 31n) || nd >= 2n ** 31n) { ctx.slots.put(slot); return -Errno.EINVAL; }
     dv.setInt32(off, Number(nd), true);
   }
-  const code = new Uint8Array(insn ? copy.length + 5 : copy.length);
+  // the copy, then int3 padding: the kprobe booster appends the jmp back after
+  // the first single-step shows where the copy ends (paper, section 6.3)
+  const code = new Uint8Array(X86_SLOT_SIZE).fill(0xcc);
   code.set(copy);
-  if (insn) {
-    // jmp rel32 back to the next original instruction (harmless: only reached without TF)
-    const back = addr + BigInt(copy.length) - (slot + BigInt(copy.length) + 5n);
-    code[copy.length] = 0xe9;
-    new DataView(code.buffer).setInt32(copy.length + 1, Number(BigInt.asIntN(32, back)), true);
-  }
   ctx.slots.write(slot, code);
   p.opcode = orig.slice(0, ctx.arch.breakpointInsn.length);
   const f = x86Fields(copy);
@@ -93,7 +93,10 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
     modrmReg: modrmReg(copy),
     decoded: insn !== null,
   };
-  p.ainsn = { insn: slot, length: insn ? insn.length : copy.length, mode: 'slot', arch: arch as unknown as Record<string, unknown> };
+  const boostable = insn !== null && canBoost(insn) && ctx.searchExceptionTables(addr) === undefined ? 0 : -1;
+  p.ainsn = {
+    insn: slot, length: insn ? insn.length : copy.length, mode: 'slot', arch: arch as unknown as Record<string, unknown>, boostable,
+  };
   return 0;
 }
 
@@ -118,19 +121,22 @@ function setupSinglestep(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb:
   regs.ip = (p.ainsn as { insn: bigint }).insn;
 }
 
-function resumeExecution(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
-  const copyIp = (p.ainsn as { insn: bigint }).insn;
+function resumeExecution(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+  const ainsn = p.ainsn as NonNullable<Kprobe['ainsn']>;
+  const copyIp = ainsn.insn;
   const origIp = p.addr as bigint;
   const x = info(p);
   const mem = regs.cpu.mem;
   const sp = mustVAddr(regs.sp);
   regs.flags = regs.flags & ~TF;
   let adjust = true;
+  let boostTo: -1 | 0 | 1 = ainsn.boostable ?? -1;
   if (x.opcode === 0x9c) {
     // pushf: the copy pushed our TF/IF; push the task's own bits
     mem.write64(sp, (mem.read64(sp) & ~(TF | IF)) | kcb.oldFlags);
   } else if (x.flow === 'ret') {
     adjust = false;
+    if (boostTo === 0) boostTo = 1; // ip is already right: nothing to append
   } else if (x.flow === 'call') {
     mem.write64(sp, origIp + (mem.read64(sp) - copyIp));
   } else if (x.flow === 'indirectCall') {
@@ -138,9 +144,30 @@ function resumeExecution(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb:
     adjust = false;
   } else if (x.flow === 'indirectJump') {
     adjust = false;
+    if (boostTo === 0) boostTo = 1;
   }
+  if (boostTo === 0) {
+    // first single-step of a boostable copy: ip is where the copy ends; append the jmp back there
+    const next = regs.ip;
+    const end = copyIp + BigInt(ainsn.length);
+    const back = next === end ? jmpRel32(next, origIp + BigInt(ainsn.length)) : null;
+    if (back && next + 5n <= copyIp + BigInt(X86_SLOT_SIZE)) {
+      ctx.slots.write(next, back);
+      boostTo = 1;
+    } else boostTo = -1;
+  }
+  ainsn.boostable = boostTo;
   if (adjust) regs.ip = BigInt.asUintN(64, regs.ip + (origIp - copyIp));
   regs.flags = regs.flags | kcb.savedFlags;
+}
+
+function jmpRel32(at: bigint, target: bigint): Uint8Array | null {
+  const d = target - (at + 5n);
+  if (d < -(2n ** 31n) || d >= 2n ** 31n) return null;
+  const b = new Uint8Array(5);
+  b[0] = 0xe9;
+  new DataView(b.buffer).setInt32(1, Number(d), true);
+  return b;
 }
 
 function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
@@ -159,6 +186,8 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   resumeExecution,
   singlestepFault,
   taskSinglestepping: (regs: PtRegs) => (regs.flags & TF) !== 0n,
+  canBoost,
+  optprobes: x86_64Optprobes,
   // kretprobe_trampoline: a nop carrying the trampoline kprobe, int3 padding after it
   kretprobeTrampolineCode: new Uint8Array([0x90, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
 };

@@ -1,0 +1,345 @@
+/**
+ * x86_64 jump optimization (Linux arch/x86/kernel/kprobes/opt.c).
+ *
+ * Safety checks (can_optimize), on the function that holds the probe
+ * (symbol value .. value+size, decoded from its original bytes):
+ *   - the probe is an instruction boundary and the detoured code region
+ *     (DCR: whole instructions covering the 5-byte jmp) ends inside the
+ *     function;
+ *   - no instruction in the function is an indirect jump (jump tables:
+ *     a table entry could point into the region);
+ *   - no jump or call in the function targets the region other than its
+ *     first byte (JTPR);
+ *   - exception fixups: no __ex_table entry of an instruction in the
+ *     function has its fixup inside the region (other than the first
+ *     byte), and no instruction of the region is in __ex_table (its copy
+ *     would fault at an address the table does not know). An image
+ *     declares its table with KP_EXTABLE(insn, fixup) from
+ *     examples/include/kprobe_image.h: 16-byte (insn, fixup) pairs in the
+ *     `__ex_table` section (emulator/kernel/abi.ts EXCEPTION_TABLE_SECTION);
+ *   - every instruction of the region is relocatable (canBoost: no
+ *     relative jump, no call, no trap, no hardware side effect, no
+ *     address-size/CS prefix) and a RIP-relative operand still reaches its
+ *     target from the buffer (rel32).
+ * A padding int3 run at the end of the function stops the scan (Linux's
+ * is_padding_int3); any other int3 refuses. The image must be built
+ * without a red zone (-mno-red-zone, as the Linux kernel is): the detour
+ * buffer pushes the registers below the probed function's stack pointer.
+ *
+ * Detour buffer (real x86_64 code in the kernel's exec area, within
+ * +-2 GiB of the probe so that `jmp rel32` reaches it both ways):
+ *
+ *     push $__KERNEL_DS          ; pt_regs->ss
+ *     push %rsp                  ; pt_regs->sp (sp - 8: fixed by the callback)
+ *     pushfq                     ; pt_regs->flags
+ *     sub  $24, %rsp             ; cs, ip, orig_ax
+ *     push rdi rsi rdx rcx rax r8 r9 r10 r11 rbx rbp r12 r13 r14 r15
+ *     int3                       ; CALLBACK: the engine runs the pre_handlers
+ *     mov  18*8(%rsp), %rdx      ; flags ...
+ *     mov  %rdx, 20*8(%rsp)      ; ... into the ss slot
+ *     pop  r15 ... rdi           ; registers as the handlers left them
+ *     add  $40, %rsp             ; skip orig_ax ip cs flags sp
+ *     popfq                      ; flags (from the ss slot)
+ *     <the DCR's instructions, RIP-relative displacements re-targeted>
+ *     jmp  <probe + DCR size>
+ *
+ * The CALLBACK stands for Linux's `call optimized_callback`: the engine
+ * recognises the int3 at that address (it owns the buffer) and treats it
+ * as a function call, not as a probe hit; the probed site itself no longer
+ * traps. The saved registers form a real pt_regs on the stack.
+ */
+import type { DecodedInsn } from '../../types';
+import { mustVAddr } from '../../../memory/address';
+import { textPoke } from '../../../memory/textPoke';
+import type { ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, OptprobesArchHooks } from '../../../kprobes/archHooks';
+import type { PtRegs } from '../../../kprobes/ptRegs';
+import { boostVerdict } from './boost';
+import { ripDispOffset } from './insnFields';
+
+const JMP32_SIZE = 5;
+const INT3 = 0xcc;
+const KERNEL_DS = 0x18;
+
+/** push order of the general registers (pt_regs from di down to r15) as [opcode bytes] */
+const PUSHES: number[][] = [
+  [0x57], [0x56], [0x52], [0x51], [0x50], // rdi rsi rdx rcx rax
+  [0x41, 0x50], [0x41, 0x51], [0x41, 0x52], [0x41, 0x53], // r8 r9 r10 r11
+  [0x53], [0x55], // rbx rbp
+  [0x41, 0x54], [0x41, 0x55], [0x41, 0x56], [0x41, 0x57], // r12 r13 r14 r15
+];
+const POPS: number[][] = [
+  [0x41, 0x5f], [0x41, 0x5e], [0x41, 0x5d], [0x41, 0x5c], // r15 r14 r13 r12
+  [0x5d], [0x5b], // rbp rbx
+  [0x41, 0x5b], [0x41, 0x5a], [0x41, 0x59], [0x41, 0x58], // r11 r10 r9 r8
+  [0x58], [0x59], [0x5a], [0x5e], [0x5f], // rax rcx rdx rsi rdi
+];
+
+/** pt_regs slot (x 8 bytes) of each field, by ArchOps.regs name (Linux struct pt_regs order) */
+const PT_SLOT: Readonly<Record<string, number>> = {
+  r15: 0, r14: 1, r13: 2, r12: 3, bp: 4, bx: 5, r11: 6, r10: 7, r9: 8, r8: 9,
+  ax: 10, cx: 11, dx: 12, si: 13, di: 14, orig_ax: 15, ip: 16, cs: 17, flags: 18, sp: 19, ss: 20,
+};
+const GPR_NAMES = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di'];
+
+function bytes(...parts: number[][]): number[] {
+  return parts.flat();
+}
+
+/** the register-saving prologue (with or without the ss push) */
+function saveRegs(withSs: boolean): number[] {
+  return bytes(
+    withSs ? [0x6a, KERNEL_DS] : [], // push $__KERNEL_DS
+    [0x54], // push %rsp
+    [0x9c], // pushfq
+    [0x48, 0x83, 0xec, 0x18], // sub $24, %rsp
+    ...PUSHES,
+  );
+}
+
+function restoreRegs(): number[] {
+  return bytes(...POPS);
+}
+
+/** Detour buffer head: save, callback, restore (the copied region follows). */
+function optprobeTemplate(): { code: number[]; callbackOffset: number } {
+  const head = saveRegs(true);
+  const callbackOffset = head.length;
+  const code = bytes(
+    head,
+    [INT3],
+    [0x48, 0x8b, 0x94, 0x24, 18 * 8, 0, 0, 0], // mov 18*8(%rsp), %rdx
+    [0x48, 0x89, 0x94, 0x24, 20 * 8, 0, 0, 0], // mov %rdx, 20*8(%rsp)
+    restoreRegs(),
+    [0x48, 0x83, 0xc4, 5 * 8], // add $40, %rsp
+    [0x9d], // popfq
+  );
+  return { code, callbackOffset };
+}
+
+/** kretprobe booster trampoline: save, callback, restore, ret (to the frame's sp slot) */
+function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number } {
+  const head = saveRegs(false);
+  const callbackOffset = head.length;
+  const code = bytes(
+    head,
+    [INT3],
+    restoreRegs(),
+    [0x48, 0x83, 0xc4, 3 * 8], // add $24, %rsp (orig_ax ip cs)
+    [0x9d], // popfq
+    [0xc3], // ret: pops the real return address the engine wrote into the sp slot
+  );
+  return { code: Uint8Array.from(code), callbackOffset };
+}
+
+function rel32(from: bigint, to: bigint): number | null {
+  const d = to - from;
+  if (d < -(2n ** 31n) || d >= 2n ** 31n) return null;
+  return Number(d);
+}
+
+function jmpTo(at: bigint, target: bigint): Uint8Array | null {
+  const d = rel32(at + BigInt(JMP32_SIZE), target);
+  if (d === null) return null;
+  const out = new Uint8Array(JMP32_SIZE);
+  out[0] = 0xe9;
+  new DataView(out.buffer).setInt32(1, d, true);
+  return out;
+}
+
+interface FunctionScan {
+  start: bigint;
+  end: bigint;
+  insns: DecodedInsn[];
+}
+
+/** Decode the whole function holding addr from its original bytes; the reason when impossible. */
+function scanFunction(ctx: KprobesArchContext, addr: bigint): FunctionScan | string {
+  const r = ctx.kernel.image.symbols.resolve(addr);
+  if (!r || r.sym.size === 0n || r.offset >= r.sym.size) return 'the address is not inside a sized function symbol';
+  const start = r.sym.value;
+  const end = start + r.sym.size;
+  const size = Number(r.sym.size);
+  let code: Uint8Array;
+  try { code = ctx.readOriginal(start, size); } catch { return `${r.sym.name} cannot be read`; }
+  const insns: DecodedInsn[] = [];
+  for (let off = 0; off < size;) {
+    const a = start + BigInt(off);
+    const d = ctx.arch.decodeBytes(code.subarray(off), a);
+    if (!d) return `${r.sym.name}+0x${off.toString(16)} does not decode`;
+    if (d.bytes[0] === INT3 && d.length === 1) {
+      // padding int3 up to the end is fine; any other int3 is not ours to understand
+      for (let k = off; k < size; k++) if (code[k] !== INT3) return `${r.sym.name}+0x${off.toString(16)}: int3 in the function`;
+      break;
+    }
+    insns.push(d);
+    off += d.length;
+  }
+  return { start, end, insns };
+}
+
+function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | string {
+  const fn = scanFunction(ctx, addr);
+  if (typeof fn === 'string') return fn;
+  const i0 = fn.insns.findIndex(d => d.addr === addr);
+  if (i0 < 0) return 'the probe is not on an instruction boundary';
+  let size = 0;
+  for (let i = i0; size < JMP32_SIZE; i++) {
+    const d = fn.insns[i];
+    if (!d) return 'the detoured region crosses the end of the function';
+    size += d.length;
+  }
+  const end = addr + BigInt(size);
+  if (end > fn.end) return 'the detoured region crosses the end of the function';
+  const inJtpr = (t: bigint): boolean => t > addr && t < end;
+  for (const d of fn.insns) {
+    if (d.flow === 'indirectJump') return `indirect jump at ${hexAddr(d.addr)} (jump table)`;
+    if ((d.flow === 'jump' || d.flow === 'condJump' || d.flow === 'call') && d.target !== undefined && inJtpr(d.target)) {
+      return `${d.mnemonic} at ${hexAddr(d.addr)} jumps into the detoured region`;
+    }
+  }
+  for (const e of ctx.exceptionTable()) {
+    if (e.insn >= addr && e.insn < end) return `the instruction at ${hexAddr(e.insn)} in the region may fault (__ex_table)`;
+    if (e.insn >= fn.start && e.insn < fn.end && inJtpr(e.fixup)) {
+      return `the exception fixup of ${hexAddr(e.insn)} returns into the detoured region`;
+    }
+  }
+  for (let i = i0, s = 0; s < size; i++) {
+    const d = fn.insns[i];
+    const v = boostVerdict(d);
+    if (!v.boostable) return `not relocatable: ${v.reason}`;
+    s += d.length;
+  }
+  return { size };
+}
+
+function hexAddr(a: bigint): string {
+  return `0x${BigInt.asUintN(64, a).toString(16)}`;
+}
+
+/** buffers already built, by address and content (identical buffers are reused: safe for a CPU still inside) */
+const built = new WeakMap<KprobesArchContext, Map<string, bigint>>();
+
+function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
+  const chk = canOptimize(ctx, addr);
+  if (typeof chk === 'string') return chk;
+  const size = chk.size;
+  const orig = ctx.readOriginal(addr, size);
+  const tpl = optprobeTemplate();
+  const total = tpl.code.length + size + JMP32_SIZE;
+  // the buffer's address is needed to relocate: allocate, build, and reuse an identical earlier one
+  let cache = built.get(ctx);
+  if (!cache) { cache = new Map(); built.set(ctx, cache); }
+  const build = (buf: bigint): Uint8Array | string => {
+    const code = new Uint8Array(total);
+    code.set(tpl.code);
+    const copy = orig.slice();
+    for (let off = 0; off < size;) {
+      const a = addr + BigInt(off);
+      const d = ctx.arch.decodeBytes(copy.subarray(off), a);
+      if (!d) return `${hexAddr(a)} does not decode`;
+      if (d.ipRelative) {
+        const sub = copy.subarray(off, off + d.length);
+        const o = ripDispOffset(sub);
+        if (o < 0) return `${hexAddr(a)}: RIP-relative operand not found`;
+        const dv = new DataView(sub.buffer, sub.byteOffset, sub.byteLength);
+        const target = a + BigInt(d.length) + BigInt(dv.getInt32(o, true));
+        const at = buf + BigInt(tpl.code.length + off + d.length);
+        const nd = rel32(at, target);
+        if (nd === null) return `${hexAddr(a)}: RIP-relative target out of reach of the detour buffer`;
+        dv.setInt32(o, nd, true);
+      }
+      off += d.length;
+    }
+    code.set(copy, tpl.code.length);
+    const back = jmpTo(buf + BigInt(tpl.code.length + size), addr + BigInt(size));
+    if (!back) return 'the detour buffer is out of jmp rel32 reach of the probe';
+    code.set(back, tpl.code.length + size);
+    return code;
+  };
+  let buf: bigint | undefined;
+  let code: Uint8Array | string = '';
+  for (const [k, b] of cache) {
+    if (!k.startsWith(`${addr}:`)) continue;
+    code = build(b);
+    if (typeof code !== 'string' && k === `${addr}:${hexBytes(code)}`) { buf = b; break; }
+  }
+  if (buf === undefined) {
+    buf = ctx.slots.allocCode(total);
+    code = build(buf);
+    if (typeof code === 'string') return code;
+    ctx.slots.write(buf, code);
+    cache.set(`${addr}:${hexBytes(code)}`, buf);
+  }
+  const jump = jmpTo(addr, buf);
+  if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
+  return {
+    addr, insn: buf, size, copyOffset: tpl.code.length, callback: buf + BigInt(tpl.callbackOffset),
+    saved: orig.slice(ctx.arch.breakpointInsn.length, JMP32_SIZE), jump,
+  };
+}
+
+function hexBytes(b: Uint8Array): string {
+  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
+}
+
+function checkOptimizedKprobe(op: ArchOptimizedInsn, other: bigint): boolean {
+  return other > op.addr && other < op.addr + BigInt(op.size);
+}
+
+function optimizeKprobes(ctx: KprobesArchContext, ops: readonly ArchOptimizedInsn[]): void {
+  for (const op of ops) textPoke(ctx.kernel.mem, mustVAddr(op.addr), op.jump);
+}
+
+function unoptimizeKprobe(ctx: KprobesArchContext, op: ArchOptimizedInsn): void {
+  const bp = ctx.arch.breakpointInsn;
+  const b = new Uint8Array(JMP32_SIZE);
+  b.set(bp, 0);
+  b.set(op.saved, bp.length);
+  textPoke(ctx.kernel.mem, mustVAddr(op.addr), b);
+}
+
+function setupDetourExecution(op: ArchOptimizedInsn, regs: PtRegs): void {
+  regs.ip = op.insn + BigInt(op.copyOffset);
+}
+
+function slotAddr(frame: bigint, name: string): number {
+  return mustVAddr(frame + BigInt(PT_SLOT[name] * 8));
+}
+
+function enterCallback(_ctx: KprobesArchContext, regs: PtRegs, ip: bigint, kind: CallbackKind): CallbackFrame {
+  const mem = regs.cpu.mem;
+  const frame = regs.sp;
+  const resume = regs.ip;
+  // optimized_callback / trampoline_handler: regs->ip, orig_ax = -1, cs = kernel cs
+  mem.write64(slotAddr(frame, 'ip'), ip);
+  mem.write64(slotAddr(frame, 'orig_ax'), 0xffffffffffffffffn);
+  mem.write64(slotAddr(frame, 'cs'), regs.get('cs'));
+  const savedSp = mem.read64(slotAddr(frame, 'sp'));
+  // the detour pushed ss before rsp, so its saved rsp is one word below the probe's sp
+  regs.sp = kind === 'optprobe' ? savedSp + 8n : savedSp;
+  regs.flags = mem.read64(slotAddr(frame, 'flags'));
+  regs.ip = ip;
+  return { resume, frame };
+}
+
+function leaveCallback(_ctx: KprobesArchContext, regs: PtRegs, f: CallbackFrame, returnTo?: bigint): void {
+  const mem = regs.cpu.mem;
+  for (const n of GPR_NAMES) mem.write64(slotAddr(f.frame, n), regs.get(n));
+  mem.write64(slotAddr(f.frame, 'flags'), regs.flags);
+  if (returnTo !== undefined) mem.write64(slotAddr(f.frame, 'sp'), returnTo);
+  regs.sp = f.frame;
+  regs.ip = f.resume;
+}
+
+export const x86_64Optprobes: OptprobesArchHooks = {
+  jumpSize: JMP32_SIZE,
+  canOptimize,
+  prepareOptimizedKprobe,
+  checkOptimizedKprobe,
+  optimizeKprobes,
+  unoptimizeKprobe,
+  setupDetourExecution,
+  enterCallback,
+  leaveCallback,
+  kretprobeBoostTrampoline: kretprobeTrampolineCode(),
+};
