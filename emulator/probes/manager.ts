@@ -370,10 +370,11 @@ export class ProbeManager {
         flags: s.registered ? flags.get(s.kp) ?? '' : '',
       };
     });
+    const registered = up.sites.filter(s => s.registered);
     return {
       id: up.id, origin: up.origin, kind: up.kind, target: up.target, file: up.file,
-      verified: up.sites.some(s => s.registered),
-      enabled: up.sites.length ? up.sites.some(s => s.registered && !siteDisabled(s)) || (!up.sites.some(s => s.registered) && up.enabled) : up.enabled,
+      verified: registered.length > 0,
+      enabled: registered.length ? registered.some(s => !siteDisabled(s)) : up.enabled,
       message: up.message, nextLine: up.nextLine, sites,
       hits: sites.reduce((a, s) => a + s.hits, 0),
       nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
