@@ -109,3 +109,35 @@ describe('x86 xlat', () => {
     assert.equal(getReg(cpu, 'rax'), 0x120cn);
   });
 });
+
+describe('x86 sign extension of the accumulator', () => {
+  test('cbw / cwde / cdqe and cwd / cdq / cqo', () => {
+    // mov eax, 0x80 ; cbw ; cwde ; mov r8... : check each step
+    const { cpu } = machine('b8 80 00 00 00 66 98 98 48 98 66 99 99 48 99 f4');
+    setReg(cpu, 'rdx', 0x1111111111111111n);
+    cpu.run(2);
+    assert.equal(getReg(cpu, 'rax'), 0xff80n);
+    cpu.run(1);
+    assert.equal(getReg(cpu, 'rax'), 0xffffff80n);
+    cpu.run(1);
+    assert.equal(getReg(cpu, 'rax'), 0xffffffffffffff80n);
+    cpu.run(1);
+    assert.equal(getReg(cpu, 'rdx'), 0x111111111111ffffn);
+    cpu.run(1);
+    assert.equal(getReg(cpu, 'rdx'), 0xffffffffn);
+    cpu.run(1);
+    assert.equal(getReg(cpu, 'rdx'), 0xffffffffffffffffn);
+  });
+  test('enter with a nesting level copies the frame pointer chain', () => {
+    // push rbp; mov rbp, rsp ; enter 0x10, 2 ; hlt
+    const { cpu, mem } = machine('55 48 89 e5 c8 10 00 02 f4');
+    setReg(cpu, 'rbp', 0x1234n);
+    cpu.run(3);
+    const frame = BigInt(STACK_TOP - 16);
+    assert.equal(getReg(cpu, 'rbp'), frame);
+    // [frame] = old rbp, [frame-8] = copy of [old rbp - 8], [frame-16] = frame itself
+    assert.equal(mem.read32(Number(frame)), STACK_TOP - 8);
+    assert.equal(BigInt(mem.read32(Number(frame) - 16)), frame);
+    assert.equal(getReg(cpu, 'rsp'), frame - 16n - 0x10n);
+  });
+});
