@@ -149,6 +149,21 @@ kprobe kprobe_target { pre { printk("hit\\n"); return 0; } }
     assert.equal(e.message, 'register_kretprobe failed: -EINVAL (a kretprobe must be placed at a function entry, not do_fork+0x1)');
   });
 
+  test('kretprobe maxactive: a recursive function with one instance misses the nested entries (nmissed)', () => {
+    const { machine, mgr } = probeRig();
+    const r = addFile(mgr, 'kretprobe fib maxactive=1 { return { return 0; } }');
+    assert.deepEqual(r.errors, []);
+    runAll(machine);
+    const e = mgr.list()[0];
+    assert.ok(e.hits > 0);
+    assert.ok(e.nmissed > 0, 'nested fib() entries found no free instance');
+    assert.ok(e.nmissed < e.hits);
+    const { machine: m2, mgr: g2 } = probeRig();
+    addFile(g2, 'kretprobe fib maxactive=64 { return { return 0; } }');
+    runAll(m2);
+    assert.equal(g2.list()[0].nmissed, 0, 'enough instances: nothing missed');
+  });
+
   test('disabled attribute: registered with [DISABLED], never hit until enabled', () => {
     const { machine, mgr } = probeRig();
     const r = addFile(mgr, 'kprobe kprobe_target disabled { pre { printk("hit\\n"); return 0; } }');
