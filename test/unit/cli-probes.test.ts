@@ -131,6 +131,14 @@ describe('kprobe-run --probes', () => {
     assert.ok(lines.includes(`${f}:1:1 kprobe kprobe_target: 0 hits, 0 missed`));
   });
 
+  test('a probe file written for another image: a warning on stderr, the run goes on', async () => {
+    const f = probeFile('other.kprobe', 'image "other-kernel.elf"\nkprobe kprobe_target { pre { printk("hit\\n"); return 0; } }\n');
+    const r = await cli('run', IMAGE, '--probes', f);
+    assert.equal(r.code, 0);
+    assert.equal(r.err, `${f}: warning: written for image other-kernel.elf, running ${IMAGE}\n`);
+    assert.equal(r.out.split('\n').filter(l => l === 'hit').length, 1 + 4 * 24);
+  });
+
   test('bad option values and unreadable files are one-line errors', async () => {
     const a = await cli('run', IMAGE, '--kprobes-enabled', '2');
     assert.equal(a.code, 1);

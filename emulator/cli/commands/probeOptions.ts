@@ -54,7 +54,12 @@ function samePath(a: string, b: string): boolean {
 /** Compile every file first (any error: exit 1 before boot), then register. */
 export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   if (st.files.length === 0 && st.enabled === undefined) return;
-  const mgr = ProbeManager.for(m);
+  let mgr: ProbeManager;
+  try {
+    mgr = ProbeManager.for(m);
+  } catch (e) {
+    throw new CliError(`--probes: ${e instanceof Error ? e.message : String(e)}`);
+  }
   const compiled = st.files.map(f => ({ file: f, ...mgr.compileProbeFile(readProbeFile(f), f) }));
   let errors = 0;
   for (const c of compiled) {
