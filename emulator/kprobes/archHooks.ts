@@ -21,6 +21,80 @@ export interface KprobesArchContext {
   readonly slots: InsnSlots;
   /** bytes of [addr, addr+len) as they are without any armed probe (recover_probed_instruction) */
   readOriginal(addr: bigint, len: number): Uint8Array;
+  /** search_exception_tables(): the image's __ex_table fixup for an instruction address */
+  searchExceptionTables(addr: bigint): bigint | undefined;
+  /** every __ex_table entry of the image (instruction address, fixup address) */
+  exceptionTable(): readonly { insn: bigint; fixup: bigint }[];
+}
+
+/** The arch's view of an optimized kprobe's detour (struct arch_optimized_insn). */
+export interface ArchOptimizedInsn {
+  /** probe address (first byte of the detoured region) */
+  readonly addr: bigint;
+  /** detour buffer address (emulated executable memory, within rel32 reach of addr) */
+  readonly insn: bigint;
+  /** bytes of the detoured code region (DCR): whole instructions covering the jump */
+  readonly size: number;
+  /** offset in the buffer of the copied region instructions (setup_detour_execution target) */
+  readonly copyOffset: number;
+  /** address of the buffer's callback instruction (the engine runs the handlers when it traps there) */
+  readonly callback: bigint;
+  /** original bytes the jump overwrites after the probe's first (breakpoint) bytes (copied_insn) */
+  readonly saved: Uint8Array;
+  /** the jump written over the region by the optimizer */
+  readonly jump: Uint8Array;
+}
+
+/** Which engine code trapped into a callback: an optprobe detour buffer or the kretprobe booster trampoline. */
+export type CallbackKind = 'optprobe' | 'kretprobe';
+
+/** Register state saved by a callback frame (opaque to the core). */
+export interface CallbackFrame {
+  /** where execution continues after the callback (in the buffer / trampoline) */
+  readonly resume: bigint;
+  /** stack address of the saved registers */
+  readonly frame: bigint;
+}
+
+/**
+ * Jump optimization (CONFIG_OPTPROBES; Linux arch/x86/kernel/kprobes/opt.c).
+ * The core keeps the optimizer (queue, delay, conditions that change); the
+ * arch decides what can be detoured and builds the detour buffer.
+ */
+export interface OptprobesArchHooks {
+  /** bytes of the jump written over a probe (x86: 5, jmp rel32) */
+  readonly jumpSize: number;
+  /** can_optimize: safety checks on the function holding addr; the region size when fine, else the reason */
+  canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | string;
+  /** arch_prepare_optimized_kprobe: build the detour buffer for a probe at addr; the reason string when impossible */
+  prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string;
+  /** arch_check_optimized_kprobe: a probe at `other` lies inside the region (other than its first byte) */
+  checkOptimizedKprobe(op: ArchOptimizedInsn, other: bigint): boolean;
+  /** arch_optimize_kprobes: write the jumps (through textPoke) */
+  optimizeKprobes(ctx: KprobesArchContext, ops: readonly ArchOptimizedInsn[]): void;
+  /** arch_unoptimize_kprobe: put the original bytes back with a breakpoint in the first byte */
+  unoptimizeKprobe(ctx: KprobesArchContext, op: ArchOptimizedInsn): void;
+  /** setup_detour_execution: a probe hit before (or while) optimized resumes in the buffer's copied code */
+  setupDetourExecution(op: ArchOptimizedInsn, regs: PtRegs): void;
+  /**
+   * The buffer's callback trapped (cpu at the callback): make the live
+   * registers those of the probed context (ip = the breakpoint-style ip at
+   * `ip`, sp = the probe's sp), as optimized_callback's pt_regs are.
+   */
+  enterCallback(ctx: KprobesArchContext, regs: PtRegs, ip: bigint, kind: CallbackKind): CallbackFrame;
+  /**
+   * Back from the handlers: the live registers (as the handlers left them)
+   * go into the saved frame that the buffer's code restores, except ip
+   * and sp (a pre_handler's change of ip is ignored, as documented);
+   * `returnTo` (kretprobe booster) replaces the frame's return slot.
+   */
+  leaveCallback(ctx: KprobesArchContext, regs: PtRegs, frame: CallbackFrame, returnTo?: bigint): void;
+  /**
+   * The kretprobe booster's trampoline: code that saves the registers,
+   * traps at callbackOffset into the engine (trampoline_handler), restores
+   * the registers and returns to the address the engine put in its frame.
+   */
+  readonly kretprobeBoostTrampoline: { code: Uint8Array; callbackOffset: number };
 }
 
 /** decode-insn verdict (arm64/riscv decode-insn.c style) */
@@ -56,8 +130,10 @@ export interface KprobesArchHooks {
   simulate?(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void;
   /** arch_within_kprobe_blacklist (default: false; the core also checks the image blacklist) */
   withinKprobeBlacklist?(ctx: KprobesArchContext, addr: bigint): boolean;
-  /** can_boost: jump back from the slot without a single-step trap (not used by the x86 port yet) */
+  /** can_boost: jump back from the slot without a single-step trap (the kprobe booster) */
   canBoost?(insn: DecodedInsn): boolean;
+  /** jump optimization support (absent: probes stay breakpoint-based) */
+  readonly optprobes?: OptprobesArchHooks;
   /** code placed at the kretprobe trampoline; the core puts a kprobe on its first byte */
   readonly kretprobeTrampolineCode: Uint8Array;
   /** whether a kretprobe may be placed at symbol+offset (arch_kprobe_on_func_entry) */

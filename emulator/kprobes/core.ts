@@ -18,7 +18,7 @@ import { kprobesArchFor } from './archRegistry';
 import { KprobeEvents, ProbeInfo } from './events';
 import { InsnSlots } from './insnSlots';
 import {
-  Jprobe, Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE,
+  Jprobe, Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED,
   kprobeDisabled, newCtlblk, ProbeKind,
 } from './kprobe';
 import { PtRegs } from './ptRegs';
@@ -27,11 +27,43 @@ import { HandlerOops, JprobeReturn } from './errors';
 import { Kretprobes } from './kretprobes';
 import { KernelData } from './kdata';
 import { NestedCaller } from './nestedCall';
+import { ExceptionTable } from './extable';
+import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
+import { attachEngine } from './sysctl';
 
 export interface KprobesEngineOptions {
   /** hook table to use instead of the registry's (tests, new ports) */
   hooks?: KprobesArchHooks;
+  /** debug.kprobes_optimization at start (default true, as in Linux) */
+  optimization?: boolean;
+  /** emulated ns between queueing a probe for optimization and writing its jump (default OPTIMIZE_DELAY_NS) */
+  optimizeDelayNs?: number;
+  /** the kprobe booster (default true; an emulator knob: Linux x86 always boosts when it can) */
+  kprobeBooster?: boolean;
+  /** the kretprobe booster trampoline (default true when the arch has one) */
+  kretprobeBooster?: boolean;
 }
+
+/** Per-engine counters of the probe paths taken (the overhead model's inputs). */
+export interface KprobeStats {
+  /** breakpoint traps at a probe (kprobe_int3_handler) */
+  int3Hits: number;
+  /** single-step traps handled (kprobe_debug_handler) */
+  singleSteps: number;
+  /** hits that jumped into a boosted slot (no single-step) */
+  boostedHits: number;
+  /** breakpoint hits of a queued/optimized probe resumed in the detour buffer */
+  detourHits: number;
+  /** optimized probe hits (the detour buffer's callback) */
+  optCallbacks: number;
+  /** returns through the breakpoint trampoline */
+  kretTrampolineTraps: number;
+  /** returns through the booster trampoline */
+  kretBoostCallbacks: number;
+}
+
+/** What an address that raised a breakpoint trap is, for the engine (cost model, debugger). */
+export type BreakpointSite = 'kprobe' | 'optprobeCallback' | 'kretprobeTrampoline' | 'kretprobeBoostCallback' | 'nestedReturn' | 'none';
 
 export class KprobesEngine {
   readonly hooks: KprobesArchHooks;
@@ -59,24 +91,73 @@ export class KprobesEngine {
   /** writable kernel data (kretprobe instance data) */
   readonly data: KernelData;
   private readonly nested: NestedCaller;
+  /** the jump optimizer (optprobes.ts) */
+  readonly optimizer: Optimizer;
+  readonly exTable: ExceptionTable;
+  readonly stats: KprobeStats = {
+    int3Hits: 0, singleSteps: 0, boostedHits: 0, detourHits: 0, optCallbacks: 0, kretTrampolineTraps: 0, kretBoostCallbacks: 0,
+  };
+  private kprobeBooster: boolean;
 
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
     const hooks = opts.hooks ?? kprobesArchFor(kernel.arch.name);
     if (!hooks) throw new Error(`kprobes: no arch support for ${kernel.arch.name}`);
     this.hooks = hooks;
     this.slots = new InsnSlots(kernel, hooks.slotSize);
+    this.exTable = new ExceptionTable(kernel.image);
     this.ctx = {
       kernel,
       arch: kernel.arch,
       slots: this.slots,
       readOriginal: (addr, len) => this.readTextWithoutProbes(kernel.mem, addr, len),
+      searchExceptionTables: addr => this.exTable.search(addr),
+      exceptionTable: () => this.exTable.entries,
     };
     this.data = new KernelData(kernel);
     this.nested = new NestedCaller(this);
-    this.kretprobes = new Kretprobes(this);
+    this.kretprobes = new Kretprobes(this, opts.kretprobeBooster ?? true);
     this.jprobes = new Jprobes(this);
+    this.optimizer = new Optimizer(this, hooks.optprobes, opts.optimizeDelayNs ?? OPTIMIZE_DELAY_NS);
+    if (opts.optimization === false) this.optimizer.setEnabled(false);
+    this.kprobeBooster = opts.kprobeBooster ?? true;
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
+    attachEngine(kernel, this);
+  }
+
+  // ------------------------------------------------- optimization, boosters
+
+  /** sysctl debug.kprobes_optimization (true = 1) */
+  get optimization(): boolean { return this.optimizer.enabled; }
+
+  /** sysctl -w debug.kprobes_optimization=0|1: 0 unoptimizes every optimized probe and stops new optimizations */
+  setOptimization(on: 0 | 1 | boolean): void { this.optimizer.setEnabled(on === true || on === 1); }
+
+  /** wait_for_kprobe_optimizer(): write the jumps of every queued probe now */
+  waitForOptimizer(): void { this.optimizer.waitForOptimizer(); }
+
+  /** where an address stands with jump optimization (state, region, reason it is not optimized) */
+  optimizationStatus(addr: bigint): OptimizationStatus { return this.optimizer.status(addr); }
+
+  /** the jump is written at addr ([OPTIMIZED]) */
+  isOptimized(addr: bigint): boolean { return this.optimizer.isOptimized(addr); }
+
+  /** the kprobe booster switch (emulator knob; the overhead table's k vs b) */
+  get kprobeBoosterEnabled(): boolean { return this.kprobeBooster; }
+  setKprobeBooster(on: boolean): void { this.kprobeBooster = on; }
+
+  /** the kretprobe booster switch (new instances use the booster trampoline); the overhead table's r vs rb */
+  get kretprobeBoosterEnabled(): boolean { return this.kretprobes.boosted; }
+  setKretprobeBooster(on: boolean): void { this.kretprobes.setBoost(on); }
+
+  /** what kind of engine site raised a breakpoint trap at addr (the breakpoint's own address) */
+  breakpointSite(addr: bigint): BreakpointSite {
+    if (this.table.has(addr)) return 'kprobe';
+    if (this.optimizer.callbackProbe(addr) !== undefined) return 'optprobeCallback';
+    if (addr === this.kretprobes.int3Trampoline) return 'kretprobeTrampoline';
+    if (addr === this.kretprobes.boostCallback && addr !== 0n) return 'kretprobeBoostCallback';
+    if (addr === this.nested.returnAddress()) return 'nestedReturn';
+    return 'none';
   }
 
   // ---------------------------------------------------------------- helpers
@@ -137,6 +218,7 @@ export class KprobesEngine {
     return {
       id: p.id ?? 0, kind: this.kindOf(p), addr, where: this.where(addr),
       disabled: kprobeDisabled(p), gone: ((p.flags ?? 0) & KPROBE_FLAG_GONE) !== 0,
+      optimized: p.addr !== undefined && this.registered.has(p) && this.optimizer.isOptimized(p.addr),
     };
   }
 
@@ -164,6 +246,7 @@ export class KprobesEngine {
         if (at >= addr && at < end) out[Number(at - addr)] = p.opcode[i];
       }
     }
+    this.optimizer.overlay(out, addr, len);
     return out;
   }
 
@@ -177,6 +260,7 @@ export class KprobesEngine {
   private disarmKprobe(ap: Kprobe): void {
     const a = ap.addr as bigint;
     if (!this.armed.has(a)) return;
+    this.optimizer.unoptimizeAt(a); // __disarm_kprobe: unoptimize first
     (this.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.ctx, ap);
     this.armed.delete(a);
   }
@@ -193,6 +277,7 @@ export class KprobesEngine {
       this.allDisarmed = true;
       for (const ap of this.table.values()) this.disarmKprobe(ap);
     }
+    this.optimizer.reconsider();
     this.events.emit({ type: 'enabledChanged', enabled: on });
   }
 
@@ -254,14 +339,18 @@ export class KprobesEngine {
       const r = this.registerAggrKprobe(old, p);
       if (r) return r;
     } else {
+      // a breakpoint inside an optimized probe's jump: that probe falls back to its breakpoint first
+      this.optimizer.unoptimizeCovering(addr);
       const r = this.hooks.prepareKprobe(this.ctx, p);
-      if (r) return r;
+      if (r) { this.optimizer.reconsider(); return r; }
       this.table.set(addr, p);
       if (!this.allDisarmed && !kprobeDisabled(p)) this.armKprobe(p);
     }
     p.id = this.nextId++;
     this.registered.add(p);
     this.events.emit({ type: 'registered', probe: this.info(p) });
+    if (!old) this.optimizer.prepare(addr);
+    this.optimizer.reconsider();
     return 0;
   }
 
@@ -278,6 +367,7 @@ export class KprobesEngine {
         fault_handler: (_kp, regs, trapnr) => this.aggrFaultHandler(regs, trapnr),
       };
       list = [orig];
+      orig.flags = (orig.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED; // the aggregate carries [OPTIMIZED]
       this.aggrList.set(ap, list);
       this.table.set(orig.addr as bigint, ap);
     }
@@ -317,6 +407,7 @@ export class KprobesEngine {
     for (const p of kps) {
       if (this.unregisterKprobeTop(p) < 0) p.addr = undefined;
     }
+    this.optimizer.reconsider();
     this.collectGarbage();
   }
 
@@ -329,12 +420,14 @@ export class KprobesEngine {
     if (!list) {
       this.disarmKprobe(ap);
       this.table.delete(addr);
+      this.optimizer.release(addr);
       this.removeKprobe(ap);
     } else {
       list.splice(list.indexOf(p), 1);
       if (list.length === 0) {
         this.disarmKprobe(ap);
         this.table.delete(addr);
+        this.optimizer.release(addr);
         this.removeKprobe(ap);
       } else if (list.every(k => kprobeDisabled(k))) {
         ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
@@ -342,6 +435,7 @@ export class KprobesEngine {
       }
     }
     this.registered.delete(p);
+    p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
     this.events.emit({ type: 'unregistered', probe: this.info(p) });
     return 0;
   }
@@ -380,6 +474,7 @@ export class KprobesEngine {
     const list = this.aggrList.get(ap);
     if (list && list.every(k => kprobeDisabled(k))) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
     if (kprobeDisabled(ap)) this.disarmKprobe(ap);
+    this.optimizer.reconsider();
     this.events.emit({ type: 'stateChanged', probe: this.info(p) });
     return 0;
   }
@@ -393,6 +488,7 @@ export class KprobesEngine {
     const ap = this.table.get(p.addr as bigint) as Kprobe;
     ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
     if (!this.allDisarmed) this.armKprobe(ap);
+    this.optimizer.reconsider();
     this.events.emit({ type: 'stateChanged', probe: this.info(p) });
     return 0;
   }
@@ -421,7 +517,7 @@ export class KprobesEngine {
     return this.nested.call(cpu, fn, args);
   }
 
-  /** the kretprobe trampoline address */
+  /** the kretprobe trampoline address new instances return to (the booster's when it is on) */
   get kretprobeTrampoline(): bigint { return this.kretprobes.trampoline; }
 
   // ------------------------------------------------------ aggregate handlers
@@ -522,6 +618,7 @@ export class KprobesEngine {
 
   /** the die-notifier: int3, single-step and faults */
   private onTrap(cpu: Cpu, trap: Trap): boolean {
+    this.optimizer.poll();
     switch (trap.kind) {
       case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - BigInt(this.kernel.arch.breakpointPcOffset));
       case 'singleStep': return this.kprobeDebugHandler(cpu);
@@ -535,7 +632,13 @@ export class KprobesEngine {
   private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
     const kcb = this.ctlblk(cpu.id);
     const regs = this.regsOf(cpu);
-    if (addr === this.kretprobes.trampoline) return this.kretprobes.trampolineHit(cpu, regs, kcb);
+    if (addr === this.kretprobes.int3Trampoline) { this.stats.kretTrampolineTraps++; return this.kretprobes.trampolineHit(cpu, regs, kcb); }
+    if (addr === this.kretprobes.boostCallback && addr !== 0n) {
+      this.stats.kretBoostCallbacks++;
+      return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb);
+    }
+    const opAddr = this.optimizer.callbackProbe(addr);
+    if (opAddr !== undefined) return this.optimizedCallback(cpu, opAddr);
     const p = this.table.get(addr);
     if (!p) {
       // The breakpoint was removed after this CPU hit it: run the original instruction.
@@ -545,6 +648,7 @@ export class KprobesEngine {
       } catch { /* not mapped: not ours */ }
       return false;
     }
+    this.stats.int3Hits++;
     if (kcb.current) return this.reenterKprobe(p, regs, kcb);
     kcb.current = p;
     kcb.status = KprobeStatus.HIT_ACTIVE;
@@ -592,6 +696,23 @@ export class KprobesEngine {
   }
 
   private setupSinglestep(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, reenter: boolean): void {
+    // setup_detour_execution: a queued or optimized probe resumes in its buffer's copied code
+    const op = this.optimizer.detourFor(p.addr as bigint);
+    if (op && this.hooks.optprobes) {
+      this.stats.detourHits++;
+      this.hooks.optprobes.setupDetourExecution(op, regs);
+      if (!reenter) this.resetCurrent(kcb);
+      this.collectGarbage();
+      return;
+    }
+    // the kprobe booster: jump into the slot (its jmp back is appended) when no post_handler must run
+    if (!reenter && this.kprobeBooster && p.ainsn?.boostable === 1 && p.ainsn.mode === 'slot' && !this.hasAnyPost(p)) {
+      this.stats.boostedHits++;
+      regs.ip = p.ainsn.insn;
+      this.resetCurrent(kcb);
+      this.collectGarbage();
+      return;
+    }
     if (reenter) {
       kcb.prev = { kp: kcb.current, status: kcb.status, oldFlags: kcb.oldFlags, savedFlags: kcb.savedFlags };
       kcb.current = p;
@@ -612,6 +733,7 @@ export class KprobesEngine {
     const cur = kcb.current;
     if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
     const regs = this.regsOf(cpu);
+    this.stats.singleSteps++;
     this.hooks.resumeExecution(this.ctx, cur, regs, kcb);
     const own = this.afterSinglestep(cur, regs, kcb);
     return !own;
@@ -633,6 +755,49 @@ export class KprobesEngine {
     else this.resetCurrent(kcb);
     this.collectGarbage();
     return this.hooks.taskSinglestepping?.(regs) ?? false;
+  }
+
+  /**
+   * optimized_callback(): the detour buffer of the probe at addr called the
+   * engine. The live registers become the probed context (ip = addr + the
+   * breakpoint length, as a breakpoint hit shows it), the pre_handlers run
+   * (their return value and any change of ip are ignored, as documented),
+   * the registers go back into the buffer's saved frame, and the buffer
+   * goes on (restore, copied instructions, jump back). A hit while another
+   * probe is being handled on this CPU only counts as missed.
+   */
+  private optimizedCallback(cpu: Cpu, addr: bigint): boolean {
+    const opt = this.hooks.optprobes;
+    if (!opt) return false;
+    this.stats.optCallbacks++;
+    const regs = this.regsOf(cpu);
+    const p = this.table.get(addr);
+    const frame = opt.enterCallback(this.ctx, regs, addr + BigInt(this.kernel.arch.breakpointPcOffset), 'optprobe');
+    const kcb = this.ctlblk(cpu.id);
+    try {
+      if (!p || kprobeDisabled(p)) return true;
+      if (kcb.current) { this.incNmissed(p, cpu.id); return true; }
+      kcb.current = p;
+      kcb.status = KprobeStatus.HIT_ACTIVE;
+      if (!this.aggrList.has(p)) {
+        p.hits = (p.hits ?? 0) + 1;
+        if (this.events.active) this.emitHit(p, cpu.id);
+      }
+      const pre = p.pre_handler;
+      if (pre) {
+        if (this.aggrList.has(p)) pre(p, regs);
+        else this.guarded(p, regs, () => pre(p, regs), 0);
+      }
+      this.resetCurrent(kcb);
+    } catch (e) {
+      this.resetCurrent(kcb);
+      if (e instanceof HandlerOops) return true;
+      throw e;
+    } finally {
+      opt.leaveCallback(this.ctx, regs, frame);
+    }
+    this.collectGarbage();
+    return true;
   }
 
   private restorePrevious(kcb: KprobeCtlblk): void {

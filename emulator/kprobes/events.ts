@@ -13,6 +13,8 @@ export interface ProbeInfo {
   where: string;
   disabled: boolean;
   gone: boolean;
+  /** the probe's jump is written (debugfs [OPTIMIZED]) */
+  optimized?: boolean;
 }
 
 export type KprobeEvent =
@@ -25,7 +27,13 @@ export type KprobeEvent =
   /** the debugfs `enabled` knob changed */
   | { type: 'enabledChanged'; enabled: boolean }
   /** a probe hit ran no handler (reentry, no kretprobe instance) */
-  | { type: 'missed'; id: number; addr: bigint; cpu: number };
+  | { type: 'missed'; id: number; addr: bigint; cpu: number }
+  /** the optimizer wrote the jump over this probe's region ([OPTIMIZED] appears) */
+  | { type: 'optimized'; probe: ProbeInfo }
+  /** the jump was replaced by the original bytes and a breakpoint ([OPTIMIZED] disappears) */
+  | { type: 'unoptimized'; probe: ProbeInfo }
+  /** the debug.kprobes_optimization sysctl changed */
+  | { type: 'optimizationChanged'; enabled: boolean };
 
 export type KprobeListener = (e: KprobeEvent) => void;
 

@@ -9,3 +9,11 @@ export { registerKprobesArch, kprobesArchFor, kprobesArches } from './archRegist
 export { formatKprobeList, readKprobesEnabled, writeKprobesEnabled, readTextWithoutProbes, fixupStackTrace } from './debugfs';
 export type { FixedFrame } from './kretprobes';
 export { NestedCallError } from './nestedCall';
+export type { KprobeStats, BreakpointSite } from './core';
+export type { ArchOptimizedInsn, OptprobesArchHooks, CallbackFrame, CallbackKind } from './archHooks';
+export { OPTIMIZE_DELAY_NS } from './optprobes';
+export type { OptimizationStatus, OptState } from './optprobes';
+export {
+  SYSCTL_KPROBES_OPTIMIZATION, KPROBES_SYSCTLS, kprobesEngineOf, parseKprobesSysctl, writeKprobesSysctl,
+  readKprobesOptimization, writeKprobesOptimization,
+} from './sysctl';

@@ -36,6 +36,14 @@ export interface ArchSpecificInsn {
   mode: 'slot' | 'simulate';
   /** arch-private data (decoded flow, opcode...) */
   readonly arch: Readonly<Record<string, unknown>>;
+  /**
+   * The kprobe booster's tristate flag (2006 paper, Linux ainsn.boostable):
+   * -1 = cannot be boosted, 0 = boostable but the jump back is not yet
+   * appended (set by prepare), 1 = ready: later hits of a probe without a
+   * post_handler jump straight into the slot, skipping the single-step
+   * trap. Absent = -1.
+   */
+  boostable?: -1 | 0 | 1;
 }
 
 /** struct kprobe */

@@ -2,10 +2,13 @@
  * Return probes (kernel/kprobes.c kretprobe part + the arch trampoline
  * handler). The entry kprobe (pre_handler_kretprobe) takes a free
  * kretprobe_instance, runs entry_handler, and lets the arch hook replace the
- * return address with the trampoline. The trampoline is a small code block
- * in the exec area carrying a permanent breakpoint (Linux 2.6's trampoline
- * kprobe); when a probed function returns there, the return handlers run
- * and execution resumes at the real return address.
+ * return address with the trampoline. Two trampolines exist: the classic
+ * one, a small code block carrying a permanent breakpoint (Linux 2.6's
+ * trampoline kprobe), and the kretprobe booster's (2006 paper, section
+ * 6.2), arch code that saves the registers, calls the engine's return
+ * handler path, restores the registers and returns to the real return
+ * address — no exception. The booster is used when the arch provides it
+ * (engine option kretprobeBooster, default on; setKretprobeBooster()).
  *
  * Instances belong to tasks (LIFO per task; a CPU stands in for the task
  * while none is current) and are recycled when a task exits.
@@ -44,21 +47,52 @@ export interface FixedFrame {
 }
 
 export class Kretprobes {
-  readonly trampoline: bigint;
+  /** the breakpoint-based trampoline (Linux 2.6: a kprobe on kretprobe_trampoline) */
+  readonly int3Trampoline: bigint;
+  /** the kretprobe booster's trampoline (save registers, handler path, restore, return); 0n without arch support */
+  readonly boostTrampoline: bigint;
+  /** address of the booster trampoline's callback into the engine */
+  readonly boostCallback: bigint;
+  /** new instances return through the booster trampoline (when the arch has one) */
+  private boost: boolean;
   private readonly state = new WeakMap<Kretprobe, RpState>();
   private readonly riState = new WeakMap<KretprobeInstance, RpState>();
   private readonly byTask = new Map<TaskKey, KretprobeInstance[]>();
   /** the trampoline's kprobe (not in the table, not listed) */
   readonly trampolineProbe: Kprobe;
 
-  constructor(private readonly engine: KprobesEngine) {
+  constructor(private readonly engine: KprobesEngine, boost = true) {
     const code = engine.hooks.kretprobeTrampolineCode;
     const bp = engine.kernel.arch.breakpointInsn;
-    this.trampoline = engine.slots.allocCode(Math.max(code.length, bp.length));
+    this.int3Trampoline = engine.slots.allocCode(Math.max(code.length, bp.length));
     const armed = code.slice();
     armed.set(bp, 0);
-    engine.slots.write(this.trampoline, armed);
-    this.trampolineProbe = { addr: this.trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
+    engine.slots.write(this.int3Trampoline, armed);
+    this.trampolineProbe = { addr: this.int3Trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
+    const bt = engine.hooks.optprobes?.kretprobeBoostTrampoline;
+    if (bt) {
+      this.boostTrampoline = engine.slots.allocCode(bt.code.length);
+      engine.slots.write(this.boostTrampoline, bt.code);
+      this.boostCallback = this.boostTrampoline + BigInt(bt.callbackOffset);
+    } else {
+      this.boostTrampoline = 0n;
+      this.boostCallback = 0n;
+    }
+    this.boost = boost && this.boostTrampoline !== 0n;
+  }
+
+  /** the trampoline new instances return to (kretprobe_trampoline) */
+  get trampoline(): bigint { return this.boost ? this.boostTrampoline : this.int3Trampoline; }
+
+  /** whether the kretprobe booster is in use */
+  get boosted(): boolean { return this.boost; }
+
+  /** switch the kretprobe booster (live instances keep the trampoline they were given) */
+  setBoost(on: boolean): void { this.boost = on && this.boostTrampoline !== 0n; }
+
+  /** one of the trampolines */
+  isTrampoline(a: bigint): boolean {
+    return a === this.int3Trampoline || (this.boostTrampoline !== 0n && a === this.boostTrampoline);
   }
 
   private taskKey(cpu: number): TaskKey {
@@ -185,26 +219,49 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.int3Trampoline));
+    if (orig !== null) regs.ip = orig;
+    return true;
+  }
+
+  /**
+   * The booster trampoline called the engine (its callback breakpoint):
+   * the live registers become those at the trampoline (pt_regs of the
+   * saved frame), the return handlers run, and the frame's return slot
+   * gets the real return address the trampoline's `ret` goes to.
+   */
+  boostedTrampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    const opt = this.engine.hooks.optprobes;
+    if (!opt) return false;
+    const frame = opt.enterCallback(this.engine.ctx, regs, this.boostTrampoline, 'kretprobe');
+    const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.boostTrampoline));
+    if (orig === null) return true; // the CPU oopsed
+    opt.leaveCallback(this.engine.ctx, regs, frame, orig);
+    return true;
+  }
+
+  private withTrampolineContext(kcb: KprobeCtlblk, fn: () => bigint | null): bigint | null {
     const saved = { current: kcb.current, status: kcb.status, instance: kcb.instance };
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     try {
-      this.trampolineHandler(cpu, regs, kcb);
+      return fn();
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
+      return null;
     } finally {
       kcb.current = saved.current;
       kcb.status = saved.status;
       kcb.instance = saved.instance;
     }
-    return true;
   }
 
-  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): void {
+  /** Runs the return handlers; returns the real return address (null when nothing is to be resumed). */
+  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint): bigint | null {
     const key = this.taskKey(cpu.id);
     const list = this.byTask.get(key) ?? [];
     // handlers see ip at the trampoline (as modern x86 does)
-    regs.ip = this.trampoline;
+    regs.ip = tramp;
     let orig = 0n;
     let last: KretprobeInstance | undefined;
     while (list.length > 0) {
@@ -221,16 +278,16 @@ export class Kretprobes {
       const rpAddr = st?.base ?? 0n;
       const kpAddr = ri.rp.kp.addr ?? 0n;
       this.recycle(ri);
-      if (orig === 0n || orig !== this.trampoline) {
+      if (orig === 0n || !this.isTrampoline(orig)) {
         if (orig === 0n) this.bug(cpu, rpAddr, kpAddr);
         break;
       }
     }
     if (list.length === 0) this.byTask.delete(key);
-    if (!last) { this.bug(cpu, 0n, this.trampoline); return; }
-    if (orig === 0n) return;
-    if (orig === this.trampoline) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return; }
-    regs.ip = orig;
+    if (!last) { this.bug(cpu, 0n, tramp); return null; }
+    if (orig === 0n) return null;
+    if (this.isTrampoline(orig)) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return null; }
+    return orig;
   }
 
   /** kretprobe_assert(): no matching instance */
@@ -250,8 +307,8 @@ export class Kretprobes {
     const list = this.byTask.get(key) ?? [];
     let k = list.length - 1;
     return addrs.map(a => {
-      if (a !== this.trampoline) return { addr: a, raw: a, replaced: false };
-      while (k >= 0 && list[k].ret_addr === this.trampoline) k--;
+      if (!this.isTrampoline(a)) return { addr: a, raw: a, replaced: false };
+      while (k >= 0 && this.isTrampoline(list[k].ret_addr)) k--;
       if (k < 0) return { addr: a, raw: a, replaced: false };
       return { addr: list[k--].ret_addr, raw: a, replaced: true };
     });

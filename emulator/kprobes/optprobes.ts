@@ -1,0 +1,258 @@
+/**
+ * Jump optimization, the arch-neutral half (Linux kernel/kprobes.c
+ * CONFIG_OPTPROBES part): which probes may be optimized now, the
+ * optimizing queue and the delayed optimizer, unoptimization, the
+ * `debug.kprobes_optimization` sysctl and the detour callback.
+ *
+ * Life of a probe address:
+ *   - registration arms an ordinary breakpoint probe first; then the arch
+ *     prepares the detour buffer (prepareOptimizedKprobe runs the safety
+ *     checks on the whole function; a refusal is kept as the reason, see
+ *     status()). Prepared addresses are reconsidered after every change.
+ *   - it is queued when all temporary conditions hold: the sysctl is 1,
+ *     kprobes are armed, the probe is enabled, no member has a
+ *     post_handler, it is not a jprobe, and no other probe lies inside its
+ *     region. While queued, a breakpoint hit resumes in the buffer's
+ *     copied instructions (no single-step).
+ *   - the optimizer writes `jmp rel32` over the region (textPoke) once the
+ *     delay has passed: OPTIMIZE_DELAY_NS of emulated time after queueing,
+ *     standing in for Linux's 5-jiffy delayed work + synchronize_rcu() +
+ *     stop_machine(). The engine has no timer of its own: the optimizer
+ *     runs at the first trap any CPU raises after the deadline (hypercalls
+ *     and probe hits are traps), or at once through waitForOptimizer()
+ *     (wait_for_kprobe_optimizer). An address where some CPU or some
+ *     switched-out task is stopped inside the region (past its first
+ *     byte) is postponed: writing the jump there would cut an instruction
+ *     it is about to run (the job synchronize_rcu does in Linux).
+ *   - when a condition stops holding (unregister, disable, a probe inside
+ *     the region, a post_handler added, the sysctl set to 0, the debugfs
+ *     knob) the probe is dequeued or unoptimized at once: the original
+ *     bytes come back with the breakpoint in the first byte.
+ * [OPTIMIZED] (KPROBE_FLAG_OPTIMIZED on the table entry) is set exactly
+ * while the jump is written.
+ */
+import type { CpuContext } from '../arch/types';
+import type { Task } from '../kernel/types';
+import type { ArchOptimizedInsn, OptprobesArchHooks } from './archHooks';
+import type { KprobesEngine } from './core';
+import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
+
+/** Delay between queueing and writing the jump, in emulated ns (Linux: 5 jiffies). */
+export const OPTIMIZE_DELAY_NS = 10_000;
+
+export type OptState = 'prepared' | 'queued' | 'optimized';
+
+/** What the debugger / tests can ask about an address. */
+export interface OptimizationStatus {
+  /** 'none': no probe / cannot be optimized (see reason) */
+  state: OptState | 'none';
+  /** why the address is not optimized (permanent safety-check refusal or a temporary condition) */
+  reason?: string;
+  /** detoured region size and detour buffer, once prepared */
+  size?: number;
+  buffer?: bigint;
+}
+
+interface OptEntry {
+  op: ArchOptimizedInsn;
+  state: OptState;
+  /** emulated ns at which a queued entry may be optimized */
+  deadline: number;
+}
+
+/** best effort: the saved pc of a switched-out task (kernel tasks keep their context in `ctx`) */
+interface TaskWithContext extends Task { ctx?: CpuContext }
+
+export class Optimizer {
+  private readonly entries = new Map<bigint, OptEntry>();
+  private readonly refused = new Map<bigint, string>();
+  private readonly callbacks = new Map<bigint, bigint>();
+  private nextDeadline = Infinity;
+  /** debug.kprobes_optimization */
+  private on = true;
+
+  constructor(private readonly engine: KprobesEngine, readonly hooks: OptprobesArchHooks | undefined, readonly delayNs: number) {}
+
+  get enabled(): boolean { return this.on; }
+
+  /** sysctl debug.kprobes_optimization: 0 unoptimizes everything and stops new optimizations, 1 optimizes again */
+  setEnabled(on: boolean): void {
+    if (on === this.on) return;
+    this.on = on;
+    this.reconsider();
+    this.engine.events.emit({ type: 'optimizationChanged', enabled: on });
+  }
+
+  /** A new probe address got its breakpoint: prepare its detour buffer (arch_prepare_optimized_kprobe). */
+  prepare(addr: bigint): void {
+    if (!this.hooks || this.entries.has(addr)) return;
+    const r = this.hooks.prepareOptimizedKprobe(this.engine.ctx, addr);
+    if (typeof r === 'string') { this.refused.set(addr, r); return; }
+    this.refused.delete(addr);
+    this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
+    this.callbacks.set(r.callback, addr);
+  }
+
+  /** The address lost its last probe (after unoptimize + disarm). The buffer is kept for an identical reuse. */
+  release(addr: bigint): void {
+    const e = this.entries.get(addr);
+    if (e) {
+      if (e.state === 'optimized') this.unoptimize(addr, e);
+      this.callbacks.delete(e.op.callback);
+      this.entries.delete(addr);
+    }
+    this.refused.delete(addr);
+  }
+
+  /** Before a breakpoint is written at addr: unoptimize any optimized probe whose jump covers it. */
+  unoptimizeCovering(addr: bigint): void {
+    if (!this.hooks) return;
+    for (const [a, e] of this.entries) {
+      if (a !== addr && e.state === 'optimized' && this.hooks.checkOptimizedKprobe(e.op, addr)) this.unoptimize(a, e);
+    }
+  }
+
+  /** Unoptimize addr now (disarm, unregister): the jump replaced by the original bytes, breakpoint first. */
+  unoptimizeAt(addr: bigint): void {
+    const e = this.entries.get(addr);
+    if (e?.state === 'optimized') this.unoptimize(addr, e);
+    else if (e?.state === 'queued') e.state = 'prepared';
+  }
+
+  /** the detour to use on a breakpoint hit at addr (queued or optimized), setup_detour_execution */
+  detourFor(addr: bigint): ArchOptimizedInsn | undefined {
+    const e = this.entries.get(addr);
+    return e && e.state !== 'prepared' ? e.op : undefined;
+  }
+
+  /** the probe address whose detour buffer has its callback at `addr` */
+  callbackProbe(addr: bigint): bigint | undefined { return this.callbacks.get(addr); }
+
+  isOptimized(addr: bigint): boolean { return this.entries.get(addr)?.state === 'optimized'; }
+
+  status(addr: bigint): OptimizationStatus {
+    const e = this.entries.get(addr);
+    if (!e) {
+      const reason = !this.hooks ? `no jump optimization on ${this.engine.kernel.arch.name}`
+        : this.refused.get(addr) ?? (this.engine.getKprobe(addr) ? 'not prepared' : 'no probe at this address');
+      return { state: 'none', reason };
+    }
+    const out: OptimizationStatus = { state: e.state, size: e.op.size, buffer: e.op.insn };
+    if (e.state === 'prepared') out.reason = this.blocked(addr, e) ?? 'not queued';
+    return out;
+  }
+
+  /** Original bytes under optimized jumps, for readTextWithoutProbes (the breakpoint byte is the core's). */
+  overlay(out: Uint8Array, addr: bigint, len: number): void {
+    const end = addr + BigInt(len);
+    const bpLen = this.engine.kernel.arch.breakpointInsn.length;
+    for (const [a, e] of this.entries) {
+      if (e.state !== 'optimized') continue;
+      const s = a + BigInt(bpLen);
+      for (let i = 0; i < e.op.saved.length; i++) {
+        const at = s + BigInt(i);
+        if (at >= addr && at < end) out[Number(at - addr)] = e.op.saved[i];
+      }
+    }
+  }
+
+  /** The temporary condition that keeps addr from being optimized, or undefined when none. */
+  private blocked(addr: bigint, e: OptEntry): string | undefined {
+    const eng = this.engine;
+    if (!this.on) return 'debug.kprobes_optimization is 0';
+    if (!eng.enabled) return 'kprobes are disarmed (debugfs enabled = 0)';
+    const ap = eng.getKprobe(addr);
+    if (!ap || !eng.isArmed(addr)) return 'the probe is not armed';
+    if (kprobeDisabled(ap)) return 'the probe is disabled';
+    const members = eng.probesAt(addr);
+    if (members.some(k => !!k.post_handler)) return 'the probe has a post_handler';
+    if (members.some(k => eng.kindOf(k) === 'j')) return 'jprobes are not optimized';
+    const hooks = this.hooks as OptprobesArchHooks;
+    for (let i = 1n; i < BigInt(e.op.size); i++) {
+      if (eng.getKprobe(addr + i) && hooks.checkOptimizedKprobe(e.op, addr + i)) return `another probe at ${eng.where(addr + i)} is inside the region`;
+    }
+    return undefined;
+  }
+
+  /** Re-evaluate every prepared address: queue, dequeue or unoptimize as the conditions say. */
+  reconsider(): void {
+    const now = Number(this.engine.kernel.timeNs());
+    for (const [a, e] of this.entries) {
+      const want = this.blocked(a, e) === undefined;
+      if (want && e.state === 'prepared') {
+        e.state = 'queued';
+        e.deadline = now + this.delayNs;
+        this.nextDeadline = Math.min(this.nextDeadline, e.deadline);
+      } else if (!want && e.state === 'queued') {
+        e.state = 'prepared';
+      } else if (!want && e.state === 'optimized') {
+        this.unoptimize(a, e);
+      }
+    }
+  }
+
+  /** Called on every trap: run the optimizer once its deadline has passed. */
+  poll(): void {
+    if (this.nextDeadline === Infinity) return;
+    if (Number(this.engine.kernel.timeNs()) < this.nextDeadline) return;
+    this.run(false);
+  }
+
+  /** wait_for_kprobe_optimizer(): optimize every queued probe now (where no CPU is inside its region). */
+  waitForOptimizer(): void {
+    this.run(true);
+  }
+
+  private run(force: boolean): void {
+    const now = Number(this.engine.kernel.timeNs());
+    const due: [bigint, OptEntry][] = [];
+    let next = Infinity;
+    const pcs = this.stoppedPcs();
+    for (const [a, e] of this.entries) {
+      if (e.state !== 'queued') continue;
+      const inside = pcs.some(pc => pc > a && pc < a + BigInt(e.op.size));
+      if ((force || e.deadline <= now) && !inside && this.blocked(a, e) === undefined) due.push([a, e]);
+      else next = Math.min(next, inside ? now + 1 : e.deadline);
+    }
+    this.nextDeadline = next;
+    if (due.length === 0 || !this.hooks) return;
+    this.hooks.optimizeKprobes(this.engine.ctx, due.map(([, e]) => e.op));
+    for (const [a, e] of due) {
+      e.state = 'optimized';
+      const ap = this.engine.getKprobe(a);
+      if (ap) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_OPTIMIZED;
+      this.emit('optimized', a);
+    }
+  }
+
+  private unoptimize(addr: bigint, e: OptEntry): void {
+    (this.hooks as OptprobesArchHooks).unoptimizeKprobe(this.engine.ctx, e.op);
+    e.state = 'prepared';
+    const ap = this.engine.getKprobe(addr);
+    if (ap) ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
+    this.emit('unoptimized', addr);
+  }
+
+  private emit(type: 'optimized' | 'unoptimized', addr: bigint): void {
+    const ap = this.engine.getKprobe(addr);
+    if (!ap) return;
+    for (const p of this.engine.probesAt(addr)) this.engine.events.emit({ type, probe: this.engine.info(p) });
+  }
+
+  /** pcs of the CPUs and of switched-out tasks (where code may resume) */
+  private stoppedPcs(): bigint[] {
+    const k = this.engine.kernel;
+    const out = k.cpus.map(c => c.getPc());
+    let scratch: ReturnType<typeof k.arch.createCpu> | null = null;
+    for (const t of k.tasks() as readonly TaskWithContext[]) {
+      if (t.state === 'exited' || !t.ctx || t.user) continue;
+      if (k.current(t.cpu) === t) continue;
+      scratch ??= k.arch.createCpu(-3, k.mem);
+      try {
+        scratch.restoreContext(t.ctx);
+        out.push(scratch.getPc());
+      } catch { /* not a context of this arch */ }
+    }
+    return out;
+  }
+}
