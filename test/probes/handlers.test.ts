@@ -164,6 +164,25 @@ kprobe kprobe_target { pre { printk("hit\\n"); return 0; } }
     assert.equal(g2.list()[0].nmissed, 0, 'enough instances: nothing missed');
   });
 
+  test('a probed instruction that faults while single-stepped runs the fault snippet (trapnr 14), then the kernel fixup', () => {
+    const { machine, mgr } = probeRig();
+    // the guarded load of probe_kernel_read_long: the first __ex_table entry
+    const ex = machine.image.section('__ex_table');
+    assert.ok(ex && ex.data.length >= 16);
+    const insn = new DataView(ex.data.buffer, ex.data.byteOffset, 16).getBigUint64(0, true);
+    assert.equal(machine.image.symbols.resolve(insn)?.sym.name, 'probe_kernel_read_long');
+    const r = addFile(mgr, `kprobe 0x${insn.toString(16)} { fault { printk("fault trap %d at %pS\\n", trapnr, p->addr); return 0; } }`);
+    assert.deepEqual(r.errors, []);
+    const out = runAll(machine);
+    assert.equal(out.exit.code, 0);
+    const faults = out.lines.filter(l => l.startsWith('fault trap '));
+    // the self-test's read of 0x10 and one per worker (iteration ITERS / 2)
+    assert.equal(faults.length, 1 + 4);
+    assert.match(faults[0], /^fault trap 14 at probe_kernel_read_long\+0x[0-9a-f]+/);
+    assert.ok(out.lines.includes('selftest: guarded read of 0x10: err=-14'));
+    assert.ok(out.lines.includes('selftest: guarded read ok: err=0 value=6b70726f6265'));
+  });
+
   test('disabled attribute: registered with [DISABLED], never hit until enabled', () => {
     const { machine, mgr } = probeRig();
     const r = addFile(mgr, 'kprobe kprobe_target disabled { pre { printk("hit\\n"); return 0; } }');
