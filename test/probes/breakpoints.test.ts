@@ -155,11 +155,18 @@ describe('breakpoints as probes', () => {
     mgr.addBreakpoint({ target: 'kprobe_target2', enabled: false });
     runAll(machine);
     const l = mgr.list();
-    assert.deepEqual(l.map(p => [p.origin, p.kind, p.target, p.hits, p.nmissed, p.sites.map(s => s.flags).join()]), [
-      ['file', 'kprobe', 'kprobe_target', TARGET_CALLS, 0, ''],
-      ['breakpoint', 'kprobe', 'kprobe_target', TARGET_CALLS, 0, ''],
-      ['breakpoint', 'kprobe', 'kprobe_target2', 0, 0, '[DISABLED]'],
+    assert.deepEqual(l.map(p => [p.origin, p.kind, p.target, p.hits, p.nmissed]), [
+      ['file', 'kprobe', 'kprobe_target', TARGET_CALLS, 0],
+      ['breakpoint', 'kprobe', 'kprobe_target', TARGET_CALLS, 0],
+      ['breakpoint', 'kprobe', 'kprobe_target2', 0, 0],
     ]);
+    // flags as the debugfs list shows them (the optimizer may have made kprobe_target [OPTIMIZED])
+    const listed = mgr.debugfsList().split('\n').filter(x => x);
+    const flagsOf = (a: bigint): string[] => listed.filter(x => x.startsWith(a.toString(16))).map(x => /((?:\[[A-Z]+\])*)$/.exec(x)?.[1] ?? '');
+    assert.deepEqual(flagsOf(sym('kprobe_target')), [l[1].sites[0].flags, l[0].sites[0].flags]);
+    assert.match(l[0].sites[0].flags, /^(\[OPTIMIZED\])?$/);
+    assert.deepEqual(flagsOf(sym('kprobe_target2')), ['[DISABLED]']);
+    assert.equal(l[2].sites[0].flags, '[DISABLED]');
     assert.deepEqual(l[0].file, { name: 'a.kprobe', line: 1, column: 1 });
     assert.deepEqual(mgr.list('breakpoint').map(p => p.target), ['kprobe_target', 'kprobe_target2']);
   });

@@ -79,11 +79,12 @@ describe('kprobe-run --probes', () => {
     const at = r.out.indexOf('# cat /sys/kernel/debug/kprobes/list\n');
     assert.ok(at > r.out.indexOf('Power down.'));
     const tail = r.out.slice(at).split('\n');
-    assert.deepEqual(tail.slice(1, 4).map(l => l.trimEnd()), [
+    assert.deepEqual(tail.slice(1, 3).map(l => l.trimEnd()), [
       `${hex64(addr('do_fork'))}  k  do_fork+0x0`,
       `${hex64(addr('do_fork'))}  j  do_fork+0x0`,
-      `${hex64(addr('sys_open'))}  r  sys_open+0x0`,
     ]);
+    // a kretprobe's entry probe has no post handler: the optimizer may jump-optimize it
+    assert.match(tail[3], new RegExp(`^${hex64(addr('sys_open'))}  r  sys_open\\+0x0 *(\\[OPTIMIZED\\])?$`));
     assert.equal(tail[4], '# cat /sys/kernel/debug/kprobes/enabled');
     assert.equal(tail[5], '1');
     assert.ok(tail.includes(`${SAMPLES[0]}:5:1 kprobe do_fork: ${FORKS} hits, 0 missed`), tail.join('\n'));
