@@ -1,0 +1,433 @@
+/**
+ * The kprobe debug adapter: DAP <-> Machine. Owns no emulation logic.
+ *
+ *   threads      = CPUs ("CPU 0: init [1]"), ids cpu+1
+ *   output       = printk lines (Debug Console)
+ *   stackTrace   = frame-pointer walk + DWARF lines
+ *   scopes       = Registers (writable) per frame
+ *   read/writeMemory, disassemble (symbol+0xoff)
+ *   _probe* custom requests/events (adapter/dapCustom.ts)
+ */
+import * as path from 'node:path';
+import {
+  InitializedEvent, LoggingDebugSession, OutputEvent, Scope, Source, StackFrame, StoppedEvent,
+  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent,
+} from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { loadElf } from '../emulator/elf/elfFile';
+import { Machine } from '../emulator/machine';
+import { PrintkRecord } from '../emulator/kernel/types';
+import { toVAddr } from '../emulator/memory/address';
+import { KprobeLaunchArgs, ProbeEvent, ProbeRequest, ProbeStateBody } from './dapCustom';
+import { disassemble, formatAddress, parseAddress } from './disassemble';
+import { MachineRunner, RunnerStop } from './machineRunner';
+import { registerVariables, setRegister } from './registers';
+import { SourceMap } from './sourceMap';
+import { walkStack } from './stackWalk';
+
+type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
+
+/** Message of every breakpoint while breakpoints cannot become probes. */
+export const ENGINE_UNAVAILABLE = 'kprobes engine not available yet';
+
+/** variablesReference / frameId encoding: (cpu + 1) * FRAME_STRIDE + frame index */
+const FRAME_STRIDE = 1000;
+const MAX_MEMORY_READ = 1 << 20;
+
+export class KprobeSession extends LoggingDebugSession {
+  private machine: Machine | undefined;
+  private runner: MachineRunner | undefined;
+  private sources: SourceMap | undefined;
+  private configurationDone!: Promise<void>;
+  private markConfigured!: () => void;
+  private stopOnEntry = false;
+  private ended = false;
+  private readonly disposers: (() => void)[] = [];
+  private globalEnabled = true;
+  private optimization = true;
+
+  constructor() {
+    super();
+    this.setDebuggerLinesStartAt1(true);
+    this.setDebuggerColumnsStartAt1(true);
+    this.configurationDone = new Promise(r => { this.markConfigured = r; });
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------
+
+  protected override initializeRequest(response: DebugProtocol.InitializeResponse): void {
+    response.body = {
+      ...response.body,
+      supportsConfigurationDoneRequest: true,
+      supportsSetVariable: true,
+      supportsReadMemoryRequest: true,
+      supportsWriteMemoryRequest: true,
+      supportsDisassembleRequest: true,
+      supportsInstructionBreakpoints: false,
+      supportsFunctionBreakpoints: false,
+      supportsTerminateRequest: true,
+      supportsSteppingGranularity: false,
+      supportsEvaluateForHovers: false,
+    };
+    this.sendResponse(response);
+    this.sendEvent(new InitializedEvent());
+  }
+
+  protected override configurationDoneRequest(response: DebugProtocol.ConfigurationDoneResponse): void {
+    this.markConfigured();
+    this.sendResponse(response);
+  }
+
+  protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: LaunchRequestArgs): Promise<void> {
+    try {
+      this.machine = this.boot(args);
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1001, format: `kprobe: ${errorText(e)}`, showUser: true });
+      return;
+    }
+    const m = this.machine;
+    this.sources = new SourceMap(m.image.path);
+    this.disposers.push(m.onPrintk(r => this.printk(r)));
+    this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
+    this.stopOnEntry = !!args.stopOnEntry;
+    this.optimization = args.kprobesOptimization ?? true;
+    this.sendResponse(response);
+    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
+    this.sendProbeState();
+    await this.configurationDone;
+    if (this.ended) return;
+    if (this.stopOnEntry) {
+      this.scheduleFirstTasks(m);
+      this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point'));
+    }
+    else this.runner.resume();
+  }
+
+  /**
+   * Put each CPU's first queued task on it, exactly what the machine's first
+   * turn on that CPU does, so a stop at the entry point shows task 1 and its
+   * registers (pc = e_entry) instead of an idle CPU.
+   */
+  private scheduleFirstTasks(m: Machine): void {
+    const k = m.kernel;
+    m.cpus.forEach((_, c) => {
+      if (!k.current(c) && k.sched.hasWork(c)) k.sched.schedule(c);
+    });
+  }
+
+  private boot(args: LaunchRequestArgs): Machine {
+    const program = args.program;
+    if (typeof program !== 'string' || program === '') throw new Error('launch: "program" must name a kernel ELF image');
+    const cpus = args.cpus ?? 2;
+    if (!Number.isInteger(cpus) || cpus < 1 || cpus > 64) throw new Error(`launch: "cpus" must be an integer from 1 to 64, got ${JSON.stringify(args.cpus)}`);
+    const maxInstructions = args.maxInstructions ?? 0;
+    if (!Number.isSafeInteger(maxInstructions) || maxInstructions < 0) {
+      throw new Error(`launch: "maxInstructions" must be a non-negative integer, got ${JSON.stringify(args.maxInstructions)}`);
+    }
+    const image = loadElf(path.resolve(program)); // ImageError names the file and the problem
+    return new Machine(image, { cpus, maxInstructions });
+  }
+
+  protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
+    this.stopMachine();
+    this.sendResponse(response);
+    this.shutdown(); // exits the process in stdio mode, nothing in server mode
+  }
+
+  protected override terminateRequest(response: DebugProtocol.TerminateResponse): void {
+    this.sendResponse(response);
+    this.end();
+  }
+
+  /** Stop the machine and drop listeners (disconnect, terminate, SIGTERM). */
+  stopMachine(): void {
+    this.ended = true;
+    this.markConfigured();
+    this.runner?.dispose();
+    for (const d of this.disposers.splice(0)) d();
+  }
+
+  private end(exitCode?: number): void {
+    if (this.ended) return;
+    this.stopMachine();
+    if (exitCode !== undefined) this.sendEvent(new ExitedEvent(exitCode));
+    this.sendEvent(new TerminatedEvent());
+  }
+
+  // ---- running ----------------------------------------------------------------------
+
+  protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
+    response.body = { allThreadsContinued: true };
+    this.sendResponse(response);
+    this.runner?.resume();
+  }
+
+  protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
+    this.sendResponse(response);
+    if (this.runner?.running) this.runner.pause();
+    else if (this.machine && !this.ended) this.sendEvent(stopped('pause', 1, 'Paused'));
+  }
+
+  protected override nextRequest(response: DebugProtocol.NextResponse, args: DebugProtocol.NextArguments): void {
+    this.stepInstruction(response, args.threadId);
+  }
+
+  protected override stepInRequest(response: DebugProtocol.StepInResponse, args: DebugProtocol.StepInArguments): void {
+    this.stepInstruction(response, args.threadId);
+  }
+
+  protected override stepOutRequest(response: DebugProtocol.StepOutResponse, args: DebugProtocol.StepOutArguments): void {
+    this.stepInstruction(response, args.threadId);
+  }
+
+  /** Steps are one instruction on the selected CPU (the other CPUs stay stopped). */
+  private stepInstruction(response: DebugProtocol.Response, threadId: number): void {
+    const m = this.machine;
+    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    const cpu = threadId - 1;
+    if (!m.cpus[cpu]) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
+    this.sendResponse(response);
+    const r = m.stepCpu(cpu, 1);
+    if (r.kind === 'running') this.sendEvent(stopped('step', threadId, 'Stepped one instruction'));
+    else if (r.kind === 'stopped') this.onRunnerStop({ kind: 'stopped', cpu: r.cpu, request: r.request });
+    else if (r.kind === 'exited') this.onRunnerStop({ kind: 'exited', code: r.code, detail: r.detail });
+    else this.onRunnerStop({ kind: 'limit', instructions: r.instructions });
+  }
+
+  private onRunnerStop(s: RunnerStop): void {
+    if (this.ended) return;
+    switch (s.kind) {
+      case 'paused':
+        this.sendEvent(stopped('pause', 1, 'Paused'));
+        break;
+      case 'stopped':
+        this.sendEvent(stopped(s.request.reason, s.cpu + 1, s.request.description));
+        break;
+      case 'exited':
+        this.output(`kprobe: machine ${s.detail ? `stopped: ${s.detail}` : 'powered off'} (exit code ${s.code})\n`, 'console');
+        this.end(s.code);
+        break;
+      case 'limit':
+        this.output(`kprobe: instruction limit reached after ${s.instructions} instructions\n`, 'console');
+        this.end(0);
+        break;
+    }
+  }
+
+  private printk(r: PrintkRecord): void {
+    const secs = Number(r.timeNs / 1000n) / 1e6;
+    const stamp = `[${secs.toFixed(6).padStart(12)}]`;
+    this.output(`${stamp} ${r.text}\n`, r.source === 'emulator' ? 'stderr' : 'stdout');
+  }
+
+  private output(text: string, category: 'console' | 'stdout' | 'stderr'): void {
+    this.sendEvent(new OutputEvent(text, category));
+  }
+
+  // ---- inspection -----------------------------------------------------------------
+
+  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
+    const m = this.machine;
+    response.body = { threads: m ? m.cpus.map((_, i) => new Thread(i + 1, this.threadName(i))) : [] };
+    this.sendResponse(response);
+  }
+
+  private threadName(cpu: number): string {
+    const t = this.machine?.kernel.current(cpu);
+    return t ? `CPU ${cpu}: ${t.comm} [${t.pid}]` : `CPU ${cpu}: swapper/${cpu}`;
+  }
+
+  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
+    const m = this.machine;
+    const cpuIndex = args.threadId - 1;
+    const cpu = m?.cpus[cpuIndex];
+    if (!m || !cpu) return this.sendErrorResponse(response, { id: 1004, format: `kprobe: no CPU for thread ${args.threadId}` });
+    const task = m.kernel.current(cpuIndex);
+    const bounds = task ? { low: task.stackBase, high: task.stackTop } : undefined;
+    const walked = walkStack(m.arch, cpu, cpu.mem, bounds);
+    const start = args.startFrame ?? 0;
+    const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
+    const frames = walked.slice(start, start + levels).map((f, i) => {
+      const idx = start + i;
+      const name = m.image.symbols.format(f.pc, false);
+      const line = m.image.lines?.lineForAddress(f.lookupPc);
+      const local = line && this.sources ? this.sources.toLocal(line.file) : undefined;
+      const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
+        local ? new Source(path.basename(local), this.convertDebuggerPathToClient(local)) : undefined,
+        line ? this.convertDebuggerLineToClient(line.line) : 0, line?.column ? this.convertDebuggerColumnToClient(line.column) : 0);
+      sf.instructionPointerReference = formatAddress(f.pc);
+      if (!local) sf.presentationHint = 'subtle';
+      return sf;
+    });
+    response.body = { stackFrames: frames, totalFrames: walked.length };
+    this.sendResponse(response);
+  }
+
+  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
+    response.body = { scopes: [new Scope('Registers', args.frameId, false)] };
+    const s = response.body.scopes[0] as DebugProtocol.Scope;
+    s.presentationHint = 'registers';
+    this.sendResponse(response);
+  }
+
+  protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
+    const m = this.machine;
+    const cpu = m?.cpus[Math.floor(args.variablesReference / FRAME_STRIDE) - 1];
+    const frame = args.variablesReference % FRAME_STRIDE;
+    if (!m || !cpu) return this.sendErrorResponse(response, { id: 1005, format: 'kprobe: unknown variables reference' });
+    let vars = registerVariables(m.arch, cpu);
+    if (frame > 0) {
+      // Callers: only what the frame-pointer walk recovers.
+      const cpuIndex = cpu.id;
+      const task = m.kernel.current(cpuIndex);
+      const f = walkStack(m.arch, cpu, cpu.mem, task ? { low: task.stackBase, high: task.stackTop } : undefined)[frame];
+      vars = f ? [
+        { name: 'pc', value: formatAddress(f.pc), variablesReference: 0, presentationHint: { attributes: ['readOnly'] } },
+        ...(f.fp !== undefined ? [{ name: 'fp', value: formatAddress(f.fp), variablesReference: 0, presentationHint: { attributes: ['readOnly' as const] } }] : []),
+      ] : [];
+    }
+    response.body = { variables: vars };
+    this.sendResponse(response);
+  }
+
+  protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
+    const m = this.machine;
+    const cpu = m?.cpus[Math.floor(args.variablesReference / FRAME_STRIDE) - 1];
+    if (!m || !cpu || args.variablesReference % FRAME_STRIDE !== 0) {
+      return this.sendErrorResponse(response, { id: 1006, format: 'kprobe: only the registers of the innermost frame can be changed' });
+    }
+    try {
+      response.body = { value: setRegister(m.arch, cpu, args.name, args.value) };
+      this.sendResponse(response);
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1007, format: `kprobe: ${errorText(e)}`, showUser: true });
+    }
+  }
+
+  protected override readMemoryRequest(response: DebugProtocol.ReadMemoryResponse, args: DebugProtocol.ReadMemoryArguments): void {
+    const m = this.machine;
+    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    try {
+      const start = parseAddress(args.memoryReference) + BigInt(args.offset ?? 0);
+      const count = Math.min(Math.max(0, args.count), MAX_MEMORY_READ);
+      const bytes: number[] = [];
+      let unreadable = 0;
+      for (let i = 0; i < count; i++) {
+        const v = toVAddr(start + BigInt(i));
+        if (v === null || !m.kernel.mem.isMapped(v, 1)) { unreadable = count - i; break; }
+        bytes.push(m.kernel.mem.readBytes(v, 1)[0]);
+      }
+      response.body = { address: formatAddress(start), data: Buffer.from(bytes).toString('base64'), unreadableBytes: unreadable };
+      this.sendResponse(response);
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1008, format: `kprobe: readMemory: ${errorText(e)}` });
+    }
+  }
+
+  protected override writeMemoryRequest(response: DebugProtocol.WriteMemoryResponse, args: DebugProtocol.WriteMemoryArguments): void {
+    const m = this.machine;
+    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    try {
+      const start = parseAddress(args.memoryReference) + BigInt(args.offset ?? 0);
+      const data = Buffer.from(args.data, 'base64');
+      const v = toVAddr(start);
+      const end = toVAddr(start + BigInt(Math.max(0, data.length - 1)));
+      if (v === null || end === null) throw new Error(`${formatAddress(start)} is not a canonical address`);
+      if (!m.kernel.mem.isMapped(v, data.length)) throw new Error(`${formatAddress(start)}..+${data.length} is not mapped`);
+      m.kernel.mem.writeBytes(v, new Uint8Array(data));
+      response.body = { bytesWritten: data.length };
+      this.sendResponse(response);
+      this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(start), offset: 0, count: data.length }));
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1009, format: `kprobe: writeMemory: ${errorText(e)}`, showUser: true });
+    }
+  }
+
+  protected override disassembleRequest(response: DebugProtocol.DisassembleResponse, args: DebugProtocol.DisassembleArguments): void {
+    const m = this.machine;
+    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    try {
+      const sources = this.sources;
+      response.body = { instructions: disassemble({ arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f }, args) };
+      this.sendResponse(response);
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1010, format: `kprobe: disassemble: ${errorText(e)}` });
+    }
+  }
+
+  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
+    const m = this.machine;
+    const expr = args.expression.trim();
+    const frame = args.frameId ?? FRAME_STRIDE;
+    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
+    if (!m || !cpu) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    const reg = /^\$(\w+)$/.exec(expr);
+    if (reg) {
+      const v = registerVariables(m.arch, cpu).find(x => x.name === reg[1]);
+      if (!v) return this.sendErrorResponse(response, { id: 1011, format: `kprobe: no register ${reg[1]} on ${m.arch.name}` });
+      response.body = { result: v.value, variablesReference: 0, memoryReference: v.value };
+      return this.sendResponse(response);
+    }
+    const sym = m.image.symbols.lookup(expr);
+    if (sym) {
+      response.body = { result: `${formatAddress(sym.value)} <${sym.name}>`, variablesReference: 0, memoryReference: formatAddress(sym.value) };
+      return this.sendResponse(response);
+    }
+    this.sendErrorResponse(response, { id: 1012, format: `kprobe: cannot evaluate "${expr}" (registers as $name and symbol names are supported)` });
+  }
+
+  // ---- breakpoints ------------------------------------------------------------------
+
+  protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
+    response.body = {
+      breakpoints: (args.breakpoints ?? []).map(b => ({ verified: false, line: b.line, message: ENGINE_UNAVAILABLE, reason: 'failed' as const })),
+    };
+    this.sendResponse(response);
+  }
+
+  // ---- _probe* ----------------------------------------------------------------------
+
+  protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
+    switch (command) {
+      case ProbeRequest.list:
+        response.body = this.probeState();
+        return this.sendResponse(response);
+      case ProbeRequest.setGlobalEnabled:
+      case ProbeRequest.setOptimization: {
+        const enabled = (args as { enabled?: unknown } | undefined)?.enabled;
+        if (typeof enabled !== 'boolean') return this.sendErrorResponse(response, { id: 1013, format: `kprobe: ${command} needs {"enabled": true|false}` });
+        if (command === ProbeRequest.setGlobalEnabled) this.globalEnabled = enabled; else this.optimization = enabled;
+        response.body = this.probeState();
+        this.sendResponse(response);
+        return this.sendProbeState();
+      }
+      case ProbeRequest.setEnabled:
+      case ProbeRequest.unregister: {
+        const id = (args as { id?: unknown } | undefined)?.id;
+        return this.sendErrorResponse(response, { id: 1014, format: `kprobe: no probe with id ${String(id)} (${ENGINE_UNAVAILABLE})` });
+      }
+      default:
+        super.customRequest(command, response, args);
+    }
+  }
+
+  private probeState(): ProbeStateBody {
+    return { kprobes: [], uprobes: [], enabled: this.globalEnabled, optimization: this.optimization, unavailable: ENGINE_UNAVAILABLE };
+  }
+
+  private sendProbeState(): void {
+    this.sendEvent(new DapEvent(ProbeEvent.state, this.probeState()));
+  }
+}
+
+function stopped(reason: string, threadId: number, description: string): DebugProtocol.StoppedEvent {
+  const e = new StoppedEvent(reason, threadId) as DebugProtocol.StoppedEvent;
+  e.body.description = description;
+  e.body.allThreadsStopped = true;
+  return e;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+

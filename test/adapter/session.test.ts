@@ -1,0 +1,183 @@
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo, Server } from 'node:net';
+import { DebugClient } from '@vscode/debugadapter-testsupport';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { startServer } from '../../adapter/server';
+import { ENGINE_UNAVAILABLE } from '../../adapter/kprobeSession';
+import { ProbeEvent, ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
+import { repoPath } from '../util/paths';
+
+const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
+
+describe('kprobe debug adapter (DAP)', () => {
+  let server: Server;
+  let dc: DebugClient;
+
+  before(async () => { server = await startServer(0); });
+  after(() => new Promise<void>(r => server.close(() => r())));
+  beforeEach(async () => {
+    dc = new DebugClient('node', 'unused', 'kprobe');
+    dc.defaultTimeout = 20_000;
+    await dc.start((server.address() as AddressInfo).port);
+  });
+  afterEach(async () => { await dc.stop(); });
+
+  /** Outputs collected from now on. */
+  function collectOutput(): string[] {
+    const out: string[] = [];
+    dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+    return out;
+  }
+
+  test('a missing program is refused with an error naming the file', async () => {
+    const missing = repoPath('examples', 'kernel', 'build', 'no-such.elf');
+    await assert.rejects(dc.launch({ program: missing }), (e: Error) => {
+      assert.ok(e.message.includes(missing), e.message);
+      return true;
+    });
+  });
+
+  test('a program that is not an ELF is refused', async () => {
+    const notElf = repoPath('examples', 'kernel', 'main.c');
+    await assert.rejects(dc.launch({ program: notElf }), (e: Error) => {
+      assert.ok(e.message.startsWith('kprobe: '), e.message);
+      assert.ok(e.message.includes('main.c'), e.message);
+      return true;
+    });
+  });
+
+  test('bad launch arguments are refused before booting', async () => {
+    await assert.rejects(dc.launch({ program: KERNEL, cpus: 0 }), /"cpus" must be an integer from 1 to 64/);
+  });
+
+  test('boots the sample kernel to power off: printk lines become output events, exit code 0', async () => {
+    const out = collectOutput();
+    const exited = dc.waitForEvent('exited');
+    const terminated = dc.waitForEvent('terminated');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 2 })]);
+    assert.equal((await exited).body.exitCode, 0);
+    await terminated;
+    const text = out.join('');
+    assert.match(text, /^\[ *\d+\.\d{6}\] Linux version 2\.6\.99-kp \(kprobe-debug sample kernel\) x86_64$/m);
+    assert.match(text, /\] smp: 2 CPUs online$/m);
+    assert.match(text, /\] Power down\.$/m);
+    assert.match(text, /kprobe: machine powered off \(exit code 0\)/);
+  });
+
+  test('stopOnEntry: stopped at the entry point, one thread per CPU, stack and registers', async () => {
+    const stoppedEv = dc.waitForEvent('stopped');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 2, stopOnEntry: true })]);
+    const ev = await stoppedEv as DebugProtocol.StoppedEvent;
+    assert.equal(ev.body.reason, 'entry');
+    const threads = (await dc.threadsRequest()).body.threads;
+    assert.deepEqual(threads.map(t => t.id), [1, 2]);
+    assert.match(threads[0].name, /^CPU 0: init \[1\]$/);
+    assert.match(threads[1].name, /^CPU 1: /);
+    const st = await dc.stackTraceRequest({ threadId: 1 });
+    const top = st.body.stackFrames[0];
+    assert.ok(top.instructionPointerReference, 'top frame has a pc');
+    assert.equal(top.name, 'start_kernel+0x0');
+    assert.ok(top.source?.path?.endsWith('main.c'), `source of start_kernel: ${top.source?.path}`);
+    const scopes = await dc.scopesRequest({ frameId: top.id });
+    assert.equal(scopes.body.scopes[0].name, 'Registers');
+    const regs = (await dc.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference })).body.variables;
+    const ip = regs.find(r => r.name === 'ip');
+    assert.ok(ip, 'ip register listed');
+    assert.equal(BigInt(ip.value), BigInt(top.instructionPointerReference!));
+  });
+
+  test('setVariable writes a register; a bad value is refused with a clear message', async () => {
+    const stoppedEv = dc.waitForEvent('stopped');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 1, stopOnEntry: true })]);
+    await stoppedEv;
+    const frame = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+    const ref = (await dc.scopesRequest({ frameId: frame.id })).body.scopes[0].variablesReference;
+    const set = await dc.setVariableRequest({ variablesReference: ref, name: 'r12', value: '0x1234' });
+    assert.equal(set.body.value, '0x0000000000001234');
+    const regs = (await dc.variablesRequest({ variablesReference: ref })).body.variables;
+    assert.equal(regs.find(r => r.name === 'r12')?.value, '0x0000000000001234');
+    await assert.rejects(dc.setVariableRequest({ variablesReference: ref, name: 'r12', value: 'banana' }), /register r12: "banana" is not a number/);
+  });
+
+  test('readMemory / writeMemory / disassemble at a symbol', async () => {
+    const stoppedEv = dc.waitForEvent('stopped');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 1, stopOnEntry: true })]);
+    await stoppedEv;
+    const ev = await dc.evaluateRequest({ expression: 'start_kernel' });
+    const addr = ev.body.memoryReference!;
+    assert.match(addr, /^0xffffffff8[0-9a-f]{7}$/);
+    const mem = await dc.customRequest('readMemory', { memoryReference: addr, count: 4 }) as DebugProtocol.ReadMemoryResponse;
+    assert.equal(Buffer.from(mem.body!.data!, 'base64').length, 4);
+    const dis = await dc.customRequest('disassemble', { memoryReference: addr, instructionCount: 3, resolveSymbols: true }) as DebugProtocol.DisassembleResponse;
+    const insns = dis.body!.instructions;
+    assert.equal(insns.length, 3);
+    assert.equal(BigInt(insns[0].address), BigInt(addr));
+    assert.equal(insns[0].symbol, 'start_kernel');
+    assert.match(insns[1].symbol ?? '', /^start_kernel\+0x[0-9a-f]+$/);
+    const before = await dc.customRequest('disassemble', { memoryReference: insns[2].address, instructionOffset: -2, instructionCount: 2 }) as DebugProtocol.DisassembleResponse;
+    assert.deepEqual(before.body!.instructions.map(i => i.address), [insns[0].address, insns[1].address]);
+    // writeMemory into a data-less scratch spot: the stack top of the current task, read back.
+    const sp = (await dc.evaluateRequest({ expression: '$sp' })).body.result;
+    const target = '0x' + (BigInt(sp) - 64n).toString(16);
+    await dc.customRequest('writeMemory', { memoryReference: target, data: Buffer.from([1, 2, 3, 4]).toString('base64') });
+    const back = await dc.customRequest('readMemory', { memoryReference: target, count: 4 }) as DebugProtocol.ReadMemoryResponse;
+    assert.deepEqual([...Buffer.from(back.body!.data!, 'base64')], [1, 2, 3, 4]);
+    const bad = await dc.customRequest('readMemory', { memoryReference: '0x10', count: 8 }) as DebugProtocol.ReadMemoryResponse;
+    assert.equal(bad.body!.unreadableBytes, 8);
+  });
+
+  test('instruction steps into a callee: the frame-pointer walk shows start_kernel as its caller', async () => {
+    const entry = dc.waitForEvent('stopped');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 1, stopOnEntry: true })]);
+    await entry;
+    let frames: DebugProtocol.StackFrame[] = [];
+    for (let i = 0; i < 500; i++) {
+      const stepped = dc.waitForEvent('stopped');
+      await dc.nextRequest({ threadId: 1 });
+      assert.equal(((await stepped) as DebugProtocol.StoppedEvent).body.reason, 'step');
+      frames = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+      if (!frames[0].name.startsWith('start_kernel') && frames.length >= 2 && frames[1].name.startsWith('start_kernel+')) break;
+    }
+    assert.ok(!frames[0].name.startsWith('start_kernel'), `stepped into a callee: ${frames.map(f => f.name).join(' <- ')}`);
+    assert.match(frames[1].name, /^start_kernel\+0x[0-9a-f]+$/);
+    assert.ok(frames[1].source?.path?.endsWith('main.c'), `caller line in main.c: ${frames[1].source?.path}`);
+    assert.ok(frames[1].line > 0);
+  });
+
+  test('pause while running, inspect, continue to power off', async () => {
+    const entry = dc.waitForEvent('stopped');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 2, stopOnEntry: true })]);
+    await entry;
+    const paused = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: 1 });
+    await dc.pauseRequest({ threadId: 1 });
+    const ev = await paused as DebugProtocol.StoppedEvent;
+    assert.equal(ev.body.reason, 'pause');
+    const threads = (await dc.threadsRequest()).body.threads;
+    assert.equal(threads.length, 2);
+    for (const t of threads) {
+      const frames = (await dc.stackTraceRequest({ threadId: t.id })).body.stackFrames;
+      assert.ok(frames.length >= 1);
+      assert.ok(frames[0].instructionPointerReference);
+    }
+    const exited = dc.waitForEvent('exited');
+    await dc.continueRequest({ threadId: 1 });
+    assert.equal((await exited).body.exitCode, 0);
+  });
+
+  test('breakpoints stay unverified until the kprobes engine is wired; probe state says why', async () => {
+    const state = dc.waitForEvent(ProbeEvent.state);
+    const stoppedEv = dc.waitForEvent('stopped');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 1, stopOnEntry: true })]);
+    await stoppedEv;
+    const body = (await state).body as ProbeStateBody;
+    assert.deepEqual(body.kprobes, []);
+    assert.equal(body.unavailable, ENGINE_UNAVAILABLE);
+    const bps = await dc.setBreakpointsRequest({ source: { path: repoPath('examples', 'kernel', 'fork.c') }, breakpoints: [{ line: 10 }] });
+    assert.equal(bps.body.breakpoints[0].verified, false);
+    assert.equal(bps.body.breakpoints[0].message, ENGINE_UNAVAILABLE);
+    const knob = await dc.customRequest(ProbeRequest.setOptimization, { enabled: false }) as DebugProtocol.Response;
+    assert.equal((knob.body as ProbeStateBody).optimization, false);
+  });
+});
