@@ -8,6 +8,7 @@ import './sym';
 import './lines';
 import './runOptions';
 import './probeOptions';
+import './sysctlOptions';
 import './run';
 import './exec';
 
