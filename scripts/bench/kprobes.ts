@@ -29,7 +29,8 @@ type Mode = 'none' | 'k' | 'r' | 'kr';
 function once(mode: Mode): { ms: number; hits: number; insns: number } {
   const image = loadElf(join(repoRoot(), 'examples', 'kernel', 'build', 'kernel-x86_64.elf'));
   const m = new Machine(image, { cpus: 2 });
-  const e = new KprobesEngine(m.kernel);
+  // the 2.6 configuration (no jump optimization, no boosters): overhead.ts has the full table
+  const e = new KprobesEngine(m.kernel, { optimization: false, kprobeBooster: false, kretprobeBooster: false });
   const kp: Kprobe = { symbol_name: TARGET, pre_handler: () => 0 };
   const rp: Kretprobe = { kp: { symbol_name: TARGET }, maxactive: 64, handler: () => 0 };
   if (mode === 'k' || mode === 'kr') e.registerKprobe(kp);

@@ -1,0 +1,122 @@
+/**
+ * Bench section "overhead": the kprobes documentation's overhead table —
+ * k, b, o, r, rb, ro (today's x86 table) and kr, j, jr (the 2.6 table) —
+ * per probe hit with an empty handler, against the probe-less baseline,
+ * in emulated cycles (emulator/arch/x86_64/cycles.ts model; also shown in
+ * us at the documentation's 2.33 GHz) and in host ns. Workload: the x86_64
+ * sample kernel on 1 CPU run to power-off, probes on fib() (its hottest
+ * function, whose entry is boostable and optimizable).
+ *   k  = kprobe, no booster, no optimization       b  = kprobe booster
+ *   o  = optimized kprobe                          r  = kretprobe, no boosters
+ *   rb = kprobe + kretprobe boosters               ro = optimized entry + kretprobe booster
+ *   kr = kprobe + kretprobe (2.6 style)            j  = jprobe      jr = jprobe + kretprobe
+ * Standalone:
+ *   npx esbuild scripts/bench/overhead.ts --bundle --platform=node --outfile=/tmp/ov.js && node /tmp/ov.js [--quick]
+ */
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { loadElf } from '../../emulator/elf/elfFile';
+import type { ElfImage } from '../../emulator/elf/types';
+import { Machine } from '../../emulator/machine';
+import { KprobesEngine, Jprobe, Kprobe, Kretprobe } from '../../emulator/kprobes';
+import { CycleCounter, BreakpointKind, KPROBE_PATH_CYCLES } from '../../emulator/arch/x86_64/cycles';
+
+const TARGET = 'fib';
+const GHZ = 2.33;
+
+export type Mode = 'none' | 'k' | 'b' | 'o' | 'r' | 'rb' | 'ro' | 'kr' | 'j' | 'jr';
+const MODES: Exclude<Mode, 'none'>[] = ['k', 'b', 'o', 'r', 'rb', 'ro', 'kr', 'j', 'jr'];
+
+/** documentation figures (us): today's x86-64 table (Xeon E5410 2.33 GHz) and the 2.6 table (Opteron 246, 1.994 GHz) */
+const DOC_US: Partial<Record<Mode, string>> = {
+  k: '0.99', b: '0.43', o: '0.06', r: '1.24', rb: '0.68', ro: '0.30', kr: '0.82 (2.6)', j: '0.76 (2.6)', jr: '1.07 (2.6)',
+};
+
+function repoRoot(): string {
+  let d = process.cwd();
+  while (!existsSync(join(d, 'examples', 'kernel', 'build', 'kernel-x86_64.elf'))) {
+    const up = join(d, '..');
+    if (up === d) throw new Error('run from inside the kprobe-debug repository');
+    d = up;
+  }
+  return d;
+}
+
+interface RunOut { hostNs: number; hits: number; cycles: number; insns: number; extra: number }
+
+function setup(image: ElfImage, mode: Mode): { m: Machine; e: KprobesEngine; hits: () => number; extraCycles: () => number } {
+  const m = new Machine(image, { cpus: 1 });
+  const e = new KprobesEngine(m.kernel);
+  const optimized = mode === 'o' || mode === 'ro';
+  const kboost = mode === 'b' || mode === 'rb';
+  const rboost = mode === 'rb' || mode === 'ro';
+  e.setOptimization(optimized ? 1 : 0);
+  e.setKprobeBooster(kboost);
+  e.setKretprobeBooster(rboost);
+  const kp: Kprobe = { symbol_name: TARGET, pre_handler: () => 0 };
+  const rp: Kretprobe = { kp: { symbol_name: TARGET }, maxactive: 64, handler: () => 0 };
+  const jp: Jprobe = { kp: { symbol_name: TARGET }, entry: () => e.jprobeReturn() };
+  const hasK = mode === 'k' || mode === 'b' || mode === 'o' || mode === 'kr';
+  const hasR = mode === 'r' || mode === 'rb' || mode === 'ro' || mode === 'kr' || mode === 'jr';
+  const hasJ = mode === 'j' || mode === 'jr';
+  if (hasK && e.registerKprobe(kp) !== 0) throw new Error('register_kprobe failed');
+  if (hasR && e.registerKretprobe(rp) !== 0) throw new Error('register_kretprobe failed');
+  if (hasJ && e.registerJprobe(jp) !== 0) throw new Error('register_jprobe failed');
+  if (optimized) {
+    e.waitForOptimizer();
+    if (!e.isOptimized(image.symbols.lookup(TARGET)?.value ?? 0n)) throw new Error(`${TARGET} was not optimized`);
+  }
+  const hits = (): number => (hasK ? kp.hits ?? 0 : hasR ? rp.kp.hits ?? 0 : jp.kp.hits ?? 0);
+  // C paths of handlers the engine runs as TypeScript (charged per entry hit)
+  const extraCycles = (): number => (hasR ? (rp.kp.hits ?? 0) - (rp.nmissed ?? 0) : 0) * KPROBE_PATH_CYCLES.kretprobeEntry
+    + (hasJ ? (jp.kp.hits ?? 0) * KPROBE_PATH_CYCLES.jprobe : 0);
+  return { m, e, hits, extraCycles };
+}
+
+function run(image: ElfImage, mode: Mode, countCycles: boolean): RunOut {
+  const { m, e, hits, extraCycles } = setup(image, mode);
+  let counter: CycleCounter | null = null;
+  if (countCycles) {
+    counter = new CycleCounter(m.arch, (a): BreakpointKind => {
+      const s = e.breakpointSite(a);
+      return s === 'nestedReturn' || s === 'none' ? 'other' : s;
+    });
+    counter.attach(m.cpus);
+  }
+  const t0 = process.hrtime.bigint();
+  const exit = m.run();
+  const hostNs = Number(process.hrtime.bigint() - t0);
+  if (exit.reason !== 'poweroff') throw new Error(`bench run (${mode}) ended with ${exit.reason}: ${exit.detail}`);
+  return { hostNs, hits: hits(), cycles: (counter?.cycles ?? 0) + extraCycles(), insns: exit.instructions, extra: extraCycles() };
+}
+
+export function benchOverhead(quick = false): string[] {
+  const image = loadElf(join(repoRoot(), 'examples', 'kernel', 'build', 'kernel-x86_64.elf'));
+  const reps = quick ? 2 : 5;
+  const bestHost = (mode: Mode): RunOut => {
+    let b = run(image, mode, false);
+    for (let i = 1; i < reps; i++) { const r = run(image, mode, false); if (r.hostNs < b.hostNs) b = r; }
+    return b;
+  };
+  run(image, 'none', false); // warm-up (JIT)
+  const base = bestHost('none');
+  const baseCycles = run(image, 'none', true);
+  const out = [
+    `overhead: sample kernel x86_64, 1 CPU, empty handlers on ${TARGET}(); per hit vs the probe-less run`,
+    `  (cycles: emulator/arch/x86_64/cycles.ts model, us at ${GHZ} GHz; host: best of ${reps} runs; doc: kprobes.rst x86-64 E5410 / 2.6 Opteron)`,
+    `  baseline: ${baseCycles.cycles} cycles, ${baseCycles.insns} insns, ${(base.hostNs / 1e6).toFixed(1)} ms host`,
+    '  mode      hits   cycles/hit   us/hit@2.33   host ns/hit   doc us',
+  ];
+  for (const mode of MODES) {
+    const c = run(image, mode, true);
+    const h = bestHost(mode);
+    const cyc = (c.cycles - baseCycles.cycles) / Math.max(1, c.hits);
+    const ns = (h.hostNs - base.hostNs) / Math.max(1, h.hits);
+    out.push(`  ${mode.padEnd(4)} ${String(c.hits).padStart(8)} ${cyc.toFixed(0).padStart(12)} ${(cyc / GHZ / 1000).toFixed(3).padStart(13)} ${ns.toFixed(0).padStart(13)}   ${DOC_US[mode] ?? ''}`);
+  }
+  return out;
+}
+
+if (require.main === module) {
+  for (const l of benchOverhead(process.argv.includes('--quick'))) console.log(l);
+}
