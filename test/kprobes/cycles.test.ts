@@ -1,0 +1,29 @@
+/** The cycle cost model: instruction classes from DecodedInsn, trap charging by breakpoint kind. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { x86_64 } from '../../emulator/arch/x86_64';
+import { cycleClass, KPROBE_PATH_CYCLES, TRAP_CYCLES, trapCycles, INSN_CYCLES } from '../../emulator/arch/x86_64/cycles';
+
+const CASES: [number[], string][] = [
+  [[0x55], 'push'], [[0x5d], 'pop'], [[0x48, 0x89, 0xe5], 'mov'], [[0x48, 0x01, 0xc3], 'alu'],
+  [[0x48, 0x8b, 0x07], 'load'], [[0x48, 0x89, 0x07], 'store'], [[0x48, 0x01, 0x07], 'rmw'], [[0x48, 0xf7, 0xf1], 'div'],
+  [[0x48, 0x0f, 0xaf, 0xc1], 'mul'], [[0xe8, 0, 0, 0, 0], 'call'], [[0xc3], 'ret'], [[0x74, 0x00], 'condJump'],
+  [[0xff, 0xe0], 'indirect'], [[0x9c], 'pushf'], [[0x9d], 'popf'], [[0xcc], 'trapInsn'], [[0x0f, 0xa2], 'serializing'],
+  [[0xf0, 0x48, 0x0f, 0xc1, 0x06], 'locked'], [[0x0f, 0x1f, 0x00], 'nop'],
+];
+
+describe('cycle model', () => {
+  for (const [b, cls] of CASES) {
+    test(`${b.map(x => x.toString(16)).join(' ')} -> ${cls}`, () => {
+      const d = x86_64.decodeBytes(Uint8Array.from(b), 0xffffffff81000000n);
+      assert.ok(d);
+      assert.equal(cycleClass(d), cls);
+    });
+  }
+  test('a probe breakpoint is an exception plus the int3 path; the detour callback is a call', () => {
+    const bp = { kind: 'breakpoint', pc: 0n } as const;
+    assert.equal(trapCycles(bp, 'kprobe'), TRAP_CYCLES.breakpoint + KPROBE_PATH_CYCLES.int3Handler);
+    assert.equal(trapCycles(bp, 'optprobeCallback'), INSN_CYCLES.call + INSN_CYCLES.ret + KPROBE_PATH_CYCLES.optimizedCallback);
+    assert.ok(trapCycles({ kind: 'singleStep', pc: 0n }, 'other') > trapCycles(bp, 'optprobeCallback') * 5);
+  });
+});
