@@ -19,6 +19,8 @@ export interface DisassembleContext {
   image: ElfImage;
   /** maps a source path as recorded in DWARF to the path shown to the client */
   sourcePath?(file: string): string;
+  /** code bytes as the user wrote them (probe breakpoints hidden); default: memory as is */
+  readCode?(addr: bigint, len: number): Uint8Array;
 }
 
 export function parseAddress(ref: string, what = 'memoryReference'): bigint {
@@ -37,7 +39,10 @@ function decodeAt(ctx: DisassembleContext, addr: bigint): DecodedInsn | null {
   const v = toVAddr(addr);
   if (v === null || !ctx.mem.isMapped(v, 1)) return null;
   try {
-    return ctx.arch.decode(ctx.mem, addr);
+    if (!ctx.readCode) return ctx.arch.decode(ctx.mem, addr);
+    let len = ctx.arch.maxInsnLength;
+    while (len > 1 && !ctx.mem.isMapped(v, len)) len--;
+    return ctx.arch.decodeBytes(ctx.readCode(addr, len), addr);
   } catch {
     return null;
   }

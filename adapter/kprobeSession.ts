@@ -23,12 +23,14 @@ import { disassemble, formatAddress, parseAddress } from './disassemble';
 import { MachineRunner, RunnerStop } from './machineRunner';
 import { registerVariables, setRegister } from './registers';
 import { SourceMap } from './sourceMap';
-import { walkStack } from './stackWalk';
+import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
+import { walkFrames } from '../emulator/probes';
+import { fixupStackTrace } from '../emulator/kprobes';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
-/** Message of every breakpoint while breakpoints cannot become probes. */
-export const ENGINE_UNAVAILABLE = 'kprobes engine not available yet';
+/** How often hit counters are pushed to the views while the kernel runs. */
+const STATE_INTERVAL_MS = 250;
 
 /** variablesReference / frameId encoding: (cpu + 1) * FRAME_STRIDE + frame index */
 const FRAME_STRIDE = 1000;
@@ -43,8 +45,11 @@ export class KprobeSession extends LoggingDebugSession {
   private stopOnEntry = false;
   private ended = false;
   private readonly disposers: (() => void)[] = [];
-  private globalEnabled = true;
-  private optimization = true;
+  private probes: ProbeBridge | undefined;
+  private stateTimer: NodeJS.Timeout | undefined;
+  private statePending = false;
+  /** per CPU: the pc to show for frame 0 while the CPU has not moved since a breakpoint stop */
+  private readonly reportPc = new Map<number, { cpuPc: bigint; pc: bigint }>();
 
   constructor() {
     super();
@@ -63,14 +68,17 @@ export class KprobeSession extends LoggingDebugSession {
       supportsReadMemoryRequest: true,
       supportsWriteMemoryRequest: true,
       supportsDisassembleRequest: true,
-      supportsInstructionBreakpoints: false,
-      supportsFunctionBreakpoints: false,
+      supportsInstructionBreakpoints: true,
+      supportsFunctionBreakpoints: true,
+      supportsConditionalBreakpoints: true,
+      supportsHitConditionalBreakpoints: true,
+      supportsLogPoints: true,
+      breakpointModes: BREAKPOINT_MODES,
       supportsTerminateRequest: true,
       supportsSteppingGranularity: false,
       supportsEvaluateForHovers: false,
     };
     this.sendResponse(response);
-    this.sendEvent(new InitializedEvent());
   }
 
   protected override configurationDoneRequest(response: DebugProtocol.ConfigurationDoneResponse): void {
@@ -90,10 +98,18 @@ export class KprobeSession extends LoggingDebugSession {
     this.disposers.push(m.onPrintk(r => this.printk(r)));
     this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
     this.stopOnEntry = !!args.stopOnEntry;
-    this.optimization = args.kprobesOptimization ?? true;
+    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
+    this.probes.setOptimization(args.kprobesOptimization ?? true);
     this.sendResponse(response);
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
+    for (const file of args.probes ?? []) {
+      for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
+    }
+    this.stateTimer = setInterval(() => { if (this.probes?.takeDirty()) this.sendProbeState(); }, STATE_INTERVAL_MS);
+    this.stateTimer.unref();
     this.sendProbeState();
+    // Breakpoints come now (setBreakpoints...), then configurationDone.
+    this.sendEvent(new InitializedEvent());
     await this.configurationDone;
     if (this.ended) return;
     if (this.stopOnEntry) {
@@ -144,6 +160,8 @@ export class KprobeSession extends LoggingDebugSession {
     this.ended = true;
     this.markConfigured();
     this.runner?.dispose();
+    if (this.stateTimer) clearInterval(this.stateTimer);
+    this.stateTimer = undefined;
     for (const d of this.disposers.splice(0)) d();
   }
 
@@ -159,6 +177,7 @@ export class KprobeSession extends LoggingDebugSession {
   protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
+    this.reportPc.clear();
     this.runner?.resume();
   }
 
@@ -187,6 +206,7 @@ export class KprobeSession extends LoggingDebugSession {
     const cpu = threadId - 1;
     if (!m.cpus[cpu]) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
     this.sendResponse(response);
+    this.reportPc.clear();
     const r = m.stepCpu(cpu, 1);
     if (r.kind === 'running') this.sendEvent(stopped('step', threadId, 'Stepped one instruction'));
     else if (r.kind === 'stopped') this.onRunnerStop({ kind: 'stopped', cpu: r.cpu, request: r.request });
@@ -200,9 +220,20 @@ export class KprobeSession extends LoggingDebugSession {
       case 'paused':
         this.sendEvent(stopped('pause', 1, 'Paused'));
         break;
-      case 'stopped':
-        this.sendEvent(stopped(s.request.reason, s.cpu + 1, s.request.description));
+      case 'stopped': {
+        const cpu = this.machine?.cpus[s.cpu];
+        if (cpu && s.request.reportPc !== undefined) this.reportPc.set(s.cpu, { cpuPc: cpu.getPc(), pc: s.request.reportPc });
+        const ev = stopped(s.request.reason, s.cpu + 1, s.request.description);
+        const hit = this.probes?.hitFor(s.cpu);
+        if (s.request.reason === 'breakpoint' && hit) {
+          ev.body.hitBreakpointIds = [hit.breakpointId];
+          this.sendEvent(new DapEvent(ProbeEvent.hit, { id: hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
+        }
+        this.probes?.clearHits();
+        this.sendProbeState();
+        this.sendEvent(ev);
         break;
+      }
       case 'exited':
         this.output(`kprobe: machine ${s.detail ? `stopped: ${s.detail}` : 'powered off'} (exit code ${s.code})\n`, 'console');
         this.end(s.code);
@@ -242,9 +273,7 @@ export class KprobeSession extends LoggingDebugSession {
     const cpuIndex = args.threadId - 1;
     const cpu = m?.cpus[cpuIndex];
     if (!m || !cpu) return this.sendErrorResponse(response, { id: 1004, format: `kprobe: no CPU for thread ${args.threadId}` });
-    const task = m.kernel.current(cpuIndex);
-    const bounds = task ? { low: task.stackBase, high: task.stackTop } : undefined;
-    const walked = walkStack(m.arch, cpu, cpu.mem, bounds);
+    const walked = this.frames(m, cpuIndex);
     const start = args.startFrame ?? 0;
     const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
     const frames = walked.slice(start, start + levels).map((f, i) => {
@@ -263,6 +292,19 @@ export class KprobeSession extends LoggingDebugSession {
     this.sendResponse(response);
   }
 
+  /** Frames of a CPU: frame 0 = the pc (the probe address at a breakpoint stop), callers from the frame-pointer walk. */
+  private frames(m: Machine, cpuIndex: number): { pc: bigint; lookupPc: bigint; fp?: bigint }[] {
+    const cpu = m.cpus[cpuIndex];
+    const task = m.kernel.current(cpuIndex);
+    const rep = this.reportPc.get(cpuIndex);
+    const pc = rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
+    const engine = this.probes?.mgr.engine;
+    const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: engine ? (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) : undefined });
+    const addrs = engine ? fixupStackTrace(engine, task, raw, cpuIndex).map(f => f.addr) : raw;
+    const adjust = BigInt(m.arch.abi.returnAddress.kind === 'stack' ? 1 : m.arch.name === 'riscv64' ? 2 : 4);
+    return addrs.map((a, i) => ({ pc: a, lookupPc: i === 0 ? a : a - adjust }));
+  }
+
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
     response.body = { scopes: [new Scope('Registers', args.frameId, false)] };
     const s = response.body.scopes[0] as DebugProtocol.Scope;
@@ -278,13 +320,8 @@ export class KprobeSession extends LoggingDebugSession {
     let vars = registerVariables(m.arch, cpu);
     if (frame > 0) {
       // Callers: only what the frame-pointer walk recovers.
-      const cpuIndex = cpu.id;
-      const task = m.kernel.current(cpuIndex);
-      const f = walkStack(m.arch, cpu, cpu.mem, task ? { low: task.stackBase, high: task.stackTop } : undefined)[frame];
-      vars = f ? [
-        { name: 'pc', value: formatAddress(f.pc), variablesReference: 0, presentationHint: { attributes: ['readOnly'] } },
-        ...(f.fp !== undefined ? [{ name: 'fp', value: formatAddress(f.fp), variablesReference: 0, presentationHint: { attributes: ['readOnly' as const] } }] : []),
-      ] : [];
+      const f = this.frames(m, cpu.id)[frame];
+      vars = f ? [{ name: 'pc', value: formatAddress(f.pc), variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }] : [];
     }
     response.body = { variables: vars };
     this.sendResponse(response);
@@ -348,7 +385,11 @@ export class KprobeSession extends LoggingDebugSession {
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
       const sources = this.sources;
-      response.body = { instructions: disassemble({ arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f }, args) };
+      const engine = this.probes?.mgr.engine;
+      response.body = { instructions: disassemble({
+        arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
+        readCode: engine ? (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) : undefined,
+      }, args) };
       this.sendResponse(response);
     } catch (e) {
       this.sendErrorResponse(response, { id: 1010, format: `kprobe: disassemble: ${errorText(e)}` });
@@ -379,44 +420,78 @@ export class KprobeSession extends LoggingDebugSession {
   // ---- breakpoints ------------------------------------------------------------------
 
   protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
-    response.body = {
-      breakpoints: (args.breakpoints ?? []).map(b => ({ verified: false, line: b.line, message: ENGINE_UNAVAILABLE, reason: 'failed' as const })),
-    };
+    const bps = args.breakpoints ?? (args.lines ?? []).map(line => ({ line }));
+    const p = this.probes;
+    const clientPath = args.source.path ? this.convertClientPathToDebugger(args.source.path) : undefined;
+    if (!p || !clientPath) {
+      response.body = { breakpoints: bps.map(b => ({ verified: false, line: b.line, message: p ? 'breakpoints need a source file path' : 'not launched', reason: 'failed' as const })) };
+      return this.sendResponse(response);
+    }
+    response.body = { breakpoints: p.setSourceBreakpoints(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))) };
+    for (const b of response.body.breakpoints) {
+      if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
+      if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
+    }
+    this.sendResponse(response);
+  }
+
+  protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
+    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    response.body = { breakpoints: this.probes.setFunctionBreakpoints(args.breakpoints) };
+    this.sendResponse(response);
+  }
+
+  protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
+    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    response.body = { breakpoints: this.probes.setInstructionBreakpoints(args.breakpoints) };
     this.sendResponse(response);
   }
 
   // ---- _probe* ----------------------------------------------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
-    switch (command) {
-      case ProbeRequest.list:
-        response.body = this.probeState();
-        return this.sendResponse(response);
-      case ProbeRequest.setGlobalEnabled:
-      case ProbeRequest.setOptimization: {
-        const enabled = (args as { enabled?: unknown } | undefined)?.enabled;
-        if (typeof enabled !== 'boolean') return this.sendErrorResponse(response, { id: 1013, format: `kprobe: ${command} needs {"enabled": true|false}` });
-        if (command === ProbeRequest.setGlobalEnabled) this.globalEnabled = enabled; else this.optimization = enabled;
-        response.body = this.probeState();
-        this.sendResponse(response);
-        return this.sendProbeState();
+    const p = this.probes;
+    const a = (args ?? {}) as { id?: unknown; enabled?: unknown };
+    const known = (Object.values(ProbeRequest) as string[]).includes(command);
+    if (!known) return super.customRequest(command, response, args);
+    if (!p) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    try {
+      switch (command) {
+        case ProbeRequest.list:
+          break;
+        case ProbeRequest.setGlobalEnabled:
+        case ProbeRequest.setOptimization:
+          if (typeof a.enabled !== 'boolean') throw new Error(`${command} needs {"enabled": true|false}`);
+          if (command === ProbeRequest.setGlobalEnabled) p.setGlobalEnabled(a.enabled); else p.setOptimization(a.enabled);
+          break;
+        case ProbeRequest.setEnabled:
+          if (typeof a.id !== 'number' || typeof a.enabled !== 'boolean') throw new Error(`${command} needs {"id": number, "enabled": true|false}`);
+          p.setEnabled(a.id, a.enabled);
+          break;
+        case ProbeRequest.unregister:
+          if (typeof a.id !== 'number') throw new Error(`${command} needs {"id": number}`);
+          p.unregister(a.id);
+          break;
       }
-      case ProbeRequest.setEnabled:
-      case ProbeRequest.unregister: {
-        const id = (args as { id?: unknown } | undefined)?.id;
-        return this.sendErrorResponse(response, { id: 1014, format: `kprobe: no probe with id ${String(id)} (${ENGINE_UNAVAILABLE})` });
-      }
-      default:
-        super.customRequest(command, response, args);
+    } catch (e) {
+      return this.sendErrorResponse(response, { id: 1013, format: `kprobe: ${errorText(e)}`, showUser: true });
     }
+    response.body = p.state();
+    this.sendResponse(response);
   }
 
-  private probeState(): ProbeStateBody {
-    return { kprobes: [], uprobes: [], enabled: this.globalEnabled, optimization: this.optimization, unavailable: ENGINE_UNAVAILABLE };
+  private scheduleProbeState(): void {
+    if (this.statePending) return;
+    this.statePending = true;
+    setImmediate(() => {
+      this.statePending = false;
+      this.sendProbeState();
+    });
   }
 
   private sendProbeState(): void {
-    this.sendEvent(new DapEvent(ProbeEvent.state, this.probeState()));
+    if (!this.probes || this.ended) return;
+    this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.state()));
   }
 }
 

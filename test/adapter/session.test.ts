@@ -4,11 +4,19 @@ import type { AddressInfo, Server } from 'node:net';
 import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { startServer } from '../../adapter/server';
-import { ENGINE_UNAVAILABLE } from '../../adapter/kprobeSession';
+import { readFileSync } from 'node:fs';
 import { ProbeEvent, ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { repoPath } from '../util/paths';
 
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
+
+/** 1-based line of the "#BP name" marker comment in a sample kernel source (never hard-coded lines). */
+function markerLine(file: string, name: string): number {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const i = lines.findIndex(l => l.includes(`/* #BP ${name} */`));
+  if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
+  return i + 1;
+}
 
 describe('kprobe debug adapter (DAP)', () => {
   let server: Server;
@@ -166,18 +174,85 @@ describe('kprobe debug adapter (DAP)', () => {
     assert.equal((await exited).body.exitCode, 0);
   });
 
-  test('breakpoints stay unverified until the kprobes engine is wired; probe state says why', async () => {
-    const state = dc.waitForEvent(ProbeEvent.state);
-    const stoppedEv = dc.waitForEvent('stopped');
-    await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 1, stopOnEntry: true })]);
-    await stoppedEv;
-    const body = (await state).body as ProbeStateBody;
-    assert.deepEqual(body.kprobes, []);
-    assert.equal(body.unavailable, ENGINE_UNAVAILABLE);
-    const bps = await dc.setBreakpointsRequest({ source: { path: repoPath('examples', 'kernel', 'fork.c') }, breakpoints: [{ line: 10 }] });
-    assert.equal(bps.body.breakpoints[0].verified, false);
-    assert.equal(bps.body.breakpoints[0].message, ENGINE_UNAVAILABLE);
-    const knob = await dc.customRequest(ProbeRequest.setOptimization, { enabled: false }) as DebugProtocol.Response;
-    assert.equal((knob.body as ProbeStateBody).optimization, false);
+  /** Launch stopped at entry with breakpoints set in the configuration phase. */
+  async function launchWith(setup: () => Promise<void>, cpus = 2): Promise<void> {
+    const entry = dc.waitForEvent('stopped');
+    await Promise.all([
+      dc.waitForEvent('initialized').then(setup).then(() => dc.configurationDoneRequest()),
+      dc.launch({ program: KERNEL, cpus, stopOnEntry: true }),
+    ]);
+    await entry;
+  }
+
+  test('a source breakpoint becomes a kprobe: verified, hit, stack on the marker line, hit count in _probeState', async () => {
+    const fork = repoPath('examples', 'kernel', 'fork.c');
+    const line = markerLine(fork, 'do_fork_body');
+    let bp: DebugProtocol.Breakpoint | undefined;
+    await launchWith(async () => {
+      bp = (await dc.setBreakpointsRequest({ source: { path: fork }, breakpoints: [{ line }] })).body.breakpoints[0];
+    });
+    assert.ok(bp?.verified, `verified: ${bp?.message}`);
+    assert.equal(bp.line, line);
+    const hit = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: 1 });
+    const ev = await hit as DebugProtocol.StoppedEvent;
+    assert.equal(ev.body.reason, 'breakpoint');
+    assert.deepEqual(ev.body.hitBreakpointIds, [bp.id]);
+    const frames = (await dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
+    assert.match(frames[0].name, /^do_fork\+0x[0-9a-f]+$/);
+    assert.equal(frames[0].line, line);
+    assert.equal(frames[0].source?.path, fork);
+    assert.equal(BigInt(frames[0].instructionPointerReference!), BigInt(bp.instructionReference!));
+    assert.ok(frames.length >= 2, 'the caller of do_fork is listed');
+    const state = (await dc.customRequest(ProbeRequest.list) as DebugProtocol.Response).body as ProbeStateBody;
+    assert.equal(state.kprobes.length, 1);
+    const probe = state.kprobes[0];
+    assert.equal(probe.id, bp.id);
+    assert.equal(probe.nhit, 1);
+    assert.equal(probe.source?.line, line);
+    assert.equal(probe.kind, 'kprobe');
+  });
+
+  test('function breakpoints: r:sys_open becomes a kretprobe; an unknown symbol is refused', async () => {
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await launchWith(async () => {
+      bps = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'r:sys_open' }, { name: 'no_such_function' }] })).body.breakpoints;
+    });
+    assert.equal(bps[0].verified, true, bps[0].message);
+    assert.equal(bps[1].verified, false);
+    assert.match(bps[1].message ?? '', /no_such_function/);
+    const hit = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: 1 });
+    const ev = await hit as DebugProtocol.StoppedEvent;
+    assert.equal(ev.body.reason, 'breakpoint');
+    assert.deepEqual(ev.body.hitBreakpointIds, [bps[0].id]);
+    const state = (await dc.customRequest(ProbeRequest.list) as DebugProtocol.Response).body as ProbeStateBody;
+    const rp = state.kprobes.find(p => p.id === bps[0].id);
+    assert.equal(rp?.kind, 'kretprobe');
+    assert.equal(rp?.name, 'r:sys_open+0x0');
+  });
+
+  test('_probe requests: disable, knobs and unregister change the engine and the snapshot', async () => {
+    const fork = repoPath('examples', 'kernel', 'fork.c');
+    let bp: DebugProtocol.Breakpoint | undefined;
+    const states: ProbeStateBody[] = [];
+    dc.on(ProbeEvent.state, (e: DebugProtocol.Event) => states.push(e.body as ProbeStateBody));
+    await launchWith(async () => {
+      bp = (await dc.setBreakpointsRequest({ source: { path: fork }, breakpoints: [{ line: markerLine(fork, 'do_fork_body') }] })).body.breakpoints[0];
+    });
+    const id = bp!.id!;
+    const req = async (cmd: string, args: object) => (await dc.customRequest(cmd, args) as DebugProtocol.Response).body as ProbeStateBody;
+    assert.equal((await req(ProbeRequest.setEnabled, { id, enabled: false })).kprobes[0].enabled, false);
+    assert.equal((await req(ProbeRequest.setEnabled, { id, enabled: true })).kprobes[0].enabled, true);
+    assert.equal((await req(ProbeRequest.setGlobalEnabled, { enabled: false })).enabled, false);
+    assert.equal((await req(ProbeRequest.setGlobalEnabled, { enabled: true })).enabled, true);
+    assert.equal((await req(ProbeRequest.setOptimization, { enabled: false })).optimization, false);
+    assert.deepEqual((await req(ProbeRequest.unregister, { id })).kprobes, []);
+    await assert.rejects(req(ProbeRequest.unregister, { id }), new RegExp(`no probe with id ${id}`));
+    // With the probe gone the kernel runs to power off.
+    const exited = dc.waitForEvent('exited');
+    await dc.continueRequest({ threadId: 1 });
+    assert.equal((await exited).body.exitCode, 0);
+    assert.ok(states.some(s => s.kprobes.length === 1), 'a _probeState event listed the probe');
   });
 });
