@@ -1,0 +1,122 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as vscode from 'vscode';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/constants';
+import type { ProbeNode } from '../../../extension/probeTree';
+import { activateExtension, workspaceFolder } from './util';
+
+/** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
+function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
+  if (cond()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
+    const sub = event(() => {
+      if (!cond()) return;
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    });
+  });
+}
+
+/** DAP messages the adapter sent, seen through a tracker (the test's view of `stopped` events). */
+class Tracker {
+  readonly messages: DebugProtocol.ProtocolMessage[] = [];
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onMessage = this.emitter.event;
+  readonly registration = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
+    createDebugAdapterTracker: () => ({
+      onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => { this.messages.push(m); this.emitter.fire(); },
+    }),
+  });
+  events(name: string): DebugProtocol.Event[] {
+    return this.messages.filter((m): m is DebugProtocol.Event => m.type === 'event' && (m as DebugProtocol.Event).event === name);
+  }
+  dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
+}
+
+function markerLine(file: string, name: string): number {
+  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(`/* #BP ${name} */`));
+  if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
+  return i + 1;
+}
+
+suite('debug session with the Kprobes view', () => {
+  let tracker: Tracker;
+  setup(() => { tracker = new Tracker(); });
+  teardown(async () => {
+    tracker.dispose();
+    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+    if (vscode.debug.activeDebugSession) {
+      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
+      await vscode.debug.stopDebugging();
+      await ended;
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  test('a gutter breakpoint in fork.c stops the kernel and shows up as a kprobe in the view', async () => {
+    const { api } = await activateExtension();
+    const folder = workspaceFolder();
+    const fork = vscode.Uri.joinPath(folder.uri, 'kernel', 'fork.c');
+    const line = markerLine(fork.fsPath, 'do_fork_body');
+    vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(new vscode.Location(fork, new vscode.Position(line - 1, 0)))]);
+
+    const started = await vscode.debug.startDebugging(folder, {
+      type: DEBUG_TYPE, request: 'launch', name: 'itest boot', program: '${workspaceFolder}/kernel/build/kernel-x86_64.elf', cpus: 2,
+    });
+    assert.equal(started, true);
+    await until(tracker.onMessage, () => tracker.events('stopped').length > 0, 'the breakpoint stop');
+    const stop = tracker.events('stopped')[0] as DebugProtocol.StoppedEvent;
+    assert.equal(stop.body.reason, 'breakpoint');
+
+    // The view reads the adapter's _probeState events.
+    const probeNodes = () => api.kprobesTree.getChildren().filter((n): n is Extract<ProbeNode, { kind: 'probe' }> => n.kind === 'probe');
+    await until(api.probes.onDidChange, () => probeNodes().some(n => n.probe.nhit >= 1), 'the probe with one hit in the Kprobes view');
+    const node = probeNodes()[0];
+    const item = api.kprobesTree.getTreeItem(node);
+    assert.match(String(item.label), /^do_fork\+0x[0-9a-f]+$/);
+    assert.match(String(item.description), /hits 1/);
+    assert.equal(item.contextValue, 'kprobe.probe.enabled');
+    assert.equal(node.probe.source?.line, line);
+    assert.equal(node.probe.source?.path, fork.fsPath);
+
+    // Uprobes view: empty state.
+    const up = api.uprobesTree.getChildren();
+    assert.equal(up.length, 1);
+    assert.equal(api.uprobesTree.getTreeItem(up[0]).label, 'No uprobes registered');
+
+    // Per-probe command and title actions go through the _probe* requests.
+    await vscode.commands.executeCommand(Command.disableProbe, node);
+    assert.equal(api.probes.state?.kprobes[0].enabled, false);
+    assert.equal(api.kprobesTree.getTreeItem(probeNodes()[0]).contextValue, 'kprobe.probe.disabled');
+    await vscode.commands.executeCommand(Command.disableOptimization);
+    assert.equal(api.probes.state?.optimization, false);
+    await vscode.commands.executeCommand(Command.disableAll);
+    assert.equal(api.probes.state?.enabled, false);
+    await vscode.commands.executeCommand(Command.enableAll);
+    assert.equal(api.probes.state?.enabled, true);
+
+    // Disassembly around the probe, from the adapter's disassemble request.
+    const editor = await vscode.commands.executeCommand<vscode.TextEditor>(Command.openDisassembly, probeNodes()[0]);
+    assert.equal(editor?.document.uri.scheme, DISASSEMBLY_SCHEME);
+    const marked = editor.document.getText().split('\n').find(l => l.startsWith('=>'));
+    assert.ok(marked, 'the probed instruction is marked');
+    assert.ok(marked.includes(node.probe.address), marked);
+    assert.ok(marked.includes('<do_fork+0x'), marked);
+
+    // Unregister: the view goes back to its empty state.
+    await vscode.commands.executeCommand(Command.unregisterProbe, probeNodes()[0]);
+    assert.equal(probeNodes().length, 0);
+    assert.equal(api.kprobesTree.getTreeItem(api.kprobesTree.getChildren()[0]).label, 'No kprobes registered');
+  });
+
+  test('F5 with a missing image in launch.json-style config shows an error and starts nothing', async () => {
+    const started = await vscode.debug.startDebugging(workspaceFolder(), {
+      type: DEBUG_TYPE, request: 'launch', name: 'missing', program: '${workspaceFolder}/kernel/build/missing.elf',
+    });
+    assert.equal(started, false);
+    assert.equal(vscode.debug.activeDebugSession, undefined);
+  });
+});
