@@ -17,10 +17,13 @@
  *   - the CS-override prefix (0x2e, also the "branch not taken" hint) and
  *     the address-size prefix (0x67) make an instruction not boostable, as
  *     in Linux;
- *   - everything else is boostable, including ret and indirect jmp (their
- *     target is absolute: the copy goes to the right place without any
- *     fix-up, which is also why Linux boosts them) and RIP-relative
- *     operands (the slot copy has its displacement re-targeted).
+ *   - returns are not boostable: the project's issue lists them with the
+ *     instructions that depend on the execution address (2.6-era Linux did
+ *     boost ret, since its target is absolute; we follow the issue);
+ *   - everything else is boostable, including indirect jmp (absolute
+ *     target: the copy goes to the right place without any fix-up) and
+ *     RIP-relative operands (the slot copy has its displacement
+ *     re-targeted).
  * An instruction listed in the image's exception table is never boosted
  * (checked by the caller, which knows the address): a fault in the copy
  * would not be found in __ex_table.
@@ -90,10 +93,16 @@ function prefixesOf(b: Uint8Array, opcodeOffset: number): number[] {
 
 export type BoostVerdict = { boostable: true } | { boostable: false; reason: string };
 
-/** can_boost with the reason when not (used by tests, the optimizer's diagnostics). */
-export function boostVerdict(insn: DecodedInsn): BoostVerdict {
+/**
+ * can_boost with the reason when not (used by tests, the optimizer's
+ * diagnostics). `purpose` 'relocate' is the optimizer's question (may the
+ * instruction be copied into a detour buffer?): there a return is fine, its
+ * target is on the stack; 'boost' follows the issue and refuses returns.
+ */
+export function boostVerdict(insn: DecodedInsn, purpose: 'boost' | 'relocate' = 'boost'): BoostVerdict {
   const no = (reason: string): BoostVerdict => ({ boostable: false, reason });
   if (IP_DEPENDENT_FLOWS.has(insn.flow)) return no(`${insn.mnemonic}: ${insn.flow} depends on the execution address`);
+  if (purpose === 'boost' && insn.flow === 'ret') return no(`${insn.mnemonic}: a return is not boosted`);
   if (SIDE_EFFECT_MNEMONICS.has(insn.mnemonic)) return no(`${insn.mnemonic}: hardware side effect`);
   const b = insn.bytes;
   const f = x86Fields(b);

@@ -205,7 +205,7 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
   }
   for (let i = i0, s = 0; s < size; i++) {
     const d = fn.insns[i];
-    const v = boostVerdict(d);
+    const v = boostVerdict(d, 'relocate');
     if (!v.boostable) return `not relocatable: ${v.reason}`;
     s += d.length;
   }
