@@ -106,6 +106,12 @@ suite('debug session with the Kprobes view', () => {
     assert.ok(marked.includes(node.probe.address), marked);
     assert.ok(marked.includes('<do_fork+0x'), marked);
 
+    // Reveal source: the probe's DWARF line in fork.c.
+    await vscode.commands.executeCommand(Command.revealSource, probeNodes()[0]);
+    const active = vscode.window.activeTextEditor;
+    assert.equal(active?.document.uri.fsPath, fork.fsPath);
+    assert.equal(active.selection.active.line, line - 1);
+
     // Unregister: the view goes back to its empty state.
     await vscode.commands.executeCommand(Command.unregisterProbe, probeNodes()[0]);
     assert.equal(probeNodes().length, 0);
