@@ -255,4 +255,29 @@ describe('kprobe debug adapter (DAP)', () => {
     assert.equal((await exited).body.exitCode, 0);
     assert.ok(states.some(s => s.kprobes.length === 1), 'a _probeState event listed the probe');
   });
+  test('a logpoint on do_fork prints on every call and never stops; disassembly hides the probe breakpoint', async () => {
+    const out = collectOutput();
+    let bp: DebugProtocol.Breakpoint | undefined;
+    await launchWith(async () => {
+      bp = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork', logMessage: 'fork flags={arg0}' }] })).body.breakpoints[0];
+    });
+    assert.ok(bp?.verified, bp?.message);
+    const dis = await dc.customRequest('disassemble', { memoryReference: bp.instructionReference!, instructionCount: 1 }) as DebugProtocol.DisassembleResponse;
+    assert.doesNotMatch(dis.body!.instructions[0].instruction, /int3/);
+    const mem = await dc.customRequest('readMemory', { memoryReference: bp.instructionReference!, count: 1 }) as DebugProtocol.ReadMemoryResponse;
+    assert.deepEqual([...Buffer.from(mem.body!.data!, 'base64')], [0xcc], 'readMemory shows the armed breakpoint byte');
+    let stops = 0;
+    dc.on('stopped', () => { stops++; });
+    const exited = dc.waitForEvent('exited');
+    await dc.continueRequest({ threadId: 1 });
+    assert.equal((await exited).body.exitCode, 0);
+    assert.equal(stops, 0, 'a logpoint never stops');
+    const text = out.join('');
+    const forks = /summary: forks (\d+)/.exec(text);
+    assert.ok(forks, 'the kernel printed its summary');
+    const logged = text.split('\n').filter(l => /\] fork flags=/.test(l));
+    for (const l of logged) assert.match(l, /\] fork flags=(0x[0-9a-f]+|\d+)$/);
+    // every successful fork went through do_fork; failed copy_process calls are logged too
+    assert.ok(logged.length >= Number(forks[1]) && Number(forks[1]) > 0, `${logged.length} logged, ${forks[1]} forks`);
+  });
 });
