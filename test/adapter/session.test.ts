@@ -255,11 +255,12 @@ describe('kprobe debug adapter (DAP)', () => {
     assert.equal((await exited).body.exitCode, 0);
     assert.ok(states.some(s => s.kprobes.length === 1), 'a _probeState event listed the probe');
   });
-  test('a logpoint on do_fork prints on every call and never stops; disassembly hides the probe breakpoint', async () => {
+  test('a logpoint in do_fork prints on every call and never stops; disassembly hides the probe breakpoint', async () => {
     const out = collectOutput();
     let bp: DebugProtocol.Breakpoint | undefined;
     await launchWith(async () => {
-      bp = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork', logMessage: 'fork flags={arg0}' }] })).body.breakpoints[0];
+      const fork = repoPath('examples', 'kernel', 'fork.c');
+      bp = (await dc.setBreakpointsRequest({ source: { path: fork }, breakpoints: [{ line: markerLine(fork, 'do_fork_body'), logMessage: 'fork flags={arg0}' }] })).body.breakpoints[0];
     });
     assert.ok(bp?.verified, bp?.message);
     const dis = await dc.customRequest('disassemble', { memoryReference: bp.instructionReference!, instructionCount: 1 }) as DebugProtocol.DisassembleResponse;
