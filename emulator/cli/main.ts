@@ -13,7 +13,6 @@ const DEFAULT_COMMAND = 'run';
 
 export function usage(reg: CommandRegistry = commands): string {
   const names = [...reg.keys()].sort();
-  const width = Math.max(0, ...names.map((n) => n.length + 1 + reg.get(n)!.usage.length));
   const lines = [
     `usage: ${PROG} [COMMAND] [ARGS...]`,
     reg.has(DEFAULT_COMMAND) ? `       ${PROG} IMAGE [ARGS...]     (same as: ${PROG} ${DEFAULT_COMMAND} IMAGE ...)` : '',
@@ -21,7 +20,7 @@ export function usage(reg: CommandRegistry = commands): string {
     'commands:',
     ...names.map((n) => {
       const c = reg.get(n)!;
-      return `  ${`${n} ${c.usage}`.padEnd(width)}  ${c.summary}`;
+      return `  ${n} ${c.usage}\n      ${c.summary}`;
     }),
     '',
     `${PROG} COMMAND --help shows one command's usage.`,
