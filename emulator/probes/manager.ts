@@ -80,7 +80,7 @@ export interface BreakpointRequest {
    * "fork.c:30"; text may start with "r:" (kretprobe mode) or "k:" (kprobe mode).
    */
   target: ProbeTarget | string;
-  /** default 'kprobe' (or what the "r:"/"k:" prefix says) */
+  /** default 'kprobe' (or what the "r:" / "p:" / "k:" prefix says, kprobe_events and perf-probe style) */
   mode?: BreakpointMode;
   /** handler-language condition: an expression or a body returning a value (stop when non-zero) */
   condition?: string;
@@ -224,7 +224,7 @@ export class ProbeManager {
     let mode: BreakpointMode = req.mode ?? 'kprobe';
     let target: ProbeTarget | string = req.target;
     if (typeof target === 'string') {
-      const m = /^\s*([rk]):(.*)$/.exec(target);
+      const m = /^\s*([rkp]):(.*)$/.exec(target);
       if (m) { mode = req.mode ?? (m[1] === 'r' ? 'kretprobe' : 'kprobe'); target = m[2]; }
       target = parseTargetText(target);
     }

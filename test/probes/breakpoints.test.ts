@@ -79,6 +79,19 @@ describe('breakpoints as probes', () => {
     assert.equal(logs[0].text, `target(${RAND1}) by init`);
   });
 
+  test('"p:" and "k:" prefixes (kprobe_events / perf-probe habits) make a kprobe at symbol+offset', () => {
+    for (const prefix of ['p:', 'k:']) {
+      const { machine, mgr } = probeRig();
+      const e = mgr.addBreakpoint({ target: `${prefix}kprobe_target`, hitCondition: '==1' });
+      assert.equal(e.kind, 'kprobe');
+      assert.equal(e.verified, true, e.message);
+      assert.equal(e.sites[0].addr, sampleImage().symbols.lookup('kprobe_target')?.value);
+      const out = runAll(machine);
+      assert.equal(out.stops.length, 1);
+      assert.equal(out.stops[0].request.description, 'breakpoint at kprobe_target+0x0');
+    }
+  });
+
   test('kretprobe mode ("r:" prefix): stops when the function returns, with its return value', () => {
     const { machine, mgr } = probeRig();
     const hits: BreakpointHit[] = [];
