@@ -4,7 +4,10 @@
  *   threads      = CPUs ("CPU 0: init [1]"), ids cpu+1
  *   output       = printk lines (Debug Console)
  *   stackTrace   = frame-pointer walk + DWARF lines
- *   scopes       = Registers (writable) per frame
+ *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop
+ *   evaluate     = handler-language expressions over the stopped CPU
+ *   next/stepIn/stepOut = source lines of the selected CPU (adapter/stepper.ts)
+ *   restart      = a new machine with the same launch arguments and breakpoints
  *   read/writeMemory, disassemble (symbol+0xoff)
  *   _probe* custom requests/events (adapter/dapCustom.ts)
  */
@@ -25,7 +28,13 @@ import { registerVariables, setRegister } from './registers';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
 import { walkFrames } from '../emulator/probes';
+import type { BreakpointHit } from '../emulator/probes';
 import { fixupStackTrace } from '../emulator/kprobes';
+import { evaluateExpression, formatValue, isIdentifier } from './evaluate';
+import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
+import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
+import { StepKind, StepOutcome, Stepper } from './stepper';
+import { BreakpointEvent } from '@vscode/debugadapter';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
@@ -34,6 +43,8 @@ const STATE_INTERVAL_MS = 250;
 
 /** variablesReference / frameId encoding: (cpu + 1) * FRAME_STRIDE + frame index */
 const FRAME_STRIDE = 1000;
+/** variablesReference of a CPU's Probe scope: PROBE_SCOPE_BASE + cpu */
+const PROBE_SCOPE_BASE = 1_000_000;
 const MAX_MEMORY_READ = 1 << 20;
 
 export class KprobeSession extends LoggingDebugSession {
@@ -50,6 +61,13 @@ export class KprobeSession extends LoggingDebugSession {
   private statePending = false;
   /** per CPU: the pc to show for frame 0 while the CPU has not moved since a breakpoint stop */
   private readonly reportPc = new Map<number, { cpuPc: bigint; pc: bigint }>();
+  /** per CPU: the breakpoint probe it stopped at, valid while the CPU has not moved */
+  private readonly probeStops = new Map<number, { cpuPc: bigint; stop: ProbeStop }>();
+  /** the step in progress (chunks on the event loop) */
+  private stepping: { timer?: NodeJS.Immediate; pause: boolean } | undefined;
+  private launchArgs: LaunchRequestArgs | undefined;
+  /** thread of the last stop (evaluate without a frame) */
+  private lastStoppedThread = 1;
 
   constructor() {
     super();
@@ -75,8 +93,9 @@ export class KprobeSession extends LoggingDebugSession {
       supportsLogPoints: true,
       breakpointModes: BREAKPOINT_MODES,
       supportsTerminateRequest: true,
-      supportsSteppingGranularity: false,
-      supportsEvaluateForHovers: false,
+      supportsRestartRequest: true,
+      supportsSteppingGranularity: true,
+      supportsEvaluateForHovers: true,
     };
     this.sendResponse(response);
   }
@@ -87,27 +106,16 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: LaunchRequestArgs): Promise<void> {
+    let m: Machine;
     try {
-      this.machine = this.boot(args);
+      m = this.boot(args);
     } catch (e) {
       this.sendErrorResponse(response, { id: 1001, format: `kprobe: ${errorText(e)}`, showUser: true });
       return;
     }
-    const m = this.machine;
-    this.sources = new SourceMap(m.image.path);
-    this.disposers.push(m.onPrintk(r => this.printk(r)));
-    this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
-    this.stopOnEntry = !!args.stopOnEntry;
-    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
-    this.probes.setOptimization(args.kprobesOptimization ?? true);
+    this.launchArgs = args;
     this.sendResponse(response);
-    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
-    for (const file of args.probes ?? []) {
-      for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
-    }
-    this.stateTimer = setInterval(() => { if (this.probes?.takeDirty()) this.sendProbeState(); }, STATE_INTERVAL_MS);
-    this.stateTimer.unref();
-    this.sendProbeState();
+    this.attachMachine(m, args);
     // Breakpoints come now (setBreakpoints...), then configurationDone.
     this.sendEvent(new InitializedEvent());
     await this.configurationDone;
@@ -116,7 +124,79 @@ export class KprobeSession extends LoggingDebugSession {
       this.scheduleFirstTasks(m);
       this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point'));
     }
-    else this.runner.resume();
+    else this.runner?.resume();
+  }
+
+  /** Make m the session's machine: runner, probes (launch probe files), printk output, state timer. */
+  private attachMachine(m: Machine, args: LaunchRequestArgs): void {
+    this.machine = m;
+    this.sources = new SourceMap(m.image.path);
+    this.disposers.push(m.onPrintk(r => this.printk(r)));
+    this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
+    this.stopOnEntry = !!args.stopOnEntry;
+    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
+    this.probes.setOptimization(args.kprobesOptimization ?? true);
+    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
+    for (const file of args.probes ?? []) {
+      for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
+    }
+    this.stateTimer = setInterval(() => { if (this.probes?.takeDirty()) this.sendProbeState(); }, STATE_INTERVAL_MS);
+    this.stateTimer.unref();
+    this.sendProbeState();
+  }
+
+  /** Stop and drop the current machine (restart): runner, step, timer, listeners; the session goes on. */
+  private detachMachine(): void {
+    this.cancelStep();
+    this.runner?.dispose();
+    if (this.stateTimer) clearInterval(this.stateTimer);
+    this.stateTimer = undefined;
+    for (const d of this.disposers.splice(0)) d();
+    this.reportPc.clear();
+    this.probeStops.clear();
+  }
+
+  /**
+   * restart: boot a new machine from the same launch arguments (or the ones
+   * the client sends), register the launch probe files and every breakpoint
+   * again (same ids, `breakpoint` changed events), then stop at the entry or
+   * run, as at launch.
+   */
+  protected override restartRequest(response: DebugProtocol.RestartResponse, args: DebugProtocol.RestartArguments): void {
+    const prev = this.launchArgs;
+    if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, { id: 1014, format: 'kprobe: nothing to restart (not launched)' });
+    const fresh = args?.arguments && 'program' in args.arguments ? args.arguments as LaunchRequestArgs : prev;
+    let m: Machine;
+    try {
+      m = this.boot(fresh);
+    } catch (e) {
+      return this.sendErrorResponse(response, { id: 1001, format: `kprobe: restart: ${errorText(e)}`, showUser: true });
+    }
+    const records = this.probes.breakpointRecords();
+    this.detachMachine();
+    this.launchArgs = fresh;
+    this.output('kprobe: restarting\n', 'console');
+    this.attachMachine(m, fresh);
+    const restored = this.probes.restoreBreakpoints(records);
+    this.sendResponse(response);
+    for (const b of restored.breakpoints) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
+    if (restored.moved.length) this.output(`kprobe: breakpoint ids ${restored.moved.join(', ')} could not be kept after the restart\n`, 'console');
+    this.sendProbeState();
+    if (this.stopOnEntry) {
+      this.scheduleFirstTasks(m);
+      this.lastStoppedThread = 1;
+      this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point (restarted)'));
+    } else {
+      this.runner?.resume();
+    }
+  }
+
+  /** A breakpoint from the bridge with client line numbers and paths. */
+  private clientBreakpoint(b: DebugProtocol.Breakpoint): DebugProtocol.Breakpoint {
+    const out = { ...b };
+    if (out.line !== undefined) out.line = this.convertDebuggerLineToClient(out.line);
+    if (out.source?.path) out.source = { ...out.source, path: this.convertDebuggerPathToClient(out.source.path) };
+    return out;
   }
 
   /**
@@ -159,6 +239,7 @@ export class KprobeSession extends LoggingDebugSession {
   stopMachine(): void {
     this.ended = true;
     this.markConfigured();
+    this.cancelStep();
     this.runner?.dispose();
     if (this.stateTimer) clearInterval(this.stateTimer);
     this.stateTimer = undefined;
@@ -177,55 +258,122 @@ export class KprobeSession extends LoggingDebugSession {
   protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
-    this.reportPc.clear();
+    this.cancelStep();
+    this.forgetStops();
     this.runner?.resume();
   }
 
   protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
     this.sendResponse(response);
-    if (this.runner?.running) this.runner.pause();
-    else if (this.machine && !this.ended) this.sendEvent(stopped('pause', 1, 'Paused'));
+    if (this.stepping) this.stepping.pause = true;
+    else if (this.runner?.running) this.runner.pause();
+    else if (this.machine && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
   }
 
   protected override nextRequest(response: DebugProtocol.NextResponse, args: DebugProtocol.NextArguments): void {
-    this.stepInstruction(response, args.threadId);
+    this.step(response, args.threadId, args.granularity === 'instruction' ? 'instruction' : 'over');
   }
 
   protected override stepInRequest(response: DebugProtocol.StepInResponse, args: DebugProtocol.StepInArguments): void {
-    this.stepInstruction(response, args.threadId);
+    this.step(response, args.threadId, args.granularity === 'instruction' ? 'instruction' : 'in');
   }
 
   protected override stepOutRequest(response: DebugProtocol.StepOutResponse, args: DebugProtocol.StepOutArguments): void {
-    this.stepInstruction(response, args.threadId);
+    this.step(response, args.threadId, 'out');
   }
 
-  /** Steps are one instruction on the selected CPU (the other CPUs stay stopped). */
-  private stepInstruction(response: DebugProtocol.Response, threadId: number): void {
+  private forgetStops(): void {
+    this.reportPc.clear();
+    this.probeStops.clear();
+  }
+
+  private cancelStep(): void {
+    if (this.stepping?.timer) clearImmediate(this.stepping.timer);
+    this.stepping = undefined;
+  }
+
+  /**
+   * A step of the selected CPU (the other CPUs stay stopped): one
+   * instruction, or source-line stepping per adapter/stepper.ts, run in
+   * chunks so pause is answered; ends with a `step` stop (or the stop that
+   * interrupted it: a breakpoint, the end of the machine).
+   */
+  private step(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
-    const cpu = threadId - 1;
-    if (!m.cpus[cpu]) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
+    const cpuIndex = threadId - 1;
+    const cpu = m.cpus[cpuIndex];
+    if (!cpu) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
+    if (this.runner?.running || this.stepping) return this.sendErrorResponse(response, { id: 1015, format: 'kprobe: the machine is running; pause it before stepping' });
+    const rep = this.reportPc.get(cpuIndex);
+    const pc = rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
+    const engine = this.probes?.mgr.engine;
+    const readCode = (a: bigint, n: number): Uint8Array => engine ? engine.readTextWithoutProbes(m.kernel.mem, a, n) : m.kernel.mem.readBytes(Number(BigInt.asIntN(64, a)), n);
+    const returnAddress = kind === 'out' ? this.frames(m, cpuIndex)[1]?.pc : undefined;
+    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode, returnAddress, where: a => m.image.symbols.format(a, false) });
     this.sendResponse(response);
-    this.reportPc.clear();
-    const r = m.stepCpu(cpu, 1);
-    if (r.kind === 'running') this.sendEvent(stopped('step', threadId, 'Stepped one instruction'));
-    else if (r.kind === 'stopped') this.onRunnerStop({ kind: 'stopped', cpu: r.cpu, request: r.request });
-    else if (r.kind === 'exited') this.onRunnerStop({ kind: 'exited', code: r.code, detail: r.detail });
-    else this.onRunnerStop({ kind: 'limit', instructions: r.instructions });
+    this.forgetStops();
+    const state: { timer?: NodeJS.Immediate; pause: boolean } = { pause: false };
+    this.stepping = state;
+    const drive = (): void => {
+      state.timer = undefined;
+      if (this.stepping !== state || this.ended) return;
+      if (state.pause) {
+        this.stepping = undefined;
+        this.lastStoppedThread = threadId;
+        this.sendEvent(stopped('pause', threadId, `Paused during the step after ${stepper.instructions} instructions`));
+        return;
+      }
+      let out: StepOutcome | undefined;
+      try {
+        out = stepper.runChunk();
+      } catch (e) {
+        this.stepping = undefined;
+        this.onRunnerStop({ kind: 'exited', code: 1, detail: `internal emulator error: ${errorText(e)}` });
+        return;
+      }
+      if (!out) { state.timer = setImmediate(drive); return; }
+      this.stepping = undefined;
+      this.finishStep(threadId, out);
+    };
+    drive();
+  }
+
+  private finishStep(threadId: number, out: StepOutcome): void {
+    switch (out.kind) {
+      case 'done':
+        this.lastStoppedThread = threadId;
+        this.sendEvent(stopped('step', threadId, out.description));
+        return;
+      case 'budget':
+        this.output(`kprobe: ${out.description}\n`, 'console');
+        this.lastStoppedThread = threadId;
+        this.sendEvent(stopped('step', threadId, out.description));
+        return;
+      case 'slice': {
+        const r = out.result;
+        if (r.kind === 'stopped') this.onRunnerStop({ kind: 'stopped', cpu: r.cpu, request: r.request });
+        else if (r.kind === 'exited') this.onRunnerStop({ kind: 'exited', code: r.code, detail: r.detail });
+        else this.onRunnerStop({ kind: 'limit', instructions: r.instructions });
+      }
+    }
   }
 
   private onRunnerStop(s: RunnerStop): void {
     if (this.ended) return;
     switch (s.kind) {
       case 'paused':
-        this.sendEvent(stopped('pause', 1, 'Paused'));
+        this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
         break;
       case 'stopped': {
         const cpu = this.machine?.cpus[s.cpu];
         if (cpu && s.request.reportPc !== undefined) this.reportPc.set(s.cpu, { cpuPc: cpu.getPc(), pc: s.request.reportPc });
+        this.lastStoppedThread = s.cpu + 1;
         const ev = stopped(s.request.reason, s.cpu + 1, s.request.description);
         const hit = this.probes?.hitFor(s.cpu);
         if (s.request.reason === 'breakpoint' && hit) {
+          const stop = this.probeStopOf(hit);
+          if (cpu && stop) this.probeStops.set(s.cpu, { cpuPc: cpu.getPc(), stop });
           ev.body.hitBreakpointIds = [hit.breakpointId];
           this.sendEvent(new DapEvent(ProbeEvent.hit, { id: hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
         }
@@ -243,6 +391,21 @@ export class KprobeSession extends LoggingDebugSession {
         this.end(0);
         break;
     }
+  }
+
+  /** The engine's probe behind a breakpoint hit. */
+  private probeStopOf(hit: BreakpointHit): ProbeStop | undefined {
+    const engine = this.probes?.mgr.engine;
+    const kp = engine?.probesAt(hit.addr).find(k => k.id === hit.probeId);
+    if (!kp) return undefined;
+    return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, breakpointId: hit.breakpointId };
+  }
+
+  /** The probe stop of a CPU while it has not moved since. */
+  private probeStopFor(cpuIndex: number): ProbeStop | undefined {
+    const cpu = this.machine?.cpus[cpuIndex];
+    const p = this.probeStops.get(cpuIndex);
+    return cpu && p && p.cpuPc === cpu.getPc() ? p.stop : undefined;
   }
 
   private printk(r: PrintkRecord): void {
@@ -306,14 +469,36 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    response.body = { scopes: [new Scope('Registers', args.frameId, false)] };
-    const s = response.body.scopes[0] as DebugProtocol.Scope;
-    s.presentationHint = 'registers';
+    const regs: DebugProtocol.Scope = new Scope('Registers', args.frameId, false);
+    regs.presentationHint = 'registers';
+    const scopes = [regs];
+    const cpuIndex = Math.floor(args.frameId / FRAME_STRIDE) - 1;
+    if (args.frameId % FRAME_STRIDE === 0 && this.probeStopFor(cpuIndex)) {
+      scopes.unshift(new Scope(PROBE_SCOPE_NAME, PROBE_SCOPE_BASE + cpuIndex, false));
+    }
+    response.body = { scopes };
     this.sendResponse(response);
+  }
+
+  private probeVariables(cpuIndex: number): DebugProtocol.Variable[] {
+    const m = this.machine;
+    const stop = this.probeStopFor(cpuIndex);
+    if (!m || !stop) return [];
+    return probeScopeVariables({
+      stop, entry: this.probes?.mgr.get(stop.breakpointId),
+      where: a => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined,
+      task: m.kernel.current(cpuIndex),
+      // breakpoints never set maxactive: register_kretprobe's default, max(10, 2 * NR_CPUS)
+      maxactive: stop.mode === 'kretprobe' ? Math.max(10, 2 * m.cpus.length) : undefined,
+    });
   }
 
   protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
     const m = this.machine;
+    if (args.variablesReference >= PROBE_SCOPE_BASE) {
+      response.body = { variables: this.probeVariables(args.variablesReference - PROBE_SCOPE_BASE) };
+      return this.sendResponse(response);
+    }
     const cpu = m?.cpus[Math.floor(args.variablesReference / FRAME_STRIDE) - 1];
     const frame = args.variablesReference % FRAME_STRIDE;
     if (!m || !cpu) return this.sendErrorResponse(response, { id: 1005, format: 'kprobe: unknown variables reference' });
@@ -396,11 +581,18 @@ export class KprobeSession extends LoggingDebugSession {
     }
   }
 
+  /**
+   * Handler-language expressions over the stopped CPU of the frame's thread
+   * (`regs->ax`, `*(u32 *)(regs->si + 8)`, `p->addr` at a probe stop,
+   * `symbol("do_fork")`, `jiffies`...), `$reg` for a register, and bare
+   * kernel symbol names (their address; hovers over a C identifier use it first).
+   */
   protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
     const m = this.machine;
     const expr = args.expression.trim();
-    const frame = args.frameId ?? FRAME_STRIDE;
-    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
+    const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
+    const cpuIndex = Math.floor(frame / FRAME_STRIDE) - 1;
+    const cpu = m?.cpus[cpuIndex] ?? m?.cpus[0];
     if (!m || !cpu) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     const reg = /^\$(\w+)$/.exec(expr);
     if (reg) {
@@ -409,12 +601,26 @@ export class KprobeSession extends LoggingDebugSession {
       response.body = { result: v.value, variablesReference: 0, memoryReference: v.value };
       return this.sendResponse(response);
     }
-    const sym = m.image.symbols.lookup(expr);
-    if (sym) {
-      response.body = { result: `${formatAddress(sym.value)} <${sym.name}>`, variablesReference: 0, memoryReference: formatAddress(sym.value) };
+    const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
+    const symbolResult = (): void => {
+      response.body = { result: `${formatAddress(sym!.value)} <${sym!.name}>`, type: 'symbol', variablesReference: 0, memoryReference: formatAddress(sym!.value) };
+      this.sendResponse(response);
+    };
+    if (sym && args.context === 'hover') return symbolResult();
+    const engine = this.probes?.mgr.engine;
+    if (!engine || !this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    const env = new StoppedCpuEnv(m.kernel, engine, cpu, this.probeStopFor(cpu.id));
+    const r = evaluateExpression(expr, env, this.probes.mgr.compileOptions());
+    env.flush();
+    if (r.ok) {
+      const v = r.value;
+      const symName = (a: bigint): string | undefined => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined;
+      response.body = { result: formatValue(v, symName), type: v.typeName, variablesReference: 0 };
+      if (v.type.kind === 'ptr') response.body.memoryReference = formatAddress(BigInt.asUintN(64, v.value));
       return this.sendResponse(response);
     }
-    this.sendErrorResponse(response, { id: 1012, format: `kprobe: cannot evaluate "${expr}" (registers as $name and symbol names are supported)` });
+    if (sym) return symbolResult();
+    this.sendErrorResponse(response, { id: 1012, format: `kprobe: cannot evaluate "${expr}": ${r.message}`, showUser: args.context === 'repl' });
   }
 
   // ---- breakpoints ------------------------------------------------------------------

@@ -13,10 +13,16 @@ import { ProbeInfo, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
 import { SourceMap } from './sourceMap';
 
-/** DAP breakpoint modes offered to the client (Breakpoint.mode). */
+/**
+ * DAP breakpoint modes offered to the client (Breakpoint.mode). `function`
+ * is not one of DAP's named applicabilities (source, exception, data,
+ * instruction) but the protocol allows any string; it documents that
+ * function breakpoints take the same modes (also written `r:name`).
+ * A kretprobe on a source line probes the function containing the line.
+ */
 export const BREAKPOINT_MODES: DebugProtocol.BreakpointMode[] = [
-  { mode: 'kprobe', label: 'Kprobe', description: 'Stop when the instruction is reached (kprobe)', appliesTo: ['source', 'instruction'] },
-  { mode: 'kretprobe', label: 'Kretprobe', description: 'Stop when the function returns (kretprobe)', appliesTo: ['instruction'] },
+  { mode: 'kprobe', label: 'Kprobe', description: 'Stop when the instruction is reached (kprobe)', appliesTo: ['source', 'instruction', 'function'] },
+  { mode: 'kretprobe', label: 'Kretprobe', description: 'Stop when the function returns (kretprobe on the function containing the line)', appliesTo: ['source', 'instruction', 'function'] },
 ];
 
 export interface ClientBreakpoint {
@@ -27,8 +33,17 @@ export interface ClientBreakpoint {
   mode?: string;
 }
 
+/** How a breakpoint was asked for (to register it again after a restart). */
+export interface BreakpointRecord {
+  target: string;
+  bp: ClientBreakpoint;
+  group: { kind: 'source'; path: string; line: number } | { kind: 'function' } | { kind: 'instruction' };
+}
+
 export class ProbeBridge {
   readonly mgr: ProbeManager;
+  /** breakpoint requests by ProbeManager id */
+  private readonly records = new Map<number, BreakpointRecord>();
   /** breakpoint ids per DAP source path / function / instruction set */
   private readonly bySource = new Map<string, number[]>();
   private functionIds: number[] = [];
@@ -73,7 +88,7 @@ export class ProbeBridge {
   }
 
   setSourceBreakpoints(clientPath: string, bps: readonly ClientBreakpoint[]): DebugProtocol.Breakpoint[] {
-    for (const id of this.bySource.get(clientPath) ?? []) this.mgr.remove(id);
+    for (const id of this.bySource.get(clientPath) ?? []) this.forget(id);
     const file = this.dwarfFileFor(clientPath);
     const out: DebugProtocol.Breakpoint[] = [];
     const ids: number[] = [];
@@ -83,11 +98,27 @@ export class ProbeBridge {
         out.push({ verified: false, line, message: `no line information for ${clientPath} in the kernel image`, reason: 'failed' });
         continue;
       }
-      let e = this.add(`${file}:${line}`, bp);
+      if (bp.mode === 'kretprobe') {
+        const fn = this.functionAtLine(file, line);
+        const e = fn ? this.add(`r:${fn}`, bp) : undefined;
+        if (!e) {
+          out.push({ verified: false, line, message: `no code at ${clientPath.split(/[\\/]/).pop()}:${line} (or below it) for a kretprobe`, reason: 'failed' });
+          continue;
+        }
+        this.records.set(e.id, { target: `r:${fn}`, bp, group: { kind: 'source', path: clientPath, line } });
+        ids.push(e.id);
+        // the probe sits at the function entry; the breakpoint stays on the line the user chose
+        out.push({ ...this.toDap(e, clientPath), line });
+        continue;
+      }
+      let target = `${file}:${line}`;
+      let e = this.add(target, bp);
       if (!e.verified && e.nextLine !== undefined) {
         this.mgr.remove(e.id);
-        e = this.add(`${file}:${e.nextLine}`, bp);
+        target = `${file}:${e.nextLine}`;
+        e = this.add(target, bp);
       }
+      this.records.set(e.id, { target, bp, group: { kind: 'source', path: clientPath, line: e.nextLine ?? line } });
       ids.push(e.id);
       out.push(this.toDap(e, clientPath));
     }
@@ -97,15 +128,19 @@ export class ProbeBridge {
   }
 
   setFunctionBreakpoints(bps: readonly (ClientBreakpoint & { name: string })[]): DebugProtocol.Breakpoint[] {
-    for (const id of this.functionIds) this.mgr.remove(id);
-    const entries = bps.map(bp => this.add(bp.name.trim(), bp));
+    for (const id of this.functionIds) this.forget(id);
+    const entries = bps.map(bp => {
+      const e = this.add(bp.name.trim(), bp);
+      this.records.set(e.id, { target: bp.name.trim(), bp, group: { kind: 'function' } });
+      return e;
+    });
     this.functionIds = entries.map(e => e.id);
     this.onChange();
     return entries.map(e => this.toDap(e));
   }
 
   setInstructionBreakpoints(bps: readonly (ClientBreakpoint & { instructionReference: string; offset?: number })[]): DebugProtocol.Breakpoint[] {
-    for (const id of this.instructionIds) this.mgr.remove(id);
+    for (const id of this.instructionIds) this.forget(id);
     const out: DebugProtocol.Breakpoint[] = [];
     this.instructionIds = [];
     for (const bp of bps) {
@@ -117,11 +152,71 @@ export class ProbeBridge {
         continue;
       }
       const e = this.add(formatAddress(addr), bp);
+      this.records.set(e.id, { target: formatAddress(addr), bp, group: { kind: 'instruction' } });
       this.instructionIds.push(e.id);
       out.push(this.toDap(e));
     }
     this.onChange();
     return out;
+  }
+
+  private forget(id: number): void {
+    this.mgr.remove(id);
+    this.records.delete(id);
+  }
+
+  /** The function symbol whose code holds a source line (or the next line with code). */
+  private functionAtLine(file: string, line: number): string | undefined {
+    const lines = this.machine.image.lines;
+    if (!lines) return undefined;
+    let addrs = lines.addressesForLine(file, line);
+    if (!addrs.length) {
+      const next = lines.nextLineWithCode(file, line);
+      if (next !== undefined) addrs = lines.addressesForLine(file, next);
+    }
+    const at = addrs.length ? this.machine.image.symbols.resolve(addrs[0]) : undefined;
+    return at?.sym.name;
+  }
+
+  /** The breakpoint requests behind the live breakpoints, by id (ascending). */
+  breakpointRecords(): [number, BreakpointRecord][] {
+    return [...this.records].filter(([id]) => this.mgr.get(id) !== undefined).sort((a, b) => a[0] - b[0]);
+  }
+
+  /**
+   * Register the breakpoints of a previous machine's bridge again (restart),
+   * under the same ids when the manager's id sequence allows it (ids are
+   * handed out in order: the gaps left by removed probes are skipped by
+   * registering and removing a placeholder). Returns the DAP breakpoints
+   * (for `breakpoint` changed events) and the ids that could not be kept.
+   */
+  restoreBreakpoints(records: readonly [number, BreakpointRecord][]): { breakpoints: DebugProtocol.Breakpoint[]; moved: number[] } {
+    const breakpoints: DebugProtocol.Breakpoint[] = [];
+    const moved: number[] = [];
+    for (const [oldId, rec] of records) {
+      let e = this.add(rec.target, rec.bp);
+      if (e.id < oldId) {
+        this.mgr.remove(e.id);
+        // placeholders (an empty target is refused before anything is registered) use up the ids in between
+        for (let d = this.mgr.addBreakpoint({ target: '' }); ; d = this.mgr.addBreakpoint({ target: '' })) {
+          this.mgr.remove(d.id);
+          if (d.id >= oldId - 1) break;
+        }
+        e = this.add(rec.target, rec.bp);
+      }
+      if (e.id !== oldId) moved.push(oldId);
+      this.records.set(e.id, rec);
+      const g = rec.group;
+      if (g.kind === 'source') {
+        this.bySource.set(g.path, [...(this.bySource.get(g.path) ?? []), e.id]);
+        breakpoints.push({ ...this.toDap(e, g.path), line: rec.bp.mode === 'kretprobe' ? g.line : this.toDap(e, g.path).line });
+      } else {
+        if (g.kind === 'function') this.functionIds.push(e.id); else this.instructionIds.push(e.id);
+        breakpoints.push(this.toDap(e));
+      }
+    }
+    this.onChange();
+    return { breakpoints, moved };
   }
 
   private add(target: string, bp: ClientBreakpoint): ProbeEntry {
@@ -190,6 +285,7 @@ export class ProbeBridge {
 
   unregister(id: number): void {
     if (!this.mgr.remove(id)) throw new Error(`no probe with id ${id}`);
+    this.records.delete(id);
     for (const [k, ids] of this.bySource) this.bySource.set(k, ids.filter(x => x !== id));
     this.functionIds = this.functionIds.filter(x => x !== id);
     this.instructionIds = this.instructionIds.filter(x => x !== id);

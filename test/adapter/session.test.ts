@@ -142,7 +142,7 @@ describe('kprobe debug adapter (DAP)', () => {
     let frames: DebugProtocol.StackFrame[] = [];
     for (let i = 0; i < 500; i++) {
       const stepped = dc.waitForEvent('stopped');
-      await dc.nextRequest({ threadId: 1 });
+      await dc.nextRequest({ threadId: 1, granularity: 'instruction' });
       assert.equal(((await stepped) as DebugProtocol.StoppedEvent).body.reason, 'step');
       frames = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
       if (!frames[0].name.startsWith('start_kernel') && frames.length >= 2 && frames[1].name.startsWith('start_kernel+')) break;

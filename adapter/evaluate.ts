@@ -1,0 +1,112 @@
+/**
+ * DAP `evaluate` (watch, hover, Debug Console) in the handler language:
+ * one C expression of the handler-snippet language (emulator/handlers),
+ * compiled with the context of a breakpoint condition (`regs`, `p`, `ri`,
+ * `current`, `jiffies`, `arg0..5`, `symbol("name")`...) and run once over a
+ * HandlerEnv of the stopped CPU (adapter/stoppedEnv.ts).
+ *
+ * Unlike a condition (whose value is reduced to 0/1), the expression's value
+ * and static C type are kept: integers print as hex and decimal, pointers as
+ * hex with their symbol, `char *` with the string. The compiler, parser and
+ * runtime pieces used here are the ones compileLogMessage (logMessage.ts)
+ * assembles the same way; emulator/handlers is not changed.
+ */
+import type { Expr } from '../emulator/handlers/ast';
+import { HandlerCompiler } from '../emulator/handlers/compiler';
+import { CONTEXT_BY_KIND, defaultArgRegs } from '../emulator/handlers/context';
+import { CType, isCharPtr, isPtr, sizeOf, typeName } from '../emulator/handlers/ctypes';
+import { tokenize } from '../emulator/handlers/lexer';
+import { Parser } from '../emulator/handlers/parser';
+import { Frame, LITERAL_POOL_BASE, StringPool, readCString } from '../emulator/handlers/runtime';
+import { CompileOptions, Diagnostic, HandlerEnv, HandlerFault } from '../emulator/handlers';
+
+/** Statements + loop iterations one evaluation may cost. */
+const EVAL_STEP_BUDGET = 10_000;
+/** Longest string shown for a `char *` value. */
+const MAX_SHOWN_STRING = 256;
+
+export interface EvalValue {
+  /** raw value in the canonical form of its type (signed types negative when negative) */
+  value: bigint;
+  type: CType;
+  /** e.g. "unsigned long", "char *" */
+  typeName: string;
+  /** the string a `char *` points to ("(efault)" when unreadable) */
+  text?: string;
+}
+
+export type EvalResult = { ok: true; value: EvalValue } | { ok: false; message: string };
+
+/** A compile error or run-time fault as "line:column: message" (column counts from 1 in the expression). */
+function at(line: number, column: number, message: string): string {
+  return `${line}:${column}: ${message}`;
+}
+
+function firstError(diags: readonly Diagnostic[]): Diagnostic | undefined {
+  return diags.find(d => d.severity === 'error');
+}
+
+/** Compile and run one handler-language expression against env. Never throws. */
+export function evaluateExpression(source: string, env: HandlerEnv, opts: CompileOptions): EvalResult {
+  if (source.trim() === '') return { ok: false, message: 'empty expression' };
+  const diagnostics: Diagnostic[] = [];
+  const parser = new Parser(tokenize(source, 1, 1), diagnostics, opts.charSigned ?? true);
+  let ast: Expr | undefined;
+  try {
+    ast = parser.expression();
+    if (parser.tok.kind !== 'eof') parser.fail(`unexpected '${parser.tok.text}' after the expression (one expression, no ';')`);
+  } catch (e) {
+    parser.report(e);
+  }
+  let err = firstError(diagnostics);
+  if (err || !ast) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'cannot parse the expression' };
+  const compiler = new HandlerCompiler({
+    kind: 'condition', regNames: opts.regNames, argRegs: opts.argRegs ?? defaultArgRegs(opts.regNames),
+    context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, charSigned: opts.charSigned ?? true,
+  }, diagnostics, new StringPool(LITERAL_POOL_BASE));
+  const te = compiler.value(ast);
+  err = firstError(diagnostics);
+  if (err || te.bad) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'the expression does not compile' };
+  const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
+  try {
+    const value = te.ev(frame);
+    const out: EvalValue = { value, type: te.t, typeName: typeName(te.t) };
+    if (isCharPtr(te.t)) {
+      try {
+        out.text = value === 0n ? '(null)' : readCString(frame, value, MAX_SHOWN_STRING, te.span);
+      } catch {
+        out.text = '(efault)';
+      }
+    }
+    return { ok: true, value: out };
+  } catch (e) {
+    if (e instanceof HandlerFault) return { ok: false, message: at(e.line, e.column, `${e.kind} fault: ${e.message}`) };
+    return { ok: false, message: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** hex of the value at its type's width (two's complement for negative signed values) */
+export function hexOf(v: EvalValue): string {
+  const bits = sizeOf(v.type) * 8;
+  return '0x' + BigInt.asUintN(bits, v.value).toString(16);
+}
+
+/**
+ * Display text: integers `0x2a (42)` (signed negatives `0xffffffea (-22)`),
+ * pointers `0xffffffff81000000 <do_fork>`, `char *` with the string.
+ */
+export function formatValue(v: EvalValue, symbolize: (addr: bigint) => string | undefined): string {
+  const hex = hexOf(v);
+  if (isPtr(v.type)) {
+    const addr = BigInt.asUintN(64, v.value);
+    if (v.text !== undefined) return `${hex} ${JSON.stringify(v.text)}`;
+    const sym = addr !== 0n ? symbolize(addr) : undefined;
+    return sym ? `${hex} <${sym}>` : hex;
+  }
+  return `${hex} (${v.value.toString()})`;
+}
+
+/** Strings that look like a C identifier (hover candidates for kernel symbols). */
+export function isIdentifier(text: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_.]*$/.test(text);
+}
