@@ -8,7 +8,7 @@
 import type { ArchOps, DecodedInsn } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import { textPoke } from '../memory/textPoke';
-import { mustVAddr } from '../memory/address';
+import { mustVAddr, VAddr } from '../memory/address';
 import type { InsnSlots } from './insnSlots';
 import type { Kprobe, KprobeCtlblk, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
@@ -39,6 +39,12 @@ export interface ArchOptimizedInsn {
   readonly copyOffset: number;
   /** address of the buffer's callback instruction (the engine runs the handlers when it traps there) */
   readonly callback: bigint;
+  /**
+   * address of the buffer's native entry (a trap there: the engine does the
+   * whole save / handlers / restore itself, see enterNative); absent when
+   * the arch has none
+   */
+  readonly nativeEntry?: bigint;
   /** original bytes the jump overwrites after the probe's first (breakpoint) bytes (copied_insn) */
   readonly saved: Uint8Array;
   /** the jump written over the region by the optimizer */
@@ -54,6 +60,14 @@ export interface CallbackFrame {
   readonly resume: bigint;
   /** stack address of the saved registers */
   readonly frame: bigint;
+}
+
+/**
+ * Register state saved natively by a native entry (opaque to the core;
+ * the arch keeps what its restore needs).
+ */
+export interface NativeCallbackFrame {
+  readonly kind: CallbackKind;
 }
 
 /**
@@ -90,11 +104,31 @@ export interface OptprobesArchHooks {
    */
   leaveCallback(ctx: KprobesArchContext, regs: PtRegs, frame: CallbackFrame, returnTo?: bigint): void;
   /**
+   * A native entry trapped (cpu just past it): perform the register save of
+   * the buffer's / trampoline's template exactly as its instructions would
+   * (same frame bytes on the stack) and make the live registers the probed
+   * context with ip = `ip`, as enterCallback does. null: it cannot be done
+   * natively (the frame is not writable); the cpu is left to run the real
+   * template, whose callback then goes through enterCallback / leaveCallback.
+   */
+  enterNative?(ctx: KprobesArchContext, regs: PtRegs, ip: VAddr, kind: CallbackKind): NativeCallbackFrame | null;
+  /**
+   * Back from the handlers of a native entry: what leaveCallback and the
+   * template's restore do, then go on as the template would: an optprobe
+   * at its buffer's copied instructions, the kretprobe booster at
+   * `returnTo` (the real return address its `ret` would pop).
+   */
+  leaveNative?(ctx: KprobesArchContext, regs: PtRegs, frame: NativeCallbackFrame, returnTo?: bigint): void;
+  /** the code each native entry stands for (the cost model charges its instructions per native run) */
+  readonly nativeTemplates?: Readonly<Record<CallbackKind, Uint8Array>>;
+  /**
    * The kretprobe booster's trampoline: code that saves the registers,
    * traps at callbackOffset into the engine (trampoline_handler), restores
    * the registers and returns to the address the engine put in its frame.
+   * nativeEntryOffset: its native entry (see enterNative), the address
+   * functions return to.
    */
-  readonly kretprobeBoostTrampoline: { code: Uint8Array; callbackOffset: number };
+  readonly kretprobeBoostTrampoline: { code: Uint8Array; callbackOffset: number; nativeEntryOffset?: number };
 }
 
 /** decode-insn verdict (arm64/riscv decode-insn.c style) */

@@ -13,7 +13,9 @@ import type { KernelApi } from '../kernel/types';
 import { MemoryFault } from '../memory/memory';
 import { fromVAddr, hex, mustVAddr } from '../memory/address';
 import { PERM_X } from '../memory/memory';
-import { defaultArmKprobe, defaultDisarmKprobe, KprobesArchContext, KprobesArchHooks } from './archHooks';
+import {
+  CallbackFrame, defaultArmKprobe, defaultDisarmKprobe, KprobesArchContext, KprobesArchHooks, NativeCallbackFrame,
+} from './archHooks';
 import { kprobesArchFor } from './archRegistry';
 import { KprobeEvents, ProbeInfo } from './events';
 import { InsnSlots } from './insnSlots';
@@ -28,7 +30,7 @@ import { Kretprobes } from './kretprobes';
 import { KernelData } from './kdata';
 import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
-import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
+import { NativeEntry, OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
 import { attachEngine } from './sysctl';
 
 export interface KprobesEngineOptions {
@@ -60,6 +62,10 @@ export interface KprobeStats {
   kretTrampolineTraps: number;
   /** returns through the booster trampoline */
   kretBoostCallbacks: number;
+  /** optimized hits whose detour template (save, restore) the arch ran natively (hooks.optprobes.enterNative) */
+  nativeOptFrames: number;
+  /** booster trampoline returns whose template the arch ran natively */
+  nativeKretFrames: number;
 }
 
 /** What an address that raised a breakpoint trap is, for the engine (cost model, debugger). */
@@ -96,6 +102,7 @@ export class KprobesEngine {
   readonly exTable: ExceptionTable;
   readonly stats: KprobeStats = {
     int3Hits: 0, singleSteps: 0, boostedHits: 0, detourHits: 0, optCallbacks: 0, kretTrampolineTraps: 0, kretBoostCallbacks: 0,
+    nativeOptFrames: 0, nativeKretFrames: 0,
   };
   private kprobeBooster: boolean;
 
@@ -153,9 +160,9 @@ export class KprobesEngine {
   /** what kind of engine site raised a breakpoint trap at addr (the breakpoint's own address) */
   breakpointSite(addr: bigint): BreakpointSite {
     if (this.table.has(addr)) return 'kprobe';
-    if (this.optimizer.callbackProbe(addr) !== undefined) return 'optprobeCallback';
+    if (this.optimizer.callbackProbe(addr) !== undefined || this.optimizer.nativeEntryProbe(addr) !== undefined) return 'optprobeCallback';
     if (addr === this.kretprobes.int3Trampoline) return 'kretprobeTrampoline';
-    if (addr === this.kretprobes.boostCallback && addr !== 0n) return 'kretprobeBoostCallback';
+    if ((addr === this.kretprobes.boostCallback || addr === this.kretprobes.boostEntry) && addr !== 0n) return 'kretprobeBoostCallback';
     if (addr === this.nested.returnAddress()) return 'nestedReturn';
     return 'none';
   }
@@ -633,12 +640,12 @@ export class KprobesEngine {
     const kcb = this.ctlblk(cpu.id);
     const regs = this.regsOf(cpu);
     if (addr === this.kretprobes.int3Trampoline) { this.stats.kretTrampolineTraps++; return this.kretprobes.trampolineHit(cpu, regs, kcb); }
-    if (addr === this.kretprobes.boostCallback && addr !== 0n) {
-      this.stats.kretBoostCallbacks++;
-      return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb);
-    }
+    if (addr === this.kretprobes.boostEntry && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
+    if (addr === this.kretprobes.boostCallback && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, false);
+    const ne = this.optimizer.nativeEntryProbe(addr);
+    if (ne !== undefined) return this.optimizedCallback(cpu, ne.addr, ne);
     const opAddr = this.optimizer.callbackProbe(addr);
-    if (opAddr !== undefined) return this.optimizedCallback(cpu, opAddr);
+    if (opAddr !== undefined) return this.optimizedCallback(cpu, opAddr, null);
     const p = this.table.get(addr);
     if (!p) {
       // The breakpoint was removed after this CPU hit it: run the original instruction.
@@ -764,15 +771,26 @@ export class KprobesEngine {
    * (their return value and any change of ip are ignored, as documented),
    * the registers go back into the buffer's saved frame, and the buffer
    * goes on (restore, copied instructions, jump back). A hit while another
-   * probe is being handled on this CPU only counts as missed.
+   * probe is being handled on this CPU only counts as missed. `native`: the
+   * trap is the buffer's native entry — the arch does the template's save
+   * and restore itself and resumes at the copied instructions (when it
+   * cannot, the cpu runs the template, which calls back here non-native).
    */
-  private optimizedCallback(cpu: Cpu, addr: bigint): boolean {
+  private optimizedCallback(cpu: Cpu, addr: bigint, native: NativeEntry | null): boolean {
     const opt = this.hooks.optprobes;
     if (!opt) return false;
-    this.stats.optCallbacks++;
     const regs = this.regsOf(cpu);
+    let nf: NativeCallbackFrame | null = null;
+    let frame: CallbackFrame | null = null;
+    if (native) {
+      nf = opt.enterNative?.(this.ctx, regs, native.ip, 'optprobe') ?? null;
+      if (!nf) return true; // the template runs as instructions and calls back at its callback
+      this.stats.nativeOptFrames++;
+    } else {
+      frame = opt.enterCallback(this.ctx, regs, addr + BigInt(this.kernel.arch.breakpointPcOffset), 'optprobe');
+    }
+    this.stats.optCallbacks++;
     const p = this.table.get(addr);
-    const frame = opt.enterCallback(this.ctx, regs, addr + BigInt(this.kernel.arch.breakpointPcOffset), 'optprobe');
     const kcb = this.ctlblk(cpu.id);
     try {
       if (!p || kprobeDisabled(p)) return true;
@@ -794,7 +812,8 @@ export class KprobesEngine {
       if (e instanceof HandlerOops) return true;
       throw e;
     } finally {
-      opt.leaveCallback(this.ctx, regs, frame);
+      if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(this.ctx, regs, nf);
+      else opt.leaveCallback(this.ctx, regs, frame as CallbackFrame);
     }
     this.collectGarbage();
     return true;

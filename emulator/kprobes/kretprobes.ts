@@ -16,7 +16,7 @@
 import { Errno } from '../kernel/abi';
 import type { Cpu } from '../arch/types';
 import type { Task } from '../kernel/types';
-import { hex64 } from '../memory/address';
+import { hex64, mustVAddr, VAddr } from '../memory/address';
 import { defaultKprobeOnFuncEntry } from './archHooks';
 import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
@@ -51,8 +51,11 @@ export class Kretprobes {
   readonly int3Trampoline: bigint;
   /** the kretprobe booster's trampoline (save registers, handler path, restore, return); 0n without arch support */
   readonly boostTrampoline: bigint;
-  /** address of the booster trampoline's callback into the engine */
+  /** address of the booster trampoline's callback into the engine (its template's) */
   readonly boostCallback: bigint;
+  /** address of the booster trampoline's native entry (= the trampoline when the arch has one; else 0n) */
+  readonly boostEntry: bigint;
+  private readonly boostTrampolineV: VAddr;
   /** new instances return through the booster trampoline (when the arch has one) */
   private boost: boolean;
   private readonly state = new WeakMap<Kretprobe, RpState>();
@@ -74,10 +77,13 @@ export class Kretprobes {
       this.boostTrampoline = engine.slots.allocCode(bt.code.length);
       engine.slots.write(this.boostTrampoline, bt.code);
       this.boostCallback = this.boostTrampoline + BigInt(bt.callbackOffset);
+      this.boostEntry = bt.nativeEntryOffset === undefined ? 0n : this.boostTrampoline + BigInt(bt.nativeEntryOffset);
     } else {
       this.boostTrampoline = 0n;
       this.boostCallback = 0n;
+      this.boostEntry = 0n;
     }
+    this.boostTrampolineV = mustVAddr(this.boostTrampoline);
     this.boost = boost && this.boostTrampoline !== 0n;
   }
 
@@ -225,18 +231,34 @@ export class Kretprobes {
   }
 
   /**
-   * The booster trampoline called the engine (its callback breakpoint):
-   * the live registers become those at the trampoline (pt_regs of the
-   * saved frame), the return handlers run, and the frame's return slot
-   * gets the real return address the trampoline's `ret` goes to.
+   * The booster trampoline called the engine (its callback breakpoint, or
+   * its native entry): the live registers become those at the trampoline
+   * (pt_regs of the saved frame), the return handlers run, and the frame's
+   * return slot gets the real return address the trampoline's `ret` goes
+   * to. `native`: the arch does the trampoline's save and restore itself
+   * and resumes at the real return address (when it cannot, the cpu runs
+   * the trampoline's template, which calls back here non-native).
    */
-  boostedTrampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+  boostedTrampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, native: boolean): boolean {
     const opt = this.engine.hooks.optprobes;
     if (!opt) return false;
-    const frame = opt.enterCallback(this.engine.ctx, regs, this.boostTrampoline, 'kretprobe');
+    const ctx = this.engine.ctx;
+    if (native) {
+      const enter = opt.enterNative, leave = opt.leaveNative;
+      const nf = enter && leave ? enter(ctx, regs, this.boostTrampolineV, 'kretprobe') : null;
+      if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
+      this.engine.stats.kretBoostCallbacks++;
+      this.engine.stats.nativeKretFrames++;
+      const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.boostTrampoline));
+      if (orig === null) return true; // the CPU oopsed
+      leave(ctx, regs, nf, orig);
+      return true;
+    }
+    this.engine.stats.kretBoostCallbacks++;
+    const frame = opt.enterCallback(ctx, regs, this.boostTrampoline, 'kretprobe');
     const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.boostTrampoline));
     if (orig === null) return true; // the CPU oopsed
-    opt.leaveCallback(this.engine.ctx, regs, frame, orig);
+    opt.leaveCallback(ctx, regs, frame, orig);
     return true;
   }
 

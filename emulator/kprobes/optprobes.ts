@@ -36,6 +36,7 @@ import type { Task } from '../kernel/types';
 import type { ArchOptimizedInsn, OptprobesArchHooks } from './archHooks';
 import type { KprobesEngine } from './core';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
+import { mustVAddr, VAddr } from '../memory/address';
 
 /** Delay between queueing and writing the jump, in emulated ns (Linux: 5 jiffies). */
 export const OPTIMIZE_DELAY_NS = 10_000;
@@ -60,6 +61,12 @@ interface OptEntry {
   deadline: number;
 }
 
+/** A detour buffer's native entry: its probe address and the ip the handlers see (as a breakpoint hit shows it). */
+export interface NativeEntry {
+  readonly addr: bigint;
+  readonly ip: VAddr;
+}
+
 /** best effort: the saved pc of a switched-out task (kernel tasks keep their context in `ctx`) */
 interface TaskWithContext extends Task { ctx?: CpuContext }
 
@@ -67,6 +74,8 @@ export class Optimizer {
   private readonly entries = new Map<bigint, OptEntry>();
   private readonly refused = new Map<bigint, string>();
   private readonly callbacks = new Map<bigint, bigint>();
+  /** native entry address -> its probe (detour buffers whose arch has native entries) */
+  private readonly nativeEntries = new Map<bigint, NativeEntry>();
   private nextDeadline = Infinity;
   /** debug.kprobes_optimization */
   private on = true;
@@ -91,6 +100,9 @@ export class Optimizer {
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
     this.callbacks.set(r.callback, addr);
+    if (r.nativeEntry !== undefined) {
+      this.nativeEntries.set(r.nativeEntry, { addr, ip: mustVAddr(addr + BigInt(this.engine.kernel.arch.breakpointPcOffset)) });
+    }
   }
 
   /** The address lost its last probe (after unoptimize + disarm). The buffer is kept for an identical reuse. */
@@ -99,6 +111,7 @@ export class Optimizer {
     if (e) {
       if (e.state === 'optimized') this.unoptimize(addr, e);
       this.callbacks.delete(e.op.callback);
+      if (e.op.nativeEntry !== undefined) this.nativeEntries.delete(e.op.nativeEntry);
       this.entries.delete(addr);
     }
     this.refused.delete(addr);
@@ -127,6 +140,9 @@ export class Optimizer {
 
   /** the probe address whose detour buffer has its callback at `addr` */
   callbackProbe(addr: bigint): bigint | undefined { return this.callbacks.get(addr); }
+
+  /** the probe whose detour buffer has its native entry at `addr` */
+  nativeEntryProbe(addr: bigint): NativeEntry | undefined { return this.nativeEntries.get(addr); }
 
   isOptimized(addr: bigint): boolean { return this.entries.get(addr)?.state === 'optimized'; }
 

@@ -19,7 +19,7 @@ import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
 import { KprobesEngine, Jprobe, Kprobe, Kretprobe } from '../../emulator/kprobes';
-import { CycleCounter, BreakpointKind, KPROBE_PATH_CYCLES } from '../../emulator/arch/x86_64/cycles';
+import { CycleCounter, BreakpointKind, codeCycles, KPROBE_PATH_CYCLES } from '../../emulator/arch/x86_64/cycles';
 
 const TARGET = 'fib';
 const GHZ = 2.33;
@@ -67,9 +67,14 @@ function setup(image: ElfImage, mode: Mode): { m: Machine; e: KprobesEngine; hit
     if (!e.isOptimized(image.symbols.lookup(TARGET)?.value ?? 0n)) throw new Error(`${TARGET} was not optimized`);
   }
   const hits = (): number => (hasK ? kp.hits ?? 0 : hasR ? rp.kp.hits ?? 0 : jp.kp.hits ?? 0);
-  // C paths of handlers the engine runs as TypeScript (charged per entry hit)
+  // C paths of handlers the engine runs as TypeScript (charged per entry hit), and the
+  // detour / booster templates the engine runs natively (charged per native run, by their instructions)
+  const tpl = e.hooks.optprobes?.nativeTemplates;
+  const optTpl = tpl ? codeCycles(m.arch, tpl.optprobe) : 0;
+  const kretTpl = tpl ? codeCycles(m.arch, tpl.kretprobe) : 0;
   const extraCycles = (): number => (hasR ? (rp.kp.hits ?? 0) - (rp.nmissed ?? 0) : 0) * KPROBE_PATH_CYCLES.kretprobeEntry
-    + (hasJ ? (jp.kp.hits ?? 0) * KPROBE_PATH_CYCLES.jprobe : 0);
+    + (hasJ ? (jp.kp.hits ?? 0) * KPROBE_PATH_CYCLES.jprobe : 0)
+    + e.stats.nativeOptFrames * optTpl + e.stats.nativeKretFrames * kretTpl;
   return { m, e, hits, extraCycles };
 }
 

@@ -118,6 +118,22 @@ export function insnCycles(d: DecodedInsn): number {
   return INSN_CYCLES[cycleClass(d)];
 }
 
+/**
+ * Cycles of a straight-line code block (the sum of its instructions'
+ * classes), e.g. a detour template the kprobes engine runs natively
+ * instead of as instructions. Throws when the bytes do not decode.
+ */
+export function codeCycles(arch: ArchOps, code: Uint8Array, at = 0xffffffff80000000n): number {
+  let total = 0;
+  for (let off = 0; off < code.length;) {
+    const d = arch.decodeBytes(code.subarray(off), at + BigInt(off));
+    if (!d) throw new Error(`codeCycles: no instruction decodes at +0x${off.toString(16)}`);
+    total += insnCycles(d);
+    off += d.length;
+  }
+  return total;
+}
+
 /** What a breakpoint trap stands for (engine knowledge, supplied by the caller). */
 export type BreakpointKind = 'kprobe' | 'optprobeCallback' | 'kretprobeTrampoline' | 'kretprobeBoostCallback' | 'other';
 

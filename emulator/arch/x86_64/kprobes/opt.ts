@@ -29,32 +29,48 @@
  * Detour buffer (real x86_64 code in the kernel's exec area, within
  * +-2 GiB of the probe so that `jmp rel32` reaches it both ways):
  *
- *     push $__KERNEL_DS          ; pt_regs->ss
- *     push %rsp                  ; pt_regs->sp (sp - 8: fixed by the callback)
- *     pushfq                     ; pt_regs->flags
- *     sub  $24, %rsp             ; cs, ip, orig_ax
+ *     int3                       ; NATIVE ENTRY (the probe's jmp lands here)
+ *     push $__KERNEL_DS          ; pt_regs->ss           \
+ *     push %rsp                  ; pt_regs->sp (sp - 8)   |
+ *     pushfq                     ; pt_regs->flags         | the template:
+ *     sub  $24, %rsp             ; cs, ip, orig_ax        | run as instructions
  *     push rdi rsi rdx rcx rax r8 r9 r10 r11 rbx rbp r12 r13 r14 r15
- *     int3                       ; CALLBACK: the engine runs the pre_handlers
- *     mov  18*8(%rsp), %rdx      ; flags ...
- *     mov  %rdx, 20*8(%rsp)      ; ... into the ss slot
+ *     int3                       ; CALLBACK               | only as the fallback
+ *     mov  18*8(%rsp), %rdx      ; flags ...              | of the native entry
+ *     mov  %rdx, 20*8(%rsp)      ; ... into the ss slot   |
  *     pop  r15 ... rdi           ; registers as the handlers left them
  *     add  $40, %rsp             ; skip orig_ax ip cs flags sp
- *     popfq                      ; flags (from the ss slot)
+ *     popfq                      ; flags (from the ss slot) /
  *     <the DCR's instructions, RIP-relative displacements re-targeted>
  *     jmp  <probe + DCR size>
  *
- * The CALLBACK stands for Linux's `call optimized_callback`: the engine
- * recognises the int3 at that address (it owns the buffer) and treats it
- * as a function call, not as a probe hit; the probed site itself no longer
- * traps. The saved registers form a real pt_regs on the stack.
+ * The NATIVE ENTRY stands for Linux's whole optprobe template including
+ * `call optimized_callback`: the engine recognises the int3 there (it owns
+ * the buffer), performs the template's register save on the stack exactly
+ * as its instructions would (same pt_regs frame, same bytes), runs the
+ * pre_handlers, performs the template's restore and resumes at the copied
+ * instructions — one engine call per hit instead of ~40 emulated
+ * instructions plus a callback (enterNative / leaveNative). The template
+ * stays in the buffer as real code: when the frame cannot be written
+ * natively (the stack below sp is not writable RAM), the entry simply
+ * falls through into it, and its pushes fault exactly where hardware
+ * would; its CALLBACK int3 then works as before (enterCallback /
+ * leaveCallback). Either way the probed site itself no longer traps and
+ * the saved registers form a real pt_regs on the stack. The kretprobe
+ * booster trampoline has the same shape (native entry, then its template).
  */
 import type { DecodedInsn } from '../../types';
 import { mustVAddr } from '../../../memory/address';
 import { textPoke } from '../../../memory/textPoke';
-import type { ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, OptprobesArchHooks } from '../../../kprobes/archHooks';
+import type {
+  ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, NativeCallbackFrame, OptprobesArchHooks,
+} from '../../../kprobes/archHooks';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { boostVerdict } from './boost';
 import { ripDispOffset } from './insnFields';
+import { nativeEnter, nativeLeave, PT_SLOT, X86NativeFrame } from './nativeFrame';
+import { X86Cpu } from '../cpu';
+import { toVAddr, VAddr } from '../../../memory/address';
 
 const JMP32_SIZE = 5;
 const INT3 = 0xcc;
@@ -74,11 +90,6 @@ const POPS: number[][] = [
   [0x58], [0x59], [0x5a], [0x5e], [0x5f], // rax rcx rdx rsi rdi
 ];
 
-/** pt_regs slot (x 8 bytes) of each field, by ArchOps.regs name (Linux struct pt_regs order) */
-const PT_SLOT: Readonly<Record<string, number>> = {
-  r15: 0, r14: 1, r13: 2, r12: 3, bp: 4, bx: 5, r11: 6, r10: 7, r9: 8, r8: 9,
-  ax: 10, cx: 11, dx: 12, si: 13, di: 14, orig_ax: 15, ip: 16, cs: 17, flags: 18, sp: 19, ss: 20,
-};
 const GPR_NAMES = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di'];
 
 function bytes(...parts: number[][]): number[] {
@@ -100,9 +111,9 @@ function restoreRegs(): number[] {
   return bytes(...POPS);
 }
 
-/** Detour buffer head: save, callback, restore (the copied region follows). */
+/** Detour buffer head: native entry, then save, callback, restore (the copied region follows). */
 function optprobeTemplate(): { code: number[]; callbackOffset: number } {
-  const head = saveRegs(true);
+  const head = bytes([INT3], saveRegs(true));
   const callbackOffset = head.length;
   const code = bytes(
     head,
@@ -116,9 +127,9 @@ function optprobeTemplate(): { code: number[]; callbackOffset: number } {
   return { code, callbackOffset };
 }
 
-/** kretprobe booster trampoline: save, callback, restore, ret (to the frame's sp slot) */
-function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number } {
-  const head = saveRegs(false);
+/** kretprobe booster trampoline: native entry, then save, callback, restore, ret (to the frame's sp slot) */
+function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number; nativeEntryOffset: number } {
+  const head = bytes([INT3], saveRegs(false));
   const callbackOffset = head.length;
   const code = bytes(
     head,
@@ -128,8 +139,10 @@ function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number }
     [0x9d], // popfq
     [0xc3], // ret: pops the real return address the engine wrote into the sp slot
   );
-  return { code: Uint8Array.from(code), callbackOffset };
+  return { code: Uint8Array.from(code), callbackOffset, nativeEntryOffset: 0 };
 }
+
+const KRET_TRAMPOLINE = kretprobeTrampolineCode();
 
 function rel32(from: bigint, to: bigint): number | null {
   const d = to - from;
@@ -273,7 +286,7 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   const jump = jmpTo(addr, buf);
   if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
   return {
-    addr, insn: buf, size, copyOffset: tpl.code.length, callback: buf + BigInt(tpl.callbackOffset),
+    addr, insn: buf, size, copyOffset: tpl.code.length, callback: buf + BigInt(tpl.callbackOffset), nativeEntry: buf,
     saved: orig.slice(ctx.arch.breakpointInsn.length, JMP32_SIZE), jump,
   };
 }
@@ -331,6 +344,24 @@ function leaveCallback(_ctx: KprobesArchContext, regs: PtRegs, f: CallbackFrame,
   regs.ip = f.resume;
 }
 
+/** bytes of the optprobe detour buffer before the copied instructions (native entry + template) */
+const OPT_HEAD_LEN = optprobeTemplate().code.length;
+
+function enterNative(_ctx: KprobesArchContext, regs: PtRegs, ip: VAddr, kind: CallbackKind): NativeCallbackFrame | null {
+  const cpu = regs.cpu;
+  return cpu instanceof X86Cpu ? nativeEnter(cpu, ip, kind) : null;
+}
+
+function leaveNative(_ctx: KprobesArchContext, _regs: PtRegs, nf: NativeCallbackFrame, returnTo?: bigint): void {
+  const f = nf as X86NativeFrame;
+  if (f.kind === 'optprobe') {
+    nativeLeave(f, f.entry + OPT_HEAD_LEN, 0n, 0); // on to the copied instructions
+    return;
+  }
+  const to = returnTo ?? 0n;
+  nativeLeave(f, toVAddr(to), to, f.entry + KRET_TRAMPOLINE.code.length - 1);
+}
+
 export const x86_64Optprobes: OptprobesArchHooks = {
   jumpSize: JMP32_SIZE,
   canOptimize,
@@ -341,5 +372,8 @@ export const x86_64Optprobes: OptprobesArchHooks = {
   setupDetourExecution,
   enterCallback,
   leaveCallback,
-  kretprobeBoostTrampoline: kretprobeTrampolineCode(),
+  enterNative,
+  leaveNative,
+  kretprobeBoostTrampoline: KRET_TRAMPOLINE,
+  nativeTemplates: { optprobe: Uint8Array.from(optprobeTemplate().code), kretprobe: KRET_TRAMPOLINE.code },
 };

@@ -1,0 +1,193 @@
+/**
+ * The native entry of an x86_64 detour buffer / kretprobe booster
+ * trampoline (see opt.ts): the register save and restore of the template
+ * done by the engine instead of ~40 emulated instructions, with the same
+ * effect on the stack and the registers.
+ *
+ * Save (the template's pushes, then enterCallback's slot writes):
+ *   optprobe  frame = sp0 - 21*8: ss = __KERNEL_DS, sp = sp0 - 8, flags,
+ *             cs/ip/orig_ax, r15..di
+ *   kretprobe frame = sp0 - 20*8: sp = sp0, flags, cs/ip/orig_ax, r15..di
+ *   flags as pushfq stores them (RF, VM read as 0) and as enterCallback
+ *   reloads them; ip = the handlers' ip; sp stays sp0 (the probed sp).
+ * Restore (leaveCallback's slot writes, then the template's pops/popfq):
+ *   the GPR slots and flags get the live values (the handlers' changes);
+ *   optprobe: the flags copied into the ss slot; kretprobe: the return
+ *   address into the sp slot; GPRs unchanged (the pops load what was just
+ *   written); sp = sp0; rflags through popf; rip = the resume address.
+ *
+ * The frame is written straight into the stack region's bytes after one
+ * check that the whole frame is writable RAM that is not executable (so no
+ * fault can happen half-way and no decoded instruction can be hit). When
+ * the check fails the native entry declines and the CPU runs the real
+ * template, whose pushes then fault (or write) exactly as hardware would.
+ */
+import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHooks';
+import type { VAddr } from '../../../memory/address';
+import { PERM_U, PERM_W, PERM_X, Region } from '../../../memory/memory';
+import { X86Cpu } from '../cpu';
+
+const TWO32 = 4294967296;
+
+/** pt_regs slot (x 8 bytes) of each field, by ArchOps.regs name (Linux struct pt_regs order) */
+export const PT_SLOT: Readonly<Record<string, number>> = {
+  r15: 0, r14: 1, r13: 2, r12: 3, bp: 4, bx: 5, r11: 6, r10: 7, r9: 8, r8: 9,
+  ax: 10, cx: 11, dx: 12, si: 13, di: 14, orig_ax: 15, ip: 16, cs: 17, flags: 18, sp: 19, ss: 20,
+};
+/** word offsets (x 4 bytes) of the slots written by name */
+const S_ORIG_AX = 15 * 2, S_IP = 16 * 2, S_CS = 17 * 2, S_FLAGS = 18 * 2, S_SP = 19 * 2, S_SS = 20 * 2;
+
+/** hardware GPR number of pt_regs slots 0..14 (r15 ... di) */
+const SLOT_GPR = [15, 14, 13, 12, 5, 3, 11, 10, 9, 8, 0, 1, 2, 6, 7];
+/** bytes of the saved frame: 21 slots (optprobe pushes ss) or 20 (kretprobe booster) */
+const FRAME_BYTES_OPT = 21 * 8, FRAME_BYTES_KRET = 20 * 8;
+const KERNEL_DS = 0x18, KERNEL_CS = 0x10, USER_CS = 0x33;
+/** rflags bits pushf reads as 0 (VM, RF); popf in user mode keeps IF and IOPL */
+const PUSHF_CLEAR = 0x30000;
+const POPF_USER_KEEP = 0x200 | 0x3000;
+const INT3_LEN = 1;
+
+/** The native entry's frame: where the template's save went, and what its restore needs. */
+export interface X86NativeFrame extends NativeCallbackFrame {
+  readonly cpu: X86Cpu;
+  readonly region: Region;
+  /** the saved pt_regs (its lowest slot) */
+  readonly frame: VAddr;
+  /** sp at the entry (the probe's sp / the sp after the probed function's ret) */
+  readonly sp0: VAddr;
+  /** address of the native entry's int3 */
+  readonly entry: VAddr;
+}
+
+/**
+ * 32-bit words of a region's bytes (host order: every host node runs on is
+ * little-endian, as the emulated machines are), cached per region; null
+ * when its bytes do not start on a 4-byte boundary.
+ */
+const words = new WeakMap<Region, Int32Array | null>();
+function wordsOf(r: Region): Int32Array | null {
+  let w = words.get(r);
+  if (w === undefined) {
+    const b = r.bytes;
+    w = LITTLE_ENDIAN_HOST && (b.byteOffset & 3) === 0 ? new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2) : null;
+    words.set(r, w);
+  }
+  return w;
+}
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** word index `i` of the frame: slot s is words i + 2s (lo) and i + 2s + 1 (hi) */
+function put(w: Int32Array, i: number, lo: number, hi: number): void {
+  w[i] = lo;
+  w[i + 1] = hi;
+}
+
+function putAddr(w: Int32Array, i: number, a: VAddr): void {
+  const h = Math.floor(a / TWO32);
+  put(w, i, (a - h * TWO32) | 0, h);
+}
+
+/**
+ * The frame [lo, lo+len) is word-aligned RAM the CPU may write now and not
+ * executable: the native save cannot fault half-way nor hit decoded code.
+ */
+function frameRegion(cpu: X86Cpu, lo: VAddr, len: number): Region | null {
+  const r = cpu.mem.regionAt(lo, len);
+  if (!r || r.device || (r.perms & PERM_W) === 0 || (r.perms & PERM_X) !== 0) return null;
+  if (cpu.userMode && (r.perms & PERM_U) === 0) return null;
+  if (((lo - r.base) & 3) !== 0 || !wordsOf(r)) return null;
+  return r;
+}
+
+function writeGprSlots(cpu: X86Cpu, w: Int32Array, i: number): void {
+  const lo = cpu.lo, hi = cpu.hi;
+  w[i] = lo[15]; w[i + 1] = hi[15];
+  w[i + 2] = lo[14]; w[i + 3] = hi[14];
+  w[i + 4] = lo[13]; w[i + 5] = hi[13];
+  w[i + 6] = lo[12]; w[i + 7] = hi[12];
+  w[i + 8] = lo[5]; w[i + 9] = hi[5];
+  w[i + 10] = lo[3]; w[i + 11] = hi[3];
+  w[i + 12] = lo[11]; w[i + 13] = hi[11];
+  w[i + 14] = lo[10]; w[i + 15] = hi[10];
+  w[i + 16] = lo[9]; w[i + 17] = hi[9];
+  w[i + 18] = lo[8]; w[i + 19] = hi[8];
+  w[i + 20] = lo[0]; w[i + 21] = hi[0];
+  w[i + 22] = lo[1]; w[i + 23] = hi[1];
+  w[i + 24] = lo[2]; w[i + 25] = hi[2];
+  w[i + 26] = lo[6]; w[i + 27] = hi[6];
+  w[i + 28] = lo[7]; w[i + 29] = hi[7];
+}
+
+/**
+ * The native entry trapped (rip just past its int3): the template's save,
+ * then ip = `ip` for the handlers. null (nothing changed, rip on the
+ * template) when the frame cannot be written natively.
+ */
+export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86NativeFrame | null {
+  const sph = cpu.hi[4];
+  if (sph > 0x7fff || sph < -0x8000) return null; // non-canonical rsp: the template's first push raises the #GP
+  const sp0 = sph * TWO32 + (cpu.lo[4] >>> 0);
+  const opt = kind === 'optprobe';
+  const frame = sp0 - (opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
+  const region = frameRegion(cpu, frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
+  if (!region) return null;
+  const w = wordsOf(region) as Int32Array;
+  const i = (frame - region.base) >> 2;
+  const fl = cpu.getRflags() & ~PUSHF_CLEAR;
+  if (opt) {
+    put(w, i + S_SS, KERNEL_DS, 0); // push $__KERNEL_DS
+    putAddr(w, i + S_SP, sp0 - 8); // push %rsp (after the ss push)
+  } else {
+    put(w, i + S_SP, cpu.lo[4], sph); // push %rsp
+  }
+  put(w, i + S_FLAGS, fl, 0); // pushfq
+  writeGprSlots(cpu, w, i);
+  // optimized_callback / trampoline_handler: regs->ip, orig_ax = -1, cs
+  putAddr(w, i + S_IP, ip);
+  put(w, i + S_ORIG_AX, -1, -1);
+  put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
+  const entry = cpu.rip - INT3_LEN;
+  cpu.setRflags(fl); // as enterCallback reloads them from the frame
+  cpu.rip = ip;
+  return { kind, cpu, region, frame, sp0, entry };
+}
+
+/**
+ * Back from the handlers: leaveCallback's writes (kretprobe: `returnTo`
+ * into the return slot) and the template's restore, then rip = resume.
+ * `resume` null (kretprobe: a non-canonical return address) leaves the
+ * CPU on the template's `ret` at `retInsn` with sp at the return slot, so
+ * that the ret raises the #GP itself.
+ */
+export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: bigint, retInsn: VAddr): void {
+  const cpu = f.cpu;
+  const r = f.region;
+  const kret = f.kind === 'kretprobe';
+  const rlo = kret ? Number(BigInt.asIntN(32, returnTo)) : 0, rhi = kret ? Number(BigInt.asIntN(32, returnTo >> 32n)) : 0;
+  const fl = cpu.getRflags();
+  // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
+  const w = cpu.mem.regionAt(f.frame) === r && (r.perms & (PERM_W | PERM_X)) === PERM_W ? wordsOf(r) : null;
+  if (w) {
+    const i = (f.frame - r.base) >> 2;
+    writeGprSlots(cpu, w, i);
+    put(w, i + S_FLAGS, fl, 0);
+    if (kret) put(w, i + S_SP, rlo, rhi);
+    else put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
+  } else {
+    const mem = cpu.mem;
+    const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };
+    for (let s = 0; s < 15; s++) put64(f.frame + s * 8, cpu.lo[SLOT_GPR[s]], cpu.hi[SLOT_GPR[s]]);
+    put64(f.frame + S_FLAGS * 4, fl, 0);
+    if (kret) put64(f.frame + S_SP * 4, rlo, rhi);
+    else put64(f.frame + S_SS * 4, fl, 0);
+  }
+  // popfq (the flags value just stored)
+  cpu.setRflags(cpu.userMode ? (fl & ~POPF_USER_KEEP) | (cpu.otherFlags & POPF_USER_KEEP) : fl);
+  if (resume === null) {
+    cpu.setRegAddr(4, f.frame + S_SP * 4);
+    cpu.rip = retInsn;
+    return;
+  }
+  cpu.setRegAddr(4, f.sp0);
+  cpu.rip = resume;
+}
