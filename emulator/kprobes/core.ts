@@ -87,6 +87,10 @@ export class KprobesEngine {
   private readonly armed = new Set<bigint>();
   private readonly ctlblks: KprobeCtlblk[] = [];
   private readonly regsViews = new Map<Cpu, PtRegs>();
+  /** the last view asked for per CPU id (a fast path of regsOf on every hit) */
+  private readonly regsById: PtRegs[] = [];
+  /** ArchOps.breakpointPcOffset as a bigint (trap pc -> breakpoint address) */
+  private readonly bpPcOffset: bigint;
   /** probes unregistered while a CPU still referenced their slot (freed later) */
   private pendingRemove: Kprobe[] = [];
   private nextId = 1;
@@ -127,6 +131,7 @@ export class KprobesEngine {
     this.optimizer = new Optimizer(this, hooks.optprobes, opts.optimizeDelayNs ?? OPTIMIZE_DELAY_NS);
     if (opts.optimization === false) this.optimizer.setEnabled(false);
     this.kprobeBooster = opts.kprobeBooster ?? true;
+    this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
     attachEngine(kernel, this);
@@ -177,8 +182,12 @@ export class KprobesEngine {
   }
 
   regsOf(cpu: Cpu): PtRegs {
+    const id = cpu.id;
+    const byId = id >= 0 ? this.regsById[id] : undefined;
+    if (byId !== undefined && byId.cpu === cpu) return byId;
     let r = this.regsViews.get(cpu);
     if (!r) { r = new PtRegs(cpu, this.kernel.arch); this.regsViews.set(cpu, r); }
+    if (id >= 0) this.regsById[id] = r;
     return r;
   }
 
@@ -538,7 +547,7 @@ export class KprobesEngine {
       if (this.events.active) this.emitHit(kp, regs.cpu.id);
       if (kp.pre_handler) {
         kcb.instance = kp;
-        const r = this.guarded(kp, regs, () => (kp.pre_handler as NonNullable<Kprobe['pre_handler']>)(kp, regs), 0);
+        const r = this.guardedPre(kp, kp.pre_handler, regs);
         kcb.instance = null;
         if (r) return 1;
       }
@@ -592,33 +601,53 @@ export class KprobesEngine {
     try {
       return fn();
     } catch (e) {
-      if (e instanceof HandlerOops || (e instanceof JprobeReturn && this.jprobes.depth > 0)) throw e;
-      if (e instanceof JprobeReturn) {
-        const msg = `jprobe_return() called outside a jprobe handler (${this.where(who.addr ?? 0n)})`;
-        this.kernel.oops(regs.cpu, null, msg);
-        throw new HandlerOops(msg);
-      }
-      const cpu = regs.cpu;
-      const where = this.where(who.addr ?? 0n);
-      if (e instanceof MemoryFault) {
-        who.nmissed = (who.nmissed ?? 0) + 1;
-        const trapnr = this.kernel.arch.abi.trapNumbers.pageFault ?? 14;
-        let handled = 0;
-        if (who.fault_handler) {
-          try { handled = who.fault_handler(who, regs, trapnr); } catch { handled = 0; }
-        }
-        if (handled) return fallback;
-        const trap: Trap = {
-          kind: 'pageFault', pc: cpu.getPc(), addr: e.address, access: e.access, present: e.present, user: false,
-        };
-        const msg = `BUG: unable to handle page fault for address: ${hex(fromVAddr(e.addr))} in a kprobe handler (${where})`;
-        this.kernel.oops(cpu, trap, msg);
-        throw new HandlerOops(msg);
-      }
-      const msg = `kprobe handler (${where}) failed: ${e instanceof Error ? e.message : String(e)}`;
-      this.kernel.oops(cpu, null, msg);
+      this.handlerFailed(who, regs, e);
+      return fallback;
+    }
+  }
+
+  /** guarded() for a pre_handler, without a closure per hit (the hot path of every probe hit) */
+  private guardedPre(p: Kprobe, pre: NonNullable<Kprobe['pre_handler']>, regs: PtRegs): number {
+    try {
+      return pre(p, regs);
+    } catch (e) {
+      this.handlerFailed(p, regs, e);
+      return 0;
+    }
+  }
+
+  /**
+   * A handler of `who` threw `e`: returns when its fault_handler handled a
+   * MemoryFault (the caller goes on with its fallback value); otherwise
+   * oopses the CPU and throws HandlerOops (control-flow signals rethrown).
+   */
+  private handlerFailed(who: Kprobe, regs: PtRegs, e: unknown): void {
+    if (e instanceof HandlerOops || (e instanceof JprobeReturn && this.jprobes.depth > 0)) throw e;
+    if (e instanceof JprobeReturn) {
+      const msg = `jprobe_return() called outside a jprobe handler (${this.where(who.addr ?? 0n)})`;
+      this.kernel.oops(regs.cpu, null, msg);
       throw new HandlerOops(msg);
     }
+    const cpu = regs.cpu;
+    const where = this.where(who.addr ?? 0n);
+    if (e instanceof MemoryFault) {
+      who.nmissed = (who.nmissed ?? 0) + 1;
+      const trapnr = this.kernel.arch.abi.trapNumbers.pageFault ?? 14;
+      let handled = 0;
+      if (who.fault_handler) {
+        try { handled = who.fault_handler(who, regs, trapnr); } catch { handled = 0; }
+      }
+      if (handled) return;
+      const trap: Trap = {
+        kind: 'pageFault', pc: cpu.getPc(), addr: e.address, access: e.access, present: e.present, user: false,
+      };
+      const msg = `BUG: unable to handle page fault for address: ${hex(fromVAddr(e.addr))} in a kprobe handler (${where})`;
+      this.kernel.oops(cpu, trap, msg);
+      throw new HandlerOops(msg);
+    }
+    const msg = `kprobe handler (${where}) failed: ${e instanceof Error ? e.message : String(e)}`;
+    this.kernel.oops(cpu, null, msg);
+    throw new HandlerOops(msg);
   }
 
   // ------------------------------------------------------------- traps
@@ -627,7 +656,7 @@ export class KprobesEngine {
   private onTrap(cpu: Cpu, trap: Trap): boolean {
     this.optimizer.poll();
     switch (trap.kind) {
-      case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - BigInt(this.kernel.arch.breakpointPcOffset));
+      case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - this.bpPcOffset);
       case 'singleStep': return this.kprobeDebugHandler(cpu);
       case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
         return this.kprobeFaultHandler(cpu, trap);
@@ -643,9 +672,9 @@ export class KprobesEngine {
     if (addr === this.kretprobes.boostEntry && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
     if (addr === this.kretprobes.boostCallback && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, false);
     const ne = this.optimizer.nativeEntryProbe(addr);
-    if (ne !== undefined) return this.optimizedCallback(cpu, ne.addr, ne);
+    if (ne !== undefined) return this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
     const opAddr = this.optimizer.callbackProbe(addr);
-    if (opAddr !== undefined) return this.optimizedCallback(cpu, opAddr, null);
+    if (opAddr !== undefined) return this.optimizedCallback(cpu, regs, kcb, opAddr, null);
     const p = this.table.get(addr);
     if (!p) {
       // The breakpoint was removed after this CPU hit it: run the original instruction.
@@ -666,7 +695,7 @@ export class KprobesEngine {
         if (this.events.active) this.emitHit(p, cpu.id);
       }
       const pre = p.pre_handler;
-      if (pre) ret = this.aggrList.has(p) ? pre(p, regs) : this.guarded(p, regs, () => pre(p, regs), 0);
+      if (pre) ret = this.aggrList.has(p) ? pre(p, regs) : this.guardedPre(p, pre, regs);
     } catch (e) {
       if (e instanceof HandlerOops) { this.resetCurrent(kcb); return true; }
       throw e;
@@ -776,10 +805,9 @@ export class KprobesEngine {
    * and restore itself and resumes at the copied instructions (when it
    * cannot, the cpu runs the template, which calls back here non-native).
    */
-  private optimizedCallback(cpu: Cpu, addr: bigint, native: NativeEntry | null): boolean {
+  private optimizedCallback(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, native: NativeEntry | null): boolean {
     const opt = this.hooks.optprobes;
     if (!opt) return false;
-    const regs = this.regsOf(cpu);
     let nf: NativeCallbackFrame | null = null;
     let frame: CallbackFrame | null = null;
     if (native) {
@@ -787,24 +815,24 @@ export class KprobesEngine {
       if (!nf) return true; // the template runs as instructions and calls back at its callback
       this.stats.nativeOptFrames++;
     } else {
-      frame = opt.enterCallback(this.ctx, regs, addr + BigInt(this.kernel.arch.breakpointPcOffset), 'optprobe');
+      frame = opt.enterCallback(this.ctx, regs, addr + this.bpPcOffset, 'optprobe');
     }
     this.stats.optCallbacks++;
     const p = this.table.get(addr);
-    const kcb = this.ctlblk(cpu.id);
     try {
       if (!p || kprobeDisabled(p)) return true;
       if (kcb.current) { this.incNmissed(p, cpu.id); return true; }
       kcb.current = p;
       kcb.status = KprobeStatus.HIT_ACTIVE;
-      if (!this.aggrList.has(p)) {
+      const aggr = this.aggrList.has(p);
+      if (!aggr) {
         p.hits = (p.hits ?? 0) + 1;
         if (this.events.active) this.emitHit(p, cpu.id);
       }
       const pre = p.pre_handler;
       if (pre) {
-        if (this.aggrList.has(p)) pre(p, regs);
-        else this.guarded(p, regs, () => pre(p, regs), 0);
+        if (aggr) pre(p, regs);
+        else this.guardedPre(p, pre, regs);
       }
       this.resetCurrent(kcb);
     } catch (e) {

@@ -8,13 +8,15 @@
  *   optprobe  frame = sp0 - 21*8: ss = __KERNEL_DS, sp = sp0 - 8, flags,
  *             cs/ip/orig_ax, r15..di
  *   kretprobe frame = sp0 - 20*8: sp = sp0, flags, cs/ip/orig_ax, r15..di
- *   flags as pushfq stores them (RF, VM read as 0) and as enterCallback
- *   reloads them; ip = the handlers' ip; sp stays sp0 (the probed sp).
+ *   flags as pushfq stores them (RF, VM read as 0); enterCallback reloads
+ *   that value, so the live flags stay as they are; ip = the handlers' ip;
+ *   sp stays sp0 (the probed sp).
  * Restore (leaveCallback's slot writes, then the template's pops/popfq):
  *   the GPR slots and flags get the live values (the handlers' changes);
  *   optprobe: the flags copied into the ss slot; kretprobe: the return
  *   address into the sp slot; GPRs unchanged (the pops load what was just
- *   written); sp = sp0; rflags through popf; rip = the resume address.
+ *   written); sp = sp0; popfq loads the live flags just stored (no
+ *   change); rip = the resume address.
  *
  * The frame is written straight into the stack region's bytes after one
  * check that the whole frame is writable RAM that is not executable (so no
@@ -42,9 +44,8 @@ const SLOT_GPR = [15, 14, 13, 12, 5, 3, 11, 10, 9, 8, 0, 1, 2, 6, 7];
 /** bytes of the saved frame: 21 slots (optprobe pushes ss) or 20 (kretprobe booster) */
 const FRAME_BYTES_OPT = 21 * 8, FRAME_BYTES_KRET = 20 * 8;
 const KERNEL_DS = 0x18, KERNEL_CS = 0x10, USER_CS = 0x33;
-/** rflags bits pushf reads as 0 (VM, RF); popf in user mode keeps IF and IOPL */
+/** rflags bits pushf reads as 0 (VM, RF) */
 const PUSHF_CLEAR = 0x30000;
-const POPF_USER_KEEP = 0x200 | 0x3000;
 const INT3_LEN = 1;
 
 /** The native entry's frame: where the template's save went, and what its restore needs. */
@@ -147,7 +148,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   put(w, i + S_ORIG_AX, -1, -1);
   put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
   const entry = cpu.rip - INT3_LEN;
-  cpu.setRflags(fl); // as enterCallback reloads them from the frame
+  // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
   return { kind, cpu, region, frame, sp0, entry };
 }
@@ -181,8 +182,7 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
     if (kret) put64(f.frame + S_SP * 4, rlo, rhi);
     else put64(f.frame + S_SS * 4, fl, 0);
   }
-  // popfq (the flags value just stored)
-  cpu.setRflags(cpu.userMode ? (fl & ~POPF_USER_KEEP) | (cpu.otherFlags & POPF_USER_KEEP) : fl);
+  // popfq loads the flags value just stored from the live flags: they stay as they are
   if (resume === null) {
     cpu.setRegAddr(4, f.frame + S_SP * 4);
     cpu.rip = retInsn;
