@@ -620,8 +620,9 @@ export class KprobesEngine {
    * A handler of `who` threw `e`: returns when its fault_handler handled a
    * MemoryFault (the caller goes on with its fallback value); otherwise
    * oopses the CPU and throws HandlerOops (control-flow signals rethrown).
+   * @internal (jprobes.ts)
    */
-  private handlerFailed(who: Kprobe, regs: PtRegs, e: unknown): void {
+  handlerFailed(who: Kprobe, regs: PtRegs, e: unknown): void {
     if (e instanceof HandlerOops || (e instanceof JprobeReturn && this.jprobes.depth > 0)) throw e;
     if (e instanceof JprobeReturn) {
       const msg = `jprobe_return() called outside a jprobe handler (${this.where(who.addr ?? 0n)})`;

@@ -64,9 +64,12 @@ export class Jprobes {
     const args = this.engine.kernel.arch.abi.argRegs.map(i => cpu.getReg(i));
     this.depth++;
     try {
-      this.engine.guarded(p, regs, () => jp.entry(args, regs), undefined);
-    } catch (e) {
-      if (!(e instanceof JprobeReturn)) throw e;
+      // guarded(), with jprobe_return()'s unwinding caught here first (one throw per hit, not a rethrow)
+      try {
+        jp.entry(args, regs);
+      } catch (e) {
+        if (!(e instanceof JprobeReturn)) this.engine.handlerFailed(p, regs, e);
+      }
     } finally {
       this.depth--;
       // longjmp_break_handler: the probed function sees its own stack and registers again
