@@ -6,7 +6,7 @@
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
-import { KprobesEngine } from '../../emulator/kprobes';
+import { KprobesEngine, KprobesEngineOptions } from '../../emulator/kprobes';
 import { repoPath } from '../util/paths';
 
 let cached: ElfImage | null = null;
@@ -24,10 +24,10 @@ export interface Rig {
   run(): string[];
 }
 
-export function rig(opts: { cpus?: number; maxInstructions?: number } = {}): Rig {
+export function rig(opts: { cpus?: number; maxInstructions?: number; engine?: KprobesEngineOptions } = {}): Rig {
   const image = sampleImage();
   const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000 });
-  const engine = new KprobesEngine(machine.kernel);
+  const engine = new KprobesEngine(machine.kernel, opts.engine);
   return {
     machine, engine, image,
     sym(name: string): bigint {

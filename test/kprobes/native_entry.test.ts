@@ -1,0 +1,149 @@
+/**
+ * The native entry of x86_64 detour buffers and of the kretprobe booster
+ * trampoline (emulator/arch/x86_64/kprobes/nativeFrame.ts): the engine does
+ * the template's register save and restore itself. Compared with the same
+ * runs where the native entry declines (hooks without enterNative: the
+ * buffer's real template instructions run), everything the kernel and the
+ * handlers can see is identical — the pt_regs frame bytes on the stack
+ * during the handler and after the restore, the handlers' registers, the
+ * return values, the kernel's output — and exactly the template's
+ * instructions are saved per hit.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rig, Rig } from './harness';
+import type { Kprobe, Kretprobe, PtRegs } from '../../emulator/kprobes';
+import type { KprobesArchHooks } from '../../emulator/kprobes';
+import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
+import { mustVAddr } from '../../emulator/memory/address';
+
+/** the x86_64 hooks with the native entries switched off (the buffers' templates run as instructions) */
+const TEMPLATE_ONLY: KprobesArchHooks = {
+  ...x86_64KprobesHooks,
+  optprobes: { ...(x86_64KprobesHooks.optprobes as NonNullable<KprobesArchHooks['optprobes']>), enterNative: undefined },
+};
+
+const REGS = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di', 'sp', 'flags', 'ip'];
+
+function hexBytes(b: Uint8Array): string {
+  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
+}
+
+function snapshot(regs: PtRegs): string {
+  return REGS.map(n => `${n}=${regs.get(n).toString(16)}`).join(' ');
+}
+
+interface Outcome {
+  lines: string[];
+  /** per hit of the optimized probe: its registers and the 168 bytes below its sp (the pt_regs frame) */
+  during: string[];
+  /** per hit of a probe right after the detoured region: the frame bytes the restore left behind */
+  after: string[];
+  rets: string[];
+  insns: number;
+  r: Rig;
+}
+
+function runFib(native: boolean): Outcome {
+  const r = rig({ cpus: 1, engine: native ? {} : { hooks: TEMPLATE_ONLY } });
+  const a = r.sym('fib');
+  const during: string[] = [];
+  const after: string[] = [];
+  const rets: string[] = [];
+  const mem = r.machine.kernel.mem;
+  let sp0 = 0n;
+  const kp: Kprobe = {
+    addr: a,
+    pre_handler: (_p, regs) => {
+      sp0 = regs.sp;
+      during.push(`${snapshot(regs)} frame=${hexBytes(mem.readBytes(mustVAddr(sp0 - 168n), 168))}`);
+      return 0;
+    },
+  };
+  assert.equal(r.engine.registerKprobe(kp), 0);
+  r.engine.waitForOptimizer();
+  const size = r.engine.optimizationStatus(a).size;
+  assert.ok(size, 'fib+0 is optimized');
+  assert.ok(r.engine.isOptimized(a));
+  // a breakpoint probe (a post_handler keeps it unoptimized: it writes nothing on the stack) just past the region
+  const next: Kprobe = {
+    addr: a + BigInt(size),
+    pre_handler: () => {
+      after.push(hexBytes(mem.readBytes(mustVAddr(sp0 - 168n), 168 - 16))); // the copied push rbp / push rbx own the top 16
+      return 0;
+    },
+    post_handler: () => undefined,
+  };
+  assert.equal(r.engine.registerKprobe(next), 0);
+  const rp: Kretprobe = { kp: { symbol_name: 'kprobe_target' }, handler: (_ri, regs) => { rets.push(snapshot(regs)); return 0; } };
+  assert.equal(r.engine.registerKretprobe(rp), 0);
+  assert.ok(r.engine.kretprobeBoosterEnabled);
+  const exit = r.machine.run();
+  assert.equal(exit.reason, 'poweroff');
+  return { lines: r.machine.printkRecords.map(x => x.text), during, after, rets, insns: exit.instructions, r };
+}
+
+describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', () => {
+  test('same frame bytes, registers, return values and output as the template run as instructions', () => {
+    const nat = runFib(true), tpl = runFib(false);
+    assert.ok(nat.during.length > 1000, `fib hits (${nat.during.length})`);
+    // fib's hits, and kprobe_target's (the kretprobe's entry probe) once the optimizer has reached it
+    assert.equal(nat.r.engine.stats.nativeOptFrames, nat.r.engine.stats.optCallbacks, 'every optimized hit took the native entry');
+    assert.ok(nat.r.engine.stats.nativeOptFrames > nat.during.length);
+    assert.equal(tpl.r.engine.stats.optCallbacks, nat.r.engine.stats.optCallbacks);
+    assert.equal(tpl.r.engine.stats.nativeOptFrames, 0);
+    assert.equal(nat.r.engine.stats.nativeKretFrames, nat.rets.length);
+    assert.equal(tpl.r.engine.stats.nativeKretFrames, 0);
+    assert.equal(nat.rets.length, 97);
+    // fewer emulated instructions per hit move the preemption points: compare per call, in any order
+    const sorted = (a: string[]): string[] => [...a].sort();
+    assert.deepEqual(sorted(nat.during), sorted(tpl.during), 'pt_regs frame and registers seen by the handler');
+    assert.deepEqual(sorted(nat.after), sorted(tpl.after), 'the frame as the restore leaves it');
+    assert.deepEqual(sorted(nat.rets), sorted(tpl.rets), 'kretprobe handler registers (booster trampoline)');
+    assert.deepEqual(sorted(nat.lines), sorted(tpl.lines));
+  });
+
+  test('per hit, exactly the template instructions are not run as instructions any more', () => {
+    const nat = runFib(true), tpl = runFib(false);
+    const arch = nat.r.machine.arch;
+    const count = (code: Uint8Array): number => {
+      let n = 0;
+      for (let off = 0; off < code.length; n++) {
+        const d = arch.decodeBytes(code.subarray(off), 0xffffffffa0000000n + BigInt(off));
+        assert.ok(d);
+        off += d.length;
+      }
+      return n;
+    };
+    const t = x86_64KprobesHooks.optprobes?.nativeTemplates;
+    assert.ok(t);
+    // the template run as instructions: everything after the native entry's int3 (the callback int3 included)
+    const perOpt = count(t.optprobe) - 1, perKret = count(t.kretprobe) - 1;
+    const st = nat.r.engine.stats;
+    assert.equal(st.nativeKretFrames, nat.rets.length);
+    // the template's callback int3 retires as an instruction; the native entry's int3 retires in both runs
+    assert.equal(tpl.insns - nat.insns, st.nativeOptFrames * perOpt + st.nativeKretFrames * perKret);
+  });
+
+  test('a handler\'s register change is kept, its ip change ignored (native as documented for optprobes)', () => {
+    const r = rig({ cpus: 1 });
+    const a = r.sym('kprobe_target');
+    let n = 0;
+    const kp: Kprobe = {
+      addr: a,
+      pre_handler: (_p, regs) => { n++; regs.ip = r.sym('kprobe_target2'); regs.set('di', regs.arg(0) + 3n); return 1; },
+    };
+    assert.equal(r.engine.registerKprobe(kp), 0);
+    r.engine.waitForOptimizer();
+    assert.ok(r.engine.isOptimized(a));
+    const lines = r.run();
+    assert.equal(n, 97);
+    assert.equal(r.engine.stats.nativeOptFrames, 97);
+    // kprobe_target(x) = x / 3 ran on x + 3: the self-test prints the original argument and a result one higher
+    const base = rig({ cpus: 1 }).run();
+    const pick = (ls: string[]): string[] => ls.filter(l => l.startsWith('selftest: kprobe_target('));
+    const m = /^selftest: kprobe_target\((\d+)\) = (\d+)$/.exec(pick(base)[0] ?? '');
+    assert.ok(m, 'the self-test line');
+    assert.deepEqual(pick(lines), [`selftest: kprobe_target(${m[1]}) = ${BigInt(m[2]) + 1n}`]);
+  });
+});
