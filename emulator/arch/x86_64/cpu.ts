@@ -31,6 +31,10 @@ export interface X86Context extends CpuContext {
   fsBase: number; gsBase: number; origAx: bigint;
 }
 
+function faultTrap(f: GuestFault, pc: bigint): Trap {
+  return f.kind === 'generalProtection' ? { kind: 'generalProtection', pc, reason: f.reason } : { kind: f.kind, pc };
+}
+
 export class X86Cpu extends LazyFlags implements Cpu {
   readonly lo = new Int32Array(16);
   readonly hi = new Int32Array(16);
@@ -46,6 +50,12 @@ export class X86Cpu extends LazyFlags implements Cpu {
   origAx = -1n;
   userMode = false;
   instret = 0;
+  /** the run loop's instret limit; -1 once an executor called stop() */
+  private limit = 0;
+  /** what stop() recorded for the current instruction */
+  private pending: GuestStop | GuestFault | null = null;
+  /** instructions counted by runs nested inside an instruction (excluded from the outer run's count) */
+  private innerInsns = 0;
   private cache: DecodeCache | null = null;
   private cacheMem: Memory | null = null;
   private cacheUser = false;
@@ -247,49 +257,77 @@ export class X86Cpu extends LazyFlags implements Cpu {
     return this.cache;
   }
 
+  /**
+   * Stop the run after the current instruction (called by its executor,
+   * which then returns): a GuestStop (the instruction completed, rip is
+   * the next one) or a GuestFault (it did not: rip goes back to it, it is
+   * not counted). Takes precedence over a TF single-step trap.
+   */
+  stop(s: GuestStop | GuestFault): void {
+    this.pending = s;
+    this.limit = -1;
+  }
+
   run(budget: number): RunResult {
     const cache = this.selectCache();
+    // run() may be entered from inside an instruction (nested): the outer loop's limit and pending stop are kept
+    const outerLimit = this.limit, outerPending = this.pending;
+    const inner0 = this.innerInsns;
     const start = this.instret;
-    const end = start + budget;
+    this.limit = start + budget;
+    this.pending = null;
     let ip = this.rip;
     let insn: Insn | null = null;
+    let stepping = false;
+    let res: RunResult;
     // inline decode-cache lookup: the page array of the last hit (entries are cleared in place on invalidation)
     let page = cache.lastPage, base = cache.lastBase;
     try {
-      while (this.instret < end) {
+      // the limit field doubles as the stop flag: stop() sets it to -1
+      while (this.instret < this.limit) {
         ip = this.rip;
         const off = ip - base;
         let i: Insn | undefined;
         if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
         else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
-        const stepping = this.tf;
+        stepping = this.tf;
         this.rip = insn.next;
         insn.exec(this, insn);
         this.instret++;
-        if (stepping) return { executed: this.instret - start, trap: { kind: 'singleStep', pc: fromVAddr(this.rip) } };
+        if (stepping) break;
       }
-      return { executed: this.instret - start, trap: null };
+      const p = this.pending;
+      if (p !== null) res = this.finishStop(p, ip, start, inner0);
+      else res = { executed: this.instret - start - (this.innerInsns - inner0), trap: stepping ? { kind: 'singleStep', pc: fromVAddr(this.rip) } : null };
     } catch (e) {
-      return this.finishTrap(e, ip, insn, start);
+      res = this.finishTrap(e, ip, insn, start, inner0);
+    } finally {
+      // a nested run's instructions are not the outer run's: they extend its budget and are not in its count
+      this.limit = outerLimit < 0 ? outerLimit : outerLimit + (this.instret - start);
+      this.pending = outerPending;
     }
+    this.innerInsns += res.executed;
+    return res;
   }
 
-  private finishTrap(e: unknown, ip: VAddr, insn: Insn | null, start: number): RunResult {
-    if (e instanceof GuestStop) {
+  private finishStop(p: GuestStop | GuestFault, ip: VAddr, start: number, inner0: number): RunResult {
+    if (p instanceof GuestStop) {
       // the instruction completed (int3, syscall, vmcall, hlt): rip is already the next insn
-      this.instret++;
-      return { executed: this.instret - start, trap: e.toTrap(fromVAddr(this.rip)) };
+      return { executed: this.instret - start - (this.innerInsns - inner0), trap: p.toTrap(fromVAddr(this.rip)) };
     }
+    this.instret--;
+    this.rip = ip;
+    return { executed: this.instret - start - (this.innerInsns - inner0), trap: faultTrap(p, fromVAddr(ip)) };
+  }
+
+  private finishTrap(e: unknown, ip: VAddr, insn: Insn | null, start: number, inner0: number): RunResult {
     this.rip = ip;
     const pc = fromVAddr(ip);
-    if (e instanceof GuestFault) {
-      const trap: Trap = e.kind === 'generalProtection' ? { kind: 'generalProtection', pc, reason: e.reason }
-        : { kind: e.kind, pc };
-      return { executed: this.instret - start, trap };
-    }
+    const executed = this.instret - start - (this.innerInsns - inner0);
+    if (e instanceof GuestFault) return { executed, trap: faultTrap(e, pc) };
     if (e instanceof MemoryFault) {
       return {
-        executed: this.instret - start,
+        executed,
         trap: { kind: 'pageFault', pc, addr: e.address, access: e.access, present: e.present, user: this.userMode },
       };
     }

@@ -1,7 +1,13 @@
 /**
- * Signals thrown by executors and caught by the run loop (never escape
- * X86Cpu.run). GuestFault: the instruction did not complete (rip is reset
- * to it). GuestStop: the instruction completed and stops the run.
+ * Why an instruction stops the run loop (never escape X86Cpu.run).
+ * GuestFault: the instruction did not complete (rip is reset to it).
+ * GuestStop: the instruction completed and stops the run.
+ *
+ * Trap-style instructions (int3, int n, ud*, hlt, syscall, vmcall) do not
+ * throw: their executor records the signal with X86Cpu.stop() and returns,
+ * and the run loop ends after the instruction (no JS exception, which
+ * costs several hundred ns per trap). Faults found deeper inside an
+ * instruction (#GP on an address, #DE, a decode #UD) are thrown.
  */
 import { Trap } from '../types';
 

@@ -10,17 +10,16 @@ import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_
 
 export function nop(_cpu: X86Cpu, _i: Insn): void { /* nothing */ }
 
-export function int3(_cpu: X86Cpu, _i: Insn): void { throw STOP_BREAKPOINT; }
+export function int3(cpu: X86Cpu, _i: Insn): void { cpu.stop(STOP_BREAKPOINT); }
 /** int n: no IDT is modelled; software interrupts other than int3 are a #GP, like a missing IDT gate */
-export function intN(_cpu: X86Cpu, i: Insn): void {
-  if ((i.imm & 0xff) === 3) throw STOP_BREAKPOINT;
-  throw new GuestFault('generalProtection', `int 0x${(i.imm & 0xff).toString(16)}: no interrupt gate`);
+export function intN(cpu: X86Cpu, i: Insn): void {
+  if ((i.imm & 0xff) === 3) { cpu.stop(STOP_BREAKPOINT); return; }
+  cpu.stop(new GuestFault('generalProtection', `int 0x${(i.imm & 0xff).toString(16)}: no interrupt gate`));
 }
-export function ud(_cpu: X86Cpu, _i: Insn): void { throw FAULT_UD; }
+export function ud(cpu: X86Cpu, _i: Insn): void { cpu.stop(FAULT_UD); }
 
 export function hlt(cpu: X86Cpu, _i: Insn): void {
-  if (cpu.userMode) throw new GuestFault('generalProtection', 'hlt in user mode');
-  throw STOP_HALT;
+  cpu.stop(cpu.userMode ? new GuestFault('generalProtection', 'hlt in user mode') : STOP_HALT);
 }
 /** cli / sti: privileged (IOPL 0) */
 export function cliSti(cpu: X86Cpu, i: Insn): void {
@@ -30,16 +29,15 @@ export function cliSti(cpu: X86Cpu, i: Insn): void {
 
 /** syscall: rcx = next rip, r11 = rflags (as hardware does), then trap to the emulated kernel */
 export function syscall(cpu: X86Cpu, _i: Insn): void {
-  if (!cpu.userMode) throw FAULT_UD; // no LSTAR: the emulated kernel only takes syscalls from user mode
+  if (!cpu.userMode) { cpu.stop(FAULT_UD); return; } // no LSTAR: the emulated kernel only takes syscalls from user mode
   cpu.setRegAddr(1, cpu.rip);
   const f = cpu.getRflags();
   cpu.lo[11] = f; cpu.hi[11] = 0;
-  throw STOP_SYSCALL;
+  cpu.stop(STOP_SYSCALL);
 }
 /** vmcall: hypercall from kernel mode; #UD from user mode */
 export function vmcall(cpu: X86Cpu, _i: Insn): void {
-  if (cpu.userMode) throw FAULT_UD;
-  throw STOP_HYPERCALL;
+  cpu.stop(cpu.userMode ? FAULT_UD : STOP_HYPERCALL);
 }
 
 /** rdtsc: the virtual clock is the CPU's retired-instruction count */
