@@ -20,9 +20,9 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { loadElf } from '../emulator/elf/elfFile';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
-import { toVAddr } from '../emulator/memory/address';
+import { readMemory, writeMemory } from './memoryAccess';
 import { KprobeLaunchArgs, ProbeEvent, ProbeRequest, ProbeStateBody } from './dapCustom';
-import { disassemble, formatAddress, parseAddress } from './disassemble';
+import { disassemble, formatAddress } from './disassemble';
 import { MachineRunner, RunnerStop } from './machineRunner';
 import { registerVariables, setRegister } from './registers';
 import { SourceMap } from './sourceMap';
@@ -30,10 +30,10 @@ import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
 import { walkFrames } from '../emulator/probes';
 import type { BreakpointHit } from '../emulator/probes';
 import { fixupStackTrace } from '../emulator/kprobes';
-import { evaluateExpression, formatValue, isIdentifier } from './evaluate';
+import { evaluateForDap } from './evaluateRequest';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
-import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
-import { StepKind, StepOutcome, Stepper } from './stepper';
+import type { ProbeStop } from './stoppedEnv';
+import { StepKind, StepRun, StepRunEnd, Stepper } from './stepper';
 import { BreakpointEvent } from '@vscode/debugadapter';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
@@ -45,7 +45,6 @@ const STATE_INTERVAL_MS = 250;
 const FRAME_STRIDE = 1000;
 /** variablesReference of a CPU's Probe scope: PROBE_SCOPE_BASE + cpu */
 const PROBE_SCOPE_BASE = 1_000_000;
-const MAX_MEMORY_READ = 1 << 20;
 
 export class KprobeSession extends LoggingDebugSession {
   private machine: Machine | undefined;
@@ -64,7 +63,7 @@ export class KprobeSession extends LoggingDebugSession {
   /** per CPU: the breakpoint probe it stopped at, valid while the CPU has not moved */
   private readonly probeStops = new Map<number, { cpuPc: bigint; stop: ProbeStop }>();
   /** the step in progress (chunks on the event loop) */
-  private stepping: { timer?: NodeJS.Immediate; pause: boolean } | undefined;
+  private stepping: StepRun | undefined;
   private launchArgs: LaunchRequestArgs | undefined;
   /** thread of the last stop (evaluate without a frame) */
   private lastStoppedThread = 1;
@@ -265,7 +264,7 @@ export class KprobeSession extends LoggingDebugSession {
 
   protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
     this.sendResponse(response);
-    if (this.stepping) this.stepping.pause = true;
+    if (this.stepping) this.stepping.pause();
     else if (this.runner?.running) this.runner.pause();
     else if (this.machine && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
   }
@@ -288,7 +287,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   private cancelStep(): void {
-    if (this.stepping?.timer) clearImmediate(this.stepping.timer);
+    this.stepping?.cancel();
     this.stepping = undefined;
   }
 
@@ -313,34 +312,24 @@ export class KprobeSession extends LoggingDebugSession {
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode, returnAddress, where: a => m.image.symbols.format(a, false) });
     this.sendResponse(response);
     this.forgetStops();
-    const state: { timer?: NodeJS.Immediate; pause: boolean } = { pause: false };
-    this.stepping = state;
-    const drive = (): void => {
-      state.timer = undefined;
-      if (this.stepping !== state || this.ended) return;
-      if (state.pause) {
-        this.stepping = undefined;
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('pause', threadId, `Paused during the step after ${stepper.instructions} instructions`));
-        return;
-      }
-      let out: StepOutcome | undefined;
-      try {
-        out = stepper.runChunk();
-      } catch (e) {
-        this.stepping = undefined;
-        this.onRunnerStop({ kind: 'exited', code: 1, detail: `internal emulator error: ${errorText(e)}` });
-        return;
-      }
-      if (!out) { state.timer = setImmediate(drive); return; }
+    const run = new StepRun(stepper, end => {
+      if (this.stepping !== run || this.ended) return;
       this.stepping = undefined;
-      this.finishStep(threadId, out);
-    };
-    drive();
+      this.finishStep(threadId, end);
+    });
+    this.stepping = run;
+    run.start();
   }
 
-  private finishStep(threadId: number, out: StepOutcome): void {
+  private finishStep(threadId: number, out: StepRunEnd): void {
     switch (out.kind) {
+      case 'paused':
+        this.lastStoppedThread = threadId;
+        this.sendEvent(stopped('pause', threadId, out.description));
+        return;
+      case 'error':
+        this.onRunnerStop({ kind: 'exited', code: 1, detail: `internal emulator error: ${out.message}` });
+        return;
       case 'done':
         this.lastStoppedThread = threadId;
         this.sendEvent(stopped('step', threadId, out.description));
@@ -530,16 +519,7 @@ export class KprobeSession extends LoggingDebugSession {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      const start = parseAddress(args.memoryReference) + BigInt(args.offset ?? 0);
-      const count = Math.min(Math.max(0, args.count), MAX_MEMORY_READ);
-      const bytes: number[] = [];
-      let unreadable = 0;
-      for (let i = 0; i < count; i++) {
-        const v = toVAddr(start + BigInt(i));
-        if (v === null || !m.kernel.mem.isMapped(v, 1)) { unreadable = count - i; break; }
-        bytes.push(m.kernel.mem.readBytes(v, 1)[0]);
-      }
-      response.body = { address: formatAddress(start), data: Buffer.from(bytes).toString('base64'), unreadableBytes: unreadable };
+      response.body = readMemory(m.kernel.mem, args);
       this.sendResponse(response);
     } catch (e) {
       this.sendErrorResponse(response, { id: 1008, format: `kprobe: readMemory: ${errorText(e)}` });
@@ -550,16 +530,10 @@ export class KprobeSession extends LoggingDebugSession {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      const start = parseAddress(args.memoryReference) + BigInt(args.offset ?? 0);
-      const data = Buffer.from(args.data, 'base64');
-      const v = toVAddr(start);
-      const end = toVAddr(start + BigInt(Math.max(0, data.length - 1)));
-      if (v === null || end === null) throw new Error(`${formatAddress(start)} is not a canonical address`);
-      if (!m.kernel.mem.isMapped(v, data.length)) throw new Error(`${formatAddress(start)}..+${data.length} is not mapped`);
-      m.kernel.mem.writeBytes(v, new Uint8Array(data));
-      response.body = { bytesWritten: data.length };
+      const w = writeMemory(m.kernel.mem, args);
+      response.body = { bytesWritten: w.count };
       this.sendResponse(response);
-      this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(start), offset: 0, count: data.length }));
+      this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
     } catch (e) {
       this.sendErrorResponse(response, { id: 1009, format: `kprobe: writeMemory: ${errorText(e)}`, showUser: true });
     }
@@ -589,38 +563,17 @@ export class KprobeSession extends LoggingDebugSession {
    */
   protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
     const m = this.machine;
-    const expr = args.expression.trim();
     const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
-    const cpuIndex = Math.floor(frame / FRAME_STRIDE) - 1;
-    const cpu = m?.cpus[cpuIndex] ?? m?.cpus[0];
-    if (!m || !cpu) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
-    const reg = /^\$(\w+)$/.exec(expr);
-    if (reg) {
-      const v = registerVariables(m.arch, cpu).find(x => x.name === reg[1]);
-      if (!v) return this.sendErrorResponse(response, { id: 1011, format: `kprobe: no register ${reg[1]} on ${m.arch.name}` });
-      response.body = { result: v.value, variablesReference: 0, memoryReference: v.value };
-      return this.sendResponse(response);
-    }
-    const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
-    const symbolResult = (): void => {
-      response.body = { result: `${formatAddress(sym!.value)} <${sym!.name}>`, type: 'symbol', variablesReference: 0, memoryReference: formatAddress(sym!.value) };
-      this.sendResponse(response);
-    };
-    if (sym && args.context === 'hover') return symbolResult();
-    const engine = this.probes?.mgr.engine;
-    if (!engine || !this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
-    const env = new StoppedCpuEnv(m.kernel, engine, cpu, this.probeStopFor(cpu.id));
-    const r = evaluateExpression(expr, env, this.probes.mgr.compileOptions());
-    env.flush();
-    if (r.ok) {
-      const v = r.value;
-      const symName = (a: bigint): string | undefined => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined;
-      response.body = { result: formatValue(v, symName), type: v.typeName, variablesReference: 0 };
-      if (v.type.kind === 'ptr') response.body.memoryReference = formatAddress(BigInt.asUintN(64, v.value));
-      return this.sendResponse(response);
-    }
-    if (sym) return symbolResult();
-    this.sendErrorResponse(response, { id: 1012, format: `kprobe: cannot evaluate "${expr}": ${r.message}`, showUser: args.context === 'repl' });
+    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
+    const mgr = this.probes?.mgr;
+    if (!m || !cpu || !mgr) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    const r = evaluateForDap({
+      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.probeStopFor(cpu.id),
+      expression: args.expression, context: args.context,
+    });
+    if (!r.ok) return this.sendErrorResponse(response, { id: r.id, format: `kprobe: ${r.message}`, showUser: args.context === 'repl' });
+    response.body = r.body;
+    this.sendResponse(response);
   }
 
   // ---- breakpoints ------------------------------------------------------------------

@@ -198,9 +198,10 @@ export class ProbeBridge {
       if (e.id < oldId) {
         this.mgr.remove(e.id);
         // placeholders (an empty target is refused before anything is registered) use up the ids in between
-        for (let d = this.mgr.addBreakpoint({ target: '' }); ; d = this.mgr.addBreakpoint({ target: '' })) {
+        for (let next = e.id + 1; next < oldId;) {
+          const d = this.mgr.addBreakpoint({ target: '' });
           this.mgr.remove(d.id);
-          if (d.id >= oldId - 1) break;
+          next = d.id + 1;
         }
         e = this.add(rec.target, rec.bp);
       }

@@ -137,3 +137,49 @@ export class Stepper {
     }
   }
 }
+
+/** How a StepRun ended, beyond the stepper's own outcomes. */
+export type StepRunEnd = StepOutcome | { kind: 'paused'; description: string } | { kind: 'error'; message: string };
+
+/**
+ * Drives a Stepper in chunks on the event loop (setImmediate between
+ * chunks), so a pause request is seen while a long step runs.
+ */
+export class StepRun {
+  private timer: NodeJS.Immediate | undefined;
+  private pauseRequested = false;
+  private cancelled = false;
+
+  constructor(private readonly stepper: Stepper, private readonly onEnd: (end: StepRunEnd) => void) {}
+
+  /** Runs the first chunk now (one-instruction steps end here). */
+  start(): void { this.drive(); }
+
+  /** End at the next chunk boundary with a 'paused' end. */
+  pause(): void { this.pauseRequested = true; }
+
+  /** Drop the step silently (continue, restart, disconnect). */
+  cancel(): void {
+    this.cancelled = true;
+    if (this.timer) clearImmediate(this.timer);
+    this.timer = undefined;
+  }
+
+  private drive(): void {
+    this.timer = undefined;
+    if (this.cancelled) return;
+    if (this.pauseRequested) {
+      this.onEnd({ kind: 'paused', description: `Paused during the step after ${this.stepper.instructions} instructions` });
+      return;
+    }
+    let out: StepOutcome | undefined;
+    try {
+      out = this.stepper.runChunk();
+    } catch (e) {
+      this.onEnd({ kind: 'error', message: e instanceof Error ? e.message : String(e) });
+      return;
+    }
+    if (out) this.onEnd(out);
+    else this.timer = setImmediate(() => this.drive());
+  }
+}
