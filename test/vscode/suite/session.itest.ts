@@ -90,7 +90,9 @@ suite('debug session with the Kprobes view', () => {
     // Per-probe command and title actions go through the _probe* requests.
     await vscode.commands.executeCommand(Command.disableProbe, node);
     assert.equal(api.probes.state?.kprobes[0].enabled, false);
-    assert.equal(api.kprobesTree.getTreeItem(probeNodes()[0]).contextValue, 'kprobe.probe.disabled');
+    const disabledItem = api.kprobesTree.getTreeItem(probeNodes()[0]);
+    assert.equal(disabledItem.contextValue, 'kprobe.probe.disabled');
+    assert.match(String(disabledItem.description), /\[DISABLED\]/);
     await vscode.commands.executeCommand(Command.disableOptimization);
     assert.equal(api.probes.state?.optimization, false);
     await vscode.commands.executeCommand(Command.disableAll);
@@ -116,6 +118,27 @@ suite('debug session with the Kprobes view', () => {
     await vscode.commands.executeCommand(Command.unregisterProbe, probeNodes()[0]);
     assert.equal(probeNodes().length, 0);
     assert.equal(api.kprobesTree.getTreeItem(api.kprobesTree.getChildren()[0]).label, 'No kprobes registered');
+  });
+
+  test('a logpoint prints its message in the Debug Console without stopping', async () => {
+    await activateExtension();
+    const folder = workspaceFolder();
+    const fork = vscode.Uri.joinPath(folder.uri, 'kernel', 'fork.c');
+    const line = markerLine(fork.fsPath, 'do_fork_body');
+    vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(new vscode.Location(fork, new vscode.Position(line - 1, 0)), true, undefined, undefined, 'itest fork flags={arg0} pid={current->pid}')]);
+    const started = await vscode.debug.startDebugging(folder, {
+      type: DEBUG_TYPE, request: 'launch', name: 'itest logpoint', program: '${workspaceFolder}/kernel/build/kernel-x86_64.elf', cpus: 2,
+    });
+    assert.equal(started, true);
+    const logged = (): string[] => tracker.events('output')
+      .map(e => String((e as DebugProtocol.OutputEvent).body.output))
+      .filter(t => t.includes('itest fork flags='));
+    await until(tracker.onMessage, () => logged().length > 0, 'the logpoint output event');
+    assert.match(logged()[0], /\] itest fork flags=(0x[0-9a-f]+|\d+) pid=\d+\n$/);
+    // the kernel ran on to power off: a logpoint never stops
+    await until(tracker.onMessage, () => tracker.events('terminated').length > 0, 'the end of the session');
+    assert.equal(tracker.events('stopped').length, 0, 'no stop for a logpoint');
+    assert.ok(logged().length >= 1);
   });
 
   test('F5 with a missing image in launch.json-style config shows an error and starts nothing', async () => {
