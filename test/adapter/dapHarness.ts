@@ -28,6 +28,16 @@ export function lineOf(file: string, text: string): number {
   return i + 1;
 }
 
+/**
+ * DebugClient has no timeouts when connected to a server port: a missed
+ * event would hang the test. Every wait of the harness goes through this.
+ */
+export function within<T>(p: Promise<T>, what: string, ms = 20_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
 export class Harness {
   server!: Server;
   dc!: DebugClient;
@@ -46,25 +56,25 @@ export class Harness {
   async launchWith(setup: () => Promise<void>, extra: Record<string, unknown> = {}): Promise<void> {
     const dc = this.dc;
     const entry = dc.waitForEvent('stopped');
-    await Promise.all([
+    await within(Promise.all([
       dc.waitForEvent('initialized').then(setup).then(() => dc.configurationDoneRequest()),
       dc.launch({ program: KERNEL, cpus: 2, stopOnEntry: true, ...extra }),
-    ]);
-    await entry;
+    ]), 'launch and configuration');
+    await within(entry, 'the entry stop');
   }
 
   /** continue, and wait for the next stop */
   async continueToStop(threadId = 1): Promise<DebugProtocol.StoppedEvent> {
     const ev = this.dc.waitForEvent('stopped');
-    await this.dc.continueRequest({ threadId });
-    return await ev as DebugProtocol.StoppedEvent;
+    await within(this.dc.continueRequest({ threadId }), 'the continue response');
+    return await within(ev, 'a stop after continue') as DebugProtocol.StoppedEvent;
   }
 
   /** a step request, and the stop it ends with */
   async stepAndWait(fn: () => Promise<unknown>): Promise<DebugProtocol.StoppedEvent> {
     const ev = this.dc.waitForEvent('stopped');
-    await fn();
-    return await ev as DebugProtocol.StoppedEvent;
+    await within(Promise.resolve(fn()), 'the step response');
+    return await within(ev, 'the stop that ends the step') as DebugProtocol.StoppedEvent;
   }
 
   async topFrame(threadId: number): Promise<DebugProtocol.StackFrame> {

@@ -2,7 +2,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
-import { FORK_C, Harness, KERNEL, lineOf, markerLine } from './dapHarness';
+import { FORK_C, Harness, KERNEL, lineOf, markerLine, within } from './dapHarness';
 
 const h = new Harness();
 
@@ -104,12 +104,12 @@ describe('kprobe debug adapter: stepping and restart', () => {
     const changed = h.dc.waitForEvent('breakpoint');
     const entry = h.dc.waitForEvent('stopped');
     await h.dc.customRequest('restart', { arguments: { type: 'kprobe', request: 'launch', program: KERNEL, cpus: 2, stopOnEntry: true } });
-    const ch = (await changed) as DebugProtocol.BreakpointEvent;
+    const ch = (await within(changed, 'the breakpoint changed event')) as DebugProtocol.BreakpointEvent;
     assert.equal(ch.body.reason, 'changed');
     assert.equal(ch.body.breakpoint.id, bp.id);
     assert.equal(ch.body.breakpoint.verified, true);
     assert.equal(ch.body.breakpoint.line, bp.line);
-    const st = (await entry) as DebugProtocol.StoppedEvent;
+    const st = (await within(entry, 'the entry stop after restart')) as DebugProtocol.StoppedEvent;
     assert.equal(st.body.reason, 'entry');
     assert.equal((await h.topFrame(1)).name, 'start_kernel+0x0');
     const state = (await h.dc.customRequest(ProbeRequest.list) as DebugProtocol.Response).body as ProbeStateBody;
