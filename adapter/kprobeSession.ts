@@ -387,7 +387,7 @@ export class KprobeSession extends LoggingDebugSession {
     const engine = this.probes?.mgr.engine;
     const kp = engine?.probesAt(hit.addr).find(k => k.id === hit.probeId);
     if (!kp) return undefined;
-    return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, breakpointId: hit.breakpointId };
+    return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };
   }
 
   /** The probe stop of a CPU while it has not moved since. */
@@ -477,8 +477,8 @@ export class KprobeSession extends LoggingDebugSession {
       stop, entry: this.probes?.mgr.get(stop.breakpointId),
       where: a => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined,
       task: m.kernel.current(cpuIndex),
-      // breakpoints never set maxactive: register_kretprobe's default, max(10, 2 * NR_CPUS)
-      maxactive: stop.mode === 'kretprobe' ? Math.max(10, 2 * m.cpus.length) : undefined,
+      // as the engine registered it (breakpoints leave it 0: register_kretprobe's default)
+      maxactive: stop.maxactive,
     });
   }
 

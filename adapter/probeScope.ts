@@ -24,7 +24,7 @@ export interface ProbeScopeInput {
   where: (addr: bigint) => string | undefined;
   /** task current on the stopped CPU */
   task?: Task;
-  /** maxactive of the kretprobe (register_kretprobe's default when the breakpoint set none) */
+  /** maxactive of the kretprobe, as registered (the engine fills in the default) */
   maxactive?: number;
 }
 

@@ -29,6 +29,8 @@ export interface ProbeStop {
   reportPc: bigint;
   /** kretprobe: the function's return value */
   returnValue?: bigint;
+  /** kretprobe: maxactive as the engine registered it */
+  maxactive?: number;
   /** ProbeManager id of the breakpoint */
   breakpointId: number;
 }

@@ -41,6 +41,8 @@ export interface BreakpointHit {
   reportPc: bigint;
   /** kretprobe mode: the function's return value */
   returnValue?: bigint;
+  /** kretprobe mode: the kretprobe's maxactive as registered (the default filled in) */
+  maxactive?: number;
   /** hit count of the breakpoint, this hit included */
   hitCount: number;
   /** text for the stop (StopRequest.description) */
@@ -134,7 +136,7 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
           const fn = kernel.image.symbols.resolve(addr)?.sym.name ?? hex(addr);
           bp.onStop({
             breakpointId: bp.id, probeId: ri.rp.kp.id ?? 0, mode: 'kretprobe', cpu, addr, where, reportPc: ri.ret_addr,
-            returnValue: rv, hitCount: bp.hits,
+            returnValue: rv, maxactive: ri.rp.maxactive, hitCount: bp.hits,
             description: `return from ${fn} = ${hex(rv)} to ${whereOf(kernel.image, ri.ret_addr)}`,
           });
           return 0;

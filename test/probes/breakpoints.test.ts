@@ -103,6 +103,7 @@ describe('breakpoints as probes', () => {
     assert.equal(out.stops.length, 1);
     assert.equal(hits[0].returnValue, RAND1 / 3n);
     assert.equal(hits[0].mode, 'kretprobe');
+    assert.equal(hits[0].maxactive, 10, 'the engine filled in register_kretprobe\'s default max(10, 2 * NR_CPUS)');
     // reportPc: the return address, inside the caller (the self-test)
     assert.equal(sampleImage().symbols.resolve(hits[0].reportPc)?.sym.name, 'kprobes_selftest');
     assert.equal(out.stops[0].request.reportPc, hits[0].reportPc);
