@@ -5,7 +5,7 @@
  * found by name in archRegistry.ts. Optional hooks get core defaults (the
  * kernel's __weak functions), see the `default*` functions below.
  */
-import type { ArchOps, DecodedInsn } from '../arch/types';
+import type { ArchOps, Cpu, DecodedInsn } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import { textPoke } from '../memory/textPoke';
 import { mustVAddr, VAddr } from '../memory/address';
@@ -131,6 +131,23 @@ export interface OptprobesArchHooks {
   readonly kretprobeBoostTrampoline: { code: Uint8Array; callbackOffset: number; nativeEntryOffset?: number };
 }
 
+/**
+ * A CPU's host fast path for engine-owned breakpoints: the CPU calls the
+ * installed handler from inside the breakpoint instruction (no trap, no
+ * return from Cpu.run()); handled = true retires the breakpoint and the run
+ * goes on where the handler set the pc. The handler may run nested code
+ * through Cpu.run() (nested instructions are not in the outer run's count).
+ */
+export type InlineBreakpointHandler = (cpu: Cpu, at: VAddr) => boolean;
+
+/** What the engine needs from a CPU while it handles an inline breakpoint. */
+export interface InlineBreakpointCpu {
+  /** instructions the CPU's current run() has retired so far (the breakpoint not included) */
+  retiredInRun(): number;
+  /** end the current run() after the breakpoint, with no trap (the machine must look: stop request, oops, ...) */
+  endRun(): void;
+}
+
 /** decode-insn verdict (arm64/riscv decode-insn.c style) */
 export type ProbeInsnDecision = 'reject' | 'simulate' | 'slot';
 
@@ -172,6 +189,13 @@ export interface KprobesArchHooks {
   readonly kretprobeTrampolineCode: Uint8Array;
   /** whether a kretprobe may be placed at symbol+offset (arch_kprobe_on_func_entry) */
   kprobeOnFuncEntry?(offset: bigint): boolean;
+  /**
+   * Install (null: remove) the inline breakpoint handler of a CPU (a host
+   * fast path, not a kernel mechanism: the engine uses it only for its own
+   * native entries). Returns the CPU's controls, or null when this CPU has
+   * no such path (or another handler is installed): breakpoints then trap.
+   */
+  installInlineBreakpoint?(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null;
 }
 
 /** __weak arch_arm_kprobe */

@@ -11,10 +11,11 @@ import type { Cpu, Trap } from '../arch/types';
 import { Errno } from '../kernel/abi';
 import type { KernelApi } from '../kernel/types';
 import { MemoryFault } from '../memory/memory';
-import { fromVAddr, hex, mustVAddr } from '../memory/address';
+import { fromVAddr, hex, mustVAddr, VAddr } from '../memory/address';
 import { PERM_X } from '../memory/memory';
 import {
-  CallbackFrame, defaultArmKprobe, defaultDisarmKprobe, KprobesArchContext, KprobesArchHooks, NativeCallbackFrame,
+  CallbackFrame, defaultArmKprobe, defaultDisarmKprobe, InlineBreakpointCpu, KprobesArchContext, KprobesArchHooks,
+  NativeCallbackFrame,
 } from './archHooks';
 import { kprobesArchFor } from './archRegistry';
 import { KprobeEvents, ProbeInfo } from './events';
@@ -66,6 +67,29 @@ export interface KprobeStats {
   nativeOptFrames: number;
   /** booster trampoline returns whose template the arch ran natively */
   nativeKretFrames: number;
+  /** native entries of detour buffers handled inside the CPU's int3 (no trap; see inlineBreakpoint) */
+  inlineOptEntries: number;
+  /** native entries of the kretprobe booster trampoline handled inside the CPU's int3 */
+  inlineKretEntries: number;
+}
+
+/**
+ * What the inline breakpoint path reads of the emulated kernel beyond
+ * KernelApi (the machine's Kernel has these): the per-CPU time slots of the
+ * running round, and what makes the machine take over after a trap. A
+ * kernel without them gets no inline path (every native entry traps).
+ */
+interface MachineView {
+  readonly clock: { readonly used: number[] };
+  readonly stopRequest: unknown;
+  readonly exitCode: number | null;
+  readonly oopsCount: number;
+}
+
+function machineView(k: KernelApi): MachineView | null {
+  const m = k as KernelApi & Partial<MachineView>;
+  return m.clock && Array.isArray(m.clock.used) && 'stopRequest' in m && 'exitCode' in m && typeof m.oopsCount === 'number'
+    ? m as MachineView : null;
 }
 
 /** What an address that raised a breakpoint trap is, for the engine (cost model, debugger). */
@@ -106,8 +130,12 @@ export class KprobesEngine {
   readonly exTable: ExceptionTable;
   readonly stats: KprobeStats = {
     int3Hits: 0, singleSteps: 0, boostedHits: 0, detourHits: 0, optCallbacks: 0, kretTrampolineTraps: 0, kretBoostCallbacks: 0,
-    nativeOptFrames: 0, nativeKretFrames: 0,
+    nativeOptFrames: 0, nativeKretFrames: 0, inlineOptEntries: 0, inlineKretEntries: 0,
   };
+  /** the machine state the inline breakpoint path needs (null: no inline path) */
+  private readonly machine: MachineView | null;
+  /** per CPU id: its inline breakpoint controls when installed */
+  private readonly inlineCpus: (InlineBreakpointCpu | null)[] = [];
   private kprobeBooster: boolean;
 
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
@@ -133,6 +161,13 @@ export class KprobesEngine {
     this.kprobeBooster = opts.kprobeBooster ?? true;
     this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
+    this.machine = machineView(kernel);
+    if (this.machine && hooks.installInlineBreakpoint) {
+      const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
+      for (const cpu of kernel.cpus) {
+        if (cpu.id >= 0) this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
+      }
+    }
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
     attachEngine(kernel, this);
   }
@@ -663,6 +698,51 @@ export class KprobesEngine {
         return this.kprobeFaultHandler(cpu, trap);
       default: return false;
     }
+  }
+
+  /**
+   * The CPU's inline breakpoint (a host fast path): a breakpoint at one of
+   * the engine's native entries (detour buffers, the kretprobe booster
+   * trampoline) is handled from inside the int3 instead of a trap that
+   * makes the CPU's run return, with the same result: the same handler
+   * path as the die-notifier (optimizer poll, kprobe_int3_handler) and the
+   * same virtual time during the handlers (the instructions this run has
+   * retired, the int3 included, are added to the CPU's round slots for the
+   * duration, as the machine accounts them before a trap is handled; a
+   * nested call's breakpoints see the time of the hit that made the call,
+   * as with traps). When the handlers leave something the machine must see
+   * (a stop request, power off, an oops, another current task) the run
+   * ends after the int3. Probe-site breakpoints always trap: false.
+   */
+  private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
+    const ctl = this.inlineCpus[cpu.id];
+    const m = this.machine;
+    if (!ctl || !m) return false;
+    let addr = this.optimizer.nativeEntryAt(at);
+    const opt = addr !== undefined;
+    if (addr === undefined) {
+      if (at !== this.kretprobes.boostEntryV) return false;
+      addr = this.kretprobes.boostEntry;
+    }
+    const task = this.kernel.current(cpu.id);
+    const oops0 = m.oopsCount;
+    const used = m.clock.used;
+    const slots = this.nested.depth === 0 ? ctl.retiredInRun() + 1 : 0;
+    used[cpu.id] += slots;
+    try {
+      this.optimizer.poll();
+      if (!this.kprobeBreakpointHandler(cpu, addr)) return false; // not claimed: the int3 traps (the kernel's handling)
+    } catch (e) {
+      // as the kernel's trap dispatch reports a failing trap hook
+      const trap: Trap = { kind: 'breakpoint', pc: addr + this.bpPcOffset };
+      this.kernel.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      used[cpu.id] -= slots;
+    }
+    if (opt) this.stats.inlineOptEntries++;
+    else this.stats.inlineKretEntries++;
+    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.kernel.current(cpu.id) !== task) ctl.endRun();
+    return true;
   }
 
   /** kprobe_int3_handler (arch-neutral part) */

@@ -56,6 +56,8 @@ export class Kretprobes {
   /** address of the booster trampoline's native entry (= the trampoline when the arch has one; else 0n) */
   readonly boostEntry: bigint;
   private readonly boostTrampolineV: VAddr;
+  /** boostEntry as a VAddr (NaN without one) */
+  readonly boostEntryV: VAddr;
   /** new instances return through the booster trampoline (when the arch has one) */
   private boost: boolean;
   private readonly state = new WeakMap<Kretprobe, RpState>();
@@ -84,6 +86,7 @@ export class Kretprobes {
       this.boostEntry = 0n;
     }
     this.boostTrampolineV = mustVAddr(this.boostTrampoline);
+    this.boostEntryV = this.boostEntry === 0n ? NaN : mustVAddr(this.boostEntry);
     this.boost = boost && this.boostTrampoline !== 0n;
   }
 

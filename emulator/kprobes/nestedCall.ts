@@ -15,6 +15,8 @@ export class NestedCallError extends Error {}
 
 export class NestedCaller {
   private sentinel = 0n;
+  /** nested calls in progress (all CPUs) */
+  depth = 0;
 
   constructor(private readonly engine: KprobesEngine) {}
 
@@ -38,6 +40,7 @@ export class NestedCaller {
     if (args.length > abi.argRegs.length) throw new NestedCallError(`at most ${abi.argRegs.length} register arguments`);
     const ret = this.returnAddress();
     const saved = cpu.saveContext();
+    this.depth++;
     try {
       // leave room below the interrupted frame (red zone and more), keep ABI alignment
       let sp = ((cpu.getReg(abi.spReg) - 512n) & ~15n);
@@ -65,6 +68,7 @@ export class NestedCaller {
       }
       throw new NestedCallError(`nested call to ${this.engine.where(fn)} did not return within ${maxInstructions} instructions`);
     } finally {
+      this.depth--;
       cpu.restoreContext(saved);
     }
   }

@@ -76,6 +76,8 @@ export class Optimizer {
   private readonly callbacks = new Map<bigint, bigint>();
   /** native entry address -> its probe (detour buffers whose arch has native entries) */
   private readonly nativeEntries = new Map<bigint, NativeEntry>();
+  /** the same native entries by VAddr (the CPU's inline breakpoint asks with a number) */
+  private readonly nativeEntriesV = new Map<VAddr, bigint>();
   private nextDeadline = Infinity;
   /** debug.kprobes_optimization */
   private on = true;
@@ -102,6 +104,7 @@ export class Optimizer {
     this.callbacks.set(r.callback, addr);
     if (r.nativeEntry !== undefined) {
       this.nativeEntries.set(r.nativeEntry, { addr, ip: mustVAddr(addr + BigInt(this.engine.kernel.arch.breakpointPcOffset)) });
+      this.nativeEntriesV.set(mustVAddr(r.nativeEntry), r.nativeEntry);
     }
   }
 
@@ -111,7 +114,10 @@ export class Optimizer {
     if (e) {
       if (e.state === 'optimized') this.unoptimize(addr, e);
       this.callbacks.delete(e.op.callback);
-      if (e.op.nativeEntry !== undefined) this.nativeEntries.delete(e.op.nativeEntry);
+      if (e.op.nativeEntry !== undefined) {
+        this.nativeEntries.delete(e.op.nativeEntry);
+        this.nativeEntriesV.delete(mustVAddr(e.op.nativeEntry));
+      }
       this.entries.delete(addr);
     }
     this.refused.delete(addr);
@@ -143,6 +149,9 @@ export class Optimizer {
 
   /** the probe whose detour buffer has its native entry at `addr` */
   nativeEntryProbe(addr: bigint): NativeEntry | undefined { return this.nativeEntries.get(addr); }
+
+  /** a native entry's address (as a bigint) when `at` is one */
+  nativeEntryAt(at: VAddr): bigint | undefined { return this.nativeEntriesV.get(at); }
 
   isOptimized(addr: bigint): boolean { return this.entries.get(addr)?.state === 'optimized'; }
 

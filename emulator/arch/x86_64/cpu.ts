@@ -56,6 +56,18 @@ export class X86Cpu extends LazyFlags implements Cpu {
   private pending: GuestStop | GuestFault | null = null;
   /** instructions counted by runs nested inside an instruction (excluded from the outer run's count) */
   private innerInsns = 0;
+  /** instret and innerInsns at the start of the innermost run in progress (retiredInRun) */
+  private runStart = 0;
+  private runInner0 = 0;
+  /**
+   * Host fast path for breakpoints owned by the host (the kprobes engine's
+   * native entries): consulted by int3 before it stops the run, unless TF
+   * is set. `at` is the int3's address; rip is already past it. true: the
+   * owner handled the breakpoint inline (it set rip; it may run nested code
+   * through run()); the int3 retires without a trap and the run goes on
+   * (endRun() to stop it). false: the int3 stops the run as a breakpoint.
+   */
+  inlineBreakpoint: ((cpu: X86Cpu, at: VAddr) => boolean) | null = null;
   private cache: DecodeCache | null = null;
   private cacheMem: Memory | null = null;
   private cacheUser = false;
@@ -268,14 +280,30 @@ export class X86Cpu extends LazyFlags implements Cpu {
     this.limit = -1;
   }
 
+  /** End the current run after the current instruction, with no trap (the instruction retires). */
+  endRun(): void {
+    this.limit = -1;
+  }
+
+  /**
+   * Instructions the innermost run() in progress has retired so far (the
+   * current instruction not included; nested runs' instructions excluded).
+   */
+  retiredInRun(): number {
+    return this.instret - this.runStart - (this.innerInsns - this.runInner0);
+  }
+
   run(budget: number): RunResult {
     const cache = this.selectCache();
     // run() may be entered from inside an instruction (nested): the outer loop's limit and pending stop are kept
     const outerLimit = this.limit, outerPending = this.pending;
+    const outerStart = this.runStart, outerInner0 = this.runInner0;
     const inner0 = this.innerInsns;
     const start = this.instret;
     this.limit = start + budget;
     this.pending = null;
+    this.runStart = start;
+    this.runInner0 = inner0;
     let ip = this.rip;
     let insn: Insn | null = null;
     let stepping = false;
@@ -305,6 +333,8 @@ export class X86Cpu extends LazyFlags implements Cpu {
       // a nested run's instructions are not the outer run's: they extend its budget and are not in its count
       this.limit = outerLimit < 0 ? outerLimit : outerLimit + (this.instret - start);
       this.pending = outerPending;
+      this.runStart = outerStart;
+      this.runInner0 = outerInner0;
     }
     this.innerInsns += res.executed;
     return res;

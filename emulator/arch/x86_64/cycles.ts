@@ -28,11 +28,13 @@
  *     tens to a few hundred cycles.
  * No CPU change is needed: a CycleCounter wraps Cpu.run from outside and
  * steps the CPU one instruction at a time while counting (slow; benches
- * only). The normal run loop is untouched.
+ * only). The normal run loop is untouched; the CPUs' inline breakpoint
+ * shortcut is switched off while counting.
  */
 import type { ArchOps, Cpu, DecodedInsn, RunResult, Trap } from '../types';
 import { toVAddr } from '../../memory/address';
 import type { Memory } from '../../memory/memory';
+import { X86Cpu } from './cpu';
 
 export type CycleClass =
   | 'alu' | 'mov' | 'load' | 'store' | 'rmw' | 'lea' | 'push' | 'pop' | 'mul' | 'div' | 'jump' | 'condJump'
@@ -177,8 +179,14 @@ export class CycleCounter implements CycleTotals {
 
   constructor(private readonly arch: ArchOps, private readonly breakpointKind: (addr: bigint) => BreakpointKind) {}
 
+  /**
+   * Wrap the CPUs' run(). Their inline breakpoint path (X86Cpu.inlineBreakpoint,
+   * a host shortcut) is switched off: every breakpoint is then seen as the
+   * trap it stands for and charged as such (breakpointKind).
+   */
   attach(cpus: readonly Cpu[]): void {
     for (const cpu of cpus) {
+      if (cpu instanceof X86Cpu) cpu.inlineBreakpoint = null;
       const orig = cpu.run.bind(cpu);
       (cpu as { run: (budget: number) => RunResult }).run = (budget: number) => this.step(cpu, orig, budget);
     }

@@ -10,7 +10,12 @@ import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_
 
 export function nop(_cpu: X86Cpu, _i: Insn): void { /* nothing */ }
 
-export function int3(cpu: X86Cpu, _i: Insn): void { cpu.stop(STOP_BREAKPOINT); }
+/** int3: a breakpoint trap, unless the host's inline breakpoint handler takes it (X86Cpu.inlineBreakpoint) */
+export function int3(cpu: X86Cpu, i: Insn): void {
+  const hook = cpu.inlineBreakpoint;
+  if (hook !== null && !cpu.tf && hook(cpu, i.addr)) return;
+  cpu.stop(STOP_BREAKPOINT);
+}
 /** int n: no IDT is modelled; software interrupts other than int3 are a #GP, like a missing IDT gate */
 export function intN(cpu: X86Cpu, i: Insn): void {
   if ((i.imm & 0xff) === 3) { cpu.stop(STOP_BREAKPOINT); return; }

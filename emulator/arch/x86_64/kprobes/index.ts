@@ -16,7 +16,11 @@
 import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
 import { mustVAddr } from '../../../memory/address';
-import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '../../../kprobes/archHooks';
+import type {
+  InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
+} from '../../../kprobes/archHooks';
+import type { Cpu } from '../../types';
+import { X86Cpu } from '../cpu';
 import type { Kprobe, KprobeCtlblk, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { modrmReg, ripDispOffset, x86Fields } from './insnFields';
@@ -175,6 +179,15 @@ function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb:
   regs.flags = (regs.flags & ~TF) | kcb.oldFlags;
 }
 
+/** X86Cpu.inlineBreakpoint: int3 calls the engine's handler before it would trap */
+function installInlineBreakpoint(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null {
+  if (!(cpu instanceof X86Cpu)) return null;
+  if (handler === null) { cpu.inlineBreakpoint = null; return null; }
+  if (cpu.inlineBreakpoint !== null) return null;
+  cpu.inlineBreakpoint = handler;
+  return cpu;
+}
+
 export const x86_64KprobesHooks: KprobesArchHooks = {
   arch: 'x86_64',
   slotSize: X86_SLOT_SIZE,
@@ -190,6 +203,7 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   optprobes: x86_64Optprobes,
   // kretprobe_trampoline: a nop carrying the trampoline kprobe, int3 padding after it
   kretprobeTrampolineCode: new Uint8Array([0x90, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
+  installInlineBreakpoint,
 };
 
 
