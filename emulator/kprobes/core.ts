@@ -718,28 +718,27 @@ export class KprobesEngine {
     const ctl = this.inlineCpus[cpu.id];
     const m = this.machine;
     if (!ctl || !m) return false;
-    let addr = this.optimizer.nativeEntryAt(at);
-    const opt = addr !== undefined;
-    if (addr === undefined) {
-      if (at !== this.kretprobes.boostEntryV) return false;
-      addr = this.kretprobes.boostEntry;
-    }
+    const ne = this.optimizer.nativeEntryAt(at);
+    if (ne === undefined && at !== this.kretprobes.boostEntryV) return false;
     const task = this.kernel.current(cpu.id);
     const oops0 = m.oopsCount;
     const used = m.clock.used;
     const slots = this.nested.depth === 0 ? ctl.retiredInRun() + 1 : 0;
     used[cpu.id] += slots;
     try {
+      // what onTrap -> kprobeBreakpointHandler do for these addresses
       this.optimizer.poll();
-      if (!this.kprobeBreakpointHandler(cpu, addr)) return false; // not claimed: the int3 traps (the kernel's handling)
+      const regs = this.regsOf(cpu), kcb = this.ctlblk(cpu.id);
+      if (ne !== undefined) this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
+      else this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
     } catch (e) {
       // as the kernel's trap dispatch reports a failing trap hook
-      const trap: Trap = { kind: 'breakpoint', pc: addr + this.bpPcOffset };
+      const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
       this.kernel.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
       used[cpu.id] -= slots;
     }
-    if (opt) this.stats.inlineOptEntries++;
+    if (ne !== undefined) this.stats.inlineOptEntries++;
     else this.stats.inlineKretEntries++;
     if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.kernel.current(cpu.id) !== task) ctl.endRun();
     return true;

@@ -77,7 +77,7 @@ export class Optimizer {
   /** native entry address -> its probe (detour buffers whose arch has native entries) */
   private readonly nativeEntries = new Map<bigint, NativeEntry>();
   /** the same native entries by VAddr (the CPU's inline breakpoint asks with a number) */
-  private readonly nativeEntriesV = new Map<VAddr, bigint>();
+  private readonly nativeEntriesV = new Map<VAddr, NativeEntry>();
   private nextDeadline = Infinity;
   /** debug.kprobes_optimization */
   private on = true;
@@ -103,8 +103,9 @@ export class Optimizer {
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
     this.callbacks.set(r.callback, addr);
     if (r.nativeEntry !== undefined) {
-      this.nativeEntries.set(r.nativeEntry, { addr, ip: mustVAddr(addr + BigInt(this.engine.kernel.arch.breakpointPcOffset)) });
-      this.nativeEntriesV.set(mustVAddr(r.nativeEntry), r.nativeEntry);
+      const ne: NativeEntry = { addr, ip: mustVAddr(addr + BigInt(this.engine.kernel.arch.breakpointPcOffset)) };
+      this.nativeEntries.set(r.nativeEntry, ne);
+      this.nativeEntriesV.set(mustVAddr(r.nativeEntry), ne);
     }
   }
 
@@ -150,8 +151,8 @@ export class Optimizer {
   /** the probe whose detour buffer has its native entry at `addr` */
   nativeEntryProbe(addr: bigint): NativeEntry | undefined { return this.nativeEntries.get(addr); }
 
-  /** a native entry's address (as a bigint) when `at` is one */
-  nativeEntryAt(at: VAddr): bigint | undefined { return this.nativeEntriesV.get(at); }
+  /** nativeEntryProbe by VAddr */
+  nativeEntryAt(at: VAddr): NativeEntry | undefined { return this.nativeEntriesV.get(at); }
 
   isOptimized(addr: bigint): boolean { return this.entries.get(addr)?.state === 'optimized'; }
 
