@@ -33,6 +33,7 @@ import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
 import { NativeEntry, OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
 import { attachEngine } from './sysctl';
+import { MachineView, machineView } from './machineView';
 
 export interface KprobesEngineOptions {
   /** hook table to use instead of the registry's (tests, new ports) */
@@ -71,25 +72,6 @@ export interface KprobeStats {
   inlineOptEntries: number;
   /** native entries of the kretprobe booster trampoline handled inside the CPU's int3 */
   inlineKretEntries: number;
-}
-
-/**
- * What the inline breakpoint path reads of the emulated kernel beyond
- * KernelApi (the machine's Kernel has these): the per-CPU time slots of the
- * running round, and what makes the machine take over after a trap. A
- * kernel without them gets no inline path (every native entry traps).
- */
-interface MachineView {
-  readonly clock: { readonly used: number[] };
-  readonly stopRequest: unknown;
-  readonly exitCode: number | null;
-  readonly oopsCount: number;
-}
-
-function machineView(k: KernelApi): MachineView | null {
-  const m = k as KernelApi & Partial<MachineView>;
-  return m.clock && Array.isArray(m.clock.used) && 'stopRequest' in m && 'exitCode' in m && typeof m.oopsCount === 'number'
-    ? m as MachineView : null;
 }
 
 /** What an address that raised a breakpoint trap is, for the engine (cost model, debugger). */
@@ -717,7 +699,7 @@ export class KprobesEngine {
   private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
     const ctl = this.inlineCpus[cpu.id];
     const m = this.machine;
-    if (!ctl || !m) return false;
+    if (!ctl || !m || cpu.userMode) return false; // the native entries are kernel code
     const ne = this.optimizer.nativeEntryAt(at);
     if (ne === undefined && at !== this.kretprobes.boostEntryV) return false;
     const task = this.kernel.current(cpu.id);

@@ -3,6 +3,16 @@
  * access helpers used by the executors, and the run loop with its
  * per-address decoded-instruction cache.
  *
+ * Stops: a trap-style instruction (int3, int n, ud*, hlt, syscall, vmcall)
+ * ends the run without a JS exception — its executor calls stop(), which
+ * records the signal and sets the loop's instret limit to -1, so the
+ * loop's existing `instret < limit` test ends it after the instruction.
+ * Faults found deeper (#PF from the bus, #GP on an address, #DE) are
+ * thrown and caught by run(). run() is re-entrant: code called from inside
+ * an instruction (X86Cpu.inlineBreakpoint) may run nested code; a nested
+ * run keeps the outer run's limit and pending stop, and its instructions
+ * count in instret but not in the outer run's `executed` or budget.
+ *
  * Representation: GPR n is (lo[n], hi[n]); rip is a VAddr (signed number,
  * see memory/address.ts); fs/gs bases are VAddr. Values of 8/16-bit operands
  * are returned masked and non-negative, 32-bit values as int32, 64-bit

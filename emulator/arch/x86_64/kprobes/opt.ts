@@ -58,6 +58,10 @@
  * leaveCallback). Either way the probed site itself no longer traps and
  * the saved registers form a real pt_regs on the stack. The kretprobe
  * booster trampoline has the same shape (native entry, then its template).
+ * The engine takes a native entry's int3 inside the instruction through
+ * X86Cpu.inlineBreakpoint (installInlineBreakpoint in index.ts) instead of
+ * a trap that ends Cpu.run(): same handlers, frame and result, without the
+ * return to the machine loop (see KprobesEngine.inlineBreakpoint).
  */
 import type { DecodedInsn } from '../../types';
 import { mustVAddr } from '../../../memory/address';
