@@ -430,7 +430,9 @@ export class KprobeSession extends LoggingDebugSession {
     const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
     const frames = walked.slice(start, start + levels).map((f, i) => {
       const idx = start + i;
-      const name = m.image.symbols.format(f.pc, false);
+      // a return address a kretprobe replaced: show the real one, say so
+      const name = m.image.symbols.format(f.pc, false)
+        + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       const line = m.image.lines?.lineForAddress(f.lookupPc);
       const local = line && this.sources ? this.sources.toLocal(line.file) : undefined;
       const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
@@ -438,6 +440,7 @@ export class KprobeSession extends LoggingDebugSession {
         line ? this.convertDebuggerLineToClient(line.line) : 0, line?.column ? this.convertDebuggerColumnToClient(line.column) : 0);
       sf.instructionPointerReference = formatAddress(f.pc);
       if (!local) sf.presentationHint = 'subtle';
+      if (f.viaTrampoline !== undefined) sf.presentationHint = 'label';
       return sf;
     });
     response.body = { stackFrames: frames, totalFrames: walked.length };
@@ -445,16 +448,21 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Frames of a CPU: frame 0 = the pc (the probe address at a breakpoint stop), callers from the frame-pointer walk. */
-  private frames(m: Machine, cpuIndex: number): { pc: bigint; lookupPc: bigint; fp?: bigint }[] {
+  private frames(m: Machine, cpuIndex: number): { pc: bigint; lookupPc: bigint; viaTrampoline?: bigint }[] {
     const cpu = m.cpus[cpuIndex];
     const task = m.kernel.current(cpuIndex);
     const rep = this.reportPc.get(cpuIndex);
     const pc = rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
     const engine = this.probes?.mgr.engine;
     const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: engine ? (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) : undefined });
-    const addrs = engine ? fixupStackTrace(engine, task, raw, cpuIndex).map(f => f.addr) : raw;
-    const adjust = BigInt(m.arch.abi.returnAddress.kind === 'stack' ? 1 : m.arch.name === 'riscv64' ? 2 : 4);
-    return addrs.map((a, i) => ({ pc: a, lookupPc: i === 0 ? a : a - adjust }));
+    const fixed = engine ? fixupStackTrace(engine, task, raw, cpuIndex)
+      : raw.map(a => ({ addr: a, raw: a, replaced: false }));
+    // a caller frame's pc is a return address: its source line is the call's,
+    // so look up the byte before it (inside the call instruction on every arch)
+    return fixed.map((f, i) => ({
+      pc: f.addr, lookupPc: i === 0 ? f.addr : f.addr - 1n,
+      viaTrampoline: f.replaced ? f.raw : undefined,
+    }));
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {

@@ -141,6 +141,33 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.equal(rv.split(' ')[0], p.get('return value')!.value.split(' ')[0]);
   });
 
+  test('stack trace through live kretprobe instances: frames show the real return addresses and are marked', async () => {
+    const misc = repoPath('examples', 'kernel', 'misc.c');
+    let bps: DebugProtocol.Breakpoint[] = [];
+    let src: DebugProtocol.Breakpoint | undefined;
+    await h.launchWith(async () => {
+      // a return probe on the recursive fib that never stops (condition 0): its instances stay live
+      bps = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'r:fib', condition: '0' }] })).body.breakpoints;
+      src = (await h.dc.setBreakpointsRequest({ source: { path: misc }, breakpoints: [{ line: markerLine(misc, 'fib_base') }] })).body.breakpoints[0];
+    });
+    assert.equal(bps[0].verified, true, bps[0].message);
+    assert.ok(src?.verified, src?.message);
+    const ev = await h.continueToStop();
+    const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
+    assert.match(frames[0].name, /^fib\+0x/);
+    // every fib frame returned into by a probed fib call had its return address replaced
+    const marked = frames.filter(f => f.name.includes('[kretprobe: stack holds trampoline'));
+    assert.ok(marked.length >= 2, frames.map(f => f.name).join(' | '));
+    for (const f of marked) {
+      assert.equal(f.presentationHint, 'label');
+      // the shown pc is the real return address inside a caller, not the trampoline
+      assert.doesNotMatch(f.name, /^kretprobe_trampoline|^0x/);
+      assert.ok(f.line > 0, `${f.name} has a source line`);
+    }
+    const tramp = marked[0].name.match(/trampoline (0x[0-9a-f]+)/)![1];
+    assert.notEqual(BigInt(marked[0].instructionPointerReference!), BigInt(tramp));
+  });
+
   test('a source breakpoint in kretprobe mode probes the function containing the line and keeps its line', async () => {
     const line = markerLine(FORK_C, 'do_fork_body');
     let bp: DebugProtocol.Breakpoint | undefined;
