@@ -50,7 +50,7 @@ function decodeAt(ctx: DisassembleContext, addr: bigint): DecodedInsn | null {
 
 /** Minimum instruction alignment/step used for invalid entries. */
 function step(arch: ArchOps): number {
-  return arch.maxInsnLength >= 15 ? 1 : arch.name === 'riscv64' ? 2 : 4;
+  return arch.minInsnLength;
 }
 
 function instructionBefore(ctx: DisassembleContext, addr: bigint, count: number): bigint {

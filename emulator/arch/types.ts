@@ -119,6 +119,8 @@ export interface AbiInfo {
   syscall: { nr: number; args: number[]; ret: number };
   /** pointer size in bytes */
   pointerSize: 4 | 8;
+  /** whether plain `char` is signed in this ABI (x86: yes; arm64, riscv: no) */
+  charSigned: boolean;
   /** Linux trap numbers reported to fault handlers (trapnr) */
   trapNumbers: Partial<Record<TrapKind, number>>;
 }
@@ -136,6 +138,8 @@ export interface ArchOps {
   readonly breakpointPcOffset: number;
   /** maximum instruction length in bytes */
   readonly maxInsnLength: number;
+  /** minimum instruction length / alignment in bytes (x86: 1; riscv with C: 2; arm64: 4) */
+  readonly minInsnLength: number;
 
   createCpu(id: number, mem: Memory): Cpu;
   /** Decode the instruction at addr from memory (execute permission not required). */

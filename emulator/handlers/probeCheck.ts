@@ -47,13 +47,18 @@ const ATTRS: Record<string, readonly ProbeKindName[]> = {
   disabled: ['kprobe', 'kretprobe', 'jprobe'],
 };
 
+/** Signedness of plain `char` by ELF arch name (an ABI fact, for images whose CPU is not emulated yet). */
+const PLAIN_CHAR_SIGNED: Readonly<Record<string, boolean>> = {
+  x86_64: true, i386: true, aarch64: false, arm: false, riscv64: false, riscv32: false, ppc: false, ppc64: false, s390x: false,
+};
+
 function compileOpts(opts: CheckOptions): CompileOptions {
   return {
     regNames: opts.regNames,
     argRegs: opts.argRegs,
     symbolExists: opts.symbolExists,
     stepBudget: opts.stepBudget,
-    charSigned: opts.imageArch === undefined ? true : opts.imageArch === 'x86_64' || opts.imageArch === 'i386',
+    charSigned: opts.imageArch === undefined ? true : PLAIN_CHAR_SIGNED[opts.imageArch] ?? true,
   };
 }
 

@@ -53,11 +53,13 @@ export const x86_64: ArchOps = {
     hypercall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('cx')], ret: R('ax') },
     syscall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('r10'), R('r8'), R('r9')], ret: R('ax') },
     pointerSize: 8,
+    charSigned: true,
     trapNumbers: { divide: 0, singleStep: 1, breakpoint: 3, undefined: 6, generalProtection: 13, pageFault: 14 },
   },
   breakpointInsn: Uint8Array.of(0xcc),
   breakpointPcOffset: 1,
   maxInsnLength: MAX_INSN_LEN,
+  minInsnLength: 1,
   returnInsn: Uint8Array.of(0xc3),
 
   createCpu(id: number, mem: Memory): Cpu { return new X86Cpu(id, mem); },
