@@ -23,7 +23,7 @@ if (files.length) {
   const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { stdio: 'inherit' });
   status = r.status ?? 1;
 }
-if (!only.length && existsSync('test/vscode/run.mjs') && !process.env.KPROBE_SKIP_VSCODE) {
+if (!only.length && existsSync('test/vscode/run.mjs')) {
   const r = spawnSync(process.execPath, ['test/vscode/run.mjs'], { stdio: 'inherit' });
   if ((r.status ?? 1) !== 0) status = r.status ?? 1;
 }
