@@ -141,9 +141,11 @@ describe('safety checks', () => {
     assertNotOptimized(r, last.addr, /crosses the end of the function/);
   });
 
-  test('__ex_table: a region holding a faulting insn, or receiving its fixup, is refused; elsewhere fine', () => {
+  test('__ex_table: no probe in a function with an exception table entry is optimized (can_optimize); others are', () => {
     const r = rig();
     const ins = insns(r, 'probe_kernel_read_long');
+    const fn = r.image.symbols.lookup('probe_kernel_read_long');
+    assert.ok(fn);
     const sec = r.image.section('__ex_table');
     assert.ok(sec);
     const dv = new DataView(sec.data.buffer, sec.data.byteOffset, sec.data.byteLength);
@@ -153,22 +155,31 @@ describe('safety checks', () => {
       if (r.image.symbols.resolve(insn)?.sym.name === 'probe_kernel_read_long') { fault = insn; fixup = dv.getBigUint64(o + 8, true); }
     }
     assert.ok(fault && fixup);
-    // the instruction just before the fixup: its region covers the fixup address
+    // three sites: the entry (its region holds the faulting load), the instruction before the
+    // fixup (its region covers the fixup), and the join point after the fixup (the target of a
+    // jmp, far from both): every one is refused because the function has a table entry
     const k = ins.findIndex(d => d.addr === fixup);
     const beforeFixup = ins[k - 1];
-    assert.equal(r.engine.registerKprobe({ addr: r.sym('probe_kernel_read_long') }), 0, 'region holds the faulting load');
-    assert.equal(r.engine.registerKprobe({ addr: beforeFixup.addr }), 0);
-    r.engine.waitForOptimizer();
-    assertNotOptimized(r, r.sym('probe_kernel_read_long'), /may fault/);
-    assertNotOptimized(r, beforeFixup.addr, /fixup .* returns into the detoured region/);
-    // the join point after the fixup (a jmp target, at the first byte): fine
     const join = ins.find(d => d.flow === 'jump')?.target;
     assert.ok(join);
+    const sites = [fn.value, beforeFixup.addr, join];
+    for (const a of sites) assert.equal(r.engine.registerKprobe({ addr: a }), 0);
+    r.engine.waitForOptimizer();
+    for (const a of sites) {
+      assertNotOptimized(r, a, /exception table entry .*__ex_table.*fixup code could jump into the detoured region/);
+      assert.equal(r.engine.optimizationStatus(a).state, 'none', 'a permanent refusal (safety check)');
+    }
+    assert.deepEqual(r.run().filter(l => /fault|EFAULT|-14/.test(l)), rig().run().filter(l => /fault|EFAULT|-14/.test(l)));
+    // functions without table entries still optimize
     const r2 = rig();
-    assert.equal(r2.engine.registerKprobe({ addr: join }), 0);
+    for (const name of ['kprobe_target', 'kprobe_target2']) {
+      const a = r2.sym(name);
+      assert.ok(![...Array(dv.byteLength / 16).keys()].some(i => r2.image.symbols.resolve(dv.getBigUint64(i * 16, true))?.sym.name === name));
+      assert.equal(r2.engine.registerKprobe({ addr: a }), 0);
+    }
     r2.engine.waitForOptimizer();
-    assertOptimized(r2, join);
-    assert.deepEqual(r2.run().filter(l => /fault|EFAULT|-14/.test(l)), rig().run().filter(l => /fault|EFAULT|-14/.test(l)));
+    assertOptimized(r2, r2.sym('kprobe_target'));
+    assertOptimized(r2, r2.sym('kprobe_target2'));
   });
 
   test('a probe with a post_handler, a disabled probe: not optimized (temporary: optimized once it changes)', () => {

@@ -11,7 +11,8 @@
  * Like Linux 2.6 on CISC machines, nothing checks that a probe address is an
  * instruction boundary: a probe in the middle of an instruction copies
  * whatever decodes there, and the int3 byte corrupts the real instruction
- * (tested in test/kprobes/x86_split_insn.test.ts).
+ * (tested in test/kprobes/rules.test.ts, 'x86: no instruction-boundary
+ * check').
  */
 import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';

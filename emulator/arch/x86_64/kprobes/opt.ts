@@ -10,11 +10,11 @@
  *     a table entry could point into the region);
  *   - no jump or call in the function targets the region other than its
  *     first byte (JTPR);
- *   - exception fixups: no __ex_table entry of an instruction in the
- *     function has its fixup inside the region (other than the first
- *     byte), and no instruction of the region is in __ex_table (its copy
- *     would fault at an address the table does not know). An image
- *     declares its table with KP_EXTABLE(insn, fixup) from
+ *   - exception fixups: as Linux's can_optimize does, a function with
+ *     any instruction listed in __ex_table is not optimized at all (its
+ *     fixup code, possibly an out-of-line stub elsewhere, could jump back
+ *     into the region; the table does not say where a fixup goes after
+ *     it runs). An image declares its table with KP_EXTABLE(insn, fixup) from
  *     examples/include/kprobe_image.h: 16-byte (insn, fixup) pairs in the
  *     `__ex_table` section (emulator/kernel/abi.ts EXCEPTION_TABLE_SECTION);
  *   - every instruction of the region is relocatable (canBoost: no
@@ -214,10 +214,11 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
       return `${d.mnemonic} at ${hexAddr(d.addr)} jumps into the detoured region`;
     }
   }
+  // can_optimize: search_exception_tables() on every instruction of the function
   for (const e of ctx.exceptionTable()) {
-    if (e.insn >= addr && e.insn < end) return `the instruction at ${hexAddr(e.insn)} in the region may fault (__ex_table)`;
-    if (e.insn >= fn.start && e.insn < fn.end && inJtpr(e.fixup)) {
-      return `the exception fixup of ${hexAddr(e.insn)} returns into the detoured region`;
+    if (e.insn >= fn.start && e.insn < fn.end) {
+      return `the function has an exception table entry (__ex_table: ${hexAddr(e.insn)} -> fixup ${hexAddr(e.fixup)}); `
+        + 'its fixup code could jump into the detoured region';
     }
   }
   for (let i = i0, s = 0; s < size; i++) {
