@@ -2,22 +2,49 @@
  * ELF loader: headers, program headers, sections, symbols and (lazily) the
  * DWARF line table.
  *
- * The structure walk is done by the `elfy` package; every numeric field is then
- * re-read from the raw bytes, because elfy reads 64-bit fields into JS numbers
- * (rounded above 2^53, e.g. 0xffffffff81000000) and reads the ELF64
- * sh_addralign/sh_entsize at the wrong offsets (46/54 instead of 48/56).
- * All bounds are checked here first, so a truncated file is reported as such
- * (naming the header, segment or section) instead of as an elfy exception.
+ * The structure walk is elfy's (lib/elfy/parser.js, driven step by step in
+ * parseElf): ELF header fields, the program- and section-header tables, each
+ * entry's fields, the counts, section names (resolveBody/resolveStr) and the
+ * data slices. What elfy gets wrong is re-read from the raw bytes or
+ * wrapped, field by field:
+ *  1. Every 64-bit field of an ELF64 file (e_entry, e_phoff, e_shoff; p_offset,
+ *     p_vaddr, p_paddr, p_filesz, p_memsz, p_align; sh_flags, sh_addr,
+ *     sh_offset, sh_size) is read by elfy into a JS number, rounded to 53
+ *     significant bits (0xffffffff81000123 reads as 0xffffffff81000000):
+ *     re-read as bigint. The ELF32 forms are 32-bit and exact in elfy, and taken from it.
+ *  2. ELF64 sh_addralign / sh_entsize are read at offsets 46 / 54 instead of
+ *     48 / 56: re-read.
+ *  3. e_type, e_machine, p_type and sh_type become names from elfy's tables;
+ *     values missing there are lost (undefined) for e_type, e_machine
+ *     (EM_RISCV 243 among them) and p_type (PT_GNU_PROPERTY,
+ *     PT_RISCV_ATTRIBUTES, ...): names are turned back into numbers
+ *     (elfyWalk.codeOf) and a lost value is re-read.
+ *  4. p_flags / sh_flags become objects of flag names (mapFlags, 32-bit
+ *     shifts): turned back into the mask (elfyWalk.flagsOf); for ELF64
+ *     sh_flags bits above 31 are dropped, so that field is re-read (item 1).
+ *  5. Extended section numbering (e_shnum 0 / e_shstrndx 0xffff, the real
+ *     values in section 0) is not known to elfy: the header it returned is
+ *     corrected before its section walk.
+ *  6. resolveBody asserts that e_shstrndx names a SHT_STRTAB section and
+ *     throws for an image with no sections or no section-name table: then
+ *     names are resolved with elfy's resolveStr from whatever e_shstrndx
+ *     names, or left empty.
+ *  7. Data slices are Buffer.slice, which clamps silently: a truncated table,
+ *     segment or section is found here first and reported naming it; table
+ *     entry sizes too small for the fields (elfy would read past the entry
+ *     or, for size 0, walk no entries) are rejected likewise.
+ *  8. SHT_NOBITS sections get file bytes from elfy (sh_size bytes at
+ *     sh_offset); they occupy none, so their data is empty here.
  */
 import { readFileSync } from 'node:fs';
-import * as elfy from 'elfy';
 import { ElfImage, ElfSection, ElfSegment, ImageError, LineTable, SymbolTable } from './types';
-import { ByteReader, strAt } from './reader';
+import { ByteReader } from './reader';
 import { machineName } from './machines';
 import { buildSymbolTable } from './symbols';
 import { parseDebugLine } from './dwarf/debugLine';
 import { readCompDirs } from './dwarf/compDirs';
 import { sectionContents } from './compressed';
+import { codeOf, ElfyBody, elfyConstants, ElfyHeader, ElfyParser, flagsOf, newElfyParser } from './elfyWalk';
 
 export const SHT_NOBITS = 8;
 export const SHT_SYMTAB = 2;
@@ -48,7 +75,8 @@ export function loadElf(path: string): ElfImage {
   return parseElf(bytes, path);
 }
 
-interface RawHeader {
+/** The ELF header: elfy's, with the fields it gets wrong re-read. */
+interface Header {
   elfClass: 32 | 64;
   little: boolean;
   type: number;
@@ -56,14 +84,12 @@ interface RawHeader {
   entry: bigint;
   phoff: bigint;
   shoff: bigint;
-  phentsize: number;
-  phnum: number;
-  shentsize: number;
-  shnum: number;
-  shstrndx: number;
+  /** elfy's header, counts corrected for extended numbering (its body walk reads them) */
+  elfy: ElfyHeader;
 }
 
-function readHeader(bytes: Uint8Array, path: string): RawHeader {
+/** e_ident checks (what elfy's execute() checks, with messages naming what is wrong). */
+function checkIdent(bytes: Uint8Array, path: string): void {
   if (bytes.length < 4 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
     throw new ImageError(path, 'not an ELF file (bad magic)');
   }
@@ -76,23 +102,30 @@ function readHeader(bytes: Uint8Array, path: string): RawHeader {
   if (bytes.length < EHDR_SIZE[elfClass]) {
     throw new ImageError(path, `truncated: ELF${elfClass} header needs ${EHDR_SIZE[elfClass]} bytes, file has ${bytes.length}`);
   }
-  const r = new ByteReader(bytes, data === 1);
-  const w = elfClass === 64 ? 8 : 4;
-  const o = elfClass === 64 ? 0 : -12; // ELF32 header fields after e_entry are 12 bytes earlier
-  const h: RawHeader = {
+}
+
+function readHeader(p: ElfyParser, buf: Buffer, r: ByteReader, path: string): Header {
+  const eh = p.parseHeader(buf);
+  const elfClass = eh.class === '64' ? 64 : 32;
+  const is64 = elfClass === 64;
+  const h: Header = {
     elfClass,
-    little: data === 1,
-    type: r.u16At(16),
-    machine: r.u16At(18),
-    entry: r.uintAt(24, w),
-    phoff: r.uintAt(32 + (elfClass === 64 ? 0 : -4), w),
-    shoff: r.uintAt(40 + (elfClass === 64 ? 0 : -8), w),
-    phentsize: r.u16At(54 + o),
-    phnum: r.u16At(56 + o),
-    shentsize: r.u16At(58 + o),
-    shnum: r.u16At(60 + o),
-    shstrndx: r.u16At(62 + o),
+    little: eh.endian === 'lsb',
+    type: codeOf(elfyConstants.type, eh.type) ?? r.u16At(16),
+    machine: codeOf(elfyConstants.machine, eh.machine) ?? r.u16At(18),
+    entry: is64 ? r.u64At(24) : BigInt(eh.entry),
+    phoff: is64 ? r.u64At(32) : BigInt(eh.phoff),
+    shoff: is64 ? r.u64At(40) : BigInt(eh.shoff),
+    elfy: eh,
   };
+  // Extended section numbering: e_shnum / e_shstrndx live in section 0.
+  if (h.shoff !== 0n && (eh.shnum === 0 || eh.shstrndx === 0xffff)) {
+    checkTable(path, 'section headers', h.shoff, 1, eh.shentsize, SHDR_SIZE[elfClass], buf.length);
+    const s0 = buf.subarray(Number(h.shoff), Number(h.shoff) + eh.shentsize);
+    if (eh.shnum === 0) eh.shnum = is64 ? p.readUInt64(s0, 32) : p.readUInt32(s0, 20);
+    if (eh.shstrndx === 0xffff) eh.shstrndx = p.readUInt32(s0, is64 ? 40 : 24);
+  }
+  if (h.shoff === 0n) eh.shnum = 0;
   return h;
 }
 
@@ -105,41 +138,30 @@ function checkTable(path: string, what: string, off: bigint, num: number, entsiz
   }
 }
 
+function view(b: Buffer): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
 /** Parse an ELF image held in memory. `path` names it in errors and in ElfImage.path. */
 export function parseElf(bytes: Uint8Array, path: string): ElfImage {
-  const h = readHeader(bytes, path);
-  const r = new ByteReader(bytes, h.little);
-  const is64 = h.elfClass === 64;
-
-  // Extended section numbering: e_shnum / e_shstrndx live in section 0.
-  let shnum = h.shnum;
-  let shstrndx = h.shstrndx;
-  if (h.shoff !== 0n && (shnum === 0 || shstrndx === 0xffff)) {
-    checkTable(path, 'section headers', h.shoff, 1, h.shentsize, SHDR_SIZE[h.elfClass], bytes.length);
-    const s0 = Number(h.shoff);
-    if (shnum === 0) shnum = Number(r.uintAt(s0 + (is64 ? 32 : 20), is64 ? 8 : 4));
-    if (shstrndx === 0xffff) shstrndx = r.u32At(s0 + (is64 ? 40 : 24));
-  }
-  if (h.shoff === 0n) shnum = 0;
-  checkTable(path, 'program headers', h.phoff, h.phnum, h.phentsize, PHDR_SIZE[h.elfClass], bytes.length);
-  checkTable(path, 'section headers', h.shoff, shnum, h.shentsize, SHDR_SIZE[h.elfClass], bytes.length);
-
-  const segments = readSegments(r, h, path);
-  const sections = readSections(r, h, shnum, shstrndx, path);
-
-  // Structure walk by elfy; numeric fields above come from the raw bytes.
-  // elfy cannot handle every valid layout (extended numbering, no
-  // .shstrtab); then the raw names stand.
+  checkIdent(bytes, path);
+  const r = new ByteReader(bytes, bytes[5] === 1);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let parsed: elfy.ElfyFile | undefined;
+  const p = newElfyParser();
+  const h = readHeader(p, buf, r, path);
+  const eh = h.elfy;
+  checkTable(path, 'program headers', h.phoff, eh.phnum, eh.phentsize, PHDR_SIZE[h.elfClass], bytes.length);
+  checkTable(path, 'section headers', h.shoff, eh.shnum, eh.shentsize, SHDR_SIZE[h.elfClass], bytes.length);
+
+  let body: ElfyBody;
   try {
-    parsed = elfy.parse(buf);
-  } catch {
-    parsed = undefined;
+    body = resolveNames(p, p.parseBody(buf, eh), eh);
+  } catch (e) {
+    // every bound elfy relies on is checked above; this is a gap in those checks
+    throw new ImageError(path, `malformed ELF (elfy: ${e instanceof Error ? e.message : String(e)})`);
   }
-  if (parsed && parsed.body.sections.length === sections.length && parsed.body.programs.length === segments.length) {
-    parsed.body.sections.forEach((s, i) => { if (s.name) sections[i].name = s.name; });
-  }
+  const segments = readSegments(r, h, body, path);
+  const sections = readSections(r, h, body, path);
 
   const symtab = sections.find((s) => s.type === SHT_SYMTAB) ?? sections.find((s) => s.type === SHT_DYNSYM);
   let symbols: SymbolTable;
@@ -176,21 +198,33 @@ export function parseElf(bytes: Uint8Array, path: string): ElfImage {
   return image;
 }
 
-function readSegments(r: ByteReader, h: RawHeader, path: string): ElfSegment[] {
+/** elfy's resolveBody where its assertion holds (e_shstrndx names a SHT_STRTAB), its resolveStr otherwise. */
+function resolveNames(p: ElfyParser, body: ElfyBody, eh: ElfyHeader): ElfyBody {
+  const secs = body.sections;
+  const strtab = eh.shstrndx > 0 && eh.shstrndx < secs.length ? secs[eh.shstrndx] : undefined;
+  if (strtab?.type === 'strtab') return p.resolveBody(body, eh);
+  for (const s of secs) {
+    s.name = strtab && strtab.type !== 'nobits' && typeof s.name === 'number' ? p.resolveStr(strtab.data, s.name) : '';
+  }
+  return body;
+}
+
+function readSegments(r: ByteReader, h: Header, body: ElfyBody, path: string): ElfSegment[] {
   const out: ElfSegment[] = [];
   const is64 = h.elfClass === 64;
   const size = BigInt(r.length);
-  for (let i = 0; i < h.phnum; i++) {
-    const b = Number(h.phoff) + i * h.phentsize;
-    const seg = is64
-      ? {
-        type: r.u32At(b), flags: r.u32At(b + 4), offset: r.u64At(b + 8), vaddr: r.u64At(b + 16),
-        paddr: r.u64At(b + 24), filesz: r.u64At(b + 32), memsz: r.u64At(b + 40), align: r.u64At(b + 48),
-      }
-      : {
-        type: r.u32At(b), offset: BigInt(r.u32At(b + 4)), vaddr: BigInt(r.u32At(b + 8)), paddr: BigInt(r.u32At(b + 12)),
-        filesz: BigInt(r.u32At(b + 16)), memsz: BigInt(r.u32At(b + 20)), flags: r.u32At(b + 24), align: BigInt(r.u32At(b + 28)),
-      };
+  body.programs.forEach((ph, i) => {
+    const b = Number(h.phoff) + i * h.elfy.phentsize;
+    const seg = {
+      type: codeOf(elfyConstants.entryType, ph.type) ?? r.u32At(b),
+      flags: flagsOf(ph.flags, elfyConstants.entryFlags),
+      offset: is64 ? r.u64At(b + 8) : BigInt(ph.offset),
+      vaddr: is64 ? r.u64At(b + 16) : BigInt(ph.vaddr),
+      paddr: is64 ? r.u64At(b + 24) : BigInt(ph.paddr),
+      filesz: is64 ? r.u64At(b + 32) : BigInt(ph.filesz),
+      memsz: is64 ? r.u64At(b + 40) : BigInt(ph.memsz),
+      align: is64 ? r.u64At(b + 48) : BigInt(ph.align),
+    };
     if (seg.filesz > 0n && seg.offset + seg.filesz > size) {
       const kind = seg.type === PT_LOAD ? 'LOAD' : `type ${hex(seg.type)}`;
       throw new ImageError(path, `truncated: segment ${i} (${kind} at vaddr ${hex(seg.vaddr)}) file bytes ${hex(seg.offset)}..${hex(seg.offset + seg.filesz)} beyond file size ${hex(size)}`);
@@ -198,46 +232,36 @@ function readSegments(r: ByteReader, h: RawHeader, path: string): ElfSegment[] {
     if (seg.type === PT_LOAD && seg.filesz > seg.memsz) {
       throw new ImageError(path, `bad segment ${i} (LOAD at vaddr ${hex(seg.vaddr)}): filesz ${hex(seg.filesz)} > memsz ${hex(seg.memsz)}`);
     }
-    const data = seg.filesz > 0n ? r.bytes.subarray(Number(seg.offset), Number(seg.offset + seg.filesz)) : new Uint8Array(0);
-    out.push({ ...seg, data });
-  }
+    out.push({ ...seg, data: seg.filesz > 0n ? view(ph.data) : new Uint8Array(0) });
+  });
   return out;
 }
 
-function readSections(r: ByteReader, h: RawHeader, shnum: number, shstrndx: number, path: string): ElfSection[] {
+function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string): ElfSection[] {
   const out: ElfSection[] = [];
   const is64 = h.elfClass === 64;
   const size = BigInt(r.length);
-  const nameOffsets: number[] = [];
-  for (let i = 0; i < shnum; i++) {
-    const b = Number(h.shoff) + i * h.shentsize;
-    nameOffsets.push(r.u32At(b));
-    const s = is64
-      ? {
-        type: r.u32At(b + 4), flags: r.u64At(b + 8), addr: r.u64At(b + 16), offset: r.u64At(b + 24),
-        size: r.u64At(b + 32), link: r.u32At(b + 40), info: r.u32At(b + 44), addralign: r.u64At(b + 48), entsize: r.u64At(b + 56),
-      }
-      : {
-        type: r.u32At(b + 4), flags: BigInt(r.u32At(b + 8)), addr: BigInt(r.u32At(b + 12)), offset: BigInt(r.u32At(b + 16)),
-        size: BigInt(r.u32At(b + 20)), link: r.u32At(b + 24), info: r.u32At(b + 28), addralign: BigInt(r.u32At(b + 32)), entsize: BigInt(r.u32At(b + 36)),
-      };
-    const hasBytes = s.type !== SHT_NOBITS && s.type !== 0 && s.size > 0n;
-    if (hasBytes && s.offset + s.size > size) {
-      out.push({ index: i, name: '', ...s, data: new Uint8Array(0) });
-      continue; // reported below, once names are known
-    }
-    const data = hasBytes ? r.bytes.subarray(Number(s.offset), Number(s.offset + s.size)) : new Uint8Array(0);
-    out.push({ index: i, name: '', ...s, data });
-  }
-  const strtab = shstrndx > 0 && shstrndx < out.length ? out[shstrndx].data : new Uint8Array(0);
-  for (let i = 0; i < out.length; i++) {
-    const s = out[i];
-    s.name = strAt(strtab, nameOffsets[i]);
+  body.sections.forEach((sh, i) => {
+    const b = Number(h.shoff) + i * h.elfy.shentsize;
+    const s = {
+      index: i,
+      name: typeof sh.name === 'string' ? sh.name : '',
+      type: codeOf(elfyConstants.sectType, sh.type) ?? r.u32At(b + 4),
+      flags: is64 ? r.u64At(b + 8) : BigInt(flagsOf(sh.flags, elfyConstants.sectFlags)),
+      addr: is64 ? r.u64At(b + 16) : BigInt(sh.addr),
+      offset: is64 ? r.u64At(b + 24) : BigInt(sh.off),
+      size: is64 ? r.u64At(b + 32) : BigInt(sh.size),
+      link: sh.link,
+      info: sh.info,
+      addralign: is64 ? r.u64At(b + 48) : BigInt(sh.addralign),
+      entsize: is64 ? r.u64At(b + 56) : BigInt(sh.entsize),
+    };
     const hasBytes = s.type !== SHT_NOBITS && s.type !== 0 && s.size > 0n;
     if (hasBytes && s.offset + s.size > size) {
       throw new ImageError(path, `truncated: section [${i}] ${s.name || '(unnamed)'} bytes ${hex(s.offset)}..${hex(s.offset + s.size)} beyond file size ${hex(size)}`);
     }
-  }
+    out.push({ ...s, data: hasBytes ? view(sh.data) : new Uint8Array(0) });
+  });
   return out;
 }
 
