@@ -8,7 +8,7 @@
  */
 import { SnippetAst, Span, Stmt } from './ast';
 import { compileCall, JPROBE_RETURN } from './calls';
-import { CONTEXT_BY_KIND, ContextName, defaultArgRegs } from './context';
+import { CONTEXT_BY_KIND, ContextName, argRegsOf, charSignedOf } from './context';
 import { CType, T, converter, isInt, isPtr, typeName } from './ctypes';
 import { ExprCompiler, TE } from './exprCompiler';
 import { Token, tokenize } from './lexer';
@@ -162,6 +162,8 @@ export interface SnippetResult {
   diagnostics: Diagnostic[];
   /** context fields the snippet uses, e.g. 'ri->data', 'write:regs->ip' */
   used: Set<string>;
+  /** registers the snippet assigns, each with its first assignment's target span */
+  regWrites: ReadonlyMap<string, Span>;
 }
 
 /** Compile an already-parsed snippet. */
@@ -169,10 +171,10 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
   const c = new HandlerCompiler({
     kind,
     regNames: opts.regNames,
-    argRegs: opts.argRegs ?? defaultArgRegs(opts.regNames),
+    argRegs: argRegsOf(opts),
     context: CONTEXT_BY_KIND[kind],
     symbolExists: opts.symbolExists,
-    charSigned: opts.charSigned ?? true,
+    charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   let body: Exec;
   if (ast.k === 'expr') {
@@ -184,8 +186,8 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
   } else {
     body = c.block(ast.body);
   }
-  const used = c.used;
-  if (diagnostics.some(d => d.severity === 'error')) return { diagnostics, used };
+  const used = c.used, regWrites = c.regWrites;
+  if (diagnostics.some(d => d.severity === 'error')) return { diagnostics, used, regWrites };
   const budget = opts.stepBudget ?? DEFAULT_STEP_BUDGET;
   const nslots = c.nslots;
   const lits = c.lits;
@@ -205,7 +207,7 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
       return isCond ? (v !== 0n ? 1n : 0n) : v;
     },
   };
-  return { handler, diagnostics, used };
+  return { handler, diagnostics, used, regWrites };
 }
 
 /** Tokens of a snippet placed at the options' line/column offsets. */
@@ -225,12 +227,12 @@ export function compileHandler(source: string, kind: HandlerKind, opts: CompileO
 export function compileHandlerFull(source: string, kind: HandlerKind, opts: CompileOptions): SnippetResult {
   const diagnostics: Diagnostic[] = [];
   const toks = snippetTokens(source, opts);
-  const p = new Parser(toks, diagnostics, opts.charSigned ?? true);
+  const p = new Parser(toks, diagnostics, charSignedOf(opts));
   const ast = p.parseSnippet(kind === 'condition' || kind === 'log');
-  if (diagnostics.length) return { diagnostics, used: new Set() };
+  if (diagnostics.length) return { diagnostics, used: new Set(), regWrites: new Map() };
   if (ast.k === 'body' && ast.body.length === 0 && kind === 'condition') {
     diagnostics.push(diagAt(ast.span, 'empty condition'));
-    return { diagnostics, used: new Set() };
+    return { diagnostics, used: new Set(), regWrites: new Map() };
   }
   return compileSnippetAst(ast, kind, opts, diagnostics);
 }

@@ -4,8 +4,9 @@
  * the compiler and, through contextFields()/HANDLER_KINDS, by completion and
  * hover.
  */
-import { CType, T, ptrTo, typeName } from './ctypes';
-import { HandlerKind } from './types';
+import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
+import { CType, T, charType, isPtr, ptrTo, typeName } from './ctypes';
+import { CompileOptions, HandlerKind } from './types';
 
 export type ContextName = 'p' | 'regs' | 'ri' | 'current' | 'trapnr' | 'flags' | 'jiffies' | 'args';
 
@@ -25,7 +26,7 @@ export const PROBE_FIELDS: readonly FieldDef[] = [
 export const RI_FIELDS: readonly FieldDef[] = [
   { name: 'ret_addr', type: voidp, doc: "the probed function's real return address", writable: false },
   { name: 'task', type: voidp, doc: 'task the instance belongs to', writable: false },
-  { name: 'data', type: voidp, doc: 'address of this instance\'s data_size bytes of private data in emulated kernel memory; use e.g. *(u64 *)ri->data', writable: false },
+  { name: 'data', type: charp, doc: 'this instance\'s data_size bytes of private data in emulated kernel memory (char data[] in Linux): index it as bytes, ri->data[0], or cast it, *(u64 *)ri->data', writable: false },
 ];
 
 export const CURRENT_FIELDS: readonly FieldDef[] = [
@@ -102,12 +103,36 @@ export function contextFields(kind: HandlerKind, regNames: readonly string[]): C
   return out;
 }
 
-/** Default argument registers guessed from the pt_regs names. */
-export function defaultArgRegs(regNames: readonly string[]): string[] {
-  const has = (ns: string[]): boolean => ns.every(n => regNames.includes(n));
-  if (has(['di', 'si', 'dx', 'cx', 'r8', 'r9'])) return ['di', 'si', 'dx', 'cx', 'r8', 'r9'];
-  if (has(['a0', 'a1', 'a2', 'a3', 'a4', 'a5'])) return ['a0', 'a1', 'a2', 'a3', 'a4', 'a5'];
-  if (has(['x0', 'x1', 'x2', 'x3', 'x4', 'x5'])) return ['x0', 'x1', 'x2', 'x3', 'x4', 'x5'];
-  if (has(['regs[0]', 'regs[1]', 'regs[2]', 'regs[3]', 'regs[4]', 'regs[5]'])) return ['regs[0]', 'regs[1]', 'regs[2]', 'regs[3]', 'regs[4]', 'regs[5]'];
-  return [];
+/**
+ * Integer argument registers (pt_regs names) of an architecture, from its
+ * ABI facts (emulator/arch/abiFacts.ts); without an arch name, of the arch
+ * whose registers regNames are. Empty when unknown or when regNames lacks
+ * one of them.
+ */
+export function defaultArgRegs(regNames: readonly string[], arch?: string): string[] {
+  const f = arch !== undefined ? abiFactsFor(arch) : abiFactsForRegs(regNames);
+  if (!f || !f.argRegs.every(n => regNames.includes(n))) return [];
+  return [...f.argRegs];
+}
+
+/** pt_regs name of the program counter for these options (undefined when the arch is unknown). */
+export function pcRegOf(regNames: readonly string[], arch?: string): string | undefined {
+  const f = arch !== undefined ? abiFactsFor(arch) : abiFactsForRegs(regNames);
+  return f && regNames.includes(f.pcReg) ? f.pcReg : undefined;
+}
+
+/** Whether plain `char` is signed: the option, else the arch's ABI, else true (gcc/clang on x86_64). */
+export function charSignedOf(opts: Pick<CompileOptions, 'charSigned' | 'arch'>): boolean {
+  if (opts.charSigned !== undefined) return opts.charSigned;
+  return (opts.arch !== undefined ? abiFactsFor(opts.arch)?.charSigned : undefined) ?? true;
+}
+
+/** Argument registers for these options: the option, else the arch's ABI facts. */
+export function argRegsOf(opts: Pick<CompileOptions, 'regNames' | 'argRegs' | 'arch'>): string[] {
+  return opts.argRegs ?? defaultArgRegs(opts.regNames, opts.arch);
+}
+
+/** A context field's C type with plain `char` given the arch's signedness (`char *` fields). */
+export function fieldType(f: FieldDef, charSigned: boolean): CType {
+  return isPtr(f.type) && f.type.to === T.char ? ptrTo(charType(charSigned)) : f.type;
 }

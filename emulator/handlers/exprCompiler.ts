@@ -11,7 +11,7 @@
  * - signed overflow wraps (gcc -fwrapv, as the kernel builds).
  */
 import { Expr, Span } from './ast';
-import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS } from './context';
+import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, fieldType } from './context';
 import { CType, IntType, T, converter, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
 import { diagAt } from './parser';
 import { Ev, Frame, StringPool, fault, internDynamic, readMem, writeMem } from './runtime';
@@ -57,6 +57,8 @@ export class ExprCompiler {
   nslots = 0;
   /** context fields the snippet uses, e.g. 'ri->data', 'regs->ip' */
   readonly used = new Set<string>();
+  /** registers the snippet assigns (=, op=, ++, --), with the first assignment's target */
+  readonly regWrites = new Map<string, Span>();
 
   constructor(readonly o: ExprCompilerOptions, readonly diags: Diagnostic[], readonly lits: StringPool) {}
 
@@ -269,7 +271,7 @@ export class ExprCompiler {
       else if (field === 'comm') ev = f => internDynamic(f, f.env.current.comm);
       else ev = f => BigInt.asUintN(64, f.env.current.mm);
     }
-    return { t: fd.type, ev, span, readonlyWhy: ro };
+    return { t: fieldType(fd, this.o.charSigned), ev, span, readonlyWhy: ro };
   }
 
   /** *ptr as an lvalue. */
@@ -396,6 +398,13 @@ export class ExprCompiler {
     }
   }
 
+  /** Record an assignment to a register (used / regWrites). */
+  private noteRegWrite(lv: LV, span: Span): void {
+    if (lv.kind !== 'reg') return;
+    this.used.add(`write:regs->${lv.name}`);
+    if (!this.regWrites.has(lv.name)) this.regWrites.set(lv.name, span);
+  }
+
   /** Check that r is assignable; report and return false if not. */
   assignable(r: TE, span: Span): r is TE & { lv: LV } {
     if (r.bad) return false;
@@ -408,7 +417,7 @@ export class ExprCompiler {
     const l = this.expr(target);
     const r = this.value(value);
     if (!this.assignable(l, target.span) || r.bad) return this.bad(span);
-    if (l.lv.kind === 'reg') this.used.add(`write:regs->${l.lv.name}`);
+    this.noteRegWrite(l.lv, target.span);
     const acc = this.access(l.lv, l.t, span);
     if (op === '=') {
       const val = this.coerce(r, l.t, 'assignment');
@@ -441,6 +450,7 @@ export class ExprCompiler {
   private incdec(e: Extract<Expr, { k: 'incdec' }>): TE {
     const l = this.expr(e.arg);
     if (!this.assignable(l, e.arg.span)) return this.bad(e.span);
+    this.noteRegWrite(l.lv, e.arg.span);
     if (l.t.kind === 'void') { this.error(e.span, `invalid operand to '${e.op}'`); return this.bad(e.span); }
     const delta = (e.op === '++' ? 1n : -1n) * (isPtr(l.t) ? BigInt(sizeOf(l.t.to)) : 1n);
     const cv = converter(l.t);

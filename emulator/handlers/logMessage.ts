@@ -17,7 +17,7 @@
  *    closes early, so the two forms cannot be confused.
  */
 import { Expr, Span } from './ast';
-import { CONTEXT_BY_KIND, defaultArgRegs } from './context';
+import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from './context';
 import { isCharPtr, isPtr } from './ctypes';
 import { DEFAULT_STEP_BUDGET, HandlerCompiler, compileHandlerFull } from './compiler';
 import { tokenize } from './lexer';
@@ -61,8 +61,8 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
   }
   const diagnostics: Diagnostic[] = [];
   const c = new HandlerCompiler({
-    kind: 'log', regNames: opts.regNames, argRegs: opts.argRegs ?? defaultArgRegs(opts.regNames),
-    context: CONTEXT_BY_KIND.log, symbolExists: opts.symbolExists, charSigned: opts.charSigned ?? true,
+    kind: 'log', regNames: opts.regNames, argRegs: argRegsOf(opts),
+    context: CONTEXT_BY_KIND.log, symbolExists: opts.symbolExists, charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   // positions of each character
   const line0 = 1 + (opts.lineOffset ?? 0), col0 = 1 + (opts.columnOffset ?? 0);
@@ -85,7 +85,7 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
     const inner = message.slice(i + 1, m.close);
     const p = posAt(i + 1);
     const toks = tokenize(inner, p.line, p.column);
-    const parser = new Parser(toks, diagnostics, opts.charSigned ?? true);
+    const parser = new Parser(toks, diagnostics, charSignedOf(opts));
     let e: Expr | undefined;
     if (toks[0].kind === 'eof') diagnostics.push(diagAt(spanAt(i, m.close + 1), 'empty {} in the log message (write {{}} for literal braces)'));
     else {

@@ -4,6 +4,7 @@
  * existence, jprobe/kretprobe placement rules, and the handler snippets
  * themselves.
  */
+import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
 import { diagAt } from './parser';
@@ -15,7 +16,8 @@ export interface CheckOptions {
   regNames: string[];
   /** symbol lookup in the image (unknown symbols become errors) */
   symbolExists?(name: string): boolean;
-  /** 'x86_64' | 'aarch64' | 'riscv64': selects plain char signedness (signed on x86_64 only) */
+  /** ELF arch name of the image ('x86_64' | 'aarch64' | 'riscv64'...): its ABI facts (emulator/arch/abiFacts.ts)
+   *  give plain char signedness, argument registers, the pc register and whether probes can be jump-optimized */
   imageArch?: string;
   argRegs?: string[];
   stepBudget?: number;
@@ -47,25 +49,38 @@ const ATTRS: Record<string, readonly ProbeKindName[]> = {
   disabled: ['kprobe', 'kretprobe', 'jprobe'],
 };
 
-/** Signedness of plain `char` by ELF arch name (an ABI fact, for images whose CPU is not emulated yet). */
-const PLAIN_CHAR_SIGNED: Readonly<Record<string, boolean>> = {
-  x86_64: true, i386: true, aarch64: false, arm: false, riscv64: false, riscv32: false, ppc: false, ppc64: false, s390x: false,
-};
-
 function compileOpts(opts: CheckOptions): CompileOptions {
   return {
     regNames: opts.regNames,
     argRegs: opts.argRegs,
+    arch: opts.imageArch,
     symbolExists: opts.symbolExists,
     stepBudget: opts.stepBudget,
-    charSigned: opts.imageArch === undefined ? true : PLAIN_CHAR_SIGNED[opts.imageArch] ?? true,
   };
+}
+
+/**
+ * The register a pre handler assigns to change the execution path, when
+ * such a change can be lost to jump optimization on this arch (undefined
+ * when the arch has no optprobes or is unknown).
+ */
+function optimizablePcReg(opts: CheckOptions): string | undefined {
+  const f = opts.imageArch !== undefined ? abiFactsFor(opts.imageArch) : abiFactsForRegs(opts.regNames);
+  return f?.optprobes ? f.pcReg : undefined;
+}
+
+/** Warning text for a pre handler that assigns the pc of a kprobe that may be jump-optimized. */
+export function ignoredPcWriteMessage(pcReg: string): string {
+  return `this pre handler assigns regs->${pcReg}, but the change is ignored once the probe is jump-optimized `
+    + '(the optimizer replaces the breakpoint shortly after registration): add an empty `post {}` handler, '
+    + 'which keeps the probe from being optimized, or run with --sysctl debug.kprobes_optimization=0';
 }
 
 function analyze(file: ProbeFileAst, opts: CheckOptions): { diagnostics: Diagnostic[]; probes: ProbeSpec[] } {
   const diagnostics: Diagnostic[] = [];
   const probes: ProbeSpec[] = [];
   const copts = compileOpts(opts);
+  const pcReg = optimizablePcReg(opts);
   const jprobeTargets = new Map<string, number>();
   for (const pr of file.probes) {
     const mine: Diagnostic[] = [];
@@ -76,6 +91,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions): { diagnostics: Diagnos
     const handlers: Partial<Record<HandlerKind, CompiledHandler>> = {};
     const seen = new Map<string, number>();
     const used = new Set<string>();
+    let prePcWrite: Span | undefined;
     for (const h of pr.handlers) {
       const allowed = KIND_HANDLERS[pr.kind];
       if (!allowed.includes(h.kind as HandlerKind)) {
@@ -91,8 +107,11 @@ function analyze(file: ProbeFileAst, opts: CheckOptions): { diagnostics: Diagnos
       const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, []);
       mine.push(...r.diagnostics);
       r.used.forEach(u => used.add(u));
+      if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);
       if (r.handler) handlers[h.kind as HandlerKind] = r.handler;
     }
+    // optimized probes ignore a pre_handler's change of the pc; a post handler keeps a probe from being optimized
+    if (pr.kind === 'kprobe' && pcReg !== undefined && prePcWrite && !seen.has('post')) warn(prePcWrite, ignoredPcWriteMessage(pcReg));
     if (pr.handlers.length === 0 && pr.kind !== 'jprobe') warn(pr.span, `this ${pr.kind} has no handlers`);
     if (pr.kind === 'kretprobe' && used.has('ri->data') && !attrs.data_size) warn(pr.span, 'a handler uses ri->data but data_size is 0; set data_size=N');
     if (pr.kind === 'jprobe' && pr.target) {

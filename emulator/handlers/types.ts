@@ -105,8 +105,10 @@ export interface CompileOptions {
   /** pt_regs field names of the image's architecture (x86_64: ip sp flags ax bx cx dx si di bp r8..r15 orig_ax cs ss). */
   regNames: string[];
   /** Register names of the integer argument registers in ABI order (for jprobe/pre arg0..arg5).
-   *  Default: guessed from regNames (x86_64 di si dx cx r8 r9; riscv64 a0..a5; aarch64 x0..x5). */
+   *  Default: the ABI facts (emulator/arch/abiFacts.ts) of `arch`, else of the arch regNames belong to. */
   argRegs?: string[];
+  /** ELF arch name of the image (x86_64, aarch64, riscv64...): ABI defaults for argRegs and charSigned. */
+  arch?: string;
   /** When given, symbol("name") with a literal unknown name is a compile error. */
   symbolExists?(name: string): boolean;
   /** Maximum statements + loop iterations per invocation (default 100000); exceeding it is a 'budget' fault. */
@@ -117,7 +119,7 @@ export interface CompileOptions {
   lineOffset?: number;
   /** Added to column numbers on the snippet's first line. */
   columnOffset?: number;
-  /** Whether plain `char` is signed (default true, like gcc/clang on x86_64). */
+  /** Whether plain `char` is signed (default: the ABI of `arch`, else true like gcc/clang on x86_64). */
   charSigned?: boolean;
 }
 

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HandlerFault, LITERAL_POOL_BASE } from '../../emulator/handlers';
-import { FakeEnv } from './fakeEnv';
-import { compile, run } from './helpers';
+import { HandlerFault, LITERAL_POOL_BASE, compileHandler } from '../../emulator/handlers';
+import { FakeEnv, X86_REGS } from './fakeEnv';
+import { compile, diags, run } from './helpers';
 
 function faultOf(fn: () => unknown): HandlerFault {
   try { fn(); } catch (e) { if (e instanceof HandlerFault) return e; throw e; }
@@ -23,7 +23,7 @@ describe('handler language: emulated memory, registers, faults', () => {
     assert.equal(run('u8 *q = (u8 *)regs->si; return *&q[8] == 0xef && &q[8] == q + 8;', env), 1n);
   });
 
-  test('kretprobe ri->data is an address: entry stores, return reads', () => {
+  test('kretprobe ri->data: entry stores through a u64 cast, return reads', () => {
     const env = new FakeEnv();
     env.map(0x5000n, 8);
     env.ri = { ret_addr: 0xffffffff81001234n, task: 0x9000n, data: 0x5000n };
@@ -33,6 +33,25 @@ describe('handler language: emulated memory, registers, faults', () => {
     env.retval = BigInt.asUintN(64, -2n);
     compile('long rv = regs_return_value(regs); if (rv < 0) printk("ret %ld took %lld ns\\n", rv, ktime_get() - *(u64 *)ri->data);', 'return').run(env);
     assert.equal(env.text, 'ret -2 took 750 ns\n');
+  });
+
+  test('ri->data is char data[] (a byte area): indexed byte writes and reads, casts to wider types, no warning', () => {
+    const env = new FakeEnv();
+    env.map(0x5000n, 16);
+    env.ri = { ret_addr: 0xffffffff81001234n, task: 0x9000n, data: 0x5000n };
+    const r = compileHandler('ri->data[0] = 7; ri->data[1] = 0x1ff; ri->data[15] = ri->data[0] + 1; *(u32 *)(ri->data + 4) = 0xdeadbeef; return 0;', 'entry', { regNames: X86_REGS });
+    assert.deepEqual(r.diagnostics, []);
+    r.handler!.run(env);
+    assert.deepEqual(env.writes.map(w => [w.addr - 0x5000n, w.size, w.value]), [[0n, 1, 7n], [1n, 1, 0xffn], [15n, 1, 8n], [4n, 4, 0xdeadbeefn]]);
+    assert.equal(run('return ri->data[4] == (char)0xef && *(u64 *)ri->data == 0xdeadbeef0000ff07;', env, 'return'), 1n);
+    assert.equal(run('u8 *b = (u8 *)ri->data; char *c = ri->data; return b[1] + (c == ri->data);', env, 'return'), 0x100n);
+    // plain char follows the arch's ABI: signed on x86_64, unsigned on aarch64 / riscv64
+    const x86 = compileHandler('return ri->data[1];', 'return', { regNames: X86_REGS, arch: 'x86_64' });
+    const arm = compileHandler('return ri->data[1];', 'return', { regNames: ['x0', 'x1'], arch: 'aarch64' });
+    assert.equal(x86.handler!.run(env), -1n);
+    assert.equal(arm.handler!.run(env), 0xffn);
+    assert.deepEqual(diags('return sizeof(ri->data[0]) + sizeof(*ri->data);', 'return'), []);
+    assert.equal(run('return sizeof(ri->data[0]) + sizeof(*ri->data);', env, 'return'), 2n);
   });
 
   test('a bad address is a memory fault with the handler position', () => {

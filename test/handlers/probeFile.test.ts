@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { checkProbeFile, compileProbeFile, Diagnostic, parseProbeFile, parseTarget } from '../../emulator/handlers';
+import { checkProbeFile, compileProbeFile, Diagnostic, ignoredPcWriteMessage, parseProbeFile, parseTarget } from '../../emulator/handlers';
 import { repoPath } from '../util/paths';
 import { FakeEnv, X86_REGS } from './fakeEnv';
 
@@ -190,6 +190,47 @@ describe('.kprobe files: diagnostics with positions', () => {
     assert.deepEqual(d.map(x => [x.severity, x.line, x.column]), [['warning', 1, 1], ['warning', 2, 1]]);
     assert.match(d[0].message, /data_size/);
     assert.match(d[1].message, /no handlers/);
+  });
+
+  test('warning: a pre handler assigning the pc of a kprobe that may be jump-optimized (no post handler)', () => {
+    const text = 'kprobe do_fork {\n  pre { regs->ax = 42; regs->ip = *(u64 *)regs->sp; regs->sp += 8; return 1; }\n}';
+    const d = compileProbeFile(text, 't', opts);
+    assert.equal(d.diagnostics.length, 1, JSON.stringify(d.diagnostics));
+    const w = d.diagnostics[0];
+    assert.equal(w.severity, 'warning');
+    assert.deepEqual({ line: w.line, column: w.column, endColumn: w.endColumn }, { ...posOf(text, 'regs->ip'), endColumn: posOf(text, 'regs->ip').column + 'regs->ip'.length });
+    assert.equal(w.message, ignoredPcWriteMessage('ip'));
+    assert.match(w.message, /regs->ip.*ignored once the probe is jump-optimized/);
+    assert.match(w.message, /empty `post \{\}` handler/);
+    assert.match(w.message, /--sysctl debug\.kprobes_optimization=0/);
+    assert.equal(d.probes.length, 1, 'a warning does not keep the probe from registering');
+    // the first assignment is the one reported; ++ and op= count as assignments
+    for (const body of ['regs->ip++; regs->ip = 0;', 'regs->ip += 4;', 'if (arg0) regs->ip = symbol("vfs_read");']) {
+      const t2 = `kprobe do_fork+0x4 { pre { ${body} return 1; } }`;
+      const ws = compileProbeFile(t2, 't', opts).diagnostics;
+      assert.deepEqual(ws.map(x => [x.severity, x.column]), [['warning', posOf(t2, 'regs->ip').column]], body);
+    }
+  });
+
+  test('no ip warning: a post handler (even empty), other registers, other probe kinds, arches without optprobes', () => {
+    const quiet = [
+      'kprobe do_fork { pre { regs->ip = regs->ip + 2; return 1; } post { } }',
+      'kprobe do_fork { post { } pre { regs->ip = 0; return 1; } }',
+      'kprobe do_fork { pre { regs->ax = 1; regs->sp -= 8; return 0; } }',
+      'kprobe do_fork { pre { return regs->ip == 0; } }',
+      'kprobe do_fork { fault { regs->ip = 0; return 1; } }',
+      'kretprobe do_fork { entry { regs->ip = 0; return 0; } return { regs->ip = 1; } }',
+      'jprobe do_fork { regs->ip = 0; }',
+    ];
+    for (const t of quiet) assert.deepEqual(compileProbeFile(t, 't', opts).diagnostics, [], t);
+    // aarch64 and riscv64 kernels have no optprobes: assigning their pc is honoured at every hit
+    const arm = compileProbeFile('kprobe do_fork { pre { regs->pc = regs->x30; return 1; } }', 't', { regNames: ['pc', 'sp', 'x0', 'x30'], imageArch: 'aarch64' });
+    assert.deepEqual(arm.diagnostics, []);
+    const rv = compileProbeFile('kprobe do_fork { pre { regs->epc = regs->ra; return 1; } }', 't', { regNames: ['epc', 'ra', 'sp', 'a0'], imageArch: 'riscv64' });
+    assert.deepEqual(rv.diagnostics, []);
+    // 32-bit arm has optprobes and calls its pc "pc"
+    const arm32 = compileProbeFile('kprobe do_fork { pre { regs->pc = regs->lr; return 1; } }', 't', { regNames: ['r0', 'lr', 'pc', 'sp'], imageArch: 'arm' });
+    assert.deepEqual(arm32.diagnostics.map(x => [x.severity, x.message]), [['warning', ignoredPcWriteMessage('pc')]]);
   });
 
   test('a probe with errors is left out, the others compile', () => {
