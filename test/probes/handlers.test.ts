@@ -8,7 +8,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hex64 } from '../../emulator/memory/address';
 import { compileProbeFile } from '../../emulator/handlers';
-import { RAND1, TARGET_CALLS, addFile, probeRig, runAll, sym } from './helpers';
+import { SYSCTL_KPROBES_OPTIMIZATION, writeKprobesSysctl } from '../../emulator/kprobes';
+import { RAND1, TARGET_CALLS, addFile, probeRig, runAll, sym, type ProbeRig, type RunResult } from './helpers';
 
 /** 1-based line:column of the first occurrence of needle in text */
 function posOf(text: string, needle: string): string {
@@ -50,21 +51,99 @@ kretprobe kprobe_target data_size=8 {
     assert.equal(e.nmissed, 0);
   });
 
-  test('pre handler writing regs: emulate an immediate return of 42 (ip = return address, sp += 8, return 1)', () => {
-    const { machine, mgr } = probeRig();
-    addFile(mgr, `
+  describe('pre handler writing regs: emulate an immediate return of 42 (ip = return address, sp += 8, return 1)', () => {
+    /**
+     * The redirecting probe at kprobe_target's entry, plus a probe at
+     * kprobe_target+0x6 (past the entry probe's 5-byte jump region, so it
+     * does not keep the entry probe from being optimized) that only
+     * prints: it is reached exactly when the function body runs, i.e. when
+     * the redirection was NOT honoured. Both print the task's pid, so the
+     * hits of one task pair up whatever the scheduler interleaves.
+     */
+    const probes = (post: string): string => `
 kprobe kprobe_target {
   pre {
+    printk("pre %d\\n", current->pid);
     regs->ax = 42;
     regs->ip = *(u64 *)regs->sp;
     regs->sp = regs->sp + 8;
     return 1;
-  }
-}`);
-    const out = runAll(machine);
-    assert.equal(out.exit.code, 0);
-    assert.equal(selftestTarget(out.lines), `selftest: kprobe_target(${RAND1}) = 42`);
-    assert.ok(out.lines.includes(`selftest: kprobe_target2(${RAND1}) = ${RAND1 / 3n + 1n}`));
+  }${post}
+}
+kprobe kprobe_target+0x6 { pre { printk("body %d\\n", current->pid); return 0; } }`;
+
+    /** per entry hit, in order: whether the body ran after it (the redirection was ignored), and the record index */
+    function hitsOf(out: RunResult): { index: number; bodyRan: boolean }[] {
+      const open = new Map<string, { index: number; bodyRan: boolean }>();
+      const hits: { index: number; bodyRan: boolean }[] = [];
+      out.records.forEach((r, index) => {
+        const m = /^(pre|body) (\d+)$/.exec(r.text);
+        if (!m || r.source !== 'probe') return;
+        if (m[1] === 'pre') { const h = { index, bodyRan: false }; hits.push(h); open.set(m[2], h); return; }
+        const h = open.get(m[2]);
+        assert.ok(h, `body of pid ${m[2]} without an entry hit (record ${index})`);
+        h.bodyRan = true;
+        open.delete(m[2]);
+      });
+      return hits;
+    }
+
+    function checkRedirectedEverywhere(out: RunResult, mgr: ProbeRig['mgr']): void {
+      assert.equal(out.exit.code, 0);
+      const hits = hitsOf(out);
+      assert.equal(hits.length, TARGET_CALLS);
+      assert.deepEqual(hits.filter(h => h.bodyRan), [], 'every hit is redirected: the body never runs');
+      assert.equal(selftestTarget(out.lines), `selftest: kprobe_target(${RAND1}) = 42`);
+      assert.ok(out.lines.includes(`selftest: kprobe_target2(${RAND1}) = ${RAND1 / 3n + 1n}`));
+      const [entry, body] = mgr.list();
+      assert.equal(entry.hits, TARGET_CALLS);
+      assert.equal(body.hits, 0);
+      assert.ok(!entry.sites.some(x => x.flags.includes('[OPTIMIZED]')), entry.sites.map(x => x.flags).join(' '));
+    }
+
+    test('with an empty post handler (no jump optimization) every hit is redirected', () => {
+      const { machine, mgr } = probeRig();
+      const optimized: string[] = [];
+      mgr.engine.events.on(e => { if (e.type === 'optimized') optimized.push(e.probe.where); });
+      const r = addFile(mgr, probes('\n  post { }'));
+      assert.deepEqual(r.diagnostics, []);
+      checkRedirectedEverywhere(runAll(machine), mgr);
+      assert.ok(!optimized.includes('kprobe_target+0x0'), optimized.join(', '));
+    });
+
+    test('with debug.kprobes_optimization=0 every hit is redirected (the checker still warns: the file does not know the sysctl)', () => {
+      const { machine, mgr } = probeRig();
+      assert.equal(writeKprobesSysctl(machine.kernel, SYSCTL_KPROBES_OPTIMIZATION, '0'), 0);
+      const r = addFile(mgr, probes(''));
+      assert.deepEqual(r.diagnostics.map(d => d.severity), ['warning']);
+      checkRedirectedEverywhere(runAll(machine), mgr);
+    });
+
+    test('with optimization on and no post handler, only hits before the jump is written are redirected (as documented)', () => {
+      const { machine, mgr } = probeRig();
+      let optimizedAt = -1;
+      mgr.engine.events.on(e => {
+        if (e.type === 'optimized' && e.probe.where === 'kprobe_target+0x0') optimizedAt = machine.printkRecords.length;
+      });
+      const r = addFile(mgr, probes(''));
+      assert.deepEqual(r.diagnostics.map(d => [d.severity, d.line]), [['warning', 6]], 'the checker warns on the regs->ip assignment');
+      assert.match(r.diagnostics[0].message, /ignored once the probe is jump-optimized/);
+      const out = runAll(machine);
+      assert.equal(out.exit.code, 0);
+      assert.ok(optimizedAt > 0, 'the entry probe was optimized during the run');
+      const hits = hitsOf(out);
+      assert.equal(hits.length, TARGET_CALLS, 'the pre handler runs at every hit, optimized or not');
+      const before = hits.filter(h => h.index < optimizedAt), after = hits.filter(h => h.index >= optimizedAt);
+      assert.ok(before.length >= 1, 'the self-test call comes before the optimizer runs');
+      assert.ok(after.length >= 1);
+      assert.deepEqual(before.filter(h => h.bodyRan), [], 'hits through the breakpoint are redirected');
+      assert.deepEqual(after.filter(h => !h.bodyRan), [], 'hits through the jump ignore the change of regs->ip: the body runs');
+      assert.equal(selftestTarget(out.lines), `selftest: kprobe_target(${RAND1}) = 42`);
+      const [entry, body] = mgr.list();
+      assert.equal(entry.hits, TARGET_CALLS);
+      assert.equal(body.hits, after.length);
+      assert.ok(entry.sites.some(x => x.flags.includes('[OPTIMIZED]')), entry.sites.map(x => x.flags).join(' '));
+    });
   });
 
   test('a runaway loop in a handler: step budget -> fault path (fault handler, nmissed), the probe goes on', () => {
