@@ -33,6 +33,7 @@ import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
 import { NativeEntry, OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
 import { attachEngine } from './sysctl';
+import { validateArray, validateKprobe } from './validate';
 import { MachineView, machineView } from './machineView';
 
 export interface KprobesEngineOptions {
@@ -88,6 +89,8 @@ export class KprobesEngine {
   private readonly aggrList = new WeakMap<Kprobe, Kprobe[]>();
   /** registered user probes */
   private readonly registered = new Set<Kprobe>();
+  /** registered probe -> its address at registration */
+  private readonly regAddr = new WeakMap<Kprobe, bigint>();
   private readonly kinds = new WeakMap<Kprobe, ProbeKind>();
   /** addresses whose breakpoint is currently written */
   private readonly armed = new Set<bigint>();
@@ -221,6 +224,13 @@ export class KprobesEngine {
   }
 
   isRegistered(p: Kprobe): boolean { return this.registered.has(p); }
+
+  /** the address a registered probe was registered at (p.addr may have been changed by its owner since) */
+  private addrOf(p: Kprobe): bigint {
+    const a = this.regAddr.get(p) ?? (p.addr as bigint);
+    p.addr = a; // a caller that changed p.addr after registration gets it back
+    return a;
+  }
 
   kindOf(p: Kprobe): ProbeKind { return this.kinds.get(p) ?? 'k'; }
 
@@ -358,6 +368,8 @@ export class KprobesEngine {
 
   /** register_kprobe(): 0 or -errno */
   registerKprobe(p: Kprobe): number {
+    const v = validateKprobe(p);
+    if (v) return v;
     if (this.registered.has(p)) return -Errno.EINVAL; // check_kprobe_rereg
     const addr = this.resolveAddr(p);
     if (typeof addr === 'number') return addr;
@@ -374,13 +386,20 @@ export class KprobesEngine {
     } else {
       // a breakpoint inside an optimized probe's jump: that probe falls back to its breakpoint first
       this.optimizer.unoptimizeCovering(addr);
-      const r = this.hooks.prepareKprobe(this.ctx, p);
+      let r: number;
+      try {
+        r = this.hooks.prepareKprobe(this.ctx, p);
+      } catch (e) {
+        if (!(e instanceof RangeError)) throw e;
+        r = -Errno.ENOMEM; // no room left for an instruction slot (exec area exhausted)
+      }
       if (r) { this.optimizer.reconsider(); return r; }
       this.table.set(addr, p);
       if (!this.allDisarmed && !kprobeDisabled(p)) this.armKprobe(p);
     }
     p.id = this.nextId++;
     this.registered.add(p);
+    this.regAddr.set(p, addr);
     this.events.emit({ type: 'registered', probe: this.info(p) });
     if (!old) this.optimizer.prepare(addr);
     this.optimizer.reconsider();
@@ -420,7 +439,7 @@ export class KprobesEngine {
 
   /** register_kprobes(): all or nothing */
   registerKprobes(kps: Kprobe[]): number {
-    if (kps.length <= 0) return -Errno.EINVAL;
+    if (!validateArray(kps)) return -Errno.EINVAL;
     for (let i = 0; i < kps.length; i++) {
       const r = this.registerKprobe(kps[i]);
       if (r < 0) {
@@ -437,7 +456,9 @@ export class KprobesEngine {
   }
 
   unregisterKprobes(kps: Kprobe[]): void {
+    if (!Array.isArray(kps)) return;
     for (const p of kps) {
+      if (typeof p !== 'object' || p === null) continue;
       if (this.unregisterKprobeTop(p) < 0) p.addr = undefined;
     }
     this.optimizer.reconsider();
@@ -447,7 +468,7 @@ export class KprobesEngine {
   /** __unregister_kprobe_top + bottom */
   private unregisterKprobeTop(p: Kprobe): number {
     if (!this.registered.has(p)) return -Errno.EINVAL;
-    const addr = p.addr as bigint;
+    const addr = this.addrOf(p);
     const ap = this.table.get(addr) as Kprobe;
     const list = this.aggrList.get(ap);
     if (!list) {
@@ -468,6 +489,7 @@ export class KprobesEngine {
       }
     }
     this.registered.delete(p);
+    this.regAddr.delete(p);
     p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
     this.events.emit({ type: 'unregistered', probe: this.info(p) });
     return 0;
@@ -503,7 +525,7 @@ export class KprobesEngine {
     if (!this.registered.has(p)) return -Errno.EINVAL;
     if (kprobeDisabled(p)) return 0;
     p.flags = (p.flags ?? 0) | KPROBE_FLAG_DISABLED;
-    const ap = this.table.get(p.addr as bigint) as Kprobe;
+    const ap = this.table.get(this.addrOf(p)) as Kprobe;
     const list = this.aggrList.get(ap);
     if (list && list.every(k => kprobeDisabled(k))) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
     if (kprobeDisabled(ap)) this.disarmKprobe(ap);
@@ -518,7 +540,7 @@ export class KprobesEngine {
     if ((p.flags ?? 0) & KPROBE_FLAG_GONE) return -Errno.EINVAL;
     if (!kprobeDisabled(p)) return 0;
     p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
-    const ap = this.table.get(p.addr as bigint) as Kprobe;
+    const ap = this.table.get(this.addrOf(p)) as Kprobe;
     ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
     if (!this.allDisarmed) this.armKprobe(ap);
     this.optimizer.reconsider();

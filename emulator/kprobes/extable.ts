@@ -4,7 +4,7 @@
  * by EXCEPTION_TABLE_SECTION. An image declares entries with
  * KP_EXTABLE(insn, fixup) (examples/include/kprobe_image.h). kprobes uses
  * it to refuse boosting an instruction that may fault and to refuse jump
- * optimization where a fixup could land inside the detoured region.
+ * optimization in any function that has an entry (Linux can_optimize).
  */
 import type { ElfImage } from '../elf/types';
 import { EXCEPTION_TABLE_SECTION } from '../kernel/abi';

@@ -9,6 +9,7 @@
 import { Errno } from '../kernel/abi';
 import type { KprobesEngine } from './core';
 import { JprobeReturn } from './errors';
+import { validateArray, validateJprobe } from './validate';
 import type { Jprobe, Kprobe } from './kprobe';
 import type { PtRegs } from './ptRegs';
 import { mustVAddr } from '../memory/address';
@@ -25,19 +26,29 @@ export class Jprobes {
   /** register_jprobe(): the address must be a function's first byte */
   register(jp: Jprobe): number {
     const e = this.engine;
+    const v = validateJprobe(jp);
+    if (v) return v;
     if (e.isRegistered(jp.kp)) return -Errno.EINVAL;
     const addr = e.resolveAddr(jp.kp);
     if (typeof addr === 'number') return addr;
     const at = e.kernel.image.symbols.resolve(addr);
     if (!at || at.offset !== 0n) return -Errno.EINVAL;
-    jp.kp.pre_handler = (p, regs) => this.setjmpPreHandler(jp, p, regs);
-    jp.kp.post_handler = undefined;
-    e.setKind(jp.kp, 'j');
-    return e.registerKprobe(jp.kp);
+    const kp = jp.kp;
+    const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: e.kindOf(kp) };
+    kp.pre_handler = (p, regs) => this.setjmpPreHandler(jp, p, regs);
+    kp.post_handler = undefined;
+    e.setKind(kp, 'j');
+    const r = e.registerKprobe(kp);
+    if (r) {
+      kp.pre_handler = saved.pre;
+      kp.post_handler = saved.post;
+      e.setKind(kp, saved.kind);
+    }
+    return r;
   }
 
   registerMany(jps: Jprobe[]): number {
-    if (jps.length <= 0) return -Errno.EINVAL;
+    if (!validateArray(jps)) return -Errno.EINVAL;
     for (let i = 0; i < jps.length; i++) {
       const r = this.register(jps[i]);
       if (r < 0) {
@@ -49,7 +60,8 @@ export class Jprobes {
   }
 
   unregisterMany(jps: Jprobe[]): void {
-    this.engine.unregisterKprobes(jps.map(j => j.kp));
+    if (!Array.isArray(jps)) return;
+    this.engine.unregisterKprobes(jps.filter(j => typeof j === 'object' && j !== null).map(j => j.kp));
   }
 
   private setjmpPreHandler(jp: Jprobe, p: Kprobe, regs: PtRegs): number {

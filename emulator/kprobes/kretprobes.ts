@@ -20,6 +20,7 @@ import { hex64, mustVAddr, VAddr } from '../memory/address';
 import { defaultKprobeOnFuncEntry } from './archHooks';
 import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
+import { validateArray, validateKretprobe } from './validate';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
@@ -113,9 +114,16 @@ export class Kretprobes {
     return this.byTask.get(key) ?? [];
   }
 
-  /** register_kretprobe() */
+  /**
+   * register_kretprobe(): 0 or -errno, and nothing changed on failure (rp,
+   * its kprobe and the data area are as before): bad fields -EINVAL,
+   * data_size > KRETPROBE_MAX_DATA_SIZE -E2BIG, instances that do not fit
+   * the data area -ENOMEM, then the kprobe's own errors.
+   */
   register(rp: Kretprobe): number {
     const e = this.engine;
+    const v = validateKretprobe(rp);
+    if (v) return v;
     if (e.isRegistered(rp.kp)) return -Errno.EINVAL;
     const addr = e.resolveAddr(rp.kp);
     if (typeof addr === 'number') return addr;
@@ -124,29 +132,38 @@ export class Kretprobes {
     if (!at || !onEntry(at.offset)) return -Errno.EINVAL;
     let n = rp.maxactive ?? 0;
     if (n <= 0) n = Math.max(10, 2 * e.kernel.cpus.length);
-    rp.maxactive = n;
-    const dataSize = Math.max(0, rp.data_size ?? 0);
-    const stride = BigInt((dataSize + 7) & ~7);
-    const size = Number(RP_HEADER + stride * BigInt(n));
-    const base = e.data.alloc(size, 16);
+    const stride = ((rp.data_size ?? 0) + 7) & ~7;
+    const size = Number(RP_HEADER) + stride * n;
+    if (!Number.isSafeInteger(size)) return -Errno.ENOMEM;
+    const base = e.data.tryAlloc(size, 16);
+    if (base === null) return -Errno.ENOMEM;
     const st: RpState = { rp, free: [], dead: false, base };
     for (let i = n - 1; i >= 0; i--) {
-      const ri: KretprobeInstance = { rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + stride * BigInt(i), stack: 0n, cpu: -1 };
+      const ri: KretprobeInstance = { rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + BigInt(stride * i), stack: 0n, cpu: -1 };
       st.free.push(ri);
       this.riState.set(ri, st);
     }
+    const kp = rp.kp;
+    const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: e.kindOf(kp) };
+    kp.pre_handler = (p, regs) => this.preHandlerKretprobe(st, p, regs);
+    kp.post_handler = undefined;
+    e.setKind(kp, 'r');
+    const r = e.registerKprobe(kp);
+    if (r) {
+      kp.pre_handler = saved.pre;
+      kp.post_handler = saved.post;
+      e.setKind(kp, saved.kind);
+      e.data.free(base, size);
+      return r;
+    }
+    rp.maxactive = n;
     rp.nmissed = 0;
-    rp.kp.pre_handler = (p, regs) => this.preHandlerKretprobe(st, p, regs);
-    rp.kp.post_handler = undefined;
-    e.setKind(rp.kp, 'r');
-    const r = e.registerKprobe(rp.kp);
-    if (r) return r;
     this.state.set(rp, st);
     return 0;
   }
 
   registerMany(rps: Kretprobe[]): number {
-    if (rps.length <= 0) return -Errno.EINVAL;
+    if (!validateArray(rps)) return -Errno.EINVAL;
     for (let i = 0; i < rps.length; i++) {
       const r = this.register(rps[i]);
       if (r < 0) {
@@ -158,7 +175,9 @@ export class Kretprobes {
   }
 
   unregisterMany(rps: Kretprobe[]): void {
+    if (!Array.isArray(rps)) return;
     for (const rp of rps) {
+      if (typeof rp !== 'object' || rp === null || typeof rp.kp !== 'object' || rp.kp === null) continue;
       if (!this.engine.isRegistered(rp.kp)) { rp.kp.addr = undefined; continue; }
       this.engine.unregisterKprobe(rp.kp);
       const st = this.state.get(rp);

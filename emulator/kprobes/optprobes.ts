@@ -97,7 +97,13 @@ export class Optimizer {
   /** A new probe address got its breakpoint: prepare its detour buffer (arch_prepare_optimized_kprobe). */
   prepare(addr: bigint): void {
     if (!this.hooks || this.entries.has(addr)) return;
-    const r = this.hooks.prepareOptimizedKprobe(this.engine.ctx, addr);
+    let r: ArchOptimizedInsn | string;
+    try {
+      r = this.hooks.prepareOptimizedKprobe(this.engine.ctx, addr);
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      r = `no room for a detour buffer (${e.message})`; // exec area exhausted
+    }
     if (typeof r === 'string') { this.refused.set(addr, r); return; }
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
