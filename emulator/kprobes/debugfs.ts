@@ -60,8 +60,11 @@ export function readTextWithoutProbes(engine: KprobesEngine, mem: Memory, addr: 
  * A task's stack trace (return addresses, innermost first) with every
  * kretprobe trampoline entry replaced by the real return address of the
  * matching live instance (`replaced` marks those). `task` undefined = the
- * idle context of `cpu`.
+ * idle context of `cpu`. `opts.fromPc`: addrs[0] is the walked context's
+ * pc (stack.ts walkFrames); in a return handler it is the trampoline and
+ * becomes the return address of the instance being handled.
  */
-export function fixupStackTrace(engine: KprobesEngine, task: Task | undefined, addrs: readonly bigint[], cpu = 0): FixedFrame[] {
-  return engine.kretprobes.fixupStackTrace(task ?? `cpu${cpu}`, addrs);
+export function fixupStackTrace(engine: KprobesEngine, task: Task | undefined, addrs: readonly bigint[], cpu = 0,
+  opts: { fromPc?: boolean } = {}): FixedFrame[] {
+  return engine.kretprobes.fixupStackTrace(task ?? `cpu${cpu}`, addrs, opts);
 }

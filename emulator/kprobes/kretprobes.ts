@@ -64,6 +64,8 @@ export class Kretprobes {
   private readonly state = new WeakMap<Kretprobe, RpState>();
   private readonly riState = new WeakMap<KretprobeInstance, RpState>();
   private readonly byTask = new Map<TaskKey, KretprobeInstance[]>();
+  /** per task: the instance whose return handler is running (already off the task's list) */
+  private readonly running = new Map<TaskKey, KretprobeInstance>();
   /** the trampoline's kprobe (not in the table, not listed) */
   readonly trampolineProbe: Kprobe;
 
@@ -314,7 +316,14 @@ export class Kretprobes {
       const handler = ri.rp.handler;
       if (st && !st.dead && handler) {
         kcb.current = ri.rp.kp;
-        this.engine.guarded(ri.rp.kp, regs, () => handler(ri, regs), 0);
+        const outer = this.running.get(key);
+        this.running.set(key, ri);
+        try {
+          this.engine.guarded(ri.rp.kp, regs, () => handler(ri, regs), 0);
+        } finally {
+          if (outer) this.running.set(key, outer);
+          else this.running.delete(key);
+        }
         kcb.current = this.trampolineProbe;
       }
       orig = ri.ret_addr;
@@ -345,12 +354,19 @@ export class Kretprobes {
   /**
    * A stack trace with the trampoline entries replaced by the real return
    * addresses of the task's live instances (innermost first, like the
-   * trace). `addrs` are return addresses, innermost first.
+   * trace). `addrs` are return addresses, innermost first. `fromPc`:
+   * addrs[0] is the pc of the walked context (a walk from registers, as
+   * stack.ts walkFrames returns it); inside a return handler that pc is
+   * the trampoline and stands for the instance being returned through,
+   * which is no longer on the task's list (without `fromPc` the caller
+   * has left that entry out).
    */
-  fixupStackTrace(key: TaskKey, addrs: readonly bigint[]): FixedFrame[] {
+  fixupStackTrace(key: TaskKey, addrs: readonly bigint[], opts: { fromPc?: boolean } = {}): FixedFrame[] {
     const list = this.byTask.get(key) ?? [];
     let k = list.length - 1;
-    return addrs.map(a => {
+    const cur = opts.fromPc ? this.running.get(key) : undefined;
+    return addrs.map((a, i) => {
+      if (i === 0 && cur && this.isTrampoline(a)) return { addr: cur.ret_addr, raw: a, replaced: true };
       if (!this.isTrampoline(a)) return { addr: a, raw: a, replaced: false };
       while (k >= 0 && this.isTrampoline(list[k].ret_addr)) k--;
       if (k < 0) return { addr: a, raw: a, replaced: false };

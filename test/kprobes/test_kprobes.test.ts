@@ -10,6 +10,22 @@ import { rig, selftestLines } from './harness';
 import type { Kprobe, Kretprobe, KretprobeInstance, PtRegs } from '../../emulator/kprobes';
 import { fixupStackTrace } from '../../emulator/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
+import { walkFrames } from '../../emulator/probes/stack';
+import type { Rig } from './harness';
+
+/** the address after `fn`'s call to `callee` (the return address that call pushes) */
+function returnAddressOfCall(r: Rig, fn: string, callee: string): bigint {
+  const s = r.image.symbols.lookup(fn);
+  assert.ok(s, fn);
+  const target = r.sym(callee);
+  for (let a = s.value; a < s.value + s.size;) {
+    const d = r.machine.arch.decode(r.machine.kernel.mem, a);
+    assert.ok(d, `decodes in ${fn}`);
+    if (d.flow === 'call' && d.target === target) return a + BigInt(d.length);
+    a += BigInt(d.length);
+  }
+  assert.fail(`${fn} has no direct call to ${callee}`);
+}
 
 const DIV_FACTOR = 3n;
 const RAND1 = 0x2545f491n; // the kernel's fixed rand1 (main.c kprobes_selftest)
@@ -172,6 +188,49 @@ describe('lib/test_kprobes.c', () => {
     assert.equal(fixed[0].replaced, false);
     assert.equal(fixed[0].addr, rawTrace[0]);
   });
+
+  for (const booster of [true, false]) {
+    test(`test_stacktrace_on_nested_kretprobe: from the inner return handler both trampoline entries become the real return addresses (${booster ? 'booster' : 'int3'} trampoline)`, () => {
+      const r = rig({ engine: { kretprobeBooster: booster } });
+      const kernel = r.machine.kernel;
+      const ret0 = returnAddressOfCall(r, 'kprobe_stacktrace_target', 'kprobe_stacktrace_internal_target');
+      const ret1 = returnAddressOfCall(r, 'kprobe_stacktrace_driver', 'kprobe_stacktrace_target');
+      let raw: bigint[] = [];
+      let fixed: { addr: bigint; raw: bigint; replaced: boolean }[] = [];
+      let innerReturns = 0, outerReturns = 0;
+      const rp: Kretprobe = { kp: { symbol_name: 'kprobe_stacktrace_target' }, handler: () => { outerReturns++; return 0; } };
+      const rp2: Kretprobe = {
+        kp: { symbol_name: 'kprobe_stacktrace_internal_target' },
+        handler: (_ri, regs) => {
+          innerReturns++;
+          if (raw.length) return 0;
+          // stack_trace_save() from the handler: a walk from its registers, then the kretprobe fix-up
+          const task = kernel.current(regs.cpu.id);
+          raw = walkFrames(kernel, regs.cpu, task);
+          fixed = fixupStackTrace(r.engine, task, raw, regs.cpu.id, { fromPc: true });
+          return 0;
+        },
+      };
+      assert.equal(r.engine.registerKretprobe(rp), 0);
+      assert.equal(r.engine.registerKretprobe(rp2), 0);
+      const tramp = r.engine.kretprobeTrampoline;
+      const lines = r.run();
+      assert.ok(innerReturns > 0 && innerReturns === outerReturns, `every call returned through both (${innerReturns}/${outerReturns})`);
+      assert.equal(rp.nmissed, 0);
+      assert.equal(rp2.nmissed, 0);
+      // the unfixed walk: the handler's pc and stacktrace_target's return slot are both the trampoline
+      assert.equal(raw[0], tramp);
+      assert.equal(raw[1], tramp);
+      assert.deepEqual(fixed.slice(0, 2), [
+        { addr: ret0, raw: tramp, replaced: true },
+        { addr: ret1, raw: tramp, replaced: true },
+      ]);
+      assert.ok(fixed.length > 2, 'the walk goes on past the driver');
+      for (const f of fixed.slice(2)) assert.equal(f.replaced, false);
+      assert.ok(!fixed.some(f => f.addr === tramp), 'no trampoline left in the fixed trace');
+      assert.ok(!lines.some(l => /kretprobe BUG|Oops/.test(l)));
+    });
+  }
 
   test('nested kretprobes on a recursive function (fib)', () => {
     const r = rig();
