@@ -1,6 +1,8 @@
 /** Completion items for a position in a .kprobe document. */
 import { CompletionItem, CompletionItemKind, MarkupKind } from 'vscode-languageserver/node';
 import type { ElfImage } from '../../emulator/elf';
+import type { AbiFacts } from '../../emulator/arch/abiFacts';
+import { registerRole } from './archRegs';
 import { cursorContext, type CursorContext } from './cursorContext';
 import { builtins, contextVariables, fieldsOf, handlerKindsFor, probeAttributes, C_KEYWORDS, C_TYPES, CONTEXT_OBJECTS, type ContextObject, type ProbeKeyword } from './analysis';
 import { probeableSymbols } from './images';
@@ -11,6 +13,8 @@ export interface CompletionInputs {
   offset: number;
   regNames: readonly string[];
   image?: ElfImage;
+  /** ABI facts of the arch (register roles in completion details) */
+  abi?: AbiFacts;
 }
 
 const MEMBER = /\b([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z0-9_]*)$/;
@@ -47,11 +51,11 @@ export function complete(input: CompletionInputs): CompletionItem[] {
       }));
     }
     case 'handler':
-      return handlerItems(ctx, linePrefix, input.regNames);
+      return handlerItems(ctx, linePrefix, input.regNames, input.abi);
   }
 }
 
-function handlerItems(ctx: Extract<CursorContext, { where: 'handler' }>, linePrefix: string, regNames: readonly string[]): CompletionItem[] {
+function handlerItems(ctx: Extract<CursorContext, { where: 'handler' }>, linePrefix: string, regNames: readonly string[], abi: AbiFacts | undefined): CompletionItem[] {
   const m = MEMBER.exec(linePrefix);
   if (m) {
     const obj = m[1];
@@ -59,7 +63,7 @@ function handlerItems(ctx: Extract<CursorContext, { where: 'handler' }>, linePre
       return regNames.map((r, i) => ({
         label: r,
         kind: CompletionItemKind.Field,
-        detail: 'register (pt_regs)',
+        detail: registerRole(abi, r) ? `register (pt_regs): ${registerRole(abi, r)}` : 'register (pt_regs)',
         sortText: String(i).padStart(3, '0'),
       }));
     }

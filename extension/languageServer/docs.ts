@@ -19,7 +19,9 @@ export const BUILTIN_DOCS: Readonly<Record<string, string>> = {
 
 export const HANDLER_KIND_DOCS: Readonly<Record<string, string>> = {
   pre: 'Runs just before the probed instruction executes, with `regs` holding the CPU state at the probe point. '
-    + 'Return 0 to let the instruction be single-stepped normally.',
+    + 'Return 0 to let the instruction be single-stepped normally; to send execution elsewhere, assign the program counter '
+    + '(regs->ip on x86_64) and return non-zero. Once a kprobe without a post handler is jump-optimized, such a change of '
+    + 'the program counter no longer takes effect.',
   post: 'Runs right after the probed instruction has been single-stepped. `flags` is passed through and is always 0.',
   fault: 'Runs when a fault happens while the pre handler runs or while the probed instruction is being single-stepped; '
     + '`trapnr` is the architecture\'s trap number. Return 0 to let the kernel handle the fault as usual.',
@@ -43,8 +45,9 @@ export const PROBE_KEYWORD_DOCS: Readonly<Record<string, string>> = {
 
 export const CONTEXT_VARIABLE_DOCS: Readonly<Record<string, string>> = {
   p: 'The kprobe being hit: addr, symbol_name, offset, nmissed, flags.',
-  regs: 'The saved CPU registers (pt_regs) at the probe point. Writable: a changed regs->ip resumes elsewhere.',
-  ri: 'The kretprobe instance of this call: ret_addr, task, data (pointer to data_size private bytes).',
+  regs: 'The saved CPU registers (pt_regs) at the probe point. Writable: a pre handler that changes the program counter '
+    + 'and returns non-zero resumes elsewhere (not once the probe is jump-optimized).',
+  ri: 'The kretprobe instance of this call: ret_addr, task, data (`char data[]`: data_size private bytes, ri->data[i] or *(u64 *)ri->data).',
   trapnr: 'Fault handlers: the trap number of the fault being handled.',
   current: 'The task running on the probed CPU: pid, comm, mm.',
   flags: 'Post handlers: the flags argument (always 0).',

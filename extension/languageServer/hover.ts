@@ -2,6 +2,8 @@
 import { Hover, MarkupKind, Range } from 'vscode-languageserver/node';
 import type { ElfImage } from '../../emulator/elf';
 import { builtins, contextVariables, fieldsOf, handlerKindsFor, type ContextObject, type ProbeKeyword } from './analysis';
+import type { AbiFacts } from '../../emulator/arch/abiFacts';
+import { registerRole } from './archRegs';
 import { cursorContext } from './cursorContext';
 import { PROBE_KEYWORD_DOCS } from './docs';
 
@@ -13,6 +15,8 @@ export interface HoverInputs {
   image?: ElfImage;
   regNames: readonly string[];
   arch: string;
+  /** ABI facts of the arch (register roles, argument registers) */
+  abi?: AbiFacts;
 }
 
 function wordAt(text: string, offset: number): { word: string; start: number; end: number } | undefined {
@@ -56,16 +60,30 @@ export function hover(input: HoverInputs): Hover | null {
   const prev = input.text.slice(Math.max(0, w.start - 16), w.start);
   if (/->\s*$/.test(prev)) {
     if (/\bregs\s*->\s*$/.test(prev) && input.regNames.includes(w.word)) {
-      return md(`**regs->${w.word}** — register of the probed context (${input.arch} pt_regs), unsigned long; assigning it changes the context.`, range);
+      const role = registerRole(input.abi, w.word);
+      let text = `**regs->${w.word}** — register of the probed context (${input.arch} pt_regs${role ? `; ${role}` : ''}), unsigned long; assigning it changes the context.`;
+      if (input.abi && w.word === input.abi.pcReg && input.abi.optprobes) {
+        text += ' A pre handler that assigns it and returns non-zero resumes there, but only while the probe is not jump-optimized: '
+          + 'give the kprobe a `post` handler (an empty one will do) or set debug.kprobes_optimization=0 to keep it a breakpoint.';
+      }
+      return md(text, range);
     }
     const obj = /\b(p|ri|current)\s*->\s*$/.exec(prev)?.[1] as ContextObject | undefined;
     const f = obj ? fieldsOf(obj, ctx.handler).find(x => x.name === w.word) : undefined;
     return f ? md('```c\n' + `${f.type} ${obj}->${f.name}` + '\n```\n\n' + f.doc, range) : null;
   }
   const b = builtins().find(x => x.name === w.word);
-  if (b) return md('```c\n' + b.signature + '\n```\n\n' + b.doc, range);
+  if (b) {
+    const ret = b.name === 'regs_return_value' && input.abi ? `\n\nOn ${input.abi.arch} this reads \`regs->${input.abi.retReg}\`.` : '';
+    return md('```c\n' + b.signature + '\n```\n\n' + b.doc + ret, range);
+  }
   const v = contextVariables(ctx.handler).find(x => x.name === w.word);
-  if (v) return md('```c\n' + `${v.type} ${v.name}` + '\n```\n\n' + v.doc, range);
+  if (v) {
+    const arg = /^arg(\d)$/.exec(v.name);
+    const reg = arg && input.abi ? input.abi.argRegs[Number(arg[1])] : undefined;
+    const where = reg !== undefined ? `\n\nOn ${input.abi!.arch} this is \`regs->${reg}\`.` : '';
+    return md('```c\n' + `${v.type} ${v.name}` + '\n```\n\n' + v.doc + where, range);
+  }
   return null;
 }
 

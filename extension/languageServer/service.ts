@@ -72,7 +72,7 @@ export class KprobeService {
   }
 
   completions(doc: TextDocument, offset: number, env: DocEnv): CompletionItem[] {
-    return complete({ text: doc.getText(), offset, regNames: env.regs.regNames, image: env.image });
+    return complete({ text: doc.getText(), offset, regNames: env.regs.regNames, image: env.image, abi: env.regs.abi });
   }
 
   hover(doc: TextDocument, offset: number, env: DocEnv): Hover | null {
@@ -82,6 +82,7 @@ export class KprobeService {
       image: env.image,
       regNames: env.regs.regNames,
       arch: env.regs.arch,
+      abi: env.regs.abi,
       rangeOf: (s, e) => Range.create(doc.positionAt(s), doc.positionAt(e)),
     });
   }

@@ -39,7 +39,13 @@ describe('kprobe language server: completion and hover', { timeout: 30_000 }, ()
   });
 
   test('registers after regs->', async () => {
-    const items = labels(await c.completion(URI, after(TEXT, 'regs->')));
+    const all = await c.completion(URI, after(TEXT, 'regs->'));
+    const items = labels(all);
+    const detail = (r: string): string | undefined => all.find(i => i.label === r)?.detail;
+    assert.equal(detail('di'), 'register (pt_regs): argument 0 (arg0)');
+    assert.equal(detail('ax'), 'register (pt_regs): return value');
+    assert.equal(detail('ip'), 'register (pt_regs): program counter');
+    assert.equal(detail('r15'), 'register (pt_regs)');
     for (const r of ['ip', 'sp', 'flags', 'ax', 'di', 'r15', 'orig_ax']) assert.ok(items.includes(r), `missing register ${r}: ${items.join(' ')}`);
     assert.ok(!items.includes('printk'), 'builtins offered after regs->');
   });
@@ -98,11 +104,29 @@ describe('kprobe language server: completion and hover', { timeout: 30_000 }, ()
 
   test('hover: registers and context fields', async () => {
     const ip = hoverText(await c.hover(URI, after(TEXT, 'regs->')));
-    assert.match(ip, /\*\*regs->ip\*\* — register of the probed context \(x86_64 pt_regs\)/);
+    assert.match(ip, /\*\*regs->ip\*\* — register of the probed context \(x86_64 pt_regs/);
     const pid = hoverText(await c.hover(URI, after(TEXT, 'current->')));
     assert.match(pid, /int current->pid/);
     const data = hoverText(await c.hover(URI, after(TEXT, 'ri->')));
-    assert.match(data, /void \* ?ri->data/);
+    assert.match(data, /char \* ?ri->data/);
+    assert.match(data, /ri->data\[0\]/);
+    // ABI roles of registers (emulator/arch/abiFacts.ts) and the jump-optimization caveat on the pc
+    assert.match(ip, /x86_64 pt_regs; program counter\)/);
+    assert.match(ip, /jump-optimized/);
+    const di = hoverText(await c.hover(URI, after(TEXT, 'regs->', 1)));
+    assert.match(di, /\*\*regs->di\*\* — register of the probed context \(x86_64 pt_regs; argument 0 \(arg0\)\)/);
+    assert.doesNotMatch(di, /jump-optimized/);
+  });
+
+  test('hover: arg0..arg5 name their register on the image\'s arch', async () => {
+    const edited = TEXT.replace('regs->di, current->pid', 'arg0, (int)arg3');
+    await c.change(URI, edited);
+    const a0 = hoverText(await c.hover(URI, positionOf(edited, 'arg0', 1)));
+    assert.match(a0, /unsigned long arg0/);
+    assert.match(a0, /On x86_64 this is `regs->di`/);
+    const a3 = hoverText(await c.hover(URI, positionOf(edited, 'arg3', 1)));
+    assert.match(a3, /`regs->cx`/);
+    await c.change(URI, TEXT);
   });
 
   test('nothing inside comments', async () => {
@@ -115,6 +139,9 @@ describe('kprobe language server: completion and hover', { timeout: 30_000 }, ()
     assert.match(printk, /kernel log/);
     const rv = hoverText(await c.hover(URI, positionOf(TEXT, 'regs_return_value', 3)));
     assert.match(rv, /return-value register/);
+    assert.match(rv, /On x86_64 this reads `regs->ax`/);
+    const pre = hoverText(await c.hover(URI, positionOf(TEXT, 'pre {', 1)));
+    assert.match(pre, /jump-optimized/);
     const entry = hoverText(await c.hover(URI, positionOf(TEXT, 'entry {', 1)));
     assert.match(entry, /\*\*entry\*\* handler \(kretprobe\)/);
     const ret = hoverText(await c.hover(URI, positionOf(TEXT, 'return {', 1)));

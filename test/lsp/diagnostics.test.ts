@@ -117,11 +117,24 @@ describe('kprobe language server: diagnostics', { timeout: 30_000 }, () => {
     }
   });
 
+  test('warning: a pre handler assigning regs->ip in a kprobe without a post handler (lost once jump-optimized)', async () => {
+    const text = `${HEADER}kprobe do_fork {\n  pre { regs->ax = 0; regs->ip = *(u64 *)regs->sp; regs->sp += 8; return 1; }\n}\n`;
+    const diags = await open(text);
+    const d = expectOne(diags, text, 'regs->ip', /regs->ip.*ignored once the probe is jump-optimized/);
+    assert.equal(diags.length, 1, JSON.stringify(diags));
+    assert.equal(d.severity, 2, 'a warning, not an error');
+    assert.deepEqual(d.range, { start: positionOf(text, 'regs->ip'), end: after(text, 'regs->ip') });
+    assert.match(d.message, /empty `post \{\}` handler/);
+    assert.match(d.message, /--sysctl debug\.kprobes_optimization=0/);
+    // the documented ways out: an empty post handler keeps the probe a breakpoint
+    assert.deepEqual(await open(text.replace('return 1; }\n', 'return 1; }\n  post { }\n')), []);
+  });
+
   test('diagnostics follow edits (versioned publications)', async () => {
     const uri = fileUri(join(DIR, 'diag-edit.kprobe'));
-    const bad = `${HEADER}kprobe do_fork { pre { regs->eip = 0; } }\n`;
+    const bad = `${HEADER}kprobe do_fork { pre { regs->eax = 0; } }\n`;
     assert.equal((await c.open(uri, bad)).length, 1);
-    assert.deepEqual(await c.change(uri, bad.replace('eip', 'ip')), []);
+    assert.deepEqual(await c.change(uri, bad.replace('eax', 'ax')), []);
     assert.equal((await c.change(uri, bad)).length, 1);
   });
 

@@ -2,7 +2,8 @@
  * Drives the kprobe language server over LSP (stdio, JSON-RPC) the way an
  * editor does. The server is bundled from source with esbuild into
  * out-quick/ (never stale); where esbuild cannot run, dist/languageServer.js
- * from `npm run build` is used.
+ * from `npm run build` is used. StartOptions.script runs a given server
+ * script instead (bundle.test.ts runs the shipped dist/languageServer.js).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -49,6 +50,8 @@ export interface StartOptions {
   configuration?: Record<string, unknown>;
   initializationOptions?: unknown;
   workspaceFolders?: string[];
+  /** server script to run with `node SCRIPT --stdio` (default: the server bundled from source) */
+  script?: string;
 }
 
 export class LspClient {
@@ -87,7 +90,7 @@ export class LspClient {
   }
 
   static async start(opts: StartOptions = {}): Promise<LspClient> {
-    const script = await serverScript();
+    const script = opts.script ?? await serverScript();
     const proc = spawn(process.execPath, [script, '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
     const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
     const client = new LspClient(proc, conn, opts);
