@@ -24,9 +24,9 @@ export interface Rig {
   run(): string[];
 }
 
-export function rig(opts: { cpus?: number; maxInstructions?: number; engine?: KprobesEngineOptions } = {}): Rig {
+export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: number; engine?: KprobesEngineOptions } = {}): Rig {
   const image = sampleImage();
-  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000 });
+  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000, quantum: opts.quantum });
   const engine = new KprobesEngine(machine.kernel, opts.engine);
   return {
     machine, engine, image,
