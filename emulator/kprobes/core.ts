@@ -26,7 +26,7 @@ import {
 } from './kprobe';
 import { PtRegs } from './ptRegs';
 import { Jprobes } from './jprobes';
-import { HandlerOops, JprobeReturn } from './errors';
+import { HandlerOops, JPROBE_RETURN, JprobeReturn } from './errors';
 import { Kretprobes } from './kretprobes';
 import { KernelData } from './kdata';
 import { NestedCaller } from './nestedCall';
@@ -561,8 +561,12 @@ export class KprobesEngine {
   unregisterJprobes(jps: Jprobe[]): void { this.jprobes.unregisterMany(jps); }
   enableJprobe(jp: Jprobe): number { return this.enableKprobe(jp.kp); }
   disableJprobe(jp: Jprobe): number { return this.disableKprobe(jp.kp); }
-  /** jprobe_return(): ends the running jprobe handler (it never returns) */
-  jprobeReturn(): never { throw new JprobeReturn(); }
+  /**
+   * jprobe_return(): ends the running jprobe handler (it never returns: it
+   * throws, ~0.5 us of host time per call; an entry handler that simply
+   * returns ends the same way and costs nothing).
+   */
+  jprobeReturn(): never { throw JPROBE_RETURN; }
 
   /**
    * Call a kernel function from a handler on the CPU that hit the probe

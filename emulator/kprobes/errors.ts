@@ -9,3 +9,10 @@ export class HandlerOops {
 export class JprobeReturn {
   readonly jprobeReturn = true;
 }
+
+/**
+ * The one JprobeReturn thrown (no allocation per hit). A throw costs
+ * ~0.5 us of host time in V8 whatever is thrown; an entry handler that
+ * simply returns ends the same way without it.
+ */
+export const JPROBE_RETURN = new JprobeReturn();
