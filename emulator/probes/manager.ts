@@ -170,7 +170,7 @@ export class ProbeManager {
   /** Options for compileHandler / compileLogMessage (breakpoint conditions and log messages). */
   compileOptions(): CompileOptions {
     const c = this.checkOptions();
-    return { regNames: c.regNames, symbolExists: c.symbolExists, stepBudget: this.stepBudget, charSigned: this.kernel.arch.abi.charSigned };
+    return { regNames: c.regNames, symbolExists: c.symbolExists, stepBudget: this.stepBudget, charSigned: this.kernel.arch.abi.charSigned, arch: this.kernel.arch.name };
   }
 
   // -------------------------------------------------------------- probe files
