@@ -117,12 +117,18 @@ export class X86Cpu extends LazyFlags implements Cpu {
   }
 
   // ---------------------------------------------------------------- memory
-  /** Effective address of the memory operand (with segment base); #GP when non-canonical. */
-  /** Registers outside the canonical range take the exact (bigint) path so the double sum never rounds. */
+  /**
+   * Effective address of the memory operand (with segment base); #GP when non-canonical.
+   * Registers outside the canonical range take the exact (bigint) path so the double sum never rounds.
+   * 67 prefix: base + index*scale + disp over the low 32 bits of the registers, truncated to
+   * 32 bits and zero-extended (rip-relative: the decoder already truncated eip + disp).
+   */
   ea(i: Insn): VAddr {
     let a = i.disp;
     let big = false;
-    if (!i.ripRel) {
+    if (i.ripRel) { /* absolute address resolved at decode time */ }
+    else if (i.asize === 4) a = this.ea32(i);
+    else {
       if (i.base >= 0) {
         const h = this.hi[i.base];
         if (h >= 0x8000 || h < -0x8000) big = true;
@@ -134,8 +140,29 @@ export class X86Cpu extends LazyFlags implements Cpu {
         a += (h * TWO32 + (this.lo[i.index] >>> 0)) * (1 << i.scale);
       }
       if (big) a = this.eaExact(i);
-      if (i.asize === 4) a = (a % TWO32 + TWO32) % TWO32;
     }
+    if (i.seg !== 0) a += i.seg === 1 ? this.fsBase : this.gsBase;
+    if (a >= CANON || a < -CANON) throw new GuestFault('generalProtection', `non-canonical address 0x${fromVAddr(a).toString(16)}`);
+    return a;
+  }
+  /** 32-bit effective address (67 prefix), without segment base: the sum of int32s modulo 2^32 */
+  private ea32(i: Insn): number {
+    let v = i.disp;
+    if (i.base >= 0) v += this.lo[i.base];
+    if (i.index >= 0) v += this.lo[i.index] << i.scale;
+    return v >>> 0;
+  }
+  /**
+   * Address of the operand-sized word `delta` bytes from the memory operand (bt* bit strings):
+   * with a 67 prefix the offset wraps within the 32-bit address space, before the segment base.
+   */
+  eaPlus(i: Insn, delta: number): VAddr {
+    if (i.asize !== 4 || i.ripRel) {
+      const a = this.ea(i) + delta;
+      if (a >= CANON || a < -CANON) throw new GuestFault('generalProtection', `non-canonical address 0x${fromVAddr(a).toString(16)}`);
+      return a;
+    }
+    let a = (((this.ea32(i) + delta) % TWO32) + TWO32) % TWO32;
     if (i.seg !== 0) a += i.seg === 1 ? this.fsBase : this.gsBase;
     if (a >= CANON || a < -CANON) throw new GuestFault('generalProtection', `non-canonical address 0x${fromVAddr(a).toString(16)}`);
     return a;

@@ -7,6 +7,9 @@
 import { Insn, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG_NONE } from './insn';
 import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE, VEX } from './table';
 import { COUNT_1, COUNT_CL, COUNT_IMM } from './exec/shift';
+import { ud } from './exec/system';
+
+const TWO32 = 4294967296;
 
 export const MAX_INSN_LEN = 15;
 const PAUSE_DEF = OPS.find(o => o.code === 'f3 90') as OpDef;
@@ -213,8 +216,16 @@ function decodeInner(next8: () => number, raw: number[], addr: number): Insn | n
   insn.len = raw.length;
   insn.next = addr + raw.length;
   insn.bytes = Uint8Array.from(raw);
-  if (ripRel) { insn.ripRel = true; insn.disp = insn.next + insn.disp; insn.base = NO_REG; }
+  if (ripRel) {
+    insn.ripRel = true; insn.base = NO_REG;
+    const a = insn.next + insn.disp;
+    // 67: eip + disp32, truncated to 32 bits and zero-extended
+    insn.disp = p67 ? ((a % TWO32) + TWO32) % TWO32 : a;
+  }
   if (hasRel) insn.target = insn.next + rel;
   if (def.fast) { const f = def.fast(insn); if (f) insn.exec = f; }
+  // LOCK is only valid on a lockable instruction with a memory destination: anything else is #UD
+  // when executed (the bytes still decode and disassemble, as llvm shows them)
+  if (lock && !(def.lockable && insn.hasMem)) insn.exec = ud;
   return insn;
 }

@@ -14,7 +14,7 @@ const R32 = ['eax', 'ecx', 'edx', 'ebx', 'esp', 'ebp', 'esi', 'edi', 'r8d', 'r9d
 const R16 = ['ax', 'cx', 'dx', 'bx', 'sp', 'bp', 'si', 'di', 'r8w', 'r9w', 'r10w', 'r11w', 'r12w', 'r13w', 'r14w', 'r15w'];
 const R8 = ['al', 'cl', 'dl', 'bl', 'spl', 'bpl', 'sil', 'dil', 'r8b', 'r9b', 'r10b', 'r11b', 'r12b', 'r13b', 'r14b', 'r15b',
   'ah', 'ch', 'dh', 'bh'];
-const PTR: Record<number, string> = { 1: 'byte ptr ', 2: 'word ptr ', 4: 'dword ptr ', 8: 'qword ptr ' };
+const PTR: Record<number, string> = { 1: 'byte ptr ', 2: 'word ptr ', 4: 'dword ptr ', 8: 'qword ptr ', 16: 'xmmword ptr ' };
 const STR_SUFFIX: Record<number, string> = { 1: 'b', 2: 'w', 4: 'd', 8: 'q' };
 
 export function regName(size: number, r: number): string {
@@ -47,7 +47,7 @@ function memText(i: Insn, size: number, withPtr: boolean): string {
   const regs = i.asize === 4 ? R32 : R64;
   let inner: string;
   if (i.ripRel) {
-    inner = `${i.asize === 4 ? 'eip' : 'rip'} ${sdisp(i.disp - i.next, true)}`;
+    inner = `${i.asize === 4 ? 'eip' : 'rip'} ${sdisp((i.disp - i.next) | 0, true)}`;
   } else {
     const parts: string[] = [];
     if (i.base >= 0) parts.push(regs[i.base]);
@@ -88,6 +88,7 @@ function operandText(i: Insn, o: Operand, idx: number): string {
     case 'G': return regName(size, i.reg);
     case 'E': case 'M':
       if (i.rm >= 0) return regName(size, i.rm);
+      if (i.def.mnem === 'cmpxchg8b') return memText(i, i.size === 8 ? 16 : 8, true);
       return memText(i, size, i.def.mnem !== 'lea');
     case 'Z': return regName(size, i.rm);
     case 'B': return regName(size, i.vreg);
@@ -99,8 +100,8 @@ function operandText(i: Insn, o: Operand, idx: number): string {
     case '1': return '1';
     case 'I': return immText(i, o, i.size, idx > 0 && i.def.ops[idx - 1].k === 'I');
     case 'J': return hexs(fromVAddr(i.target));
-    case 'X': return `${PTR[size]}${i.seg === SEG_FS ? 'fs:' : i.seg === SEG_GS ? 'gs:' : ''}[rsi]`;
-    case 'Y': return `${PTR[size]}es:[rdi]`;
+    case 'X': return `${PTR[size]}${i.seg === SEG_FS ? 'fs:' : i.seg === SEG_GS ? 'gs:' : ''}[${i.asize === 4 ? 'esi' : 'rsi'}]`;
+    case 'Y': return `${PTR[size]}es:[${i.asize === 4 ? 'edi' : 'rdi'}]`;
     default: return '?';
   }
 }

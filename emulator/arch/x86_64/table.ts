@@ -61,11 +61,16 @@ export interface OpDef {
   fast?: (i: Insn) => ExecFn | undefined;
   /** privileged / needs no further information — documentation only */
   note?: string;
+  /**
+   * accepts a LOCK prefix (with a memory destination; SDM vol. 2 "LOCK"):
+   * any other LOCK use is #UD
+   */
+  lockable: boolean;
 }
 
 interface Opts {
   sub?: number; flow?: Flow; d64?: boolean; f64?: boolean; sized?: [string, string, string];
-  str?: boolean; srcSize?: number; fast?: (i: Insn) => ExecFn | undefined;
+  str?: boolean; srcSize?: number; fast?: (i: Insn) => ExecFn | undefined; lockable?: boolean;
 }
 
 function parseOps(s: string): Operand[] {
@@ -83,7 +88,7 @@ const NOP_CODE = '90';
 function d(code: string, mnem: string, ops: string, exec: ExecFn, o: Opts = {}): void {
   OPS.push({
     code, mnem, ops: parseOps(ops), exec, sub: o.sub ?? 0, flow: o.flow ?? 'none', d64: !!o.d64, f64: !!o.f64,
-    sized: o.sized, str: !!o.str, srcSize: o.srcSize, fast: o.fast,
+    sized: o.sized, str: !!o.str, srcSize: o.srcSize, fast: o.fast, lockable: !!o.lockable,
   });
 }
 
@@ -105,15 +110,16 @@ const fastEI = (i: Insn): ExecFn | undefined => {
 for (let n = 0; n < 8; n++) {
   const b = n * 8, m = ALU_NAMES[n];
   const hx = (x: number) => x.toString(16).padStart(2, '0');
-  d(hx(b), m, 'Eb,Gb', alu.aluEG, { sub: n });
-  d(hx(b + 1), m, 'Ev,Gv', alu.aluEG, { sub: n, fast: fastEG });
+  const lockable = n !== alu.ALU_CMP; // add or adc sbb and sub xor with a memory destination
+  d(hx(b), m, 'Eb,Gb', alu.aluEG, { sub: n, lockable });
+  d(hx(b + 1), m, 'Ev,Gv', alu.aluEG, { sub: n, fast: fastEG, lockable });
   d(hx(b + 2), m, 'Gb,Eb', alu.aluGE, { sub: n });
   d(hx(b + 3), m, 'Gv,Ev', alu.aluGE, { sub: n });
   d(hx(b + 4), m, 'AL,Ib', alu.aluEI, { sub: n });
   d(hx(b + 5), m, 'rAX,Iz', alu.aluEI, { sub: n, fast: fastEI });
-  d(`80/${n}`, m, 'Eb,Ib', alu.aluEI, { sub: n });
-  d(`81/${n}`, m, 'Ev,Iz', alu.aluEI, { sub: n, fast: fastEI });
-  d(`83/${n}`, m, 'Ev,Ib', alu.aluEI, { sub: n, fast: fastEI });
+  d(`80/${n}`, m, 'Eb,Ib', alu.aluEI, { sub: n, lockable });
+  d(`81/${n}`, m, 'Ev,Iz', alu.aluEI, { sub: n, fast: fastEI, lockable });
+  d(`83/${n}`, m, 'Ev,Ib', alu.aluEI, { sub: n, fast: fastEI, lockable });
 }
 d('84', 'test', 'Eb,Gb', alu.aluEG, { sub: alu.ALU_TEST });
 d('85', 'test', 'Ev,Gv', alu.aluEG, { sub: alu.ALU_TEST, fast: fast.fastAluRR });
@@ -123,14 +129,14 @@ d('f6/0', 'test', 'Eb,Ib', alu.aluEI, { sub: alu.ALU_TEST });
 d('f6/1', 'test', 'Eb,Ib', alu.aluEI, { sub: alu.ALU_TEST });
 d('f7/0', 'test', 'Ev,Iz', alu.aluEI, { sub: alu.ALU_TEST });
 d('f7/1', 'test', 'Ev,Iz', alu.aluEI, { sub: alu.ALU_TEST });
-d('f6/2', 'not', 'Eb', alu.notE);
-d('f7/2', 'not', 'Ev', alu.notE);
-d('f6/3', 'neg', 'Eb', alu.negE);
-d('f7/3', 'neg', 'Ev', alu.negE);
-d('fe/0', 'inc', 'Eb', alu.incE);
-d('fe/1', 'dec', 'Eb', alu.decE);
-d('ff/0', 'inc', 'Ev', alu.incE, { fast: fast.fastIncDec(false) });
-d('ff/1', 'dec', 'Ev', alu.decE, { fast: fast.fastIncDec(true) });
+d('f6/2', 'not', 'Eb', alu.notE, { lockable: true });
+d('f7/2', 'not', 'Ev', alu.notE, { lockable: true });
+d('f6/3', 'neg', 'Eb', alu.negE, { lockable: true });
+d('f7/3', 'neg', 'Ev', alu.negE, { lockable: true });
+d('fe/0', 'inc', 'Eb', alu.incE, { lockable: true });
+d('fe/1', 'dec', 'Eb', alu.decE, { lockable: true });
+d('ff/0', 'inc', 'Ev', alu.incE, { fast: fast.fastIncDec(false), lockable: true });
+d('ff/1', 'dec', 'Ev', alu.decE, { fast: fast.fastIncDec(true), lockable: true });
 
 // ---- mul / div -----------------------------------------------------------
 d('f6/4', 'mul', 'Eb', md.mul1, { sub: 4 });
@@ -183,13 +189,15 @@ d('0f b7', 'movzx', 'Gv,Ew', mov.movzx, { srcSize: 2 });
 d('0f be', 'movsx', 'Gv,Eb', mov.movsx, { srcSize: 1 });
 d('0f bf', 'movsx', 'Gv,Ew', mov.movsx, { srcSize: 2 });
 d('63', 'movsxd', 'Gv,Ed', mov.movsx, { srcSize: 4 });
-d('86', 'xchg', 'Eb,Gb', mov.xchg);
-d('87', 'xchg', 'Ev,Gv', mov.xchg);
+d('86', 'xchg', 'Eb,Gb', mov.xchg, { lockable: true });
+d('87', 'xchg', 'Ev,Gv', mov.xchg, { lockable: true });
 d('90+r', 'xchg', 'Zv,rAX', mov.xchg);
-d('0f b0', 'cmpxchg', 'Eb,Gb', mov.cmpxchg);
-d('0f b1', 'cmpxchg', 'Ev,Gv', mov.cmpxchg);
-d('0f c0', 'xadd', 'Eb,Gb', mov.xadd);
-d('0f c1', 'xadd', 'Ev,Gv', mov.xadd);
+d('0f b0', 'cmpxchg', 'Eb,Gb', mov.cmpxchg, { lockable: true });
+d('0f b1', 'cmpxchg', 'Ev,Gv', mov.cmpxchg, { lockable: true });
+// cmpxchg8b m64 / cmpxchg16b m128 (REX.W): operand size 4 or 8 selects the form
+d('0f c7/1', 'cmpxchg8b', 'M', mov.cmpxchgDouble, { lockable: true, sized: ['cmpxchg8b', 'cmpxchg8b', 'cmpxchg16b'] });
+d('0f c0', 'xadd', 'Eb,Gb', mov.xadd, { lockable: true });
+d('0f c1', 'xadd', 'Ev,Gv', mov.xadd, { lockable: true });
 d('98', 'cwde', '', mov.cbwFamily, { sized: ['cbw', 'cwde', 'cdqe'] });
 d('99', 'cdq', '', mov.cwdFamily, { sized: ['cwd', 'cdq', 'cqo'] });
 d('0f c8+r', 'bswap', 'Zy', mov.bswap);
@@ -222,27 +230,28 @@ d('e1', 'loope', 'Jb', ctl.loop, { flow: 'condJump', f64: true, sub: 1 });
 d('e2', 'loop', 'Jb', ctl.loop, { flow: 'condJump', f64: true, sub: 2 });
 d('e3', 'jrcxz', 'Jb', ctl.jrcxz, { flow: 'condJump', f64: true });
 
-// ---- strings ------------------------------------------------------------------
-d('a4', 'movs', 'Yb,Xb', str.stringOp, { sub: str.STR_MOVS, str: true });
-d('a5', 'movs', 'Yv,Xv', str.stringOp, { sub: str.STR_MOVS, str: true });
-d('aa', 'stos', 'Yb,AL', str.stringOp, { sub: str.STR_STOS, str: true });
-d('ab', 'stos', 'Yv,rAX', str.stringOp, { sub: str.STR_STOS, str: true });
-d('ac', 'lods', 'AL,Xb', str.stringOp, { sub: str.STR_LODS, str: true });
-d('ad', 'lods', 'rAX,Xv', str.stringOp, { sub: str.STR_LODS, str: true });
-d('a6', 'cmps', 'Xb,Yb', str.stringOp, { sub: str.STR_CMPS, str: true });
-d('a7', 'cmps', 'Xv,Yv', str.stringOp, { sub: str.STR_CMPS, str: true });
-d('ae', 'scas', 'AL,Yb', str.stringOp, { sub: str.STR_SCAS, str: true });
-d('af', 'scas', 'rAX,Yv', str.stringOp, { sub: str.STR_SCAS, str: true });
+// ---- strings (67: ecx/esi/edi, bound at decode time) -------------------------------
+const fastStr = (i: Insn): ExecFn | undefined => i.asize === 4 ? str.stringOp32 : undefined;
+d('a4', 'movs', 'Yb,Xb', str.stringOp, { sub: str.STR_MOVS, str: true, fast: fastStr });
+d('a5', 'movs', 'Yv,Xv', str.stringOp, { sub: str.STR_MOVS, str: true, fast: fastStr });
+d('aa', 'stos', 'Yb,AL', str.stringOp, { sub: str.STR_STOS, str: true, fast: fastStr });
+d('ab', 'stos', 'Yv,rAX', str.stringOp, { sub: str.STR_STOS, str: true, fast: fastStr });
+d('ac', 'lods', 'AL,Xb', str.stringOp, { sub: str.STR_LODS, str: true, fast: fastStr });
+d('ad', 'lods', 'rAX,Xv', str.stringOp, { sub: str.STR_LODS, str: true, fast: fastStr });
+d('a6', 'cmps', 'Xb,Yb', str.stringOp, { sub: str.STR_CMPS, str: true, fast: fastStr });
+d('a7', 'cmps', 'Xv,Yv', str.stringOp, { sub: str.STR_CMPS, str: true, fast: fastStr });
+d('ae', 'scas', 'AL,Yb', str.stringOp, { sub: str.STR_SCAS, str: true, fast: fastStr });
+d('af', 'scas', 'rAX,Yv', str.stringOp, { sub: str.STR_SCAS, str: true, fast: fastStr });
 
 // ---- bit operations ------------------------------------------------------------
 d('0f a3', 'bt', 'Ev,Gv', bit.btOp, { sub: bit.BT_BT });
-d('0f ab', 'bts', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTS });
-d('0f b3', 'btr', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTR });
-d('0f bb', 'btc', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTC });
+d('0f ab', 'bts', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTS, lockable: true });
+d('0f b3', 'btr', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTR, lockable: true });
+d('0f bb', 'btc', 'Ev,Gv', bit.btOp, { sub: bit.BT_BTC, lockable: true });
 d('0f ba/4', 'bt', 'Ev,Ib', bit.btOp, { sub: bit.BT_BT });
-d('0f ba/5', 'bts', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTS });
-d('0f ba/6', 'btr', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTR });
-d('0f ba/7', 'btc', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTC });
+d('0f ba/5', 'bts', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTS, lockable: true });
+d('0f ba/6', 'btr', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTR, lockable: true });
+d('0f ba/7', 'btc', 'Ev,Ib', bit.btOp, { sub: bit.BT_BTC, lockable: true });
 d('0f bc', 'bsf', 'Gv,Ev', bit.bsfBsr, { sub: 0 });
 d('0f bd', 'bsr', 'Gv,Ev', bit.bsfBsr, { sub: 1 });
 d('f3 0f bc', 'tzcnt', 'Gv,Ev', bit.tzLzcnt, { sub: 0 });

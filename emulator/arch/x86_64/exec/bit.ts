@@ -27,7 +27,7 @@ export function btOp(cpu: X86Cpu, i: Insn): void {
       const signed = size === 8 ? oh * 4294967296 + (ol >>> 0) : size === 4 ? ol | 0 : (ol << 16) >> 16;
       const word = Math.floor(signed / bits);
       off = signed - word * bits;
-      a = cpu.ea(i) + word * size;
+      a = cpu.eaPlus(i, word * size);
     }
   }
   let l: number, h = 0;

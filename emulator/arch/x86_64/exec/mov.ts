@@ -4,7 +4,8 @@
  */
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
-import { F_ADD, F_SUB } from '../flags';
+import { F_ADD, F_SUB, ZF } from '../flags';
+import { GuestFault } from '../faults';
 import { mask } from './alu';
 
 export function movEG(cpu: X86Cpu, i: Insn): void {
@@ -115,6 +116,40 @@ export function cmpxchg(cpu: X86Cpu, i: Insn): void {
     cpu.setR(size, 0, dl, dh);
   }
   setCmpFlags(cpu, size, al, ah, dl, dh);
+}
+
+/**
+ * cmpxchg8b m64 (i.size 4 or 2) / cmpxchg16b m128 (i.size 8, REX.W; #GP unless 16-byte aligned):
+ * compare edx:eax (rdx:rax) with the memory operand; equal: ZF=1 and the operand becomes
+ * ecx:ebx (rcx:rbx); else ZF=0 and edx:eax (rdx:rax) receive it. The operand is written either
+ * way (SDM: the processor never produces a locked read without a write). Other flags unchanged.
+ */
+export function cmpxchgDouble(cpu: X86Cpu, i: Insn): void {
+  const a = cpu.ea(i);
+  const lo = cpu.lo, hi = cpu.hi;
+  let equal: boolean;
+  if (i.size === 8) {
+    if (a % 16 !== 0) throw new GuestFault('generalProtection', 'cmpxchg16b operand not 16-byte aligned');
+    const m0 = cpu.mem.read32(a) | 0, m1 = cpu.mem.read32(a + 4) | 0;
+    const m2 = cpu.mem.read32(a + 8) | 0, m3 = cpu.mem.read32(a + 12) | 0;
+    equal = m0 === lo[0] && m1 === hi[0] && m2 === lo[2] && m3 === hi[2];
+    if (equal) {
+      cpu.mem.write32(a + 12, hi[1]); cpu.mem.write32(a + 8, lo[1]);
+      cpu.mem.write32(a + 4, hi[3]); cpu.mem.write32(a, lo[3]);
+    } else {
+      cpu.mem.write32(a + 12, m3); cpu.mem.write32(a + 8, m2); cpu.mem.write32(a + 4, m1); cpu.mem.write32(a, m0);
+      lo[0] = m0; hi[0] = m1; lo[2] = m2; hi[2] = m3;
+    }
+  } else {
+    const m0 = cpu.mem.read32(a) | 0, m1 = cpu.mem.read32(a + 4) | 0;
+    equal = m0 === lo[0] && m1 === lo[2];
+    if (equal) { cpu.mem.write32(a + 4, lo[1]); cpu.mem.write32(a, lo[3]); }
+    else {
+      cpu.mem.write32(a + 4, m1); cpu.mem.write32(a, m0);
+      lo[0] = m0; hi[0] = 0; lo[2] = m1; hi[2] = 0;
+    }
+  }
+  cpu.setEager((cpu.arithFlags() & ~ZF) | (equal ? ZF : 0));
 }
 
 /** xadd E, G */

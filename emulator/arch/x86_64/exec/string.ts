@@ -4,6 +4,15 @@
  * instruction; a fault in the middle leaves rcx/rsi/rdi describing the
  * progress made and rip at the instruction, so it can be restarted (as
  * hardware does).
+ *
+ * With a 67 prefix (stringOp32) the count is ecx and the pointers are
+ * esi/edi: addresses are the 32-bit values (zero-extended; a segment
+ * override's base added), and every update is a 32-bit register write, so
+ * the upper halves become zero. As measured on an Intel CPU
+ * (test/fixtures/x86/gen-addr32.c): a rep form clears the upper half of
+ * rcx even when ecx is 0, and movs/stos clear those of rsi/rdi (movs) or
+ * rdi (stos) before the first iteration; lods/cmps/scas leave rsi/rdi
+ * alone until an iteration writes them.
  */
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
@@ -76,6 +85,65 @@ export function stringOp(cpu: X86Cpu, i: Insn): void {
     }
     if (!rep) return;
     rcxDec(cpu);
+    if (kind >= STR_CMPS) {
+      const zf = cpu.zf();
+      if (i.rep === REP_F3 ? !zf : zf) return;
+    }
+  }
+}
+
+/** string instruction with 32-bit address size (67 prefix): ecx, esi, edi */
+export function stringOp32(cpu: X86Cpu, i: Insn): void {
+  const size = i.size, kind = i.cc;
+  const delta = cpu.df ? -size : size;
+  const rep = i.rep !== REP_NONE;
+  const seg = srcBase(cpu, i);
+  const lo = cpu.lo, hi = cpu.hi;
+  if (rep) hi[1] = 0;
+  if (kind === STR_MOVS) { hi[6] = 0; hi[7] = 0; } else if (kind === STR_STOS) hi[7] = 0;
+  for (;;) {
+    if (rep && lo[1] === 0) return;
+    switch (kind) {
+      case STR_MOVS: {
+        const s = lo[6], d = lo[7];
+        const v = cpu.readM(size, (s >>> 0) + seg), h = cpu.th;
+        cpu.writeM(size, d >>> 0, v, h);
+        lo[6] = (s + delta) | 0; lo[7] = (d + delta) | 0;
+        break;
+      }
+      case STR_STOS: {
+        const d = lo[7];
+        const v = cpu.getR(size, 0);
+        cpu.writeM(size, d >>> 0, v, cpu.th);
+        lo[7] = (d + delta) | 0;
+        break;
+      }
+      case STR_LODS: {
+        const s = lo[6];
+        const v = cpu.readM(size, (s >>> 0) + seg);
+        cpu.setR(size, 0, v, cpu.th);
+        lo[6] = (s + delta) | 0; hi[6] = 0;
+        break;
+      }
+      case STR_CMPS: {
+        const s = lo[6], d = lo[7];
+        const a = cpu.readM(size, (s >>> 0) + seg), ah = size === 8 ? cpu.th : 0;
+        const b = cpu.readM(size, d >>> 0), bh = size === 8 ? cpu.th : 0;
+        cmpFlags(cpu, size, a, ah, b, bh);
+        lo[6] = (s + delta) | 0; hi[6] = 0; lo[7] = (d + delta) | 0; hi[7] = 0;
+        break;
+      }
+      default: { // scas
+        const d = lo[7];
+        const b = cpu.readM(size, d >>> 0), bh = size === 8 ? cpu.th : 0;
+        const a = cpu.getR(size, 0), ah = size === 8 ? cpu.th : 0;
+        cmpFlags(cpu, size, a, ah, b, bh);
+        lo[7] = (d + delta) | 0; hi[7] = 0;
+        break;
+      }
+    }
+    if (!rep) return;
+    lo[1] = (lo[1] - 1) | 0;
     if (kind >= STR_CMPS) {
       const zf = cpu.zf();
       if (i.rep === REP_F3 ? !zf : zf) return;
