@@ -16,7 +16,7 @@ export const ProbeEvent = {
 } as const;
 export type ProbeEventName = typeof ProbeEvent[keyof typeof ProbeEvent];
 
-/** Custom requests handled by the adapter. Every response body is a ProbeStateBody. */
+/** Custom requests handled by the adapter. Response bodies are ProbeStateBody unless said otherwise. */
 export const ProbeRequest = {
   /** args: none */
   list: '_probeList',
@@ -28,36 +28,81 @@ export const ProbeRequest = {
   setGlobalEnabled: '_probeSetGlobalEnabled',
   /** args: ProbeKnobArgs — sysctl debug.kprobes_optimization */
   setOptimization: '_probeSetOptimization',
+  /** args: none; response body: ProbeDebugfsBody (not a ProbeStateBody) — `cat kprobes/list` and `kprobes/enabled` */
+  debugfs: '_probeDebugfs',
+  /**
+   * args: ProbeReadMemoryArgs; response body: DAP ReadMemoryResponse body (not a ProbeStateBody).
+   * DAP `readMemory` shows probed code with its original bytes; this request
+   * can also return the bytes really in memory (int3 / jump of the probes).
+   */
+  readMemory: '_probeReadMemory',
 } as const;
 export type ProbeRequestName = typeof ProbeRequest[keyof typeof ProbeRequest];
 
-export type ProbeKind = 'kprobe' | 'kretprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+/** debugfs `list` column 2: k (kprobe), r (kretprobe), j (jprobe). */
+export type KprobeKind = 'kprobe' | 'kretprobe' | 'jprobe';
+export type UprobeKind = 'uprobe' | 'uretprobe';
+export type ProbeKind = KprobeKind | UprobeKind;
 
-/** One registered probe as the views show it (debugfs `kprobes/list` plus counters). */
-export interface ProbeInfo {
-  /** adapter-wide unique id; also the DAP breakpoint id when the probe came from a breakpoint */
+/** Letter of debugfs `list` column 2 per kind. */
+export const KPROBE_KIND_LETTER: Readonly<Record<KprobeKind, 'k' | 'r' | 'j'>> = { kprobe: 'k', kretprobe: 'r', jprobe: 'j' };
+
+/** Fields every row of the Kprobes / Uprobes views has. */
+export interface ProbeInfoBase {
+  /** adapter-wide unique id of the user probe (breakpoint or .kprobe file probe); also the DAP breakpoint id */
   id: number;
-  kind: ProbeKind;
+  /**
+   * engine id of this registration (Kprobe.id) when registered. A user probe
+   * registered at several addresses (a source line with code in two places)
+   * gives one row per address, all with the same `id`.
+   */
+  engineId?: number;
   /** display name: `symbol+0xoff`, `r:symbol`, `/path:0xoff` for uprobes */
   name: string;
   /** probed address as `0x` + 16 hex digits (64-bit exact) */
   address: string;
-  symbol?: string;
-  offset?: number;
   /** not DISABLED */
   enabled: boolean;
-  /** debugfs [OPTIMIZED] */
-  optimized: boolean;
   /** debugfs [GONE]: the probed code went away (module unloaded / process exited) */
   gone: boolean;
-  /** times the pre-handler ran */
+  /** times the handlers ran */
   nhit: number;
   /** missed hits (reentry, kretprobe maxactive exhausted) */
   nmissed: number;
   /** source location of the probed address when DWARF line info has it */
   source?: ProbeSource;
-  /** uprobes: the process it is attached to */
-  process?: { pid: number; comm: string };
+}
+
+/** One registered kprobe as the Kprobes view shows it: a debugfs `kprobes/list` line plus counters. */
+export interface ProbeInfo extends ProbeInfoBase {
+  kind: KprobeKind;
+  /** kallsyms symbol of the address (absent: the list shows the bare address) */
+  symbol?: string;
+  /** offset from `symbol` */
+  offset?: number;
+  /** module owning the probed code (absent: core kernel text; the list prints a blank) */
+  module?: string;
+  /** registered (false: the breakpoint/probe failed; `name` carries the reason) */
+  registered: boolean;
+  /** debugfs [OPTIMIZED] */
+  optimized: boolean;
+  /** debugfs [FTRACE] */
+  ftrace: boolean;
+  /** kretprobes: instances preallocated, as registered (the default max(10, 2*NR_CPUS) filled in) */
+  maxactive?: number;
+}
+
+/** One uprobe as the Uprobes view shows it: the inode/offset table of uprobe_events. */
+export interface UprobeInfo extends ProbeInfoBase {
+  kind: UprobeKind;
+  /** inode number of the probed file */
+  inode: number;
+  /** offset of the probed instruction in the file */
+  offset: number;
+  /** path of the probed file */
+  path: string;
+  /** processes whose mapping of the file has the breakpoint inserted */
+  processes: { pid: number; comm: string }[];
 }
 
 export interface ProbeSource {
@@ -69,7 +114,7 @@ export interface ProbeSource {
 
 export interface ProbeStateBody {
   kprobes: ProbeInfo[];
-  uprobes: ProbeInfo[];
+  uprobes: UprobeInfo[];
   /** /sys/kernel/debug/kprobes/enabled */
   enabled: boolean;
   /** sysctl debug.kprobes_optimization */
@@ -82,6 +127,23 @@ export interface ProbeHitBody {
   id: number;
   cpu: number;
   nhit: number;
+}
+
+/** Response body of `_probeDebugfs`: the files as the kernel prints them. */
+export interface ProbeDebugfsBody {
+  /** /sys/kernel/debug/kprobes/list */
+  list: string;
+  /** /sys/kernel/debug/kprobes/enabled ("1\n" / "0\n") */
+  enabled: string;
+}
+
+/** `_probeReadMemory`: DAP ReadMemoryArguments plus the choice of bytes. */
+export interface ProbeReadMemoryArgs {
+  memoryReference: string;
+  offset?: number;
+  count: number;
+  /** true: the bytes in memory (breakpoints and jumps visible); false/absent: the original code */
+  patched?: boolean;
 }
 
 export interface ProbeSetEnabledArgs { id: number; enabled: boolean }

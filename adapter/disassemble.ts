@@ -6,6 +6,8 @@
  * start (x86 lengths vary: decoding backwards is ambiguous). Unreadable or
  * undecodable bytes give `(bad)` entries with presentationHint 'invalid', as
  * the protocol asks, so the result always has instructionCount entries.
+ * Instructions are the original ones (probe breakpoints hidden, through
+ * readCode); what a probe wrote over them comes as `; ...` notes.
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ArchOps, DecodedInsn } from '../emulator/arch/types';
@@ -21,6 +23,8 @@ export interface DisassembleContext {
   sourcePath?(file: string): string;
   /** code bytes as the user wrote them (probe breakpoints hidden); default: memory as is */
   readCode?(addr: bigint, len: number): Uint8Array;
+  /** notes for the instruction at [addr, addr+len) (what a probe wrote there), appended as `; note` */
+  notes?(addr: bigint, len: number): string[];
 }
 
 export function parseAddress(ref: string, what = 'memoryReference'): bigint {
@@ -96,6 +100,8 @@ export function disassemble(ctx: DisassembleContext, args: DebugProtocol.Disasse
       insn.instructionBytes = [...d.bytes].map(b => b.toString(16).padStart(2, '0')).join(' ');
       const target = d.target !== undefined ? ctx.image.symbols.resolve(d.target) : undefined;
       if (target && d.target !== undefined) insn.instruction += ` <${ctx.image.symbols.format(d.target)}>`;
+      const notes = ctx.notes?.(addr, d.length) ?? [];
+      if (notes.length) insn.instruction += `  ; ${notes.join('; ')}`;
     } else {
       insn.presentationHint = 'invalid';
     }

@@ -13,38 +13,29 @@
  */
 import * as path from 'node:path';
 import {
-  InitializedEvent, LoggingDebugSession, OutputEvent, Scope, Source, StackFrame, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent,
+  InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
+  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { loadElf } from '../emulator/elf/elfFile';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
-import { readMemory, writeMemory } from './memoryAccess';
-import { KprobeLaunchArgs, ProbeEvent, ProbeRequest, ProbeStateBody } from './dapCustom';
+import { readCode, readMemory, writeMemory } from './memoryAccess';
+import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { MachineRunner, RunnerStop } from './machineRunner';
-import { registerVariables, setRegister } from './registers';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
-import { walkFrames } from '../emulator/probes';
-import type { BreakpointHit } from '../emulator/probes';
-import { fixupStackTrace } from '../emulator/kprobes';
 import { evaluateForDap } from './evaluateRequest';
-import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
-import type { ProbeStop } from './stoppedEnv';
+import { FRAME_STRIDE, StopInspector } from './inspector';
+import { handleProbeRequest, isProbeRequest } from './probeRequests';
 import { StepKind, StepRun, StepRunEnd, Stepper } from './stepper';
-import { BreakpointEvent } from '@vscode/debugadapter';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
 /** How often hit counters are pushed to the views while the kernel runs. */
 const STATE_INTERVAL_MS = 250;
 
-/** variablesReference / frameId encoding: (cpu + 1) * FRAME_STRIDE + frame index */
-const FRAME_STRIDE = 1000;
-/** variablesReference of a CPU's Probe scope: PROBE_SCOPE_BASE + cpu */
-const PROBE_SCOPE_BASE = 1_000_000;
 
 export class KprobeSession extends LoggingDebugSession {
   private machine: Machine | undefined;
@@ -58,10 +49,8 @@ export class KprobeSession extends LoggingDebugSession {
   private probes: ProbeBridge | undefined;
   private stateTimer: NodeJS.Timeout | undefined;
   private statePending = false;
-  /** per CPU: the pc to show for frame 0 while the CPU has not moved since a breakpoint stop */
-  private readonly reportPc = new Map<number, { cpuPc: bigint; pc: bigint }>();
-  /** per CPU: the breakpoint probe it stopped at, valid while the CPU has not moved */
-  private readonly probeStops = new Map<number, { cpuPc: bigint; stop: ProbeStop }>();
+  /** stack, scopes and variables of the stopped machine (adapter/inspector.ts) */
+  private inspector: StopInspector | undefined;
   /** the step in progress (chunks on the event loop) */
   private stepping: StepRun | undefined;
   private launchArgs: LaunchRequestArgs | undefined;
@@ -134,6 +123,11 @@ export class KprobeSession extends LoggingDebugSession {
     this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
     this.stopOnEntry = !!args.stopOnEntry;
     this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
+    this.inspector = new StopInspector(m, this.probes, this.sources, {
+      path: p => this.convertDebuggerPathToClient(p),
+      line: n => this.convertDebuggerLineToClient(n),
+      column: n => this.convertDebuggerColumnToClient(n),
+    });
     this.probes.setOptimization(args.kprobesOptimization ?? true);
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
     for (const file of args.probes ?? []) {
@@ -151,8 +145,7 @@ export class KprobeSession extends LoggingDebugSession {
     if (this.stateTimer) clearInterval(this.stateTimer);
     this.stateTimer = undefined;
     for (const d of this.disposers.splice(0)) d();
-    this.reportPc.clear();
-    this.probeStops.clear();
+    this.inspector?.forget();
   }
 
   /**
@@ -282,8 +275,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   private forgetStops(): void {
-    this.reportPc.clear();
-    this.probeStops.clear();
+    this.inspector?.forget();
   }
 
   private cancelStep(): void {
@@ -304,12 +296,13 @@ export class KprobeSession extends LoggingDebugSession {
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
     if (this.runner?.running || this.stepping) return this.sendErrorResponse(response, { id: 1015, format: 'kprobe: the machine is running; pause it before stepping' });
-    const rep = this.reportPc.get(cpuIndex);
-    const pc = rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
-    const engine = this.probes?.mgr.engine;
-    const readCode = (a: bigint, n: number): Uint8Array => engine ? engine.readTextWithoutProbes(m.kernel.mem, a, n) : m.kernel.mem.readBytes(Number(BigInt.asIntN(64, a)), n);
-    const returnAddress = kind === 'out' ? this.frames(m, cpuIndex)[1]?.pc : undefined;
-    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode, returnAddress, where: a => m.image.symbols.format(a, false) });
+    const inspector = this.inspector;
+    const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
+    // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
+    const view = this.probes?.memoryView() ?? { mem: m.kernel.mem };
+    const code = (a: bigint, n: number): Uint8Array => readCode(view, a, n);
+    const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
+    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => m.image.symbols.format(a, false) });
     this.sendResponse(response);
     this.forgetStops();
     const run = new StepRun(stepper, end => {
@@ -355,14 +348,11 @@ export class KprobeSession extends LoggingDebugSession {
         this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
         break;
       case 'stopped': {
-        const cpu = this.machine?.cpus[s.cpu];
-        if (cpu && s.request.reportPc !== undefined) this.reportPc.set(s.cpu, { cpuPc: cpu.getPc(), pc: s.request.reportPc });
         this.lastStoppedThread = s.cpu + 1;
         const ev = stopped(s.request.reason, s.cpu + 1, s.request.description);
-        const hit = this.probes?.hitFor(s.cpu);
-        if (s.request.reason === 'breakpoint' && hit) {
-          const stop = this.probeStopOf(hit);
-          if (cpu && stop) this.probeStops.set(s.cpu, { cpuPc: cpu.getPc(), stop });
+        const hit = s.request.reason === 'breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
+        this.inspector?.recordStop(s.cpu, s.request.reportPc, hit);
+        if (hit) {
           ev.body.hitBreakpointIds = [hit.breakpointId];
           this.sendEvent(new DapEvent(ProbeEvent.hit, { id: hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
         }
@@ -373,28 +363,15 @@ export class KprobeSession extends LoggingDebugSession {
       }
       case 'exited':
         this.output(`kprobe: machine ${s.detail ? `stopped: ${s.detail}` : 'powered off'} (exit code ${s.code})\n`, 'console');
+        this.sendProbeState(); // the final counters
         this.end(s.code);
         break;
       case 'limit':
         this.output(`kprobe: instruction limit reached after ${s.instructions} instructions\n`, 'console');
+        this.sendProbeState();
         this.end(0);
         break;
     }
-  }
-
-  /** The engine's probe behind a breakpoint hit. */
-  private probeStopOf(hit: BreakpointHit): ProbeStop | undefined {
-    const engine = this.probes?.mgr.engine;
-    const kp = engine?.probesAt(hit.addr).find(k => k.id === hit.probeId);
-    if (!kp) return undefined;
-    return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };
-  }
-
-  /** The probe stop of a CPU while it has not moved since. */
-  private probeStopFor(cpuIndex: number): ProbeStop | undefined {
-    const cpu = this.machine?.cpus[cpuIndex];
-    const p = this.probeStops.get(cpuIndex);
-    return cpu && p && p.cpuPc === cpu.getPc() ? p.stop : undefined;
   }
 
   private printk(r: PrintkRecord): void {
@@ -421,102 +398,34 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
-    const m = this.machine;
-    const cpuIndex = args.threadId - 1;
-    const cpu = m?.cpus[cpuIndex];
-    if (!m || !cpu) return this.sendErrorResponse(response, { id: 1004, format: `kprobe: no CPU for thread ${args.threadId}` });
-    const walked = this.frames(m, cpuIndex);
-    const start = args.startFrame ?? 0;
-    const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
-    const frames = walked.slice(start, start + levels).map((f, i) => {
-      const idx = start + i;
-      // a return address a kretprobe replaced: show the real one, say so
-      const name = m.image.symbols.format(f.pc, false)
-        + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
-      const line = m.image.lines?.lineForAddress(f.lookupPc);
-      const local = line && this.sources ? this.sources.toLocal(line.file) : undefined;
-      const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
-        local ? new Source(path.basename(local), this.convertDebuggerPathToClient(local)) : undefined,
-        line ? this.convertDebuggerLineToClient(line.line) : 0, line?.column ? this.convertDebuggerColumnToClient(line.column) : 0);
-      sf.instructionPointerReference = formatAddress(f.pc);
-      if (!local) sf.presentationHint = 'subtle';
-      if (f.viaTrampoline !== undefined) sf.presentationHint = 'label';
-      return sf;
-    });
-    response.body = { stackFrames: frames, totalFrames: walked.length };
-    this.sendResponse(response);
-  }
-
-  /** Frames of a CPU: frame 0 = the pc (the probe address at a breakpoint stop), callers from the frame-pointer walk. */
-  private frames(m: Machine, cpuIndex: number): { pc: bigint; lookupPc: bigint; viaTrampoline?: bigint }[] {
-    const cpu = m.cpus[cpuIndex];
-    const task = m.kernel.current(cpuIndex);
-    const rep = this.reportPc.get(cpuIndex);
-    const pc = rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
-    const engine = this.probes?.mgr.engine;
-    const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: engine ? (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) : undefined });
-    const fixed = engine ? fixupStackTrace(engine, task, raw, cpuIndex)
-      : raw.map(a => ({ addr: a, raw: a, replaced: false }));
-    // a caller frame's pc is a return address: its source line is the call's,
-    // so look up the byte before it (inside the call instruction on every arch)
-    return fixed.map((f, i) => ({
-      pc: f.addr, lookupPc: i === 0 ? f.addr : f.addr - 1n,
-      viaTrampoline: f.replaced ? f.raw : undefined,
-    }));
+    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    try {
+      response.body = this.inspector.stackTrace(args);
+      this.sendResponse(response);
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1004, format: `kprobe: ${errorText(e)}` });
+    }
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    const regs: DebugProtocol.Scope = new Scope('Registers', args.frameId, false);
-    regs.presentationHint = 'registers';
-    const scopes = [regs];
-    const cpuIndex = Math.floor(args.frameId / FRAME_STRIDE) - 1;
-    if (args.frameId % FRAME_STRIDE === 0 && this.probeStopFor(cpuIndex)) {
-      scopes.unshift(new Scope(PROBE_SCOPE_NAME, PROBE_SCOPE_BASE + cpuIndex, false));
-    }
-    response.body = { scopes };
+    response.body = { scopes: this.inspector?.scopes(args.frameId) ?? [] };
     this.sendResponse(response);
-  }
-
-  private probeVariables(cpuIndex: number): DebugProtocol.Variable[] {
-    const m = this.machine;
-    const stop = this.probeStopFor(cpuIndex);
-    if (!m || !stop) return [];
-    return probeScopeVariables({
-      stop, entry: this.probes?.mgr.get(stop.breakpointId),
-      where: a => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined,
-      task: m.kernel.current(cpuIndex),
-      // as the engine registered it (breakpoints leave it 0: register_kretprobe's default)
-      maxactive: stop.maxactive,
-    });
   }
 
   protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
-    const m = this.machine;
-    if (args.variablesReference >= PROBE_SCOPE_BASE) {
-      response.body = { variables: this.probeVariables(args.variablesReference - PROBE_SCOPE_BASE) };
-      return this.sendResponse(response);
+    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    try {
+      response.body = { variables: this.inspector.variables(args.variablesReference) };
+      this.sendResponse(response);
+    } catch (e) {
+      this.sendErrorResponse(response, { id: 1005, format: `kprobe: ${errorText(e)}` });
     }
-    const cpu = m?.cpus[Math.floor(args.variablesReference / FRAME_STRIDE) - 1];
-    const frame = args.variablesReference % FRAME_STRIDE;
-    if (!m || !cpu) return this.sendErrorResponse(response, { id: 1005, format: 'kprobe: unknown variables reference' });
-    let vars = registerVariables(m.arch, cpu);
-    if (frame > 0) {
-      // Callers: only what the frame-pointer walk recovers.
-      const f = this.frames(m, cpu.id)[frame];
-      vars = f ? [{ name: 'pc', value: formatAddress(f.pc), variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }] : [];
-    }
-    response.body = { variables: vars };
-    this.sendResponse(response);
   }
 
   protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
-    const m = this.machine;
-    const cpu = m?.cpus[Math.floor(args.variablesReference / FRAME_STRIDE) - 1];
-    if (!m || !cpu || args.variablesReference % FRAME_STRIDE !== 0) {
-      return this.sendErrorResponse(response, { id: 1006, format: 'kprobe: only the registers of the innermost frame can be changed' });
-    }
+    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      response.body = { value: setRegister(m.arch, cpu, args.name, args.value) };
+      response.body = { value: this.inspector.setVariable(args.variablesReference, args.name, args.value) };
       this.sendResponse(response);
     } catch (e) {
       this.sendErrorResponse(response, { id: 1007, format: `kprobe: ${errorText(e)}`, showUser: true });
@@ -527,7 +436,8 @@ export class KprobeSession extends LoggingDebugSession {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      response.body = readMemory(m.kernel.mem, args);
+      // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
+      response.body = readMemory(this.probes?.memoryView() ?? { mem: m.kernel.mem }, args);
       this.sendResponse(response);
     } catch (e) {
       this.sendErrorResponse(response, { id: 1008, format: `kprobe: readMemory: ${errorText(e)}` });
@@ -538,7 +448,7 @@ export class KprobeSession extends LoggingDebugSession {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      const w = writeMemory(m.kernel.mem, args);
+      const w = writeMemory(this.probes?.memoryView() ?? { mem: m.kernel.mem }, args);
       response.body = { bytesWritten: w.count };
       this.sendResponse(response);
       this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
@@ -552,10 +462,13 @@ export class KprobeSession extends LoggingDebugSession {
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
       const sources = this.sources;
-      const engine = this.probes?.mgr.engine;
+      const p = this.probes;
+      const view = p?.memoryView();
+      // original instructions, with what the probes wrote over them as notes
       response.body = { instructions: disassemble({
         arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
-        readCode: engine ? (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) : undefined,
+        readCode: view ? (a, n) => readCode(view, a, n) : undefined,
+        notes: p?.disassemblyNotes(),
       }, args) };
       this.sendResponse(response);
     } catch (e) {
@@ -576,7 +489,7 @@ export class KprobeSession extends LoggingDebugSession {
     const mgr = this.probes?.mgr;
     if (!m || !cpu || !mgr) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     const r = evaluateForDap({
-      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.probeStopFor(cpu.id),
+      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.inspector?.probeStopFor(cpu.id),
       expression: args.expression, context: args.context,
     });
     if (!r.ok) return this.sendErrorResponse(response, { id: r.id, format: `kprobe: ${r.message}`, showUser: args.context === 'repl' });
@@ -617,33 +530,13 @@ export class KprobeSession extends LoggingDebugSession {
   // ---- _probe* ----------------------------------------------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
-    const p = this.probes;
-    const a = (args ?? {}) as { id?: unknown; enabled?: unknown };
-    const known = (Object.values(ProbeRequest) as string[]).includes(command);
-    if (!known) return super.customRequest(command, response, args);
-    if (!p) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!isProbeRequest(command)) return super.customRequest(command, response, args);
+    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      switch (command) {
-        case ProbeRequest.list:
-          break;
-        case ProbeRequest.setGlobalEnabled:
-        case ProbeRequest.setOptimization:
-          if (typeof a.enabled !== 'boolean') throw new Error(`${command} needs {"enabled": true|false}`);
-          if (command === ProbeRequest.setGlobalEnabled) p.setGlobalEnabled(a.enabled); else p.setOptimization(a.enabled);
-          break;
-        case ProbeRequest.setEnabled:
-          if (typeof a.id !== 'number' || typeof a.enabled !== 'boolean') throw new Error(`${command} needs {"id": number, "enabled": true|false}`);
-          p.setEnabled(a.id, a.enabled);
-          break;
-        case ProbeRequest.unregister:
-          if (typeof a.id !== 'number') throw new Error(`${command} needs {"id": number}`);
-          p.unregister(a.id);
-          break;
-      }
+      response.body = handleProbeRequest(this.probes, command, args);
     } catch (e) {
       return this.sendErrorResponse(response, { id: 1013, format: `kprobe: ${errorText(e)}`, showUser: true });
     }
-    response.body = p.state();
     this.sendResponse(response);
   }
 

@@ -9,8 +9,11 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
 import { ProbeManager } from '../emulator/probes';
 import type { BreakpointHit, BreakpointMode, ProbeEntry } from '../emulator/probes';
-import { ProbeInfo, ProbeStateBody } from './dapCustom';
+import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
+import type { MemoryView } from './memoryAccess';
+import { probePatches, patchNotes } from './probePatches';
+import { KretprobeIndex, probeState } from './probeView';
 import { SourceMap } from './sourceMap';
 
 /**
@@ -51,9 +54,11 @@ export class ProbeBridge {
   /** last breakpoint hit per CPU (stopped event hitBreakpointIds) */
   private readonly lastHit = new Map<number, BreakpointHit>();
   private dirty = false;
+  private readonly kretprobes: KretprobeIndex;
 
   constructor(private readonly machine: Machine, private readonly sources: SourceMap, private readonly onChange: () => void) {
     this.mgr = ProbeManager.for(machine);
+    this.kretprobes = new KretprobeIndex(this.mgr.engine);
     this.mgr.onBreakpointHit(h => { this.lastHit.set(h.cpu, h); });
     this.mgr.engine.events.on(e => {
       if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
@@ -251,31 +256,32 @@ export class ProbeBridge {
   // ---- views -----------------------------------------------------------------------
 
   state(): ProbeStateBody {
-    const kprobes: ProbeInfo[] = this.mgr.list().map(e => this.info(e));
-    return { kprobes, uprobes: [], enabled: this.mgr.kprobesEnabled, optimization: this.mgr.engine.optimization };
+    return probeState({ mgr: this.mgr, kretprobes: this.kretprobes, toLocal: f => this.sources.toLocal(f) });
   }
 
-  private info(e: ProbeEntry): ProbeInfo {
-    const site = e.sites.find(s => s.registered) ?? e.sites[0];
-    const flags = e.sites.map(s => s.flags).join('');
-    const kind = e.kind === 'kretprobe' ? 'kretprobe' : 'kprobe';
-    const where = site?.where ?? e.target;
-    const p: ProbeInfo = {
-      id: e.id,
-      kind,
-      name: kind === 'kretprobe' ? `r:${where}` : where,
-      address: formatAddress(site?.addr ?? 0n),
-      enabled: e.enabled,
-      optimized: flags.includes('[OPTIMIZED]'),
-      gone: flags.includes('[GONE]'),
-      nhit: e.hits,
-      nmissed: e.nmissed,
+  /** /sys/kernel/debug/kprobes/{list,enabled} as the engine prints them. */
+  debugfs(): ProbeDebugfsBody {
+    return { list: this.mgr.debugfsList(), enabled: this.mgr.kprobesEnabled ? '1\n' : '0\n' };
+  }
+
+  /** Memory as the debugger reads it: probed code with its original bytes, writes over probes refused. */
+  memoryView(): MemoryView {
+    const engine = this.mgr.engine;
+    const mem = this.machine.kernel.mem;
+    return {
+      mem,
+      readOriginal: (a, n) => engine.readTextWithoutProbes(mem, a, n),
+      patches: () => probePatches(engine, this.machine.arch),
     };
-    const sym = site?.addr !== undefined ? this.machine.image.symbols.resolve(site.addr) : undefined;
-    if (sym) { p.symbol = sym.sym.name; p.offset = Number(sym.offset); }
-    if (site?.source) p.source = { path: this.sources.toLocal(site.source.file), line: site.source.line };
-    if (!e.verified && e.message) p.name += ` (${e.message})`;
-    return p;
+  }
+
+  /** Notes for `disassemble`: what the probes wrote over an instruction. */
+  disassemblyNotes(): (addr: bigint, len: number) => string[] {
+    const patches = probePatches(this.mgr.engine, this.machine.arch);
+    const arch = this.machine.arch;
+    let bp = 'breakpoint';
+    try { bp = arch.decodeBytes(arch.breakpointInsn, 0n)?.mnemonic ?? bp; } catch { /* keep the generic word */ }
+    return (addr, len) => patchNotes(patches, addr, len, bp);
   }
 
   setEnabled(id: number, on: boolean): void {

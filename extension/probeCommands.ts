@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { ProbeInfo, ProbeRequest } from '../adapter/dapCustom';
+import { ProbeInfoBase, ProbeRequest } from '../adapter/dapCustom';
 import { Command } from './constants';
 import { disassemblyUri } from './disassembly';
 import { ProbeStore } from './probeStore';
@@ -44,17 +44,19 @@ export function registerProbeCommands(store: ProbeStore, log: vscode.LogOutputCh
   ];
 }
 
-/** The probe a command was invoked on: a tree node (menus) or a ProbeInfo / id (API callers, tests). */
-function probeOf(arg: unknown): ProbeInfo {
-  if (isNode(arg) && arg.kind === 'probe') return arg.probe;
+/** The probe a command was invoked on: a tree node (menus) or a ProbeInfo / UprobeInfo (API callers, tests). */
+function probeOf(arg: unknown): ProbeInfoBase {
+  if (isNode(arg) && (arg.kind === 'probe' || arg.kind === 'uprobe')) return arg.probe;
   if (isProbe(arg)) return arg;
   throw new Error('this command needs a probe: run it from the Kprobes or Uprobes view');
 }
 
 function isNode(x: unknown): x is ProbeNode {
-  return typeof x === 'object' && x !== null && 'kind' in x && ((x as { kind: unknown }).kind === 'probe' || (x as { kind: unknown }).kind === 'placeholder');
+  if (typeof x !== 'object' || x === null || !('kind' in x)) return false;
+  const k = (x as { kind: unknown }).kind;
+  return (k === 'probe' || k === 'uprobe') ? 'probe' in x : k === 'placeholder';
 }
 
-function isProbe(x: unknown): x is ProbeInfo {
-  return typeof x === 'object' && x !== null && typeof (x as ProbeInfo).id === 'number' && typeof (x as ProbeInfo).address === 'string';
+function isProbe(x: unknown): x is ProbeInfoBase {
+  return typeof x === 'object' && x !== null && typeof (x as ProbeInfoBase).id === 'number' && typeof (x as ProbeInfoBase).address === 'string';
 }

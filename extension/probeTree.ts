@@ -1,13 +1,15 @@
 import * as vscode from 'vscode';
-import { ProbeInfo, ProbeStateBody } from '../adapter/dapCustom';
+import { ProbeInfo, ProbeInfoBase, ProbeStateBody, UprobeInfo } from '../adapter/dapCustom';
 import { Command, ItemContext } from './constants';
+import { kprobeCounters, kprobeListLine, uprobeDescription, uprobeLabel } from './probeRows';
 import { ProbeStore } from './probeStore';
 
 export type ProbeListKind = 'kprobes' | 'uprobes';
 
-/** A node of the Kprobes / Uprobes views: a probe, or the empty-state placeholder. */
+/** A node of the Kprobes / Uprobes views: a kprobe, a uprobe, or the empty-state placeholder. */
 export type ProbeNode =
   | { kind: 'probe'; probe: ProbeInfo }
+  | { kind: 'uprobe'; probe: UprobeInfo }
   | { kind: 'placeholder'; text: string; detail?: string };
 
 /** Tree of the probes of one kind (debugfs `kprobes/list`, `uprobe_events`). */
@@ -23,8 +25,8 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
   getChildren(element?: ProbeNode): ProbeNode[] {
     if (element) return [];
     const st = this.store.state;
-    const probes = st ? st[this.list] : [];
-    if (probes.length) return [...probes].sort(byAddressThenId).map(probe => ({ kind: 'probe', probe }));
+    if (this.list === 'kprobes' && st?.kprobes.length) return [...st.kprobes].sort(byAddressThenId).map(probe => ({ kind: 'probe', probe }));
+    if (this.list === 'uprobes' && st?.uprobes.length) return [...st.uprobes].sort(byAddressThenId).map(probe => ({ kind: 'uprobe', probe }));
     return [emptyNode(this.list, st)];
   }
 
@@ -36,15 +38,18 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
       item.iconPath = new vscode.ThemeIcon('info');
       return item;
     }
-    const p = node.probe;
-    const item = new vscode.TreeItem(p.name, vscode.TreeItemCollapsibleState.None);
-    item.id = `${this.list}:${p.id}`;
-    item.description = describe(p);
-    item.tooltip = tooltip(p);
+    const p: ProbeInfoBase = node.probe;
+    const item = node.kind === 'probe'
+      ? new vscode.TreeItem(kprobeListLine(node.probe), vscode.TreeItemCollapsibleState.None)
+      : new vscode.TreeItem(uprobeLabel(node.probe), vscode.TreeItemCollapsibleState.None);
+    item.id = `${this.list}:${p.id}:${p.engineId ?? 'unregistered'}`;
+    item.description = node.kind === 'probe' ? kprobeCounters(node.probe) : uprobeDescription(node.probe);
+    item.tooltip = node.kind === 'probe' ? tooltip(node.probe) : uprobeTooltip(node.probe);
     item.contextValue = p.gone ? ItemContext.goneProbe : p.enabled ? ItemContext.enabledProbe : ItemContext.disabledProbe;
+    const ret = node.probe.kind === 'kretprobe' || node.probe.kind === 'uretprobe';
     item.iconPath = new vscode.ThemeIcon(
       p.gone ? 'debug-breakpoint-unverified' : !p.enabled ? 'debug-breakpoint-disabled'
-        : p.kind === 'kretprobe' || p.kind === 'uretprobe' ? 'debug-breakpoint-function' : 'debug-breakpoint');
+        : ret ? 'debug-breakpoint-function' : 'debug-breakpoint');
     if (p.source) item.command = { title: 'Reveal Source', command: Command.revealSource, arguments: [node] };
     return item;
   }
@@ -62,26 +67,22 @@ export function emptyNode(list: ProbeListKind, st: ProbeStateBody | undefined): 
     detail: st ? undefined : 'Start a kprobe debug session to see its probes.' };
 }
 
-/** debugfs-style flags plus counters, e.g. `[OPTIMIZED] hits 3`. */
-export function describe(p: ProbeInfo): string {
-  const flags: string[] = [];
-  if (p.kind === 'kretprobe' || p.kind === 'uretprobe') flags.push('r');
-  if (p.gone) flags.push('[GONE]');
-  if (!p.enabled) flags.push('[DISABLED]');
-  if (p.optimized) flags.push('[OPTIMIZED]');
-  flags.push(`hits ${p.nhit}`);
-  if (p.nmissed) flags.push(`missed ${p.nmissed}`);
-  return flags.join(' ');
-}
-
 function tooltip(p: ProbeInfo): string {
   const lines = [`${p.kind} ${p.name}`, `address ${p.address}`, `hits ${p.nhit}, missed ${p.nmissed}`];
+  if (p.maxactive !== undefined) lines.push(`maxactive ${p.maxactive}`);
+  if (p.module) lines.push(`module ${p.module}`);
   if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
-  if (p.process) lines.push(`process ${p.process.comm} (pid ${p.process.pid})`);
   return lines.join('\n');
 }
 
-function byAddressThenId(a: ProbeInfo, b: ProbeInfo): number {
+function uprobeTooltip(p: UprobeInfo): string {
+  const lines = [`${p.kind} ${p.name}`, `${p.path} (inode ${p.inode}) offset 0x${p.offset.toString(16)}`, `hits ${p.nhit}, missed ${p.nmissed}`];
+  for (const x of p.processes) lines.push(`inserted in ${x.comm} (pid ${x.pid})`);
+  if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
+  return lines.join('\n');
+}
+
+function byAddressThenId(a: ProbeInfoBase, b: ProbeInfoBase): number {
   const x = BigInt(a.address), y = BigInt(b.address);
   return x < y ? -1 : x > y ? 1 : a.id - b.id;
 }

@@ -255,7 +255,7 @@ describe('kprobe debug adapter (DAP)', () => {
     assert.equal((await exited).body.exitCode, 0);
     assert.ok(states.some(s => s.kprobes.length === 1), 'a _probeState event listed the probe');
   });
-  test('a logpoint in do_fork prints on every call and never stops; disassembly hides the probe breakpoint', async () => {
+  test('a logpoint in do_fork prints on every call and never stops; disassembly and readMemory show the original code, the int3 marked', async () => {
     const out = collectOutput();
     let bp: DebugProtocol.Breakpoint | undefined;
     await launchWith(async () => {
@@ -264,9 +264,14 @@ describe('kprobe debug adapter (DAP)', () => {
     });
     assert.ok(bp?.verified, bp?.message);
     const dis = await dc.customRequest('disassemble', { memoryReference: bp.instructionReference!, instructionCount: 1 }) as DebugProtocol.DisassembleResponse;
-    assert.doesNotMatch(dis.body!.instructions[0].instruction, /int3/);
+    const [insn, note] = dis.body!.instructions[0].instruction.split('  ; ');
+    assert.doesNotMatch(insn, /int3/, 'the original instruction is shown');
+    assert.match(note ?? '', /^kprobe: int3 at do_fork\+0x[0-9a-f]+$/, 'the probe\'s int3 is marked');
     const mem = await dc.customRequest('readMemory', { memoryReference: bp.instructionReference!, count: 1 }) as DebugProtocol.ReadMemoryResponse;
-    assert.deepEqual([...Buffer.from(mem.body!.data!, 'base64')], [0xcc], 'readMemory shows the armed breakpoint byte');
+    const original = [...Buffer.from(mem.body!.data!, 'base64')];
+    assert.notDeepEqual(original, [0xcc], 'readMemory shows the original byte');
+    const raw = (await dc.customRequest(ProbeRequest.readMemory, { memoryReference: bp.instructionReference!, count: 1, patched: true }) as DebugProtocol.Response).body as DebugProtocol.ReadMemoryResponse['body'];
+    assert.deepEqual([...Buffer.from(raw!.data!, 'base64')], [0xcc], '_probeReadMemory patched shows the armed breakpoint byte');
     let stops = 0;
     dc.on('stopped', () => { stops++; });
     const exited = dc.waitForEvent('exited');

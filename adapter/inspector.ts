@@ -1,0 +1,173 @@
+/**
+ * What the client inspects while the machine is stopped: stack traces
+ * (frame-pointer walk + DWARF lines, kretprobe trampoline frames fixed up
+ * and marked), scopes (Probe at a breakpoint stop, Registers) and their
+ * variables, setVariable on registers. Also remembers, per CPU, what the
+ * last stop said about it (the pc to show, the probe it stopped at) while
+ * the CPU has not moved since.
+ *
+ *   frameId / variablesReference = (cpu + 1) * FRAME_STRIDE + frame index
+ *   Probe scope                  = PROBE_SCOPE_BASE + cpu
+ */
+import * as path from 'node:path';
+import { Scope, Source, StackFrame } from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import type { Machine } from '../emulator/machine';
+import { walkFrames } from '../emulator/probes';
+import type { BreakpointHit } from '../emulator/probes';
+import { fixupStackTrace } from '../emulator/kprobes';
+import { formatAddress } from './disassemble';
+import type { ProbeBridge } from './probeBridge';
+import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
+import { registerVariables, setRegister } from './registers';
+import type { SourceMap } from './sourceMap';
+import type { ProbeStop } from './stoppedEnv';
+
+export const FRAME_STRIDE = 1000;
+export const PROBE_SCOPE_BASE = 1_000_000;
+
+/** The session's debugger -> client conversions (line/column bases, paths). */
+export interface ClientConversions {
+  path(p: string): string;
+  line(n: number): number;
+  column(n: number): number;
+}
+
+export interface WalkedFrame {
+  pc: bigint;
+  /** where to look the source line up (a caller's pc is a return address: the byte before it) */
+  lookupPc: bigint;
+  /** the stack held the kretprobe trampoline here (the real return address is pc) */
+  viaTrampoline?: bigint;
+}
+
+export class StopInspector {
+  /** per CPU: the pc to show for frame 0 while the CPU has not moved since a breakpoint stop */
+  private readonly reportPc = new Map<number, { cpuPc: bigint; pc: bigint }>();
+  /** per CPU: the breakpoint probe it stopped at, valid while the CPU has not moved */
+  private readonly probeStops = new Map<number, { cpuPc: bigint; stop: ProbeStop }>();
+
+  constructor(private readonly machine: Machine, private readonly probes: ProbeBridge,
+    private readonly sources: SourceMap, private readonly client: ClientConversions) {}
+
+  /** A stop of a CPU: the pc the stop reports (a probe address) and the breakpoint hit behind it. */
+  recordStop(cpuIndex: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
+    const cpu = this.machine.cpus[cpuIndex];
+    if (!cpu) return;
+    if (reportPc !== undefined) this.reportPc.set(cpuIndex, { cpuPc: cpu.getPc(), pc: reportPc });
+    const stop = hit ? this.probeStopOf(hit) : undefined;
+    if (stop) this.probeStops.set(cpuIndex, { cpuPc: cpu.getPc(), stop });
+  }
+
+  /** The machine runs or steps: what the stops said is stale. */
+  forget(): void {
+    this.reportPc.clear();
+    this.probeStops.clear();
+  }
+
+  /** The pc to show for a CPU (the probe address at a breakpoint stop, else the CPU's pc). */
+  pcOf(cpuIndex: number): bigint {
+    const cpu = this.machine.cpus[cpuIndex];
+    const rep = this.reportPc.get(cpuIndex);
+    return rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
+  }
+
+  /** The probe stop of a CPU while it has not moved since. */
+  probeStopFor(cpuIndex: number): ProbeStop | undefined {
+    const cpu = this.machine.cpus[cpuIndex];
+    const p = this.probeStops.get(cpuIndex);
+    return cpu && p && p.cpuPc === cpu.getPc() ? p.stop : undefined;
+  }
+
+  /** The engine's probe behind a breakpoint hit. */
+  private probeStopOf(hit: BreakpointHit): ProbeStop | undefined {
+    const kp = this.probes.mgr.engine.probesAt(hit.addr).find(k => k.id === hit.probeId);
+    if (!kp) return undefined;
+    return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };
+  }
+
+  /** Frames of a CPU: frame 0 = the pc (the probe address at a breakpoint stop), callers from the frame-pointer walk. */
+  frames(cpuIndex: number): WalkedFrame[] {
+    const m = this.machine;
+    const cpu = m.cpus[cpuIndex];
+    const task = m.kernel.current(cpuIndex);
+    const engine = this.probes.mgr.engine;
+    const raw = walkFrames(m.kernel, cpu, task, { pc: this.pcOf(cpuIndex), readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
+    const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
+    // a caller frame's pc is a return address: its source line is the call's,
+    // so look up the byte before it (inside the call instruction on every arch)
+    return fixed.map((f, i) => ({
+      pc: f.addr, lookupPc: i === 0 ? f.addr : f.addr - 1n,
+      viaTrampoline: f.replaced ? f.raw : undefined,
+    }));
+  }
+
+  stackTrace(args: DebugProtocol.StackTraceArguments): NonNullable<DebugProtocol.StackTraceResponse['body']> {
+    const m = this.machine;
+    const cpuIndex = args.threadId - 1;
+    if (!m.cpus[cpuIndex]) throw new Error(`no CPU for thread ${args.threadId}`);
+    const walked = this.frames(cpuIndex);
+    const start = args.startFrame ?? 0;
+    const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
+    const frames = walked.slice(start, start + levels).map((f, i) => {
+      const idx = start + i;
+      // a return address a kretprobe replaced: show the real one, say so
+      const name = m.image.symbols.format(f.pc, false)
+        + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
+      const line = m.image.lines?.lineForAddress(f.lookupPc);
+      const local = line ? this.sources.toLocal(line.file) : undefined;
+      const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
+        local ? new Source(path.basename(local), this.client.path(local)) : undefined,
+        line ? this.client.line(line.line) : 0, line?.column ? this.client.column(line.column) : 0);
+      sf.instructionPointerReference = formatAddress(f.pc);
+      if (!local) sf.presentationHint = 'subtle';
+      if (f.viaTrampoline !== undefined) sf.presentationHint = 'label';
+      return sf;
+    });
+    return { stackFrames: frames, totalFrames: walked.length };
+  }
+
+  scopes(frameId: number): DebugProtocol.Scope[] {
+    const regs: DebugProtocol.Scope = new Scope('Registers', frameId, false);
+    regs.presentationHint = 'registers';
+    const scopes = [regs];
+    const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
+    if (frameId % FRAME_STRIDE === 0 && this.probeStopFor(cpuIndex)) {
+      scopes.unshift(new Scope(PROBE_SCOPE_NAME, PROBE_SCOPE_BASE + cpuIndex, false));
+    }
+    return scopes;
+  }
+
+  variables(ref: number): DebugProtocol.Variable[] {
+    const m = this.machine;
+    if (ref >= PROBE_SCOPE_BASE) return this.probeVariables(ref - PROBE_SCOPE_BASE);
+    const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];
+    const frame = ref % FRAME_STRIDE;
+    if (!cpu) throw new Error('unknown variables reference');
+    if (frame === 0) return registerVariables(m.arch, cpu);
+    // Callers: only what the frame-pointer walk recovers.
+    const f = this.frames(cpu.id)[frame];
+    return f ? [{ name: 'pc', value: formatAddress(f.pc), variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }] : [];
+  }
+
+  private probeVariables(cpuIndex: number): DebugProtocol.Variable[] {
+    const m = this.machine;
+    const stop = this.probeStopFor(cpuIndex);
+    if (!stop) return [];
+    return probeScopeVariables({
+      stop, entry: this.probes.mgr.get(stop.breakpointId),
+      where: a => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined,
+      task: m.kernel.current(cpuIndex),
+      // as the engine registered it (breakpoints leave it 0: register_kretprobe's default)
+      maxactive: stop.maxactive,
+    });
+  }
+
+  /** Writes a register of a frame-0 Registers scope; the value as shown. Throws a clear error otherwise. */
+  setVariable(ref: number, name: string, value: string): string {
+    const m = this.machine;
+    const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];
+    if (!cpu || ref % FRAME_STRIDE !== 0 || ref >= PROBE_SCOPE_BASE) throw new Error('only the registers of the innermost frame can be changed');
+    return setRegister(m.arch, cpu, name, value);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The Kprobes view's rows (`_probeState`): one ProbeInfo per registered
+ * probe, as debugfs `kprobes/list` shows it, taken from the engine's list
+ * entries (address, kindOf() k/r/j, symbol+offset, flags) plus the
+ * ProbeManager's counters and the breakpoint ids the client knows.
+ *
+ * maxactive is read from the registered struct kretprobe. Neither the
+ * engine nor the ProbeManager hands out the Kretprobe behind a kprobe, so
+ * KretprobeIndex records each one as it is registered (it wraps the
+ * engine's registerKretprobe on this machine's engine; every registration
+ * path, breakpoints and .kprobe files, goes through it).
+ */
+import type { Kprobe, KprobesEngine, Kretprobe } from '../emulator/kprobes';
+import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
+import type { ProbeEntry, ProbeManager } from '../emulator/probes';
+import type { KprobeKind, ProbeInfo, ProbeStateBody } from './dapCustom';
+import { formatAddress } from './disassemble';
+
+const KIND_OF_LETTER: Readonly<Record<'k' | 'r' | 'j', KprobeKind>> = { k: 'kprobe', r: 'kretprobe', j: 'jprobe' };
+
+/** struct kretprobe by its struct kprobe, for every kretprobe registered on one engine. */
+export class KretprobeIndex {
+  private readonly byKprobe = new WeakMap<Kprobe, Kretprobe>();
+
+  constructor(engine: KprobesEngine) {
+    const register = engine.registerKretprobe.bind(engine);
+    engine.registerKretprobe = (rp: Kretprobe): number => {
+      const r = register(rp);
+      if (r === 0) this.byKprobe.set(rp.kp, rp);
+      return r;
+    };
+  }
+
+  of(kp: Kprobe): Kretprobe | undefined { return this.byKprobe.get(kp); }
+}
+
+export interface ProbeViewContext {
+  mgr: ProbeManager;
+  kretprobes: KretprobeIndex;
+  /** DWARF path -> path shown to the client */
+  toLocal(file: string): string;
+}
+
+/** The snapshot the views show: every user probe, one row per registered address. */
+export function probeState(ctx: ProbeViewContext): ProbeStateBody {
+  const engine = ctx.mgr.engine;
+  const byEngineId = new Map<number, { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }>();
+  for (const e of engine.listEntries()) if (e.probe.id !== undefined) byEngineId.set(e.probe.id, e);
+  const kprobes: ProbeInfo[] = [];
+  for (const e of ctx.mgr.list()) kprobes.push(...rowsOf(ctx, e, byEngineId));
+  return { kprobes, uprobes: [], enabled: ctx.mgr.kprobesEnabled, optimization: engine.optimization };
+}
+
+function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
+  byEngineId: ReadonlyMap<number, { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }>): ProbeInfo[] {
+  const engine = ctx.mgr.engine;
+  const syms = engine.kernel.image.symbols;
+  const rows: ProbeInfo[] = [];
+  for (const site of e.sites) {
+    const entry = site.engineId !== undefined ? byEngineId.get(site.engineId) : undefined;
+    if (!site.registered || !entry) continue;
+    const { addr, probe, aggregate } = entry;
+    const kind = KIND_OF_LETTER[engine.kindOf(probe)];
+    const fl = probe.flags ?? 0;
+    const pfl = (aggregate ?? probe).flags ?? 0;
+    const gone = (fl & KPROBE_FLAG_GONE) !== 0;
+    const at = syms.resolve(addr);
+    const where = at ? `${at.sym.name}+0x${at.offset.toString(16)}` : formatAddress(addr);
+    const row: ProbeInfo = {
+      id: e.id, engineId: site.engineId, kind, registered: true,
+      name: kind === 'kretprobe' ? `r:${where}` : kind === 'jprobe' ? `j:${where}` : where,
+      address: formatAddress(addr),
+      enabled: !kprobeDisabled(probe),
+      gone,
+      optimized: (pfl & KPROBE_FLAG_OPTIMIZED) !== 0,
+      ftrace: (pfl & KPROBE_FLAG_FTRACE) !== 0,
+      nhit: site.hits,
+      nmissed: site.nmissed,
+    };
+    if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); }
+    if (kind === 'kretprobe') {
+      const rp = ctx.kretprobes.of(probe);
+      if (rp?.maxactive !== undefined) row.maxactive = rp.maxactive;
+    }
+    if (site.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+    rows.push(row);
+  }
+  if (rows.length) return rows;
+  // not registered anywhere: one row saying why
+  const site = e.sites[0];
+  const kind: KprobeKind = e.kind === 'kretprobe' ? 'kretprobe' : e.kind === 'jprobe' ? 'jprobe' : 'kprobe';
+  const where = site?.where ?? e.target;
+  const row: ProbeInfo = {
+    id: e.id, kind, registered: false,
+    name: `${kind === 'kretprobe' ? 'r:' : kind === 'jprobe' ? 'j:' : ''}${where}${e.message ? ` (${e.message})` : ''}`,
+    address: formatAddress(site?.addr ?? 0n),
+    enabled: e.enabled, gone: false, optimized: false, ftrace: false,
+    nhit: e.hits, nmissed: e.nmissed,
+  };
+  if (site?.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+  return [row];
+}
+
+/** A symbol offset as a JS number (offsets inside one symbol are small; a huge one is clamped, never rounded silently). */
+function safeOffset(off: bigint): number {
+  return off <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(off) : Number.MAX_SAFE_INTEGER;
+}
