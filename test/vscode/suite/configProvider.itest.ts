@@ -35,6 +35,20 @@ suite('debug configuration provider', () => {
     assert.equal(final.cpus, 2);
   });
 
+  test('F5 with an .elf open (no launch.json) boots that image', async () => {
+    const { api } = await activateExtension();
+    const folder = workspaceFolder();
+    // not the workspace's first image (x86_64 comes first): the open one must win
+    const elf = vscode.Uri.joinPath(folder.uri, 'kernel', 'build', 'kernel-riscv64.elf');
+    await vscode.commands.executeCommand('vscode.open', elf);
+    const resolved = await api.configProvider.resolveDebugConfiguration(folder, { type: '', request: '', name: '' });
+    assert.ok(resolved, 'a configuration is produced');
+    assert.equal(resolved.type, DEBUG_TYPE);
+    assert.equal(resolved.program, elf.fsPath);
+    const final = await api.configProvider.resolveDebugConfigurationWithSubstitutedVariables(folder, resolved);
+    assert.equal(final?.program, elf.fsPath);
+  });
+
   test('a relative program resolves against the workspace folder', async () => {
     const { api } = await activateExtension();
     const folder = workspaceFolder();

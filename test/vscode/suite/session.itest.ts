@@ -2,8 +2,11 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
+import { ProbeDebugfsBody, ProbeRequest, UprobeInfo, emptyProbeState } from '../../../adapter/dapCustom';
 import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/constants';
+import { ProbeTreeProvider } from '../../../extension/probeTree';
 import type { ProbeNode } from '../../../extension/probeTree';
+import type { ProbeStore } from '../../../extension/probeStore';
 import { activateExtension, workspaceFolder } from './util';
 
 /** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
@@ -76,8 +79,19 @@ suite('debug session with the Kprobes view', () => {
     await until(api.probes.onDidChange, () => probeNodes().some(n => n.probe.nhit >= 1), 'the probe with one hit in the Kprobes view');
     const node = probeNodes()[0];
     const item = api.kprobesTree.getTreeItem(node);
-    assert.match(String(item.label), /^do_fork\+0x[0-9a-f]+$/);
-    assert.match(String(item.description), /hits 1/);
+    // the row is the engine's debugfs list line for this probe, then the counters
+    const listLine = async (): Promise<string> => {
+      const session = api.probes.session;
+      assert.ok(session, 'the view has a session');
+      const body = await session.customRequest(ProbeRequest.debugfs) as ProbeDebugfsBody;
+      const px = BigInt(node.probe.address).toString(16).padStart(16, '0');
+      const lines = body.list.split('\n').filter(l => l.startsWith(`${px}  k  `));
+      assert.equal(lines.length, 1, body.list);
+      return lines[0].trimEnd();
+    };
+    const hits = node.probe.nhit;
+    assert.equal(`${String(item.label)}  ${String(item.description)}`, `${await listLine()}  hits ${hits}, missed 0`);
+    assert.match(String(item.label), /^[0-9a-f]{16}  k  do_fork\+0x[0-9a-f]+$/);
     assert.equal(item.contextValue, 'kprobe.probe.enabled');
     assert.equal(node.probe.source?.line, line);
     assert.equal(node.probe.source?.path, fork.fsPath);
@@ -92,7 +106,9 @@ suite('debug session with the Kprobes view', () => {
     assert.equal(api.probes.state?.kprobes[0].enabled, false);
     const disabledItem = api.kprobesTree.getTreeItem(probeNodes()[0]);
     assert.equal(disabledItem.contextValue, 'kprobe.probe.disabled');
-    assert.match(String(disabledItem.description), /\[DISABLED\]/);
+    const disabledLine = await listLine();
+    assert.ok(disabledLine.endsWith('[DISABLED]'), disabledLine);
+    assert.equal(`${String(disabledItem.label)}  ${String(disabledItem.description)}`, `${disabledLine}  hits ${probeNodes()[0].probe.nhit}, missed 0`);
     await vscode.commands.executeCommand(Command.disableOptimization);
     assert.equal(api.probes.state?.optimization, false);
     await vscode.commands.executeCommand(Command.disableAll);
@@ -107,6 +123,8 @@ suite('debug session with the Kprobes view', () => {
     assert.ok(marked, 'the probed instruction is marked');
     assert.ok(marked.includes(node.probe.address), marked);
     assert.ok(marked.includes('<do_fork+0x'), marked);
+    // the original instruction, and the (disabled) probe's patch state noted
+    assert.match(marked, /; kprobe at do_fork\+0x[0-9a-f]+ \[DISABLED\]: no int3 written$/);
 
     // Reveal source: the probe's DWARF line in fork.c.
     await vscode.commands.executeCommand(Command.revealSource, probeNodes()[0]);
@@ -139,6 +157,29 @@ suite('debug session with the Kprobes view', () => {
     await until(tracker.onMessage, () => tracker.events('terminated').length > 0, 'the end of the session');
     assert.equal(tracker.events('stopped').length, 0, 'no stop for a logpoint');
     assert.ok(logged().length >= 1);
+  });
+
+  test('the Uprobes view renders inode, path:offset and the processes of a uprobe row', () => {
+    const changed = new vscode.EventEmitter<void>();
+    const uprobe: UprobeInfo = {
+      id: 7, engineId: 3, kind: 'uprobe', name: '/bin/app:0x4245c0', address: '0x00000000004245c0',
+      enabled: true, gone: false, nhit: 2, nmissed: 1, inode: 1234, offset: 0x4245c0, path: '/bin/app',
+      processes: [{ pid: 12, comm: 'app' }, { pid: 13, comm: 'app' }],
+    };
+    const store = { state: { ...emptyProbeState(), uprobes: [uprobe] }, onDidChange: changed.event } as unknown as ProbeStore;
+    const tree = new ProbeTreeProvider(store, 'uprobes');
+    try {
+      const nodes = tree.getChildren();
+      assert.equal(nodes.length, 1);
+      const item = tree.getTreeItem(nodes[0]);
+      assert.equal(item.label, 'inode 1234  /bin/app:0x4245c0');
+      assert.equal(item.description, 'inserted in app[12], app[13]  hits 2, missed 1');
+      assert.equal(item.contextValue, 'kprobe.probe.enabled');
+      assert.match(String(item.tooltip), /\/bin\/app \(inode 1234\) offset 0x4245c0/);
+    } finally {
+      tree.dispose();
+      changed.dispose();
+    }
   });
 
   test('F5 with a missing image in launch.json-style config shows an error and starts nothing', async () => {
