@@ -171,6 +171,19 @@ describe('kprobe-run sym', () => {
     assertError(await cli('sym', X86), /^kprobe-run: sym: expected two arguments/);
   });
 
+  test('an address or NAME+OFF beyond 64 bits is a one-line error naming the argument', async () => {
+    assertError(await cli('sym', X86, 'do_fork+0xffffffffffffffff'),
+      new RegExp(`^kprobe-run: sym: do_fork\\+0xffffffffffffffff: do_fork \\(${hex(f.value)}\\) \\+ offset 0xffffffffffffffff does not fit in 64 bits\n$`));
+    assertError(await cli('sym', X86, 'do_fork+18446744073709551616'), /^kprobe-run: sym: do_fork\+18446744073709551616: .* does not fit in 64 bits\n$/);
+    assertError(await cli('sym', X86, '0x1ffffffffffffffff'), /^kprobe-run: sym: address 0x1ffffffffffffffff does not fit in 64 bits\n$/);
+    assertError(await cli('sym', X86, '18446744073709551616'), /^kprobe-run: sym: address 18446744073709551616 does not fit in 64 bits\n$/);
+    // the largest offset that still fits is accepted
+    const max = (1n << 64n) - 1n - f.value;
+    const r = await cli('sym', X86, `do_fork+${hex(max)}`);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^0xffffffffffffffff /);
+  });
+
   test('works on an image of an unsupported machine', async () => {
     const r = await cli('sym', fixture('ppc32be.elf'), 'do_fork');
     assert.equal(r.code, 0, r.err);

@@ -11,12 +11,15 @@ function hex(v: bigint): string {
   return '0x' + v.toString(16);
 }
 
+const NUMBER = /^(0x[0-9a-f]+|[0-9]+)$/i;
+const LIMIT = 2n ** 64n;
+
 /** 0x-prefixed hex or decimal -> bigint (64-bit range), else undefined. */
 export function parseAddress(s: string): bigint | undefined {
   const t = s.trim();
-  if (!/^(0x[0-9a-f]+|[0-9]+)$/i.test(t)) return undefined;
+  if (!NUMBER.test(t)) return undefined;
   const v = BigInt(t);
-  return v < 2n ** 64n ? v : undefined;
+  return v < LIMIT ? v : undefined;
 }
 
 function describe(s: ElfSymbol): string {
@@ -31,6 +34,9 @@ registerCommand('sym', {
     const [path, what] = args;
     const img = loadElf(path);
     const symbols = requireSymbols(img);
+    if (NUMBER.test(what.trim()) && parseAddress(what) === undefined) {
+      throw new CliError(`sym: address ${what.trim()} does not fit in 64 bits`);
+    }
     const addr = parseAddress(what);
     if (addr !== undefined) {
       if (!symbols.resolve(addr)) throw new ImageError(path, `no symbol contains address ${hex(addr)}`);
@@ -42,6 +48,9 @@ registerCommand('sym', {
       const s = symbols.lookup(plus[1]);
       if (!s) throw new ImageError(path, `no symbol named ${plus[1]}`);
       const a = s.value + BigInt(plus[2]);
+      if (a >= LIMIT) {
+        throw new CliError(`sym: ${what}: ${plus[1]} (${hex(s.value)}) + offset ${plus[2]} does not fit in 64 bits`);
+      }
       io.out(`${hex(a)} ${symbols.format(a)}\n`);
       return 0;
     }
