@@ -125,6 +125,29 @@ export interface AbiInfo {
   trapNumbers: Partial<Record<TrapKind, number>>;
 }
 
+/**
+ * The frame record a frame-pointer ABI keeps, for stack walks where no call
+ * frame information covers the pc (emulator/probes/stack.ts). Offsets are
+ * bytes from the frame pointer. x86_64 (push rbp; mov rbp,rsp):
+ * savedFp 0, returnAddress 8, callerSp 16; aarch64 (stp x29,x30; mov x29,sp):
+ * savedFp 0, returnAddress 8; riscv64 (s0 = sp at entry): savedFp -16,
+ * returnAddress -8, callerSp 0.
+ */
+export interface FrameRecordLayout {
+  /** the caller's frame pointer is saved at fp + savedFpOffset */
+  readonly savedFpOffset: number;
+  /** the return address is at fp + returnAddressOffset */
+  readonly returnAddressOffset: number;
+  /** the caller's stack pointer after the return is fp + callerSpOffset; omitted when the record does not fix it */
+  readonly callerSpOffset?: number;
+  /**
+   * A one-instruction prologue start that saves the caller's frame pointer
+   * before the new one is set (x86 `push rbp` = 0x55): right after it the
+   * return address is `spAdjust` bytes further from sp than on entry.
+   */
+  readonly pushFp?: { readonly bytes: Uint8Array; readonly spAdjust: number };
+}
+
 /** The per-arch table. */
 export interface ArchOps {
   readonly name: 'x86_64' | 'aarch64' | 'riscv64' | string;
@@ -152,6 +175,14 @@ export interface ArchOps {
   initUser(cpu: Cpu, entry: bigint, sp: bigint): void;
   /** Emit a native "return to caller" sequence (x86: ret) — used for trampolines. */
   readonly returnInsn: Uint8Array;
+  /** frame-pointer frame record (stack walks without unwind info); omitted: no frame-pointer walk */
+  readonly frameRecord?: FrameRecordLayout;
+  /**
+   * DWARF register number (call frame information, psABI numbering) -> index
+   * into `regs`, -1 where that number has no register here; omitted: no CFI
+   * unwinding. The return-address column may map to the pc (x86_64: 16 -> ip).
+   */
+  readonly dwarfRegs?: readonly number[];
 }
 
 /** pt_regs-like view of a CPU by register name, used by handlers and the debugger. */

@@ -1,40 +1,35 @@
 /**
  * dump_stack() for probe handlers: a kernel-style "Call Trace:" of the probed
- * context from a frame-pointer walk, kretprobe trampoline entries replaced by
- * the real return addresses (the engine's fixupStackTrace).
+ * context, kretprobe trampoline entries replaced by the real return
+ * addresses (the engine's fixupStackTrace).
  *
- * Frame records per architecture (looked up by ArchOps.name; core code never
- * switches on the architecture):
- *   x86_64:  push rbp; mov rbp,rsp          -> [fp] = caller fp, [fp+8] = return address
- *   aarch64: stp x29,x30,[sp,#-N]!; mov x29,sp -> [fp] = caller fp, [fp+8] = lr
- *   riscv64: s0 = sp at entry               -> [fp-16] = caller fp, [fp-8] = ra
- * At a function's first instruction the frame is not set up yet: the return
+ * Each frame is unwound on its own: from DWARF call frame information
+ * (.debug_frame / .eh_frame, emulator/unwind) when an FDE covers its pc, from
+ * the arch's frame-pointer record (ArchOps.frameRecord) otherwise, so a
+ * trace can pass from code with CFI into code without and back. At a
+ * function's first instruction the frame is not set up yet: the return
  * address is where the ABI puts it (AbiInfo.returnAddress) and fp still is
- * the caller's. On x86_64 the same holds right after `push rbp`.
+ * the caller's; the same holds right after the record's one-instruction
+ * "push fp" (x86 push rbp). Registers are carried by DWARF number
+ * (ArchOps.dwarfRegs).
  */
-import type { Cpu } from '../arch/types';
+import type { ArchOps, Cpu } from '../arch/types';
 import type { KernelApi, Task } from '../kernel/types';
 import { fixupStackTrace, KprobesEngine } from '../kprobes';
 import { mustVAddr, toVAddr } from '../memory/address';
-
-interface FrameRecord {
-  savedFp: number;
-  returnAddress: number;
-  /** first byte of a one-byte "push fp" prologue, after which the return address is at sp+pointerSize */
-  pushFpByte?: number;
-}
-
-const FRAME_RECORDS: Readonly<Record<string, FrameRecord>> = {
-  x86_64: { savedFp: 0, returnAddress: 8, pushFpByte: 0x55 },
-  aarch64: { savedFp: 0, returnAddress: 8 },
-  riscv64: { savedFp: -16, returnAddress: -8 },
-};
+import { cfiFor, CfiUnwinder, DwarfRegs } from '../unwind';
 
 export interface WalkOptions {
   /** pc of frame 0 instead of the CPU's (a pre handler: the probe address, the instruction has not run) */
   pc?: bigint;
   /** code bytes as they are without breakpoints (KprobesEngine.readTextWithoutProbes) */
   readCode?: (addr: bigint, len: number) => Uint8Array;
+  /**
+   * 'auto' (default): call frame information where an FDE covers the pc,
+   * the frame-pointer record elsewhere; 'cfi': call frame information only
+   * (the walk ends at the first pc without it); 'fp': frame pointers only.
+   */
+  unwind?: 'auto' | 'cfi' | 'fp';
 }
 
 /** Most frames printed. */
@@ -50,6 +45,30 @@ function isText(kernel: KernelApi, addr: bigint): boolean {
   return addr !== 0n && kernel.image.symbols.resolve(addr) !== undefined;
 }
 
+/** One frame of the walk: its pc and what is known of its registers (DWARF numbers). */
+interface Frame {
+  pc: bigint;
+  regs: DwarfRegs;
+  /** frame 0: the pc is where the context stopped, not a return address */
+  first: boolean;
+  /** the frame pointer may be followed (it grew from the previous record's) */
+  fpUsable: boolean;
+}
+
+interface WalkCtx {
+  kernel: KernelApi;
+  cpu: Cpu;
+  arch: ArchOps;
+  ptr: 4 | 8;
+  /** DWARF numbers of sp, fp and the pc (-1 when the arch has no such mapping) */
+  spD: number;
+  fpD: number;
+  pcD: number;
+  inStack: (a: bigint) => boolean;
+  read: (a: bigint) => bigint | undefined;
+  readCode: (addr: bigint, len: number) => Uint8Array;
+}
+
 /**
  * Return addresses of the probed context, innermost first, starting with the
  * pc itself (frame 0).
@@ -60,37 +79,94 @@ export function walkFrames(kernel: KernelApi, cpu: Cpu, task: Task | undefined, 
   const ptr = abi.pointerSize;
   const pc = opts.pc ?? cpu.getPc();
   const out: bigint[] = [pc];
-  const rec = FRAME_RECORDS[arch.name];
-  if (!rec || abi.fpReg < 0) return out;
-  const inStack = (a: bigint): boolean => !task || (a >= task.stackBase && a + BigInt(ptr) <= task.stackTop);
-  const sp = cpu.getReg(abi.spReg);
-  let fp = cpu.getReg(abi.fpReg);
-  // a frame that is not set up yet: its return address comes from the ABI location
-  const at = kernel.image.symbols.resolve(pc);
-  if (at) {
-    let ra: bigint | undefined;
-    if (at.offset === 0n) {
-      const loc = abi.returnAddress;
-      ra = loc.kind === 'reg' ? cpu.getReg(loc.reg) : readPtr(cpu, sp + BigInt(loc.offset), ptr);
-    } else if (rec.pushFpByte !== undefined && at.offset === 1n && abi.returnAddress.kind === 'stack') {
-      let b = -1;
-      try { b = (opts.readCode ?? ((a, n) => cpu.mem.readBytes(mustVAddr(a), n)))(at.sym.value, 1)[0]; } catch { b = -1; }
-      if (b === rec.pushFpByte) ra = readPtr(cpu, sp + BigInt(ptr + abi.returnAddress.offset), ptr);
-    }
-    if (ra !== undefined && ra !== 0n) out.push(ra);
+  const mode = opts.unwind ?? 'auto';
+  const dwarf = arch.dwarfRegs;
+  // without a DWARF mapping, the frame-pointer walk still carries sp/fp/pc under these keys
+  const key = (idx: number): number => (dwarf ? dwarf.indexOf(idx) : idx);
+  const ctx: WalkCtx = {
+    kernel, cpu, arch, ptr,
+    spD: key(abi.spReg),
+    fpD: abi.fpReg >= 0 ? key(abi.fpReg) : -1,
+    pcD: key(abi.pcReg),
+    inStack: (a) => !task || (a >= task.stackBase && a + BigInt(ptr) <= task.stackTop),
+    read: (a) => readPtr(cpu, a, ptr),
+    readCode: opts.readCode ?? ((a, n) => cpu.mem.readBytes(mustVAddr(a), n)),
+  };
+  const cfi = mode !== 'fp' && dwarf ? cfiFor(kernel.image) : null;
+  const regs: DwarfRegs = new Map();
+  if (dwarf) {
+    dwarf.forEach((idx, d) => { if (idx >= 0) regs.set(d, BigInt.asUintN(ptr * 8, cpu.getReg(idx))); });
+  } else {
+    regs.set(ctx.spD, cpu.getReg(abi.spReg));
+    if (ctx.fpD >= 0) regs.set(ctx.fpD, cpu.getReg(abi.fpReg));
   }
+  if (ctx.pcD >= 0) regs.set(ctx.pcD, pc);
+  let frame: Frame = { pc, regs, first: true, fpUsable: true };
   while (out.length < MAX_STACK_FRAMES) {
-    const raAddr = fp + BigInt(rec.returnAddress);
-    const fpAddr = fp + BigInt(rec.savedFp);
-    if (fp === 0n || !inStack(raAddr) || !inStack(fpAddr)) break;
-    const ra = readPtr(cpu, raAddr, ptr);
-    const next = readPtr(cpu, fpAddr, ptr);
-    if (ra === undefined || next === undefined || ra === 0n) break;
-    out.push(ra);
-    if (next <= fp) break;
-    fp = next;
+    let next: Frame | null | undefined;
+    if (cfi) next = cfiStep(ctx, cfi, frame);
+    if (next === undefined && mode !== 'cfi') next = fpStep(ctx, frame);
+    if (!next) break;
+    out.push(next.pc);
+    frame = next;
   }
   return out;
+}
+
+/** A frame from call frame information; undefined when no FDE covers the pc or the step fails, null at the outermost frame. */
+function cfiStep(ctx: WalkCtx, cfi: CfiUnwinder, f: Frame): Frame | null | undefined {
+  const lookup = f.first ? f.pc : f.pc - 1n;
+  const s = cfi.step(lookup, f.regs, ctx.read, ctx.spD);
+  if (s.kind !== 'ok') return undefined;
+  if (s.ra === undefined || s.ra === 0n) return null;
+  const sp = f.regs.get(ctx.spD);
+  // the caller's frame is above this one on the stack
+  if (!ctx.inStack(s.cfa - BigInt(ctx.ptr)) || (sp !== undefined && s.cfa < sp)) return undefined;
+  const regs = s.regs;
+  if (ctx.pcD >= 0) regs.set(ctx.pcD, s.ra);
+  return { pc: s.ra, regs, first: false, fpUsable: true };
+}
+
+/** A frame from the frame-pointer record; null when the chain ends. */
+function fpStep(ctx: WalkCtx, f: Frame): Frame | null {
+  const rec = ctx.arch.frameRecord;
+  if (!rec || ctx.fpD < 0) return null;
+  const { ptr } = ctx;
+  const abi = ctx.arch.abi;
+  const sp = f.regs.get(ctx.spD);
+  const fp = f.regs.get(ctx.fpD);
+  const frame = (ra: bigint, callerSp: bigint | undefined, callerFp: bigint | undefined, fpUsable: boolean): Frame => {
+    const regs: DwarfRegs = new Map();
+    if (callerSp !== undefined) regs.set(ctx.spD, callerSp);
+    if (callerFp !== undefined) regs.set(ctx.fpD, callerFp);
+    if (ctx.pcD >= 0) regs.set(ctx.pcD, ra);
+    return { pc: ra, regs, first: false, fpUsable };
+  };
+  // frame 0 before its record is set up
+  const at = f.first ? ctx.kernel.image.symbols.resolve(f.pc) : undefined;
+  if (at && sp !== undefined) {
+    const loc = abi.returnAddress;
+    if (at.offset === 0n) {
+      const ra = loc.kind === 'reg' ? ctx.cpu.getReg(loc.reg) : ctx.read(sp + BigInt(loc.offset));
+      if (ra !== undefined && ra !== 0n) return frame(ra, loc.kind === 'stack' ? sp + BigInt(loc.offset + ptr) : sp, fp, true);
+    } else if (rec.pushFp && loc.kind === 'stack' && at.offset === BigInt(rec.pushFp.bytes.length)) {
+      let code: Uint8Array | undefined;
+      try { code = ctx.readCode(at.sym.value, rec.pushFp.bytes.length); } catch { code = undefined; }
+      if (code && code.every((b, i) => b === rec.pushFp!.bytes[i])) {
+        const raAt = sp + BigInt(rec.pushFp.spAdjust + loc.offset);
+        const ra = ctx.read(raAt);
+        if (ra !== undefined && ra !== 0n) return frame(ra, raAt + BigInt(ptr), fp, true);
+      }
+    }
+  }
+  if (fp === undefined || fp === 0n || !f.fpUsable) return null;
+  const raAddr = fp + BigInt(rec.returnAddressOffset);
+  const fpAddr = fp + BigInt(rec.savedFpOffset);
+  if (!ctx.inStack(raAddr) || !ctx.inStack(fpAddr)) return null;
+  const ra = ctx.read(raAddr);
+  const next = ctx.read(fpAddr);
+  if (ra === undefined || next === undefined || ra === 0n) return null;
+  return frame(ra, rec.callerSpOffset !== undefined ? fp + BigInt(rec.callerSpOffset) : undefined, next, next > fp);
 }
 
 /**

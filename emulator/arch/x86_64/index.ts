@@ -61,6 +61,9 @@ export const x86_64: ArchOps = {
   maxInsnLength: MAX_INSN_LEN,
   minInsnLength: 1,
   returnInsn: Uint8Array.of(0xc3),
+  frameRecord: { savedFpOffset: 0, returnAddressOffset: 8, callerSpOffset: 16, pushFp: { bytes: Uint8Array.of(0x55), spAdjust: 8 } },
+  // x86_64 psABI DWARF numbers 0-16: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, return address (rip)
+  dwarfRegs: ['ax', 'dx', 'cx', 'bx', 'si', 'di', 'bp', 'sp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'ip'].map(R),
 
   createCpu(id: number, mem: Memory): Cpu { return new X86Cpu(id, mem); },
 
