@@ -3,13 +3,14 @@
  *
  *   threads      = CPUs ("CPU 0: init [1]"), ids cpu+1
  *   output       = printk lines (Debug Console)
- *   stackTrace   = frame-pointer walk + DWARF lines
- *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop
+ *   stackTrace   = frame-pointer walk + DWARF lines        (adapter/inspector.ts)
+ *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop (inspector.ts)
  *   evaluate     = handler-language expressions over the stopped CPU
  *   next/stepIn/stepOut = source lines of the selected CPU (adapter/stepper.ts)
  *   restart      = a new machine with the same launch arguments and breakpoints
- *   read/writeMemory, disassemble (symbol+0xoff)
- *   _probe* custom requests/events (adapter/dapCustom.ts)
+ *   read/writeMemory = original bytes of probed code; no writes over a probe (memoryAccess.ts)
+ *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
+ *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
 import * as path from 'node:path';
 import {
@@ -211,6 +212,12 @@ export class KprobeSession extends LoggingDebugSession {
     const maxInstructions = args.maxInstructions ?? 0;
     if (!Number.isSafeInteger(maxInstructions) || maxInstructions < 0) {
       throw new Error(`launch: "maxInstructions" must be a non-negative integer, got ${JSON.stringify(args.maxInstructions)}`);
+    }
+    if (args.kprobesOptimization !== undefined && typeof args.kprobesOptimization !== 'boolean') {
+      throw new Error(`launch: "kprobesOptimization" must be true or false, got ${JSON.stringify(args.kprobesOptimization)}`);
+    }
+    if (args.probes !== undefined && (!Array.isArray(args.probes) || args.probes.some(f => typeof f !== 'string'))) {
+      throw new Error(`launch: "probes" must be an array of .kprobe file paths, got ${JSON.stringify(args.probes)}`);
     }
     const image = loadElf(path.resolve(program)); // ImageError names the file and the problem
     return new Machine(image, { cpus, maxInstructions });

@@ -13,7 +13,7 @@ import {
   KPROBE_KIND_LETTER, ProbeDebugfsBody, ProbeEvent, ProbeInfo, ProbeRequest, ProbeStateBody,
 } from '../../adapter/dapCustom';
 import { kprobeListLine, kprobeRow } from '../../extension/probeRows';
-import { FORK_C, Harness, markerLine, within } from './dapHarness';
+import { FORK_C, Harness, KERNEL, markerLine, within } from './dapHarness';
 import { repoPath } from '../util/paths';
 
 const h = new Harness();
@@ -128,6 +128,11 @@ describe('kprobe debug adapter: probes, views, disassembly marks, memory', () =>
     assert.match(text, /\] post_handler: p->addr=0x[0-9a-f]+, flags=0x[0-9a-f]+$/m);
     const last = states.all[states.all.length - 1];
     assert.ok((byName(last, 'do_fork+0x0')?.nhit ?? 0) > 0, 'the hits reached the view');
+  });
+
+  test('bad "probes" / "kprobesOptimization" launch arguments are refused naming the attribute', async () => {
+    await assert.rejects(h.dc.launch({ program: KERNEL, kprobesOptimization: 'off' }), /launch: "kprobesOptimization" must be true or false, got "off"/);
+    await assert.rejects(h.dc.launch({ program: KERNEL, probes: 'x.kprobe' }), /launch: "probes" must be an array of \.kprobe file paths, got "x\.kprobe"/);
   });
 
   test('kprobesOptimization false: the sysctl is off and no probe is ever optimized', async () => {
