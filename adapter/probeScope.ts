@@ -72,7 +72,7 @@ export function probeScopeVariables(inp: ProbeScopeInput): DebugProtocol.Variabl
     out.push(
       v('ri->ret_addr', addrText(stop.reportPc, where), 'ri->ret_addr', 'void *', formatAddress(stop.reportPc)),
       v('ri->task', `${formatAddress(taskAddress(inp.task))}${inp.task ? ` (${inp.task.comm} [${inp.task.pid}])` : ''}`, 'ri->task', 'void *'),
-      v('ri->data', `<not available: ${RI_DATA_GONE.replace(/^ri->data is not available /, '')}>`, undefined, 'void *'),
+      v('ri->data', `<not available: ${RI_DATA_GONE.replace(/^ri->data is not available /, '')}>`, undefined, 'char *'),
     );
     if (inp.maxactive !== undefined) out.push(v('maxactive', String(inp.maxactive)));
     if (stop.returnValue !== undefined) out.push(v('return value', num(BigInt.asIntN(64, stop.returnValue)), 'regs_return_value(regs)', 'unsigned long'));
