@@ -51,8 +51,12 @@ export interface ArchOptimizedInsn {
   readonly jump: Uint8Array;
 }
 
-/** Which engine code trapped into a callback: an optprobe detour buffer or the kretprobe booster trampoline. */
-export type CallbackKind = 'optprobe' | 'kretprobe';
+/**
+ * Which engine code trapped into a callback: an optprobe detour buffer,
+ * the kretprobe booster trampoline, or the ftrace trampoline (kprobes on
+ * ftrace call sites).
+ */
+export type CallbackKind = 'optprobe' | 'kretprobe' | 'ftrace';
 
 /** Register state saved by a callback frame (opaque to the core). */
 export interface CallbackFrame {
@@ -60,6 +64,8 @@ export interface CallbackFrame {
   readonly resume: bigint;
   /** stack address of the saved registers */
   readonly frame: bigint;
+  /** the code that saved them (absent: 'optprobe' or 'kretprobe' by the callback's returnTo use) */
+  readonly kind?: CallbackKind;
 }
 
 /**
@@ -100,7 +106,8 @@ export interface OptprobesArchHooks {
    * Back from the handlers: the live registers (as the handlers left them)
    * go into the saved frame that the buffer's code restores, except ip
    * and sp (a pre_handler's change of ip is ignored, as documented);
-   * `returnTo` (kretprobe booster) replaces the frame's return slot.
+   * `returnTo` (kretprobe booster, ftrace trampoline) is where the code's
+   * final return goes.
    */
   leaveCallback(ctx: KprobesArchContext, regs: PtRegs, frame: CallbackFrame, returnTo?: bigint): void;
   /**
@@ -115,8 +122,8 @@ export interface OptprobesArchHooks {
   /**
    * Back from the handlers of a native entry: what leaveCallback and the
    * template's restore do, then go on as the template would: an optprobe
-   * at its buffer's copied instructions, the kretprobe booster at
-   * `returnTo` (the real return address its `ret` would pop).
+   * at its buffer's copied instructions, the kretprobe booster and the
+   * ftrace trampoline at `returnTo` (the address their `ret` would pop).
    */
   leaveNative?(ctx: KprobesArchContext, regs: PtRegs, frame: NativeCallbackFrame, returnTo?: bigint): void;
   /** the code each native entry stands for (the cost model charges its instructions per native run) */
@@ -146,6 +153,34 @@ export interface InlineBreakpointCpu {
   retiredInRun(): number;
   /** end the current run() after the breakpoint, with no trap (the machine must look: stop request, oops, ...) */
   endRun(): void;
+}
+
+/**
+ * Kprobes on ftrace call sites (CONFIG_KPROBES_ON_FTRACE; Linux
+ * arch/x86/kernel/kprobes/ftrace.c). A probe whose address is an ftrace
+ * location is not armed with a breakpoint: its call site is redirected to
+ * the ftrace trampoline, code that saves the registers as a trap would,
+ * traps into the engine (kprobe_ftrace_handler) and returns past the call
+ * site to the address the engine leaves in its frame. The trampoline's
+ * entry and callback use the optprobe hooks' enterNative / enterCallback
+ * with kind 'ftrace'.
+ */
+export interface FtraceArchHooks {
+  /** bytes of a call site (MCOUNT_INSN_SIZE; x86: 5) */
+  readonly callSize: number;
+  /** ftrace_location(): the call site covering addr (its first byte), or undefined */
+  ftraceLocation(ctx: KprobesArchContext, addr: bigint): bigint | undefined;
+  /** the bytes that make the call site at `site` call `trampoline`; null when out of reach */
+  redirectCall(site: bigint, trampoline: bigint): Uint8Array | null;
+  /**
+   * The call site whose call entered the trampoline, from the return
+   * address that call pushed. `atCallback`: the registers are at the
+   * template's callback (the saved frame is on the stack), else at the
+   * native entry (nothing pushed yet). undefined when it cannot be read.
+   */
+  callSiteOf(regs: PtRegs, atCallback: boolean): bigint | undefined;
+  /** the ftrace trampoline (ftrace_regs_caller): its code, callback and native entry offsets */
+  readonly trampoline: { code: Uint8Array; callbackOffset: number; nativeEntryOffset?: number };
 }
 
 /** decode-insn verdict (arm64/riscv decode-insn.c style) */
@@ -185,6 +220,8 @@ export interface KprobesArchHooks {
   canBoost?(insn: DecodedInsn): boolean;
   /** jump optimization support (absent: probes stay breakpoint-based) */
   readonly optprobes?: OptprobesArchHooks;
+  /** kprobes on ftrace call sites (needs optprobes' enter/leave hooks for kind 'ftrace'; absent: none) */
+  readonly ftrace?: FtraceArchHooks;
   /** code placed at the kretprobe trampoline; the core puts a kprobe on its first byte */
   readonly kretprobeTrampolineCode: Uint8Array;
   /** whether a kretprobe may be placed at symbol+offset (arch_kprobe_on_func_entry) */

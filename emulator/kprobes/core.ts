@@ -21,7 +21,7 @@ import { kprobesArchFor } from './archRegistry';
 import { KprobeEvents, ProbeInfo } from './events';
 import { InsnSlots } from './insnSlots';
 import {
-  Jprobe, Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED,
+  Jprobe, Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED,
   kprobeDisabled, newCtlblk, ProbeKind,
 } from './kprobe';
 import { PtRegs } from './ptRegs';
@@ -35,6 +35,7 @@ import { NativeEntry, OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from '.
 import { attachEngine } from './sysctl';
 import { validateArray, validateKprobe } from './validate';
 import { MachineView, machineView } from './machineView';
+import { KprobesFtrace } from './ftrace';
 
 export interface KprobesEngineOptions {
   /** hook table to use instead of the registry's (tests, new ports) */
@@ -47,6 +48,8 @@ export interface KprobesEngineOptions {
   kprobeBooster?: boolean;
   /** the kretprobe booster trampoline (default true when the arch has one) */
   kretprobeBooster?: boolean;
+  /** CONFIG_KPROBES_ON_FTRACE: probes on ftrace call sites use the ftrace trampoline (default true when the arch has it) */
+  kprobesOnFtrace?: boolean;
 }
 
 /** Per-engine counters of the probe paths taken (the overhead model's inputs). */
@@ -73,10 +76,17 @@ export interface KprobeStats {
   inlineOptEntries: number;
   /** native entries of the kretprobe booster trampoline handled inside the CPU's int3 */
   inlineKretEntries: number;
+  /** hits of ftrace-based probes' call sites (the ftrace trampoline entered) */
+  ftraceHits: number;
+  /** ftrace trampoline entries whose template the arch ran natively */
+  nativeFtraceFrames: number;
+  /** native entries of the ftrace trampoline handled inside the CPU's int3 */
+  inlineFtraceEntries: number;
 }
 
 /** What an address that raised a breakpoint trap is, for the engine (cost model, debugger). */
-export type BreakpointSite = 'kprobe' | 'optprobeCallback' | 'kretprobeTrampoline' | 'kretprobeBoostCallback' | 'nestedReturn' | 'none';
+export type BreakpointSite =
+  | 'kprobe' | 'optprobeCallback' | 'kretprobeTrampoline' | 'kretprobeBoostCallback' | 'ftraceCallback' | 'nestedReturn' | 'none';
 
 export class KprobesEngine {
   readonly hooks: KprobesArchHooks;
@@ -116,7 +126,10 @@ export class KprobesEngine {
   readonly stats: KprobeStats = {
     int3Hits: 0, singleSteps: 0, boostedHits: 0, detourHits: 0, optCallbacks: 0, kretTrampolineTraps: 0, kretBoostCallbacks: 0,
     nativeOptFrames: 0, nativeKretFrames: 0, inlineOptEntries: 0, inlineKretEntries: 0,
+    ftraceHits: 0, nativeFtraceFrames: 0, inlineFtraceEntries: 0,
   };
+  /** kprobes on ftrace call sites (ftrace.ts) */
+  readonly ftrace: KprobesFtrace;
   /** the machine state the inline breakpoint path needs (null: no inline path) */
   private readonly machine: MachineView | null;
   /** per CPU id: its inline breakpoint controls when installed */
@@ -141,6 +154,7 @@ export class KprobesEngine {
     this.nested = new NestedCaller(this);
     this.kretprobes = new Kretprobes(this, opts.kretprobeBooster ?? true);
     this.jprobes = new Jprobes(this);
+    this.ftrace = new KprobesFtrace(this, opts.kprobesOnFtrace ?? true);
     this.optimizer = new Optimizer(this, hooks.optprobes, opts.optimizeDelayNs ?? OPTIMIZE_DELAY_NS);
     if (opts.optimization === false) this.optimizer.setEnabled(false);
     this.kprobeBooster = opts.kprobeBooster ?? true;
@@ -188,6 +202,7 @@ export class KprobesEngine {
     if (this.optimizer.callbackProbe(addr) !== undefined || this.optimizer.nativeEntryProbe(addr) !== undefined) return 'optprobeCallback';
     if (addr === this.kretprobes.int3Trampoline) return 'kretprobeTrampoline';
     if ((addr === this.kretprobes.boostCallback || addr === this.kretprobes.boostEntry) && addr !== 0n) return 'kretprobeBoostCallback';
+    if ((addr === this.ftrace.entry || addr === this.ftrace.callback) && addr !== 0n) return 'ftraceCallback';
     if (addr === this.nested.returnAddress()) return 'nestedReturn';
     return 'none';
   }
@@ -262,6 +277,7 @@ export class KprobesEngine {
       id: p.id ?? 0, kind: this.kindOf(p), addr, where: this.where(addr),
       disabled: kprobeDisabled(p), gone: ((p.flags ?? 0) & KPROBE_FLAG_GONE) !== 0,
       optimized: p.addr !== undefined && this.registered.has(p) && this.optimizer.isOptimized(p.addr),
+      ftrace: ((p.flags ?? 0) & KPROBE_FLAG_FTRACE) !== 0,
     };
   }
 
@@ -296,7 +312,8 @@ export class KprobesEngine {
   private armKprobe(ap: Kprobe): void {
     const a = ap.addr as bigint;
     if (this.armed.has(a)) return;
-    (this.hooks.armKprobe ?? defaultArmKprobe)(this.ctx, ap);
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.ftrace.arm(ap);
+    else (this.hooks.armKprobe ?? defaultArmKprobe)(this.ctx, ap);
     this.armed.add(a);
   }
 
@@ -304,7 +321,8 @@ export class KprobesEngine {
     const a = ap.addr as bigint;
     if (!this.armed.has(a)) return;
     this.optimizer.unoptimizeAt(a); // __disarm_kprobe: unoptimize first
-    (this.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.ctx, ap);
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.ftrace.disarm(ap);
+    else (this.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.ctx, ap);
     this.armed.delete(a);
   }
 
@@ -374,9 +392,12 @@ export class KprobesEngine {
     const addr = this.resolveAddr(p);
     if (typeof addr === 'number') return addr;
     p.addr = addr;
+    // check_ftrace_location(): an ftrace call site is probed at its first byte only
+    const site = this.ftrace.location(addr);
+    if (site !== undefined && site !== addr) return -Errno.EILSEQ;
     const safe = this.checkAddressSafe(addr);
     if (safe) return safe;
-    p.flags = (p.flags ?? 0) & KPROBE_FLAG_DISABLED;
+    p.flags = ((p.flags ?? 0) & KPROBE_FLAG_DISABLED) | (site !== undefined ? KPROBE_FLAG_FTRACE : 0);
     p.nmissed = 0;
     p.hits = 0;
     const old = this.table.get(addr);
@@ -388,7 +409,7 @@ export class KprobesEngine {
       this.optimizer.unoptimizeCovering(addr);
       let r: number;
       try {
-        r = this.hooks.prepareKprobe(this.ctx, p);
+        r = site !== undefined ? this.ftrace.prepare(p) : this.hooks.prepareKprobe(this.ctx, p);
       } catch (e) {
         if (!(e instanceof RangeError)) throw e;
         r = -Errno.ENOMEM; // no room left for an instruction slot (exec area exhausted)
@@ -401,7 +422,10 @@ export class KprobesEngine {
     this.registered.add(p);
     this.regAddr.set(p, addr);
     this.events.emit({ type: 'registered', probe: this.info(p) });
-    if (!old) this.optimizer.prepare(addr);
+    if (!old) {
+      if (site !== undefined) this.optimizer.refuse(addr, 'an ftrace-based probe ([FTRACE]) is not optimized');
+      else this.optimizer.prepare(addr);
+    }
     this.optimizer.reconsider();
     return 0;
   }
@@ -497,6 +521,7 @@ export class KprobesEngine {
 
   /** arch_remove_kprobe, deferred while a CPU is still inside the probe */
   private removeKprobe(ap: Kprobe): void {
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) return; // no instruction slot
     if (this.inUse(ap)) this.pendingRemove.push(ap);
     else this.hooks.removeKprobe(this.ctx, ap);
   }
@@ -727,7 +752,8 @@ export class KprobesEngine {
     const m = this.machine;
     if (!ctl || !m || cpu.userMode) return false; // the native entries are kernel code
     const ne = this.optimizer.nativeEntryAt(at);
-    if (ne === undefined && at !== this.kretprobes.boostEntryV) return false;
+    const ft = at === this.ftrace.entryV;
+    if (ne === undefined && !ft && at !== this.kretprobes.boostEntryV) return false;
     const task = this.kernel.current(cpu.id);
     const oops0 = m.oopsCount;
     const used = m.clock.used;
@@ -738,6 +764,7 @@ export class KprobesEngine {
       this.optimizer.poll();
       const regs = this.regsOf(cpu), kcb = this.ctlblk(cpu.id);
       if (ne !== undefined) this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
+      else if (ft) this.ftrace.hit(cpu, regs, kcb, true);
       else this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
     } catch (e) {
       // as the kernel's trap dispatch reports a failing trap hook
@@ -747,6 +774,7 @@ export class KprobesEngine {
       used[cpu.id] -= slots;
     }
     if (ne !== undefined) this.stats.inlineOptEntries++;
+    else if (ft) this.stats.inlineFtraceEntries++;
     else this.stats.inlineKretEntries++;
     if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.kernel.current(cpu.id) !== task) ctl.endRun();
     return true;
@@ -759,6 +787,8 @@ export class KprobesEngine {
     if (addr === this.kretprobes.int3Trampoline) { this.stats.kretTrampolineTraps++; return this.kretprobes.trampolineHit(cpu, regs, kcb); }
     if (addr === this.kretprobes.boostEntry && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
     if (addr === this.kretprobes.boostCallback && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, false);
+    if (addr === this.ftrace.entry && addr !== 0n) return this.ftrace.hit(cpu, regs, kcb, true);
+    if (addr === this.ftrace.callback && addr !== 0n) return this.ftrace.hit(cpu, regs, kcb, false);
     const ne = this.optimizer.nativeEntryProbe(addr);
     if (ne !== undefined) return this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
     const opAddr = this.optimizer.callbackProbe(addr);
@@ -778,12 +808,7 @@ export class KprobesEngine {
     kcb.status = KprobeStatus.HIT_ACTIVE;
     let ret = 0;
     try {
-      if (!this.aggrList.has(p)) {
-        p.hits = (p.hits ?? 0) + 1;
-        if (this.events.active) this.emitHit(p, cpu.id);
-      }
-      const pre = p.pre_handler;
-      if (pre) ret = this.aggrList.has(p) ? pre(p, regs) : this.guardedPre(p, pre, regs);
+      ret = this.preHandlerHit(p, regs);
     } catch (e) {
       if (e instanceof HandlerOops) { this.resetCurrent(kcb); return true; }
       throw e;
@@ -793,7 +818,41 @@ export class KprobesEngine {
     return true;
   }
 
-  private resetCurrent(kcb: KprobeCtlblk): void {
+  /**
+   * A hit's pre_handler path: the hit counted (aggregates count their
+   * members), the event, the guarded handler. Throws HandlerOops when the
+   * CPU oopsed. @internal (ftrace.ts)
+   */
+  preHandlerHit(p: Kprobe, regs: PtRegs): number {
+    const aggr = this.aggrList.has(p);
+    if (!aggr) {
+      p.hits = (p.hits ?? 0) + 1;
+      if (this.events.active) this.emitHit(p, regs.cpu.id);
+    }
+    const pre = p.pre_handler;
+    if (!pre) return 0;
+    return aggr ? pre(p, regs) : this.guardedPre(p, pre, regs);
+  }
+
+  /**
+   * After the (real or emulated) single-step: HIT_SSDONE and the
+   * post_handler(s), when the probe has any. A handler that oopsed the CPU
+   * ends here. @internal (ftrace.ts)
+   */
+  postHandlerHit(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+    if (!this.hasAnyPost(cur)) return;
+    kcb.status = KprobeStatus.HIT_SSDONE;
+    const post = cur.post_handler as NonNullable<Kprobe['post_handler']>;
+    try {
+      if (this.aggrList.has(cur)) post(cur, regs, 0);
+      else this.guarded(cur, regs, () => post(cur, regs, 0), undefined);
+    } catch (e) {
+      if (!(e instanceof HandlerOops)) throw e;
+    }
+  }
+
+  /** the control block back to idle @internal (ftrace.ts) */
+  resetCurrent(kcb: KprobeCtlblk): void {
     kcb.current = null;
     kcb.status = KprobeStatus.NONE;
     kcb.instance = null;
@@ -865,16 +924,7 @@ export class KprobesEngine {
 
   /** post-handler and ctlblk bookkeeping; returns true when the task itself is single-stepping */
   private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (kcb.status !== KprobeStatus.REENTER && this.hasAnyPost(cur)) {
-      kcb.status = KprobeStatus.HIT_SSDONE;
-      const post = cur.post_handler as NonNullable<Kprobe['post_handler']>;
-      try {
-        if (this.aggrList.has(cur)) post(cur, regs, 0);
-        else this.guarded(cur, regs, () => post(cur, regs, 0), undefined);
-      } catch (e) {
-        if (!(e instanceof HandlerOops)) throw e;
-      }
-    }
+    if (kcb.status !== KprobeStatus.REENTER) this.postHandlerHit(cur, regs, kcb);
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
     else this.resetCurrent(kcb);
     this.collectGarbage();

@@ -15,6 +15,8 @@ export interface ProbeInfo {
   gone: boolean;
   /** the probe's jump is written (debugfs [OPTIMIZED]) */
   optimized?: boolean;
+  /** an ftrace-based probe (debugfs [FTRACE]): its call site calls the ftrace trampoline, no breakpoint */
+  ftrace?: boolean;
 }
 
 export type KprobeEvent =

@@ -115,6 +115,11 @@ export class Optimizer {
     }
   }
 
+  /** A probe address that is never optimized (the reason is what status() reports). */
+  refuse(addr: bigint, reason: string): void {
+    if (!this.entries.has(addr)) this.refused.set(addr, reason);
+  }
+
   /** The address lost its last probe (after unoptimize + disarm). The buffer is kept for an identical reuse. */
   release(addr: bigint): void {
     const e = this.entries.get(addr);

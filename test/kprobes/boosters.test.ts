@@ -91,7 +91,17 @@ describe('kprobe booster', () => {
   test('non-boostable instructions (call, jcc) and __ex_table entries: -1, always single-stepped', () => {
     const r = rig();
     r.engine.setOptimization(0);
-    const call: Kprobe = { symbol_name: 'traced_function', pre_handler: () => 0 };
+    const fib = r.image.symbols.lookup('fib');
+    assert.ok(fib);
+    let callAt = 0n;
+    for (let a = fib.value; a < fib.value + fib.size && !callAt;) {
+      const d = r.machine.arch.decode(r.machine.kernel.mem, a);
+      assert.ok(d);
+      if (d.flow === 'call') callAt = a;
+      a += BigInt(d.length);
+    }
+    assert.ok(callAt, 'fib calls itself');
+    const call: Kprobe = { addr: callAt, pre_handler: () => 0 };
     assert.equal(r.engine.registerKprobe(call), 0);
     assert.equal(call.ainsn?.boostable, -1);
     const sec = r.image.section('__ex_table');

@@ -76,6 +76,8 @@ export const KPROBE_PATH_CYCLES = {
   kretprobeEntry: 120,
   /** setjmp_pre_handler + jprobe_return's breakpoint + longjmp_break_handler (stack copy of 64 bytes both ways) */
   jprobe: 250,
+  /** ftrace_regs_caller's call of kprobe_ftrace_handler: recursion lock, get_kprobe, control block, pre_handler call */
+  ftraceHandler: 80,
 } as const;
 
 const SERIALIZING = new Set(['cpuid', 'wrmsr', 'rdmsr', 'invd', 'wbinvd', 'lgdt', 'lidt', 'iretq', 'iret']);
@@ -137,7 +139,7 @@ export function codeCycles(arch: ArchOps, code: Uint8Array, at = 0xffffffff80000
 }
 
 /** What a breakpoint trap stands for (engine knowledge, supplied by the caller). */
-export type BreakpointKind = 'kprobe' | 'optprobeCallback' | 'kretprobeTrampoline' | 'kretprobeBoostCallback' | 'other';
+export type BreakpointKind = 'kprobe' | 'optprobeCallback' | 'kretprobeTrampoline' | 'kretprobeBoostCallback' | 'ftraceCallback' | 'other';
 
 /** Cycles charged for a trap, with the kprobes path it enters. */
 export function trapCycles(trap: Trap, bp: BreakpointKind): number {
@@ -148,6 +150,7 @@ export function trapCycles(trap: Trap, bp: BreakpointKind): number {
       // the detour buffer's / booster trampoline's callback stands for a near call: no exception
       case 'optprobeCallback': return INSN_CYCLES.call + INSN_CYCLES.ret + P.optimizedCallback;
       case 'kretprobeBoostCallback': return INSN_CYCLES.call + INSN_CYCLES.ret + P.trampolineHandler;
+      case 'ftraceCallback': return INSN_CYCLES.call + INSN_CYCLES.ret + P.ftraceHandler;
       case 'kretprobeTrampoline': return TRAP_CYCLES.breakpoint + P.int3Handler + P.trampolineHandler;
       default: return TRAP_CYCLES.breakpoint;
     }

@@ -6,7 +6,8 @@
  * and the pushed return address afterwards. The kprobe booster
  * (boost.ts): a boostable copy gets a jmp back appended after its first
  * single-step, and later hits of a probe without a post_handler jump into
- * the slot without the single-step trap. Jump optimization is in opt.ts.
+ * the slot without the single-step trap. Jump optimization is in opt.ts,
+ * kprobes on ftrace call sites (KPROBE_FLAG_FTRACE) in ftrace.ts.
  *
  * Like Linux 2.6 on CISC machines, nothing checks that a probe address is an
  * instruction boundary: a probe in the middle of an instruction copies
@@ -27,6 +28,7 @@ import type { PtRegs } from '../../../kprobes/ptRegs';
 import { modrmReg, ripDispOffset, x86Fields } from './insnFields';
 import { canBoost } from './boost';
 import { x86_64Optprobes } from './opt';
+import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
 const IF = 0x200n;
@@ -202,6 +204,7 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   taskSinglestepping: (regs: PtRegs) => (regs.flags & TF) !== 0n,
   canBoost,
   optprobes: x86_64Optprobes,
+  ftrace: x86_64Ftrace,
   // kretprobe_trampoline: a nop carrying the trampoline kprobe, int3 padding after it
   kretprobeTrampolineCode: new Uint8Array([0x90, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
   installInlineBreakpoint,

@@ -8,15 +8,19 @@
  *   optprobe  frame = sp0 - 21*8: ss = __KERNEL_DS, sp = sp0 - 8, flags,
  *             cs/ip/orig_ax, r15..di
  *   kretprobe frame = sp0 - 20*8: sp = sp0, flags, cs/ip/orig_ax, r15..di
+ *   ftrace    as kretprobe; sp0 holds the call site's return address (the
+ *             slot above the frame); the handlers see sp = sp0 + 8, the
+ *             probed function's sp at its call site
  *   flags as pushfq stores them (RF, VM read as 0); enterCallback reloads
  *   that value, so the live flags stay as they are; ip = the handlers' ip;
  *   sp stays sp0 (the probed sp).
  * Restore (leaveCallback's slot writes, then the template's pops/popfq):
  *   the GPR slots and flags get the live values (the handlers' changes);
  *   optprobe: the flags copied into the ss slot; kretprobe: the return
- *   address into the sp slot; GPRs unchanged (the pops load what was just
- *   written); sp = sp0; popfq loads the live flags just stored (no
- *   change); rip = the resume address.
+ *   address into the sp slot; ftrace: the resume address into the slot
+ *   at sp0 (its `lea 8(%rsp),%rsp; ret` pops it); GPRs unchanged (the pops
+ *   load what was just written); sp = sp0 (ftrace: sp0 + 8); popfq loads
+ *   the live flags just stored (no change); rip = the resume address.
  *
  * The frame is written straight into the stack region's bytes after one
  * check that the whole frame is writable RAM that is not executable (so no
@@ -150,6 +154,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   const entry = cpu.rip - INT3_LEN;
   // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
+  if (kind === 'ftrace') cpu.setRegAddr(4, sp0 + 8); // the probed context: the call's return address popped
   return { kind, cpu, region, frame, sp0, entry };
 }
 
@@ -164,7 +169,8 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
   const cpu = f.cpu;
   const r = f.region;
   const kret = f.kind === 'kretprobe';
-  const rlo = kret ? Number(BigInt.asIntN(32, returnTo)) : 0, rhi = kret ? Number(BigInt.asIntN(32, returnTo >> 32n)) : 0;
+  const ftrace = f.kind === 'ftrace';
+  const rlo = Number(BigInt.asIntN(32, returnTo)), rhi = Number(BigInt.asIntN(32, returnTo >> 32n));
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
   const w = cpu.mem.regionAt(f.frame) === r && (r.perms & (PERM_W | PERM_X)) === PERM_W ? wordsOf(r) : null;
@@ -173,21 +179,23 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
     writeGprSlots(cpu, w, i);
     put(w, i + S_FLAGS, fl, 0);
     if (kret) put(w, i + S_SP, rlo, rhi);
-    else put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
+    else if (!ftrace) put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
   } else {
     const mem = cpu.mem;
     const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };
     for (let s = 0; s < 15; s++) put64(f.frame + s * 8, cpu.lo[SLOT_GPR[s]], cpu.hi[SLOT_GPR[s]]);
     put64(f.frame + S_FLAGS * 4, fl, 0);
     if (kret) put64(f.frame + S_SP * 4, rlo, rhi);
-    else put64(f.frame + S_SS * 4, fl, 0);
+    else if (!ftrace) put64(f.frame + S_SS * 4, fl, 0);
   }
+  // ftrace: the slot at sp0 (above the 20-slot frame: where `ss` would be) gets the resume address
+  if (ftrace) cpu.mem.write64(f.sp0, returnTo);
   // popfq loads the flags value just stored from the live flags: they stay as they are
   if (resume === null) {
-    cpu.setRegAddr(4, f.frame + S_SP * 4);
+    cpu.setRegAddr(4, ftrace ? f.sp0 : f.frame + S_SP * 4);
     cpu.rip = retInsn;
     return;
   }
-  cpu.setRegAddr(4, f.sp0);
+  cpu.setRegAddr(4, ftrace ? f.sp0 + 8 : f.sp0);
   cpu.rip = resume;
 }

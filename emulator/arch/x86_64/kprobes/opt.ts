@@ -101,7 +101,7 @@ function bytes(...parts: number[][]): number[] {
 }
 
 /** the register-saving prologue (with or without the ss push) */
-function saveRegs(withSs: boolean): number[] {
+export function saveRegs(withSs: boolean): number[] {
   return bytes(
     withSs ? [0x6a, KERNEL_DS] : [], // push $__KERNEL_DS
     [0x54], // push %rsp
@@ -111,7 +111,7 @@ function saveRegs(withSs: boolean): number[] {
   );
 }
 
-function restoreRegs(): number[] {
+export function restoreRegs(): number[] {
   return bytes(...POPS);
 }
 
@@ -147,6 +147,30 @@ function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number; 
 }
 
 const KRET_TRAMPOLINE = kretprobeTrampolineCode();
+
+/**
+ * ftrace trampoline (ftrace_regs_caller for kprobes): entered by the call
+ * site's `call`, so the call's return address is at sp0. Native entry,
+ * then save (as the kretprobe booster's), callback, restore, drop the sp
+ * slot without touching the flags, and `ret` to the address the engine
+ * left at sp0 (past the call site, or a pre_handler's new ip).
+ */
+function ftraceTrampolineCode(): { code: Uint8Array; callbackOffset: number; nativeEntryOffset: number } {
+  const head = bytes([INT3], saveRegs(false));
+  const callbackOffset = head.length;
+  const code = bytes(
+    head,
+    [INT3],
+    restoreRegs(),
+    [0x48, 0x83, 0xc4, 3 * 8], // add $24, %rsp (orig_ax ip cs)
+    [0x9d], // popfq
+    [0x48, 0x8d, 0x64, 0x24, 0x08], // lea 8(%rsp), %rsp (the sp slot)
+    [0xc3], // ret: to the address at sp0
+  );
+  return { code: Uint8Array.from(code), callbackOffset, nativeEntryOffset: 0 };
+}
+
+export const FTRACE_TRAMPOLINE = ftraceTrampolineCode();
 
 function rel32(from: bigint, to: bigint): number | null {
   const d = to - from;
@@ -333,18 +357,20 @@ function enterCallback(_ctx: KprobesArchContext, regs: PtRegs, ip: bigint, kind:
   mem.write64(slotAddr(frame, 'orig_ax'), 0xffffffffffffffffn);
   mem.write64(slotAddr(frame, 'cs'), regs.get('cs'));
   const savedSp = mem.read64(slotAddr(frame, 'sp'));
-  // the detour pushed ss before rsp, so its saved rsp is one word below the probe's sp
-  regs.sp = kind === 'optprobe' ? savedSp + 8n : savedSp;
+  // the detour pushed ss before rsp, so its saved rsp is one word below the probe's sp;
+  // the ftrace trampoline's is the slot of the call's return address, one word below the call site's sp
+  regs.sp = kind === 'kretprobe' ? savedSp : savedSp + 8n;
   regs.flags = mem.read64(slotAddr(frame, 'flags'));
   regs.ip = ip;
-  return { resume, frame };
+  return { resume, frame, kind };
 }
 
 function leaveCallback(_ctx: KprobesArchContext, regs: PtRegs, f: CallbackFrame, returnTo?: bigint): void {
   const mem = regs.cpu.mem;
   for (const n of GPR_NAMES) mem.write64(slotAddr(f.frame, n), regs.get(n));
   mem.write64(slotAddr(f.frame, 'flags'), regs.flags);
-  if (returnTo !== undefined) mem.write64(slotAddr(f.frame, 'sp'), returnTo);
+  // the kretprobe booster's ret pops the sp slot; the ftrace trampoline's the slot above the frame
+  if (returnTo !== undefined) mem.write64(slotAddr(f.frame, f.kind === 'ftrace' ? 'ss' : 'sp'), returnTo);
   regs.sp = f.frame;
   regs.ip = f.resume;
 }
@@ -364,7 +390,8 @@ function leaveNative(_ctx: KprobesArchContext, _regs: PtRegs, nf: NativeCallback
     return;
   }
   const to = returnTo ?? 0n;
-  nativeLeave(f, toVAddr(to), to, f.entry + KRET_TRAMPOLINE.code.length - 1);
+  const len = f.kind === 'ftrace' ? FTRACE_TRAMPOLINE.code.length : KRET_TRAMPOLINE.code.length;
+  nativeLeave(f, toVAddr(to), to, f.entry + len - 1);
 }
 
 export const x86_64Optprobes: OptprobesArchHooks = {
@@ -380,5 +407,8 @@ export const x86_64Optprobes: OptprobesArchHooks = {
   enterNative,
   leaveNative,
   kretprobeBoostTrampoline: KRET_TRAMPOLINE,
-  nativeTemplates: { optprobe: Uint8Array.from(optprobeTemplate().code), kretprobe: KRET_TRAMPOLINE.code },
+  nativeTemplates: {
+    optprobe: Uint8Array.from(optprobeTemplate().code), kretprobe: KRET_TRAMPOLINE.code,
+    ftrace: FTRACE_TRAMPOLINE.code,
+  },
 };

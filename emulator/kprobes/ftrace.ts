@@ -1,0 +1,148 @@
+/**
+ * Kprobes on ftrace call sites (CONFIG_KPROBES_ON_FTRACE; Linux
+ * kernel/kprobes.c check_ftrace_location / arm_kprobe_ftrace and the
+ * arch's kprobe_ftrace_handler). A probe whose address is an ftrace
+ * location (the arch says which: x86_64, a function's `call __fentry__`)
+ * gets KPROBE_FLAG_FTRACE ([FTRACE] in the list) and no breakpoint: arming
+ * redirects the call site to the engine's ftrace trampoline (textPoke),
+ * disarming restores the original call. A probe inside a call site but
+ * not at its first byte is -EILSEQ. Such probes are never optimized.
+ *
+ * On a hit (the trampoline's native entry, or its callback when the
+ * template runs as instructions) the handlers run as kprobe_ftrace_handler
+ * runs them: another probe being handled on this CPU only counts as
+ * missed; else pre_handler with ip = the site + the breakpoint length (as
+ * a breakpoint hit shows it); when it returns 0, ip is set as if the
+ * call site had been single-stepped (site + call size) for post_handler,
+ * then restored, and execution resumes past the call site (the traced
+ * function's __fentry__ call is skipped: a no-op). When pre_handler
+ * returns non-zero it has changed ip: no post_handler, execution resumes
+ * at that ip with the call's return address popped.
+ */
+import type { Cpu } from '../arch/types';
+import { Errno } from '../kernel/abi';
+import { mustVAddr, VAddr } from '../memory/address';
+import { textPoke } from '../memory/textPoke';
+import type { CallbackFrame, FtraceArchHooks, NativeCallbackFrame, OptprobesArchHooks } from './archHooks';
+import type { KprobesEngine } from './core';
+import { HandlerOops } from './errors';
+import { Kprobe, KprobeCtlblk, KprobeStatus, KPROBE_FLAG_FTRACE, kprobeDisabled } from './kprobe';
+import type { PtRegs } from './ptRegs';
+
+export class KprobesFtrace {
+  /** the ftrace trampoline (0n: no ftrace support on this arch) */
+  readonly trampoline: bigint = 0n;
+  /** its native entry / callback breakpoints (0n when none) */
+  readonly entry: bigint = 0n;
+  readonly callback: bigint = 0n;
+  /** entry as a VAddr (NaN when none) */
+  readonly entryV: VAddr = NaN;
+  readonly size: number = 0;
+  private readonly hooks: FtraceArchHooks | undefined;
+  private readonly opt: OptprobesArchHooks | undefined;
+
+  constructor(private readonly engine: KprobesEngine, private on: boolean) {
+    const f = engine.hooks.ftrace;
+    const opt = engine.hooks.optprobes;
+    this.hooks = f && opt ? f : undefined;
+    this.opt = opt;
+    if (!this.hooks) return;
+    const t = this.hooks.trampoline;
+    this.trampoline = engine.slots.allocCode(t.code.length);
+    engine.slots.write(this.trampoline, t.code);
+    this.size = t.code.length;
+    this.callback = this.trampoline + BigInt(t.callbackOffset);
+    if (t.nativeEntryOffset !== undefined) {
+      this.entry = this.trampoline + BigInt(t.nativeEntryOffset);
+      this.entryV = mustVAddr(this.entry);
+    }
+  }
+
+  /** CONFIG_KPROBES_ON_FTRACE (engine option kprobesOnFtrace) and arch support */
+  get enabled(): boolean { return this.on && this.hooks !== undefined; }
+
+  /** check_ftrace_location(): the ftrace call site covering addr, or undefined */
+  location(addr: bigint): bigint | undefined {
+    if (!this.enabled) return undefined;
+    return (this.hooks as FtraceArchHooks).ftraceLocation(this.engine.ctx, addr);
+  }
+
+  /** arch_prepare_kprobe_ftrace: no slot, the original call saved (p.opcode, what disarm writes back). 0 or -errno. */
+  prepare(p: Kprobe): number {
+    const f = this.hooks as FtraceArchHooks;
+    const site = p.addr as bigint;
+    if (!f.redirectCall(site, this.trampoline)) return -Errno.EINVAL; // the trampoline is out of the call's reach
+    p.opcode = this.engine.ctx.readOriginal(site, f.callSize);
+    p.ainsn = { insn: 0n, length: f.callSize, mode: 'simulate', arch: {}, boostable: -1 };
+    return 0;
+  }
+
+  /** arm_kprobe_ftrace: the call site calls the trampoline */
+  arm(p: Kprobe): void {
+    const site = p.addr as bigint;
+    const call = (this.hooks as FtraceArchHooks).redirectCall(site, this.trampoline) as Uint8Array;
+    textPoke(this.engine.kernel.mem, mustVAddr(site), call);
+  }
+
+  /** disarm_kprobe_ftrace: the original call back */
+  disarm(p: Kprobe): void {
+    if (p.opcode) textPoke(this.engine.kernel.mem, mustVAddr(p.addr as bigint), p.opcode);
+  }
+
+  /** the trampoline's code */
+  owns(addr: bigint): boolean {
+    return this.trampoline !== 0n && addr >= this.trampoline && addr < this.trampoline + BigInt(this.size);
+  }
+
+  /**
+   * The trampoline trapped: `native` at its native entry (the arch does the
+   * template's save and restore itself; when it cannot, the cpu runs the
+   * template, which calls back here non-native), else at its callback.
+   */
+  hit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, native: boolean): boolean {
+    const f = this.hooks, opt = this.opt;
+    if (!f || !opt) return false;
+    const site = f.callSiteOf(regs, !native);
+    if (site === undefined) return false;
+    const e = this.engine;
+    const ip = site + BigInt(e.kernel.arch.breakpointPcOffset);
+    let nf: NativeCallbackFrame | null = null;
+    let frame: CallbackFrame | null = null;
+    if (native) {
+      nf = opt.enterNative && opt.leaveNative ? opt.enterNative(e.ctx, regs, mustVAddr(ip), 'ftrace') : null;
+      if (!nf) return true; // the template runs as instructions and calls back at its callback
+      e.stats.nativeFtraceFrames++;
+    } else {
+      frame = opt.enterCallback(e.ctx, regs, ip, 'ftrace');
+    }
+    e.stats.ftraceHits++;
+    const origIp = site + BigInt(f.callSize);
+    let resume = origIp;
+    try {
+      const p = e.getKprobe(site);
+      if (p && !kprobeDisabled(p) && ((p.flags ?? 0) & KPROBE_FLAG_FTRACE)) {
+        if (kcb.current) e.incNmissed(p, cpu.id);
+        else {
+          kcb.current = p;
+          kcb.status = KprobeStatus.HIT_ACTIVE;
+          regs.ip = ip;
+          if (!e.preHandlerHit(p, regs)) {
+            // as if the call site had been single-stepped (it is a no-op call)
+            regs.ip = origIp;
+            e.postHandlerHit(p, regs, kcb);
+            regs.ip = origIp;
+          }
+          resume = regs.ip;
+          e.resetCurrent(kcb);
+        }
+      }
+    } catch (err) {
+      e.resetCurrent(kcb);
+      if (!(err instanceof HandlerOops)) throw err;
+    } finally {
+      if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(e.ctx, regs, nf, resume);
+      else opt.leaveCallback(e.ctx, regs, frame as CallbackFrame, resume);
+    }
+    return true;
+  }
+}
