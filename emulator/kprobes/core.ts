@@ -36,6 +36,7 @@ import { attachEngine } from './sysctl';
 import { validateArray, validateKprobe } from './validate';
 import { MachineView, machineView } from './machineView';
 import { KprobesFtrace } from './ftrace';
+import { symbolizeEngineAddress } from './symbolize';
 
 export interface KprobesEngineOptions {
   /** hook table to use instead of the registry's (tests, new ports) */
@@ -265,11 +266,26 @@ export class KprobesEngine {
     return out;
   }
 
-  /** "symbol+0xoff" for an address (kallsyms), or its hex value */
+  /**
+   * "symbol+0xoff" for an address (%pS): the engine's own code by its
+   * synthetic name (symbolizeEngineAddress: kretprobe_trampoline+0x0, ...),
+   * else kallsyms, else its hex value.
+   */
   where(addr: bigint): string {
+    const own = symbolizeEngineAddress(this, addr);
+    if (own !== undefined) return own;
     const r = this.kernel.image.symbols.resolve(addr);
     return r ? `${r.sym.name}+0x${r.offset.toString(16)}` : hex(addr);
   }
+
+  /** the registered probe (table entry) whose instruction slot starts at `slot` */
+  probeBySlot(slot: bigint): Kprobe | undefined {
+    for (const p of this.table.values()) if (p.ainsn?.mode === 'slot' && p.ainsn.insn === slot) return p;
+    return undefined;
+  }
+
+  /** the nested-call return stub (0n until the first callKernelFunction) */
+  nestedReturnStub(): bigint { return this.nested.stub(); }
 
   info(p: Kprobe): ProbeInfo {
     const addr = p.addr ?? 0n;

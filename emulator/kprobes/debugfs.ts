@@ -24,7 +24,7 @@ export function formatKprobeList(engine: KprobesEngine): string {
     const r = syms.resolve(addr);
     const type = engine.kindOf(probe);
     if (r) out += `${hex64(addr)}  ${type}  ${r.sym.name}+0x${r.offset.toString(16)}  ${' '} `;
-    else out += `${hex64(addr)}  ${type}  ${hex64(addr)} `;
+    else out += `${hex64(addr)}  ${type}  ${engine.where(addr)} `; // %pS
     const fl = probe.flags ?? 0;
     const gone = (fl & KPROBE_FLAG_GONE) !== 0;
     out += (gone ? '[GONE]' : '')

@@ -9,6 +9,9 @@ export { registerKprobesArch, kprobesArchFor, kprobesArches } from './archRegist
 export { formatKprobeList, readKprobesEnabled, writeKprobesEnabled, readTextWithoutProbes, fixupStackTrace } from './debugfs';
 export type { FixedFrame } from './kretprobes';
 export { NestedCallError } from './nestedCall';
+export { symbolizeEngineAddress } from './symbolize';
+export { KRETPROBE_MAX_DATA_SIZE } from './validate';
+export type { FtraceArchHooks } from './archHooks';
 export type { KprobeStats, BreakpointSite } from './core';
 export type { ArchOptimizedInsn, OptprobesArchHooks, CallbackFrame, CallbackKind } from './archHooks';
 export { OPTIMIZE_DELAY_NS } from './optprobes';

@@ -53,5 +53,18 @@ export class InsnSlots {
     return false;
   }
 
+  /** the slot (its first byte) of a slot page holding addr, or undefined */
+  slotContaining(addr: bigint): bigint | undefined {
+    for (const p of this.pages) {
+      if (addr >= p && addr < p + BigInt(SLOT_PAGE_SIZE)) return p + (addr - p) / BigInt(this.slotSize) * BigInt(this.slotSize);
+    }
+    return undefined;
+  }
+
+  /** the engine-owned executable range holding addr (slot page or allocCode block), or undefined */
+  rangeContaining(addr: bigint): { start: bigint; end: bigint } | undefined {
+    return this.owned.find(r => addr >= r.start && addr < r.end);
+  }
+
   inUse(): number { return this.pages.length * Math.floor(SLOT_PAGE_SIZE / this.slotSize) - this.free.length; }
 }

@@ -20,6 +20,9 @@ export class NestedCaller {
 
   constructor(private readonly engine: KprobesEngine) {}
 
+  /** the return breakpoint's stub if allocated (0n before the first nested call) */
+  stub(): bigint { return this.sentinel; }
+
   /** address of the engine-owned return breakpoint */
   returnAddress(): bigint {
     if (this.sentinel === 0n) {

@@ -165,6 +165,16 @@ export class Optimizer {
   /** nativeEntryProbe by VAddr */
   nativeEntryAt(at: VAddr): NativeEntry | undefined { return this.nativeEntriesV.get(at); }
 
+  /** the prepared detour buffer holding `addr`: its probe address and start */
+  detourContaining(addr: bigint): { probe: bigint; start: bigint } | undefined {
+    const jump = BigInt(this.hooks?.jumpSize ?? 0);
+    for (const [a, e] of this.entries) {
+      const start = e.op.insn;
+      if (addr >= start && addr < start + BigInt(e.op.copyOffset + e.op.size) + jump) return { probe: a, start };
+    }
+    return undefined;
+  }
+
   isOptimized(addr: bigint): boolean { return this.entries.get(addr)?.state === 'optimized'; }
 
   status(addr: bigint): OptimizationStatus {
