@@ -1,8 +1,14 @@
-/** The cycle cost model: instruction classes from DecodedInsn, trap charging by breakpoint kind. */
+/**
+ * The cycle cost model: instruction classes from DecodedInsn, trap charging
+ * by breakpoint kind, and the overhead table's ordering measured in
+ * emulated cycles on the sample kernel.
+ */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { x86_64 } from '../../emulator/arch/x86_64';
 import { cycleClass, KPROBE_PATH_CYCLES, TRAP_CYCLES, trapCycles, INSN_CYCLES } from '../../emulator/arch/x86_64/cycles';
+import { measureCycles, Mode } from '../../scripts/bench/overhead';
+import { sampleImage } from './harness';
 
 const CASES: [number[], string][] = [
   [[0x55], 'push'], [[0x5d], 'pop'], [[0x48, 0x89, 0xe5], 'mov'], [[0x48, 0x01, 0xc3], 'alu'],
@@ -25,5 +31,25 @@ describe('cycle model', () => {
     assert.equal(trapCycles(bp, 'kprobe'), TRAP_CYCLES.breakpoint + KPROBE_PATH_CYCLES.int3Handler);
     assert.equal(trapCycles(bp, 'optprobeCallback'), INSN_CYCLES.call + INSN_CYCLES.ret + KPROBE_PATH_CYCLES.optimizedCallback);
     assert.ok(trapCycles({ kind: 'singleStep', pc: 0n }, 'other') > trapCycles(bp, 'optprobeCallback') * 5);
+  });
+});
+
+describe('emulated cycles per hit on the sample kernel (scripts/bench/overhead.ts, 1 CPU, empty handlers on fib)', () => {
+  test('k > b > o and r > rb > ro, deterministic run to run', () => {
+    const image = sampleImage();
+    const base = measureCycles(image, 'none');
+    const per = (mode: Mode): number => {
+      const m = measureCycles(image, mode);
+      assert.ok(m.hits > 1000, `${mode}: fib is hot (${m.hits} hits)`);
+      return (m.cycles - base.cycles) / m.hits;
+    };
+    const c: Partial<Record<Mode, number>> = {};
+    for (const mode of ['k', 'b', 'o', 'r', 'rb', 'ro'] as const) c[mode] = per(mode);
+    const f = JSON.stringify(c);
+    assert.ok((c.k as number) > (c.b as number) && (c.b as number) > (c.o as number), `kprobe: ${f}`);
+    assert.ok((c.r as number) > (c.rb as number) && (c.rb as number) > (c.ro as number), `kretprobe: ${f}`);
+    assert.ok((c.o as number) > 0, 'an optimized probe still costs something');
+    // same inputs, same cycles (no host time in the model)
+    assert.deepEqual(measureCycles(image, 'o'), measureCycles(image, 'o'));
   });
 });
