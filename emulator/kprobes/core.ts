@@ -3,8 +3,10 @@
  * address, aggregate probes, registration rules, arming through textPoke,
  * the per-CPU control block and the trap handlers (kprobe_int3_handler,
  * kprobe_debug_handler / post_kprobe_handler, kprobe_fault_handler).
- * Kretprobes live in kretprobes.ts, jprobes in jprobes.ts, the debugfs
- * files in debugfs.ts. Everything arch-specific goes through the hook table
+ * Kretprobes live in kretprobes.ts, jprobes in jprobes.ts, kprobes on
+ * ftrace call sites in ftrace.ts, the debugfs files in debugfs.ts, the
+ * engine code's synthetic symbol names in symbolize.ts, the registration
+ * input checks in validate.ts. Everything arch-specific goes through the hook table
  * (archHooks.ts) found by ArchOps.name.
  */
 import type { Cpu, Trap } from '../arch/types';

@@ -10,6 +10,7 @@ export { formatKprobeList, readKprobesEnabled, writeKprobesEnabled, readTextWith
 export type { FixedFrame } from './kretprobes';
 export { NestedCallError } from './nestedCall';
 export { symbolizeEngineAddress } from './symbolize';
+export type { KprobesFtrace } from './ftrace';
 export { KRETPROBE_MAX_DATA_SIZE } from './validate';
 export type { FtraceArchHooks } from './archHooks';
 export type { KprobeStats, BreakpointSite } from './core';

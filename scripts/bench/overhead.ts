@@ -74,9 +74,10 @@ function setup(image: ElfImage, mode: Mode): { m: Machine; e: KprobesEngine; hit
   const tpl = e.hooks.optprobes?.nativeTemplates;
   const optTpl = tpl ? codeCycles(m.arch, tpl.optprobe) : 0;
   const kretTpl = tpl ? codeCycles(m.arch, tpl.kretprobe) : 0;
+  const ftraceTpl = tpl ? codeCycles(m.arch, tpl.ftrace) : 0;
   const extraCycles = (): number => (hasR ? (rp.kp.hits ?? 0) - (rp.nmissed ?? 0) : 0) * KPROBE_PATH_CYCLES.kretprobeEntry
     + (hasJ ? (jp.kp.hits ?? 0) * KPROBE_PATH_CYCLES.jprobe : 0)
-    + e.stats.nativeOptFrames * optTpl + e.stats.nativeKretFrames * kretTpl;
+    + e.stats.nativeOptFrames * optTpl + e.stats.nativeKretFrames * kretTpl + e.stats.nativeFtraceFrames * ftraceTpl;
   return { m, e, hits, extraCycles };
 }
 

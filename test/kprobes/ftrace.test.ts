@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { rig, Rig } from './harness';
 import { Errno } from '../../emulator/kernel/abi';
 import {
-  formatKprobeList, Kprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, Kretprobe, PtRegs,
+  formatKprobeList, Jprobe, Kprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, Kretprobe, PtRegs,
 } from '../../emulator/kprobes';
 import type { KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
@@ -168,6 +168,21 @@ describe('KPROBES_ON_FTRACE: hits', () => {
     assert.equal(rp.kp.nmissed, kp.hits, 'each nested call of traced_function was missed');
     assert.deepEqual(new Set(nested), new Set([41n]));
     assert.ok(!lines.some(l => /Oops|BUG/.test(l)));
+  });
+
+  test('a jprobe on traced_function (ftrace-based): arguments seen, registers restored, output unchanged', () => {
+    const r = rig();
+    const args: bigint[] = [];
+    const jp: Jprobe = {
+      kp: { symbol_name: 'traced_function' },
+      entry: (a, regs) => { args.push(a[0]); regs.set('di', 999n); r.engine.jprobeReturn(); },
+    };
+    assert.equal(r.engine.registerJprobe(jp), 0);
+    assert.match(formatKprobeList(r.engine), /  j  traced_function\+0x0    \[FTRACE\]\n$/);
+    const lines = r.run();
+    assert.equal(args.length, 4 * 24);
+    assert.deepEqual(new Set(args), new Set(Array.from({ length: 24 }, (_v, i) => BigInt(i))), 'each worker passes its loop index');
+    assert.deepEqual([...lines].sort(), [...rig().run()].sort(), 'the argument change was undone');
   });
 
   test('native entry and the trampoline template run as instructions: same registers, frame bytes and output', () => {
