@@ -25,6 +25,8 @@ export interface DisassembleContext {
   readCode?(addr: bigint, len: number): Uint8Array;
   /** notes for the instruction at [addr, addr+len) (what a probe wrote there), appended as `; note` */
   notes?(addr: bigint, len: number): string[];
+  /** names for addresses outside the image's symbols (the kprobes engine's slots, trampolines, detour buffers) */
+  extraSymbol?(addr: bigint): string | undefined;
 }
 
 export function parseAddress(ref: string, what = 'memoryReference'): bigint {
@@ -100,6 +102,10 @@ export function disassemble(ctx: DisassembleContext, args: DebugProtocol.Disasse
       insn.instructionBytes = [...d.bytes].map(b => b.toString(16).padStart(2, '0')).join(' ');
       const target = d.target !== undefined ? ctx.image.symbols.resolve(d.target) : undefined;
       if (target && d.target !== undefined) insn.instruction += ` <${ctx.image.symbols.format(d.target)}>`;
+      else if (d.target !== undefined) {
+        const extra = ctx.extraSymbol?.(d.target);
+        if (extra) insn.instruction += ` <${extra}>`;
+      }
       const notes = ctx.notes?.(addr, d.length) ?? [];
       if (notes.length) insn.instruction += `  ; ${notes.join('; ')}`;
     } else {
@@ -107,6 +113,10 @@ export function disassemble(ctx: DisassembleContext, args: DebugProtocol.Disasse
     }
     const sym = ctx.image.symbols.resolve(addr);
     if (sym) insn.symbol = sym.offset === 0n ? sym.sym.name : `${sym.sym.name}+0x${sym.offset.toString(16)}`;
+    else {
+      const extra = ctx.extraSymbol?.(addr);
+      if (extra) insn.symbol = extra;
+    }
     const line = ctx.image.lines?.lineForAddress(addr);
     if (line) {
       const key = `${line.file}:${line.line}`;

@@ -15,7 +15,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
 import { walkFrames } from '../emulator/probes';
 import type { BreakpointHit } from '../emulator/probes';
-import { fixupStackTrace } from '../emulator/kprobes';
+import { fixupStackTrace, symbolizeEngineAddress } from '../emulator/kprobes';
 import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
@@ -112,7 +112,8 @@ export class StopInspector {
     const frames = walked.slice(start, start + levels).map((f, i) => {
       const idx = start + i;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = m.image.symbols.format(f.pc, false)
+      const name = (m.image.symbols.resolve(f.pc) ? m.image.symbols.format(f.pc, false)
+        : symbolizeEngineAddress(this.probes.mgr.engine, f.pc) ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       const line = m.image.lines?.lineForAddress(f.lookupPc);
       const local = line ? this.sources.toLocal(line.file) : undefined;

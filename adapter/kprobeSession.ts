@@ -13,6 +13,7 @@
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
 import * as path from 'node:path';
+import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
   InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
   TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
@@ -476,6 +477,7 @@ export class KprobeSession extends LoggingDebugSession {
         arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
         readCode: view ? (a, n) => readCode(view, a, n) : undefined,
         notes: p?.disassemblyNotes(),
+        extraSymbol: p ? a => symbolizeEngineAddress(p.mgr.engine, a) : undefined,
       }, args) };
       this.sendResponse(response);
     } catch (e) {

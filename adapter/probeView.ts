@@ -4,11 +4,8 @@
  * entries (address, kindOf() k/r/j, symbol+offset, flags) plus the
  * ProbeManager's counters and the breakpoint ids the client knows.
  *
- * maxactive is read from the registered struct kretprobe. Neither the
- * engine nor the ProbeManager hands out the Kretprobe behind a kprobe, so
- * KretprobeIndex records each one as it is registered (it wraps the
- * engine's registerKretprobe on this machine's engine; every registration
- * path, breakpoints and .kprobe files, goes through it).
+ * maxactive is read from the registered struct kretprobe
+ * (engine.kretprobeOf(kp), Linux's container_of).
  */
 import type { Kprobe, KprobesEngine, Kretprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
@@ -18,20 +15,10 @@ import { formatAddress } from './disassemble';
 
 const KIND_OF_LETTER: Readonly<Record<'k' | 'r' | 'j', KprobeKind>> = { k: 'kprobe', r: 'kretprobe', j: 'jprobe' };
 
-/** struct kretprobe by its struct kprobe, for every kretprobe registered on one engine. */
+/** struct kretprobe by its struct kprobe, as the engine registered it. */
 export class KretprobeIndex {
-  private readonly byKprobe = new WeakMap<Kprobe, Kretprobe>();
-
-  constructor(engine: KprobesEngine) {
-    const register = engine.registerKretprobe.bind(engine);
-    engine.registerKretprobe = (rp: Kretprobe): number => {
-      const r = register(rp);
-      if (r === 0) this.byKprobe.set(rp.kp, rp);
-      return r;
-    };
-  }
-
-  of(kp: Kprobe): Kretprobe | undefined { return this.byKprobe.get(kp); }
+  constructor(private readonly engine: KprobesEngine) {}
+  of(kp: Kprobe): Kretprobe | undefined { return this.engine.kretprobeOf(kp); }
 }
 
 export interface ProbeViewContext {

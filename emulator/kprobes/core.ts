@@ -593,6 +593,8 @@ export class KprobesEngine {
 
   // kretprobes / jprobes (Linux API names)
   registerKretprobe(rp: Kretprobe): number { return this.kretprobes.register(rp); }
+  /** the registered kretprobe whose entry kprobe is kp (Linux: container_of(p, struct kretprobe, kp)) */
+  kretprobeOf(kp: Kprobe): Kretprobe | undefined { return this.kretprobes.of(kp); }
   unregisterKretprobe(rp: Kretprobe): void { this.kretprobes.unregisterMany([rp]); }
   registerKretprobes(rps: Kretprobe[]): number { return this.kretprobes.registerMany(rps); }
   unregisterKretprobes(rps: Kretprobe[]): void { this.kretprobes.unregisterMany(rps); }

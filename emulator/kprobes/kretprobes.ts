@@ -63,6 +63,8 @@ export class Kretprobes {
   private boost: boolean;
   private readonly state = new WeakMap<Kretprobe, RpState>();
   private readonly riState = new WeakMap<KretprobeInstance, RpState>();
+  /** struct kretprobe by its struct kprobe, while registered */
+  private readonly byKprobe = new WeakMap<Kprobe, Kretprobe>();
   private readonly byTask = new Map<TaskKey, KretprobeInstance[]>();
   /** per task: the instance whose return handler is running (already off the task's list) */
   private readonly running = new Map<TaskKey, KretprobeInstance>();
@@ -161,6 +163,7 @@ export class Kretprobes {
     rp.maxactive = n;
     rp.nmissed = 0;
     this.state.set(rp, st);
+    this.byKprobe.set(kp, rp);
     return 0;
   }
 
@@ -185,8 +188,12 @@ export class Kretprobes {
       const st = this.state.get(rp);
       if (st) st.dead = true;
       this.state.delete(rp);
+      this.byKprobe.delete(rp.kp);
     }
   }
+
+  /** the registered struct kretprobe whose entry kprobe is kp (container_of in Linux) */
+  of(kp: Kprobe): Kretprobe | undefined { return this.byKprobe.get(kp); }
 
   /** kretprobe object address shown in the BUG line */
   objectAddress(rp: Kretprobe): bigint { return this.state.get(rp)?.base ?? 0n; }

@@ -166,6 +166,9 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     }
     const tramp = marked[0].name.match(/trampoline (0x[0-9a-f]+)/)![1];
     assert.notEqual(BigInt(marked[0].instructionPointerReference!), BigInt(tramp));
+    // the trampoline is engine code outside the image: disassembly names it as Linux's kallsyms does
+    const dis = (await h.dc.customRequest('disassemble', { memoryReference: tramp, instructionCount: 1 })).body.instructions;
+    assert.equal(dis[0].symbol, 'kretprobe_trampoline+0x0');
   });
 
   test('a source breakpoint in kretprobe mode probes the function containing the line and keeps its line', async () => {
