@@ -4,6 +4,7 @@
  */
 import { ElfSection, ElfSymbol, SymbolTable } from './types';
 import { ByteReader, strAt } from './reader';
+import { hex } from '../memory/address';
 
 const SHN_UNDEF = 0;
 const SHN_LORESERVE = 0xff00;
@@ -56,10 +57,6 @@ function isAddressSymbol(s: ElfSymbol): boolean {
   if (s.type !== 'func' && s.type !== 'object' && s.type !== 'notype') return false;
   // ARM/AArch64/RISC-V mapping symbols ($x, $d, $a.1 ...) and assembler locals
   return !s.name.startsWith('$') && !s.name.startsWith('.L');
-}
-
-function hex(v: bigint): string {
-  return '0x' + BigInt.asUintN(64, v).toString(16);
 }
 
 export class ElfSymbolTable implements SymbolTable {

@@ -1,12 +1,9 @@
 /** `kprobe-run info IMAGE`: what the image is and what the loader found in it. */
 import { ElfImage, ImageError, PT_LOAD, loadElf } from '../../elf';
+import { hex } from '../../memory/address';
 import { CliError, CliIo, registerCommand } from '../io';
 
 const TYPES: Record<number, string> = { 0: 'NONE', 1: 'REL (relocatable)', 2: 'EXEC (executable)', 3: 'DYN (shared object / PIE)', 4: 'CORE' };
-
-function hex(v: bigint): string {
-  return '0x' + v.toString(16);
-}
 
 function flags(f: number): string {
   return (f & 4 ? 'R' : '-') + (f & 2 ? 'W' : '-') + (f & 1 ? 'X' : '-');

@@ -3,6 +3,7 @@
  * addresses a breakpoint on that line probes), ascending, one per line.
  */
 import { ImageError, loadElf, requireLines } from '../../elf';
+import { hex } from '../../memory/address';
 import { CliError, CliIo, registerCommand } from '../io';
 
 /** "path/to/file.c:42" -> ['path/to/file.c', 42] (the last ':' splits, so "C:\x.c:3" works). */
@@ -31,7 +32,7 @@ registerCommand('lines', {
       const next = table.nextLineWithCode(file, line);
       throw new ImageError(path, `${file}:${line} has no code (${next === undefined ? 'no line with code after it' : `next line with code: ${next}`})`);
     }
-    io.out(addrs.map((a) => '0x' + a.toString(16)).join('\n') + '\n');
+    io.out(addrs.map(hex).join('\n') + '\n');
     return 0;
   },
 });

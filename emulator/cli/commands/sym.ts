@@ -5,11 +5,8 @@
  *   NAME+OFF  -> "0xADDR symbol+0xoff/0xsize"
  */
 import { ElfSymbol, ImageError, loadElf, requireSymbols } from '../../elf';
+import { hex } from '../../memory/address';
 import { CliError, CliIo, registerCommand } from '../io';
-
-function hex(v: bigint): string {
-  return '0x' + v.toString(16);
-}
 
 const NUMBER = /^(0x[0-9a-f]+|[0-9]+)$/i;
 const LIMIT = 2n ** 64n;
