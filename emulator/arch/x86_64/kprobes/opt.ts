@@ -131,8 +131,11 @@ function optprobeTemplate(): { code: number[]; callbackOffset: number } {
   return { code, callbackOffset };
 }
 
-/** kretprobe booster trampoline: native entry, then save, callback, restore, ret (to the frame's sp slot) */
-function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number; nativeEntryOffset: number } {
+/**
+ * A native-entry trampoline: native entry, then save (without the ss
+ * push), callback, restore, drop orig_ax/ip/cs, popfq, then `tail`.
+ */
+function nativeTrampolineCode(tail: number[]): { code: Uint8Array; callbackOffset: number; nativeEntryOffset: number } {
   const head = bytes([INT3], saveRegs(false));
   const callbackOffset = head.length;
   const code = bytes(
@@ -141,12 +144,13 @@ function kretprobeTrampolineCode(): { code: Uint8Array; callbackOffset: number; 
     restoreRegs(),
     [0x48, 0x83, 0xc4, 3 * 8], // add $24, %rsp (orig_ax ip cs)
     [0x9d], // popfq
-    [0xc3], // ret: pops the real return address the engine wrote into the sp slot
+    tail,
   );
   return { code: Uint8Array.from(code), callbackOffset, nativeEntryOffset: 0 };
 }
 
-const KRET_TRAMPOLINE = kretprobeTrampolineCode();
+/** kretprobe booster trampoline: `ret` pops the real return address the engine wrote into the sp slot */
+const KRET_TRAMPOLINE = nativeTrampolineCode([0xc3]);
 
 /**
  * ftrace trampoline (ftrace_regs_caller for kprobes): entered by the call
@@ -155,22 +159,10 @@ const KRET_TRAMPOLINE = kretprobeTrampolineCode();
  * slot without touching the flags, and `ret` to the address the engine
  * left at sp0 (past the call site, or a pre_handler's new ip).
  */
-function ftraceTrampolineCode(): { code: Uint8Array; callbackOffset: number; nativeEntryOffset: number } {
-  const head = bytes([INT3], saveRegs(false));
-  const callbackOffset = head.length;
-  const code = bytes(
-    head,
-    [INT3],
-    restoreRegs(),
-    [0x48, 0x83, 0xc4, 3 * 8], // add $24, %rsp (orig_ax ip cs)
-    [0x9d], // popfq
-    [0x48, 0x8d, 0x64, 0x24, 0x08], // lea 8(%rsp), %rsp (the sp slot)
-    [0xc3], // ret: to the address at sp0
-  );
-  return { code: Uint8Array.from(code), callbackOffset, nativeEntryOffset: 0 };
-}
-
-export const FTRACE_TRAMPOLINE = ftraceTrampolineCode();
+export const FTRACE_TRAMPOLINE = nativeTrampolineCode([
+  0x48, 0x8d, 0x64, 0x24, 0x08, // lea 8(%rsp), %rsp (the sp slot)
+  0xc3, // ret: to the address at sp0
+]);
 
 function rel32(from: bigint, to: bigint): number | null {
   const d = to - from;
