@@ -3,6 +3,8 @@
  * engine attached before boot. Helpers run the machine to power-off and
  * collect the printk transcript.
  */
+import assert from 'node:assert/strict';
+import type { DecodedInsn } from '../../emulator/arch/types';
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
@@ -45,4 +47,18 @@ export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: n
 /** lines printed by the kernel's self-test pass */
 export function selftestLines(lines: string[]): string[] {
   return lines.filter(l => l.startsWith('selftest:'));
+}
+
+/** the instructions of a function, decoded from the image */
+export function insns(r: Rig, name: string): DecodedInsn[] {
+  const s = r.image.symbols.lookup(name);
+  assert.ok(s, name);
+  const out: DecodedInsn[] = [];
+  for (let a = s.value; a < s.value + s.size;) {
+    const d = r.machine.arch.decode(r.machine.kernel.mem, a);
+    assert.ok(d, `decodes at ${name}`);
+    out.push(d);
+    a += BigInt(d.length);
+  }
+  return out;
 }

@@ -7,26 +7,12 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig, Rig } from './harness';
-import type { DecodedInsn } from '../../emulator/arch/types';
+import { insns, rig, Rig } from './harness';
 import {
   formatKprobeList, Kprobe, KPROBE_FLAG_DISABLED, Kretprobe, OPTIMIZE_DELAY_NS, readKprobesOptimization,
   writeKprobesOptimization, writeKprobesSysctl,
 } from '../../emulator/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
-
-function insns(r: Rig, name: string): DecodedInsn[] {
-  const s = r.image.symbols.lookup(name);
-  assert.ok(s, name);
-  const out: DecodedInsn[] = [];
-  for (let a = s.value; a < s.value + s.size;) {
-    const d = r.machine.arch.decode(r.machine.kernel.mem, a);
-    assert.ok(d, `decodes at ${name}`);
-    out.push(d);
-    a += BigInt(d.length);
-  }
-  return out;
-}
 
 /** the 5 bytes at addr as they really are in memory */
 function bytesAt(r: Rig, addr: bigint, n = 5): number[] {

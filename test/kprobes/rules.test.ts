@@ -5,8 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig, Rig } from './harness';
-import type { DecodedInsn } from '../../emulator/arch/types';
+import { insns, rig, Rig } from './harness';
 import { Errno } from '../../emulator/kernel/abi';
 import {
   formatKprobeList, Jprobe, Kprobe, KPROBE_FLAG_DISABLED, Kretprobe, readTextWithoutProbes, writeKprobesEnabled,
@@ -29,20 +28,6 @@ function baseline(): string[] {
  */
 function assertSameOutput(lines: string[], msg?: string): void {
   assert.deepEqual([...lines].sort(), [...baseline()].sort(), msg);
-}
-
-/** the instructions of a function, decoded from the image */
-function insns(r: Rig, name: string): DecodedInsn[] {
-  const s = r.image.symbols.lookup(name);
-  assert.ok(s, name);
-  const out: DecodedInsn[] = [];
-  for (let a = s.value; a < s.value + s.size;) {
-    const d = r.machine.arch.decode(r.machine.kernel.mem, a);
-    assert.ok(d, `decodes at ${name}`);
-    out.push(d);
-    a += BigInt(d.length);
-  }
-  return out;
 }
 
 function exTable(r: Rig): { insn: bigint; fixup: bigint }[] {
