@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { insns, rig, Rig } from './harness';
+import type { DecodedInsn } from '../../emulator/arch/types';
 import { Errno } from '../../emulator/kernel/abi';
 import {
   formatKprobeList, Jprobe, Kprobe, KPROBE_FLAG_DISABLED, Kretprobe, readTextWithoutProbes, writeKprobesEnabled,
