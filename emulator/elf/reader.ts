@@ -43,6 +43,12 @@ export class ByteReader {
   u64(): bigint { const v = this.u64At(this.pos); this.pos += 8; return v; }
   uint(size: number): bigint { const v = this.uintAt(this.pos, size); this.pos += size; return v; }
 
+  /** A DWARF initial length: 32-bit, or the 0xffffffff escape and 64-bit (64-bit DWARF, offsets of 8 bytes). */
+  initialLength(): { length: bigint; offsetSize: 4 | 8 } {
+    const length = BigInt(this.u32());
+    return length === 0xffffffffn ? { length: this.u64(), offsetSize: 8 } : { length, offsetSize: 4 };
+  }
+
   /** ULEB128 as bigint (exact for any width). */
   ulebBig(): bigint {
     let result = 0n;

@@ -71,9 +71,7 @@ export function parseFrameSection(data: Uint8Array, o: FrameSectionOptions): Fra
   try {
     while (r.pos < data.length) {
       entry = r.pos;
-      let length = BigInt(r.u32());
-      let dwarf64 = false;
-      if (length === 0xffffffffn) { length = r.u64(); dwarf64 = true; }
+      const { length, offsetSize } = r.initialLength();
       if (length === 0n) {
         if (eh) break; // .eh_frame terminator
         continue;
@@ -82,8 +80,8 @@ export function parseFrameSection(data: Uint8Array, o: FrameSectionOptions): Fra
       const end = BigInt(body) + length;
       if (end > BigInt(data.length)) throw new CfiError(`length ${length} runs past the end of the section (0x${data.length.toString(16)} bytes)`);
       const idPos = r.pos;
-      const id = dwarf64 ? r.u64() : BigInt(r.u32());
-      const isCie = eh ? id === 0n : id === (dwarf64 ? 0xffffffffffffffffn : 0xffffffffn);
+      const id = r.uint(offsetSize);
+      const isCie = id === cieId(eh, offsetSize);
       const sub = new ByteReader(data.subarray(0, Number(end)), o.little, r.pos);
       if (isCie) {
         cies.set(entry, readCie(sub, entry, o));
@@ -94,13 +92,11 @@ export function parseFrameSection(data: Uint8Array, o: FrameSectionOptions): Fra
           if (cieOff < 0 || cieOff >= data.length) throw new CfiError(`CIE pointer 0x${cieOff.toString(16)} outside the section`);
           // a CIE after its FDEs (allowed in .debug_frame)
           const cr = new ByteReader(data, o.little, cieOff);
-          let cl = BigInt(cr.u32());
-          let c64 = false;
-          if (cl === 0xffffffffn) { cl = cr.u64(); c64 = true; }
+          const { length: cl, offsetSize: cOffsetSize } = cr.initialLength();
           const cend = BigInt(cr.pos) + cl;
           if (cend > BigInt(data.length)) throw new CfiError(`CIE at 0x${cieOff.toString(16)} runs past the end of the section`);
-          const cid = c64 ? cr.u64() : BigInt(cr.u32());
-          if (cid !== (eh ? 0n : c64 ? 0xffffffffffffffffn : 0xffffffffn)) throw new CfiError(`CIE pointer 0x${cieOff.toString(16)} does not point at a CIE`);
+          const cid = cr.uint(cOffsetSize);
+          if (cid !== cieId(eh, cOffsetSize)) throw new CfiError(`CIE pointer 0x${cieOff.toString(16)} does not point at a CIE`);
           cie = readCie(new ByteReader(data.subarray(0, Number(cend)), o.little, cr.pos), cieOff, o);
           cies.set(cieOff, cie);
         }
@@ -116,6 +112,11 @@ export function parseFrameSection(data: Uint8Array, o: FrameSectionOptions): Fra
   }
   fdes.sort((a, b) => (a.pcBegin < b.pcBegin ? -1 : a.pcBegin > b.pcBegin ? 1 : 0));
   return { kind: o.kind, cies: [...cies.values()].sort((a, b) => a.offset - b.offset), fdes };
+}
+
+/** The CIE id that marks an entry as a CIE (0 in .eh_frame, all ones in .debug_frame). */
+function cieId(eh: boolean, offsetSize: 4 | 8): bigint {
+  return eh ? 0n : offsetSize === 8 ? 0xffffffffffffffffn : 0xffffffffn;
 }
 
 function readCie(r: ByteReader, offset: number, o: FrameSectionOptions): Cie {

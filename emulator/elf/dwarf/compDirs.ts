@@ -48,9 +48,7 @@ export function readCompDirs(s: CompDirSections, little: boolean): Map<number, s
   while (r.pos < r.length) {
     let next = r.length;
     try {
-      let offsetSize = 4;
-      let len = BigInt(r.u32());
-      if (len === 0xffffffffn) { offsetSize = 8; len = r.u64(); }
+      const { length: len, offsetSize } = r.initialLength();
       next = r.pos + Number(len);
       const version = r.u16();
       let addressSize: number;

@@ -99,12 +99,8 @@ function joinPath(dir: string, name: string): string {
 function parseUnit(r: ByteReader, sections: DebugLineSections, opts: DebugLineOptions,
   units: LineUnitHeader[], rows: FullLineRow[]): void {
   const offset = r.pos;
-  let offsetSize = 4;
-  let unitLength = BigInt(r.u32());
-  if (unitLength === 0xffffffffn) {
-    offsetSize = 8;
-    unitLength = r.u64();
-  } else if (unitLength >= 0xfffffff0n) {
+  const { length: unitLength, offsetSize } = r.initialLength();
+  if (offsetSize === 4 && unitLength >= 0xfffffff0n) {
     throw new RangeError(`reserved unit length 0x${unitLength.toString(16)}`);
   }
   const end = BigInt(r.pos) + unitLength;
