@@ -81,12 +81,12 @@ export interface BreakpointRuntime {
   onStop(hit: BreakpointHit): void;
 }
 
-function faultLine(kernel: KernelApi, cpu: number, what: string, where: string, f: HandlerFault): void {
-  kernel.printk(cpu, `breakpoint ${what} at ${where} faulted: ${f.message} (at ${f.line}:${f.column})`, 'emulator');
+function faultLine(kernel: KernelApi, cpu: number, what: string, where: () => string, f: HandlerFault): void {
+  kernel.printk(cpu, `breakpoint ${what} at ${where()} faulted: ${f.message} (at ${f.line}:${f.column})`, 'emulator');
 }
 
-/** Condition, hit count and log message; true when the machine should stop. */
-function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu: number, where: string): boolean {
+/** Condition, hit count and log message; true when the machine should stop. `where` is formatted only for a fault line. */
+function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu: number, where: () => string): boolean {
   if (bp.condition) {
     const r = runCaught(bp.condition, env());
     if ('fault' in r) {
@@ -115,9 +115,9 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
     if (bp.mode === 'kprobe') {
       kp.pre_handler = (p: Kprobe, regs: PtRegs) => {
         const addr = p.addr ?? 0n;
-        const where = whereOf(kernel.image, addr);
         const cpu = regs.cpu.id;
-        if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true }), cpu, where)) return 0;
+        if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true }), cpu, () => whereOf(kernel.image, addr))) return 0;
+        const where = whereOf(kernel.image, addr);
         bp.onStop({
           breakpointId: bp.id, probeId: p.id ?? 0, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
           description: `breakpoint at ${where}`,
@@ -129,9 +129,9 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
         kp,
         handler: (ri: KretprobeInstance, regs: PtRegs) => {
           const addr = ri.rp.kp.addr ?? 0n;
-          const where = whereOf(kernel.image, addr);
           const cpu = regs.cpu.id;
-          if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: ri.rp.kp, ri }), cpu, where)) return 0;
+          if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: ri.rp.kp, ri }), cpu, () => whereOf(kernel.image, addr))) return 0;
+          const where = whereOf(kernel.image, addr);
           const rv = regs.returnValue;
           const fn = kernel.image.symbols.resolve(addr)?.sym.name ?? hex(addr);
           bp.onStop({

@@ -84,6 +84,10 @@ export function resolveTarget(image: ElfImage, t: ProbeTarget): TargetResolution
 
 /** "symbol+0xoff" of an address (kallsyms style), or its hex value. */
 export function whereOf(image: ElfImage, addr: bigint): string {
-  const r = image.symbols.resolve(addr);
-  return r ? `${r.sym.name}+0x${r.offset.toString(16)}` : hex(addr);
+  return image.symbols.format(addr, false);
+}
+
+/** "symbol+0xoff" of an address inside a kernel symbol, undefined elsewhere. */
+export function symbolAt(image: ElfImage, addr: bigint): string | undefined {
+  return image.symbols.resolve(addr) ? image.symbols.format(addr, false) : undefined;
 }
