@@ -198,12 +198,6 @@ export class Memory {
     if (a < r.base || a >= r.end) r = this.lookup(a, 1, PERM_X, 'exec');
     return r.bytes[a - r.base];
   }
-  /** Region holding executable byte a (for decoders that read straight from bytes). */
-  execRegion(a: VAddr): Region {
-    const r = this.lastX;
-    if (a >= r.base && a < r.end) return r;
-    return this.lookup(a, 1, PERM_X, 'exec');
-  }
 
   // ---- bulk, permission-free access for the debugger/loader/kernel ------
   /** Copy bytes out; throws MemoryFault when any byte is unmapped. */

@@ -10,8 +10,6 @@ export type ExecFn = (cpu: X86Cpu, i: Insn) => void;
 
 /** base/index register value meaning "none" */
 export const NO_REG = -1;
-/** base register value meaning RIP-relative (disp already resolved in `disp`, see ripRel) */
-export const RIP_REG = 16;
 
 /** Segment override */
 export const SEG_NONE = 0;
