@@ -14,40 +14,17 @@ export const PT_SS = -5;
 export const PT_FS_BASE = -6;
 export const PT_GS_BASE = -7;
 
-export const X86_REGS: RegInfo[] = [
-  { name: 'r15', bits: 64, group: 'general' },
-  { name: 'r14', bits: 64, group: 'general' },
-  { name: 'r13', bits: 64, group: 'general' },
-  { name: 'r12', bits: 64, group: 'general' },
-  { name: 'bp', bits: 64, group: 'general' },
-  { name: 'bx', bits: 64, group: 'general' },
-  { name: 'r11', bits: 64, group: 'general' },
-  { name: 'r10', bits: 64, group: 'general' },
-  { name: 'r9', bits: 64, group: 'general' },
-  { name: 'r8', bits: 64, group: 'general' },
-  { name: 'ax', bits: 64, group: 'general' },
-  { name: 'cx', bits: 64, group: 'general' },
-  { name: 'dx', bits: 64, group: 'general' },
-  { name: 'si', bits: 64, group: 'general' },
-  { name: 'di', bits: 64, group: 'general' },
-  { name: 'orig_ax', bits: 64, group: 'general' },
-  { name: 'ip', bits: 64, group: 'control' },
-  { name: 'cs', bits: 64, group: 'segment' },
-  { name: 'flags', bits: 64, group: 'control' },
-  { name: 'sp', bits: 64, group: 'general' },
-  { name: 'ss', bits: 64, group: 'segment' },
-  { name: 'fs_base', bits: 64, group: 'segment' },
-  { name: 'gs_base', bits: 64, group: 'segment' },
+/** [pt_regs name, debugger group, GPR number or pseudo code], in pt_regs order */
+const PT_LAYOUT: readonly (readonly [string, RegInfo['group'], number])[] = [
+  ['r15', 'general', 15], ['r14', 'general', 14], ['r13', 'general', 13], ['r12', 'general', 12],
+  ['bp', 'general', 5], ['bx', 'general', 3], ['r11', 'general', 11], ['r10', 'general', 10],
+  ['r9', 'general', 9], ['r8', 'general', 8], ['ax', 'general', 0], ['cx', 'general', 1],
+  ['dx', 'general', 2], ['si', 'general', 6], ['di', 'general', 7], ['orig_ax', 'general', PT_ORIG_AX],
+  ['ip', 'control', PT_IP], ['cs', 'segment', PT_CS], ['flags', 'control', PT_FLAGS], ['sp', 'general', 4],
+  ['ss', 'segment', PT_SS], ['fs_base', 'segment', PT_FS_BASE], ['gs_base', 'segment', PT_GS_BASE],
 ];
+
+export const X86_REGS: RegInfo[] = PT_LAYOUT.map(([name, group]) => ({ name, bits: 64, group }));
 
 /** ArchOps.regs index -> GPR number or pseudo code */
-export const PT_REGS: readonly number[] = [
-  15, 14, 13, 12, 5, 3, 11, 10, 9, 8, 0, 1, 2, 6, 7,
-  PT_ORIG_AX, PT_IP, PT_CS, PT_FLAGS, 4, PT_SS, PT_FS_BASE, PT_GS_BASE,
-];
-
-/** pt_regs index of a hardware GPR */
-export function ptIndexOfGpr(gpr: number): number { return PT_REGS.indexOf(gpr); }
-
-export const REG_AX = 0, REG_CX = 1, REG_DX = 2, REG_BX = 3, REG_SP = 4, REG_BP = 5, REG_SI = 6, REG_DI = 7;
-export const REG_R8 = 8, REG_R9 = 9, REG_R10 = 10, REG_R11 = 11;
+export const PT_REGS: readonly number[] = PT_LAYOUT.map(r => r[2]);
