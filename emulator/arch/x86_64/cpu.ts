@@ -21,7 +21,7 @@
  */
 import { Cpu, CpuContext, RunResult, Trap } from '../types';
 import { Memory, MemoryFault } from '../../memory/memory';
-import { VAddr, fromVAddr, hex } from '../../memory/address';
+import { VAddr, fromVAddr, hex, toVAddr } from '../../memory/address';
 import { LazyFlags, ARITH_MASK, TF, DF } from './flags';
 import { Insn } from './insn';
 import { DecodeCache, cacheFor } from './cache';
@@ -237,11 +237,7 @@ export class X86Cpu extends LazyFlags implements Cpu {
 
   // ---------------------------------------------------------------- Cpu interface
   getPc(): bigint { return fromVAddr(this.rip); }
-  setPc(pc: bigint): void {
-    const s = BigInt.asIntN(64, pc);
-    if (s >= 140737488355328n || s < -140737488355328n) throw new RangeError(`pc ${hex(pc)} is not canonical`);
-    this.rip = Number(s);
-  }
+  setPc(pc: bigint): void { this.rip = this.canonical(pc, 'pc'); }
   getReg(index: number): bigint {
     const r = PT_REGS[index];
     if (r === undefined) throw new RangeError(`x86_64: no register index ${index}`);
@@ -271,9 +267,9 @@ export class X86Cpu extends LazyFlags implements Cpu {
     }
   }
   private canonical(u: bigint, what: string): VAddr {
-    const s = BigInt.asIntN(64, u);
-    if (s >= 140737488355328n || s < -140737488355328n) throw new RangeError(`${what} ${hex(u)} is not canonical`);
-    return Number(s);
+    const v = toVAddr(u);
+    if (v === null) throw new RangeError(`${what} ${hex(u)} is not canonical`);
+    return v;
   }
 
   saveContext(): X86Context {
