@@ -10,8 +10,8 @@ import { KernelLayout } from './types';
 export interface OopsStyle {
   /** label of the pc line: x86 "RIP", arm64 "pc", riscv "epc" */
   pcLabel: string;
-  /** register label as Linux prints it, from the ArchOps.regs name; null = not printed */
-  regLabel(name: string): string | null;
+  /** register label as Linux prints it, from the ArchOps.regs name (the pc register is not listed: it has its own line) */
+  regLabel(name: string): string;
   /** registers per line */
   regsPerLine: number;
   /** bytes shown before / after (and including) the faulting pc in the Code: line */
@@ -39,8 +39,7 @@ const STACK_SIZE = 16 * 1024;
 const EXEC_SIZE = 4 * 1024 * 1024;
 
 const X86_GPRS = new Set(['ax', 'bx', 'cx', 'dx', 'si', 'di', 'bp', 'sp']);
-const x86RegLabel = (name: string): string | null => {
-  if (name === 'ip') return null;
+const x86RegLabel = (name: string): string => {
   if (name === 'flags') return 'EFLAGS';
   if (name === 'orig_ax') return 'ORIG_RAX';
   const m = /^r(\d+)$/.exec(name);
@@ -49,7 +48,7 @@ const x86RegLabel = (name: string): string | null => {
   return name.toUpperCase();
 };
 
-const wordRegLabel = (pcName: string) => (name: string): string | null => name === pcName ? null : name;
+const wordRegLabel = (name: string): string => name;
 
 export const ARCH_KERNEL: Readonly<Record<string, ArchKernelTable>> = {
   x86_64: {
@@ -74,7 +73,7 @@ export const ARCH_KERNEL: Readonly<Record<string, ArchKernelTable>> = {
       stackSize: STACK_SIZE,
     },
     branchReach: 0x07f00000,
-    oops: { pcLabel: 'pc', regLabel: wordRegLabel('pc'), regsPerLine: 3, codeBefore: 16, codeAfter: 4, codeUnit: 4, codeMark: ['(', ')'] },
+    oops: { pcLabel: 'pc', regLabel: wordRegLabel, regsPerLine: 3, codeBefore: 16, codeAfter: 4, codeUnit: 4, codeMark: ['(', ')'] },
     user: { stackTop: 0x7ffffffff000n, stackSize: 8 * 1024 * 1024, platform: 'aarch64', hwcap: 0n },
   },
   riscv64: {
@@ -86,7 +85,7 @@ export const ARCH_KERNEL: Readonly<Record<string, ArchKernelTable>> = {
       stackSize: STACK_SIZE,
     },
     branchReach: 0x7fff0000,
-    oops: { pcLabel: 'epc', regLabel: wordRegLabel('pc'), regsPerLine: 3, codeBefore: 16, codeAfter: 4, codeUnit: 2, codeMark: ['(', ')'] },
+    oops: { pcLabel: 'epc', regLabel: wordRegLabel, regsPerLine: 3, codeBefore: 16, codeAfter: 4, codeUnit: 2, codeMark: ['(', ')'] },
     user: { stackTop: 0x3ffffff000n, stackSize: 8 * 1024 * 1024, platform: 'riscv64', hwcap: 0n },
   },
 };

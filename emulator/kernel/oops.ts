@@ -89,8 +89,8 @@ export function codeLine(cpu: Cpu, style: OopsStyle): string {
 export function registerLines(arch: ArchOps, cpu: Cpu, style: OopsStyle): string[] {
   const items: string[] = [];
   arch.regs.forEach((r, i) => {
-    const label = style.regLabel(r.name);
-    if (label !== null) items.push(`${label}: ${hex64(cpu.getReg(i))}`);
+    if (i === arch.abi.pcReg) return; // printed on the pc line
+    items.push(`${style.regLabel(r.name)}: ${hex64(cpu.getReg(i))}`);
   });
   const lines: string[] = [];
   for (let i = 0; i < items.length; i += style.regsPerLine) lines.push(items.slice(i, i + style.regsPerLine).join(' '));
