@@ -272,10 +272,11 @@ function loadLines(image: ElfImage, byName: Map<string, ElfSection>, little: boo
     const s = byName.get(name);
     return s ? sectionContents(s, image.elfClass, little, image.path) : undefined;
   };
-  const debugLine = get('.debug_line') ?? new Uint8Array(0);
-  const compDirs = readCompDirs({ info: get('.debug_info'), abbrev: get('.debug_abbrev'), str: get('.debug_str'), lineStr: get('.debug_line_str') }, little);
+  const debugLine = sectionContents(line, image.elfClass, little, image.path);
+  const info = get('.debug_info'), abbrev = get('.debug_abbrev'), str = get('.debug_str'), lineStr = get('.debug_line_str');
+  const compDirs = readCompDirs({ info, abbrev, str, lineStr }, little);
   return parseDebugLine(
-    { line: debugLine, str: get('.debug_str'), lineStr: get('.debug_line_str') },
+    { line: debugLine, str, lineStr },
     { little, file: image.path, compDirs, addressSize: image.elfClass / 8 },
   );
 }
