@@ -982,16 +982,7 @@ export class KprobesEngine {
       if (kcb.current) { this.incNmissed(p, cpu.id); return true; }
       kcb.current = p;
       kcb.status = KprobeStatus.HIT_ACTIVE;
-      const aggr = this.aggrList.has(p);
-      if (!aggr) {
-        p.hits = (p.hits ?? 0) + 1;
-        if (this.events.active) this.emitHit(p, cpu.id);
-      }
-      const pre = p.pre_handler;
-      if (pre) {
-        if (aggr) pre(p, regs);
-        else this.guardedPre(p, pre, regs);
-      }
+      this.preHandlerHit(p, regs); // the return value is ignored for optimized probes
       this.resetCurrent(kcb);
     } catch (e) {
       this.resetCurrent(kcb);
