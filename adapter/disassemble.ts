@@ -13,7 +13,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ArchOps, DecodedInsn } from '../emulator/arch/types';
 import { ElfImage } from '../emulator/elf/types';
 import { Memory } from '../emulator/memory/memory';
-import { toVAddr } from '../emulator/memory/address';
+import { hex64, toVAddr } from '../emulator/memory/address';
 
 export interface DisassembleContext {
   arch: ArchOps;
@@ -38,7 +38,7 @@ export function parseAddress(ref: string, what = 'memoryReference'): bigint {
 }
 
 export function formatAddress(a: bigint): string {
-  return '0x' + BigInt.asUintN(64, a).toString(16).padStart(16, '0');
+  return '0x' + hex64(a);
 }
 
 function decodeAt(ctx: DisassembleContext, addr: bigint): DecodedInsn | null {

@@ -9,6 +9,7 @@ import type { Cpu } from '../emulator/arch/types';
 import type { CompileOptions } from '../emulator/handlers';
 import type { KprobesEngine } from '../emulator/kprobes';
 import type { Machine } from '../emulator/machine';
+import { symbolAt } from '../emulator/probes';
 import { formatAddress } from './disassemble';
 import { evaluateExpression, formatValue, isIdentifier } from './evaluate';
 import { registerVariables } from './registers';
@@ -53,8 +54,7 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   env.flush();
   if (r.ok) {
     const v = r.value;
-    const symName = (a: bigint): string | undefined => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined;
-    const body: DebugProtocol.EvaluateResponse['body'] = { result: formatValue(v, symName), type: v.typeName, variablesReference: 0 };
+    const body: DebugProtocol.EvaluateResponse['body'] = { result: formatValue(v, a => symbolAt(m.image, a)), type: v.typeName, variablesReference: 0 };
     if (v.type.kind === 'ptr') body.memoryReference = formatAddress(BigInt.asUintN(64, v.value));
     return { ok: true, body };
   }

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { Scope, Source, StackFrame } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
-import { walkFrames } from '../emulator/probes';
+import { symbolAt, walkFrames } from '../emulator/probes';
 import type { BreakpointHit } from '../emulator/probes';
 import { fixupStackTrace, symbolizeEngineAddress } from '../emulator/kprobes';
 import { formatAddress } from './disassemble';
@@ -112,8 +112,7 @@ export class StopInspector {
     const frames = walked.slice(start, start + levels).map((f, i) => {
       const idx = start + i;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = (m.image.symbols.resolve(f.pc) ? m.image.symbols.format(f.pc, false)
-        : symbolizeEngineAddress(this.probes.mgr.engine, f.pc) ?? formatAddress(f.pc))
+      const name = (symbolAt(m.image, f.pc) ?? symbolizeEngineAddress(this.probes.mgr.engine, f.pc) ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       const line = m.image.lines?.lineForAddress(f.lookupPc);
       const local = line ? this.sources.toLocal(line.file) : undefined;
@@ -157,7 +156,7 @@ export class StopInspector {
     if (!stop) return [];
     return probeScopeVariables({
       stop, entry: this.probes.mgr.get(stop.breakpointId),
-      where: a => m.image.symbols.resolve(a) ? m.image.symbols.format(a, false) : undefined,
+      where: a => symbolAt(m.image, a),
       task: m.kernel.current(cpuIndex),
       // as the engine registered it (breakpoints leave it 0: register_kretprobe's default)
       maxactive: stop.maxactive,

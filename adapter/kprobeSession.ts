@@ -22,6 +22,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { loadElf } from '../emulator/elf/elfFile';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
+import { whereOf } from '../emulator/probes';
 import { readCode, readMemory, writeMemory } from './memoryAccess';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
@@ -310,7 +311,7 @@ export class KprobeSession extends LoggingDebugSession {
     const view = this.probes?.memoryView() ?? { mem: m.kernel.mem };
     const code = (a: bigint, n: number): Uint8Array => readCode(view, a, n);
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
-    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => m.image.symbols.format(a, false) });
+    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
     this.sendResponse(response);
     this.forgetStops();
     const run = new StepRun(stepper, end => {
