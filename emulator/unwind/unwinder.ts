@@ -11,6 +11,7 @@
 import type { ElfImage } from '../elf/types';
 import { ImageError } from '../elf/types';
 import { sectionContents } from '../elf/compressed';
+import { SHT_NOBITS } from '../elf/elfFile';
 import { Fde, FrameSection, FrameSectionKind, parseFrameSection } from './cfi';
 import { CfaProgramError, rowAt, UnwindRow, unwindRows } from './cfaProgram';
 
@@ -28,11 +29,6 @@ export class CfiUnwinder {
   private readonly rowCache = new Map<Fde, UnwindRow[] | string>();
 
   constructor(readonly sections: readonly FrameSection[], readonly little: boolean, readonly addressSize: number) {}
-
-  /** FDEs of every section, .debug_frame first. */
-  get fdes(): Fde[] {
-    return this.sections.flatMap((s) => s.fdes);
-  }
 
   /** The FDE covering pc (.debug_frame preferred over .eh_frame). */
   findFde(pc: bigint): Fde | undefined {
@@ -125,7 +121,7 @@ export function loadCfi(image: ElfImage): CfiUnwinder | null {
   const sections: FrameSection[] = [];
   for (const kind of SECTIONS) {
     const s = image.section(kind);
-    if (!s || s.type === 8 || s.size === 0n) continue;
+    if (!s || s.type === SHT_NOBITS || s.size === 0n) continue;
     const data = sectionContents(s, image.elfClass, little, image.path);
     sections.push(parseFrameSection(data, { kind, little, addressSize: image.elfClass / 8, sectionAddr: s.addr, file: image.path }));
   }
