@@ -59,8 +59,6 @@ export interface OpDef {
   srcSize?: number;
   /** optional specialised executor for a decoded instance */
   fast?: (i: Insn) => ExecFn | undefined;
-  /** privileged / needs no further information — documentation only */
-  note?: string;
   /**
    * accepts a LOCK prefix (with a memory destination; SDM vol. 2 "LOCK"):
    * any other LOCK use is #UD
