@@ -1,9 +1,10 @@
 /**
  * The arch-neutral kprobes core (Linux kernel/kprobes.c): probe table by
  * address, aggregate probes, registration rules, arming through textPoke,
- * the per-CPU control block and the trap handlers (kprobe_int3_handler,
- * kprobe_debug_handler / post_kprobe_handler, kprobe_fault_handler).
- * Kretprobes live in kretprobes.ts, jprobes in jprobes.ts, kprobes on
+ * the per-CPU control block and the handler invocation (pre/post/fault,
+ * nmissed). The trap handlers (kprobe_int3_handler, kprobe_debug_handler /
+ * post_kprobe_handler, kprobe_fault_handler) live in traps.ts,
+ * kretprobes in kretprobes.ts, jprobes in jprobes.ts, kprobes on
  * ftrace call sites in ftrace.ts, the debugfs files in debugfs.ts, the
  * engine code's synthetic symbol names in symbolize.ts, the registration
  * input checks in validate.ts. Everything arch-specific goes through the hook table
@@ -13,12 +14,9 @@ import type { Cpu, Trap } from '../arch/types';
 import { Errno } from '../kernel/abi';
 import type { KernelApi } from '../kernel/types';
 import { MemoryFault } from '../memory/memory';
-import { fromVAddr, hex, mustVAddr, VAddr } from '../memory/address';
+import { fromVAddr, hex, mustVAddr } from '../memory/address';
 import { PERM_X } from '../memory/memory';
-import {
-  CallbackFrame, defaultArmKprobe, defaultDisarmKprobe, InlineBreakpointCpu, KprobesArchContext, KprobesArchHooks,
-  NativeCallbackFrame,
-} from './archHooks';
+import { defaultArmKprobe, defaultDisarmKprobe, KprobesArchContext, KprobesArchHooks } from './archHooks';
 import { kprobesArchFor } from './archRegistry';
 import { KprobeEvents, ProbeInfo } from './events';
 import { InsnSlots } from './insnSlots';
@@ -33,11 +31,11 @@ import { Kretprobes } from './kretprobes';
 import { KernelData } from './kdata';
 import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
-import { NativeEntry, OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
+import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
 import { attachEngine } from './sysctl';
 import { validateArray, validateKprobe } from './validate';
-import { MachineView, machineView } from './machineView';
 import { KprobesFtrace } from './ftrace';
+import { KprobeTraps } from './traps';
 import { symbolizeEngineAddress } from './symbolize';
 
 export interface KprobesEngineOptions {
@@ -111,8 +109,6 @@ export class KprobesEngine {
   private readonly regsViews = new Map<Cpu, PtRegs>();
   /** the last view asked for per CPU id (a fast path of regsOf on every hit) */
   private readonly regsById: PtRegs[] = [];
-  /** ArchOps.breakpointPcOffset as a bigint (trap pc -> breakpoint address) */
-  private readonly bpPcOffset: bigint;
   /** probes unregistered while a CPU still referenced their slot (freed later) */
   private pendingRemove: Kprobe[] = [];
   private nextId = 1;
@@ -133,10 +129,8 @@ export class KprobesEngine {
   };
   /** kprobes on ftrace call sites (ftrace.ts) */
   readonly ftrace: KprobesFtrace;
-  /** the machine state the inline breakpoint path needs (null: no inline path) */
-  private readonly machine: MachineView | null;
-  /** per CPU id: its inline breakpoint controls when installed */
-  private readonly inlineCpus: (InlineBreakpointCpu | null)[] = [];
+  /** the trap handlers (traps.ts) */
+  private readonly traps: KprobeTraps;
   private kprobeBooster: boolean;
 
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
@@ -161,15 +155,7 @@ export class KprobesEngine {
     this.optimizer = new Optimizer(this, hooks.optprobes, opts.optimizeDelayNs ?? OPTIMIZE_DELAY_NS);
     if (opts.optimization === false) this.optimizer.setEnabled(false);
     this.kprobeBooster = opts.kprobeBooster ?? true;
-    this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
-    kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
-    this.machine = machineView(kernel);
-    if (this.machine && hooks.installInlineBreakpoint) {
-      const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
-      for (const cpu of kernel.cpus) {
-        if (cpu.id >= 0) this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
-      }
-    }
+    this.traps = new KprobeTraps(this, this.nested);
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
     attachEngine(kernel, this);
   }
@@ -553,7 +539,8 @@ export class KprobesEngine {
     return false;
   }
 
-  private collectGarbage(): void {
+  /** free the slots of probes removed while in use, once no CPU is inside them @internal (traps.ts) */
+  collectGarbage(): void {
     if (this.pendingRemove.length === 0) return;
     const still: Kprobe[] = [];
     for (const ap of this.pendingRemove) {
@@ -661,7 +648,8 @@ export class KprobesEngine {
     return 0;
   }
 
-  private hasAnyPost(p: Kprobe): boolean {
+  /** the probe (or an enabled aggregate member) has a post_handler @internal (traps.ts) */
+  hasAnyPost(p: Kprobe): boolean {
     const list = this.aggrList.get(p);
     return list ? list.some(k => !kprobeDisabled(k) && !!k.post_handler) : !!p.post_handler;
   }
@@ -739,105 +727,6 @@ export class KprobesEngine {
     throw new HandlerOops(msg);
   }
 
-  // ------------------------------------------------------------- traps
-
-  /** the die-notifier: int3, single-step and faults */
-  private onTrap(cpu: Cpu, trap: Trap): boolean {
-    this.optimizer.poll();
-    switch (trap.kind) {
-      case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - this.bpPcOffset);
-      case 'singleStep': return this.kprobeDebugHandler(cpu);
-      case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
-        return this.kprobeFaultHandler(cpu, trap);
-      default: return false;
-    }
-  }
-
-  /**
-   * The CPU's inline breakpoint (a host fast path): a breakpoint at one of
-   * the engine's native entries (detour buffers, the kretprobe booster
-   * trampoline) is handled from inside the int3 instead of a trap that
-   * makes the CPU's run return, with the same result: the same handler
-   * path as the die-notifier (optimizer poll, kprobe_int3_handler) and the
-   * same virtual time during the handlers (the instructions this run has
-   * retired, the int3 included, are added to the CPU's round slots for the
-   * duration, as the machine accounts them before a trap is handled; a
-   * nested call's breakpoints see the time of the hit that made the call,
-   * as with traps). When the handlers leave something the machine must see
-   * (a stop request, power off, an oops, another current task) the run
-   * ends after the int3. Probe-site breakpoints always trap: false.
-   */
-  private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
-    const ctl = this.inlineCpus[cpu.id];
-    const m = this.machine;
-    if (!ctl || !m || cpu.userMode) return false; // the native entries are kernel code
-    const ne = this.optimizer.nativeEntryAt(at);
-    const ft = at === this.ftrace.entryV;
-    if (ne === undefined && !ft && at !== this.kretprobes.boostEntryV) return false;
-    const task = this.kernel.current(cpu.id);
-    const oops0 = m.oopsCount;
-    const used = m.clock.used;
-    const slots = this.nested.depth === 0 ? ctl.retiredInRun() + 1 : 0;
-    used[cpu.id] += slots;
-    try {
-      // what onTrap -> kprobeBreakpointHandler do for these addresses
-      this.optimizer.poll();
-      const regs = this.regsOf(cpu), kcb = this.ctlblk(cpu.id);
-      if (ne !== undefined) this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
-      else if (ft) this.ftrace.hit(cpu, regs, kcb, true);
-      else this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
-    } catch (e) {
-      // as the kernel's trap dispatch reports a failing trap hook
-      const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
-      this.kernel.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      used[cpu.id] -= slots;
-    }
-    if (ne !== undefined) this.stats.inlineOptEntries++;
-    else if (ft) this.stats.inlineFtraceEntries++;
-    else this.stats.inlineKretEntries++;
-    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.kernel.current(cpu.id) !== task) ctl.endRun();
-    return true;
-  }
-
-  /** kprobe_int3_handler (arch-neutral part) */
-  private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
-    const kcb = this.ctlblk(cpu.id);
-    const regs = this.regsOf(cpu);
-    if (addr === this.kretprobes.int3Trampoline) { this.stats.kretTrampolineTraps++; return this.kretprobes.trampolineHit(cpu, regs, kcb); }
-    if (addr === this.kretprobes.boostEntry && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
-    if (addr === this.kretprobes.boostCallback && addr !== 0n) return this.kretprobes.boostedTrampolineHit(cpu, regs, kcb, false);
-    if (addr === this.ftrace.entry && addr !== 0n) return this.ftrace.hit(cpu, regs, kcb, true);
-    if (addr === this.ftrace.callback && addr !== 0n) return this.ftrace.hit(cpu, regs, kcb, false);
-    const ne = this.optimizer.nativeEntryProbe(addr);
-    if (ne !== undefined) return this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
-    const opAddr = this.optimizer.callbackProbe(addr);
-    if (opAddr !== undefined) return this.optimizedCallback(cpu, regs, kcb, opAddr, null);
-    const p = this.table.get(addr);
-    if (!p) {
-      // The breakpoint was removed after this CPU hit it: run the original instruction.
-      try {
-        const now = this.kernel.mem.readBytes(mustVAddr(addr), this.kernel.arch.breakpointInsn.length);
-        if (!sameBytes(now, this.kernel.arch.breakpointInsn)) { cpu.setPc(addr); return true; }
-      } catch { /* not mapped: not ours */ }
-      return false;
-    }
-    this.stats.int3Hits++;
-    if (kcb.current) return this.reenterKprobe(p, regs, kcb);
-    kcb.current = p;
-    kcb.status = KprobeStatus.HIT_ACTIVE;
-    let ret = 0;
-    try {
-      ret = this.preHandlerHit(p, regs);
-    } catch (e) {
-      if (e instanceof HandlerOops) { this.resetCurrent(kcb); return true; }
-      throw e;
-    }
-    if (!ret) this.setupSinglestep(p, regs, kcb, false);
-    else this.resetCurrent(kcb);
-    return true;
-  }
-
   /**
    * A hit's pre_handler path: the hit counted (aggregates count their
    * members), the event, the guarded handler. Throws HandlerOops when the
@@ -877,185 +766,6 @@ export class KprobesEngine {
     kcb.status = KprobeStatus.NONE;
     kcb.instance = null;
   }
-
-  /** reenter_kprobe() */
-  private reenterKprobe(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    switch (kcb.status) {
-      case KprobeStatus.HIT_SSDONE:
-      case KprobeStatus.HIT_ACTIVE:
-      case KprobeStatus.HIT_SS:
-        this.incNmissed(p, regs.cpu.id);
-        this.setupSinglestep(p, regs, kcb, true);
-        return true;
-      default: {
-        // A probe hit while single-stepping a reentered probe: no way out.
-        this.kernel.printk(regs.cpu.id, 'Unrecoverable kprobe detected.', 'emulator');
-        this.kernel.printk(regs.cpu.id, `Dumping kprobe:\nName: ${p.symbol_name ?? ''}\nOffset: ${(p.offset ?? 0n).toString(16)}\nAddress: ${hex(p.addr ?? 0n)}`, 'emulator');
-        this.kernel.oops(regs.cpu, null, 'kernel BUG at kernel/kprobes.c: reentered kprobe while single-stepping a reentered kprobe');
-        this.resetCurrent(kcb);
-        return true;
-      }
-    }
-  }
-
-  private setupSinglestep(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, reenter: boolean): void {
-    // setup_detour_execution: a queued or optimized probe resumes in its buffer's copied code
-    const op = this.optimizer.detourFor(p.addr as bigint);
-    if (op && this.hooks.optprobes) {
-      this.stats.detourHits++;
-      this.hooks.optprobes.setupDetourExecution(op, regs);
-      if (!reenter) this.resetCurrent(kcb);
-      this.collectGarbage();
-      return;
-    }
-    // the kprobe booster: jump into the slot (its jmp back is appended) when no post_handler must run
-    if (!reenter && this.kprobeBooster && p.ainsn?.boostable === 1 && p.ainsn.mode === 'slot' && !this.hasAnyPost(p)) {
-      this.stats.boostedHits++;
-      regs.ip = p.ainsn.insn;
-      this.resetCurrent(kcb);
-      this.collectGarbage();
-      return;
-    }
-    if (reenter) {
-      kcb.prev = { kp: kcb.current, status: kcb.status, oldFlags: kcb.oldFlags, savedFlags: kcb.savedFlags };
-      kcb.current = p;
-      kcb.status = KprobeStatus.REENTER;
-    } else kcb.status = KprobeStatus.HIT_SS;
-    if (p.ainsn?.mode === 'simulate' && this.hooks.simulate) {
-      kcb.oldFlags = kcb.savedFlags = 0n;
-      this.hooks.simulate(this.ctx, p, regs);
-      this.afterSinglestep(p, regs, kcb);
-      return;
-    }
-    this.hooks.setupSinglestep(this.ctx, p, regs, kcb);
-  }
-
-  /** kprobe_debug_handler -> post_kprobe_handler */
-  private kprobeDebugHandler(cpu: Cpu): boolean {
-    const kcb = this.ctlblk(cpu.id);
-    const cur = kcb.current;
-    if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
-    const regs = this.regsOf(cpu);
-    this.stats.singleSteps++;
-    this.hooks.resumeExecution(this.ctx, cur, regs, kcb);
-    const own = this.afterSinglestep(cur, regs, kcb);
-    return !own;
-  }
-
-  /** post-handler and ctlblk bookkeeping; returns true when the task itself is single-stepping */
-  private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (kcb.status !== KprobeStatus.REENTER) this.postHandlerHit(cur, regs, kcb);
-    if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
-    else this.resetCurrent(kcb);
-    this.collectGarbage();
-    return this.hooks.taskSinglestepping?.(regs) ?? false;
-  }
-
-  /**
-   * optimized_callback(): the detour buffer of the probe at addr called the
-   * engine. The live registers become the probed context (ip = addr + the
-   * breakpoint length, as a breakpoint hit shows it), the pre_handlers run
-   * (their return value and any change of ip are ignored, as documented),
-   * the registers go back into the buffer's saved frame, and the buffer
-   * goes on (restore, copied instructions, jump back). A hit while another
-   * probe is being handled on this CPU only counts as missed. `native`: the
-   * trap is the buffer's native entry — the arch does the template's save
-   * and restore itself and resumes at the copied instructions (when it
-   * cannot, the cpu runs the template, which calls back here non-native).
-   */
-  private optimizedCallback(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, native: NativeEntry | null): boolean {
-    const opt = this.hooks.optprobes;
-    if (!opt) return false;
-    let nf: NativeCallbackFrame | null = null;
-    let frame: CallbackFrame | null = null;
-    if (native) {
-      nf = opt.enterNative?.(this.ctx, regs, native.ip, 'optprobe') ?? null;
-      if (!nf) return true; // the template runs as instructions and calls back at its callback
-      this.stats.nativeOptFrames++;
-    } else {
-      frame = opt.enterCallback(this.ctx, regs, addr + this.bpPcOffset, 'optprobe');
-    }
-    this.stats.optCallbacks++;
-    const p = this.table.get(addr);
-    try {
-      if (!p || kprobeDisabled(p)) return true;
-      if (kcb.current) { this.incNmissed(p, cpu.id); return true; }
-      kcb.current = p;
-      kcb.status = KprobeStatus.HIT_ACTIVE;
-      this.preHandlerHit(p, regs); // the return value is ignored for optimized probes
-      this.resetCurrent(kcb);
-    } catch (e) {
-      this.resetCurrent(kcb);
-      if (e instanceof HandlerOops) return true;
-      throw e;
-    } finally {
-      if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(this.ctx, regs, nf);
-      else opt.leaveCallback(this.ctx, regs, frame as CallbackFrame);
-    }
-    this.collectGarbage();
-    return true;
-  }
-
-  private restorePrevious(kcb: KprobeCtlblk): void {
-    kcb.current = kcb.prev.kp;
-    kcb.status = kcb.prev.status;
-    kcb.oldFlags = kcb.prev.oldFlags;
-    kcb.savedFlags = kcb.prev.savedFlags;
-    kcb.prev = { kp: null, status: KprobeStatus.NONE, oldFlags: 0n, savedFlags: 0n };
-  }
-
-  /** kprobe_fault_handler */
-  private kprobeFaultHandler(cpu: Cpu, trap: Trap): boolean {
-    const kcb = this.ctlblk(cpu.id);
-    const cur = kcb.current;
-    if (!cur) return false;
-    const regs = this.regsOf(cpu);
-    const trapnr = this.kernel.arch.abi.trapNumbers[trap.kind] ?? -1;
-    const slot = cur.ainsn?.insn ?? -1n;
-    if ((kcb.status === KprobeStatus.HIT_SS || kcb.status === KprobeStatus.REENTER) && trap.pc === slot) {
-      // The single-stepped copy faulted. The probe's fault_handler may handle it
-      // (aggregates: no member handler runs during the single-step).
-      let handled = 0;
-      const fh = this.aggrList.has(cur) ? undefined : cur.fault_handler;
-      if (fh) {
-        try { handled = fh(cur, regs, trapnr); } catch { handled = 0; }
-      }
-      if (handled) {
-        // the handler fixed regs: stop single-stepping, restore the task's flags, keep its ip
-        const ip = regs.ip;
-        this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
-        if (ip !== slot) regs.ip = ip;
-        this.finishFault(kcb);
-        return true;
-      }
-      // make it look like the original instruction faulted, then the normal fault path
-      this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
-      (trap as { pc: bigint }).pc = cur.addr as bigint;
-      this.finishFault(kcb);
-      return false;
-    }
-    if (kcb.status === KprobeStatus.HIT_ACTIVE || kcb.status === KprobeStatus.HIT_SSDONE) {
-      // emulated code called from a handler faulted
-      this.incNmissed(cur, cpu.id);
-      const fh = cur.fault_handler;
-      if (fh) {
-        try { if (fh(cur, regs, trapnr)) return true; } catch { /* treated as unhandled */ }
-      }
-    }
-    return false;
-  }
-
-  private finishFault(kcb: KprobeCtlblk): void {
-    if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
-    else this.resetCurrent(kcb);
-    this.collectGarbage();
-  }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function mustVAddrOrNull(a: bigint): number | null {

@@ -1,0 +1,319 @@
+/**
+ * The kprobes trap handlers (Linux arch/x86/kernel/kprobes/core.c's
+ * arch-neutral part): the die-notifier for int3, single-step and faults
+ * (kprobe_int3_handler, kprobe_debug_handler / post_kprobe_handler,
+ * kprobe_fault_handler), reentry, the single-step / boost / detour setup,
+ * optimized_callback, and the CPU's inline breakpoint fast path for the
+ * engine's native entries. The probe table, registration and the handler
+ * invocation (pre/post/fault, nmissed) stay in core.ts.
+ */
+import type { Cpu, Trap } from '../arch/types';
+import { fromVAddr, mustVAddr, hex, VAddr } from '../memory/address';
+import type { CallbackFrame, InlineBreakpointCpu, NativeCallbackFrame } from './archHooks';
+import type { KprobesEngine } from './core';
+import { HandlerOops } from './errors';
+import { Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled } from './kprobe';
+import { MachineView, machineView } from './machineView';
+import type { NestedCaller } from './nestedCall';
+import type { NativeEntry } from './optprobes';
+import type { PtRegs } from './ptRegs';
+
+export class KprobeTraps {
+  /** ArchOps.breakpointPcOffset as a bigint (trap pc -> breakpoint address) */
+  private readonly bpPcOffset: bigint;
+  /** the machine state the inline breakpoint path needs (null: no inline path) */
+  private readonly machine: MachineView | null;
+  /** per CPU id: its inline breakpoint controls when installed */
+  private readonly inlineCpus: (InlineBreakpointCpu | null)[] = [];
+
+  /** installs the trap hook and, when the arch and machine allow it, the CPUs' inline breakpoint */
+  constructor(private readonly engine: KprobesEngine, private readonly nested: NestedCaller) {
+    const kernel = engine.kernel, hooks = engine.hooks;
+    this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
+    kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
+    this.machine = machineView(kernel);
+    if (this.machine && hooks.installInlineBreakpoint) {
+      const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
+      for (const cpu of kernel.cpus) {
+        if (cpu.id >= 0) this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
+      }
+    }
+  }
+
+  /** the die-notifier: int3, single-step and faults */
+  private onTrap(cpu: Cpu, trap: Trap): boolean {
+    this.engine.optimizer.poll();
+    switch (trap.kind) {
+      case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - this.bpPcOffset);
+      case 'singleStep': return this.kprobeDebugHandler(cpu);
+      case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
+        return this.kprobeFaultHandler(cpu, trap);
+      default: return false;
+    }
+  }
+
+  /**
+   * The CPU's inline breakpoint (a host fast path): a breakpoint at one of
+   * the engine's native entries (detour buffers, the kretprobe booster
+   * trampoline) is handled from inside the int3 instead of a trap that
+   * makes the CPU's run return, with the same result: the same handler
+   * path as the die-notifier (optimizer poll, kprobe_int3_handler) and the
+   * same virtual time during the handlers (the instructions this run has
+   * retired, the int3 included, are added to the CPU's round slots for the
+   * duration, as the machine accounts them before a trap is handled; a
+   * nested call's breakpoints see the time of the hit that made the call,
+   * as with traps). When the handlers leave something the machine must see
+   * (a stop request, power off, an oops, another current task) the run
+   * ends after the int3. Probe-site breakpoints always trap: false.
+   */
+  private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
+    const ctl = this.inlineCpus[cpu.id];
+    const m = this.machine;
+    if (!ctl || !m || cpu.userMode) return false; // the native entries are kernel code
+    const ne = this.engine.optimizer.nativeEntryAt(at);
+    const ft = at === this.engine.ftrace.entryV;
+    if (ne === undefined && !ft && at !== this.engine.kretprobes.boostEntryV) return false;
+    const task = this.engine.kernel.current(cpu.id);
+    const oops0 = m.oopsCount;
+    const used = m.clock.used;
+    const slots = this.nested.depth === 0 ? ctl.retiredInRun() + 1 : 0;
+    used[cpu.id] += slots;
+    try {
+      // what onTrap -> kprobeBreakpointHandler do for these addresses
+      this.engine.optimizer.poll();
+      const regs = this.engine.regsOf(cpu), kcb = this.engine.ctlblk(cpu.id);
+      if (ne !== undefined) this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
+      else if (ft) this.engine.ftrace.hit(cpu, regs, kcb, true);
+      else this.engine.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
+    } catch (e) {
+      // as the kernel's trap dispatch reports a failing trap hook
+      const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
+      this.engine.kernel.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      used[cpu.id] -= slots;
+    }
+    if (ne !== undefined) this.engine.stats.inlineOptEntries++;
+    else if (ft) this.engine.stats.inlineFtraceEntries++;
+    else this.engine.stats.inlineKretEntries++;
+    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.engine.kernel.current(cpu.id) !== task) ctl.endRun();
+    return true;
+  }
+
+  /** kprobe_int3_handler (arch-neutral part) */
+  private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
+    const kcb = this.engine.ctlblk(cpu.id);
+    const regs = this.engine.regsOf(cpu);
+    if (addr === this.engine.kretprobes.int3Trampoline) { this.engine.stats.kretTrampolineTraps++; return this.engine.kretprobes.trampolineHit(cpu, regs, kcb); }
+    if (addr === this.engine.kretprobes.boostEntry && addr !== 0n) return this.engine.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
+    if (addr === this.engine.kretprobes.boostCallback && addr !== 0n) return this.engine.kretprobes.boostedTrampolineHit(cpu, regs, kcb, false);
+    if (addr === this.engine.ftrace.entry && addr !== 0n) return this.engine.ftrace.hit(cpu, regs, kcb, true);
+    if (addr === this.engine.ftrace.callback && addr !== 0n) return this.engine.ftrace.hit(cpu, regs, kcb, false);
+    const ne = this.engine.optimizer.nativeEntryProbe(addr);
+    if (ne !== undefined) return this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
+    const opAddr = this.engine.optimizer.callbackProbe(addr);
+    if (opAddr !== undefined) return this.optimizedCallback(cpu, regs, kcb, opAddr, null);
+    const p = this.engine.getKprobe(addr);
+    if (!p) {
+      // The breakpoint was removed after this CPU hit it: run the original instruction.
+      try {
+        const now = this.engine.kernel.mem.readBytes(mustVAddr(addr), this.engine.kernel.arch.breakpointInsn.length);
+        if (!sameBytes(now, this.engine.kernel.arch.breakpointInsn)) { cpu.setPc(addr); return true; }
+      } catch { /* not mapped: not ours */ }
+      return false;
+    }
+    this.engine.stats.int3Hits++;
+    if (kcb.current) return this.reenterKprobe(p, regs, kcb);
+    kcb.current = p;
+    kcb.status = KprobeStatus.HIT_ACTIVE;
+    let ret = 0;
+    try {
+      ret = this.engine.preHandlerHit(p, regs);
+    } catch (e) {
+      if (e instanceof HandlerOops) { this.engine.resetCurrent(kcb); return true; }
+      throw e;
+    }
+    if (!ret) this.setupSinglestep(p, regs, kcb, false);
+    else this.engine.resetCurrent(kcb);
+    return true;
+  }
+
+  /** reenter_kprobe() */
+  private reenterKprobe(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    switch (kcb.status) {
+      case KprobeStatus.HIT_SSDONE:
+      case KprobeStatus.HIT_ACTIVE:
+      case KprobeStatus.HIT_SS:
+        this.engine.incNmissed(p, regs.cpu.id);
+        this.setupSinglestep(p, regs, kcb, true);
+        return true;
+      default: {
+        // A probe hit while single-stepping a reentered probe: no way out.
+        this.engine.kernel.printk(regs.cpu.id, 'Unrecoverable kprobe detected.', 'emulator');
+        this.engine.kernel.printk(regs.cpu.id, `Dumping kprobe:\nName: ${p.symbol_name ?? ''}\nOffset: ${(p.offset ?? 0n).toString(16)}\nAddress: ${hex(p.addr ?? 0n)}`, 'emulator');
+        this.engine.kernel.oops(regs.cpu, null, 'kernel BUG at kernel/kprobes.c: reentered kprobe while single-stepping a reentered kprobe');
+        this.engine.resetCurrent(kcb);
+        return true;
+      }
+    }
+  }
+
+  private setupSinglestep(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, reenter: boolean): void {
+    // setup_detour_execution: a queued or optimized probe resumes in its buffer's copied code
+    const op = this.engine.optimizer.detourFor(p.addr as bigint);
+    if (op && this.engine.hooks.optprobes) {
+      this.engine.stats.detourHits++;
+      this.engine.hooks.optprobes.setupDetourExecution(op, regs);
+      if (!reenter) this.engine.resetCurrent(kcb);
+      this.engine.collectGarbage();
+      return;
+    }
+    // the kprobe booster: jump into the slot (its jmp back is appended) when no post_handler must run
+    if (!reenter && this.engine.kprobeBoosterEnabled && p.ainsn?.boostable === 1 && p.ainsn.mode === 'slot' && !this.engine.hasAnyPost(p)) {
+      this.engine.stats.boostedHits++;
+      regs.ip = p.ainsn.insn;
+      this.engine.resetCurrent(kcb);
+      this.engine.collectGarbage();
+      return;
+    }
+    if (reenter) {
+      kcb.prev = { kp: kcb.current, status: kcb.status, oldFlags: kcb.oldFlags, savedFlags: kcb.savedFlags };
+      kcb.current = p;
+      kcb.status = KprobeStatus.REENTER;
+    } else kcb.status = KprobeStatus.HIT_SS;
+    if (p.ainsn?.mode === 'simulate' && this.engine.hooks.simulate) {
+      kcb.oldFlags = kcb.savedFlags = 0n;
+      this.engine.hooks.simulate(this.engine.ctx, p, regs);
+      this.afterSinglestep(p, regs, kcb);
+      return;
+    }
+    this.engine.hooks.setupSinglestep(this.engine.ctx, p, regs, kcb);
+  }
+
+  /** kprobe_debug_handler -> post_kprobe_handler */
+  private kprobeDebugHandler(cpu: Cpu): boolean {
+    const kcb = this.engine.ctlblk(cpu.id);
+    const cur = kcb.current;
+    if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
+    const regs = this.engine.regsOf(cpu);
+    this.engine.stats.singleSteps++;
+    this.engine.hooks.resumeExecution(this.engine.ctx, cur, regs, kcb);
+    const own = this.afterSinglestep(cur, regs, kcb);
+    return !own;
+  }
+
+  /** post-handler and ctlblk bookkeeping; returns true when the task itself is single-stepping */
+  private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    if (kcb.status !== KprobeStatus.REENTER) this.engine.postHandlerHit(cur, regs, kcb);
+    if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
+    else this.engine.resetCurrent(kcb);
+    this.engine.collectGarbage();
+    return this.engine.hooks.taskSinglestepping?.(regs) ?? false;
+  }
+
+  /**
+   * optimized_callback(): the detour buffer of the probe at addr called the
+   * engine. The live registers become the probed context (ip = addr + the
+   * breakpoint length, as a breakpoint hit shows it), the pre_handlers run
+   * (their return value and any change of ip are ignored, as documented),
+   * the registers go back into the buffer's saved frame, and the buffer
+   * goes on (restore, copied instructions, jump back). A hit while another
+   * probe is being handled on this CPU only counts as missed. `native`: the
+   * trap is the buffer's native entry — the arch does the template's save
+   * and restore itself and resumes at the copied instructions (when it
+   * cannot, the cpu runs the template, which calls back here non-native).
+   */
+  private optimizedCallback(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, native: NativeEntry | null): boolean {
+    const opt = this.engine.hooks.optprobes;
+    if (!opt) return false;
+    let nf: NativeCallbackFrame | null = null;
+    let frame: CallbackFrame | null = null;
+    if (native) {
+      nf = opt.enterNative?.(this.engine.ctx, regs, native.ip, 'optprobe') ?? null;
+      if (!nf) return true; // the template runs as instructions and calls back at its callback
+      this.engine.stats.nativeOptFrames++;
+    } else {
+      frame = opt.enterCallback(this.engine.ctx, regs, addr + this.bpPcOffset, 'optprobe');
+    }
+    this.engine.stats.optCallbacks++;
+    const p = this.engine.getKprobe(addr);
+    try {
+      if (!p || kprobeDisabled(p)) return true;
+      if (kcb.current) { this.engine.incNmissed(p, cpu.id); return true; }
+      kcb.current = p;
+      kcb.status = KprobeStatus.HIT_ACTIVE;
+      this.engine.preHandlerHit(p, regs); // the return value is ignored for optimized probes
+      this.engine.resetCurrent(kcb);
+    } catch (e) {
+      this.engine.resetCurrent(kcb);
+      if (e instanceof HandlerOops) return true;
+      throw e;
+    } finally {
+      if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(this.engine.ctx, regs, nf);
+      else opt.leaveCallback(this.engine.ctx, regs, frame as CallbackFrame);
+    }
+    this.engine.collectGarbage();
+    return true;
+  }
+
+  private restorePrevious(kcb: KprobeCtlblk): void {
+    kcb.current = kcb.prev.kp;
+    kcb.status = kcb.prev.status;
+    kcb.oldFlags = kcb.prev.oldFlags;
+    kcb.savedFlags = kcb.prev.savedFlags;
+    kcb.prev = { kp: null, status: KprobeStatus.NONE, oldFlags: 0n, savedFlags: 0n };
+  }
+
+  /** kprobe_fault_handler */
+  private kprobeFaultHandler(cpu: Cpu, trap: Trap): boolean {
+    const kcb = this.engine.ctlblk(cpu.id);
+    const cur = kcb.current;
+    if (!cur) return false;
+    const regs = this.engine.regsOf(cpu);
+    const trapnr = this.engine.kernel.arch.abi.trapNumbers[trap.kind] ?? -1;
+    const slot = cur.ainsn?.insn ?? -1n;
+    if ((kcb.status === KprobeStatus.HIT_SS || kcb.status === KprobeStatus.REENTER) && trap.pc === slot) {
+      // The single-stepped copy faulted. The probe's fault_handler may handle it
+      // (aggregates: no member handler runs during the single-step).
+      let handled = 0;
+      const fh = this.engine.isAggregate(cur) ? undefined : cur.fault_handler;
+      if (fh) {
+        try { handled = fh(cur, regs, trapnr); } catch { handled = 0; }
+      }
+      if (handled) {
+        // the handler fixed regs: stop single-stepping, restore the task's flags, keep its ip
+        const ip = regs.ip;
+        this.engine.hooks.singlestepFault(this.engine.ctx, cur, regs, kcb);
+        if (ip !== slot) regs.ip = ip;
+        this.finishFault(kcb);
+        return true;
+      }
+      // make it look like the original instruction faulted, then the normal fault path
+      this.engine.hooks.singlestepFault(this.engine.ctx, cur, regs, kcb);
+      (trap as { pc: bigint }).pc = cur.addr as bigint;
+      this.finishFault(kcb);
+      return false;
+    }
+    if (kcb.status === KprobeStatus.HIT_ACTIVE || kcb.status === KprobeStatus.HIT_SSDONE) {
+      // emulated code called from a handler faulted
+      this.engine.incNmissed(cur, cpu.id);
+      const fh = cur.fault_handler;
+      if (fh) {
+        try { if (fh(cur, regs, trapnr)) return true; } catch { /* treated as unhandled */ }
+      }
+    }
+    return false;
+  }
+
+  private finishFault(kcb: KprobeCtlblk): void {
+    if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
+    else this.engine.resetCurrent(kcb);
+    this.engine.collectGarbage();
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
