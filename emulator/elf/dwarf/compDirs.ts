@@ -7,11 +7,10 @@
  * fatal: a unit whose CU DIE cannot be read keeps relative paths.
  */
 import { ByteReader } from '../reader';
-import { FormContext, readForm } from './forms';
+import { DW_FORM, FormContext, readForm } from './forms';
 
 const DW_AT_stmt_list = 0x10;
 const DW_AT_comp_dir = 0x1b;
-const DW_FORM_implicit_const = 0x21;
 
 export interface CompDirSections {
   info?: Uint8Array;
@@ -34,7 +33,7 @@ function readAbbrev(abbrev: Uint8Array, little: boolean, offset: number, code: n
       const at = r.uleb();
       const form = r.uleb();
       if (at === 0 && form === 0) break;
-      const implicit = form === DW_FORM_implicit_const ? r.slebBig() : 0n;
+      const implicit = form === DW_FORM.implicit_const ? r.slebBig() : 0n;
       attrs.push({ at, form, implicit });
     }
     if (c === code) return attrs;

@@ -5,7 +5,7 @@
 import { posix } from 'node:path';
 import { ImageError, LineRow, LineTable } from '../types';
 import { ByteReader } from '../reader';
-import { DW_FORM, FormContext, readForm } from './forms';
+import { FormContext, readForm } from './forms';
 import { ElfLineTable } from './lineTable';
 
 const DW_LNS = {
@@ -301,5 +301,3 @@ function runProgram(r: ByteReader, end: number, h: LineUnitHeader, stdLengths: n
     }
   }
 }
-
-export { DW_FORM };
