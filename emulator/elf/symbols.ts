@@ -104,13 +104,8 @@ export class ElfSymbolTable implements SymbolTable {
     }
     // 2. the nearest preceding zero-size symbol (an assembler label), unless a
     //    sized symbol starts between it and a, and only within its section
-    for (let i = lo - 1; i >= 0; i--) {
-      const s = this.sorted[i];
-      if (s.size > 0n) return undefined;
-      if (this.inSymbolSection(s, a)) return { sym: s, offset: a - s.value };
-      return undefined;
-    }
-    return undefined;
+    const s = lo > 0 ? this.sorted[lo - 1] : undefined;
+    return s && s.size === 0n && this.inSymbolSection(s, a) ? { sym: s, offset: a - s.value } : undefined;
   }
 
   /** a zero-size symbol covers addresses up to the end of its section */
