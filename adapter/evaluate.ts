@@ -13,7 +13,7 @@
  */
 import type { Expr } from '../emulator/handlers/ast';
 import { HandlerCompiler } from '../emulator/handlers/compiler';
-import { CONTEXT_BY_KIND, defaultArgRegs } from '../emulator/handlers/context';
+import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from '../emulator/handlers/context';
 import { CType, isCharPtr, isPtr, sizeOf, typeName } from '../emulator/handlers/ctypes';
 import { tokenize } from '../emulator/handlers/lexer';
 import { Parser } from '../emulator/handlers/parser';
@@ -50,7 +50,7 @@ function firstError(diags: readonly Diagnostic[]): Diagnostic | undefined {
 export function evaluateExpression(source: string, env: HandlerEnv, opts: CompileOptions): EvalResult {
   if (source.trim() === '') return { ok: false, message: 'empty expression' };
   const diagnostics: Diagnostic[] = [];
-  const parser = new Parser(tokenize(source, 1, 1), diagnostics, opts.charSigned ?? true);
+  const parser = new Parser(tokenize(source, 1, 1), diagnostics, charSignedOf(opts));
   let ast: Expr | undefined;
   try {
     ast = parser.expression();
@@ -61,8 +61,8 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   let err = firstError(diagnostics);
   if (err || !ast) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'cannot parse the expression' };
   const compiler = new HandlerCompiler({
-    kind: 'condition', regNames: opts.regNames, argRegs: opts.argRegs ?? defaultArgRegs(opts.regNames),
-    context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, charSigned: opts.charSigned ?? true,
+    kind: 'condition', regNames: opts.regNames, argRegs: argRegsOf(opts),
+    context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   const te = compiler.value(ast);
   err = firstError(diagnostics);

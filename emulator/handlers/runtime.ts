@@ -14,6 +14,7 @@
  */
 import { HandlerEnv, HandlerFault, HandlerFaultKind } from './types';
 import { Span } from './ast';
+import { hex } from '../memory/address';
 
 export const LITERAL_POOL_BASE = 0x5354524c00000000n;
 export const DYNAMIC_POOL_BASE = 0x5354524400000000n;
@@ -70,7 +71,6 @@ export function fault(kind: HandlerFaultKind, message: string, span: Span, addr?
   return new HandlerFault(kind, message, span.line, span.column, addr);
 }
 
-export function hex(v: bigint): string { return '0x' + BigInt.asUintN(64, v).toString(16); }
 
 function poolOf(f: Frame, addr: bigint): StringPool | undefined {
   if (f.lits.owns(addr)) return f.lits;
