@@ -11,14 +11,6 @@ import { CliError, CliIo, registerCommand } from '../io';
 const NUMBER = /^(0x[0-9a-f]+|[0-9]+)$/i;
 const LIMIT = 2n ** 64n;
 
-/** 0x-prefixed hex or decimal -> bigint (64-bit range), else undefined. */
-export function parseAddress(s: string): bigint | undefined {
-  const t = s.trim();
-  if (!NUMBER.test(t)) return undefined;
-  const v = BigInt(t);
-  return v < LIMIT ? v : undefined;
-}
-
 function describe(s: ElfSymbol): string {
   return `${hex(s.value)} ${s.name} size ${hex(s.size)} ${s.type}${s.bind === 'global' ? '' : ` (${s.bind})`}`;
 }
@@ -31,11 +23,9 @@ registerCommand('sym', {
     const [path, what] = args;
     const img = loadElf(path);
     const symbols = requireSymbols(img);
-    if (NUMBER.test(what.trim()) && parseAddress(what) === undefined) {
-      throw new CliError(`sym: address ${what.trim()} does not fit in 64 bits`);
-    }
-    const addr = parseAddress(what);
-    if (addr !== undefined) {
+    if (NUMBER.test(what.trim())) {
+      const addr = BigInt(what.trim());
+      if (addr >= LIMIT) throw new CliError(`sym: address ${what.trim()} does not fit in 64 bits`);
       if (!symbols.resolve(addr)) throw new ImageError(path, `no symbol contains address ${hex(addr)}`);
       io.out(symbols.format(addr) + '\n');
       return 0;
