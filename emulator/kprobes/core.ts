@@ -706,7 +706,10 @@ export class KprobesEngine {
     const post = cur.post_handler as NonNullable<Kprobe['post_handler']>;
     try {
       if (this.aggrList.has(cur)) post(cur, regs, 0);
-      else this.guarded(cur, regs, () => post(cur, regs, 0), undefined);
+      else {
+        // guarded() without a closure per hit
+        try { post(cur, regs, 0); } catch (e) { this.handlerFailed(cur, regs, e); }
+      }
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
     }
