@@ -47,33 +47,45 @@ export interface EnvInput {
 }
 
 export class ProbeHandlerEnv implements HandlerEnv {
-  readonly probe?: HandlerProbeInfo;
-  readonly ri?: HandlerRetInstanceInfo;
   readonly trapnr?: number;
   readonly postFlags?: bigint;
-  readonly current: { pid: number; comm: string; mm: bigint };
   private out = '';
   private readonly cpu: Cpu;
   private readonly kernel: KernelApi;
+  // built on first use: most handlers read neither `p`, `ri` nor `current`, and one env is made per hit
+  private probeInfo?: HandlerProbeInfo;
+  private riInfo?: HandlerRetInstanceInfo;
+  private currentInfo?: { pid: number; comm: string; mm: bigint };
 
   constructor(private readonly input: EnvInput) {
-    const { kernel, regs, kp, ri } = input;
-    this.kernel = kernel;
-    this.cpu = regs.cpu;
-    if (kp) {
-      this.probe = {
-        addr: kp.addr ?? 0n,
-        symbol_name: kp.symbol_name ?? '',
-        offset: kp.offset ?? 0n,
-        nmissed: BigInt(kp.nmissed ?? 0),
-        flags: BigInt(kp.flags ?? 0),
-      };
-    }
-    if (ri) this.ri = { ret_addr: ri.ret_addr, task: taskAddress(ri.task), data: ri.data };
+    this.kernel = input.kernel;
+    this.cpu = input.regs.cpu;
     this.trapnr = input.trapnr;
     this.postFlags = input.postFlags;
-    const t = kernel.current(this.cpu.id);
-    this.current = t
+  }
+
+  get probe(): HandlerProbeInfo | undefined {
+    const kp = this.input.kp;
+    if (!kp) return undefined;
+    return this.probeInfo ??= {
+      addr: kp.addr ?? 0n,
+      symbol_name: kp.symbol_name ?? '',
+      offset: kp.offset ?? 0n,
+      nmissed: BigInt(kp.nmissed ?? 0),
+      flags: BigInt(kp.flags ?? 0),
+    };
+  }
+
+  get ri(): HandlerRetInstanceInfo | undefined {
+    const ri = this.input.ri;
+    if (!ri) return undefined;
+    return this.riInfo ??= { ret_addr: ri.ret_addr, task: taskAddress(ri.task), data: ri.data };
+  }
+
+  get current(): { pid: number; comm: string; mm: bigint } {
+    if (this.currentInfo) return this.currentInfo;
+    const t = this.kernel.current(this.cpu.id);
+    return this.currentInfo = t
       ? { pid: t.pid, comm: t.comm, mm: t.user ? MM_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n }
       : { pid: 0, comm: `swapper/${this.cpu.id}`, mm: 0n };
   }
