@@ -7,34 +7,20 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig, Rig } from './harness';
+import { bytesAt, hexBytes, Rig, rig, snapshot } from './harness';
 import { Errno } from '../../emulator/kernel/abi';
 import {
-  formatKprobeList, Jprobe, Kprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, Kretprobe, PtRegs,
+  formatKprobeList, Jprobe, Kprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, Kretprobe,
 } from '../../emulator/kprobes';
 import type { KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
 import { hex64, mustVAddr } from '../../emulator/memory/address';
-
-const REGS = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di', 'sp', 'flags', 'ip'];
 
 /** the x86_64 hooks with the native entries switched off (the trampoline's template runs as instructions) */
 const TEMPLATE_ONLY: KprobesArchHooks = {
   ...x86_64KprobesHooks,
   optprobes: { ...(x86_64KprobesHooks.optprobes as NonNullable<KprobesArchHooks['optprobes']>), enterNative: undefined },
 };
-
-function snapshot(regs: PtRegs): string {
-  return REGS.map(n => `${n}=${regs.get(n).toString(16)}`).join(' ');
-}
-
-function hexBytes(b: Uint8Array): string {
-  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
-}
-
-function bytesAt(r: Rig, addr: bigint, n: number): number[] {
-  return [...r.machine.kernel.mem.readBytes(mustVAddr(addr), n)];
-}
 
 /** target of the call rel32 at addr */
 function callTarget(r: Rig, addr: bigint): bigint {

@@ -8,7 +8,8 @@ import type { DecodedInsn } from '../../emulator/arch/types';
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
-import { KprobesEngine, KprobesEngineOptions } from '../../emulator/kprobes';
+import { KprobesEngine, KprobesEngineOptions, PtRegs } from '../../emulator/kprobes';
+import { mustVAddr } from '../../emulator/memory/address';
 import { repoPath } from '../util/paths';
 
 let cached: ElfImage | null = null;
@@ -61,4 +62,21 @@ export function insns(r: Rig, name: string): DecodedInsn[] {
     a += BigInt(d.length);
   }
   return out;
+}
+
+/** the bytes at addr as they really are in memory (n: 5, a jump's length, unless told) */
+export function bytesAt(r: Rig, addr: bigint, n = 5): number[] {
+  return [...r.machine.kernel.mem.readBytes(mustVAddr(addr), n)];
+}
+
+export function hexBytes(b: Uint8Array): string {
+  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
+}
+
+/** the x86_64 pt_regs fields, in frame order */
+const X86_REGS = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di', 'sp', 'flags', 'ip'];
+
+/** every x86_64 pt_regs field as name=hex, for comparing register states */
+export function snapshot(regs: PtRegs): string {
+  return X86_REGS.map(n => `${n}=${regs.get(n).toString(16)}`).join(' ');
 }

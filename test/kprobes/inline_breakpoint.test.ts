@@ -12,18 +12,12 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig, Rig } from './harness';
-import type { Kprobe, Kretprobe, KprobesArchHooks, PtRegs } from '../../emulator/kprobes';
+import { Rig, rig, snapshot } from './harness';
+import type { Kprobe, Kretprobe, KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
 
 /** the x86_64 hooks without the inline path: native entries trap */
 const TRAP_ONLY: KprobesArchHooks = { ...x86_64KprobesHooks, installInlineBreakpoint: undefined };
-
-const REGS = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di', 'sp', 'flags', 'ip'];
-
-function snapshot(regs: PtRegs): string {
-  return REGS.map(n => `${n}=${regs.get(n).toString(16)}`).join(' ');
-}
 
 interface Outcome {
   records: string[];

@@ -11,8 +11,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig, Rig } from './harness';
-import type { Kprobe, Kretprobe, PtRegs } from '../../emulator/kprobes';
+import { hexBytes, Rig, rig, snapshot } from './harness';
+import type { Kprobe, Kretprobe } from '../../emulator/kprobes';
 import type { KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
@@ -22,16 +22,6 @@ const TEMPLATE_ONLY: KprobesArchHooks = {
   ...x86_64KprobesHooks,
   optprobes: { ...(x86_64KprobesHooks.optprobes as NonNullable<KprobesArchHooks['optprobes']>), enterNative: undefined },
 };
-
-const REGS = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di', 'sp', 'flags', 'ip'];
-
-function hexBytes(b: Uint8Array): string {
-  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
-}
-
-function snapshot(regs: PtRegs): string {
-  return REGS.map(n => `${n}=${regs.get(n).toString(16)}`).join(' ');
-}
 
 interface Outcome {
   lines: string[];

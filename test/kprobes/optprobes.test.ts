@@ -7,17 +7,12 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { insns, rig, Rig } from './harness';
+import { bytesAt, insns, Rig, rig } from './harness';
 import {
   formatKprobeList, Kprobe, KPROBE_FLAG_DISABLED, Kretprobe, OPTIMIZE_DELAY_NS, readKprobesOptimization,
   writeKprobesOptimization, writeKprobesSysctl,
 } from '../../emulator/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
-
-/** the 5 bytes at addr as they really are in memory */
-function bytesAt(r: Rig, addr: bigint, n = 5): number[] {
-  return [...r.machine.kernel.mem.readBytes(mustVAddr(addr), n)];
-}
 
 function isJmpTo(r: Rig, addr: bigint, target: bigint): boolean {
   const b = r.machine.kernel.mem.readBytes(mustVAddr(addr), 5);
