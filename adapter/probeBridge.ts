@@ -13,7 +13,7 @@ import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
 import type { MemoryView } from './memoryAccess';
 import { probePatches, patchNotes } from './probePatches';
-import { KretprobeIndex, probeState } from './probeView';
+import { probeState } from './probeView';
 import { SourceMap } from './sourceMap';
 
 /**
@@ -54,11 +54,9 @@ export class ProbeBridge {
   /** last breakpoint hit per CPU (stopped event hitBreakpointIds) */
   private readonly lastHit = new Map<number, BreakpointHit>();
   private dirty = false;
-  private readonly kretprobes: KretprobeIndex;
 
   constructor(private readonly machine: Machine, private readonly sources: SourceMap, private readonly onChange: () => void) {
     this.mgr = ProbeManager.for(machine);
-    this.kretprobes = new KretprobeIndex(this.mgr.engine);
     this.mgr.onBreakpointHit(h => { this.lastHit.set(h.cpu, h); });
     this.mgr.engine.events.on(e => {
       if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
@@ -256,7 +254,7 @@ export class ProbeBridge {
   // ---- views -----------------------------------------------------------------------
 
   state(): ProbeStateBody {
-    return probeState({ mgr: this.mgr, kretprobes: this.kretprobes, toLocal: f => this.sources.toLocal(f) });
+    return probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f) });
   }
 
   /** /sys/kernel/debug/kprobes/{list,enabled} as the engine prints them. */

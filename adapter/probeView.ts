@@ -7,7 +7,7 @@
  * maxactive is read from the registered struct kretprobe
  * (engine.kretprobeOf(kp), Linux's container_of).
  */
-import type { Kprobe, KprobesEngine, Kretprobe } from '../emulator/kprobes';
+import type { Kprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
 import type { ProbeEntry, ProbeManager } from '../emulator/probes';
 import type { KprobeKind, ProbeInfo, ProbeStateBody } from './dapCustom';
@@ -15,15 +15,8 @@ import { formatAddress } from './disassemble';
 
 const KIND_OF_LETTER: Readonly<Record<'k' | 'r' | 'j', KprobeKind>> = { k: 'kprobe', r: 'kretprobe', j: 'jprobe' };
 
-/** struct kretprobe by its struct kprobe, as the engine registered it. */
-export class KretprobeIndex {
-  constructor(private readonly engine: KprobesEngine) {}
-  of(kp: Kprobe): Kretprobe | undefined { return this.engine.kretprobeOf(kp); }
-}
-
 export interface ProbeViewContext {
   mgr: ProbeManager;
-  kretprobes: KretprobeIndex;
   /** DWARF path -> path shown to the client */
   toLocal(file: string): string;
 }
@@ -66,7 +59,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     };
     if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); }
     if (kind === 'kretprobe') {
-      const rp = ctx.kretprobes.of(probe);
+      const rp = engine.kretprobeOf(probe);
       if (rp?.maxactive !== undefined) row.maxactive = rp.maxactive;
     }
     if (site.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
