@@ -256,7 +256,7 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.int3Trampoline));
+    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline);
     if (orig !== null) regs.ip = orig;
     return true;
   }
@@ -280,32 +280,37 @@ export class Kretprobes {
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
       this.engine.stats.kretBoostCallbacks++;
       this.engine.stats.nativeKretFrames++;
-      const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.boostTrampoline));
+      const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline);
       if (orig === null) return true; // the CPU oopsed
       leave(ctx, regs, nf, orig);
       return true;
     }
     this.engine.stats.kretBoostCallbacks++;
     const frame = opt.enterCallback(ctx, regs, this.boostTrampoline, 'kretprobe');
-    const orig = this.withTrampolineContext(kcb, () => this.trampolineHandler(cpu, regs, kcb, this.boostTrampoline));
+    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline);
     if (orig === null) return true; // the CPU oopsed
     opt.leaveCallback(ctx, regs, frame, orig);
     return true;
   }
 
-  private withTrampolineContext(kcb: KprobeCtlblk, fn: () => bigint | null): bigint | null {
-    const saved = { current: kcb.current, status: kcb.status, instance: kcb.instance };
+  /**
+   * trampolineHandler with the trampoline probe current on the control
+   * block (restored after); null when the CPU oopsed. No closure or saved
+   * object per return (a hot path).
+   */
+  private trampolineHandlerAsCurrent(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint): bigint | null {
+    const current = kcb.current, status = kcb.status, instance = kcb.instance;
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     try {
-      return fn();
+      return this.trampolineHandler(cpu, regs, kcb, tramp);
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
       return null;
     } finally {
-      kcb.current = saved.current;
-      kcb.status = saved.status;
-      kcb.instance = saved.instance;
+      kcb.current = current;
+      kcb.status = status;
+      kcb.instance = instance;
     }
   }
 
