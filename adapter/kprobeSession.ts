@@ -341,12 +341,8 @@ export class KprobeSession extends LoggingDebugSession {
         this.lastStoppedThread = threadId;
         this.sendEvent(stopped('step', threadId, out.description));
         return;
-      case 'slice': {
-        const r = out.result;
-        if (r.kind === 'stopped') this.onRunnerStop({ kind: 'stopped', cpu: r.cpu, request: r.request });
-        else if (r.kind === 'exited') this.onRunnerStop({ kind: 'exited', code: r.code, detail: r.detail });
-        else this.onRunnerStop({ kind: 'limit', instructions: r.instructions });
-      }
+      case 'slice':
+        this.onRunnerStop(out.result);
     }
   }
 

@@ -65,20 +65,11 @@ export class MachineRunner {
     }
     const ms = performance.now() - t0;
     if (ms > 0) this.budget = Math.max(MIN_BUDGET, Math.min(MAX_BUDGET, Math.round(this.budget * Math.min(4, SLICE_MS / ms))));
-    switch (r.kind) {
-      case 'running':
-        this.timer = setImmediate(() => this.slice());
-        return;
-      case 'stopped':
-        this.pauseRequested = false;
-        this.onStop({ kind: 'stopped', cpu: r.cpu, request: r.request });
-        return;
-      case 'exited':
-        this.onStop({ kind: 'exited', code: r.code, detail: r.detail });
-        return;
-      case 'limit':
-        this.onStop({ kind: 'limit', instructions: r.instructions });
-        return;
+    if (r.kind === 'running') {
+      this.timer = setImmediate(() => this.slice());
+      return;
     }
+    if (r.kind === 'stopped') this.pauseRequested = false;
+    this.onStop(r);
   }
 }
