@@ -32,19 +32,23 @@ import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHoo
 import type { VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, PERM_X, Region } from '../../../memory/memory';
 import { X86Cpu } from '../cpu';
+import { PT_REGS, X86_REGS } from '../regs';
 
 const TWO32 = 4294967296;
 
-/** pt_regs slot (x 8 bytes) of each field, by ArchOps.regs name (Linux struct pt_regs order) */
-export const PT_SLOT: Readonly<Record<string, number>> = {
-  r15: 0, r14: 1, r13: 2, r12: 3, bp: 4, bx: 5, r11: 6, r10: 7, r9: 8, r8: 9,
-  ax: 10, cx: 11, dx: 12, si: 13, di: 14, orig_ax: 15, ip: 16, cs: 17, flags: 18, sp: 19, ss: 20,
-};
+/** the pt_regs frame's slots: ArchOps.regs r15 .. ss (Linux struct pt_regs order; fs_base/gs_base are not in it) */
+const PT_FRAME_SLOTS = 21;
+/** pt_regs slot (x 8 bytes) of each field, by ArchOps.regs name */
+export const PT_SLOT: Readonly<Record<string, number>> = Object.fromEntries(
+  X86_REGS.slice(0, PT_FRAME_SLOTS).map((r, i) => [r.name, i]),
+);
+/** ArchOps.regs names of the general-register slots 0..14 (r15 ... di) */
+export const PT_GPR_NAMES: readonly string[] = X86_REGS.slice(0, 15).map(r => r.name);
 /** word offsets (x 4 bytes) of the slots written by name */
 const S_ORIG_AX = 15 * 2, S_IP = 16 * 2, S_CS = 17 * 2, S_FLAGS = 18 * 2, S_SP = 19 * 2, S_SS = 20 * 2;
 
 /** hardware GPR number of pt_regs slots 0..14 (r15 ... di) */
-const SLOT_GPR = [15, 14, 13, 12, 5, 3, 11, 10, 9, 8, 0, 1, 2, 6, 7];
+const SLOT_GPR: readonly number[] = PT_REGS.slice(0, 15);
 /** bytes of the saved frame: 21 slots (optprobe pushes ss) or 20 (kretprobe booster) */
 const FRAME_BYTES_OPT = 21 * 8, FRAME_BYTES_KRET = 20 * 8;
 const KERNEL_DS = 0x18, KERNEL_CS = 0x10, USER_CS = 0x33;

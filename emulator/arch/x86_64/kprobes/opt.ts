@@ -72,7 +72,7 @@ import type {
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { boostVerdict } from './boost';
 import { ripDispOffset } from './insnFields';
-import { nativeEnter, nativeLeave, PT_SLOT, X86NativeFrame } from './nativeFrame';
+import { nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
 import { X86Cpu } from '../cpu';
 import { toVAddr, VAddr } from '../../../memory/address';
 
@@ -93,8 +93,6 @@ const POPS: number[][] = [
   [0x41, 0x5b], [0x41, 0x5a], [0x41, 0x59], [0x41, 0x58], // r11 r10 r9 r8
   [0x58], [0x59], [0x5a], [0x5e], [0x5f], // rax rcx rdx rsi rdi
 ];
-
-const GPR_NAMES = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di'];
 
 function bytes(...parts: number[][]): number[] {
   return parts.flat();
@@ -359,7 +357,7 @@ function enterCallback(_ctx: KprobesArchContext, regs: PtRegs, ip: bigint, kind:
 
 function leaveCallback(_ctx: KprobesArchContext, regs: PtRegs, f: CallbackFrame, returnTo?: bigint): void {
   const mem = regs.cpu.mem;
-  for (const n of GPR_NAMES) mem.write64(slotAddr(f.frame, n), regs.get(n));
+  for (const n of PT_GPR_NAMES) mem.write64(slotAddr(f.frame, n), regs.get(n));
   mem.write64(slotAddr(f.frame, 'flags'), regs.flags);
   // the kretprobe booster's ret pops the sp slot; the ftrace trampoline's the slot above the frame
   if (returnTo !== undefined) mem.write64(slotAddr(f.frame, f.kind === 'ftrace' ? 'ss' : 'sp'), returnTo);
