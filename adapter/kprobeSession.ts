@@ -23,7 +23,7 @@ import { loadElf } from '../emulator/elf/elfFile';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
-import { readCode, readMemory, writeMemory } from './memoryAccess';
+import { MemoryView, readCode, readMemory, writeMemory } from './memoryAccess';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { MachineRunner, RunnerStop } from './machineRunner';
@@ -143,12 +143,17 @@ export class KprobeSession extends LoggingDebugSession {
 
   /** Stop and drop the current machine (restart): runner, step, timer, listeners; the session goes on. */
   private detachMachine(): void {
+    this.stopRunning();
+    this.inspector?.forget();
+  }
+
+  /** End the step and the runner, the state timer and the machine's listeners. */
+  private stopRunning(): void {
     this.cancelStep();
     this.runner?.dispose();
     if (this.stateTimer) clearInterval(this.stateTimer);
     this.stateTimer = undefined;
     for (const d of this.disposers.splice(0)) d();
-    this.inspector?.forget();
   }
 
   /**
@@ -240,11 +245,7 @@ export class KprobeSession extends LoggingDebugSession {
   stopMachine(): void {
     this.ended = true;
     this.markConfigured();
-    this.cancelStep();
-    this.runner?.dispose();
-    if (this.stateTimer) clearInterval(this.stateTimer);
-    this.stateTimer = undefined;
-    for (const d of this.disposers.splice(0)) d();
+    this.stopRunning();
   }
 
   private end(exitCode?: number): void {
@@ -308,7 +309,7 @@ export class KprobeSession extends LoggingDebugSession {
     const inspector = this.inspector;
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
-    const view = this.probes?.memoryView() ?? { mem: m.kernel.mem };
+    const view = this.memoryView(m);
     const code = (a: bigint, n: number): Uint8Array => readCode(view, a, n);
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
@@ -379,6 +380,11 @@ export class KprobeSession extends LoggingDebugSession {
     }
   }
 
+  /** Kernel memory as the client sees it: probed code reads as its original bytes. */
+  private memoryView(m: Machine): MemoryView {
+    return this.probes?.memoryView() ?? { mem: m.kernel.mem };
+  }
+
   private printk(r: PrintkRecord): void {
     const secs = Number(r.timeNs / 1000n) / 1e6;
     const stamp = `[${secs.toFixed(6).padStart(12)}]`;
@@ -442,7 +448,7 @@ export class KprobeSession extends LoggingDebugSession {
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
       // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
-      response.body = readMemory(this.probes?.memoryView() ?? { mem: m.kernel.mem }, args);
+      response.body = readMemory(this.memoryView(m), args);
       this.sendResponse(response);
     } catch (e) {
       this.sendErrorResponse(response, { id: 1008, format: `kprobe: readMemory: ${errorText(e)}` });
@@ -453,7 +459,7 @@ export class KprobeSession extends LoggingDebugSession {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
     try {
-      const w = writeMemory(this.probes?.memoryView() ?? { mem: m.kernel.mem }, args);
+      const w = writeMemory(this.memoryView(m), args);
       response.body = { bytesWritten: w.count };
       this.sendResponse(response);
       this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
