@@ -13,7 +13,7 @@
 import type { FtraceArchHooks, KprobesArchContext } from '../../../kprobes/archHooks';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { toVAddr } from '../../../memory/address';
-import { FTRACE_TRAMPOLINE } from './opt';
+import { branchRel32, FTRACE_TRAMPOLINE } from './opt';
 import { PT_SLOT } from './nativeFrame';
 
 /** MCOUNT_INSN_SIZE: call rel32 */
@@ -44,12 +44,7 @@ function ftraceLocation(ctx: KprobesArchContext, addr: bigint): bigint | undefin
 }
 
 function redirectCall(site: bigint, trampoline: bigint): Uint8Array | null {
-  const d = trampoline - (site + BigInt(CALL_SIZE));
-  if (d < -(2n ** 31n) || d >= 2n ** 31n) return null;
-  const out = new Uint8Array(CALL_SIZE);
-  out[0] = 0xe8;
-  new DataView(out.buffer).setInt32(1, Number(d), true);
-  return out;
+  return branchRel32(0xe8, site, trampoline);
 }
 
 function callSiteOf(regs: PtRegs, atCallback: boolean): bigint | undefined {

@@ -27,7 +27,7 @@ import type { Kprobe, KprobeCtlblk, KretprobeInstance } from '../../../kprobes/k
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { modrmReg, ripDispOffset, x86Fields } from './insnFields';
 import { canBoost } from './boost';
-import { x86_64Optprobes } from './opt';
+import { jmpTo, x86_64Optprobes } from './opt';
 import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
@@ -157,7 +157,7 @@ function resumeExecution(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: 
     // first single-step of a boostable copy: ip is where the copy ends; append the jmp back there
     const next = regs.ip;
     const end = copyIp + BigInt(ainsn.length);
-    const back = next === end ? jmpRel32(next, origIp + BigInt(ainsn.length)) : null;
+    const back = next === end ? jmpTo(next, origIp + BigInt(ainsn.length)) : null;
     if (back && next + 5n <= copyIp + BigInt(X86_SLOT_SIZE)) {
       ctx.slots.write(next, back);
       boostTo = 1;
@@ -166,15 +166,6 @@ function resumeExecution(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: 
   ainsn.boostable = boostTo;
   if (adjust) regs.ip = BigInt.asUintN(64, regs.ip + (origIp - copyIp));
   regs.flags = regs.flags | kcb.savedFlags;
-}
-
-function jmpRel32(at: bigint, target: bigint): Uint8Array | null {
-  const d = target - (at + 5n);
-  if (d < -(2n ** 31n) || d >= 2n ** 31n) return null;
-  const b = new Uint8Array(5);
-  b[0] = 0xe9;
-  new DataView(b.buffer).setInt32(1, Number(d), true);
-  return b;
 }
 
 function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {

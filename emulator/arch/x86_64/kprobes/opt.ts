@@ -168,13 +168,19 @@ function rel32(from: bigint, to: bigint): number | null {
   return Number(d);
 }
 
-function jmpTo(at: bigint, target: bigint): Uint8Array | null {
+/** a 5-byte `opcode rel32` (e8 call, e9 jmp) at `at` to `target`, or null out of reach */
+export function branchRel32(opcode: 0xe8 | 0xe9, at: bigint, target: bigint): Uint8Array | null {
   const d = rel32(at + BigInt(JMP32_SIZE), target);
   if (d === null) return null;
   const out = new Uint8Array(JMP32_SIZE);
-  out[0] = 0xe9;
+  out[0] = opcode;
   new DataView(out.buffer).setInt32(1, d, true);
   return out;
+}
+
+/** jmp rel32 at `at` to `target`, or null out of reach */
+export function jmpTo(at: bigint, target: bigint): Uint8Array | null {
+  return branchRel32(0xe9, at, target);
 }
 
 interface FunctionScan {
