@@ -22,7 +22,7 @@ import { ElfImage } from '../elf/types';
 import { Memory, PERM_R, PERM_W, PERM_X, Region, MemoryFault } from '../memory/memory';
 import { VAddr, fromVAddr, hex, mustVAddr, toVAddr } from '../memory/address';
 import { Errno, EXCEPTION_TABLE_SECTION, KPROBE_BLACKLIST_SECTION } from './abi';
-import { ArchKernelTable, archKernel } from './archKernel';
+import type { ArchKernelTable } from '../arch/types';
 import { TICK_NS, VirtualClock } from './clock';
 import { HYPERCALLS, NO_RESULT, HypercallResult } from './hypercalls';
 import { LoadedImage, mapImage } from './imageLoader';
@@ -82,7 +82,7 @@ export class Kernel implements KernelApi {
 
   constructor(readonly arch: ArchOps, readonly image: ElfImage, opts: KernelOptions, kernelImage: boolean) {
     if (!Number.isInteger(opts.cpus) || opts.cpus < 1 || opts.cpus > 64) throw new RangeError(`cpus must be 1..64, got ${opts.cpus}`);
-    this.table = archKernel(arch.name);
+    this.table = arch.kernel;
     if (kernelImage) this.loaded = mapImage(this.mem, image, false);
     this.layout = this.placeAreas(this.loaded);
     const exec = mustVAddr(this.layout.execArea);

@@ -17,7 +17,7 @@ import { MemoryFault } from '../memory/memory';
 import { fromVAddr, hex, mustVAddr } from '../memory/address';
 import { PERM_X } from '../memory/memory';
 import { defaultArmKprobe, defaultDisarmKprobe, KprobesArchContext, KprobesArchHooks } from './archHooks';
-import { kprobesArchFor } from './archRegistry';
+import { kprobesArchFor } from '../arch/registry';
 import { KprobeEvents, ProbeInfo } from './events';
 import { InsnSlots } from './insnSlots';
 import {

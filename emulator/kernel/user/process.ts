@@ -7,7 +7,6 @@
 import { ElfImage, ImageError } from '../../elf/types';
 import { Memory, PERM_R, PERM_U, PERM_W, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
-import { archKernel } from '../archKernel';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
 import { KTask } from '../task';
@@ -125,7 +124,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   if (image.type !== 2) {
     throw new ImageError(image.path, `not a static executable (e_type ${image.type}${image.type === 3 ? ', ET_DYN: PIE/shared objects are not supported' : ''})`);
   }
-  const table = archKernel(k.arch.name);
+  const table = k.arch.kernel;
   const userTop = table.user.stackTop - BigInt(table.user.stackSize);
   for (const seg of image.segments) {
     if (seg.type === PT_LOAD && seg.memsz > 0n && seg.vaddr + seg.memsz > userTop) {
