@@ -12,6 +12,7 @@
  *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
+import { machineOptionError } from '../emulator/machineOptions';
 import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
@@ -131,7 +132,6 @@ export class KprobeSession extends LoggingDebugSession {
       line: n => this.convertDebuggerLineToClient(n),
       column: n => this.convertDebuggerColumnToClient(n),
     });
-    this.probes.setOptimization(args.kprobesOptimization ?? true);
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
@@ -214,11 +214,9 @@ export class KprobeSession extends LoggingDebugSession {
   private boot(args: LaunchRequestArgs): Machine {
     const program = args.program;
     if (typeof program !== 'string' || program === '') throw new Error('launch: "program" must name a kernel ELF image');
-    const cpus = args.cpus ?? 2;
-    if (!Number.isInteger(cpus) || cpus < 1 || cpus > 64) throw new Error(`launch: "cpus" must be an integer from 1 to 64, got ${JSON.stringify(args.cpus)}`);
-    const maxInstructions = args.maxInstructions ?? 0;
-    if (!Number.isSafeInteger(maxInstructions) || maxInstructions < 0) {
-      throw new Error(`launch: "maxInstructions" must be a non-negative integer, got ${JSON.stringify(args.maxInstructions)}`);
+    for (const name of ['cpus', 'maxInstructions'] as const) {
+      const err = args[name] === undefined ? undefined : machineOptionError(name, args[name]);
+      if (err) throw new Error(`launch: ${err}`);
     }
     if (args.kprobesOptimization !== undefined && typeof args.kprobesOptimization !== 'boolean') {
       throw new Error(`launch: "kprobesOptimization" must be true or false, got ${JSON.stringify(args.kprobesOptimization)}`);
@@ -227,7 +225,7 @@ export class KprobeSession extends LoggingDebugSession {
       throw new Error(`launch: "probes" must be an array of .kprobe file paths, got ${JSON.stringify(args.probes)}`);
     }
     const image = loadElf(path.resolve(program)); // ImageError names the file and the problem
-    return new Machine(image, { cpus, maxInstructions });
+    return new Machine(image, { cpus: args.cpus, maxInstructions: args.maxInstructions, kprobes: { optimization: args.kprobesOptimization ?? true } });
   }
 
   protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {

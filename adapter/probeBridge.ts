@@ -4,6 +4,7 @@
  * instruction breakpoints become kprobes/kretprobes; conditions, hit
  * conditions and log messages are compiled by the handler language.
  */
+import { SYSCTL_KPROBES_OPTIMIZATION } from '../emulator/kprobes';
 import { readFileSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
@@ -56,7 +57,7 @@ export class ProbeBridge {
   private dirty = false;
 
   constructor(private readonly machine: Machine, private readonly sources: SourceMap, private readonly onChange: () => void) {
-    this.mgr = ProbeManager.for(machine);
+    this.mgr = machine.probes;
     this.mgr.onBreakpointHit(h => { this.lastHit.set(h.cpu, h); });
     this.mgr.engine.events.on(e => {
       if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
@@ -303,8 +304,10 @@ export class ProbeBridge {
     this.onChange();
   }
 
+  /** sysctl -w debug.kprobes_optimization=0|1, through the kernel's sysctl table */
   setOptimization(on: boolean): void {
-    this.mgr.engine.setOptimization(on);
+    const r = this.machine.writeSysctl(SYSCTL_KPROBES_OPTIMIZATION, on ? '1' : '0');
+    if (r.errno !== 0) throw new Error(`sysctl ${SYSCTL_KPROBES_OPTIMIZATION} failed: ${r.reason}`);
     this.onChange();
   }
 }

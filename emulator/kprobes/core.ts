@@ -32,7 +32,7 @@ import { KernelData } from './kdata';
 import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
 import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
-import { attachEngine } from './sysctl';
+import { SYSCTL_KPROBES_OPTIMIZATION, kprobesOptimizationSysctl } from './sysctl';
 import { validateArray, validateKprobe } from './validate';
 import { KprobesFtrace } from './ftrace';
 import { KprobeTraps } from './traps';
@@ -88,6 +88,7 @@ export class KprobesEngine {
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
     const hooks = opts.hooks ?? kprobesArchFor(kernel.arch.name);
     if (!hooks) throw new Error(`kprobes: no arch support for ${kernel.arch.name}`);
+    if (kernel.sysctl.entry(SYSCTL_KPROBES_OPTIMIZATION)) throw new Error('kprobes: this kernel already has a kprobes engine (use Machine.kprobes)');
     this.hooks = hooks;
     this.slots = new InsnSlots(kernel, hooks.slotSize);
     this.exTable = new ExceptionTable(kernel.image);
@@ -109,7 +110,7 @@ export class KprobesEngine {
     this.kprobeBooster = opts.kprobeBooster ?? true;
     this.traps = new KprobeTraps(this, this.nested);
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
-    attachEngine(kernel, this);
+    kernel.sysctl.register(kprobesOptimizationSysctl(this));
   }
 
   // ------------------------------------------------- optimization, boosters

@@ -17,7 +17,4 @@ export type { KprobeStats, BreakpointSite } from './core';
 export type { ArchOptimizedInsn, OptprobesArchHooks, CallbackFrame, CallbackKind } from './archHooks';
 export { OPTIMIZE_DELAY_NS } from './optprobes';
 export type { OptimizationStatus, OptState } from './optprobes';
-export {
-  SYSCTL_KPROBES_OPTIMIZATION, KPROBES_SYSCTLS, kprobesEngineOf, parseKprobesSysctl, writeKprobesSysctl,
-  readKprobesOptimization, writeKprobesOptimization,
-} from './sysctl';
+export { SYSCTL_KPROBES_OPTIMIZATION, KPROBES_SYSCTLS, kprobesOptimizationSysctl } from './sysctl';

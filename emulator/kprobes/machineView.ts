@@ -1,22 +1,14 @@
 /**
  * What the kprobes engine's inline breakpoint path (KprobesEngine
  * inlineBreakpoint, a host fast path for its native entries) reads of the
- * emulated kernel beyond KernelApi. The machine's Kernel has these fields;
- * a kernel without them (a test double) gets no inline path: every native
- * entry then traps as usual.
+ * machine's run state: part of KernelApi (the quantum accounting, a pending
+ * stop, power off, oopses).
  */
 import type { KernelApi } from '../kernel/types';
 
-/** the per-CPU time slots of the running round, and what makes the machine take over after a trap */
-export interface MachineView {
-  readonly clock: { readonly used: number[] };
-  readonly stopRequest: unknown;
-  readonly exitCode: number | null;
-  readonly oopsCount: number;
-}
+export type MachineView = Pick<KernelApi, 'clock' | 'stopRequest' | 'exitCode' | 'oopsCount'>;
 
-export function machineView(k: KernelApi): MachineView | null {
-  const m = k as KernelApi & Partial<MachineView>;
-  return m.clock && Array.isArray(m.clock.used) && 'stopRequest' in m && 'exitCode' in m && typeof m.oopsCount === 'number'
-    ? m as MachineView : null;
+/** The run state of a kernel (every KernelApi has it). */
+export function machineView(k: KernelApi): MachineView {
+  return k;
 }

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hex64 } from '../../emulator/memory/address';
 import { compileProbeFile } from '../../emulator/handlers';
-import { SYSCTL_KPROBES_OPTIMIZATION, writeKprobesSysctl } from '../../emulator/kprobes';
+import { SYSCTL_KPROBES_OPTIMIZATION } from '../../emulator/kprobes';
 import { RAND1, TARGET_CALLS, addFile, probeRig, runAll, sym, type ProbeRig, type RunResult } from './helpers';
 
 /** 1-based line:column of the first occurrence of needle in text */
@@ -113,7 +113,7 @@ kprobe kprobe_target+0x6 { pre { printk("body %d\\n", current->pid); return 0; }
 
     test('with debug.kprobes_optimization=0 every hit is redirected (the checker still warns: the file does not know the sysctl)', () => {
       const { machine, mgr } = probeRig();
-      assert.equal(writeKprobesSysctl(machine.kernel, SYSCTL_KPROBES_OPTIMIZATION, '0'), 0);
+      assert.equal(machine.writeSysctl(SYSCTL_KPROBES_OPTIMIZATION, '0').errno, 0);
       const r = addFile(mgr, probes(''));
       assert.deepEqual(r.diagnostics.map(d => d.severity), ['warning']);
       checkRedirectedEverywhere(runAll(machine), mgr);

@@ -56,7 +56,7 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   if (st.files.length === 0 && st.enabled === undefined) return;
   let mgr: ProbeManager;
   try {
-    mgr = ProbeManager.for(m);
+    mgr = m.probes;
   } catch (e) {
     throw new CliError(`--probes: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -86,7 +86,7 @@ function siteCount(p: ProbeEntry): string {
 
 /** debugfs list, then one line per probe: "file:line:col kprobe do_fork: 96 hits, 0 missed". */
 export function printList(m: Machine, io: CliIo): void {
-  const mgr = ProbeManager.for(m);
+  const mgr = m.probes;
   io.out('# cat /sys/kernel/debug/kprobes/list\n');
   io.out(mgr.debugfsList());
   io.out(`# cat /sys/kernel/debug/kprobes/enabled\n${mgr.kprobesEnabled ? 1 : 0}\n`);

@@ -9,6 +9,7 @@
  * (then add `import './yourOptions';` to commands/index.ts before './run').
  * Options accept `--name VALUE` and `--name=VALUE`; a flag (no `arg`) takes none.
  */
+import { MACHINE_LIMITS, MachineLimitName } from '../../machineOptions';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Machine, MachineOptions } from '../../machine';
@@ -122,17 +123,29 @@ export function defaultImage(): string | undefined {
   return undefined;
 }
 
+/** A machine option's value from the command line, in the range emulator/machineOptions.ts states. */
+function parseLimited(flag: string, v: string, name: MachineLimitName): number {
+  const l = MACHINE_LIMITS[name];
+  return parseCount(flag, v, l.min, l.max);
+}
+
+/** "number of emulated CPUs (1..64, default 2)" */
+function limitHelp(name: MachineLimitName): string {
+  const l = MACHINE_LIMITS[name];
+  return `${l.help} (${l.min}..${l.max}, default ${l.default})`;
+}
+
 registerRunOption({
-  name: '--cpus', arg: 'N', help: 'number of emulated CPUs (1..64, default 2)', commands: ['run'],
-  apply: (v, ctx) => { ctx.machine.cpus = parseCount('--cpus', v, 1, 64); },
+  name: '--cpus', arg: 'N', help: limitHelp('cpus'), commands: ['run'],
+  apply: (v, ctx) => { ctx.machine.cpus = parseLimited('--cpus', v, 'cpus'); },
 });
 registerRunOption({
   name: '--max-instructions', arg: 'N', help: 'stop after N instructions (0 = no limit)',
-  apply: (v, ctx) => { ctx.machine.maxInstructions = parseCount('--max-instructions', v); },
+  apply: (v, ctx) => { ctx.machine.maxInstructions = parseLimited('--max-instructions', v, 'maxInstructions'); },
 });
 registerRunOption({
   name: '--quantum', arg: 'N', help: 'instructions per CPU turn in the round-robin interleaving (default 10000)',
-  apply: (v, ctx) => { ctx.machine.quantum = parseCount('--quantum', v, 1, 1_000_000_000); },
+  apply: (v, ctx) => { ctx.machine.quantum = parseLimited('--quantum', v, 'quantum'); },
 });
 registerRunOption({
   name: '--stats', help: 'print "instructions: N" and "seconds: S" to stderr at the end',
