@@ -6,7 +6,8 @@
  *   stackTrace   = frame-pointer walk + DWARF lines        (adapter/inspector.ts)
  *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop (inspector.ts)
  *   evaluate     = handler-language expressions over the stopped CPU
- *   next/stepIn/stepOut = source lines of the selected CPU (adapter/stepper.ts)
+ *   next/stepIn/stepOut = source lines of the selected CPU (emulator/debug/stepper.ts)
+ *   continue/pause/steps = one run controller (emulator/debug/runControl.ts)
  *   restart      = a new machine with the same launch arguments and breakpoints
  *   read/writeMemory = original bytes of probed code; no writes over a probe (memoryAccess.ts)
  *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
@@ -27,13 +28,13 @@ import { whereOf } from '../emulator/probes';
 import { MemoryView, readCode, readMemory, writeMemory } from './memoryAccess';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
-import { MachineRunner, RunnerStop } from './machineRunner';
+import { RunController, RunEnd } from '../emulator/debug/runControl';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
 import { FRAME_STRIDE, StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
-import { StepKind, StepRun, StepRunEnd, Stepper } from './stepper';
+import { StepKind, Stepper } from '../emulator/debug/stepper';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
@@ -43,7 +44,8 @@ const STATE_INTERVAL_MS = 250;
 
 export class KprobeSession extends LoggingDebugSession {
   private machine: Machine | undefined;
-  private runner: MachineRunner | undefined;
+  /** continue and steps: one driver of the machine loop */
+  private runner: RunController | undefined;
   private sources: SourceMap | undefined;
   private configurationDone!: Promise<void>;
   private markConfigured!: () => void;
@@ -55,8 +57,6 @@ export class KprobeSession extends LoggingDebugSession {
   private statePending = false;
   /** stack, scopes and variables of the stopped machine (adapter/inspector.ts) */
   private inspector: StopInspector | undefined;
-  /** the step in progress (chunks on the event loop) */
-  private stepping: StepRun | undefined;
   private launchArgs: LaunchRequestArgs | undefined;
   /** thread of the last stop (evaluate without a frame) */
   private lastStoppedThread = 1;
@@ -124,7 +124,7 @@ export class KprobeSession extends LoggingDebugSession {
     this.machine = m;
     this.sources = new SourceMap(m.image.path);
     this.disposers.push(m.onPrintk(r => this.printk(r)));
-    this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
+    this.runner = new RunController(m, e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
     this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
     this.inspector = new StopInspector(m, this.probes, this.sources, {
@@ -147,9 +147,8 @@ export class KprobeSession extends LoggingDebugSession {
     this.inspector?.forget();
   }
 
-  /** End the step and the runner, the state timer and the machine's listeners. */
+  /** End the run controller's job, the state timer and the machine's listeners. */
   private stopRunning(): void {
-    this.cancelStep();
     this.runner?.dispose();
     if (this.stateTimer) clearInterval(this.stateTimer);
     this.stateTimer = undefined;
@@ -258,15 +257,14 @@ export class KprobeSession extends LoggingDebugSession {
   protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
-    this.cancelStep();
+    this.runner?.cancel();
     this.forgetStops();
     this.runner?.resume();
   }
 
   protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
     this.sendResponse(response);
-    if (this.stepping) this.stepping.pause();
-    else if (this.runner?.running) this.runner.pause();
+    if (this.runner?.running) this.runner.pause();
     else if (this.machine && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
   }
 
@@ -286,14 +284,9 @@ export class KprobeSession extends LoggingDebugSession {
     this.inspector?.forget();
   }
 
-  private cancelStep(): void {
-    this.stepping?.cancel();
-    this.stepping = undefined;
-  }
-
   /**
    * A step of the selected CPU (the other CPUs stay stopped): one
-   * instruction, or source-line stepping per adapter/stepper.ts, run in
+   * instruction, or source-line stepping per emulator/debug/stepper.ts, run in
    * chunks so pause is answered; ends with a `step` stop (or the stop that
    * interrupted it: a breakpoint, the end of the machine).
    */
@@ -303,7 +296,7 @@ export class KprobeSession extends LoggingDebugSession {
     const cpuIndex = threadId - 1;
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
-    if (this.runner?.running || this.stepping) return this.sendErrorResponse(response, { id: 1015, format: 'kprobe: the machine is running; pause it before stepping' });
+    if (this.runner?.running) return this.sendErrorResponse(response, { id: 1015, format: 'kprobe: the machine is running; pause it before stepping' });
     const inspector = this.inspector;
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
@@ -313,43 +306,20 @@ export class KprobeSession extends LoggingDebugSession {
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
     this.sendResponse(response);
     this.forgetStops();
-    const run = new StepRun(stepper, end => {
-      if (this.stepping !== run || this.ended) return;
-      this.stepping = undefined;
-      this.finishStep(threadId, end);
-    });
-    this.stepping = run;
-    run.start();
+    this.runner?.step(stepper);
   }
 
-  private finishStep(threadId: number, out: StepRunEnd): void {
-    switch (out.kind) {
-      case 'paused':
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('pause', threadId, out.description));
-        return;
-      case 'error':
-        this.onRunnerStop({ kind: 'exited', code: 1, detail: `internal emulator error: ${out.message}` });
-        return;
-      case 'done':
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('step', threadId, out.description));
-        return;
-      case 'budget':
-        this.output(`kprobe: ${out.description}\n`, 'console');
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('step', threadId, out.description));
-        return;
-      case 'slice':
-        this.onRunnerStop(out.result);
-    }
-  }
-
-  private onRunnerStop(s: RunnerStop): void {
+  private onRunEnd(s: RunEnd): void {
     if (this.ended) return;
     switch (s.kind) {
       case 'paused':
-        this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
+        if (s.cpu !== undefined) this.lastStoppedThread = s.cpu + 1;
+        this.sendEvent(stopped('pause', this.lastStoppedThread, s.description));
+        break;
+      case 'stepped':
+        if (s.budget) this.output(`kprobe: ${s.description}\n`, 'console');
+        this.lastStoppedThread = s.cpu + 1;
+        this.sendEvent(stopped('step', s.cpu + 1, s.description));
         break;
       case 'stopped': {
         this.lastStoppedThread = s.cpu + 1;
