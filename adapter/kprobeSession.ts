@@ -29,6 +29,7 @@ import { MemoryView, readCode, readMemory, writeMemory } from './memoryAccess';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
+import { dapError, errorText } from './errors';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
@@ -102,7 +103,7 @@ export class KprobeSession extends LoggingDebugSession {
     try {
       m = this.boot(args);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1001, format: `kprobe: ${errorText(e)}`, showUser: true });
+      this.sendErrorResponse(response, dapError('launchFailed', e));
       return;
     }
     this.launchArgs = args;
@@ -113,7 +114,7 @@ export class KprobeSession extends LoggingDebugSession {
     await this.configurationDone;
     if (this.ended) return;
     if (this.stopOnEntry) {
-      this.scheduleFirstTasks(m);
+      m.scheduleFirstTasks();
       this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point'));
     }
     else this.runner?.resume();
@@ -163,13 +164,13 @@ export class KprobeSession extends LoggingDebugSession {
    */
   protected override restartRequest(response: DebugProtocol.RestartResponse, args: DebugProtocol.RestartArguments): void {
     const prev = this.launchArgs;
-    if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, { id: 1014, format: 'kprobe: nothing to restart (not launched)' });
+    if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, dapError('nothingToRestart'));
     const fresh = args?.arguments && 'program' in args.arguments ? args.arguments as LaunchRequestArgs : prev;
     let m: Machine;
     try {
       m = this.boot(fresh);
     } catch (e) {
-      return this.sendErrorResponse(response, { id: 1001, format: `kprobe: restart: ${errorText(e)}`, showUser: true });
+      return this.sendErrorResponse(response, dapError('restartFailed', e));
     }
     const records = this.probes.breakpointRecords();
     this.detachMachine();
@@ -182,7 +183,7 @@ export class KprobeSession extends LoggingDebugSession {
     if (restored.moved.length) this.output(`kprobe: breakpoint ids ${restored.moved.join(', ')} could not be kept after the restart\n`, 'console');
     this.sendProbeState();
     if (this.stopOnEntry) {
-      this.scheduleFirstTasks(m);
+      m.scheduleFirstTasks();
       this.lastStoppedThread = 1;
       this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point (restarted)'));
     } else {
@@ -196,18 +197,6 @@ export class KprobeSession extends LoggingDebugSession {
     if (out.line !== undefined) out.line = this.convertDebuggerLineToClient(out.line);
     if (out.source?.path) out.source = { ...out.source, path: this.convertDebuggerPathToClient(out.source.path) };
     return out;
-  }
-
-  /**
-   * Put each CPU's first queued task on it, exactly what the machine's first
-   * turn on that CPU does, so a stop at the entry point shows task 1 and its
-   * registers (pc = e_entry) instead of an idle CPU.
-   */
-  private scheduleFirstTasks(m: Machine): void {
-    const k = m.kernel;
-    m.cpus.forEach((_, c) => {
-      if (!k.current(c) && k.sched.hasWork(c)) k.sched.schedule(c);
-    });
   }
 
   private boot(args: LaunchRequestArgs): Machine {
@@ -292,11 +281,11 @@ export class KprobeSession extends LoggingDebugSession {
    */
   private step(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     const cpuIndex = threadId - 1;
     const cpu = m.cpus[cpuIndex];
-    if (!cpu) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
-    if (this.runner?.running) return this.sendErrorResponse(response, { id: 1015, format: 'kprobe: the machine is running; pause it before stepping' });
+    if (!cpu) return this.sendErrorResponse(response, dapError('noSuchThread', `no CPU for thread ${threadId}`));
+    if (this.runner?.running) return this.sendErrorResponse(response, dapError('running'));
     const inspector = this.inspector;
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
@@ -377,12 +366,12 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = this.inspector.stackTrace(args);
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1004, format: `kprobe: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('stackTrace', e));
     }
   }
 
@@ -392,53 +381,53 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = { variables: this.inspector.variables(args.variablesReference) };
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1005, format: `kprobe: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('variables', e));
     }
   }
 
   protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = { value: this.inspector.setVariable(args.variablesReference, args.name, args.value) };
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1007, format: `kprobe: ${errorText(e)}`, showUser: true });
+      this.sendErrorResponse(response, dapError('setVariable', e));
     }
   }
 
   protected override readMemoryRequest(response: DebugProtocol.ReadMemoryResponse, args: DebugProtocol.ReadMemoryArguments): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
       response.body = readMemory(this.memoryView(m), args);
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1008, format: `kprobe: readMemory: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('readMemory', e));
     }
   }
 
   protected override writeMemoryRequest(response: DebugProtocol.WriteMemoryResponse, args: DebugProtocol.WriteMemoryArguments): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       const w = writeMemory(this.memoryView(m), args);
       response.body = { bytesWritten: w.count };
       this.sendResponse(response);
       this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1009, format: `kprobe: writeMemory: ${errorText(e)}`, showUser: true });
+      this.sendErrorResponse(response, dapError('writeMemory', e));
     }
   }
 
   protected override disassembleRequest(response: DebugProtocol.DisassembleResponse, args: DebugProtocol.DisassembleArguments): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       const sources = this.sources;
       const p = this.probes;
@@ -452,7 +441,7 @@ export class KprobeSession extends LoggingDebugSession {
       }, args) };
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1010, format: `kprobe: disassemble: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('disassemble', e));
     }
   }
 
@@ -467,12 +456,12 @@ export class KprobeSession extends LoggingDebugSession {
     const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
     const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
     const mgr = this.probes?.mgr;
-    if (!m || !cpu || !mgr) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m || !cpu || !mgr) return this.sendErrorResponse(response, dapError('notLaunched'));
     const r = evaluateForDap({
       machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.inspector?.probeStopFor(cpu.id),
       expression: args.expression, context: args.context,
     });
-    if (!r.ok) return this.sendErrorResponse(response, { id: r.id, format: `kprobe: ${r.message}`, showUser: args.context === 'repl' });
+    if (!r.ok) return this.sendErrorResponse(response, dapError(r.error, r.message));
     response.body = r.body;
     this.sendResponse(response);
   }
@@ -496,13 +485,13 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     response.body = { breakpoints: this.probes.setFunctionBreakpoints(args.breakpoints) };
     this.sendResponse(response);
   }
 
   protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     response.body = { breakpoints: this.probes.setInstructionBreakpoints(args.breakpoints) };
     this.sendResponse(response);
   }
@@ -511,11 +500,11 @@ export class KprobeSession extends LoggingDebugSession {
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
     if (!isProbeRequest(command)) return super.customRequest(command, response, args);
-    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = handleProbeRequest(this.probes, command, args);
     } catch (e) {
-      return this.sendErrorResponse(response, { id: 1013, format: `kprobe: ${errorText(e)}`, showUser: true });
+      return this.sendErrorResponse(response, dapError('probeRequest', e));
     }
     this.sendResponse(response);
   }
@@ -542,7 +531,4 @@ function stopped(reason: string, threadId: number, description: string): DebugPr
   return e;
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 

@@ -210,6 +210,18 @@ export class Machine {
     return { kind: 'running' };
   }
 
+  /**
+   * Put each CPU's first queued task on it, exactly what the machine's first
+   * turn on that CPU does, so a debugger stopped at the entry point shows
+   * task 1 and its registers (pc = e_entry) instead of an idle CPU.
+   */
+  scheduleFirstTasks(): void {
+    const k = this.kernel;
+    this.cpus.forEach((_, c) => {
+      if (!k.current(c) && k.sched.hasWork(c)) k.sched.schedule(c);
+    });
+  }
+
   /** Register values of a task (the CPU's for a running task, else its saved context), in ArchOps.regs order. */
   taskRegisters(pid: number): bigint[] | undefined {
     const t = this.kernel.taskByPid(pid);

@@ -226,6 +226,8 @@ export interface ArchInfo {
   readonly syscalls: Readonly<Record<number, SyscallName>>;
   /** `uname -m` */
   readonly unameMachine: string;
+  /** other spellings users type for registers (gdb's: x86 rdi -> di, rip -> ip), by pt_regs name they mean */
+  readonly regAliases?: Readonly<Record<string, string>>;
   /** the port has an implementation part (emulator/arch/<name>/index.ts: CPU, decoder, kprobes hooks) */
   readonly hasCpu: boolean;
 }

@@ -69,4 +69,5 @@ export const aarch64Info: ArchInfo = {
   },
   syscalls: GENERIC_SYSCALLS,
   unameMachine: 'aarch64',
+  regAliases: { fp: 'x29', lr: 'x30', cpsr: 'pstate' },
 };

@@ -74,4 +74,5 @@ export const riscv64Info: ArchInfo = {
   },
   syscalls: GENERIC_SYSCALLS,
   unameMachine: 'riscv64',
+  regAliases: { pc: 'epc', fp: 's0', x1: 'ra', x2: 'sp', x10: 'a0', x11: 'a1' },
 };

@@ -79,4 +79,8 @@ export const x86_64Info: ArchInfo = {
   },
   syscalls: SYSCALLS,
   unameMachine: 'x86_64',
+  regAliases: {
+    rax: 'ax', rbx: 'bx', rcx: 'cx', rdx: 'dx', rsi: 'si', rdi: 'di', rbp: 'bp', rsp: 'sp', rip: 'ip',
+    eflags: 'flags', rflags: 'flags', orig_rax: 'orig_ax',
+  },
 };

@@ -7,18 +7,18 @@
  *
  * Unlike a condition (whose value is reduced to 0/1), the expression's value
  * and static C type are kept: integers print as hex and decimal, pointers as
- * hex with their symbol, `char *` with the string. The compiler, parser and
- * runtime pieces used here are the ones compileLogMessage (logMessage.ts)
- * assembles the same way; emulator/handlers is not changed.
+ * hex with their symbol, `char *` with the string. The language's own
+ * parser, compiler and runtime, assembled as compileLogMessage (logMessage.ts)
+ * does; the debugger (adapter/evaluateRequest.ts) calls only this API.
  */
-import type { Expr } from '../emulator/handlers/ast';
-import { HandlerCompiler } from '../emulator/handlers/compiler';
-import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from '../emulator/handlers/context';
-import { CType, isCharPtr, isPtr, sizeOf, typeName } from '../emulator/handlers/ctypes';
-import { tokenize } from '../emulator/handlers/lexer';
-import { Parser } from '../emulator/handlers/parser';
-import { Frame, LITERAL_POOL_BASE, StringPool, readCString } from '../emulator/handlers/runtime';
-import { CompileOptions, Diagnostic, HandlerEnv, HandlerFault } from '../emulator/handlers';
+import type { Expr } from './ast';
+import { HandlerCompiler } from './compiler';
+import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from './context';
+import { CType, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
+import { tokenize } from './lexer';
+import { Parser } from './parser';
+import { Frame, LITERAL_POOL_BASE, StringPool, readCString } from './runtime';
+import { CompileOptions, Diagnostic, HandlerEnv, HandlerFault } from './types';
 
 /** Statements + loop iterations one evaluation may cost. */
 const EVAL_STEP_BUDGET = 10_000;
