@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkProbeFile, compileHandler, compileProbeFile, Diagnostic, parseProbeFile } from '../../emulator/handlers';
+import { checkProbeFile, compileHandler, compileLogMessage, compileProbeFile, Diagnostic, parseProbeFile } from '../../emulator/handlers';
 import { Expr, MAX_NESTING, SnippetAst, Span } from '../../emulator/handlers/ast';
 import { compileSnippetAst } from '../../emulator/handlers/compiler';
 import { T } from '../../emulator/handlers/ctypes';
@@ -62,6 +62,15 @@ describe('handler nesting limit', () => {
       const r = compileHandler(s, 'pre', copts);
       assert.ok(nestingErrors(r.diagnostics).length >= 1, `${s.slice(0, 40)}: ${JSON.stringify(r.diagnostics.slice(0, 2))}`);
     }
+  });
+
+  test('log messages: a chain in {...} hits the same limit at its position', () => {
+    const msg = `fork {${chain('+', 5000)}}`;
+    const r = compileLogMessage(msg, copts);
+    const errs = nestingErrors(r.diagnostics);
+    assert.equal(errs.length, 1);
+    assert.equal(r.handler, undefined);
+    assert.ok(errs[0].column > 100);
   });
 
   test('a chain just under the limit compiles and computes', () => {
