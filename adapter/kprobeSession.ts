@@ -31,7 +31,7 @@ import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
 import { dapError, errorText } from './errors';
 import { SourceMap } from './sourceMap';
-import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
+import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
 import { FRAME_STRIDE, StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
@@ -54,6 +54,8 @@ export class KprobeSession extends LoggingDebugSession {
   private ended = false;
   private readonly disposers: (() => void)[] = [];
   private probes: ProbeBridge | undefined;
+  /** DAP breakpoint ids (the session's, kept across restarts) */
+  private readonly bpIds = new BreakpointIds();
   private stateTimer: NodeJS.Timeout | undefined;
   private statePending = false;
   /** stack, scopes and variables of the stopped machine (adapter/inspector.ts) */
@@ -127,7 +129,8 @@ export class KprobeSession extends LoggingDebugSession {
     this.disposers.push(m.onPrintk(r => this.printk(r)));
     this.runner = new RunController(m, e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
-    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
+    this.bpIds.clearProbes();
+    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState(), this.bpIds);
     this.inspector = new StopInspector(m, this.probes, this.sources, {
       path: p => this.convertDebuggerPathToClient(p),
       line: n => this.convertDebuggerLineToClient(n),
@@ -179,8 +182,7 @@ export class KprobeSession extends LoggingDebugSession {
     this.attachMachine(m, fresh);
     const restored = this.probes.restoreBreakpoints(records);
     this.sendResponse(response);
-    for (const b of restored.breakpoints) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
-    if (restored.moved.length) this.output(`kprobe: breakpoint ids ${restored.moved.join(', ')} could not be kept after the restart\n`, 'console');
+    for (const b of restored) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
     this.sendProbeState();
     if (this.stopOnEntry) {
       m.scheduleFirstTasks();
@@ -316,8 +318,9 @@ export class KprobeSession extends LoggingDebugSession {
         const hit = s.request.reason === 'breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
         this.inspector?.recordStop(s.cpu, s.request.reportPc, hit);
         if (hit) {
-          ev.body.hitBreakpointIds = [hit.breakpointId];
-          this.sendEvent(new DapEvent(ProbeEvent.hit, { id: hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
+          const dapId = this.probes?.ids.dapOf(hit.breakpointId);
+          if (dapId !== undefined) ev.body.hitBreakpointIds = [dapId];
+          this.sendEvent(new DapEvent(ProbeEvent.hit, { id: this.probes?.ids.idOf(hit.breakpointId) ?? hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
         }
         this.probes?.clearHits();
         this.sendProbeState();

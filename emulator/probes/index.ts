@@ -26,7 +26,7 @@ export type {
 export type { BreakpointHit, BreakpointMode, HitPredicate } from './breakpoints';
 export { parseHitCondition } from './breakpoints';
 export type { EngineProbeKind } from './register';
-export { resolveTarget, parseTargetText, targetText, whereOf, symbolAt } from './targets';
+export { resolveTarget, parseTargetText, parseBreakpointTarget, targetText, whereOf, symbolAt } from './targets';
 export type { ProbeSite, TargetResolution } from './targets';
 export { ProbeHandlerEnv, taskAddress } from './env';
 export { dumpStackLines, walkFrames } from './stack';

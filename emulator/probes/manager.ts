@@ -23,7 +23,7 @@ import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
-import { ProbeSite, parseTargetText, resolveTarget, targetText, whereOf } from './targets';
+import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 
 export type ProbeOrigin = 'file' | 'breakpoint';
 
@@ -207,9 +207,9 @@ export class ProbeManager {
     let mode: BreakpointMode = req.mode ?? 'kprobe';
     let target: ProbeTarget | string = req.target;
     if (typeof target === 'string') {
-      const m = /^\s*([rkp]):(.*)$/.exec(target);
-      if (m) { mode = req.mode ?? (m[1] === 'r' ? 'kretprobe' : 'kprobe'); target = m[2]; }
-      target = parseTargetText(target);
+      const t = parseBreakpointTarget(target);
+      if (typeof t === 'string') target = t;
+      else { target = t.target; mode = req.mode ?? t.mode ?? mode; }
     }
     const up: UserProbe = {
       id: this.nextId++, origin: 'breakpoint', kind: mode,
