@@ -64,6 +64,8 @@ suite('built-in Disassembly view', () => {
   setup(() => { t = new Transcript(); });
   teardown(async () => {
     t.dispose();
+    // close the Disassembly view first: left open, it keeps asking the next sessions for instructions
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.workspace.getConfiguration('debug').update('disassemblyView.showSourceCode', undefined, vscode.ConfigurationTarget.Global);
     vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
     if (vscode.debug.activeDebugSession) {
