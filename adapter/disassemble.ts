@@ -74,7 +74,14 @@ interface Slot {
   insn: DecodedInsn | null;
 }
 
-/** Known instruction starts of an image, ascending: function symbols, line-table rows, the entry point. */
+/** ELF section flag: the section holds instructions */
+const SHF_EXECINSTR = 4n;
+
+/**
+ * Known instruction starts of an image, ascending: function symbols, code
+ * labels (untyped symbols in executable sections, e.g. assembler entry
+ * stubs), line-table rows, the entry point.
+ */
 const anchorCache = new WeakMap<ElfImage, bigint[]>();
 
 function anchorsOf(image: ElfImage): bigint[] {
@@ -82,6 +89,10 @@ function anchorsOf(image: ElfImage): bigint[] {
   if (a) return a;
   const set = new Set<bigint>([image.entry]);
   for (const f of image.symbols.functions()) set.add(f.value);
+  for (const s of image.symbols.all()) {
+    const sec = s.type === 'notype' ? image.sections[s.shndx] : undefined;
+    if (sec && (sec.flags & SHF_EXECINSTR) !== 0n && s.value >= sec.addr && s.value < sec.addr + sec.size) set.add(s.value);
+  }
   for (const r of image.lines?.rows() ?? []) if (!r.endSequence) set.add(r.address);
   a = [...set].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
   anchorCache.set(image, a);
