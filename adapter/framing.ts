@@ -137,6 +137,13 @@ export class FrameReader {
       this.buf = this.buf.subarray(lineEnd);
       return true;
     }
+    // further header lines (Content-Type) must be `Name: value`: anything else means this header was cut short
+    const bad = this.buf.toString('latin1', lineEnd + 2, end).split('\r\n').find(l => !/^[A-Za-z][A-Za-z0-9-]*:/.test(l) || l.includes('Content-Length:'));
+    if (end > lineEnd && bad !== undefined) {
+      this.report({ reason: `header line ${preview(bad)} after Content-Length ${value} is not a "Name: value" field` });
+      this.buf = this.buf.subarray(lineEnd);
+      return true;
+    }
     this.buf = this.buf.subarray(end + HEADER_END.length);
     this.contentLength = Number(value);
     this.scanned = 0;

@@ -213,6 +213,13 @@ describe('FrameReader', () => {
     assert.deepEqual(messages.map(m => m.seq), [2]);
   });
 
+  test('a header whose next line is not a header field: the frame after it is not lost', () => {
+    const { messages, bad } = read([Buffer.from('Content-Length: 5\r\n{"seq":1,"type":"request"'), request(4, 'threads')]);
+    assert.equal(bad.length, 1);
+    assert.match(bad[0].reason, /is not a "Name: value" field/);
+    assert.deepEqual(messages.map(m => m.seq), [4]);
+  });
+
   test('a Content-Length over the limit is refused before its body is buffered', () => {
     const { messages, bad } = read([Buffer.from('Content-Length: 99999999999\r\n\r\n{}'), request(3, 'threads')]);
     assert.match(bad[0].reason, /not a byte count/);
