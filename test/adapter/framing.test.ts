@@ -220,6 +220,24 @@ describe('FrameReader', () => {
     assert.deepEqual(messages.map(m => m.seq), [4]);
   });
 
+  test('seeded fuzz: junk between frames, random chunking: every well-formed frame after junk is delivered, in order', () => {
+    let seed = 0x2545f491;
+    const rnd = (n: number): number => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % n; };
+    const alphabet = Buffer.from('\r\n{}":,Content-Length 0123456789null\xff\xc3', 'latin1');
+    const parts: Buffer[] = [];
+    const expected: number[] = [];
+    for (let seq = 1; seq <= 300; seq++) {
+      if (rnd(3) === 0) parts.push(Buffer.from(Array.from({ length: 1 + rnd(40) }, () => alphabet[rnd(alphabet.length)])));
+      parts.push(request(seq, 'threads'));
+      expected.push(seq);
+    }
+    const all = Buffer.concat(parts);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < all.length;) { const n = 1 + rnd(64); chunks.push(all.subarray(at, at + n)); at += n; }
+    const { messages } = read(chunks);
+    assert.deepEqual(messages.map(m => m.seq), expected);
+  });
+
   test('a Content-Length over the limit is refused before its body is buffered', () => {
     const { messages, bad } = read([Buffer.from('Content-Length: 99999999999\r\n\r\n{}'), request(3, 'threads')]);
     assert.match(bad[0].reason, /not a byte count/);
