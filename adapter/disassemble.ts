@@ -47,16 +47,25 @@ export function formatAddress(a: bigint): string {
   return '0x' + hex64(a);
 }
 
+/** Width of the mnemonic column ("mov     rsi, 0xffffffff81005140 <nr_forks>"). */
+const MNEMONIC_COLUMN = 7;
+
+/** symbol+0xoff of an address: the image's symbols, then the engine's own code; undefined when neither knows it. */
+function symbolName(ctx: DisassembleContext, a: bigint): string | undefined {
+  return ctx.image.symbols.resolve(a) ? ctx.image.symbols.format(a) : ctx.extraSymbol?.(a);
+}
+
 /** The instruction at addr, or null where there is no code: unmapped, not executable, a device, undecodable. */
 function decodeAt(ctx: DisassembleContext, addr: bigint): DecodedInsn | null {
   const v = toVAddr(addr);
   const region = v === null ? undefined : ctx.mem.regionAt(v, 1);
   if (v === null || !region || region.device || (region.perms & PERM_X) === 0) return null;
   try {
-    if (!ctx.readCode) return ctx.arch.decode(ctx.mem, addr);
     let len = ctx.arch.maxInsnLength;
     while (len > 1 && !ctx.mem.isMapped(v, len)) len--;
-    return ctx.arch.decodeBytes(ctx.readCode(addr, len), addr);
+    const bytes = ctx.readCode ? ctx.readCode(addr, len) : ctx.mem.readBytes(v, len);
+    if (ctx.arch.disassemble) return ctx.arch.disassemble(bytes, addr, a => symbolName(ctx, a));
+    return ctx.arch.decodeBytes(bytes, addr);
   } catch {
     return null;
   }
@@ -176,15 +185,15 @@ function entry(ctx: DisassembleContext, s: Slot): DebugProtocol.DisassembledInst
   const d = s.insn;
   const insn: DebugProtocol.DisassembledInstruction = {
     address: formatAddress(addr),
-    instruction: d ? `${d.mnemonic}${d.operands ? ' ' + d.operands : ''}` : '(bad)',
+    // mnemonic in its own column, as llvm-objdump aligns it
+    instruction: d ? (d.operands ? `${d.mnemonic.padEnd(MNEMONIC_COLUMN)} ${d.operands}` : d.mnemonic) : '(bad)',
   };
   if (d) {
     insn.instructionBytes = [...d.bytes].map(b => b.toString(16).padStart(2, '0')).join(' ');
-    const target = d.target !== undefined ? ctx.image.symbols.resolve(d.target) : undefined;
-    if (target && d.target !== undefined) insn.instruction += ` <${ctx.image.symbols.format(d.target)}>`;
-    else if (d.target !== undefined) {
-      const extra = ctx.extraSymbol?.(d.target);
-      if (extra) insn.instruction += ` <${extra}>`;
+    // an arch without its own symbolizing disassembler: name the branch target here
+    if (!ctx.arch.disassemble && d.target !== undefined) {
+      const name = symbolName(ctx, d.target);
+      if (name) insn.instruction += ` <${name}>`;
     }
     const notes = ctx.notes?.(addr, d.length) ?? [];
     if (notes.length) insn.instruction += `  ; ${notes.join('; ')}`;

@@ -239,6 +239,12 @@ export interface ArchOps extends ArchInfo {
   decode(mem: Memory, addr: bigint): DecodedInsn | null;
   /** Decode from raw bytes at a given address. */
   decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null;
+  /**
+   * Decode for a person to read: absolute addresses as addresses, each named
+   * through `symbolize` as llvm-objdump does (` <nr_forks>`, branch targets
+   * included). Omitted: decodeBytes' text is shown as it is.
+   */
+  disassemble?(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null;
   /** Set up a CPU to start executing a kernel thread: pc, stack, first argument, return address. */
   initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void;
   /** Set up a CPU to start a user process (Linux initial stack already built at sp). */

@@ -9,7 +9,7 @@ import { Memory, MemoryFault } from '../../memory/memory';
 import { toVAddr, mustVAddr } from '../../memory/address';
 import { X86Cpu } from './cpu';
 import { decodeInsn } from './decoder';
-import { toDecoded } from './disasm';
+import { disassembleBytes, toDecoded } from './disasm';
 import { X86_REGS } from './regs';
 import { x86_64Info } from './info';
 import { x86_64KprobesHooks } from './kprobes';
@@ -60,6 +60,15 @@ export const x86_64: ArchOps = {
       if (k >= bytes.length) throw new RangeError('instruction runs past the supplied bytes');
       return bytes[k];
     }, addr);
+  },
+
+  disassemble(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null {
+    try {
+      return disassembleBytes(bytes, addr, { symbolize });
+    } catch (e) {
+      if (e instanceof RangeError) return null;
+      throw e;
+    }
   },
 
   initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void {
