@@ -134,8 +134,18 @@ export class Machine {
 
   /** The probe manager (.kprobe files, breakpoints), created on first use on top of the engine. */
   get probes(): ProbeManager {
-    this.manager ??= new ProbeManager(this.kernel, this.kprobes, this.probeOptions);
+    this.manager ??= new ProbeManager(this.kernel, this.kprobes, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) });
     return this.manager;
+  }
+
+  /**
+   * Work done on CPU `cpu` outside its instruction stream (probe handler
+   * steps): `slots` instruction slots of its virtual time (owed time, see
+   * kernel/clock.ts) and of the maxInstructions limit.
+   */
+  charge(cpu: number, slots: number): void {
+    this.kernel.clock.charge(cpu, slots);
+    this.totalInstructions += slots;
   }
 
   /** sysctl -w NAME=VALUE on this machine's kernel: 0, or -EINVAL with the reason. */
@@ -183,6 +193,7 @@ export class Machine {
         continue;
       }
       const c = this.cursor;
+      if (k.clock.used[c] >= this.quantum) { this.cursor++; continue; } // the round's slots went to owed time (charge)
       const n = this.turn(c, left);
       left -= Math.max(n, 1);
       if (k.clock.used[c] >= this.quantum || !this.canRun(c)) this.cursor++;

@@ -209,6 +209,8 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
       } catch (e) {
         if (e === JPROBE_RETURN) return 0n;
         throw e;
+      } finally {
+        env.spent?.(Math.min(f.steps, budget));
       }
       const v = r === RETURN ? f.ret : 0n;
       return isCond ? (v !== 0n ? 1n : 0n) : v;

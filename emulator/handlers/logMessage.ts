@@ -109,19 +109,23 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
     kind: 'log',
     run(env) {
       const f: Frame = { env, slots: new Array<bigint>(nslots).fill(0n), steps: 0, budget, ret: 0n, lits };
-      step(f, span);
-      let out = '';
-      for (const p of parts) {
-        if (p.text !== undefined) { out += p.text; continue; }
-        const v = p.ev!(f);
-        switch (p.fmt) {
-          case 'str': out += formatPrintk('%s', [v], { readCString: (a, max) => readCString(f, a, max, span) }); break;
-          case 'ptr': out += '0x' + BigInt.asUintN(64, v).toString(16); break;
-          default: out += v.toString(); break;
+      try {
+        step(f, span);
+        let out = '';
+        for (const p of parts) {
+          if (p.text !== undefined) { out += p.text; continue; }
+          const v = p.ev!(f);
+          switch (p.fmt) {
+            case 'str': out += formatPrintk('%s', [v], { readCString: (a, max) => readCString(f, a, max, span) }); break;
+            case 'ptr': out += '0x' + BigInt.asUintN(64, v).toString(16); break;
+            default: out += v.toString(); break;
+          }
         }
+        env.printk(out + '\n');
+        return 0n;
+      } finally {
+        env.spent?.(Math.min(f.steps, budget));
       }
-      env.printk(out + '\n');
-      return 0n;
     },
   };
   return { handler, diagnostics };

@@ -67,8 +67,8 @@ export interface Frame {
 
 export type Ev = (f: Frame) => bigint;
 
-export function fault(kind: HandlerFaultKind, message: string, span: Span, addr?: bigint): HandlerFault {
-  return new HandlerFault(kind, message, span.line, span.column, addr);
+export function fault(kind: HandlerFaultKind, message: string, span: Span, addr?: bigint, access?: 'read' | 'write'): HandlerFault {
+  return new HandlerFault(kind, message, span.line, span.column, addr, access);
 }
 
 
@@ -87,28 +87,28 @@ export function readMem(f: Frame, addr: bigint, size: 1 | 2 | 4 | 8, span: Span)
   const pool = poolOf(f, addr);
   if (pool) {
     const hit = pool.find(addr);
-    if (!hit || hit.off + size > hit.bytes.length) throw fault('memory', `read of ${size} byte(s) at ${hex(addr)} is outside the string literal`, span, addr);
+    if (!hit || hit.off + size > hit.bytes.length) throw fault('memory', `read of ${size} byte(s) at ${hex(addr)} is outside the string literal`, span, addr, 'read');
     let v = 0n;
     for (let i = size - 1; i >= 0; i--) v = (v << 8n) | BigInt(hit.bytes[hit.off + i]);
     return v;
   }
-  if (addr < NULL_PAGE_END) throw fault('null', `NULL pointer dereference: read of ${size} byte(s) at ${hex(addr)}`, span, addr);
+  if (addr < NULL_PAGE_END) throw fault('null', `NULL pointer dereference: read of ${size} byte(s) at ${hex(addr)}`, span, addr, 'read');
   try {
     return BigInt.asUintN(size * 8, f.env.readMem(addr, size));
   } catch (e) {
     if (e instanceof HandlerFault) throw e;
-    throw fault('memory', `bad memory read of ${size} byte(s) at ${hex(addr)}: ${errText(e)}`, span, addr);
+    throw fault('memory', `bad memory read of ${size} byte(s) at ${hex(addr)}: ${errText(e)}`, span, addr, 'read');
   }
 }
 
 export function writeMem(f: Frame, addr: bigint, size: 1 | 2 | 4 | 8, value: bigint, span: Span): void {
-  if (poolOf(f, addr)) throw fault('memory', `write of ${size} byte(s) at ${hex(addr)}: string literals are read-only`, span, addr);
-  if (addr < NULL_PAGE_END) throw fault('null', `NULL pointer dereference: write of ${size} byte(s) at ${hex(addr)}`, span, addr);
+  if (poolOf(f, addr)) throw fault('memory', `write of ${size} byte(s) at ${hex(addr)}: string literals are read-only`, span, addr, 'write');
+  if (addr < NULL_PAGE_END) throw fault('null', `NULL pointer dereference: write of ${size} byte(s) at ${hex(addr)}`, span, addr, 'write');
   try {
     f.env.writeMem(addr, size, BigInt.asUintN(size * 8, value));
   } catch (e) {
     if (e instanceof HandlerFault) throw e;
-    throw fault('memory', `bad memory write of ${size} byte(s) at ${hex(addr)}: ${errText(e)}`, span, addr);
+    throw fault('memory', `bad memory write of ${size} byte(s) at ${hex(addr)}: ${errText(e)}`, span, addr, 'write');
   }
 }
 
@@ -117,17 +117,17 @@ export function readCString(f: Frame, addr: bigint, max: number, span: Span): st
   const pool = poolOf(f, addr);
   if (pool) {
     const hit = pool.find(addr);
-    if (!hit) throw fault('memory', `string read at ${hex(addr)} is outside the string literal`, span, addr);
+    if (!hit) throw fault('memory', `string read at ${hex(addr)} is outside the string literal`, span, addr, 'read');
     let s = '';
     for (let i = hit.off; i < hit.bytes.length && hit.bytes[i] !== 0 && s.length < max; i++) s += String.fromCharCode(hit.bytes[i]);
     return s;
   }
-  if (addr < NULL_PAGE_END) throw fault('null', `NULL pointer dereference: string read at ${hex(addr)}`, span, addr);
+  if (addr < NULL_PAGE_END) throw fault('null', `NULL pointer dereference: string read at ${hex(addr)}`, span, addr, 'read');
   try {
     return f.env.readCString(addr, max);
   } catch (e) {
     if (e instanceof HandlerFault) throw e;
-    throw fault('memory', `bad string read at ${hex(addr)}: ${errText(e)}`, span, addr);
+    throw fault('memory', `bad string read at ${hex(addr)}: ${errText(e)}`, span, addr, 'read');
   }
 }
 

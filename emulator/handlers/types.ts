@@ -89,6 +89,13 @@ export interface HandlerEnv {
   regsReturnValue(): bigint;
   /** Optional: name+offset of an address for %pS/%ps; without it they print like %px. */
   addrToSymbol?(addr: bigint): SymbolizedAddress | undefined;
+  /**
+   * Optional: told once per run, when it ends (return, fault or
+   * jprobe_return()), how many steps the run took (a budget fault: the
+   * budget). The probe bridge charges them to the CPU's virtual clock and
+   * the machine's instruction limit.
+   */
+  spent?(steps: number): void;
 }
 
 /** A compile-time problem with a source range (all 1-based; end is exclusive). */
@@ -145,6 +152,8 @@ export class HandlerFault extends Error {
     readonly column: number,
     /** the faulting address for 'memory' / 'null' faults */
     readonly addr?: bigint,
+    /** the access that faulted, for 'memory' / 'null' faults */
+    readonly access?: 'read' | 'write',
   ) {
     super(message);
     this.name = 'HandlerFault';

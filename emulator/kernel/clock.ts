@@ -12,6 +12,11 @@
  *    each 1 ms boundary.
  *  - When every CPU is idle and at least one sleeps in hlt, time jumps to the
  *    round containing the earliest wake-up instead of spinning.
+ *  - Work done on a CPU outside its instruction stream (probe handler
+ *    steps, Machine.charge) is owed time: it counts in that CPU's time at
+ *    once, and is paid from the CPU's next rounds (their first slots are
+ *    spent on it), so the CPU's time never goes backwards and the current
+ *    turn is not cut short (a probe hit finishes its single-step).
  *
  * Time is a JS number of ns (exact up to 2^53 ns, 104 days of virtual time).
  */
@@ -28,18 +33,26 @@ export class VirtualClock {
   readonly used: number[];
   /** CPU whose code is running right now (-1 outside a CPU turn) */
   activeCpu = -1;
+  /** slots charged to each CPU and not yet paid from a round (see the rule above) */
+  readonly owed: number[];
 
   constructor(nCpus: number, readonly quantum: number) {
     machineOption('quantum', quantum);
     this.used = new Array<number>(nCpus).fill(0);
+    this.owed = new Array<number>(nCpus).fill(0);
   }
 
   /** ns since boot as seen from `cpu` (default: the running CPU; outside any CPU's turn, the latest time a CPU reached) */
   nowNs(cpu = this.activeCpu): number {
-    if (cpu >= 0) return this.roundStart + this.used[cpu];
+    if (cpu >= 0) return this.roundStart + this.used[cpu] + this.owed[cpu];
     let m = 0;
-    for (const u of this.used) if (u > m) m = u;
+    this.used.forEach((u, i) => { if (u + this.owed[i] > m) m = u + this.owed[i]; });
     return this.roundStart + m;
+  }
+
+  /** Work of `slots` instruction slots done on `cpu` outside its instruction stream: owed time. */
+  charge(cpu: number, slots: number): void {
+    this.owed[cpu] += slots;
   }
 
   now(cpu = this.activeCpu): bigint { return BigInt(this.nowNs(cpu)); }
@@ -50,7 +63,13 @@ export class VirtualClock {
   nextRound(atLeast = 0): void {
     let next = this.roundStart + this.quantum;
     if (atLeast > next) next = Math.ceil(atLeast / this.quantum) * this.quantum;
+    const skipped = next - this.roundStart - this.quantum;
     this.roundStart = next;
-    this.used.fill(0);
+    for (let i = 0; i < this.used.length; i++) {
+      // owed time is paid first: those slots of the new round are already spent
+      const owed = Math.max(0, this.owed[i] - skipped);
+      this.used[i] = Math.min(owed, this.quantum);
+      this.owed[i] = owed - this.used[i];
+    }
   }
 }

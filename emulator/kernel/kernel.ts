@@ -152,7 +152,7 @@ export class Kernel implements KernelApi {
   addTrapHook(hook: TrapHook): void { this.hooks.push(hook); }
   onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
 
-  oops(cpu: Cpu, trap: Trap | null, message: string): void {
+  oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void {
     const rq = this.sched.rq[cpu.id];
     if (!rq || rq.dead) return;
     this.oopsCount++;
@@ -160,7 +160,7 @@ export class Kernel implements KernelApi {
     try {
       lines = formatOops({
         arch: this.arch, style: this.table.oops, cpu, trap, message, task: rq.current,
-        symbols: this.image.symbols, serial: this.oopsCount,
+        symbols: this.image.symbols, serial: this.oopsCount, detail,
       });
     } catch (e) {
       lines = [`${message || 'Oops'}: 0000 [#${this.oopsCount}] (report incomplete: ${e instanceof Error ? e.message : String(e)})`];

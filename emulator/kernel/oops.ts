@@ -2,6 +2,9 @@
  * The text of an oops report, shaped like Linux's (die() / show_regs() /
  * show_opcodes()): headline, CPU/PID/Comm line, pc as symbol+off/size, the
  * code bytes around the pc with the faulting unit marked, every register.
+ * A fault in a probe handler (which runs as host code, so the pc is the
+ * probe's) adds detail lines after the headline naming the handler's
+ * file:line:col, where Linux's RIP line would name handler_pre+0x../.. [module].
  */
 import { ArchOps, Cpu, Trap } from '../arch/types';
 import { hex64 } from '../memory/address';
@@ -21,6 +24,8 @@ export interface OopsInput {
   symbols: SymbolTable;
   /** 1 for the first oops of the run ([#1]) */
   serial: number;
+  /** lines after the headline: where the fault really happened when the pc cannot say (a probe handler's file:line:col) */
+  detail?: readonly string[];
 }
 
 const NULL_LIMIT = 4096n;
@@ -100,6 +105,7 @@ export function registerLines(arch: ArchOps, cpu: Cpu, style: OopsStyle): string
 /** The report, one string per line. */
 export function formatOops(o: OopsInput): string[] {
   const lines = headline(o.trap, o.message, o.serial);
+  if (o.detail) lines.push(...o.detail);
   const t = o.task;
   lines.push(`CPU: ${o.cpu.id} PID: ${t ? t.pid : 0} Comm: ${t ? t.comm : `swapper/${o.cpu.id}`} Not tainted`);
   lines.push(`${o.style.pcLabel}: ${o.symbols.format(o.cpu.getPc(), true)}`);

@@ -16,7 +16,7 @@ export class PrintkLog {
   private readonly listeners: PrintkListener[] = [];
   /** pending bytes of an unfinished console line, per CPU */
   private readonly partial = new Map<number, number[]>();
-  /** keep at most this many records in `records` (listeners see all) */
+  /** keep the last `keep` records in `records` (listeners see all); older ones are dropped in batches of keep/4, so at most keep * 5/4 are held */
   constructor(private readonly keep = 100_000) {}
 
   onRecord(l: PrintkListener): () => void {
@@ -62,7 +62,8 @@ export class PrintkLog {
 
   private emit(r: PrintkRecord): void {
     this.records.push(r);
-    if (this.records.length > this.keep) this.records.splice(0, this.records.length - this.keep);
+    // batched: dropping one record per line past `keep` moved the whole array every time
+    if (this.records.length > this.keep + (this.keep >> 2)) this.records.splice(0, this.records.length - this.keep);
     for (const l of [...this.listeners]) l(r);
   }
 }

@@ -91,8 +91,9 @@ export interface KernelApi {
   addTrapHook(hook: TrapHook): void;
   /** called when a task exits (kretprobe instance recycling) */
   onTaskExit(listener: (t: Task) => void): void;
-  /** report an oops for this CPU: message, registers, code bytes; the CPU stops */
-  oops(cpu: Cpu, trap: Trap | null, message: string): void;
+  /** report an oops for this CPU: message, registers, code bytes; the CPU stops. `detail`: lines
+   *  after the headline naming where the fault really happened (a probe handler's file:line:col) */
+  oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void;
   /** functions listed in the image's _kprobe_blacklist section, as [start, end) ranges */
   blacklist(): readonly { start: bigint; end: bigint; name: string }[];
   /** request the machine to stop (debugger); reason shown to the user */

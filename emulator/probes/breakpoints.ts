@@ -77,6 +77,8 @@ export interface BreakpointRuntime {
   hit?: HitPredicate;
   /** counts hits whose condition held */
   hits: number;
+  /** charge a condition's / log message's steps to a CPU (virtual clock, instruction limit) */
+  charge?: (cpu: number, steps: number) => void;
   /** called for a stopping hit (the manager notifies listeners and requests the stop) */
   onStop(hit: BreakpointHit): void;
 }
@@ -116,7 +118,7 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
       kp.pre_handler = (p: Kprobe, regs: PtRegs) => {
         const addr = p.addr ?? 0n;
         const cpu = regs.cpu.id;
-        if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true }), cpu, () => whereOf(kernel.image, addr))) return 0;
+        if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true, charge: bp.charge }), cpu, () => whereOf(kernel.image, addr))) return 0;
         const where = whereOf(kernel.image, addr);
         bp.onStop({
           breakpointId: bp.id, probeId: p.id ?? 0, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
@@ -130,7 +132,7 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
         handler: (ri: KretprobeInstance, regs: PtRegs) => {
           const addr = ri.rp.kp.addr ?? 0n;
           const cpu = regs.cpu.id;
-          if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: ri.rp.kp, ri }), cpu, () => whereOf(kernel.image, addr))) return 0;
+          if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, engine, regs, kp: ri.rp.kp, ri, charge: bp.charge }), cpu, () => whereOf(kernel.image, addr))) return 0;
           const where = whereOf(kernel.image, addr);
           const rv = regs.returnValue;
           const fn = kernel.image.symbols.resolve(addr)?.sym.name ?? hex(addr);

@@ -28,6 +28,14 @@ export const TASK_STRUCT_STRIDE = 0x2000n;
 /** Same idea for a user process's mm (kernel threads have mm == 0). */
 export const MM_STRUCT_BASE = 0xffff888100000000n;
 
+/**
+ * What one handler step (a statement or a loop iteration) costs the CPU
+ * that runs the handler: one instruction slot, i.e. 1 ns of its virtual
+ * time (kernel/clock.ts) and one instruction of the machine's
+ * maxInstructions limit.
+ */
+export const HANDLER_STEP_SLOTS = 1;
+
 export function taskAddress(t: Task | undefined): bigint {
   return t ? TASK_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
 }
@@ -44,6 +52,8 @@ export interface EnvInput {
   postFlags?: bigint;
   /** the probed instruction has not run yet (pre / entry / jprobe handlers): dump_stack starts at the probe address */
   beforeInsn?: boolean;
+  /** charge a run's handler steps to a CPU (the machine: virtual clock + instruction limit); absent = free */
+  charge?: (cpu: number, steps: number) => void;
 }
 
 export class ProbeHandlerEnv implements HandlerEnv {
@@ -148,6 +158,11 @@ export class ProbeHandlerEnv implements HandlerEnv {
     if (toVAddr(addr) === null) return undefined;
     const r = this.kernel.image.symbols.resolve(addr);
     return r ? { name: r.sym.name, offset: r.offset, size: r.sym.size > 0n ? r.sym.size : undefined } : undefined;
+  }
+
+  /** HandlerEnv.spent: the run's steps, charged to the probed CPU (HANDLER_STEP_SLOTS instruction slots each). */
+  spent(steps: number): void {
+    if (steps > 0) this.input.charge?.(this.cpu.id, steps * HANDLER_STEP_SLOTS);
   }
 
   /** Write what the handler printed to the kernel log (source 'probe'). */

@@ -11,21 +11,29 @@
  *
  * `disabled` registers the probe with KPROBE_FLAG_DISABLED set (listed as
  * [DISABLED], armed by enable). Every registration gets a fault_handler so
- * that a handler fault takes the engine's fault path and the probe goes on
- * (see invoke.ts).
+ * that a handler fault takes the engine's fault path, where the context's
+ * HandlerFaultPolicy decides (see invoke.ts): the CPU oopses (default) or
+ * the fault is reported and the probe goes on. Every handler run's steps
+ * are charged to the CPU (ctx.charge), and a probe whose handlers keep
+ * exceeding their step budget is disabled (runaway.ts).
  */
 import type { CompiledHandler, HandlerFault, HandlerKind, ProbeSpec } from '../handlers';
 import type { KernelApi } from '../kernel/types';
 import type { Kprobe, KprobeFaultHandler, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import { EnvInput, ProbeHandlerEnv } from './env';
-import { FaultGate, asInt, runInProbe, trapnrForFault } from './invoke';
-import { EngineProbeKind, SiteRegistration, newKprobe } from './register';
+import { DEFAULT_HANDLER_FAULTS, FaultGate, HandlerFaultPolicy, asInt, oopsForHandlerFault, runInProbe, trapnrForFault } from './invoke';
+import { EngineProbeKind, SiteRegistration, newKprobe, setSiteEnabled } from './register';
+import { RunawayWatch } from './runaway';
 import type { ProbeSite } from './targets';
 import { targetText, whereOf } from './targets';
 
 export interface FileProbeContext {
   kernel: KernelApi;
   engine: KprobesEngine;
+  /** what a handler fault the `fault` snippet does not handle does (default 'oops') */
+  handlerFaults?: HandlerFaultPolicy;
+  /** charge a handler run's steps to a CPU (virtual clock, instruction limit) */
+  charge?: (cpu: number, steps: number) => void;
 }
 
 /** Text that names a probe in messages: "examples/probes/x.kprobe:3:1: kprobe do_fork". */
@@ -39,10 +47,16 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
   const label: FaultLabel = { fileName, probe: `${spec.kind} ${targetText(spec.target)}` };
   const h = spec.handlers;
   const disabled = spec.attrs.disabled === true;
-  const env = (input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, ...input });
-  const run = (handler: CompiledHandler, input: Omit<EnvInput, 'kernel' | 'engine'>): bigint => runInProbe(handler, env(input), gate);
-  const faultHandler = faultHandlerFor(ctx, gate, label, h.fault, env);
-  return sites.map(site => {
+  const env = (input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, ...input });
+  const watch = new RunawayWatch();
+  const run = (handler: CompiledHandler, input: Omit<EnvInput, 'kernel' | 'engine'>): bigint => {
+    const v = runInProbe(handler, env(input), gate);
+    watch.completed();
+    return v;
+  };
+  const runaway = (cpu: number): void => disableRunaway(ctx, regs, fileProbeLabel(fileName, spec), watch.limit, cpu);
+  const faultHandler = faultHandlerFor(ctx, gate, label, h.fault, env, watch, runaway);
+  const regs: SiteRegistration[] = sites.map(site => {
     const kp = newKprobe(site, disabled);
     kp.fault_handler = faultHandler;
     const kind: EngineProbeKind = spec.kind;
@@ -73,16 +87,29 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
     }
     return reg;
   });
+  return regs;
+}
+
+/** disable_kprobe on every registered site of a runaway probe, said once on the console */
+function disableRunaway(ctx: FileProbeContext, regs: readonly SiteRegistration[], label: string, times: number, cpu: number): void {
+  const off = regs.filter(r => r.registered && setSiteEnabled(ctx.engine, r, false) === 0);
+  if (!off.length) return;
+  const at = off.map(r => whereOf(ctx.kernel.image, r.kp.addr ?? 0n)).join(', ');
+  ctx.kernel.printk(cpu, `kprobe at ${at} disabled: its handlers exceeded their step budget on ${times} hits in a row (${label})`, 'emulator');
 }
 
 /**
- * The fault_handler of a probe-file probe. A parked handler fault: report it,
- * run the user's fault snippet (trapnr per the fault kind), return 1 (the
- * probe goes on). A real fault while single-stepping: the user's fault
- * snippet decides (its return value), none = not handled.
+ * The fault_handler of a probe-file probe. A parked handler fault: the
+ * user's fault snippet runs (trapnr per the fault kind); a budget fault, or
+ * any fault under the 'report' policy, is reported and handled (return 1:
+ * the probe goes on); under 'oops' the snippet's return value decides, and
+ * not handled oopses the CPU naming the handler's file:line:col (return 0:
+ * the engine's own oops is then a no-op). A real fault while
+ * single-stepping: the user's fault snippet decides, none = not handled.
  */
 function faultHandlerFor(ctx: FileProbeContext, gate: FaultGate, label: FaultLabel, fault: CompiledHandler | undefined,
-  env: (input: Omit<EnvInput, 'kernel' | 'engine'>) => ProbeHandlerEnv): KprobeFaultHandler {
+  env: (input: Omit<EnvInput, 'kernel' | 'engine'>) => ProbeHandlerEnv, watch: RunawayWatch, runaway: (cpu: number) => void): KprobeFaultHandler {
+  const policy = ctx.handlerFaults ?? DEFAULT_HANDLER_FAULTS;
   const runUserFault = (p: Kprobe, regs: PtRegs, trapnr: number): number => {
     if (!fault) return 0;
     const inner = new FaultGate();
@@ -99,17 +126,31 @@ function faultHandlerFor(ctx: FileProbeContext, gate: FaultGate, label: FaultLab
     const pending = gate.take();
     if (!pending) return runUserFault(p, regs, trapnr);
     const f = pending.fault;
-    report(ctx, regs, label, pending.handler, f, p);
-    runUserFault(p, regs, trapnrForFault(ctx.kernel, f.kind));
-    return 1;
+    const userTrapnr = trapnrForFault(ctx.kernel, f.kind);
+    if (f.kind === 'budget' || policy === 'report') {
+      report(ctx, regs, label, pending.handler, f, p);
+      runUserFault(p, regs, userTrapnr);
+      if (f.kind !== 'budget') watch.completed();
+      else if (watch.budgetFault()) runaway(regs.cpu.id);
+      return 1;
+    }
+    watch.completed();
+    if (runUserFault(p, regs, userTrapnr)) return 1;
+    oopsForHandlerFault(ctx.kernel, regs.cpu, f, faultText(ctx, label, pending.handler, f, p));
+    return 0;
   };
 }
 
 interface FaultLabel { fileName: string; probe: string }
 
-/** "x.kprobe:7:5: pre handler of kprobe do_fork faulted at do_fork+0x0: <what> (trap N)" on the console */
-function report(ctx: FileProbeContext, regs: PtRegs, label: FaultLabel, handler: HandlerKind, f: HandlerFault, p: Kprobe): void {
+/** "x.kprobe:7:5: pre handler of kprobe do_fork faulted at do_fork+0x0: <what>" */
+function faultText(ctx: FileProbeContext, label: FaultLabel, handler: HandlerKind, f: HandlerFault, p: Kprobe): string {
   const at = p.addr !== undefined ? ` at ${whereOf(ctx.kernel.image, p.addr)}` : '';
   const name = handler === 'jprobe' ? 'jprobe body' : `${handler} handler`;
-  ctx.kernel.printk(regs.cpu.id, `${label.fileName}:${f.line}:${f.column}: ${name} of ${label.probe} faulted${at}: ${f.message}`, 'emulator');
+  return `${label.fileName}:${f.line}:${f.column}: ${name} of ${label.probe} faulted${at}: ${f.message}`;
+}
+
+/** the fault as a diagnostic line on the console (source 'emulator') */
+function report(ctx: FileProbeContext, regs: PtRegs, label: FaultLabel, handler: HandlerKind, f: HandlerFault, p: Kprobe): void {
+  ctx.kernel.printk(regs.cpu.id, faultText(ctx, label, handler, f, p), 'emulator');
 }

@@ -30,3 +30,7 @@ export { resolveTarget, parseTargetText, parseBreakpointTarget, targetText, wher
 export type { ProbeSite, TargetResolution } from './targets';
 export { ProbeHandlerEnv, taskAddress } from './env';
 export { dumpStackLines, walkFrames } from './stack';
+export { DEFAULT_HANDLER_FAULTS, HANDLER_FAULT_POLICIES } from './invoke';
+export type { HandlerFaultPolicy } from './invoke';
+export { RUNAWAY_DISABLE_AFTER } from './runaway';
+export { HANDLER_STEP_SLOTS } from './env';

@@ -22,6 +22,7 @@ import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnable
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
+import type { HandlerFaultPolicy } from './invoke';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 
@@ -106,6 +107,10 @@ export interface ProbeFileResult {
 export interface ProbeManagerOptions {
   /** handler step budget per invocation (default: the language's) */
   stepBudget?: number;
+  /** what a probe-file handler fault its `fault` snippet does not handle does: 'oops' (default, Linux) or 'report' */
+  handlerFaults?: HandlerFaultPolicy;
+  /** charge handler steps to a CPU: its virtual clock and the instruction limit (the Machine sets it) */
+  chargeSteps?: (cpu: number, slots: number) => void;
 }
 
 interface UserProbe {
@@ -130,11 +135,13 @@ export class ProbeManager {
   private nextId = 1;
   private readonly listeners: BreakpointHitListener[] = [];
   private readonly stepBudget?: number;
+  private readonly opts: ProbeManagerOptions;
 
   /** The machine owns its manager: use Machine.probes. */
   constructor(readonly kernel: KernelApi, readonly engine: KprobesEngine, opts: ProbeManagerOptions = {}) {
     if (engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
     this.stepBudget = opts.stepBudget;
+    this.opts = opts;
   }
 
   // ------------------------------------------------------------ compile options
@@ -188,7 +195,8 @@ export class ProbeManager {
         up.nextLine = res.nextLine;
         errors.push(`${label}: ${res.message}`);
       } else {
-        up.sites = buildFileProbeSites({ kernel: this.kernel, engine: this.engine }, spec, fileName, res.sites);
+        const ctx = { kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps };
+        up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
         errors.push(...this.registerAll(up).map(e => `${label}${e}`));
       }
       probes.push(this.snapshot(up));
@@ -220,7 +228,7 @@ export class ProbeManager {
     if (typeof target === 'string') return fail(target);
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
     const bp: BreakpointRuntime = {
-      kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0,
+      kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
       onStop: hit => this.onStop(hit),
     };
     const copts = this.compileOptions();

@@ -180,8 +180,8 @@ kprobe kprobe_recursed_target {
     assert.equal(e.nmissed, 1);
   });
 
-  test('a bad memory read in a handler: fault path, then the probe goes on at every hit', () => {
-    const { machine, mgr } = probeRig();
+  test('a bad memory read in a handler, handlerFaults: \'report\': fault path, then the probe goes on at every hit', () => {
+    const { machine, mgr } = probeRig({ handlerFaults: 'report' });
     const text = `
 kprobe kprobe_target2 {
   pre {

@@ -48,7 +48,8 @@ export interface ProbeRig {
 }
 
 export function probeRig(opts: { cpus?: number } & ProbeManagerOptions = {}): ProbeRig {
-  const machine = new Machine(sampleImage(), { cpus: opts.cpus ?? 2, maxInstructions: 50_000_000, probes: { stepBudget: opts.stepBudget } });
+  const { cpus, ...probes } = opts;
+  const machine = new Machine(sampleImage(), { cpus: cpus ?? 2, maxInstructions: 50_000_000, probes });
   const mgr = machine.probes;
   return { machine, mgr };
 }

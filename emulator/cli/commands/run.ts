@@ -1,7 +1,12 @@
 /**
  * `kprobe-run [run] [IMAGE] [--cpus N] [--max-instructions N] [--stats] ...`:
- * boot a kernel image, print its kernel log (console lines, oops reports,
- * probe output) on stdout as it is produced, exit with its power-off code.
+ * boot a kernel image, print its kernel log as it is produced, exit with its
+ * power-off code. One rule for the log: what the kernel and probe handlers
+ * print (PrintkRecord sources 'kernel' and 'probe') goes to stdout; what the
+ * emulator says about the run (source 'emulator': oops reports, probe
+ * handler fault reports, runaway-probe and engine messages) goes to stderr
+ * with the CLI's other errors — as the adapter sends them in the 'stderr'
+ * output category.
  *
  * Other endings: nothing left to run -> a line on stderr, exit 1; the
  * instruction limit -> a line on stderr, exit 124 (like timeout(1)).
@@ -48,7 +53,8 @@ registerCommand('run', {
   get help() {
     return 'IMAGE: a kernel ELF image. Without it, the image named by the `image "..."` header of the --probes files\n'
       + '(relative to the file), else examples/kernel/build/kernel-x86_64.elf.\n'
-      + 'The kernel log goes to stdout as it is produced; the exit code is the kernel\'s power-off code\n'
+      + 'The kernel log goes to stdout as it is produced (the emulator\'s own reports - oops, probe handler faults -\n'
+      + 'go to stderr); the exit code is the kernel\'s power-off code\n'
       + `(1 when nothing is left to run, ${LIMIT_EXIT_CODE} at the --max-instructions limit).\n\n${optionsHelp('run')}`;
   },
   async run(args: string[], io: CliIo): Promise<number> {
@@ -59,7 +65,7 @@ registerCommand('run', {
     if (!path) throw new CliError('run: no IMAGE given, no probe file names one, and the sample kernel examples/kernel/build/kernel-x86_64.elf was not found');
     const image = loadElf(path);
     const m = new Machine(image, ctx.machine);
-    m.onPrintk(r => io.out(r.text + '\n'));
+    m.onPrintk(r => (r.source === 'emulator' ? io.err : io.out)(r.text + '\n'));
     const { exit, seconds } = await runMachine(m, ctx, io);
     const code = reportExit(path, exit, io);
     if (ctx.stats) printStats(m, seconds, io);
