@@ -23,6 +23,7 @@ import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
 import type { HandlerFaultPolicy } from './invoke';
+import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 
@@ -111,6 +112,8 @@ export interface ProbeManagerOptions {
   handlerFaults?: HandlerFaultPolicy;
   /** charge handler steps to a CPU: its virtual clock and the instruction limit (the Machine sets it) */
   chargeSteps?: (cpu: number, slots: number) => void;
+  /** a kprobe address inside an instruction: 'warn' (default, Linux 2.6: registered, with a warning) or 'reject' (-EILSEQ) */
+  insnBoundary?: InsnBoundaryPolicy;
 }
 
 interface UserProbe {
@@ -198,6 +201,7 @@ export class ProbeManager {
         const ctx = { kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps };
         up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
         errors.push(...this.registerAll(up).map(e => `${label}${e}`));
+        this.warn(up, label);
       }
       probes.push(this.snapshot(up));
     }
@@ -253,6 +257,7 @@ export class ProbeManager {
     up.sites = buildBreakpointSites(bp, res.sites, !up.enabled);
     const errs = this.registerAll(up);
     if (errs.length) up.message = errs.map(e => e.replace(/^: /, '')).join('; ');
+    this.warn(up, `breakpoint ${up.id} ${up.target}`);
     return this.snapshot(up);
   }
 
@@ -325,12 +330,21 @@ export class ProbeManager {
     const errs: string[] = [];
     const many = up.sites.length > 1;
     for (const s of up.sites) {
+      s.insnBoundary = this.opts.insnBoundary;
       if (registerSite(this.engine, s) === 0) continue;
       const at = many && s.site.resolved !== undefined ? ` (at ${whereOf(this.kernel.image, s.site.resolved)})` : '';
       errs.push(`${at}: ${s.error}`);
     }
     if (errs.length && !up.message) up.message = errs.map(e => e.replace(/^: /, '')).join('; ');
     return errs;
+  }
+
+  /** Registration warnings (a probe inside an instruction): the probe's message, and one 'emulator' line each in the kernel log. */
+  private warn(up: UserProbe, label: string): void {
+    const warnings = up.sites.filter(s => s.registered && s.warning).map(s => `warning: ${s.warning}`);
+    if (!warnings.length) return;
+    up.message ??= warnings.join('; ');
+    for (const w of warnings) this.kernel.printk(-1, `${label}: ${w}`, 'emulator');
   }
 
   /** kprobe -> debugfs flags text, from formatKprobeList's lines (one per listEntries() entry, same order) */

@@ -11,6 +11,7 @@ import { KPROBE_FLAG_DISABLED, kprobeDisabled } from '../kprobes';
 import { hex } from '../memory/address';
 import type { ProbeSite } from './targets';
 import { whereOf } from './targets';
+import { InsnBoundaryPolicy, SplitInstruction, splitInstruction } from './insnBoundary';
 
 export type EngineProbeKind = 'kprobe' | 'kretprobe' | 'jprobe';
 
@@ -31,6 +32,10 @@ export interface SiteRegistration {
   errno: number;
   /** failure text, e.g. "register_kprobe failed: -ENOENT (unknown symbol 'nope')" */
   error?: string;
+  /** a kprobe address inside an instruction: 'warn' (default, Linux 2.6 on CISC) or 'reject' (-EILSEQ, today's kernels) */
+  insnBoundary?: InsnBoundaryPolicy;
+  /** registered, but worth a warning: 'do_fork+0x3 is inside "mov rbp, rsp" (do_fork+0x1..+0x4): ...' */
+  warning?: string;
 }
 
 /** A struct kprobe for a site (symbol_name+offset or addr), registered disabled when asked. */
@@ -44,6 +49,14 @@ export function newKprobe(site: ProbeSite, disabled: boolean): Kprobe {
 export function registerSite(engine: KprobesEngine, r: SiteRegistration): number {
   // the reason is worked out before the call: a failed registration may leave fields changed
   const probe: Kprobe = { symbol_name: r.kp.symbol_name, offset: r.kp.offset, addr: r.kp.addr };
+  const split = r.kind === 'kprobe' ? splitSite(engine, r.site) : undefined;
+  r.warning = undefined;
+  if (split && r.insnBoundary === 'reject') {
+    r.errno = -Errno.EILSEQ;
+    r.registered = false;
+    r.error = `${REGISTER_FUNCTION[r.kind]} failed: -EILSEQ (${split.message})`;
+    return r.errno;
+  }
   let err: number;
   switch (r.kind) {
     case 'kprobe': err = engine.registerKprobe(r.kp); break;
@@ -53,7 +66,15 @@ export function registerSite(engine: KprobesEngine, r: SiteRegistration): number
   r.errno = err;
   r.registered = err === 0;
   r.error = err === 0 ? undefined : registrationError(engine, r.kind, probe, err);
+  if (err === 0 && split) r.warning = `${split.message}: registered as on Linux 2.6 (no instruction-boundary check on CISC): its breakpoint byte changes that instruction`;
   return err;
+}
+
+/** The instruction a kprobe site splits, decoded from its function's start in the image. */
+function splitSite(engine: KprobesEngine, site: ProbeSite): SplitInstruction | undefined {
+  const addr = site.resolved ?? site.addr;
+  if (addr === undefined) return undefined;
+  return splitInstruction(engine.kernel.image, engine.kernel.arch, addr);
 }
 
 export function unregisterSite(engine: KprobesEngine, r: SiteRegistration): void {

@@ -63,5 +63,20 @@ describe('kprobe-run run: handler faults and runaway handlers', () => {
     assert.ok(i >= 0, r.err);
     assert.equal(err[i + 4], `${f}:2:26: pre handler of kprobe kprobe_target faulted at kprobe_target+0x0: NULL pointer dereference: write of 8 byte(s) at 0x10`);
     assert.match(r.err, /machine halted: no runnable task left \(\d+ blocked, 1 oops\)/);
+    // --handler-faults report: one diagnostic per fault on stderr, the kernel powers off
+    const rep = await cli('run', IMAGE, '--probes', f, '--cpus', '1', '--handler-faults', 'report');
+    assert.equal(rep.code, 0, rep.err);
+    assert.ok(rep.err.split('\n').every(l => l === '' || l.endsWith(': pre handler of kprobe kprobe_target faulted at kprobe_target+0x0: NULL pointer dereference: write of 8 byte(s) at 0x10')), rep.err);
+    assert.match((await cli('run', '--handler-faults', 'ignore')).err, /^kprobe-run: --handler-faults: expected oops or report, got 'ignore'\n$/);
+  });
+
+  test('a probe inside an instruction: a warning on stderr; --insn-boundary reject: -EILSEQ, the run goes on', async () => {
+    const f = probeFile('split.kprobe', 'kprobe do_fork+0x3 { pre { return 0; } }\n');
+    const mov = 'do_fork+0x3 is inside "mov rbp, rsp" (do_fork+0x1..+0x4)';
+    const w = await cli('run', IMAGE, '--probes', f, '--max-instructions', '1');
+    assert.ok(w.err.startsWith(`${f}:1:1: kprobe do_fork+0x3: warning: ${mov}: registered as on Linux 2.6`), w.err);
+    const r = await cli('run', IMAGE, '--probes', f, '--insn-boundary', 'reject');
+    assert.equal(r.code, 0);
+    assert.equal(r.err, `${f}:1:1: kprobe do_fork+0x3: register_kprobe failed: -EILSEQ (${mov})\n`);
   });
 });

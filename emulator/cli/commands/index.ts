@@ -9,6 +9,7 @@ import './lines';
 import './runOptions';
 import './probeOptions';
 import './sysctlOptions';
+import './policyOptions';
 import './run';
 import './exec';
 

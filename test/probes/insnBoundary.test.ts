@@ -1,0 +1,58 @@
+/**
+ * Issue 11 item 13: a kprobe address that splits an x86 instruction. The
+ * default keeps Linux 2.6's behaviour (registered, no check on CISC) and
+ * warns, naming the instruction and its range; insnBoundary: 'reject'
+ * behaves like today's kernels (-EILSEQ). Boundaries are decoded from the
+ * function's start on the image's bytes.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { splitInstruction } from '../../emulator/probes';
+import { addFile, probeRig, runAll, sampleImage, sym } from './helpers';
+
+const MOV = 'do_fork+0x3 is inside "mov rbp, rsp" (do_fork+0x1..+0x4)';
+
+describe('a probe offset inside an x86 instruction (item 13)', () => {
+  test('splitInstruction names the instruction and its range; instruction boundaries are not reported', () => {
+    const { machine } = probeRig();
+    const split = splitInstruction(sampleImage(), machine.arch, sym('do_fork') + 3n);
+    assert.ok(split);
+    assert.equal(split.message, MOV);
+    assert.equal(split.start, sym('do_fork') + 1n);
+    assert.equal(split.length, 3);
+    for (const off of [0n, 1n, 4n]) assert.equal(splitInstruction(sampleImage(), machine.arch, sym('do_fork') + off), undefined, `+${off}`);
+  });
+
+  test('default: registered as on 2.6, with a warning on the breakpoint (the debugger) and in the log (source emulator)', () => {
+    const { machine, mgr } = probeRig();
+    const e = mgr.addBreakpoint({ target: 'do_fork+0x3' });
+    assert.equal(e.verified, true);
+    assert.match(e.message ?? '', new RegExp(`^warning: ${MOV.replace(/[().+]/g, c => `\\${c}`)}: registered as on Linux 2\\.6`));
+    const w = machine.printkRecords.filter(r => r.text.includes('warning:'));
+    assert.deepEqual(w.map(r => [r.source, r.text.slice(0, r.text.indexOf(': registered'))]), [['emulator', `breakpoint ${e.id} do_fork+0x3: warning: ${MOV}`]]);
+  });
+
+  test('a probe-file probe: the warning names the file position; boundaries are decoded from the image, not from live memory', () => {
+    const { machine, mgr } = probeRig();
+    // a probe at +0x1 first: live memory now has an int3 there, the image does not
+    const r = addFile(mgr, 'kprobe do_fork+0x1 { pre { return 0; } }\nkprobe do_fork+0x3 { pre { return 0; } }\n', 'split.kprobe');
+    assert.deepEqual(r.errors, []);
+    const w = machine.printkRecords.filter(x => x.text.includes('warning:')).map(x => x.text.slice(0, x.text.indexOf(': registered')));
+    assert.deepEqual(w, [`split.kprobe:2:1: kprobe do_fork+0x3: warning: ${MOV}`]);
+    assert.equal(r.probes[0].message, undefined);
+  });
+
+  test("insnBoundary: 'reject' is -EILSEQ naming the instruction; nothing is written, the kernel runs normally", () => {
+    const { machine, mgr } = probeRig({ insnBoundary: 'reject' });
+    const e = mgr.addBreakpoint({ target: 'do_fork+0x3' });
+    assert.equal(e.verified, false);
+    assert.equal(e.message, `register_kprobe failed: -EILSEQ (${MOV})`);
+    const r = addFile(mgr, 'kprobe do_fork+0x3 { pre { return 0; } }\nkprobe do_fork+0x4 { pre { printk("hit\\n"); return 0; } }\n', 'split.kprobe');
+    assert.deepEqual(r.errors, [`split.kprobe:1:1: kprobe do_fork+0x3: register_kprobe failed: -EILSEQ (${MOV})`]);
+    const out = runAll(machine);
+    assert.equal(out.exit.reason, 'poweroff');
+    assert.equal(out.exit.code, 0);
+    assert.equal(machine.kernel.oopsCount, 0);
+    assert.ok(out.lines.filter(l => l === 'hit').length > 0, 'the probe on the boundary registers and runs');
+  });
+});
