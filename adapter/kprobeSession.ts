@@ -25,7 +25,8 @@ import { loadElf } from '../emulator/elf/elfFile';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
-import { MemoryView, readCode, readMemory, writeMemory } from './memoryAccess';
+import { readMemory, writeMemory } from './memoryAccess';
+import { DebugMemory } from '../emulator/debug/memory';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
@@ -292,7 +293,7 @@ export class KprobeSession extends LoggingDebugSession {
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
     const view = this.memoryView(m);
-    const code = (a: bigint, n: number): Uint8Array => readCode(view, a, n);
+    const code = (a: bigint, n: number): Uint8Array => view.readCode(a, n);
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
     this.sendResponse(response);
@@ -341,8 +342,8 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Kernel memory as the client sees it: probed code reads as its original bytes. */
-  private memoryView(m: Machine): MemoryView {
-    return this.probes?.memoryView() ?? { mem: m.kernel.mem };
+  private memoryView(m: Machine): DebugMemory {
+    return this.probes?.memoryView() ?? DebugMemory.of(m);
   }
 
   private printk(r: PrintkRecord): void {
@@ -434,11 +435,11 @@ export class KprobeSession extends LoggingDebugSession {
     try {
       const sources = this.sources;
       const p = this.probes;
-      const view = p?.memoryView();
+      const view = this.memoryView(m);
       // original instructions, with what the probes wrote over them as notes
       response.body = { instructions: disassemble({
         arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
-        readCode: view ? (a, n) => readCode(view, a, n) : undefined,
+        readCode: (a, n) => view.readCode(a, n),
         notes: p?.disassemblyNotes(),
         extraSymbol: p ? a => symbolizeEngineAddress(p.mgr.engine, a) : undefined,
       }, args) };
