@@ -37,7 +37,8 @@ import { validateArray, validateKprobe } from './validate';
 import { KprobesFtrace } from './ftrace';
 import { KprobeTraps } from './traps';
 import type { BreakpointSite, KprobesEngineOptions, KprobeStats } from './engineTypes';
-import { symbolizeEngineAddress } from './symbolize';
+import { probeName } from './symbolize';
+import { EngineCodeRegistry, offsetFrom } from './codeRegistry';
 
 export type { KprobesEngineOptions, KprobeStats, BreakpointSite };
 
@@ -45,6 +46,8 @@ export class KprobesEngine {
   readonly hooks: KprobesArchHooks;
   readonly ctx: KprobesArchContext;
   readonly events = new KprobeEvents();
+  /** the engine's own code: slot pages, detour buffers, trampolines, stubs (codeRegistry.ts) */
+  readonly code = new EngineCodeRegistry();
   readonly slots: InsnSlots;
   /** kprobe_table: address -> probe (or aggregate probe) */
   private readonly table = new Map<bigint, Kprobe>();
@@ -81,15 +84,23 @@ export class KprobesEngine {
   };
   /** kprobes on ftrace call sites (ftrace.ts) */
   readonly ftrace: KprobesFtrace;
-  /** the trap handlers (traps.ts) */
-  private readonly traps: KprobeTraps;
+  /** the trap handlers (traps.ts) @internal (optprobes.ts) */
+  readonly traps: KprobeTraps;
   private kprobeBooster: boolean;
 
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
     const hooks = opts.hooks ?? kprobesArchFor(kernel.arch.name);
     if (!hooks) throw new Error(`kprobes: no arch support for ${kernel.arch.name}`);
     this.hooks = hooks;
-    this.slots = new InsnSlots(kernel, hooks.slotSize);
+    this.slots = new InsnSlots(kernel, hooks.slotSize, this.code, {
+      // a breakpoint in a slot page: the step breakpoint of arches without a trace flag
+      breakpoint: (cpu, _regs, _kcb, addr) => this.traps.slotBreakpoint(cpu, addr),
+      symbolize: (addr, page) => {
+        const slot = this.slots.slotOf(page, addr);
+        const p = this.probeBySlot(slot);
+        return `${page.symbol}${p?.addr !== undefined ? `[${probeName(this, p.addr)}]` : ''}${offsetFrom(addr, slot)}`;
+      },
+    });
     this.exTable = new ExceptionTable(kernel.image);
     this.ctx = {
       kernel,
@@ -140,12 +151,8 @@ export class KprobesEngine {
   /** what kind of engine site raised a breakpoint trap at addr (the breakpoint's own address) */
   breakpointSite(addr: bigint): BreakpointSite {
     if (this.table.has(addr)) return 'kprobe';
-    if (this.optimizer.callbackProbe(addr) !== undefined || this.optimizer.nativeEntryProbe(addr) !== undefined) return 'optprobeCallback';
-    if (addr === this.kretprobes.int3Trampoline) return 'kretprobeTrampoline';
-    if ((addr === this.kretprobes.boostCallback || addr === this.kretprobes.boostEntry) && addr !== 0n) return 'kretprobeBoostCallback';
-    if ((addr === this.ftrace.entry || addr === this.ftrace.callback) && addr !== 0n) return 'ftraceCallback';
-    if (addr === this.nested.returnAddress()) return 'nestedReturn';
-    return 'none';
+    const code = this.code.find(addr);
+    return code?.site?.(addr, code) ?? 'none';
   }
 
   // ---------------------------------------------------------------- helpers
@@ -208,11 +215,11 @@ export class KprobesEngine {
 
   /**
    * "symbol+0xoff" for an address (%pS): the engine's own code by its
-   * synthetic name (symbolizeEngineAddress: kretprobe_trampoline+0x0, ...),
+   * registered name (codeRegistry.ts: kretprobe_trampoline+0x0, ...),
    * else kallsyms, else its hex value.
    */
   where(addr: bigint): string {
-    const own = symbolizeEngineAddress(this, addr);
+    const own = this.code.symbolize(addr);
     if (own !== undefined) return own;
     const r = this.kernel.image.symbols.resolve(addr);
     return r ? `${r.sym.name}+0x${r.offset.toString(16)}` : hex(addr);
@@ -329,12 +336,12 @@ export class KprobesEngine {
     const v = mustVAddrOrNull(addr);
     if (v === null) return false;
     const r = this.kernel.mem.regionAt(v);
-    return !!r && (r.perms & PERM_X) !== 0 && !this.slots.owns(addr);
+    return !!r && (r.perms & PERM_X) !== 0 && !this.code.owns(addr);
   }
 
   /** check_kprobe_address_safe() */
   private checkAddressSafe(addr: bigint): number {
-    if (this.slots.owns(addr)) return -Errno.EINVAL;
+    if (this.code.owns(addr)) return -Errno.EINVAL;
     if (!this.kernelTextAddress(addr)) return -Errno.EINVAL;
     if (this.withinKprobeBlacklist(addr)) return -Errno.EINVAL;
     return 0;

@@ -24,6 +24,9 @@ import { validateArray, validateKretprobe } from './validate';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
+/** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
+export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
+
 interface RpState {
   rp: Kretprobe;
   free: KretprobeInstance[];
@@ -74,14 +77,22 @@ export class Kretprobes {
   constructor(private readonly engine: KprobesEngine, boost = true) {
     const code = engine.hooks.kretprobeTrampolineCode;
     const bp = engine.kernel.arch.breakpointInsn;
-    this.int3Trampoline = engine.slots.allocCode(Math.max(code.length, bp.length));
+    // kretprobe_trampoline: a breakpoint on its first byte
+    this.int3Trampoline = engine.slots.allocCode(Math.max(code.length, bp.length), KRETPROBE_TRAMPOLINE_SYMBOL, {
+      breakpoint: (cpu, regs, kcb, addr) => {
+        if (addr !== this.int3Trampoline) return false;
+        engine.stats.kretTrampolineTraps++;
+        return this.trampolineHit(cpu, regs, kcb);
+      },
+      site: addr => (addr === this.int3Trampoline ? 'kretprobeTrampoline' : 'none'),
+    });
     const armed = code.slice();
     armed.set(bp, 0);
     engine.slots.write(this.int3Trampoline, armed);
     this.trampolineProbe = { addr: this.int3Trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
     const bt = engine.hooks.optprobes?.kretprobeBoostTrampoline;
     if (bt) {
-      this.boostTrampoline = engine.slots.allocCode(bt.code.length);
+      this.boostTrampoline = engine.slots.allocCode(bt.code.length, KRETPROBE_TRAMPOLINE_SYMBOL);
       engine.slots.write(this.boostTrampoline, bt.code);
       this.boostCallback = this.boostTrampoline + BigInt(bt.callbackOffset);
       this.boostEntry = bt.nativeEntryOffset === undefined ? 0n : this.boostTrampoline + BigInt(bt.nativeEntryOffset);
@@ -93,6 +104,15 @@ export class Kretprobes {
     this.boostTrampolineV = mustVAddr(this.boostTrampoline);
     this.boostEntryV = this.boostEntry === 0n ? NaN : mustVAddr(this.boostEntry);
     this.boost = boost && this.boostTrampoline !== 0n;
+    if (bt) {
+      // the booster trampoline: its native entry (the address functions return to) and its callback
+      const isOurs = (addr: bigint): boolean => addr === this.boostCallback || (addr === this.boostEntry && addr !== 0n);
+      engine.code.attach(this.boostTrampoline, {
+        breakpoint: (cpu, regs, kcb, addr) => isOurs(addr) && this.boostedTrampolineHit(cpu, regs, kcb, addr === this.boostEntry),
+        site: addr => (isOurs(addr) ? 'kretprobeBoostCallback' : 'none'),
+        nativeEntry: this.boostEntry === 0n ? undefined : { addr: this.boostEntry, at: this.boostEntryV, stat: 'inlineKretEntries' },
+      });
+    }
   }
 
   /** the trampoline new instances return to (kretprobe_trampoline) */

@@ -98,7 +98,7 @@ function failureReason(engine: KprobesEngine, kind: EngineProbeKind, probe: Kpro
     const at = image.symbols.resolve(addr);
     if (!at || at.offset !== 0n) return `a ${kind} must be placed at a function entry, not ${where}`;
   }
-  if (engine.slots.owns(addr)) return `${hex(addr)} is inside a kprobe instruction slot`;
+  if (engine.code.owns(addr)) return `${hex(addr)} is inside a kprobe instruction slot`;
   if (engine.withinKprobeBlacklist(addr)) return 'address is inside the kprobe blacklist';
   const text = image.segments.some(s => s.type === 1 && (s.flags & 1) !== 0 && addr >= s.vaddr && addr < s.vaddr + s.memsz);
   if (!text) return `${where} is not in kernel text`;
