@@ -34,6 +34,7 @@ import { ExceptionTable } from './extable';
 import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
 import { attachEngine } from './sysctl';
 import { validateArray, validateKprobe } from './validate';
+import { addrFailure, errnoOf, fieldFailure, KprobeRegError, KprobeRegResult, regFailed } from './regResult';
 import { KprobesFtrace } from './ftrace';
 import { KprobeTraps } from './traps';
 import type { BreakpointSite, KprobesEngineOptions, KprobeStats } from './engineTypes';
@@ -321,6 +322,18 @@ export class KprobesEngine {
     return BigInt.asUintN(64, base + (p.offset ?? 0n));
   }
 
+  /**
+   * kprobe_addr() and the function-entry rule of kretprobes (arch_kprobe_on_func_entry)
+   * and jprobes: the address, or the refusal. @internal (kretprobes.ts, jprobes.ts)
+   */
+  funcEntryAddr(p: Kprobe, kind: 'kretprobe' | 'jprobe', onEntry: (offset: bigint) => boolean): bigint | KprobeRegError {
+    const addr = this.resolveAddr(p);
+    if (typeof addr === 'number') return addrFailure(p, addr);
+    const at = this.kernel.image.symbols.resolve(addr);
+    if (!at || !onEntry(at.offset)) return regFailed(-Errno.EINVAL, `a ${kind} must be placed at a function entry, not ${this.symbolic(addr)}`);
+    return addr;
+  }
+
   /** within_kprobe_blacklist(): arch hook, then the image's NOKPROBE_SYMBOL list */
   withinKprobeBlacklist(addr: bigint): boolean {
     if (this.hooks.withinKprobeBlacklist?.(this.ctx, addr)) return true;
@@ -340,24 +353,46 @@ export class KprobesEngine {
   }
 
   /** check_kprobe_address_safe() */
-  private checkAddressSafe(addr: bigint): number {
-    if (this.code.owns(addr)) return -Errno.EINVAL;
-    if (!this.kernelTextAddress(addr)) return -Errno.EINVAL;
-    if (this.withinKprobeBlacklist(addr)) return -Errno.EINVAL;
+  private checkAddressSafe(addr: bigint): KprobeRegResult {
+    const own = this.code.symbolize(addr);
+    if (own !== undefined) return regFailed(-Errno.EINVAL, `${hex(addr)} is inside the kprobes code ${own}`);
+    if (!this.kernelTextAddress(addr)) return regFailed(-Errno.EINVAL, `${this.symbolic(addr)} is not in kernel text`);
+    if (this.withinKprobeBlacklist(addr)) return regFailed(-Errno.EINVAL, 'address is inside the kprobe blacklist');
     return 0;
+  }
+
+  /** addr as symbol+0xoff (or hex) for a refusal's reason */
+  private symbolic(addr: bigint): string { return this.kernel.image.symbols.format(addr, false); }
+
+  /** why arch_prepare_kprobe (or the ftrace preparation) refused the probe at addr with `errno` */
+  private prepareFailure(addr: bigint, errno: number, ftrace: boolean): KprobeRegError {
+    const where = this.symbolic(addr);
+    if (errno === -Errno.ENOMEM) return regFailed(errno, 'no room left for an instruction slot');
+    if (ftrace) return regFailed(errno, `the ftrace trampoline is out of reach of the call site at ${where}`);
+    if (errno === -Errno.EILSEQ) return regFailed(errno, `${where} is not at an instruction boundary`);
+    let insn = null;
+    try { insn = this.kernel.arch.decode(this.kernel.mem, addr); } catch { insn = null; }
+    if (!insn) return regFailed(errno, `the instruction at ${where} does not decode`);
+    if (this.hooks.decodeProbeInsn(this.ctx, addr, insn) === 'reject') return regFailed(errno, `'${insn.mnemonic}' at ${where} cannot be probed`);
+    return regFailed(errno, `${where} cannot be probed`);
   }
 
   /** register_kprobe(): 0 or -errno */
   registerKprobe(p: Kprobe): number {
+    return errnoOf(this.registerKprobeResult(p));
+  }
+
+  /** register_kprobe() with the reason of a refusal (the debugger's message) */
+  registerKprobeResult(p: Kprobe): KprobeRegResult {
     const v = validateKprobe(p);
-    if (v) return v;
-    if (this.registered.has(p)) return -Errno.EINVAL; // check_kprobe_rereg
+    if (v) return fieldFailure(v, 'struct kprobe');
+    if (this.registered.has(p)) return regFailed(-Errno.EINVAL, 'the probe is already registered'); // check_kprobe_rereg
     const addr = this.resolveAddr(p);
-    if (typeof addr === 'number') return addr;
+    if (typeof addr === 'number') return addrFailure(p, addr);
     p.addr = addr;
     // check_ftrace_location(): an ftrace call site is probed at its first byte only
     const site = this.ftrace.location(addr);
-    if (site !== undefined && site !== addr) return -Errno.EILSEQ;
+    if (site !== undefined && site !== addr) return regFailed(-Errno.EILSEQ, `${this.symbolic(addr)} is not at an instruction boundary`);
     const safe = this.checkAddressSafe(addr);
     if (safe) return safe;
     p.flags = ((p.flags ?? 0) & KPROBE_FLAG_DISABLED) | (site !== undefined ? KPROBE_FLAG_FTRACE : 0);
@@ -366,7 +401,7 @@ export class KprobesEngine {
     const old = this.table.get(addr);
     if (old) {
       const r = this.registerAggrKprobe(old, p);
-      if (r) return r;
+      if (r) return regFailed(r, `another jprobe is already registered at ${this.symbolic(addr)}`);
     } else {
       // a breakpoint inside an optimized probe's jump: that probe falls back to its breakpoint first
       this.optimizer.unoptimizeCovering(addr);
@@ -377,7 +412,7 @@ export class KprobesEngine {
         if (!(e instanceof RangeError)) throw e;
         r = -Errno.ENOMEM; // no room left for an instruction slot (exec area exhausted)
       }
-      if (r) { this.optimizer.reconsider(); return r; }
+      if (r) { this.optimizer.reconsider(); return this.prepareFailure(addr, r, site !== undefined); }
       this.table.set(addr, p);
       if (!this.allDisarmed && !kprobeDisabled(p)) this.armKprobe(p);
     }
@@ -538,7 +573,9 @@ export class KprobesEngine {
   }
 
   // kretprobes / jprobes (Linux API names)
-  registerKretprobe(rp: Kretprobe): number { return this.kretprobes.register(rp); }
+  registerKretprobe(rp: Kretprobe): number { return errnoOf(this.kretprobes.register(rp)); }
+  /** register_kretprobe() with the reason of a refusal */
+  registerKretprobeResult(rp: Kretprobe): KprobeRegResult { return this.kretprobes.register(rp); }
   /** the registered kretprobe whose entry kprobe is kp (Linux: container_of(p, struct kretprobe, kp)) */
   kretprobeOf(kp: Kprobe): Kretprobe | undefined { return this.kretprobes.of(kp); }
   unregisterKretprobe(rp: Kretprobe): void { this.kretprobes.unregisterMany([rp]); }
@@ -546,7 +583,9 @@ export class KprobesEngine {
   unregisterKretprobes(rps: Kretprobe[]): void { this.kretprobes.unregisterMany(rps); }
   enableKretprobe(rp: Kretprobe): number { return this.enableKprobe(rp.kp); }
   disableKretprobe(rp: Kretprobe): number { return this.disableKprobe(rp.kp); }
-  registerJprobe(jp: Jprobe): number { return this.jprobes.register(jp); }
+  registerJprobe(jp: Jprobe): number { return errnoOf(this.jprobes.register(jp)); }
+  /** register_jprobe() with the reason of a refusal */
+  registerJprobeResult(jp: Jprobe): KprobeRegResult { return this.jprobes.register(jp); }
   unregisterJprobe(jp: Jprobe): void { this.jprobes.unregisterMany([jp]); }
   registerJprobes(jps: Jprobe[]): number { return this.jprobes.registerMany(jps); }
   unregisterJprobes(jps: Jprobe[]): void { this.jprobes.unregisterMany(jps); }

@@ -21,6 +21,7 @@ import { defaultKprobeOnFuncEntry } from './archHooks';
 import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
+import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
@@ -142,25 +143,23 @@ export class Kretprobes {
    * register_kretprobe(): 0 or -errno, and nothing changed on failure (rp,
    * its kprobe and the data area are as before): bad fields -EINVAL,
    * data_size > KRETPROBE_MAX_DATA_SIZE -E2BIG, instances that do not fit
-   * the data area -ENOMEM, then the kprobe's own errors.
+   * the data area -ENOMEM, then the kprobe's own errors. A refusal carries its reason.
    */
-  register(rp: Kretprobe): number {
+  register(rp: Kretprobe): KprobeRegResult {
     const e = this.engine;
     const v = validateKretprobe(rp);
-    if (v) return v;
-    if (e.isRegistered(rp.kp)) return -Errno.EINVAL;
-    const addr = e.resolveAddr(rp.kp);
-    if (typeof addr === 'number') return addr;
-    const at = e.kernel.image.symbols.resolve(addr);
-    const onEntry = e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry;
-    if (!at || !onEntry(at.offset)) return -Errno.EINVAL;
+    if (v) return fieldFailure(v, 'struct kretprobe');
+    if (e.isRegistered(rp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    const addr = e.funcEntryAddr(rp.kp, 'kretprobe', e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry);
+    if (typeof addr !== 'bigint') return addr;
     let n = rp.maxactive ?? 0;
     if (n <= 0) n = Math.max(10, 2 * e.kernel.cpus.length);
     const stride = ((rp.data_size ?? 0) + 7) & ~7;
     const size = Number(RP_HEADER) + stride * n;
-    if (!Number.isSafeInteger(size)) return -Errno.ENOMEM;
+    const noRoom = `${n} instances of ${stride} data bytes do not fit the kretprobe data area`;
+    if (!Number.isSafeInteger(size)) return regFailed(-Errno.ENOMEM, noRoom);
     const base = e.data.tryAlloc(size, 16);
-    if (base === null) return -Errno.ENOMEM;
+    if (base === null) return regFailed(-Errno.ENOMEM, noRoom);
     const st: RpState = { rp, free: [], dead: false, base };
     for (let i = n - 1; i >= 0; i--) {
       const ri: KretprobeInstance = { rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + BigInt(stride * i), stack: 0n, cpu: -1 };
@@ -172,7 +171,7 @@ export class Kretprobes {
     kp.pre_handler = (p, regs) => this.preHandlerKretprobe(st, p, regs);
     kp.post_handler = undefined;
     e.setKind(kp, 'r');
-    const r = e.registerKprobe(kp);
+    const r = e.registerKprobeResult(kp);
     if (r) {
       kp.pre_handler = saved.pre;
       kp.post_handler = saved.post;
@@ -190,7 +189,7 @@ export class Kretprobes {
   registerMany(rps: Kretprobe[]): number {
     if (!validateArray(rps)) return -Errno.EINVAL;
     for (let i = 0; i < rps.length; i++) {
-      const r = this.register(rps[i]);
+      const r = errnoOf(this.register(rps[i]));
       if (r < 0) {
         if (i > 0) this.unregisterMany(rps.slice(0, i));
         return r;
