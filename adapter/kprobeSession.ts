@@ -13,7 +13,6 @@
  *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
-import { machineOptionError } from '../emulator/machineOptions';
 import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
@@ -21,7 +20,7 @@ import {
   TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { loadElf } from '../emulator/elf/elfFile';
+import { bootForDebug } from '../emulator/debug/launch';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
@@ -203,21 +202,9 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   private boot(args: LaunchRequestArgs): Machine {
-    const program = args.program;
-    if (typeof program !== 'string' || program === '') throw new Error('launch: "program" must name a kernel ELF image');
-    for (const name of ['cpus', 'maxInstructions'] as const) {
-      const err = args[name] === undefined ? undefined : machineOptionError(name, args[name]);
-      if (err) throw new Error(`launch: ${err}`);
-    }
-    if (args.kprobesOptimization !== undefined && typeof args.kprobesOptimization !== 'boolean') {
-      throw new Error(`launch: "kprobesOptimization" must be true or false, got ${JSON.stringify(args.kprobesOptimization)}`);
-    }
-    if (args.probes !== undefined && (!Array.isArray(args.probes) || args.probes.some(f => typeof f !== 'string'))) {
-      throw new Error(`launch: "probes" must be an array of .kprobe file paths, got ${JSON.stringify(args.probes)}`);
-    }
-    const image = loadElf(path.resolve(program)); // ImageError names the file and the problem
-    return new Machine(image, { cpus: args.cpus, maxInstructions: args.maxInstructions, kprobes: { optimization: args.kprobesOptimization ?? true } });
+    return bootForDebug(args);
   }
+
 
   protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
     this.stopMachine();
