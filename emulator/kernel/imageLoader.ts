@@ -46,7 +46,7 @@ export function mapImage(mem: Memory, image: ElfImage, user: boolean): LoadedIma
     } catch (e) {
       throw new ImageError(image.path, `${what}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    r.bytes.set(seg.data.subarray(0, Number(seg.filesz)));
+    mem.writeBytes(base, seg.data.subarray(0, Number(seg.filesz)), 'loader'); // DMA-like: no watchpoint sees it
     regions.push(r);
     const end = seg.vaddr + seg.memsz;
     if (low < 0n || seg.vaddr < low) low = seg.vaddr;
