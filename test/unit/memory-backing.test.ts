@@ -12,6 +12,11 @@ import { Backing } from '../../emulator/memory/backing';
 import { textPoke } from '../../emulator/memory/textPoke';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
 import { regIndex, Cpu } from '../../emulator/arch/types';
+import { readFileSync } from 'node:fs';
+import { mustVAddr } from '../../emulator/memory/address';
+import { mapImage } from '../../emulator/kernel/imageLoader';
+import { loadElf } from '../../emulator/elf/elfFile';
+import { fixture } from '../fixtures/elf/goldens';
 
 const AX = regIndex(x86_64, 'ax');
 const BX = regIndex(x86_64, 'bx');
@@ -190,5 +195,38 @@ describe('file-backed regions', () => {
     assert.throws(() => Backing.file(1n, '/x', new Uint8Array(16), 0x10n), /file backing \/x: offset 0x10 is not page-aligned/);
     assert.throws(() => Backing.anonymous(-1), /anonymous memory: bad size -1/);
     assert.equal(a.allRegions().length, 0, 'nothing mapped');
+  });
+});
+
+describe('the image loader with the file\'s pages', () => {
+  const path = fixture('x86_64.elf');
+  const TEXT = mustVAddr(0xffffffff81000000n), BSS = mustVAddr(0xffffffff81300000n);
+
+  test('read-only segments become windows onto the file (shared, (inode, offset)); writable ones stay private', () => {
+    const img = loadElf(path);
+    const pages = Backing.file(9n, path, new Uint8Array(readFileSync(path)));
+    const a = new Memory('a'), b = new Memory('b');
+    mapImage(a, img, false, pages);
+    mapImage(b, img, false, pages);
+    assert.deepEqual(a.identityAt(TEXT + 4), { kind: 'file', inode: 9n, path, offset: 0x1004n });
+    assert.equal(a.identityAt(BSS)?.kind, 'anonymous');
+    assert.notEqual(a.regionAt(BSS)!.backing, b.regionAt(BSS)!.backing, 'each space has its own data');
+    assert.deepEqual(pages.aliases(pages.offsetOfFile(0x1000n), 1).map(x => x.memory.name), ['a', 'b']);
+    textPoke(a, TEXT, Uint8Array.of(0xcc));
+    assert.equal(b.read8(TEXT), 0xcc, 'the text page is shared');
+    a.write32(BSS, 7);
+    assert.equal(b.read32(BSS), 0);
+    // without the file's pages: copies, anonymous
+    const c = new Memory('c');
+    mapImage(c, img, false);
+    assert.equal(c.identityAt(TEXT)?.kind, 'anonymous');
+    assert.equal(c.read8(TEXT), img.segments.find(s => s.vaddr === 0xffffffff81000000n)!.data[0]);
+  });
+
+  test('file pages that do not hold the segment are refused, naming the segment', () => {
+    const img = loadElf(path);
+    const wrong = Backing.file(9n, path, new Uint8Array(readFileSync(path).length));
+    assert.throws(() => mapImage(new Memory('a'), img, false, wrong),
+      /PT_LOAD segment 1 at 0x200000: the file pages given \(inode 9\) do not hold the segment's bytes at offset 0x0/);
   });
 });
