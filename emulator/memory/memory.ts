@@ -72,7 +72,8 @@ export class Region {
     this.offset = offset;
     if (backing instanceof Backing) {
       if (device) throw new RangeError(`region ${name}: a device region has no backing memory`);
-      if (!Number.isSafeInteger(offset) || offset < 0 || offset + size > backing.size) {
+      if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`region ${name}: bad offset ${offset} in its backing`);
+      if (offset + size > backing.size) {
         throw new RangeError(`region ${name}: window [0x${offset.toString(16)}, +0x${size.toString(16)}) is outside its backing (0x${backing.size.toString(16)} bytes)`);
       }
       this.backing = backing;
@@ -148,11 +149,12 @@ export class Memory {
    */
   mapBacking(base: VAddr, size: number, perms: number, name: string, backing: Backing, offset: number): Region {
     this.checkFree(base, size, name);
+    const r = new Region(base, size, perms, name, undefined, backing, offset); // checks the window
     const id = backing.identity;
     if (id.kind === 'file' && (base - Number((backing.fileOffset + BigInt(offset)) % BigInt(PAGE_SIZE))) % PAGE_SIZE !== 0) {
       throw new RangeError(`region ${name}: ${id.path} offset 0x${(backing.fileOffset + BigInt(offset)).toString(16)} cannot be mapped at ${hex(fromVAddr(base))} (not congruent modulo the page size)`);
     }
-    return this.insert(new Region(base, size, perms, name, undefined, backing, offset));
+    return this.insert(r);
   }
 
   /** Share an existing region object (e.g. kernel regions in a process address space). */

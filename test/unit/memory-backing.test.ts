@@ -194,6 +194,7 @@ describe('file-backed regions', () => {
       /region \/bin\/prog: \/bin\/prog offset 0x1000 cannot be mapped at 0x401800 \(not congruent modulo the page size\)/);
     assert.throws(() => Backing.file(1n, '/x', new Uint8Array(16), 0x10n), /file backing \/x: offset 0x10 is not page-aligned/);
     assert.throws(() => Backing.anonymous(-1), /anonymous memory: bad size -1/);
+    assert.throws(() => a.mapBacking(0x401000, 0x1000, PERM_R, 'frac', f, 0.5), /region frac: bad offset 0.5 in its backing/);
     assert.equal(a.allRegions().length, 0, 'nothing mapped');
   });
 });
