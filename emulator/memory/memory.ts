@@ -288,6 +288,27 @@ export class Memory {
     if (this.observed) this.wrote(a, 8, 'cpu');
   }
 
+  /**
+   * A 64-bit store given as 32-bit halves (CPUs that hold registers as
+   * int32 pairs): one access and one observed 8-byte write. When the 8
+   * bytes are not inside one region, the high half is stored first, so that
+   * a fault at a region's end leaves memory unchanged.
+   */
+  write64Halves(a: VAddr, lo: number, hi: number): void {
+    let r = this.lastW;
+    if (a < r.base || a + 8 > r.end) {
+      if (!this.regionAt(a, 8)) { this.write32(a + 4, hi); this.write32(a, lo); return; }
+      r = this.lookup(a, 8, PERM_W, 'write');
+    }
+    if (r.device) r.device.write(a - r.base, 8, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
+    else {
+      r.view.setUint32(a - r.base, lo >>> 0, true);
+      r.view.setUint32(a - r.base + 4, hi >>> 0, true);
+      if (r.codeMapped) this.codeWritten(r, a, 8);
+    }
+    if (this.observed) this.wrote(a, 8, 'cpu');
+  }
+
   // ---- instruction fetch ------------------------------------------------
   /** Fetch one byte for execution (checks PERM_X). */
   fetch8(a: VAddr): number {

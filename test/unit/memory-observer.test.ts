@@ -65,6 +65,21 @@ describe('write observers', () => {
     ]);
   });
 
+  test('write64Halves: one 8-byte write; across a region end the high half first, and a fault changes nothing', () => {
+    const m = space();
+    const seen = watch(m);
+    m.write64Halves(DATA + 8, 0x55667788, 0x11223344);
+    assert.equal(m.read64(DATA + 8), 0x1122334455667788n);
+    assert.deepEqual(seen, [{ addr: DATA + 8, len: 8, source: 'cpu' }]);
+    seen.length = 0;
+    assert.throws(() => m.write64Halves(DATA + 0xffc, 1, 2), /unmapped write at 0x601000/);
+    assert.equal(m.read32(DATA + 0xffc), 0);
+    m.map(DATA + 0x1000, 0x1000, PERM_R | PERM_W, 'data2');
+    m.write64Halves(DATA + 0xffc, -1, 0x7f);
+    assert.deepEqual([...m.readBytes(DATA + 0xffc, 8)], [0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0]);
+    assert.deepEqual(seen, [{ addr: DATA + 0x1000, len: 4, source: 'cpu' }, { addr: DATA + 0xffc, len: 4, source: 'cpu' }]);
+  });
+
   test('are told after the write: the observer reads the new value', () => {
     const m = space();
     const got: number[] = [];

@@ -179,7 +179,7 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
   const ftrace = f.kind === 'ftrace';
   const rlo = Number(BigInt.asIntN(32, returnTo)), rhi = Number(BigInt.asIntN(32, returnTo >> 32n));
   const fl = cpu.getRflags();
-  // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
+  // a handler may have changed the stack's mapping (unlikely): then the permission-checked stores (they fault as the template would)
   if (cpu.mem.regionAt(f.frame) === r && (r.perms & (PERM_W | PERM_X)) === PERM_W) {
     const mem = cpu.mem;
     writeGprSlots(cpu, scratch, 0);
