@@ -32,6 +32,16 @@ function runFrom(cpu: Cpu, pc: number): bigint {
   return cpu.getReg(AX) & 0xffffffffn;
 }
 
+/** One anonymous page frame holding `code`, mapped at 0x400000 in space `a` and at `atB` in space `b`. */
+function sharedFrame(code: Uint8Array, permsA: number, atB: number, permsB: number): { a: Memory; b: Memory } {
+  const frame = Backing.anonymous(0x1000);
+  frame.bytes.set(code);
+  const a = new Memory('a'), b = new Memory('b');
+  a.mapBacking(0x400000, 0x1000, permsA, 'text', frame, 0);
+  b.mapBacking(atB, 0x1000, permsB, 'alias', frame, 0);
+  return { a, b };
+}
+
 describe('shared page frames', () => {
   test('a write through one address space is read through the other, at another address', () => {
     const page = Backing.anonymous(0x1000);
@@ -77,11 +87,7 @@ describe('shared page frames', () => {
   });
 
   test('a code write through one space invalidates the decode caches of both (x86 CPUs)', () => {
-    const frame = Backing.anonymous(0x1000);
-    frame.bytes.set(MOV_EAX_HLT(1));
-    const a = new Memory('a'), b = new Memory('b');
-    a.mapBacking(0x400000, 0x1000, PERM_R | PERM_X, 'text', frame, 0);
-    b.mapBacking(0x500000, 0x1000, PERM_R | PERM_X, 'text', frame, 0);
+    const { a, b } = sharedFrame(MOV_EAX_HLT(1), PERM_R | PERM_X, 0x500000, PERM_R | PERM_X);
     const ca = x86_64.createCpu(0, a), cb = x86_64.createCpu(1, b);
     assert.equal(runFrom(ca, 0x400000), 1n);
     assert.equal(runFrom(cb, 0x500000), 1n); // both caches now hold `mov eax, 1`
@@ -91,11 +97,7 @@ describe('shared page frames', () => {
   });
 
   test('a CPU store into an RW alias invalidates the instruction decoded through the RX mapping', () => {
-    const frame = Backing.anonymous(0x1000);
-    frame.bytes.set(MOV_EAX_HLT(7));
-    const text = new Memory('text'), writer = new Memory('writer');
-    text.mapBacking(0x400000, 0x1000, PERM_R | PERM_X, 'text', frame, 0);
-    writer.mapBacking(0x600000, 0x1000, PERM_R | PERM_W, 'alias', frame, 0);
+    const { a: text, b: writer } = sharedFrame(MOV_EAX_HLT(7), PERM_R | PERM_X, 0x600000, PERM_R | PERM_W);
     // the writer's own code: mov byte ptr [rbx], 9 ; hlt
     writer.map(0x800000, 0x1000, PERM_R | PERM_X, 'writer-text');
     writer.writeBytes(0x800000, Uint8Array.of(0xc6, 0x03, 0x09, 0xf4));
