@@ -167,6 +167,9 @@ describe('file-backed regions', () => {
     const found = f.aliases(f.offsetOfFile(0x1010n), 1).map(x => [x.memory.name, x.vaddr]);
     assert.deepEqual(found, [['p1', 0x401010], ['p2', 0x7f1234561010]]);
     assert.deepEqual(f.aliases(f.offsetOfFile(0x2000n), 1).map(x => x.memory.name), ['p1']);
+    // from a virtual address of one process: every mapping of those bytes, clipped to the windows
+    assert.deepEqual(p1.aliasesOf(0x401ffe, 4).map(x => [x.memory.name, x.vaddr, x.len]),
+      [['p1', 0x401ffe, 4], ['p2', 0x7f1234561ffe, 2]]);
     assert.throws(() => f.offsetOfFile(0x3000n), /file offset 0x3000 is outside \/bin\/prog \(inode 4242\)/);
   });
 
