@@ -86,6 +86,6 @@ export class DebugMemory {
       throw new Error(`${formatAddress(addr)}..+${data.length} overlaps ${what} of the ${p.kinds.map(k => `${k} probe`).join(', ')} at ${p.where}: `
         + 'unregister the probe before changing its code');
     }
-    this.mem.writeBytes(v, data);
+    this.mem.writeBytes(v, data, 'debugger');
   }
 }

@@ -84,7 +84,7 @@ export class Jprobes {
     } finally {
       this.depth--;
       // longjmp_break_handler: the probed function sees its own stack and registers again
-      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack);
+      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack, 'engine');
       cpu.restoreContext(saved);
     }
     return 0;
