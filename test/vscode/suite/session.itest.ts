@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeDebugfsBody, ProbeRequest, UprobeInfo, emptyProbeState } from '../../../adapter/dapCustom';
@@ -7,7 +6,7 @@ import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/cons
 import { ProbeTreeProvider } from '../../../extension/probeTree';
 import type { ProbeNode } from '../../../extension/probeTree';
 import type { ProbeStore } from '../../../extension/probeStore';
-import { activateExtension, workspaceFolder } from './util';
+import { activateExtension, markerLine, workspaceFolder } from './util';
 
 /** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
 function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
@@ -37,12 +36,6 @@ class Tracker {
     return this.messages.filter((m): m is DebugProtocol.Event => m.type === 'event' && (m as DebugProtocol.Event).event === name);
   }
   dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
-}
-
-function markerLine(file: string, name: string): number {
-  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(`/* #BP ${name} */`));
-  if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
-  return i + 1;
 }
 
 suite('debug session with the Kprobes view', () => {
