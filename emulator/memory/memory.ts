@@ -413,6 +413,17 @@ export class Memory {
     };
   }
 
+  /**
+   * A write the caller made straight into a region's bytes, after checking
+   * that the bytes are writable RAM executable through no mapping (the
+   * kprobes engine's native pt_regs frames, written as words for speed):
+   * the observers hear of it as of any other write. A boolean test when
+   * nobody watches.
+   */
+  wroteInPlace(a: VAddr, len: number, source: WriteSource): void {
+    if (this.observed) this.wrote(a, len, source);
+  }
+
   private wrote(a: VAddr, len: number, source: WriteSource): void {
     const os = this.writeObservers;
     for (let i = 0; i < os.length; i++) os[i](a, len, source);

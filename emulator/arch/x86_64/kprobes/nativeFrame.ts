@@ -22,18 +22,18 @@
  *   load what was just written); sp = sp0 (ftrace: sp0 + 8); popfq loads
  *   the live flags just stored (no change); rip = the resume address.
  *
- * The frame is assembled in a scratch buffer and stored with one bulk
- * write through the bus (Memory.writeBytes, source 'engine': the template's
- * pushes are CPU stores, so write observers and data watchpoints see them),
- * after one check that the whole frame is writable RAM that is not
- * executable (so no fault can happen half-way and no decoded instruction
- * can be hit). When the check fails the native entry declines and the CPU
- * runs the real template, whose pushes then fault (or write) exactly as
- * hardware would.
+ * The frame is written straight into the stack region's words after one
+ * check that the whole frame is writable RAM executable through no mapping
+ * (so no fault can happen half-way and no decoded instruction can be hit);
+ * the address space's write observers then hear of each store run
+ * (Memory.wroteInPlace, source 'engine': the template's pushes are CPU
+ * stores, so data watchpoints see them). When the check fails the native
+ * entry declines and the CPU runs the real template, whose pushes then
+ * fault (or write) exactly as hardware would.
  */
 import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHooks';
 import type { VAddr } from '../../../memory/address';
-import { PERM_U, PERM_W, PERM_X, Region } from '../../../memory/memory';
+import { PERM_U, PERM_W, Region } from '../../../memory/memory';
 import { X86Cpu } from '../cpu';
 import { PT_REGS, X86_REGS } from '../regs';
 
@@ -71,21 +71,22 @@ export interface X86NativeFrame extends NativeCallbackFrame {
   readonly entry: VAddr;
 }
 
-const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-
 /**
- * The frame as 32-bit words (host order: every host node runs on is
- * little-endian, as the emulated machines are), built here and then
- * written to the stack in one bulk write.
+ * 32-bit words of a region's bytes (host order: every host node runs on is
+ * little-endian, as the emulated machines are), cached per region; null
+ * when its bytes do not start on a 4-byte boundary.
  */
-const scratch = new Int32Array(PT_FRAME_SLOTS * 2);
-const scratchBytes = new Uint8Array(scratch.buffer);
-const OPT_FRAME = scratchBytes.subarray(0, FRAME_BYTES_OPT);
-const KRET_FRAME = scratchBytes.subarray(0, FRAME_BYTES_KRET);
-/** slots 0..14 (the general registers) */
-const GPR_SLOTS = scratchBytes.subarray(0, 15 * 8);
-/** one slot, from scratch word 0 */
-const ONE_SLOT = scratchBytes.subarray(0, 8);
+const words = new WeakMap<Region, Int32Array | null>();
+function wordsOf(r: Region): Int32Array | null {
+  let w = words.get(r);
+  if (w === undefined) {
+    const b = r.bytes;
+    w = LITTLE_ENDIAN_HOST && (b.byteOffset & 3) === 0 ? new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2) : null;
+    words.set(r, w);
+  }
+  return w;
+}
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** word index `i` of the frame: slot s is words i + 2s (lo) and i + 2s + 1 (hi) */
 function put(w: Int32Array, i: number, lo: number, hi: number): void {
@@ -104,10 +105,9 @@ function putAddr(w: Int32Array, i: number, a: VAddr): void {
  */
 function frameRegion(cpu: X86Cpu, lo: VAddr, len: number): Region | null {
   const r = cpu.mem.regionAt(lo, len);
-  if (!r || r.device || (r.perms & PERM_W) === 0 || (r.perms & PERM_X) !== 0) return null;
+  if (!r || r.device || (r.perms & PERM_W) === 0 || r.codeMapped) return null;
   if (cpu.userMode && (r.perms & PERM_U) === 0) return null;
-  // the frame's words are where a direct word view would have them (kept: it decides when the template runs)
-  if (((lo - r.base) & 3) !== 0 || (r.bytes.byteOffset & 3) !== 0 || !LITTLE_ENDIAN_HOST) return null;
+  if (((lo - r.base) & 3) !== 0 || !wordsOf(r)) return null;
   return r;
 }
 
@@ -143,7 +143,8 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   const frame = sp0 - (opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
   const region = frameRegion(cpu, frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
   if (!region) return null;
-  const w = scratch, i = 0;
+  const w = wordsOf(region) as Int32Array;
+  const i = (frame - region.base) >> 2;
   const fl = cpu.getRflags() & ~PUSHF_CLEAR;
   if (opt) {
     put(w, i + S_SS, KERNEL_DS, 0); // push $__KERNEL_DS
@@ -157,7 +158,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   putAddr(w, i + S_IP, ip);
   put(w, i + S_ORIG_AX, -1, -1);
   put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
-  cpu.mem.writeBytes(frame, opt ? OPT_FRAME : KRET_FRAME, 'engine');
+  cpu.mem.wroteInPlace(frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET, 'engine');
   const entry = cpu.rip - INT3_LEN;
   // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
@@ -179,19 +180,17 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
   const ftrace = f.kind === 'ftrace';
   const rlo = Number(BigInt.asIntN(32, returnTo)), rhi = Number(BigInt.asIntN(32, returnTo >> 32n));
   const fl = cpu.getRflags();
-  // a handler may have changed the stack's mapping (unlikely): then the permission-checked stores (they fault as the template would)
-  if (cpu.mem.regionAt(f.frame) === r && (r.perms & (PERM_W | PERM_X)) === PERM_W) {
+  // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
+  const w = cpu.mem.regionAt(f.frame) === r && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
+  if (w) {
+    const i = (f.frame - r.base) >> 2;
     const mem = cpu.mem;
-    writeGprSlots(cpu, scratch, 0);
-    mem.writeBytes(f.frame, GPR_SLOTS, 'engine');
-    put(scratch, 0, fl, 0);
-    mem.writeBytes(f.frame + S_FLAGS * 4, ONE_SLOT, 'engine');
-    if (kret) {
-      put(scratch, 0, rlo, rhi);
-      mem.writeBytes(f.frame + S_SP * 4, ONE_SLOT, 'engine');
-    } else if (!ftrace) {
-      mem.writeBytes(f.frame + S_SS * 4, ONE_SLOT, 'engine'); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
-    }
+    writeGprSlots(cpu, w, i);
+    mem.wroteInPlace(f.frame, 15 * 8, 'engine');
+    put(w, i + S_FLAGS, fl, 0);
+    mem.wroteInPlace(f.frame + S_FLAGS * 4, 8, 'engine');
+    if (kret) { put(w, i + S_SP, rlo, rhi); mem.wroteInPlace(f.frame + S_SP * 4, 8, 'engine'); }
+    else if (!ftrace) { put(w, i + S_SS, fl, 0); mem.wroteInPlace(f.frame + S_SS * 4, 8, 'engine'); } // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
   } else {
     const mem = cpu.mem;
     const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };
