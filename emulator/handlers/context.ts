@@ -31,7 +31,7 @@ export const RI_FIELDS: readonly FieldDef[] = [
 
 export const CURRENT_FIELDS: readonly FieldDef[] = [
   { name: 'pid', type: T.int, doc: 'process id of the task running on this CPU', writable: false },
-  { name: 'comm', type: charp, doc: 'command name of the task', writable: false },
+  { name: 'comm', type: charp, doc: "command name of the task (Linux's char comm[TASK_COMM_LEN]; decays to char *, the debugger shows the string)", writable: false },
   { name: 'mm', type: voidp, doc: 'address space; NULL (0) for kernel threads', writable: false },
 ];
 
