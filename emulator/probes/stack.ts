@@ -210,8 +210,9 @@ function fpStep(ctx: WalkCtx, f: Frame): Frame | null {
  *   Call Trace:
  *    do_fork+0x0/0x9b
  *    worker_fn+0x8c/0x3d0
- * Kretprobe trampoline entries show the real return address; addresses
- * outside any symbol end the trace (thread entry / return page). `pc`: the
+ * Kretprobe trampoline entries show the real return address; the thread
+ * entry / return page ends the trace as ` ret_from_fork+0x0/0x1000`, other
+ * addresses outside any symbol end it unnamed. `pc`: the
  * pc of frame 0 when not the CPU's (pre handlers: the probe address);
  * `returnTo`: the real return address in a kretprobe return handler.
  */
@@ -232,6 +233,8 @@ export function dumpStackLines(kernel: KernelApi, engine: KprobesEngine, cpu: Cp
     const a = f.addr;
     if (!isText(kernel, a)) {
       if (a === engine.kretprobeTrampoline) { lines.push(' kretprobe_trampoline+0x0/0x1'); continue; }
+      // the bottom of a kernel thread, as Linux's traces end in ret_from_fork
+      if (emulatorCodeAt(kernel, engine, a)?.kind === 'thread-return') lines.push(` ${THREAD_RETURN_FRAME}+0x${(a - kernel.layout.execArea).toString(16)}/0x${PAGE_SIZE.toString(16)}`);
       break;
     }
     lines.push(` ${kernel.image.symbols.format(a, true)}`);
