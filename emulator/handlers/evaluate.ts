@@ -13,7 +13,7 @@
  */
 import type { Expr } from './ast';
 import { HandlerCompiler } from './compiler';
-import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from './context';
+import { CONTEXT_BY_KIND, CURRENT_FIELDS, argRegsOf, charSignedOf } from './context';
 import { CType, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
 import { tokenize } from './lexer';
 import { Parser } from './parser';
@@ -54,6 +54,13 @@ function at(line: number, column: number, message: string): string {
   return `${line}:${column}: ${message}`;
 }
 
+/** `char [16]` for `current->comm` (a char array field of the context), else undefined. */
+function arrayTypeName(ast: Expr): string | undefined {
+  if (ast.k !== 'member' || !ast.arrow || ast.obj.k !== 'ident' || ast.obj.name !== 'current') return undefined;
+  const f = CURRENT_FIELDS.find(x => x.name === ast.field);
+  return f?.array !== undefined && f.type.kind === 'ptr' ? `${typeName(f.type.to)} [${f.array}]` : undefined;
+}
+
 function firstError(diags: readonly Diagnostic[]): Diagnostic | undefined {
   return diags.find(d => d.severity === 'error');
 }
@@ -82,7 +89,7 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
   try {
     const value = te.ev(frame);
-    const out: EvalValue = { value, type: te.t, typeName: typeName(te.t) };
+    const out: EvalValue = { value, type: te.t, typeName: arrayTypeName(ast) ?? typeName(te.t) };
     if (isCharPtr(te.t)) {
       try {
         out.text = value === 0n ? '(null)' : readCString(frame, value, MAX_SHOWN_STRING, te.span);

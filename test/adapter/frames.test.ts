@@ -41,6 +41,9 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     const threads = (await h.dc.threadsRequest()).body.threads;
     const name = threads.find(t => t.id === ev.body.threadId)?.name ?? '';
     assert.equal(comm.result, JSON.stringify(/^CPU \d+: (.+) \[\d+\]$/.exec(name)?.[1]), `${comm.result} vs thread ${name}`);
+    assert.equal(comm.type, 'char [16]', "Linux's char comm[TASK_COMM_LEN]");
+    // a real kernel pointer to a string keeps its address: p->addr is not a string, a cast one is
+    assert.match((await h.dc.evaluateRequest({ expression: '(char *)p->addr', frameId: frames[0].id, context: 'watch' })).body.result, /^0x[0-9a-f]{16} ".*"$/);
   });
 
   test('an idle CPU shows one do_idle frame (the swapper task), never a 0x0 frame', async () => {
