@@ -366,6 +366,15 @@ export class KprobeSession extends LoggingDebugSession {
     }
   }
 
+  /** The text of a frame's source in code the emulator owns (StopInspector.sourceText). */
+  protected override sourceRequest(response: DebugProtocol.SourceResponse, args: DebugProtocol.SourceArguments): void {
+    const ref = args.source?.sourceReference ?? args.sourceReference;
+    const content = this.inspector?.sourceText(ref);
+    if (content === undefined) return this.sendErrorResponse(response, dapError('stackTrace', `no source with reference ${ref}`));
+    response.body = { content, mimeType: 'text/plain' };
+    this.sendResponse(response);
+  }
+
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
     response.body = { scopes: this.inspector?.scopes(args.frameId) ?? [] };
     this.sendResponse(response);
