@@ -207,12 +207,14 @@ export class KprobeSession extends LoggingDebugSession {
 
 
   protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
+    if (!this.ended && this.probes) this.sendProbeState(); // the views keep the final counters
     this.stopMachine();
     this.sendResponse(response);
     this.shutdown(); // exits the process in stdio mode, nothing in server mode
   }
 
   protected override terminateRequest(response: DebugProtocol.TerminateResponse): void {
+    if (!this.ended && this.probes) this.sendProbeState(); // the views keep the final counters
     this.sendResponse(response);
     this.end();
   }
