@@ -13,7 +13,6 @@
  *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
-import { machineOptionError } from '../emulator/machineOptions';
 import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
@@ -21,11 +20,12 @@ import {
   TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { loadElf } from '../emulator/elf/elfFile';
+import { bootForDebug } from '../emulator/debug/launch';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
-import { MemoryView, readCode, readMemory, writeMemory } from './memoryAccess';
+import { readMemory, writeMemory } from './memoryAccess';
+import { DebugMemory } from '../emulator/debug/memory';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
@@ -202,29 +202,19 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   private boot(args: LaunchRequestArgs): Machine {
-    const program = args.program;
-    if (typeof program !== 'string' || program === '') throw new Error('launch: "program" must name a kernel ELF image');
-    for (const name of ['cpus', 'maxInstructions'] as const) {
-      const err = args[name] === undefined ? undefined : machineOptionError(name, args[name]);
-      if (err) throw new Error(`launch: ${err}`);
-    }
-    if (args.kprobesOptimization !== undefined && typeof args.kprobesOptimization !== 'boolean') {
-      throw new Error(`launch: "kprobesOptimization" must be true or false, got ${JSON.stringify(args.kprobesOptimization)}`);
-    }
-    if (args.probes !== undefined && (!Array.isArray(args.probes) || args.probes.some(f => typeof f !== 'string'))) {
-      throw new Error(`launch: "probes" must be an array of .kprobe file paths, got ${JSON.stringify(args.probes)}`);
-    }
-    const image = loadElf(path.resolve(program)); // ImageError names the file and the problem
-    return new Machine(image, { cpus: args.cpus, maxInstructions: args.maxInstructions, kprobes: { optimization: args.kprobesOptimization ?? true } });
+    return bootForDebug(args);
   }
 
+
   protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
+    if (!this.ended && this.probes) this.sendProbeState(); // the views keep the final counters
     this.stopMachine();
     this.sendResponse(response);
     this.shutdown(); // exits the process in stdio mode, nothing in server mode
   }
 
   protected override terminateRequest(response: DebugProtocol.TerminateResponse): void {
+    if (!this.ended && this.probes) this.sendProbeState(); // the views keep the final counters
     this.sendResponse(response);
     this.end();
   }
@@ -292,7 +282,7 @@ export class KprobeSession extends LoggingDebugSession {
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
     const view = this.memoryView(m);
-    const code = (a: bigint, n: number): Uint8Array => readCode(view, a, n);
+    const code = (a: bigint, n: number): Uint8Array => view.readCode(a, n);
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
     this.sendResponse(response);
@@ -341,8 +331,8 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Kernel memory as the client sees it: probed code reads as its original bytes. */
-  private memoryView(m: Machine): MemoryView {
-    return this.probes?.memoryView() ?? { mem: m.kernel.mem };
+  private memoryView(m: Machine): DebugMemory {
+    return this.probes?.memoryView() ?? DebugMemory.of(m);
   }
 
   private printk(r: PrintkRecord): void {
@@ -376,6 +366,15 @@ export class KprobeSession extends LoggingDebugSession {
     } catch (e) {
       this.sendErrorResponse(response, dapError('stackTrace', e));
     }
+  }
+
+  /** The text of a frame's source in code the emulator owns (StopInspector.sourceText). */
+  protected override sourceRequest(response: DebugProtocol.SourceResponse, args: DebugProtocol.SourceArguments): void {
+    const ref = args.source?.sourceReference ?? args.sourceReference;
+    const content = this.inspector?.sourceText(ref);
+    if (content === undefined) return this.sendErrorResponse(response, dapError('stackTrace', `no source with reference ${ref}`));
+    response.body = { content, mimeType: 'text/plain' };
+    this.sendResponse(response);
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
@@ -434,11 +433,11 @@ export class KprobeSession extends LoggingDebugSession {
     try {
       const sources = this.sources;
       const p = this.probes;
-      const view = p?.memoryView();
+      const view = this.memoryView(m);
       // original instructions, with what the probes wrote over them as notes
       response.body = { instructions: disassemble({
         arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
-        readCode: view ? (a, n) => readCode(view, a, n) : undefined,
+        readCode: (a, n) => view.readCode(a, n),
         notes: p?.disassemblyNotes(),
         extraSymbol: p ? a => symbolizeEngineAddress(p.mgr.engine, a) : undefined,
       }, args) };

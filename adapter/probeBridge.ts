@@ -20,8 +20,8 @@ import { parseBreakpointTarget } from '../emulator/probes';
 import type { ProbeTarget } from '../emulator/handlers';
 import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
-import type { MemoryView } from './memoryAccess';
-import { probePatches, patchNotes } from './probePatches';
+import { DebugMemory } from '../emulator/debug/memory';
+import { probePatches, patchNotes } from '../emulator/debug/probePatches';
 import { probeState } from './probeView';
 import { SourceMap } from './sourceMap';
 
@@ -320,14 +320,9 @@ export class ProbeBridge {
   }
 
   /** Memory as the debugger reads it: probed code with its original bytes, writes over probes refused. */
-  memoryView(): MemoryView {
-    const engine = this.mgr.engine;
-    const mem = this.machine.kernel.mem;
-    return {
-      mem,
-      readOriginal: (a, n) => engine.readTextWithoutProbes(mem, a, n),
-      patches: () => probePatches(engine, this.machine.arch),
-    };
+  /** Kernel memory as the client sees it (debug facade): probed code reads as its original bytes. */
+  memoryView(): DebugMemory {
+    return DebugMemory.of(this.machine);
   }
 
   /** Notes for `disassemble`: what the probes wrote over an instruction. */

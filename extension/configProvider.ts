@@ -2,12 +2,13 @@ import { open } from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { KprobeLaunchArgs } from '../adapter/dapCustom';
-import { archForElfMachine, supportedArchNames } from '../emulator/arch/registry';
+import { PORTS, portForElfMachine } from '../emulator/ports';
+import { MACHINE_LIMITS, machineOptionError } from '../emulator/machineOptions';
 import { machineName } from '../emulator/elf/machines';
 import { DEBUG_TYPE, ELF_SEARCH_EXCLUDE, ELF_SEARCH_GLOBS } from './constants';
 
 const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46];
-const DEFAULT_CPUS = 2;
+const DEFAULT_CPUS = MACHINE_LIMITS.cpus.default;
 
 export type KprobeDebugConfiguration = vscode.DebugConfiguration & Partial<KprobeLaunchArgs>;
 
@@ -33,7 +34,7 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
   async provideDebugConfigurations(folder: vscode.WorkspaceFolder | undefined): Promise<vscode.DebugConfiguration[]> {
     const elfs: vscode.Uri[] = [];
     for (const uri of await findKernelImages(folder)) if ((await imageArch(uri))?.runnable) elfs.push(uri);
-    if (!elfs.length) return [launchConfig(`\${workspaceFolder}/examples/kernel/build/kernel-${supportedArchNames()[0]}.elf`)];
+    if (!elfs.length) return [launchConfig(`\${workspaceFolder}/examples/kernel/build/kernel-${PORTS.find(p => p.hasCpu)?.name ?? 'x86_64'}.elf`)];
     return elfs.map(uri => launchConfig(toLaunchPath(uri, folder), `Boot ${path.basename(uri.fsPath)}`));
   }
 
@@ -64,9 +65,8 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
     const program = resolveProgramPath(c.program, folder);
     const problem = await checkElf(program);
     if (problem) return this.fail(`cannot boot "${c.program}": ${problem}`);
-    if (c.cpus !== undefined && (!Number.isInteger(c.cpus) || c.cpus < 1 || c.cpus > 64)) {
-      return this.fail(`"cpus" must be an integer from 1 to 64, got ${JSON.stringify(c.cpus)}`);
-    }
+    const cpusError = c.cpus === undefined ? undefined : machineOptionError('cpus', c.cpus);
+    if (cpusError) return this.fail(cpusError);
     if (c.probes !== undefined && (!Array.isArray(c.probes) || c.probes.some(p => typeof p !== 'string'))) {
       return this.fail('"probes" must be an array of .kprobe file paths');
     }
@@ -167,7 +167,7 @@ export async function imageArch(uri: vscode.Uri): Promise<ImageArch | undefined>
   const little = head[5] === 1 ? true : head[5] === 2 ? false : undefined;
   if (elfClass === undefined || little === undefined) return undefined;
   const machine = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint16(18, little);
-  return { name: machineName(machine, elfClass), runnable: archForElfMachine(machine) !== undefined };
+  return { name: machineName(machine, elfClass), runnable: portForElfMachine(machine)?.hasCpu === true };
 }
 
 /** The first `n` bytes of a file (a kernel image can be hundreds of MB: local files are not read whole). */

@@ -16,5 +16,8 @@ export type { FtraceArchHooks } from './archHooks';
 export type { KprobeStats, BreakpointSite } from './core';
 export type { ArchOptimizedInsn, OptprobesArchHooks, CallbackFrame, CallbackKind } from './archHooks';
 export { OPTIMIZE_DELAY_NS } from './optprobes';
+export { errnoOf } from './regResult';
+export type { KprobeRegError, KprobeRegResult } from './regResult';
+export type { EngineCode, EngineCodeRegistry } from './codeRegistry';
 export type { OptimizationStatus, OptState } from './optprobes';
 export { SYSCTL_KPROBES_OPTIMIZATION, KPROBES_SYSCTLS, kprobesOptimizationSysctl } from './sysctl';

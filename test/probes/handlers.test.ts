@@ -301,5 +301,10 @@ kprobe kprobe_stacktrace_internal_target { pre { if (current->pid == 1) dump_sta
     const frames = out.lines.slice(i + 1, i + 6).map(l => l.trim().replace(/\+.*/, ''));
     assert.deepEqual(frames, ['kprobe_stacktrace_internal_target', 'kprobe_stacktrace_target', 'kprobe_stacktrace_driver', 'kprobes_selftest', 'start_kernel']);
     assert.match(out.lines[i + 1], /^ kprobe_stacktrace_internal_target\+0x0\/0x[0-9a-f]+$/);
+    // the trace ends at the kernel-thread return page, named as Linux's kthread traces end
+    let end = i + 1;
+    while (out.lines[end + 1]?.startsWith(' ')) end++;
+    assert.deepEqual(out.lines.slice(end - 1, end + 1).map(l => l.replace(/\+.*/, '')), [' start_kernel', ' ret_from_fork']);
+    assert.equal(out.lines[end], ' ret_from_fork+0x0/0x1000');
   });
 });

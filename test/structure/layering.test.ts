@@ -4,7 +4,8 @@
  * never imports an architecture's implementation (only a port's info part,
  * through emulator/ports.ts); the only place that loads implementations is
  * emulator/arch/registry.ts; and the language server's bundle holds no
- * interpreter (esbuild's metafile of the real entry point).
+ * interpreter, nor does the extension's (esbuild's metafile of the real
+ * entry points).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -100,14 +101,16 @@ describe('layering', () => {
     }
   });
 
-  test('the language server bundle contains no CPU, decoder or kprobes engine', async () => {
-    const r = await build({
-      entryPoints: [repoPath('extension', 'languageServer', 'server.ts')], bundle: true, platform: 'node', target: 'node20',
-      format: 'cjs', external: ['vscode'], write: false, metafile: true, logLevel: 'silent', absWorkingDir: ROOT,
+  for (const [label, entry] of [['language server', ['extension', 'languageServer', 'server.ts']], ['extension', ['extension', 'extension.ts']]] as const) {
+    test(`the ${label} bundle contains no CPU, decoder or kprobes engine`, async () => {
+      const r = await build({
+        entryPoints: [repoPath(...entry)], bundle: true, platform: 'node', target: 'node20',
+        format: 'cjs', external: ['vscode'], write: false, metafile: true, logLevel: 'silent', absWorkingDir: ROOT,
+      });
+      const inputs = Object.keys(r.metafile.inputs);
+      const impl = inputs.filter(i => (archOf(i) && !/\/(info|regs)\.ts$/.test(i)) || i.startsWith('emulator/cpu/') || i.startsWith('emulator/kprobes/'));
+      assert.deepEqual(impl, []);
+      assert.ok(inputs.includes('emulator/ports.ts'), `the ${label} reads the ports' info parts`);
     });
-    const inputs = Object.keys(r.metafile.inputs);
-    const impl = inputs.filter(i => (archOf(i) && !/\/(info|regs)\.ts$/.test(i)) || i.startsWith('emulator/cpu/') || i.startsWith('emulator/kprobes/'));
-    assert.deepEqual(impl, []);
-    assert.ok(inputs.includes('emulator/ports.ts'), 'the server reads the ports\' info parts');
-  });
+  }
 });

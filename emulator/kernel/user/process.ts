@@ -7,6 +7,7 @@
 import { ElfImage, ImageError } from '../../elf/types';
 import { Memory, PERM_R, PERM_U, PERM_W, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
+import type { Backing } from '../../memory/backing';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
 import { KTask } from '../task';
@@ -29,6 +30,12 @@ export interface UserProgramOptions {
   io: UserIo;
   /** CPU the process is bound to (default 0) */
   cpu?: number;
+  /**
+   * The executable's pages (its inode's page cache, a file Backing): its
+   * read-only segments are mapped from them, shared with every process
+   * running the file, and report (inode, offset). Default: private copies.
+   */
+  file?: Backing;
 }
 
 /** Deterministic AT_RANDOM bytes (a real kernel would use get_random_bytes). */
@@ -132,7 +139,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
     }
   }
   const mm = new Memory('user');
-  const loaded = mapImage(mm, image, true);
+  const loaded = mapImage(mm, image, true, opts.file);
   const stackTop = mustVAddr(table.user.stackTop);
   const stackSize = table.user.stackSize;
   mm.map(stackTop - stackSize, stackSize, PERM_R | PERM_W | PERM_U, '[stack]');

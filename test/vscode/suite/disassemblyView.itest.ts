@@ -1,10 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { workspaceFolder } from './util';
+import { markerLine, workspaceFolder } from './util';
 
 /** Every DAP request VS Code sent and every message the adapter sent, in order. */
 class Transcript {
@@ -51,12 +50,6 @@ function pageQuery<T>(bridge: string, name: string): Promise<T> {
       });
     }).on('error', reject);
   });
-}
-
-function markerLine(file: string, name: string): number {
-  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(`/* #BP ${name} */`));
-  if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
-  return i + 1;
 }
 
 suite('built-in Disassembly view', () => {

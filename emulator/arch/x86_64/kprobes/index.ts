@@ -195,6 +195,8 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   removeKprobe,
   prepareKretprobe,
   setupSinglestep,
+  // kprobe_debug_handler: the TF trap after the slot's instruction ends the single-step
+  singlestepDone: (_p, kind) => kind === 'singleStep',
   resumeExecution,
   singlestepFault,
   taskSinglestepping: (regs: PtRegs) => (regs.flags & TF) !== 0n,

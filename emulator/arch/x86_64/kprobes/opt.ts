@@ -70,6 +70,7 @@ import type {
   ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, NativeCallbackFrame, OptprobesArchHooks,
 } from '../../../kprobes/archHooks';
 import type { PtRegs } from '../../../kprobes/ptRegs';
+import { OPTPROBE_DETOUR_SYMBOL } from '../../../kprobes/archHooks';
 import { boostVerdict } from './boost';
 import { relocate } from '../relocate';
 import { nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
@@ -287,7 +288,7 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
     if (typeof code !== 'string' && k === `${addr}:${hexBytes(code)}`) { buf = b; break; }
   }
   if (buf === undefined) {
-    buf = ctx.slots.allocCode(total);
+    buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
     code = build(buf);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);
