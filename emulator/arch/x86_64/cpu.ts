@@ -1,17 +1,8 @@
 /**
- * The x86_64 CPU: register file (lo/hi int32 halves), lazy flags, operand
- * access helpers used by the executors, and the run loop with its
- * per-address decoded-instruction cache.
- *
- * Stops: a trap-style instruction (int3, int n, ud*, hlt, syscall, vmcall)
- * ends the run without a JS exception — its executor calls stop(), which
- * records the signal and sets the loop's instret limit to -1, so the
- * loop's existing `instret < limit` test ends it after the instruction.
- * Faults found deeper (#PF from the bus, #GP on an address, #DE) are
- * thrown and caught by run(). run() is re-entrant: code called from inside
- * an instruction (X86Cpu.inlineBreakpoint) may run nested code; a nested
- * run keeps the outer run's limit and pending stop, and its instructions
- * count in instret but not in the outer run's `executed` or budget.
+ * The x86_64 CPU: register file (lo/hi int32 halves), lazy flags and the
+ * operand access helpers used by the executors. The run loop, the decode
+ * cache and the trap plumbing are the arch-neutral InterpCpu's
+ * (emulator/cpu/interp.ts); TF is its `stepTrap`, rip its `pc`.
  *
  * Representation: GPR n is (lo[n], hi[n]); rip is a VAddr (signed number,
  * see memory/address.ts); fs/gs bases are VAddr. Values of 8/16-bit operands
@@ -19,13 +10,14 @@
  * values as (lo int32, this.th int32) — `th` is the "high half" return slot
  * of every helper that returns a 64-bit value.
  */
-import { Cpu, CpuContext, RunResult, Trap } from '../types';
-import { Memory, MemoryFault } from '../../memory/memory';
-import { VAddr, fromVAddr, hex, toVAddr } from '../../memory/address';
+import { Cpu, CpuContext } from '../types';
+import { Memory } from '../../memory/memory';
+import { VAddr, fromVAddr, hex } from '../../memory/address';
+import { DecodeCaches } from '../../cpu/decodeCache';
 import { LazyFlags, ARITH_MASK, TF, DF } from './flags';
 import { Insn } from './insn';
-import { DecodeCache, cacheFor } from './cache';
-import { GuestFault, GuestStop } from './faults';
+import { decodeInsn, MAX_INSN_LEN } from './decoder';
+import { GuestFault } from '../../cpu/faults';
 import { PT_REGS, PT_ORIG_AX, PT_IP, PT_CS, PT_FLAGS, PT_SS, PT_FS_BASE, PT_GS_BASE } from './regs';
 
 const TWO32 = 4294967296;
@@ -41,48 +33,28 @@ export interface X86Context extends CpuContext {
   fsBase: number; gsBase: number; origAx: bigint;
 }
 
-function faultTrap(f: GuestFault, pc: bigint): Trap {
-  return f.kind === 'generalProtection' ? { kind: 'generalProtection', pc, reason: f.reason } : { kind: f.kind, pc };
-}
+/** The decode caches of every x86_64 address space (kernel and user mode each). */
+const X86_DECODE_CACHES = new DecodeCaches<Insn>((mem, ip) => decodeInsn(k => mem.fetch8(ip + k), ip), MAX_INSN_LEN);
 
 export class X86Cpu extends LazyFlags implements Cpu {
   readonly lo = new Int32Array(16);
   readonly hi = new Int32Array(16);
-  rip: VAddr = 0;
   /** high-half return slot */
   th = 0;
   df = false;
-  tf = false;
   /** IF, IOPL, NT, AC, ID bits and bit 1 */
   otherFlags = 0x2;
   fsBase: VAddr = 0;
   gsBase: VAddr = 0;
   origAx = -1n;
-  userMode = false;
-  instret = 0;
-  /** the run loop's instret limit; -1 once an executor called stop() */
-  private limit = 0;
-  /** what stop() recorded for the current instruction */
-  private pending: GuestStop | GuestFault | null = null;
-  /** instructions counted by runs nested inside an instruction (excluded from the outer run's count) */
-  private innerInsns = 0;
-  /** instret and innerInsns at the start of the innermost run in progress (retiredInRun) */
-  private runStart = 0;
-  private runInner0 = 0;
-  /**
-   * Host fast path for breakpoints owned by the host (the kprobes engine's
-   * native entries): consulted by int3 before it stops the run, unless TF
-   * is set. `at` is the int3's address; rip is already past it. true: the
-   * owner handled the breakpoint inline (it set rip; it may run nested code
-   * through run()); the int3 retires without a trap and the run goes on
-   * (endRun() to stop it). false: the int3 stops the run as a breakpoint.
-   */
-  inlineBreakpoint: ((cpu: X86Cpu, at: VAddr) => boolean) | null = null;
-  private cache: DecodeCache | null = null;
-  private cacheMem: Memory | null = null;
-  private cacheUser = false;
+  constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
-  constructor(readonly id: number, public mem: Memory) { super(); }
+  /** rip is the interpreter's pc */
+  get rip(): VAddr { return this.pc; }
+  set rip(v: VAddr) { this.pc = v; }
+  /** TF is the interpreter's single-step flag */
+  get tf(): boolean { return this.stepTrap; }
+  set tf(v: boolean) { this.stepTrap = v; }
 
   // ---------------------------------------------------------------- registers
   /** Read register r at size; 8-bit r 16..19 = ah ch dh bh. Sets th for 64-bit. */
@@ -236,15 +208,13 @@ export class X86Cpu extends LazyFlags implements Cpu {
   }
 
   // ---------------------------------------------------------------- Cpu interface
-  getPc(): bigint { return fromVAddr(this.rip); }
-  setPc(pc: bigint): void { this.rip = this.canonical(pc, 'pc'); }
   getReg(index: number): bigint {
     const r = PT_REGS[index];
     if (r === undefined) throw new RangeError(`x86_64: no register index ${index}`);
     if (r >= 0) return (BigInt(this.hi[r] >>> 0) << 32n) | BigInt(this.lo[r] >>> 0);
     switch (r) {
       case PT_ORIG_AX: return BigInt.asUintN(64, this.origAx);
-      case PT_IP: return fromVAddr(this.rip);
+      case PT_IP: return fromVAddr(this.pc);
       case PT_CS: return this.userMode ? USER_CS : KERNEL_CS;
       case PT_SS: return this.userMode ? USER_SS : KERNEL_SS;
       case PT_FLAGS: return BigInt(this.getRflags());
@@ -266,137 +236,21 @@ export class X86Cpu extends LazyFlags implements Cpu {
       default: this.gsBase = this.canonical(u, 'gs_base');
     }
   }
-  private canonical(u: bigint, what: string): VAddr {
-    const v = toVAddr(u);
-    if (v === null) throw new RangeError(`${what} ${hex(u)} is not canonical`);
-    return v;
-  }
 
   saveContext(): X86Context {
     return {
-      arch: 'x86_64', lo: this.lo.slice(), hi: this.hi.slice(), rip: this.rip, rflags: this.getRflags(),
+      arch: 'x86_64', lo: this.lo.slice(), hi: this.hi.slice(), rip: this.pc, rflags: this.getRflags(),
       fsBase: this.fsBase, gsBase: this.gsBase, origAx: this.origAx,
     };
   }
   restoreContext(ctx: CpuContext): void {
     if (ctx.arch !== 'x86_64') throw new Error(`x86_64 cpu ${this.id}: cannot restore a ${ctx.arch} context`);
     const c = ctx as X86Context;
-    this.lo.set(c.lo); this.hi.set(c.hi); this.rip = c.rip; this.setRflags(c.rflags);
+    this.lo.set(c.lo); this.hi.set(c.hi); this.pc = c.rip; this.setRflags(c.rflags);
     this.fsBase = c.fsBase; this.gsBase = c.gsBase; this.origAx = c.origAx;
   }
 
-  invalidate(addr: VAddr, len: number): void {
-    cacheFor(this.mem, false).invalidate(addr, len);
-    cacheFor(this.mem, true).invalidate(addr, len);
-  }
-
-  /** Decoded instruction at rip (decoding on a miss). Throws MemoryFault / GuestFault. */
-  private selectCache(): DecodeCache {
-    const mem = this.mem;
-    if (mem.userMode !== this.userMode) { mem.userMode = this.userMode; mem.flushTlb(); }
-    if (this.cache === null || this.cacheMem !== mem || this.cacheUser !== this.userMode) {
-      this.cache = cacheFor(mem, this.userMode);
-      this.cacheMem = mem;
-      this.cacheUser = this.userMode;
-    }
-    return this.cache;
-  }
-
-  /**
-   * Stop the run after the current instruction (called by its executor,
-   * which then returns): a GuestStop (the instruction completed, rip is
-   * the next one) or a GuestFault (it did not: rip goes back to it, it is
-   * not counted). Takes precedence over a TF single-step trap.
-   */
-  stop(s: GuestStop | GuestFault): void {
-    this.pending = s;
-    this.limit = -1;
-  }
-
-  /** End the current run after the current instruction, with no trap (the instruction retires). */
-  endRun(): void {
-    this.limit = -1;
-  }
-
-  /**
-   * Instructions the innermost run() in progress has retired so far (the
-   * current instruction not included; nested runs' instructions excluded).
-   */
-  retiredInRun(): number {
-    return this.instret - this.runStart - (this.innerInsns - this.runInner0);
-  }
-
-  run(budget: number): RunResult {
-    const cache = this.selectCache();
-    // run() may be entered from inside an instruction (nested): the outer loop's limit and pending stop are kept
-    const outerLimit = this.limit, outerPending = this.pending;
-    const outerStart = this.runStart, outerInner0 = this.runInner0;
-    const inner0 = this.innerInsns;
-    const start = this.instret;
-    this.limit = start + budget;
-    this.pending = null;
-    this.runStart = start;
-    this.runInner0 = inner0;
-    let ip = this.rip;
-    let insn: Insn | null = null;
-    let stepping = false;
-    let res: RunResult;
-    // inline decode-cache lookup: the page array of the last hit (entries are cleared in place on invalidation)
-    let page = cache.lastPage, base = cache.lastBase;
-    try {
-      // the limit field doubles as the stop flag: stop() sets it to -1
-      while (this.instret < this.limit) {
-        ip = this.rip;
-        const off = ip - base;
-        let i: Insn | undefined;
-        if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
-        else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
-        stepping = this.tf;
-        this.rip = insn.next;
-        insn.exec(this, insn);
-        this.instret++;
-        if (stepping) break;
-      }
-      const p = this.pending;
-      if (p !== null) res = this.finishStop(p, ip, start, inner0);
-      else res = { executed: this.instret - start - (this.innerInsns - inner0), trap: stepping ? { kind: 'singleStep', pc: fromVAddr(this.rip) } : null };
-    } catch (e) {
-      res = this.finishTrap(e, ip, insn, start, inner0);
-    } finally {
-      // a nested run's instructions are not the outer run's: they extend its budget and are not in its count
-      this.limit = outerLimit < 0 ? outerLimit : outerLimit + (this.instret - start);
-      this.pending = outerPending;
-      this.runStart = outerStart;
-      this.runInner0 = outerInner0;
-    }
-    this.innerInsns += res.executed;
-    return res;
-  }
-
-  private finishStop(p: GuestStop | GuestFault, ip: VAddr, start: number, inner0: number): RunResult {
-    if (p instanceof GuestStop) {
-      // the instruction completed (int3, syscall, vmcall, hlt): rip is already the next insn
-      return { executed: this.instret - start - (this.innerInsns - inner0), trap: p.toTrap(fromVAddr(this.rip)) };
-    }
-    this.instret--;
-    this.rip = ip;
-    return { executed: this.instret - start - (this.innerInsns - inner0), trap: faultTrap(p, fromVAddr(ip)) };
-  }
-
-  private finishTrap(e: unknown, ip: VAddr, insn: Insn | null, start: number, inner0: number): RunResult {
-    this.rip = ip;
-    const pc = fromVAddr(ip);
-    const executed = this.instret - start - (this.innerInsns - inner0);
-    if (e instanceof GuestFault) return { executed, trap: faultTrap(e, pc) };
-    if (e instanceof MemoryFault) {
-      return {
-        executed,
-        trap: { kind: 'pageFault', pc, addr: e.address, access: e.access, present: e.present, user: this.userMode },
-      };
-    }
-    const what = insn && insn.addr === ip ? `${insn.def.mnem} (${Array.from(insn.bytes, b => b.toString(16).padStart(2, '0')).join(' ')})` : 'decode';
-    const err = new Error(`x86_64 cpu ${this.id}: internal error executing ${what} at ${hex(pc)}: ${e instanceof Error ? e.message : String(e)}`);
-    if (e instanceof Error) err.stack = `${err.message}\n${e.stack ?? ''}`;
-    throw err;
+  protected describe(insn: Insn): string {
+    return `${insn.def.mnem} (${Array.from(insn.bytes, b => b.toString(16).padStart(2, '0')).join(' ')})`;
   }
 }

@@ -7,6 +7,10 @@
  * adc/sbb, pushf...). Instructions whose flags are awkward to describe
  * lazily (shifts, mul, bit ops...) store the six flags eagerly (F_EAGER).
  */
+import { InterpCpu } from '../../cpu/interp';
+import type { X86Cpu } from './cpu';
+import type { Insn } from './insn';
+
 export const F_EAGER = 0;
 export const F_ADD = 1;
 export const F_ADC = 2;
@@ -35,8 +39,8 @@ for (let i = 0; i < 256; i++) {
   PARITY[i] = n & 1 ? 0 : PF;
 }
 
-/** The lazy-flags record; the CPU extends this. */
-export class LazyFlags {
+/** The lazy-flags record, on top of the interpreter core; the CPU extends this. */
+export abstract class LazyFlags extends InterpCpu<X86Cpu, Insn> {
   fOp = F_EAGER;
   /** operand size in bytes */
   fSz = 4;

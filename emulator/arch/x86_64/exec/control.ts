@@ -4,7 +4,7 @@
  */
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
-import { GuestFault } from '../faults';
+import { GuestFault } from '../../../cpu/faults';
 
 const TWO32 = 4294967296;
 

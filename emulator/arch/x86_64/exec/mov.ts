@@ -5,7 +5,7 @@
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
 import { F_ADD, F_SUB, ZF } from '../flags';
-import { GuestFault } from '../faults';
+import { GuestFault } from '../../../cpu/faults';
 import { mask } from './alu';
 
 export function movEG(cpu: X86Cpu, i: Insn): void {

@@ -7,7 +7,7 @@
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
 import { CF, OF, szp } from '../flags';
-import { FAULT_DE } from '../faults';
+import { FAULT_DE } from '../../../cpu/faults';
 import { mask } from './alu';
 import { MUL_OUT, mulu64, muls64 } from './mul64';
 

@@ -6,7 +6,7 @@
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
 import { CF, ARITH_MASK, SF, ZF, AF, PF } from '../flags';
-import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL } from '../faults';
+import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL } from '../../../cpu/faults';
 
 export function nop(_cpu: X86Cpu, _i: Insn): void { /* nothing */ }
 

@@ -1,0 +1,98 @@
+/**
+ * Decoded-instruction cache for one address space and privilege mode, for
+ * every architecture: per-4KiB-page arrays indexed by page offset. Shared by
+ * every CPU running in that Memory (decoded instructions hold no CPU state).
+ * Subscribes to Memory.codeWriteListeners so a write to executable bytes
+ * (textPoke, a store into RWX memory, the loader) drops every instruction
+ * overlapping the written bytes: probes change code at run time, so a stale
+ * entry would be a correctness bug.
+ */
+import { Memory } from '../memory/memory';
+import { VAddr } from '../memory/address';
+import { FAULT_UD } from './faults';
+
+const PAGE = 4096;
+
+/** What the cache and the run loop need of a decoded instruction. */
+export interface CachedInsn {
+  /** VAddr of the first byte */
+  readonly addr: VAddr;
+  /** length in bytes */
+  readonly len: number;
+  /** VAddr of the next instruction */
+  readonly next: VAddr;
+}
+
+/** Decode the instruction at ip (fetch permission checked), or null when undecodable. Throws MemoryFault. */
+export type DecodeAt<I> = (mem: Memory, ip: VAddr) => I | null;
+
+export class DecodeCache<I extends CachedInsn> {
+  private pages = new Map<number, (I | undefined)[]>();
+  private lastKey = NaN;
+  /** the page array of the last lookup and its base address (read by the run loop's inline fast path) */
+  lastPage: (I | undefined)[] = [];
+  lastBase = NaN;
+
+  constructor(private readonly mem: Memory, private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number) {}
+
+  /** Instruction at ip; decodes on a miss (throws MemoryFault on fetch, GuestFault #UD). */
+  get(ip: VAddr): I {
+    const key = Math.floor(ip / PAGE);
+    let page = this.lastPage;
+    if (key !== this.lastKey) {
+      let p = this.pages.get(key);
+      if (p === undefined) { p = new Array<I | undefined>(PAGE); this.pages.set(key, p); }
+      page = this.lastPage = p;
+      this.lastKey = key;
+      this.lastBase = key * PAGE;
+    }
+    const off = ip - key * PAGE;
+    const hit = page[off];
+    if (hit !== undefined) return hit;
+    const insn = this.decodeAt(this.mem, ip);
+    if (insn === null) throw FAULT_UD;
+    page[off] = insn;
+    return insn;
+  }
+
+  /** Drop instructions overlapping [addr, addr+len). */
+  invalidate(addr: VAddr, len: number): void {
+    if (this.pages.size === 0) return;
+    const from = addr - (this.maxLen - 1), to = addr + len;
+    const k0 = Math.floor(from / PAGE), k1 = Math.floor((to - 1) / PAGE);
+    for (let k = k0; k <= k1; k++) {
+      const page = this.pages.get(k);
+      if (page === undefined) continue;
+      const base = k * PAGE;
+      const lo = Math.max(from, base), hi = Math.min(to, base + PAGE);
+      for (let a = lo; a < hi; a++) {
+        const insn = page[a - base];
+        if (insn !== undefined && a + insn.len > addr) page[a - base] = undefined;
+      }
+    }
+  }
+
+  clear(): void { this.pages.clear(); this.lastKey = NaN; this.lastPage = []; this.lastBase = NaN; }
+}
+
+/**
+ * The caches of one architecture: one kernel-mode and one user-mode cache
+ * per Memory, created on first use and kept in step with its code writes.
+ */
+export class DecodeCaches<I extends CachedInsn> {
+  private readonly caches = new WeakMap<Memory, [DecodeCache<I>, DecodeCache<I>]>();
+
+  constructor(private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number) {}
+
+  /** The shared cache of a Memory for kernel (user=false) or user mode. */
+  for(mem: Memory, user: boolean): DecodeCache<I> {
+    let c = this.caches.get(mem);
+    if (c === undefined) {
+      const pair: [DecodeCache<I>, DecodeCache<I>] = [new DecodeCache(mem, this.decodeAt, this.maxLen), new DecodeCache(mem, this.decodeAt, this.maxLen)];
+      this.caches.set(mem, pair);
+      mem.codeWriteListeners.push((a, len) => { pair[0].invalidate(a, len); pair[1].invalidate(a, len); });
+      c = pair;
+    }
+    return user ? c[1] : c[0];
+  }
+}

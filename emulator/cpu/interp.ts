@@ -1,0 +1,197 @@
+/**
+ * The arch-neutral interpreter CPU: the run loop, the instruction budget,
+ * the per-address decode cache and the trap plumbing every emulated CPU
+ * shares (QEMU's cpu_exec() around TCGCPUOps). An architecture supplies the
+ * decoded instructions (each with its executor bound at decode time, so the
+ * loop only calls `insn.exec(cpu, insn)`) and its register file.
+ *
+ * Stops: a trap-style instruction ends the run without a JS exception — its
+ * executor calls stop(), which records the signal and sets the loop's
+ * instret limit to -1, so the loop's `instret < limit` test ends it after
+ * the instruction. Faults found deeper (MemoryFault from the bus, a thrown
+ * GuestFault) are caught by run() and become typed traps with the faulting
+ * pc; the instruction is not counted.
+ *
+ * Single-step: when `stepTrap` is set as an instruction starts (x86 TF), the
+ * run ends after it with a 'singleStep' trap. Architectures whose kprobes
+ * end an out-of-line slot with a second breakpoint (arm64, riscv) never set
+ * it; the kprobes arch hooks decide how a step completes.
+ *
+ * run() is re-entrant: code called from inside an instruction (the
+ * inlineBreakpoint host hook) may run nested code; a nested run keeps the
+ * outer run's limit and pending stop, and its instructions count in instret
+ * but not in the outer run's `executed` or budget.
+ */
+import type { CpuContext, RunResult, Trap } from '../arch/types';
+import { Memory, MemoryFault } from '../memory/memory';
+import { VAddr, fromVAddr, hex, toVAddr } from '../memory/address';
+import { CachedInsn, DecodeCache, DecodeCaches } from './decodeCache';
+import { GuestFault, GuestStop } from './faults';
+
+/** A cached instruction with its executor (bound at decode time). */
+export interface RunnableInsn<C> extends CachedInsn {
+  exec(cpu: C, insn: RunnableInsn<C>): void;
+}
+
+export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
+  /** program counter (VAddr) */
+  pc: VAddr = 0;
+  /** single-step after the next instruction (x86 TF) */
+  stepTrap = false;
+  userMode = false;
+  instret = 0;
+  /**
+   * Host fast path for breakpoints owned by the host (the kprobes engine's
+   * native entries): consulted by the breakpoint instruction before it
+   * stops the run, unless a single-step is pending. `at` is the breakpoint's
+   * address. true: the owner handled it inline (it set the pc; it may run
+   * nested code through run()); the breakpoint retires without a trap and
+   * the run goes on (endRun() to stop it). false: it stops the run.
+   */
+  inlineBreakpoint: ((cpu: C, at: VAddr) => boolean) | null = null;
+  /** the run loop's instret limit; -1 once an executor called stop() */
+  private limit = 0;
+  /** what stop() recorded for the current instruction */
+  private pending: GuestStop | GuestFault | null = null;
+  /** instructions counted by runs nested inside an instruction (excluded from the outer run's count) */
+  private innerInsns = 0;
+  /** instret and innerInsns at the start of the innermost run in progress (retiredInRun) */
+  private runStart = 0;
+  private runInner0 = 0;
+  private cache: DecodeCache<I> | null = null;
+  private cacheMem: Memory | null = null;
+  private cacheUser = false;
+
+  constructor(readonly id: number, public mem: Memory, private readonly caches: DecodeCaches<I>, private readonly archName: string) {}
+
+  /** The instruction as an internal-error message names it (mnemonic and bytes). */
+  protected abstract describe(insn: I): string;
+
+  getPc(): bigint { return fromVAddr(this.pc); }
+  setPc(pc: bigint): void { this.pc = this.canonical(pc, 'pc'); }
+
+  protected canonical(u: bigint, what: string): VAddr {
+    const v = toVAddr(u);
+    if (v === null) throw new RangeError(`${what} ${hex(u)} is not canonical`);
+    return v;
+  }
+
+  /** Drop cached decodes overlapping [addr, addr+len) in both privilege modes. */
+  invalidate(addr: VAddr, len: number): void {
+    this.caches.for(this.mem, false).invalidate(addr, len);
+    this.caches.for(this.mem, true).invalidate(addr, len);
+  }
+
+  abstract saveContext(): CpuContext;
+  abstract restoreContext(ctx: CpuContext): void;
+
+  /** The decode cache of the current address space and privilege mode. */
+  private selectCache(): DecodeCache<I> {
+    const mem = this.mem;
+    if (mem.userMode !== this.userMode) { mem.userMode = this.userMode; mem.flushTlb(); }
+    if (this.cache === null || this.cacheMem !== mem || this.cacheUser !== this.userMode) {
+      this.cache = this.caches.for(mem, this.userMode);
+      this.cacheMem = mem;
+      this.cacheUser = this.userMode;
+    }
+    return this.cache;
+  }
+
+  /**
+   * Stop the run after the current instruction (called by its executor,
+   * which then returns): a GuestStop (the instruction completed, the pc is
+   * the next one) or a GuestFault (it did not: the pc goes back to it, it
+   * is not counted). Takes precedence over a single-step trap.
+   */
+  stop(s: GuestStop | GuestFault): void {
+    this.pending = s;
+    this.limit = -1;
+  }
+
+  /** End the current run after the current instruction, with no trap (the instruction retires). */
+  endRun(): void {
+    this.limit = -1;
+  }
+
+  /**
+   * Instructions the innermost run() in progress has retired so far (the
+   * current instruction not included; nested runs' instructions excluded).
+   */
+  retiredInRun(): number {
+    return this.instret - this.runStart - (this.innerInsns - this.runInner0);
+  }
+
+  /** Execute until a trap or `budget` instructions retire. Never throws for guest faults. */
+  run(budget: number): RunResult {
+    const cache = this.selectCache();
+    // run() may be entered from inside an instruction (nested): the outer loop's limit and pending stop are kept
+    const outerLimit = this.limit, outerPending = this.pending;
+    const outerStart = this.runStart, outerInner0 = this.runInner0;
+    const inner0 = this.innerInsns;
+    const start = this.instret;
+    this.limit = start + budget;
+    this.pending = null;
+    this.runStart = start;
+    this.runInner0 = inner0;
+    const self = this as unknown as C;
+    let ip = this.pc;
+    let insn: I | null = null;
+    let stepping = false;
+    let res: RunResult;
+    // inline decode-cache lookup: the page array of the last hit (entries are cleared in place on invalidation)
+    let page = cache.lastPage, base = cache.lastBase;
+    try {
+      // the limit field doubles as the stop flag: stop() sets it to -1
+      while (this.instret < this.limit) {
+        ip = this.pc;
+        const off = ip - base;
+        let i: I | undefined;
+        if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
+        else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
+        stepping = this.stepTrap;
+        this.pc = insn.next;
+        insn.exec(self, insn);
+        this.instret++;
+        if (stepping) break;
+      }
+      const p = this.pending;
+      if (p !== null) res = this.finishStop(p, ip, start, inner0);
+      else res = { executed: this.instret - start - (this.innerInsns - inner0), trap: stepping ? { kind: 'singleStep', pc: fromVAddr(this.pc) } : null };
+    } catch (e) {
+      res = this.finishTrap(e, ip, insn, start, inner0);
+    } finally {
+      // a nested run's instructions are not the outer run's: they extend its budget and are not in its count
+      this.limit = outerLimit < 0 ? outerLimit : outerLimit + (this.instret - start);
+      this.pending = outerPending;
+      this.runStart = outerStart;
+      this.runInner0 = outerInner0;
+    }
+    this.innerInsns += res.executed;
+    return res;
+  }
+
+  private finishStop(p: GuestStop | GuestFault, ip: VAddr, start: number, inner0: number): RunResult {
+    if (p instanceof GuestStop) {
+      // the instruction completed (breakpoint, syscall, hypercall, halt): the pc is already the next insn
+      return { executed: this.instret - start - (this.innerInsns - inner0), trap: p.toTrap(fromVAddr(this.pc)) };
+    }
+    this.instret--;
+    this.pc = ip;
+    return { executed: this.instret - start - (this.innerInsns - inner0), trap: p.toTrap(fromVAddr(ip)) };
+  }
+
+  private finishTrap(e: unknown, ip: VAddr, insn: I | null, start: number, inner0: number): RunResult {
+    this.pc = ip;
+    const pc = fromVAddr(ip);
+    const executed = this.instret - start - (this.innerInsns - inner0);
+    if (e instanceof GuestFault) return { executed, trap: e.toTrap(pc) };
+    if (e instanceof MemoryFault) {
+      const trap: Trap = { kind: 'pageFault', pc, addr: e.address, access: e.access, present: e.present, user: this.userMode };
+      return { executed, trap };
+    }
+    const what = insn && insn.addr === ip ? this.describe(insn) : 'decode';
+    const err = new Error(`${this.archName} cpu ${this.id}: internal error executing ${what} at ${hex(pc)}: ${e instanceof Error ? e.message : String(e)}`);
+    if (e instanceof Error) err.stack = `${err.message}\n${e.stack ?? ''}`;
+    throw err;
+  }
+}
