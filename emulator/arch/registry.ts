@@ -4,8 +4,9 @@
  */
 import { ArchOps } from './types';
 import { x86_64 } from './x86_64/index';
+import { aarch64 } from './aarch64/index';
 
-const ARCHES: ArchOps[] = [x86_64];
+const ARCHES: ArchOps[] = [x86_64, aarch64];
 
 export function archForElfMachine(eMachine: number): ArchOps | undefined {
   return ARCHES.find(a => a.elfMachines.includes(eMachine));

@@ -1,0 +1,41 @@
+/**
+ * Register file as the debugger and handlers see it: Linux arm64 struct
+ * pt_regs order and names (regs[0]..regs[30] named x0..x30, then sp, pc,
+ * pstate), then the thread-pointer system registers.
+ *
+ * Inside the CPU the general registers live in two Int32Array halves with
+ * 34 slots: 0..30 = x0..x30, 31 = sp, 32 = the zero register as a source
+ * (always 0), 33 = the zero register as a destination (a sink, never read).
+ * The decoder maps encoding 31 to SP, ZR_READ or ZR_WRITE as the operand's
+ * context says, so executors never test for register 31.
+ */
+import { RegInfo } from '../types';
+
+export const SP = 31;
+export const ZR_READ = 32;
+export const ZR_WRITE = 33;
+export const NSLOTS = 34;
+
+/** pseudo-register codes (negative) for the registers that are not GPR slots */
+export const PT_PC = -1;
+export const PT_PSTATE = -2;
+export const PT_TPIDR_EL0 = -3;
+export const PT_TPIDR_EL1 = -4;
+
+const LAYOUT: readonly (readonly [string, RegInfo['group'], number])[] = [
+  ...Array.from({ length: 31 }, (_, n) => [`x${n}`, 'general', n] as const),
+  ['sp', 'general', SP], ['pc', 'control', PT_PC], ['pstate', 'control', PT_PSTATE],
+  ['tpidr_el0', 'segment', PT_TPIDR_EL0], ['tpidr_el1', 'segment', PT_TPIDR_EL1],
+];
+
+export const A64_REGS: RegInfo[] = LAYOUT.map(([name, group]) => ({ name, bits: 64, group }));
+
+/** ArchOps.regs index -> GPR slot or pseudo code */
+export const PT_REGS: readonly number[] = LAYOUT.map(r => r[2]);
+
+/** index into A64_REGS of a pt_regs name */
+export function a64Reg(name: string): number {
+  const i = A64_REGS.findIndex(r => r.name === name);
+  if (i < 0) throw new Error(`aarch64: no register ${name}`);
+  return i;
+}
