@@ -124,7 +124,7 @@ const moveWide: Row = {
     const width = i.sf ? 64 : 32, rd = gz(i.rd, i.sf);
     const sh = i.imm2 ? `, lsl #${i.imm2}` : '';
     if (i.op === 3) return ['movk', `${rd}, #${i.imm3}${sh}`];
-    if (i.op === 2) return isMovzAlias(i.big, i.imm2, width) ? ['mov', `${rd}, #${i.big}`] : ['movz', `${rd}, #${i.imm3}${sh}`];
+    if (i.op === 2) return isMovzAlias(i.big, i.imm2, width) ? ['mov', `${rd}, ${imm(signedAt(i.big, width))}`] : ['movz', `${rd}, #${i.imm3}${sh}`];
     return isMovnAlias(i.big, i.imm2, width) ? ['mov', `${rd}, ${imm(signedAt(i.big, width))}`] : ['movn', `${rd}, #${i.imm3}${sh}`];
   },
 };
