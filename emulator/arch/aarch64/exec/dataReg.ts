@@ -310,6 +310,18 @@ function mul3(c: A64Cpu, i: A64Insn): void {
   }
   c.setX64(i.d, BigInt.asUintN(64, r));
 }
+/** 64-bit madd/msub without bigint: the low 64 bits of n*m from 16-bit partial products */
+function madd64(c: A64Cpu, i: A64Insn): void {
+  const nl = c.lo[i.n], nh = c.hi[i.n], ml = c.lo[i.m], mh = c.hi[i.m];
+  const a = nl >>> 16, b = nl & 0xffff, cc = ml >>> 16, d = ml & 0xffff;
+  const mid = a * d + b * cc;
+  const low = b * d + (mid % 65536) * 65536;
+  const carry = Math.floor(low / 4294967296);
+  let pl = low | 0;
+  let ph = (a * cc + Math.floor(mid / 65536) + carry + Math.imul(nl, mh) + Math.imul(nh, ml)) | 0;
+  if (i.op === 1) { pl = ~pl; ph = ~ph; c.addc(i.d, c.lo[i.a], c.hi[i.a], pl, ph, 1, 1, false); return; }
+  c.addc(i.d, c.lo[i.a], c.hi[i.a], pl, ph, 0, 1, false);
+}
 const dp3Row: Row = {
   name: 'data processing (3 source)', mask: 0x1f000000, match: 0x1b000000,
   decode(w, i) {
@@ -318,7 +330,7 @@ const dp3Row: Row = {
     i.rd = f(w, 0, 5); i.rn = f(w, 5, 5); i.rm = f(w, 16, 5); i.ra = f(w, 10, 5);
     if ((i.op === 4 || i.op === 12) && i.ra !== 31) return false;
     i.d = wZ(i.rd); i.n = rZ(i.rn); i.m = rZ(i.rm); i.a = rZ(i.ra);
-    i.exec = i.sf ? mul3 : madd32;
+    i.exec = i.sf ? (i.op <= 1 ? madd64 : mul3) : madd32;
     return true;
   },
   fmt(i) {
