@@ -184,7 +184,7 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
       case 1: m.write8(a, l & 0xff); return;
       case 2: m.write16(a, l & 0xffff); return;
       case 4: m.write32(a, l); return;
-      default: m.write32(a + 4, h); m.write32(a, l); // high half first: a fault at a region's end leaves memory unchanged
+      default: m.write32(a, l); m.write32(a + 4, h); // low half first: the fault address is the first unmapped byte (a store straddling a region's end may be partly done, as the architecture allows)
     }
   }
   /** alignment fault for exclusives / atomics */

@@ -42,7 +42,7 @@ function ldrX(c: A64Cpu, i: A64Insn): void {
 }
 function strX(c: A64Cpu, i: A64Insn): void {
   const a = c.addrOf(i.n, 'write') + i.imm;
-  c.mem.write32(a + 4, c.hi[i.m]); c.mem.write32(a, c.lo[i.m]);
+  c.mem.write32(a, c.lo[i.m]); c.mem.write32(a + 4, c.hi[i.m]);
 }
 function nop(): void { /* prfm */ }
 
