@@ -52,13 +52,17 @@ const logicalShifted: Row = {
 };
 
 // ------------------------------------------------------------ add/sub (shifted register)
+/** rn + b (op 0) or rn - b (op 1) into rd; flags when imm3 (S) */
+function addOrSub(c: A64Cpu, i: A64Insn, bl: number, bh: number): void {
+  if (i.op) c.addc(i.d, c.lo[i.n], c.hi[i.n], ~bl, ~bh, 1, i.sf, i.imm3 === 1);
+  else c.addc(i.d, c.lo[i.n], c.hi[i.n], bl, bh, 0, i.sf, i.imm3 === 1);
+}
 // op = op(sub) ; op2 = shift type; imm2 = amount; imm3 = S
 function addSubShifted(c: A64Cpu, i: A64Insn): void {
   let bl: number, bh: number;
   if (i.sf) { bl = c.shift64(c.lo[i.m], c.hi[i.m], i.op2, i.imm2); bh = c.th; }
   else { bl = A64Cpu.shift32(c.lo[i.m], i.op2, i.imm2); bh = 0; }
-  if (i.op) c.addc(i.d, c.lo[i.n], c.hi[i.n], ~bl, ~bh, 1, i.sf, i.imm3 === 1);
-  else c.addc(i.d, c.lo[i.n], c.hi[i.n], bl, bh, 0, i.sf, i.imm3 === 1);
+  addOrSub(c, i, bl, bh);
 }
 const addSubShiftedRow: Row = {
   name: 'add/sub (shifted register)', mask: 0x1f200000, match: 0x0b000000,
@@ -84,8 +88,7 @@ const addSubShiftedRow: Row = {
 // op2 = extend option, imm2 = shift (0..4)
 function addSubExt(c: A64Cpu, i: A64Insn): void {
   const bl = c.extend(i.m, i.op2, i.imm2), bh = i.sf ? c.th : 0;
-  if (i.op) c.addc(i.d, c.lo[i.n], c.hi[i.n], ~bl, ~bh, 1, i.sf, i.imm3 === 1);
-  else c.addc(i.d, c.lo[i.n], c.hi[i.n], bl, bh, 0, i.sf, i.imm3 === 1);
+  addOrSub(c, i, bl, bh);
 }
 const addSubExtRow: Row = {
   name: 'add/sub (extended register)', mask: 0x1f200000, match: 0x0b200000,
