@@ -30,6 +30,20 @@ describe('aarch64 disassembly goldens (llvm-objdump)', () => {
     }
     assert.deepEqual(bad.slice(0, 40), [], `${bad.length} of ${lines.length} differ`);
   });
+  test('instructions assembled by llvm-mc (LSE, exclusive pairs, system registers, aliases) print back the same', () => {
+    const mc = readFileSync(repoPath('test/fixtures/a64/llvm-mc-golden.txt'), 'utf8').split('\n').filter(l => l !== '');
+    assert.ok(mc.length >= 80, `only ${mc.length} lines`);
+    const bad: string[] = [];
+    for (const line of mc) {
+      const parts = line.split('\t');
+      const w = parseInt(parts.pop() ?? '', 16);
+      const want = norm(parts.join(' '));
+      const d = aarch64.decodeBytes(Uint8Array.of(w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24), 0x400000n);
+      const got = d ? norm(`${d.mnemonic} ${d.operands}`) : '<undecodable>';
+      if (got !== want) bad.push(`${w.toString(16)}: got "${got}", want "${want}"`);
+    }
+    assert.deepEqual(bad, []);
+  });
   test('flow classification of branches', () => {
     const at = (w: number, a = 0x400000n) => aarch64.decodeBytes(Uint8Array.of(w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24), a);
     assert.equal(at(0x94000002)?.flow, 'call');
