@@ -1,17 +1,19 @@
 /**
- * The DAP `evaluate` request over a stopped CPU: `$reg` for a register,
- * handler-language expressions (adapter/evaluate.ts) over a StoppedCpuEnv,
- * and bare kernel symbol names (their address). Hovers over a C identifier
- * that names a kernel symbol show the symbol's address first.
+ * The DAP `evaluate` request over a stopped CPU: `$reg` (or a register
+ * spelled gdb's way: `$rdi`, `rdi`) for a register, handler-language
+ * expressions (emulator/handlers/evaluate.ts) over a StoppedCpuEnv, and
+ * bare kernel symbol names (their address). Hovers over a C identifier that
+ * names a kernel symbol show the symbol's address first. Errors are answers
+ * in the console, never notifications (adapter/errors.ts).
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { Cpu } from '../emulator/arch/types';
+import type { ArchInfo, Cpu } from '../emulator/arch/types';
 import type { CompileOptions } from '../emulator/handlers';
 import type { KprobesEngine } from '../emulator/kprobes';
 import type { Machine } from '../emulator/machine';
 import { symbolAt } from '../emulator/probes';
 import { formatAddress } from './disassemble';
-import { evaluateExpression, formatValue, isIdentifier } from './evaluate';
+import { evaluateExpression, formatValue, isIdentifier } from '../emulator/handlers';
 import { registerVariables } from './registers';
 import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
 
@@ -29,21 +31,26 @@ export interface EvaluateInput {
 
 export type EvaluateAnswer =
   | { ok: true; body: DebugProtocol.EvaluateResponse['body'] }
-  | { ok: false; id: number; message: string };
+  | { ok: false; error: 'evaluateNoRegister' | 'evaluate'; message: string };
 
-export const EVAL_ERROR_NO_REGISTER = 1011;
-export const EVAL_ERROR = 1012;
+/** The pt_regs name a register spelling means on an arch (`rdi` -> `di` on x86_64), undefined when none. */
+export function registerNamed(arch: ArchInfo, name: string): string | undefined {
+  if (arch.regs.some(r => r.name === name)) return name;
+  return arch.regAliases?.[name.toLowerCase()];
+}
 
 export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   const { machine: m, cpu } = inp;
   const expr = inp.expression.trim();
   const reg = /^\$(\w+)$/.exec(expr);
-  if (reg) {
-    const v = registerVariables(m.arch, cpu).find(x => x.name === reg[1]);
-    if (!v) return { ok: false, id: EVAL_ERROR_NO_REGISTER, message: `no register ${reg[1]} on ${m.arch.name}` };
+  const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
+  // `$name`, or a bare register name that is no kernel symbol (gdb habits: `rdi`, `$rip`)
+  const regName = reg ? registerNamed(m.arch, reg[1]) : !sym && inp.context !== 'hover' && /^\w+$/.test(expr) ? registerNamed(m.arch, expr) : undefined;
+  if (reg || regName) {
+    const v = regName ? registerVariables(m.arch, cpu).find(x => x.name === regName) : undefined;
+    if (!v) return { ok: false, error: 'evaluateNoRegister', message: `no register ${reg ? reg[1] : expr} on ${m.arch.name} (registers: ${m.arch.regs.map(r => r.name).join(' ')})` };
     return { ok: true, body: { result: v.value, variablesReference: 0, memoryReference: v.value } };
   }
-  const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
   const symbolAnswer = (s: NonNullable<typeof sym>): EvaluateAnswer => ({
     ok: true,
     body: { result: `${formatAddress(s.value)} <${s.name}>`, type: 'symbol', variablesReference: 0, memoryReference: formatAddress(s.value) },
@@ -59,5 +66,16 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
     return { ok: true, body };
   }
   if (sym) return symbolAnswer(sym);
-  return { ok: false, id: EVAL_ERROR, message: `cannot evaluate "${expr}": ${r.message}` };
+  const hint = registerHint(m.arch, expr);
+  return { ok: false, error: 'evaluate', message: `cannot evaluate "${expr}": ${r.message}${hint}` };
+}
+
+/** " (registers are regs->di here)" when the expression names a register without regs->. */
+function registerHint(arch: ArchInfo, expr: string): string {
+  for (const id of expr.match(/\$?[A-Za-z_]\w*/g) ?? []) {
+    if (/->\s*$/.test(expr.slice(0, expr.indexOf(id)))) continue;
+    const r = registerNamed(arch, id.replace(/^\$/, ''));
+    if (r) return ` (registers are regs->${r} here, or $${r})`;
+  }
+  return '';
 }

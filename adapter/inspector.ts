@@ -15,7 +15,9 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
 import { symbolAt, walkFrames } from '../emulator/probes';
 import type { BreakpointHit } from '../emulator/probes';
-import { fixupStackTrace, symbolizeEngineAddress } from '../emulator/kprobes';
+import { emulatorCodeAt, IDLE_FRAME, THREAD_RETURN_FRAME } from '../emulator/probes/stack';
+import type { EmulatorCodeKind } from '../emulator/probes/stack';
+import { fixupStackTrace } from '../emulator/kprobes';
 import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
@@ -25,6 +27,19 @@ import type { ProbeStop } from './stoppedEnv';
 
 export const FRAME_STRIDE = 1000;
 export const PROBE_SCOPE_BASE = 1_000_000;
+
+/**
+ * Frames in code the emulator owns have no file: they get one of these
+ * sources (a name, an origin and a sourceReference whose text says what the
+ * code is: sourceText), so the Call Stack never shows "Unknown Source" for
+ * them. Frames in the image without line information keep no source.
+ */
+export type EmulatorSourceKind = EmulatorCodeKind | 'idle';
+export const EMULATOR_SOURCES: Readonly<Record<EmulatorSourceKind, { ref: number; name: string; origin: string }>> = {
+  'thread-return': { ref: 1, name: 'kernel thread entry', origin: 'emulated kernel: the kernel-thread return page' },
+  kprobes: { ref: 2, name: 'kprobes engine', origin: 'kprobes engine code: instruction slots, trampolines, detour buffers' },
+  idle: { ref: 3, name: 'idle task', origin: 'emulated kernel: idle CPU (swapper)' },
+};
 
 /** The session's debugger -> client conversions (line/column bases, paths). */
 export interface ClientConversions {
@@ -39,6 +54,8 @@ export interface WalkedFrame {
   lookupPc: bigint;
   /** the stack held the kretprobe trampoline here (the real return address is pc) */
   viaTrampoline?: bigint;
+  /** the CPU is idle (no task): the one frame of Linux's idle task, not a walk of stale registers */
+  idle?: true;
 }
 
 export class StopInspector {
@@ -91,6 +108,10 @@ export class StopInspector {
     const m = this.machine;
     const cpu = m.cpus[cpuIndex];
     const task = m.kernel.current(cpuIndex);
+    if (!task) {
+      const pc = cpu.getPc();
+      return [{ pc, lookupPc: pc, idle: true }];
+    }
     const engine = this.probes.mgr.engine;
     const raw = walkFrames(m.kernel, cpu, task, { pc: this.pcOf(cpuIndex), readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
@@ -111,9 +132,21 @@ export class StopInspector {
     const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
     const frames = walked.slice(start, start + levels).map((f, i) => {
       const idx = start + i;
+      if (f.idle) {
+        const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, IDLE_FRAME, this.emulatorSource('idle'), this.client.line(1), 0);
+        sf.presentationHint = 'subtle';
+        return sf;
+      }
+      const own = symbolAt(m.image, f.pc) === undefined ? emulatorCodeAt(m.kernel, this.probes.mgr.engine, f.pc) : undefined;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = (symbolAt(m.image, f.pc) ?? symbolizeEngineAddress(this.probes.mgr.engine, f.pc) ?? formatAddress(f.pc))
+      const name = (symbolAt(m.image, f.pc) ?? own?.name ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
+      if (own) {
+        const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name, this.emulatorSource(own.kind), this.client.line(1), 0);
+        sf.instructionPointerReference = formatAddress(f.pc);
+        sf.presentationHint = f.viaTrampoline !== undefined ? 'label' : 'subtle';
+        return sf;
+      }
       const line = m.image.lines?.lineForAddress(f.lookupPc);
       const local = line ? this.sources.toLocal(line.file) : undefined;
       const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
@@ -125,6 +158,41 @@ export class StopInspector {
       return sf;
     });
     return { stackFrames: frames, totalFrames: walked.length };
+  }
+
+  private emulatorSource(kind: EmulatorSourceKind): Source {
+    const d = EMULATOR_SOURCES[kind];
+    const src = new Source(d.name, undefined, d.ref, d.origin) as DebugProtocol.Source;
+    src.presentationHint = 'deemphasize';
+    return src as Source;
+  }
+
+  /** The text of an emulator source (DAP `source` request), undefined for an unknown reference. */
+  sourceText(ref: number): string | undefined {
+    const m = this.machine;
+    const page = m.kernel.layout.execArea;
+    switch (ref) {
+      case EMULATOR_SOURCES['thread-return'].ref:
+        return [
+          `${THREAD_RETURN_FRAME}: the kernel-thread return page of the emulated kernel, ${formatAddress(page)} (one page, mapped with no permission: no code).`,
+          'Every kernel thread starts with its return address here, as Linux kthreads start from ret_from_fork;',
+          'returning from the thread function fetches here and the kernel ends the thread (exit code 0).',
+        ].join('\n') + '\n';
+      case EMULATOR_SOURCES.kprobes.ref:
+        return [
+          'Code of the kprobes engine in the exec area: kretprobe_trampoline, kprobe_insn_slot[...] (the probed',
+          'instruction copied out of line), optprobe_detour[...] (optimized probes), ftrace_trampoline,',
+          'kprobe_nested_call_return. The frame name says which; the Disassembly view shows its instructions.',
+        ].join('\n') + '\n';
+      case EMULATOR_SOURCES.idle.ref:
+        return [
+          `${IDLE_FRAME}: the CPU is idle, running Linux's idle task (swapper/N, pid 0; kernel/sched/idle.c do_idle).`,
+          'No task is runnable on it: the emulator runs no code there until a task is woken on this CPU,',
+          "so there is no stack to walk (the registers still hold the last task's values).",
+        ].join('\n') + '\n';
+      default:
+        return undefined;
+    }
   }
 
   scopes(frameId: number): DebugProtocol.Scope[] {

@@ -6,7 +6,8 @@
  *   stackTrace   = frame-pointer walk + DWARF lines        (adapter/inspector.ts)
  *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop (inspector.ts)
  *   evaluate     = handler-language expressions over the stopped CPU
- *   next/stepIn/stepOut = source lines of the selected CPU (adapter/stepper.ts)
+ *   next/stepIn/stepOut = source lines of the selected CPU (emulator/debug/stepper.ts)
+ *   continue/pause/steps = one run controller (emulator/debug/runControl.ts)
  *   restart      = a new machine with the same launch arguments and breakpoints
  *   read/writeMemory = original bytes of probed code; no writes over a probe (memoryAccess.ts)
  *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
@@ -19,20 +20,22 @@ import {
   TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { loadElf } from '../emulator/elf/elfFile';
+import { bootForDebug } from '../emulator/debug/launch';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
-import { MemoryView, readCode, readMemory, writeMemory } from './memoryAccess';
+import { readMemory, writeMemory } from './memoryAccess';
+import { DebugMemory } from '../emulator/debug/memory';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
-import { MachineRunner, RunnerStop } from './machineRunner';
+import { RunController, RunEnd } from '../emulator/debug/runControl';
+import { dapError, errorText } from './errors';
 import { SourceMap } from './sourceMap';
-import { BREAKPOINT_MODES, ProbeBridge } from './probeBridge';
+import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
 import { FRAME_STRIDE, StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
-import { StepKind, StepRun, StepRunEnd, Stepper } from './stepper';
+import { StepKind, Stepper } from '../emulator/debug/stepper';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
@@ -42,7 +45,8 @@ const STATE_INTERVAL_MS = 250;
 
 export class KprobeSession extends LoggingDebugSession {
   private machine: Machine | undefined;
-  private runner: MachineRunner | undefined;
+  /** continue and steps: one driver of the machine loop */
+  private runner: RunController | undefined;
   private sources: SourceMap | undefined;
   private configurationDone!: Promise<void>;
   private markConfigured!: () => void;
@@ -50,12 +54,12 @@ export class KprobeSession extends LoggingDebugSession {
   private ended = false;
   private readonly disposers: (() => void)[] = [];
   private probes: ProbeBridge | undefined;
+  /** DAP breakpoint ids (the session's, kept across restarts) */
+  private readonly bpIds = new BreakpointIds();
   private stateTimer: NodeJS.Timeout | undefined;
   private statePending = false;
   /** stack, scopes and variables of the stopped machine (adapter/inspector.ts) */
   private inspector: StopInspector | undefined;
-  /** the step in progress (chunks on the event loop) */
-  private stepping: StepRun | undefined;
   private launchArgs: LaunchRequestArgs | undefined;
   /** thread of the last stop (evaluate without a frame) */
   private lastStoppedThread = 1;
@@ -101,7 +105,7 @@ export class KprobeSession extends LoggingDebugSession {
     try {
       m = this.boot(args);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1001, format: `kprobe: ${errorText(e)}`, showUser: true });
+      this.sendErrorResponse(response, dapError('launchFailed', e));
       return;
     }
     this.launchArgs = args;
@@ -112,7 +116,7 @@ export class KprobeSession extends LoggingDebugSession {
     await this.configurationDone;
     if (this.ended) return;
     if (this.stopOnEntry) {
-      this.scheduleFirstTasks(m);
+      m.scheduleFirstTasks();
       this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point'));
     }
     else this.runner?.resume();
@@ -123,15 +127,15 @@ export class KprobeSession extends LoggingDebugSession {
     this.machine = m;
     this.sources = new SourceMap(m.image.path);
     this.disposers.push(m.onPrintk(r => this.printk(r)));
-    this.runner = new MachineRunner(m, s => this.onRunnerStop(s));
+    this.runner = new RunController(m, e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
-    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState());
+    this.bpIds.clearProbes();
+    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState(), this.bpIds);
     this.inspector = new StopInspector(m, this.probes, this.sources, {
       path: p => this.convertDebuggerPathToClient(p),
       line: n => this.convertDebuggerLineToClient(n),
       column: n => this.convertDebuggerColumnToClient(n),
     });
-    this.probes.setOptimization(args.kprobesOptimization ?? true);
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
@@ -147,9 +151,8 @@ export class KprobeSession extends LoggingDebugSession {
     this.inspector?.forget();
   }
 
-  /** End the step and the runner, the state timer and the machine's listeners. */
+  /** End the run controller's job, the state timer and the machine's listeners. */
   private stopRunning(): void {
-    this.cancelStep();
     this.runner?.dispose();
     if (this.stateTimer) clearInterval(this.stateTimer);
     this.stateTimer = undefined;
@@ -164,13 +167,13 @@ export class KprobeSession extends LoggingDebugSession {
    */
   protected override restartRequest(response: DebugProtocol.RestartResponse, args: DebugProtocol.RestartArguments): void {
     const prev = this.launchArgs;
-    if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, { id: 1014, format: 'kprobe: nothing to restart (not launched)' });
+    if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, dapError('nothingToRestart'));
     const fresh = args?.arguments && 'program' in args.arguments ? args.arguments as LaunchRequestArgs : prev;
     let m: Machine;
     try {
       m = this.boot(fresh);
     } catch (e) {
-      return this.sendErrorResponse(response, { id: 1001, format: `kprobe: restart: ${errorText(e)}`, showUser: true });
+      return this.sendErrorResponse(response, dapError('restartFailed', e));
     }
     const records = this.probes.breakpointRecords();
     this.detachMachine();
@@ -179,11 +182,10 @@ export class KprobeSession extends LoggingDebugSession {
     this.attachMachine(m, fresh);
     const restored = this.probes.restoreBreakpoints(records);
     this.sendResponse(response);
-    for (const b of restored.breakpoints) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
-    if (restored.moved.length) this.output(`kprobe: breakpoint ids ${restored.moved.join(', ')} could not be kept after the restart\n`, 'console');
+    for (const b of restored) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
     this.sendProbeState();
     if (this.stopOnEntry) {
-      this.scheduleFirstTasks(m);
+      m.scheduleFirstTasks();
       this.lastStoppedThread = 1;
       this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point (restarted)'));
     } else {
@@ -199,44 +201,20 @@ export class KprobeSession extends LoggingDebugSession {
     return out;
   }
 
-  /**
-   * Put each CPU's first queued task on it, exactly what the machine's first
-   * turn on that CPU does, so a stop at the entry point shows task 1 and its
-   * registers (pc = e_entry) instead of an idle CPU.
-   */
-  private scheduleFirstTasks(m: Machine): void {
-    const k = m.kernel;
-    m.cpus.forEach((_, c) => {
-      if (!k.current(c) && k.sched.hasWork(c)) k.sched.schedule(c);
-    });
+  private boot(args: LaunchRequestArgs): Machine {
+    return bootForDebug(args);
   }
 
-  private boot(args: LaunchRequestArgs): Machine {
-    const program = args.program;
-    if (typeof program !== 'string' || program === '') throw new Error('launch: "program" must name a kernel ELF image');
-    const cpus = args.cpus ?? 2;
-    if (!Number.isInteger(cpus) || cpus < 1 || cpus > 64) throw new Error(`launch: "cpus" must be an integer from 1 to 64, got ${JSON.stringify(args.cpus)}`);
-    const maxInstructions = args.maxInstructions ?? 0;
-    if (!Number.isSafeInteger(maxInstructions) || maxInstructions < 0) {
-      throw new Error(`launch: "maxInstructions" must be a non-negative integer, got ${JSON.stringify(args.maxInstructions)}`);
-    }
-    if (args.kprobesOptimization !== undefined && typeof args.kprobesOptimization !== 'boolean') {
-      throw new Error(`launch: "kprobesOptimization" must be true or false, got ${JSON.stringify(args.kprobesOptimization)}`);
-    }
-    if (args.probes !== undefined && (!Array.isArray(args.probes) || args.probes.some(f => typeof f !== 'string'))) {
-      throw new Error(`launch: "probes" must be an array of .kprobe file paths, got ${JSON.stringify(args.probes)}`);
-    }
-    const image = loadElf(path.resolve(program)); // ImageError names the file and the problem
-    return new Machine(image, { cpus, maxInstructions });
-  }
 
   protected override disconnectRequest(response: DebugProtocol.DisconnectResponse): void {
+    if (!this.ended && this.probes) this.sendProbeState(); // the views keep the final counters
     this.stopMachine();
     this.sendResponse(response);
     this.shutdown(); // exits the process in stdio mode, nothing in server mode
   }
 
   protected override terminateRequest(response: DebugProtocol.TerminateResponse): void {
+    if (!this.ended && this.probes) this.sendProbeState(); // the views keep the final counters
     this.sendResponse(response);
     this.end();
   }
@@ -260,15 +238,14 @@ export class KprobeSession extends LoggingDebugSession {
   protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
-    this.cancelStep();
+    this.runner?.cancel();
     this.forgetStops();
     this.runner?.resume();
   }
 
   protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
     this.sendResponse(response);
-    if (this.stepping) this.stepping.pause();
-    else if (this.runner?.running) this.runner.pause();
+    if (this.runner?.running) this.runner.pause();
     else if (this.machine && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
   }
 
@@ -288,70 +265,42 @@ export class KprobeSession extends LoggingDebugSession {
     this.inspector?.forget();
   }
 
-  private cancelStep(): void {
-    this.stepping?.cancel();
-    this.stepping = undefined;
-  }
-
   /**
    * A step of the selected CPU (the other CPUs stay stopped): one
-   * instruction, or source-line stepping per adapter/stepper.ts, run in
+   * instruction, or source-line stepping per emulator/debug/stepper.ts, run in
    * chunks so pause is answered; ends with a `step` stop (or the stop that
    * interrupted it: a breakpoint, the end of the machine).
    */
   private step(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     const cpuIndex = threadId - 1;
     const cpu = m.cpus[cpuIndex];
-    if (!cpu) return this.sendErrorResponse(response, { id: 1003, format: `kprobe: no CPU for thread ${threadId}` });
-    if (this.runner?.running || this.stepping) return this.sendErrorResponse(response, { id: 1015, format: 'kprobe: the machine is running; pause it before stepping' });
+    if (!cpu) return this.sendErrorResponse(response, dapError('noSuchThread', `no CPU for thread ${threadId}`));
+    if (this.runner?.running) return this.sendErrorResponse(response, dapError('running'));
     const inspector = this.inspector;
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
     const view = this.memoryView(m);
-    const code = (a: bigint, n: number): Uint8Array => readCode(view, a, n);
+    const code = (a: bigint, n: number): Uint8Array => view.readCode(a, n);
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
     this.sendResponse(response);
     this.forgetStops();
-    const run = new StepRun(stepper, end => {
-      if (this.stepping !== run || this.ended) return;
-      this.stepping = undefined;
-      this.finishStep(threadId, end);
-    });
-    this.stepping = run;
-    run.start();
+    this.runner?.step(stepper);
   }
 
-  private finishStep(threadId: number, out: StepRunEnd): void {
-    switch (out.kind) {
-      case 'paused':
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('pause', threadId, out.description));
-        return;
-      case 'error':
-        this.onRunnerStop({ kind: 'exited', code: 1, detail: `internal emulator error: ${out.message}` });
-        return;
-      case 'done':
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('step', threadId, out.description));
-        return;
-      case 'budget':
-        this.output(`kprobe: ${out.description}\n`, 'console');
-        this.lastStoppedThread = threadId;
-        this.sendEvent(stopped('step', threadId, out.description));
-        return;
-      case 'slice':
-        this.onRunnerStop(out.result);
-    }
-  }
-
-  private onRunnerStop(s: RunnerStop): void {
+  private onRunEnd(s: RunEnd): void {
     if (this.ended) return;
     switch (s.kind) {
       case 'paused':
-        this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
+        if (s.cpu !== undefined) this.lastStoppedThread = s.cpu + 1;
+        this.sendEvent(stopped('pause', this.lastStoppedThread, s.description));
+        break;
+      case 'stepped':
+        if (s.budget) this.output(`kprobe: ${s.description}\n`, 'console');
+        this.lastStoppedThread = s.cpu + 1;
+        this.sendEvent(stopped('step', s.cpu + 1, s.description));
         break;
       case 'stopped': {
         this.lastStoppedThread = s.cpu + 1;
@@ -359,8 +308,9 @@ export class KprobeSession extends LoggingDebugSession {
         const hit = s.request.reason === 'breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
         this.inspector?.recordStop(s.cpu, s.request.reportPc, hit);
         if (hit) {
-          ev.body.hitBreakpointIds = [hit.breakpointId];
-          this.sendEvent(new DapEvent(ProbeEvent.hit, { id: hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
+          const dapId = this.probes?.ids.dapOf(hit.breakpointId);
+          if (dapId !== undefined) ev.body.hitBreakpointIds = [dapId];
+          this.sendEvent(new DapEvent(ProbeEvent.hit, { id: this.probes?.ids.idOf(hit.breakpointId) ?? hit.breakpointId, cpu: s.cpu, nhit: hit.hitCount }));
         }
         this.probes?.clearHits();
         this.sendProbeState();
@@ -381,8 +331,8 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Kernel memory as the client sees it: probed code reads as its original bytes. */
-  private memoryView(m: Machine): MemoryView {
-    return this.probes?.memoryView() ?? { mem: m.kernel.mem };
+  private memoryView(m: Machine): DebugMemory {
+    return this.probes?.memoryView() ?? DebugMemory.of(m);
   }
 
   private printk(r: PrintkRecord): void {
@@ -409,13 +359,22 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = this.inspector.stackTrace(args);
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1004, format: `kprobe: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('stackTrace', e));
     }
+  }
+
+  /** The text of a frame's source in code the emulator owns (StopInspector.sourceText). */
+  protected override sourceRequest(response: DebugProtocol.SourceResponse, args: DebugProtocol.SourceArguments): void {
+    const ref = args.source?.sourceReference ?? args.sourceReference;
+    const content = this.inspector?.sourceText(ref);
+    if (content === undefined) return this.sendErrorResponse(response, dapError('stackTrace', `no source with reference ${ref}`));
+    response.body = { content, mimeType: 'text/plain' };
+    this.sendResponse(response);
   }
 
   protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
@@ -424,67 +383,67 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = { variables: this.inspector.variables(args.variablesReference) };
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1005, format: `kprobe: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('variables', e));
     }
   }
 
   protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = { value: this.inspector.setVariable(args.variablesReference, args.name, args.value) };
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1007, format: `kprobe: ${errorText(e)}`, showUser: true });
+      this.sendErrorResponse(response, dapError('setVariable', e));
     }
   }
 
   protected override readMemoryRequest(response: DebugProtocol.ReadMemoryResponse, args: DebugProtocol.ReadMemoryArguments): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
       response.body = readMemory(this.memoryView(m), args);
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1008, format: `kprobe: readMemory: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('readMemory', e));
     }
   }
 
   protected override writeMemoryRequest(response: DebugProtocol.WriteMemoryResponse, args: DebugProtocol.WriteMemoryArguments): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       const w = writeMemory(this.memoryView(m), args);
       response.body = { bytesWritten: w.count };
       this.sendResponse(response);
       this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1009, format: `kprobe: writeMemory: ${errorText(e)}`, showUser: true });
+      this.sendErrorResponse(response, dapError('writeMemory', e));
     }
   }
 
   protected override disassembleRequest(response: DebugProtocol.DisassembleResponse, args: DebugProtocol.DisassembleArguments): void {
     const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       const sources = this.sources;
       const p = this.probes;
-      const view = p?.memoryView();
+      const view = this.memoryView(m);
       // original instructions, with what the probes wrote over them as notes
       response.body = { instructions: disassemble({
         arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
-        readCode: view ? (a, n) => readCode(view, a, n) : undefined,
+        readCode: (a, n) => view.readCode(a, n),
         notes: p?.disassemblyNotes(),
         extraSymbol: p ? a => symbolizeEngineAddress(p.mgr.engine, a) : undefined,
       }, args) };
       this.sendResponse(response);
     } catch (e) {
-      this.sendErrorResponse(response, { id: 1010, format: `kprobe: disassemble: ${errorText(e)}` });
+      this.sendErrorResponse(response, dapError('disassemble', e));
     }
   }
 
@@ -499,12 +458,12 @@ export class KprobeSession extends LoggingDebugSession {
     const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
     const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
     const mgr = this.probes?.mgr;
-    if (!m || !cpu || !mgr) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!m || !cpu || !mgr) return this.sendErrorResponse(response, dapError('notLaunched'));
     const r = evaluateForDap({
       machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.inspector?.probeStopFor(cpu.id),
       expression: args.expression, context: args.context,
     });
-    if (!r.ok) return this.sendErrorResponse(response, { id: r.id, format: `kprobe: ${r.message}`, showUser: args.context === 'repl' });
+    if (!r.ok) return this.sendErrorResponse(response, dapError(r.error, r.message));
     response.body = r.body;
     this.sendResponse(response);
   }
@@ -528,13 +487,13 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     response.body = { breakpoints: this.probes.setFunctionBreakpoints(args.breakpoints) };
     this.sendResponse(response);
   }
 
   protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     response.body = { breakpoints: this.probes.setInstructionBreakpoints(args.breakpoints) };
     this.sendResponse(response);
   }
@@ -543,11 +502,11 @@ export class KprobeSession extends LoggingDebugSession {
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
     if (!isProbeRequest(command)) return super.customRequest(command, response, args);
-    if (!this.probes) return this.sendErrorResponse(response, { id: 1002, format: 'kprobe: not launched' });
+    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       response.body = handleProbeRequest(this.probes, command, args);
     } catch (e) {
-      return this.sendErrorResponse(response, { id: 1013, format: `kprobe: ${errorText(e)}`, showUser: true });
+      return this.sendErrorResponse(response, dapError('probeRequest', e));
     }
     this.sendResponse(response);
   }
@@ -574,7 +533,4 @@ function stopped(reason: string, threadId: number, description: string): DebugPr
   return e;
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 

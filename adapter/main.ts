@@ -6,6 +6,7 @@
  *                                      debug the adapter itself)
  */
 import { KprobeSession } from './kprobeSession';
+import { serveFramed } from './framing';
 import { startServer } from './server';
 
 function serverPort(argv: readonly string[]): number | undefined {
@@ -32,7 +33,7 @@ function main(): void {
   if (port === undefined) {
     const session = new KprobeSession();
     process.on('SIGTERM', () => { session.stopMachine(); process.exit(0); });
-    session.start(process.stdin, process.stdout);
+    serveFramed(session, process.stdin, process.stdout, line => process.stderr.write(line + '\n'));
     return;
   }
   startServer(port).then(s => {

@@ -1,18 +1,27 @@
 /**
  * DAP breakpoints and the `_probe*` views <-> the machine's ProbeManager
  * (emulator/probes): source-line, function (`do_fork+0x4`, `r:sys_open`) and
- * instruction breakpoints become kprobes/kretprobes; conditions, hit
- * conditions and log messages are compiled by the handler language.
+ * instruction breakpoints become kprobes/kretprobes with structured targets
+ * (a file and line, a symbol, an address: no text is built to be parsed
+ * again); conditions, hit conditions and log messages are compiled by the
+ * handler language.
+ *
+ * DAP breakpoint ids are the adapter's own: they map to the manager's probe
+ * ids, so a restart registers every breakpoint again on the new machine
+ * under the same DAP id whatever ids the new manager hands out.
  */
+import { SYSCTL_KPROBES_OPTIMIZATION } from '../emulator/kprobes';
 import { readFileSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
 import { ProbeManager } from '../emulator/probes';
 import type { BreakpointHit, BreakpointMode, ProbeEntry } from '../emulator/probes';
+import { parseBreakpointTarget } from '../emulator/probes';
+import type { ProbeTarget } from '../emulator/handlers';
 import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
-import type { MemoryView } from './memoryAccess';
-import { probePatches, patchNotes } from './probePatches';
+import { DebugMemory } from '../emulator/debug/memory';
+import { probePatches, patchNotes } from '../emulator/debug/probePatches';
 import { probeState } from './probeView';
 import { SourceMap } from './sourceMap';
 
@@ -38,16 +47,45 @@ export interface ClientBreakpoint {
 
 /** How a breakpoint was asked for (to register it again after a restart). */
 export interface BreakpointRecord {
-  target: string;
+  /** where, as the manager takes it */
+  target: ProbeTarget;
+  mode: BreakpointMode;
   bp: ClientBreakpoint;
   group: { kind: 'source'; path: string; line: number } | { kind: 'function' } | { kind: 'instruction' };
 }
 
+/** DAP breakpoint ids: handed out by the adapter, kept across restarts. */
+export class BreakpointIds {
+  private next = 1;
+  private readonly toProbe = new Map<number, number>();
+  private readonly toDap = new Map<number, number>();
+  /** A new DAP id for a probe. */
+  add(probeId: number): number { const id = this.next++; this.bind(id, probeId); return id; }
+  /** The adapter id of a probe, handed out on first use (probe-file probes have one too: one id space for the views). */
+  idOf(probeId: number): number { return this.toDap.get(probeId) ?? this.add(probeId); }
+  /** Bind an existing DAP id to a (new) probe id. */
+  bind(dapId: number, probeId: number): void {
+    const old = this.toProbe.get(dapId);
+    if (old !== undefined) this.toDap.delete(old);
+    this.toProbe.set(dapId, probeId);
+    this.toDap.set(probeId, dapId);
+  }
+  forget(dapId: number): void {
+    const p = this.toProbe.get(dapId);
+    if (p !== undefined) this.toDap.delete(p);
+    this.toProbe.delete(dapId);
+  }
+  probeOf(dapId: number): number | undefined { return this.toProbe.get(dapId); }
+  dapOf(probeId: number): number | undefined { return this.toDap.get(probeId); }
+  /** Drop the probe side (a new machine): DAP ids are re-bound by restoreBreakpoints. */
+  clearProbes(): void { this.toProbe.clear(); this.toDap.clear(); }
+}
+
 export class ProbeBridge {
   readonly mgr: ProbeManager;
-  /** breakpoint requests by ProbeManager id */
+  /** breakpoint requests by DAP id */
   private readonly records = new Map<number, BreakpointRecord>();
-  /** breakpoint ids per DAP source path / function / instruction set */
+  /** DAP breakpoint ids per DAP source path / function / instruction set */
   private readonly bySource = new Map<string, number[]>();
   private functionIds: number[] = [];
   private instructionIds: number[] = [];
@@ -55,8 +93,10 @@ export class ProbeBridge {
   private readonly lastHit = new Map<number, BreakpointHit>();
   private dirty = false;
 
-  constructor(private readonly machine: Machine, private readonly sources: SourceMap, private readonly onChange: () => void) {
-    this.mgr = ProbeManager.for(machine);
+  constructor(private readonly machine: Machine, private readonly sources: SourceMap, private readonly onChange: () => void,
+    /** the session's DAP ids (outlive one machine) */
+    readonly ids: BreakpointIds = new BreakpointIds()) {
+    this.mgr = machine.probes;
     this.mgr.onBreakpointHit(h => { this.lastHit.set(h.cpu, h); });
     this.mgr.engine.events.on(e => {
       if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
@@ -83,6 +123,7 @@ export class ProbeBridge {
       return [`${path}: cannot read probe file: ${e instanceof Error ? e.message : String(e)}`];
     }
     const r = this.mgr.addProbeFile(text, path);
+    for (const e of r.probes) this.ids.idOf(e.id);
     return [
       ...r.diagnostics.map(d => `${path}:${d.line}:${d.column}: ${d.severity}: ${d.message}`),
       ...r.errors,
@@ -103,27 +144,29 @@ export class ProbeBridge {
       }
       if (bp.mode === 'kretprobe') {
         const fn = this.functionAtLine(file, line);
-        const e = fn ? this.add(`r:${fn}`, bp) : undefined;
-        if (!e) {
+        if (!fn) {
           out.push({ verified: false, line, message: `no code at ${clientPath.split(/[\\/]/).pop()}:${line} (or below it) for a kretprobe`, reason: 'failed' });
           continue;
         }
-        this.records.set(e.id, { target: `r:${fn}`, bp, group: { kind: 'source', path: clientPath, line } });
-        ids.push(e.id);
+        const rec: BreakpointRecord = { target: { kind: 'symbol', name: fn, offset: 0n }, mode: 'kretprobe', bp, group: { kind: 'source', path: clientPath, line } };
+        const id = this.register(rec);
+        ids.push(id);
         // the probe sits at the function entry; the breakpoint stays on the line the user chose
-        out.push({ ...this.toDap(e, clientPath), line });
+        out.push({ ...this.toDap(id, clientPath), line });
         continue;
       }
-      let target = `${file}:${line}`;
-      let e = this.add(target, bp);
+      const rec: BreakpointRecord = { target: { kind: 'line', file, line }, mode: 'kprobe', bp, group: { kind: 'source', path: clientPath, line } };
+      let e = this.add(rec);
       if (!e.verified && e.nextLine !== undefined) {
         this.mgr.remove(e.id);
-        target = `${file}:${e.nextLine}`;
-        e = this.add(target, bp);
+        rec.target = { kind: 'line', file, line: e.nextLine };
+        rec.group = { kind: 'source', path: clientPath, line: e.nextLine };
+        e = this.add(rec);
       }
-      this.records.set(e.id, { target, bp, group: { kind: 'source', path: clientPath, line: e.nextLine ?? line } });
-      ids.push(e.id);
-      out.push(this.toDap(e, clientPath));
+      const id = this.ids.add(e.id);
+      this.records.set(id, rec);
+      ids.push(id);
+      out.push(this.toDap(id, clientPath));
     }
     this.bySource.set(clientPath, ids);
     this.onChange();
@@ -132,14 +175,22 @@ export class ProbeBridge {
 
   setFunctionBreakpoints(bps: readonly (ClientBreakpoint & { name: string })[]): DebugProtocol.Breakpoint[] {
     for (const id of this.functionIds) this.forget(id);
-    const entries = bps.map(bp => {
-      const e = this.add(bp.name.trim(), bp);
-      this.records.set(e.id, { target: bp.name.trim(), bp, group: { kind: 'function' } });
-      return e;
-    });
-    this.functionIds = entries.map(e => e.id);
+    const out: DebugProtocol.Breakpoint[] = [];
+    this.functionIds = [];
+    for (const bp of bps) {
+      // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010"
+      const t = parseBreakpointTarget(bp.name);
+      if (typeof t === 'string') {
+        out.push({ verified: false, message: t, reason: 'failed' });
+        continue;
+      }
+      const mode: BreakpointMode = bp.mode === 'kretprobe' || bp.mode === 'kprobe' ? bp.mode : t.mode ?? 'kprobe';
+      const id = this.register({ target: t.target, mode, bp, group: { kind: 'function' } });
+      this.functionIds.push(id);
+      out.push(this.toDap(id));
+    }
     this.onChange();
-    return entries.map(e => this.toDap(e));
+    return out;
   }
 
   setInstructionBreakpoints(bps: readonly (ClientBreakpoint & { instructionReference: string; offset?: number })[]): DebugProtocol.Breakpoint[] {
@@ -154,18 +205,28 @@ export class ProbeBridge {
         out.push({ verified: false, message: e instanceof Error ? e.message : String(e), reason: 'failed' });
         continue;
       }
-      const e = this.add(formatAddress(addr), bp);
-      this.records.set(e.id, { target: formatAddress(addr), bp, group: { kind: 'instruction' } });
-      this.instructionIds.push(e.id);
-      out.push(this.toDap(e));
+      const mode: BreakpointMode = bp.mode === 'kretprobe' ? 'kretprobe' : 'kprobe';
+      const id = this.register({ target: { kind: 'address', addr }, mode, bp, group: { kind: 'instruction' } });
+      this.instructionIds.push(id);
+      out.push(this.toDap(id));
     }
     this.onChange();
     return out;
   }
 
-  private forget(id: number): void {
-    this.mgr.remove(id);
-    this.records.delete(id);
+  private forget(dapId: number): void {
+    const p = this.ids.probeOf(dapId);
+    if (p !== undefined) this.mgr.remove(p);
+    this.ids.forget(dapId);
+    this.records.delete(dapId);
+  }
+
+  /** Register a breakpoint under a new DAP id. */
+  private register(rec: BreakpointRecord): number {
+    const e = this.add(rec);
+    const id = this.ids.add(e.id);
+    this.records.set(id, rec);
+    return id;
   }
 
   /** The function symbol whose code holds a source line (or the next line with code). */
@@ -181,59 +242,55 @@ export class ProbeBridge {
     return at?.sym.name;
   }
 
-  /** The breakpoint requests behind the live breakpoints, by id (ascending). */
+  /** The breakpoint requests behind the live breakpoints, by DAP id (ascending). */
   breakpointRecords(): [number, BreakpointRecord][] {
-    return [...this.records].filter(([id]) => this.mgr.get(id) !== undefined).sort((a, b) => a[0] - b[0]);
+    return [...this.records].filter(([id]) => this.entryOf(id) !== undefined).sort((a, b) => a[0] - b[0]);
   }
 
   /**
-   * Register the breakpoints of a previous machine's bridge again (restart),
-   * under the same ids when the manager's id sequence allows it (ids are
-   * handed out in order: the gaps left by removed probes are skipped by
-   * registering and removing a placeholder). Returns the DAP breakpoints
-   * (for `breakpoint` changed events) and the ids that could not be kept.
+   * Register the breakpoints of a previous machine's bridge again (restart)
+   * under their DAP ids. Returns the DAP breakpoints (for `breakpoint`
+   * changed events).
    */
-  restoreBreakpoints(records: readonly [number, BreakpointRecord][]): { breakpoints: DebugProtocol.Breakpoint[]; moved: number[] } {
+  restoreBreakpoints(records: readonly [number, BreakpointRecord][]): DebugProtocol.Breakpoint[] {
     const breakpoints: DebugProtocol.Breakpoint[] = [];
-    const moved: number[] = [];
-    for (const [oldId, rec] of records) {
-      let e = this.add(rec.target, rec.bp);
-      if (e.id < oldId) {
-        this.mgr.remove(e.id);
-        // placeholders (an empty target is refused before anything is registered) use up the ids in between
-        for (let next = e.id + 1; next < oldId;) {
-          const d = this.mgr.addBreakpoint({ target: '' });
-          this.mgr.remove(d.id);
-          next = d.id + 1;
-        }
-        e = this.add(rec.target, rec.bp);
-      }
-      if (e.id !== oldId) moved.push(oldId);
-      this.records.set(e.id, rec);
+    for (const [dapId, rec] of records) {
+      const e = this.add(rec);
+      this.ids.bind(dapId, e.id);
+      this.records.set(dapId, rec);
       const g = rec.group;
       if (g.kind === 'source') {
-        this.bySource.set(g.path, [...(this.bySource.get(g.path) ?? []), e.id]);
-        breakpoints.push({ ...this.toDap(e, g.path), line: rec.bp.mode === 'kretprobe' ? g.line : this.toDap(e, g.path).line });
+        this.bySource.set(g.path, [...(this.bySource.get(g.path) ?? []), dapId]);
+        const b = this.toDap(dapId, g.path);
+        breakpoints.push({ ...b, line: rec.mode === 'kretprobe' ? g.line : b.line });
       } else {
-        if (g.kind === 'function') this.functionIds.push(e.id); else this.instructionIds.push(e.id);
-        breakpoints.push(this.toDap(e));
+        if (g.kind === 'function') this.functionIds.push(dapId); else this.instructionIds.push(dapId);
+        breakpoints.push(this.toDap(dapId));
       }
     }
     this.onChange();
-    return { breakpoints, moved };
+    return breakpoints;
   }
 
-  private add(target: string, bp: ClientBreakpoint): ProbeEntry {
-    const mode: BreakpointMode | undefined = bp.mode === 'kretprobe' ? 'kretprobe' : bp.mode === 'kprobe' ? 'kprobe' : undefined;
+  /** The manager's entry behind a DAP breakpoint id. */
+  entryOf(dapId: number): ProbeEntry | undefined {
+    const p = this.ids.probeOf(dapId);
+    return p === undefined ? undefined : this.mgr.get(p);
+  }
+
+  private add(rec: BreakpointRecord): ProbeEntry {
+    const bp = rec.bp;
     return this.mgr.addBreakpoint({
-      target, mode,
+      target: rec.target, mode: rec.mode,
       condition: bp.condition, hitCondition: bp.hitCondition, logMessage: bp.logMessage,
     });
   }
 
-  private toDap(e: ProbeEntry, clientPath?: string): DebugProtocol.Breakpoint {
+  private toDap(dapId: number, clientPath?: string): DebugProtocol.Breakpoint {
+    const e = this.entryOf(dapId);
+    if (!e) return { id: dapId, verified: false, message: 'the breakpoint was removed', reason: 'failed' };
     const site = e.sites.find(s => s.registered) ?? e.sites[0];
-    const b: DebugProtocol.Breakpoint = { id: e.id, verified: e.verified };
+    const b: DebugProtocol.Breakpoint = { id: dapId, verified: e.verified };
     if (e.message) b.message = e.message;
     if (!e.verified) b.reason = 'failed';
     if (site?.addr !== undefined) b.instructionReference = formatAddress(site.addr);
@@ -254,7 +311,7 @@ export class ProbeBridge {
   // ---- views -----------------------------------------------------------------------
 
   state(): ProbeStateBody {
-    return probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f) });
+    return probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
   }
 
   /** /sys/kernel/debug/kprobes/{list,enabled} as the engine prints them. */
@@ -263,14 +320,9 @@ export class ProbeBridge {
   }
 
   /** Memory as the debugger reads it: probed code with its original bytes, writes over probes refused. */
-  memoryView(): MemoryView {
-    const engine = this.mgr.engine;
-    const mem = this.machine.kernel.mem;
-    return {
-      mem,
-      readOriginal: (a, n) => engine.readTextWithoutProbes(mem, a, n),
-      patches: () => probePatches(engine, this.machine.arch),
-    };
+  /** Kernel memory as the client sees it (debug facade): probed code reads as its original bytes. */
+  memoryView(): DebugMemory {
+    return DebugMemory.of(this.machine);
   }
 
   /** Notes for `disassemble`: what the probes wrote over an instruction. */
@@ -282,14 +334,22 @@ export class ProbeBridge {
     return (addr, len) => patchNotes(patches, addr, len, bp);
   }
 
+  /** The manager's probe id behind an adapter id; a clear error when there is none. */
+  private probeIdOf(id: number): number {
+    const p = this.ids.probeOf(id);
+    if (p === undefined) throw new Error(`no probe with id ${id}`);
+    return p;
+  }
+
   setEnabled(id: number, on: boolean): void {
-    const err = this.mgr.setEnabled(id, on);
+    const err = this.mgr.setEnabled(this.probeIdOf(id), on);
     if (err) throw new Error(err);
     this.onChange();
   }
 
   unregister(id: number): void {
-    if (!this.mgr.remove(id)) throw new Error(`no probe with id ${id}`);
+    if (!this.mgr.remove(this.probeIdOf(id))) throw new Error(`no probe with id ${id}`);
+    this.ids.forget(id);
     this.records.delete(id);
     for (const [k, ids] of this.bySource) this.bySource.set(k, ids.filter(x => x !== id));
     this.functionIds = this.functionIds.filter(x => x !== id);
@@ -303,8 +363,10 @@ export class ProbeBridge {
     this.onChange();
   }
 
+  /** sysctl -w debug.kprobes_optimization=0|1, through the kernel's sysctl table */
   setOptimization(on: boolean): void {
-    this.mgr.engine.setOptimization(on);
+    const r = this.machine.writeSysctl(SYSCTL_KPROBES_OPTIMIZATION, on ? '1' : '0');
+    if (r.errno !== 0) throw new Error(`sysctl ${SYSCTL_KPROBES_OPTIMIZATION} failed: ${r.reason}`);
     this.onChange();
   }
 }

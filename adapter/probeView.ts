@@ -19,6 +19,8 @@ export interface ProbeViewContext {
   mgr: ProbeManager;
   /** DWARF path -> path shown to the client */
   toLocal(file: string): string;
+  /** the adapter-wide id of a manager probe (its DAP breakpoint id for a breakpoint) */
+  idOf(probeId: number): number;
 }
 
 /** The snapshot the views show: every user probe, one row per registered address. */
@@ -47,7 +49,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     const at = syms.resolve(addr);
     const where = at ? `${at.sym.name}+0x${at.offset.toString(16)}` : formatAddress(addr);
     const row: ProbeInfo = {
-      id: e.id, engineId: site.engineId, kind, registered: true,
+      id: ctx.idOf(e.id), engineId: site.engineId, kind, registered: true,
       name: kind === 'kretprobe' ? `r:${where}` : kind === 'jprobe' ? `j:${where}` : where,
       address: formatAddress(addr),
       enabled: !kprobeDisabled(probe),
@@ -71,7 +73,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
   const kind: KprobeKind = e.kind === 'kretprobe' ? 'kretprobe' : e.kind === 'jprobe' ? 'jprobe' : 'kprobe';
   const where = site?.where ?? e.target;
   const row: ProbeInfo = {
-    id: e.id, kind, registered: false,
+    id: ctx.idOf(e.id), kind, registered: false,
     name: `${kind === 'kretprobe' ? 'r:' : kind === 'jprobe' ? 'j:' : ''}${where}${e.message ? ` (${e.message})` : ''}`,
     address: formatAddress(site?.addr ?? 0n),
     enabled: e.enabled, gone: false, optimized: false, ftrace: false,

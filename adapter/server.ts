@@ -1,5 +1,6 @@
 /** The adapter as a TCP DAP server: one KprobeSession per connection. */
 import * as net from 'node:net';
+import { serveFramed } from './framing';
 import { KprobeSession } from './kprobeSession';
 
 /** Listens on 127.0.0.1:port; resolves with the bound port (0 picks a free one). */
@@ -9,7 +10,7 @@ export function startServer(port: number): Promise<net.Server> {
     const session = new KprobeSession();
     session.setRunAsServer(true);
     socket.on('close', () => session.stopMachine());
-    session.start(socket, socket);
+    serveFramed(session, socket, socket, line => process.stderr.write(line + '\n'));
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);

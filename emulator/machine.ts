@@ -1,7 +1,11 @@
 /**
- * The Machine: CPUs + emulated kernel + the deterministic run loop. Every
- * front end (CLI, DAP adapter, tests) drives this object; it knows nothing of
- * DAP or VS Code (vscode-mock-debug's mockRuntime idea).
+ * The Machine: CPUs + emulated kernel + the deterministic run loop, and the
+ * subsystems it owns: the kprobes engine (created at boot, as Linux's
+ * init_kprobes, where the architecture has kprobes; it registers its
+ * sysctls in the kernel's table) and the probe manager (.kprobe files and
+ * debugger breakpoints on top of the engine). Every front end (CLI, DAP
+ * adapter, tests) drives this object; it knows nothing of DAP or VS Code
+ * (vscode-mock-debug's mockRuntime idea).
  *
  * Interleaving: the machine runs in rounds; in each round CPU 0, 1, ... N-1
  * in turn run up to `quantum` instructions of their current task (an idle or
@@ -13,9 +17,13 @@
  * budgets the caller uses.
  */
 import { ArchOps, Cpu } from './arch/types';
-import { archForElfMachine } from './arch/registry';
+import { archForElfMachine, kprobesArchFor } from './arch/registry';
+import { KprobesEngine } from './kprobes/core';
+import type { KprobesEngineOptions } from './kprobes/engineTypes';
+import { ProbeManager, ProbeManagerOptions } from './probes/manager';
+import { machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
-import { DEFAULT_QUANTUM, TICK_NS } from './kernel/clock';
+import { TICK_NS } from './kernel/clock';
 import { Kernel } from './kernel/kernel';
 import { PrintkListener } from './kernel/printk';
 import { KTask } from './kernel/task';
@@ -31,6 +39,14 @@ export interface MachineOptions {
   quantum?: number;
   /** CPU table to use instead of looking the image's e_machine up in the registry (tests) */
   arch?: ArchOps;
+  /**
+   * the kprobes engine's options (boosters, optimization at boot, hooks);
+   * false: boot without an engine (a test that builds its own). Default: an
+   * engine with Linux's defaults wherever the architecture has kprobes.
+   */
+  kprobes?: KprobesEngineOptions | false;
+  /** the probe manager's options (handler step budget) */
+  probes?: ProbeManagerOptions;
 }
 
 export type ExitReason =
@@ -71,6 +87,9 @@ export function archForImage(image: ElfImage): ArchOps {
 
 export class Machine {
   readonly kernel: Kernel;
+  private readonly engine: KprobesEngine | null;
+  private manager: ProbeManager | null = null;
+  private readonly probeOptions: ProbeManagerOptions;
   readonly arch: ArchOps;
   readonly cpus: readonly Cpu[];
   readonly maxInstructions: number;
@@ -85,13 +104,13 @@ export class Machine {
   /** Boot a kernel image: start_kernel on CPU 0 as task 1. */
   constructor(readonly image: ElfImage, opts: MachineOptions = {}, user?: UserProgramOptions) {
     this.arch = opts.arch ?? archForImage(image);
-    this.quantum = opts.quantum ?? DEFAULT_QUANTUM;
-    this.maxInstructions = opts.maxInstructions ?? 0;
-    if (!Number.isSafeInteger(this.maxInstructions) || this.maxInstructions < 0) {
-      throw new RangeError(`maxInstructions must be a non-negative integer, got ${opts.maxInstructions}`);
-    }
-    this.kernel = new Kernel(this.arch, image, { cpus: opts.cpus ?? 2, quantum: this.quantum }, !user);
+    this.quantum = machineOption('quantum', opts.quantum);
+    this.maxInstructions = machineOption('maxInstructions', opts.maxInstructions);
+    this.kernel = new Kernel(this.arch, image, { cpus: machineOption('cpus', opts.cpus), quantum: this.quantum }, !user);
     this.cpus = this.kernel.cpus;
+    const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
+    this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
+    this.probeOptions = opts.probes ?? {};
     if (user) spawnUserProgram(this.kernel, image, user);
     else this.kernel.startKernel();
   }
@@ -100,6 +119,28 @@ export class Machine {
   static forUserProgram(image: ElfImage, argv: readonly string[], io: UserIo,
     opts: MachineOptions & { env?: readonly string[] } = {}): Machine {
     return new Machine(image, { cpus: 1, ...opts }, { argv, env: opts.env, io });
+  }
+
+  /** The kprobes engine (started at boot); a clear error where there is none. */
+  get kprobes(): KprobesEngine {
+    if (!this.engine) {
+      throw new Error(`kprobes: no kprobes engine on this machine (${this.kernel.processes.size ? 'a user-program machine' : `kprobes is not ported to ${this.arch.name} yet`})`);
+    }
+    return this.engine;
+  }
+
+  /** Whether this machine has a kprobes engine. */
+  get hasKprobes(): boolean { return this.engine !== null; }
+
+  /** The probe manager (.kprobe files, breakpoints), created on first use on top of the engine. */
+  get probes(): ProbeManager {
+    this.manager ??= new ProbeManager(this.kernel, this.kprobes, this.probeOptions);
+    return this.manager;
+  }
+
+  /** sysctl -w NAME=VALUE on this machine's kernel: 0, or -EINVAL with the reason. */
+  writeSysctl(name: string, value: string): { errno: number; reason?: string } {
+    return this.kernel.sysctl.write(name, value);
   }
 
   onPrintk(listener: PrintkListener): () => void { return this.kernel.onPrintk(listener); }
@@ -167,6 +208,18 @@ export class Machine {
     }
     if (k.exitCode !== null) { this.finish('poweroff', k.exitCode, ''); return this.sliceExit(); }
     return { kind: 'running' };
+  }
+
+  /**
+   * Put each CPU's first queued task on it, exactly what the machine's first
+   * turn on that CPU does, so a debugger stopped at the entry point shows
+   * task 1 and its registers (pc = e_entry) instead of an idle CPU.
+   */
+  scheduleFirstTasks(): void {
+    const k = this.kernel;
+    this.cpus.forEach((_, c) => {
+      if (!k.current(c) && k.sched.hasWork(c)) k.sched.schedule(c);
+    });
   }
 
   /** Register values of a task (the CPU's for a running task, else its saved context), in ArchOps.regs order. */

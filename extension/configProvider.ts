@@ -1,10 +1,14 @@
+import { open } from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { KprobeLaunchArgs } from '../adapter/dapCustom';
+import { PORTS, portForElfMachine } from '../emulator/ports';
+import { MACHINE_LIMITS, machineOptionError } from '../emulator/machineOptions';
+import { machineName } from '../emulator/elf/machines';
 import { DEBUG_TYPE, ELF_SEARCH_EXCLUDE, ELF_SEARCH_GLOBS } from './constants';
 
 const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46];
-const DEFAULT_CPUS = 2;
+const DEFAULT_CPUS = MACHINE_LIMITS.cpus.default;
 
 export type KprobeDebugConfiguration = vscode.DebugConfiguration & Partial<KprobeLaunchArgs>;
 
@@ -21,9 +25,16 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
 
   dispose(): void { this.errorEmitter.dispose(); }
 
+  /**
+   * Run and Debug's dynamic configurations: one per kernel image whose
+   * architecture the emulator has a CPU for (the arch registry decides, so
+   * the list grows as architectures land); images of other architectures
+   * would only fail at launch.
+   */
   async provideDebugConfigurations(folder: vscode.WorkspaceFolder | undefined): Promise<vscode.DebugConfiguration[]> {
-    const elfs = await findKernelImages(folder);
-    if (!elfs.length) return [launchConfig('${workspaceFolder}/examples/kernel/build/kernel-x86_64.elf')];
+    const elfs: vscode.Uri[] = [];
+    for (const uri of await findKernelImages(folder)) if ((await imageArch(uri))?.runnable) elfs.push(uri);
+    if (!elfs.length) return [launchConfig(`\${workspaceFolder}/examples/kernel/build/kernel-${PORTS.find(p => p.hasCpu)?.name ?? 'x86_64'}.elf`)];
     return elfs.map(uri => launchConfig(toLaunchPath(uri, folder), `Boot ${path.basename(uri.fsPath)}`));
   }
 
@@ -39,7 +50,7 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
       const uri = await pickProgram(folder);
       if (!uri) {
         return this.fail('no kernel image to boot: open a kernel ELF (.elf) or set "program" in launch.json '
-          + '(no *.elf found in the workspace; build one with examples/kernel/build/build.sh)');
+          + '(no *.elf found in the workspace; build one with examples/kernel/build.sh)');
       }
       c.program = uri.fsPath;
     }
@@ -54,9 +65,8 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
     const program = resolveProgramPath(c.program, folder);
     const problem = await checkElf(program);
     if (problem) return this.fail(`cannot boot "${c.program}": ${problem}`);
-    if (c.cpus !== undefined && (!Number.isInteger(c.cpus) || c.cpus < 1 || c.cpus > 64)) {
-      return this.fail(`"cpus" must be an integer from 1 to 64, got ${JSON.stringify(c.cpus)}`);
-    }
+    const cpusError = c.cpus === undefined ? undefined : machineOptionError('cpus', c.cpus);
+    if (cpusError) return this.fail(cpusError);
     if (c.probes !== undefined && (!Array.isArray(c.probes) || c.probes.some(p => typeof p !== 'string'))) {
       return this.fail('"probes" must be an array of .kprobe file paths');
     }
@@ -124,18 +134,51 @@ function activeTabUri(): vscode.Uri | undefined {
   return undefined;
 }
 
-/** Kernel images in the workspace (or matching `pattern`), x86_64 first, then by path. */
+/** Kernel images in the workspace (or matching `pattern`): those the emulator can run first, then by path. */
 export async function findKernelImages(folder: vscode.WorkspaceFolder | undefined, pattern?: vscode.GlobPattern): Promise<vscode.Uri[]> {
   const globs: vscode.GlobPattern[] = pattern ? [pattern]
     : ELF_SEARCH_GLOBS.map(g => folder ? new vscode.RelativePattern(folder, g) : g);
   for (const g of globs) {
     const found = await vscode.workspace.findFiles(g, ELF_SEARCH_EXCLUDE, 50);
-    if (found.length) return found.sort(compareImages);
+    if (!found.length) continue;
+    const ranked = await Promise.all(found.map(async uri => ({ uri, rank: (await imageArch(uri))?.runnable ? 0 : 1 })));
+    return ranked.sort((a, b) => a.rank - b.rank || (a.uri.fsPath < b.uri.fsPath ? -1 : a.uri.fsPath > b.uri.fsPath ? 1 : 0)).map(r => r.uri);
   }
   return [];
 }
 
-function compareImages(a: vscode.Uri, b: vscode.Uri): number {
-  const rank = (u: vscode.Uri) => (path.basename(u.fsPath).includes('x86_64') ? 0 : 1);
-  return rank(a) - rank(b) || (a.fsPath < b.fsPath ? -1 : a.fsPath > b.fsPath ? 1 : 0);
+export interface ImageArch {
+  /** architecture name from e_machine (x86_64, aarch64, riscv64, em<N> when unknown) */
+  name: string;
+  /** the emulator's arch registry has a CPU for it */
+  runnable: boolean;
+}
+
+/** The architecture an ELF image's header names, or undefined when the file is not a readable ELF. */
+export async function imageArch(uri: vscode.Uri): Promise<ImageArch | undefined> {
+  let head: Uint8Array;
+  try {
+    head = await readHead(uri, 20);
+  } catch {
+    return undefined;
+  }
+  if (head.length < 20 || ELF_MAGIC.some((b, i) => head[i] !== b)) return undefined;
+  const elfClass = head[4] === 1 ? 32 : head[4] === 2 ? 64 : undefined;
+  const little = head[5] === 1 ? true : head[5] === 2 ? false : undefined;
+  if (elfClass === undefined || little === undefined) return undefined;
+  const machine = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint16(18, little);
+  return { name: machineName(machine, elfClass), runnable: portForElfMachine(machine)?.hasCpu === true };
+}
+
+/** The first `n` bytes of a file (a kernel image can be hundreds of MB: local files are not read whole). */
+async function readHead(uri: vscode.Uri, n: number): Promise<Uint8Array> {
+  if (uri.scheme !== 'file') return (await vscode.workspace.fs.readFile(uri)).subarray(0, n);
+  const f = await open(uri.fsPath, 'r');
+  try {
+    const buf = new Uint8Array(n);
+    const { bytesRead } = await f.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await f.close();
+  }
 }

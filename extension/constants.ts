@@ -37,6 +37,8 @@ export const ItemContext = {
   enabledProbe: 'kprobe.probe.enabled',
   disabledProbe: 'kprobe.probe.disabled',
   goneProbe: 'kprobe.probe.gone',
+  /** a row of the last state of an ended session: only Reveal Source applies */
+  endedProbe: 'kprobe.probe.ended',
   placeholder: 'kprobe.placeholder',
 } as const;
 

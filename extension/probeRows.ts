@@ -1,13 +1,19 @@
 /**
  * Row text of the Kprobes / Uprobes views, without `vscode` (tests use it
- * too). A Kprobes row reads like its debugfs `kprobes/list` line followed by
- * the counters:
+ * too). VS Code cuts a row at the side bar's width, the description first,
+ * then the label: the label holds what must survive (kind letter,
+ * symbol+offset, the debugfs flags, hits/missed), the description the rest
+ * (the address as the kernel's %px, the module, maxactive), the tooltip the
+ * whole debugfs `kprobes/list` line with its counters:
  *
- *   ffffffff81001a90  k  do_fork+0x0    [DISABLED]  hits 3, missed 0
- *   ffffffff81001b20  r  sys_open+0x0    [OPTIMIZED]  hits 1, missed 0, maxactive 20
+ *   label        k do_fork+0x0 [DISABLED] 3/0
+ *   description  hits/missed  ffffffff81001a90
+ *   tooltip      ffffffff81001a90  k  do_fork+0x0    [DISABLED]  hits 3, missed 0
  *
- * (address as the kernel's %px, k/r/j, symbol+offset, module or a blank,
- * then [GONE] [DISABLED] [OPTIMIZED] [FTRACE] as they apply.)
+ * (debugfs line: address as %px, k/r/j, symbol+offset, module or a blank,
+ * then [GONE] [DISABLED] [OPTIMIZED] [FTRACE] as they apply.) Once the
+ * session ended the view keeps its last rows: the description then starts
+ * with ENDED_MARK.
  */
 import { KPROBE_KIND_LETTER, ProbeInfo, UprobeInfo } from '../adapter/dapCustom';
 
@@ -35,6 +41,50 @@ export function kprobeListLine(p: ProbeInfo): string {
   return (head + body + kprobeFlags(p)).trimEnd();
 }
 
+/** Shown first in the description of every row of an ended session's last state. */
+export const ENDED_MARK = '(session ended)';
+
+/** `hits/missed` as the label shows them: `3/0`. */
+function hitsMissed(p: { nhit: number; nmissed: number }): string {
+  return `${p.nhit}/${p.nmissed}`;
+}
+
+/**
+ * Kprobes row label, the part kept when the row is cut: `k do_fork+0x1a
+ * [DISABLED] 3/0` (kind letter, symbol+offset or the address, the debugfs
+ * flags, hits/missed); an unregistered probe's name carries its failure.
+ */
+export function kprobeLabel(p: ProbeInfo): string {
+  if (!p.registered) return p.name;
+  const where = p.symbol !== undefined ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}` : px(p.address);
+  const flags = kprobeFlags(p);
+  return `${KPROBE_KIND_LETTER[p.kind]} ${where}${flags ? ` ${flags}` : ''} ${hitsMissed(p)}`;
+}
+
+/**
+ * Kprobes row description (cut first): `hits/missed  ffffffff81001a90`, then
+ * the module and a kretprobe's maxactive; ENDED_MARK first once the session
+ * ended.
+ */
+export function kprobeDescription(p: ProbeInfo, ended = false): string {
+  const parts = ended ? [ENDED_MARK] : [];
+  if (p.registered) {
+    parts.push('hits/missed', px(p.address));
+    if (p.module) parts.push(p.module);
+    if (p.kind === 'kretprobe' && p.maxactive !== undefined) parts.push(`maxactive ${p.maxactive}`);
+  }
+  return parts.join('  ');
+}
+
+/** Kprobes row tooltip: the full debugfs line with its counters, then what else is known. */
+export function kprobeTooltip(p: ProbeInfo, ended = false): string {
+  const lines = [kprobeRow(p), `${p.kind} ${p.name}`, `address ${p.address}`];
+  if (p.module) lines.push(`module ${p.module}`);
+  if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
+  if (ended) lines.push(`${ENDED_MARK}: the last state the kernel reported; the next launch clears it`);
+  return lines.join('\n');
+}
+
 /** `hits N, missed M[, maxactive K]` */
 export function kprobeCounters(p: ProbeInfo): string {
   return `hits ${p.nhit}, missed ${p.nmissed}${p.kind === 'kretprobe' && p.maxactive !== undefined ? `, maxactive ${p.maxactive}` : ''}`;
@@ -50,10 +100,10 @@ export function uprobeLabel(p: UprobeInfo): string {
   return `inode ${p.inode}  ${p.kind === 'uretprobe' ? 'r ' : ''}${p.path}:0x${p.offset.toString(16)}`;
 }
 
-/** Uprobes row description: the processes it is inserted in, then the counters. */
-export function uprobeDescription(p: UprobeInfo): string {
+/** Uprobes row description: the processes it is inserted in, then the counters; ENDED_MARK first once the session ended. */
+export function uprobeDescription(p: UprobeInfo, ended = false): string {
   const procs = p.processes.length ? `inserted in ${p.processes.map(x => `${x.comm}[${x.pid}]`).join(', ')}` : 'not inserted';
-  return `${procs}  hits ${p.nhit}, missed ${p.nmissed}`;
+  return `${ended ? `${ENDED_MARK}  ` : ''}${procs}  hits ${p.nhit}, missed ${p.nmissed}`;
 }
 
 /** The full Uprobes row. */

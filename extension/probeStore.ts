@@ -5,12 +5,17 @@ import { ContextKey, DEBUG_TYPE } from './constants';
 /**
  * Probe state per kprobe debug session, fed by the adapter's `_probeState`
  * events and by the responses of the `_probe*` requests. The views show the
- * state of the active kprobe session (else of the last one started).
+ * state of the active kprobe session (else of the last one started). When
+ * the shown session ends, its last state (the final hits/nmissed the
+ * adapter sends before it terminates) stays shown, marked as ended
+ * (`ended`), until the next kprobe session starts.
  */
 export class ProbeStore implements vscode.Disposable {
   private readonly states = new Map<string, ProbeStateBody>();
   private readonly sessions = new Map<string, vscode.DebugSession>();
   private lastSessionId: string | undefined;
+  /** the last state of the shown session once it ended (kept until the next launch) */
+  private endedState: ProbeStateBody | undefined;
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changeEmitter.event;
   private readonly disposables: vscode.Disposable[] = [this.changeEmitter];
@@ -21,6 +26,10 @@ export class ProbeStore implements vscode.Disposable {
         if (s.type !== DEBUG_TYPE) return;
         this.sessions.set(s.id, s);
         this.lastSessionId = s.id;
+        if (this.endedState) {
+          this.endedState = undefined;
+          this.changed();
+        }
       }),
       vscode.debug.onDidReceiveDebugSessionCustomEvent(e => {
         if (e.session.type !== DEBUG_TYPE || e.event !== ProbeEvent.state) return;
@@ -29,8 +38,11 @@ export class ProbeStore implements vscode.Disposable {
         this.update(e.session.id, e.body as ProbeStateBody);
       }),
       vscode.debug.onDidTerminateDebugSession(s => {
+        const shown = this.session?.id === s.id;
         if (!this.sessions.delete(s.id)) return;
+        const last = this.states.get(s.id);
         this.states.delete(s.id);
+        if (shown && last) this.endedState = last;
         if (this.lastSessionId === s.id) this.lastSessionId = [...this.sessions.keys()].pop();
         this.changed();
       }),
@@ -50,9 +62,15 @@ export class ProbeStore implements vscode.Disposable {
     return this.sessions.get(id);
   }
 
+  /** The shown state: the shown session's, else the last state of the session that ended. */
   get state(): ProbeStateBody | undefined {
     const s = this.session;
-    return s ? this.states.get(s.id) : undefined;
+    return s ? this.states.get(s.id) : this.endedState;
+  }
+
+  /** True when the views show the last state of an ended session (no session to send requests to). */
+  get ended(): boolean {
+    return !this.session && this.endedState !== undefined;
   }
 
   /** Sends a `_probe*` request to the shown session and applies the returned snapshot. */
@@ -81,7 +99,7 @@ export class ProbeStore implements vscode.Disposable {
 
   private async setContext(): Promise<void> {
     const st = this.state;
-    await vscode.commands.executeCommand('setContext', ContextKey.sessionActive, !!st);
+    await vscode.commands.executeCommand('setContext', ContextKey.sessionActive, !!st && !this.ended);
     await vscode.commands.executeCommand('setContext', ContextKey.globalEnabled, st?.enabled ?? true);
     await vscode.commands.executeCommand('setContext', ContextKey.optimization, st?.optimization ?? true);
   }

@@ -1,16 +1,20 @@
 import * as vscode from 'vscode';
 import { ProbeInfo, ProbeInfoBase, ProbeStateBody, UprobeInfo } from '../adapter/dapCustom';
 import { Command, ItemContext } from './constants';
-import { kprobeCounters, kprobeListLine, uprobeDescription, uprobeLabel } from './probeRows';
+import { ENDED_MARK, kprobeDescription, kprobeLabel, kprobeTooltip, uprobeDescription, uprobeLabel } from './probeRows';
 import { ProbeStore } from './probeStore';
 
 export type ProbeListKind = 'kprobes' | 'uprobes';
 
-/** A node of the Kprobes / Uprobes views: a kprobe, a uprobe, or the empty-state placeholder. */
+/**
+ * A node of the Kprobes / Uprobes views: a kprobe, a uprobe, or the
+ * empty-state placeholder. `ended`: the node shows the last state of a
+ * session that ended (kept until the next launch).
+ */
 export type ProbeNode =
-  | { kind: 'probe'; probe: ProbeInfo }
-  | { kind: 'uprobe'; probe: UprobeInfo }
-  | { kind: 'placeholder'; text: string; detail?: string };
+  | { kind: 'probe'; probe: ProbeInfo; ended?: boolean }
+  | { kind: 'uprobe'; probe: UprobeInfo; ended?: boolean }
+  | { kind: 'placeholder'; text: string; detail?: string; ended?: boolean };
 
 /** Tree of the probes of one kind (debugfs `kprobes/list`, `uprobe_events`). */
 export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vscode.Disposable {
@@ -25,9 +29,10 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
   getChildren(element?: ProbeNode): ProbeNode[] {
     if (element) return [];
     const st = this.store.state;
-    if (this.list === 'kprobes' && st?.kprobes.length) return [...st.kprobes].sort(byAddressThenId).map(probe => ({ kind: 'probe', probe }));
-    if (this.list === 'uprobes' && st?.uprobes.length) return [...st.uprobes].sort(byAddressThenId).map(probe => ({ kind: 'uprobe', probe }));
-    return [emptyNode(this.list, st)];
+    const ended = this.store.ended === true;
+    if (this.list === 'kprobes' && st?.kprobes.length) return [...st.kprobes].sort(byAddressThenId).map(probe => ({ kind: 'probe', probe, ended }));
+    if (this.list === 'uprobes' && st?.uprobes.length) return [...st.uprobes].sort(byAddressThenId).map(probe => ({ kind: 'uprobe', probe, ended }));
+    return [{ ...emptyNode(this.list, st), ended }];
   }
 
   getTreeItem(node: ProbeNode): vscode.TreeItem {
@@ -35,17 +40,21 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
       const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
       item.contextValue = ItemContext.placeholder;
       item.tooltip = node.detail;
+      if (node.ended) item.description = ENDED_MARK;
       item.iconPath = new vscode.ThemeIcon('info');
       return item;
     }
     const p: ProbeInfoBase = node.probe;
+    const ended = node.ended === true;
     const item = node.kind === 'probe'
-      ? new vscode.TreeItem(kprobeListLine(node.probe), vscode.TreeItemCollapsibleState.None)
+      ? new vscode.TreeItem(kprobeLabel(node.probe), vscode.TreeItemCollapsibleState.None)
       : new vscode.TreeItem(uprobeLabel(node.probe), vscode.TreeItemCollapsibleState.None);
-    item.id = `${this.list}:${p.id}:${p.engineId ?? 'unregistered'}`;
-    item.description = node.kind === 'probe' ? kprobeCounters(node.probe) : uprobeDescription(node.probe);
-    item.tooltip = node.kind === 'probe' ? tooltip(node.probe) : uprobeTooltip(node.probe);
-    item.contextValue = p.gone ? ItemContext.goneProbe : p.enabled ? ItemContext.enabledProbe : ItemContext.disabledProbe;
+    item.id = `${this.list}:${ended ? 'ended:' : ''}${p.id}:${p.engineId ?? 'unregistered'}`;
+    item.description = node.kind === 'probe' ? kprobeDescription(node.probe, ended) : uprobeDescription(node.probe, ended);
+    item.tooltip = node.kind === 'probe' ? kprobeTooltip(node.probe, ended) : uprobeTooltip(node.probe, ended);
+    // an ended session's rows: no enable/disable/unregister/disassembly (no machine any more); reveal source stays
+    item.contextValue = ended ? ItemContext.endedProbe
+      : p.gone ? ItemContext.goneProbe : p.enabled ? ItemContext.enabledProbe : ItemContext.disabledProbe;
     const ret = node.probe.kind === 'kretprobe' || node.probe.kind === 'uretprobe';
     item.iconPath = new vscode.ThemeIcon(
       p.gone ? 'debug-breakpoint-unverified' : !p.enabled ? 'debug-breakpoint-disabled'
@@ -67,18 +76,11 @@ export function emptyNode(list: ProbeListKind, st: ProbeStateBody | undefined): 
     detail: st ? undefined : 'Start a kprobe debug session to see its probes.' };
 }
 
-function tooltip(p: ProbeInfo): string {
-  const lines = [`${p.kind} ${p.name}`, `address ${p.address}`, `hits ${p.nhit}, missed ${p.nmissed}`];
-  if (p.maxactive !== undefined) lines.push(`maxactive ${p.maxactive}`);
-  if (p.module) lines.push(`module ${p.module}`);
-  if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
-  return lines.join('\n');
-}
-
-function uprobeTooltip(p: UprobeInfo): string {
+function uprobeTooltip(p: UprobeInfo, ended: boolean): string {
   const lines = [`${p.kind} ${p.name}`, `${p.path} (inode ${p.inode}) offset 0x${p.offset.toString(16)}`, `hits ${p.nhit}, missed ${p.nmissed}`];
   for (const x of p.processes) lines.push(`inserted in ${x.comm} (pid ${x.pid})`);
   if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
+  if (ended) lines.push(ENDED_MARK);
   return lines.join('\n');
 }
 

@@ -5,11 +5,11 @@
  * there (HAVE_OPTPROBES).
  *
  * The handler language and the language server need these facts for images
- * whose CPU is not emulated yet (to check a probe file written for an arm64
- * kernel, say). Where an arch IS emulated, its ArchOps table
- * (emulator/arch/registry.ts) is the authority: abiFactsFor() derives the
- * register facts from ArchOps.abi / ArchOps.regs and uses the static table
- * below only for what ArchOps does not describe (optprobes).
+ * whose CPU is not emulated (to check a probe file written for a ppc64
+ * kernel, say). Where an arch has a port (emulator/ports.ts), the port's info
+ * part is the authority: abiFactsFor() derives the facts from its regs, abi
+ * and optprobes; the static table below holds only architectures without a
+ * port. Nothing here loads a CPU.
  *
  * Register names follow each arch's struct pt_regs (Linux
  * arch/<arch>/include/asm/ptrace.h): x86 drops the `r`/`e` prefix
@@ -17,8 +17,8 @@
  * fields after the ABI register names with epc as the pc; 32-bit arm
  * uses r0..r10, fp, ip, sp, lr, pc, cpsr.
  */
-import { archByName, supportedArchNames } from './registry';
-import type { ArchOps } from './types';
+import { PORTS, portByName } from '../ports';
+import type { ArchInfo } from './types';
 
 export interface AbiFacts {
   /** canonical ELF arch name (elf/machines.ts spelling) */
@@ -35,44 +35,39 @@ export interface AbiFacts {
   readonly spReg: string;
   /** Linux can jump-optimize kprobes on this arch (HAVE_OPTPROBES) */
   readonly optprobes: boolean;
-  /** 'archOps': register facts taken from the emulated arch's table; 'table': the static table below */
+  /** 'archOps': facts taken from the arch's port (its ArchInfo, which ArchOps extends); 'table': the static table below */
   readonly source: 'archOps' | 'table';
 }
 
 type StaticFacts = Omit<AbiFacts, 'arch' | 'source'>;
 
-const X86_64_ARGS = ['di', 'si', 'dx', 'cx', 'r8', 'r9'];
-const AARCH64_ARGS = ['x0', 'x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7'];
 const RISCV_ARGS = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'];
 
 /**
- * Static facts by ELF arch name. i386 kernels are built with -mregparm=3
- * (arguments in ax, dx, cx); the others follow their psABI.
+ * Static facts by ELF arch name, for architectures without a port. i386
+ * kernels are built with -mregparm=3 (arguments in ax, dx, cx); the others
+ * follow their psABI.
  */
 const TABLE: Readonly<Record<string, StaticFacts>> = {
-  x86_64: { charSigned: true, argRegs: X86_64_ARGS, retReg: 'ax', pcReg: 'ip', spReg: 'sp', optprobes: true },
   i386: { charSigned: true, argRegs: ['ax', 'dx', 'cx'], retReg: 'ax', pcReg: 'ip', spReg: 'sp', optprobes: true },
-  aarch64: { charSigned: false, argRegs: AARCH64_ARGS, retReg: 'x0', pcReg: 'pc', spReg: 'sp', optprobes: false },
   arm: { charSigned: false, argRegs: ['r0', 'r1', 'r2', 'r3'], retReg: 'r0', pcReg: 'pc', spReg: 'sp', optprobes: true },
-  riscv64: { charSigned: false, argRegs: RISCV_ARGS, retReg: 'a0', pcReg: 'epc', spReg: 'sp', optprobes: false },
   riscv32: { charSigned: false, argRegs: RISCV_ARGS, retReg: 'a0', pcReg: 'epc', spReg: 'sp', optprobes: false },
   ppc: { charSigned: false, argRegs: ['gpr[3]', 'gpr[4]', 'gpr[5]', 'gpr[6]', 'gpr[7]', 'gpr[8]', 'gpr[9]', 'gpr[10]'], retReg: 'gpr[3]', pcReg: 'nip', spReg: 'gpr[1]', optprobes: true },
   ppc64: { charSigned: false, argRegs: ['gpr[3]', 'gpr[4]', 'gpr[5]', 'gpr[6]', 'gpr[7]', 'gpr[8]', 'gpr[9]', 'gpr[10]'], retReg: 'gpr[3]', pcReg: 'nip', spReg: 'gpr[1]', optprobes: true },
   s390x: { charSigned: false, argRegs: ['gprs[2]', 'gprs[3]', 'gprs[4]', 'gprs[5]', 'gprs[6]'], retReg: 'gprs[2]', pcReg: 'psw.addr', spReg: 'gprs[15]', optprobes: false },
 };
 
-/** Other spellings of the table's arch names (toolchain triples, Debian/Go names). */
+/** Other spellings of the table's arch names (a port's own aliases are in its info part). */
 const ALIASES: Readonly<Record<string, string>> = {
-  'x86-64': 'x86_64', amd64: 'x86_64', x64: 'x86_64',
   x86: 'i386', i486: 'i386', i586: 'i386', i686: 'i386', ia32: 'i386',
-  arm64: 'aarch64', armv7: 'arm', armhf: 'arm', armel: 'arm',
-  riscv: 'riscv64', powerpc: 'ppc', powerpc64: 'ppc64', ppc64le: 'ppc64', s390: 's390x',
+  armv7: 'arm', armhf: 'arm', armel: 'arm',
+  powerpc: 'ppc', powerpc64: 'ppc64', ppc64le: 'ppc64', s390: 's390x',
 };
 
 /** Canonical ELF arch name of a spelling ('amd64' -> 'x86_64'); lower-cased input otherwise. */
 export function canonicalArchName(name: string): string {
   const n = name.trim().toLowerCase();
-  return ALIASES[n] ?? n;
+  return portByName(n)?.name ?? ALIASES[n] ?? n;
 }
 
 /** Arch names the static table knows. */
@@ -87,8 +82,8 @@ export function staticAbiFacts(archName: string): AbiFacts | undefined {
   return t ? { arch, ...t, source: 'table' } : undefined;
 }
 
-/** Register facts of an emulated arch, read from its ArchOps table. */
-export function abiFactsFromArchOps(ops: ArchOps): AbiFacts {
+/** Facts of a ported arch, read from its info part (an ArchOps is one too). */
+export function abiFactsFromArchOps(ops: ArchInfo): AbiFacts {
   const name = (i: number): string => {
     const r = ops.regs[i];
     if (!r) throw new Error(`${ops.name}: ABI register index ${i} is not in the register table`);
@@ -101,31 +96,31 @@ export function abiFactsFromArchOps(ops: ArchOps): AbiFacts {
     retReg: name(ops.abi.retReg),
     pcReg: name(ops.abi.pcReg),
     spReg: name(ops.abi.spReg),
-    optprobes: TABLE[ops.name]?.optprobes ?? false,
+    optprobes: ops.optprobes,
     source: 'archOps',
   };
 }
 
 /**
- * ABI facts of an architecture by ELF name (or a common alias): from the
- * emulated arch's ArchOps when there is one, else from the static table;
- * undefined for an arch neither knows.
+ * ABI facts of an architecture by ELF name (or a common alias): from its
+ * port when there is one, else from the static table; undefined for an arch
+ * neither knows.
  */
 export function abiFactsFor(archName: string): AbiFacts | undefined {
   const arch = canonicalArchName(archName);
-  const ops = archByName(arch);
-  return ops ? abiFactsFromArchOps(ops) : staticAbiFacts(arch);
+  const port = portByName(arch);
+  return port ? abiFactsFromArchOps(port) : staticAbiFacts(arch);
 }
 
 /**
  * The arch whose pt_regs names these are, for callers that know the
- * register names but not the arch: the first arch (emulated ones first, then
- * the table's order) whose argument, return, pc and sp registers are all
- * among regNames.
+ * register names but not the arch: the first arch (ports first, then the
+ * table's order) whose argument, return, pc and sp registers are all among
+ * regNames.
  */
 export function abiFactsForRegs(regNames: readonly string[]): AbiFacts | undefined {
   const has = (f: AbiFacts): boolean => [...f.argRegs, f.retReg, f.pcReg, f.spReg].every(n => regNames.includes(n));
-  for (const arch of new Set([...supportedArchNames(), ...Object.keys(TABLE)])) {
+  for (const arch of [...PORTS.map(p => p.name), ...Object.keys(TABLE)]) {
     const f = abiFactsFor(arch);
     if (f && has(f)) return f;
   }

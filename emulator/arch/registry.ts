@@ -1,22 +1,72 @@
 /**
- * Architecture registry: ELF e_machine / arch name -> ArchOps table.
- * Other architectures register here as they are added.
+ * The implementation parts of the ports (emulator/ports.ts lists the
+ * architectures): ELF e_machine / arch name -> ArchOps (CPU, decoder) and
+ * kprobes hooks. A port with `hasCpu` keeps its implementation in
+ * emulator/arch/<name>/index.ts, which exports `port: ArchPort`, loaded on
+ * first use through LOADERS. Only the bundles that reach this file (the
+ * adapter and the CLI) contain interpreters; the language server reads only
+ * ports.ts. test/unit/ports.test.ts checks that LOADERS and the ports'
+ * `hasCpu` agree.
  */
-import { ArchOps } from './types';
-import { x86_64 } from './x86_64/index';
-import { aarch64 } from './aarch64/index';
+import type { ArchInfo, ArchOps } from './types';
+import type { KprobesArchHooks } from '../kprobes/archHooks';
+import { PORTS, portByName, portForElfMachine } from '../ports';
 
-const ARCHES: ArchOps[] = [x86_64, aarch64];
+/** What emulator/arch/<name>/index.ts exports as `port`. */
+export interface ArchPort {
+  readonly ops: ArchOps;
+  /** the arch half of kprobes (Linux arch/<arch>/kernel/probes); absent: kprobes not ported there */
+  readonly kprobes?: KprobesArchHooks;
+}
+
+/** How each port with a CPU loads its implementation part (lazily: a require per port, run on first use). */
+const LOADERS: Readonly<Record<string, () => ArchPort>> = {
+  x86_64: () => (require('./x86_64/index') as typeof import('./x86_64/index')).port,
+  aarch64: () => (require('./aarch64/index') as typeof import('./aarch64/index')).port,
+};
+
+const loaded = new Map<string, ArchPort>();
+
+/** Port names that have an implementation loader (tests check it against the ports' hasCpu). */
+export function implementedPortNames(): string[] {
+  return Object.keys(LOADERS);
+}
+
+/** The implementation of a port, undefined when it has no CPU. */
+export function archPort(info: ArchInfo): ArchPort | undefined {
+  if (!info.hasCpu) return undefined;
+  let p = loaded.get(info.name);
+  if (p === undefined) {
+    const load = LOADERS[info.name];
+    if (!load) throw new Error(`port ${info.name} says it has a CPU but emulator/arch/registry.ts has no loader for it`);
+    p = load();
+    loaded.set(info.name, p);
+  }
+  return p;
+}
 
 export function archForElfMachine(eMachine: number): ArchOps | undefined {
-  return ARCHES.find(a => a.elfMachines.includes(eMachine));
+  const info = portForElfMachine(eMachine);
+  return info && archPort(info)?.ops;
 }
 
 export function archByName(name: string): ArchOps | undefined {
-  const n = name.toLowerCase() === 'x86-64' || name.toLowerCase() === 'amd64' ? 'x86_64' : name.toLowerCase();
-  return ARCHES.find(a => a.name === n);
+  const info = portByName(name);
+  return info && archPort(info)?.ops;
 }
 
+/** Names of the architectures with a CPU. */
 export function supportedArchNames(): string[] {
-  return ARCHES.map(a => a.name);
+  return PORTS.filter(p => p.hasCpu).map(p => p.name);
+}
+
+/** The kprobes arch hooks of an architecture, undefined when kprobes is not ported there. */
+export function kprobesArchFor(name: string): KprobesArchHooks | undefined {
+  const info = portByName(name);
+  return info && archPort(info)?.kprobes;
+}
+
+/** Architectures with kprobes arch hooks. */
+export function kprobesArches(): string[] {
+  return PORTS.filter(p => p.hasCpu && archPort(p)?.kprobes).map(p => p.name).sort();
 }

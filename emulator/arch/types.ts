@@ -1,10 +1,12 @@
 /**
- * The per-architecture plug-in table (QEMU's TCGCPUOps / Unicorn's
- * uc_init() idea). Core code (machine, kernel, kprobes core, adapter) never
- * switches on the architecture: it asks the table.
+ * The per-architecture plug-in tables (QEMU's TCGCPUOps / Unicorn's
+ * uc_init() idea): ArchInfo (loads without a CPU) and ArchOps (the CPU).
+ * Core code (machine, kernel, kprobes core, adapter) never switches on the
+ * architecture: it asks the table.
  */
 import { Memory } from '../memory/memory';
 import { VAddr } from '../memory/address';
+import type { KernelLayout } from '../kernel/types';
 
 /** Exceptions/traps a CPU reports to the machine. Never strings. */
 export type Trap =
@@ -148,10 +150,53 @@ export interface FrameRecordLayout {
   readonly pushFp?: { readonly bytes: Uint8Array; readonly spAdjust: number };
 }
 
-/** The per-arch table. */
-export interface ArchOps {
+/** How an oops report prints one architecture's state (Linux's show_regs / show_opcodes). */
+export interface OopsStyle {
+  /** label of the pc line: x86 "RIP", arm64 "pc", riscv "epc" */
+  pcLabel: string;
+  /** register label as Linux prints it, from the ArchOps.regs name (the pc register is not listed: it has its own line) */
+  regLabel(name: string): string;
+  /** registers per line */
+  regsPerLine: number;
+  /** bytes shown before / after (and including) the faulting pc in the Code: line */
+  codeBefore: number;
+  codeAfter: number;
+  /** 1 = "Code: 48 89 <8b> ..." (x86), 4 = "Code: d503233f (f9400000)" (arm64/riscv words) */
+  codeUnit: 1 | 2 | 4;
+  /** brackets around the faulting unit */
+  codeMark: [string, string];
+}
+
+/** Per-architecture facts of the emulated kernel (not of the CPU). */
+export interface ArchKernelTable {
+  /** preferred layout of the kernel's own areas */
+  layout: KernelLayout;
+  /** +- reach of a direct branch/call from kernel text (the exec area must be within it) */
+  branchReach: number;
+  oops: OopsStyle;
+  /** user processes: top of the initial stack, its size, and the platform string (AT_PLATFORM) */
+  user: { stackTop: bigint; stackSize: number; platform: string; hwcap: bigint };
+}
+
+/** Linux system calls the emulated kernel implements (or knowingly stubs), by name. */
+export type SyscallName =
+  | 'read' | 'write' | 'writev' | 'close' | 'exit' | 'exit_group' | 'getpid' | 'gettid' | 'getppid'
+  | 'brk' | 'mmap' | 'munmap' | 'mprotect' | 'arch_prctl' | 'set_tid_address' | 'set_robust_list'
+  | 'uname' | 'clock_gettime' | 'getrandom' | 'ioctl' | 'getuid' | 'geteuid' | 'getgid' | 'getegid'
+  | 'rt_sigaction' | 'rt_sigprocmask' | 'sched_yield' | 'nanosleep';
+
+/**
+ * The info part of a port (emulator/arch/<arch>/info.ts): everything about
+ * an architecture that loads without its CPU — registers in pt_regs order,
+ * ABI, instruction facts, kernel layout and oops style, system call numbers,
+ * names. The language server, the handler language and the checkers read
+ * only this; emulator/ports.ts lists every port's info.
+ */
+export interface ArchInfo {
   readonly name: 'x86_64' | 'aarch64' | 'riscv64' | string;
-  /** ELF e_machine values handled by this table */
+  /** other spellings (toolchain triples, Debian/Go names): 'amd64', 'arm64'... */
+  readonly aliases: readonly string[];
+  /** ELF e_machine values handled by this port */
   readonly elfMachines: number[];
   readonly regs: RegInfo[];
   readonly abi: AbiInfo;
@@ -163,16 +208,6 @@ export interface ArchOps {
   readonly maxInsnLength: number;
   /** minimum instruction length / alignment in bytes (x86: 1; riscv with C: 2; arm64: 4) */
   readonly minInsnLength: number;
-
-  createCpu(id: number, mem: Memory): Cpu;
-  /** Decode the instruction at addr from memory (execute permission not required). */
-  decode(mem: Memory, addr: bigint): DecodedInsn | null;
-  /** Decode from raw bytes at a given address. */
-  decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null;
-  /** Set up a CPU to start executing a kernel thread: pc, stack, first argument, return address. */
-  initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void;
-  /** Set up a CPU to start a user process (Linux initial stack already built at sp). */
-  initUser(cpu: Cpu, entry: bigint, sp: bigint): void;
   /** Emit a native "return to caller" sequence (x86: ret) — used for trampolines. */
   readonly returnInsn: Uint8Array;
   /** frame-pointer frame record (stack walks without unwind info); omitted: no frame-pointer walk */
@@ -183,6 +218,37 @@ export interface ArchOps {
    * unwinding. The return-address column may map to the pc (x86_64: 16 -> ip).
    */
   readonly dwarfRegs?: readonly number[];
+  /** Linux can jump-optimize kprobes here (HAVE_OPTPROBES) */
+  readonly optprobes: boolean;
+  /** the emulated kernel's layout and oops style */
+  readonly kernel: ArchKernelTable;
+  /** Linux system call numbers of the calls the emulated kernel knows */
+  readonly syscalls: Readonly<Record<number, SyscallName>>;
+  /** `uname -m` */
+  readonly unameMachine: string;
+  /** other spellings users type for registers (gdb's: x86 rdi -> di, rip -> ip), by pt_regs name they mean */
+  readonly regAliases?: Readonly<Record<string, string>>;
+  /** the port has an implementation part (emulator/arch/<name>/index.ts: CPU, decoder, kprobes hooks) */
+  readonly hasCpu: boolean;
+}
+
+/** The implementation part of a port: the info plus the CPU, decoder and thread set-up. */
+export interface ArchOps extends ArchInfo {
+  createCpu(id: number, mem: Memory): Cpu;
+  /** Decode the instruction at addr from memory (execute permission not required). */
+  decode(mem: Memory, addr: bigint): DecodedInsn | null;
+  /** Decode from raw bytes at a given address. */
+  decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null;
+  /**
+   * Decode for a person to read: absolute addresses as addresses, each named
+   * through `symbolize` as llvm-objdump does (` <nr_forks>`, branch targets
+   * included). Omitted: decodeBytes' text is shown as it is.
+   */
+  disassemble?(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null;
+  /** Set up a CPU to start executing a kernel thread: pc, stack, first argument, return address. */
+  initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void;
+  /** Set up a CPU to start a user process (Linux initial stack already built at sp). */
+  initUser(cpu: Cpu, entry: bigint, sp: bigint): void;
 }
 
 /** pt_regs-like view of a CPU by register name, used by handlers and the debugger. */

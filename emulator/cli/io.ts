@@ -42,6 +42,8 @@ export interface CliCommand {
   summary: string;
   /** argument synopsis after the command name, e.g. 'IMAGE NAME|ADDR' */
   usage: string;
+  /** more lines for `COMMAND --help` (arguments, every option), when the usage line is not enough */
+  readonly help?: string;
   /** runs the command; resolves to the exit code. Throw CliError/ImageError for bad input. */
   run(args: string[], io: CliIo): Promise<number>;
 }

@@ -3,9 +3,11 @@
  * dist/cli.js). `kprobe-run IMAGE ...` means `kprobe-run run IMAGE ...`.
  * Every failure is one line on stderr, `kprobe-run: <what>`, exit code 1.
  */
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
+import { nearestNames } from '../elf/nearNames';
 import { ImageError } from '../elf/types';
-import { CliError, CliIo, CommandRegistry, processIo } from './io';
+import { CliCommand, CliError, CliIo, CommandRegistry, processIo } from './io';
 import { commands } from './commands';
 
 const PROG = 'kprobe-run';
@@ -28,6 +30,27 @@ export function usage(reg: CommandRegistry = commands): string {
   return lines.filter((l, i) => l !== '' || i !== 1).join('\n') + '\n';
 }
 
+/** `kprobe-run NAME --help`: usage line, summary, then the command's details. */
+export function commandHelp(name: string, c: CliCommand): string {
+  return `usage: ${PROG} ${name} ${c.usage}\n${c.summary}\n${c.help ? `\n${c.help.replace(/\n*$/, '\n')}` : ''}`;
+}
+
+/**
+ * A first argument that names no command and no file, and reads as a word
+ * (no '/', no '.'): a mistyped command, e.g. `kprobe-run rnu`, rather than an
+ * IMAGE for the default command.
+ */
+function looksLikeCommand(arg: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9_-]*$/.test(arg) && !existsSync(arg);
+}
+
+function unknownCommand(name: string, reg: CommandRegistry, noFile: boolean): CliError {
+  const names = [...reg.keys()].sort();
+  const near = nearestNames(name, names).map(n => `'${n}'`);
+  return new CliError(`unknown command '${name}'${noFile ? ' (and no file of that name)' : ''}`
+    + `${near.length ? `, did you mean ${near.join(' or ')}?` : ''} (commands: ${names.join(', ')}; see ${PROG} --help)`);
+}
+
 /** One line describing an error for the user; unexpected errors are marked internal. */
 export function errorLine(e: unknown): string {
   if (e instanceof ImageError || e instanceof CliError) return oneLine(e.message);
@@ -47,7 +70,8 @@ export async function runCli(argv: string[], io: CliIo = processIo, reg: Command
     const first = argv[0];
     if (first === '--help' || first === '-h' || first === 'help') {
       const c = argv[1] !== undefined ? reg.get(argv[1]) : undefined;
-      io.out(c ? `usage: ${PROG} ${argv[1]} ${c.usage}\n${c.summary}\n` : usage(reg));
+      if (argv[1] !== undefined && !c) throw unknownCommand(argv[1], reg, false);
+      io.out(c ? commandHelp(argv[1]!, c) : usage(reg));
       return 0;
     }
     let name: string;
@@ -55,18 +79,18 @@ export async function runCli(argv: string[], io: CliIo = processIo, reg: Command
     if (first !== undefined && reg.has(first)) {
       name = first;
       args = argv.slice(1);
-    } else if (reg.has(DEFAULT_COMMAND)) {
+    } else if (reg.has(DEFAULT_COMMAND) && !(first !== undefined && looksLikeCommand(first))) {
       name = DEFAULT_COMMAND;
       args = argv;
     } else if (first === undefined) {
       io.err(usage(reg));
       return 1;
     } else {
-      throw new CliError(`unknown command '${first}' (commands: ${[...reg.keys()].sort().join(', ')}; see ${PROG} --help)`);
+      throw unknownCommand(first, reg, reg.has(DEFAULT_COMMAND));
     }
     const cmd = reg.get(name)!;
     if (args.includes('--help') || args.includes('-h')) {
-      io.out(`usage: ${PROG} ${name} ${cmd.usage}\n${cmd.summary}\n`);
+      io.out(commandHelp(name, cmd));
       return 0;
     }
     return await cmd.run(args, io);

@@ -44,6 +44,7 @@ import { buildSymbolTable } from './symbols';
 import { parseDebugLine } from './dwarf/debugLine';
 import { readCompDirs } from './dwarf/compDirs';
 import { sectionContents } from './compressed';
+import { checkAddresses } from './addressChecks';
 import { codeOf, ElfyBody, elfyConstants, ElfyHeader, ElfyParser, flagsOf, newElfyParser } from './elfyWalk';
 
 export const SHT_NOBITS = 8;
@@ -161,6 +162,7 @@ export function parseElf(bytes: Uint8Array, path: string): ElfImage {
     throw new ImageError(path, `malformed ELF (elfy: ${e instanceof Error ? e.message : String(e)})`);
   }
   const segments = readSegments(r, h, body, path);
+  checkAddresses(path, h.elfClass, machineName(h.machine, h.elfClass), h.entry, segments);
   const sections = readSections(r, h, body, path);
 
   const symtab = sections.find((s) => s.type === SHT_SYMTAB) ?? sections.find((s) => s.type === SHT_DYNSYM);

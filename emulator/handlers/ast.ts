@@ -38,3 +38,21 @@ export type Stmt =
 
 /** A parsed snippet: a statement list, or (condition / log shorthand) one bare expression. */
 export type SnippetAst = { k: 'body'; body: Stmt[]; span: Span } | { k: 'expr'; expr: Expr; span: Span };
+
+/**
+ * The one nesting limit of handler code, in levels of the syntax tree:
+ * every statement inside another, every operator of a chain (`a + b + c` is
+ * two levels), every parenthesis, unary operator, ?: branch, index, member
+ * access and call argument counts one. The parser reports the token where
+ * it is exceeded (so the checker, the compiler, the language server and the
+ * closures run per hit never recurse deeper); the compiler checks it again
+ * for trees built elsewhere.
+ */
+export const MAX_NESTING = 150;
+
+/** The diagnostic text for code past MAX_NESTING. */
+export function nestingMessage(what: 'statement' | 'expression' | 'snippet'): string {
+  const subject = what === 'statement' ? 'statements are' : `${what} is`;
+  return `${subject} nested too deeply: more than ${MAX_NESTING} levels (each operator of a chain such as a + b + c, `
+    + 'each parenthesis, call and block counts one); split it with local variables';
+}

@@ -50,6 +50,13 @@ export class HandlerCompiler extends ExprCompiler {
   }
 
   stmt(s: Stmt): Exec {
+    this.nesting++;
+    try {
+      return this.tooDeep(s.span, 'statement') ? () => NORMAL : this.stmtNode(s);
+    } finally { this.nesting--; }
+  }
+
+  private stmtNode(s: Stmt): Exec {
     const span = s.span;
     switch (s.k) {
       case 'empty': return f => { step(f, span); return NORMAL; };

@@ -10,7 +10,15 @@ import { CompileOptions, HandlerKind } from './types';
 
 export type ContextName = 'p' | 'regs' | 'ri' | 'current' | 'trapnr' | 'flags' | 'jiffies' | 'args';
 
-export interface FieldDef { name: string; type: CType; doc: string; writable: boolean }
+/**
+ * `array`: the field is a char array in Linux (`char comm[TASK_COMM_LEN]`);
+ * in expressions it decays to `char *` (its type here), the debugger names
+ * it with its array type and shows the string.
+ */
+export interface FieldDef { name: string; type: CType; doc: string; writable: boolean; array?: number }
+
+/** Linux's TASK_COMM_LEN: the size of task_struct.comm */
+export const TASK_COMM_LEN = 16;
 
 const voidp = ptrTo(T.void);
 const charp = ptrTo(T.char);
@@ -31,7 +39,7 @@ export const RI_FIELDS: readonly FieldDef[] = [
 
 export const CURRENT_FIELDS: readonly FieldDef[] = [
   { name: 'pid', type: T.int, doc: 'process id of the task running on this CPU', writable: false },
-  { name: 'comm', type: charp, doc: 'command name of the task', writable: false },
+  { name: 'comm', type: charp, doc: "command name of the task (Linux's char comm[TASK_COMM_LEN]; decays to char *, the debugger shows the string)", writable: false, array: TASK_COMM_LEN },
   { name: 'mm', type: voidp, doc: 'address space; NULL (0) for kernel threads', writable: false },
 ];
 

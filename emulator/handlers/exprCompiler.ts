@@ -10,7 +10,7 @@
  * - x / 0, x % 0 and INT_MIN / -1 are 'divide' faults (x86 raises #DE);
  * - signed overflow wraps (gcc -fwrapv, as the kernel builds).
  */
-import { Expr, Span } from './ast';
+import { Expr, MAX_NESTING, Span, nestingMessage } from './ast';
 import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, fieldType } from './context';
 import { CType, IntType, T, converter, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
 import { diagAt } from './parser';
@@ -107,7 +107,24 @@ export class ExprCompiler {
     return f => cv(ev(f));
   }
 
+  /** Nesting level of the tree being compiled: bounded by MAX_NESTING like the parser's. */
+  protected nesting = 0;
+
+  /** Past MAX_NESTING (a tree the parser did not build): a positioned error instead of a stack overflow. */
+  protected tooDeep(span: Span, what: 'statement' | 'expression'): boolean {
+    if (this.nesting <= MAX_NESTING) return false;
+    this.error(span, nestingMessage(what));
+    return true;
+  }
+
   expr(e: Expr): TE {
+    this.nesting++;
+    try {
+      return this.tooDeep(e.span, 'expression') ? this.bad(e.span) : this.exprNode(e);
+    } finally { this.nesting--; }
+  }
+
+  private exprNode(e: Expr): TE {
     switch (e.k) {
       case 'error': return this.bad(e.span);
       case 'num': { const v = e.value; const cv = converter(e.type)(v); return { t: e.type, ev: () => cv, span: e.span, constant: cv }; }

@@ -20,3 +20,5 @@ export { HANDLER_KINDS, contextFields, defaultArgRegs, pcRegOf } from './context
 export type { HandlerKindInfo, ContextVarInfo, ContextFieldInfo } from './context';
 export { formatPrintk, parseFormat } from './printk';
 export { LITERAL_POOL_BASE, DYNAMIC_POOL_BASE } from './runtime';
+export { evaluateExpression, formatValue, hexOf, isIdentifier } from './evaluate';
+export type { EvalValue, EvalResult } from './evaluate';

@@ -4,7 +4,7 @@
  * of the same token stream. Records diagnostics and recovers at statement
  * boundaries; never throws to its caller.
  */
-import { Declarator, Expr, SnippetAst, Span, Stmt } from './ast';
+import { Declarator, Expr, MAX_NESTING, SnippetAst, Span, Stmt, nestingMessage } from './ast';
 import { CType, T, TYPEDEFS, charType, ptrTo } from './ctypes';
 import { Token } from './lexer';
 import { Diagnostic } from './types';
@@ -15,7 +15,6 @@ class ParseError extends Error {
 
 const TYPE_KEYWORDS = new Set(['int', 'long', 'short', 'char', 'signed', 'unsigned', 'void', 'const', 'volatile', 'struct', 'union', 'enum', 'float', 'double']);
 const STMT_KEYWORDS = new Set(['if', 'else', 'while', 'do', 'for', 'break', 'continue', 'return', 'switch', 'goto', 'case', 'default', 'static', 'extern', 'typedef']);
-const MAX_DEPTH = 150;
 
 const BINARY_PREC: Record<string, number> = {
   '||': 1, '&&': 2, '|': 3, '^': 4, '&': 5, '==': 6, '!=': 6, '<': 7, '>': 7, '<=': 7, '>=': 7,
@@ -32,6 +31,13 @@ export function diagAt(span: Span, message: string, severity: 'error' | 'warning
 
 export class Parser {
   pos = 0;
+  /**
+   * Nesting level of what is being parsed: one per statement, assignment,
+   * unary operand and ?: branch being parsed recursively, and one per operator
+   * of a chain parsed by a loop (`a + b + c`, `a[1][2]`, `x->y->z`,
+   * `a, b, c`), which the syntax tree nests just the same. Bounded by
+   * MAX_NESTING, so the tree the checker and the compiler walk is too.
+   */
   private depth = 0;
   constructor(readonly toks: Token[], readonly diags: Diagnostic[], private readonly charSigned = true) {}
 
@@ -87,7 +93,7 @@ export class Parser {
 
   report(err: unknown): void {
     if (err instanceof ParseError) this.diags.push(diagAt(err.span, err.message));
-    else if (err instanceof RangeError) this.diags.push(diagAt(spanOf(this.tok), 'snippet is nested too deeply'));
+    else if (err instanceof RangeError) this.diags.push(diagAt(spanOf(this.tok), nestingMessage('snippet')));
     else throw err;
   }
 
@@ -105,9 +111,19 @@ export class Parser {
 
   // ---- statements -------------------------------------------------------
 
+  /** One more nesting level for what follows (see depth); fails at the current token past MAX_NESTING. */
+  private deeper(what: 'statement' | 'expression'): void {
+    if (++this.depth > MAX_NESTING) this.fail(nestingMessage(what));
+  }
+
+  /** Run a recursive step one level deeper; the level is restored however it ends. */
+  private nested<R>(what: 'statement' | 'expression', f: () => R): R {
+    const saved = this.depth;
+    try { this.deeper(what); return f(); } finally { this.depth = saved; }
+  }
+
   statement(): Stmt {
-    if (++this.depth > MAX_DEPTH) { this.depth = 0; this.fail('statements are nested too deeply'); }
-    try { return this.statementInner(); } finally { this.depth--; }
+    return this.nested('statement', () => this.statementInner());
   }
 
   private statementInner(): Stmt {
@@ -261,18 +277,21 @@ export class Parser {
   // ---- expressions ------------------------------------------------------
 
   expression(): Expr {
-    let e = this.assignment();
-    while (this.is(',')) {
-      this.next();
-      const r = this.assignment();
-      e = { k: 'comma', left: e, right: r, span: joinSpan(e.span, r.span) };
-    }
-    return e;
+    const saved = this.depth;
+    try {
+      let e = this.assignment();
+      while (this.is(',')) {
+        this.deeper('expression');
+        this.next();
+        const r = this.assignment();
+        e = { k: 'comma', left: e, right: r, span: joinSpan(e.span, r.span) };
+      }
+      return e;
+    } finally { this.depth = saved; }
   }
 
   assignment(): Expr {
-    if (++this.depth > MAX_DEPTH) { this.depth = 0; this.fail('expression is nested too deeply'); }
-    try {
+    return this.nested('expression', () => {
       const left = this.conditional();
       if (this.tok.kind === 'punct' && ASSIGN_OPS.has(this.tok.text)) {
         const op = this.next().text;
@@ -280,37 +299,43 @@ export class Parser {
         return { k: 'assign', op, target: left, value, span: joinSpan(left.span, value.span) };
       }
       return left;
-    } finally { this.depth--; }
+    });
   }
 
   private conditional(): Expr {
     const test = this.binary(1);
     if (!this.is('?')) return test;
-    this.next();
-    const then = this.expression();
-    this.expect(':', "in the conditional expression");
-    const els = this.conditional();
-    return { k: 'cond', test, then, else: els, span: joinSpan(test.span, els.span) };
+    return this.nested('expression', () => {
+      this.next();
+      const then = this.expression();
+      this.expect(':', "in the conditional expression");
+      const els = this.conditional();
+      return { k: 'cond', test, then, else: els, span: joinSpan(test.span, els.span) };
+    });
   }
 
+  /** Operators of one precedence level fold left in a loop; each costs a nesting level (the tree nests them). */
   private binary(minPrec: number): Expr {
-    let left = this.unary();
-    for (;;) {
-      const t = this.tok;
-      const prec = t.kind === 'punct' ? BINARY_PREC[t.text] : undefined;
-      if (prec === undefined || prec < minPrec) return left;
-      this.next();
-      const right = this.binary(prec + 1);
-      const span = joinSpan(left.span, right.span);
-      left = t.text === '&&' || t.text === '||'
-        ? { k: 'logical', op: t.text, left, right, span }
-        : { k: 'binary', op: t.text, left, right, span };
-    }
+    const saved = this.depth;
+    try {
+      let left = this.unary();
+      for (;;) {
+        const t = this.tok;
+        const prec = t.kind === 'punct' ? BINARY_PREC[t.text] : undefined;
+        if (prec === undefined || prec < minPrec) return left;
+        this.deeper('expression');
+        this.next();
+        const right = this.binary(prec + 1);
+        const span = joinSpan(left.span, right.span);
+        left = t.text === '&&' || t.text === '||'
+          ? { k: 'logical', op: t.text, left, right, span }
+          : { k: 'binary', op: t.text, left, right, span };
+      }
+    } finally { this.depth = saved; }
   }
 
   private unary(): Expr {
-    if (++this.depth > MAX_DEPTH) { this.depth = 0; this.fail('expression is nested too deeply'); }
-    try { return this.unaryInner(); } finally { this.depth--; }
+    return this.nested('expression', () => this.unaryInner());
   }
 
   private unaryInner(): Expr {
@@ -350,9 +375,15 @@ export class Parser {
   }
 
   private postfix(e: Expr): Expr {
+    const saved = this.depth;
+    try { return this.postfixChain(e); } finally { this.depth = saved; }
+  }
+
+  private postfixChain(e: Expr): Expr {
     for (;;) {
       const t = this.tok;
       if (t.kind !== 'punct') return e;
+      if (t.text === '[' || t.text === '->' || t.text === '.' || t.text === '++' || t.text === '--') this.deeper('expression');
       if (t.text === '[') {
         this.next();
         const index = this.expression();

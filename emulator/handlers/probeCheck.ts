@@ -5,6 +5,7 @@
  * themselves.
  */
 import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
+import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
 import { diagAt } from './parser';
@@ -14,8 +15,10 @@ import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind } from './type
 export interface CheckOptions {
   /** pt_regs field names of the image's architecture */
   regNames: string[];
-  /** symbol lookup in the image (unknown symbols become errors) */
+  /** symbol lookup in the image (unknown symbols in handlers are errors; unknown probe targets, see compileProbeFile) */
   symbolExists?(name: string): boolean;
+  /** symbol names of the image close to a misspelled one, for "did you mean" (none: no hint) */
+  similarSymbols?(name: string): string[];
   /** ELF arch name of the image ('x86_64' | 'aarch64' | 'riscv64'...): its ABI facts (emulator/arch/abiFacts.ts)
    *  give plain char signedness, argument registers, the pc register and whether probes can be jump-optimized */
   imageArch?: string;
@@ -76,7 +79,15 @@ export function ignoredPcWriteMessage(pcReg: string): string {
     + 'which keeps the probe from being optimized, or run with --sysctl debug.kprobes_optimization=0';
 }
 
-function analyze(file: ProbeFileAst, opts: CheckOptions): { diagnostics: Diagnostic[]; probes: ProbeSpec[] } {
+/**
+ * What an unknown target symbol is: 'error' for an editor (checkProbeFile:
+ * the probe cannot work), 'register' when the probes are compiled to be
+ * registered (compileProbeFile: the probe is kept and its registration fails
+ * with -ENOENT, like any other errno failure, while the other probes register).
+ */
+type UnknownTargets = 'error' | 'register';
+
+function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: UnknownTargets): { diagnostics: Diagnostic[]; probes: ProbeSpec[] } {
   const diagnostics: Diagnostic[] = [];
   const probes: ProbeSpec[] = [];
   const copts = compileOpts(opts);
@@ -86,7 +97,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions): { diagnostics: Diagnos
     const mine: Diagnostic[] = [];
     const err = (span: Span, msg: string): void => { mine.push(diagAt(span, msg)); };
     const warn = (span: Span, msg: string): void => { mine.push(diagAt(span, msg, 'warning')); };
-    checkTarget(pr, opts, err);
+    checkTarget(pr, opts, unknownTargets, err);
     const attrs = checkAttrs(pr, err);
     const handlers: Partial<Record<HandlerKind, CompiledHandler>> = {};
     const seen = new Map<string, number>();
@@ -132,11 +143,18 @@ function targetKey(t: ProbeTarget): string {
   return t.kind === 'symbol' ? `s:${t.name}+${t.offset}` : t.kind === 'address' ? `a:${t.addr}` : `l:${t.file}:${t.line}`;
 }
 
-function checkTarget(pr: ProbeAst, opts: CheckOptions, err: (s: Span, m: string) => void): void {
+/** "unknown symbol 'do_frok' in the image (did you mean 'do_fork'?)" */
+export function unknownSymbolMessage(name: string, similar: readonly string[] = []): string {
+  return `unknown symbol '${name}' in the image${didYouMean(similar)}`;
+}
+
+function checkTarget(pr: ProbeAst, opts: CheckOptions, unknownTargets: UnknownTargets, err: (s: Span, m: string) => void): void {
   const t = pr.target;
   if (!t) return;
   if (t.kind === 'symbol') {
-    if (opts.symbolExists && !opts.symbolExists(t.name)) err(pr.targetSpan, `unknown symbol '${t.name}' in the image`);
+    if (unknownTargets === 'error' && opts.symbolExists && !opts.symbolExists(t.name)) {
+      err(pr.targetSpan, unknownSymbolMessage(t.name, opts.similarSymbols?.(t.name)));
+    }
     if (t.offset !== 0n && pr.kind !== 'kprobe') err(pr.targetSpan, `a ${pr.kind} must be placed at a function entry (offset 0), not ${pr.targetText}`);
   } else if (t.kind === 'address') {
     if (t.addr === 0n) err(pr.targetSpan, 'probe address 0 is not valid');
@@ -174,16 +192,18 @@ function checkAttrs(pr: ProbeAst, err: (s: Span, m: string) => void): ProbeSpec[
 
 /** Semantic diagnostics of a parsed probe file (handler snippets included). */
 export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnostic[] {
-  return analyze(file, opts).diagnostics;
+  return analyze(file, opts, 'error').diagnostics;
 }
 
 /**
  * Parse, check and compile a .kprobe file. Probes with errors are left out of
  * `probes` (their diagnostics explain why); the others are ready to register.
+ * A target symbol the image does not have is no compile error here: that
+ * probe's registration fails with -ENOENT (kprobe_addr()), the others register.
  */
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
   const parsed = parseProbeFile(text, fileName);
-  const r = analyze(parsed.file, opts);
+  const r = analyze(parsed.file, opts, 'register');
   const bad = new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line));
   // a probe whose text holds a syntax error is not registered either
   const probes = r.probes.filter(p => {

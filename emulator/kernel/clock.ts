@@ -15,10 +15,11 @@
  *
  * Time is a JS number of ns (exact up to 2^53 ns, 104 days of virtual time).
  */
+import { MACHINE_LIMITS, machineOption } from '../machineOptions';
 export const HZ = 1000;
 export const TICK_NS = 1_000_000_000 / HZ;
 /** default instruction slots per CPU per round */
-export const DEFAULT_QUANTUM = 10_000;
+export const DEFAULT_QUANTUM = MACHINE_LIMITS.quantum.default;
 
 export class VirtualClock {
   /** start of the current round (ns) */
@@ -29,7 +30,7 @@ export class VirtualClock {
   activeCpu = -1;
 
   constructor(nCpus: number, readonly quantum: number) {
-    if (!Number.isSafeInteger(quantum) || quantum <= 0) throw new RangeError(`quantum must be a positive integer, got ${quantum}`);
+    machineOption('quantum', quantum);
     this.used = new Array<number>(nCpus).fill(0);
   }
 

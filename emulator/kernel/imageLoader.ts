@@ -3,10 +3,18 @@
  * segment, [p_vaddr, p_vaddr + p_memsz), permissions from p_flags, file bytes
  * copied, the rest (bss) zero. Bad segments are ImageErrors naming the file
  * and the segment.
+ *
+ * Given the file's pages (a file Backing, one per inode in a page cache),
+ * a read-only segment that is all file bytes (filesz = memsz) and whose
+ * address is congruent to its file offset is mapped as a window onto those
+ * pages instead of a copy, as mmap(MAP_PRIVATE) of the file does until
+ * someone writes: every process mapping the file shares its text, and the
+ * region reports (inode, offset). Writable segments stay private copies.
  */
 import { ElfImage, ImageError } from '../elf/types';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { toVAddr } from '../memory/address';
+import { Backing, PAGE_SIZE } from '../memory/backing';
 
 export const PT_LOAD = 1;
 export const PT_PHDR = 6;
@@ -28,7 +36,16 @@ export function permsOf(flags: number, user: boolean): number {
   return (flags & PF_R ? PERM_R : 0) | (flags & PF_W ? PERM_W : 0) | (flags & PF_X ? PERM_X : 0) | (user ? PERM_U : 0);
 }
 
-export function mapImage(mem: Memory, image: ElfImage, user: boolean): LoadedImage {
+/** The file's pages when `seg` can be mapped from them (see the header), else null. */
+function filePages(seg: ElfImage['segments'][number], file: Backing | undefined): number | null {
+  if (!file || file.identity.kind !== 'file' || seg.flags & PF_W || seg.filesz !== seg.memsz) return null;
+  const rel = seg.offset - file.fileOffset;
+  if (rel < 0n || rel + seg.filesz > BigInt(file.size)) return null;
+  if (BigInt.asUintN(64, seg.vaddr - seg.offset) % BigInt(PAGE_SIZE) !== 0n) return null;
+  return Number(rel);
+}
+
+export function mapImage(mem: Memory, image: ElfImage, user: boolean, file?: Backing): LoadedImage {
   const regions: Region[] = [];
   let low = -1n, high = 0n, textLow = -1n, textHigh = 0n;
   image.segments.forEach((seg, i) => {
@@ -41,12 +58,18 @@ export function mapImage(mem: Memory, image: ElfImage, user: boolean): LoadedIma
     if (base === null || endV === null || endV < base) throw new ImageError(image.path, `${what}: address is not canonical`);
     const size = Number(seg.memsz);
     let r: Region;
+    const name = `${image.path}:seg${i}`, perms = permsOf(seg.flags, user);
+    const inFile = filePages(seg, file);
     try {
-      r = mem.map(base, size, permsOf(seg.flags, user), `${image.path}:seg${i}`);
+      r = inFile !== null && file ? mem.mapBacking(base, size, perms, name, file, inFile) : mem.map(base, size, perms, name);
     } catch (e) {
       throw new ImageError(image.path, `${what}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    r.bytes.set(seg.data.subarray(0, Number(seg.filesz)));
+    if (inFile !== null && !sameBytes(r.bytes, seg.data.subarray(0, Number(seg.filesz)))) {
+      mem.unmap(r);
+      throw new ImageError(image.path, `${what}: the file pages given (inode ${file?.identity.kind === 'file' ? file.identity.inode : '?'}) do not hold the segment's bytes at offset 0x${seg.offset.toString(16)}`);
+    }
+    if (inFile === null) mem.writeBytes(base, seg.data.subarray(0, Number(seg.filesz)), 'loader'); // DMA-like: no watchpoint sees it
     regions.push(r);
     const end = seg.vaddr + seg.memsz;
     if (low < 0n || seg.vaddr < low) low = seg.vaddr;
@@ -59,4 +82,10 @@ export function mapImage(mem: Memory, image: ElfImage, user: boolean): LoadedIma
   if (regions.length === 0) throw new ImageError(image.path, 'no PT_LOAD segment to load');
   if (textLow < 0n) { textLow = low; textHigh = high; }
   return { regions, low, high, textLow, textHigh };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

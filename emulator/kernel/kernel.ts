@@ -17,12 +17,14 @@
  * without any permission. Returning from a thread function fetches there;
  * the kernel recognises that exec fault as "thread returned" (exit code 0).
  */
+import { SysctlTable } from './sysctl';
+import { machineOption } from '../machineOptions';
 import { ArchOps, Cpu, Trap } from '../arch/types';
 import { ElfImage } from '../elf/types';
 import { Memory, PERM_R, PERM_W, PERM_X, Region, MemoryFault } from '../memory/memory';
 import { VAddr, fromVAddr, hex, mustVAddr, toVAddr } from '../memory/address';
 import { Errno, EXCEPTION_TABLE_SECTION, KPROBE_BLACKLIST_SECTION } from './abi';
-import { ArchKernelTable, archKernel } from './archKernel';
+import type { ArchKernelTable } from '../arch/types';
 import { TICK_NS, VirtualClock } from './clock';
 import { HYPERCALLS, NO_RESULT, HypercallResult } from './hypercalls';
 import { LoadedImage, mapImage } from './imageLoader';
@@ -66,6 +68,8 @@ export class Kernel implements KernelApi {
   userTrapHandler: UserTrapHandler | null = null;
   /** user processes by pid */
   readonly processes = new Map<number, UserProcess>();
+  /** sysctl entries registered by the kernel's subsystems */
+  readonly sysctl = new SysctlTable();
 
   private readonly hooks: TrapHook[] = [];
   private readonly exitListeners: ((t: Task) => void)[] = [];
@@ -81,8 +85,8 @@ export class Kernel implements KernelApi {
   private blacklistRanges: { start: bigint; end: bigint; name: string }[] | null = null;
 
   constructor(readonly arch: ArchOps, readonly image: ElfImage, opts: KernelOptions, kernelImage: boolean) {
-    if (!Number.isInteger(opts.cpus) || opts.cpus < 1 || opts.cpus > 64) throw new RangeError(`cpus must be 1..64, got ${opts.cpus}`);
-    this.table = archKernel(arch.name);
+    machineOption('cpus', opts.cpus);
+    this.table = arch.kernel;
     if (kernelImage) this.loaded = mapImage(this.mem, image, false);
     this.layout = this.placeAreas(this.loaded);
     const exec = mustVAddr(this.layout.execArea);

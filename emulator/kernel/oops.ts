@@ -7,7 +7,7 @@ import { ArchOps, Cpu, Trap } from '../arch/types';
 import { hex64 } from '../memory/address';
 import { mustVAddr } from '../memory/address';
 import { SymbolTable } from '../elf/types';
-import { OopsStyle } from './archKernel';
+import type { OopsStyle } from '../arch/types';
 import { Task } from './types';
 
 export interface OopsInput {

@@ -4,6 +4,29 @@
  * line-buffered per CPU (a partial line waits for its newline or for power
  * off); text printed by the emulator or probe handlers is split into lines
  * at once.
+ *
+ * ORDER. Records are delivered in the order they are stored (Linux's
+ * printk ring buffer order, by sequence number), which is the machine's
+ * execution order: CPU 0's turn of a round, then CPU 1's, ... Each record
+ * carries the virtual time of its CPU (emulator/kernel/clock.ts), and every
+ * CPU's turn in a round starts at the round's start time, so a line CPU 1
+ * prints can carry an earlier stamp than one CPU 0 printed in the same
+ * round: less than one quantum earlier, never across rounds; each CPU's own
+ * stamps never go back (a CPU the debugger single-steps past the end of its
+ * turn is the exception: its clock runs on outside the round). The log is not re-sorted by time, on purpose:
+ *   - Linux does the same: dmesg lists records in sequence order and
+ *     their stamps come from each CPU's local_clock(), which is not
+ *     monotonic across CPUs, so stamps going back between CPUs is what a
+ *     real kernel log shows;
+ *   - a merge by time would have to hold every record until the round
+ *     ends (or until every CPU's clock passed it): a line would reach the
+ *     console after later code already ran, a breakpoint stop mid-round
+ *     would hide lines another CPU printed before the stop in execution
+ *     order, and a CPU the debugger single-steps runs outside the round
+ *     order, so "the round" would no longer bound the delay.
+ * The CLI and the debugger take the same records from the same listeners
+ * (Machine.onPrintk), so both print the same lines in the same order; the
+ * Debug Console shows each record's stamp as it is.
  */
 import { PrintkRecord } from './types';
 

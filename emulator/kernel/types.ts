@@ -3,6 +3,7 @@
  * engine (emulator/kprobes/) and the handler language (emulator/handlers/).
  * The kernel implements KernelApi; the kprobes engine only uses KernelApi.
  */
+import type { SysctlTable } from './sysctl';
 import { ArchOps, Cpu, Trap } from '../arch/types';
 import { Memory } from '../memory/memory';
 import { ElfImage } from '../elf/types';
@@ -60,6 +61,16 @@ export interface PrintkRecord {
 
 export interface KernelApi {
   readonly arch: ArchOps;
+  /** the sysctl table (subsystems register their entries; front ends write through it) */
+  readonly sysctl: SysctlTable;
+  /** per-CPU instruction slots used in the running round (the scheduler's quantum accounting) */
+  readonly clock: { readonly used: number[] };
+  /** a stop the debugger asked for, not yet taken by the machine loop */
+  readonly stopRequest: unknown;
+  /** the exit code once the kernel powered off, else null */
+  readonly exitCode: number | null;
+  /** oopses so far */
+  readonly oopsCount: number;
   readonly image: ElfImage;
   /** kernel address space */
   readonly mem: Memory;

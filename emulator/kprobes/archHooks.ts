@@ -5,7 +5,7 @@
  * found by name in archRegistry.ts. Optional hooks get core defaults (the
  * kernel's __weak functions), see the `default*` functions below.
  */
-import type { ArchOps, Cpu, DecodedInsn } from '../arch/types';
+import type { ArchOps, Cpu, DecodedInsn, Trap } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import { textPoke } from '../memory/textPoke';
 import { mustVAddr, VAddr } from '../memory/address';
@@ -26,6 +26,13 @@ export interface KprobesArchContext {
   /** every __ex_table entry of the image (instruction address, fixup address) */
   exceptionTable(): readonly { insn: bigint; fixup: bigint }[];
 }
+
+/**
+ * The symbol under which a detour buffer is registered (allocCode); the
+ * core names a prepared one per probe, optprobe_detour[do_fork]+0x10
+ * (Linux's kprobe_optinsn_cache pages are listed as kprobe_optinsn_page).
+ */
+export const OPTPROBE_DETOUR_SYMBOL = 'optprobe_detour';
 
 /** The arch's view of an optimized kprobe's detour (struct arch_optimized_insn). */
 export interface ArchOptimizedInsn {
@@ -194,7 +201,13 @@ export interface KprobesArchHooks {
 
   /** Classify the instruction that will be probed (insn is null when it does not decode). */
   decodeProbeInsn(ctx: KprobesArchContext, addr: bigint, insn: DecodedInsn | null): ProbeInsnDecision;
-  /** arch_prepare_kprobe: save p.opcode, copy the instruction to a slot (p.ainsn). 0 or -errno. */
+  /**
+   * arch_prepare_kprobe: save p.opcode, prepare the out-of-line slot
+   * (p.ainsn): the copied instruction, and on arches without a trace flag
+   * the step breakpoint after it (arm64 arch_prepare_ss_slot: the
+   * instruction then BRK KPROBES_BRK_SS_IMM; riscv: the instruction then
+   * ebreak). 0 or -errno.
+   */
   prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number;
   /** arch_arm_kprobe: write the breakpoint (default: ArchOps.breakpointInsn via textPoke) */
   armKprobe?(ctx: KprobesArchContext, p: Kprobe): void;
@@ -204,9 +217,28 @@ export interface KprobesArchHooks {
   removeKprobe(ctx: KprobesArchContext, p: Kprobe): void;
   /** arch_prepare_kretprobe: save the return address in ri.ret_addr, replace it with trampoline */
   prepareKretprobe(ctx: KprobesArchContext, ri: KretprobeInstance, regs: PtRegs, trampoline: bigint): void;
-  /** setup_singlestep: point regs at the slot and arm single-stepping; saves flag bits in kcb */
+  /**
+   * setup_singlestep: point regs at the slot and arm the single-step (x86:
+   * set TF, clear IF, saving the task's bits in kcb; arm64/riscv: nothing
+   * more, the slot's step breakpoint ends it). The core's state is HIT_SS
+   * or REENTER.
+   */
   setupSinglestep(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void;
-  /** resume_execution: after the single-step of the slot, fix ip/stack, stop single-stepping */
+  /**
+   * Recognise the trap that ends the single-step of p's slot (the core
+   * asks only while HIT_SS / REENTER): x86 kprobe_debug_handler takes the
+   * TF trap ('singleStep'); arm64 kprobe_breakpoint_ss_handler and riscv
+   * kprobe_single_step_handler take the breakpoint at the slot's step
+   * breakpoint. `addr` is the breakpoint's own address for 'breakpoint',
+   * else the trap's pc. Default (defaultSinglestepDone): a breakpoint right
+   * after the slot's instruction.
+   */
+  singlestepDone?(p: Kprobe, kind: Trap['kind'], addr: bigint): boolean;
+  /**
+   * post_kprobe_handler's arch half (x86 resume_execution): after the
+   * single-step of the slot, fix ip / the stack for the original address
+   * and disarm the single-step (x86: clear TF, restore the task's flags).
+   */
   resumeExecution(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void;
   /** the single-stepped copy faulted: make regs look like the original instruction faulted */
   singlestepFault(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void;
@@ -244,6 +276,15 @@ export function defaultArmKprobe(ctx: KprobesArchContext, p: Kprobe): void {
 export function defaultDisarmKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   if (!p.opcode) return;
   textPoke(ctx.kernel.mem, mustVAddr(p.addr ?? 0n), p.opcode);
+}
+
+/**
+ * singlestepDone without an arch hook: the step breakpoint right after the
+ * slot's instruction (arm64 / riscv style: kcb->ss_ctx.match_addr).
+ */
+export function defaultSinglestepDone(p: Kprobe, kind: Trap['kind'], addr: bigint): boolean {
+  const a = p.ainsn;
+  return kind === 'breakpoint' && a !== undefined && a.mode === 'slot' && addr === a.insn + BigInt(a.length);
 }
 
 /** __weak arch_kprobe_on_func_entry */

@@ -29,6 +29,9 @@ import { HandlerOops } from './errors';
 import { Kprobe, KprobeCtlblk, KprobeStatus, KPROBE_FLAG_FTRACE, kprobeDisabled } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
+/** the ftrace trampoline's symbol (Linux: ftrace_regs_caller's copy, listed as ftrace_trampoline) */
+export const FTRACE_TRAMPOLINE_SYMBOL = 'ftrace_trampoline';
+
 export class KprobesFtrace {
   /** the ftrace trampoline (0n: no ftrace support on this arch) */
   readonly trampoline: bigint = 0n;
@@ -48,7 +51,7 @@ export class KprobesFtrace {
     this.opt = opt;
     if (!this.hooks) return;
     const t = this.hooks.trampoline;
-    this.trampoline = engine.slots.allocCode(t.code.length);
+    this.trampoline = engine.slots.allocCode(t.code.length, FTRACE_TRAMPOLINE_SYMBOL);
     engine.slots.write(this.trampoline, t.code);
     this.size = t.code.length;
     this.callback = this.trampoline + BigInt(t.callbackOffset);
@@ -56,6 +59,12 @@ export class KprobesFtrace {
       this.entry = this.trampoline + BigInt(t.nativeEntryOffset);
       this.entryV = mustVAddr(this.entry);
     }
+    const isOurs = (addr: bigint): boolean => addr === this.callback || (addr === this.entry && addr !== 0n);
+    engine.code.attach(this.trampoline, {
+      breakpoint: (cpu, regs, kcb, addr) => isOurs(addr) && this.hit(cpu, regs, kcb, addr === this.entry),
+      site: addr => (isOurs(addr) ? 'ftraceCallback' : 'none'),
+      nativeEntry: this.entry === 0n ? undefined : { addr: this.entry, at: this.entryV, stat: 'inlineFtraceEntries' },
+    });
   }
 
   /** CONFIG_KPROBES_ON_FTRACE (engine option kprobesOnFtrace) and arch support */
@@ -87,11 +96,6 @@ export class KprobesFtrace {
   /** disarm_kprobe_ftrace: the original call back */
   disarm(p: Kprobe): void {
     if (p.opcode) textPoke(this.engine.kernel.mem, mustVAddr(p.addr as bigint), p.opcode);
-  }
-
-  /** the trampoline's code */
-  owns(addr: bigint): boolean {
-    return this.trampoline !== 0n && addr >= this.trampoline && addr < this.trampoline + BigInt(this.size);
   }
 
   /**

@@ -7,6 +7,7 @@
  * instruction is then single-stepped and the function runs normally.
  */
 import { Errno } from '../kernel/abi';
+import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import type { KprobesEngine } from './core';
 import { JprobeReturn } from './errors';
 import { validateArray, validateJprobe } from './validate';
@@ -24,21 +25,19 @@ export class Jprobes {
   constructor(private readonly engine: KprobesEngine) {}
 
   /** register_jprobe(): the address must be a function's first byte */
-  register(jp: Jprobe): number {
+  register(jp: Jprobe): KprobeRegResult {
     const e = this.engine;
     const v = validateJprobe(jp);
-    if (v) return v;
-    if (e.isRegistered(jp.kp)) return -Errno.EINVAL;
-    const addr = e.resolveAddr(jp.kp);
-    if (typeof addr === 'number') return addr;
-    const at = e.kernel.image.symbols.resolve(addr);
-    if (!at || at.offset !== 0n) return -Errno.EINVAL;
+    if (v) return fieldFailure(v, 'struct jprobe');
+    if (e.isRegistered(jp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    const addr = e.funcEntryAddr(jp.kp, 'jprobe', offset => offset === 0n);
+    if (typeof addr !== 'bigint') return addr;
     const kp = jp.kp;
     const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: e.kindOf(kp) };
     kp.pre_handler = (p, regs) => this.setjmpPreHandler(jp, p, regs);
     kp.post_handler = undefined;
     e.setKind(kp, 'j');
-    const r = e.registerKprobe(kp);
+    const r = e.registerKprobeResult(kp);
     if (r) {
       kp.pre_handler = saved.pre;
       kp.post_handler = saved.post;
@@ -50,7 +49,7 @@ export class Jprobes {
   registerMany(jps: Jprobe[]): number {
     if (!validateArray(jps)) return -Errno.EINVAL;
     for (let i = 0; i < jps.length; i++) {
-      const r = this.register(jps[i]);
+      const r = errnoOf(this.register(jps[i]));
       if (r < 0) {
         if (i > 0) this.unregisterMany(jps.slice(0, i));
         return r;
@@ -85,7 +84,7 @@ export class Jprobes {
     } finally {
       this.depth--;
       // longjmp_break_handler: the probed function sees its own stack and registers again
-      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack);
+      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack, 'engine');
       cpu.restoreContext(saved);
     }
     return 0;

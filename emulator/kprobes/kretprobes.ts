@@ -21,8 +21,12 @@ import { defaultKprobeOnFuncEntry } from './archHooks';
 import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
+import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
+
+/** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
+export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
 
 interface RpState {
   rp: Kretprobe;
@@ -74,14 +78,22 @@ export class Kretprobes {
   constructor(private readonly engine: KprobesEngine, boost = true) {
     const code = engine.hooks.kretprobeTrampolineCode;
     const bp = engine.kernel.arch.breakpointInsn;
-    this.int3Trampoline = engine.slots.allocCode(Math.max(code.length, bp.length));
+    // kretprobe_trampoline: a breakpoint on its first byte
+    this.int3Trampoline = engine.slots.allocCode(Math.max(code.length, bp.length), KRETPROBE_TRAMPOLINE_SYMBOL, {
+      breakpoint: (cpu, regs, kcb, addr) => {
+        if (addr !== this.int3Trampoline) return false;
+        engine.stats.kretTrampolineTraps++;
+        return this.trampolineHit(cpu, regs, kcb);
+      },
+      site: addr => (addr === this.int3Trampoline ? 'kretprobeTrampoline' : 'none'),
+    });
     const armed = code.slice();
     armed.set(bp, 0);
     engine.slots.write(this.int3Trampoline, armed);
     this.trampolineProbe = { addr: this.int3Trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
     const bt = engine.hooks.optprobes?.kretprobeBoostTrampoline;
     if (bt) {
-      this.boostTrampoline = engine.slots.allocCode(bt.code.length);
+      this.boostTrampoline = engine.slots.allocCode(bt.code.length, KRETPROBE_TRAMPOLINE_SYMBOL);
       engine.slots.write(this.boostTrampoline, bt.code);
       this.boostCallback = this.boostTrampoline + BigInt(bt.callbackOffset);
       this.boostEntry = bt.nativeEntryOffset === undefined ? 0n : this.boostTrampoline + BigInt(bt.nativeEntryOffset);
@@ -93,6 +105,15 @@ export class Kretprobes {
     this.boostTrampolineV = mustVAddr(this.boostTrampoline);
     this.boostEntryV = this.boostEntry === 0n ? NaN : mustVAddr(this.boostEntry);
     this.boost = boost && this.boostTrampoline !== 0n;
+    if (bt) {
+      // the booster trampoline: its native entry (the address functions return to) and its callback
+      const isOurs = (addr: bigint): boolean => addr === this.boostCallback || (addr === this.boostEntry && addr !== 0n);
+      engine.code.attach(this.boostTrampoline, {
+        breakpoint: (cpu, regs, kcb, addr) => isOurs(addr) && this.boostedTrampolineHit(cpu, regs, kcb, addr === this.boostEntry),
+        site: addr => (isOurs(addr) ? 'kretprobeBoostCallback' : 'none'),
+        nativeEntry: this.boostEntry === 0n ? undefined : { addr: this.boostEntry, at: this.boostEntryV, stat: 'inlineKretEntries' },
+      });
+    }
   }
 
   /** the trampoline new instances return to (kretprobe_trampoline) */
@@ -122,25 +143,23 @@ export class Kretprobes {
    * register_kretprobe(): 0 or -errno, and nothing changed on failure (rp,
    * its kprobe and the data area are as before): bad fields -EINVAL,
    * data_size > KRETPROBE_MAX_DATA_SIZE -E2BIG, instances that do not fit
-   * the data area -ENOMEM, then the kprobe's own errors.
+   * the data area -ENOMEM, then the kprobe's own errors. A refusal carries its reason.
    */
-  register(rp: Kretprobe): number {
+  register(rp: Kretprobe): KprobeRegResult {
     const e = this.engine;
     const v = validateKretprobe(rp);
-    if (v) return v;
-    if (e.isRegistered(rp.kp)) return -Errno.EINVAL;
-    const addr = e.resolveAddr(rp.kp);
-    if (typeof addr === 'number') return addr;
-    const at = e.kernel.image.symbols.resolve(addr);
-    const onEntry = e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry;
-    if (!at || !onEntry(at.offset)) return -Errno.EINVAL;
+    if (v) return fieldFailure(v, 'struct kretprobe');
+    if (e.isRegistered(rp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    const addr = e.funcEntryAddr(rp.kp, 'kretprobe', e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry);
+    if (typeof addr !== 'bigint') return addr;
     let n = rp.maxactive ?? 0;
     if (n <= 0) n = Math.max(10, 2 * e.kernel.cpus.length);
     const stride = ((rp.data_size ?? 0) + 7) & ~7;
     const size = Number(RP_HEADER) + stride * n;
-    if (!Number.isSafeInteger(size)) return -Errno.ENOMEM;
+    const noRoom = `${n} instances of ${stride} data bytes do not fit the kretprobe data area`;
+    if (!Number.isSafeInteger(size)) return regFailed(-Errno.ENOMEM, noRoom);
     const base = e.data.tryAlloc(size, 16);
-    if (base === null) return -Errno.ENOMEM;
+    if (base === null) return regFailed(-Errno.ENOMEM, noRoom);
     const st: RpState = { rp, free: [], dead: false, base };
     for (let i = n - 1; i >= 0; i--) {
       const ri: KretprobeInstance = { rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + BigInt(stride * i), stack: 0n, cpu: -1 };
@@ -152,7 +171,7 @@ export class Kretprobes {
     kp.pre_handler = (p, regs) => this.preHandlerKretprobe(st, p, regs);
     kp.post_handler = undefined;
     e.setKind(kp, 'r');
-    const r = e.registerKprobe(kp);
+    const r = e.registerKprobeResult(kp);
     if (r) {
       kp.pre_handler = saved.pre;
       kp.post_handler = saved.post;
@@ -170,7 +189,7 @@ export class Kretprobes {
   registerMany(rps: Kretprobe[]): number {
     if (!validateArray(rps)) return -Errno.EINVAL;
     for (let i = 0; i < rps.length; i++) {
-      const r = this.register(rps[i]);
+      const r = errnoOf(this.register(rps[i]));
       if (r < 0) {
         if (i > 0) this.unregisterMany(rps.slice(0, i));
         return r;

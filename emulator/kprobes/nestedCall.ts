@@ -27,7 +27,9 @@ export class NestedCaller {
   returnAddress(): bigint {
     if (this.sentinel === 0n) {
       const bp = this.engine.kernel.arch.breakpointInsn;
-      this.sentinel = this.engine.slots.allocCode(Math.max(16, bp.length));
+      this.sentinel = this.engine.slots.allocCode(Math.max(16, bp.length), 'kprobe_nested_call_return', {
+        site: (addr, code) => (addr === code.start ? 'nestedReturn' : 'none'),
+      });
       const code = new Uint8Array(16);
       for (let i = 0; i + bp.length <= code.length; i += bp.length) code.set(bp, i);
       this.engine.slots.write(this.sentinel, code);

@@ -37,6 +37,8 @@ import type { ArchOptimizedInsn, OptprobesArchHooks } from './archHooks';
 import type { KprobesEngine } from './core';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 import { mustVAddr, VAddr } from '../memory/address';
+import { offsetFrom } from './codeRegistry';
+import { probeName } from './symbolize';
 
 /** Delay between queueing and writing the jump, in emulated ns (Linux: 5 jiffies). */
 export const OPTIMIZE_DELAY_NS = 10_000;
@@ -73,11 +75,6 @@ interface TaskWithContext extends Task { ctx?: CpuContext }
 export class Optimizer {
   private readonly entries = new Map<bigint, OptEntry>();
   private readonly refused = new Map<bigint, string>();
-  private readonly callbacks = new Map<bigint, bigint>();
-  /** native entry address -> its probe (detour buffers whose arch has native entries) */
-  private readonly nativeEntries = new Map<bigint, NativeEntry>();
-  /** the same native entries by VAddr (the CPU's inline breakpoint asks with a number) */
-  private readonly nativeEntriesV = new Map<VAddr, NativeEntry>();
   private nextDeadline = Infinity;
   /** debug.kprobes_optimization */
   private on = true;
@@ -107,12 +104,26 @@ export class Optimizer {
     if (typeof r === 'string') { this.refused.set(addr, r); return; }
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
-    this.callbacks.set(r.callback, addr);
-    if (r.nativeEntry !== undefined) {
-      const ne: NativeEntry = { addr, ip: mustVAddr(addr + BigInt(this.engine.kernel.arch.breakpointPcOffset)) };
-      this.nativeEntries.set(r.nativeEntry, ne);
-      this.nativeEntriesV.set(mustVAddr(r.nativeEntry), ne);
-    }
+    this.attachDetour(addr, r);
+  }
+
+  /**
+   * The detour buffer's registered code gets its handlers while prepared:
+   * its callback and native entry trap into optimized_callback, and it is
+   * named after its probe (optprobe_detour[do_fork]+0x10).
+   */
+  private attachDetour(addr: bigint, op: ArchOptimizedInsn): void {
+    const e = this.engine;
+    const entry = op.nativeEntry;
+    const ne: NativeEntry | null = entry === undefined ? null
+      : { addr, ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
+    const isOurs = (a: bigint): boolean => a === op.callback || (entry !== undefined && a === entry);
+    e.code.attach(op.insn, {
+      breakpoint: (cpu, regs, kcb, a) => isOurs(a) && e.traps.optimizedCallback(cpu, regs, kcb, addr, a === entry ? ne : null),
+      site: a => (isOurs(a) ? 'optprobeCallback' : 'none'),
+      symbolize: (a, code) => `${code.symbol}[${probeName(e, addr)}]${offsetFrom(a, code.start)}`,
+      nativeEntry: entry === undefined ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries' },
+    });
   }
 
   /** A probe address that is never optimized (the reason is what status() reports). */
@@ -125,11 +136,7 @@ export class Optimizer {
     const e = this.entries.get(addr);
     if (e) {
       if (e.state === 'optimized') this.unoptimize(addr, e);
-      this.callbacks.delete(e.op.callback);
-      if (e.op.nativeEntry !== undefined) {
-        this.nativeEntries.delete(e.op.nativeEntry);
-        this.nativeEntriesV.delete(mustVAddr(e.op.nativeEntry));
-      }
+      this.engine.code.attach(e.op.insn, {}); // a kept buffer: owned and named, no callback
       this.entries.delete(addr);
     }
     this.refused.delete(addr);
@@ -154,25 +161,6 @@ export class Optimizer {
   detourFor(addr: bigint): ArchOptimizedInsn | undefined {
     const e = this.entries.get(addr);
     return e && e.state !== 'prepared' ? e.op : undefined;
-  }
-
-  /** the probe address whose detour buffer has its callback at `addr` */
-  callbackProbe(addr: bigint): bigint | undefined { return this.callbacks.get(addr); }
-
-  /** the probe whose detour buffer has its native entry at `addr` */
-  nativeEntryProbe(addr: bigint): NativeEntry | undefined { return this.nativeEntries.get(addr); }
-
-  /** nativeEntryProbe by VAddr */
-  nativeEntryAt(at: VAddr): NativeEntry | undefined { return this.nativeEntriesV.get(at); }
-
-  /** the prepared detour buffer holding `addr`: its probe address and start */
-  detourContaining(addr: bigint): { probe: bigint; start: bigint } | undefined {
-    const jump = BigInt(this.hooks?.jumpSize ?? 0);
-    for (const [a, e] of this.entries) {
-      const start = e.op.insn;
-      if (addr >= start && addr < start + BigInt(e.op.copyOffset + e.op.size) + jump) return { probe: a, start };
-    }
-    return undefined;
   }
 
   isOptimized(addr: bigint): boolean { return this.entries.get(addr)?.state === 'optimized'; }

@@ -9,11 +9,11 @@
  */
 import type { Cpu, Trap } from '../arch/types';
 import { fromVAddr, mustVAddr, hex, VAddr } from '../memory/address';
-import type { CallbackFrame, InlineBreakpointCpu, NativeCallbackFrame } from './archHooks';
+import { type CallbackFrame, defaultSinglestepDone, type InlineBreakpointCpu, type NativeCallbackFrame } from './archHooks';
+import type { EngineCode } from './codeRegistry';
 import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
 import { Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled } from './kprobe';
-import { MachineView, machineView } from './machineView';
 import type { NestedCaller } from './nestedCall';
 import type { NativeEntry } from './optprobes';
 import type { PtRegs } from './ptRegs';
@@ -21,8 +21,6 @@ import type { PtRegs } from './ptRegs';
 export class KprobeTraps {
   /** ArchOps.breakpointPcOffset as a bigint (trap pc -> breakpoint address) */
   private readonly bpPcOffset: bigint;
-  /** the machine state the inline breakpoint path needs (null: no inline path) */
-  private readonly machine: MachineView | null;
   /** per CPU id: its inline breakpoint controls when installed */
   private readonly inlineCpus: (InlineBreakpointCpu | null)[] = [];
 
@@ -31,8 +29,7 @@ export class KprobeTraps {
     const kernel = engine.kernel, hooks = engine.hooks;
     this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
-    this.machine = machineView(kernel);
-    if (this.machine && hooks.installInlineBreakpoint) {
+    if (hooks.installInlineBreakpoint) {
       const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
       for (const cpu of kernel.cpus) {
         if (cpu.id >= 0) this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
@@ -45,7 +42,7 @@ export class KprobeTraps {
     this.engine.optimizer.poll();
     switch (trap.kind) {
       case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - this.bpPcOffset);
-      case 'singleStep': return this.kprobeDebugHandler(cpu);
+      case 'singleStep': return this.kprobeDebugHandler(cpu, 'singleStep', trap.pc);
       case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
         return this.kprobeFaultHandler(cpu, trap);
       default: return false;
@@ -68,11 +65,14 @@ export class KprobeTraps {
    */
   private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
     const ctl = this.inlineCpus[cpu.id];
-    const m = this.machine;
-    if (!ctl || !m || cpu.userMode) return false; // the native entries are kernel code
-    const ne = this.engine.optimizer.nativeEntryAt(at);
-    const ft = at === this.engine.ftrace.entryV;
-    if (ne === undefined && !ft && at !== this.engine.kretprobes.boostEntryV) return false;
+    // the machine's run state (quantum accounting, a pending stop, power off, oopses) is part of KernelApi
+    const m = this.engine.kernel;
+    if (!ctl || cpu.userMode) return false; // the native entries are kernel code
+    const code = this.engine.code.findV(at);
+    const ne = code?.nativeEntry;
+    if (ne === undefined || ne.at !== at) return false;
+    const onBreakpoint = code?.breakpoint;
+    if (onBreakpoint === undefined) return false;
     const task = this.engine.kernel.current(cpu.id);
     const oops0 = m.oopsCount;
     const used = m.clock.used;
@@ -82,9 +82,7 @@ export class KprobeTraps {
       // what onTrap -> kprobeBreakpointHandler do for these addresses
       this.engine.optimizer.poll();
       const regs = this.engine.regsOf(cpu), kcb = this.engine.ctlblk(cpu.id);
-      if (ne !== undefined) this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
-      else if (ft) this.engine.ftrace.hit(cpu, regs, kcb, true);
-      else this.engine.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
+      onBreakpoint(cpu, regs, kcb, ne.addr, code as EngineCode);
     } catch (e) {
       // as the kernel's trap dispatch reports a failing trap hook
       const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
@@ -92,28 +90,23 @@ export class KprobeTraps {
     } finally {
       used[cpu.id] -= slots;
     }
-    if (ne !== undefined) this.engine.stats.inlineOptEntries++;
-    else if (ft) this.engine.stats.inlineFtraceEntries++;
-    else this.engine.stats.inlineKretEntries++;
+    this.engine.stats[ne.stat]++;
     if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.engine.kernel.current(cpu.id) !== task) ctl.endRun();
     return true;
   }
 
-  /** kprobe_int3_handler (arch-neutral part) */
+  /**
+   * kprobe_int3_handler (arch-neutral part): a probe's breakpoint, else a
+   * breakpoint in the engine's own code (the code registry routes it to
+   * its owner: trampolines, detour buffers, a slot's step breakpoint).
+   */
   private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
     const kcb = this.engine.ctlblk(cpu.id);
     const regs = this.engine.regsOf(cpu);
-    if (addr === this.engine.kretprobes.int3Trampoline) { this.engine.stats.kretTrampolineTraps++; return this.engine.kretprobes.trampolineHit(cpu, regs, kcb); }
-    if (addr === this.engine.kretprobes.boostEntry && addr !== 0n) return this.engine.kretprobes.boostedTrampolineHit(cpu, regs, kcb, true);
-    if (addr === this.engine.kretprobes.boostCallback && addr !== 0n) return this.engine.kretprobes.boostedTrampolineHit(cpu, regs, kcb, false);
-    if (addr === this.engine.ftrace.entry && addr !== 0n) return this.engine.ftrace.hit(cpu, regs, kcb, true);
-    if (addr === this.engine.ftrace.callback && addr !== 0n) return this.engine.ftrace.hit(cpu, regs, kcb, false);
-    const ne = this.engine.optimizer.nativeEntryProbe(addr);
-    if (ne !== undefined) return this.optimizedCallback(cpu, regs, kcb, ne.addr, ne);
-    const opAddr = this.engine.optimizer.callbackProbe(addr);
-    if (opAddr !== undefined) return this.optimizedCallback(cpu, regs, kcb, opAddr, null);
     const p = this.engine.getKprobe(addr);
     if (!p) {
+      const code = this.engine.code.find(addr);
+      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, regs, kcb, addr, code);
       // The breakpoint was removed after this CPU hit it: run the original instruction.
       try {
         const now = this.engine.kernel.mem.readBytes(mustVAddr(addr), this.engine.kernel.arch.breakpointInsn.length);
@@ -189,11 +182,28 @@ export class KprobeTraps {
     this.engine.hooks.setupSinglestep(this.engine.ctx, p, regs, kcb);
   }
 
-  /** kprobe_debug_handler -> post_kprobe_handler */
-  private kprobeDebugHandler(cpu: Cpu): boolean {
+  /**
+   * A breakpoint inside an instruction slot page: the step breakpoint that
+   * ends an out-of-line single-step on arches without a trace flag (arm64
+   * kprobe_breakpoint_ss_handler, riscv kprobe_single_step_handler).
+   * @internal (core.ts: the slot pages' handler)
+   */
+  slotBreakpoint(cpu: Cpu, addr: bigint): boolean {
+    return this.kprobeDebugHandler(cpu, 'breakpoint', addr);
+  }
+
+  /**
+   * The trap that ends the single-step of the current probe's slot
+   * (x86 kprobe_debug_handler on the TF trap; arm64/riscv the step
+   * breakpoint after the slot's instruction; the arch's singlestepDone
+   * hook recognises it) -> post_kprobe_handler. `addr`: the breakpoint's
+   * own address for a breakpoint, else the trap's pc.
+   */
+  private kprobeDebugHandler(cpu: Cpu, kind: Trap['kind'], addr: bigint): boolean {
     const kcb = this.engine.ctlblk(cpu.id);
     const cur = kcb.current;
     if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
+    if (!(this.engine.hooks.singlestepDone ?? defaultSinglestepDone)(cur, kind, addr)) return false;
     const regs = this.engine.regsOf(cpu);
     this.engine.stats.singleSteps++;
     this.engine.hooks.resumeExecution(this.engine.ctx, cur, regs, kcb);
@@ -221,8 +231,9 @@ export class KprobeTraps {
    * trap is the buffer's native entry — the arch does the template's save
    * and restore itself and resumes at the copied instructions (when it
    * cannot, the cpu runs the template, which calls back here non-native).
+   * @internal (optprobes.ts: the detour buffers' breakpoint handler)
    */
-  private optimizedCallback(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, native: NativeEntry | null): boolean {
+  optimizedCallback(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, native: NativeEntry | null): boolean {
     const opt = this.engine.hooks.optprobes;
     if (!opt) return false;
     let nf: NativeCallbackFrame | null = null;

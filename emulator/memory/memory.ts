@@ -9,12 +9,25 @@
  * and turns it into a typed trap (#PF / data abort / access fault); nothing
  * else should let it escape.
  *
- * Writes into executable regions notify `codeWriteListeners` (the CPUs drop
- * their decoded-instruction caches for those bytes). Code patching by the
- * kprobes engine goes through `textPoke()` (emulator/memory/textPoke.ts),
- * which also writes to read-only text.
+ * A region is a window onto a Backing (backing.ts): anonymous memory or a
+ * file's pages (inode, offset). Several regions, in this and other address
+ * spaces, may show the same bytes at different virtual addresses with
+ * their own permissions; a write through one is seen through all.
+ *
+ * Writes to bytes that are executable through any window notify the
+ * `codeWriteListeners` of every address space mapping them executable (the
+ * CPUs drop their decoded-instruction caches for those bytes). Code
+ * patching by the kprobes engine goes through `textPoke()`
+ * (emulator/memory/textPoke.ts), which also writes to read-only text.
+ *
+ * Every guest write goes through this class: CPU stores (write8..write64)
+ * and bulk writes (writeBytes, with a WriteSource saying who wrote). Write
+ * observers (addWriteObserver) see each after it happened; with none
+ * attached the stores pay one boolean test.
  */
 import { VAddr, fromVAddr, hex } from './address';
+import { Alias, Backing, ByteIdentity, PAGE_SIZE } from './backing';
+import type { WriteObserver, WriteSource } from './writeSource';
 
 export const PERM_R = 1;
 export const PERM_W = 2;
@@ -29,21 +42,58 @@ export interface Device {
 
 export class Region {
   readonly end: VAddr;
+  /** this window's bytes: a view of backing.bytes from `offset` */
   readonly bytes: Uint8Array;
   readonly view: DataView;
+  /** what the bytes are (anonymous memory, or a file's pages); shared with every alias */
+  readonly backing: Backing;
+  /** offset of `base` in the backing */
+  readonly offset: number;
+  /** the address spaces this region is mapped into (maintained by Memory) */
+  readonly spaces: Memory[] = [];
+  /**
+   * true when these bytes are executable through some window (this one or
+   * an alias): a store must invalidate decoded code. Maintained by Backing.
+   */
+  codeMapped: boolean;
+  private permBits: number;
   constructor(
     readonly base: VAddr,
     readonly size: number,
-    public perms: number,
+    perms: number,
     readonly name: string,
     readonly device?: Device,
-    backing?: Uint8Array,
+    backing?: Uint8Array | Backing,
+    offset = 0,
   ) {
     this.end = base + size;
-    this.bytes = backing ?? new Uint8Array(device ? 0 : size);
+    this.permBits = perms;
+    this.codeMapped = (perms & PERM_X) !== 0;
+    this.offset = offset;
+    if (backing instanceof Backing) {
+      if (device) throw new RangeError(`region ${name}: a device region has no backing memory`);
+      if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`region ${name}: bad offset ${offset} in its backing`);
+      if (offset + size > backing.size) {
+        throw new RangeError(`region ${name}: window [0x${offset.toString(16)}, +0x${size.toString(16)}) is outside its backing (0x${backing.size.toString(16)} bytes)`);
+      }
+      this.backing = backing;
+      this.bytes = backing.bytes.subarray(offset, offset + size);
+    } else {
+      this.bytes = backing ?? new Uint8Array(device ? 0 : size);
+      this.backing = Backing.anonymous(this.bytes);
+    }
     this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   }
+  /** Permissions of this window (other aliases of the bytes have their own). */
+  get perms(): number { return this.permBits; }
+  set perms(p: number) {
+    this.permBits = p;
+    this.codeMapped = (p & PERM_X) !== 0;
+    this.backing.recomputeCode();
+  }
   contains(a: VAddr, len = 1): boolean { return a >= this.base && a + len <= this.end; }
+  /** What the byte at `a` (inside this region) is: anonymous memory or (inode, file offset). */
+  identityAt(a: VAddr): ByteIdentity { return this.backing.identityAt(this.offset + (a - this.base)); }
 }
 
 /** Thrown by the bus on a bad access; converted into a trap by the CPU. */
@@ -78,31 +128,66 @@ export class Memory {
   /** observers of textPoke() patches (debugger views, tests) */
   readonly textPokeListeners: TextPokeListener[] = [];
 
+  /** write observers; `observed` is true while there is at least one (the stores' only extra test) */
+  private writeObservers: WriteObserver[] = [];
+  private observed = false;
+
   constructor(readonly name = 'kernel') {}
 
   /** Map a new region. Overlap with an existing region is an error. */
   map(base: VAddr, size: number, perms: number, name: string, device?: Device, backing?: Uint8Array): Region {
-    if (!Number.isSafeInteger(base) || size <= 0) throw new RangeError(`bad region ${name}`);
+    this.checkFree(base, size, name);
+    return this.insert(new Region(base, size, perms, name, device, backing));
+  }
+
+  /**
+   * Map [offset, offset+size) of a backing at `base` with this mapping's
+   * own permissions; the bytes are shared with every other mapping of the
+   * backing (in this or another address space). A file backing must be
+   * mapped at an address congruent to its file offset modulo the page size,
+   * as mmap(2) requires.
+   */
+  mapBacking(base: VAddr, size: number, perms: number, name: string, backing: Backing, offset: number): Region {
+    this.checkFree(base, size, name);
+    const r = new Region(base, size, perms, name, undefined, backing, offset); // checks the window
+    const id = backing.identity;
+    if (id.kind === 'file' && (base - Number((backing.fileOffset + BigInt(offset)) % BigInt(PAGE_SIZE))) % PAGE_SIZE !== 0) {
+      throw new RangeError(`region ${name}: ${id.path} offset 0x${(backing.fileOffset + BigInt(offset)).toString(16)} cannot be mapped at ${hex(fromVAddr(base))} (not congruent modulo the page size)`);
+    }
+    return this.insert(r);
+  }
+
+  /** Share an existing region object (e.g. kernel regions in a process address space). */
+  addRegion(r: Region): void {
+    this.checkFree(r.base, r.size, r.name);
+    this.insert(r);
+  }
+
+  unmap(r: Region): void {
+    const before = this.regions.length;
+    this.regions = this.regions.filter(x => x !== r);
+    this.lastR = this.lastW = this.lastX = NO_REGION;
+    if (this.regions.length === before) return;
+    const i = r.spaces.indexOf(this);
+    if (i >= 0) r.spaces.splice(i, 1);
+    if (r.spaces.length === 0) r.backing.detach(r);
+  }
+
+  private checkFree(base: VAddr, size: number, name: string): void {
+    if (!Number.isSafeInteger(base) || !Number.isSafeInteger(size) || size <= 0) throw new RangeError(`bad region ${name}`);
     for (const r of this.regions) {
       if (base < r.end && r.base < base + size) {
         throw new RangeError(`region ${name} [${hex(fromVAddr(base))}, +0x${size.toString(16)}) overlaps ${r.name}`);
       }
     }
-    const r = new Region(base, size, perms, name, device, backing);
+  }
+
+  private insert(r: Region): Region {
     this.regions.push(r);
     this.regions.sort((a, b) => a.base - b.base);
+    r.spaces.push(this);
+    r.backing.attach(r);
     return r;
-  }
-
-  /** Share an existing region object (e.g. kernel regions in a process address space). */
-  addRegion(r: Region): void {
-    this.regions.push(r);
-    this.regions.sort((a, b) => a.base - b.base);
-  }
-
-  unmap(r: Region): void {
-    this.regions = this.regions.filter(x => x !== r);
-    this.lastR = this.lastW = this.lastX = NO_REGION;
   }
 
   allRegions(): readonly Region[] { return this.regions; }
@@ -165,30 +250,63 @@ export class Memory {
   write8(a: VAddr, v: number): void {
     let r = this.lastW;
     if (a < r.base || a >= r.end) r = this.lookup(a, 1, PERM_W, 'write');
-    if (r.device) { r.device.write(a - r.base, 1, BigInt(v & 0xff)); return; }
-    r.bytes[a - r.base] = v;
-    if (r.perms & PERM_X) this.codeWritten(a, 1);
+    if (r.device) r.device.write(a - r.base, 1, BigInt(v & 0xff));
+    else {
+      r.bytes[a - r.base] = v;
+      if (r.codeMapped) this.codeWritten(r, a, 1);
+    }
+    if (this.observed) this.wrote(a, 1, 'cpu');
   }
   write16(a: VAddr, v: number): void {
     let r = this.lastW;
     if (a < r.base || a + 2 > r.end) r = this.lookup(a, 2, PERM_W, 'write');
-    if (r.device) { r.device.write(a - r.base, 2, BigInt(v & 0xffff)); return; }
-    r.view.setUint16(a - r.base, v, true);
-    if (r.perms & PERM_X) this.codeWritten(a, 2);
+    if (r.device) r.device.write(a - r.base, 2, BigInt(v & 0xffff));
+    else {
+      r.view.setUint16(a - r.base, v, true);
+      if (r.codeMapped) this.codeWritten(r, a, 2);
+    }
+    if (this.observed) this.wrote(a, 2, 'cpu');
   }
   write32(a: VAddr, v: number): void {
     let r = this.lastW;
     if (a < r.base || a + 4 > r.end) r = this.lookup(a, 4, PERM_W, 'write');
-    if (r.device) { r.device.write(a - r.base, 4, BigInt(v >>> 0)); return; }
-    r.view.setUint32(a - r.base, v >>> 0, true);
-    if (r.perms & PERM_X) this.codeWritten(a, 4);
+    if (r.device) r.device.write(a - r.base, 4, BigInt(v >>> 0));
+    else {
+      r.view.setUint32(a - r.base, v >>> 0, true);
+      if (r.codeMapped) this.codeWritten(r, a, 4);
+    }
+    if (this.observed) this.wrote(a, 4, 'cpu');
   }
   write64(a: VAddr, v: bigint): void {
     let r = this.lastW;
     if (a < r.base || a + 8 > r.end) r = this.lookup(a, 8, PERM_W, 'write');
-    if (r.device) { r.device.write(a - r.base, 8, BigInt.asUintN(64, v)); return; }
-    r.view.setBigUint64(a - r.base, BigInt.asUintN(64, v), true);
-    if (r.perms & PERM_X) this.codeWritten(a, 8);
+    if (r.device) r.device.write(a - r.base, 8, BigInt.asUintN(64, v));
+    else {
+      r.view.setBigUint64(a - r.base, BigInt.asUintN(64, v), true);
+      if (r.codeMapped) this.codeWritten(r, a, 8);
+    }
+    if (this.observed) this.wrote(a, 8, 'cpu');
+  }
+
+  /**
+   * A 64-bit store given as 32-bit halves (CPUs that hold registers as
+   * int32 pairs): one access and one observed 8-byte write. When the 8
+   * bytes are not inside one region, the high half is stored first, so that
+   * a fault at a region's end leaves memory unchanged.
+   */
+  write64Halves(a: VAddr, lo: number, hi: number): void {
+    let r = this.lastW;
+    if (a < r.base || a + 8 > r.end) {
+      if (!this.regionAt(a, 8)) { this.write32(a + 4, hi); this.write32(a, lo); return; }
+      r = this.lookup(a, 8, PERM_W, 'write');
+    }
+    if (r.device) r.device.write(a - r.base, 8, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
+    else {
+      r.view.setUint32(a - r.base, lo >>> 0, true);
+      r.view.setUint32(a - r.base + 4, hi >>> 0, true);
+      if (r.codeMapped) this.codeWritten(r, a, 8);
+    }
+    if (this.observed) this.wrote(a, 8, 'cpu');
   }
 
   // ---- instruction fetch ------------------------------------------------
@@ -214,19 +332,28 @@ export class Memory {
     return out;
   }
   /**
-   * Copy bytes in ignoring W permission (loader, debugger writeMemory).
-   * Executable bytes written this way notify code-write listeners.
+   * Copy bytes in ignoring W permission: the bulk path of every write that
+   * is not a CPU store (the kernel on the guest's behalf, the kprobes
+   * engine, the loader, the debugger); `source` says which (see
+   * writeSource.ts). Nothing is written when any byte is not mapped RAM
+   * (MemoryFault at the first such byte). Executable bytes written this way
+   * notify code-write listeners, in every address space that maps them.
    */
-  writeBytes(a: VAddr, data: Uint8Array): void {
-    let i = 0;
-    while (i < data.length) {
+  writeBytes(a: VAddr, data: Uint8Array, source: WriteSource = 'kernel'): void {
+    for (let i = 0; i < data.length;) {
       const r = this.regionAt(a + i);
       if (!r || r.device) throw new MemoryFault(a + i, 'write', !!r, false);
+      i += Math.min(data.length - i, r.end - (a + i));
+    }
+    let i = 0;
+    while (i < data.length) {
+      const r = this.regionAt(a + i) as Region;
       const n = Math.min(data.length - i, r.end - (a + i));
-      r.bytes.set(data.subarray(i, i + n), a + i - r.base);
-      if (r.perms & PERM_X) this.codeWritten(a + i, n);
+      r.bytes.set(n === data.length ? data : data.subarray(i, i + n), a + i - r.base);
+      if (r.codeMapped) this.codeWritten(r, a + i, n);
       i += n;
     }
+    if (this.observed && data.length > 0) this.wrote(a, data.length, source);
   }
   /** True if every byte of [a, a+len) is mapped RAM. */
   isMapped(a: VAddr, len = 1): boolean {
@@ -251,8 +378,64 @@ export class Memory {
     return s;
   }
 
-  private codeWritten(a: VAddr, len: number): void {
+  /** What the byte at `a` is (anonymous memory or a file's (inode, offset)); undefined when unmapped or a device. */
+  identityAt(a: VAddr): ByteIdentity | undefined {
+    const r = this.regionAt(a);
+    return r && !r.device ? r.identityAt(a) : undefined;
+  }
+
+  /**
+   * Every mapping, in every address space (this one included), of the
+   * bytes at [a, a+len) of this one; unmapped parts contribute nothing.
+   */
+  aliasesOf(a: VAddr, len: number): Alias[] {
+    const out: Alias[] = [];
+    let i = 0;
+    while (i < len) {
+      const r = this.regionAt(a + i);
+      if (!r) { i++; continue; }
+      const n = Math.min(len - i, r.end - (a + i));
+      if (!r.device) out.push(...r.backing.aliases(r.offset + (a + i - r.base), n));
+      i += n;
+    }
+    return out;
+  }
+
+  // ---- observers ----------------------------------------------------------
+  /** Watch every write to this address space (after it happened); returns the function that stops watching. */
+  addWriteObserver(o: WriteObserver): () => void {
+    this.writeObservers.push(o);
+    this.observed = true;
+    return () => {
+      const i = this.writeObservers.indexOf(o);
+      if (i >= 0) this.writeObservers.splice(i, 1);
+      this.observed = this.writeObservers.length > 0;
+    };
+  }
+
+  /**
+   * A write the caller made straight into a region's bytes, after checking
+   * that the bytes are writable RAM executable through no mapping (the
+   * kprobes engine's native pt_regs frames, written as words for speed):
+   * the observers hear of it as of any other write. A boolean test when
+   * nobody watches.
+   */
+  wroteInPlace(a: VAddr, len: number, source: WriteSource): void {
+    if (this.observed) this.wrote(a, len, source);
+  }
+
+  private wrote(a: VAddr, len: number, source: WriteSource): void {
+    const os = this.writeObservers;
+    for (let i = 0; i < os.length; i++) os[i](a, len, source);
+  }
+
+  /** @internal Backing: bytes this space executes at [a, a+len) changed. */
+  notifyCodeWrite(a: VAddr, len: number): void {
     const ls = this.codeWriteListeners;
     for (let i = 0; i < ls.length; i++) ls[i](a, len);
+  }
+
+  private codeWritten(r: Region, a: VAddr, len: number): void {
+    r.backing.codeWritten(r.offset + (a - r.base), len);
   }
 }

@@ -1,9 +1,9 @@
 /**
  * User probes -> kprobes engine: probe files (.kprobe) and debugger
- * breakpoints, one ProbeManager per machine (`ProbeManager.for(machine)`).
+ * breakpoints, one ProbeManager per machine (`machine.probes`).
  * See manager.ts for the API. A debug adapter's use, in short:
  *
- *   const mgr = ProbeManager.for(machine);          // creates the machine's KprobesEngine once
+ *   const mgr = machine.probes;                      // on the machine's KprobesEngine
  *   mgr.onBreakpointHit(hit => ...);                // optional: hit.breakpointId, hit.where, hit.hitCount
  *   const bp = mgr.addBreakpoint({ target: 'fork.c:32', condition: 'arg0 & 0x100', hitCondition: '>=2' });
  *   // bp.verified / bp.message / bp.nextLine (line without code) / bp.sites[i].source.line
@@ -26,7 +26,7 @@ export type {
 export type { BreakpointHit, BreakpointMode, HitPredicate } from './breakpoints';
 export { parseHitCondition } from './breakpoints';
 export type { EngineProbeKind } from './register';
-export { resolveTarget, parseTargetText, targetText, whereOf, symbolAt } from './targets';
+export { resolveTarget, parseTargetText, parseBreakpointTarget, targetText, whereOf, symbolAt } from './targets';
 export type { ProbeSite, TargetResolution } from './targets';
 export { ProbeHandlerEnv, taskAddress } from './env';
 export { dumpStackLines, walkFrames } from './stack';

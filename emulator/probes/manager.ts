@@ -1,8 +1,8 @@
 /**
  * ProbeManager: the one bridge from user-written probes to the kprobes
  * engine, shared by the CLI (`--probes`) and the DAP adapter (breakpoints).
- * One per machine: `ProbeManager.for(machine)` creates it (and the machine's
- * KprobesEngine) on first use and returns the same object afterwards.
+ * One per machine, owned by it: `machine.probes` (on top of the engine the
+ * machine started at boot, `machine.kprobes`).
  *
  * Two sources of probes, one id space, one list:
  *   - probe files: addProbeFile(text, fileName) compiles a .kprobe file and
@@ -23,7 +23,7 @@ import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
-import { ProbeSite, parseTargetText, resolveTarget, targetText, whereOf } from './targets';
+import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 
 export type ProbeOrigin = 'file' | 'breakpoint';
 
@@ -104,8 +104,6 @@ export interface ProbeFileResult {
 }
 
 export interface ProbeManagerOptions {
-  /** use this engine (it must belong to the same kernel) instead of creating one */
-  engine?: KprobesEngine;
   /** handler step budget per invocation (default: the language's) */
   stepBudget?: number;
 }
@@ -125,10 +123,7 @@ interface UserProbe {
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
 
-const managers = new WeakMap<KernelApi, ProbeManager>();
-
 export class ProbeManager {
-  readonly engine: KprobesEngine;
   /** when true (default) a stopping breakpoint calls kernel.requestStop({ reason: 'breakpoint', ... }) */
   requestStops = true;
   private readonly probes = new Map<number, UserProbe>();
@@ -136,22 +131,10 @@ export class ProbeManager {
   private readonly listeners: BreakpointHitListener[] = [];
   private readonly stepBudget?: number;
 
-  /** The machine's manager (created with its engine on first use). */
-  static for(machine: { kernel: KernelApi }, opts: ProbeManagerOptions = {}): ProbeManager {
-    let m = managers.get(machine.kernel);
-    if (!m) {
-      m = new ProbeManager(machine.kernel, opts);
-      managers.set(machine.kernel, m);
-    }
-    return m;
-  }
-
-  /** Prefer ProbeManager.for(machine): one engine per kernel. */
-  constructor(readonly kernel: KernelApi, opts: ProbeManagerOptions = {}) {
-    if (opts.engine && opts.engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
-    this.engine = opts.engine ?? new KprobesEngine(kernel);
+  /** The machine owns its manager: use Machine.probes. */
+  constructor(readonly kernel: KernelApi, readonly engine: KprobesEngine, opts: ProbeManagerOptions = {}) {
+    if (engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
     this.stepBudget = opts.stepBudget;
-    if (!managers.has(kernel)) managers.set(kernel, this);
   }
 
   // ------------------------------------------------------------ compile options
@@ -224,9 +207,9 @@ export class ProbeManager {
     let mode: BreakpointMode = req.mode ?? 'kprobe';
     let target: ProbeTarget | string = req.target;
     if (typeof target === 'string') {
-      const m = /^\s*([rkp]):(.*)$/.exec(target);
-      if (m) { mode = req.mode ?? (m[1] === 'r' ? 'kretprobe' : 'kprobe'); target = m[2]; }
-      target = parseTargetText(target);
+      const t = parseBreakpointTarget(target);
+      if (typeof t === 'string') target = t;
+      else { target = t.target; mode = req.mode ?? t.mode ?? mode; }
     }
     const up: UserProbe = {
       id: this.nextId++, origin: 'breakpoint', kind: mode,

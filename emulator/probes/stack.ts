@@ -15,7 +15,8 @@
  */
 import type { ArchOps, Cpu } from '../arch/types';
 import type { KernelApi, Task } from '../kernel/types';
-import { fixupStackTrace, KprobesEngine } from '../kprobes';
+import { PAGE_SIZE } from '../memory/backing';
+import { fixupStackTrace, KprobesEngine, symbolizeEngineAddress } from '../kprobes';
 import { mustVAddr, toVAddr } from '../memory/address';
 import { cfiFor, CfiUnwinder, DwarfRegs } from '../unwind';
 
@@ -30,6 +31,40 @@ export interface WalkOptions {
    * (the walk ends at the first pc without it); 'fp': frame pointers only.
    */
   unwind?: 'auto' | 'cfi' | 'fp';
+}
+
+/**
+ * The frame an idle CPU shows. Linux's idle task (swapper/N, pid 0) spends
+ * its time in do_idle() (kernel/sched/idle.c, the generic idle loop since
+ * 4.x; cpu_idle() was the pre-3.10 per-arch name, gone from today's
+ * kernels), so an idle CPU here shows one `do_idle` frame: the emulator runs
+ * no code on it (its registers still hold the last task's values).
+ */
+export const IDLE_FRAME = 'do_idle';
+
+/**
+ * The kernel-thread return page (emulator/kernel/kernel.ts 'thread-return':
+ * the first page of the exec area, mapped with no permission) is every
+ * kernel thread's first return address, as Linux's ret_from_fork is the
+ * bottom frame of every kthread; named so.
+ */
+export const THREAD_RETURN_FRAME = 'ret_from_fork';
+
+/** Which code the emulator owns an address belongs to: the thread-return page, the kprobes engine's code, or neither. */
+export type EmulatorCodeKind = 'thread-return' | 'kprobes';
+
+/**
+ * %pS-style name of code the emulator owns, which the image's symbol table
+ * does not know: `ret_from_fork+0x0` for the kernel-thread return page,
+ * the kprobes engine's names (kretprobe_trampoline+0x0,
+ * kprobe_insn_slot[do_fork]+0x0, ...: emulator/kprobes/symbolize.ts);
+ * undefined elsewhere.
+ */
+export function emulatorCodeAt(kernel: KernelApi, engine: KprobesEngine, addr: bigint): { name: string; kind: EmulatorCodeKind } | undefined {
+  const page = kernel.layout.execArea;
+  if (addr >= page && addr < page + BigInt(PAGE_SIZE)) return { name: `${THREAD_RETURN_FRAME}+0x${(addr - page).toString(16)}`, kind: 'thread-return' };
+  const name = symbolizeEngineAddress(engine, addr);
+  return name !== undefined ? { name, kind: 'kprobes' } : undefined;
 }
 
 /** Most frames printed. */
@@ -175,8 +210,9 @@ function fpStep(ctx: WalkCtx, f: Frame): Frame | null {
  *   Call Trace:
  *    do_fork+0x0/0x9b
  *    worker_fn+0x8c/0x3d0
- * Kretprobe trampoline entries show the real return address; addresses
- * outside any symbol end the trace (thread entry / return page). `pc`: the
+ * Kretprobe trampoline entries show the real return address; the thread
+ * entry / return page ends the trace as ` ret_from_fork+0x0/0x1000`, other
+ * addresses outside any symbol end it unnamed. `pc`: the
  * pc of frame 0 when not the CPU's (pre handlers: the probe address);
  * `returnTo`: the real return address in a kretprobe return handler.
  */
@@ -197,6 +233,8 @@ export function dumpStackLines(kernel: KernelApi, engine: KprobesEngine, cpu: Cp
     const a = f.addr;
     if (!isText(kernel, a)) {
       if (a === engine.kretprobeTrampoline) { lines.push(' kretprobe_trampoline+0x0/0x1'); continue; }
+      // the bottom of a kernel thread, as Linux's traces end in ret_from_fork
+      if (emulatorCodeAt(kernel, engine, a)?.kind === 'thread-return') lines.push(` ${THREAD_RETURN_FRAME}+0x${(a - kernel.layout.execArea).toString(16)}/0x${PAGE_SIZE.toString(16)}`);
       break;
     }
     lines.push(` ${kernel.image.symbols.format(a, true)}`);

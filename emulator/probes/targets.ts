@@ -42,6 +42,19 @@ export function parseTargetText(text: string): ProbeTarget | string {
   return t ?? `invalid probe target '${text}' (expected symbol, symbol+offset, 0xaddress or file.c:line)`;
 }
 
+/**
+ * A breakpoint target as a user types it (a function breakpoint, a CLI
+ * argument): "do_fork", "do_fork+0x4", "0xffffffff81000010", "fork.c:30",
+ * optionally prefixed "r:" (kretprobe) or "p:"/"k:" (kprobe), kprobe_events
+ * and perf-probe style. A clear error when it is none of these.
+ */
+export function parseBreakpointTarget(text: string): { target: ProbeTarget; mode?: 'kprobe' | 'kretprobe' } | string {
+  const m = /^\s*([rkp]):(.*)$/.exec(text);
+  const t = parseTargetText(m ? m[2] : text);
+  if (typeof t === 'string') return t;
+  return m ? { target: t, mode: m[1] === 'r' ? 'kretprobe' : 'kprobe' } : { target: t };
+}
+
 /** Spellings of a source path to try against the line table: as written, then without leading ./ and ../ parts. */
 function pathCandidates(file: string): string[] {
   const out = [file];

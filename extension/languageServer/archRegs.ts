@@ -1,12 +1,12 @@
 /**
- * pt_regs field names per architecture (from the arch registry), for
+ * pt_regs field names per architecture (from its port's info part), for
  * register diagnostics and completion after `regs->`, and the arch's ABI
  * facts (emulator/arch/abiFacts.ts: argument, return, pc and stack
  * registers) for hover and completion details — known from the static
  * table even for arches whose CPU is not emulated yet.
  */
 import { abiFactsFor, type AbiFacts } from '../../emulator/arch/abiFacts';
-import { archByName } from '../../emulator/arch/registry';
+import { portByName } from '../../emulator/ports';
 import { DEFAULT_ARCH } from './constants';
 
 export interface ArchRegs {
@@ -20,7 +20,7 @@ export interface ArchRegs {
 
 export function regsForArch(arch: string | undefined): ArchRegs {
   const name = arch ?? DEFAULT_ARCH;
-  const ops = archByName(name);
+  const ops = portByName(name);
   const abi = abiFactsFor(name);
   return ops ? { arch: ops.name, regNames: ops.regs.map(r => r.name), known: true, abi } : { arch: name, regNames: [], known: false, abi };
 }

@@ -6,6 +6,7 @@
 import { Diagnostic, DiagnosticSeverity, Range, CompletionItem, Hover } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { ElfImage } from '../../emulator/elf';
+import { similarSymbols } from '../../emulator/elf/nearNames';
 import { analyze, type LangDiagnostic } from './analysis';
 import { regsForArch, type ArchRegs } from './archRegs';
 import { ImageCache } from './images';
@@ -55,6 +56,7 @@ export class KprobeService {
         regNames: env.regs.regNames,
         regsKnown: env.regs.known,
         symbolExists: image ? (name: string) => image.symbols.lookup(name) !== undefined : undefined,
+        similarSymbols: image ? (name: string) => similarSymbols(image.symbols, name) : undefined,
         imageArch: image?.archName ?? env.regs.arch,
       });
     } catch (e) {

@@ -10,7 +10,7 @@
  *   npx esbuild scripts/bench/kprobes.ts --bundle --platform=node --outfile=/tmp/kb.js && node /tmp/kb.js [--quick]
  */
 import { Machine } from '../../emulator/machine';
-import { KprobesEngine, Kprobe, Kretprobe } from '../../emulator/kprobes';
+import { Kprobe, Kretprobe } from '../../emulator/kprobes';
 import { BENCH_TARGET, benchImage, checkBenchOutput, formatHostPerHit, hostPerHit, TimedRun } from '../../test/fixtures/kernel/bench/hostTime';
 
 /** interleaved rounds per mode (--quick: 3) */
@@ -19,9 +19,9 @@ const ROUNDS = 7;
 type Mode = 'none' | 'k' | 'r' | 'kr';
 
 function once(mode: Mode, insns?: { n: number }): TimedRun {
-  const m = new Machine(benchImage(), { cpus: 2 });
   // the 2.6 configuration (no jump optimization, no boosters): overhead.ts has the full table
-  const e = new KprobesEngine(m.kernel, { optimization: false, kprobeBooster: false, kretprobeBooster: false });
+  const m = new Machine(benchImage(), { cpus: 2, kprobes: { optimization: false, kprobeBooster: false, kretprobeBooster: false } });
+  const e = m.kprobes;
   const kp: Kprobe = { symbol_name: BENCH_TARGET, pre_handler: () => 0 };
   const rp: Kretprobe = { kp: { symbol_name: BENCH_TARGET }, maxactive: 64, handler: () => 0 };
   if ((mode === 'k' || mode === 'kr') && e.registerKprobe(kp) !== 0) throw new Error('register_kprobe failed');

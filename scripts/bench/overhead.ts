@@ -55,7 +55,7 @@ interface RunOut { hostNs: number; hits: number; cycles: number; insns: number; 
 
 function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: KprobesEngine; hits: () => number; extraCycles: () => number } {
   const m = new Machine(image, { cpus: 1 });
-  const e = new KprobesEngine(m.kernel);
+  const e = m.kprobes;
   const optimized = mode === 'o' || mode === 'ro';
   const kboost = mode === 'b' || mode === 'rb';
   const rboost = mode === 'rb' || mode === 'ro';

@@ -100,7 +100,8 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     // arg0 is the first argument register (clone_flags of do_fork)
     assert.equal((await h.evaluate('arg0 == regs->di', frame.id)).result, '0x1 (1)');
     assert.match((await h.evaluate('jiffies', frame.id)).result, /^0x[0-9a-f]+ \(\d+\)$/);
-    assert.match((await h.evaluate('current->comm', frame.id)).result, /^0x[0-9a-f]+ ".+"$/);
+    // the task's char comm[16]: the string alone (its copy in the handler has no kernel address)
+    assert.match((await h.evaluate('current->comm', frame.id)).result, /^"[^"]+"$/);
     // hover on a C identifier that is a kernel symbol: its address
     const hover = await h.evaluate('copy_process', frame.id, 'hover');
     assert.match(hover.result, /^0xffffffff8[0-9a-f]{7} <copy_process>$/);
@@ -114,6 +115,16 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.match(await h.evaluateError('symbol("no_such_symbol_xyz")', frame.id), /no_such_symbol_xyz/);
     assert.match(await h.evaluateError('ri->ret_addr', frame.id), /'ri' is not available/);
     assert.match(await h.evaluateError('1 / 0', frame.id), /divide fault/);
+    // a register spelled without regs->: the message says how to write it
+    assert.match(await h.evaluateError('rdi + 1', frame.id), /cannot evaluate "rdi \+ 1": .*\(registers are regs->di here, or \$di\)/);
+    assert.match(await h.evaluateError('$nosuch', frame.id), /no register nosuch on x86_64 \(registers: r15 .* di /);
+  });
+
+  test('evaluate: registers gdb-style ($rdi, rdi, $rip) and pt_regs-style ($di)', async () => {
+    const { frame } = await stopInDoFork();
+    const di = (await h.evaluate('regs->di', frame.id)).result.split(' ')[0];
+    for (const e of ['$di', '$rdi', 'rdi', 'di']) assert.equal(BigInt((await h.evaluate(e, frame.id)).result), BigInt(di), e);
+    assert.equal((await h.evaluate('$rip', frame.id)).result, (await h.evaluate('$ip', frame.id)).result);
   });
 
   test('a kretprobe (function breakpoint r:sys_open): return stop, Probe scope with ri fields and maxactive', async () => {

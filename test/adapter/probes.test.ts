@@ -186,6 +186,18 @@ describe('kprobe debug adapter: probes, views, disassembly marks, memory', () =>
     assert.deepEqual(await dapRead(fib.address, 5), original);
   });
 
+  test('disassemble shows absolute kernel addresses as addresses with their symbol, mnemonics in a column (issue 11 item 6)', async () => {
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      bps = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork' }] })).body.breakpoints;
+    });
+    const insns = await disassembleAt(bps[0].instructionReference!, 40);
+    const text = insns.map(i => i.instruction);
+    assert.ok(text.some(t => /^mov {5}rsi, 0xffffffff8[0-9a-f]{7} <nr_forks\+0x0\/0x8>$/.test(t)), text.join('\n'));
+    assert.ok(!text.some(t => /-0x7e[0-9a-f]{6}/.test(t)), 'no kernel address printed as a negative number');
+    assert.ok(text.some(t => /^call {4}0xffffffff8[0-9a-f]{7} <copy_process\+0x0\/0x[0-9a-f]+>$/.test(t)), 'branch targets named once');
+  });
+
   test('disassemble marks the int3 of a kprobe and of a kretprobe; a disabled probe is marked as not written', async () => {
     let bps: DebugProtocol.Breakpoint[] = [];
     await h.launchWith(async () => {
@@ -193,7 +205,7 @@ describe('kprobe debug adapter: probes, views, disassembly marks, memory', () =>
     });
     await req(ProbeRequest.setEnabled, { id: bps[2].id, enabled: false });
     const insns = await disassembleAt(bps[0].instructionReference!, 3);
-    assert.equal(insns[0].instruction.split('  ;')[0], 'push rbp', 'original instruction first');
+    assert.equal(insns[0].instruction.split('  ;')[0], 'push    rbp', 'original instruction first (mnemonic in its aligned column)');
     assert.match(insns[0].instruction, /  ; kprobe: int3 at do_fork\+0x0$/);
     assert.doesNotMatch(insns[1].instruction, /;/, 'do_fork+0x1 is not probed');
     assert.match(insns[2].instruction, /  ; kprobe at do_fork\+0x4 \[DISABLED\]: no int3 written$/);

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
-import { Stepper, StepOutcome } from '../../adapter/stepper';
+import { Stepper, StepOutcome } from '../../emulator/debug/stepper';
 import { KERNEL } from './dapHarness';
 
 /** A fresh 1-CPU machine with init scheduled on CPU 0 (pc = start_kernel). */

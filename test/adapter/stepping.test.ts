@@ -1,3 +1,4 @@
+import { repoPath } from '../util/paths';
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
@@ -117,5 +118,27 @@ describe('kprobe debug adapter: stepping and restart', () => {
     const again = await h.continueToStop();
     assert.equal(again.body.reason, 'breakpoint');
     assert.deepEqual(again.body.hitBreakpointIds, [bp.id]);
+  });
+
+  test('restart with a probe file that registers first: the breakpoint keeps its DAP id (the adapter owns the ids)', async () => {
+    let bp: DebugProtocol.Breakpoint | undefined;
+    await h.launchWith(async () => {
+      bp = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork' }] })).body.breakpoints[0];
+    });
+    assert.ok(bp?.verified, bp?.message);
+    const changed = h.dc.waitForEvent('breakpoint');
+    const entry = h.dc.waitForEvent('stopped');
+    // the file's probe takes the new manager's first probe id
+    const probes = [repoPath('examples', 'probes', 'kprobe_example.kprobe')];
+    await h.dc.customRequest('restart', { arguments: { type: 'kprobe', request: 'launch', program: KERNEL, cpus: 2, stopOnEntry: true, probes } });
+    const ch = (await within(changed, 'the breakpoint changed event')) as DebugProtocol.BreakpointEvent;
+    assert.equal(ch.body.breakpoint.id, bp.id);
+    await within(entry, 'the entry stop after restart');
+    const state = (await h.dc.customRequest(ProbeRequest.list) as DebugProtocol.Response).body as ProbeStateBody;
+    const ids = state.kprobes.map(p => p.id);
+    assert.ok(ids.includes(bp.id!), `the views list the breakpoint under its DAP id: ${ids.join(', ')}`);
+    assert.equal(new Set(ids).size, ids.length, 'one id space for breakpoints and file probes');
+    const hit = await h.continueToStop();
+    assert.deepEqual(hit.body.hitBreakpointIds, [bp.id]);
   });
 });

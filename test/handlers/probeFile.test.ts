@@ -143,7 +143,19 @@ describe('.kprobe files: diagnostics with positions', () => {
   });
 
   test('unknown symbols: as a target and in symbol()', () => {
-    expectError('kprobe do_frok { pre { } }', 'do_frok', /unknown symbol 'do_frok'/);
+    // compiled to register: an unknown target is left to registration (-ENOENT for that probe alone)
+    const text = 'kprobe do_frok { pre { } }\nkprobe do_fork { pre { } }\n';
+    const r = compileProbeFile(text, 't.kprobe', opts);
+    assert.deepEqual(r.diagnostics.filter(d => d.severity === 'error'), []);
+    assert.deepEqual(r.probes.map(p => p.target), [{ kind: 'symbol', name: 'do_frok', offset: 0n }, { kind: 'symbol', name: 'do_fork', offset: 0n }]);
+    // checked for an editor: an error on the target, with a "did you mean" when a name is near
+    const parsed = parseProbeFile(text, 't.kprobe');
+    const errs = checkProbeFile(parsed.file, { ...opts, similarSymbols: (n: string) => (n === 'do_frok' ? ['do_fork'] : []) })
+      .filter(d => d.severity === 'error');
+    assert.equal(errs.length, 1);
+    assert.equal(errs[0].message, "unknown symbol 'do_frok' in the image (did you mean 'do_fork'?)");
+    assert.deepEqual({ line: errs[0].line, column: errs[0].column }, posOf(text, 'do_frok'));
+    assert.equal(checkProbeFile(parseProbeFile('kprobe nope_fn { pre { } }', 't.kprobe').file, opts)[0].message, "unknown symbol 'nope_fn' in the image");
     expectError('kprobe do_fork { pre { regs->ip = symbol("nope"); return 1; } }', '"nope"', /unknown symbol 'nope'/);
   });
 

@@ -29,8 +29,8 @@ export interface Rig {
 
 export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: number; engine?: KprobesEngineOptions } = {}): Rig {
   const image = sampleImage();
-  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000, quantum: opts.quantum });
-  const engine = new KprobesEngine(machine.kernel, opts.engine);
+  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000, quantum: opts.quantum, kprobes: opts.engine });
+  const engine = machine.kprobes;
   return {
     machine, engine, image,
     sym(name: string): bigint {

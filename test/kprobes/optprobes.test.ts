@@ -9,8 +9,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bytesAt, insns, Rig, rig } from './harness';
 import {
-  formatKprobeList, Kprobe, KPROBE_FLAG_DISABLED, Kretprobe, OPTIMIZE_DELAY_NS, readKprobesOptimization,
-  writeKprobesOptimization, writeKprobesSysctl,
+  formatKprobeList, Kprobe, KPROBE_FLAG_DISABLED, KprobesEngine, Kretprobe, OPTIMIZE_DELAY_NS,
 } from '../../emulator/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
 
@@ -328,27 +327,29 @@ describe('sysctl debug.kprobes_optimization', () => {
     assert.equal(r.engine.registerKprobe({ addr: a }), 0);
     r.engine.waitForOptimizer();
     assertOptimized(r, a);
-    assert.equal(readKprobesOptimization(r.engine), '1\n');
-    assert.equal(writeKprobesOptimization(r.engine, '0\n'), 0);
-    assert.equal(readKprobesOptimization(r.engine), '0\n');
+    const sysctl = r.machine.kernel.sysctl, PROC = '/proc/sys/debug/kprobes-optimization';
+    assert.equal(sysctl.read(PROC), '1\n');
+    assert.equal(sysctl.write(PROC, '0\n').errno, 0);
+    assert.equal(sysctl.read(PROC), '0\n');
     assertNotOptimized(r, a, /kprobes_optimization is 0/);
     assert.equal(r.engine.registerKprobe({ addr: b }), 0);
     r.engine.waitForOptimizer();
     assertNotOptimized(r, b, /kprobes_optimization is 0/);
-    assert.equal(writeKprobesOptimization(r.engine, 'x'), -22);
+    assert.equal(sysctl.write(PROC, 'x').errno, -22);
     r.engine.setOptimization(1);
     r.engine.waitForOptimizer();
     assertOptimized(r, a);
     assertOptimized(r, b);
   });
 
-  test('written before the engine exists: applied when it is created; unknown names are -EINVAL', () => {
+  test('the engine registers its sysctl at boot (one engine per kernel); unknown names and bad values are -EINVAL', () => {
     const r0 = rig();
-    // a fresh machine: set the sysctl on its kernel before the engine (rig creates one; use a second kernel)
-    assert.equal(writeKprobesSysctl(r0.machine.kernel, 'debug.no_such', '1'), -22);
-    assert.equal(writeKprobesSysctl(r0.machine.kernel, 'debug.kprobes_optimization', '2'), -22);
-    assert.equal(writeKprobesSysctl(r0.machine.kernel, 'debug.kprobes_optimization', '0'), 0);
+    assert.deepEqual(r0.machine.kernel.sysctl.names(), ['debug.kprobes_optimization']);
+    assert.equal(r0.machine.writeSysctl('debug.no_such', '1').errno, -22);
+    assert.equal(r0.machine.writeSysctl('debug.kprobes_optimization', '2').errno, -22);
+    assert.equal(r0.machine.writeSysctl('debug.kprobes_optimization', '0').errno, 0);
     assert.equal(r0.engine.optimization, false);
+    assert.throws(() => new KprobesEngine(r0.machine.kernel), /already has a kprobes engine/);
   });
 });
 

@@ -135,3 +135,33 @@ describe('bad structures: -EINVAL, no exception', () => {
     assert.equal(formatKprobeList(r.engine), '');
   });
 });
+
+describe('a refusal carries its reason (registerKprobeResult & co.)', () => {
+  test('the check that refused says why; the errno is the one register_* returns', () => {
+    const r = rig();
+    const e = r.engine;
+    const hexOf = (a: bigint): string => `0x${a.toString(16)}`;
+    assert.deepEqual(e.registerKprobeResult({ symbol_name: 'no_such_fn' }), { errno: -Errno.ENOENT, reason: "unknown symbol 'no_such_fn'" });
+    assert.deepEqual(e.registerKprobeResult({ symbol_name: 'fib', addr: r.sym('fib') }), { errno: -Errno.EINVAL, reason: 'give either a symbol or an address' });
+    assert.deepEqual(e.registerKprobeResult({ symbol_name: 'notify_die' }), { errno: -Errno.EINVAL, reason: 'address is inside the kprobe blacklist' });
+    assert.deepEqual(e.registerKprobeResult({ symbol_name: 'workers' }), { errno: -Errno.EINVAL, reason: 'workers+0x0 is not in kernel text' });
+    const tramp = e.kretprobeTrampoline;
+    assert.deepEqual(e.registerKprobeResult({ addr: tramp }), { errno: -Errno.EINVAL, reason: `${hexOf(tramp)} is inside the kprobes code kretprobe_trampoline+0x0` });
+    const kp: Kprobe = { symbol_name: 'vfs_read' };
+    assert.equal(e.registerKprobeResult(kp), 0);
+    const slot = kp.ainsn?.insn as bigint;
+    assert.deepEqual(e.registerKprobeResult({ addr: slot }), { errno: -Errno.EINVAL, reason: `${hexOf(slot)} is inside the kprobes code kprobe_insn_slot[vfs_read]+0x0` });
+    assert.deepEqual(e.registerKprobeResult(kp), { errno: -Errno.EINVAL, reason: 'the probe is already registered' });
+    assert.deepEqual(e.registerKprobeResult(bad<Kprobe>({ symbol_name: 7 })), { errno: -Errno.EINVAL, reason: 'struct kprobe: a field has the wrong type or is out of range' });
+    assert.deepEqual(e.registerKretprobeResult({ kp: { symbol_name: 'do_fork', offset: 1n } }),
+      { errno: -Errno.EINVAL, reason: 'a kretprobe must be placed at a function entry, not do_fork+0x1' });
+    assert.deepEqual(e.registerKretprobeResult({ kp: { symbol_name: 'fib' }, data_size: 5000 }),
+      { errno: -Errno.E2BIG, reason: 'struct kretprobe: data_size is above KRETPROBE_MAX_DATA_SIZE' });
+    const j1: Jprobe = { kp: { symbol_name: 'do_fork' }, entry: () => undefined };
+    assert.equal(e.registerJprobeResult(j1), 0);
+    assert.deepEqual(e.registerJprobeResult({ kp: { symbol_name: 'do_fork' }, entry: () => undefined }),
+      { errno: -Errno.EEXIST, reason: 'another jprobe is already registered at do_fork+0x0' });
+    // what is refused without a reason through the Linux-shaped API returns the same errno
+    assert.equal(e.registerKprobe({ symbol_name: 'no_such_fn' }), -Errno.ENOENT);
+  });
+});

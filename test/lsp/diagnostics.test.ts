@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Diagnostic, Position } from 'vscode-languageserver-protocol';
 import { repoPath } from '../util/paths';
-import { archByName } from '../../emulator/arch/registry';
+import { portByName } from '../../emulator/ports';
 import { LspClient, after, fileUri, positionOf } from './lspHarness';
 
 const DIR = repoPath('examples', 'probes');
@@ -102,7 +102,7 @@ describe('kprobe language server: diagnostics', { timeout: 30_000 }, () => {
     const uri = fileUri(join(DIR, 'diag-aarch64.kprobe'));
     const diags = await c.open(uri, text);
     const items = (await c.completion(uri, after(text, 'regs->'))).map(i => i.label);
-    const table = archByName('aarch64');
+    const table = portByName('aarch64');
     if (table) {
       // x86's ax is not an aarch64 pt_regs field; completion offers the aarch64 table
       expectOne(diags, text, 'ax', /unknown register 'ax'/);

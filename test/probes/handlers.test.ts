@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hex64 } from '../../emulator/memory/address';
 import { compileProbeFile } from '../../emulator/handlers';
-import { SYSCTL_KPROBES_OPTIMIZATION, writeKprobesSysctl } from '../../emulator/kprobes';
+import { SYSCTL_KPROBES_OPTIMIZATION } from '../../emulator/kprobes';
 import { RAND1, TARGET_CALLS, addFile, probeRig, runAll, sym, type ProbeRig, type RunResult } from './helpers';
 
 /** 1-based line:column of the first occurrence of needle in text */
@@ -113,7 +113,7 @@ kprobe kprobe_target+0x6 { pre { printk("body %d\\n", current->pid); return 0; }
 
     test('with debug.kprobes_optimization=0 every hit is redirected (the checker still warns: the file does not know the sysctl)', () => {
       const { machine, mgr } = probeRig();
-      assert.equal(writeKprobesSysctl(machine.kernel, SYSCTL_KPROBES_OPTIMIZATION, '0'), 0);
+      assert.equal(machine.writeSysctl(SYSCTL_KPROBES_OPTIMIZATION, '0').errno, 0);
       const r = addFile(mgr, probes(''));
       assert.deepEqual(r.diagnostics.map(d => d.severity), ['warning']);
       checkRedirectedEverywhere(runAll(machine), mgr);
@@ -301,5 +301,10 @@ kprobe kprobe_stacktrace_internal_target { pre { if (current->pid == 1) dump_sta
     const frames = out.lines.slice(i + 1, i + 6).map(l => l.trim().replace(/\+.*/, ''));
     assert.deepEqual(frames, ['kprobe_stacktrace_internal_target', 'kprobe_stacktrace_target', 'kprobe_stacktrace_driver', 'kprobes_selftest', 'start_kernel']);
     assert.match(out.lines[i + 1], /^ kprobe_stacktrace_internal_target\+0x0\/0x[0-9a-f]+$/);
+    // the trace ends at the kernel-thread return page, named as Linux's kthread traces end
+    let end = i + 1;
+    while (out.lines[end + 1]?.startsWith(' ')) end++;
+    assert.deepEqual(out.lines.slice(end - 1, end + 1).map(l => l.replace(/\+.*/, '')), [' start_kernel', ' ret_from_fork']);
+    assert.equal(out.lines[end], ' ret_from_fork+0x0/0x1000');
   });
 });

@@ -48,8 +48,8 @@ export interface ProbeRig {
 }
 
 export function probeRig(opts: { cpus?: number } & ProbeManagerOptions = {}): ProbeRig {
-  const machine = new Machine(sampleImage(), { cpus: opts.cpus ?? 2, maxInstructions: 50_000_000 });
-  const mgr = new ProbeManager(machine.kernel, opts);
+  const machine = new Machine(sampleImage(), { cpus: opts.cpus ?? 2, maxInstructions: 50_000_000, probes: { stepBudget: opts.stepBudget } });
+  const mgr = machine.probes;
   return { machine, mgr };
 }
 

@@ -34,7 +34,7 @@ describe('a64 system registers', () => {
   test('msr/mrs tpidr_el0 at EL0, mrs nzcv', () => {
     const m = runWords([0xd51bd041, 0xd53bd040], { x1: 0xdeadbeefcafen }, 2, { user: true });
     assert.equal(getX(m.cpu, 'x0'), 0xdeadbeefcafen);
-    assert.equal(getX(m.cpu, 'tpidr_el0'), 0xdeadbeefcafen);
+    assert.equal(m.cpu.tpidr0, 0xdeadbeefcafen);
     const n = runWords([0xeb1f03ff /* cmp xzr, xzr */, 0xd53b4200], {}, 2);
     assert.equal(getX(n.cpu, 'x0'), 0x60000000n); // Z C
     assert.equal(getX(n.cpu, 'pstate') >> 28n, 6n);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { repoPath } from '../util/paths';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
+import { disassembleBytes } from '../../emulator/arch/x86_64/disasm';
 import { machine, hexBytes, getReg, CODE, setReg } from '../fixtures/x86/harness';
 import { textPoke } from '../../emulator/memory/textPoke';
 
@@ -33,7 +34,7 @@ describe('x86 disassembly goldens (llvm-objdump)', () => {
         seen.add(key);
         count++;
         const bytes = hexBytes(hb);
-        const d = x86_64.decodeBytes(bytes, BigInt('0x' + a));
+        const d = disassembleBytes(bytes, BigInt('0x' + a), { style: 'llvm' });
         const got = d ? `${d.length} ${norm(d.mnemonic)} | ${norm(d.operands)}` : 'undecodable';
         const want = `${bytes.length} ${norm(mn)} | ${norm(ops ?? '')}`;
         if (got !== want && failures.length < 10) failures.push(`${a}: ${hb}: want "${want}" got "${got}"`);

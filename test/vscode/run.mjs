@@ -10,12 +10,19 @@
 // with `N passed, N failed` and exits with the suite's code (1 on any failure,
 // 2 on a harness error or timeout). Chromium and the server's process group
 // are always killed.
+//
+// Page bridge: what the workbench shows (DOM state such as the Disassembly
+// view's highlighted row) cannot be read from the extension host, so this
+// script serves GET http://127.0.0.1:PORT/<query> and answers it from the
+// page through playwright; the suite finds PORT in KPROBE_ITEST_PAGE_BRIDGE
+// (code-server's extension host inherits the environment). See PAGE_QUERIES.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { createServer } from 'node:http';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -37,9 +44,12 @@ const log = (msg) => process.stdout.write(`[vscode-itest ${elapsed()}] ${msg}\n`
 let server;        // ChildProcess of code-server (own process group)
 let browser;       // playwright Browser
 let tmp;           // temp folder holding everything code-server writes
+let bridge;        // http.Server of the page bridge
+let page;          // playwright Page of the workbench (set once loaded)
 let finished = false;
 
 async function cleanup() {
+  if (bridge) { bridge.close(); bridge.closeAllConnections?.(); bridge = undefined; }
   if (browser) {
     const b = browser; browser = undefined;
     await Promise.race([b.close().catch(() => {}), new Promise(r => setTimeout(r, 5000))]);
@@ -123,6 +133,42 @@ function startServer() {
   });
 }
 
+/**
+ * Page queries the suite may ask for, each waiting (playwright waitForFunction,
+ * no sleeps) until the page can answer, then returning JSON.
+ *   disassembly-current-row: the instruction cell (text, background) of the
+ *   Disassembly view's row marked with the top stack frame
+ *   (codicon-debug-stackframe), i.e. the highlighted instruction; waits until
+ *   that row is rendered.
+ */
+const PAGE_QUERIES = {
+  'disassembly-current-row': () => {
+    const row = document.querySelector('.disassembly-view .codicon-debug-stackframe')?.closest('.monaco-list-row');
+    const cell = row?.querySelector('.instruction');
+    return cell ? { text: cell.innerText, background: cell.style.background } : null;
+  },
+};
+
+function startPageBridge() {
+  bridge = createServer(async (req, res) => {
+    const name = (req.url ?? '').replace(/^\//, '');
+    const query = PAGE_QUERIES[name];
+    const reply = (status, body) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    if (!query) return reply(404, { error: `unknown page query "${name}" (known: ${Object.keys(PAGE_QUERIES).join(', ')})` });
+    if (!page) return reply(503, { error: 'the workbench page is not loaded' });
+    try {
+      const handle = await page.waitForFunction(query, undefined, { timeout: 20_000 });
+      reply(200, await handle.jsonValue());
+    } catch (e) {
+      reply(500, { error: `page query ${name} failed: ${e?.message ?? e}` });
+    }
+  });
+  return new Promise((resolvePort, reject) => {
+    bridge.once('error', reject);
+    bridge.listen(0, '127.0.0.1', () => resolvePort(bridge.address().port));
+  });
+}
+
 /** Extension-host output filter: echo what lies between the suite's markers. */
 function makeLogSink() {
   let inside = false;
@@ -167,6 +213,7 @@ async function main() {
     finish(2, `TIMEOUT: the integration suite did not finish within ${timeoutMs / 1000} s\n0 passed, 1 failed`);
   }, timeoutMs);
 
+  process.env.KPROBE_ITEST_PAGE_BRIDGE = `http://127.0.0.1:${await startPageBridge()}`;
   const port = await startServer();
   const authority = `127.0.0.1:${port}`;
   log(`code-server listening on ${authority}`);
@@ -178,7 +225,7 @@ async function main() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
-  const page = await browser.newPage();
+  page = await browser.newPage();
   const sink = makeLogSink();
   let resolveExit;
   const exitCode = new Promise(r => { resolveExit = r; });

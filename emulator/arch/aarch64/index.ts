@@ -1,7 +1,7 @@
 /**
- * The aarch64 plug-in table (ArchOps): CPU factory, register file in Linux
- * arm64 pt_regs order, ABI facts, decoder / disassembler entry points,
- * thread and user-process entry set-up.
+ * The aarch64 port's implementation part: ArchOps (the info part, info.ts,
+ * plus the CPU factory, decoder / disassembler entry points, thread and
+ * user-process entry set-up). The arm64 kprobes hooks are not ported yet.
  */
 import { ArchOps, Cpu, DecodedInsn } from '../types';
 import { Memory } from '../../memory/memory';
@@ -9,18 +9,11 @@ import { toVAddr, mustVAddr } from '../../memory/address';
 import { A64Cpu } from './cpu';
 import { decodeWord } from './decoder';
 import { toDecoded } from './disasm';
-import { A64_REGS, a64Reg as R } from './regs';
+import type { ArchPort } from '../registry';
+import { a64Reg as R } from './regs';
+import { aarch64Info } from './info';
 
-/** ELF e_machine EM_AARCH64 */
-export const EM_AARCH64 = 183;
-
-/** brk #imm16 little-endian */
-function brkBytes(imm: number): Uint8Array {
-  const w = (0xd4200000 | (imm << 5)) >>> 0;
-  return Uint8Array.of(w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24);
-}
-/** KPROBES_BRK_IMM (arch/arm64/include/asm/brk-imm.h) */
-export const KPROBES_BRK_IMM = 0x004;
+export { EM_AARCH64 } from './info';
 
 function asA64(cpu: Cpu): A64Cpu {
   if (!(cpu instanceof A64Cpu)) throw new Error(`aarch64: cpu ${cpu.id} is not an aarch64 cpu`);
@@ -37,32 +30,7 @@ function decodeFromBytes(b: Uint8Array, addr: bigint): DecodedInsn | null {
 const X = (n: number): number => R(`x${n}`);
 
 export const aarch64: ArchOps = {
-  name: 'aarch64',
-  elfMachines: [EM_AARCH64],
-  regs: A64_REGS,
-  abi: {
-    argRegs: [0, 1, 2, 3, 4, 5, 6, 7].map(X),
-    retReg: X(0),
-    spReg: R('sp'),
-    pcReg: R('pc'),
-    fpReg: X(29),
-    returnAddress: { kind: 'reg', reg: X(30) },
-    flagsReg: R('pstate'),
-    hypercall: { nr: X(8), args: [X(0), X(1), X(2), X(3)], ret: X(0) },
-    syscall: { nr: X(8), args: [0, 1, 2, 3, 4, 5].map(X), ret: X(0) },
-    pointerSize: 8,
-    charSigned: false,
-    // ESR_ELx exception classes reported as the trap number (EC_BRK64 0x3c, EC_UNKNOWN 0, EC_DABT 0x25)
-    trapNumbers: { breakpoint: 0x3c, undefined: 0, pageFault: 0x25 },
-  },
-  breakpointInsn: brkBytes(KPROBES_BRK_IMM),
-  breakpointPcOffset: 0,
-  maxInsnLength: 4,
-  minInsnLength: 4,
-  returnInsn: Uint8Array.of(0xc0, 0x03, 0x5f, 0xd6),
-  frameRecord: { savedFpOffset: 0, returnAddressOffset: 8 },
-  // AArch64 DWARF numbers 0-30: x0..x30, 31: sp
-  dwarfRegs: [...Array.from({ length: 31 }, (_, n) => X(n)), R('sp')],
+  ...aarch64Info,
 
   createCpu(id: number, mem: Memory): Cpu { return new A64Cpu(id, mem); },
 
@@ -97,3 +65,6 @@ export const aarch64: ArchOps = {
     c.daif = 0;
   },
 };
+
+/** The aarch64 port's implementation (kprobes arch hooks not ported yet). */
+export const port: ArchPort = { ops: aarch64 };

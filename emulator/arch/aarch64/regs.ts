@@ -1,7 +1,7 @@
 /**
  * Register file as the debugger and handlers see it: Linux arm64 struct
  * pt_regs order and names (regs[0]..regs[30] named x0..x30, then sp, pc,
- * pstate), then the thread-pointer system registers.
+ * pstate), from the port's info part; tpidr_el0/el1 are CPU fields read with mrs.
  *
  * Inside the CPU the general registers live in two Int32Array halves with
  * 34 slots: 0..30 = x0..x30, 31 = sp, 32 = the zero register as a source
@@ -10,6 +10,7 @@
  * context says, so executors never test for register 31.
  */
 import { RegInfo } from '../types';
+import { AARCH64_REGS } from './info';
 
 export const SP = 31;
 export const ZR_READ = 32;
@@ -19,19 +20,15 @@ export const NSLOTS = 34;
 /** pseudo-register codes (negative) for the registers that are not GPR slots */
 export const PT_PC = -1;
 export const PT_PSTATE = -2;
+/** not in pt_regs (and not in the register table); kept for the cpu's get/set switch */
 export const PT_TPIDR_EL0 = -3;
 export const PT_TPIDR_EL1 = -4;
 
-const LAYOUT: readonly (readonly [string, RegInfo['group'], number])[] = [
-  ...Array.from({ length: 31 }, (_, n) => [`x${n}`, 'general', n] as const),
-  ['sp', 'general', SP], ['pc', 'control', PT_PC], ['pstate', 'control', PT_PSTATE],
-  ['tpidr_el0', 'segment', PT_TPIDR_EL0], ['tpidr_el1', 'segment', PT_TPIDR_EL1],
-];
+/** the register table of the port's info part (pt_regs order) */
+export const A64_REGS: RegInfo[] = AARCH64_REGS;
 
-export const A64_REGS: RegInfo[] = LAYOUT.map(([name, group]) => ({ name, bits: 64, group }));
-
-/** ArchOps.regs index -> GPR slot or pseudo code */
-export const PT_REGS: readonly number[] = LAYOUT.map(r => r[2]);
+/** ArchOps.regs index -> GPR slot or pseudo code: x0..x30 and sp are slots 0..31 */
+export const PT_REGS: readonly number[] = A64_REGS.map((r, i) => r.name === 'pc' ? PT_PC : r.name === 'pstate' ? PT_PSTATE : i);
 
 /** index into A64_REGS of a pt_regs name */
 export function a64Reg(name: string): number {

@@ -1,10 +1,13 @@
 /**
- * Table-driven x86_64 decoder: prefixes, REX, opcode map lookup (table.ts),
- * ModRM/SIB/displacement, immediates. Produces an Insn with every field the
- * executors, the disassembler and the length decoder need. Returns null for
- * bytes that are not a (supported) instruction — the CPU raises #UD.
+ * Table-driven x86_64 decoder, in the order the bytes come: prefixes and
+ * REX, the opcode (VEX prefix or 0f escape, table.ts lookup, mandatory f3,
+ * ModRM group), ModRM/SIB/displacement, immediates. Produces an Insn with
+ * every field the executors, the disassembler and the length decoder need,
+ * and where each field lies in the bytes (InsnLayout, for the kprobes copy
+ * and relocate.ts). Returns null for bytes that are not a (supported)
+ * instruction — the CPU raises #UD.
  */
-import { Insn, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG_NONE } from './insn';
+import { Insn, InsnLayout, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG_NONE } from './insn';
 import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE, VEX } from './table';
 import { COUNT_1, COUNT_CL, COUNT_IMM } from './exec/shift';
 import { ud } from './exec/system';
@@ -40,15 +43,9 @@ function byteReg(r: number, rex: number): number {
 
 /** Decode one instruction at VAddr `addr`. */
 export function decodeInsn(fetch: ByteFetch, addr: number): Insn | null {
-  const raw: number[] = [];
-  const next8 = (): number => {
-    if (raw.length >= MAX_INSN_LEN) throw TOO_LONG;
-    const b = fetch(raw.length);
-    raw.push(b);
-    return b;
-  };
+  const r = new Reader(fetch);
   try {
-    return decodeInner(next8, raw, addr);
+    return decodeInner(r, addr);
   } catch (e) {
     if (e === TOO_LONG) return null;
     throw e;
@@ -56,132 +53,200 @@ export function decodeInsn(fetch: ByteFetch, addr: number): Insn | null {
 }
 const TOO_LONG = { tooLong: true };
 
-function decodeInner(next8: () => number, raw: number[], addr: number): Insn | null {
-  let p66 = false, p67 = false, rep = REP_NONE, lock = false, seg = SEG_NONE, rex = 0;
-  const prefixes: number[] = [];
-  let b: number;
-  for (;;) {
-    b = next8();
-    if (b === 0x66) p66 = true;
-    else if (b === 0x67) p67 = true;
-    else if (b === 0xf3) rep = REP_F3;
-    else if (b === 0xf2) rep = REP_F2;
-    else if (b === 0xf0) lock = true;
-    else if (b === 0x64) seg = SEG_FS;
-    else if (b === 0x65) seg = SEG_GS;
-    else if (b === 0x2e || b === 0x36 || b === 0x3e || b === 0x26) { /* ignored in 64-bit mode */ }
-    else if ((b & 0xf0) === 0x40) { rex = b; prefixes.push(b); continue; }
-    else break;
-    prefixes.push(b);
-    rex = 0; // a legacy prefix after REX cancels it
-  }
-  let map = ONE_BYTE;
-  let twoByte = false;
-  let vvvv = 0;
-  let vexSlot: Slot | undefined;
-  if (b === 0xc4 || b === 0xc5) {
-    // VEX prefix (always VEX in 64-bit mode); legacy 66/f2/f3/REX before it are invalid
-    if (rex !== 0 || p66 || rep !== REP_NONE) return null;
-    const v1 = next8();
-    let mmmmm = 1, w = 0, v2 = v1;
-    rex = 0x40 | (v1 & 0x80 ? 0 : 4);
-    if (b === 0xc4) {
-      mmmmm = v1 & 0x1f;
-      rex |= (v1 & 0x40 ? 0 : 2) | (v1 & 0x20 ? 0 : 1);
-      v2 = next8();
-      w = v2 >> 7;
-    }
-    if (w) rex |= 8;
-    vvvv = (~v2 >> 3) & 15;
-    if (v2 & 4) return null; // VEX.L = 1: vector forms only
-    const pp = v2 & 3;
-    b = next8();
-    vexSlot = VEX.get(`${pp}:${mmmmm}:${b}`);
-    if (!vexSlot) return null;
-  } else if (b === 0x0f) { b = next8(); map = TWO_BYTE; twoByte = true; }
-  const slot = vexSlot ?? map[b];
-  if (!slot) return null;
-  const f3slot = rep === REP_F3 ? slot.f3 : undefined;
-  let modrm = -1;
-  if (slot.needModrm || (f3slot && f3slot.needModrm)) modrm = next8();
-  let def: OpDef | undefined;
-  if (f3slot) { def = resolve(f3slot, modrm); if (def) rep = REP_NONE; }
-  if (!def) {
-    if (!twoByte && b === 0x90 && !(rex & 1)) def = rep === REP_F3 ? PAUSE_DEF : NOP_DEF;
-    else def = resolve(slot, modrm);
-  }
-  if (!def) return null;
+/** Decode one instruction from `bytes` (running past their end is undecodable: null). */
+export function decodeBytes(bytes: Uint8Array, addr: number): Insn | null {
+  return decodeInsn(k => {
+    if (k >= bytes.length) throw TOO_LONG;
+    return bytes[k];
+  }, addr);
+}
 
-  const rexW = (rex & 8) !== 0;
-  const osize = def.f64 ? 8 : rexW ? 8 : p66 ? 2 : def.d64 ? 8 : 4;
-  let size = osize;
+/** The instruction's bytes as they are fetched, at most MAX_INSN_LEN. */
+class Reader {
+  readonly raw: number[] = [];
+  constructor(private readonly fetch: ByteFetch) {}
+  get pos(): number { return this.raw.length; }
+  next8(): number {
+    const raw = this.raw;
+    if (raw.length >= MAX_INSN_LEN) throw TOO_LONG;
+    const b = this.fetch(raw.length);
+    raw.push(b);
+    return b;
+  }
+  /** little-endian int32 */
+  next32(): number {
+    return this.next8() | (this.next8() << 8) | (this.next8() << 16) | (this.next8() << 24);
+  }
+}
+
+/** What the prefixes said, and the first byte after them. */
+interface Prefixes {
+  p66: boolean;
+  p67: boolean;
+  rep: number;
+  lock: boolean;
+  seg: number;
+  /** REX byte in effect (0: none); VEX sets its R X B W bits here too */
+  rex: number;
+  rexOff: number;
+  list: number[];
+  /** first byte after the prefixes */
+  b: number;
+}
+
+function readPrefixes(r: Reader): Prefixes {
+  const p: Prefixes = { p66: false, p67: false, rep: REP_NONE, lock: false, seg: SEG_NONE, rex: 0, rexOff: -1, list: [], b: 0 };
+  for (;;) {
+    const b = r.next8();
+    if (b === 0x66) p.p66 = true;
+    else if (b === 0x67) p.p67 = true;
+    else if (b === 0xf3) p.rep = REP_F3;
+    else if (b === 0xf2) p.rep = REP_F2;
+    else if (b === 0xf0) p.lock = true;
+    else if (b === 0x64) p.seg = SEG_FS;
+    else if (b === 0x65) p.seg = SEG_GS;
+    else if (b === 0x2e || b === 0x36 || b === 0x3e || b === 0x26) { /* ignored in 64-bit mode */ }
+    else if ((b & 0xf0) === 0x40) { p.rex = b; p.rexOff = r.pos - 1; p.list.push(b); continue; }
+    else { p.b = b; return p; }
+    p.list.push(b);
+    p.rex = 0; // a legacy prefix after REX cancels it
+    p.rexOff = -1;
+  }
+}
+
+/** The opcode's table slot and where its bytes lie. */
+interface Opcode {
+  slot: Slot;
+  /** last opcode byte (the one the slot is indexed by) */
+  b: number;
+  twoByte: boolean;
+  vvvv: number;
+  vexOff: number;
+  vexLen: number;
+  opcodeOff: number;
+}
+
+/** VEX prefix (always VEX in 64-bit mode): its R X B W bits go into p.rex. */
+function readVex(r: Reader, p: Prefixes, c: number): Opcode | null {
+  // legacy 66/f2/f3/REX before VEX are invalid
+  if (p.rex !== 0 || p.p66 || p.rep !== REP_NONE) return null;
+  const vexOff = r.pos - 1;
+  const v1 = r.next8();
+  let mmmmm = 1, w = 0, v2 = v1;
+  p.rex = 0x40 | (v1 & 0x80 ? 0 : 4);
+  if (c === 0xc4) {
+    mmmmm = v1 & 0x1f;
+    p.rex |= (v1 & 0x40 ? 0 : 2) | (v1 & 0x20 ? 0 : 1);
+    v2 = r.next8();
+    w = v2 >> 7;
+  }
+  if (w) p.rex |= 8;
+  if (v2 & 4) return null; // VEX.L = 1: vector forms only
+  const pp = v2 & 3;
+  const opcodeOff = r.pos;
+  const b = r.next8();
+  const slot = VEX.get(`${pp}:${mmmmm}:${b}`);
+  if (!slot) return null;
+  return { slot, b, twoByte: false, vvvv: (~v2 >> 3) & 15, vexOff, vexLen: opcodeOff - vexOff, opcodeOff };
+}
+
+function readOpcode(r: Reader, p: Prefixes): Opcode | null {
+  const c = p.b;
+  if (c === 0xc4 || c === 0xc5) return readVex(r, p, c);
+  const opcodeOff = r.pos - 1;
+  let b = c, map = ONE_BYTE, twoByte = false;
+  if (c === 0x0f) {
+    b = r.next8();
+    map = TWO_BYTE;
+    twoByte = true;
+  }
+  const slot = map[b];
+  if (!slot) return null; // 0f 38 / 0f 3a three-byte maps: no legacy-encoded entries in the table
+  return { slot, b, twoByte, vvvv: 0, vexOff: -1, vexLen: 0, opcodeOff };
+}
+
+/** The table entry: mandatory f3 form first, then 90 (nop/pause/xchg), then the slot by ModRM. */
+function selectDef(p: Prefixes, op: Opcode, modrm: number): OpDef | undefined {
+  const f3slot = p.rep === REP_F3 ? op.slot.f3 : undefined;
+  if (f3slot) {
+    const def = resolve(f3slot, modrm);
+    if (def) { p.rep = REP_NONE; return def; }
+  }
+  if (!op.twoByte && op.b === 0x90 && !(p.rex & 1)) return p.rep === REP_F3 ? PAUSE_DEF : NOP_DEF;
+  return resolve(op.slot, modrm);
+}
+
+function operandSize(def: OpDef, p: Prefixes): { osize: number; size: number } {
+  const rexW = (p.rex & 8) !== 0;
+  const osize = def.f64 ? 8 : rexW ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
   for (const o of def.ops) {
     if (o.k === 'I' || o.k === 'J' || o.k === '1' || !o.s) continue;
     if (o.k === 'R' && o.fixed === 'CL') continue;
-    size = sizeOf(o.s, osize, rexW);
-    break;
+    return { osize, size: sizeOf(o.s, osize, rexW) };
   }
+  return { osize, size: osize };
+}
 
-  const insn = new Insn(def, def.exec, new Uint8Array(0));
-  insn.size = size;
-  insn.asize = p67 ? 4 : 8;
-  insn.rep = rep;
-  insn.lock = lock;
-  insn.seg = seg;
-  insn.rex = rex !== 0;
-  insn.prefixes = prefixes;
-  insn.addr = addr;
-  insn.vreg = vvvv;
-  insn.cc = slot.low === 'cc' ? b & 0xf : def.srcSize ?? def.sub;
+/** Where the ModRM operand's bytes lie (filled by decodeModrm). */
+interface MemFields {
+  sibOff: number;
+  dispOff: number;
+  dispLen: number;
+  ripRel: boolean;
+}
 
-  // ModRM operand fields
-  let ripRel = false;
-  const usesModrm = def.ops.some(o => o.k === 'E' || o.k === 'G' || o.k === 'M');
-  if (usesModrm && modrm >= 0) {
-    const mod = modrm >> 6;
-    const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
-    const rmf = modrm & 7;
-    const gOp = def.ops.find(o => o.k === 'G');
-    const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M');
-    insn.reg = gOp && gOp.s === 'b' ? byteReg(regf, rex) : regf;
-    if (mod === 3) {
-      if (eOp && eOp.k === 'M') return null; // memory-only operand (lea...) with a register: #UD
-      const r = rmf | (rex & 1 ? 8 : 0);
-      insn.rm = eOp && eOp.s === 'b' ? byteReg(r, rex) : r;
-    } else {
-      insn.hasMem = true;
-      insn.rm = NO_REG;
-      let base = NO_REG, index = NO_REG, scale = 0, disp = 0;
-      let dispBytes = mod === 1 ? 1 : mod === 2 ? 4 : 0;
-      if (rmf === 4) {
-        const sib = next8();
-        scale = sib >> 6;
-        const idx = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
-        if (idx !== 4) index = idx;
-        const bb = sib & 7;
-        if (bb === 5 && mod === 0) dispBytes = 4;
-        else base = bb | (rex & 1 ? 8 : 0);
-      } else if (rmf === 5 && mod === 0) {
-        ripRel = true;
-        dispBytes = 4;
-      } else base = rmf | (rex & 1 ? 8 : 0);
-      if (dispBytes === 1) disp = (next8() << 24) >> 24;
-      else if (dispBytes === 4) disp = next8() | (next8() << 8) | (next8() << 16) | (next8() << 24);
-      insn.base = base; insn.index = index; insn.scale = scale; insn.disp = disp;
-    }
-  } else if (!usesModrm) {
-    // register operands encoded in the opcode or fixed
-    const z = def.ops.find(o => o.k === 'Z');
-    if (z) {
-      const r = (b & 7) | (rex & 1 ? 8 : 0);
-      insn.rm = z.s === 'b' ? byteReg(r, rex) : r;
-      insn.reg = 0; // xchg rAX, Zv
-    } else if (def.ops.length > 0 && def.ops[0].k === 'R' && (def.ops[0].fixed === 'AL' || def.ops[0].fixed === 'rAX')) {
-      insn.rm = 0;
-    }
+/** ModRM operands: reg, and rm as a register or a memory operand (SIB, displacement). false: #UD. */
+function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: number, m: MemFields): boolean {
+  const mod = modrm >> 6;
+  const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
+  const rmf = modrm & 7;
+  const gOp = def.ops.find(o => o.k === 'G');
+  const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M');
+  insn.reg = gOp && gOp.s === 'b' ? byteReg(regf, rex) : regf;
+  if (mod === 3) {
+    if (eOp && eOp.k === 'M') return false; // memory-only operand (lea...) with a register: #UD
+    const rr = rmf | (rex & 1 ? 8 : 0);
+    insn.rm = eOp && eOp.s === 'b' ? byteReg(rr, rex) : rr;
+    return true;
   }
+  insn.hasMem = true;
+  insn.rm = NO_REG;
+  let base = NO_REG, index = NO_REG, scale = 0, disp = 0;
+  let dispBytes = mod === 1 ? 1 : mod === 2 ? 4 : 0;
+  if (rmf === 4) {
+    m.sibOff = r.pos;
+    const sib = r.next8();
+    scale = sib >> 6;
+    const idx = ((sib >> 3) & 7) | (rex & 2 ? 8 : 0);
+    if (idx !== 4) index = idx;
+    const bb = sib & 7;
+    if (bb === 5 && mod === 0) dispBytes = 4; // no base: [index*scale + disp32]
+    else base = bb | (rex & 1 ? 8 : 0);
+  } else if (rmf === 5 && mod === 0) {
+    m.ripRel = true;
+    dispBytes = 4;
+  } else base = rmf | (rex & 1 ? 8 : 0);
+  if (dispBytes > 0) { m.dispOff = r.pos; m.dispLen = dispBytes; }
+  if (dispBytes === 1) disp = (r.next8() << 24) >> 24;
+  else if (dispBytes === 4) disp = r.next32();
+  insn.base = base; insn.index = index; insn.scale = scale; insn.disp = disp;
+  return true;
+}
 
-  // immediates
+/** Register operands encoded in the opcode (+r) or fixed (AL, rAX). */
+function opcodeRegisters(insn: Insn, def: OpDef, b: number, rex: number): void {
+  const z = def.ops.find(o => o.k === 'Z');
+  if (z) {
+    const rr = (b & 7) | (rex & 1 ? 8 : 0);
+    insn.rm = z.s === 'b' ? byteReg(rr, rex) : rr;
+    insn.reg = 0; // xchg rAX, Zv
+  } else if (def.ops.length > 0 && def.ops[0].k === 'R' && (def.ops[0].fixed === 'AL' || def.ops[0].fixed === 'rAX')) {
+    insn.rm = 0;
+  }
+}
+
+/** Immediates and relative branch displacements; sets imm/immHi/imm2 and returns the branch displacement. */
+function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): { rel: number; hasRel: boolean } {
   const imms: number[] = [];
   let immHi = 0;
   let countSrc = COUNT_1;
@@ -191,41 +256,85 @@ function decodeInner(next8: () => number, raw: number[], addr: number): Insn | n
     if (o.k === 'I') {
       let v: number;
       const n = o.s === 'b' ? 1 : o.s === 'w' ? 2 : o.s === 'z' ? (osize === 2 ? 2 : 4) : o.s === 'v' ? osize : 4;
-      if (n === 1) v = (next8() << 24) >> 24;
-      else if (n === 2) v = ((next8() | (next8() << 8)) << 16) >> 16;
+      if (n === 1) v = (r.next8() << 24) >> 24;
+      else if (n === 2) v = ((r.next8() | (r.next8() << 8)) << 16) >> 16;
       else {
-        v = next8() | (next8() << 8) | (next8() << 16) | (next8() << 24);
-        if (n === 8) immHi = next8() | (next8() << 8) | (next8() << 16) | (next8() << 24);
+        v = r.next32();
+        if (n === 8) immHi = r.next32();
       }
       if (n !== 8) immHi = v >> 31;
       imms.push(v);
       countSrc = COUNT_IMM;
     } else if (o.k === 'J') {
       hasRel = true;
-      rel = o.s === 'b' ? (next8() << 24) >> 24 : next8() | (next8() << 8) | (next8() << 16) | (next8() << 24);
+      rel = o.s === 'b' ? (r.next8() << 24) >> 24 : r.next32();
     } else if (o.k === 'R' && o.fixed === 'CL') countSrc = COUNT_CL;
     else if (o.k === '1') countSrc = COUNT_1;
   }
   if (imms.length > 0) {
     let v = imms[0];
+    const size = insn.size;
     if (size === 1) { v &= 0xff; immHi = 0; } else if (size === 2) { v &= 0xffff; immHi = 0; } else if (size === 4) immHi = 0;
     insn.imm = v; insn.immHi = immHi;
   }
   insn.imm2 = imms.length > 1 ? imms[1] : countSrc;
+  return { rel, hasRel };
+}
 
+function decodeInner(r: Reader, addr: number): Insn | null {
+  const p = readPrefixes(r);
+  const prefixLen = r.pos - 1;
+  const op = readOpcode(r, p);
+  if (!op) return null;
+  const opcodeLen = r.pos - op.opcodeOff;
+  let modrm = -1, modrmOff = -1;
+  if (op.slot.needModrm || (p.rep === REP_F3 && op.slot.f3 && op.slot.f3.needModrm)) { modrmOff = r.pos; modrm = r.next8(); }
+  const def = selectDef(p, op, modrm);
+  if (!def) return null;
+  const { osize, size } = operandSize(def, p);
+
+  const insn = new Insn(def, def.exec, EMPTY);
+  insn.size = size;
+  insn.asize = p.p67 ? 4 : 8;
+  insn.rep = p.rep;
+  insn.lock = p.lock;
+  insn.seg = p.seg;
+  insn.rex = p.rex !== 0;
+  insn.prefixes = p.list;
+  insn.addr = addr;
+  insn.vreg = op.vvvv;
+  insn.cc = op.slot.low === 'cc' ? op.b & 0xf : def.srcSize ?? def.sub;
+
+  const m: MemFields = { sibOff: -1, dispOff: -1, dispLen: 0, ripRel: false };
+  const usesModrm = def.ops.some(o => o.k === 'E' || o.k === 'G' || o.k === 'M');
+  if (usesModrm && modrm >= 0) {
+    if (!decodeModrm(r, insn, def, modrm, p.rex, m)) return null;
+  } else if (!usesModrm) opcodeRegisters(insn, def, op.b, p.rex);
+
+  const immOff = r.pos;
+  const { rel, hasRel } = readImmediates(r, insn, def, osize);
+  const immLen = r.pos - immOff;
+
+  const raw = r.raw;
   insn.len = raw.length;
   insn.next = addr + raw.length;
   insn.bytes = Uint8Array.from(raw);
-  if (ripRel) {
+  insn.layout = {
+    prefixLen, rexOff: p.rexOff, vexOff: op.vexOff, vexLen: op.vexLen,
+    opcodeOff: op.opcodeOff, opcodeLen, modrmOff, sibOff: m.sibOff, dispOff: m.dispOff, dispLen: m.dispLen,
+    immOff: immLen > 0 ? immOff : -1, immLen, ripRel: m.ripRel,
+  } satisfies InsnLayout;
+  if (m.ripRel) {
     insn.ripRel = true; insn.base = NO_REG;
     const a = insn.next + insn.disp;
     // 67: eip + disp32, truncated to 32 bits and zero-extended
-    insn.disp = p67 ? ((a % TWO32) + TWO32) % TWO32 : a;
+    insn.disp = p.p67 ? ((a % TWO32) + TWO32) % TWO32 : a;
   }
   if (hasRel) insn.target = insn.next + rel;
   if (def.fast) { const f = def.fast(insn); if (f) insn.exec = f; }
   // LOCK is only valid on a lockable instruction with a memory destination: anything else is #UD
   // when executed (the bytes still decode and disassemble, as llvm shows them)
-  if (lock && !(def.lockable && insn.hasMem)) insn.exec = ud;
+  if (p.lock && !(def.lockable && insn.hasMem)) insn.exec = ud;
   return insn;
 }
+const EMPTY = new Uint8Array(0);

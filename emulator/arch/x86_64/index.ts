@@ -1,18 +1,20 @@
 /**
- * The x86_64 plug-in table (ArchOps): CPU factory, register file in Linux
- * pt_regs order, ABI facts, decoder / disassembler entry points, thread and
- * user-process entry set-up.
+ * The x86_64 port's implementation part: ArchOps (the info part,
+ * info.ts, plus the CPU factory, decoder / disassembler entry points, thread
+ * and user-process entry set-up) and the kprobes arch hooks.
  */
 import { ArchOps, Cpu, DecodedInsn } from '../types';
+import type { ArchPort } from '../registry';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { toVAddr, mustVAddr } from '../../memory/address';
 import { X86Cpu } from './cpu';
-import { decodeInsn, MAX_INSN_LEN } from './decoder';
-import { toDecoded } from './disasm';
+import { decodeInsn } from './decoder';
+import { disassembleBytes, toDecoded } from './disasm';
 import { X86_REGS } from './regs';
+import { x86_64Info } from './info';
+import { x86_64KprobesHooks } from './kprobes';
 
-/** ELF e_machine EM_X86_64 */
-export const EM_X86_64 = 62;
+export { EM_X86_64 } from './info';
 
 const R = (name: string): number => {
   const i = X86_REGS.findIndex(r => r.name === name);
@@ -39,31 +41,7 @@ function decodeWith(fetch: (k: number) => number, addr: bigint): DecodedInsn | n
 }
 
 export const x86_64: ArchOps = {
-  name: 'x86_64',
-  elfMachines: [EM_X86_64],
-  regs: X86_REGS,
-  abi: {
-    argRegs: [R('di'), R('si'), R('dx'), R('cx'), R('r8'), R('r9')],
-    retReg: R('ax'),
-    spReg: R('sp'),
-    pcReg: R('ip'),
-    fpReg: R('bp'),
-    returnAddress: { kind: 'stack', offset: 0 },
-    flagsReg: R('flags'),
-    hypercall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('cx')], ret: R('ax') },
-    syscall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('r10'), R('r8'), R('r9')], ret: R('ax') },
-    pointerSize: 8,
-    charSigned: true,
-    trapNumbers: { divide: 0, singleStep: 1, breakpoint: 3, undefined: 6, generalProtection: 13, pageFault: 14 },
-  },
-  breakpointInsn: Uint8Array.of(0xcc),
-  breakpointPcOffset: 1,
-  maxInsnLength: MAX_INSN_LEN,
-  minInsnLength: 1,
-  returnInsn: Uint8Array.of(0xc3),
-  frameRecord: { savedFpOffset: 0, returnAddressOffset: 8, callerSpOffset: 16, pushFp: { bytes: Uint8Array.of(0x55), spAdjust: 8 } },
-  // x86_64 psABI DWARF numbers 0-16: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, return address (rip)
-  dwarfRegs: ['ax', 'dx', 'cx', 'bx', 'si', 'di', 'bp', 'sp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'ip'].map(R),
+  ...x86_64Info,
 
   createCpu(id: number, mem: Memory): Cpu { return new X86Cpu(id, mem); },
 
@@ -82,6 +60,15 @@ export const x86_64: ArchOps = {
       if (k >= bytes.length) throw new RangeError('instruction runs past the supplied bytes');
       return bytes[k];
     }, addr);
+  },
+
+  disassemble(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null {
+    try {
+      return disassembleBytes(bytes, addr, { symbolize });
+    } catch (e) {
+      if (e instanceof RangeError) return null;
+      throw e;
+    }
   },
 
   initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void {
@@ -107,3 +94,5 @@ export const x86_64: ArchOps = {
     c.setRflags(0x202);
   },
 };
+
+export const port: ArchPort = { ops: x86_64, kprobes: x86_64KprobesHooks };

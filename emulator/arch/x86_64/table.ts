@@ -15,8 +15,7 @@
  * size letters b w d q v (16/32/64 by prefix) z (immediate of at most 32
  * bits) y (32/64).
  */
-import type { DecodedInsn } from '../types';
-import type { ExecFn, Insn } from './insn';
+import type { ExecFn, Flow, Insn, Operand, OpDef } from './insn';
 import * as alu from './exec/alu';
 import * as mov from './exec/mov';
 import * as sh from './exec/shift';
@@ -28,43 +27,8 @@ import * as sys from './exec/system';
 import * as bmi from './exec/bmi';
 import * as fast from './exec/fast';
 
-export type Flow = DecodedInsn['flow'];
-
-export interface Operand {
-  /** E G M I J Z X Y or R (fixed register: name in `fixed`) or 1 */
-  k: string;
-  /** size letter ('' when none) */
-  s: string;
-  fixed?: string;
-}
-
-export interface OpDef {
-  code: string;
-  /** mnemonic; for +cc opcodes the stem ('j', 'set', 'cmov') */
-  mnem: string;
-  ops: Operand[];
-  exec: ExecFn;
-  /** executor sub-operation, copied into Insn.cc (except +cc opcodes) */
-  sub: number;
-  flow: Flow;
-  /** default operand size 64 (push, pop...) */
-  d64: boolean;
-  /** operand size forced to 64 (near branches) */
-  f64: boolean;
-  /** mnemonics by operand size 2/4/8 (cbw/cwde/cdqe...) */
-  sized?: [string, string, string];
-  /** string instruction (rep prefixes printed, sizes suffixed) */
-  str: boolean;
-  /** source operand size in bytes for movzx/movsx (copied into Insn.cc) */
-  srcSize?: number;
-  /** optional specialised executor for a decoded instance */
-  fast?: (i: Insn) => ExecFn | undefined;
-  /**
-   * accepts a LOCK prefix (with a memory destination; SDM vol. 2 "LOCK"):
-   * any other LOCK use is #UD
-   */
-  lockable: boolean;
-}
+// the entry types live with Insn (insn.ts), so executors never import the table
+export type { Flow, Operand, OpDef } from './insn';
 
 interface Opts {
   sub?: number; flow?: Flow; d64?: boolean; f64?: boolean; sized?: [string, string, string];

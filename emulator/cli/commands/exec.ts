@@ -7,7 +7,7 @@ import { loadElf } from '../../elf';
 import { Machine } from '../../machine';
 import { CliError, CliIo, processIo, registerCommand } from '../io';
 import { printStats, reportExit, runMachine } from './run';
-import { newRunContext, optionsSynopsis, parseRunArgs } from './runOptions';
+import { newRunContext, optionsHelp, optionsSynopsis, parseRunArgs } from './runOptions';
 
 /** Byte sinks for the program: raw bytes to the process streams, decoded text to other CliIo's. */
 function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array): void } {
@@ -24,6 +24,7 @@ function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array):
 registerCommand('exec', {
   summary: 'run a static Linux user program (x86_64 ELF) like qemu-user: its output, its exit status',
   get usage() { return `${optionsSynopsis('exec')} PROG.elf [ARGS...]`; },
+  get help() { return `PROG.elf and its ARGS: everything from the first non-option on.\n\n${optionsHelp('exec')}`; },
   async run(args: string[], io: CliIo): Promise<number> {
     const ctx = newRunContext();
     const pos = parseRunArgs('exec', args, ctx, true);

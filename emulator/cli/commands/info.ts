@@ -1,7 +1,8 @@
-/** `kprobe-run info IMAGE`: what the image is and what the loader found in it. */
+/** `kprobe-run info IMAGE [--symbols]`: what the image is and what the loader found in it (and its symbols, nm-like). */
 import { ElfImage, ImageError, PT_LOAD, loadElf } from '../../elf';
 import { hex } from '../../memory/address';
 import { CliError, CliIo, registerCommand } from '../io';
+import { symbolListing } from './symbolList';
 
 const TYPES: Record<number, string> = { 0: 'NONE', 1: 'REL (relocatable)', 2: 'EXEC (executable)', 3: 'DYN (shared object / PIE)', 4: 'CORE' };
 
@@ -38,10 +39,16 @@ export function describeImage(img: ElfImage): string[] {
 
 registerCommand('info', {
   summary: 'show an ELF image: arch, entry, load segments, symbols, debug info',
-  usage: 'IMAGE',
+  usage: 'IMAGE [--symbols]',
+  help: '--symbols  then list every symbol, nm-like (as kprobe-run sym IMAGE --list)\n',
   async run(args: string[], io: CliIo): Promise<number> {
-    if (args.length !== 1) throw new CliError('info: expected one argument: IMAGE');
-    io.out(describeImage(loadElf(args[0])).join('\n') + '\n');
+    const withSymbols = args.includes('--symbols');
+    const rest = args.filter((a) => a !== '--symbols');
+    if (rest.length !== 1) throw new CliError('info: expected one argument: IMAGE');
+    const img = loadElf(rest[0]);
+    const lines = describeImage(img);
+    if (withSymbols) lines.push('', ...symbolListing(img));
+    io.out(lines.join('\n') + '\n');
     return 0;
   },
 });

@@ -4,8 +4,11 @@
  *   --probes FILE.kprobe   (repeatable) compile the file against the image and
  *                          register its probes before the kernel runs. Compile
  *                          errors: "file:line:col: message" on stderr, exit 1,
- *                          nothing runs. A registration failure prints one line
- *                          per probe on stderr and the run goes on.
+ *                          nothing runs. A registration failure (an unknown
+ *                          symbol: -ENOENT, with a "did you mean") prints one
+ *                          line per probe on stderr and the run goes on.
+ *                          Without IMAGE, run boots the image the files' `image
+ *                          "..."` header names (probeFilesImage).
  *   --list                 after power-off, print /sys/kernel/debug/kprobes/list
  *                          (and the hit counts of the probes) after the console.
  *   --kprobes-enabled 0|1  the debugfs `enabled` knob at boot (0: probes are
@@ -14,8 +17,12 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Machine } from '../../machine';
+import { didYouMean, similarSymbols } from '../../elf';
+import type { ProbeSpec } from '../../handlers';
+import { parseProbeFile } from '../../handlers';
 import { ProbeManager } from '../../probes';
 import type { ProbeEntry } from '../../probes';
+import { fileProbeLabel } from '../../probes/fileProbes';
 import { CliError, CliIo } from '../io';
 import { RunContext, registerRunOption } from './runOptions';
 
@@ -56,7 +63,7 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   if (st.files.length === 0 && st.enabled === undefined) return;
   let mgr: ProbeManager;
   try {
-    mgr = ProbeManager.for(m);
+    mgr = m.probes;
   } catch (e) {
     throw new CliError(`--probes: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -76,8 +83,41 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   if (st.enabled === false) mgr.writeKprobesEnabled('0');
   for (const c of compiled) {
     const r = mgr.addProbeSpecs(c.specs, c.file);
-    for (const e of r.errors) io.err(`${e}\n`);
+    const hints = symbolHints(m, c.specs, c.file);
+    for (const e of r.errors) io.err(`${e}${hints.find(h => e.startsWith(h.label))?.hint ?? ''}\n`);
   }
+}
+
+/** "did you mean" for the probes whose target symbol the image does not have (their registration fails with -ENOENT). */
+function symbolHints(m: Machine, specs: readonly ProbeSpec[], file: string): { label: string; hint: string }[] {
+  const out: { label: string; hint: string }[] = [];
+  for (const spec of specs) {
+    const t = spec.target;
+    if (t.kind !== 'symbol' || m.image.symbols.lookup(t.name)) continue;
+    const hint = didYouMean(similarSymbols(m.image.symbols, t.name));
+    if (hint) out.push({ label: `${fileProbeLabel(file, spec)}:`, hint });
+  }
+  return out;
+}
+
+/**
+ * The image named by the `image "..."` headers of the context's probe files
+ * (relative to each file), for `run --probes f.kprobe` without IMAGE:
+ * undefined when no file has a header; an error when they name different images.
+ */
+export function probeFilesImage(ctx: RunContext): string | undefined {
+  const files = states.get(ctx)?.files ?? [];
+  let found: { image: string; file: string } | undefined;
+  for (const f of files) {
+    const header = parseProbeFile(readProbeFile(f), f).file.image;
+    if (!header) continue;
+    const image = resolve(dirname(f), header.path);
+    if (found && !samePath(found.image, image)) {
+      throw new CliError(`run: no IMAGE given and the probe files name different images: ${found.file} names ${found.image}, ${f} names ${image}`);
+    }
+    found ??= { image, file: f };
+  }
+  return found?.image;
 }
 
 function siteCount(p: ProbeEntry): string {
@@ -86,7 +126,7 @@ function siteCount(p: ProbeEntry): string {
 
 /** debugfs list, then one line per probe: "file:line:col kprobe do_fork: 96 hits, 0 missed". */
 export function printList(m: Machine, io: CliIo): void {
-  const mgr = ProbeManager.for(m);
+  const mgr = m.probes;
   io.out('# cat /sys/kernel/debug/kprobes/list\n');
   io.out(mgr.debugfsList());
   io.out(`# cat /sys/kernel/debug/kprobes/enabled\n${mgr.kprobesEnabled ? 1 : 0}\n`);
@@ -101,18 +141,21 @@ export function printList(m: Machine, io: CliIo): void {
 }
 
 registerRunOption({
-  name: '--probes', arg: 'FILE', help: 'register the probes of a .kprobe file before boot (repeatable)', commands: ['run'],
+  name: '--probes', arg: 'FILE.kprobe', commands: ['run'], repeatable: true,
+  help: 'register the probes of a .kprobe file before boot. Compile errors stop the run '
+    + 'before boot; a probe that fails to register (e.g. -ENOENT for an unknown symbol) is reported and the others run. '
+    + 'Without IMAGE, the image named by the file\'s `image "..."` header is booted',
   apply: (v, ctx) => {
     if (!v) throw new CliError('--probes: expected a .kprobe file');
     stateOf(ctx).files.push(v);
   },
 });
 registerRunOption({
-  name: '--list', help: 'print /sys/kernel/debug/kprobes/list and probe hit counts after power-off', commands: ['run'],
+  name: '--list', help: 'after power-off, print /sys/kernel/debug/kprobes/list, the enabled knob and each probe\'s hits and nmissed', commands: ['run'],
   apply: (_v, ctx) => { stateOf(ctx).list = true; },
 });
 registerRunOption({
-  name: '--kprobes-enabled', arg: '0|1', help: 'the debugfs kprobes `enabled` knob at boot (default 1)', commands: ['run'],
+  name: '--kprobes-enabled', arg: '0|1', help: 'the debugfs kprobes `enabled` knob at boot (default 1; 0: probes are registered but not armed)', commands: ['run'],
   apply: (v, ctx) => {
     if (v !== '0' && v !== '1') throw new CliError(`--kprobes-enabled: expected 0 or 1, got '${v}'`);
     stateOf(ctx).enabled = v === '1';

@@ -10,7 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../elf';
 import { Machine, MachineExit } from '../../machine';
 import { CliError, CliIo, registerCommand } from '../io';
-import { RunContext, defaultImage, newRunContext, optionsSynopsis, parseRunArgs } from './runOptions';
+import { probeFilesImage } from './probeOptions';
+import { RunContext, defaultImage, newRunContext, optionsHelp, optionsSynopsis, parseRunArgs } from './runOptions';
 
 export const LIMIT_EXIT_CODE = 124;
 
@@ -42,14 +43,20 @@ export async function runMachine(m: Machine, ctx: RunContext, io: CliIo): Promis
 }
 
 registerCommand('run', {
-  summary: 'boot a kernel image and print its kernel log (default image: the x86_64 sample kernel)',
+  summary: 'boot a kernel image and print its kernel log (default image: the one the --probes files name, else the x86_64 sample kernel)',
   get usage() { return `[IMAGE] ${optionsSynopsis('run')}`; },
+  get help() {
+    return 'IMAGE: a kernel ELF image. Without it, the image named by the `image "..."` header of the --probes files\n'
+      + '(relative to the file), else examples/kernel/build/kernel-x86_64.elf.\n'
+      + 'The kernel log goes to stdout as it is produced; the exit code is the kernel\'s power-off code\n'
+      + `(1 when nothing is left to run, ${LIMIT_EXIT_CODE} at the --max-instructions limit).\n\n${optionsHelp('run')}`;
+  },
   async run(args: string[], io: CliIo): Promise<number> {
     const ctx = newRunContext();
     const pos = parseRunArgs('run', args, ctx, false);
     if (pos.length > 1) throw new CliError(`run: expected at most one IMAGE, got ${pos.length} (${pos.join(' ')})`);
-    const path = pos[0] ?? defaultImage();
-    if (!path) throw new CliError('run: no IMAGE given and the sample kernel examples/kernel/build/kernel-x86_64.elf was not found');
+    const path = pos[0] ?? probeFilesImage(ctx) ?? defaultImage();
+    if (!path) throw new CliError('run: no IMAGE given, no probe file names one, and the sample kernel examples/kernel/build/kernel-x86_64.elf was not found');
     const image = loadElf(path);
     const m = new Machine(image, ctx.machine);
     m.onPrintk(r => io.out(r.text + '\n'));

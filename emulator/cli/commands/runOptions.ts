@@ -9,6 +9,7 @@
  * (then add `import './yourOptions';` to commands/index.ts before './run').
  * Options accept `--name VALUE` and `--name=VALUE`; a flag (no `arg`) takes none.
  */
+import { MACHINE_LIMITS, MachineLimitName } from '../../machineOptions';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Machine, MachineOptions } from '../../machine';
@@ -31,6 +32,8 @@ export interface RunOption {
   /** value placeholder ('N', 'FILE'); absent for a flag */
   arg?: string;
   help: string;
+  /** may be given more than once (each use adds to the others) */
+  repeatable?: boolean;
   /** which commands accept it (default both) */
   commands?: readonly ('run' | 'exec')[];
   apply(value: string, ctx: RunContext): void;
@@ -102,6 +105,28 @@ export function optionsSynopsis(command: 'run' | 'exec'): string {
   return runOptions(command).map(o => `[${o.arg ? `${o.name} ${o.arg}` : o.name}]`).join(' ');
 }
 
+/** Wrap words to lines of at most `width` characters, each prefixed by `indent`. */
+function wrap(text: string, indent: string, width = 79): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const w of text.split(/\s+/).filter(Boolean)) {
+    if (line && indent.length + line.length + 1 + w.length > width) { lines.push(indent + line); line = w; }
+    else line = line ? `${line} ${w}` : w;
+  }
+  if (line) lines.push(indent + line);
+  return lines;
+}
+
+/** `--help` text: every option of the command with its value, what it does and whether it repeats. */
+export function optionsHelp(command: 'run' | 'exec'): string {
+  const out = ['options (--name VALUE or --name=VALUE; -- ends the options):'];
+  for (const o of runOptions(command)) {
+    out.push(`  ${o.arg ? `${o.name} ${o.arg}` : o.name}`);
+    out.push(...wrap(`${o.help}${o.repeatable ? ' (repeatable)' : ''}`, '      '));
+  }
+  return out.join('\n') + '\n';
+}
+
 /**
  * The sample kernel image: examples/kernel/build/kernel-x86_64.elf found by
  * searching upward from this file's directory (repo checkout or dist/cli.js)
@@ -122,19 +147,33 @@ export function defaultImage(): string | undefined {
   return undefined;
 }
 
+/** A machine option's value from the command line, in the range emulator/machineOptions.ts states. */
+function parseLimited(flag: string, v: string, name: MachineLimitName): number {
+  const l = MACHINE_LIMITS[name];
+  return parseCount(flag, v, l.min, l.max);
+}
+
+/** "number of emulated CPUs (1..64, default 2)" */
+function limitHelp(name: MachineLimitName): string {
+  const l = MACHINE_LIMITS[name];
+  return `${l.help} (${l.min}..${l.max}, default ${l.default})`;
+}
+
 registerRunOption({
-  name: '--cpus', arg: 'N', help: 'number of emulated CPUs (1..64, default 2)', commands: ['run'],
-  apply: (v, ctx) => { ctx.machine.cpus = parseCount('--cpus', v, 1, 64); },
+  name: '--cpus', arg: 'N', help: limitHelp('cpus'), commands: ['run'],
+  apply: (v, ctx) => { ctx.machine.cpus = parseLimited('--cpus', v, 'cpus'); },
 });
 registerRunOption({
-  name: '--max-instructions', arg: 'N', help: 'stop after N instructions (0 = no limit)',
-  apply: (v, ctx) => { ctx.machine.maxInstructions = parseCount('--max-instructions', v); },
+  name: '--max-instructions', arg: 'N', help: 'stop after N instructions in all (0 = no limit); the run then exits with code 124, like timeout(1)',
+  apply: (v, ctx) => { ctx.machine.maxInstructions = parseLimited('--max-instructions', v, 'maxInstructions'); },
 });
 registerRunOption({
-  name: '--quantum', arg: 'N', help: 'instructions per CPU turn in the round-robin interleaving (default 10000)',
-  apply: (v, ctx) => { ctx.machine.quantum = parseCount('--quantum', v, 1, 1_000_000_000); },
+  name: '--quantum', arg: 'N',
+  help: `instructions each CPU runs per turn when the CPUs are interleaved round-robin (${MACHINE_LIMITS.quantum.min}..${MACHINE_LIMITS.quantum.max}, default ${MACHINE_LIMITS.quantum.default}); `
+    + 'the interleaving, and so the output, is the same on every run with the same value',
+  apply: (v, ctx) => { ctx.machine.quantum = parseLimited('--quantum', v, 'quantum'); },
 });
 registerRunOption({
-  name: '--stats', help: 'print "instructions: N" and "seconds: S" to stderr at the end',
+  name: '--stats', help: 'at the end, print "instructions: N" (executed in all) and "seconds: S" (wall-clock time of the run) to stderr',
   apply: (_v, ctx) => { ctx.stats = true; },
 });

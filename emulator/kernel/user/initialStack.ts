@@ -45,8 +45,8 @@ export function buildInitialStack(mem: Memory, stackTop: VAddr, inp: InitialStac
   const pushString = (s: string): bigint => {
     const b = enc.encode(s);
     p -= b.length + 1;
-    mem.writeBytes(p, b);
-    mem.writeBytes(p + b.length, new Uint8Array([0]));
+    mem.writeBytes(p, b, 'uaccess');
+    mem.writeBytes(p + b.length, new Uint8Array([0]), 'uaccess');
     return fromVAddr(p);
   };
   const execfn = pushString(inp.execfn);
@@ -57,7 +57,7 @@ export function buildInitialStack(mem: Memory, stackTop: VAddr, inp: InitialStac
   p = Math.floor(p / 16) * 16;
   const platform = pushString(inp.platform);
   p -= 16;
-  mem.writeBytes(p, inp.random.subarray(0, 16));
+  mem.writeBytes(p, inp.random.subarray(0, 16), 'uaccess');
   const random = fromVAddr(p);
   p = Math.floor(p / 16) * 16;
 
@@ -72,6 +72,6 @@ export function buildInitialStack(mem: Memory, stackTop: VAddr, inp: InitialStac
     if (ps === 8) dv.setBigUint64(i * 8, BigInt.asUintN(64, w), true);
     else dv.setUint32(i * 4, Number(BigInt.asUintN(32, w)), true);
   });
-  mem.writeBytes(sp, out);
+  mem.writeBytes(sp, out, 'uaccess');
   return { sp, argvAddrs, envpAddrs, auxv };
 }

@@ -7,7 +7,7 @@
 import { ElfImage, ImageError } from '../../elf/types';
 import { Memory, PERM_R, PERM_U, PERM_W, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
-import { archKernel } from '../archKernel';
+import type { Backing } from '../../memory/backing';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
 import { KTask } from '../task';
@@ -30,6 +30,12 @@ export interface UserProgramOptions {
   io: UserIo;
   /** CPU the process is bound to (default 0) */
   cpu?: number;
+  /**
+   * The executable's pages (its inode's page cache, a file Backing): its
+   * read-only segments are mapped from them, shared with every process
+   * running the file, and report (inode, offset). Default: private copies.
+   */
+  file?: Backing;
 }
 
 /** Deterministic AT_RANDOM bytes (a real kernel would use get_random_bytes). */
@@ -125,7 +131,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   if (image.type !== 2) {
     throw new ImageError(image.path, `not a static executable (e_type ${image.type}${image.type === 3 ? ', ET_DYN: PIE/shared objects are not supported' : ''})`);
   }
-  const table = archKernel(k.arch.name);
+  const table = k.arch.kernel;
   const userTop = table.user.stackTop - BigInt(table.user.stackSize);
   for (const seg of image.segments) {
     if (seg.type === PT_LOAD && seg.memsz > 0n && seg.vaddr + seg.memsz > userTop) {
@@ -133,7 +139,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
     }
   }
   const mm = new Memory('user');
-  const loaded = mapImage(mm, image, true);
+  const loaded = mapImage(mm, image, true, opts.file);
   const stackTop = mustVAddr(table.user.stackTop);
   const stackSize = table.user.stackSize;
   mm.map(stackTop - stackSize, stackSize, PERM_R | PERM_W | PERM_U, '[stack]');

@@ -15,7 +15,7 @@ import { Errno } from '../abi';
 import { NO_RESULT } from '../hypercalls';
 import { KTask } from '../task';
 import { UserProcess } from './process';
-import { SyscallName, UNAME_MACHINE } from './syscallNumbers';
+import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
 
 export type SyscallResult = bigint | typeof NO_RESULT;
@@ -149,7 +149,7 @@ export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = {
   set_tid_address: (c, [ptr]) => { c.proc.clearChildTid = ptr; return BigInt(c.task.pid); },
   set_robust_list: () => 0n,
   uname: (c, [buf]) => {
-    const fields = ['Linux', 'kprobe-debug', '6.1.0-kprobe-debug', '#1 SMP', UNAME_MACHINE[c.proc.kernel.arch.name] ?? c.proc.kernel.arch.name, '(none)'];
+    const fields = ['Linux', 'kprobe-debug', '6.1.0-kprobe-debug', '#1 SMP', c.proc.kernel.arch.unameMachine, '(none)'];
     const b = new Uint8Array(65 * 6);
     fields.forEach((f, i) => b.set(utsField(f), i * 65));
     return copyToUser(c.proc.mm, buf, b) ? 0n : E('EFAULT');

@@ -10,7 +10,6 @@ import { Errno } from '../abi';
 import { NO_RESULT } from '../hypercalls';
 import type { Kernel } from '../kernel';
 import { KTask } from '../task';
-import { SYSCALL_NUMBERS } from './syscallNumbers';
 import { SYSCALLS } from './syscalls';
 
 export const SIGILL = 4, SIGTRAP = 5, SIGFPE = 8, SIGSEGV = 11;
@@ -44,7 +43,7 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
   if (trap.kind === 'syscall') {
     const abi = k.arch.abi.syscall;
     const nr = Number(BigInt.asIntN(64, cpu.getReg(abi.nr)));
-    const name = SYSCALL_NUMBERS[k.arch.name]?.[nr];
+    const name = k.arch.syscalls[nr];
     if (!name) {
       if (!proc.reported.has(nr)) {
         proc.reported.add(nr);

@@ -26,7 +26,7 @@ export function copyFromUser(mm: Memory, addr: bigint, len: number): Uint8Array 
 export function copyToUser(mm: Memory, addr: bigint, bytes: Uint8Array): boolean {
   const a = userRange(mm, addr, bytes.length, PERM_W);
   if (a === null) return false;
-  mm.writeBytes(a, bytes);
+  mm.writeBytes(a, bytes, 'uaccess');
   return true;
 }
 

@@ -1,22 +1,28 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { supportedArchNames } from '../../../emulator/arch/registry';
+import { imageArch } from '../../../extension/configProvider';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import { activateExtension, collect, workspaceFolder } from './util';
 
 suite('debug configuration provider', () => {
   teardown(() => vscode.commands.executeCommand('workbench.action.closeAllEditors'));
 
-  test('offers one launch configuration per kernel image in the workspace', async () => {
+  test('offers one launch configuration per kernel image whose architecture the emulator can run', async () => {
     const { api } = await activateExtension();
-    const configs = await api.configProvider.provideDebugConfigurations(workspaceFolder());
+    const folder = workspaceFolder();
+    const configs = await api.configProvider.provideDebugConfigurations(folder);
     const programs = configs.map(c => c.program as string);
-    assert.deepEqual(programs, [
-      '${workspaceFolder}/kernel/build/kernel-x86_64.elf',
-      '${workspaceFolder}/kernel/build/kernel-aarch64.elf',
-      '${workspaceFolder}/kernel/build/kernel-riscv64.elf',
-    ]);
+    // the workspace holds images for three architectures; the arch registry says which have a CPU
+    const images = ['kernel-aarch64.elf', 'kernel-riscv64.elf', 'kernel-x86_64.elf'];
+    const arches = await Promise.all(images.map(f => imageArch(vscode.Uri.joinPath(folder.uri, 'kernel', 'build', f))));
+    assert.deepEqual(arches.map(a => a?.name), ['aarch64', 'riscv64', 'x86_64']);
+    const runnable = images.filter((_, i) => supportedArchNames().includes(arches[i]!.name));
+    assert.ok(runnable.includes('kernel-x86_64.elf'));
+    assert.deepEqual(programs, runnable.map(f => `\${workspaceFolder}/kernel/build/${f}`));
     for (const c of configs) assert.equal(c.type, DEBUG_TYPE);
+    for (const [i, a] of arches.entries()) assert.equal(a!.runnable, supportedArchNames().includes(a!.name), images[i]);
   });
 
   test('F5 on a kernel C file with no launch.json boots the image built next to it', async () => {

@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeDebugfsBody, ProbeRequest, UprobeInfo, emptyProbeState } from '../../../adapter/dapCustom';
@@ -7,7 +6,7 @@ import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/cons
 import { ProbeTreeProvider } from '../../../extension/probeTree';
 import type { ProbeNode } from '../../../extension/probeTree';
 import type { ProbeStore } from '../../../extension/probeStore';
-import { activateExtension, workspaceFolder } from './util';
+import { activateExtension, markerLine, workspaceFolder } from './util';
 
 /** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
 function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
@@ -37,12 +36,6 @@ class Tracker {
     return this.messages.filter((m): m is DebugProtocol.Event => m.type === 'event' && (m as DebugProtocol.Event).event === name);
   }
   dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
-}
-
-function markerLine(file: string, name: string): number {
-  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(`/* #BP ${name} */`));
-  if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
-  return i + 1;
 }
 
 suite('debug session with the Kprobes view', () => {
@@ -90,8 +83,10 @@ suite('debug session with the Kprobes view', () => {
       return lines[0].trimEnd();
     };
     const hits = node.probe.nhit;
-    assert.equal(`${String(item.label)}  ${String(item.description)}`, `${await listLine()}  hits ${hits}, missed 0`);
-    assert.match(String(item.label), /^[0-9a-f]{16}  k  do_fork\+0x[0-9a-f]+$/);
+    // the label keeps what survives the side bar's cut, the tooltip the whole debugfs line and counters
+    assert.equal(String(item.tooltip).split('\n')[0], `${await listLine()}  hits ${hits}, missed 0`);
+    assert.match(String(item.label), new RegExp(`^k do_fork\\+0x[0-9a-f]+ ${hits}/0$`));
+    assert.equal(item.description, `hits/missed  ${BigInt(node.probe.address).toString(16).padStart(16, '0')}`);
     assert.equal(item.contextValue, 'kprobe.probe.enabled');
     assert.equal(node.probe.source?.line, line);
     assert.equal(node.probe.source?.path, fork.fsPath);
@@ -108,7 +103,8 @@ suite('debug session with the Kprobes view', () => {
     assert.equal(disabledItem.contextValue, 'kprobe.probe.disabled');
     const disabledLine = await listLine();
     assert.ok(disabledLine.endsWith('[DISABLED]'), disabledLine);
-    assert.equal(`${String(disabledItem.label)}  ${String(disabledItem.description)}`, `${disabledLine}  hits ${probeNodes()[0].probe.nhit}, missed 0`);
+    assert.equal(String(disabledItem.tooltip).split('\n')[0], `${disabledLine}  hits ${probeNodes()[0].probe.nhit}, missed 0`);
+    assert.match(String(disabledItem.label), / \[DISABLED\] \d+\/0$/);
     await vscode.commands.executeCommand(Command.disableOptimization);
     assert.equal(api.probes.state?.optimization, false);
     await vscode.commands.executeCommand(Command.disableAll);
@@ -157,6 +153,42 @@ suite('debug session with the Kprobes view', () => {
     await until(tracker.onMessage, () => tracker.events('terminated').length > 0, 'the end of the session');
     assert.equal(tracker.events('stopped').length, 0, 'no stop for a logpoint');
     assert.ok(logged().length >= 1);
+  });
+
+  test('the Kprobes view keeps the last rows of an ended session, marked as ended, until the next launch', async () => {
+    const { api } = await activateExtension();
+    const folder = workspaceFolder();
+    const fork = vscode.Uri.joinPath(folder.uri, 'kernel', 'fork.c');
+    const line = markerLine(fork.fsPath, 'do_fork_body');
+    vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(new vscode.Location(fork, new vscode.Position(line - 1, 0)), true, undefined, undefined, 'itest ended hit')]);
+    const config = { type: DEBUG_TYPE, request: 'launch', name: 'itest ended', program: '${workspaceFolder}/kernel/build/kernel-x86_64.elf', cpus: 2 };
+    const terminated = new Promise<vscode.DebugSession>(r => { const s = vscode.debug.onDidTerminateDebugSession(x => { s.dispose(); r(x); }); });
+    assert.equal(await vscode.debug.startDebugging(folder, config), true);
+    // the logpoint never stops: the kernel runs to power off and the session ends by itself
+    await terminated;
+    const logged = tracker.events('output').filter(e => String((e as DebugProtocol.OutputEvent).body.output).includes('itest ended hit')).length;
+    assert.ok(logged >= 1, 'the logpoint printed');
+    assert.equal(api.probes.ended, true);
+    assert.equal(api.probes.session, undefined);
+    const nodes = api.kprobesTree.getChildren();
+    const probes = nodes.filter((n): n is Extract<ProbeNode, { kind: 'probe' }> => n.kind === 'probe');
+    assert.equal(probes.length, 1, 'the last row stays');
+    const item = api.kprobesTree.getTreeItem(probes[0]);
+    // the final counters: one hit per logpoint line
+    assert.equal(probes[0].probe.nhit, logged);
+    assert.match(String(item.label), new RegExp(`^k do_fork\\+0x[0-9a-f]+ ${logged}/0$`));
+    assert.ok(String(item.description).startsWith('(session ended)'), String(item.description));
+    assert.equal(item.contextValue, 'kprobe.probe.ended', 'no enable/disable/unregister on an ended row');
+    await assert.rejects(api.probes.refresh(), /no kprobe debug session/);
+
+    // the next launch clears it
+    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+    const cleared = new Promise<void>(r => { const s = vscode.debug.onDidStartDebugSession(() => { s.dispose(); r(); }); });
+    assert.equal(await vscode.debug.startDebugging(folder, { ...config, name: 'itest after ended', stopOnEntry: true }), true);
+    await cleared;
+    assert.equal(api.probes.ended, false);
+    const after = api.kprobesTree.getChildren();
+    assert.ok(after.every(n => n.kind === 'placeholder' && !n.ended), JSON.stringify(after));
   });
 
   test('the Uprobes view renders inode, path:offset and the processes of a uprobe row', () => {

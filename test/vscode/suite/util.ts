@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { KprobeExtensionApi } from '../../../extension/extension';
 import { EXTENSION_ID } from '../../../extension/constants';
@@ -32,4 +33,11 @@ export async function collect<T, R>(event: vscode.Event<T>, fn: () => Thenable<R
   } finally {
     sub.dispose();
   }
+}
+
+/** The line (1-based) of a `#BP name` marker comment in a source file. */
+export function markerLine(file: string, name: string): number {
+  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(`/* #BP ${name} */`));
+  if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
+  return i + 1;
 }

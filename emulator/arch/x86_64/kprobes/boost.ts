@@ -28,11 +28,12 @@
  * (checked by the caller, which knows the address): a fault in the copy
  * would not be found in __ex_table.
  *
- * Decisions are made from the DecodedInsn (flow, mnemonic) plus the raw
- * opcode bytes for encodings the decoder may not know.
+ * Decisions are made from the DecodedInsn (flow, mnemonic) plus the
+ * prefix and opcode bytes where the decoder found them (InsnLayout).
  */
 import type { DecodedInsn } from '../../types';
-import { x86Fields } from './insnFields';
+import { mustVAddr } from '../../../memory/address';
+import { decodeBytes } from '../decoder';
 
 /** Mnemonics with hardware side effects (never boosted nor detoured). */
 const SIDE_EFFECT_MNEMONICS = new Set([
@@ -84,13 +85,6 @@ function twoByteNotBoostable(op2: number, modrm: number): boolean {
   }
 }
 
-/** Legacy prefixes before the opcode (REX excluded). */
-function prefixesOf(b: Uint8Array, opcodeOffset: number): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < opcodeOffset; i++) if ((b[i] & 0xf0) !== 0x40) out.push(b[i]);
-  return out;
-}
-
 export type BoostVerdict = { boostable: true } | { boostable: false; reason: string };
 
 /**
@@ -104,18 +98,23 @@ export function boostVerdict(insn: DecodedInsn, purpose: 'boost' | 'relocate' = 
   if (IP_DEPENDENT_FLOWS.has(insn.flow)) return no(`${insn.mnemonic}: ${insn.flow} depends on the execution address`);
   if (purpose === 'boost' && insn.flow === 'ret') return no(`${insn.mnemonic}: a return is not boosted`);
   if (SIDE_EFFECT_MNEMONICS.has(insn.mnemonic)) return no(`${insn.mnemonic}: hardware side effect`);
-  const b = insn.bytes;
-  const f = x86Fields(b);
-  for (const p of prefixesOf(b, f.opcodeOffset)) {
-    if (p === 0x2e) return no(`${insn.mnemonic}: CS-override prefix`);
-    if (p === 0x67) return no(`${insn.mnemonic}: address-size prefix`);
+  // the decoder's field offsets: prefixes before the opcode, the opcode bytes, ModRM
+  const x = decodeBytes(insn.bytes, mustVAddr(insn.addr));
+  if (!x) return no(`${insn.mnemonic}: the bytes do not decode`);
+  const b = x.bytes;
+  const l = x.layout;
+  for (let k = 0; k < l.prefixLen; k++) {
+    if (b[k] === 0x2e) return no(`${insn.mnemonic}: CS-override prefix`);
+    if (b[k] === 0x67) return no(`${insn.mnemonic}: address-size prefix`);
   }
-  const op = b[f.opcodeOffset] ?? 0;
+  if (l.vexOff >= 0) return { boostable: true }; // VEX (BMI): plain register/memory arithmetic
+  const op = b[l.opcodeOff];
+  const modrm = l.modrmOff >= 0 ? b[l.modrmOff] : 0;
   if (op === 0x0f) {
-    const op2 = b[f.opcodeOffset + 1] ?? 0;
-    if (twoByteNotBoostable(op2, b[f.opcodeOffset + 2] ?? 0)) return no(`${insn.mnemonic}: opcode 0f ${op2.toString(16).padStart(2, '0')}`);
+    const op2 = b[l.opcodeOff + 1];
+    if (twoByteNotBoostable(op2, modrm)) return no(`${insn.mnemonic}: opcode 0f ${op2.toString(16).padStart(2, '0')}`);
   } else if (op === 0xff) {
-    const reg = ((b[f.opcodeOffset + 1] ?? 0) >> 3) & 7;
+    const reg = (modrm >> 3) & 7;
     if (reg === 2 || reg === 3 || reg === 5) return no(`${insn.mnemonic}: indirect call / far jump`);
   } else if (oneByteNotBoostable(op)) {
     return no(`${insn.mnemonic}: opcode ${op.toString(16).padStart(2, '0')}`);

@@ -25,7 +25,9 @@ import type { Cpu } from '../../types';
 import { X86Cpu } from '../cpu';
 import type { Kprobe, KprobeCtlblk, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
-import { modrmReg, ripDispOffset, x86Fields } from './insnFields';
+import { decodeBytes } from '../decoder';
+import type { Insn } from '../insn';
+import { relocate } from '../relocate';
 import { canBoost } from './boost';
 import { jmpTo, x86_64Optprobes } from './opt';
 import { x86_64Ftrace } from './ftrace';
@@ -44,7 +46,9 @@ const REJECT_MNEMONICS = new Set([
 
 export interface X86InsnInfo {
   flow: DecodedInsn['flow'] | 'unknown';
+  /** first opcode byte (0x0f for two-byte opcodes); -1 when the copy was not decoded */
   opcode: number;
+  /** ModRM.reg; -1 without a ModRM byte or when the copy was not decoded */
   modrmReg: number;
   /** the bytes copied to the slot were decoded (false: raw MAX_INSN_SIZE bytes, 2.6 style) */
   decoded: boolean;
@@ -65,7 +69,8 @@ function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedI
   if (!insn) return 'slot'; // 2.6 x86 copies MAX_INSN_SIZE raw bytes without validation
   if (insn.flow === 'trap' || insn.flow === 'halt') return 'reject';
   if (REJECT_MNEMONICS.has(insn.mnemonic)) return 'reject';
-  if (insn.bytes[x86Fields(insn.bytes).opcodeOffset] === 0xcc) return 'reject';
+  const x = decodeBytes(insn.bytes, mustVAddr(insn.addr));
+  if (x && x.bytes[x.layout.opcodeOff] === 0xcc) return 'reject';
   return 'slot';
 }
 
@@ -76,16 +81,16 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   const insn = ctx.arch.decodeBytes(orig, addr);
   const decision = decodeProbeInsn(ctx, addr, insn);
   if (decision === 'reject') return -Errno.EINVAL;
-  const copy = insn ? orig.slice(0, insn.length) : orig.slice();
+  let copy: Uint8Array = insn ? orig.slice(0, insn.length) : orig.slice();
   const slot = ctx.slots.get();
-  if (insn?.ipRelative) {
-    const off = ripDispOffset(copy);
-    if (off < 0) { ctx.slots.put(slot); return -Errno.EILSEQ; }
-    const dv = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
-    const disp = BigInt(dv.getInt32(off, true));
-    const nd = disp + addr - slot;
-    if (nd < -(2n ** 31n) || nd >= 2n ** 31n) { ctx.slots.put(slot); return -Errno.EINVAL; }
-    dv.setInt32(off, Number(nd), true);
+  // __copy_instruction: a RIP-relative operand re-targeted for the slot; relative branches are
+  // copied as they are (resume_execution moves ip back from the slot after the single-step)
+  let x86: Insn | undefined;
+  if (insn) {
+    const moved = relocate(copy, addr, slot, { branches: 'keep' });
+    if (!moved.ok) { ctx.slots.put(slot); return moved.kind === 'decode' ? -Errno.EILSEQ : -Errno.EINVAL; }
+    copy = moved.bytes;
+    x86 = moved.insns[0];
   }
   // the copy, then int3 padding: the kprobe booster appends the jmp back after
   // the first single-step shows where the copy ends (paper, section 6.3)
@@ -93,11 +98,11 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   code.set(copy);
   ctx.slots.write(slot, code);
   p.opcode = orig.slice(0, ctx.arch.breakpointInsn.length);
-  const f = x86Fields(copy);
+  const l = x86?.layout;
   const arch: X86InsnInfo = {
     flow: insn ? insn.flow : 'unknown',
-    opcode: copy[f.opcodeOffset] ?? 0,
-    modrmReg: modrmReg(copy),
+    opcode: l ? copy[l.opcodeOff] : -1,
+    modrmReg: l && l.modrmOff >= 0 ? (copy[l.modrmOff] >> 3) & 7 : -1,
     decoded: insn !== null,
   };
   const boostable = insn !== null && canBoost(insn) && ctx.searchExceptionTables(addr) === undefined ? 0 : -1;
@@ -190,6 +195,8 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   removeKprobe,
   prepareKretprobe,
   setupSinglestep,
+  // kprobe_debug_handler: the TF trap after the slot's instruction ends the single-step
+  singlestepDone: (_p, kind) => kind === 'singleStep',
   resumeExecution,
   singlestepFault,
   taskSinglestepping: (regs: PtRegs) => (regs.flags & TF) !== 0n,

@@ -22,15 +22,18 @@
  *   load what was just written); sp = sp0 (ftrace: sp0 + 8); popfq loads
  *   the live flags just stored (no change); rip = the resume address.
  *
- * The frame is written straight into the stack region's bytes after one
- * check that the whole frame is writable RAM that is not executable (so no
- * fault can happen half-way and no decoded instruction can be hit). When
- * the check fails the native entry declines and the CPU runs the real
- * template, whose pushes then fault (or write) exactly as hardware would.
+ * The frame is written straight into the stack region's words after one
+ * check that the whole frame is writable RAM executable through no mapping
+ * (so no fault can happen half-way and no decoded instruction can be hit);
+ * the address space's write observers then hear of each store run
+ * (Memory.wroteInPlace, source 'engine': the template's pushes are CPU
+ * stores, so data watchpoints see them). When the check fails the native
+ * entry declines and the CPU runs the real template, whose pushes then
+ * fault (or write) exactly as hardware would.
  */
 import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHooks';
 import type { VAddr } from '../../../memory/address';
-import { PERM_U, PERM_W, PERM_X, Region } from '../../../memory/memory';
+import { PERM_U, PERM_W, Region } from '../../../memory/memory';
 import { X86Cpu } from '../cpu';
 import { PT_REGS, X86_REGS } from '../regs';
 
@@ -102,7 +105,7 @@ function putAddr(w: Int32Array, i: number, a: VAddr): void {
  */
 function frameRegion(cpu: X86Cpu, lo: VAddr, len: number): Region | null {
   const r = cpu.mem.regionAt(lo, len);
-  if (!r || r.device || (r.perms & PERM_W) === 0 || (r.perms & PERM_X) !== 0) return null;
+  if (!r || r.device || (r.perms & PERM_W) === 0 || r.codeMapped) return null;
   if (cpu.userMode && (r.perms & PERM_U) === 0) return null;
   if (((lo - r.base) & 3) !== 0 || !wordsOf(r)) return null;
   return r;
@@ -155,6 +158,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   putAddr(w, i + S_IP, ip);
   put(w, i + S_ORIG_AX, -1, -1);
   put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
+  cpu.mem.wroteInPlace(frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET, 'engine');
   const entry = cpu.rip - INT3_LEN;
   // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
@@ -177,13 +181,16 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
   const rlo = Number(BigInt.asIntN(32, returnTo)), rhi = Number(BigInt.asIntN(32, returnTo >> 32n));
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
-  const w = cpu.mem.regionAt(f.frame) === r && (r.perms & (PERM_W | PERM_X)) === PERM_W ? wordsOf(r) : null;
+  const w = cpu.mem.regionAt(f.frame) === r && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
   if (w) {
     const i = (f.frame - r.base) >> 2;
+    const mem = cpu.mem;
     writeGprSlots(cpu, w, i);
+    mem.wroteInPlace(f.frame, 15 * 8, 'engine');
     put(w, i + S_FLAGS, fl, 0);
-    if (kret) put(w, i + S_SP, rlo, rhi);
-    else if (!ftrace) put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
+    mem.wroteInPlace(f.frame + S_FLAGS * 4, 8, 'engine');
+    if (kret) { put(w, i + S_SP, rlo, rhi); mem.wroteInPlace(f.frame + S_SP * 4, 8, 'engine'); }
+    else if (!ftrace) { put(w, i + S_SS, fl, 0); mem.wroteInPlace(f.frame + S_SS * 4, 8, 'engine'); } // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
   } else {
     const mem = cpu.mem;
     const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };

@@ -41,7 +41,7 @@
  *     pop  r15 ... rdi           ; registers as the handlers left them
  *     add  $40, %rsp             ; skip orig_ax ip cs flags sp
  *     popfq                      ; flags (from the ss slot) /
- *     <the DCR's instructions, RIP-relative displacements re-targeted>
+ *     <the DCR's instructions, moved by relocate.ts (RIP-relative re-targeted)>
  *     jmp  <probe + DCR size>
  *
  * The NATIVE ENTRY stands for Linux's whole optprobe template including
@@ -70,8 +70,9 @@ import type {
   ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, NativeCallbackFrame, OptprobesArchHooks,
 } from '../../../kprobes/archHooks';
 import type { PtRegs } from '../../../kprobes/ptRegs';
+import { OPTPROBE_DETOUR_SYMBOL } from '../../../kprobes/archHooks';
 import { boostVerdict } from './boost';
-import { ripDispOffset } from './insnFields';
+import { relocate } from '../relocate';
 import { nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
 import { X86Cpu } from '../cpu';
 import { toVAddr, VAddr } from '../../../memory/address';
@@ -270,25 +271,10 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   const build = (buf: bigint): Uint8Array | string => {
     const code = new Uint8Array(total);
     code.set(tpl.code);
-    const copy = orig.slice();
-    for (let off = 0; off < size;) {
-      const a = addr + BigInt(off);
-      const d = ctx.arch.decodeBytes(copy.subarray(off), a);
-      if (!d) return `${hexAddr(a)} does not decode`;
-      if (d.ipRelative) {
-        const sub = copy.subarray(off, off + d.length);
-        const o = ripDispOffset(sub);
-        if (o < 0) return `${hexAddr(a)}: RIP-relative operand not found`;
-        const dv = new DataView(sub.buffer, sub.byteOffset, sub.byteLength);
-        const target = a + BigInt(d.length) + BigInt(dv.getInt32(o, true));
-        const at = buf + BigInt(tpl.code.length + off + d.length);
-        const nd = rel32(at, target);
-        if (nd === null) return `${hexAddr(a)}: RIP-relative target out of reach of the detour buffer`;
-        dv.setInt32(o, nd, true);
-      }
-      off += d.length;
-    }
-    code.set(copy, tpl.code.length);
+    // copy_optimized_instructions: each instruction of the region through __copy_instruction
+    const moved = relocate(orig, addr, buf + BigInt(tpl.code.length), { branches: 'retarget' });
+    if (!moved.ok) return `${moved.reason} (detour buffer)`;
+    code.set(moved.bytes, tpl.code.length);
     const back = jmpTo(buf + BigInt(tpl.code.length + size), addr + BigInt(size));
     if (!back) return 'the detour buffer is out of jmp rel32 reach of the probe';
     code.set(back, tpl.code.length + size);
@@ -302,7 +288,7 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
     if (typeof code !== 'string' && k === `${addr}:${hexBytes(code)}`) { buf = b; break; }
   }
   if (buf === undefined) {
-    buf = ctx.slots.allocCode(total);
+    buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
     code = build(buf);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);

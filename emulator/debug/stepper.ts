@@ -15,15 +15,15 @@
  *                the caller's return address from the frame walk (frame 1),
  *                same task, stack pointer above the current one
  *
- * Steps run in chunks of CHUNK instructions (the adapter yields to its event
- * loop between chunks, so pause works) and never more than BUDGET in total:
+ * Steps run in chunks of STEP_CHUNK instructions (the run controller,
+ * runControl.ts, yields to the event loop between chunks, so pause works) and never more than BUDGET in total:
  * then the step ends with a stop saying so. A stop request on the way (a
  * breakpoint probe, an oops) or the end of the machine ends the step with
  * that outcome instead.
  */
-import type { DecodedInsn } from '../emulator/arch/types';
-import type { Task } from '../emulator/kernel/types';
-import type { Machine, SliceResult } from '../emulator/machine';
+import type { DecodedInsn } from '../arch/types';
+import type { Task } from '../kernel/types';
+import type { Machine, SliceResult } from '../machine';
 
 export type StepKind = 'instruction' | 'in' | 'over' | 'out';
 
@@ -135,51 +135,5 @@ export class Stepper {
     } catch {
       try { return arch.decode(this.machine.kernel.mem, pc); } catch { return null; }
     }
-  }
-}
-
-/** How a StepRun ended, beyond the stepper's own outcomes. */
-export type StepRunEnd = StepOutcome | { kind: 'paused'; description: string } | { kind: 'error'; message: string };
-
-/**
- * Drives a Stepper in chunks on the event loop (setImmediate between
- * chunks), so a pause request is seen while a long step runs.
- */
-export class StepRun {
-  private timer: NodeJS.Immediate | undefined;
-  private pauseRequested = false;
-  private cancelled = false;
-
-  constructor(private readonly stepper: Stepper, private readonly onEnd: (end: StepRunEnd) => void) {}
-
-  /** Runs the first chunk now (one-instruction steps end here). */
-  start(): void { this.drive(); }
-
-  /** End at the next chunk boundary with a 'paused' end. */
-  pause(): void { this.pauseRequested = true; }
-
-  /** Drop the step silently (continue, restart, disconnect). */
-  cancel(): void {
-    this.cancelled = true;
-    if (this.timer) clearImmediate(this.timer);
-    this.timer = undefined;
-  }
-
-  private drive(): void {
-    this.timer = undefined;
-    if (this.cancelled) return;
-    if (this.pauseRequested) {
-      this.onEnd({ kind: 'paused', description: `Paused during the step after ${this.stepper.instructions} instructions` });
-      return;
-    }
-    let out: StepOutcome | undefined;
-    try {
-      out = this.stepper.runChunk();
-    } catch (e) {
-      this.onEnd({ kind: 'error', message: e instanceof Error ? e.message : String(e) });
-      return;
-    }
-    if (out) this.onEnd(out);
-    else this.timer = setImmediate(() => this.drive());
   }
 }

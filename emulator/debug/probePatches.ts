@@ -6,10 +6,12 @@
  * `disassemble` marks these instructions; `writeMemory` refuses to write
  * over them.
  */
-import type { ArchOps } from '../emulator/arch/types';
-import type { KprobesEngine } from '../emulator/kprobes';
-import { kprobeDisabled } from '../emulator/kprobes';
-import { formatAddress } from './disassemble';
+import type { ArchOps } from '../arch/types';
+import type { KprobesEngine } from '../kprobes';
+import { kprobeDisabled } from '../kprobes';
+import { hex64 } from '../memory/address';
+
+const formatAddress = (a: bigint): string => '0x' + hex64(a);
 
 export type PatchState = 'breakpoint' | 'optimized' | 'disarmed';
 

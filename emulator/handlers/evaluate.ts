@@ -7,18 +7,18 @@
  *
  * Unlike a condition (whose value is reduced to 0/1), the expression's value
  * and static C type are kept: integers print as hex and decimal, pointers as
- * hex with their symbol, `char *` with the string. The compiler, parser and
- * runtime pieces used here are the ones compileLogMessage (logMessage.ts)
- * assembles the same way; emulator/handlers is not changed.
+ * hex with their symbol, `char *` with the string. The language's own
+ * parser, compiler and runtime, assembled as compileLogMessage (logMessage.ts)
+ * does; the debugger (adapter/evaluateRequest.ts) calls only this API.
  */
-import type { Expr } from '../emulator/handlers/ast';
-import { HandlerCompiler } from '../emulator/handlers/compiler';
-import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from '../emulator/handlers/context';
-import { CType, isCharPtr, isPtr, sizeOf, typeName } from '../emulator/handlers/ctypes';
-import { tokenize } from '../emulator/handlers/lexer';
-import { Parser } from '../emulator/handlers/parser';
-import { Frame, LITERAL_POOL_BASE, StringPool, readCString } from '../emulator/handlers/runtime';
-import { CompileOptions, Diagnostic, HandlerEnv, HandlerFault } from '../emulator/handlers';
+import type { Expr } from './ast';
+import { HandlerCompiler } from './compiler';
+import { CONTEXT_BY_KIND, CURRENT_FIELDS, argRegsOf, charSignedOf } from './context';
+import { CType, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
+import { tokenize } from './lexer';
+import { Parser } from './parser';
+import { DYNAMIC_POOL_BASE, Frame, LITERAL_POOL_BASE, StringPool, readCString } from './runtime';
+import { CompileOptions, Diagnostic, HandlerEnv, HandlerFault } from './types';
 
 /** Statements + loop iterations one evaluation may cost. */
 const EVAL_STEP_BUDGET = 10_000;
@@ -33,6 +33,18 @@ export interface EvalValue {
   typeName: string;
   /** the string a `char *` points to ("(efault)" when unreadable) */
   text?: string;
+  /**
+   * the value is the handler's own copy of a string (a literal, or a char
+   * array the environment hands over as text: `current->comm`, Linux's
+   * `char comm[TASK_COMM_LEN]`): its address is private to the evaluation,
+   * outside kernel memory, so only the string is shown
+   */
+  pooled?: true;
+}
+
+/** Whether addr lies in one of the handler's string pools (runtime.ts: literals, strings from the environment). */
+function inStringPool(addr: bigint): boolean {
+  return new StringPool(LITERAL_POOL_BASE).owns(addr) || new StringPool(DYNAMIC_POOL_BASE).owns(addr);
 }
 
 export type EvalResult = { ok: true; value: EvalValue } | { ok: false; message: string };
@@ -40,6 +52,13 @@ export type EvalResult = { ok: true; value: EvalValue } | { ok: false; message: 
 /** A compile error or run-time fault as "line:column: message" (column counts from 1 in the expression). */
 function at(line: number, column: number, message: string): string {
   return `${line}:${column}: ${message}`;
+}
+
+/** `char [16]` for `current->comm` (a char array field of the context), else undefined. */
+function arrayTypeName(ast: Expr): string | undefined {
+  if (ast.k !== 'member' || !ast.arrow || ast.obj.k !== 'ident' || ast.obj.name !== 'current') return undefined;
+  const f = CURRENT_FIELDS.find(x => x.name === ast.field);
+  return f?.array !== undefined && f.type.kind === 'ptr' ? `${typeName(f.type.to)} [${f.array}]` : undefined;
 }
 
 function firstError(diags: readonly Diagnostic[]): Diagnostic | undefined {
@@ -70,10 +89,11 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
   try {
     const value = te.ev(frame);
-    const out: EvalValue = { value, type: te.t, typeName: typeName(te.t) };
+    const out: EvalValue = { value, type: te.t, typeName: arrayTypeName(ast) ?? typeName(te.t) };
     if (isCharPtr(te.t)) {
       try {
         out.text = value === 0n ? '(null)' : readCString(frame, value, MAX_SHOWN_STRING, te.span);
+        if (inStringPool(value)) out.pooled = true;
       } catch {
         out.text = '(efault)';
       }
@@ -93,13 +113,16 @@ export function hexOf(v: EvalValue): string {
 
 /**
  * Display text: integers `0x2a (42)` (signed negatives `0xffffffea (-22)`),
- * pointers `0xffffffff81000000 <do_fork>`, `char *` with the string.
+ * pointers `0xffffffff81000000 <do_fork>`, `char *` with the string, and a
+ * string the handler holds itself (`current->comm`, a literal) as the
+ * string alone, `"kworker/1:1"`, as gdb shows a char array: its address is
+ * not a kernel address.
  */
 export function formatValue(v: EvalValue, symbolize: (addr: bigint) => string | undefined): string {
   const hex = hexOf(v);
   if (isPtr(v.type)) {
     const addr = BigInt.asUintN(64, v.value);
-    if (v.text !== undefined) return `${hex} ${JSON.stringify(v.text)}`;
+    if (v.text !== undefined) return v.pooled ? JSON.stringify(v.text) : `${hex} ${JSON.stringify(v.text)}`;
     const sym = addr !== 0n ? symbolize(addr) : undefined;
     return sym ? `${hex} <${sym}>` : hex;
   }

@@ -1,0 +1,47 @@
+/**
+ * A debug session's machine from its launch settings (the debugger's
+ * launch.json attributes): each setting checked with a message naming it,
+ * the image loaded (an ImageError names the file and the problem), the
+ * machine booted with the kprobes engine configured from the settings.
+ */
+import * as path from 'node:path';
+import { loadElf } from '../elf/elfFile';
+import { Machine } from '../machine';
+import { machineOptionError } from '../machineOptions';
+
+export interface LaunchSettings {
+  /** the kernel ELF image */
+  program: string;
+  cpus?: number;
+  maxInstructions?: number;
+  /** debug.kprobes_optimization at boot */
+  kprobesOptimization?: boolean;
+  /** .kprobe files registered at boot */
+  probes?: string[];
+  stopOnEntry?: boolean;
+}
+
+/** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
+export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unknown>>): string | undefined {
+  if (typeof s.program !== 'string' || s.program === '') return '"program" must name a kernel ELF image';
+  for (const name of ['cpus', 'maxInstructions'] as const) {
+    const err = s[name] === undefined ? undefined : machineOptionError(name, s[name]);
+    if (err) return err;
+  }
+  for (const name of ['kprobesOptimization', 'stopOnEntry'] as const) {
+    if (s[name] !== undefined && typeof s[name] !== 'boolean') return `"${name}" must be true or false, got ${JSON.stringify(s[name])}`;
+  }
+  if (s.probes !== undefined && (!Array.isArray(s.probes) || s.probes.some(f => typeof f !== 'string'))) {
+    return `"probes" must be an array of .kprobe file paths, got ${JSON.stringify(s.probes)}`;
+  }
+  return undefined;
+}
+
+/** Boot the machine of checked settings; throws an Error ("launch: ...") or an ImageError. */
+export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>): Machine {
+  const err = launchSettingsError(s);
+  if (err) throw new Error(`launch: ${err}`);
+  const ok = s as LaunchSettings;
+  const image = loadElf(path.resolve(ok.program));
+  return new Machine(image, { cpus: ok.cpus, maxInstructions: ok.maxInstructions, kprobes: { optimization: ok.kprobesOptimization ?? true } });
+}

@@ -1,0 +1,73 @@
+/**
+ * Arming and disarming (Linux kernel/kprobes.c arm_kprobe / disarm_kprobe,
+ * arm_all_kprobes / disarm_all_kprobes behind the debugfs `enabled` knob):
+ * breakpoints written through the arch hooks (textPoke), ftrace-based
+ * probes through the ftrace call site, optimized probes unoptimized first;
+ * and the code bytes as the debugger shows them (every armed probe's
+ * original bytes put back).
+ */
+import type { KprobesEngine } from './core';
+import { defaultArmKprobe, defaultDisarmKprobe } from './archHooks';
+import { Kprobe, KPROBE_FLAG_FTRACE, kprobeDisabled } from './kprobe';
+import { mustVAddr } from '../memory/address';
+import type { ProbeTable } from './probeTable';
+
+export class KprobeArming {
+  constructor(private readonly engine: KprobesEngine, private readonly t: ProbeTable) {}
+
+  /**
+   * Read code bytes as the debugger should show them: every armed probe's
+   * original bytes put back (default), or the bytes really in memory
+   * (patched = true: the breakpoints are visible).
+   */
+  readTextWithoutProbes(mem = this.engine.kernel.mem, addr: bigint, len: number, opts: { patched?: boolean } = {}): Uint8Array {
+    const out = mem.readBytes(mustVAddr(addr), len);
+    if (opts.patched) return out;
+    const end = addr + BigInt(len);
+    for (const a of this.t.armed) {
+      const p = this.t.table.get(a);
+      if (!p?.opcode) continue;
+      const oe = a + BigInt(p.opcode.length);
+      if (oe <= addr || a >= end) continue;
+      for (let i = 0; i < p.opcode.length; i++) {
+        const at = a + BigInt(i);
+        if (at >= addr && at < end) out[Number(at - addr)] = p.opcode[i];
+      }
+    }
+    this.engine.optimizer.overlay(out, addr, len);
+    return out;
+  }
+
+  armKprobe(ap: Kprobe): void {
+    const a = ap.addr as bigint;
+    if (this.t.armed.has(a)) return;
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.engine.ftrace.arm(ap);
+    else (this.engine.hooks.armKprobe ?? defaultArmKprobe)(this.engine.ctx, ap);
+    this.t.armed.add(a);
+  }
+
+  disarmKprobe(ap: Kprobe): void {
+    const a = ap.addr as bigint;
+    if (!this.t.armed.has(a)) return;
+    this.engine.optimizer.unoptimizeAt(a); // __disarm_kprobe: unoptimize first
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.engine.ftrace.disarm(ap);
+    else (this.engine.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.engine.ctx, ap);
+    this.t.armed.delete(a);
+  }
+
+  isArmed(addr: bigint): boolean { return this.t.armed.has(addr); }
+
+  /** debugfs `enabled` knob: false disarms everything (probe states untouched), true re-arms all but [DISABLED] */
+  setEnabled(on: boolean): void {
+    if (on === !this.t.allDisarmed) return;
+    if (on) {
+      this.t.allDisarmed = false;
+      for (const ap of this.t.table.values()) if (!kprobeDisabled(ap)) this.armKprobe(ap);
+    } else {
+      this.t.allDisarmed = true;
+      for (const ap of this.t.table.values()) this.disarmKprobe(ap);
+    }
+    this.engine.optimizer.reconsider();
+    this.engine.events.emit({ type: 'enabledChanged', enabled: on });
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The registry of the engine's own code (Linux kernel/kprobes.c keeps a
+ * struct kprobe_insn_cache per kind of engine code, each with its `sym`
+ * shown by kallsyms: "kprobe_insn_page", "kprobe_optinsn_page"). Every
+ * executable range the engine owns registers here once: instruction slot
+ * pages, optprobe detour buffers, the kretprobe trampolines, the ftrace
+ * trampoline, the nested-call return stub. A range carries its symbol
+ * name and, once its owner attaches them, its handlers: the breakpoint
+ * trap inside it (trampoline callbacks, detour callbacks, native entries,
+ * a step breakpoint in a slot), its native entry for the CPU's inline
+ * breakpoint, its synthetic %pS name and its BreakpointSite kind.
+ *
+ * Trap routing (traps.ts), symbolization (symbolize.ts) and the refusal of
+ * probes on engine code (check_kprobe_address_safe) are lookups here:
+ * sorted by start, binary search; ranges never overlap.
+ */
+import type { Cpu } from '../arch/types';
+import { mustVAddr, VAddr } from '../memory/address';
+import type { BreakpointSite } from './engineTypes';
+import type { KprobeCtlblk } from './kprobe';
+import type { PtRegs } from './ptRegs';
+
+/** The counter of KprobeStats a native entry handled inside the CPU's int3 counts in. */
+export type InlineEntryStat = 'inlineOptEntries' | 'inlineKretEntries' | 'inlineFtraceEntries';
+
+/** What the owner of a range attaches to it (all optional: a range without handlers is only owned and named). */
+export interface EngineCodeHandlers {
+  /**
+   * A breakpoint trap at `addr` (the breakpoint's own address) inside the
+   * range: true when handled; false: not one of this code's breakpoints.
+   */
+  breakpoint?(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, code: EngineCode): boolean;
+  /** %pS of an address inside (default: `symbol+0xoff` from the range start) */
+  symbolize?(addr: bigint, code: EngineCode): string;
+  /** what a breakpoint at addr is for the cost model and the debugger (default 'none') */
+  site?(addr: bigint, code: EngineCode): BreakpointSite;
+  /**
+   * The range's native entry (a breakpoint the CPU's inline breakpoint may
+   * handle from inside the int3), its VAddr, and the counter it counts in.
+   */
+  nativeEntry?: { readonly addr: bigint; readonly at: VAddr; readonly stat: InlineEntryStat };
+}
+
+/** One registered range of engine code. */
+export interface EngineCode extends EngineCodeHandlers {
+  readonly start: bigint;
+  /** exclusive */
+  readonly end: bigint;
+  /** start as a VAddr */
+  readonly startV: VAddr;
+  readonly endV: VAddr;
+  /** the symbol Linux-style listings show for this code (kretprobe_trampoline, ftrace_trampoline, ...) */
+  readonly symbol: string;
+}
+
+/** `+0xoff` of addr from start */
+export function offsetFrom(addr: bigint, start: bigint): string {
+  return `+0x${(addr - start).toString(16)}`;
+}
+
+export class EngineCodeRegistry {
+  /** ranges sorted by start (unsigned 64-bit) */
+  private readonly byStart: EngineCode[] = [];
+  /** the same ranges sorted by startV (signed VAddr order) */
+  private readonly byStartV: EngineCode[] = [];
+
+  /** Register [start, start+size) as engine code named `symbol`; throws a RangeError naming both ranges on an overlap. */
+  add(start: bigint, size: number, symbol: string, handlers: EngineCodeHandlers = {}): EngineCode {
+    if (!(size > 0)) throw new RangeError(`kprobes code registry: ${symbol} at 0x${start.toString(16)} has no size (${size})`);
+    const end = start + BigInt(size);
+    const code: EngineCode = { ...handlers, start, end, startV: mustVAddr(start), endV: mustVAddr(start) + size, symbol };
+    const i = this.upperBound(start);
+    const prev = this.byStart[i - 1];
+    const next = this.byStart[i];
+    for (const o of [prev, next]) {
+      if (o && o.start < end && start < o.end) {
+        throw new RangeError(`kprobes code registry: ${symbol} [0x${start.toString(16)}, 0x${end.toString(16)}) overlaps ${o.symbol} [0x${o.start.toString(16)}, 0x${o.end.toString(16)})`);
+      }
+    }
+    this.byStart.splice(i, 0, code);
+    this.byStartV.splice(this.upperBoundV(code.startV), 0, code);
+    return code;
+  }
+
+  /** The range holding addr, or undefined (binary search). */
+  find(addr: bigint): EngineCode | undefined {
+    const c = this.byStart[this.upperBound(addr) - 1];
+    return c !== undefined && addr < c.end ? c : undefined;
+  }
+
+  /** find() by VAddr (the CPU's inline breakpoint asks with a number) */
+  findV(at: VAddr): EngineCode | undefined {
+    const c = this.byStartV[this.upperBoundV(at) - 1];
+    return c !== undefined && at < c.endV ? c : undefined;
+  }
+
+  /** the engine owns addr (probes there are refused) */
+  owns(addr: bigint): boolean { return this.find(addr) !== undefined; }
+
+  /** Attach (or, with {}, take back) the handlers of the range starting at `start`; false when no range starts there. */
+  attach(start: bigint, handlers: EngineCodeHandlers): boolean {
+    const c = this.find(start);
+    if (!c || c.start !== start) return false;
+    c.breakpoint = handlers.breakpoint;
+    c.symbolize = handlers.symbolize;
+    c.site = handlers.site;
+    c.nativeEntry = handlers.nativeEntry;
+    return true;
+  }
+
+  /** %pS of an engine address: its handler's name, else `symbol+0xoff`; undefined when not engine code */
+  symbolize(addr: bigint): string | undefined {
+    const c = this.find(addr);
+    if (!c) return undefined;
+    return c.symbolize ? c.symbolize(addr, c) : `${c.symbol}${offsetFrom(addr, c.start)}`;
+  }
+
+  /** every range, ascending (debugging, tests) */
+  ranges(): readonly EngineCode[] { return this.byStart; }
+
+  /** number of ranges whose start <= addr */
+  private upperBound(addr: bigint): number {
+    const a = this.byStart;
+    let lo = 0, hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid].start <= addr) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  private upperBoundV(at: VAddr): number {
+    const a = this.byStartV;
+    let lo = 0, hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid].startV <= at) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The probe table of the kprobes core (Linux kernel/kprobes.c
+ * kprobe_table and its companions): address -> probe or aggregate probe,
+ * the aggregates' member lists (ap->list), which structures are
+ * registered and at which address, their kinds, the armed addresses, the
+ * per-CPU kprobe_ctlblk, the removals deferred while a CPU is inside a
+ * probe, and kprobes_all_disarmed. State only; registration.ts,
+ * arming.ts and hitPath.ts change it.
+ */
+import type { Kprobe, KprobeCtlblk, ProbeKind } from './kprobe';
+
+export class ProbeTable {
+  /** kprobe_table: address -> probe (or aggregate probe) */
+  readonly table = new Map<bigint, Kprobe>();
+  /** aggregate probe -> its member list (Linux ap->list) */
+  readonly aggrList = new WeakMap<Kprobe, Kprobe[]>();
+  /** registered user probes */
+  readonly registered = new Set<Kprobe>();
+  /** registered probe -> its address at registration */
+  readonly regAddr = new WeakMap<Kprobe, bigint>();
+  readonly kinds = new WeakMap<Kprobe, ProbeKind>();
+  /** addresses whose breakpoint is currently written */
+  readonly armed = new Set<bigint>();
+  /** per-CPU kprobe_ctlblk by CPU id */
+  readonly ctlblks: KprobeCtlblk[] = [];
+  /** probes unregistered while a CPU still referenced their slot (freed later) */
+  pendingRemove: Kprobe[] = [];
+  nextId = 1;
+  /** kprobes_all_disarmed (debugfs `enabled` = !this) */
+  allDisarmed = false;
+
+  /** user probes at addr (members of an aggregate, or the probe itself) */
+  probesAt(addr: bigint): readonly Kprobe[] {
+    const p = this.table.get(addr);
+    if (!p) return [];
+    return this.aggrList.get(p) ?? [p];
+  }
+
+  /** the address a registered probe was registered at (p.addr may have been changed by its owner since) */
+  addrOf(p: Kprobe): bigint {
+    const a = this.regAddr.get(p) ?? (p.addr as bigint);
+    p.addr = a; // a caller that changed p.addr after registration gets it back
+    return a;
+  }
+
+  /** registered user probes, ascending by address then table order (debugfs list order) */
+  listEntries(): { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] {
+    const out: { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] = [];
+    const addrs = [...this.table.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const a of addrs) {
+      const p = this.table.get(a) as Kprobe;
+      const list = this.aggrList.get(p);
+      if (list) for (const kp of list) out.push({ addr: a, probe: kp, aggregate: p });
+      else out.push({ addr: a, probe: p, aggregate: null });
+    }
+    return out;
+  }
+
+  /** the registered probe (table entry) whose instruction slot starts at `slot` */
+  probeBySlot(slot: bigint): Kprobe | undefined {
+    for (const p of this.table.values()) if (p.ainsn?.mode === 'slot' && p.ainsn.insn === slot) return p;
+    return undefined;
+  }
+}

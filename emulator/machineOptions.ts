@@ -1,0 +1,37 @@
+/**
+ * The machine's options, their ranges and defaults, stated once: the
+ * Machine validates with them, and the CLI, the adapter and the extension's
+ * configuration provider ask them (the launch schema in package.json is
+ * checked against them by test/structure/options.test.ts).
+ */
+export interface Limit {
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+  /** what the option is, for help texts */
+  readonly help: string;
+}
+
+export const MACHINE_LIMITS = {
+  cpus: { min: 1, max: 64, default: 2, help: 'number of emulated CPUs' },
+  maxInstructions: { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, help: 'stop after this many instructions in total (0 = no limit)' },
+  quantum: { min: 1, max: 1_000_000_000, default: 10_000, help: 'instruction slots per CPU per scheduling round' },
+} as const satisfies Record<string, Limit>;
+
+export type MachineLimitName = keyof typeof MACHINE_LIMITS;
+
+/** Why a value is not acceptable for an option (`"cpus" must be an integer from 1 to 64, got 0`), or undefined when it is. */
+export function machineOptionError(name: MachineLimitName, value: unknown): string | undefined {
+  const l: Limit = MACHINE_LIMITS[name];
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= l.min && value <= l.max) return undefined;
+  const range = l.max === Number.MAX_SAFE_INTEGER ? `a non-negative integer` : `an integer from ${l.min} to ${l.max}`;
+  return `"${name}" must be ${range}, got ${JSON.stringify(value)}`;
+}
+
+/** The value of an option: its default when undefined; a RangeError naming it when out of range. */
+export function machineOption(name: MachineLimitName, value: number | undefined): number {
+  const v = value ?? MACHINE_LIMITS[name].default;
+  const err = machineOptionError(name, v);
+  if (err) throw new RangeError(err);
+  return v;
+}

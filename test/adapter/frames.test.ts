@@ -1,0 +1,66 @@
+/**
+ * Frames in code the emulator owns (issue 11 item 4): the kernel-thread
+ * return page is `ret_from_fork`, an idle CPU shows one `do_idle` frame,
+ * both with a source the adapter serves (never "Unknown Source"); the
+ * string of a char array (`current->comm`) is shown as the string.
+ */
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { FORK_C, Harness, markerLine } from './dapHarness';
+
+const h = new Harness();
+
+async function sourceText(src: DebugProtocol.Source): Promise<string> {
+  return (await h.dc.sourceRequest({ source: src, sourceReference: src.sourceReference ?? 0 })).body.content;
+}
+
+describe('kprobe debug adapter: frames in code the emulator owns', () => {
+  before(() => h.startServer());
+  after(() => h.stopServer());
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  test('the bottom frame of a kernel thread is ret_from_fork, with a source the adapter serves', async () => {
+    await h.launchWith(async () => {
+      await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] });
+    });
+    const ev = await h.continueToStop();
+    const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
+    assert.match(frames[0].name, /^do_fork\+0x/);
+    const last = frames[frames.length - 1];
+    assert.equal(last.name, 'ret_from_fork+0x0', frames.map(f => f.name).join(' <- '));
+    assert.ok(last.source?.sourceReference, 'a source with a reference, not "Unknown Source"');
+    assert.equal(last.source.name, 'kernel thread entry');
+    assert.match(last.instructionPointerReference ?? '', /^0x[0-9a-f]{16}$/);
+    assert.match(await sourceText(last.source), /^ret_from_fork: the kernel-thread return page of the emulated kernel, 0x/);
+    // every frame is named: a symbol, or code the emulator owns
+    for (const f of frames) assert.doesNotMatch(f.name, /^0x[0-9a-f]+$/, 'a bare address');
+    // current->comm of the stopped task: the string alone
+    const comm = (await h.dc.evaluateRequest({ expression: 'current->comm', frameId: frames[0].id, context: 'watch' })).body;
+    const threads = (await h.dc.threadsRequest()).body.threads;
+    const name = threads.find(t => t.id === ev.body.threadId)?.name ?? '';
+    assert.equal(comm.result, JSON.stringify(/^CPU \d+: (.+) \[\d+\]$/.exec(name)?.[1]), `${comm.result} vs thread ${name}`);
+    assert.equal(comm.type, 'char [16]', "Linux's char comm[TASK_COMM_LEN]");
+    // a real kernel pointer to a string keeps its address: p->addr is not a string, a cast one is
+    assert.match((await h.dc.evaluateRequest({ expression: '(char *)p->addr', frameId: frames[0].id, context: 'watch' })).body.result, /^0x[0-9a-f]{16} ".*"$/);
+  });
+
+  test('an idle CPU shows one do_idle frame (the swapper task), never a 0x0 frame', async () => {
+    await h.launchWith(async () => { /* stopped at the entry: only start_kernel runs, on CPU 0 */ });
+    const threads = (await h.dc.threadsRequest()).body.threads;
+    const idle = threads.find(t => t.name === 'CPU 1: swapper/1');
+    assert.ok(idle, threads.map(t => t.name).join(', '));
+    const body = (await h.dc.stackTraceRequest({ threadId: idle.id })).body;
+    assert.deepEqual(body.stackFrames.map(f => f.name), ['do_idle']);
+    assert.equal(body.totalFrames, 1);
+    const f = body.stackFrames[0];
+    assert.equal(f.source?.name, 'idle task');
+    assert.match(await sourceText(f.source!), /^do_idle: the CPU is idle, running Linux's idle task \(swapper\/N/);
+    // its Registers scope still answers (the CPU's registers as they are)
+    const scopes = (await h.dc.scopesRequest({ frameId: f.id })).body.scopes;
+    assert.deepEqual(scopes.map(s => s.name), ['Registers']);
+    // a reference nobody handed out is an error, not an empty text
+    await assert.rejects(h.dc.sourceRequest({ sourceReference: 999 }), /no source with reference 999/);
+  });
+});
