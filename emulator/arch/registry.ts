@@ -22,6 +22,7 @@ export interface ArchPort {
 /** How each port with a CPU loads its implementation part (lazily: a require per port, run on first use). */
 const LOADERS: Readonly<Record<string, () => ArchPort>> = {
   x86_64: () => (require('./x86_64/index') as typeof import('./x86_64/index')).port,
+  aarch64: () => (require('./aarch64/index') as typeof import('./aarch64/index')).port,
 };
 
 const loaded = new Map<string, ArchPort>();

@@ -1,7 +1,8 @@
 /**
- * Differential conformance: every test/conformance/bin/*.elf (except the
- * long-running loopbench) runs through the Machine as a user program; its
- * stdout bytes and exit status must equal qemu-x86_64's goldens.
+ * Differential conformance: every test/conformance/bin/*.elf (x86_64) and
+ * bin/aarch64/*.elf (except the long-running loopbench) runs through the
+ * Machine as a user program; its stdout bytes and exit status must equal
+ * qemu-user's goldens (golden/ and golden/aarch64/).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,23 +10,28 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { repoPath } from '../util/paths';
 import { runUser } from '../fixtures/kernel/harness';
 
-const BIN = 'test/conformance/bin';
-const programs = readdirSync(repoPath(BIN)).filter(f => f.endsWith('.elf') && !f.startsWith('loopbench')).sort();
+const SUITES = [
+  { arch: 'x86_64', bin: 'test/conformance/bin', golden: 'test/conformance/golden', min: 40 },
+  { arch: 'aarch64', bin: 'test/conformance/bin/aarch64', golden: 'test/conformance/golden/aarch64', min: 40 },
+];
 
-describe('differential: Machine vs qemu-user goldens', () => {
-  test('there are programs to compare', () => {
-    assert.ok(programs.length >= 40, `only ${programs.length} programs in ${BIN}`);
-  });
-  for (const f of programs) {
-    const name = f.slice(0, -'.elf'.length);
-    test(name, () => {
-      const want = readFileSync(repoPath('test/conformance/golden', `${name}.out`));
-      const code = Number(readFileSync(repoPath('test/conformance/golden', `${name}.code`), 'utf8').trim());
-      const r = runUser(`${BIN}/${f}`, [`${BIN}/${f}`]);
-      assert.equal(r.stderr, '', 'nothing on stderr');
-      assert.equal(r.exit.reason, 'poweroff');
-      if (!r.stdout.equals(want)) assert.equal(r.stdout.toString('latin1'), want.toString('latin1'));
-      assert.equal(r.exit.code, code);
+for (const s of SUITES) {
+  const programs = readdirSync(repoPath(s.bin)).filter(f => f.endsWith('.elf') && !f.startsWith('loopbench')).sort();
+  describe(`differential (${s.arch}): Machine vs qemu-user goldens`, () => {
+    test('there are programs to compare', () => {
+      assert.ok(programs.length >= s.min, `only ${programs.length} programs in ${s.bin}`);
     });
-  }
-});
+    for (const f of programs) {
+      const name = f.slice(0, -'.elf'.length);
+      test(name, () => {
+        const want = readFileSync(repoPath(s.golden, `${name}.out`));
+        const code = Number(readFileSync(repoPath(s.golden, `${name}.code`), 'utf8').trim());
+        const r = runUser(`${s.bin}/${f}`, [`${s.bin}/${f}`]);
+        assert.equal(r.stderr, '', 'nothing on stderr');
+        assert.equal(r.exit.reason, 'poweroff');
+        if (!r.stdout.equals(want)) assert.equal(r.stdout.toString('latin1'), want.toString('latin1'));
+        assert.equal(r.exit.code, code);
+      });
+    }
+  });
+}

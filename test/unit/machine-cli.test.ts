@@ -42,10 +42,10 @@ describe('kprobe-run run/exec', () => {
   });
 
   test('unsupported architectures and bad options are one-line errors, exit 1', async () => {
-    const a = repoPath('examples/kernel/build/kernel-aarch64.elf');
+    const a = repoPath('examples/kernel/build/kernel-riscv64.elf');
     const r = await cli('run', a);
     assert.equal(r.code, 1);
-    assert.equal(r.err, `kprobe-run: ${a}: unsupported machine aarch64: no CPU emulator for this architecture yet\n`);
+    assert.equal(r.err, `kprobe-run: ${a}: unsupported machine riscv64: no CPU emulator for this architecture yet\n`);
     const b = await cli('run', '--frobnicate');
     assert.equal(b.code, 1);
     assert.match(b.err, /^kprobe-run: run: unknown option '--frobnicate' \(options: .*--cpus.*\)\n$/);

@@ -27,7 +27,7 @@ export const aarch64Info: ArchInfo = {
   name: 'aarch64',
   aliases: ['arm64'],
   elfMachines: [EM_AARCH64],
-  hasCpu: false,
+  hasCpu: true,
   regs: AARCH64_REGS,
   abi: {
     argRegs: [0, 1, 2, 3, 4, 5, 6, 7].map(X),

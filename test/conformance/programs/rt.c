@@ -1,6 +1,32 @@
 /* rt.c - _start, exit_group, buffered write(1), printf subset, string functions. */
 #include "rt.h"
 
+#if defined(__aarch64__)
+__asm__(".text\n"
+	".globl _start\n"
+	".type _start, %function\n"
+	"_start:\n"
+	"	mov x29, #0\n"
+	"	mov x30, #0\n"
+	"	mov x16, sp\n"
+	"	and x16, x16, #-16\n"
+	"	mov sp, x16\n"
+	"	bl rt_start\n"
+	"	brk #0x3e8\n"
+	".size _start, .-_start\n");
+
+long rt_syscall3(long nr, long a, long b, long c)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	__asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	return x0;
+}
+#define RT_SYS_WRITE 64
+#define RT_SYS_EXIT_GROUP 94
+#else
 __asm__(".text\n"
 	".globl _start\n"
 	".type _start, @function\n"
@@ -17,6 +43,9 @@ long rt_syscall3(long nr, long a, long b, long c)
 	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
 	return ret;
 }
+#define RT_SYS_WRITE 1
+#define RT_SYS_EXIT_GROUP 231
+#endif
 
 static char outbuf[4096];
 static size_t outlen;
@@ -25,7 +54,7 @@ void rt_flush(void)
 {
 	size_t off = 0;
 	while (off < outlen) {
-		long n = rt_syscall3(1 /* write */, 1, (long)(outbuf + off), (long)(outlen - off));
+		long n = rt_syscall3(RT_SYS_WRITE, 1, (long)(outbuf + off), (long)(outlen - off));
 		if (n <= 0)
 			break;
 		off += (size_t)n;
@@ -46,7 +75,7 @@ void rt_exit(int code)
 {
 	rt_flush();
 	for (;;)
-		rt_syscall3(231 /* exit_group */, code, 0, 0);
+		rt_syscall3(RT_SYS_EXIT_GROUP, code, 0, 0);
 }
 
 void rt_start(void)

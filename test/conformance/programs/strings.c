@@ -46,6 +46,7 @@ static NOINLINE void builtin_ops(struct big *dst, const struct big *src)
 	__builtin_memset(&dst->words[20], 0, 8 * 12);
 }
 
+#if defined(__x86_64__)
 /* explicit string instructions, independent of what the compiler chooses */
 static NOINLINE void rep_movsb(void *d, const void *s, size_t n)
 {
@@ -98,6 +99,59 @@ static NOINLINE u64 lodsq_sum(const u64 *p, size_t n)
 	}
 	return sum;
 }
+#else
+/* other architectures: the same semantics in C (volatile so the compiler keeps the loops) */
+static NOINLINE void rep_movsb(void *d, const void *s, size_t n)
+{
+	volatile u8 *dp = d;
+	const volatile u8 *sp = s;
+	while (n--)
+		*dp++ = *sp++;
+}
+
+static NOINLINE void rep_stosq(void *d, u64 v, size_t n)
+{
+	volatile u64 *dp = d;
+	while (n--)
+		*dp++ = v;
+}
+
+static NOINLINE void rep_movsb_backwards(void *d, const void *s, size_t n)
+{
+	volatile u8 *de = (u8 *)d + n;
+	const volatile u8 *se = (const u8 *)s + n;
+	while (n--)
+		*--de = *--se;
+}
+
+static NOINLINE long repe_cmpsb(const void *a, const void *b, size_t n)
+{
+	const volatile u8 *pa = a, *pb = b;
+	size_t i = 0;
+	while (i < n && pa[i] == pb[i])
+		i++;
+	return (long)i;
+}
+
+static NOINLINE long repne_scasb(const char *s, char c, size_t n)
+{
+	/* x86 semantics: p ends one past the match (or after n bytes) */
+	const volatile char *p = s;
+	while (n--)
+		if (*p++ == c)
+			break;
+	return (long)(p - s);
+}
+
+static NOINLINE u64 lodsq_sum(const u64 *p, size_t n)
+{
+	u64 sum = 0;
+	const volatile u64 *vp = p;
+	while (n--)
+		sum += *vp++;
+	return sum;
+}
+#endif
 
 int main(void)
 {
