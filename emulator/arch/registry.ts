@@ -23,6 +23,7 @@ export interface ArchPort {
 const LOADERS: Readonly<Record<string, () => ArchPort>> = {
   x86_64: () => (require('./x86_64/index') as typeof import('./x86_64/index')).port,
   aarch64: () => (require('./aarch64/index') as typeof import('./aarch64/index')).port,
+  riscv64: () => (require('./riscv64/index') as typeof import('./riscv64/index')).port,
 };
 
 const loaded = new Map<string, ArchPort>();

@@ -32,7 +32,7 @@ export const riscv64Info: ArchInfo = {
   name: 'riscv64',
   aliases: ['riscv'],
   elfMachines: [EM_RISCV],
-  hasCpu: false,
+  hasCpu: true,
   regs: RISCV64_REGS,
   abi: {
     argRegs: [0, 1, 2, 3, 4, 5, 6, 7].map(A),

@@ -1,0 +1,126 @@
+/**
+ * riscv64 disassembly as `llvm-objdump -d` prints it: ABI register names,
+ * llvm's preferred aliases (li, mv, nop, not, neg, sext.w, seqz, snez, j,
+ * jr, ret, beqz..., csrr/csrw, rdtime...), compressed instructions shown as
+ * their expanded form, branch targets as absolute addresses (with
+ * ` <symbol>` when a symbolizer names them). Also the control-flow
+ * classification kprobes and stepping use.
+ */
+import type { DecodedInsn } from '../types';
+import type { RvInsn } from './insn';
+import { X0_SINK } from './insn';
+import { CSR_NAMES } from './csr';
+import { fromVAddr } from '../../memory/address';
+
+export const ABI = ['zero', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7',
+  's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9', 's10', 's11', 't3', 't4', 't5', 't6'];
+
+const BRANCH_ZERO: Record<string, [string, string]> = { beq: ['beqz', ''], bne: ['bnez', ''], blt: ['bltz', 'bgtz'], bge: ['bgez', 'blez'] };
+const FENCE_SET = (v: number): string => ['i', 'o', 'r', 'w'].filter((_, k) => (v >> (3 - k)) & 1).join('') || '0';
+
+export interface RvText { mnemonic: string; operands: string; target?: bigint }
+
+/** Mnemonic and operands of a decoded instruction; `sym` appends ` <name>` to an absolute target. */
+export function rvText(i: RvInsn, sym?: (a: bigint) => string | undefined): RvText {
+  const n = i.row.name, w = i.word;
+  const rd = ABI[i.rd === X0_SINK ? 0 : i.rd], rs1 = ABI[i.rs1], rs2 = ABI[i.rs2];
+  const rdz = i.rd === X0_SINK, imm = i.imm;
+  const tgt = (): RvText => {
+    const t = fromVAddr(i.addr + imm);
+    const name = sym?.(t);
+    return { mnemonic: '', operands: `0x${t.toString(16)}${name ? ` <${name}>` : ''}`, target: t };
+  };
+  const T = (mnemonic: string, prefix: string): RvText => { const t = tgt(); return { mnemonic, operands: prefix + t.operands, target: t.target }; };
+  const o = (mnemonic: string, operands = ''): RvText => ({ mnemonic, operands });
+  switch (i.row.fmt) {
+    case 'R':
+      if (n === 'sfence.vma') return o(n, i.rs2 !== 0 ? `${rs1}, ${rs2}` : i.rs1 !== 0 ? rs1 : '');
+      if (n === 'sub' && i.rs1 === 0) return o('neg', `${rd}, ${rs2}`);
+      if (n === 'subw' && i.rs1 === 0) return o('negw', `${rd}, ${rs2}`);
+      if (n === 'sltu' && i.rs1 === 0) return o('snez', `${rd}, ${rs2}`);
+      if (n === 'slt' && i.rs2 === 0) return o('sltz', `${rd}, ${rs1}`);
+      if (n === 'slt' && i.rs1 === 0) return o('sgtz', `${rd}, ${rs2}`);
+      return o(n, `${rd}, ${rs1}, ${rs2}`);
+    case 'I':
+      if (n === 'addi') {
+        if (rdz && i.rs1 === 0 && imm === 0) return o('nop');
+        if (i.rs1 === 0) return o('li', `${rd}, ${imm}`);
+        if (imm === 0) return o('mv', `${rd}, ${rs1}`);
+      }
+      if (n === 'addiw' && imm === 0) return o('sext.w', `${rd}, ${rs1}`);
+      if (n === 'xori' && imm === -1) return o('not', `${rd}, ${rs1}`);
+      if (n === 'sltiu' && imm === 1) return o('seqz', `${rd}, ${rs1}`);
+      return o(n, `${rd}, ${rs1}, ${imm}`);
+    case 'Ishift': case 'Ishiftw': return o(n, `${rd}, ${rs1}, ${imm}`);
+    case 'load': return o(n, `${rd}, ${imm}(${rs1})`);
+    case 'S': return o(n, `${rs2}, ${imm}(${rs1})`);
+    case 'U': return o(n, `${rd}, ${(imm >>> 12)}`);
+    case 'J':
+      if (rdz) return T('j', '');
+      if (i.rd === 1) return T('jal', '');
+      return T('jal', `${rd}, `);
+    case 'jalr':
+      if (rdz && i.rs1 === 1 && imm === 0) return o('ret');
+      if (rdz) return o('jr', imm === 0 ? rs1 : `${imm}(${rs1})`);
+      if (i.rd === 1) return o('jalr', imm === 0 ? rs1 : `${imm}(${rs1})`);
+      return o('jalr', `${rd}, ${imm}(${rs1})`);
+    case 'B': {
+      const z = BRANCH_ZERO[n];
+      if (z && i.rs2 === 0) return T(z[0], `${rs1}, `);
+      if (z && z[1] && i.rs1 === 0) return T(z[1], `${rs2}, `);
+      return T(n, `${rs1}, ${rs2}, `);
+    }
+    case 'csr': case 'csri': {
+      const csr = CSR_NAMES[i.csr] ?? `${i.csr}`;
+      const src = i.row.fmt === 'csri' ? `${imm}` : rs1;
+      const base = n.replace(/^csrr/, '').replace(/i$/, ''); // w, s, c
+      const isImm = i.row.fmt === 'csri';
+      if (n === 'csrrs' && i.rs1 === 0) {
+        if (csr === 'time' || csr === 'cycle' || csr === 'instret') return o(`rd${csr}`, rd);
+        return o('csrr', `${rd}, ${csr}`);
+      }
+      if (rdz) return o(`csr${base}${isImm ? 'i' : ''}`, `${csr}, ${src}`);
+      return o(n, `${rd}, ${csr}, ${src}`);
+    }
+    case 'amo': case 'lr': {
+      const aq = (w >>> 26) & 1, rl = (w >>> 25) & 1;
+      const m = n + (aq && rl ? '.aqrl' : aq ? '.aq' : rl ? '.rl' : '');
+      return i.row.fmt === 'lr' ? o(m, `${rd}, (${rs1})`) : o(m, `${rd}, ${rs2}, (${rs1})`);
+    }
+    case 'fence': {
+      const pred = (w >>> 24) & 15, succ = (w >>> 20) & 15;
+      if (pred === 15 && succ === 15) return o('fence');
+      return o('fence', `${FENCE_SET(pred)}, ${FENCE_SET(succ)}`);
+    }
+    default:
+      return o(n);
+  }
+}
+
+/** Control-flow class (kprobes, stepping, stack walks). */
+export function rvFlow(i: RvInsn): DecodedInsn['flow'] {
+  switch (i.row.fmt) {
+    case 'J': return i.rd === X0_SINK ? 'jump' : 'call';
+    case 'jalr':
+      if (i.rd === X0_SINK) return i.rs1 === 1 && i.imm === 0 ? 'ret' : 'indirectJump';
+      return 'indirectCall';
+    case 'B': return 'condJump';
+  }
+  switch (i.row.name) {
+    case 'ecall': case 'ebreak': case 'unimp': return 'trap';
+    case 'wfi': return 'halt';
+    case 'sret': return 'indirectJump';
+  }
+  return 'none';
+}
+
+/** The DecodedInsn view of a decoded instruction. */
+export function toDecoded(i: RvInsn, bytes: Uint8Array, sym?: (a: bigint) => string | undefined): DecodedInsn {
+  const t = rvText(i, sym);
+  const d: DecodedInsn = {
+    addr: fromVAddr(i.addr), length: i.len, bytes, mnemonic: t.mnemonic, operands: t.operands,
+    flow: rvFlow(i), ipRelative: i.row.name === 'auipc',
+  };
+  if (t.target !== undefined) d.target = t.target;
+  return d;
+}

@@ -1,0 +1,81 @@
+/**
+ * The riscv64 port's implementation part: ArchOps (info.ts plus the CPU
+ * factory, decoder / disassembler entry points, kernel-thread and user
+ * process set-up). No kprobes hooks yet.
+ */
+import type { ArchOps, Cpu, DecodedInsn } from '../types';
+import type { ArchPort } from '../registry';
+import { Memory, MemoryFault } from '../../memory/memory';
+import { VAddr, mustVAddr, toVAddr } from '../../memory/address';
+import { riscv64Info } from './info';
+import { RvCpu } from './cpu';
+import { decodeUnits } from './decoder';
+import { toDecoded } from './disasm';
+
+function asRv(cpu: Cpu): RvCpu {
+  if (!(cpu instanceof RvCpu)) throw new Error(`riscv64: cpu ${cpu.id} is not a riscv64 cpu`);
+  return cpu;
+}
+
+/** Decode from a byte source; null when undecodable, unreadable or misaligned. */
+function decodeWith(byte: (k: number) => number, addr: bigint, sym?: (a: bigint) => string | undefined): DecodedInsn | null {
+  const v: VAddr | null = toVAddr(addr);
+  if (v === null || (v & 1) !== 0) return null;
+  try {
+    const insn = decodeUnits(k => byte(2 * k) | (byte(2 * k + 1) << 8), v);
+    const bytes = Uint8Array.from({ length: insn.len }, (_, k) => byte(k));
+    return toDecoded(insn, bytes, sym);
+  } catch (e) {
+    if (e instanceof MemoryFault || e instanceof RangeError) return null;
+    throw e;
+  }
+}
+const fromBytes = (bytes: Uint8Array) => (k: number): number => {
+  if (k >= bytes.length) throw new RangeError('instruction runs past the supplied bytes');
+  return bytes[k];
+};
+
+export const riscv64: ArchOps = {
+  ...riscv64Info,
+  hasCpu: true,
+
+  createCpu(id: number, mem: Memory): Cpu { return new RvCpu(id, mem); },
+
+  decode(mem: Memory, addr: bigint): DecodedInsn | null {
+    const base = toVAddr(addr);
+    if (base === null) return null;
+    return decodeWith(k => {
+      const r = mem.regionAt(base + k);
+      if (!r || r.device) throw new MemoryFault(base + k, 'read', !!r, false);
+      return r.bytes[base + k - r.base];
+    }, addr);
+  },
+
+  decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null {
+    return decodeWith(fromBytes(bytes), addr);
+  },
+
+  disassemble(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null {
+    return decodeWith(fromBytes(bytes), addr, symbolize);
+  },
+
+  initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void {
+    const c = asRv(cpu);
+    const top = mustVAddr(stackTop);
+    c.userMode = false;
+    c.setAddr(2, Math.floor(top / 16) * 16); // sp 16-byte aligned, as the psABI requires at a call
+    c.setX(10, arg);
+    c.setX(1, returnTo);
+    c.setPc(entry);
+  },
+
+  initUser(cpu: Cpu, entry: bigint, sp: bigint): void {
+    const c = asRv(cpu);
+    c.userMode = true;
+    c.setX(2, sp);
+    c.setX(10, 0n); // a0: no rtld_fini
+    c.setPc(entry);
+  },
+};
+
+export const port: ArchPort = { ops: riscv64 };
