@@ -1,8 +1,9 @@
 /**
- * Differential conformance: every test/conformance/bin/*.elf (x86_64) and
- * bin/aarch64/*.elf (except the long-running loopbench) runs through the
- * Machine as a user program; its stdout bytes and exit status must equal
- * qemu-user's goldens (golden/ and golden/aarch64/).
+ * Differential conformance: every test/conformance/bin/*.elf (x86_64),
+ * bin/aarch64/*.elf and riscv64/bin/*.elf (except the long-running
+ * loopbench) runs through the Machine as a user program; its stdout bytes
+ * and exit status must equal qemu-user's goldens (golden/, golden/aarch64/,
+ * riscv64/golden/).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { runUser } from '../fixtures/kernel/harness';
 const SUITES = [
   { arch: 'x86_64', bin: 'test/conformance/bin', golden: 'test/conformance/golden', min: 40 },
   { arch: 'aarch64', bin: 'test/conformance/bin/aarch64', golden: 'test/conformance/golden/aarch64', min: 40 },
+  { arch: 'riscv64', bin: 'test/conformance/riscv64/bin', golden: 'test/conformance/riscv64/golden', min: 36 },
 ];
 
 for (const s of SUITES) {

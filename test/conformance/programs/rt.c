@@ -26,6 +26,148 @@ long rt_syscall3(long nr, long a, long b, long c)
 }
 #define RT_SYS_WRITE 64
 #define RT_SYS_EXIT_GROUP 94
+#elif defined(__riscv)
+__asm__(".text\n"
+	".globl _start\n"
+	".type _start, @function\n"
+	"_start:\n"
+	"	li fp, 0\n"
+	"	andi sp, sp, -16\n"
+	"	call rt_start\n"
+	"	unimp\n"
+	".size _start, .-_start\n");
+
+long rt_syscall3(long nr, long a, long b, long c)
+{
+	register long a7 __asm__("a7") = nr;
+	register long a0 __asm__("a0") = a;
+	register long a1 __asm__("a1") = b;
+	register long a2 __asm__("a2") = c;
+	__asm__ volatile("ecall" : "+r"(a0) : "r"(a7), "r"(a1), "r"(a2) : "memory");
+	return a0;
+}
+#define RT_SYS_WRITE 64
+#define RT_SYS_EXIT_GROUP 94
+
+/* libgcc helpers gcc calls for rv64imac (the cross libgcc is built for lp64d) */
+int __paritysi2(unsigned a);
+int __paritydi2(unsigned long a);
+int __paritysi2(unsigned a)
+{
+	a ^= a >> 16;
+	a ^= a >> 8;
+	a ^= a >> 4;
+	return (0x6996 >> (a & 15)) & 1;
+}
+int __paritydi2(unsigned long a)
+{
+	return __paritysi2((unsigned)(a ^ (a >> 32)));
+}
+
+int __clzdi2(unsigned long a);
+int __ctzdi2(unsigned long a);
+int __clzsi2(unsigned a);
+int __ctzsi2(unsigned a);
+int __popcountsi2(unsigned a);
+int __popcountdi2(long x);
+unsigned long __bswapdi2(unsigned long a);
+unsigned __bswapsi2(unsigned a);
+int __clzdi2(unsigned long a)
+{
+	int n = 0;
+	for (int s = 32; s; s >>= 1)
+		if (!(a >> (64 - s))) {
+			n += s;
+			a <<= s;
+		}
+	return n;
+}
+int __ctzdi2(unsigned long a)
+{
+	int n = 0;
+	for (int s = 32; s; s >>= 1)
+		if (!(a << (64 - s))) {
+			n += s;
+			a >>= s;
+		}
+	return n;
+}
+int __clzsi2(unsigned a) { return __clzdi2(a) - 32; }
+int __ctzsi2(unsigned a) { return __ctzdi2(a | (1UL << 32)); }
+int __popcountsi2(unsigned a) { return __popcountdi2((long)a); }
+unsigned long __bswapdi2(unsigned long a)
+{
+	unsigned long r = 0;
+	for (int i = 0; i < 8; i++, a >>= 8)
+		r = (r << 8) | (a & 0xff);
+	return r;
+}
+unsigned __bswapsi2(unsigned a) { return (unsigned)(__bswapdi2(a) >> 32); }
+
+typedef union {
+	unsigned __int128 v;
+	struct { unsigned long lo, hi; } h;
+} rt_ti;
+unsigned __int128 __ashlti3(unsigned __int128 a, int b);
+unsigned __int128 __lshrti3(unsigned __int128 a, int b);
+__int128 __ashrti3(__int128 a, int b);
+unsigned __int128 __multi3(unsigned __int128 a, unsigned __int128 b);
+unsigned __int128 __ashlti3(unsigned __int128 a, int b)
+{
+	rt_ti x = { .v = a }, r;
+	if (b == 0)
+		return a;
+	if (b >= 64) {
+		r.h.lo = 0;
+		r.h.hi = x.h.lo << (b - 64);
+	} else {
+		r.h.lo = x.h.lo << b;
+		r.h.hi = (x.h.hi << b) | (x.h.lo >> (64 - b));
+	}
+	return r.v;
+}
+unsigned __int128 __lshrti3(unsigned __int128 a, int b)
+{
+	rt_ti x = { .v = a }, r;
+	if (b == 0)
+		return a;
+	if (b >= 64) {
+		r.h.hi = 0;
+		r.h.lo = x.h.hi >> (b - 64);
+	} else {
+		r.h.hi = x.h.hi >> b;
+		r.h.lo = (x.h.lo >> b) | (x.h.hi << (64 - b));
+	}
+	return r.v;
+}
+__int128 __ashrti3(__int128 a, int b)
+{
+	rt_ti x = { .v = (unsigned __int128)a }, r;
+	if (b == 0)
+		return a;
+	if (b >= 64) {
+		r.h.hi = (unsigned long)((long)x.h.hi >> 63);
+		r.h.lo = (unsigned long)((long)x.h.hi >> (b - 64));
+	} else {
+		r.h.hi = (unsigned long)((long)x.h.hi >> b);
+		r.h.lo = (x.h.lo >> b) | (x.h.hi << (64 - b));
+	}
+	return (__int128)r.v;
+}
+static unsigned long rt_mulhu(unsigned long a, unsigned long b)
+{
+	unsigned long a0 = a & 0xffffffff, a1 = a >> 32, b0 = b & 0xffffffff, b1 = b >> 32;
+	unsigned long p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	unsigned long mid = (p00 >> 32) + (p01 & 0xffffffff) + (p10 & 0xffffffff);
+	return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+unsigned __int128 __multi3(unsigned __int128 a, unsigned __int128 b)
+{
+	rt_ti x = { .v = a }, y = { .v = b }, r;
+	r.h.lo = x.h.lo * y.h.lo;
+	r.h.hi = rt_mulhu(x.h.lo, y.h.lo) + x.h.lo * y.h.hi + x.h.hi * y.h.lo;
+	return r.v;
+}
 #else
 __asm__(".text\n"
 	".globl _start\n"
