@@ -35,6 +35,7 @@ export function rvText(i: RvInsn, sym?: (a: bigint) => string | undefined): RvTe
   switch (i.row.fmt) {
     case 'R':
       if (n === 'sfence.vma') return o(n, i.rs2 !== 0 ? `${rs1}, ${rs2}` : i.rs1 !== 0 ? rs1 : '');
+      if (n === 'add' && i.rs1 === 0 && i.len === 2) return o('mv', `${rd}, ${rs2}`); // c.mv
       if (n === 'sub' && i.rs1 === 0) return o('neg', `${rd}, ${rs2}`);
       if (n === 'subw' && i.rs1 === 0) return o('negw', `${rd}, ${rs2}`);
       if (n === 'sltu' && i.rs1 === 0) return o('snez', `${rd}, ${rs2}`);
