@@ -13,6 +13,18 @@ const M64 = (1n << 64n) - 1n;
 // lr.d a1,(a0); addi a1,a1,1; sc.d a2,a1,(a0); ebreak
 const INC = 'af 35 05 10 93 85 15 00 2f 36 b5 18 73 00 10 00';
 
+/** Two harts sharing memory and a reservation set: hart 0 runs INC at CODE, hart 1 `sd a3,0(a0); ebreak` at CODE+0x100. */
+function twoHarts() {
+  const mem = memory();
+  mem.writeBytes(CODE, hexBytes(INC));
+  mem.writeBytes(CODE + 0x100, hexBytes('23 30 d5 00 73 00 10 00'));
+  const res = new Reservations();
+  const h0 = machine('', { mem, id: 0, reservations: res }).cpu;
+  const h1 = machine('', { mem, id: 1, reservations: res }).cpu;
+  h1.setPc(BigInt(CODE + 0x100));
+  return { mem, h0, h1 };
+}
+
 describe('rv64 LR/SC', () => {
   test('lr then sc succeeds (rd = 0) and stores', () => {
     const { cpu, mem } = machine(INC);
@@ -46,14 +58,7 @@ describe('rv64 LR/SC', () => {
     assert.equal(mem.read32(DATA), 9);
   });
   test('two harts: a store by the other hart between lr and sc makes the sc fail', () => {
-    const mem = memory();
-    mem.writeBytes(CODE, hexBytes(INC));
-    // hart 1: sd a3,0(a0); ebreak — at CODE+0x100
-    mem.writeBytes(CODE + 0x100, hexBytes('23 30 d5 00 73 00 10 00'));
-    const res = new Reservations();
-    const h0 = machine('', { mem, id: 0, reservations: res }).cpu;
-    const h1 = machine('', { mem, id: 1, reservations: res }).cpu;
-    h1.setPc(BigInt(CODE + 0x100));
+    const { mem, h0, h1 } = twoHarts();
     for (const h of [h0, h1]) set(h, 'a0', BigInt(DATA));
     set(h1, 'a3', 100n);
     mem.write64(DATA, 1n);
@@ -69,13 +74,7 @@ describe('rv64 LR/SC', () => {
     assert.equal(mem.read64(DATA), 101n);
   });
   test('a store by the other hart to a different granule keeps the reservation', () => {
-    const mem = memory();
-    mem.writeBytes(CODE, hexBytes(INC));
-    mem.writeBytes(CODE + 0x100, hexBytes('23 30 d5 00 73 00 10 00'));
-    const res = new Reservations();
-    const h0 = machine('', { mem, id: 0, reservations: res }).cpu;
-    const h1 = machine('', { mem, id: 1, reservations: res }).cpu;
-    h1.setPc(BigInt(CODE + 0x100));
+    const { h0, h1, mem } = twoHarts();
     set(h0, 'a0', BigInt(DATA)); set(h1, 'a0', BigInt(DATA + 8));
     h0.run(1); h1.run(10); h0.run(10);
     assert.equal(get(h0, 'a2'), 0n);

@@ -71,7 +71,9 @@ describe('rv64 RVC expansion', () => {
       const dc = riscv64.decodeBytes(le16(h), a), dw = riscv64.decodeBytes(le32(w), a);
       assert.ok(dc && dw);
       assert.equal(dc.length, 2);
-      assert.equal(`${dc.mnemonic} ${dc.operands}`, `${dw.mnemonic} ${dw.operands}`);
+      // llvm-objdump shows c.mv as `mv`; every other form as its expansion
+      if (c.startsWith('c.mv ')) assert.equal(`${dc.mnemonic} ${dc.operands}`, `mv ${c.slice(5)}`);
+      else assert.equal(`${dc.mnemonic} ${dc.operands}`, `${dw.mnemonic} ${dw.operands}`);
       assert.equal(dc.flow, dw.flow);
       assert.equal(dc.target, dw.target === undefined ? undefined : dw.target);
     });
