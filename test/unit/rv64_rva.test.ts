@@ -125,3 +125,16 @@ describe('rv64 AMOs', () => {
     assert.equal(mem.read64(DATA), 0n);
   });
 });
+
+describe('rv64 reservation and traps', () => {
+  test('a trap between lr and sc drops the reservation (page fault, then retry of the sc fails)', () => {
+    // lr.d a1,(a0); ld a4,0(a5); sc.d a2,a1,(a0); ebreak — a5 unmapped: the ld faults
+    const { cpu, mem } = machine('af 35 05 10 03 b7 07 00 2f 36 b5 18 73 00 10 00');
+    set(cpu, 'a0', BigInt(DATA)); set(cpu, 'a5', 0x10000n);
+    assert.equal(run(cpu).trap?.kind, 'pageFault');
+    set(cpu, 'a5', BigInt(DATA + 8));
+    assert.equal(run(cpu).trap?.kind, 'breakpoint');
+    assert.equal(get(cpu, 'a2'), 1n);
+    assert.equal(mem.read64(DATA), 0n);
+  });
+});

@@ -5,7 +5,7 @@
  * reservation and the load/store helpers the executors use. The run loop,
  * decode cache and trap plumbing are the arch-neutral InterpCpu's.
  */
-import type { Cpu, CpuContext } from '../types';
+import type { Cpu, CpuContext, RunResult } from '../types';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, fromVAddr, hex } from '../../memory/address';
 import { DecodeCaches } from '../../cpu/decodeCache';
@@ -95,6 +95,13 @@ export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
   }
 
   // ---------------------------------------------------------------- Cpu interface
+  /** A trap (any kind: fault, ecall, ebreak...) drops this hart's LR reservation, as trap entry does on hardware. */
+  override run(budget: number): RunResult {
+    const r = super.run(budget);
+    if (r.trap !== null && this.resAddr === this.resAddr) this.reservations.clear(this);
+    return r;
+  }
+
   getReg(index: number): bigint {
     if (index === 0) return fromVAddr(this.pc);
     if (index >= 1 && index <= 31) return this.x(index);

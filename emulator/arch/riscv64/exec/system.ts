@@ -13,19 +13,16 @@ import { SSTATUS_SIE, SSTATUS_SPIE, SSTATUS_SPP } from '../csr';
 export function illegal(c: RvCpu, i: RvInsn): void {
   c.csrs.stval = BigInt(i.raw >>> 0);
   c.csrs.scause = 2n;
-  c.reservations.clear(c);
   c.stop(FAULT_UD);
 }
 
 export function ecall(c: RvCpu, _i: RvInsn): void {
-  c.reservations.clear(c);
   c.stop(c.userMode ? STOP_SYSCALL : STOP_HYPERCALL);
 }
 
 export function ebreak(c: RvCpu, i: RvInsn): void {
   const hook = c.inlineBreakpoint;
   if (hook !== null && !c.stepTrap && hook(c, i.addr)) return;
-  c.reservations.clear(c);
   c.pc = i.addr; // riscv reports the breakpoint at the ebreak itself
   c.stop(STOP_BREAKPOINT);
 }
