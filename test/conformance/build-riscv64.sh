@@ -2,25 +2,24 @@
 # Build the conformance programs for riscv64 (RV64IMAC, LP64) with clang and
 # riscv64-linux-gnu-gcc at -O0/-O2/-Os and record qemu-riscv64's stdout and
 # exit status as goldens.
-#   test/conformance/build-riscv64.sh            build riscv64/bin/*.elf, write riscv64/golden/*.out|code
+#   test/conformance/build-riscv64.sh            build bin/riscv64/*.elf, write golden/riscv64/*.out|code
 #   test/conformance/build-riscv64.sh --verify   no build: run the committed ELFs under qemu-riscv64
 #                                                and compare with the goldens
-# strings.c is x86-only (inline rep movs/stos/scas/lods) and is not built here;
-# bitops-bmi is an x86 ISA variant. loopbench is built at -O2 by both compilers
+# bitops-bmi is an x86 ISA variant and is not built here. loopbench is built at -O2 by both compilers
 # (golden: loopbench-clang-O2), for the speed figure.
 # -mno-relax: _start does not set up gp, so no gp-relative relaxation. rt.c's
 # riscv block has the libgcc helpers gcc calls (libgcc here is lp64d).
 set -euo pipefail
 cd "$(dirname "$0")"
-OUT=riscv64
+BIN=bin/riscv64 GOLD=golden/riscv64
 if [ "${1:-}" = "--verify" ]; then
   bad=0
-  for g in $OUT/golden/*.out; do
+  for g in $GOLD/*.out; do
     name=$(basename "$g" .out)
     code=0
     out=$(mktemp)
-    qemu-riscv64 "$OUT/bin/$name.elf" > "$out" || code=$?
-    if ! cmp -s "$out" "$g" || [ "$code" != "$(cat "$OUT/golden/$name.code")" ]; then
+    qemu-riscv64 "$BIN/$name.elf" > "$out" || code=$?
+    if ! cmp -s "$out" "$g" || [ "$code" != "$(cat "$GOLD/$name.code")" ]; then
       echo "MISMATCH $name"; bad=1
     fi
     rm -f "$out"
@@ -28,11 +27,11 @@ if [ "${1:-}" = "--verify" ]; then
   [ $bad = 0 ] && echo "all riscv64 goldens match qemu-riscv64"
   exit $bad
 fi
-PROGS="intops flags control recursion bitops exitcode"
+PROGS="intops flags control recursion strings bitops exitcode"
 COMMON="-static -nostdlib -ffreestanding -fno-pic -no-pie -march=rv64imac -mabi=lp64 -mno-relax \
   -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -Wall -Wextra -Werror \
   -Wno-unused-parameter -Wl,--build-id=none"
-mkdir -p $OUT/bin $OUT/golden
+mkdir -p $BIN $GOLD
 fail() { echo "conformance/build-riscv64.sh: $*" >&2; exit 1; }
 
 build_one() { # prog cc opt out
@@ -58,23 +57,23 @@ for prog in $PROGS; do
   for cc in clang gcc; do
     for opt in O0 O2 Os; do
       name=$prog-$cc-$opt
-      build_one $prog $cc $opt $OUT/bin/$name.elf
-      run_one $OUT/bin/$name.elf $OUT/golden/$name
+      build_one $prog $cc $opt $BIN/$name.elf
+      run_one $BIN/$name.elf $GOLD/$name
     done
   done
 done
-for cc in clang gcc; do build_one loopbench $cc O2 $OUT/bin/loopbench-$cc-O2.elf; done
-run_one $OUT/bin/loopbench-clang-O2.elf $OUT/golden/loopbench-clang-O2
-cmp -s $OUT/golden/loopbench-clang-O2.out <(qemu-riscv64 $OUT/bin/loopbench-gcc-O2.elf) \
+for cc in clang gcc; do build_one loopbench $cc O2 $BIN/loopbench-$cc-O2.elf; done
+run_one $BIN/loopbench-clang-O2.elf $GOLD/loopbench-clang-O2
+cmp -s $GOLD/loopbench-clang-O2.out <(qemu-riscv64 $BIN/loopbench-gcc-O2.elf) \
   || fail "loopbench: gcc and clang builds print different output"
 
 # same source -> same output, whatever the compiler or optimisation level, and the same as x86_64's goldens
 for prog in $PROGS; do
-  ref=$OUT/golden/$prog-clang-O0
-  for f in $OUT/golden/$prog-*.out; do
+  ref=$GOLD/$prog-clang-O0
+  for f in $GOLD/$prog-*.out; do
     cmp -s "$ref.out" "$f" || fail "$f differs from $ref.out"
     cmp -s "$ref.code" "${f%.out}.code" || fail "${f%.out}.code differs from $ref.code"
   done
   cmp -s "$ref.out" golden/$prog-clang-O0.out || echo "note: $prog prints differently on riscv64 than on x86_64"
 done
-du -sh $OUT/bin $OUT/golden
+du -sh $BIN $GOLD

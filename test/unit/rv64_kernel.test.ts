@@ -26,9 +26,9 @@ describe('rv64 sample kernel', () => {
     assert.ok(rv.lines[0].endsWith('riscv64'), rv.lines[0]);
   });
   test('loopbench (clang -O2) matches qemu-riscv64', () => {
-    const bin = 'test/conformance/riscv64/bin/loopbench-clang-O2.elf';
+    const bin = 'test/conformance/bin/riscv64/loopbench-clang-O2.elf';
     const r = runUser(bin);
-    assert.equal(r.stdout.toString('latin1'), readFileSync(repoPath('test/conformance/riscv64/golden/loopbench-clang-O2.out'), 'latin1'));
+    assert.equal(r.stdout.toString('latin1'), readFileSync(repoPath('test/conformance/golden/riscv64/loopbench-clang-O2.out'), 'latin1'));
     assert.equal(r.exit.code, 0);
   });
 });

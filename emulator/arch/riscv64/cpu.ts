@@ -85,7 +85,7 @@ export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
   }
 
   // ---------------------------------------------------------------- memory
-  /** misaligned accesses fault (access fault reported as a page fault at the address) */
+  /** A-extension accesses must be naturally aligned: a misaligned one faults (reported as a page fault at the address) */
   aligned(a: VAddr, size: number, access: 'read' | 'write'): void {
     if ((a & (size - 1)) !== 0) throw new MemoryFault(a, access, true, this.userMode);
   }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Regenerate the llvm-objdump goldens the riscv64 disassembler is compared
+# with (test/unit/rv64_disasm.test.ts): the sample kernel and the
+# differential programs, `llvm-objdump -d` default output.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=../../../..
+llvm-objdump -d "$root/examples/kernel/build/kernel-riscv64.elf" | sed 1,2d > kernel-riscv64.objdump
+for p in ../../bin/riscv64/*-O2.elf ../../bin/riscv64/*-Os.elf; do
+  llvm-objdump -d "$p" | sed 1,2d > "$(basename "$p" .elf).objdump"
+done
+du -sh .
