@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const c = captureIo();
@@ -42,10 +45,14 @@ describe('kprobe-run run/exec', () => {
   });
 
   test('unsupported architectures and bad options are one-line errors, exit 1', async () => {
-    const a = repoPath('examples/kernel/build/kernel-riscv64.elf');
+    // every port has a CPU now: an image whose e_machine names an architecture without one (ppc64)
+    const a = join(mkdtempSync(join(tmpdir(), 'kp-cli-')), 'ppc64.elf');
+    const bytes = readFileSync(repoPath('examples/kernel/build/kernel-riscv64.elf'));
+    bytes.writeUInt16LE(21 /* EM_PPC64 */, 18);
+    writeFileSync(a, bytes);
     const r = await cli('run', a);
     assert.equal(r.code, 1);
-    assert.equal(r.err, `kprobe-run: ${a}: unsupported machine riscv64: no CPU emulator for this architecture yet\n`);
+    assert.equal(r.err, `kprobe-run: ${a}: unsupported machine ppc64: no CPU emulator for this architecture yet\n`);
     const b = await cli('run', '--frobnicate');
     assert.equal(b.code, 1);
     assert.match(b.err, /^kprobe-run: run: unknown option '--frobnicate' \(options: .*--cpus.*\)\n$/);

@@ -8,6 +8,9 @@ import { SAMPLE_X86, boot, image, transcript } from '../fixtures/kernel/harness'
 import { loadElf } from '../../emulator/elf';
 import { ImageError } from '../../emulator/elf/types';
 import { repoPath } from '../util/paths';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 describe('Machine', () => {
   test('a trap hook can request a stop: runSlice returns it, resuming gives the same transcript', () => {
@@ -118,7 +121,11 @@ describe('Machine', () => {
     assert.throws(() => new Machine(image(SAMPLE_X86), { cpus: 0 }), /"cpus" must be an integer from 1 to 64, got 0/);
     assert.throws(() => new Machine(image(SAMPLE_X86), { quantum: 0 }), /"quantum" must be an integer from 1 to/);
     assert.throws(() => new Machine(image(SAMPLE_X86), { maxInstructions: -1 }), /maxInstructions/);
-    const rv = loadElf(repoPath('examples/kernel/build/kernel-riscv64.elf'));
-    assert.throws(() => new Machine(rv), (e: unknown) => e instanceof ImageError && /unsupported machine riscv64: no CPU emulator for this architecture yet/.test(e.message));
+    // every port has a CPU now: an image whose e_machine names an architecture without one (ppc64)
+    const ppc = join(mkdtempSync(join(tmpdir(), 'kp-machine-')), 'ppc64.elf');
+    const bytes = readFileSync(repoPath('examples/kernel/build/kernel-riscv64.elf'));
+    bytes.writeUInt16LE(21 /* EM_PPC64 */, 18);
+    writeFileSync(ppc, bytes);
+    assert.throws(() => new Machine(loadElf(ppc)), (e: unknown) => e instanceof ImageError && /unsupported machine ppc64: no CPU emulator for this architecture yet/.test(e.message));
   });
 });
