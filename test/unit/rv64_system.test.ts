@@ -144,3 +144,16 @@ describe('rv64 CPU plumbing', () => {
     assert.equal(d('73 00 10 00')?.flow, 'trap');
   });
 });
+
+describe('rv64 decode from memory', () => {
+  test('decode reads 2 or 4 bytes as the instruction needs; unmapped or truncated is null', () => {
+    const { mem } = machine('13 05 10 00 02 90');
+    assert.equal(riscv64.decode(mem, BigInt(CODE))?.mnemonic, 'li');
+    assert.equal(riscv64.decode(mem, BigInt(CODE + 4))?.mnemonic, 'ebreak');
+    assert.equal(riscv64.decode(mem, BigInt(CODE + 4))?.length, 2);
+    assert.equal(riscv64.decode(mem, 0x10000n), null);
+    mem.write16(CODE + 0x10000 - 2, 0x0513); // first half of a 4-byte addi at the very end of the text region
+    assert.equal(riscv64.decode(mem, BigInt(CODE + 0x10000 - 2)), null);
+    assert.equal(riscv64.decode(mem, 1n << 63n), null, 'non-canonical');
+  });
+});

@@ -42,13 +42,15 @@ export const riscv64: ArchOps = {
   createCpu(id: number, mem: Memory): Cpu { return new RvCpu(id, mem); },
 
   decode(mem: Memory, addr: bigint): DecodedInsn | null {
-    const base = toVAddr(addr);
-    if (base === null) return null;
-    return decodeWith(k => {
-      const r = mem.regionAt(base + k);
-      if (!r || r.device) throw new MemoryFault(base + k, 'read', !!r, false);
-      return r.bytes[base + k - r.base];
-    }, addr);
+    const v = toVAddr(addr);
+    if (v === null || !mem.isMapped(v, 2)) return null;
+    try {
+      // 2 bytes tell the length; a 4-byte instruction whose second half is unmapped is undecodable (null)
+      return decodeWith(fromBytes(mem.readBytes(v, mem.isMapped(v, 4) ? 4 : 2)), addr);
+    } catch (e) {
+      if (e instanceof MemoryFault) return null; // device memory
+      throw e;
+    }
   },
 
   decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null {
