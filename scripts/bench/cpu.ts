@@ -72,6 +72,7 @@ function fmt(rows: Row[]): string {
 const ARCHES = [
   { arch: 'x86_64', dir: 'test/conformance/bin', qemu: 'qemu-x86_64' },
   { arch: 'aarch64', dir: 'test/conformance/bin/aarch64', qemu: 'qemu-aarch64' },
+  { arch: 'riscv64', dir: 'test/conformance/bin/riscv64', qemu: 'qemu-riscv64' },
 ].filter(a => existsSync(join(root, a.dir)));
 
 for (const { arch, dir, qemu } of ARCHES) {

@@ -74,4 +74,18 @@ describe('kprobe-run run/exec', () => {
     assert.match(s.err, /Segmentation fault/);
     assert.match((await cli('exec')).err, /exec: expected PROG\.elf/);
   });
+
+  test('every architecture with a CPU boots the sample kernel to the same checksum; --list says when kprobes is not ported there', async () => {
+    const sums = new Set<string>();
+    for (const arch of ['x86_64', 'aarch64', 'riscv64']) {
+      const r = await cli('run', repoPath(`examples/kernel/build/kernel-${arch}.elf`), '--list');
+      assert.equal(r.code, 0, `${arch}: ${r.err}`);
+      const sum = /^summary: .*checksum [0-9a-f]{16}$/m.exec(r.out);
+      assert.ok(sum, `${arch} prints its checksum line`);
+      sums.add(sum[0]);
+      assert.ok(r.out.includes('# cat /sys/kernel/debug/kprobes/list') || /no kprobes on this machine \(kprobes is not ported to \w+ yet\)/.test(r.out), `${arch}: ${r.out.slice(-300)}`);
+      assert.doesNotMatch(r.err, /internal error/);
+    }
+    assert.equal(sums.size, 1, [...sums].join(', '));
+  });
 });

@@ -126,6 +126,10 @@ function siteCount(p: ProbeEntry): string {
 
 /** debugfs list, then one line per probe: "file:line:col kprobe do_fork: 96 hits, 0 missed". */
 export function printList(m: Machine, io: CliIo): void {
+  if (!m.hasKprobes) {
+    io.out(`# /sys/kernel/debug/kprobes: no kprobes on this machine (kprobes is not ported to ${m.arch.name} yet)\n`);
+    return;
+  }
   const mgr = m.probes;
   io.out('# cat /sys/kernel/debug/kprobes/list\n');
   io.out(mgr.debugfsList());
