@@ -134,14 +134,19 @@ function activeTabUri(): vscode.Uri | undefined {
   return undefined;
 }
 
-/** Kernel images in the workspace (or matching `pattern`): those the emulator can run first, then by path. */
+/**
+ * Kernel images in the workspace (or matching `pattern`): those the emulator
+ * can run first, in the order of the ports list (x86_64 first: its kprobes
+ * port is the most complete), then by path.
+ */
 export async function findKernelImages(folder: vscode.WorkspaceFolder | undefined, pattern?: vscode.GlobPattern): Promise<vscode.Uri[]> {
   const globs: vscode.GlobPattern[] = pattern ? [pattern]
     : ELF_SEARCH_GLOBS.map(g => folder ? new vscode.RelativePattern(folder, g) : g);
   for (const g of globs) {
     const found = await vscode.workspace.findFiles(g, ELF_SEARCH_EXCLUDE, 50);
     if (!found.length) continue;
-    const ranked = await Promise.all(found.map(async uri => ({ uri, rank: (await imageArch(uri))?.runnable ? 0 : 1 })));
+    const rankOf = (a: ImageArch | undefined): number => (a?.runnable ? PORTS.findIndex(p => p.name === a.name) : PORTS.length);
+    const ranked = await Promise.all(found.map(async uri => ({ uri, rank: rankOf(await imageArch(uri)) })));
     return ranked.sort((a, b) => a.rank - b.rank || (a.uri.fsPath < b.uri.fsPath ? -1 : a.uri.fsPath > b.uri.fsPath ? 1 : 0)).map(r => r.uri);
   }
   return [];

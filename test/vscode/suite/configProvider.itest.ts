@@ -1,3 +1,4 @@
+import { PORTS } from '../../../emulator/ports';
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -18,7 +19,9 @@ suite('debug configuration provider', () => {
     const images = ['kernel-aarch64.elf', 'kernel-riscv64.elf', 'kernel-x86_64.elf'];
     const arches = await Promise.all(images.map(f => imageArch(vscode.Uri.joinPath(folder.uri, 'kernel', 'build', f))));
     assert.deepEqual(arches.map(a => a?.name), ['aarch64', 'riscv64', 'x86_64']);
-    const runnable = images.filter((_, i) => supportedArchNames().includes(arches[i]!.name));
+    // runnable images in the ports' order (x86_64 first)
+    const portOrder = (f: string): number => PORTS.findIndex(p => `kernel-${p.name}.elf` === f);
+    const runnable = images.filter((_, i) => supportedArchNames().includes(arches[i]!.name)).sort((x, y) => portOrder(x) - portOrder(y));
     assert.ok(runnable.includes('kernel-x86_64.elf'));
     assert.deepEqual(programs, runnable.map(f => `\${workspaceFolder}/kernel/build/${f}`));
     for (const c of configs) assert.equal(c.type, DEBUG_TYPE);
