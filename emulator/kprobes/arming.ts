@@ -24,15 +24,22 @@ export class KprobeArming {
     const out = mem.readBytes(mustVAddr(addr), len);
     if (opts.patched) return out;
     const end = addr + BigInt(len);
-    for (const a of this.t.armed) {
+    const restore = (a: bigint): void => {
       const p = this.t.table.get(a);
-      if (!p?.opcode) continue;
+      if (!p?.opcode) return;
       const oe = a + BigInt(p.opcode.length);
-      if (oe <= addr || a >= end) continue;
+      if (oe <= addr || a >= end) return;
       for (let i = 0; i < p.opcode.length; i++) {
         const at = a + BigInt(i);
         if (at >= addr && at < end) out[Number(at - addr)] = p.opcode[i];
       }
+    };
+    // a short read looks up the few addresses whose saved opcode can overlap it; a long one walks the armed probes
+    const reach = this.engine.kernel.arch.maxInsnLength;
+    if (len + reach < this.t.armed.size) {
+      for (let a = addr - BigInt(reach - 1); a < end; a++) if (this.t.armed.has(a)) restore(a);
+    } else {
+      for (const a of this.t.armed) restore(a);
     }
     this.engine.optimizer.overlay(out, addr, len);
     return out;

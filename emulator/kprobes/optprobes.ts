@@ -76,6 +76,8 @@ export class Optimizer {
   private readonly entries = new Map<bigint, OptEntry>();
   private readonly refused = new Map<bigint, string>();
   private nextDeadline = Infinity;
+  /** the largest detoured region prepared so far (bytes): how far back a change at an address can matter */
+  private maxRegion = 1;
   /** debug.kprobes_optimization */
   private on = true;
 
@@ -104,6 +106,7 @@ export class Optimizer {
     if (typeof r === 'string') { this.refused.set(addr, r); return; }
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
+    this.maxRegion = Math.max(this.maxRegion, r.size);
     this.attachDetour(addr, r);
   }
 
@@ -211,8 +214,26 @@ export class Optimizer {
 
   /** Re-evaluate every prepared address: queue, dequeue or unoptimize as the conditions say. */
   reconsider(): void {
+    for (const [a, e] of this.entries) this.reconsiderEntry(a, e);
+  }
+
+  /**
+   * Re-evaluate only the addresses a change at `addr` can affect: addr
+   * itself and every prepared region that covers it (a probe registered,
+   * removed, enabled or disabled there). Registration stays linear in the
+   * number of probes; a global change (the sysctl, the enabled knob) uses
+   * reconsider().
+   */
+  reconsiderNear(addr: bigint): void {
+    for (let a = addr - BigInt(this.maxRegion - 1); a <= addr; a++) {
+      const e = this.entries.get(a);
+      if (e && a + BigInt(e.op.size) > addr) this.reconsiderEntry(a, e);
+    }
+  }
+
+  private reconsiderEntry(a: bigint, e: OptEntry): void {
     const now = Number(this.engine.kernel.timeNs());
-    for (const [a, e] of this.entries) {
+    {
       const want = this.blocked(a, e) === undefined;
       if (want && e.state === 'prepared') {
         e.state = 'queued';

@@ -53,7 +53,7 @@ export class KprobeRegistration {
         if (!(e instanceof RangeError)) throw e;
         r = -Errno.ENOMEM; // no room left for an instruction slot (exec area exhausted)
       }
-      if (r) { this.engine.optimizer.reconsider(); return prepareFailure(this.engine, addr, r, site !== undefined); }
+      if (r) { this.engine.optimizer.reconsiderNear(addr); return prepareFailure(this.engine, addr, r, site !== undefined); }
       this.t.table.set(addr, p);
       if (!this.t.allDisarmed && !kprobeDisabled(p)) this.arming.armKprobe(p);
     }
@@ -65,7 +65,7 @@ export class KprobeRegistration {
       if (site !== undefined) this.engine.optimizer.refuse(addr, 'an ftrace-based probe ([FTRACE]) is not optimized');
       else this.engine.optimizer.prepare(addr);
     }
-    this.engine.optimizer.reconsider();
+    this.engine.optimizer.reconsiderNear(addr);
     return 0;
   }
 
@@ -115,11 +115,14 @@ export class KprobeRegistration {
 
   unregisterKprobes(kps: Kprobe[]): void {
     if (!Array.isArray(kps)) return;
+    const touched: bigint[] = [];
     for (const p of kps) {
       if (typeof p !== 'object' || p === null) continue;
+      const at = this.t.registered.has(p) ? this.t.addrOf(p) : undefined;
       if (this.unregisterKprobeTop(p) < 0) p.addr = undefined;
+      else if (at !== undefined) touched.push(at);
     }
-    this.engine.optimizer.reconsider();
+    for (const a of touched) this.engine.optimizer.reconsiderNear(a);
     this.collectGarbage();
   }
 
@@ -189,7 +192,7 @@ export class KprobeRegistration {
     const list = this.t.aggrList.get(ap);
     if (list && list.every(k => kprobeDisabled(k))) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
     if (kprobeDisabled(ap)) this.arming.disarmKprobe(ap);
-    this.engine.optimizer.reconsider();
+    this.engine.optimizer.reconsiderNear(this.t.addrOf(p));
     this.engine.events.emit({ type: 'stateChanged', probe: this.engine.info(p) });
     return 0;
   }
@@ -203,7 +206,7 @@ export class KprobeRegistration {
     const ap = this.t.table.get(this.t.addrOf(p)) as Kprobe;
     ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
     if (!this.t.allDisarmed) this.arming.armKprobe(ap);
-    this.engine.optimizer.reconsider();
+    this.engine.optimizer.reconsiderNear(this.t.addrOf(p));
     this.engine.events.emit({ type: 'stateChanged', probe: this.engine.info(p) });
     return 0;
   }
