@@ -12,10 +12,12 @@ import { KprobesEngine, KprobesEngineOptions, PtRegs } from '../../emulator/kpro
 import { mustVAddr } from '../../emulator/memory/address';
 import { repoPath } from '../util/paths';
 
-let cached: ElfImage | null = null;
-export function sampleImage(): ElfImage {
-  cached ??= loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf'));
-  return cached;
+const cached = new Map<string, ElfImage>();
+/** The sample kernel built for an architecture (x86_64 by default). */
+export function sampleImage(arch = 'x86_64'): ElfImage {
+  let img = cached.get(arch);
+  if (!img) { img = loadElf(repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`)); cached.set(arch, img); }
+  return img;
 }
 
 export interface Rig {
@@ -27,8 +29,8 @@ export interface Rig {
   run(): string[];
 }
 
-export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: number; engine?: KprobesEngineOptions } = {}): Rig {
-  const image = sampleImage();
+export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: number; engine?: KprobesEngineOptions; arch?: string } = {}): Rig {
+  const image = sampleImage(opts.arch);
   const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000, quantum: opts.quantum, kprobes: opts.engine });
   const engine = machine.kprobes;
   return {

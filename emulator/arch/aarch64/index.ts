@@ -3,6 +3,7 @@
  * plus the CPU factory, decoder / disassembler entry points, thread and
  * user-process entry set-up). The arm64 kprobes hooks are not ported yet.
  */
+import { aarch64KprobesHooks } from './kprobes';
 import { ArchOps, Cpu, DecodedInsn } from '../types';
 import { Memory } from '../../memory/memory';
 import { toVAddr, mustVAddr } from '../../memory/address';
@@ -66,5 +67,5 @@ export const aarch64: ArchOps = {
   },
 };
 
-/** The aarch64 port's implementation (kprobes arch hooks not ported yet). */
-export const port: ArchPort = { ops: aarch64 };
+/** The aarch64 port's implementation: the CPU and the arm64 half of kprobes. */
+export const port: ArchPort = { ops: aarch64, kprobes: aarch64KprobesHooks };
