@@ -12,21 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BIN=bin/aarch64
 GOLD=golden/aarch64
-if [ "${1:-}" = "--verify" ]; then
-  bad=0
-  for g in $GOLD/*.out; do
-    name=$(basename "$g" .out)
-    code=0
-    out=$(mktemp)
-    qemu-aarch64 -cpu max "$BIN/$name.elf" > "$out" || code=$?
-    if ! cmp -s "$out" "$g" || [ "$code" != "$(cat "$GOLD/$name.code")" ]; then
-      echo "MISMATCH $name"; bad=1
-    fi
-    rm -f "$out"
-  done
-  [ $bad = 0 ] && echo "all aarch64 goldens match qemu-aarch64"
-  exit $bad
-fi
+QEMU="qemu-aarch64 -cpu max" ARCH=aarch64
+. ./goldens.sh
+if [ "${1:-}" = "--verify" ]; then verify_goldens; fi
 PROGS="intops flags control recursion strings bitops exitcode"
 COMMON="-static -nostdlib -ffreestanding -fno-pic -no-pie -mgeneral-regs-only -mno-outline-atomics \
   -march=armv8.1-a -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables \
@@ -45,12 +33,6 @@ build_one() { # prog cc opt out
   if llvm-objdump -d --no-show-raw-insn "$out" | grep -Eq '\s(v|q|d|s)[0-9]+(\.|,|$)'; then
     fail "$out uses FP/SIMD registers"
   fi
-}
-
-run_one() { # elf base
-  local code=0
-  qemu-aarch64 -cpu max "$1" > "$2.out" || code=$?
-  echo "$code" > "$2.code"
 }
 
 for prog in $PROGS; do

@@ -12,21 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 BIN=bin/riscv64 GOLD=golden/riscv64
-if [ "${1:-}" = "--verify" ]; then
-  bad=0
-  for g in $GOLD/*.out; do
-    name=$(basename "$g" .out)
-    code=0
-    out=$(mktemp)
-    qemu-riscv64 "$BIN/$name.elf" > "$out" || code=$?
-    if ! cmp -s "$out" "$g" || [ "$code" != "$(cat "$GOLD/$name.code")" ]; then
-      echo "MISMATCH $name"; bad=1
-    fi
-    rm -f "$out"
-  done
-  [ $bad = 0 ] && echo "all riscv64 goldens match qemu-riscv64"
-  exit $bad
-fi
+QEMU="qemu-riscv64" ARCH=riscv64
+. ./goldens.sh
+if [ "${1:-}" = "--verify" ]; then verify_goldens; fi
 PROGS="intops flags control recursion strings bitops exitcode"
 COMMON="-static -nostdlib -ffreestanding -fno-pic -no-pie -march=rv64imac -mabi=lp64 -mno-relax \
   -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -Wall -Wextra -Werror \
@@ -45,12 +33,6 @@ build_one() { # prog cc opt out
   if llvm-objdump -d --no-show-raw-insn "$out" | grep -Eq '\bf(s|t|a)[0-9]+\b|\bfcsr\b'; then
     fail "$out uses floating-point registers"
   fi
-}
-
-run_one() { # elf base
-  local code=0
-  qemu-riscv64 "$1" > "$2.out" || code=$?
-  echo "$code" > "$2.code"
 }
 
 for prog in $PROGS; do

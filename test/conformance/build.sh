@@ -11,21 +11,9 @@
 # built at -O2 by both compilers; its golden is loopbench-clang-O2.
 set -euo pipefail
 cd "$(dirname "$0")"
-if [ "${1:-}" = "--verify" ]; then
-  bad=0
-  for g in golden/*.out; do
-    name=$(basename "$g" .out)
-    code=0
-    out=$(mktemp)
-    qemu-x86_64 "bin/$name.elf" > "$out" || code=$?
-    if ! cmp -s "$out" "$g" || [ "$code" != "$(cat "golden/$name.code")" ]; then
-      echo "MISMATCH $name"; bad=1
-    fi
-    rm -f "$out"
-  done
-  [ $bad = 0 ] && echo "all goldens match qemu-x86_64"
-  exit $bad
-fi
+BIN=bin GOLD=golden QEMU="qemu-x86_64" ARCH=x86_64
+. ./goldens.sh
+if [ "${1:-}" = "--verify" ]; then verify_goldens; fi
 PROGS="intops flags control recursion strings bitops bitops-bmi exitcode"
 COMMON="-static -nostdlib -ffreestanding -fno-pic -no-pie -mno-sse -mno-sse2 -mno-mmx -mno-3dnow \
   -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -Wall -Wextra -Werror \
@@ -45,12 +33,6 @@ build_one() { # prog cc opt out
   if llvm-objdump -d --no-show-raw-insn "$out" | grep -Eq '%(x|y|z)mm[0-9]|%mm[0-9]'; then
     fail "$out uses SSE/MMX registers"
   fi
-}
-
-run_one() { # elf base
-  local code=0
-  qemu-x86_64 "$1" > "$2.out" || code=$?
-  echo "$code" > "$2.code"
 }
 
 for prog in $PROGS; do
