@@ -72,6 +72,7 @@ export class Kernel implements KernelApi {
   readonly sysctl = new SysctlTable();
 
   private readonly hooks: TrapHook[] = [];
+  private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
   private readonly exitListeners: ((t: Task) => void)[] = [];
   private readonly allTasks: KTask[] = [];
   private nextPid = INIT_PID + 1;
@@ -150,6 +151,7 @@ export class Kernel implements KernelApi {
   }
 
   addTrapHook(hook: TrapHook): void { this.hooks.push(hook); }
+  addPreemptBlocker(blocked: (cpu: number) => boolean): void { this.preemptBlockers.push(blocked); }
   onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
 
   oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void {
@@ -304,7 +306,7 @@ export class Kernel implements KernelApi {
     this.sched.rq.forEach((q, c) => {
       if (q.dead) return;
       if (q.haltedUntil !== 0 && q.haltedUntil <= now) q.haltedUntil = 0;
-      if (q.current && q.queue.length > 0) this.sched.schedule(c);
+      if (q.current && q.queue.length > 0 && !this.preemptBlockers.some(b => b(c))) this.sched.schedule(c);
     });
   }
 

@@ -89,6 +89,13 @@ export interface KernelApi {
   allocExec(size: number, align?: number): bigint;
   /** add a trap notifier before the kernel's own handling */
   addTrapHook(hook: TrapHook): void;
+  /**
+   * A condition under which the task on a CPU must not be preempted by the
+   * timer tick (Linux: preemption and interrupts disabled — the kprobes
+   * engine while a CPU is between a probe hit and the end of its
+   * out-of-line single-step).
+   */
+  addPreemptBlocker(blocked: (cpu: number) => boolean): void;
   /** called when a task exits (kretprobe instance recycling) */
   onTaskExit(listener: (t: Task) => void): void;
   /** report an oops for this CPU: message, registers, code bytes; the CPU stops. `detail`: lines

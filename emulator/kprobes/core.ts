@@ -21,7 +21,7 @@ import { kprobesArchFor } from '../arch/registry';
 import { KprobeEvents, ProbeInfo } from './events';
 import { InsnSlots } from './insnSlots';
 import {
-  Jprobe, Kprobe, KprobeCtlblk, Kretprobe, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, kprobeDisabled, newCtlblk, ProbeKind,
+  Jprobe, Kprobe, KprobeCtlblk, Kretprobe, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, kprobeDisabled, newCtlblk, ProbeKind, KprobeStatus,
 } from './kprobe';
 import { PtRegs } from './ptRegs';
 import { Jprobes } from './jprobes';
@@ -118,6 +118,8 @@ export class KprobesEngine {
     this.traps = new KprobeTraps(this, this.nested);
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
     kernel.sysctl.register(kprobesOptimizationSysctl(this));
+    // no preemption between a probe hit and the end of its single-step (Linux runs it with interrupts off)
+    kernel.addPreemptBlocker(cpu => this.t.ctlblks[cpu] !== undefined && this.t.ctlblks[cpu].status !== KprobeStatus.NONE);
   }
 
   // ------------------------------------------------- optimization, boosters

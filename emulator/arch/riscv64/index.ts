@@ -8,6 +8,7 @@ import type { ArchPort } from '../registry';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, mustVAddr, toVAddr } from '../../memory/address';
 import { riscv64Info } from './info';
+import { riscv64KprobesHooks } from './kprobes';
 import { RvCpu } from './cpu';
 import { decodeUnits } from './decoder';
 import { toDecoded } from './disasm';
@@ -80,4 +81,4 @@ export const riscv64: ArchOps = {
   },
 };
 
-export const port: ArchPort = { ops: riscv64 };
+export const port: ArchPort = { ops: riscv64, kprobes: riscv64KprobesHooks };
