@@ -32,6 +32,7 @@ export const DAP_ERRORS = {
   nothingToRestart: { id: 1014, prefix: '', showUser: false, text: 'nothing to restart (not launched)' },
   running: { id: 1015, prefix: '', showUser: false, text: 'the machine is running; pause it before stepping' },
   restartFailed: { id: 1001, prefix: 'restart: ', showUser: true },
+  breakpoints: { id: 1016, prefix: 'breakpoints: ', showUser: true },
 } as const satisfies Record<string, ErrorKind>;
 
 export type DapErrorName = keyof typeof DAP_ERRORS;

@@ -41,6 +41,28 @@ type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLa
 
 /** How often hit counters are pushed to the views while the kernel runs. */
 const STATE_INTERVAL_MS = 250;
+/** host time a breakpoint request runs before the session answers other requests (applyBreakpoints) */
+const BREAKPOINT_SLICE_MS = 20;
+
+/** Drive a step generator in slices of `sliceMs` of host time, yielding to the event loop between slices. */
+function runSliced<T>(steps: Generator<void, T>, sliceMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const slice = (): void => {
+      try {
+        const until = performance.now() + sliceMs;
+        for (;;) {
+          const r = steps.next();
+          if (r.done) return resolve(r.value);
+          if (performance.now() >= until) break;
+        }
+        setImmediate(slice);
+      } catch (e) {
+        reject(e);
+      }
+    };
+    slice();
+  });
+}
 
 
 export class KprobeSession extends LoggingDebugSession {
@@ -49,6 +71,8 @@ export class KprobeSession extends LoggingDebugSession {
   private runner: RunController | undefined;
   private sources: SourceMap | undefined;
   private configurationDone!: Promise<void>;
+  /** the breakpoint requests being applied, in order (applyBreakpoints) */
+  private breakpointWork: Promise<void> = Promise.resolve();
   private markConfigured!: () => void;
   private stopOnEntry = false;
   private ended = false;
@@ -114,6 +138,7 @@ export class KprobeSession extends LoggingDebugSession {
     // Breakpoints come now (setBreakpoints...), then configurationDone.
     this.sendEvent(new InitializedEvent());
     await this.configurationDone;
+    await this.breakpointWork;
     if (this.ended) return;
     if (this.stopOnEntry) {
       m.scheduleFirstTasks();
@@ -166,6 +191,10 @@ export class KprobeSession extends LoggingDebugSession {
    * run, as at launch.
    */
   protected override restartRequest(response: DebugProtocol.RestartResponse, args: DebugProtocol.RestartArguments): void {
+    this.afterBreakpoints(() => this.restartNow(response, args));
+  }
+
+  private restartNow(response: DebugProtocol.RestartResponse, args: DebugProtocol.RestartArguments): void {
     const prev = this.launchArgs;
     if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, dapError('nothingToRestart'));
     const fresh = args?.arguments && 'program' in args.arguments ? args.arguments as LaunchRequestArgs : prev;
@@ -236,6 +265,10 @@ export class KprobeSession extends LoggingDebugSession {
   // ---- running ----------------------------------------------------------------------
 
   protected override continueRequest(response: DebugProtocol.ContinueResponse): void {
+    this.afterBreakpoints(() => this.continueNow(response));
+  }
+
+  private continueNow(response: DebugProtocol.ContinueResponse): void {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
     this.runner?.cancel();
@@ -272,6 +305,10 @@ export class KprobeSession extends LoggingDebugSession {
    * interrupted it: a breakpoint, the end of the machine).
    */
   private step(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
+    this.afterBreakpoints(() => this.stepNow(response, threadId, kind));
+  }
+
+  private stepNow(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
     const m = this.machine;
     if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     const cpuIndex = threadId - 1;
@@ -478,24 +515,45 @@ export class KprobeSession extends LoggingDebugSession {
       response.body = { breakpoints: bps.map(b => ({ verified: false, line: b.line, message: p ? 'breakpoints need a source file path' : 'not launched', reason: 'failed' as const })) };
       return this.sendResponse(response);
     }
-    response.body = { breakpoints: p.setSourceBreakpoints(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))) };
-    for (const b of response.body.breakpoints) {
-      if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
-      if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
-    }
-    this.sendResponse(response);
+    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), breakpoints => {
+      for (const b of breakpoints) {
+        if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
+        if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
+      }
+      response.body = { breakpoints };
+    });
   }
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    response.body = { breakpoints: this.probes.setFunctionBreakpoints(args.breakpoints) };
-    this.sendResponse(response);
+    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
   }
 
   protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    response.body = { breakpoints: this.probes.setInstructionBreakpoints(args.breakpoints) };
-    this.sendResponse(response);
+    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
+  }
+
+  /**
+   * Apply a breakpoint request in slices of BREAKPOINT_SLICE_MS, yielding
+   * to the event loop in between, so that a large set (10,000 function
+   * breakpoints) does not block the session: other requests (threads,
+   * stackTrace, evaluate, pause...) are answered meanwhile. Breakpoint
+   * requests are applied one after the other in arrival order; continue,
+   * the steps and the launch's first run wait until every breakpoint
+   * request received before them is applied. A running machine goes on
+   * between slices, as a kernel runs while probes are registered.
+   */
+  private applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
+    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS)).then(
+      bps => { fill(bps); this.sendResponse(response); },
+      e => this.sendErrorResponse(response, dapError('breakpoints', e)),
+    );
+  }
+
+  /** run `f` once every breakpoint request received so far is applied */
+  private afterBreakpoints(f: () => void): void {
+    void this.breakpointWork.then(f);
   }
 
   // ---- _probe* ----------------------------------------------------------------------

@@ -45,6 +45,14 @@ export interface ClientBreakpoint {
   mode?: string;
 }
 
+/** Run a step generator to its end (the synchronous form of the *Steps methods). */
+export function drain<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
 /** How a breakpoint was asked for (to register it again after a restart). */
 export interface BreakpointRecord {
   /** where, as the manager takes it */
@@ -132,11 +140,18 @@ export class ProbeBridge {
   }
 
   setSourceBreakpoints(clientPath: string, bps: readonly ClientBreakpoint[]): DebugProtocol.Breakpoint[] {
-    for (const id of this.bySource.get(clientPath) ?? []) this.forget(id);
+    return drain(this.setSourceBreakpointsSteps(clientPath, bps));
+  }
+
+  /** setSourceBreakpoints one breakpoint at a time: yields after each removal and each registration */
+  *setSourceBreakpointsSteps(clientPath: string, bps: readonly ClientBreakpoint[]): Generator<void, DebugProtocol.Breakpoint[]> {
+    for (const id of this.bySource.get(clientPath) ?? []) { this.forget(id); yield; }
+    this.bySource.delete(clientPath);
     const file = this.dwarfFileFor(clientPath);
     const out: DebugProtocol.Breakpoint[] = [];
     const ids: number[] = [];
     for (const bp of bps) {
+      yield;
       const line = bp.line ?? 0;
       if (!file) {
         out.push({ verified: false, line, message: `no line information for ${clientPath} in the kernel image`, reason: 'failed' });
@@ -174,10 +189,17 @@ export class ProbeBridge {
   }
 
   setFunctionBreakpoints(bps: readonly (ClientBreakpoint & { name: string })[]): DebugProtocol.Breakpoint[] {
-    for (const id of this.functionIds) this.forget(id);
-    const out: DebugProtocol.Breakpoint[] = [];
+    return drain(this.setFunctionBreakpointsSteps(bps));
+  }
+
+  /** setFunctionBreakpoints one breakpoint at a time: yields after each removal and each registration */
+  *setFunctionBreakpointsSteps(bps: readonly (ClientBreakpoint & { name: string })[]): Generator<void, DebugProtocol.Breakpoint[]> {
+    const old = this.functionIds;
     this.functionIds = [];
+    for (const id of old) { this.forget(id); yield; }
+    const out: DebugProtocol.Breakpoint[] = [];
     for (const bp of bps) {
+      yield;
       // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010"
       const t = parseBreakpointTarget(bp.name);
       if (typeof t === 'string') {
@@ -194,10 +216,17 @@ export class ProbeBridge {
   }
 
   setInstructionBreakpoints(bps: readonly (ClientBreakpoint & { instructionReference: string; offset?: number })[]): DebugProtocol.Breakpoint[] {
-    for (const id of this.instructionIds) this.forget(id);
-    const out: DebugProtocol.Breakpoint[] = [];
+    return drain(this.setInstructionBreakpointsSteps(bps));
+  }
+
+  /** setInstructionBreakpoints one breakpoint at a time: yields after each removal and each registration */
+  *setInstructionBreakpointsSteps(bps: readonly (ClientBreakpoint & { instructionReference: string; offset?: number })[]): Generator<void, DebugProtocol.Breakpoint[]> {
+    const old = this.instructionIds;
     this.instructionIds = [];
+    for (const id of old) { this.forget(id); yield; }
+    const out: DebugProtocol.Breakpoint[] = [];
     for (const bp of bps) {
+      yield;
       let addr: bigint;
       try {
         addr = parseAddress(bp.instructionReference, 'instructionReference') + BigInt(bp.offset ?? 0);

@@ -73,6 +73,7 @@ export class Kernel implements KernelApi {
 
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
+  private readonly tickHooks: (() => void)[] = [];
   private readonly exitListeners: ((t: Task) => void)[] = [];
   private readonly allTasks: KTask[] = [];
   private nextPid = INIT_PID + 1;
@@ -152,6 +153,7 @@ export class Kernel implements KernelApi {
 
   addTrapHook(hook: TrapHook): void { this.hooks.push(hook); }
   addPreemptBlocker(blocked: (cpu: number) => boolean): void { this.preemptBlockers.push(blocked); }
+  addTickHook(hook: () => void): void { this.tickHooks.push(hook); }
   onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
 
   oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void {
@@ -302,6 +304,7 @@ export class Kernel implements KernelApi {
 
   /** Timer tick (called by the machine at tick boundaries): round-robin preemption, wake halted CPUs. */
   tick(): void {
+    for (const h of this.tickHooks) h();
     const now = this.clock.roundStart;
     this.sched.rq.forEach((q, c) => {
       if (q.dead) return;

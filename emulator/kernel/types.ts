@@ -96,6 +96,12 @@ export interface KernelApi {
    * out-of-line single-step).
    */
   addPreemptBlocker(blocked: (cpu: number) => boolean): void;
+  /**
+   * Work to run at every timer tick, before preemption (delayed work such as
+   * the kprobe optimizer: it runs where the CPUs happen to be, not only when
+   * one of them traps).
+   */
+  addTickHook(hook: () => void): void;
   /** called when a task exits (kretprobe instance recycling) */
   onTaskExit(listener: (t: Task) => void): void;
   /** report an oops for this CPU: message, registers, code bytes; the CPU stops. `detail`: lines

@@ -25,22 +25,15 @@ export class KprobeArming {
     if (opts.patched) return out;
     const end = addr + BigInt(len);
     const restore = (a: bigint): void => {
-      const p = this.t.table.get(a);
-      if (!p?.opcode) return;
-      const oe = a + BigInt(p.opcode.length);
-      if (oe <= addr || a >= end) return;
-      for (let i = 0; i < p.opcode.length; i++) {
-        const at = a + BigInt(i);
-        if (at >= addr && at < end) out[Number(at - addr)] = p.opcode[i];
-      }
+      const op = this.t.table.get(a)?.opcode;
+      if (!op) return;
+      // a starts at most maxInsnLength bytes before addr: the offset fits a number
+      const off = Number(a - addr);
+      for (let i = Math.max(0, -off); i < op.length && off + i < len; i++) out[off + i] = op[i];
     };
-    // a short read looks up the few addresses whose saved opcode can overlap it; a long one walks the armed probes
-    const reach = this.engine.kernel.arch.maxInsnLength;
-    if (len + reach < this.t.armed.size) {
-      for (let a = addr - BigInt(reach - 1); a < end; a++) if (this.t.armed.has(a)) restore(a);
-    } else {
-      for (const a of this.t.armed) restore(a);
-    }
+    // the probes whose saved opcode can overlap the read: those starting up to maxInsnLength-1 bytes before it
+    const reach = BigInt(this.engine.kernel.arch.maxInsnLength - 1);
+    for (const a of this.t.armed.within(addr - reach, end)) restore(a);
     this.engine.optimizer.overlay(out, addr, len);
     return out;
   }

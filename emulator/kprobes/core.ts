@@ -118,6 +118,8 @@ export class KprobesEngine {
     this.traps = new KprobeTraps(this, this.nested);
     kernel.onTaskExit(t => this.kretprobes.flushTask(t));
     kernel.sysctl.register(kprobesOptimizationSysctl(this));
+    // kprobe_optimizer is delayed work: polled at ticks as well as on traps
+    kernel.addTickHook(() => this.optimizer.poll());
     // no preemption between a probe hit and the end of its single-step (Linux runs it with interrupts off)
     kernel.addPreemptBlocker(cpu => this.t.ctlblks[cpu] !== undefined && this.t.ctlblks[cpu].status !== KprobeStatus.NONE);
   }

@@ -7,7 +7,7 @@ import type { Memory } from '../memory/memory';
 import { hex64 } from '../memory/address';
 import type { KprobesEngine } from './core';
 import type { FixedFrame } from './kretprobes';
-import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
+import { Kprobe, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 
 /**
  * The `list` file, one line per registered probe in the modern kernel's
@@ -25,15 +25,23 @@ export function formatKprobeList(engine: KprobesEngine): string {
     const type = engine.kindOf(probe);
     if (r) out += `${hex64(addr)}  ${type}  ${r.sym.name}+0x${r.offset.toString(16)}  ${' '} `;
     else out += `${hex64(addr)}  ${type}  ${engine.where(addr)} `; // %pS
-    const fl = probe.flags ?? 0;
-    const gone = (fl & KPROBE_FLAG_GONE) !== 0;
-    out += (gone ? '[GONE]' : '')
-      + (kprobeDisabled(probe) && !gone ? '[DISABLED]' : '')
-      + (((pp.flags ?? 0) & KPROBE_FLAG_OPTIMIZED) ? '[OPTIMIZED]' : '')
-      + (((pp.flags ?? 0) & KPROBE_FLAG_FTRACE) ? '[FTRACE]' : '')
-      + '\n';
+    out += kprobeListFlags(probe, pp) + '\n';
   }
   return out;
+}
+
+/**
+ * A list line's flags for one probe: [GONE] [DISABLED] from the probe,
+ * [OPTIMIZED] [FTRACE] from the table entry at its address (`pp`: the
+ * aggregate probe, or the probe itself).
+ */
+export function kprobeListFlags(probe: Kprobe, pp: Kprobe): string {
+  const fl = probe.flags ?? 0;
+  const gone = (fl & KPROBE_FLAG_GONE) !== 0;
+  return (gone ? '[GONE]' : '')
+    + (kprobeDisabled(probe) && !gone ? '[DISABLED]' : '')
+    + (((pp.flags ?? 0) & KPROBE_FLAG_OPTIMIZED) ? '[OPTIMIZED]' : '')
+    + (((pp.flags ?? 0) & KPROBE_FLAG_FTRACE) ? '[FTRACE]' : '');
 }
 
 /** The `enabled` file: "1\n" or "0\n". */

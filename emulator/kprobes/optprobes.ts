@@ -39,6 +39,7 @@ import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 import { mustVAddr, VAddr } from '../memory/address';
 import { offsetFrom } from './codeRegistry';
 import { probeName } from './symbolize';
+import { AddressSet } from './probeTable';
 
 /** Delay between queueing and writing the jump, in emulated ns (Linux: 5 jiffies). */
 export const OPTIMIZE_DELAY_NS = 10_000;
@@ -74,6 +75,10 @@ interface TaskWithContext extends Task { ctx?: CpuContext }
 
 export class Optimizer {
   private readonly entries = new Map<bigint, OptEntry>();
+  /** the entries' addresses in order (overlay finds the regions a read overlaps by range) */
+  private readonly entryAddrs = new AddressSet();
+  /** the queued entries (Linux's optimizing_list): the optimizer's run looks at these only */
+  private readonly queued = new Set<bigint>();
   private readonly refused = new Map<bigint, string>();
   private nextDeadline = Infinity;
   /** the largest detoured region prepared so far (bytes): how far back a change at an address can matter */
@@ -106,6 +111,7 @@ export class Optimizer {
     if (typeof r === 'string') { this.refused.set(addr, r); return; }
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
+    this.entryAddrs.add(addr);
     this.maxRegion = Math.max(this.maxRegion, r.size);
     this.attachDetour(addr, r);
   }
@@ -141,6 +147,8 @@ export class Optimizer {
       if (e.state === 'optimized') this.unoptimize(addr, e);
       this.engine.code.attach(e.op.insn, {}); // a kept buffer: owned and named, no callback
       this.entries.delete(addr);
+      this.entryAddrs.delete(addr);
+      this.queued.delete(addr);
     }
     this.refused.delete(addr);
   }
@@ -148,7 +156,8 @@ export class Optimizer {
   /** Before a breakpoint is written at addr: unoptimize any optimized probe whose jump covers it. */
   unoptimizeCovering(addr: bigint): void {
     if (!this.hooks) return;
-    for (const [a, e] of this.entries) {
+    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion - 1), addr + 1n)) {
+      const e = this.entries.get(a) as OptEntry;
       if (a !== addr && e.state === 'optimized' && this.hooks.checkOptimizedKprobe(e.op, addr)) this.unoptimize(a, e);
     }
   }
@@ -157,7 +166,7 @@ export class Optimizer {
   unoptimizeAt(addr: bigint): void {
     const e = this.entries.get(addr);
     if (e?.state === 'optimized') this.unoptimize(addr, e);
-    else if (e?.state === 'queued') e.state = 'prepared';
+    else if (e?.state === 'queued') this.setState(addr, e, 'prepared');
   }
 
   /** the detour to use on a breakpoint hit at addr (queued or optimized), setup_detour_execution */
@@ -184,7 +193,8 @@ export class Optimizer {
   overlay(out: Uint8Array, addr: bigint, len: number): void {
     const end = addr + BigInt(len);
     const bpLen = this.engine.kernel.arch.breakpointInsn.length;
-    for (const [a, e] of this.entries) {
+    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion), end)) {
+      const e = this.entries.get(a) as OptEntry;
       if (e.state !== 'optimized') continue;
       const s = a + BigInt(bpLen);
       for (let i = 0; i < e.op.saved.length; i++) {
@@ -236,11 +246,11 @@ export class Optimizer {
     {
       const want = this.blocked(a, e) === undefined;
       if (want && e.state === 'prepared') {
-        e.state = 'queued';
+        this.setState(a, e, 'queued');
         e.deadline = now + this.delayNs;
         this.nextDeadline = Math.min(this.nextDeadline, e.deadline);
       } else if (!want && e.state === 'queued') {
-        e.state = 'prepared';
+        this.setState(a, e, 'prepared');
       } else if (!want && e.state === 'optimized') {
         this.unoptimize(a, e);
       }
@@ -264,8 +274,8 @@ export class Optimizer {
     const due: [bigint, OptEntry][] = [];
     let next = Infinity;
     const pcs = this.stoppedPcs();
-    for (const [a, e] of this.entries) {
-      if (e.state !== 'queued') continue;
+    for (const a of this.queued) {
+      const e = this.entries.get(a) as OptEntry;
       const inside = pcs.some(pc => pc > a && pc < a + BigInt(e.op.size));
       if ((force || e.deadline <= now) && !inside && this.blocked(a, e) === undefined) due.push([a, e]);
       else next = Math.min(next, inside ? now + 1 : e.deadline);
@@ -274,16 +284,22 @@ export class Optimizer {
     if (due.length === 0 || !this.hooks) return;
     this.hooks.optimizeKprobes(this.engine.ctx, due.map(([, e]) => e.op));
     for (const [a, e] of due) {
-      e.state = 'optimized';
+      this.setState(a, e, 'optimized');
       const ap = this.engine.getKprobe(a);
       if (ap) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_OPTIMIZED;
       this.emit('optimized', a);
     }
   }
 
+  private setState(addr: bigint, e: OptEntry, state: OptState): void {
+    e.state = state;
+    if (state === 'queued') this.queued.add(addr);
+    else this.queued.delete(addr);
+  }
+
   private unoptimize(addr: bigint, e: OptEntry): void {
     (this.hooks as OptprobesArchHooks).unoptimizeKprobe(this.engine.ctx, e.op);
-    e.state = 'prepared';
+    this.setState(addr, e, 'prepared');
     const ap = this.engine.getKprobe(addr);
     if (ap) ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
     this.emit('unoptimized', addr);

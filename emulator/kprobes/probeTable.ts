@@ -19,8 +19,8 @@ export class ProbeTable {
   /** registered probe -> its address at registration */
   readonly regAddr = new WeakMap<Kprobe, bigint>();
   readonly kinds = new WeakMap<Kprobe, ProbeKind>();
-  /** addresses whose breakpoint is currently written */
-  readonly armed = new Set<bigint>();
+  /** addresses whose breakpoint is currently written (ordered: a text read finds the probes it overlaps by range) */
+  readonly armed = new AddressSet();
   /** per-CPU kprobe_ctlblk by CPU id */
   readonly ctlblks: KprobeCtlblk[] = [];
   /** probes unregistered while a CPU still referenced their slot (freed later) */
@@ -60,5 +60,53 @@ export class ProbeTable {
   probeBySlot(slot: bigint): Kprobe | undefined {
     for (const p of this.table.values()) if (p.ainsn?.mode === 'slot' && p.ainsn.insn === slot) return p;
     return undefined;
+  }
+}
+
+/**
+ * A set of addresses kept in ascending order as well as hashed: `has` is a
+ * hash lookup, `within(lo, hi)` a binary search (reading a function's
+ * original text finds the few armed probes inside it without walking every
+ * armed address or every byte). Insertions move the tail of the array
+ * (a memmove: 10,000 ordered inserts cost milliseconds).
+ */
+export class AddressSet implements Iterable<bigint> {
+  private readonly hashed = new Set<bigint>();
+  private readonly sorted: bigint[] = [];
+
+  get size(): number { return this.hashed.size; }
+  has(a: bigint): boolean { return this.hashed.has(a); }
+
+  add(a: bigint): void {
+    if (this.hashed.has(a)) return;
+    this.hashed.add(a);
+    const i = this.lowerBound(a);
+    if (i === this.sorted.length) this.sorted.push(a);
+    else this.sorted.splice(i, 0, a);
+  }
+
+  delete(a: bigint): boolean {
+    if (!this.hashed.delete(a)) return false;
+    this.sorted.splice(this.lowerBound(a), 1);
+    return true;
+  }
+
+  /** the members in [lo, hi), ascending */
+  within(lo: bigint, hi: bigint): bigint[] {
+    const out: bigint[] = [];
+    for (let i = this.lowerBound(lo); i < this.sorted.length && this.sorted[i] < hi; i++) out.push(this.sorted[i]);
+    return out;
+  }
+
+  [Symbol.iterator](): Iterator<bigint> { return this.sorted[Symbol.iterator](); }
+
+  /** index of the first member >= a */
+  private lowerBound(a: bigint): number {
+    let lo = 0, hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sorted[mid] < a) lo = mid + 1; else hi = mid;
+    }
+    return lo;
   }
 }

@@ -18,7 +18,7 @@
 import type { CheckOptions, CompileOptions, Diagnostic, ProbeSpec, ProbeTarget } from '../handlers';
 import { compileHandler, compileLogMessage, compileProbeFile } from '../handlers';
 import type { KernelApi } from '../kernel/types';
-import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
+import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
@@ -311,8 +311,7 @@ export class ProbeManager {
 
   /** Every probe and breakpoint, by id (creation order). */
   list(origin?: ProbeOrigin): ProbeEntry[] {
-    const flags = this.debugfsFlags();
-    return [...this.probes.values()].filter(u => !origin || u.origin === origin).map(u => this.snapshot(u, flags));
+    return [...this.probes.values()].filter(u => !origin || u.origin === origin).map(u => this.snapshot(u));
   }
 
   /** /sys/kernel/debug/kprobes/list */
@@ -347,18 +346,12 @@ export class ProbeManager {
     for (const w of warnings) this.kernel.printk(-1, `${label}: ${w}`, 'emulator');
   }
 
-  /** kprobe -> debugfs flags text, from formatKprobeList's lines (one per listEntries() entry, same order) */
-  private debugfsFlags(): Map<Kprobe, string> {
-    const lines = formatKprobeList(this.engine).split('\n');
-    const out = new Map<Kprobe, string>();
-    this.engine.listEntries().forEach((e, i) => {
-      const m = /((?:\[[A-Z]+\])*)\s*$/.exec(lines[i] ?? '');
-      out.set(e.probe, m ? m[1] : '');
-    });
-    return out;
+  /** a registered kprobe's debugfs list flags ([GONE][DISABLED][OPTIMIZED][FTRACE]) */
+  private debugfsFlags(kp: Kprobe): string {
+    return kprobeListFlags(kp, this.engine.getKprobe(kp.addr as bigint) ?? kp);
   }
 
-  private snapshot(up: UserProbe, flags = this.debugfsFlags()): ProbeEntry {
+  private snapshot(up: UserProbe): ProbeEntry {
     const image = this.kernel.image;
     const sites: ProbeSiteInfo[] = up.sites.map(s => {
       const addr = s.registered ? s.kp.addr : s.site.resolved;
@@ -372,7 +365,7 @@ export class ProbeManager {
         error: s.error,
         hits: s.kp.hits ?? 0,
         nmissed: (s.kp.nmissed ?? 0) + (s.rp?.nmissed ?? 0),
-        flags: s.registered ? flags.get(s.kp) ?? '' : '',
+        flags: s.registered ? this.debugfsFlags(s.kp) : '',
       };
     });
     const registered = up.sites.filter(s => s.registered);

@@ -115,7 +115,14 @@ export function restoreRegs(): number[] {
 }
 
 /** Detour buffer head: native entry, then save, callback, restore (the copied region follows). */
-function optprobeTemplate(): { code: number[]; callbackOffset: number } {
+let template: { code: readonly number[]; callbackOffset: number } | undefined;
+
+/** the template, built once */
+function optprobeTemplate(): { code: readonly number[]; callbackOffset: number } {
+  return template ??= buildOptprobeTemplate();
+}
+
+function buildOptprobeTemplate(): { code: readonly number[]; callbackOffset: number } {
   const head = bytes([INT3], saveRegs(true));
   const callbackOffset = head.length;
   const code = bytes(
@@ -190,23 +197,49 @@ interface FunctionScan {
   insns: DecodedInsn[];
 }
 
+/**
+ * The last scan of each function, with the original bytes it decoded:
+ * registering many probes in one function decodes it once. A scan is
+ * reused only while the function's original bytes (probes removed) are
+ * the same, so a text change outside kprobes (the debugger's writeMemory,
+ * a module's relocation) is seen.
+ */
+const scans = new WeakMap<KprobesArchContext, Map<bigint, { code: Uint8Array; scan: FunctionScan | string }>>();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Decode the whole function holding addr from its original bytes; the reason when impossible. */
 function scanFunction(ctx: KprobesArchContext, addr: bigint): FunctionScan | string {
   const r = ctx.kernel.image.symbols.resolve(addr);
   if (!r || r.sym.size === 0n || r.offset >= r.sym.size) return 'the address is not inside a sized function symbol';
   const start = r.sym.value;
-  const end = start + r.sym.size;
   const size = Number(r.sym.size);
   let code: Uint8Array;
   try { code = ctx.readOriginal(start, size); } catch { return `${r.sym.name} cannot be read`; }
+  let byStart = scans.get(ctx);
+  if (!byStart) { byStart = new Map(); scans.set(ctx, byStart); }
+  const hit = byStart.get(start);
+  if (hit && sameBytes(hit.code, code)) return hit.scan;
+  const scan = decodeFunction(ctx, r.sym.name, start, code);
+  byStart.set(start, { code, scan });
+  return scan;
+}
+
+function decodeFunction(ctx: KprobesArchContext, name: string, start: bigint, code: Uint8Array): FunctionScan | string {
+  const size = code.length;
+  const end = start + BigInt(size);
   const insns: DecodedInsn[] = [];
   for (let off = 0; off < size;) {
     const a = start + BigInt(off);
     const d = ctx.arch.decodeBytes(code.subarray(off), a);
-    if (!d) return `${r.sym.name}+0x${off.toString(16)} does not decode`;
+    if (!d) return `${name}+0x${off.toString(16)} does not decode`;
     if (d.bytes[0] === INT3 && d.length === 1) {
       // padding int3 up to the end is fine; any other int3 is not ours to understand
-      for (let k = off; k < size; k++) if (code[k] !== INT3) return `${r.sym.name}+0x${off.toString(16)}: int3 in the function`;
+      for (let k = off; k < size; k++) if (code[k] !== INT3) return `${name}+0x${off.toString(16)}: int3 in the function`;
       break;
     }
     insns.push(d);
@@ -255,8 +288,8 @@ function hexAddr(a: bigint): string {
   return `0x${BigInt.asUintN(64, a).toString(16)}`;
 }
 
-/** buffers already built, by address and content (identical buffers are reused: safe for a CPU still inside) */
-const built = new WeakMap<KprobesArchContext, Map<string, bigint>>();
+/** buffers already built, by probe address then content (identical buffers are reused: safe for a CPU still inside) */
+const built = new WeakMap<KprobesArchContext, Map<bigint, Map<string, bigint>>>();
 
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
   const chk = canOptimize(ctx, addr);
@@ -266,8 +299,10 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   const tpl = optprobeTemplate();
   const total = tpl.code.length + size + JMP32_SIZE;
   // the buffer's address is needed to relocate: allocate, build, and reuse an identical earlier one
-  let cache = built.get(ctx);
-  if (!cache) { cache = new Map(); built.set(ctx, cache); }
+  let byAddr = built.get(ctx);
+  if (!byAddr) { byAddr = new Map(); built.set(ctx, byAddr); }
+  let cache = byAddr.get(addr);
+  if (!cache) { cache = new Map(); byAddr.set(addr, cache); }
   const build = (buf: bigint): Uint8Array | string => {
     const code = new Uint8Array(total);
     code.set(tpl.code);
@@ -283,16 +318,15 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   let buf: bigint | undefined;
   let code: Uint8Array | string = '';
   for (const [k, b] of cache) {
-    if (!k.startsWith(`${addr}:`)) continue;
     code = build(b);
-    if (typeof code !== 'string' && k === `${addr}:${hexBytes(code)}`) { buf = b; break; }
+    if (typeof code !== 'string' && k === hexBytes(code)) { buf = b; break; }
   }
   if (buf === undefined) {
     buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
     code = build(buf);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);
-    cache.set(`${addr}:${hexBytes(code)}`, buf);
+    cache.set(hexBytes(code), buf);
   }
   const jump = jmpTo(addr, buf);
   if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';

@@ -1,0 +1,76 @@
+/**
+ * Issue 11 item 16: a large breakpoint set does not block the session. The
+ * adapter applies a breakpoint request in slices and answers other requests
+ * in between; continue waits until the breakpoints received before it are
+ * applied; the breakpoints are all registered, and replacing the set
+ * removes the old ones.
+ */
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { loadElf } from '../../emulator/elf';
+import { Harness, within } from './dapHarness';
+import { repoPath } from '../util/paths';
+
+/** `name+0xoff` for every instruction start of the many-functions image's cold functions (up to n) */
+function coldTargets(n: number): string[] {
+  const image = loadElf(MANY);
+  const out: string[] = [];
+  // the cold functions are `push rbp; mov rbp,rsp; ...`: probe the first two instructions of each
+  for (const f of [...image.symbols.functions()].filter(s => s.name.startsWith('cold_'))) {
+    out.push(f.name, `${f.name}+0x1`);
+    if (out.length >= n) break;
+  }
+  return out.slice(0, n);
+}
+
+const MANY = repoPath('test', 'fixtures', 'kernel', 'many', 'many.elf');
+
+describe('large breakpoint sets (adapter)', () => {
+  const h = new Harness();
+  before(() => h.startServer());
+  after(() => h.stopServer());
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  test('other requests are answered while 3,000 function breakpoints are applied; all are registered', async () => {
+    await h.launchWith(async () => {}, { program: MANY, cpus: 1 });
+    const names = coldTargets(3000);
+    const order: string[] = [];
+    const set = h.dc.setFunctionBreakpointsRequest({ breakpoints: names.map(name => ({ name })) }).then(r => { order.push('setFunctionBreakpoints'); return r; });
+    // sent after the breakpoint request: answered first, from between two slices of it
+    const threads = h.dc.threadsRequest().then(r => { order.push('threads'); return r; });
+    const [r, t] = await within(Promise.all([set, threads]), 'the two responses', 60_000);
+    assert.deepEqual(order, ['threads', 'setFunctionBreakpoints']);
+    assert.equal(t.body.threads.length, 1);
+    assert.equal(r.body.breakpoints.length, 3000);
+    const failed = r.body.breakpoints.filter(b => !b.verified);
+    assert.deepEqual(failed, []);
+    // distinct ids, each with its own address
+    assert.equal(new Set(r.body.breakpoints.map(b => b.id)).size, 3000);
+    assert.equal(new Set(r.body.breakpoints.map(b => b.instructionReference)).size, 3000);
+    // replacing the set removes them: one breakpoint left
+    const again = await within(h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'bench_target' }] }), 'the replacing set', 60_000);
+    assert.equal(again.body.breakpoints.length, 1);
+    assert.ok(again.body.breakpoints[0].verified);
+    const list = (await h.dc.customRequest('_probeDebugfs')).body as { list: string };
+    assert.equal(list.list.trim().split('\n').length, 1, list.list);
+    assert.match(list.list, /bench_target\+0x0/);
+  });
+
+  test('continue sent right after a large breakpoint request runs with the breakpoints applied', async () => {
+    await h.launchWith(async () => {}, { program: MANY, cpus: 1 });
+    const names = [...coldTargets(2000), 'bench_target'];
+    const set = h.dc.setFunctionBreakpointsRequest({ breakpoints: names.map(name => ({ name })) });
+    const stop = h.dc.waitForEvent('stopped') as Promise<DebugProtocol.StoppedEvent>;
+    // not awaited: the continue is queued behind the breakpoint request
+    const cont = h.dc.continueRequest({ threadId: 1 });
+    const [r] = await within(Promise.all([set, cont]), 'setFunctionBreakpoints and continue', 60_000);
+    const ev = await within(stop, 'the breakpoint stop', 60_000);
+    assert.equal(ev.body.reason, 'breakpoint');
+    const target = r.body.breakpoints[r.body.breakpoints.length - 1];
+    assert.ok(target.verified);
+    const frame = await h.topFrame(1);
+    assert.equal(frame.instructionPointerReference, target.instructionReference);
+  });
+});
