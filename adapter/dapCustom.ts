@@ -158,6 +158,10 @@ export interface KprobeLaunchArgs {
   stopOnEntry?: boolean;
   maxInstructions?: number;
   kprobesOptimization?: boolean;
+  /** 'oops' (default) or 'report': see emulator/debug/launch.ts */
+  handlerFaults?: 'oops' | 'report';
+  /** 'warn' (default) or 'reject' */
+  insnBoundary?: 'warn' | 'reject';
 }
 
 /** The debug type contributed by the extension. */

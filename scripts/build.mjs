@@ -1,4 +1,4 @@
-// Bundles the four entry points with esbuild. `vscode` stays external: it is
+// Bundles the entry points with esbuild. `vscode` stays external: it is
 // provided by the extension host at run time.
 import { build } from 'esbuild';
 import { chmodSync } from 'node:fs';
@@ -18,6 +18,8 @@ const entries = [
   ['adapter/main.ts', 'dist/adapter.js'],
   ['extension/languageServer/server.ts', 'dist/languageServer.js'],
   ['emulator/cli/main.ts', 'dist/cli.js'],
+  // loaded on demand by the language server (extension/languageServer/decoderLoader.ts)
+  ['emulator/arch/decoders.ts', 'dist/decoders.js'],
 ];
 
 await Promise.all(entries.map(([entry, outfile]) =>

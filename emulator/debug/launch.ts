@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { loadElf } from '../elf/elfFile';
 import { Machine } from '../machine';
 import { machineOptionError } from '../machineOptions';
+import { HANDLER_FAULT_POLICIES, INSN_BOUNDARY_POLICIES } from '../probes';
+import type { HandlerFaultPolicy, InsnBoundaryPolicy } from '../probes';
 
 export interface LaunchSettings {
   /** the kernel ELF image */
@@ -19,6 +21,10 @@ export interface LaunchSettings {
   /** .kprobe files registered at boot */
   probes?: string[];
   stopOnEntry?: boolean;
+  /** a handler fault its fault snippet does not handle: 'oops' (Linux, default) or 'report' */
+  handlerFaults?: HandlerFaultPolicy;
+  /** a kprobe address inside an instruction: 'warn' (Linux 2.6 on x86, default) or 'reject' (-EILSEQ) */
+  insnBoundary?: InsnBoundaryPolicy;
 }
 
 /** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
@@ -30,6 +36,12 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
   }
   for (const name of ['kprobesOptimization', 'stopOnEntry'] as const) {
     if (s[name] !== undefined && typeof s[name] !== 'boolean') return `"${name}" must be true or false, got ${JSON.stringify(s[name])}`;
+  }
+  for (const [name, allowed] of [['handlerFaults', HANDLER_FAULT_POLICIES], ['insnBoundary', INSN_BOUNDARY_POLICIES]] as const) {
+    const v = s[name];
+    if (v !== undefined && !(allowed as readonly unknown[]).includes(v)) {
+      return `"${name}" must be ${allowed.map(a => `"${a}"`).join(' or ')}, got ${JSON.stringify(v)}`;
+    }
   }
   if (s.probes !== undefined && (!Array.isArray(s.probes) || s.probes.some(f => typeof f !== 'string'))) {
     return `"probes" must be an array of .kprobe file paths, got ${JSON.stringify(s.probes)}`;
@@ -43,5 +55,8 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
   if (err) throw new Error(`launch: ${err}`);
   const ok = s as LaunchSettings;
   const image = loadElf(path.resolve(ok.program));
-  return new Machine(image, { cpus: ok.cpus, maxInstructions: ok.maxInstructions, kprobes: { optimization: ok.kprobesOptimization ?? true } });
+  return new Machine(image, {
+    cpus: ok.cpus, maxInstructions: ok.maxInstructions, kprobes: { optimization: ok.kprobesOptimization ?? true },
+    probes: { handlerFaults: ok.handlerFaults, insnBoundary: ok.insnBoundary },
+  });
 }

@@ -63,6 +63,8 @@ export class EngineCodeRegistry {
   private readonly byStart: EngineCode[] = [];
   /** the same ranges sorted by startV (signed VAddr order) */
   private readonly byStartV: EngineCode[] = [];
+  /** the range findV found last (the hot path asks for the same detour buffer hit after hit) */
+  private lastV: EngineCode | undefined;
 
   /** Register [start, start+size) as engine code named `symbol`; throws a RangeError naming both ranges on an overlap. */
   add(start: bigint, size: number, symbol: string, handlers: EngineCodeHandlers = {}): EngineCode {
@@ -90,8 +92,12 @@ export class EngineCodeRegistry {
 
   /** find() by VAddr (the CPU's inline breakpoint asks with a number) */
   findV(at: VAddr): EngineCode | undefined {
+    // ranges are never removed nor overlap: the last one found stays right for the addresses it holds
+    const last = this.lastV;
+    if (last !== undefined && at >= last.startV && at < last.endV) return last;
     const c = this.byStartV[this.upperBoundV(at) - 1];
-    return c !== undefined && at < c.endV ? c : undefined;
+    if (c !== undefined && at < c.endV) { this.lastV = c; return c; }
+    return undefined;
   }
 
   /** the engine owns addr (probes there are refused) */

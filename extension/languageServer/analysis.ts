@@ -27,6 +27,11 @@ export interface AnalysisOptions {
   /** names of the image close to a misspelled symbol ("did you mean") */
   similarSymbols?: (name: string) => string[];
   imageArch?: string;
+  /**
+   * The "inside an instruction" message for a probe address (symbol+offset
+   * or 0xaddress targets), undefined on a boundary; absent: not checked
+   */
+  insnSplit?: (target: { kind: 'symbol'; name: string; offset: bigint } | { kind: 'address'; addr: bigint }) => string | undefined;
 }
 
 export interface BuiltinInfo { name: string; signature: string; doc: string }
@@ -89,8 +94,35 @@ export function analyze(text: string, fileName: string, opts: AnalysisOptions): 
   });
   // without a register table every register would be "unknown": drop those (the server warns once on the image line instead)
   if (!opts.regsKnown) semantic = semantic.filter(d => !REGISTER_DEPENDENT.some(re => re.test(d.message)));
-  return [...parsed.diagnostics, ...semantic];
+  return [...parsed.diagnostics, ...semantic, ...insnSplitWarnings(parsed.file.probes, opts)];
 }
+
+/**
+ * Issue 11 item 13: a kprobe whose address splits an instruction is a
+ * warning on its target (registered anyway by default, as Linux 2.6 does on
+ * x86; -EILSEQ under the insnBoundary 'reject' setting).
+ */
+function insnSplitWarnings(probes: readonly { kind: string; target?: ProbeTargetAst; targetSpan: LangSpan }[], opts: AnalysisOptions): LangDiagnostic[] {
+  const check = opts.insnSplit;
+  if (!check) return [];
+  const out: LangDiagnostic[] = [];
+  for (const p of probes) {
+    const t = p.target;
+    if (p.kind !== 'kprobe' || !t || t.kind === 'line' || (t.kind === 'symbol' && t.offset === 0n)) continue;
+    const msg = check(t);
+    if (msg) {
+      out.push({
+        message: `${msg}: the probe is registered as on Linux 2.6 (its breakpoint corrupts the instruction and is never hit); `
+          + 'the "insnBoundary": "reject" setting refuses it with -EILSEQ as today\'s kernels do',
+        severity: 'warning', ...p.targetSpan,
+      });
+    }
+  }
+  return out;
+}
+
+type ProbeTargetAst = { kind: 'symbol'; name: string; offset: bigint } | { kind: 'address'; addr: bigint } | { kind: 'line'; file: string; line: number };
+type LangSpan = { line: number; column: number; endLine: number; endColumn: number };
 
 /** Messages of the handler language that depend on knowing the architecture's registers. */
 const REGISTER_DEPENDENT = [/^unknown register '/, /^'arg\d' is not available/];

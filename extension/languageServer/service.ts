@@ -14,6 +14,7 @@ import { chooseImage, uriToPath, type ImageChoice } from './imageResolve';
 import { complete } from './completion';
 import { hover } from './hover';
 import { DIAGNOSTIC_SOURCE } from './constants';
+import { instructionSplit } from './decoderLoader';
 
 export interface DocEnv {
   choice: ImageChoice;
@@ -58,6 +59,10 @@ export class KprobeService {
         symbolExists: image ? (name: string) => image.symbols.lookup(name) !== undefined : undefined,
         similarSymbols: image ? (name: string) => similarSymbols(image.symbols, name) : undefined,
         imageArch: image?.archName ?? env.regs.arch,
+        insnSplit: image ? t => {
+          const addr = t.kind === 'address' ? t.addr : (image.symbols.lookup(t.name)?.value ?? -1n) + t.offset;
+          return addr < 0n ? undefined : instructionSplit(image, addr);
+        } : undefined,
       });
     } catch (e) {
       // the checker must never take the server down: report its failure instead

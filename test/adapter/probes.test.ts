@@ -15,6 +15,9 @@ import {
 import { kprobeListLine, kprobeRow } from '../../extension/probeRows';
 import { FORK_C, Harness, KERNEL, markerLine, within } from './dapHarness';
 import { repoPath } from '../util/paths';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const h = new Harness();
 const KPROBE_EXAMPLE = repoPath('examples', 'probes', 'kprobe_example.kprobe');
@@ -133,6 +136,53 @@ describe('kprobe debug adapter: probes, views, disassembly marks, memory', () =>
   test('bad "probes" / "kprobesOptimization" launch arguments are refused naming the attribute', async () => {
     await assert.rejects(h.dc.launch({ program: KERNEL, kprobesOptimization: 'off' }), /launch: "kprobesOptimization" must be true or false, got "off"/);
     await assert.rejects(h.dc.launch({ program: KERNEL, probes: 'x.kprobe' }), /launch: "probes" must be an array of \.kprobe file paths, got "x\.kprobe"/);
+  });
+
+  test('bad "handlerFaults" / "insnBoundary" launch arguments are refused naming the attribute and the choices', async () => {
+    await assert.rejects(h.dc.launch({ program: KERNEL, handlerFaults: 'ignore' }), /launch: "handlerFaults" must be "oops" or "report", got "ignore"/);
+    await assert.rejects(h.dc.launch({ program: KERNEL, insnBoundary: true }), /launch: "insnBoundary" must be "warn" or "reject", got true/);
+  });
+
+  test('insnBoundary: a function breakpoint inside an instruction warns by default and is -EILSEQ with "reject"', async () => {
+    let warned: DebugProtocol.Breakpoint | undefined;
+    await h.launchWith(async () => {
+      warned = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork+0x3' }] })).body.breakpoints[0];
+    });
+    assert.ok(warned?.verified);
+    assert.match(warned?.message ?? '', /^warning: do_fork\+0x3 is inside "mov rbp, rsp" \(do_fork\+0x1\.\.\+0x4\)/);
+    await h.dc.disconnectRequest();
+    await h.dc.stop();
+    await h.startClient();
+    let refused: DebugProtocol.Breakpoint | undefined;
+    await h.launchWith(async () => {
+      refused = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork+0x3' }] })).body.breakpoints[0];
+    }, { insnBoundary: 'reject' });
+    assert.equal(refused?.verified, false);
+    assert.match(refused?.message ?? '', /register_kprobe failed: -EILSEQ \(do_fork\+0x3 is inside "mov rbp, rsp"/);
+  });
+
+  test('handlerFaults: an unhandled handler fault oopses by default; "report" reports it and the kernel goes on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kp-hf-'));
+    const file = join(dir, 'fault.kprobe');
+    writeFileSync(file, 'kprobe do_fork { pre { *(u64 *)0x10 = 1; return 0; } }\n');
+    const runTo = async (extra: Record<string, unknown>): Promise<{ text: string; code: number }> => {
+      const out: string[] = [];
+      h.dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+      await h.launchWith(async () => { /* none */ }, { probes: [file], ...extra });
+      const exited = h.dc.waitForEvent('exited');
+      await h.dc.continueRequest({ threadId: 1 });
+      const code = (await within(exited, 'the end of the run', 60_000)).body.exitCode as number;
+      return { text: out.join(''), code };
+    };
+    const oops = await runTo({});
+    assert.match(oops.text, /Oops/);
+    assert.match(oops.text, /fault\.kprobe:1:/);
+    await h.dc.stop();
+    await h.startClient();
+    const rep = await runTo({ handlerFaults: 'report' });
+    assert.doesNotMatch(rep.text, /Oops/);
+    assert.match(rep.text, /fault\.kprobe:1:/);
+    assert.equal(rep.code, 0);
   });
 
   test('kprobesOptimization false: the sysctl is off and no probe is ever optimized', async () => {

@@ -62,4 +62,12 @@ describe('shipped language server bundle (dist/languageServer.js --stdio)', { ti
     assert.match(h, /printk\(const char \*fmt, \.\.\.\)/);
     client().close(uri);
   });
+
+  test('the shipped server loads dist/decoders.js on demand: a kprobe inside an instruction is a warning', async () => {
+    const uri = fileUri(join(DIR, 'bundle-split.kprobe'));
+    const diags = await client().open(uri, `${HEADER}kprobe do_fork+0x3 { pre { return 0; } }\n`);
+    assert.equal(diags.length, 1, JSON.stringify(diags));
+    assert.match(diags[0].message, /^do_fork\+0x3 is inside "mov rbp, rsp"/);
+    client().close(uri);
+  });
 });

@@ -130,6 +130,21 @@ describe('kprobe language server: diagnostics', { timeout: 30_000 }, () => {
     assert.deepEqual(await open(text.replace('return 1; }\n', 'return 1; }\n  post { }\n')), []);
   });
 
+  test('warning: a kprobe offset or address inside an x86 instruction names the instruction (item 13); boundaries are clean', async () => {
+    const doFork = (await import('../../emulator/elf/elfFile')).loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')).symbols.lookup('do_fork');
+    assert.ok(doFork);
+    const inside = `0x${(doFork.value + 3n).toString(16)}`;
+    const text = `${HEADER}kprobe do_fork+0x3 { pre { return 0; } }\nkprobe do_fork+0x4 { pre { return 0; } }\nkprobe ${inside} { pre { return 0; } }\nkretprobe do_fork { return { } }\n`;
+    const diags = await open(text);
+    const warns = diags.filter(d => /is inside/.test(d.message));
+    assert.equal(warns.length, 2, JSON.stringify(diags, null, 1));
+    const msg = /^do_fork\+0x3 is inside "mov rbp, rsp" \(do_fork\+0x1\.\.\+0x4\): the probe is registered as on Linux 2\.6 .*"insnBoundary": "reject"/;
+    const d = expectOne([warns[0]], text, 'do_fork+0x3', msg);
+    assert.equal(d.severity, 2 /* Warning */);
+    expectOne([warns[1]], text, inside, msg);
+    assert.deepEqual(diags.filter(x => !/is inside/.test(x.message)), [], 'nothing else: +0x4 is a boundary');
+  });
+
   test('diagnostics follow edits (versioned publications)', async () => {
     const uri = fileUri(join(DIR, 'diag-edit.kprobe'));
     const bad = `${HEADER}kprobe do_fork { pre { regs->eax = 0; } }\n`;

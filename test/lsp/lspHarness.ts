@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node';
 import type {
   CompletionItem, CompletionList, Diagnostic, Hover, InitializeParams, InitializeResult,
@@ -23,16 +24,16 @@ let bundled: Promise<string> | undefined;
 /** Path of a runnable server script (built once per test process). */
 export function serverScript(): Promise<string> {
   bundled ??= (async () => {
-    const out = repoPath('out-quick', 'lsp', `languageServer-${process.pid}.js`);
+    const dir = repoPath('out-quick', 'lsp', String(process.pid));
+    const out = join(dir, 'languageServer.js');
     try {
       // createRequire keeps esbuild out of the test's own bundle
       const esbuild = createRequire(repoPath('package.json'))('esbuild') as EsbuildApi;
-      await esbuild.build({
-        entryPoints: [repoPath('extension', 'languageServer', 'server.ts')],
-        bundle: true, platform: 'node', target: 'node20', format: 'cjs',
-        outfile: out, logLevel: 'warning', external: ['vscode'],
-      });
-      process.once('exit', () => rmSync(out, { force: true }));
+      const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning', external: ['vscode'] };
+      await esbuild.build({ ...common, entryPoints: [repoPath('extension', 'languageServer', 'server.ts')], outfile: out });
+      // the decoder bundle the server loads on demand, next to it as in dist/
+      await esbuild.build({ ...common, entryPoints: [repoPath('emulator', 'arch', 'decoders.ts')], outfile: join(dir, 'decoders.js') });
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       return out;
     } catch (e) {
       const dist = repoPath('dist', 'languageServer.js');
