@@ -44,6 +44,26 @@ for prog in $PROGS; do
     done
   done
 done
+# fpops: the F/D unit (rv64gc, lp64d) against qemu-riscv64, bit for bit, every rounding mode and flag
+FPFLAGS="-static -nostdlib -ffreestanding -fno-pic -no-pie -march=rv64gc -mabi=lp64d -mno-relax \
+  -fno-stack-protector -fno-asynchronous-unwind-tables -fno-unwind-tables -Wall -Wextra -Werror \
+  -Wno-unused-parameter -Wl,--build-id=none"
+for cc in clang gcc; do
+  for opt in O0 O2; do
+    out=$BIN/fpops-$cc-$opt.elf
+    if [ "$cc" = clang ]; then
+      clang --target=riscv64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument $FPFLAGS -$opt -Iprograms programs/rt.c programs/fpops.c -o "$out"
+    else
+      riscv64-linux-gnu-gcc $FPFLAGS -$opt -Iprograms programs/rt.c programs/fpops.c -o "$out"
+    fi
+    run_one "$out" $GOLD/fpops-$cc-$opt
+  done
+done
+# the instruction tables are the same whatever the compiler; the C section may differ (fused multiply-add contraction at -O2)
+for f in $GOLD/fpops-*.out; do
+  cmp -s <(grep -v '^c-code' $GOLD/fpops-clang-O0.out) <(grep -v '^c-code' "$f") || fail "$f differs from fpops-clang-O0.out"
+done
+
 for cc in clang gcc; do build_one loopbench $cc O2 $BIN/loopbench-$cc-O2.elf; done
 run_one $BIN/loopbench-clang-O2.elf $GOLD/loopbench-clang-O2
 cmp -s $GOLD/loopbench-clang-O2.out <(qemu-riscv64 $BIN/loopbench-gcc-O2.elf) \

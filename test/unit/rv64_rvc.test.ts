@@ -84,11 +84,18 @@ describe('rv64 RVC expansion', () => {
       'c.srai', 'c.andi', 'c.sub', 'c.xor', 'c.or', 'c.and', 'c.subw', 'c.addw', 'c.j', 'c.beqz', 'c.bnez', 'c.slli', 'c.lwsp', 'c.ldsp',
       'c.jr', 'c.mv', 'c.ebreak', 'c.jalr', 'c.add', 'c.swsp', 'c.sdsp']) assert.ok(names.has(n), n);
   });
-  test('reserved and F/D encodings are illegal', () => {
-    // c.unimp (0), c.addi4spn imm 0, c.fld, c.addiw x0, c.addi16sp 0, c.lui imm 0, reserved q1 op, c.fldsp, c.lwsp x0, c.jr x0, c.fsdsp
-    for (const h of [0x0000, 0x0004, 0x2000, 0x2001, 0x6101, 0x6501, 0x9c41, 0x2002, 0x4002, 0x8002, 0xa002]) {
+  test('reserved encodings are illegal', () => {
+    // c.unimp (0), c.addi4spn imm 0, c.addiw x0, c.addi16sp 0, c.lui imm 0, reserved q1 op, c.lwsp x0, c.jr x0, q0 reserved (f3 = 4)
+    for (const h of [0x0000, 0x0004, 0x2001, 0x6101, 0x6501, 0x9c41, 0x4002, 0x8002, 0x8000]) {
       assert.equal(expandRvc(h), null, `0x${h.toString(16)}`);
     }
+  });
+  test('the D loads and stores expand to fld / fsd (llvm-mc encodings)', () => {
+    const forms: [string, number, number][] = [
+      ['c.fld fs0, 8(a0)', 0x2500, 0x00853407], ['c.fsd fa5, 248(a5)', 0xbffc, 0x0ef7bc27],
+      ['c.fldsp fa0, 24(sp)', 0x2562, 0x01813507], ['c.fsdsp fs1, 16(sp)', 0xa826, 0x00913827],
+    ];
+    for (const [asm, h, w] of forms) assert.equal(expandRvc(h), w | 0, asm);
   });
   test('an illegal compressed instruction stops with undefined and its encoding in stval', () => {
     const { cpu } = machine('00 00');

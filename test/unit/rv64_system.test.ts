@@ -47,10 +47,13 @@ describe('rv64 traps', () => {
     const r = run(cpu);
     assert.deepEqual(r.trap, { kind: 'undefined', pc: BigInt(CODE) });
     assert.equal(r.executed, 0);
-    const m2 = machine('53 05 b5 00'); // fadd.s: no F extension
+    const m2 = machine('53 05 b5 06'); // fadd.q: no Q extension
     assert.equal(run(m2.cpu).trap?.kind, 'undefined');
-    assert.equal(m2.cpu.getReg(regIndex(riscv64, 'badaddr')), 0x00b50553n);
+    assert.equal(m2.cpu.getReg(regIndex(riscv64, 'badaddr')), 0x06b50553n);
     assert.equal(m2.cpu.getReg(regIndex(riscv64, 'cause')), 2n);
+    const m3 = machine('53 d5 b5 02'); // fadd.d with the reserved rounding mode 5: illegal when executed
+    assert.equal(run(m3.cpu).trap?.kind, 'undefined');
+    assert.equal(m3.cpu.getReg(regIndex(riscv64, 'badaddr')), 0x02b5d553n);
   });
 });
 

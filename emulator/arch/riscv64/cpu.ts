@@ -1,5 +1,5 @@
 /**
- * The riscv64 CPU (RV64IMAC + Zicsr, S-mode kernel / U-mode user): the
+ * The riscv64 CPU (RV64IMAFDC + Zicsr, S-mode kernel / U-mode user): the
  * register file as int32 halves (x[n] = hi[n]:lo[n]; index 32 is a scratch
  * slot that absorbs writes to x0), the supervisor CSRs, the LR/SC
  * reservation and the load/store helpers the executors use. The run loop,
@@ -22,6 +22,8 @@ export interface RvContext extends CpuContext {
   readonly arch: 'riscv64';
   lo: Int32Array; hi: Int32Array; pc: VAddr; userMode: boolean;
   csrs: RvCsrs; origA0: bigint;
+  /** F/D state: the f registers' bits, fflags, frm */
+  f: BigUint64Array; fflags: number; frm: number;
 }
 
 /** Supervisor CSR state (bigint: rarely touched, exact). */
@@ -37,6 +39,12 @@ export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
   readonly hi = new Int32Array(33);
   csrs: RvCsrs = { sstatus: SSTATUS_UXL64, sie: 0n, stvec: 0n, scounteren: 0n, sscratch: 0n, sepc: 0n, scause: 0n, stval: 0n, sip: 0n, satp: 0n };
   origA0 = 0n;
+  /** f0..f31 as raw bits (F/D; single-precision values NaN-boxed) */
+  readonly f = new BigUint64Array(32);
+  /** fcsr.fflags (NV DZ OF UF NX) */
+  fflags = 0;
+  /** fcsr.frm (dynamic rounding mode) */
+  frm = 0;
   /** the `time` CSR; defaults to the retired-instruction count */
   timeSource: (() => bigint) | null = null;
   /** LR reservation: address (VAddr) or NaN when none */
@@ -127,13 +135,17 @@ export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
   }
 
   saveContext(): RvContext {
-    return { arch: 'riscv64', lo: this.lo.slice(), hi: this.hi.slice(), pc: this.pc, userMode: this.userMode, csrs: { ...this.csrs }, origA0: this.origA0 };
+    return {
+      arch: 'riscv64', lo: this.lo.slice(), hi: this.hi.slice(), pc: this.pc, userMode: this.userMode, csrs: { ...this.csrs }, origA0: this.origA0,
+      f: this.f.slice(), fflags: this.fflags, frm: this.frm,
+    };
   }
   restoreContext(ctx: CpuContext): void {
     if (ctx.arch !== 'riscv64') throw new Error(`riscv64 cpu ${this.id}: cannot restore a ${ctx.arch} context`);
     const c = ctx as RvContext;
     this.lo.set(c.lo); this.hi.set(c.hi); this.lo[32] = 0; this.hi[32] = 0;
     this.pc = c.pc; this.userMode = c.userMode; this.csrs = { ...c.csrs }; this.origA0 = c.origA0;
+    if (c.f) { this.f.set(c.f); this.fflags = c.fflags; this.frm = c.frm; } else { this.f.fill(0n); this.fflags = 0; this.frm = 0; }
     this.reservations.clear(this);
   }
 

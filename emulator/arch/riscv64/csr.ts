@@ -1,9 +1,11 @@
 /**
  * The supervisor CSRs the emulated kernel and user code touch (Zicsr):
- * numbers, privilege, read/write masks. User mode reads only the counters
- * (cycle, time, instret); everything else is an illegal instruction there.
+ * numbers, privilege, read/write masks. User mode reads the counters
+ * (cycle, time, instret) and reads and writes the floating-point CSRs
+ * (fflags, frm, fcsr); everything else is an illegal instruction there.
  */
 export const CSR = {
+  fflags: 0x001, frm: 0x002, fcsr: 0x003,
   sstatus: 0x100, sie: 0x104, stvec: 0x105, scounteren: 0x106,
   sscratch: 0x140, sepc: 0x141, scause: 0x142, stval: 0x143, sip: 0x144,
   satp: 0x180,

@@ -18,10 +18,10 @@ const sx = (v: number, n: number): number => (v << (32 - n)) >> (32 - n);
 /** Immediate of a 32-bit word for a format */
 export function immediate(fmt: RvFormat, w: number): number {
   switch (fmt) {
-    case 'I': case 'load': case 'jalr': return w >> 20;
+    case 'I': case 'load': case 'jalr': case 'fload': return w >> 20;
     case 'Ishift': return (w >>> 20) & 63;
     case 'Ishiftw': return (w >>> 20) & 31;
-    case 'S': return ((w >> 25) << 5) | ((w >>> 7) & 31);
+    case 'S': case 'fstore': return ((w >> 25) << 5) | ((w >>> 7) & 31);
     case 'B': return sx((((w >>> 31) & 1) << 12) | (((w >>> 7) & 1) << 11) | (((w >>> 25) & 63) << 5) | (((w >>> 8) & 15) << 1), 13);
     case 'U': return w & 0xfffff000;
     case 'J': return sx((((w >>> 31) & 1) << 20) | (((w >>> 12) & 255) << 12) | (((w >>> 20) & 1) << 11) | (((w >>> 21) & 1023) << 1), 21);

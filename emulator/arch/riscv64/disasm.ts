@@ -15,6 +15,16 @@ import { fromVAddr } from '../../memory/address';
 export const ABI = ['zero', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7',
   's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9', 's10', 's11', 't3', 't4', 't5', 't6'];
 
+/** f register ABI names */
+export const FABI = ['ft0', 'ft1', 'ft2', 'ft3', 'ft4', 'ft5', 'ft6', 'ft7', 'fs0', 'fs1', 'fa0', 'fa1', 'fa2', 'fa3', 'fa4', 'fa5',
+  'fa6', 'fa7', 'fs2', 'fs3', 'fs4', 'fs5', 'fs6', 'fs7', 'fs8', 'fs9', 'fs10', 'fs11', 'ft8', 'ft9', 'ft10', 'ft11'];
+/** rounding-mode operand as llvm prints it (nothing for dyn) */
+const RM_TEXT = [', rne', ', rtz', ', rdn', ', rup', ', rmm', ', 5', ', 6', ''];
+/** the floating-point CSRs' aliases: frflags / fsflags / fsflagsi, frrm / fsrm / fsrmi, frcsr / fscsr */
+const FCSR_ALIAS: Record<string, [string, boolean]> = { fflags: ['flags', true], frm: ['rm', true], fcsr: ['csr', false] };
+/** conversions that are always exact: llvm prints no rounding mode */
+const EXACT_CVT = new Set(['fcvt.d.s', 'fcvt.d.w', 'fcvt.d.wu']);
+
 const BRANCH_ZERO: Record<string, [string, string]> = { beq: ['beqz', ''], bne: ['bnez', ''], blt: ['bltz', 'bgtz'], bge: ['bgez', 'blez'] };
 const FENCE_SET = (v: number): string => ['i', 'o', 'r', 'w'].filter((_, k) => (v >> (3 - k)) & 1).join('') || '0';
 
@@ -71,8 +81,32 @@ export function rvText(i: RvInsn, sym?: (a: bigint) => string | undefined): RvTe
       if (z && z[1] && i.rs1 === 0) return T(z[1], `${rs2}, `);
       return T(n, `${rs1}, ${rs2}, `);
     }
+    case 'fload': return o(n, `${FABI[(w >>> 7) & 31]}, ${imm}(${rs1})`);
+    case 'fstore': return o(n, `${FABI[i.rs2]}, ${imm}(${rs1})`);
+    case 'fR': case 'fR4': case 'fR1': case 'fRn': {
+      const fd = FABI[(w >>> 7) & 31], f1 = FABI[i.rs1], f2 = FABI[i.rs2];
+      const rm = RM_TEXT[(w >>> 12) & 7];
+      if (i.row.fmt === 'fR4') return o(n, `${fd}, ${f1}, ${f2}, ${FABI[(w >>> 27) & 31]}${rm}`);
+      if (i.row.fmt === 'fR1') return o(n, `${fd}, ${f1}${EXACT_CVT.has(n) ? '' : rm}`);
+      if (i.row.fmt === 'fR') return o(n, `${fd}, ${f1}, ${f2}${rm}`);
+      if (i.rs1 === i.rs2 && n.startsWith('fsgnj')) {
+        const alias = n.startsWith('fsgnjn') ? 'fneg' : n.startsWith('fsgnjx') ? 'fabs' : 'fmv';
+        return o(`${alias}${n.slice(n.lastIndexOf('.'))}`, `${fd}, ${f1}`);
+      }
+      return o(n, `${fd}, ${f1}, ${f2}`);
+    }
+    case 'fcmp': return o(n, `${rd}, ${FABI[i.rs1]}, ${FABI[i.rs2]}`);
+    case 'f2x': return o(n, `${rd}, ${FABI[i.rs1]}${n.startsWith('fcvt') ? RM_TEXT[(w >>> 12) & 7] : ''}`);
+    case 'x2f': return o(n, `${FABI[(w >>> 7) & 31]}, ${rs1}${n.startsWith('fcvt') && !EXACT_CVT.has(n) ? RM_TEXT[(w >>> 12) & 7] : ''}`);
     case 'csr': case 'csri': {
       const csr = CSR_NAMES[i.csr] ?? `${i.csr}`;
+      const fa = FCSR_ALIAS[csr];
+      if (fa) {
+        const [x, hasImm] = fa;
+        if (n === 'csrrs' && i.rs1 === 0) return o(`fr${x}`, rd);
+        if (n === 'csrrw') return o(`fs${x}`, rdz ? rs1 : `${rd}, ${rs1}`);
+        if (n === 'csrrwi' && hasImm) return o(`fs${x}i`, rdz ? `${imm}` : `${rd}, ${imm}`);
+      }
       const src = i.row.fmt === 'csri' ? `${imm}` : rs1;
       const base = n.replace(/^csrr/, '').replace(/i$/, ''); // w, s, c
       const isImm = i.row.fmt === 'csri';

@@ -12,7 +12,11 @@ import type { DecodedInsn } from '../types';
 /** Operand layout of a row (selects immediate extraction and disassembly). */
 export type RvFormat =
   | 'R' | 'I' | 'Ishift' | 'Ishiftw' | 'S' | 'B' | 'U' | 'J' | 'load' | 'jalr'
-  | 'csr' | 'csri' | 'amo' | 'lr' | 'none' | 'fence';
+  | 'csr' | 'csri' | 'amo' | 'lr' | 'none' | 'fence'
+  // F/D: f-register load/store; ops with a rounding mode (fR: 2 sources, fR4: fused, fR1: 1 source);
+  // without one (fRn: sign injection, min/max); f -> x (fcmp: 2 sources; f2x: 1, with rm when fcvt);
+  // x -> f (x2f); fcvt.d.s / fcvt.d.w[u] print no rounding mode (exact)
+  | 'fload' | 'fstore' | 'fR' | 'fR4' | 'fR1' | 'fRn' | 'fcmp' | 'f2x' | 'x2f';
 
 export type RvExec = (cpu: RvCpu, i: RvInsn) => void;
 

@@ -3,8 +3,8 @@
  * the 32-bit instruction it stands for (the ISA manual's "expands to"
  * column), which is then decoded by the normal table — one set of
  * executors, and disassembly as llvm-objdump prints it (the expanded form).
- * Forms needing F/D (c.fld, c.fsd, c.fldsp, c.fsdsp) and reserved
- * encodings are illegal (null).
+ * The D forms (c.fld, c.fsd, c.fldsp, c.fsdsp) expand to fld/fsd; reserved
+ * encodings are illegal (null). RV64 has no c.flw / c.fsw.
  */
 
 const bit = (h: number, b: number): number => (h >> b) & 1;
@@ -39,11 +39,13 @@ export function expandRvc(h: number): number | null {
         const imm = (bits(h, 12, 11) << 4) | (bits(h, 10, 7) << 6) | (bit(h, 6) << 2) | (bit(h, 5) << 3);
         return imm === 0 ? null : encI(0x13, rdp, 0, 2, imm);
       }
+      case 1: return encI(0x07, rdp, 3, rs1p, (bits(h, 12, 10) << 3) | (bits(h, 6, 5) << 6)); // c.fld
       case 2: return encI(0x03, rdp, 2, rs1p, (bits(h, 12, 10) << 3) | (bit(h, 6) << 2) | (bit(h, 5) << 6)); // c.lw
       case 3: return encI(0x03, rdp, 3, rs1p, (bits(h, 12, 10) << 3) | (bits(h, 6, 5) << 6)); // c.ld
+      case 5: return encS(0x27, 3, rs1p, rdp, (bits(h, 12, 10) << 3) | (bits(h, 6, 5) << 6)); // c.fsd
       case 6: return encS(0x23, 2, rs1p, rdp, (bits(h, 12, 10) << 3) | (bit(h, 6) << 2) | (bit(h, 5) << 6)); // c.sw
       case 7: return encS(0x23, 3, rs1p, rdp, (bits(h, 12, 10) << 3) | (bits(h, 6, 5) << 6)); // c.sd
-      default: return null; // c.fld, c.fsd, reserved
+      default: return null; // reserved
     }
   }
   const imm6 = sx((bit(h, 12) << 5) | bits(h, 6, 2), 6);
@@ -91,6 +93,7 @@ export function expandRvc(h: number): number | null {
   if (q === 2) {
     switch (f3) {
       case 0: return encI(0x13, rd, 1, rd, (bit(h, 12) << 5) | bits(h, 6, 2)); // c.slli
+      case 1: return encI(0x07, rd, 3, 2, (bit(h, 12) << 5) | (bits(h, 6, 5) << 3) | (bits(h, 4, 2) << 6)); // c.fldsp
       case 2: return rd === 0 ? null : encI(0x03, rd, 2, 2, (bit(h, 12) << 5) | (bits(h, 6, 4) << 2) | (bits(h, 3, 2) << 6)); // c.lwsp
       case 3: return rd === 0 ? null : encI(0x03, rd, 3, 2, (bit(h, 12) << 5) | (bits(h, 6, 5) << 3) | (bits(h, 4, 2) << 6)); // c.ldsp
       case 4:
@@ -101,8 +104,9 @@ export function expandRvc(h: number): number | null {
         if (rs2 === 0) return rd === 0 ? EBREAK : encI(0x67, 1, 0, rd, 0); // c.ebreak / c.jalr
         return encR(0x33, rd, 0, rd, rs2, 0); // c.add
       case 6: return encS(0x23, 2, 2, rs2, (bits(h, 12, 9) << 2) | (bits(h, 8, 7) << 6)); // c.swsp
+      case 5: return encS(0x27, 3, 2, rs2, (bits(h, 12, 10) << 3) | (bits(h, 9, 7) << 6)); // c.fsdsp
       case 7: return encS(0x23, 3, 2, rs2, (bits(h, 12, 10) << 3) | (bits(h, 9, 7) << 6)); // c.sdsp
-      default: return null; // c.fldsp, c.fsdsp
+      default: return null;
     }
   }
   return null;

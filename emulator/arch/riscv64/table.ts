@@ -10,12 +10,36 @@ import * as M from './exec/rvm';
 import * as A from './exec/rva';
 import * as Z from './exec/zicsr';
 import * as S from './exec/system';
+import * as F from './exec/rvfd';
 
 const OPC = 0x7f, F3 = 0x7000, F7 = 0xfe000000 | 0, F6 = 0xfc000000 | 0;
 const row = (name: string, mask: number, match: number, fmt: RvFormat, exec: RvExec): RvRow => ({ name, mask: mask | 0, match: match | 0, fmt, exec });
 const f3 = (op: number, f: number): number => op | (f << 12);
 const f37 = (op: number, f: number, f7: number): number => op | (f << 12) | (f7 << 25);
 const r = (name: string, op: number, f: number, f7: number, exec: RvExec): RvRow => row(name, OPC | F3 | F7, f37(op, f, f7), 'R', exec);
+const RS2 = 0x1f00000;
+/** OP-FP (0x53) rows for .s (fmt 0) and .d (fmt 1): funct5 in bits 31:27; f3 and rs2 fixed when given */
+const fp = (name: string, f5: number, f3: number | null, rs2: number | null, fmt: RvFormat, exec: RvExec, formats = ['s', 'd']): RvRow[] =>
+  formats.map(sfx => {
+    const k = sfx === 's' ? 0 : 1;
+    return row(`${name}.${sfx}`, OPC | 0xfe000000 | (f3 !== null ? F3 : 0) | (rs2 !== null ? RS2 : 0),
+      0x53 | (((f5 << 2) | k) << 25) | ((f3 ?? 0) << 12) | ((rs2 ?? 0) << 20), fmt, exec);
+  });
+/** fused multiply-add rows (major opcode, fmt in bits 26:25) */
+const fma = (name: string, op: number, exec: RvExec): RvRow[] =>
+  [row(`${name}.s`, OPC | 0x6000000, op, 'fR4', exec), row(`${name}.d`, OPC | 0x6000000, op | 0x2000000, 'fR4', exec)];
+/** fcvt between integers and floats: one row per (float format, integer type) */
+const cvt = (toInt: boolean): RvRow[] => {
+  const out: RvRow[] = [];
+  for (const [k, sfx] of [[0, 's'], [1, 'd']] as const) {
+    for (const [t, it] of [[0, 'w'], [1, 'wu'], [2, 'l'], [3, 'lu']] as const) {
+      const name = toInt ? `fcvt.${it}.${sfx}` : `fcvt.${sfx}.${it}`;
+      const f7 = ((toInt ? 0x18 : 0x1a) << 2) | k;
+      out.push(row(name, OPC | 0xfe000000 | RS2, 0x53 | (f7 << 25) | (t << 20), toInt ? 'f2x' : 'x2f', toInt ? F.fcvtToInt : F.fcvtFromInt));
+    }
+  }
+  return out;
+};
 const amo = (name: string, f5: number, exec32: RvExec, exec64: RvExec, fmt: RvFormat = 'amo'): RvRow[] => {
   const mask = OPC | F3 | 0xf8000000 | (fmt === 'lr' ? 0x1f00000 : 0);
   return [row(`${name}.w`, mask, 0x2f | (2 << 12) | (f5 << 27), fmt, exec32), row(`${name}.d`, mask, 0x2f | (3 << 12) | (f5 << 27), fmt, exec64)];
@@ -76,6 +100,29 @@ export const RV_ROWS: readonly RvRow[] = [
   ...amo('amoor', 0x08, A.amoorW, A.amoorD), ...amo('amomin', 0x10, A.amominW, A.amominD),
   ...amo('amomax', 0x14, A.amomaxW, A.amomaxD), ...amo('amominu', 0x18, A.amominuW, A.amominuD),
   ...amo('amomaxu', 0x1c, A.amomaxuW, A.amomaxuD),
+  // F, D
+  row('flw', OPC | F3, f3(0x07, 2), 'fload', F.flw),
+  row('fld', OPC | F3, f3(0x07, 3), 'fload', F.fld),
+  row('fsw', OPC | F3, f3(0x27, 2), 'fstore', F.fsw),
+  row('fsd', OPC | F3, f3(0x27, 3), 'fstore', F.fsd),
+  ...fma('fmadd', 0x43, F.fmaddOp), ...fma('fmsub', 0x47, F.fmsubOp),
+  ...fma('fnmsub', 0x4b, F.fnmsubOp), ...fma('fnmadd', 0x4f, F.fnmaddOp),
+  ...fp('fadd', 0x00, null, null, 'fR', F.faddOp), ...fp('fsub', 0x01, null, null, 'fR', F.fsubOp),
+  ...fp('fmul', 0x02, null, null, 'fR', F.fmulOp), ...fp('fdiv', 0x03, null, null, 'fR', F.fdivOp),
+  ...fp('fsqrt', 0x0b, null, 0, 'fR1', F.fsqrtOp),
+  ...fp('fsgnj', 0x04, 0, null, 'fRn', F.fsgnjOp), ...fp('fsgnjn', 0x04, 1, null, 'fRn', F.fsgnjnOp),
+  ...fp('fsgnjx', 0x04, 2, null, 'fRn', F.fsgnjxOp),
+  ...fp('fmin', 0x05, 0, null, 'fRn', F.fminOp), ...fp('fmax', 0x05, 1, null, 'fRn', F.fmaxOp),
+  row('fcvt.s.d', OPC | 0xfe000000 | RS2, 0x53 | (0x20 << 25) | (1 << 20), 'fR1', F.fcvtFloat),
+  row('fcvt.d.s', OPC | 0xfe000000 | RS2, 0x53 | (0x21 << 25), 'fR1', F.fcvtFloat),
+  ...fp('feq', 0x14, 2, null, 'fcmp', F.feqOp), ...fp('flt', 0x14, 1, null, 'fcmp', F.fltOp),
+  ...fp('fle', 0x14, 0, null, 'fcmp', F.fleOp),
+  ...fp('fclass', 0x1c, 1, 0, 'f2x', F.fclassOp),
+  ...cvt(true), ...cvt(false),
+  row('fmv.x.w', OPC | 0xfe000000 | F3 | RS2, 0x53 | (0x70 << 25), 'f2x', F.fmvToInt),
+  row('fmv.x.d', OPC | 0xfe000000 | F3 | RS2, 0x53 | (0x71 << 25), 'f2x', F.fmvToInt),
+  row('fmv.w.x', OPC | 0xfe000000 | F3 | RS2, 0x53 | (0x78 << 25), 'x2f', F.fmvFromInt),
+  row('fmv.d.x', OPC | 0xfe000000 | F3 | RS2, 0x53 | (0x79 << 25), 'x2f', F.fmvFromInt),
   // system, Zicsr
   row('ecall', -1, 0x00000073, 'none', S.ecall),
   row('ebreak', -1, 0x00100073, 'none', S.ebreak),

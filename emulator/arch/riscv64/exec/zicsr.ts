@@ -15,6 +15,9 @@ export function csrRead(c: RvCpu, n: number): bigint | null {
   switch (n) {
     case CSR.cycle: case CSR.instret: return BigInt(c.instret);
     case CSR.time: return c.timeSource ? c.timeSource() : BigInt(c.instret);
+    case CSR.fflags: return BigInt(c.fflags);
+    case CSR.frm: return BigInt(c.frm);
+    case CSR.fcsr: return BigInt((c.frm << 5) | c.fflags);
   }
   if (c.userMode) return null;
   const s = c.csrs;
@@ -35,6 +38,11 @@ export function csrRead(c: RvCpu, n: number): bigint | null {
 
 /** Write a CSR; false when it is read-only or not accessible */
 export function csrWrite(c: RvCpu, n: number, v: bigint): boolean {
+  switch (n) {
+    case CSR.fflags: c.fflags = Number(v & 0x1fn); return true;
+    case CSR.frm: c.frm = Number(v & 7n); return true;
+    case CSR.fcsr: c.fflags = Number(v & 0x1fn); c.frm = Number((v >> 5n) & 7n); return true;
+  }
   if (c.userMode || (n >> 10) === 3) return false; // bits 11:10 = 11: read-only
   const s = c.csrs;
   v &= M64;
