@@ -322,6 +322,7 @@ export class Machine {
     }
     this.ranThisRound = false;
     this.cursor = 0;
+    k.endRound();
     if (Math.floor(clock.roundStart / TICK_NS) > before) k.tick();
   }
 

@@ -25,7 +25,7 @@ export interface Declarator { name: string; type: CType; init?: Expr; span: Span
 
 export type Stmt =
   | { k: 'expr'; expr: Expr; span: Span }
-  | { k: 'decl'; decls: Declarator[]; span: Span }
+  | { k: 'decl'; decls: Declarator[]; span: Span; isStatic?: boolean }
   | { k: 'block'; body: Stmt[]; span: Span }
   | { k: 'if'; test: Expr; then: Stmt; else?: Stmt; span: Span }
   | { k: 'while'; test: Expr; body: Stmt; span: Span }

@@ -25,6 +25,12 @@ export const BUILTINS: readonly BuiltinInfo[] = [
   { name: 'strcmp', signature: 'int strcmp(const char *a, const char *b)', doc: 'Compare two NUL-terminated strings: <0, 0 or >0.' },
   { name: 'strncmp', signature: 'int strncmp(const char *a, const char *b, size_t n)', doc: 'Compare at most n characters of two strings.' },
   { name: 'memcmp', signature: 'int memcmp(const void *a, const void *b, size_t n)', doc: 'Compare n bytes of emulated memory (n at most 65536).' },
+  { name: 'unregister_kprobe', signature: 'int unregister_kprobe(struct kprobe *p)', doc: 'Unregister this probe (p). Deferred: carried out when the scheduling round ends (every CPU ran its quantum), as a work item would (Linux may sleep here, which a handler must not). Returns 0 when queued.' },
+  { name: 'disable_kprobe', signature: 'int disable_kprobe(struct kprobe *p)', doc: 'Disable this probe (p): [DISABLED], its handlers stop running. Deferred like unregister_kprobe. Returns 0 when queued.' },
+  { name: 'enable_kprobe', signature: 'int enable_kprobe(struct kprobe *p)', doc: 'Enable this probe (p) again. Deferred like unregister_kprobe. Returns 0 when queued.' },
+  { name: 'unregister_kretprobe', signature: 'int unregister_kretprobe(struct kretprobe *rp)', doc: 'Unregister this return probe (ri->rp). Deferred like unregister_kprobe. Returns 0 when queued.', kinds: ['entry', 'return'] },
+  { name: 'disable_kretprobe', signature: 'int disable_kretprobe(struct kretprobe *rp)', doc: 'Disable this return probe (ri->rp). Deferred like unregister_kprobe. Returns 0 when queued.', kinds: ['entry', 'return'] },
+  { name: 'enable_kretprobe', signature: 'int enable_kretprobe(struct kretprobe *rp)', doc: 'Enable this return probe (ri->rp) again. Deferred like unregister_kprobe. Returns 0 when queued.', kinds: ['entry', 'return'] },
   { name: 'jprobe_return', signature: 'void jprobe_return(void)', doc: 'End a jprobe body (the probed function then runs normally).', kinds: ['jprobe'] },
 ];
 

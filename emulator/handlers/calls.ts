@@ -5,7 +5,7 @@ import { CType, T, isPtr, typeName } from './ctypes';
 import { ExprCompiler, TE } from './exprCompiler';
 import { formatArgKinds, formatPrintk } from './printk';
 import { Ev, Frame, MAX_STRING, fault, readCString, readMem, step } from './runtime';
-import { PrintkEnv } from './types';
+import { PrintkEnv, ProbeControlOp } from './types';
 
 type CallExpr = Extract<Expr, { k: 'call' }>;
 
@@ -161,14 +161,81 @@ export function compileCall(c: ExprCompiler, e: CallExpr): TE {
         return 0n;
       });
     }
+    case 'unregister_kprobe': case 'disable_kprobe': case 'enable_kprobe':
+    case 'unregister_kretprobe': case 'disable_kretprobe': case 'enable_kretprobe': {
+      if (!arity(c, e, 1, 1)) { e.args.forEach(a => c.expr(a)); return bad(); }
+      const ret = e.callee.endsWith('kretprobe');
+      const a = c.expr(e.args[0]);
+      if (a.bad) return bad();
+      if (!ret && (c.o.kind === 'entry' || c.o.kind === 'return')) {
+        c.error(e.calleeSpan, `a kretprobe handler controls its return probe: use ${e.callee.replace('kprobe', 'kretprobe')}(ri->rp)`);
+        return bad();
+      }
+      const want = ret ? 'rp' : 'p';
+      if (a.ctx !== want) {
+        c.error(a.span, ret ? `${e.callee}() takes this handler's return probe, ri->rp` : `${e.callee}() takes this handler's probe, p`);
+        return bad();
+      }
+      const op = e.callee.slice(0, e.callee.indexOf('_')) as ProbeControlOp;
+      const kind = ret ? 'kretprobe' : 'kprobe';
+      return mk(T.int, f => {
+        const ctl = f.env.probeControl;
+        if (!ctl) throw fault('context', `${e.callee}() is not available here (only in probe handlers)`, span);
+        return BigInt(ctl.call(f.env, op, kind));
+      });
+    }
     case 'jprobe_return':
       if (!arity(c, e, 0, 0)) return bad();
       if (c.o.kind !== 'jprobe') { c.error(e.calleeSpan, 'jprobe_return() is only allowed in a jprobe body'); return bad(); }
       return mk(T.void, () => { throw JPROBE_RETURN; });
   }
+  // a function of the image, called on the probed CPU
+  if (c.o.functionExists?.(e.callee)) return imageCall(c, e);
   e.args.forEach(a => c.expr(a));
   const known = BUILTINS.map(b => b.name);
   const close = known.find(k => k.toLowerCase() === e.callee.toLowerCase() || (k.startsWith(e.callee) && e.callee.length >= 3));
-  c.error(e.calleeSpan, `unknown function '${e.callee}'${close ? ` (did you mean ${close}()?)` : ''}; available: ${known.join(', ')}`);
+  c.error(e.calleeSpan, `unknown function '${e.callee}'${close ? ` (did you mean ${close}()?)` : ''}: not a builtin (${known.join(', ')}) nor a function of the image`);
   return bad();
+}
+
+/** Most register arguments any port passes (x86_64 6, arm64 / riscv64 8); the port's own limit is checked at the call. */
+const MAX_CALL_ARGS = 8;
+
+/**
+ * A call of an image function: integer or pointer arguments in the arch's
+ * argument registers, the result as `long`. Runs on the probed CPU (the
+ * engine's nested call); its instructions count as handler steps (the step
+ * budget, the CPU's virtual time). Failures (no such function at run time,
+ * too many arguments for the arch, a fault or no return) are 'context'
+ * faults of the call.
+ */
+function imageCall(c: ExprCompiler, e: CallExpr): TE {
+  const span = e.span;
+  if (e.args.length > MAX_CALL_ARGS) {
+    e.args.forEach(a => c.expr(a));
+    c.error(e.span, `${e.callee}(): at most ${MAX_CALL_ARGS} arguments can be passed in registers, ${e.args.length} given`);
+    return c.bad(span);
+  }
+  const args = e.args.map(a => c.value(a));
+  if (args.some(a => a.bad)) return c.bad(span);
+  const evs = args.map(a => a.ev);
+  const name = e.callee;
+  return {
+    t: T.long, span,
+    ev: f => {
+      const call = f.env.callFunction;
+      if (!call) throw fault('context', `calling ${name}() is not available here (only in probe handlers)`, span);
+      const vals = evs.map(ev => BigInt.asUintN(64, ev(f)));
+      step(f, span);
+      let r: { value: bigint; instructions: number };
+      try {
+        r = call.call(f.env, name, vals);
+      } catch (err) {
+        throw fault('context', `${name}(): ${err instanceof Error ? err.message : String(err)}`, span);
+      }
+      f.steps += r.instructions;
+      if (f.steps > f.budget) throw fault('budget', `${name}() ran ${r.instructions} instructions: the handler's step budget of ${f.budget} is exceeded`, span);
+      return BigInt.asIntN(64, r.value);
+    },
+  };
 }

@@ -70,6 +70,23 @@ export class HandlerCompiler extends ExprCompiler {
       case 'decl': {
         const inits: { slot: number; init?: (f: Frame) => bigint }[] = [];
         const scope = this.scopes[this.scopes.length - 1];
+        if (s.isStatic) {
+          // storage of the compiled handler: initialised once (to a constant, as C requires), kept across runs
+          for (const d of s.decls) {
+            if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
+            else if (scope.has(d.name)) this.error(d.span, `redeclaration of '${d.name}'`);
+            let v = 0n;
+            if (d.init) {
+              const init = this.value(d.init);
+              if (!init.bad && init.constant === undefined) this.error(init.span, `the initializer of static '${d.name}' must be a constant`);
+              else if (!init.bad && init.constant !== undefined) v = converter(d.type)(init.constant);
+            }
+            const slot = this.statics.length;
+            this.statics.push(v);
+            scope.set(d.name, { slot, type: d.type, isStatic: true });
+          }
+          return f => { step(f, span); return NORMAL; };
+        }
         for (const d of s.decls) {
           if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName)) || (/^arg[0-5]$/.test(d.name) && this.has('args'))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
           else if (scope.has(d.name)) this.error(d.span, `redeclaration of '${d.name}'`);
@@ -181,6 +198,7 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
     argRegs: argRegsOf(opts),
     context: CONTEXT_BY_KIND[kind],
     symbolExists: opts.symbolExists,
+    functionExists: opts.functionExists,
     charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   let body: Exec;
@@ -198,11 +216,12 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
   const budget = opts.stepBudget ?? DEFAULT_STEP_BUDGET;
   const nslots = c.nslots;
   const lits = c.lits;
+  const statics = c.statics.slice();
   const isCond = kind === 'condition';
   const handler: CompiledHandler = {
     kind,
     run(env: HandlerEnv): bigint {
-      const f: Frame = { env, slots: new Array<bigint>(nslots).fill(0n), steps: 0, budget, ret: 0n, lits };
+      const f: Frame = { env, slots: new Array<bigint>(nslots).fill(0n), statics, steps: 0, budget, ret: 0n, lits };
       let r: number;
       try {
         r = body(f);

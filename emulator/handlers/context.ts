@@ -34,7 +34,14 @@ export const PROBE_FIELDS: readonly FieldDef[] = [
 export const RI_FIELDS: readonly FieldDef[] = [
   { name: 'ret_addr', type: voidp, doc: "the probed function's real return address", writable: false },
   { name: 'task', type: voidp, doc: 'task the instance belongs to', writable: false },
+  { name: 'rp', type: voidp, doc: 'the kretprobe (struct kretprobe *): ri->rp->maxactive, ri->rp->nmissed; unregister_kretprobe(ri->rp) and friends', writable: false },
   { name: 'data', type: charp, doc: 'this instance\'s data_size bytes of private data in emulated kernel memory (char data[] in Linux): index it as bytes, ri->data[0], or cast it, *(u64 *)ri->data', writable: false },
+];
+
+/** `ri->rp`: the struct kretprobe the instance belongs to */
+export const RP_FIELDS: readonly FieldDef[] = [
+  { name: 'maxactive', type: T.int, doc: 'instances that can be pending at once (the default filled in when registered with <= 0)', writable: false },
+  { name: 'nmissed', type: T.int, doc: 'returns missed because all maxactive instances were in use', writable: false },
 ];
 
 export const CURRENT_FIELDS: readonly FieldDef[] = [

@@ -81,12 +81,12 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   if (err || !ast) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'cannot parse the expression' };
   const compiler = new HandlerCompiler({
     kind: 'condition', regNames: opts.regNames, argRegs: argRegsOf(opts),
-    context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, charSigned: charSignedOf(opts),
+    context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   const te = compiler.value(ast);
   err = firstError(diagnostics);
   if (err || te.bad) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'the expression does not compile' };
-  const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
+  const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), statics: compiler.statics.slice(), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
   try {
     const value = te.ev(frame);
     const out: EvalValue = { value, type: te.t, typeName: arrayTypeName(ast) ?? typeName(te.t) };

@@ -11,7 +11,7 @@
  * - signed overflow wraps (gcc -fwrapv, as the kernel builds).
  */
 import { Expr, MAX_NESTING, Span, nestingMessage } from './ast';
-import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, fieldType } from './context';
+import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, RP_FIELDS, fieldType } from './context';
 import { CType, IntType, T, converter, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
 import { diagAt } from './parser';
 import { Ev, Frame, StringPool, fault, internDynamic, readMem, writeMem } from './runtime';
@@ -19,6 +19,7 @@ import { Diagnostic, HandlerKind } from './types';
 
 export type LV =
   | { kind: 'slot'; slot: number }
+  | { kind: 'static'; slot: number }
   | { kind: 'reg'; name: string }
   | { kind: 'mem'; addr: Ev; size: 1 | 2 | 4 | 8 };
 
@@ -28,7 +29,7 @@ export interface TE {
   span: Span;
   lv?: LV;
   /** a context object (regs, p, ri, current): not a value by itself */
-  ctx?: 'regs' | 'p' | 'ri' | 'current';
+  ctx?: 'regs' | 'p' | 'ri' | 'current' | 'rp';
   /** string literal text */
   str?: string;
   /** integer constant value (literals and constant folding of casts/unary minus) */
@@ -39,7 +40,8 @@ export interface TE {
   bad?: boolean;
 }
 
-interface Local { slot: number; type: CType }
+/** a variable: a per-run slot, or (`static`) a slot that keeps its value across runs of the handler */
+interface Local { slot: number; type: CType; isStatic?: boolean }
 
 export interface ExprCompilerOptions {
   kind: HandlerKind;
@@ -47,6 +49,8 @@ export interface ExprCompilerOptions {
   argRegs: readonly string[];
   context: readonly ContextName[];
   symbolExists?: (name: string) => boolean;
+  /** a function symbol of the image (calls of it run on the probed CPU) */
+  functionExists?: (name: string) => boolean;
   charSigned: boolean;
 }
 
@@ -55,6 +59,8 @@ const ZERO: Ev = () => 0n;
 export class ExprCompiler {
   readonly scopes: Map<string, Local>[] = [new Map()];
   nslots = 0;
+  /** static variables: slots of the compiled handler's persistent store, with their constant initial values */
+  readonly statics: bigint[] = [];
   /** context fields the snippet uses, e.g. 'ri->data', 'regs->ip' */
   readonly used = new Set<string>();
   /** registers the snippet assigns (=, op=, ++, --), with the first assignment's target */
@@ -207,6 +213,7 @@ export class ExprCompiler {
     const l = this.lookup(name);
     if (l) {
       const slot = l.slot;
+      if (l.isStatic) return { t: l.type, ev: f => f.statics[slot], span, lv: { kind: 'static', slot } };
       return { t: l.type, ev: f => f.slots[slot], span, lv: { kind: 'slot', slot } };
     }
     switch (name) {
@@ -250,6 +257,28 @@ export class ExprCompiler {
     }
     if (!e.arrow) { this.error(e.span, `'${obj.ctx}' is a pointer; use '${obj.ctx}->${e.field}'`); return this.bad(e.span); }
     const ctx = obj.ctx;
+    if (ctx === 'ri' && e.field === 'rp') {
+      this.used.add('ri->rp');
+      return { t: T.void, ev: ZERO, span: e.span, ctx: 'rp' };
+    }
+    if (ctx === 'rp') {
+      const fd = RP_FIELDS.find(x => x.name === e.field);
+      if (!fd) {
+        this.error(e.fieldSpan, `struct kretprobe has no field '${e.field}' here (fields: ${RP_FIELDS.map(x => x.name).join(', ')})`);
+        return this.bad(e.span);
+      }
+      this.used.add(`ri->rp->${fd.name}`);
+      const k = fd.name as 'maxactive' | 'nmissed';
+      const span = e.span;
+      return {
+        t: fd.type, span, readonlyWhy: `'ri->rp->${k}' is read-only`,
+        ev: f => {
+          const ri = f.env.ri;
+          if (!ri) throw fault('context', "'ri' is not available here (not a return probe)", span);
+          return BigInt.asIntN(32, ri.rp?.[k] ?? 0n);
+        },
+      };
+    }
     if (ctx === 'regs') {
       const name = e.field;
       if (!this.o.regNames.includes(name)) {
@@ -407,6 +436,7 @@ export class ExprCompiler {
     const cv = converter(t);
     switch (lv.kind) {
       case 'slot': { const s = lv.slot; return { prep: ZERO, get: f => f.slots[s], set: (f, _a, v) => { f.slots[s] = v; } }; }
+      case 'static': { const s = lv.slot; return { prep: ZERO, get: f => f.statics[s], set: (f, _a, v) => { f.statics[s] = v; } }; }
       case 'reg': { const n = lv.name; return { prep: ZERO, get: f => BigInt.asUintN(64, f.env.getReg(n)), set: (f, _a, v) => f.env.setReg(n, v) }; }
       case 'mem': {
         const size = lv.size;

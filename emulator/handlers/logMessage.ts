@@ -62,7 +62,7 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
   const diagnostics: Diagnostic[] = [];
   const c = new HandlerCompiler({
     kind: 'log', regNames: opts.regNames, argRegs: argRegsOf(opts),
-    context: CONTEXT_BY_KIND.log, symbolExists: opts.symbolExists, charSigned: charSignedOf(opts),
+    context: CONTEXT_BY_KIND.log, symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   // positions of each character
   const line0 = 1 + (opts.lineOffset ?? 0), col0 = 1 + (opts.columnOffset ?? 0);
@@ -103,12 +103,12 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
   if (lit) parts.push({ text: lit });
   if (diagnostics.some(d => d.severity === 'error')) return { diagnostics };
   const budget = opts.stepBudget ?? DEFAULT_STEP_BUDGET;
-  const nslots = c.nslots, lits = c.lits;
+  const nslots = c.nslots, lits = c.lits, statics = c.statics.slice();
   const span = spanAt(0, message.length);
   const handler: CompiledHandler = {
     kind: 'log',
     run(env) {
-      const f: Frame = { env, slots: new Array<bigint>(nslots).fill(0n), steps: 0, budget, ret: 0n, lits };
+      const f: Frame = { env, slots: new Array<bigint>(nslots).fill(0n), statics, steps: 0, budget, ret: 0n, lits };
       try {
         step(f, span);
         let out = '';

@@ -186,8 +186,15 @@ export class Parser {
         case 'switch': case 'goto': case 'case': case 'default':
           this.fail(`'${t.text}' is not supported in handler snippets`);
         // falls through
-        case 'static': case 'extern': case 'typedef':
-          this.fail(`'${t.text}' declarations are not supported in handler snippets (locals only)`);
+        case 'static': {
+          // a variable that keeps its value across runs of this handler (per probe and handler)
+          this.next();
+          if (!this.startsType()) this.fail(`expected a type after 'static' but found ${describe(this.tok)}`);
+          const d = this.declaration();
+          return { ...d, isStatic: true } as Stmt;
+        }
+        case 'extern': case 'typedef':
+          this.fail(`'${t.text}' declarations are not supported in handler snippets (locals and static variables only)`);
       }
       if (this.startsType()) return this.declaration();
     }

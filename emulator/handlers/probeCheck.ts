@@ -17,6 +17,8 @@ export interface CheckOptions {
   regNames: string[];
   /** symbol lookup in the image (unknown symbols in handlers are errors; unknown probe targets, see compileProbeFile) */
   symbolExists?(name: string): boolean;
+  /** a function symbol of the image (handlers may call it); absent with symbolExists present: no calls */
+  functionExists?(name: string): boolean;
   /** symbol names of the image close to a misspelled one, for "did you mean" (none: no hint) */
   similarSymbols?(name: string): string[];
   /** ELF arch name of the image ('x86_64' | 'aarch64' | 'riscv64'...): its ABI facts (emulator/arch/abiFacts.ts)
@@ -34,6 +36,8 @@ export interface ProbeSpec {
   /** position of the probe keyword */
   line: number;
   column: number;
+  /** the batch block the probe is in (all of it registers, or none) */
+  batch?: { index: number; line: number; column: number; size: number };
 }
 
 /** Largest accepted maxactive and data_size. */
@@ -58,6 +62,7 @@ function compileOpts(opts: CheckOptions): CompileOptions {
     argRegs: opts.argRegs,
     arch: opts.imageArch,
     symbolExists: opts.symbolExists,
+    functionExists: opts.functionExists,
     stepBudget: opts.stepBudget,
   };
 }
@@ -133,7 +138,8 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     }
     diagnostics.push(...mine);
     if (pr.target && !mine.some(d => d.severity === 'error')) {
-      probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column });
+      const batch = pr.batch ? { index: pr.batch.index, line: pr.batch.span.line, column: pr.batch.span.column, size: pr.batch.size } : undefined;
+      probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column, batch });
     }
   }
   return { diagnostics, probes };
@@ -181,8 +187,14 @@ function checkAttrs(pr: ProbeAst, err: (s: Span, m: string) => void): ProbeSpec[
     }
     const max = a.name === 'maxactive' ? MAX_MAXACTIVE : MAX_DATA_SIZE;
     if (a.value === undefined) { err(a.span, `attribute '${a.name}' needs a value, e.g. ${a.name}=${a.name === 'maxactive' ? 20 : 8}`); continue; }
-    if (!/^(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(a.value)) { err(vspan, `'${a.name}' must be a non-negative integer, not '${a.value}'`); continue; }
-    const v = BigInt(a.value);
+    // maxactive: any value <= 0 asks for the default, as register_kretprobe() does (max(10, 2 * NR_CPUS))
+    const neg = a.name === 'maxactive' && a.value.startsWith('-');
+    const digits = neg ? a.value.slice(1) : a.value;
+    if (!/^(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(digits)) {
+      err(vspan, a.name === 'maxactive' ? `'maxactive' must be an integer (<= 0: the default), not '${a.value}'` : `'${a.name}' must be a non-negative integer, not '${a.value}'`);
+      continue;
+    }
+    const v = neg ? 0n : BigInt(digits);
     if (v > BigInt(max)) { err(vspan, `'${a.name}' of ${v} is too large (at most ${max})`); continue; }
     if (a.name === 'maxactive') out.maxactive = Number(v);
     else out.data_size = Number(v);

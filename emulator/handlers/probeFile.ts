@@ -5,10 +5,11 @@
  *   kprobe do_fork { pre { ... } post { ... } fault { ... } }
  *   kretprobe sys_open maxactive=20 data_size=8 { entry { ... } return { ... } }
  *   jprobe do_fork { ...body... }
+ *   batch { kprobe a { ... } kprobe b { ... } }      // register_kprobes(): all or none
  *
  * Targets: `symbol`, `symbol+0xoff` (or `symbol + off`), `0xaddress`
  * (64-bit exact), `file.c:line`. Attributes: `maxactive=N`, `data_size=N`,
- * `disabled` / `disabled=true|false`. Comments: // and /* *\/.
+ * `disabled` / `disabled=true|false`; `maxactive` <= 0 (e.g. -1) asks for the default. Comments: // and /* *\/.
  * Handler bodies are parsed with the handler-language parser from the same
  * token stream, so positions are file positions.
  */
@@ -39,6 +40,21 @@ export interface ProbeAst {
   handlers: ProbeHandlerAst[];
   /** span of the whole probe */
   fullSpan: Span;
+  /** the `batch { ... }` block the probe is in (registered together, with rollback) */
+  batch?: ProbeBatch;
+}
+
+/**
+ * `batch { kprobe ... kretprobe ... }`: the probes are registered as one
+ * register_kprobes() / register_kretprobes() call: when one fails, the ones
+ * already registered are unregistered again and none stays.
+ */
+export interface ProbeBatch {
+  /** 1-based, in file order */
+  index: number;
+  span: Span;
+  /** number of probes in the block */
+  size: number;
 }
 
 export interface ProbeFileAst {
@@ -60,6 +76,7 @@ export function parseProbeFile(text: string, fileName: string): { file: ProbeFil
   const toks = tokenize(text);
   const p = new Parser(toks, diagnostics);
   const file: ProbeFileAst = { fileName, probes: [] };
+  let batches = 0;
   while (p.tok.kind !== 'eof') {
     const t = p.tok;
     try {
@@ -76,7 +93,26 @@ export function parseProbeFile(text: string, fileName: string): { file: ProbeFil
         continue;
       }
       if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text, toks)); continue; }
-      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe' or 'image' but found ${describe(t)}`, spanOf(t));
+      if (t.kind === 'ident' && t.text === 'batch') {
+        p.next();
+        const open = p.tok;
+        if (!p.is('{')) throw new ProbeParseError(`expected '{' after 'batch' but found ${describe(open)}`, spanOf(open));
+        p.next();
+        const batch: ProbeBatch = { index: ++batches, span: spanOf(t), size: 0 };
+        while (!p.is('}')) {
+          const k = p.tok;
+          if (k.kind === 'eof') throw new ProbeParseError(`unterminated batch (opened at line ${batch.span.line}): missing '}'`, spanOf(k));
+          if (k.kind !== 'ident' || !PROBE_KINDS.has(k.text)) throw new ProbeParseError(`a batch holds kprobe, kretprobe and jprobe blocks, not ${describe(k)}`, spanOf(k));
+          const pr = parseProbe(p, text, toks);
+          pr.batch = batch;
+          batch.size++;
+          file.probes.push(pr);
+        }
+        p.next();
+        if (batch.size === 0) diagnostics.push(diagAt(batch.span, 'empty batch'));
+        continue;
+      }
+      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
     } catch (err) {
       if (!(err instanceof ProbeParseError)) { p.report(err); skipToNextProbe(p, true); continue; }
       diagnostics.push(diagAt(err.span, err.message));
@@ -93,7 +129,7 @@ function skipToNextProbe(p: Parser, mustAdvance: boolean): void {
   while (p.tok.kind !== 'eof') {
     if (p.is('{')) depth++;
     else if (p.is('}')) { depth = Math.max(0, depth - 1); p.next(); continue; }
-    else if (depth === 0 && p.tok.kind === 'ident' && (PROBE_KINDS.has(p.tok.text) || p.tok.text === 'image')) return;
+    else if (depth === 0 && p.tok.kind === 'ident' && (PROBE_KINDS.has(p.tok.text) || p.tok.text === 'image' || p.tok.text === 'batch')) return;
     p.next();
   }
 }
@@ -126,10 +162,13 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
     const n = p.next();
     if (p.is('=')) {
       p.next();
+      // a negative number: maxactive=-1 (any value <= 0 asks for the default)
+      const minus = p.is('-') ? p.next() : undefined;
       const v = p.tok;
-      if (v.kind !== 'number' && v.kind !== 'ident') throw new ProbeParseError(`expected a value for attribute '${n.text}' but found ${describe(v)}`, spanOf(v));
+      if (v.kind !== 'number' && (v.kind !== 'ident' || minus)) throw new ProbeParseError(`expected a value for attribute '${n.text}' but found ${describe(v)}`, spanOf(v));
       p.next();
-      attrs.push({ name: n.text, value: v.text, span: joinSpan(spanOf(n), spanOf(v)), valueSpan: spanOf(v) });
+      const valueSpan = minus ? joinSpan(spanOf(minus), spanOf(v)) : spanOf(v);
+      attrs.push({ name: n.text, value: minus ? `-${v.text}` : v.text, span: joinSpan(spanOf(n), spanOf(v)), valueSpan });
     } else attrs.push({ name: n.text, span: spanOf(n) });
   }
   const open = p.tok;

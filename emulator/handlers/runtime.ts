@@ -58,6 +58,8 @@ export class StringPool {
 export interface Frame {
   readonly env: HandlerEnv;
   readonly slots: bigint[];
+  /** the compiled handler's static variables (kept across runs) */
+  readonly statics: bigint[];
   steps: number;
   readonly budget: number;
   ret: bigint;

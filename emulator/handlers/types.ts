@@ -35,6 +35,8 @@ export interface HandlerRetInstanceInfo {
   task: bigint;
   /** ADDRESS in emulated kernel memory of the instance's data_size bytes of private data (`ri->data`) */
   data: bigint;
+  /** the kretprobe (`ri->rp`): maxactive as registered, nmissed so far */
+  rp?: { maxactive: bigint; nmissed: bigint };
 }
 
 /** Symbolic form of an address, for printk's %pS / %ps. */
@@ -90,6 +92,24 @@ export interface HandlerEnv {
   /** Optional: name+offset of an address for %pS/%ps; without it they print like %px. */
   addrToSymbol?(addr: bigint): SymbolizedAddress | undefined;
   /**
+   * Optional: unregister / disable / enable the probe the handler belongs to
+   * (unregister_kprobe(p), disable_kprobe(p), enable_kprobe(p) and the
+   * kretprobe forms with ri->rp). Linux may sleep in these (kprobe_mutex,
+   * synchronize_rcu), which a handler must not do; here the call is queued
+   * and carried out as deferred work (a work item) at the end of the
+   * machine's scheduling round (every CPU has run its quantum).
+   * Returns 0 (queued) or a negative errno.
+   */
+  probeControl?(op: ProbeControlOp, kind: 'kprobe' | 'kretprobe'): number;
+  /**
+   * Optional: call a function of the image by name on the probed CPU with
+   * integer arguments (the arch's calling convention). A probe hit inside it
+   * is a kprobes reentry (the inner probe's nmissed counts it). Returns the
+   * function's return register and how many instructions it ran; throws
+   * Error with the reason when the call cannot be made or does not return.
+   */
+  callFunction?(name: string, args: readonly bigint[]): { value: bigint; instructions: number };
+  /**
    * Optional: told once per run, when it ends (return, fault or
    * jprobe_return()), how many steps the run took (a budget fault: the
    * budget). The probe bridge charges them to the CPU's virtual clock and
@@ -97,6 +117,8 @@ export interface HandlerEnv {
    */
   spent?(steps: number): void;
 }
+
+export type ProbeControlOp = 'unregister' | 'disable' | 'enable';
 
 /** A compile-time problem with a source range (all 1-based; end is exclusive). */
 export interface Diagnostic {
@@ -118,6 +140,12 @@ export interface CompileOptions {
   arch?: string;
   /** When given, symbol("name") with a literal unknown name is a compile error. */
   symbolExists?(name: string): boolean;
+  /**
+   * A function of the image: a call of a name that is not a builtin is a
+   * call of that function on the probed CPU when this says it exists
+   * (without it, or for other names, the call is an "unknown function" error).
+   */
+  functionExists?(name: string): boolean;
   /** Maximum statements + loop iterations per invocation (default 100000); exceeding it is a 'budget' fault. */
   stepBudget?: number;
   /** Name used in messages (not in positions). */

@@ -74,6 +74,7 @@ export class Kernel implements KernelApi {
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
   private readonly tickHooks: (() => void)[] = [];
+  private readonly roundHooks: (() => void)[] = [];
   private readonly exitListeners: ((t: Task) => void)[] = [];
   private readonly allTasks: KTask[] = [];
   private nextPid = INIT_PID + 1;
@@ -154,6 +155,12 @@ export class Kernel implements KernelApi {
   addTrapHook(hook: TrapHook): void { this.hooks.push(hook); }
   addPreemptBlocker(blocked: (cpu: number) => boolean): void { this.preemptBlockers.push(blocked); }
   addTickHook(hook: () => void): void { this.tickHooks.push(hook); }
+  addRoundHook(hook: () => void): void { this.roundHooks.push(hook); }
+
+  /** End of a scheduling round (called by the machine): the round hooks. */
+  endRound(): void {
+    for (const h of this.roundHooks) h();
+  }
   onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
 
   oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void {

@@ -102,6 +102,12 @@ export interface KernelApi {
    * one of them traps).
    */
   addTickHook(hook: () => void): void;
+  /**
+   * Work to run at the end of every scheduling round (all CPUs have run
+   * their quantum): the deferred requests of probe handlers (a work item a
+   * kworker picks up at the next scheduling point).
+   */
+  addRoundHook(hook: () => void): void;
   /** called when a task exits (kretprobe instance recycling) */
   onTaskExit(listener: (t: Task) => void): void;
   /** report an oops for this CPU: message, registers, code bytes; the CPU stops. `detail`: lines

@@ -11,7 +11,7 @@
  * and dump_stack() lines stay in order with it.
  */
 import type { Cpu } from '../arch/types';
-import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress } from '../handlers';
+import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, ProbeControlOp, SymbolizedAddress } from '../handlers';
 import type { KernelApi, Task } from '../kernel/types';
 import type { Kprobe, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import type { Memory } from '../memory/memory';
@@ -54,6 +54,8 @@ export interface EnvInput {
   beforeInsn?: boolean;
   /** charge a run's handler steps to a CPU (the machine: virtual clock + instruction limit); absent = free */
   charge?: (cpu: number, steps: number) => void;
+  /** unregister / disable / enable the probe this handler belongs to (queued as deferred work); absent: not offered */
+  control?: (op: ProbeControlOp, kind: 'kprobe' | 'kretprobe') => number;
 }
 
 export class ProbeHandlerEnv implements HandlerEnv {
@@ -89,7 +91,34 @@ export class ProbeHandlerEnv implements HandlerEnv {
   get ri(): HandlerRetInstanceInfo | undefined {
     const ri = this.input.ri;
     if (!ri) return undefined;
-    return this.riInfo ??= { ret_addr: ri.ret_addr, task: taskAddress(ri.task), data: ri.data };
+    return this.riInfo ??= {
+      ret_addr: ri.ret_addr, task: taskAddress(ri.task), data: ri.data,
+      rp: { maxactive: BigInt(ri.rp.maxactive ?? 0), nmissed: BigInt(ri.rp.nmissed ?? 0) },
+    };
+  }
+
+  /** HandlerEnv.probeControl: queued by the probe's owner (the probe manager runs it at the next tick) */
+  probeControl(op: ProbeControlOp, kind: 'kprobe' | 'kretprobe'): number {
+    const ctl = this.input.control;
+    if (!ctl) throw new Error('probe control is not available for this probe');
+    return ctl(op, kind);
+  }
+
+  /**
+   * HandlerEnv.callFunction: the image function on the probed CPU through the
+   * engine's nested call (a probe hit inside is a reentry: its nmissed
+   * counts). What the handler printed so far goes to the log first, so the
+   * lines keep their order with what the function prints.
+   */
+  callFunction(name: string, args: readonly bigint[]): { value: bigint; instructions: number } {
+    const sym = this.kernel.image.symbols.lookup(name);
+    if (!sym || sym.type !== 'func') throw new Error(`the image has no function '${name}'`);
+    const max = this.kernel.arch.abi.argRegs.length;
+    if (args.length > max) throw new Error(`${this.kernel.arch.name} passes at most ${max} arguments in registers, ${args.length} given`);
+    this.flush();
+    const before = this.cpu.instret;
+    const value = this.input.engine.callKernelFunction(this.cpu, sym.value, args);
+    return { value, instructions: this.cpu.instret - before };
   }
 
   get current(): { pid: number; comm: string; mm: bigint } {

@@ -34,6 +34,8 @@ export interface FileProbeContext {
   handlerFaults?: HandlerFaultPolicy;
   /** charge a handler run's steps to a CPU (virtual clock, instruction limit) */
   charge?: (cpu: number, steps: number) => void;
+  /** the probe's unregister / disable / enable requests from its handlers (deferred work) */
+  control?: EnvInput['control'];
 }
 
 /** Text that names a probe in messages: "examples/probes/x.kprobe:3:1: kprobe do_fork". */
@@ -47,7 +49,7 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
   const label: FaultLabel = { fileName, probe: `${spec.kind} ${targetText(spec.target)}` };
   const h = spec.handlers;
   const disabled = spec.attrs.disabled === true;
-  const env = (input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, ...input });
+  const env = (input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: ctx.control, ...input });
   const watch = new RunawayWatch();
   const run = (handler: CompiledHandler, input: Omit<EnvInput, 'kernel' | 'engine'>): bigint => {
     const v = runInProbe(handler, env(input), gate);

@@ -15,7 +15,7 @@
  * nmissed and the debugfs flags text per site; debugfsList() is
  * /sys/kernel/debug/kprobes/list.
  */
-import type { CheckOptions, CompileOptions, Diagnostic, ProbeSpec, ProbeTarget } from '../handlers';
+import type { CheckOptions, CompileOptions, Diagnostic, ProbeControlOp, ProbeSpec, ProbeTarget } from '../handlers';
 import { compileHandler, compileLogMessage, compileProbeFile } from '../handlers';
 import type { KernelApi } from '../kernel/types';
 import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
@@ -141,10 +141,45 @@ export class ProbeManager {
   private readonly opts: ProbeManagerOptions;
 
   /** The machine owns its manager: use Machine.probes. */
+  /** handler requests (unregister_kprobe(p), disable_kprobe(p)...) waiting for the end of the scheduling round */
+  private readonly deferred: (() => void)[] = [];
+
   constructor(readonly kernel: KernelApi, readonly engine: KprobesEngine, opts: ProbeManagerOptions = {}) {
     if (engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
     this.stepBudget = opts.stepBudget;
     this.opts = opts;
+    // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
+    kernel.addRoundHook(() => this.runDeferred());
+  }
+
+  private runDeferred(): void {
+    if (this.deferred.length === 0) return;
+    for (const work of this.deferred.splice(0)) work();
+  }
+
+  /**
+   * A file probe's handler asked to unregister / disable / enable its probe:
+   * queued for the end of the scheduling round (Linux would sleep in these calls, which a
+   * handler must not), then done through the manager so the views follow;
+   * one 'emulator' line in the kernel log says it happened. A request for
+   * the other kind (unregister_kretprobe from a kprobe) is -EINVAL.
+   */
+  private controlFor(up: UserProbe, label: string): (op: ProbeControlOp, kind: 'kprobe' | 'kretprobe') => number {
+    return (op, kind) => {
+      if ((kind === 'kretprobe') !== (up.kind === 'kretprobe')) return -22; // -EINVAL
+      this.deferred.push(() => {
+        if (!this.probes.has(up.id)) return; // already unregistered
+        const fn = `${op}_${kind}`;
+        if (op === 'unregister') {
+          this.remove(up.id);
+          this.kernel.printk(-1, `${label}: unregistered by its handler (${fn})`, 'emulator');
+          return;
+        }
+        const err = this.setEnabled(up.id, op === 'enable');
+        this.kernel.printk(-1, `${label}: ${err ? `${fn} from its handler failed: ${err}` : `${op}d by its handler (${fn})`}`, 'emulator');
+      });
+      return 0;
+    };
   }
 
   // ------------------------------------------------------------ compile options
@@ -155,6 +190,7 @@ export class ProbeManager {
     return {
       regNames: this.kernel.arch.regs.map(r => r.name),
       symbolExists: n => syms.lookup(n) !== undefined,
+      functionExists: n => syms.lookup(n)?.type === 'func',
       imageArch: this.kernel.arch.name,
       stepBudget: this.stepBudget,
     };
@@ -163,7 +199,7 @@ export class ProbeManager {
   /** Options for compileHandler / compileLogMessage (breakpoint conditions and log messages). */
   compileOptions(): CompileOptions {
     const c = this.checkOptions();
-    return { regNames: c.regNames, symbolExists: c.symbolExists, stepBudget: this.stepBudget, charSigned: this.kernel.arch.abi.charSigned, arch: this.kernel.arch.name };
+    return { regNames: c.regNames, symbolExists: c.symbolExists, functionExists: c.functionExists, stepBudget: this.stepBudget, charSigned: this.kernel.arch.abi.charSigned, arch: this.kernel.arch.name };
   }
 
   // -------------------------------------------------------------- probe files
@@ -181,31 +217,79 @@ export class ProbeManager {
     return { diagnostics: c.diagnostics, probes: r.probes, errors: r.errors, image: c.image };
   }
 
-  /** Register compiled probe-file probes; each failure is an error line, the others still register. */
+  /**
+   * Register compiled probe-file probes; each failure is an error line, the
+   * others still register. The probes of a `batch { }` block register as one
+   * register_kprobes() call: on the first failure the batch's probes already
+   * registered are unregistered again (Linux's rollback) and stay listed,
+   * not registered, with the reason; a batch with a probe that did not
+   * compile is not registered at all.
+   */
   addProbeSpecs(specs: readonly ProbeSpec[], fileName: string): { probes: ProbeEntry[]; errors: string[] } {
     const probes: ProbeEntry[] = [];
     const errors: string[] = [];
-    for (const spec of specs) {
-      const label = fileProbeLabel(fileName, spec);
-      const up: UserProbe = {
-        id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target),
-        file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
-      };
-      this.probes.set(up.id, up);
-      const res = resolveTarget(this.kernel.image, spec.target);
-      if (!res.ok) {
-        up.message = res.message;
-        up.nextLine = res.nextLine;
-        errors.push(`${label}: ${res.message}`);
-      } else {
-        const ctx = { kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps };
-        up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
-        errors.push(...this.registerAll(up).map(e => `${label}${e}`));
-        this.warn(up, label);
+    for (let i = 0; i < specs.length;) {
+      const b = specs[i].batch;
+      if (!b) {
+        const { up, errs } = this.addFileProbe(specs[i], fileName);
+        errors.push(...errs);
+        probes.push(this.snapshot(up));
+        i++;
+        continue;
       }
-      probes.push(this.snapshot(up));
+      let j = i;
+      while (j < specs.length && specs[j].batch?.index === b.index) j++;
+      const members = specs.slice(i, j);
+      i = j;
+      const where = `${fileName}:${b.line}:${b.column}: batch`;
+      if (members.length < b.size) {
+        errors.push(`${where}: not registered: ${b.size - members.length} of its ${b.size} probes did not compile (register_kprobes() registers all or none)`);
+        continue;
+      }
+      const done: UserProbe[] = [];
+      let failure: string | undefined;
+      for (const spec of members) {
+        const { up, errs } = this.addFileProbe(spec, fileName);
+        done.push(up);
+        if (errs.length) { failure = errs.join('; '); break; }
+      }
+      if (failure !== undefined) {
+        const rolled = done.filter(u => u.sites.some(s => s.registered));
+        for (const u of done) {
+          for (const s of u.sites) unregisterSite(this.engine, s);
+          u.message = u === done[done.length - 1] ? u.message : `not registered: the batch at ${fileName}:${b.line}:${b.column} was rolled back`;
+        }
+        errors.push(`${where}: register_kprobes failed at probe ${done.length} of ${members.length} (${failure}); `
+          + `${rolled.length} registered probe${rolled.length === 1 ? '' : 's'} of the batch unregistered again`);
+        // the members after the failing one are never registered (Linux stops at the first failure)
+      }
+      probes.push(...done.map(u => this.snapshot(u)));
     }
     return { probes, errors };
+  }
+
+  /** One probe-file probe: listed, resolved, built, registered; the error lines of its failures. */
+  private addFileProbe(spec: ProbeSpec, fileName: string): { up: UserProbe; errs: string[] } {
+    const label = fileProbeLabel(fileName, spec);
+    const up: UserProbe = {
+      id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target),
+      file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
+    };
+    this.probes.set(up.id, up);
+    const res = resolveTarget(this.kernel.image, spec.target);
+    if (!res.ok) {
+      up.message = res.message;
+      up.nextLine = res.nextLine;
+      return { up, errs: [`${label}: ${res.message}`] };
+    }
+    const ctx = {
+      kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
+      control: this.controlFor(up, label),
+    };
+    up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
+    const errs = this.registerAll(up).map(e => `${label}${e}`);
+    this.warn(up, label);
+    return { up, errs };
   }
 
   // -------------------------------------------------------------- breakpoints

@@ -24,6 +24,8 @@ export interface AnalysisOptions {
   regsKnown: boolean;
   /** absent when no image is available: symbols are then not checked */
   symbolExists?: (name: string) => boolean;
+  /** a function symbol of the image (handlers may call it) */
+  functionExists?: (name: string) => boolean;
   /** names of the image close to a misspelled symbol ("did you mean") */
   similarSymbols?: (name: string) => string[];
   imageArch?: string;
@@ -90,7 +92,7 @@ export function fieldsOf(obj: ContextObject, handler: string): VariableInfo[] {
 export function analyze(text: string, fileName: string, opts: AnalysisOptions): LangDiagnostic[] {
   const parsed = parseProbeFile(text, fileName);
   let semantic = checkProbeFile(parsed.file, {
-    regNames: opts.regNames, symbolExists: opts.symbolExists, similarSymbols: opts.similarSymbols, imageArch: opts.imageArch,
+    regNames: opts.regNames, symbolExists: opts.symbolExists, functionExists: opts.functionExists, similarSymbols: opts.similarSymbols, imageArch: opts.imageArch,
   });
   // without a register table every register would be "unknown": drop those (the server warns once on the image line instead)
   if (!opts.regsKnown) semantic = semantic.filter(d => !REGISTER_DEPENDENT.some(re => re.test(d.message)));

@@ -57,6 +57,7 @@ export class KprobeService {
         regNames: env.regs.regNames,
         regsKnown: env.regs.known,
         symbolExists: image ? (name: string) => image.symbols.lookup(name) !== undefined : undefined,
+        functionExists: image ? (name: string) => image.symbols.lookup(name)?.type === 'func' : undefined,
         similarSymbols: image ? (name: string) => similarSymbols(image.symbols, name) : undefined,
         imageArch: image?.archName ?? env.regs.arch,
         insnSplit: image ? t => {

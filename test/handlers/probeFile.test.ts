@@ -161,7 +161,8 @@ describe('.kprobe files: diagnostics with positions', () => {
 
   test('bad attributes', () => {
     expectError('kprobe do_fork maxactive=3 { pre { } }', 'maxactive', /only applies to kretprobes/);
-    expectError('kretprobe sys_open maxactive=lots { return { } }', 'lots', /non-negative integer/);
+    expectError('kretprobe sys_open maxactive=lots { return { } }', 'lots', /'maxactive' must be an integer \(<= 0: the default\), not 'lots'/);
+    expectError('kretprobe sys_open data_size=-1 { return { } }', '-1', /expected a value for attribute 'data_size'|'data_size' must be a non-negative integer/);
     expectError('kretprobe sys_open data_size=100000 { return { } }', '100000', /too large/);
     expectError('kretprobe sys_open colour=red { return { } }', 'colour', /unknown attribute 'colour'/);
     expectError('kretprobe sys_open maxactive=1 maxactive=2 { return { } }', 'maxactive', /duplicate attribute/, 1);
@@ -179,7 +180,7 @@ describe('.kprobe files: diagnostics with positions', () => {
     expectError('kprobe { pre { } }', '{', /missing target/);
     expectError('kprobe do_fork { pre { int x = ; } }', ';', /expected an expression/);
     expectError('kprobe do_fork { pre { printk("oops); \n} }', '"oops', /unterminated string/);
-    expectError('probe do_fork { }', 'probe', /expected 'kprobe', 'kretprobe', 'jprobe' or 'image'/);
+    expectError('probe do_fork { }', 'probe', /expected 'kprobe', 'kretprobe', 'jprobe', 'batch' or 'image'/);
     expectError('kprobe do_fork { pre { return 0; }', 'kprobe', /missing '}' to close the kprobe/, 0);
     expectError('kprobe do@fork { pre { } }', '@', /invalid probe target: unexpected character/);
     expectError('image "a.elf"\nimage "b.elf"\nkprobe do_fork { pre { } }', 'image', /duplicate 'image'/, 1);

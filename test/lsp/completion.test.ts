@@ -56,7 +56,7 @@ describe('kprobe language server: completion and hover', { timeout: 30_000 }, ()
     const p = labels(await c.completion(URI, after(edited, 'p->')));
     assert.deepEqual([...p].sort(), ['addr', 'flags', 'nmissed', 'offset', 'symbol_name']);
     const ri = labels(await c.completion(URI, after(edited, 'ri->')));
-    assert.deepEqual([...ri].sort(), ['data', 'ret_addr', 'task']);
+    assert.deepEqual([...ri].sort(), ['data', 'ret_addr', 'rp', 'task']);
     const cur = labels(await c.completion(URI, after(edited, 'current->')));
     assert.deepEqual([...cur].sort(), ['comm', 'mm', 'pid']);
     await c.change(URI, TEXT);

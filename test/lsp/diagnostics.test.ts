@@ -145,6 +145,17 @@ describe('kprobe language server: diagnostics', { timeout: 30_000 }, () => {
     assert.deepEqual(diags.filter(x => !/is inside/.test(x.message)), [], 'nothing else: +0x4 is a boundary');
   });
 
+  test('the handler kernel API is clean: batch, static, ri->rp, control functions, calls of image functions (item 8)', async () => {
+    const text = `${HEADER}batch {
+  kprobe kprobe_target { pre { static int n; long v = kprobe_target2(n++); if (v > 100) disable_kprobe(p); return 0; } }
+  kretprobe alloc_pid maxactive=-1 { return { if (ri->rp->nmissed > 0) unregister_kretprobe(ri->rp); } }
+}
+`;
+    assert.deepEqual(await open(text), []);
+    const bad = `${HEADER}kprobe do_fork { pre { kprobe_targett(1); return 0; } }\n`;
+    expectOne(await open(bad), bad, 'kprobe_targett', /unknown function 'kprobe_targett'/);
+  });
+
   test('diagnostics follow edits (versioned publications)', async () => {
     const uri = fileUri(join(DIR, 'diag-edit.kprobe'));
     const bad = `${HEADER}kprobe do_fork { pre { regs->eax = 0; } }\n`;
