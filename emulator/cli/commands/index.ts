@@ -10,6 +10,7 @@ import './runOptions';
 import './probeOptions';
 import './sysctlOptions';
 import './policyOptions';
+import './atOptions';
 import './run';
 import './exec';
 

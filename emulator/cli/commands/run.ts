@@ -41,10 +41,23 @@ export function printStats(m: Machine, seconds: number, io: CliIo): void {
 export async function runMachine(m: Machine, ctx: RunContext, io: CliIo): Promise<{ exit: MachineExit; seconds: number }> {
   for (const s of ctx.setup) await s(m, io);
   const t0 = performance.now();
-  const exit = m.run();
+  const exit = ctx.timed.length ? runWithActions(m, ctx, io) : m.run();
   const seconds = (performance.now() - t0) / 1000;
   for (const s of ctx.teardown) await s(m, io);
   return { exit, seconds };
+}
+
+/** Machine.run() with the --at actions done when the instruction count reaches theirs (in order; ties in option order). */
+function runWithActions(m: Machine, ctx: RunContext, io: CliIo): MachineExit {
+  const acts = ctx.timed.map((a, i) => ({ a, i })).sort((x, y) => x.a.at - y.a.at || x.i - y.i).map(x => x.a);
+  for (;;) {
+    while (acts.length && m.totalInstructions >= acts[0].at && !m.exit) acts.shift()?.apply(m, io);
+    const next = acts.length ? acts[0].at - m.totalInstructions : 1_000_000;
+    const r = m.runSlice(Math.max(1, Math.min(next, 1_000_000)));
+    if (r.kind === 'exited' || r.kind === 'limit') break;
+  }
+  for (const a of acts) io.err(`kprobe-run: --at ${a.text}: not done, the machine stopped after ${m.totalInstructions} instructions\n`);
+  return m.exit as MachineExit;
 }
 
 registerCommand('run', {

@@ -24,6 +24,8 @@ export interface RunContext {
   setup: ((m: Machine, io: CliIo) => void | Promise<void>)[];
   /** run after the machine ended (print summaries) */
   teardown: ((m: Machine, io: CliIo) => void | Promise<void>)[];
+  /** --at: actions once the machine has run `at` instructions in all */
+  timed: { at: number; text: string; apply(m: Machine, io: CliIo): void }[];
 }
 
 export interface RunOption {
@@ -53,7 +55,7 @@ export function runOptions(command: 'run' | 'exec'): RunOption[] {
 }
 
 export function newRunContext(): RunContext {
-  return { machine: {}, stats: false, setup: [], teardown: [] };
+  return { machine: {}, stats: false, setup: [], teardown: [], timed: [] };
 }
 
 /** A non-negative integer option value (decimal or 0x hex). */

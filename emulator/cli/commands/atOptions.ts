@@ -1,0 +1,92 @@
+/**
+ * `--at N:ACTION` for `kprobe-run run` (repeatable): an action carried out
+ * once the machine has run N instructions in all (deterministic: the same
+ * image, probes and actions give the same trace). Actions, as the debugger's
+ * views offer them while a session runs:
+ *
+ *   kprobes-enabled=0|1      the debugfs kprobes `enabled` knob
+ *   sysctl=NAME=VALUE        a kernel sysctl (debug.kprobes_optimization=0|1)
+ *   disable=PROBE            disable_kprobe on a --probes probe
+ *   enable=PROBE             enable_kprobe
+ *   unregister=PROBE         unregister it
+ *
+ * PROBE: `FILE:LINE` of the probe in its .kprobe file (the file name as
+ * given, or its base name), or its target as written (`do_fork`,
+ * `do_fork+0x4`) when one probe has it. Each action says what it did on
+ * stderr (an `emulator` line); one that cannot be done (no such probe, a bad
+ * value) ends the run with a one-line error naming the option.
+ */
+import { basename } from 'node:path';
+import type { Machine } from '../../machine';
+import type { ProbeEntry } from '../../probes';
+import { CliError, CliIo } from '../io';
+import { registerRunOption, RunContext } from './runOptions';
+
+const ACTIONS = ['kprobes-enabled', 'sysctl', 'disable', 'enable', 'unregister'] as const;
+type ActionName = typeof ACTIONS[number];
+
+export interface TimedAction {
+  /** total instructions after which it runs */
+  at: number;
+  /** the option text, for messages */
+  text: string;
+  apply(m: Machine, io: CliIo): void;
+}
+
+function findProbe(m: Machine, which: string, opt: string): ProbeEntry {
+  const all = m.probes.list('file');
+  const byPos = all.filter(e => e.file && (`${e.file.name}:${e.file.line}` === which || `${basename(e.file.name)}:${e.file.line}` === which));
+  if (byPos.length === 1) return byPos[0];
+  const byTarget = all.filter(e => e.target === which);
+  if (byTarget.length === 1) return byTarget[0];
+  if (byTarget.length > 1) throw new CliError(`${opt}: ${byTarget.length} probes are on '${which}'; name one as FILE:LINE (${byTarget.map(e => `${e.file?.name}:${e.file?.line}`).join(', ')})`);
+  throw new CliError(`${opt}: no --probes probe '${which}' (give FILE:LINE or the target as written${all.length ? `; probes: ${all.map(e => `${e.file?.name}:${e.file?.line} ${e.target}`).join(', ')}` : ''})`);
+}
+
+function action(name: ActionName, arg: string, opt: string): (m: Machine, io: CliIo) => string {
+  switch (name) {
+    case 'kprobes-enabled':
+      return m => {
+        if (m.probes.writeKprobesEnabled(arg) !== 0) throw new CliError(`${opt}: the enabled knob takes 0 or 1, not '${arg}'`);
+        return `/sys/kernel/debug/kprobes/enabled = ${arg}`;
+      };
+    case 'sysctl':
+      return m => {
+        const eq = arg.indexOf('=');
+        if (eq <= 0) throw new CliError(`${opt}: expected sysctl=NAME=VALUE`);
+        const r = m.writeSysctl(arg.slice(0, eq).trim(), arg.slice(eq + 1));
+        if (r.errno !== 0) throw new CliError(`${opt}: ${r.reason}`);
+        return `sysctl ${arg}`;
+      };
+    default:
+      return m => {
+        const e = findProbe(m, arg, opt);
+        const what = `${name}_${e.kind === 'kretprobe' ? 'kretprobe' : 'kprobe'} ${e.file?.name}:${e.file?.line} (${e.kind} ${e.target})`;
+        if (name === 'unregister') { m.probes.remove(e.id); return what; }
+        const err = m.probes.setEnabled(e.id, name === 'enable');
+        if (err) throw new CliError(`${opt}: ${err}`);
+        return what;
+      };
+  }
+}
+
+registerRunOption({
+  name: '--at', arg: 'N:ACTION', repeatable: true, commands: ['run'],
+  help: 'after N instructions in all, do ACTION: kprobes-enabled=0|1, sysctl=NAME=VALUE, disable=PROBE, '
+    + 'enable=PROBE or unregister=PROBE, where PROBE is FILE:LINE of a --probes probe or its target as written '
+    + '(e.g. --at 300000:disable=do_fork); deterministic',
+  apply: (v, ctx: RunContext) => {
+    const opt = `--at ${v}`;
+    const m = /^([0-9][0-9_]*):([a-z-]+)=(.+)$/.exec(v);
+    if (!m) throw new CliError(`--at: expected N:ACTION=ARG (e.g. 300000:disable=do_fork), got '${v}'`);
+    const name = m[2] as ActionName;
+    if (!ACTIONS.includes(name)) throw new CliError(`--at: unknown action '${m[2]}' (known: ${ACTIONS.join(', ')})`);
+    const at = Number(m[1].replace(/_/g, ''));
+    if (!Number.isSafeInteger(at)) throw new CliError(`--at: instruction count '${m[1]}' is too large`);
+    const act = action(name, m[3], opt);
+    ctx.timed.push({
+      at, text: v,
+      apply: (mach, io) => { const what = act(mach, io); io.err(`kprobe-run: at ${mach.totalInstructions} instructions: ${what}\n`); },
+    });
+  },
+});
