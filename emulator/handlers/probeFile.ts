@@ -21,7 +21,8 @@ import { Diagnostic } from './types';
 export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe';
 
 export type ProbeTarget =
-  | { kind: 'symbol'; name: string; offset: bigint }
+  /** `addr`: `symbol@0xaddr`, both struct kprobe fields set (register_kprobe says -EINVAL, as the documentation states) */
+  | { kind: 'symbol'; name: string; offset: bigint; addr?: bigint }
   | { kind: 'address'; addr: bigint }
   | { kind: 'line'; file: string; line: number };
 
@@ -151,7 +152,8 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
     targetText += '+' + n.text;
     targetSpan = joinSpan(targetSpan, spanOf(n));
   }
-  const bad = [first, ...toks.slice(toks.indexOf(first) + 1, toks.indexOf(last) + 1)].find(t => t.kind === 'error');
+  // '@' is not a C token: it only joins `symbol@0xaddr` (both fields of struct kprobe set: -EINVAL at registration)
+  const bad = [first, ...toks.slice(toks.indexOf(first) + 1, toks.indexOf(last) + 1)].find(t => t.kind === 'error' && text.slice(t.start, t.end) !== '@');
   const target = bad ? undefined : parseTarget(targetText);
   const diags = p.diags;
   if (bad) diags.push(diagAt(spanOf(bad), `invalid probe target: ${bad.message}`));
@@ -220,10 +222,13 @@ export function parseTarget(s: string): ProbeTarget | undefined {
     const line = Number(m[2]);
     return line >= 1 && line <= 10_000_000 ? { kind: 'line', file: m[1], line } : undefined;
   }
-  m = /^([A-Za-z_][\w.$]*)(?:\+(0[xX][0-9a-fA-F]+|[0-9]+))?$/.exec(s);
+  m = /^([A-Za-z_][\w.$]*)(?:\+(0[xX][0-9a-fA-F]+|[0-9]+))?(?:@(0[xX][0-9a-fA-F]+))?$/.exec(s);
   if (m) {
     const off = m[2] ? BigInt(m[2]) : 0n;
-    return off > 0xffffffffn ? undefined : { kind: 'symbol', name: m[1], offset: off };
+    if (off > 0xffffffffn) return undefined;
+    if (m[3] === undefined) return { kind: 'symbol', name: m[1], offset: off };
+    const addr = BigInt(m[3]);
+    return addr > MAX_U64 ? undefined : { kind: 'symbol', name: m[1], offset: off, addr };
   }
   return undefined;
 }

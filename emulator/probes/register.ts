@@ -39,7 +39,8 @@ export interface SiteRegistration {
 /** A struct kprobe for a site (symbol_name+offset or addr), registered disabled when asked. */
 export function newKprobe(site: ProbeSite, disabled: boolean): Kprobe {
   const kp: Kprobe = { flags: disabled ? KPROBE_FLAG_DISABLED : 0 };
-  if (site.symbol_name !== undefined) { kp.symbol_name = site.symbol_name; kp.offset = site.offset ?? 0n; } else kp.addr = site.addr;
+  if (site.symbol_name !== undefined) { kp.symbol_name = site.symbol_name; kp.offset = site.offset ?? 0n; }
+  if (site.symbol_name === undefined || site.addr !== undefined) kp.addr = site.addr;
   return kp;
 }
 

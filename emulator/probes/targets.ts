@@ -30,7 +30,7 @@ export type TargetResolution =
 /** Text of a target as users write it ("do_fork+0x4", "0xffffffff81000010", "fork.c:30"). */
 export function targetText(t: ProbeTarget): string {
   switch (t.kind) {
-    case 'symbol': return t.offset ? `${t.name}+0x${t.offset.toString(16)}` : t.name;
+    case 'symbol': return (t.offset ? `${t.name}+0x${t.offset.toString(16)}` : t.name) + (t.addr !== undefined ? `@${hex(t.addr)}` : '');
     case 'address': return hex(t.addr);
     case 'line': return `${t.file}:${t.line}`;
   }
@@ -68,7 +68,9 @@ export function resolveTarget(image: ElfImage, t: ProbeTarget): TargetResolution
   switch (t.kind) {
     case 'symbol': {
       const s = image.symbols.lookup(t.name);
-      return { ok: true, sites: [{ symbol_name: t.name, offset: t.offset, resolved: s ? BigInt.asUintN(64, s.value + t.offset) : undefined }] };
+      const site: ProbeSite = { symbol_name: t.name, offset: t.offset, resolved: s ? BigInt.asUintN(64, s.value + t.offset) : undefined };
+      if (t.addr !== undefined) site.addr = t.addr; // both: kprobe_addr() refuses it with -EINVAL
+      return { ok: true, sites: [site] };
     }
     case 'address':
       if (t.addr === 0n) return { ok: false, message: 'probe address 0 is not valid' };

@@ -149,4 +149,13 @@ describe('handler kernel API (item 8)', () => {
     assert.equal(formatKprobeList(machine.kprobes), '');
     assert.ok(sampleImage());
   });
+
+  test('symbol@0xaddr sets both fields of struct kprobe: -EINVAL as documented, the other probes register', () => {
+    const { mgr } = probeRig();
+    const at = `0x${sym('do_fork').toString(16)}`;
+    const r = mgr.addProbeFile(`kprobe do_fork@${at} { pre { return 0; } }\nkprobe fib { pre { return 0; } }\n`, 'both.kprobe');
+    assert.deepEqual(r.diagnostics, []);
+    assert.deepEqual(r.errors, [`both.kprobe:1:1: kprobe do_fork@${at}: register_kprobe failed: -EINVAL (give either a symbol or an address)`]);
+    assert.deepEqual(r.probes.map(p => p.verified), [false, true]);
+  });
 });
