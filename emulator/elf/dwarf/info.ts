@@ -1,0 +1,380 @@
+/**
+ * .debug_info reader (DWARF 2-5, 32- and 64-bit DWARF) — the base of the
+ * debugger's variables, types and locations (issue 14). Lazy: `units()`
+ * reads only the unit headers; a unit's DIE tree is parsed the first time
+ * it is asked for, so the sample kernel pays only for the units a frame
+ * shows. Attribute values are resolved on access: string and address
+ * indexes (DW_FORM_strx*, addrx*) through the unit's DW_AT_str_offsets_base
+ * / DW_AT_addr_base, unit-relative references to .debug_info offsets,
+ * loclistx / rnglistx through DW_AT_loclists_base / DW_AT_rnglists_base.
+ *
+ * Bad input never throws out of this module's public methods: a unit whose
+ * header or DIEs cannot be read is returned with `error` set (its reason)
+ * and no DIEs, so a frame in it shows "no debug info" with the reason.
+ */
+import { ByteReader, strAt } from '../reader';
+import { sectionContents } from '../compressed';
+import type { ElfImage } from '../types';
+import { DW_FORM, FormContext, readForm } from './forms';
+
+export interface DebugInfoSections {
+  info?: Uint8Array;
+  abbrev?: Uint8Array;
+  str?: Uint8Array;
+  lineStr?: Uint8Array;
+  strOffsets?: Uint8Array;
+  addr?: Uint8Array;
+}
+
+/** DW_TAG names (DWARF 5 table, the ones compilers emit for C) */
+export const DW_TAG: Readonly<Record<number, string>> = {
+  0x01: 'array_type', 0x02: 'class_type', 0x03: 'entry_point', 0x04: 'enumeration_type', 0x05: 'formal_parameter',
+  0x08: 'imported_declaration', 0x0a: 'label', 0x0b: 'lexical_block', 0x0d: 'member', 0x0f: 'pointer_type',
+  0x10: 'reference_type', 0x11: 'compile_unit', 0x12: 'string_type', 0x13: 'structure_type', 0x15: 'subroutine_type',
+  0x16: 'typedef', 0x17: 'union_type', 0x18: 'unspecified_parameters', 0x19: 'variant', 0x1a: 'common_block',
+  0x1b: 'common_inclusion', 0x1c: 'inheritance', 0x1d: 'inlined_subroutine', 0x1e: 'module', 0x1f: 'ptr_to_member_type',
+  0x20: 'set_type', 0x21: 'subrange_type', 0x22: 'with_stmt', 0x23: 'access_declaration', 0x24: 'base_type',
+  0x25: 'catch_block', 0x26: 'const_type', 0x27: 'constant', 0x28: 'enumerator', 0x29: 'file_type', 0x2a: 'friend',
+  0x2e: 'subprogram', 0x34: 'variable', 0x35: 'volatile_type', 0x37: 'restrict_type', 0x3b: 'unspecified_type',
+  0x3c: 'partial_unit', 0x3d: 'imported_unit', 0x41: 'type_unit', 0x42: 'rvalue_reference_type', 0x43: 'template_alias',
+  0x44: 'coarray_type', 0x45: 'generic_subrange', 0x46: 'dynamic_type', 0x47: 'atomic_type', 0x48: 'call_site',
+  0x49: 'call_site_parameter', 0x4a: 'skeleton_unit', 0x4b: 'immutable_type',
+  0x4109: 'GNU_call_site', 0x410a: 'GNU_call_site_parameter',
+};
+
+/** DW_AT codes the debugger reads */
+export const DW_AT = {
+  sibling: 0x01, location: 0x02, name: 0x03, byte_size: 0x0b, stmt_list: 0x10, low_pc: 0x11, high_pc: 0x12,
+  language: 0x13, comp_dir: 0x1b, const_value: 0x1c, inline: 0x20, producer: 0x25, prototyped: 0x27,
+  lower_bound: 0x22, count: 0x37, upper_bound: 0x2f, abstract_origin: 0x31, bit_size: 0x0d,
+  data_member_location: 0x38, decl_file: 0x3a, decl_line: 0x3b, declaration: 0x3c, encoding: 0x3e, external: 0x3f,
+  frame_base: 0x40, specification: 0x47, type: 0x49, ranges: 0x55, data_bit_offset: 0x6b, call_file: 0x58,
+  call_line: 0x59, entry_pc: 0x52, str_offsets_base: 0x72, addr_base: 0x73, rnglists_base: 0x74, loclists_base: 0x8c,
+  linkage_name: 0x6e,
+} as const;
+
+/** An attribute value as read: resolved lazily by DebugInfo.attr() */
+export type RawValue =
+  | { kind: 'uint'; value: bigint }
+  | { kind: 'sint'; value: bigint }
+  | { kind: 'string'; value: string }
+  | { kind: 'block'; value: Uint8Array }
+  | { kind: 'strx'; index: bigint }
+  | { kind: 'addrx'; index: bigint }
+  | { kind: 'ref'; offset: number }
+  | { kind: 'loclistx'; index: bigint }
+  | { kind: 'rnglistx'; index: bigint }
+  | { kind: 'secOffset'; value: bigint };
+
+/** A resolved attribute value. */
+export type AttrValue =
+  | { kind: 'uint'; value: bigint }
+  | { kind: 'sint'; value: bigint }
+  | { kind: 'string'; value: string }
+  | { kind: 'block'; value: Uint8Array }
+  /** a .debug_info offset (any unit) */
+  | { kind: 'ref'; offset: number }
+  /** an offset into .debug_loclists / .debug_rnglists / .debug_loc / .debug_ranges (bases applied) */
+  | { kind: 'secOffset'; value: bigint };
+
+export interface Die {
+  /** .debug_info offset */
+  readonly offset: number;
+  readonly tag: number;
+  readonly attrs: ReadonlyMap<number, RawValue>;
+  readonly parent: Die | null;
+  readonly children: Die[];
+  readonly unit: Unit;
+}
+
+export interface Unit {
+  /** .debug_info offset of the unit header */
+  readonly offset: number;
+  /** offset of the next unit */
+  readonly end: number;
+  readonly version: number;
+  /** DW_UT_* (DWARF 5), 1 (compile) before 5 */
+  readonly unitType: number;
+  readonly offsetSize: 4 | 8;
+  readonly addressSize: number;
+  readonly abbrevOffset: number;
+  /** offset of the first DIE */
+  readonly dieOffset: number;
+  /** why the unit cannot be read (its DIEs are then empty) */
+  error?: string;
+}
+
+interface Abbrev { tag: number; children: boolean; attrs: { at: number; form: number; implicit: bigint }[] }
+
+const MAX_DEPTH = 1000;
+
+export class DebugInfo {
+  private unitList: Unit[] | undefined;
+  private readonly abbrevs = new Map<number, Map<number, Abbrev>>();
+  private readonly trees = new Map<number, { root: Die | null; byOffset: Map<number, Die> }>();
+
+  constructor(private readonly s: DebugInfoSections, private readonly little = true) {}
+
+  /** The unit headers (no DIE is read). */
+  units(): Unit[] {
+    if (this.unitList) return this.unitList;
+    const out: Unit[] = [];
+    const info = this.s.info;
+    if (info) {
+      const r = new ByteReader(info, this.little);
+      while (r.pos < r.length) {
+        const offset = r.pos;
+        try {
+          const { length, offsetSize } = r.initialLength();
+          const start = r.pos;
+          const end = start + Number(length);
+          if (length === 0n || end > r.length) {
+            out.push(bad(offset, r.length, `unit at 0x${offset.toString(16)}: length 0x${length.toString(16)} runs past .debug_info (0x${r.length.toString(16)} bytes)`));
+            break;
+          }
+          const version = r.u16();
+          let unitType = 1, addressSize: number, abbrevOffset: number;
+          if (version >= 5) {
+            unitType = r.u8();
+            addressSize = r.u8();
+            abbrevOffset = Number(r.uint(offsetSize));
+            if (unitType === 4 || unitType === 5) r.skip(8); // dwo_id
+            else if (unitType === 2 || unitType === 6) { r.skip(8); r.skip(offsetSize); } // type signature, type offset
+          } else if (version >= 2) {
+            abbrevOffset = Number(r.uint(offsetSize));
+            addressSize = r.u8();
+          } else {
+            out.push(bad(offset, end, `unit at 0x${offset.toString(16)}: DWARF version ${version} is not supported`));
+            r.pos = end;
+            continue;
+          }
+          out.push({ offset, end, version, unitType, offsetSize, addressSize, abbrevOffset, dieOffset: r.pos });
+          r.pos = end;
+        } catch (e) {
+          out.push(bad(offset, r.length, `unit at 0x${offset.toString(16)}: ${errText(e)}`));
+          break;
+        }
+      }
+    }
+    this.unitList = out;
+    return out;
+  }
+
+  /** The unit's root DIE (compile / partial / skeleton unit), parsing the unit's DIE tree on first use; null when unreadable. */
+  root(u: Unit): Die | null {
+    return this.tree(u).root;
+  }
+
+  /** The DIE at a .debug_info offset (in any unit), or undefined. */
+  dieAt(offset: number): Die | undefined {
+    const u = this.units().find(x => offset >= x.dieOffset && offset < x.end);
+    return u ? this.tree(u).byOffset.get(offset) : undefined;
+  }
+
+  /** Every DIE of the unit in file order (empty when unreadable). */
+  dies(u: Unit): Die[] {
+    return [...this.tree(u).byOffset.values()];
+  }
+
+  /** An attribute resolved (indexes and bases applied); undefined when absent or unresolvable. */
+  attr(d: Die, at: number): AttrValue | undefined {
+    const v = d.attrs.get(at);
+    if (!v) return undefined;
+    try {
+      return this.resolve(d.unit, v, at);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** DW_AT_name as a string */
+  name(d: Die): string | undefined {
+    const v = this.attr(d, DW_AT.name);
+    return v?.kind === 'string' ? v.value : undefined;
+  }
+
+  /** an unsigned attribute value */
+  uint(d: Die, at: number): bigint | undefined {
+    const v = this.attr(d, at);
+    return v && (v.kind === 'uint' || v.kind === 'sint' || v.kind === 'secOffset') ? v.value : undefined;
+  }
+
+  /** the DIE a reference attribute points at */
+  ref(d: Die, at: number): Die | undefined {
+    const v = this.attr(d, at);
+    return v?.kind === 'ref' ? this.dieAt(v.offset) : undefined;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private tree(u: Unit): { root: Die | null; byOffset: Map<number, Die> } {
+    let t = this.trees.get(u.offset);
+    if (t) return t;
+    t = { root: null, byOffset: new Map() };
+    this.trees.set(u.offset, t);
+    if (u.error) return t;
+    try {
+      this.parseDies(u, t);
+    } catch (e) {
+      u.error = `unit at 0x${u.offset.toString(16)}: ${errText(e)}`;
+      t.root = null;
+      t.byOffset.clear();
+    }
+    return t;
+  }
+
+  private abbrevTable(offset: number): Map<number, Abbrev> {
+    let m = this.abbrevs.get(offset);
+    if (m) return m;
+    m = new Map();
+    const a = this.s.abbrev;
+    if (!a) throw new RangeError('no .debug_abbrev section');
+    if (offset >= a.length) throw new RangeError(`abbreviation offset 0x${offset.toString(16)} is past .debug_abbrev`);
+    const r = new ByteReader(a, this.little, offset);
+    for (;;) {
+      const code = r.uleb();
+      if (code === 0) break;
+      const tag = r.uleb();
+      const children = r.u8() !== 0;
+      const attrs: Abbrev['attrs'] = [];
+      for (;;) {
+        const at = r.uleb(), form = r.uleb();
+        if (at === 0 && form === 0) break;
+        attrs.push({ at, form, implicit: form === DW_FORM.implicit_const ? r.slebBig() : 0n });
+      }
+      m.set(code, { tag, children, attrs });
+    }
+    this.abbrevs.set(offset, m);
+    return m;
+  }
+
+  private parseDies(u: Unit, t: { root: Die | null; byOffset: Map<number, Die> }): void {
+    const info = this.s.info as Uint8Array;
+    const table = this.abbrevTable(u.abbrevOffset);
+    const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
+    const r = new ByteReader(info.subarray(0, u.end), this.little, u.dieOffset);
+    const stack: Die[] = [];
+    while (r.pos < u.end) {
+      const offset = r.pos;
+      const code = r.uleb();
+      if (code === 0) {
+        stack.pop();
+        if (stack.length === 0 && t.root) break;
+        continue;
+      }
+      const ab = table.get(code);
+      if (!ab) throw new RangeError(`DIE at 0x${offset.toString(16)}: abbreviation code ${code} is not in the table at 0x${u.abbrevOffset.toString(16)}`);
+      const attrs = new Map<number, RawValue>();
+      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
+      const parent = stack.length ? stack[stack.length - 1] : null;
+      const die: Die = { offset, tag: ab.tag, attrs, parent, children: [], unit: u };
+      if (parent) parent.children.push(die);
+      else if (!t.root) t.root = die;
+      else break; // a second top-level DIE: the unit is over
+      t.byOffset.set(offset, die);
+      if (ab.children) {
+        if (stack.length >= MAX_DEPTH) throw new RangeError(`DIE at 0x${offset.toString(16)}: nested more than ${MAX_DEPTH} levels`);
+        stack.push(die);
+      }
+      if (!parent && !ab.children) break;
+    }
+  }
+
+  private resolve(u: Unit, v: RawValue, at: number): AttrValue {
+    switch (v.kind) {
+      case 'strx': return { kind: 'string', value: this.strx(u, v.index) };
+      case 'addrx': return { kind: 'uint', value: this.addrx(u, v.index) };
+      case 'loclistx': case 'rnglistx': {
+        // DWARF 5: an index into the offsets array after the unit's loclists/rnglists base; the value is an offset from that base
+        const base = this.rootUint(u, v.kind === 'loclistx' ? DW_AT.loclists_base : DW_AT.rnglists_base) ?? 12n;
+        return { kind: 'secOffset', value: base + v.index * BigInt(u.offsetSize) };
+      }
+      case 'secOffset': return v;
+      default:
+        void at;
+        return v;
+    }
+  }
+
+  private rootUint(u: Unit, at: number): bigint | undefined {
+    const root = this.tree(u).root;
+    const v = root?.attrs.get(at);
+    return v && (v.kind === 'uint' || v.kind === 'secOffset') ? v.value : undefined;
+  }
+
+  private strx(u: Unit, index: bigint): string {
+    const so = this.s.strOffsets, str = this.s.str;
+    if (!so || !str) throw new RangeError('strx without .debug_str_offsets / .debug_str');
+    const base = this.rootUint(u, DW_AT.str_offsets_base) ?? 8n;
+    const at = base + index * BigInt(u.offsetSize);
+    if (at + BigInt(u.offsetSize) > BigInt(so.length)) throw new RangeError(`string index ${index} past .debug_str_offsets`);
+    const off = new ByteReader(so, this.little).uintAt(Number(at), u.offsetSize);
+    if (off >= BigInt(str.length)) throw new RangeError(`string offset 0x${off.toString(16)} past .debug_str`);
+    return strAt(str, Number(off));
+  }
+
+  private addrx(u: Unit, index: bigint): bigint {
+    const a = this.s.addr;
+    if (!a) throw new RangeError('addrx without .debug_addr');
+    const base = this.rootUint(u, DW_AT.addr_base) ?? 8n;
+    const at = base + index * BigInt(u.addressSize);
+    if (at + BigInt(u.addressSize) > BigInt(a.length)) throw new RangeError(`address index ${index} past .debug_addr`);
+    return new ByteReader(a, this.little).uintAt(Number(at), u.addressSize);
+  }
+}
+
+function bad(offset: number, end: number, error: string): Unit {
+  return { offset, end, version: 0, unitType: 0, offsetSize: 4, addressSize: 8, abbrevOffset: 0, dieOffset: end, error };
+}
+
+function errText(e: unknown): string { return e instanceof Error ? e.message : String(e); }
+
+/** a 3-byte unsigned (strx3 / addrx3) */
+function u24(r: ByteReader): bigint {
+  const b = [r.u8(), r.u8(), r.u8()];
+  return BigInt(r.little ? b[0] | (b[1] << 8) | (b[2] << 16) : (b[0] << 16) | (b[1] << 8) | b[2]);
+}
+
+const REF_FORMS: ReadonlySet<number> = new Set([DW_FORM.ref1, DW_FORM.ref2, DW_FORM.ref4, DW_FORM.ref8, DW_FORM.ref_udata]);
+
+/** One attribute value, keeping what readForm cannot interpret without the unit (indexes, unit-relative references). */
+function readRaw(r: ByteReader, form: number, ctx: FormContext, implicit: bigint, unitOffset: number): RawValue {
+  switch (form) {
+    case DW_FORM.strx: case DW_FORM.GNU_str_index: return { kind: 'strx', index: r.ulebBig() };
+    case DW_FORM.strx1: return { kind: 'strx', index: r.uint(1) };
+    case DW_FORM.strx2: return { kind: 'strx', index: r.uint(2) };
+    case DW_FORM.strx3: return { kind: 'strx', index: u24(r) };
+    case DW_FORM.strx4: return { kind: 'strx', index: r.uint(4) };
+    case DW_FORM.addrx: case DW_FORM.GNU_addr_index: return { kind: 'addrx', index: r.ulebBig() };
+    case DW_FORM.addrx1: return { kind: 'addrx', index: r.uint(1) };
+    case DW_FORM.addrx2: return { kind: 'addrx', index: r.uint(2) };
+    case DW_FORM.addrx3: return { kind: 'addrx', index: u24(r) };
+    case DW_FORM.addrx4: return { kind: 'addrx', index: r.uint(4) };
+    case DW_FORM.loclistx: return { kind: 'loclistx', index: r.ulebBig() };
+    case DW_FORM.rnglistx: return { kind: 'rnglistx', index: r.ulebBig() };
+    case DW_FORM.sec_offset: return { kind: 'secOffset', value: r.uint(ctx.offsetSize) };
+    case DW_FORM.ref_addr: return { kind: 'ref', offset: Number(r.uint(ctx.version <= 2 ? ctx.addressSize : ctx.offsetSize)) };
+  }
+  const v = readForm(r, form, ctx, implicit);
+  if (REF_FORMS.has(form) && v.kind === 'uint') return { kind: 'ref', offset: unitOffset + Number(v.value) };
+  if (v.kind === 'other') throw new RangeError(`form 0x${form.toString(16)} cannot be read here`);
+  return v;
+}
+
+const cache = new WeakMap<ElfImage, DebugInfo>();
+
+/** The image's .debug_info reader (made once per image; nothing is parsed until asked). */
+export function debugInfoOf(image: ElfImage): DebugInfo {
+  let d = cache.get(image);
+  if (d) return d;
+  const get = (name: string): Uint8Array | undefined => {
+    const s = image.section(name);
+    return s && s.data.length ? sectionContents(s, image.elfClass, image.endian === 'little', image.path) : undefined;
+  };
+  d = new DebugInfo({
+    info: get('.debug_info'), abbrev: get('.debug_abbrev'), str: get('.debug_str'), lineStr: get('.debug_line_str'),
+    strOffsets: get('.debug_str_offsets'), addr: get('.debug_addr'),
+  }, image.endian === 'little');
+  cache.set(image, d);
+  return d;
+}
