@@ -22,11 +22,16 @@ import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables, setRegister } from './registers';
+import { cpuFrameState, frameVariables, memReader } from '../emulator/debug/variables';
+import type { FrameVariables } from '../emulator/debug/variables';
 import type { SourceMap } from './sourceMap';
 import type { ProbeStop } from './stoppedEnv';
 
 export const FRAME_STRIDE = 1000;
 export const PROBE_SCOPE_BASE = 1_000_000;
+/** Arguments / Locals scopes of frame 0 (DWARF): base + frameId */
+export const ARGS_SCOPE_BASE = 2_000_000;
+export const LOCALS_SCOPE_BASE = 3_000_000;
 
 /**
  * Frames in code the emulator owns have no file: they get one of these
@@ -195,11 +200,34 @@ export class StopInspector {
     }
   }
 
+  /**
+   * The DWARF variables of a CPU's innermost frame (issue 14): parameters and
+   * locals in scope at its pc. Caller frames are not covered yet (they need
+   * the unwound registers); undefined when the CPU does not exist.
+   */
+  frameVariables(cpuIndex: number): FrameVariables | undefined {
+    const m = this.machine;
+    const cpu = m.cpus[cpuIndex];
+    if (!cpu) return undefined;
+    const state = cpuFrameState(m.image, m.arch, cpu);
+    return frameVariables(m.image, { ...state, pc: this.pcOf(cpuIndex) }, memReader(cpu));
+  }
+
   scopes(frameId: number): DebugProtocol.Scope[] {
     const regs: DebugProtocol.Scope = new Scope('Registers', frameId, false);
     regs.presentationHint = 'registers';
     const scopes = [regs];
     const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
+    if (frameId % FRAME_STRIDE === 0) {
+      const v = this.frameVariables(cpuIndex);
+      if (v?.ok) {
+        const args = new Scope('Arguments', ARGS_SCOPE_BASE + frameId, false) as DebugProtocol.Scope;
+        args.presentationHint = 'arguments';
+        const locals = new Scope('Locals', LOCALS_SCOPE_BASE + frameId, false) as DebugProtocol.Scope;
+        locals.presentationHint = 'locals';
+        scopes.unshift(args, locals);
+      }
+    }
     if (frameId % FRAME_STRIDE === 0 && this.probeStopFor(cpuIndex)) {
       scopes.unshift(new Scope(PROBE_SCOPE_NAME, PROBE_SCOPE_BASE + cpuIndex, false));
     }
@@ -208,6 +236,13 @@ export class StopInspector {
 
   variables(ref: number): DebugProtocol.Variable[] {
     const m = this.machine;
+    if (ref >= ARGS_SCOPE_BASE) {
+      const frameId = ref % 1_000_000;
+      const v = this.frameVariables(Math.floor(frameId / FRAME_STRIDE) - 1);
+      if (!v?.ok) return [];
+      const list = ref >= LOCALS_SCOPE_BASE ? v.locals : v.params;
+      return list.map(x => ({ name: x.name, value: x.value, type: x.type, variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }));
+    }
     if (ref >= PROBE_SCOPE_BASE) return this.probeVariables(ref - PROBE_SCOPE_BASE);
     const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];
     const frame = ref % FRAME_STRIDE;

@@ -53,7 +53,17 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     const { bp, ev, frame } = await stopInDoFork();
     assert.match(ev.body.description ?? '', /^breakpoint at do_fork\+0x[0-9a-f]+$/);
     const scopes = (await h.dc.scopesRequest({ frameId: frame.id })).body.scopes.map(s => s.name);
-    assert.deepEqual(scopes, ['Probe', 'Registers']);
+    assert.deepEqual(scopes, ['Probe', 'Arguments', 'Locals', 'Registers']);
+    // DWARF (issue 14): do_fork's parameters with their C types; the first is the first argument register
+    const args = await scopeVars(frame.id, 'Arguments');
+    assert.deepEqual([...args.keys()], ['clone_flags', 'stack_start', 'regs', 'stack_size', 'parent_tidptr', 'child_tidptr']);
+    assert.equal(args.get('regs')?.type, 'struct pt_regs *');
+    const regsScope = await scopeVars(frame.id, 'Registers');
+    const di = regsScope.get('rdi')?.value ?? regsScope.get('di')?.value;
+    assert.ok(di !== undefined, [...regsScope.keys()].join(' '));
+    assert.equal(BigInt(args.get('clone_flags')?.value ?? 'x'), BigInt(di));
+    const locals = await scopeVars(frame.id, 'Locals');
+    assert.deepEqual([...locals.keys()].sort(), ['err', 'pid']);
     let p = await scopeVars(frame.id, 'Probe');
     assert.equal(p.get('kind')?.value, 'kprobe');
     const addr = BigInt(bp.instructionReference!);

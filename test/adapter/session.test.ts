@@ -88,8 +88,11 @@ describe('kprobe debug adapter (DAP)', () => {
     assert.equal(top.name, 'start_kernel+0x0');
     assert.ok(top.source?.path?.endsWith('main.c'), `source of start_kernel: ${top.source?.path}`);
     const scopes = await dc.scopesRequest({ frameId: top.id });
-    assert.equal(scopes.body.scopes[0].name, 'Registers');
-    const regs = (await dc.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference })).body.variables;
+    const regScope = scopes.body.scopes.find(x => x.name === 'Registers');
+    assert.ok(regScope, scopes.body.scopes.map(x => x.name).join(', '));
+    // DWARF scopes come first when the pc has debug info (start_kernel: no parameters)
+    assert.deepEqual(scopes.body.scopes.map(x => x.name), ['Arguments', 'Locals', 'Registers']);
+    const regs = (await dc.variablesRequest({ variablesReference: regScope.variablesReference })).body.variables;
     const ip = regs.find(r => r.name === 'ip');
     assert.ok(ip, 'ip register listed');
     assert.equal(BigInt(ip.value), BigInt(top.instructionPointerReference!));
@@ -100,7 +103,7 @@ describe('kprobe debug adapter (DAP)', () => {
     await Promise.all([dc.configurationSequence(), dc.launch({ program: KERNEL, cpus: 1, stopOnEntry: true })]);
     await stoppedEv;
     const frame = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
-    const ref = (await dc.scopesRequest({ frameId: frame.id })).body.scopes[0].variablesReference;
+    const ref = (await dc.scopesRequest({ frameId: frame.id })).body.scopes.find(x => x.name === 'Registers')?.variablesReference ?? -1;
     const set = await dc.setVariableRequest({ variablesReference: ref, name: 'r12', value: '0x1234' });
     assert.equal(set.body.value, '0x0000000000001234');
     const regs = (await dc.variablesRequest({ variablesReference: ref })).body.variables;

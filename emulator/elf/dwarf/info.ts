@@ -16,6 +16,7 @@ import { ByteReader, strAt } from '../reader';
 import { sectionContents } from '../compressed';
 import type { ElfImage } from '../types';
 import { DW_FORM, FormContext, readForm } from './forms';
+import { loclistAt, rangeList } from './location';
 
 export interface DebugInfoSections {
   info?: Uint8Array;
@@ -24,6 +25,11 @@ export interface DebugInfoSections {
   lineStr?: Uint8Array;
   strOffsets?: Uint8Array;
   addr?: Uint8Array;
+  loclists?: Uint8Array;
+  rnglists?: Uint8Array;
+  /** DWARF 4 location and range lists */
+  loc?: Uint8Array;
+  ranges?: Uint8Array;
 }
 
 /** DW_TAG names (DWARF 5 table, the ones compilers emit for C) */
@@ -56,6 +62,8 @@ export const DW_AT = {
 /** An attribute value as read: resolved lazily by DebugInfo.attr() */
 export type RawValue =
   | { kind: 'uint'; value: bigint }
+  /** DW_FORM_addr: an address (DW_AT_high_pc of this class is absolute, of a constant class an offset) */
+  | { kind: 'addr'; value: bigint }
   | { kind: 'sint'; value: bigint }
   | { kind: 'string'; value: string }
   | { kind: 'block'; value: Uint8Array }
@@ -69,6 +77,7 @@ export type RawValue =
 /** A resolved attribute value. */
 export type AttrValue =
   | { kind: 'uint'; value: bigint }
+  | { kind: 'addr'; value: bigint }
   | { kind: 'sint'; value: bigint }
   | { kind: 'string'; value: string }
   | { kind: 'block'; value: Uint8Array }
@@ -196,7 +205,82 @@ export class DebugInfo {
   /** an unsigned attribute value */
   uint(d: Die, at: number): bigint | undefined {
     const v = this.attr(d, at);
-    return v && (v.kind === 'uint' || v.kind === 'sint' || v.kind === 'secOffset') ? v.value : undefined;
+    return v && (v.kind === 'uint' || v.kind === 'sint' || v.kind === 'secOffset' || v.kind === 'addr') ? v.value : undefined;
+  }
+
+  /** .debug_addr entry `index` of a unit (DW_OP_addrx, location lists) */
+  addrIndex(u: Unit, index: bigint): bigint | undefined {
+    try { return this.addrx(u, index); } catch { return undefined; }
+  }
+
+  /** The [lo, hi) address ranges of a DIE (low_pc/high_pc or DW_AT_ranges); empty when it has none or they cannot be read. */
+  ranges(d: Die): [bigint, bigint][] {
+    const lo = this.attr(d, DW_AT.low_pc);
+    const hi = this.attr(d, DW_AT.high_pc);
+    if (lo && hi && (lo.kind === 'addr' || lo.kind === 'uint')) {
+      if (hi.kind === 'addr') return [[lo.value, hi.value]];
+      if (hi.kind === 'uint' || hi.kind === 'sint') return [[lo.value, lo.value + hi.value]];
+    }
+    const rv = d.attrs.get(DW_AT.ranges);
+    if (!rv) return [];
+    const u = d.unit;
+    try {
+      const base = this.unitBase(u);
+      const ctx = { little: this.little, addressSize: u.addressSize, base, addrx: (i: bigint) => this.addrIndex(u, i) };
+      if (u.version >= 5) {
+        const sec = this.s.rnglists;
+        if (!sec) return [];
+        const off = rv.kind === 'rnglistx' ? this.listOffset(sec, u, DW_AT.rnglists_base, rv.index) : (rv as { value: bigint }).value;
+        return rangeList(sec, Number(off), ctx, 5);
+      }
+      const sec = this.s.ranges;
+      return sec && rv.kind === 'secOffset' ? rangeList(sec, Number(rv.value), ctx, 4) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** The location expression of a DIE's attribute (DW_AT_location, DW_AT_frame_base) in effect at pc; undefined: optimized out there. */
+  locationAt(d: Die, at: number, pc: bigint): Uint8Array | undefined {
+    const v = d.attrs.get(at);
+    if (!v) return undefined;
+    if (v.kind === 'block') return v.value;
+    const u = d.unit;
+    const base = this.unitBase(u);
+    const ctx = { little: this.little, addressSize: u.addressSize, base, addrx: (i: bigint) => this.addrIndex(u, i) };
+    if (u.version >= 5) {
+      const sec = this.s.loclists;
+      if (!sec) throw new RangeError('a location list without .debug_loclists');
+      const off = v.kind === 'loclistx' ? this.listOffset(sec, u, DW_AT.loclists_base, v.index) : v.kind === 'secOffset' ? v.value : undefined;
+      if (off === undefined) throw new RangeError('a location of an unexpected form');
+      return loclistAt(sec, Number(off), pc, ctx, 5);
+    }
+    const sec = this.s.loc;
+    if (!sec || v.kind !== 'secOffset') throw new RangeError('a location list without .debug_loc');
+    return loclistAt(sec, Number(v.value), pc, ctx, 4);
+  }
+
+  /** the unit whose ranges hold pc */
+  unitFor(pc: bigint): Unit | undefined {
+    for (const u of this.units()) {
+      if (u.error) continue;
+      const root = this.root(u);
+      if (root && this.ranges(root).some(([lo, hi]) => pc >= lo && pc < hi)) return u;
+    }
+    return undefined;
+  }
+
+  private unitBase(u: Unit): bigint {
+    const root = this.root(u);
+    const lo = root ? this.attr(root, DW_AT.low_pc) : undefined;
+    return lo && (lo.kind === 'addr' || lo.kind === 'uint') ? lo.value : 0n;
+  }
+
+  /** DWARF 5 loclistx / rnglistx: the list's offset from the offsets array at the unit's base */
+  private listOffset(sec: Uint8Array, u: Unit, baseAt: number, index: bigint): bigint {
+    const base = this.rootUint(u, baseAt) ?? 12n;
+    const entry = new ByteReader(sec, this.little).uintAt(Number(base + index * BigInt(u.offsetSize)), u.offsetSize);
+    return base + entry;
   }
 
   /** the DIE a reference attribute points at */
@@ -283,7 +367,8 @@ export class DebugInfo {
   private resolve(u: Unit, v: RawValue, at: number): AttrValue {
     switch (v.kind) {
       case 'strx': return { kind: 'string', value: this.strx(u, v.index) };
-      case 'addrx': return { kind: 'uint', value: this.addrx(u, v.index) };
+      case 'addr': return v;
+      case 'addrx': return { kind: 'addr', value: this.addrx(u, v.index) };
       case 'loclistx': case 'rnglistx': {
         // DWARF 5: an index into the offsets array after the unit's loclists/rnglists base; the value is an offset from that base
         const base = this.rootUint(u, v.kind === 'loclistx' ? DW_AT.loclists_base : DW_AT.rnglists_base) ?? 12n;
@@ -340,6 +425,7 @@ const REF_FORMS: ReadonlySet<number> = new Set([DW_FORM.ref1, DW_FORM.ref2, DW_F
 /** One attribute value, keeping what readForm cannot interpret without the unit (indexes, unit-relative references). */
 function readRaw(r: ByteReader, form: number, ctx: FormContext, implicit: bigint, unitOffset: number): RawValue {
   switch (form) {
+    case DW_FORM.addr: return { kind: 'addr', value: r.uint(ctx.addressSize) };
     case DW_FORM.strx: case DW_FORM.GNU_str_index: return { kind: 'strx', index: r.ulebBig() };
     case DW_FORM.strx1: return { kind: 'strx', index: r.uint(1) };
     case DW_FORM.strx2: return { kind: 'strx', index: r.uint(2) };
@@ -374,6 +460,7 @@ export function debugInfoOf(image: ElfImage): DebugInfo {
   d = new DebugInfo({
     info: get('.debug_info'), abbrev: get('.debug_abbrev'), str: get('.debug_str'), lineStr: get('.debug_line_str'),
     strOffsets: get('.debug_str_offsets'), addr: get('.debug_addr'),
+    loclists: get('.debug_loclists'), rnglists: get('.debug_rnglists'), loc: get('.debug_loc'), ranges: get('.debug_ranges'),
   }, image.endian === 'little');
   cache.set(image, d);
   return d;

@@ -1,0 +1,311 @@
+/**
+ * The variables of a stopped frame from DWARF (issue 14): the function
+ * holding the pc (a DW_TAG_subprogram, with the inlined subroutines and
+ * lexical blocks that hold it), its parameters and the locals in scope at
+ * the pc, each with its C type, its location evaluated with the frame's
+ * registers (DWARF numbers), CFA and frame base, and its value formatted as
+ * gdb prints it: integers in decimal, chars as `65 'A'`, pointers in hex
+ * (`char *` with the string), enums by name, `<optimized out>` where the
+ * compiler left no location, structs / unions / arrays summarized.
+ *
+ * Arch-neutral: the frame comes in DWARF register numbers, memory through a
+ * reader; nothing here knows a register name.
+ */
+import type { ElfImage } from '../elf/types';
+import type { ArchOps, Cpu } from '../arch/types';
+import { cfiFor } from '../unwind';
+import { mustVAddr, toVAddr } from '../memory/address';
+import { DW_AT, DebugInfo, Die, debugInfoOf } from '../elf/dwarf/info';
+import { Location, evalLocation } from '../elf/dwarf/location';
+
+export interface FrameState {
+  pc: bigint;
+  /** registers known in this frame, by DWARF number */
+  regs: ReadonlyMap<number, bigint>;
+  /** the frame's canonical frame address (from the CFI), when known */
+  cfa?: bigint;
+}
+
+/** Bytes of memory, or undefined when they cannot be read. */
+export type MemReader = (addr: bigint, size: number) => Uint8Array | undefined;
+
+export interface FrameVariable {
+  name: string;
+  /** C type as gdb writes it: `int`, `struct node *`, `const char *` */
+  type: string;
+  /** the value as gdb prints it, or `<optimized out>` / `<error: ...>` */
+  value: string;
+  kind: 'param' | 'local';
+}
+
+export type FrameVariables =
+  | { ok: true; function: string; params: FrameVariable[]; locals: FrameVariable[] }
+  | { ok: false; reason: string };
+
+const TAG = {
+  formal_parameter: 0x05, lexical_block: 0x0b, pointer_type: 0x0f, structure_type: 0x13, typedef: 0x16, union_type: 0x17,
+  inlined_subroutine: 0x1d, base_type: 0x24, const_type: 0x26, enumerator: 0x28, enumeration_type: 0x04, array_type: 0x01,
+  subprogram: 0x2e, variable: 0x34, volatile_type: 0x35, subroutine_type: 0x15, restrict_type: 0x37, subrange_type: 0x21,
+  atomic_type: 0x47,
+} as const;
+
+/** The variables of a frame, or why there are none ("no debug info for this frame: ..."). */
+export function frameVariables(image: ElfImage, frame: FrameState, read: MemReader): FrameVariables {
+  const di = debugInfoOf(image);
+  const u = di.unitFor(frame.pc);
+  if (!u) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no compile unit covers it)` };
+  const root = di.root(u);
+  if (!root) return { ok: false, reason: u.error ?? 'the compile unit cannot be read' };
+  // the chain of DIEs holding the pc: subprogram, then nested blocks and inlined subroutines
+  const chain: Die[] = [];
+  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => frame.pc >= lo && frame.pc < hi);
+  let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
+  if (!scope) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no function of ${di.name(root) ?? 'its unit'} covers it)` };
+  while (scope) {
+    chain.push(scope);
+    scope = scope.children.find(c => (c.tag === TAG.lexical_block || c.tag === TAG.inlined_subroutine) && holds(c));
+  }
+  const fn = chain[0];
+  const little = image.endian === 'little';
+  const addressSize = u.addressSize;
+  const memUint = (a: bigint, size: number): bigint | undefined => {
+    const b = read(a, size);
+    return b ? bytesToUint(b, little) : undefined;
+  };
+  let frameBaseCache: bigint | undefined | null = null;
+  const ctx = {
+    addressSize, little, cfa: frame.cfa,
+    reg: (n: number) => frame.regs.get(n),
+    read: memUint,
+    addrx: (i: bigint) => di.addrIndex(u, i),
+    frameBase: (): bigint | undefined => {
+      if (frameBaseCache !== null) return frameBaseCache;
+      frameBaseCache = undefined;
+      const e = safe(() => di.locationAt(fn, DW_AT.frame_base, frame.pc));
+      if (e) {
+        const l = evalLocation(e, { ...ctx, frameBase: undefined });
+        if (l.kind === 'register') frameBaseCache = frame.regs.get(l.reg);
+        else if (l.kind === 'memory') frameBaseCache = l.addr;
+        else if (l.kind === 'value') frameBaseCache = l.value;
+      }
+      return frameBaseCache;
+    },
+  };
+  const params: FrameVariable[] = [];
+  const locals: FrameVariable[] = [];
+  const innermost = chain[chain.length - 1];
+  // parameters: of the innermost function (an inlined subroutine's own, else the subprogram's)
+  const paramOwner = [...chain].reverse().find(d => d.tag === TAG.inlined_subroutine || d.tag === TAG.subprogram) ?? fn;
+  for (const d of chain) {
+    for (const c of d.children) {
+      if (c.tag === TAG.formal_parameter && d === paramOwner) params.push(variable(di, c, 'param', frame.pc, ctx, read, little));
+      else if (c.tag === TAG.variable) locals.push(variable(di, c, 'local', frame.pc, ctx, read, little));
+    }
+    if (d === innermost) break;
+  }
+  const fname = nameOf(di, paramOwner) ?? nameOf(di, fn) ?? '?';
+  return { ok: true, function: fname, params, locals };
+}
+
+function safe<T>(f: () => T): T | undefined {
+  try { return f(); } catch { return undefined; }
+}
+
+/** DW_AT_name, through DW_AT_abstract_origin / DW_AT_specification */
+function nameOf(di: DebugInfo, d: Die): string | undefined {
+  for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
+    const n = di.name(x);
+    if (n !== undefined) return n;
+    x = di.ref(x, DW_AT.abstract_origin) ?? di.ref(x, DW_AT.specification);
+  }
+  return undefined;
+}
+
+/** an attribute's DIE reference, through abstract_origin */
+function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
+  for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
+    const r = di.ref(x, at);
+    if (r) return r;
+    x = di.ref(x, DW_AT.abstract_origin);
+  }
+  return undefined;
+}
+
+function variable(di: DebugInfo, d: Die, kind: 'param' | 'local', pc: bigint, ctx: Parameters<typeof evalLocation>[1], read: MemReader, little: boolean): FrameVariable {
+  const name = nameOf(di, d) ?? '?';
+  const type = refOf(di, d, DW_AT.type);
+  const typeName = type ? typeText(di, type) : 'void';
+  let value: string;
+  const cv = di.attr(d, DW_AT.const_value);
+  if (cv && (cv.kind === 'uint' || cv.kind === 'sint')) value = formatScalar(di, type, cv.value, read);
+  else {
+    let expr: Uint8Array | undefined;
+    try {
+      expr = di.locationAt(d, DW_AT.location, pc);
+    } catch (e) {
+      return { name, type: typeName, value: `<error: ${e instanceof Error ? e.message : String(e)}>`, kind };
+    }
+    value = expr === undefined ? '<optimized out>' : valueAt(di, type, evalLocation(expr, ctx), ctx, read, little);
+  }
+  return { name, type: typeName, value, kind };
+}
+
+/** Strip typedefs and qualifiers */
+function strip(di: DebugInfo, t: Die | undefined): Die | undefined {
+  for (let i = 0; t && i < 32; i++) {
+    if (t.tag !== TAG.typedef && t.tag !== TAG.const_type && t.tag !== TAG.volatile_type && t.tag !== TAG.restrict_type && t.tag !== TAG.atomic_type) return t;
+    t = di.ref(t, DW_AT.type);
+  }
+  return t;
+}
+
+function sizeOf(di: DebugInfo, t: Die | undefined, addressSize: number): number | undefined {
+  const s = strip(di, t);
+  if (!s) return undefined;
+  if (s.tag === TAG.pointer_type) return Number(di.uint(s, DW_AT.byte_size) ?? BigInt(addressSize));
+  const b = di.uint(s, DW_AT.byte_size);
+  return b === undefined ? undefined : Number(b);
+}
+
+/** The C spelling of a type, as gdb prints it in `ptype`-like one-liners. */
+export function typeText(di: DebugInfo, t: Die | undefined, depth = 0): string {
+  if (!t) return 'void';
+  if (depth > 16) return '...';
+  const inner = (): string => typeText(di, di.ref(t, DW_AT.type), depth + 1);
+  const named = (kw: string): string => `${kw} ${di.name(t) ?? '{...}'}`;
+  switch (t.tag) {
+    case TAG.base_type: case TAG.typedef: return di.name(t) ?? '?';
+    case TAG.pointer_type: { const i = di.ref(t, DW_AT.type); return i?.tag === TAG.subroutine_type ? `${typeText(di, di.ref(i, DW_AT.type), depth + 1)} (*)(...)` : `${inner()} *`; }
+    case TAG.const_type: return `const ${inner()}`;
+    case TAG.volatile_type: return `volatile ${inner()}`;
+    case TAG.structure_type: return named('struct');
+    case TAG.union_type: return named('union');
+    case TAG.enumeration_type: return named('enum');
+    case TAG.array_type: {
+      const dims = t.children.filter(c => c.tag === TAG.subrange_type).map(c => {
+        const n = di.uint(c, DW_AT.count) ?? ((di.uint(c, DW_AT.upper_bound) ?? -1n) + 1n);
+        return `[${n >= 0n ? n : ''}]`;
+      });
+      return `${inner()} ${dims.join('')}`;
+    }
+    case TAG.subroutine_type: return `${inner()} (...)`;
+    default: return inner();
+  }
+}
+
+function bytesToUint(b: Uint8Array, little: boolean): bigint {
+  let v = 0n;
+  for (let i = 0; i < b.length; i++) v = (v << 8n) | BigInt(little ? b[b.length - 1 - i] : b[i]);
+  return v;
+}
+
+function valueAt(di: DebugInfo, type: Die | undefined, loc: Location, ctx: Parameters<typeof evalLocation>[1], read: MemReader, little: boolean): string {
+  const size = sizeOf(di, type, ctx.addressSize) ?? ctx.addressSize;
+  switch (loc.kind) {
+    case 'optimizedOut': return '<optimized out>';
+    case 'error': return `<error: ${loc.message}>`;
+    case 'register': {
+      const v = ctx.reg(loc.reg);
+      if (v === undefined) return '<optimized out>';
+      return formatScalar(di, type, BigInt.asUintN(size * 8, v), read);
+    }
+    case 'value': return formatScalar(di, type, BigInt.asUintN(Math.min(size, 8) * 8, loc.value), read);
+    case 'implicit': return formatScalar(di, type, bytesToUint(loc.bytes.subarray(0, Math.min(size, 8)), little), read);
+    case 'pieces': return '{...} (pieces)';
+    case 'memory': {
+      const s = strip(di, type);
+      if (s && (s.tag === TAG.structure_type || s.tag === TAG.union_type || s.tag === TAG.array_type)) return `{...} @ 0x${loc.addr.toString(16)}`;
+      const b = read(loc.addr, size);
+      if (!b) return `<error: cannot access memory at address 0x${loc.addr.toString(16)}>`;
+      return formatScalar(di, type, bytesToUint(b, little), read);
+    }
+  }
+}
+
+const DW_ATE = { boolean: 0x02, float: 0x04, signed: 0x05, signed_char: 0x06, unsigned: 0x07, unsigned_char: 0x08 } as const;
+
+function charText(c: number): string {
+  const esc: Record<number, string> = { 0: '\\000', 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
+  if (esc[c] !== undefined) return esc[c];
+  if (c >= 0x20 && c < 0x7f) return String.fromCharCode(c);
+  return `\\${c.toString(8).padStart(3, '0')}`;
+}
+
+/** A scalar value (raw bits of the type's size) as gdb prints it. */
+function formatScalar(di: DebugInfo, type: Die | undefined, raw: bigint, read: MemReader): string {
+  const t = strip(di, type);
+  if (!t) return `0x${raw.toString(16)}`;
+  const size = Number(di.uint(t, DW_AT.byte_size) ?? 8n);
+  switch (t.tag) {
+    case TAG.base_type: {
+      const enc = Number(di.uint(t, DW_AT.encoding) ?? 0n);
+      const bits = size * 8;
+      if (enc === DW_ATE.boolean) return raw === 0n ? 'false' : 'true';
+      if (enc === DW_ATE.signed_char || enc === DW_ATE.unsigned_char) {
+        const v = enc === DW_ATE.signed_char ? BigInt.asIntN(8, raw) : BigInt.asUintN(8, raw);
+        return `${v} '${charText(Number(BigInt.asUintN(8, raw)))}'`;
+      }
+      if (enc === DW_ATE.float) {
+        const dv = new DataView(new ArrayBuffer(8));
+        if (size === 4) { dv.setUint32(0, Number(raw & 0xffffffffn)); return String(dv.getFloat32(0)); }
+        if (size === 8) { dv.setBigUint64(0, raw); return String(dv.getFloat64(0)); }
+        return `0x${raw.toString(16)}`;
+      }
+      return String(enc === DW_ATE.signed ? BigInt.asIntN(bits, raw) : BigInt.asUintN(bits, raw));
+    }
+    case TAG.enumeration_type: {
+      const e = t.children.find(c => c.tag === TAG.enumerator && BigInt.asUintN(size * 8, (di.uint(c, DW_AT.const_value) ?? -1n)) === raw);
+      return e ? di.name(e) ?? String(raw) : String(BigInt.asIntN(size * 8, raw));
+    }
+    case TAG.pointer_type: {
+      const hex = `0x${raw.toString(16)}`;
+      const to = strip(di, di.ref(t, DW_AT.type));
+      const isChar = to?.tag === TAG.base_type && [DW_ATE.signed_char, DW_ATE.unsigned_char].includes(Number(di.uint(to, DW_AT.encoding) ?? 0n) as 6 | 8);
+      if (isChar && raw !== 0n) {
+        const s = readCString(read, raw, 200);
+        return s === undefined ? `${hex} <error: Cannot access memory at address ${hex}>` : `${hex} "${s}"`;
+      }
+      return hex;
+    }
+    default: return `0x${raw.toString(16)}`;
+  }
+}
+
+function readCString(read: MemReader, addr: bigint, max: number): string | undefined {
+  let out = '';
+  for (let i = 0; i < max; i++) {
+    const b = read(addr + BigInt(i), 1);
+    if (!b) return i === 0 ? undefined : out;
+    if (b[0] === 0) return out;
+    out += charText(b[0]);
+  }
+  return out + '...';
+}
+
+/**
+ * Frame 0 of a CPU as FrameState: its registers by DWARF number (the port's
+ * dwarfRegs map) and the CFA from the image's call frame information.
+ */
+export function cpuFrameState(image: ElfImage, arch: ArchOps, cpu: Cpu): FrameState {
+  const regs = new Map<number, bigint>();
+  const bits = arch.abi.pointerSize * 8;
+  arch.dwarfRegs?.forEach((idx, d) => { if (idx >= 0) regs.set(d, BigInt.asUintN(bits, cpu.getReg(idx))); });
+  const pc = cpu.getPc();
+  const spD = arch.dwarfRegs ? arch.dwarfRegs.indexOf(arch.abi.spReg) : -1;
+  let cfa: bigint | undefined;
+  const cfi = cfiFor(image);
+  if (cfi && spD >= 0) {
+    const step = cfi.step(pc, regs, a => memReader(cpu)(a, arch.abi.pointerSize)?.reduceRight((v, b) => (v << 8n) | BigInt(b), 0n), spD);
+    if (step.kind === 'ok') cfa = step.cfa;
+  }
+  return { pc, regs, cfa };
+}
+
+/** A MemReader over a CPU's address space (little-endian bytes; undefined where unmapped). */
+export function memReader(cpu: Cpu): MemReader {
+  return (addr, size) => {
+    const v = toVAddr(addr);
+    if (v === null || !cpu.mem.isMapped(v, size)) return undefined;
+    try { return cpu.mem.readBytes(mustVAddr(addr), size); } catch { return undefined; }
+  };
+}
