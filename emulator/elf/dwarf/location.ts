@@ -177,6 +177,15 @@ export interface ListContext {
   addrx?(index: bigint): bigint | undefined;
 }
 
+/** DW_LLE / DW_RLE *x entries: an address index through the unit's .debug_addr */
+function addrIndexer(ctx: ListContext): (i: bigint) => bigint {
+  return i => {
+    const v = ctx.addrx?.(i);
+    if (v === undefined) throw new RangeError(`address index ${i} cannot be read`);
+    return v;
+  };
+}
+
 /**
  * The location description in effect at pc in a DWARF 5 .debug_loclists
  * list at `offset`; undefined when no entry covers pc (optimized out there).
@@ -198,11 +207,7 @@ export function loclistAt(sec: Uint8Array, offset: number, pc: bigint, ctx: List
     return undefined;
   }
   let base = ctx.base;
-  const ax = (i: bigint): bigint => {
-    const v = ctx.addrx?.(i);
-    if (v === undefined) throw new RangeError(`address index ${i} cannot be read`);
-    return v;
-  };
+  const ax = addrIndexer(ctx);
   for (let guard = 0; guard < 100_000; guard++) {
     const kind = r.u8();
     let lo: bigint, hi: bigint;
@@ -239,11 +244,7 @@ export function rangeList(sec: Uint8Array, offset: number, ctx: ListContext, ver
     }
     return out;
   }
-  const ax = (i: bigint): bigint => {
-    const v = ctx.addrx?.(i);
-    if (v === undefined) throw new RangeError(`address index ${i} cannot be read`);
-    return v;
-  };
+  const ax = addrIndexer(ctx);
   for (let guard = 0; guard < 100_000; guard++) {
     const kind = r.u8();
     switch (kind) {
