@@ -2,8 +2,9 @@
  * The DAP `evaluate` request over a stopped CPU: `$reg` (or a register
  * spelled gdb's way: `$rdi`, `rdi`) for a register, handler-language
  * expressions (emulator/handlers/evaluate.ts) over a StoppedCpuEnv, and
- * bare kernel symbol names (their address). Hovers over a C identifier that
- * names a kernel symbol show the symbol's address first. Errors are answers
+ * C names the program's DWARF knows (a parameter or local of the innermost
+ * frame, a global or static: their value), bare kernel symbol names
+ * without debug info (their address). Errors are answers
  * in the console, never notifications (adapter/errors.ts).
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
@@ -16,6 +17,8 @@ import { formatAddress } from './disassemble';
 import { evaluateExpression, formatValue, isIdentifier } from '../emulator/handlers';
 import { registerVariables } from './registers';
 import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
+import { globalVariable, memReader } from '../emulator/debug/variables';
+import type { FrameVariables } from '../emulator/debug/variables';
 
 export interface EvaluateInput {
   machine: Machine;
@@ -27,6 +30,8 @@ export interface EvaluateInput {
   expression: string;
   /** DAP context: watch, repl, hover, clipboard... */
   context?: string;
+  /** the DWARF variables of the CPU's innermost frame (issue 14), when known */
+  frameVariables?: () => FrameVariables | undefined;
 }
 
 export type EvaluateAnswer =
@@ -42,6 +47,13 @@ export function registerNamed(arch: ArchInfo, name: string): string | undefined 
 export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   const { machine: m, cpu } = inp;
   const expr = inp.expression.trim();
+  // a C name the program knows (DWARF): a parameter or local of the innermost frame, else a global / static
+  if (isIdentifier(expr)) {
+    const fv = inp.frameVariables?.();
+    const local = fv?.ok ? [...fv.params, ...fv.locals].find(x => x.name === expr) : undefined;
+    const v = local ?? globalVariable(m.image, expr, memReader(cpu), cpu.getPc());
+    if (v) return { ok: true, body: { result: v.value, type: v.type, variablesReference: 0 } };
+  }
   const reg = /^\$(\w+)$/.exec(expr);
   const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
   // `$name`, or a bare register name that is no kernel symbol (gdb habits: `rdi`, `$rip`)

@@ -309,3 +309,29 @@ export function memReader(cpu: Cpu): MemReader {
     try { return cpu.mem.readBytes(mustVAddr(addr), size); } catch { return undefined; }
   };
 }
+
+/**
+ * A global or file-static variable by name (DW_TAG_variable at unit level
+ * with a memory location), its value read now; the unit holding `pc` is
+ * searched first (its statics win), then the others. Undefined when no
+ * unit has one with that name.
+ */
+export function globalVariable(image: ElfImage, name: string, read: MemReader, pc?: bigint): FrameVariable | undefined {
+  const di = debugInfoOf(image);
+  const first = pc !== undefined ? di.unitFor(pc) : undefined;
+  const units = first ? [first, ...di.units().filter(u => u !== first)] : di.units();
+  const little = image.endian === 'little';
+  for (const u of units) {
+    if (u.error) continue;
+    const root = di.root(u);
+    const d = root?.children.find(c => c.tag === TAG.variable && di.name(c) === name && c.attrs.has(DW_AT.location));
+    if (!d) continue;
+    const ctx = {
+      addressSize: u.addressSize, little, reg: () => undefined,
+      read: (a: bigint, size: number) => { const b = read(a, size); return b ? bytesToUint(b, little) : undefined; },
+      addrx: (i: bigint) => di.addrIndex(u, i),
+    };
+    return variable(di, d, 'local', pc ?? 0n, ctx, read, little);
+  }
+  return undefined;
+}

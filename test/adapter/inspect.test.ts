@@ -117,6 +117,26 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.match(hover.result, /^0xffffffff8[0-9a-f]{7} <copy_process>$/);
   });
 
+  test('evaluate and hover C names from DWARF: parameters of the frame, globals and statics by value (issue 14)', async () => {
+    const { frame } = await stopInDoFork();
+    const args = await scopeVars(frame.id, 'Arguments');
+    const flags = await h.evaluate('clone_flags', frame.id, 'repl');
+    assert.equal(flags.result, args.get('clone_flags')?.value);
+    assert.equal(flags.type, 'unsigned long');
+    const hover = await h.evaluate('stack_size', frame.id, 'hover');
+    assert.equal(hover.result, args.get('stack_size')?.value);
+    // fork.c: static long last_pid = 100, incremented once per alloc_pid(): a value, not its address
+    const lp = await h.evaluate('last_pid', frame.id, 'hover');
+    assert.equal(lp.type, 'long');
+    assert.match(lp.result, /^\d+$/);
+    assert.ok(BigInt(lp.result) >= 100n);
+    // the value in memory is what the handler language reads through the symbol's address
+    const raw = await h.evaluate('*(long *)symbol("last_pid")', frame.id, 'repl');
+    assert.equal(BigInt(raw.result.split(' ')[0]), BigInt(lp.result));
+    // a function stays a symbol (its address)
+    assert.match((await h.evaluate('do_fork', frame.id, 'hover')).result, /^0xffffffff[0-9a-f]+ <do_fork>$/);
+  });
+
   test('evaluate: errors are clear messages with the column', async () => {
     const { frame } = await stopInDoFork();
     assert.match(await h.evaluateError('regs->nosuch', frame.id), /cannot evaluate "regs->nosuch": 1:7: .*nosuch/);
