@@ -22,7 +22,7 @@ import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables, setRegister } from './registers';
-import { cpuFrameState, frameVariables, memReader } from '../emulator/debug/variables';
+import { frameVariables, memReader, unwindStates } from '../emulator/debug/variables';
 import type { FrameVariables } from '../emulator/debug/variables';
 import type { SourceMap } from './sourceMap';
 import type { ProbeStop } from './stoppedEnv';
@@ -201,16 +201,23 @@ export class StopInspector {
   }
 
   /**
-   * The DWARF variables of a CPU's innermost frame (issue 14): parameters and
-   * locals in scope at its pc. Caller frames are not covered yet (they need
-   * the unwound registers); undefined when the CPU does not exist.
+   * The DWARF variables of one of a CPU's frames (issue 14): parameters and
+   * locals in scope at its pc, with the registers the call frame
+   * information recovers for that frame (callers: callee-saved registers
+   * restored, the others unknown, so their variables may be
+   * `<optimized out>`). Undefined when the CPU does not exist or the CFI
+   * walk does not reach that frame at the frame the stack trace shows.
    */
-  frameVariables(cpuIndex: number): FrameVariables | undefined {
+  frameVariables(cpuIndex: number, frameIdx = 0): FrameVariables | undefined {
     const m = this.machine;
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return undefined;
-    const state = cpuFrameState(m.image, m.arch, cpu);
-    return frameVariables(m.image, { ...state, pc: this.pcOf(cpuIndex) }, memReader(cpu));
+    const shown = this.frames(cpuIndex)[frameIdx];
+    if (!shown || shown.idle) return undefined;
+    const states = unwindStates(m.image, m.arch, cpu, frameIdx + 1, this.pcOf(cpuIndex));
+    const st = states[frameIdx];
+    if (!st || st.pc !== shown.lookupPc) return undefined;
+    return frameVariables(m.image, st, memReader(cpu));
   }
 
   scopes(frameId: number): DebugProtocol.Scope[] {
@@ -218,8 +225,8 @@ export class StopInspector {
     regs.presentationHint = 'registers';
     const scopes = [regs];
     const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
-    if (frameId % FRAME_STRIDE === 0) {
-      const v = this.frameVariables(cpuIndex);
+    {
+      const v = this.frameVariables(cpuIndex, frameId % FRAME_STRIDE);
       if (v?.ok) {
         const args = new Scope('Arguments', ARGS_SCOPE_BASE + frameId, false) as DebugProtocol.Scope;
         args.presentationHint = 'arguments';
@@ -238,7 +245,7 @@ export class StopInspector {
     const m = this.machine;
     if (ref >= ARGS_SCOPE_BASE) {
       const frameId = ref % 1_000_000;
-      const v = this.frameVariables(Math.floor(frameId / FRAME_STRIDE) - 1);
+      const v = this.frameVariables(Math.floor(frameId / FRAME_STRIDE) - 1, frameId % FRAME_STRIDE);
       if (!v?.ok) return [];
       const list = ref >= LOCALS_SCOPE_BASE ? v.locals : v.params;
       return list.map(x => ({ name: x.name, value: x.value, type: x.type, variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }));

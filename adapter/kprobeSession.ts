@@ -499,7 +499,7 @@ export class KprobeSession extends LoggingDebugSession {
     const r = evaluateForDap({
       machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.inspector?.probeStopFor(cpu.id),
       expression: args.expression, context: args.context,
-      frameVariables: () => this.inspector?.frameVariables(cpu.id),
+      frameVariables: () => this.inspector?.frameVariables(cpu.id, frame % FRAME_STRIDE),
     });
     if (!r.ok) return this.sendErrorResponse(response, dapError(r.error, r.message));
     response.body = r.body;

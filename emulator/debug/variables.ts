@@ -286,19 +286,35 @@ function readCString(read: MemReader, addr: bigint, max: number): string | undef
  * Frame 0 of a CPU as FrameState: its registers by DWARF number (the port's
  * dwarfRegs map) and the CFA from the image's call frame information.
  */
-export function cpuFrameState(image: ElfImage, arch: ArchOps, cpu: Cpu): FrameState {
-  const regs = new Map<number, bigint>();
+export function cpuFrameState(image: ElfImage, arch: ArchOps, cpu: Cpu, pc = cpu.getPc()): FrameState {
+  return unwindStates(image, arch, cpu, 1, pc)[0];
+}
+
+/**
+ * The frames of a CPU by the call frame information, innermost first, up to
+ * `max`: each with the registers the unwinder recovers for it (callee-saved
+ * ones restored, the others unknown), its CFA, and as pc the address the
+ * frame's code is at — for callers the byte before the return address (the
+ * call), where their scopes and location lists are looked up. The walk ends
+ * where the CFI does (no FDE, an unreadable save slot).
+ */
+export function unwindStates(image: ElfImage, arch: ArchOps, cpu: Cpu, max: number, pc = cpu.getPc()): FrameState[] {
+  let regs = new Map<number, bigint>();
   const bits = arch.abi.pointerSize * 8;
   arch.dwarfRegs?.forEach((idx, d) => { if (idx >= 0) regs.set(d, BigInt.asUintN(bits, cpu.getReg(idx))); });
-  const pc = cpu.getPc();
   const spD = arch.dwarfRegs ? arch.dwarfRegs.indexOf(arch.abi.spReg) : -1;
-  let cfa: bigint | undefined;
   const cfi = cfiFor(image);
-  if (cfi && spD >= 0) {
-    const step = cfi.step(pc, regs, a => memReader(cpu)(a, arch.abi.pointerSize)?.reduceRight((v, b) => (v << 8n) | BigInt(b), 0n), spD);
-    if (step.kind === 'ok') cfa = step.cfa;
+  const readPtr = (a: bigint): bigint | undefined => memReader(cpu)(a, arch.abi.pointerSize)?.reduceRight((v, b) => (v << 8n) | BigInt(b), 0n);
+  const out: FrameState[] = [];
+  let lookup = pc;
+  for (let i = 0; i < max; i++) {
+    const step = cfi && spD >= 0 ? cfi.step(lookup, regs, readPtr, spD) : undefined;
+    out.push({ pc: lookup, regs, cfa: step?.kind === 'ok' ? step.cfa : undefined });
+    if (step?.kind !== 'ok' || step.ra === undefined || step.ra === 0n) break;
+    regs = new Map(step.regs);
+    lookup = step.ra - 1n;
   }
-  return { pc, regs, cfa };
+  return out;
 }
 
 /** A MemReader over a CPU's address space (little-endian bytes; undefined where unmapped). */

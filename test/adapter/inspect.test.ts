@@ -80,9 +80,13 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     await h.dc.customRequest(ProbeRequest.setEnabled, { id: bp.id, enabled: false });
     p = await scopeVars(frame.id, 'Probe');
     assert.match(p.get('p->flags')!.value, /^0x[26] \([26]\) \[DISABLED\]/);
-    // Caller frames have no Probe scope.
+    // Caller frames have no Probe scope; their DWARF scopes use the registers the CFI recovers
     const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
-    assert.deepEqual((await h.dc.scopesRequest({ frameId: frames[1].id })).body.scopes.map(s => s.name), ['Registers']);
+    assert.deepEqual((await h.dc.scopesRequest({ frameId: frames[1].id })).body.scopes.map(s => s.name), ['Arguments', 'Locals', 'Registers']);
+    const callerLocals = await scopeVars(frames[1].id, 'Locals');
+    const callerArgs = await scopeVars(frames[1].id, 'Arguments');
+    assert.ok(callerLocals.size + callerArgs.size > 0, `${frames[1].name}: some variables`);
+    for (const v of [...callerLocals.values(), ...callerArgs.values()]) assert.doesNotMatch(v.value, /^<error/, `${v.name}: ${v.value}`);
   });
 
   test('evaluate: handler-language expressions over the stopped CPU, hex and decimal', async () => {

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rig } from '../kprobes/harness';
 import { PORTS } from '../../emulator/ports';
-import { cpuFrameState, frameVariables, memReader, FrameVariables } from '../../emulator/debug/variables';
+import { cpuFrameState, frameVariables, memReader, unwindStates, FrameVariables } from '../../emulator/debug/variables';
 import { lineOf } from '../adapter/dapHarness';
 import { repoPath } from '../util/paths';
 
@@ -25,10 +25,11 @@ describe('frame variables from DWARF', () => {
       const seen: { v: FrameVariables; args: bigint[] }[] = [];
       const abi = r.machine.arch.abi;
       r.engine.registerKprobe({
-        addr: r.sym('do_fork'), pre_handler: (_p, regs) => {
+        addr: r.sym('do_fork'), pre_handler: (p, regs) => {
           if (seen.length < 4) {
+            // the frame is at the probe address (the CPU's pc may be past the breakpoint instruction)
             seen.push({
-              v: frameVariables(r.image, cpuFrameState(r.image, r.machine.arch, regs.cpu), memReader(regs.cpu)),
+              v: frameVariables(r.image, cpuFrameState(r.image, r.machine.arch, regs.cpu, p.addr as bigint), memReader(regs.cpu)),
               args: abi.argRegs.slice(0, 4).map(i => regs.cpu.getReg(i)),
             });
           }
@@ -61,8 +62,8 @@ describe('frame variables from DWARF', () => {
     const errs: [string, bigint | undefined][] = [];
     r.engine.registerKretprobe({ kp: { symbol_name: 'copy_process' }, handler: (_ri, regs) => { last = regs.returnValue; return 0; } });
     r.engine.registerKprobe({
-      addr: addrs[0], pre_handler: (_p, regs) => {
-        const v = frameVariables(r.image, cpuFrameState(r.image, r.machine.arch, regs.cpu), memReader(regs.cpu));
+      addr: addrs[0], pre_handler: (p, regs) => {
+        const v = frameVariables(r.image, cpuFrameState(r.image, r.machine.arch, regs.cpu, p.addr as bigint), memReader(regs.cpu));
         assert.ok(v.ok, v.ok ? '' : v.reason);
         errs.push([v.locals.find(l => l.name === 'err')?.value ?? 'missing', last]);
         return 0;
@@ -71,6 +72,27 @@ describe('frame variables from DWARF', () => {
     r.run();
     assert.ok(errs.length > 5);
     for (const [shown, ret] of errs) assert.equal(shown, String(BigInt.asIntN(32, ret ?? -1n)));
+  });
+
+  test('x86_64: the caller of do_fork, unwound by the CFI: its function and variables, never an error value', () => {
+    const r = rig({ cpus: 1 });
+    let got: { fn: string; sym: string | undefined; values: string[] } | undefined;
+    r.engine.registerKprobe({
+      addr: r.sym('do_fork'), pre_handler: (p, regs) => {
+        if (got) return 0;
+        const states = unwindStates(r.image, r.machine.arch, regs.cpu, 2, p.addr as bigint);
+        assert.equal(states.length, 2);
+        const v = frameVariables(r.image, states[1], memReader(regs.cpu));
+        assert.ok(v.ok, v.ok ? '' : v.reason);
+        got = { fn: v.function, sym: r.image.symbols.resolve(states[1].pc)?.sym.name, values: [...v.params, ...v.locals].map(x => `${x.name}=${x.value}`) };
+        return 0;
+      },
+    });
+    r.run();
+    assert.ok(got);
+    assert.equal(got.fn, got.sym, 'the DWARF function is the symbol at the return address');
+    assert.ok(got.values.length > 0);
+    for (const x of got.values) assert.doesNotMatch(x, /=<error/);
   });
 
   test('a pc that no compile unit covers: the reason, no exception', () => {
