@@ -22,8 +22,8 @@ import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables, setRegister } from './registers';
-import { frameVariables, memReader, unwindStates } from '../emulator/debug/variables';
-import type { FrameVariables } from '../emulator/debug/variables';
+import { childrenOf, frameVariables, memReader, unwindStates } from '../emulator/debug/variables';
+import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
 import type { SourceMap } from './sourceMap';
 import type { ProbeStop } from './stoppedEnv';
 
@@ -32,6 +32,8 @@ export const PROBE_SCOPE_BASE = 1_000_000;
 /** Arguments / Locals scopes of frame 0 (DWARF): base + frameId */
 export const ARGS_SCOPE_BASE = 2_000_000;
 export const LOCALS_SCOPE_BASE = 3_000_000;
+/** struct / union / array values (their members on demand): handed out per stop from here */
+export const VALUE_REF_BASE = 10_000_000;
 
 /**
  * Frames in code the emulator owns have no file: they get one of these
@@ -85,6 +87,21 @@ export class StopInspector {
   forget(): void {
     this.reportPc.clear();
     this.probeStops.clear();
+    this.valueRefs.clear();
+    this.nextValueRef = VALUE_REF_BASE;
+  }
+
+  /** expandable values handed out since the last stop: reference -> what and on which CPU */
+  private readonly valueRefs = new Map<number, { x: Expandable; cpuIndex: number }>();
+  private nextValueRef = VALUE_REF_BASE;
+
+  private dapVariable(v: FrameVariable, cpuIndex: number): DebugProtocol.Variable {
+    let ref = 0;
+    if (v.expand) {
+      ref = this.nextValueRef++;
+      this.valueRefs.set(ref, { x: v.expand, cpuIndex });
+    }
+    return { name: v.name, value: v.value, type: v.type, variablesReference: ref, presentationHint: { attributes: ['readOnly'] } };
   }
 
   /** The pc to show for a CPU (the probe address at a breakpoint stop, else the CPU's pc). */
@@ -243,12 +260,19 @@ export class StopInspector {
 
   variables(ref: number): DebugProtocol.Variable[] {
     const m = this.machine;
+    if (ref >= VALUE_REF_BASE) {
+      const e = this.valueRefs.get(ref);
+      if (!e) throw new Error('this value is from an earlier stop: expand it again from its scope');
+      const cpu = m.cpus[e.cpuIndex];
+      return childrenOf(e.x, memReader(cpu)).map(v => this.dapVariable(v, e.cpuIndex));
+    }
     if (ref >= ARGS_SCOPE_BASE) {
       const frameId = ref % 1_000_000;
-      const v = this.frameVariables(Math.floor(frameId / FRAME_STRIDE) - 1, frameId % FRAME_STRIDE);
+      const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
+      const v = this.frameVariables(cpuIndex, frameId % FRAME_STRIDE);
       if (!v?.ok) return [];
       const list = ref >= LOCALS_SCOPE_BASE ? v.locals : v.params;
-      return list.map(x => ({ name: x.name, value: x.value, type: x.type, variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }));
+      return list.map(x => this.dapVariable(x, cpuIndex));
     }
     if (ref >= PROBE_SCOPE_BASE) return this.probeVariables(ref - PROBE_SCOPE_BASE);
     const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];

@@ -35,8 +35,13 @@ export interface FrameVariable {
   type: string;
   /** the value as gdb prints it, or `<optimized out>` / `<error: ...>` */
   value: string;
-  kind: 'param' | 'local';
+  kind: 'param' | 'local' | 'member';
+  /** a struct / union / array in memory, or the struct a pointer points to: its members on demand (childrenOf) */
+  expand?: Expandable;
 }
+
+/** What childrenOf needs to list an aggregate's members */
+export interface Expandable { readonly image: ElfImage; readonly type: Die; readonly addr: bigint }
 
 export type FrameVariables =
   | { ok: true; function: string; params: FrameVariable[]; locals: FrameVariable[] }
@@ -52,6 +57,7 @@ const TAG = {
 /** The variables of a frame, or why there are none ("no debug info for this frame: ..."). */
 export function frameVariables(image: ElfImage, frame: FrameState, read: MemReader): FrameVariables {
   const di = debugInfoOf(image);
+  imageOfDi.set(di, image);
   const u = di.unitFor(frame.pc);
   if (!u) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no compile unit covers it)` };
   const root = di.root(u);
@@ -145,9 +151,95 @@ function variable(di: DebugInfo, d: Die, kind: 'param' | 'local', pc: bigint, ct
     } catch (e) {
       return { name, type: typeName, value: `<error: ${e instanceof Error ? e.message : String(e)}>`, kind };
     }
-    value = expr === undefined ? '<optimized out>' : valueAt(di, type, evalLocation(expr, ctx), ctx, read, little);
+    if (expr === undefined) value = '<optimized out>';
+    else {
+      const loc = evalLocation(expr, ctx);
+      value = valueAt(di, type, loc, ctx, read, little);
+      const expand = expandable(di, type, loc, ctx, value);
+      if (expand) return { name, type: typeName, value, kind, expand: { image: imageOf(di), ...expand } };
+    }
   }
   return { name, type: typeName, value, kind };
+}
+
+const imageOfDi = new WeakMap<DebugInfo, ElfImage>();
+function imageOf(di: DebugInfo): ElfImage { return imageOfDi.get(di) as ElfImage; }
+
+/** An aggregate in memory, or a non-null pointer to a struct / union: what can be expanded */
+function expandable(di: DebugInfo, type: Die | undefined, loc: Location, ctx: Parameters<typeof evalLocation>[1], value: string): { type: Die; addr: bigint } | undefined {
+  const s = strip(di, type);
+  if (!s) return undefined;
+  if ((s.tag === TAG.structure_type || s.tag === TAG.union_type || s.tag === TAG.array_type) && loc.kind === 'memory') return { type: s, addr: loc.addr };
+  if (s.tag === TAG.pointer_type) {
+    const to = strip(di, di.ref(s, DW_AT.type));
+    const m = /^0x([0-9a-f]+)/.exec(value);
+    if (to && m && BigInt('0x' + m[1]) !== 0n && (to.tag === TAG.structure_type || to.tag === TAG.union_type)) return { type: to, addr: BigInt('0x' + m[1]) };
+  }
+  void ctx;
+  return undefined;
+}
+
+/** Most array elements listed as children */
+const MAX_ELEMENTS = 256;
+
+/**
+ * The members of a struct / union, or the elements of an array (the first
+ * MAX_ELEMENTS), read from memory now; bitfields extracted with their bit
+ * size and offset. Nested aggregates and pointers to structs expand again.
+ */
+export function childrenOf(x: Expandable, read: MemReader): FrameVariable[] {
+  const di = debugInfoOf(x.image);
+  const little = x.image.endian === 'little';
+  const t = x.type;
+  const out: FrameVariable[] = [];
+  const addressSize = t.unit.addressSize;
+  const ctx = { addressSize, little, reg: () => undefined, read: (a: bigint, n: number) => { const b = read(a, n); return b ? bytesToUint(b, little) : undefined; } };
+  const member = (name: string, mt: Die | undefined, addr: bigint, bits?: { size: number; offset: number }): FrameVariable => {
+    const type = typeText(di, mt);
+    if (bits) {
+      const bytes = Math.ceil((bits.offset % 8 + bits.size) / 8);
+      const b = read(addr + BigInt(Math.floor(bits.offset / 8)), bytes);
+      if (!b) return { name, type, value: `<error: cannot access memory at address 0x${addr.toString(16)}>`, kind: 'member' };
+      const raw = (bytesToUint(b, little) >> BigInt(bits.offset % 8)) & ((1n << BigInt(bits.size)) - 1n);
+      const st = strip(di, mt);
+      const signedEnc = st?.tag === TAG.base_type && [DW_ATE.signed, DW_ATE.signed_char].includes(Number(di.uint(st, DW_AT.encoding) ?? 0n) as 5 | 6);
+      return { name, type, value: signedEnc ? String(BigInt.asIntN(bits.size, raw)) : String(raw), kind: 'member' };
+    }
+    const loc: Location = { kind: 'memory', addr };
+    const value = valueAt(di, mt, loc, ctx, read, little);
+    const ex = expandable(di, mt, loc, ctx, value);
+    return ex ? { name, type, value, kind: 'member', expand: { image: x.image, ...ex } } : { name, type, value, kind: 'member' };
+  };
+  if (t.tag === TAG.array_type) {
+    const et = di.ref(t, DW_AT.type);
+    const dims = t.children.filter(c => c.tag === TAG.subrange_type);
+    const count = dims.length ? Number(di.uint(dims[0], DW_AT.count) ?? ((di.uint(dims[0], DW_AT.upper_bound) ?? -1n) + 1n)) : 0;
+    // a multi-dimensional array: each element is the array of the remaining dimensions, expanded the same way
+    const inner = dims.length > 1 ? { ...t, children: dims.slice(1) } as Die : undefined;
+    const esize = (sizeOf(di, et, addressSize) ?? 0) * (inner ? dims.slice(1).reduce((n, d) => n * Number(di.uint(d, DW_AT.count) ?? ((di.uint(d, DW_AT.upper_bound) ?? -1n) + 1n)), 1) : 1);
+    for (let i = 0; i < Math.min(count, MAX_ELEMENTS); i++) {
+      const addr = x.addr + BigInt(i * esize);
+      if (inner) out.push({ name: `[${i}]`, type: typeText(di, inner), value: '{...}', kind: 'member', expand: { image: x.image, type: inner, addr } });
+      else out.push(member(`[${i}]`, et, addr));
+    }
+    return out;
+  }
+  for (const m of t.children) {
+    if (m.tag !== 0x0d) continue; // DW_TAG_member
+    const name = di.name(m) ?? '<anonymous>';
+    const mt = di.ref(m, DW_AT.type);
+    const bitSize = di.uint(m, DW_AT.bit_size);
+    const off = di.uint(m, DW_AT.data_member_location) ?? 0n;
+    if (bitSize !== undefined) {
+      // DWARF 4+: data_bit_offset from the struct's start; DWARF 2/3 style (clang 14): bit_offset from the most
+      // significant bit of a storage unit of byte_size bytes at data_member_location (little-endian layout here)
+      const old = di.uint(m, DW_AT.bit_offset);
+      const unitBits = (di.uint(m, DW_AT.byte_size) ?? BigInt(sizeOf(di, mt, addressSize) ?? 4)) * 8n;
+      const bitOff = di.uint(m, DW_AT.data_bit_offset) ?? (old !== undefined ? off * 8n + unitBits - old - bitSize : off * 8n);
+      out.push(member(name, mt, x.addr, { size: Number(bitSize), offset: Number(bitOff) }));
+    } else out.push(member(name, mt, x.addr + off));
+  }
+  return out;
 }
 
 /** Strip typedefs and qualifiers */
@@ -334,6 +426,7 @@ export function memReader(cpu: Cpu): MemReader {
  */
 export function globalVariable(image: ElfImage, name: string, read: MemReader, pc?: bigint): FrameVariable | undefined {
   const di = debugInfoOf(image);
+  imageOfDi.set(di, image);
   const first = pc !== undefined ? di.unitFor(pc) : undefined;
   const units = first ? [first, ...di.units().filter(u => u !== first)] : di.units();
   const little = image.endian === 'little';

@@ -141,6 +141,26 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.match((await h.evaluate('do_fork', frame.id, 'hover')).result, /^0xffffffff[0-9a-f]+ <do_fork>$/);
   });
 
+  test('a struct pointer argument expands to the struct\'s members, read from memory (vfs_read\'s file)', async () => {
+    await h.launchWith(async () => {
+      const bp = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'vfs_read' }] })).body.breakpoints[0];
+      assert.ok(bp.verified, bp.message);
+    });
+    const ev = await h.continueToStop();
+    const frame = await h.topFrame(ev.body.threadId!);
+    const args = await scopeVars(frame.id, 'Arguments');
+    const file = args.get('file');
+    assert.equal(file?.type, 'struct file *');
+    assert.ok(file && file.variablesReference > 0, 'expandable');
+    const members = (await h.dc.variablesRequest({ variablesReference: file.variablesReference })).body.variables;
+    assert.deepEqual(members.map(v => `${v.type} ${v.name}`), ['const char * name', 'const char * data', 'size_t size', 'int fd', 'int mode']);
+    // the same bytes through the handler language: file->name is the first pointer of the struct
+    const name = members[0].value;
+    const viaHandler = await h.evaluate(`*(u64 *)${file.value}`, frame.id, 'repl');
+    assert.equal(BigInt(name.split(' ')[0]), BigInt(viaHandler.result.split(' ')[0]));
+    assert.match(name, /^0x[0-9a-f]+ "\/[^"]+"$/, 'a path string');
+  });
+
   test('evaluate: errors are clear messages with the column', async () => {
     const { frame } = await stopInDoFork();
     assert.match(await h.evaluateError('regs->nosuch', frame.id), /cannot evaluate "regs->nosuch": 1:7: .*nosuch/);

@@ -12,7 +12,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rig } from '../kprobes/harness';
 import { PORTS } from '../../emulator/ports';
-import { cpuFrameState, frameVariables, memReader, unwindStates, FrameVariables } from '../../emulator/debug/variables';
+import { childrenOf, cpuFrameState, frameVariables, globalVariable, memReader, unwindStates, FrameVariable, FrameVariables, MemReader } from '../../emulator/debug/variables';
+import { loadElf } from '../../emulator/elf/elfFile';
 import { lineOf } from '../adapter/dapHarness';
 import { repoPath } from '../util/paths';
 
@@ -101,4 +102,53 @@ describe('frame variables from DWARF', () => {
     assert.equal(v.ok, false);
     assert.match(v.ok ? '' : v.reason, /^no debug info for 0x1000 \(no compile unit covers it\)$/);
   });
+});
+
+describe('aggregate values from DWARF (struct / union / array / bitfield members)', () => {
+  /** the image's initialized data as memory (vars.c is never run: its globals hold their initial values) */
+  function imageMemory(image: ReturnType<typeof loadElf>): MemReader {
+    return (addr, size) => {
+      for (const s of image.segments) {
+        if (s.type !== 1 || addr < s.vaddr || addr + BigInt(size) > s.vaddr + s.filesz) continue;
+        const off = Number(addr - s.vaddr);
+        return s.data.slice(off, off + size);
+      }
+      return undefined;
+    };
+  }
+  for (const build of ['vars-gcc-O0', 'vars-gcc-O2', 'vars-clang-O0', 'vars-clang-O2', 'vars-clang-O2-dwarf4']) {
+    test(`${build}: globals by value, members on demand`, () => {
+      const image = loadElf(repoPath('test', 'fixtures', 'dwarf', `${build}.elf`));
+      const mem = imageMemory(image);
+      const g = (name: string): FrameVariable => {
+        const v = globalVariable(image, name, mem);
+        assert.ok(v, name);
+        return v;
+      };
+      const kids = (v: FrameVariable): Map<string, FrameVariable> => {
+        assert.ok(v.expand, `${v.name} expands`);
+        return new Map(childrenOf(v.expand, mem).map(c => [c.name, c]));
+      };
+      assert.deepEqual([g('counter').type, g('counter').value], ['int', '7']);
+      assert.match(g('greeting').value, /^0x[0-9a-f]+ "hello"$/);
+      const fl = kids(g('fl'));
+      assert.deepEqual([...fl].map(([n, c]) => `${n}=${c.value}`), ['a=5', 'b=17', 'c=-2', 'd=99']);
+      const table = kids(g('table'));
+      assert.equal(g('table').type, 'int [4][3]');
+      assert.deepEqual([...kids(table.get('[1]') as FrameVariable)].map(([, c]) => c.value), ['4', '5', '6']);
+      assert.deepEqual([...kids(table.get('[3]') as FrameVariable)].map(([, c]) => c.value), ['0', '0', '0']);
+      const first = kids(g('first'));
+      assert.match(first.get('name')?.value ?? '', /"first"$/);
+      assert.equal(first.get('c')?.value, 'GREEN');
+      assert.deepEqual([...kids(first.get('at') as FrameVariable)].map(([n, c]) => `${n}=${c.value}`), ['x=5', 'y=6']);
+      // next points to `second`: expanding the pointer shows the struct it points to
+      const second = kids(first.get('next') as FrameVariable);
+      assert.match(second.get('name')?.value ?? '', /"second"$/);
+      assert.equal(second.get('c')?.value, 'BLUE');
+      assert.equal(second.get('next')?.value, '0x0');
+      const w = kids(g('w'));
+      assert.equal(w.get('all')?.value, String(0x1122334455667788n));
+      assert.equal(kids(w.get('bytes') as FrameVariable).get('[0]')?.value, "136 '\\210'");
+    });
+  }
 });

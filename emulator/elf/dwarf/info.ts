@@ -52,7 +52,7 @@ export const DW_TAG: Readonly<Record<number, string>> = {
 export const DW_AT = {
   sibling: 0x01, location: 0x02, name: 0x03, byte_size: 0x0b, stmt_list: 0x10, low_pc: 0x11, high_pc: 0x12,
   language: 0x13, comp_dir: 0x1b, const_value: 0x1c, inline: 0x20, producer: 0x25, prototyped: 0x27,
-  lower_bound: 0x22, count: 0x37, upper_bound: 0x2f, abstract_origin: 0x31, bit_size: 0x0d,
+  lower_bound: 0x22, count: 0x37, upper_bound: 0x2f, abstract_origin: 0x31, bit_size: 0x0d, bit_offset: 0x0c,
   data_member_location: 0x38, decl_file: 0x3a, decl_line: 0x3b, declaration: 0x3c, encoding: 0x3e, external: 0x3f,
   frame_base: 0x40, specification: 0x47, type: 0x49, ranges: 0x55, data_bit_offset: 0x6b, call_file: 0x58,
   call_line: 0x59, entry_pc: 0x52, str_offsets_base: 0x72, addr_base: 0x73, rnglists_base: 0x74, loclists_base: 0x8c,
