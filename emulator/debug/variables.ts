@@ -444,3 +444,80 @@ export function globalVariable(image: ElfImage, name: string, read: MemReader, p
   }
   return undefined;
 }
+
+/** A DWARF name in scope at a pc: its DIE, type and location expression there (undefined: optimized out) */
+export interface ScopedName {
+  name: string;
+  die: Die;
+  kind: 'param' | 'local';
+  type: Die | undefined;
+  /** the location expression in effect at the pc; undefined when optimized out there */
+  expr: Uint8Array | undefined;
+  /** a constant value (DW_AT_const_value) instead of a location */
+  constValue?: bigint;
+}
+
+/**
+ * The parameters and locals in scope at a pc without a frame (what a probe
+ * handler compiled for that pc can name), with the function's name; undefined
+ * when no debug info covers the pc.
+ */
+export function namesAt(image: ElfImage, pc: bigint): { function: string; di: DebugInfo; names: Map<string, ScopedName> } | undefined {
+  const di = debugInfoOf(image);
+  imageOfDi.set(di, image);
+  const u = di.unitFor(pc);
+  const root = u ? di.root(u) : null;
+  if (!u || !root) return undefined;
+  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => pc >= lo && pc < hi);
+  const chain: Die[] = [];
+  let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
+  while (scope) {
+    chain.push(scope);
+    scope = scope.children.find(c => (c.tag === TAG.lexical_block || c.tag === TAG.inlined_subroutine) && holds(c));
+  }
+  if (!chain.length) return undefined;
+  const paramOwner = [...chain].reverse().find(d => d.tag === TAG.inlined_subroutine || d.tag === TAG.subprogram) ?? chain[0];
+  const names = new Map<string, ScopedName>();
+  for (const d of chain) {
+    for (const c of d.children) {
+      const isParam = c.tag === TAG.formal_parameter && d === paramOwner;
+      if (!isParam && c.tag !== TAG.variable) continue;
+      const name = nameOf(di, c);
+      if (name === undefined) continue;
+      const cv = di.attr(c, DW_AT.const_value);
+      let expr: Uint8Array | undefined;
+      try { expr = di.locationAt(c, DW_AT.location, pc); } catch { expr = undefined; }
+      // inner scopes shadow outer ones (the chain goes outward to inward)
+      names.set(name, {
+        name, die: c, kind: isParam ? 'param' : 'local', type: refOf(di, c, DW_AT.type), expr,
+        constValue: cv && (cv.kind === 'uint' || cv.kind === 'sint') ? cv.value : undefined,
+      });
+    }
+  }
+  return { function: nameOf(di, paramOwner) ?? '?', di, names };
+}
+
+/** A DWARF type as a scalar a handler can compute with, or why not. */
+export function scalarOf(di: DebugInfo, type: Die | undefined, addressSize: number): { kind: 'int'; size: 1 | 2 | 4 | 8; signed: boolean } | { kind: 'ptr'; to: 'char' | 'void' | { size: 1 | 2 | 4 | 8; signed: boolean } } | string {
+  const t = strip(di, type);
+  if (!t) return 'has no type';
+  const intOf = (x: Die): { size: 1 | 2 | 4 | 8; signed: boolean } | undefined => {
+    const size = Number(di.uint(x, DW_AT.byte_size) ?? 0n);
+    if (![1, 2, 4, 8].includes(size)) return undefined;
+    if (x.tag === TAG.enumeration_type) return { size: size as 1 | 2 | 4 | 8, signed: false };
+    if (x.tag !== TAG.base_type) return undefined;
+    const enc = Number(di.uint(x, DW_AT.encoding) ?? 0n);
+    if (enc === DW_ATE.float) return undefined;
+    return { size: size as 1 | 2 | 4 | 8, signed: enc === DW_ATE.signed || enc === DW_ATE.signed_char };
+  };
+  if (t.tag === TAG.pointer_type) {
+    const to = strip(di, di.ref(t, DW_AT.type));
+    if (to?.tag === TAG.base_type && [DW_ATE.signed_char, DW_ATE.unsigned_char].includes(Number(di.uint(to, DW_AT.encoding) ?? 0n) as 6 | 8)) return { kind: 'ptr', to: 'char' };
+    const i = to ? intOf(to) : undefined;
+    return i ? { kind: 'ptr', to: i } : { kind: 'ptr', to: 'void' };
+  }
+  const i = intOf(t);
+  if (i) return { kind: 'int', ...i };
+  void addressSize;
+  return `has type ${typeText(di, type)}, which a handler cannot hold (integers and pointers only): use a pointer and *(type *)(ptr + offset)`;
+}

@@ -199,6 +199,7 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
     context: CONTEXT_BY_KIND[kind],
     symbolExists: opts.symbolExists,
     functionExists: opts.functionExists,
+    programName: opts.programName,
     charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   let body: Exec;

@@ -12,10 +12,10 @@
  */
 import { Expr, MAX_NESTING, Span, nestingMessage } from './ast';
 import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, RP_FIELDS, fieldType } from './context';
-import { CType, IntType, T, converter, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
+import { CType, IntType, T, charType, converter, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
 import { diagAt } from './parser';
 import { Ev, Frame, StringPool, fault, internDynamic, readMem, writeMem } from './runtime';
-import { Diagnostic, HandlerKind } from './types';
+import { Diagnostic, HandlerKind, ProgramName, ProgramScalar } from './types';
 
 export type LV =
   | { kind: 'slot'; slot: number }
@@ -51,6 +51,8 @@ export interface ExprCompilerOptions {
   symbolExists?: (name: string) => boolean;
   /** a function symbol of the image (calls of it run on the probed CPU) */
   functionExists?: (name: string) => boolean;
+  /** DWARF names of the program at the probe's pc */
+  programName?: (name: string) => ProgramName | undefined;
   charSigned: boolean;
 }
 
@@ -240,12 +242,41 @@ export class ExprCompiler {
       this.used.add(`regs->${reg}`);
       return { t: REG_TYPE, ev: f => BigInt.asUintN(64, f.env.getReg(reg)), span, lv: { kind: 'reg', name: reg } };
     }
+    const pn = this.o.programName?.(name);
+    if (pn) {
+      if ('unavailable' in pn) { this.error(span, `'${name}' ${pn.unavailable}`); return this.bad(span); }
+      const t = this.programType(pn.type);
+      const fetch = pn.fetch, cv = converter(t);
+      this.used.add(`dwarf:${name}`);
+      return {
+        t, span, readonlyWhy: `'${name}' (${pn.what}) is read-only in a handler`,
+        ev: f => {
+          try {
+            return cv(fetch(f.env));
+          } catch (e) {
+            throw fault('memory', `reading '${name}' (${pn.what}): ${e instanceof Error ? e.message : String(e)}`, span);
+          }
+        },
+      };
+    }
     let hint = '';
     if (this.o.regNames.includes(name) && this.has('regs')) hint = ` (did you mean regs->${name}?)`;
     else if (name === 'flags') hint = ' (flags is only available in post handlers; the flags register is regs->flags)';
     else if (m) hint = ` (arguments are available in ${['pre', 'entry', 'jprobe', 'condition', 'log'].join('/')} handlers)`;
     this.error(span, `'${name}' is not declared${hint}`);
     return this.bad(span);
+  }
+
+  /** the handler type of a program name's DWARF type */
+  private programType(p: ProgramScalar): CType {
+    const int = (x: { size: 1 | 2 | 4 | 8; signed: boolean }): CType => {
+      const table: Record<number, [CType, CType]> = { 1: [T.uchar, T.schar], 2: [T.ushort, T.short], 4: [T.uint, T.int], 8: [T.ulong, T.long] };
+      return table[x.size][x.signed ? 1 : 0];
+    };
+    if (p.kind === 'int') return int(p);
+    if (p.to === 'char') return ptrTo(charType(this.o.charSigned));
+    if (p.to === 'void') return ptrTo(T.void);
+    return ptrTo(int(p.to));
   }
 
   private member(e: Extract<Expr, { k: 'member' }>): TE {

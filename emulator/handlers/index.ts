@@ -5,7 +5,7 @@
  */
 export type {
   HandlerKind, HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress, Diagnostic,
-  CompileOptions, CompiledHandler, HandlerFaultKind, PrintkArg, PrintkEnv, ProbeControlOp,
+  CompileOptions, CompiledHandler, HandlerFaultKind, PrintkArg, PrintkEnv, ProbeControlOp, ProgramName, ProgramScalar,
 } from './types';
 export { HandlerFault, HANDLER_KIND_NAMES } from './types';
 export { compileHandler, DEFAULT_STEP_BUDGET } from './compiler';

@@ -10,7 +10,7 @@ import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
 import { diagAt } from './parser';
 import { ProbeAst, ProbeFileAst, ProbeKindName, ProbeTarget, parseProbeFile } from './probeFile';
-import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind } from './types';
+import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind, ProgramName } from './types';
 
 export interface CheckOptions {
   /** pt_regs field names of the image's architecture */
@@ -19,6 +19,11 @@ export interface CheckOptions {
   symbolExists?(name: string): boolean;
   /** a function symbol of the image (handlers may call it); absent with symbolExists present: no calls */
   functionExists?(name: string): boolean;
+  /**
+   * DWARF names of the program at a probe's target (its pc): pre, entry and
+   * jprobe handlers may use the probed function's parameters and locals
+   */
+  programNamesFor?(target: ProbeTarget): ((name: string) => ProgramName | undefined) | undefined;
   /** symbol names of the image close to a misspelled one, for "did you mean" (none: no hint) */
   similarSymbols?(name: string): string[];
   /** ELF arch name of the image ('x86_64' | 'aarch64' | 'riscv64'...): its ABI facts (emulator/arch/abiFacts.ts)
@@ -120,7 +125,10 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
       const prev = seen.get(h.kind);
       if (prev !== undefined) { err(h.span, `duplicate '${h.kind}' handler (the first is at line ${prev})`); continue; }
       seen.set(h.kind, h.span.line);
-      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, []);
+      // at the probed instruction (before it runs), the program's names in scope there
+      const atPc = h.kind === 'pre' || h.kind === 'entry' || h.kind === 'jprobe';
+      const names = atPc && pr.target && opts.programNamesFor ? opts.programNamesFor(pr.target) : undefined;
+      const r = compileSnippetAst(h.body, h.kind as HandlerKind, names ? { ...copts, programName: names } : copts, []);
       mine.push(...r.diagnostics);
       r.used.forEach(u => used.add(u));
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);

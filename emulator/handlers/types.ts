@@ -120,6 +120,21 @@ export interface HandlerEnv {
 
 export type ProbeControlOp = 'unregister' | 'disable' | 'enable';
 
+/** A scalar C type of a program name (its DWARF type reduced to what handlers compute with). */
+export type ProgramScalar =
+  | { kind: 'int'; size: 1 | 2 | 4 | 8; signed: boolean }
+  | { kind: 'ptr'; to: 'char' | 'void' | { size: 1 | 2 | 4 | 8; signed: boolean } };
+
+/**
+ * A C name of the probed program at the probe's pc (DWARF: a parameter or
+ * local of the probed function), as a handler sees it: read-only, fetched
+ * from the probed context when the handler runs (perf probe's "fetch
+ * args"); or why it cannot be used there.
+ */
+export type ProgramName =
+  | { type: ProgramScalar; fetch(env: HandlerEnv): bigint; what: string }
+  | { unavailable: string };
+
 /** A compile-time problem with a source range (all 1-based; end is exclusive). */
 export interface Diagnostic {
   message: string;
@@ -146,6 +161,8 @@ export interface CompileOptions {
    * (without it, or for other names, the call is an "unknown function" error).
    */
   functionExists?(name: string): boolean;
+  /** C names of the program at the probe's pc (DWARF parameters and locals); see ProgramName */
+  programName?(name: string): ProgramName | undefined;
   /** Maximum statements + loop iterations per invocation (default 100000); exceeding it is a 'budget' fault. */
   stepBudget?: number;
   /** Name used in messages (not in positions). */

@@ -22,6 +22,7 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
+import { programNamesAt } from './programNames';
 import type { HandlerFaultPolicy } from './invoke';
 import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
@@ -191,6 +192,11 @@ export class ProbeManager {
       regNames: this.kernel.arch.regs.map(r => r.name),
       symbolExists: n => syms.lookup(n) !== undefined,
       functionExists: n => syms.lookup(n)?.type === 'func',
+      programNamesFor: t => {
+        const r = resolveTarget(this.kernel.image, t);
+        const pc = r.ok ? r.sites[0]?.resolved : undefined;
+        return pc === undefined ? undefined : programNamesAt(this.kernel.image, this.kernel.arch, pc);
+      },
       imageArch: this.kernel.arch.name,
       stepBudget: this.stepBudget,
     };

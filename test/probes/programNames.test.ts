@@ -1,0 +1,49 @@
+/**
+ * DWARF names in .kprobe handlers (issue 14, perf probe's fetch args): a
+ * pre / entry / jprobe handler names the probed function's parameters and
+ * locals in scope at the probe's pc; the value is fetched from the probed
+ * context by the name's DWARF location (register, stack slot via the CFA...)
+ * on every arch; a name with no location there is a compile error naming
+ * the place; context names (regs, p...) keep their meaning.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Machine } from '../../emulator/machine';
+import { PORTS } from '../../emulator/ports';
+import { sampleImage } from '../kprobes/harness';
+import { runAll } from './helpers';
+
+describe('DWARF names in probe handlers', () => {
+  for (const port of PORTS.filter(p => p.hasCpu)) {
+    test(`${port.name}: sys_open's filename and flags, do_fork's clone_flags: the same as the argument registers`, () => {
+      const m = new Machine(sampleImage(port.name), { cpus: 2, maxInstructions: 50_000_000 });
+      const r = m.probes.addProbeFile(
+        'kprobe sys_open { pre { printk("open %s|%s flags=%d|%d\\n", filename, (char *)arg0, flags, (int)arg1); return 0; } }\n'
+        + 'kretprobe do_fork { entry { printk("fork %lu|%lu\\n", clone_flags, arg0); return 0; } }\n', 'names.kprobe');
+      assert.deepEqual(r.diagnostics, []);
+      assert.deepEqual(r.errors, []);
+      const lines = runAll(m).lines;
+      const opens = lines.filter(l => l.startsWith('open '));
+      const forks = lines.filter(l => l.startsWith('fork '));
+      assert.ok(opens.length >= 3 && forks.length >= 10, `${opens.length} opens, ${forks.length} forks`);
+      for (const l of opens) {
+        const mm = /^open (.*)\|(.*) flags=(-?\d+)\|(-?\d+)$/.exec(l);
+        assert.ok(mm, l);
+        assert.equal(mm[1], mm[2]);
+        assert.equal(mm[3], mm[4]);
+      }
+      assert.ok(opens.some(l => l.startsWith('open /etc/hostname|')));
+      for (const l of forks) { const [a, b] = l.slice(5).split('|'); assert.equal(a, b); }
+    });
+  }
+
+  test('a name without a location at the pc is a compile error naming the place; context names win', () => {
+    const m = new Machine(sampleImage('x86_64'), { cpus: 1 });
+    const d = m.probes.compileProbeFile('kprobe do_fork { pre { return err; } }\nkprobe do_fork { pre { return regs->di == 0; } }\n', 'o.kprobe').diagnostics;
+    assert.deepEqual(d.map(x => `${x.line}:${x.column}: ${x.message}`), [
+      "1:31: 'err' (local of do_fork) is optimized out at do_fork+0x0: the compiler kept no location for it there",
+    ]);
+    const post = m.probes.compileProbeFile('kprobe sys_open { post { printk("%s", filename); } }\n', 'p.kprobe').diagnostics;
+    assert.match(post.map(x => x.message).join('\n'), /'filename' is not declared/, 'post handlers run after the instruction: no program names');
+  });
+});
