@@ -43,6 +43,16 @@ export function argRegNames(arch: string): string[] {
   return p.abi.argRegs.map(i => p.regs[i].name);
 }
 
+/**
+ * The return address of the function whose entry the registers are at: on
+ * the stack (x86_64) or in the link register (arm64 x30, riscv ra), as the
+ * port's ABI says.
+ */
+export function returnAddressOnEntry(regs: PtRegs): bigint {
+  const ra = regs.arch.abi.returnAddress;
+  return ra.kind === 'stack' ? regs.cpu.mem.read64(mustVAddr(regs.sp + BigInt(ra.offset))) : regs.cpu.getReg(ra.reg);
+}
+
 export interface Rig {
   machine: Machine;
   engine: KprobesEngine;
