@@ -6,8 +6,9 @@
  *   - rejected when it is a system instruction (ecall, ebreak, sret, wfi,
  *     csr*) or a fence, or when the address is not 2-byte aligned;
  *   - simulated from pt_regs when it is pc-relative or a jump: jal, jalr,
- *     auipc, beq..bgeu and the compressed c.j, c.jal, c.jr, c.jalr,
- *     c.beqz, c.bnez (examined in their 32-bit expansion);
+ *     auipc, beq..bgeu and the compressed c.j, c.jr, c.jalr, c.beqz,
+ *     c.bnez (examined in their 32-bit expansion; rv64 has no c.jal, its
+ *     encoding is c.addiw, stepped in a slot);
  *   - otherwise copied to an instruction slot followed by an `ebreak` that
  *     ends the out-of-line step (the core's default singlestepDone).
  * kretprobes hijack `ra`. No jump optimization and no boosters.
