@@ -21,6 +21,8 @@ export interface SimClass {
   match(d: DecodedInsn): boolean;
   /** a conditional branch: both outcomes must be seen */
   conditional?: boolean;
+  /** the memory the instruction reads (a literal load): recorded at the hit, given to the replay */
+  reads?(d: DecodedInsn): { addr: bigint; len: number };
 }
 
 /** A rewrite of the kernel text applied before boot to both runs (e.g. a call pair turned into the short form a linker relaxes it to). */
@@ -61,19 +63,25 @@ export function checkSimulatedClasses(arch: string, classes: readonly SimClass[]
   const r = rig({ arch });
   applyPatches(r, patches);
   const names = r.machine.arch.regs.map(x => x.name);
-  interface Rec { cls: string; insn: DecodedInsn; before: bigint[]; after: bigint[] }
+  interface Rec { cls: string; insn: DecodedInsn; before: bigint[]; after: bigint[]; data?: { addr: bigint; bytes: Uint8Array } }
   const recs: Rec[] = [];
   const outcome = new Map<string, ClassOutcome>(classes.map(c => [c.name, { sites: 0, hits: 0, taken: 0, notTaken: 0 }]));
   for (const d of imageInsns(r)) {
     const cls = classes.find(c => c.match(d));
     if (!cls) continue;
     let before: bigint[] | null = null;
+    let data: Rec['data'];
     let n = 0;
     const kp: Kprobe = {
       addr: d.addr,
-      pre_handler: (_p, regs) => { before = n < perSite ? regsOf(r, regs.cpu.id) : null; return 0; },
+      pre_handler: (_p, regs) => {
+        before = n < perSite ? regsOf(r, regs.cpu.id) : null;
+        const rd = cls.reads?.(d);
+        data = rd && { addr: rd.addr, bytes: regs.cpu.mem.readBytes(mustVAddr(rd.addr), rd.len) };
+        return 0;
+      },
       post_handler: (_p, regs) => {
-        if (before) recs.push({ cls: cls.name, insn: d, before, after: regsOf(r, regs.cpu.id) });
+        if (before) recs.push({ cls: cls.name, insn: d, before, after: regsOf(r, regs.cpu.id), data });
         n++;
       },
     };
@@ -93,6 +101,7 @@ export function checkSimulatedClasses(arch: string, classes: readonly SimClass[]
   const pcReg = replay.machine.arch.abi.pcReg;
   for (const rec of recs) {
     rec.before.forEach((v, i) => { if (i !== pcReg) cpu.setReg(i, v); });
+    if (rec.data) cpu.mem.writeBytes(mustVAddr(rec.data.addr), rec.data.bytes);
     cpu.setPc(rec.insn.addr);
     const res = cpu.run(1);
     const where = `${rec.cls} ${rec.insn.mnemonic} ${rec.insn.operands} at ${replay.engine.where(rec.insn.addr)}`;
