@@ -150,6 +150,11 @@ describe('riscv64 kprobes', () => {
     assert.deepEqual(now, [0x02, 0x90, ...before.slice(2)], 'c.ebreak, and the next instruction untouched');
     assert.deepEqual([...dbg.read(c.addr, 6).bytes], before, 'the debugger reads the original bytes');
     assert.deepEqual([...dbg.read(c.addr, 6, true).bytes], now, 'and the patched ones on request');
+    const patch = dbg.patches().find(p => p.addr === c.addr);
+    assert.deepEqual({ len: patch?.patchLength, name: patch?.breakpointName, end: patch?.end }, { len: 2, name: 'c.ebreak', end: c.addr + 2n },
+      'the debugger knows a c.ebreak covers the 2-byte instruction');
+    assert.throws(() => dbg.write(c.addr + 1n, Uint8Array.of(0)), /overlaps the probed instruction/);
+    dbg.write(c.addr + 2n, Uint8Array.from(now.slice(2, 3))); // the next instruction is not under the probe (same byte written back)
     const lines = r.run();
     assert.equal(kp.hits, 4 * 24, 'hit once per do_fork call');
     assert.equal(kp.nmissed, 0);

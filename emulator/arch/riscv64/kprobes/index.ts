@@ -21,9 +21,10 @@ import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '..
 import type { Kprobe, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { expandRvc } from '../rvc';
+import { riscv64Info } from '../info';
 
-const EBREAK = Uint8Array.of(0x73, 0x00, 0x10, 0x00);
-const C_EBREAK = Uint8Array.of(0x02, 0x90);
+const EBREAK = riscv64Info.breakpointInsn;
+const C_EBREAK = (riscv64Info.shortBreakpoint as NonNullable<typeof riscv64Info.shortBreakpoint>).bytes;
 const NOP = Uint8Array.of(0x13, 0x00, 0x00, 0x00);
 /** an instruction (up to 4 bytes) and the step ebreak */
 const SLOT_SIZE = 8;
