@@ -202,6 +202,13 @@ export interface ArchInfo {
   readonly abi: AbiInfo;
   /** breakpoint instruction bytes written by armKprobe (x86: [0xcc]) */
   readonly breakpointInsn: Uint8Array;
+  /**
+   * A shorter breakpoint armKprobe writes over a shorter instruction, with the
+   * name a debugger shows for it (riscv: c.ebreak over a compressed
+   * instruction; the disassembler, like llvm-objdump, prints both as ebreak).
+   * Omitted: every probe writes `breakpointInsn`.
+   */
+  readonly shortBreakpoint?: { readonly bytes: Uint8Array; readonly mnemonic: string };
   /** how the arch reports a breakpoint pc relative to the probe address (x86: +1) */
   readonly breakpointPcOffset: number;
   /** maximum instruction length in bytes */

@@ -20,8 +20,10 @@ export interface ProbePatch {
   addr: bigint;
   /** end (exclusive) of what the probe owns: the probed instruction, or the detoured region when optimized */
   end: bigint;
-  /** bytes written at addr: the arch breakpoint's length, or the jump's (= detoured region) */
+  /** bytes written at addr: the breakpoint's length (riscv: 2 for c.ebreak), or the jump's (= detoured region) */
   patchLength: number;
+  /** the breakpoint written (or, disarmed, to be written) when it is not the arch's usual one (riscv c.ebreak) */
+  breakpointName?: string;
   state: PatchState;
   /** "symbol+0xoff" (or the hex address) */
   where: string;
@@ -52,7 +54,13 @@ export function probePatches(engine: KprobesEngine, arch: ArchOps): ProbePatch[]
       continue;
     }
     const state: PatchState = engine.isArmed(addr) ? 'breakpoint' : 'disarmed';
-    out.push({ addr, end: addr + BigInt(probedLength(engine, arch, addr)), patchLength: bpLen, state, where, kinds, disabled });
+    // the breakpoint covers the saved opcode: the arch's breakpoint, or its short form over a short instruction
+    const written = engine.getKprobe(addr)?.opcode?.length ?? bpLen;
+    const short = arch.shortBreakpoint && written === arch.shortBreakpoint.bytes.length && written !== bpLen ? arch.shortBreakpoint : undefined;
+    out.push({
+      addr, end: addr + BigInt(probedLength(engine, arch, addr)), patchLength: short ? written : bpLen, state, where, kinds, disabled,
+      ...(short ? { breakpointName: short.mnemonic } : {}),
+    });
   }
   return out;
 }
@@ -86,14 +94,14 @@ export function patchNotes(patches: readonly ProbePatch[], addr: bigint, len: nu
     const inside = p.addr > addr ? ' (inside this instruction)' : '';
     switch (p.state) {
       case 'breakpoint':
-        if (p.addr >= addr) notes.push(`${who}: ${breakpointMnemonic} at ${p.where}${inside}`);
+        if (p.addr >= addr) notes.push(`${who}: ${p.breakpointName ?? breakpointMnemonic} at ${p.where}${inside}`);
         break;
       case 'optimized':
         if (p.addr >= addr) notes.push(`[OPTIMIZED] ${who}: jmp ${p.detour !== undefined ? formatAddress(p.detour) : '?'} (detour buffer) at ${p.where}${inside}`);
         else notes.push(`[OPTIMIZED] overwritten by the jump of the ${who} at ${p.where}`);
         break;
       case 'disarmed':
-        if (p.addr >= addr) notes.push(`${who} at ${p.where}${inside} ${p.disabled ? '[DISABLED]' : 'disarmed'}: no ${breakpointMnemonic} written`);
+        if (p.addr >= addr) notes.push(`${who} at ${p.where}${inside} ${p.disabled ? '[DISABLED]' : 'disarmed'}: no ${p.breakpointName ?? breakpointMnemonic} written`);
         break;
     }
   }

@@ -4,7 +4,8 @@
  * over code that waits for another CPU ends at the instruction budget.
  *
  *   instruction  one instruction (DAP granularity 'instruction', the
- *                Disassembly view)
+ *                Disassembly view); a probed instruction's out-of-line
+ *                step (slot and step breakpoint) counts as one
  *   in           until the DWARF line (file:line) differs from the start
  *                line, entering calls; code without line info (instruction
  *                slots, trampolines, assembly) is stepped through
@@ -98,8 +99,13 @@ export class Stepper {
       const r = m.stepCpu(this.cpu, 1);
       this.steps++;
       if (r.kind !== 'running') return { kind: 'slice', result: r };
-      if (kind === 'instruction') return { kind: 'done', description: 'Stepped one instruction' };
       const pc = m.cpus[this.cpu].getPc();
+      // a probed instruction runs from the engine's code: arm64/riscv end its out-of-line step on the slot's
+      // step breakpoint (one more instruction), a hijacked return goes through the kretprobe trampoline
+      if (kind === 'instruction') {
+        if (this.inEngineCode(pc)) continue;
+        return { kind: 'done', description: 'Stepped one instruction' };
+      }
       const task = m.kernel.current(this.cpu);
       if (this.until) {
         const u = this.until;
@@ -118,6 +124,11 @@ export class Stepper {
   }
 
   get instructions(): number { return this.steps; }
+
+  /** pc is in code the kprobes engine owns (instruction slots, trampolines, detour buffers) */
+  private inEngineCode(pc: bigint): boolean {
+    return this.machine.hasKprobes && this.machine.kprobes.code.owns(pc);
+  }
 
   private sp(): bigint {
     return BigInt.asUintN(64, this.machine.cpus[this.cpu].getReg(this.machine.arch.abi.spReg));

@@ -13,6 +13,11 @@ import { repoPath } from '../util/paths';
 export const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
 export const FORK_C = repoPath('examples', 'kernel', 'fork.c');
 
+/** The sample kernel built for an architecture. */
+export function kernelImage(arch: string): string {
+  return repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`);
+}
+
 /** 1-based line of the "#BP name" marker comment in a sample kernel source. */
 export function markerLine(file: string, name: string): number {
   const lines = readFileSync(file, 'utf8').split('\n');

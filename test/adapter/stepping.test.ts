@@ -3,16 +3,17 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
-import { FORK_C, Harness, KERNEL, lineOf, markerLine, within } from './dapHarness';
+import { FORK_C, Harness, KERNEL, kernelImage, lineOf, markerLine, within } from './dapHarness';
+import { KPROBE_ARCHES } from '../kprobes/harness';
 
 const h = new Harness();
 
 /** Stopped at the do_fork_body breakpoint (CPU = thread of the stop). */
-async function stopAtDoForkBody(): Promise<{ threadId: number; bp: DebugProtocol.Breakpoint }> {
+async function stopAtDoForkBody(program = KERNEL): Promise<{ threadId: number; bp: DebugProtocol.Breakpoint }> {
   let bp: DebugProtocol.Breakpoint | undefined;
   await h.launchWith(async () => {
     bp = (await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] })).body.breakpoints[0];
-  });
+  }, { program });
   const ev = await h.continueToStop();
   assert.equal(ev.body.reason, 'breakpoint');
   // the breakpoint is not needed any more: steps must not stop in it again
@@ -26,56 +27,60 @@ describe('kprobe debug adapter: stepping and restart', () => {
   beforeEach(async () => { await h.startClient(); });
   afterEach(async () => { await h.dc.stop(); });
 
-  test('next steps over copy_process to the next line of do_fork', async () => {
-    const { threadId } = await stopAtDoForkBody();
-    const body = markerLine(FORK_C, 'do_fork_body');
-    const ev = await h.stepAndWait(() => h.dc.nextRequest({ threadId }));
-    assert.equal(ev.body.reason, 'step');
-    assert.equal(ev.body.threadId, threadId);
-    const top = await h.topFrame(threadId);
-    assert.match(top.name, /^do_fork\+0x[0-9a-f]+$/);
-    assert.equal(top.source?.path, FORK_C);
-    assert.equal(top.line, lineOf(FORK_C, 'if (err)'), `next from line ${body}`);
-    assert.match(ev.body.description ?? '', /^Stepped to fork\.c:\d+$/);
-  });
+  // the same steps on every architecture with kprobes: line tables, frames and step-over/step-out return addresses per port
+  for (const arch of KPROBE_ARCHES) describe(`stepping on the ${arch} kernel`, () => {
+    const program = kernelImage(arch);
+    test('next steps over copy_process to the next line of do_fork', async () => {
+      const { threadId } = await stopAtDoForkBody(program);
+      const body = markerLine(FORK_C, 'do_fork_body');
+      const ev = await h.stepAndWait(() => h.dc.nextRequest({ threadId }));
+      assert.equal(ev.body.reason, 'step');
+      assert.equal(ev.body.threadId, threadId);
+      const top = await h.topFrame(threadId);
+      assert.match(top.name, /^do_fork\+0x[0-9a-f]+$/);
+      assert.equal(top.source?.path, FORK_C);
+      assert.equal(top.line, lineOf(FORK_C, 'if (err)'), `next from line ${body}`);
+      assert.match(ev.body.description ?? '', /^Stepped to fork\.c:\d+$/);
+    });
 
-  test('stepIn enters copy_process; stepOut returns to do_fork on the calling line; next then leaves the line', async () => {
-    const { threadId } = await stopAtDoForkBody();
-    const body = markerLine(FORK_C, 'do_fork_body');
-    await h.stepAndWait(() => h.dc.stepInRequest({ threadId }));
-    let frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
-    assert.match(frames[0].name, /^copy_process\+0x[0-9a-f]+$/);
-    assert.equal(frames[0].source?.path, FORK_C);
-    const copyStart = lineOf(FORK_C, 'static noinline int copy_process');
-    assert.ok(frames[0].line >= copyStart && frames[0].line < body, `in copy_process: line ${frames[0].line}`);
-    assert.match(frames[1].name, /^do_fork\+0x[0-9a-f]+$/);
-    const returnTo = frames[1].instructionPointerReference!;
-    const out = await h.stepAndWait(() => h.dc.stepOutRequest({ threadId }));
-    assert.equal(out.body.reason, 'step');
-    assert.match(out.body.description ?? '', /^Stepped out to do_fork\+0x[0-9a-f]+$/);
-    frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
-    assert.match(frames[0].name, /^do_fork\+0x[0-9a-f]+$/);
-    assert.equal(BigInt(frames[0].instructionPointerReference!), BigInt(returnTo), 'at the return address the caller frame showed');
-    // the return address belongs to the calling line or (the result kept in a register) the next one
-    const ifErr = lineOf(FORK_C, 'if (err)');
-    assert.ok(frames[0].line === body || frames[0].line === ifErr, `line after stepOut: ${frames[0].line}`);
-    await h.stepAndWait(() => h.dc.nextRequest({ threadId }));
-    const after = await h.topFrame(threadId);
-    assert.match(after.name, /^do_fork\+0x[0-9a-f]+$/);
-    assert.ok(after.line > frames[0].line, `next leaves line ${frames[0].line}: now ${after.line}`);
-  });
+    test('stepIn enters copy_process; stepOut returns to do_fork on the calling line; next then leaves the line', async () => {
+      const { threadId } = await stopAtDoForkBody(program);
+      const body = markerLine(FORK_C, 'do_fork_body');
+      await h.stepAndWait(() => h.dc.stepInRequest({ threadId }));
+      let frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
+      assert.match(frames[0].name, /^copy_process\+0x[0-9a-f]+$/);
+      assert.equal(frames[0].source?.path, FORK_C);
+      const copyStart = lineOf(FORK_C, 'static noinline int copy_process');
+      assert.ok(frames[0].line >= copyStart && frames[0].line < body, `in copy_process: line ${frames[0].line}`);
+      assert.match(frames[1].name, /^do_fork\+0x[0-9a-f]+$/);
+      const returnTo = frames[1].instructionPointerReference!;
+      const out = await h.stepAndWait(() => h.dc.stepOutRequest({ threadId }));
+      assert.equal(out.body.reason, 'step');
+      assert.match(out.body.description ?? '', /^Stepped out to do_fork\+0x[0-9a-f]+$/);
+      frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
+      assert.match(frames[0].name, /^do_fork\+0x[0-9a-f]+$/);
+      assert.equal(BigInt(frames[0].instructionPointerReference!), BigInt(returnTo), 'at the return address the caller frame showed');
+      // the return address belongs to the calling line or (the result kept in a register) the next one
+      const ifErr = lineOf(FORK_C, 'if (err)');
+      assert.ok(frames[0].line === body || frames[0].line === ifErr, `line after stepOut: ${frames[0].line}`);
+      await h.stepAndWait(() => h.dc.nextRequest({ threadId }));
+      const after = await h.topFrame(threadId);
+      assert.match(after.name, /^do_fork\+0x[0-9a-f]+$/);
+      assert.ok(after.line > frames[0].line, `next leaves line ${frames[0].line}: now ${after.line}`);
+    });
 
-  test('instruction granularity steps exactly one instruction', async () => {
-    const { threadId } = await stopAtDoForkBody();
-    const before = BigInt((await h.topFrame(threadId)).instructionPointerReference!);
-    const dis = await h.dc.customRequest('disassemble', { memoryReference: '0x' + before.toString(16), instructionCount: 2 }) as DebugProtocol.DisassembleResponse;
-    const ev = await h.stepAndWait(() => h.dc.stepInRequest({ threadId, granularity: 'instruction' }));
-    assert.equal(ev.body.description, 'Stepped one instruction');
-    const after = BigInt((await h.topFrame(threadId)).instructionPointerReference!);
-    const insn = dis.body!.instructions[0].instruction;
-    // the probed instruction is executed from its slot: pc continues after it, or at a call's target
-    if (/^call/.test(insn)) assert.match((await h.topFrame(threadId)).name, /^copy_process\+0x0$/);
-    else assert.equal(after, BigInt(dis.body!.instructions[1].address), `after ${insn}`);
+    test('instruction granularity steps exactly one instruction', async () => {
+      const { threadId } = await stopAtDoForkBody(program);
+      const before = BigInt((await h.topFrame(threadId)).instructionPointerReference!);
+      const dis = await h.dc.customRequest('disassemble', { memoryReference: '0x' + before.toString(16), instructionCount: 2 }) as DebugProtocol.DisassembleResponse;
+      const ev = await h.stepAndWait(() => h.dc.stepInRequest({ threadId, granularity: 'instruction' }));
+      assert.equal(ev.body.description, 'Stepped one instruction');
+      const after = BigInt((await h.topFrame(threadId)).instructionPointerReference!);
+      const insn = dis.body!.instructions[0].instruction;
+      // the probed instruction is executed from its slot: pc continues after it, or at a call's target
+      if (/^(call|bl|blr|jalr)\b/.test(insn)) assert.match((await h.topFrame(threadId)).name, /^copy_process\+0x0$/);
+      else assert.equal(after, BigInt(dis.body!.instructions[1].address), `after ${insn}`);
+    });
   });
 
   test('stepping onto another breakpoint stops there with reason breakpoint', async () => {

@@ -9,12 +9,68 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Errno } from '../../emulator/kernel/abi';
 import type { Kprobe, Kretprobe } from '../../emulator/kprobes';
+import type { DecodedInsn } from '../../emulator/arch/types';
 import { rig, insns } from './harness';
+import { checkSimulatedClasses, imageInsns, SimClass, TextPatch } from './simulated';
 
 const A64 = { arch: 'aarch64', cpus: 2 };
 
 /** Functions the sample kernel runs many times, with branches, calls, loads of literals and adrp. */
 const FUNCS = ['do_fork', 'copy_process', 'alloc_pid', 'sys_open', 'path_lookup', 'fib', 'kprobe_target'];
+
+const word = (d: DecodedInsn): number => (d.bytes[0] | (d.bytes[1] << 8) | (d.bytes[2] << 16) | (d.bytes[3] << 24)) >>> 0;
+const enc = (mask: number, value: number) => (d: DecodedInsn): boolean => ((word(d) & mask) >>> 0) === value;
+const le = (w: number): Uint8Array => Uint8Array.of(w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24);
+
+/** the address a load (literal) reads: pc + imm19 * 4 */
+const literal = (d: DecodedInsn): bigint => d.addr + BigInt.asIntN(19, BigInt((word(d) >>> 5) & 0x7ffff)) * 4n;
+
+/** The classes arm64 kprobes simulate (decode-insn.c / simulate-insn.c), by encoding (ARM ARM C4.1). */
+const SIM_CLASSES: SimClass[] = [
+  { name: 'b', match: enc(0xfc000000, 0x14000000) },
+  { name: 'bl', match: enc(0xfc000000, 0x94000000) },
+  { name: 'b.cond', match: enc(0xff000010, 0x54000000), conditional: true },
+  { name: 'cbz', match: enc(0x7f000000, 0x34000000), conditional: true },
+  { name: 'cbnz', match: enc(0x7f000000, 0x35000000), conditional: true },
+  { name: 'tbz', match: enc(0x7f000000, 0x36000000), conditional: true },
+  { name: 'tbnz', match: enc(0x7f000000, 0x37000000) },
+  { name: 'br', match: enc(0xfffffc1f, 0xd61f0000) },
+  { name: 'blr', match: enc(0xfffffc1f, 0xd63f0000) },
+  { name: 'ret', match: enc(0xfffffc1f, 0xd65f0000) },
+  { name: 'adr', match: enc(0x9f000000, 0x10000000) },
+  { name: 'adrp', match: enc(0x9f000000, 0x90000000) },
+  // (the image's adrp pairs load only 64-bit values: the 32-bit and ldrsw literal forms have no site to rewrite)
+  { name: 'ldr literal (x)', match: enc(0xff000000, 0x58000000), reads: d => ({ addr: literal(d), len: 8 }) },
+];
+
+/** ldr (unsigned offset) -> its literal form, by the top bits: ldr x (0xf94), ldr w (0xb94), ldrsw (0xb98) */
+const LITERAL_FORMS: readonly { ui: number; size: number; literal: number }[] = [
+  { ui: 0xf9400000, size: 8, literal: 0x58000000 },
+  { ui: 0xb9400000, size: 4, literal: 0x18000000 },
+  { ui: 0xb9800000, size: 4, literal: 0x98000000 },
+];
+
+/**
+ * The image loads its data through adrp + ldr [xN, #off]; rewrite the ldr
+ * of such pairs as ldr (literal) of the same address (the adrp stays): the
+ * kernel runs the same.
+ */
+function literalLoads(r: ReturnType<typeof rig>): TextPatch[] {
+  const out: TextPatch[] = [];
+  const ds = imageInsns(r);
+  for (let i = 0; i + 1 < ds.length; i++) {
+    const a = ds[i], b = ds[i + 1];
+    if (!enc(0x9f000000, 0x90000000)(a) || b.addr !== a.addr + 4n) continue;
+    const wa = word(a), wb = word(b);
+    const form = LITERAL_FORMS.find(f => ((wb & 0xffc00000) >>> 0) === f.ui);
+    if (!form || ((wb >>> 5) & 31) !== (wa & 31)) continue;
+    const page = (a.addr & ~0xfffn) + (BigInt.asIntN(21, BigInt((((wa >>> 5) & 0x7ffff) << 2) | ((wa >>> 29) & 3))) << 12n);
+    const off = Number(page + BigInt(((wb >>> 10) & 0xfff) * form.size) - b.addr) / 4;
+    if (Math.abs(off) >= 1 << 18) continue;
+    out.push({ addr: b.addr, bytes: le((form.literal | ((off & 0x7ffff) << 5) | (wb & 31)) >>> 0) });
+  }
+  return out;
+}
 
 describe('arm64 kprobes', () => {
   test('decode-insn: unaligned addresses and exception-generating instructions are -EINVAL; others slot or simulate', () => {
@@ -89,5 +145,12 @@ describe('arm64 kprobes', () => {
     const kp: Kprobe = { symbol_name: 'do_fork' };
     st.engine.registerKprobe(kp);
     assert.match(st.engine.optimizationStatus(kp.addr as bigint).reason ?? '', /no jump optimization on aarch64/);
+  });
+
+  test('each simulated class (b, bl, b.cond, cbz, cbnz, tbz, tbnz, br, blr, ret, adr, adrp, ldr literal): registers after the simulation = after the real instruction', () => {
+    // the image has no load (literal): the loads of adrp + ldr pairs are rewritten as ones
+    const patches = literalLoads(rig(A64));
+    assert.ok(patches.length > 0, 'adrp + ldr pairs to rewrite');
+    checkSimulatedClasses('aarch64', SIM_CLASSES, patches);
   });
 });

@@ -44,6 +44,7 @@ const CASES: [number[], boolean, string][] = [
   [[0x67, 0x8b, 0x07], false, 'address-size prefix'],
 ];
 
+// x86_64 only: the kprobe booster (can_boost) exists only in the x86 port, as in Linux
 describe('can_boost (x86_64)', () => {
   for (const [bytes, want, what] of CASES) {
     test(`${what}: ${want ? 'boostable' : 'not boostable'}`, () => {

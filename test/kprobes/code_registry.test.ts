@@ -6,7 +6,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig } from './harness';
+import { KPROBE_ARCHES, rig } from './harness';
+import { kprobesArchFor, type Kprobe } from '../../emulator/kprobes';
 import { EngineCodeRegistry } from '../../emulator/kprobes/codeRegistry';
 import { mustVAddr } from '../../emulator/memory/address';
 
@@ -59,21 +60,36 @@ describe('EngineCodeRegistry', () => {
     assert.equal(code.nativeEntry, undefined);
   });
 
+});
+
+for (const arch of KPROBE_ARCHES) describe(`the engine's code ranges (${arch})`, () => {
   test("a fresh engine's trampolines are registered under their symbols; a probe's slot page and detour buffer once it has them", () => {
-    const r = rig();
+    const r = rig({ arch });
     const e = r.engine;
+    const hooks = kprobesArchFor(arch);
+    assert.ok(hooks);
     const symbols = (): string[] => e.code.ranges().map(c => c.symbol).sort();
-    assert.deepEqual(symbols(), ['ftrace_trampoline', 'kretprobe_trampoline', 'kretprobe_trampoline']);
+    // the breakpoint trampoline everywhere; the booster's trampoline and the ftrace trampoline where the arch has them
+    const fresh = ['kretprobe_trampoline'];
+    if (hooks.optprobes?.kretprobeBoostTrampoline) fresh.push('kretprobe_trampoline');
+    if (hooks.ftrace) fresh.push('ftrace_trampoline');
+    assert.deepEqual(symbols(), fresh.sort());
     assert.equal(e.breakpointSite(e.kretprobes.int3Trampoline), 'kretprobeTrampoline');
-    assert.equal(e.breakpointSite(e.kretprobes.boostCallback), 'kretprobeBoostCallback');
-    assert.equal(e.breakpointSite(e.ftrace.callback), 'ftraceCallback');
-    assert.equal(e.breakpointSite(e.kretprobes.int3Trampoline + 1n), 'none');
-    assert.equal(e.registerKprobe({ symbol_name: 'do_fork', post_handler: () => undefined }), 0);
-    // its slot page, and the detour buffer prepared for it (a post_handler keeps it from being optimized)
-    assert.deepEqual(symbols(), ['ftrace_trampoline', 'kprobe_insn_slot', 'kretprobe_trampoline', 'kretprobe_trampoline', 'optprobe_detour']);
+    if (hooks.optprobes) assert.equal(e.breakpointSite(e.kretprobes.boostCallback), 'kretprobeBoostCallback');
+    if (hooks.ftrace) assert.equal(e.breakpointSite(e.ftrace.callback), 'ftraceCallback');
+    assert.equal(e.breakpointSite(e.kretprobes.int3Trampoline + BigInt(r.machine.arch.minInsnLength)), 'none');
+    const kp: Kprobe = { symbol_name: 'do_fork', post_handler: () => undefined };
+    assert.equal(e.registerKprobe(kp), 0);
+    assert.equal(kp.ainsn?.mode, 'slot');
+    // its slot page, and (with jump optimization) the detour buffer prepared for it (a post_handler keeps it from being optimized)
+    const withProbe = [...fresh, 'kprobe_insn_slot', ...(hooks.optprobes ? ['optprobe_detour'] : [])];
+    assert.deepEqual(symbols(), withProbe.sort());
     assert.equal(e.breakpointSite(r.sym('do_fork')), 'kprobe');
-    const buf = e.optimizationStatus(r.sym('do_fork')).buffer as bigint;
-    assert.equal(e.breakpointSite(buf), 'optprobeCallback', "the buffer's native entry");
-    assert.equal(e.where(buf + 3n), 'optprobe_detour[do_fork]+0x3');
+    assert.equal(e.where(kp.ainsn?.insn as bigint), 'kprobe_insn_slot[do_fork]+0x0');
+    if (hooks.optprobes) {
+      const buf = e.optimizationStatus(r.sym('do_fork')).buffer as bigint;
+      assert.equal(e.breakpointSite(buf), 'optprobeCallback', "the buffer's native entry");
+      assert.equal(e.where(buf + 3n), 'optprobe_detour[do_fork]+0x3');
+    }
   });
 });

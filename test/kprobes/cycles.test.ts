@@ -18,6 +18,7 @@ const CASES: [number[], string][] = [
   [[0xf0, 0x48, 0x0f, 0xc1, 0x06], 'locked'], [[0x0f, 0x1f, 0x00], 'nop'],
 ];
 
+// x86_64 only: the cycle cost model is the x86 CPU's (emulator/arch/x86_64/cycles.ts)
 describe('cycle model', () => {
   for (const [b, cls] of CASES) {
     test(`${b.map(x => x.toString(16)).join(' ')} -> ${cls}`, () => {

@@ -29,6 +29,7 @@ function callTarget(r: Rig, addr: bigint): bigint {
   return addr + 5n + BigInt(new DataView(b.buffer, b.byteOffset, 5).getInt32(1, true));
 }
 
+// x86_64 only: kprobes on ftrace call sites (call __fentry__) exist only in the x86 port
 describe('KPROBES_ON_FTRACE: registration and arming', () => {
   test('a probe at `call __fentry__` is [FTRACE]: no int3, the call goes to the ftrace trampoline; unregister restores the call', () => {
     const r = rig();

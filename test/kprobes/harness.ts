@@ -9,6 +9,9 @@ import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
 import { KprobesEngine, KprobesEngineOptions, PtRegs } from '../../emulator/kprobes';
+import { kprobesArches } from '../../emulator/arch/registry';
+import { portByName } from '../../emulator/ports';
+import type { ArchInfo } from '../../emulator/arch/types';
 import { mustVAddr } from '../../emulator/memory/address';
 import { repoPath } from '../util/paths';
 
@@ -18,6 +21,36 @@ export function sampleImage(arch = 'x86_64'): ElfImage {
   let img = cached.get(arch);
   if (!img) { img = loadElf(repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`)); cached.set(arch, img); }
   return img;
+}
+
+/**
+ * The architectures the kprobes tests run on: every port of emulator/ports.ts
+ * with a CPU and kprobes hooks (a new port joins the parametrized tests by
+ * getting both).
+ */
+export const KPROBE_ARCHES: readonly string[] = kprobesArches();
+
+/** The info part of a port (registers, ABI, breakpoint facts), by architecture name. */
+export function portInfo(arch: string): ArchInfo {
+  const p = portByName(arch);
+  assert.ok(p, `no port ${arch}`);
+  return p;
+}
+
+/** The register names a port's pt_regs uses for the integer arguments (x86_64 di si ..., arm64 x0 x1 ..., riscv a0 a1 ...). */
+export function argRegNames(arch: string): string[] {
+  const p = portInfo(arch);
+  return p.abi.argRegs.map(i => p.regs[i].name);
+}
+
+/**
+ * The return address of the function whose entry the registers are at: on
+ * the stack (x86_64) or in the link register (arm64 x30, riscv ra), as the
+ * port's ABI says.
+ */
+export function returnAddressOnEntry(regs: PtRegs): bigint {
+  const ra = regs.arch.abi.returnAddress;
+  return ra.kind === 'stack' ? regs.cpu.mem.read64(mustVAddr(regs.sp + BigInt(ra.offset))) : regs.cpu.getReg(ra.reg);
 }
 
 export interface Rig {

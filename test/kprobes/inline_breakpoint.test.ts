@@ -64,6 +64,7 @@ function runBoth(inline: boolean): Outcome {
   };
 }
 
+// x86_64 only: native entries belong to detour buffers and the booster trampoline, which only the x86 port has
 describe('inline breakpoint path for native entries', () => {
   const inl = runBoth(true);
   const trp = runBoth(false);

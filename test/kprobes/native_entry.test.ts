@@ -73,6 +73,7 @@ function runFib(native: boolean): Outcome {
   return { lines: r.machine.printkRecords.map(x => x.text), during, after, rets, insns: exit.instructions, r };
 }
 
+// x86_64 only: detour buffers and the kretprobe booster trampoline exist only in the x86 port
 describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', () => {
   test('same frame bytes, registers, return values and output as the template run as instructions', () => {
     const nat = runFib(true), tpl = runFib(false);

@@ -51,6 +51,7 @@ function assertNotOptimized(r: Rig, addr: bigint, reason?: RegExp): void {
   assert.equal(listedOptimized(r, addr), false);
 }
 
+// x86_64 only: jump optimization (CONFIG_OPTPROBES) exists only in the x86 port; arm64.test.ts and riscv64.test.ts check no probe is ever optimized there
 describe('safety checks', () => {
   test('fib+0: optimizable (push/mov/push, the recursive call targets the first byte only)', () => {
     const r = rig();

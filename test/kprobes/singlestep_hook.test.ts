@@ -46,6 +46,7 @@ const STEP_BREAKPOINT: KprobesArchHooks = {
   kretprobeTrampolineCode: x86.kretprobeTrampolineCode,
 };
 
+// x86_64 only by design: an arm64/riscv-style step-breakpoint hook table driven on the x86 CPU (the real arm64/riscv hooks run in every parametrized test)
 describe('single-step completion as an arch hook', () => {
   test('a step breakpoint in the slot ends the single-step: HIT_ACTIVE -> HIT_SS -> HIT_SSDONE, the kernel runs as without probes', () => {
     const expected = selftestLines(rig({ cpus: 1 }).run());

@@ -4,37 +4,30 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig } from './harness';
+import { insns, KPROBE_ARCHES, rig } from './harness';
 import { Kprobe, Kretprobe, symbolizeEngineAddress } from '../../emulator/kprobes';
 import { walkFrames } from '../../emulator/probes/stack';
 
-describe('symbolizeEngineAddress', () => {
-  test('trampolines, detour buffers, instruction slots, the ftrace trampoline, the nested-call stub', () => {
-    const r = rig();
+for (const arch of KPROBE_ARCHES) describe(`symbolizeEngineAddress (${arch})`, () => {
+  test('the kretprobe trampoline, instruction slots (in use and free), image addresses', () => {
+    const r = rig({ arch });
     const e = r.engine;
     const s = (a: bigint): string | undefined => symbolizeEngineAddress(e, a);
     assert.equal(s(e.kretprobes.int3Trampoline), 'kretprobe_trampoline+0x0');
-    assert.equal(s(e.kretprobes.boostTrampoline), 'kretprobe_trampoline+0x0');
-    assert.equal(s(e.kretprobes.boostTrampoline + 0x12n), 'kretprobe_trampoline+0x12');
-    assert.equal(s(e.ftrace.trampoline + 0x2an), 'ftrace_trampoline+0x2a');
-    // an optimized probe at fib+0: its detour buffer; its slot (every probe gets one)
-    const fib: Kprobe = { symbol_name: 'fib', pre_handler: () => 0 };
+    // a probe at fib+0 and one inside do_fork, both stepped out of line (a post_handler keeps them from being optimized)
+    const fib: Kprobe = { symbol_name: 'fib', post_handler: () => undefined };
     assert.equal(e.registerKprobe(fib), 0);
-    e.waitForOptimizer();
-    const buf = e.optimizationStatus(r.sym('fib')).buffer;
-    assert.ok(buf);
-    assert.equal(s(buf), 'optprobe_detour[fib]+0x0');
-    assert.equal(s(buf + 0x10n), 'optprobe_detour[fib]+0x10');
+    assert.equal(fib.ainsn?.mode, 'slot');
     const slot = fib.ainsn?.insn;
     assert.ok(slot);
     assert.equal(s(slot), 'kprobe_insn_slot[fib]+0x0');
     assert.equal(s(slot + 1n), 'kprobe_insn_slot[fib]+0x1');
-    // a probe inside a function: named with its offset
-    const d = r.machine.arch.decode(r.machine.kernel.mem, r.sym('do_fork'));
-    assert.ok(d);
-    const inner: Kprobe = { addr: r.sym('do_fork') + BigInt(d.length), post_handler: () => undefined };
+    const second = insns(r, 'do_fork')[1];
+    const off = (second.addr - r.sym('do_fork')).toString(16);
+    const inner: Kprobe = { addr: second.addr, post_handler: () => undefined };
     assert.equal(e.registerKprobe(inner), 0);
-    assert.equal(s(inner.ainsn?.insn as bigint), `kprobe_insn_slot[do_fork+0x${d.length.toString(16)}]+0x0`);
+    assert.equal(inner.ainsn?.mode, 'slot', `${second.mnemonic} ${second.operands}`);
+    assert.equal(s(inner.ainsn?.insn as bigint), `kprobe_insn_slot[do_fork+0x${off}]+0x0`);
     e.unregisterKprobe(inner);
     assert.equal(s(inner.ainsn?.insn as bigint), 'kprobe_insn_slot+0x0', 'a free slot');
     // image addresses are not the engine's
@@ -44,7 +37,7 @@ describe('symbolizeEngineAddress', () => {
   });
 
   test('a stack walked from a return handler names the trampoline; the nested-call stub is named', () => {
-    const r = rig();
+    const r = rig({ arch });
     const e = r.engine;
     let names: string[] = [];
     const rp: Kretprobe = {
@@ -68,5 +61,26 @@ describe('symbolizeEngineAddress', () => {
     assert.equal(names[0], 'kretprobe_trampoline+0x0');
     assert.match(names[1], /^kprobe_stacktrace_driver\+0x/, 'the return into stacktrace_target was popped: only the instance has it');
     assert.equal(stub, 'kprobe_nested_call_return+0x0');
+  });
+});
+
+// x86_64 only: the kretprobe booster, ftrace and jump optimization exist only there
+describe('symbolizeEngineAddress (x86_64: booster trampoline, ftrace trampoline, detour buffers)', () => {
+  test('the booster trampoline, the ftrace trampoline, an optimized probe\'s detour buffer and its slot', () => {
+    const r = rig();
+    const e = r.engine;
+    const s = (a: bigint): string | undefined => symbolizeEngineAddress(e, a);
+    assert.equal(s(e.kretprobes.boostTrampoline), 'kretprobe_trampoline+0x0');
+    assert.equal(s(e.kretprobes.boostTrampoline + 0x12n), 'kretprobe_trampoline+0x12');
+    assert.equal(s(e.ftrace.trampoline + 0x2an), 'ftrace_trampoline+0x2a');
+    // an optimized probe at fib+0: its detour buffer; its slot (every probe gets one)
+    const fib: Kprobe = { symbol_name: 'fib', pre_handler: () => 0 };
+    assert.equal(e.registerKprobe(fib), 0);
+    e.waitForOptimizer();
+    const buf = e.optimizationStatus(r.sym('fib')).buffer;
+    assert.ok(buf);
+    assert.equal(s(buf), 'optprobe_detour[fib]+0x0');
+    assert.equal(s(buf + 0x10n), 'optprobe_detour[fib]+0x10');
+    assert.equal(s(fib.ainsn?.insn as bigint), 'kprobe_insn_slot[fib]+0x0');
   });
 });

@@ -3,28 +3,37 @@
  * self-test pass calls target(rand1), target2(rand1), recursed_target(rand1)
  * and stacktrace_driver() (examples/kernel/main.c), then worker threads call
  * them again with other values; the probes' handlers check what they see.
+ * Every case runs on each architecture with kprobes (KPROBE_ARCHES); where
+ * the pc, the return address or the frame record live comes from the port.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rig, selftestLines } from './harness';
+import { insns, KPROBE_ARCHES, portInfo, returnAddressOnEntry, rig, selftestLines } from './harness';
 import type { Kprobe, Kretprobe, KretprobeInstance, PtRegs } from '../../emulator/kprobes';
-import { fixupStackTrace } from '../../emulator/kprobes';
+import { fixupStackTrace, kprobesArchFor } from '../../emulator/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
 import { walkFrames } from '../../emulator/probes/stack';
-import type { Rig } from './harness';
 
-/** the address after `fn`'s call to `callee` (the return address that call pushes) */
-function returnAddressOfCall(r: Rig, fn: string, callee: string): bigint {
-  const s = r.image.symbols.lookup(fn);
-  assert.ok(s, fn);
-  const target = r.sym(callee);
-  for (let a = s.value; a < s.value + s.size;) {
-    const d = r.machine.arch.decode(r.machine.kernel.mem, a);
-    assert.ok(d, `decodes in ${fn}`);
-    if (d.flow === 'call' && d.target === target) return a + BigInt(d.length);
-    a += BigInt(d.length);
-  }
-  assert.fail(`${fn} has no direct call to ${callee}`);
+/**
+ * The address `fn`'s call to `callee` returns to, seen by a probe on
+ * `callee` in an unprobed run (the calls go through function pointers, and
+ * riscv64 calls are auipc + jalr: no decoded call target to look for).
+ */
+function returnAddressOfCall(arch: string, fn: string, callee: string): bigint {
+  const r = rig({ arch });
+  let ret: bigint | undefined;
+  const kp: Kprobe = {
+    symbol_name: callee,
+    pre_handler: (_p, regs) => {
+      const a = returnAddressOnEntry(regs);
+      if (ret === undefined && r.image.symbols.resolve(a)?.sym.name === fn) ret = a;
+      return 0;
+    },
+  };
+  assert.equal(r.engine.registerKprobe(kp), 0);
+  r.run();
+  assert.ok(ret !== undefined, `${fn} calls ${callee}`);
+  return ret;
 }
 
 const DIV_FACTOR = 3n;
@@ -32,16 +41,21 @@ const RAND1 = 0x2545f491n; // the kernel's fixed rand1 (main.c kprobes_selftest)
 /** calls of target()/target2() per run: 1 self-test + 4 workers x 24 iterations */
 const TARGET_CALLS = 1 + 4 * 24;
 
-describe('lib/test_kprobes.c', () => {
+for (const arch of KPROBE_ARCHES) describe(`lib/test_kprobes.c (${arch})`, () => {
+  const port = portInfo(arch);
   test('test_kprobe: pre and post handlers on kprobe_target', () => {
-    const r = rig();
+    const r = rig({ arch });
     let handlerErrors = 0;
     let prehVal = 0n, posthVal = 0n;
     const seen: bigint[] = [];
+    // the probed instruction: stepped (or simulated), execution goes on after it
+    const first = insns(r, 'kprobe_target')[0];
+    assert.equal(first.flow, 'none', `${first.mnemonic} does not branch`);
     const kp: Kprobe = {
       symbol_name: 'kprobe_target',
       pre_handler: (p, regs) => {
-        if (regs.ip !== (p.addr as bigint) + 1n) handlerErrors++; // x86: ip after the int3
+        // the pc as the breakpoint reports it (x86: after the int3; arm64, riscv: the probe address)
+        if (regs.ip !== (p.addr as bigint) + BigInt(port.breakpointPcOffset)) handlerErrors++;
         const v = regs.arg(0) & 0xffffffffn;
         seen.push(v);
         prehVal = v / DIV_FACTOR;
@@ -49,8 +63,8 @@ describe('lib/test_kprobes.c', () => {
       },
       post_handler: (_p, regs) => {
         if (prehVal !== (seen[seen.length - 1] as bigint) / DIV_FACTOR) handlerErrors++;
-        // after the single-step of `push rbp` execution continues at the next original insn
-        if (regs.ip !== r.sym('kprobe_target') + 1n) handlerErrors++;
+        // after the single-step execution continues at the next original instruction
+        if (regs.ip !== r.sym('kprobe_target') + BigInt(first.length)) handlerErrors++;
         posthVal = prehVal + DIV_FACTOR;
       },
     };
@@ -68,7 +82,7 @@ describe('lib/test_kprobes.c', () => {
   });
 
   test('test_kprobes: two kprobes registered together', () => {
-    const r = rig();
+    const r = rig({ arch });
     let preh = 0, preh2 = 0, posth = 0, posth2 = 0;
     const kp: Kprobe = { symbol_name: 'kprobe_target', pre_handler: () => { preh++; return 0; }, post_handler: () => { posth++; } };
     const kp2: Kprobe = { symbol_name: 'kprobe_target2', pre_handler: () => { preh2++; return 0; }, post_handler: () => { posth2++; } };
@@ -81,7 +95,7 @@ describe('lib/test_kprobes.c', () => {
   });
 
   test('test_kretprobe: return value seen by the handler is value/3', () => {
-    const r = rig();
+    const r = rig({ arch });
     let handlerErrors = 0;
     let krphVal = 0n;
     let entries = 0, returns = 0;
@@ -113,7 +127,7 @@ describe('lib/test_kprobes.c', () => {
   });
 
   test('test_kretprobes: two kretprobes', () => {
-    const r = rig();
+    const r = rig({ arch });
     const got: bigint[][] = [[], []];
     const mk = (name: string, i: number): Kretprobe => ({
       kp: { symbol_name: name },
@@ -130,7 +144,7 @@ describe('lib/test_kprobes.c', () => {
   });
 
   test('test_kprobe_missed: handlers calling the probed function count as missed', () => {
-    const r = rig();
+    const r = rig({ arch });
     const target = r.sym('kprobe_recursed_target');
     const nested: bigint[] = [];
     const kp: Kprobe = {
@@ -148,7 +162,7 @@ describe('lib/test_kprobes.c', () => {
   });
 
   test('test_stacktrace_on_kretprobe: trampoline on the stack, fixed-up trace has the real return address', () => {
-    const r = rig();
+    const r = rig({ arch });
     const tramp = r.engine.kretprobeTrampoline;
     const driver = r.image.symbols.lookup('kprobe_stacktrace_driver');
     assert.ok(driver);
@@ -165,11 +179,14 @@ describe('lib/test_kprobes.c', () => {
       pre_handler: (_p, regs) => {
         if (rawTrace.length) return 0;
         const mem = regs.cpu.mem;
-        const trace = [mem.read64(mustVAddr(regs.sp))]; // our own return address (entry: at sp)
-        let fp = regs.get('bp'); // stacktrace_target's frame
+        const trace = [returnAddressOnEntry(regs)]; // our own return address (entry: on the stack or in the link register)
+        // stacktrace_target's frame record, then the callers' (the port's frame-pointer layout)
+        const rec = port.frameRecord;
+        assert.ok(rec, `${arch} keeps frame records`);
+        let fp = regs.cpu.getReg(port.abi.fpReg);
         for (let i = 0; i < 3 && fp !== 0n; i++) {
-          trace.push(mem.read64(mustVAddr(fp + 8n)));
-          fp = mem.read64(mustVAddr(fp));
+          trace.push(mem.read64(mustVAddr(fp + BigInt(rec.returnAddressOffset))));
+          fp = mem.read64(mustVAddr(fp + BigInt(rec.savedFpOffset)));
         }
         rawTrace = trace;
         const task = r.machine.kernel.current(regs.cpu.id);
@@ -189,12 +206,14 @@ describe('lib/test_kprobes.c', () => {
     assert.equal(fixed[0].addr, rawTrace[0]);
   });
 
-  for (const booster of [true, false]) {
-    test(`test_stacktrace_on_nested_kretprobe: from the inner return handler both trampoline entries become the real return addresses (${booster ? 'booster' : 'int3'} trampoline)`, () => {
-      const r = rig({ engine: { kretprobeBooster: booster } });
+  // the kretprobe booster's trampoline exists where the arch has one (x86_64)
+  const boosters = kprobesArchFor(arch)?.optprobes?.kretprobeBoostTrampoline ? [true, false] : [false];
+  for (const booster of boosters) {
+    test(`test_stacktrace_on_nested_kretprobe: from the inner return handler both trampoline entries become the real return addresses (${booster ? 'booster' : 'breakpoint'} trampoline)`, () => {
+      const r = rig({ arch, engine: { kretprobeBooster: booster } });
       const kernel = r.machine.kernel;
-      const ret0 = returnAddressOfCall(r, 'kprobe_stacktrace_target', 'kprobe_stacktrace_internal_target');
-      const ret1 = returnAddressOfCall(r, 'kprobe_stacktrace_driver', 'kprobe_stacktrace_target');
+      const ret0 = returnAddressOfCall(arch, 'kprobe_stacktrace_target', 'kprobe_stacktrace_internal_target');
+      const ret1 = returnAddressOfCall(arch, 'kprobe_stacktrace_driver', 'kprobe_stacktrace_target');
       let raw: bigint[] = [];
       let fixed: { addr: bigint; raw: bigint; replaced: boolean }[] = [];
       let innerReturns = 0, outerReturns = 0;
@@ -233,7 +252,7 @@ describe('lib/test_kprobes.c', () => {
   }
 
   test('nested kretprobes on a recursive function (fib)', () => {
-    const r = rig();
+    const r = rig({ arch });
     const fib = (n: bigint): bigint => (n < 2n ? n : fib(n - 1n) + fib(n - 2n));
     let errors = 0, returns = 0;
     const rp: Kretprobe = {

@@ -51,6 +51,8 @@ export const riscv64Info: ArchInfo = {
   },
   // ebreak (the uncompressed form; c.ebreak is 0x9002)
   breakpointInsn: Uint8Array.of(0x73, 0x00, 0x10, 0x00),
+  // c.ebreak over a compressed instruction (the original 2 bytes are kept and put back)
+  shortBreakpoint: { bytes: Uint8Array.of(0x02, 0x90), mnemonic: 'c.ebreak' },
   breakpointPcOffset: 0,
   maxInsnLength: 4,
   minInsnLength: 2,

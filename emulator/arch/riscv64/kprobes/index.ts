@@ -6,8 +6,9 @@
  *   - rejected when it is a system instruction (ecall, ebreak, sret, wfi,
  *     csr*) or a fence, or when the address is not 2-byte aligned;
  *   - simulated from pt_regs when it is pc-relative or a jump: jal, jalr,
- *     auipc, beq..bgeu and the compressed c.j, c.jal, c.jr, c.jalr,
- *     c.beqz, c.bnez (examined in their 32-bit expansion);
+ *     auipc, beq..bgeu and the compressed c.j, c.jr, c.jalr, c.beqz,
+ *     c.bnez (examined in their 32-bit expansion; rv64 has no c.jal, its
+ *     encoding is c.addiw, stepped in a slot);
  *   - otherwise copied to an instruction slot followed by an `ebreak` that
  *     ends the out-of-line step (the core's default singlestepDone).
  * kretprobes hijack `ra`. No jump optimization and no boosters.
@@ -20,9 +21,10 @@ import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '..
 import type { Kprobe, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { expandRvc } from '../rvc';
+import { riscv64Info } from '../info';
 
-const EBREAK = Uint8Array.of(0x73, 0x00, 0x10, 0x00);
-const C_EBREAK = Uint8Array.of(0x02, 0x90);
+const EBREAK = riscv64Info.breakpointInsn;
+const C_EBREAK = (riscv64Info.shortBreakpoint as NonNullable<typeof riscv64Info.shortBreakpoint>).bytes;
 const NOP = Uint8Array.of(0x13, 0x00, 0x00, 0x00);
 /** an instruction (up to 4 bytes) and the step ebreak */
 const SLOT_SIZE = 8;
