@@ -117,9 +117,8 @@ export function measureCycles(image: ElfImage, mode: Mode, target = TARGET): { c
   return { cycles: r.cycles, hits: r.hits, insns: r.insns };
 }
 
-/** One host-timed run of the benchmark image (no cycle counter attached). */
-function hostRun(mode: Mode): TimedRun {
-  const image = benchImage();
+/** One host-timed run of the benchmark image (no cycle counter attached); bench.elf (x86_64) unless another image is given. */
+function hostRun(mode: Mode, image: ElfImage = benchImage()): TimedRun {
   const { m, hits } = setup(image, mode, BENCH_TARGET);
   const t0 = process.hrtime.bigint();
   const exit = m.run();
@@ -161,6 +160,36 @@ export function benchOverhead(quick = false): string[] {
     out.push(`  ${mode.padEnd(4)} ${String(c.hits).padStart(8)} ${cyc.toFixed(0).padStart(12)} ${(cyc / GHZ / 1000).toFixed(3).padStart(13)}   ${(DOC_US[mode] ?? '').padEnd(12)} ${benchCyc}${formatHostPerHit(h)}`);
   }
   out.push(`  host baseline: bench.elf ${(baseNs / 1e6).toFixed(1)} ms for ${hostHits} calls (${(baseNs / hostHits).toFixed(0)} ns per call of the loop)`);
+  out.push(...benchOverheadArches(rounds));
+  return out;
+}
+
+/**
+ * Host ns per hit of k, r and kr on every arch with kprobes: the same
+ * bench.c loop built for each (test/fixtures/kernel/bench/bench-<arch>.elf;
+ * x86_64 is bench.elf), boosters and jump optimization off (arm64 and riscv
+ * have neither), each mode against its arch's probe-less run.
+ */
+function benchOverheadArches(rounds: number): string[] {
+  const dir = join(repoRoot(), 'test', 'fixtures', 'kernel', 'bench');
+  const images: [string, ElfImage][] = [['x86_64', benchImage()]];
+  for (const arch of ['aarch64', 'riscv64']) {
+    const p = join(dir, `bench-${arch}.elf`);
+    if (existsSync(p)) images.push([arch, loadElf(p)]);
+  }
+  const out = [`\noverhead per arch: host ns per hit on bench-<arch>.elf (${BENCH_TARGET}(), 1 CPU, empty handlers, no boosters, no optimization), median of ${rounds} rounds`,
+    `  arch      ${(['k', 'r', 'kr'] as const).map(m => m.padEnd(26)).join('')}baseline ns/call`];
+  for (const [arch, image] of images) {
+    const base = (): TimedRun => hostRun('none', image);
+    const cells: string[] = [];
+    let baseNs = 0, calls = 1;
+    for (const mode of ['k', 'r', 'kr'] as const) {
+      const h = hostPerHit(() => hostRun(mode, image), base, rounds);
+      baseNs = h.baselineNs; calls = h.hits;
+      cells.push(formatHostPerHit(h).padEnd(26));
+    }
+    out.push(`  ${arch.padEnd(8)}  ${cells.join('')}${(baseNs / calls).toFixed(0)}`);
+  }
   return out;
 }
 
