@@ -234,3 +234,16 @@ describe('kprobe-run lines', () => {
     }
   });
 });
+
+describe('an image for an architecture without a port (issue 12: arm32)', () => {
+  test('run and exec say so in one line, nothing runs', async () => {
+    const image = repoPath('test', 'fixtures', 'elf', 'bin', 'arm32.elf');
+    for (const cmd of ['run', 'exec']) {
+      const c = captureIo();
+      const code = await runCli([cmd, image], c.io);
+      assert.notEqual(code, 0);
+      assert.equal(c.stdout(), '');
+      assert.equal(c.stderr(), `kprobe-run: ${image}: unsupported machine arm: no CPU emulator for this architecture yet\n`);
+    }
+  });
+});
