@@ -219,7 +219,7 @@ export function childrenOf(x: Expandable, read: MemReader): FrameVariable[] {
     const esize = (sizeOf(di, et, addressSize) ?? 0) * (inner ? dims.slice(1).reduce((n, d) => n * Number(di.uint(d, DW_AT.count) ?? ((di.uint(d, DW_AT.upper_bound) ?? -1n) + 1n)), 1) : 1);
     for (let i = 0; i < Math.min(count, MAX_ELEMENTS); i++) {
       const addr = x.addr + BigInt(i * esize);
-      if (inner) out.push({ name: `[${i}]`, type: typeText(di, inner), value: '{...}', kind: 'member', expand: { image: x.image, type: inner, addr } });
+      if (inner) out.push({ name: `[${i}]`, type: typeText(di, inner), value: aggregateText(di, inner, addr, read, little, 1), kind: 'member', expand: { image: x.image, type: inner, addr } });
       else out.push(member(`[${i}]`, et, addr));
     }
     return out;
@@ -306,7 +306,7 @@ function valueAt(di: DebugInfo, type: Die | undefined, loc: Location, ctx: Param
     case 'pieces': return '{...} (pieces)';
     case 'memory': {
       const s = strip(di, type);
-      if (s && (s.tag === TAG.structure_type || s.tag === TAG.union_type || s.tag === TAG.array_type)) return `{...} @ 0x${loc.addr.toString(16)}`;
+      if (s && (s.tag === TAG.structure_type || s.tag === TAG.union_type || s.tag === TAG.array_type)) return aggregateText(di, s, loc.addr, read, little, 0);
       const b = read(loc.addr, size);
       if (!b) return `<error: cannot access memory at address 0x${loc.addr.toString(16)}>`;
       return formatScalar(di, type, bytesToUint(b, little), read);
@@ -357,10 +357,46 @@ function formatScalar(di: DebugInfo, type: Die | undefined, raw: bigint, read: M
         const s = readCString(read, raw, 200);
         return s === undefined ? `${hex} <error: Cannot access memory at address ${hex}>` : `${hex} "${s}"`;
       }
-      return hex;
+      // as gdb: a pointer into a symbol of the image is followed by <symbol> or <symbol+off>
+      const img = imageOfDi.get(di);
+      const r = raw !== 0n ? img?.symbols.resolve(raw) : undefined;
+      return r ? `${hex} <${r.sym.name}${r.offset ? `+${r.offset}` : ''}>` : hex;
     }
     default: return `0x${raw.toString(16)}`;
   }
+}
+
+/** gdb prints a run of at least this many equal array elements once, with `<repeats N times>` */
+const REPEAT_THRESHOLD = 10;
+/** elements gdb prints of an array before `...` (`set print elements 200`) */
+const PRINT_ELEMENTS = 200;
+
+/** A struct / union / array in memory as gdb prints it: `{x = 1, y = 2}`, `{1, 2, 3}`, char arrays as strings. */
+function aggregateText(di: DebugInfo, t: Die, addr: bigint, read: MemReader, little: boolean, depth: number): string {
+  if (depth > 8) return '{...}';
+  const img = imageOfDi.get(di);
+  if (!img) return '{...}';
+  const kids = childrenOf({ image: img, type: t, addr }, read);
+  if (t.tag === TAG.array_type) {
+    const et = strip(di, di.ref(t, DW_AT.type));
+    const isChars = et?.tag === TAG.base_type && [DW_ATE.signed_char, DW_ATE.unsigned_char].includes(Number(di.uint(et, DW_AT.encoding) ?? 0n) as 6 | 8)
+      && !t.children.some((c, i) => i > 0 && c.tag === TAG.subrange_type);
+    if (isChars) {
+      const bytes = kids.map(k => Number(BigInt.asUintN(8, BigInt(k.value.split(' ')[0]))));
+      let end = bytes.length;
+      while (end > 0 && bytes[end - 1] === 0) end--; // gdb drops trailing NULs
+      return `"${bytes.slice(0, end).map(b => (b === 0x22 ? '\\"' : charText(b))).join('')}"`;
+    }
+    const vals = kids.map(k => (k.expand && k.value === '{...}' ? aggregateText(di, k.expand.type, k.expand.addr, read, little, depth + 1) : k.value));
+    const parts: string[] = [];
+    for (let i = 0; i < vals.length && i < PRINT_ELEMENTS;) {
+      let j = i + 1;
+      while (j < vals.length && vals[j] === vals[i]) j++;
+      if (j - i >= REPEAT_THRESHOLD) { parts.push(`${vals[i]} <repeats ${j - i} times>`); i = j; } else { parts.push(vals[i]); i++; }
+    }
+    return `{${parts.join(', ')}${vals.length > PRINT_ELEMENTS ? '...' : ''}}`;
+  }
+  return `{${kids.map(k => `${k.name} = ${k.value}`).join(', ')}}`;
 }
 
 function readCString(read: MemReader, addr: bigint, max: number): string | undefined {
@@ -430,11 +466,20 @@ export function globalVariable(image: ElfImage, name: string, read: MemReader, p
   const first = pc !== undefined ? di.unitFor(pc) : undefined;
   const units = first ? [first, ...di.units().filter(u => u !== first)] : di.units();
   const little = image.endian === 'little';
-  for (const u of units) {
-    if (u.error) continue;
-    const root = di.root(u);
-    const d = root?.children.find(c => c.tag === TAG.variable && di.name(c) === name && c.attrs.has(DW_AT.location));
-    if (!d) continue;
+  // a definition with a location (or a constant) in any unit first, else one the compiler left without (optimized out)
+  let found: { u: typeof units[number]; d: Die } | undefined;
+  for (const withLocation of [true, false]) {
+    for (const u of units) {
+      if (u.error || found) continue;
+      const root = di.root(u);
+      const d = root?.children.find(c => c.tag === TAG.variable && di.name(c) === name && !c.attrs.has(DW_AT.declaration)
+        && (!withLocation || c.attrs.has(DW_AT.location) || c.attrs.has(DW_AT.const_value)));
+      if (d) found = { u, d };
+    }
+    if (found) break;
+  }
+  if (found) {
+    const { u, d } = found;
     const ctx = {
       addressSize: u.addressSize, little, reg: () => undefined,
       read: (a: bigint, size: number) => { const b = read(a, size); return b ? bytesToUint(b, little) : undefined; },

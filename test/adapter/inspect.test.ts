@@ -156,7 +156,9 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.deepEqual(members.map(v => `${v.type} ${v.name}`), ['const char * name', 'const char * data', 'size_t size', 'int fd', 'int mode']);
     // the same bytes through the handler language: file->name is the first pointer of the struct
     const name = members[0].value;
-    const viaHandler = await h.evaluate(`*(u64 *)${file.value}`, frame.id, 'repl');
+    // the value is gdb-style: `0x… <file_table+96>`
+    assert.match(file.value, /^0x[0-9a-f]+ <file_table(\+\d+)?>$/);
+    const viaHandler = await h.evaluate(`*(u64 *)${file.value.split(' ')[0]}`, frame.id, 'repl');
     assert.equal(BigInt(name.split(' ')[0]), BigInt(viaHandler.result.split(' ')[0]));
     assert.match(name, /^0x[0-9a-f]+ "\/[^"]+"$/, 'a path string');
   });

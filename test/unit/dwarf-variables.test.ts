@@ -14,6 +14,7 @@ import { rig } from '../kprobes/harness';
 import { PORTS } from '../../emulator/ports';
 import { childrenOf, cpuFrameState, frameVariables, globalVariable, memReader, unwindStates, FrameVariable, FrameVariables, MemReader } from '../../emulator/debug/variables';
 import { loadElf } from '../../emulator/elf/elfFile';
+import { readFileSync } from 'node:fs';
 import { lineOf } from '../adapter/dapHarness';
 import { repoPath } from '../util/paths';
 
@@ -149,6 +150,29 @@ describe('aggregate values from DWARF (struct / union / array / bitfield members
       const w = kids(g('w'));
       assert.equal(w.get('all')?.value, String(0x1122334455667788n));
       assert.equal(kids(w.get('bytes') as FrameVariable).get('[0]')?.value, "136 '\\210'");
+    });
+  }
+});
+
+describe('values as gdb prints them (goldens from gdb-multiarch: test/fixtures/dwarf/gdb-goldens.sh)', () => {
+  const dir = repoPath('test', 'fixtures', 'dwarf');
+  for (const build of ['vars-gcc-O0', 'vars-gcc-O2', 'vars-gcc-Os', 'vars-clang-O0', 'vars-clang-O2', 'vars-clang-O2-dwarf4']) {
+    test(`${build}: every global equals gdb's print`, () => {
+      const image = loadElf(`${dir}/${build}.elf`);
+      const mem: MemReader = (addr, size) => {
+        for (const s of image.segments) {
+          if (s.type !== 1 || addr < s.vaddr || addr + BigInt(size) > s.vaddr + s.filesz) continue;
+          const off = Number(addr - s.vaddr);
+          return s.data.slice(off, off + size);
+        }
+        return undefined;
+      };
+      const golden = readFileSync(`${dir}/golden/gdb-${build}.txt`, 'utf8').trim().split('\n');
+      assert.equal(golden.length, 9);
+      for (const line of golden) {
+        const [name, value] = [line.slice(0, line.indexOf(' = ')), line.slice(line.indexOf(' = ') + 3)];
+        assert.equal(globalVariable(image, name, mem)?.value, value, name);
+      }
     });
   }
 });
