@@ -91,6 +91,20 @@ describe('riscv64 kprobes', () => {
     assert.ok(two > 0 && four > 0, `${two} compressed, ${four} full-size`);
   });
 
+  test('inside a 4-byte instruction: -EILSEQ with one line naming the place, nothing written (the ebreak would straddle into the next instruction)', () => {
+    const r = rig(RV);
+    const mem = r.machine.kernel.mem;
+    const full = insns(r, 'copy_process').find(i => i.length === 4 && !refused(i.mnemonic));
+    assert.ok(full);
+    const mid = full.addr + 2n;
+    const before = [...mem.readBytes(Number(BigInt.asIntN(64, full.addr)), 8)];
+    const res = r.engine.registerKprobeResult({ addr: mid });
+    assert.ok(typeof res !== 'number' && res.errno === -Errno.EILSEQ, JSON.stringify(res));
+    assert.match((res as { reason: string }).reason, /^copy_process\+0x[0-9a-f]+ is not at an instruction boundary$/);
+    assert.deepEqual([...mem.readBytes(Number(BigInt.asIntN(64, full.addr)), 8)], before);
+    assert.equal(r.engine.registerKprobe({ addr: full.addr }), 0, 'the instruction itself is probed');
+  });
+
   test('a probe on every instruction of busy functions: every line the kernel prints is unchanged, every probe hit counted', () => {
     const plain = rig(RV).run();
     const r = rig(RV);

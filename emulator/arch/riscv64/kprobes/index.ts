@@ -65,9 +65,30 @@ function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedI
   return simClass(e.w) ? 'simulate' : 'slot';
 }
 
+/**
+ * arch_check_kprobe(): walk the function holding addr from its first byte
+ * (Linux walks from symbol+offset's symbol only; here from the enclosing
+ * symbol whichever way the probe was given),
+ * instruction by instruction (original bytes); addr must be where one
+ * starts, else its ebreak / c.ebreak would overwrite the second half of one
+ * instruction and the first of the next.
+ */
+function onInsnBoundary(ctx: KprobesArchContext, addr: bigint): boolean {
+  const r = ctx.kernel.image.symbols.resolve(addr);
+  if (!r) return true; // no symbol to walk from
+  let a = addr - r.offset;
+  try {
+    while (a < addr) a += (ctx.readOriginal(a, 2)[0] & 3) === 3 ? 4n : 2n;
+  } catch {
+    return true;
+  }
+  return a === addr;
+}
+
 function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   const addr = p.addr as bigint;
   if ((addr & 1n) !== 0n) return -Errno.EINVAL; // instructions are 2-byte aligned
+  if (!onInsnBoundary(ctx, addr)) return -Errno.EILSEQ;
   let orig: Uint8Array;
   try {
     orig = ctx.readOriginal(addr, 2);
