@@ -17,8 +17,10 @@ import { formatAddress } from './disassemble';
 import { evaluateExpression, formatValue, isIdentifier } from '../emulator/handlers';
 import { registerVariables } from './registers';
 import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
-import { globalVariable, memReader } from '../emulator/debug/variables';
-import type { FrameVariables } from '../emulator/debug/variables';
+import { aggregateValue, globalVariable, memReader } from '../emulator/debug/variables';
+import type { Expandable, FrameState, FrameVariables } from '../emulator/debug/variables';
+import type { DwarfOrigin } from '../emulator/debug/ctype';
+import { programGlobals, programNamesAt, programTypes } from '../emulator/probes/programNames';
 
 export interface EvaluateInput {
   machine: Machine;
@@ -30,8 +32,12 @@ export interface EvaluateInput {
   expression: string;
   /** DAP context: watch, repl, hover, clipboard... */
   context?: string;
-  /** the DWARF variables of the CPU's innermost frame (issue 14), when known */
+  /** the DWARF variables of the frame asked for (issue 14), when known */
   frameVariables?: () => FrameVariables | undefined;
+  /** the frame asked for: its index (0 = innermost) and registers as the CFI recovers them */
+  frame?: { index: number; state: FrameState };
+  /** a variablesReference for an expandable value (a struct / array in memory, a pointer to a struct) */
+  expandRef?: (x: Expandable, viaPointer: boolean) => number;
 }
 
 export type EvaluateAnswer =
@@ -51,8 +57,8 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   if (isIdentifier(expr)) {
     const fv = inp.frameVariables?.();
     const local = fv?.ok ? [...fv.params, ...fv.locals].find(x => x.name === expr) : undefined;
-    const v = local ?? globalVariable(m.image, expr, memReader(cpu), cpu.getPc());
-    if (v) return { ok: true, body: { result: v.value, type: v.type, variablesReference: 0 } };
+    const v = local ?? globalVariable(m.image, expr, memReader(cpu), inp.frame?.state.pc ?? cpu.getPc());
+    if (v) return { ok: true, body: { result: v.value, type: v.type, variablesReference: v.expand && inp.expandRef ? inp.expandRef(v.expand, / \*$/.test(v.type)) : 0 } };
   }
   const reg = /^\$(\w+)$/.exec(expr);
   const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
@@ -68,18 +74,64 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
     body: { result: `${formatAddress(s.value)} <${s.name}>`, type: 'symbol', variablesReference: 0, memoryReference: formatAddress(s.value) },
   });
   if (sym && inp.context === 'hover') return symbolAnswer(sym);
-  const env = new StoppedCpuEnv(m.kernel, inp.engine, cpu, inp.stop);
-  const r = evaluateExpression(expr, env, inp.compileOptions);
-  env.flush();
+  const r = evaluateInFrame(inp, expr);
   if (r.ok) {
     const v = r.value;
     const body: DebugProtocol.EvaluateResponse['body'] = { result: formatValue(v, a => symbolAt(m.image, a)), type: v.typeName, variablesReference: 0 };
     if (v.type.kind === 'ptr') body.memoryReference = formatAddress(BigInt.asUintN(64, v.value));
+    // the program's structs and arrays: gdb's text, expandable; a pointer to a struct expands to the struct
+    const origin = (t: typeof v.type): DwarfOrigin | undefined => ((t.kind === 'struct' || t.kind === 'array') ? t.origin as DwarfOrigin | undefined : undefined);
+    const agg = v.aggregate ? origin(v.type) : undefined;
+    const pointee = v.type.kind === 'ptr' && v.value !== 0n ? origin(v.type.to) : undefined;
+    if (agg && v.text === undefined) {
+      const x: Expandable = { image: agg.image, type: agg.die, addr: BigInt.asUintN(64, v.value) };
+      body.result = aggregateValue(x, memReader(cpu));
+      body.memoryReference = formatAddress(x.addr);
+      if (inp.expandRef) body.variablesReference = inp.expandRef(x, false);
+    } else if (pointee && pointee.die.tag !== 0x01 && inp.expandRef) {
+      body.variablesReference = inp.expandRef({ image: pointee.image, type: pointee.die, addr: BigInt.asUintN(64, v.value) }, true);
+    }
     return { ok: true, body };
   }
   if (sym) return symbolAnswer(sym);
   const hint = registerHint(m.arch, expr);
   return { ok: false, error: 'evaluate', message: `cannot evaluate "${expr}": ${r.message}${hint}` };
+}
+
+/**
+ * Run a handler-language expression in the frame asked for: the program's
+ * names (DWARF) in scope at that frame's pc, its globals and types, all
+ * assignable (the debugger may change the program); in a caller frame the
+ * registers are those the call frame information recovers.
+ */
+export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<typeof evaluateExpression> {
+  const { machine: m, cpu } = inp;
+  const st = inp.frame?.state;
+  let callerRegs: Map<string, bigint> | undefined;
+  if (st && inp.frame && inp.frame.index > 0) {
+    callerRegs = new Map();
+    const dwarf = (m.arch as { dwarfRegs?: readonly number[] }).dwarfRegs;
+    for (const [d, v] of st.regs) {
+      const idx = dwarf?.[d];
+      const name = idx !== undefined && idx >= 0 ? m.arch.regs[idx]?.name : undefined;
+      if (name) callerRegs.set(name, v);
+    }
+    const pcName = m.arch.regs[m.arch.abi.pcReg]?.name;
+    if (pcName) callerRegs.set(pcName, st.pc + 1n);
+  }
+  const env = new StoppedCpuEnv(m.kernel, inp.engine, cpu, inp.stop, callerRegs);
+  const pc = st?.pc ?? cpu.getPc();
+  let names: ReturnType<typeof programNamesAt> | undefined;
+  try { names = programNamesAt(m.image, m.arch, pc); } catch { names = undefined; }
+  const opts = {
+    ...inp.compileOptions,
+    programName: names ?? programGlobals(m.image, pc),
+    programType: programTypes(m.image),
+    programWritable: true,
+  };
+  const r = evaluateExpression(expr, env, opts);
+  env.flush();
+  return r;
 }
 
 /** " (registers are regs->di here)" when the expression names a register without regs->. */

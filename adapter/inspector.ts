@@ -23,6 +23,7 @@ import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables, setRegister } from './registers';
 import { childrenOf, frameVariables, memReader, unwindStates } from '../emulator/debug/variables';
+import type { FrameState } from '../emulator/debug/variables';
 import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
 import type { SourceMap } from './sourceMap';
 import type { ProbeStop } from './stoppedEnv';
@@ -92,16 +93,55 @@ export class StopInspector {
   }
 
   /** expandable values handed out since the last stop: reference -> what and on which CPU */
-  private readonly valueRefs = new Map<number, { x: Expandable; cpuIndex: number }>();
+  private readonly valueRefs = new Map<number, { x: Expandable; cpuIndex: number; frameId: number; evalName?: string; viaPointer: boolean }>();
   private nextValueRef = VALUE_REF_BASE;
 
-  private dapVariable(v: FrameVariable, cpuIndex: number): DebugProtocol.Variable {
-    let ref = 0;
-    if (v.expand) {
-      ref = this.nextValueRef++;
-      this.valueRefs.set(ref, { x: v.expand, cpuIndex });
+  /** A reference for an expandable value of a frame; its children's evaluateName start from evalName. */
+  expandRef(cpuIndex: number, frameId: number, x: Expandable, evalName?: string, viaPointer = false): number {
+    const ref = this.nextValueRef++;
+    this.valueRefs.set(ref, { x, cpuIndex, frameId, evalName, viaPointer });
+    return ref;
+  }
+
+  /**
+   * A DWARF variable as DAP shows it: gdb's text, expandable, and an
+   * evaluateName (`file->name`, `table[2]`, `origin.x`) that evaluate,
+   * watches and setVariable use in its frame.
+   */
+  private dapVariable(v: FrameVariable, cpuIndex: number, frameId: number, parent?: { evalName?: string; viaPointer: boolean }): DebugProtocol.Variable {
+    let evalName: string | undefined = v.name;
+    if (parent) {
+      const p = parent.evalName;
+      const base = p === undefined ? undefined : /^[\w.\[\]>-]+$/.test(p) && !p.startsWith('*') ? p : `(${p})`;
+      evalName = base === undefined || v.name === '<anonymous>' ? undefined : v.name.startsWith('[') ? `${base}${v.name}` : `${base}${parent.viaPointer ? '->' : '.'}${v.name}`;
     }
-    return { name: v.name, value: v.value, type: v.type, variablesReference: ref, presentationHint: { attributes: ['readOnly'] } };
+    const ref = v.expand ? this.expandRef(cpuIndex, frameId, v.expand, evalName, / \*$/.test(v.type)) : 0;
+    const out: DebugProtocol.Variable = { name: v.name, value: v.value, type: v.type, variablesReference: ref };
+    if (evalName !== undefined) out.evaluateName = evalName;
+    return out;
+  }
+
+  /** What setVariable on a DWARF variable assigns: the frame and the C lvalue (undefined: not a DWARF variable). */
+  dwarfTarget(ref: number, name: string): { cpuIndex: number; frameId: number; lvalue: string } | undefined {
+    const list = ref >= ARGS_SCOPE_BASE ? this.variables(ref) : undefined;
+    const v = list?.find(x => x.name === name);
+    if (!v) return undefined;
+    if (v.evaluateName === undefined) throw new Error(`'${name}' cannot be assigned: it has no C name`);
+    const e = ref >= VALUE_REF_BASE ? this.valueRefs.get(ref) : undefined;
+    const frameId = e ? e.frameId : ref % 1_000_000;
+    const cpuIndex = e ? e.cpuIndex : Math.floor(frameId / FRAME_STRIDE) - 1;
+    return { cpuIndex, frameId, lvalue: v.evaluateName };
+  }
+
+  /** The registers of a CPU's frame as the CFI recovers them (the frame the stack trace shows), or undefined. */
+  frameState(cpuIndex: number, frameIdx: number): FrameState | undefined {
+    const m = this.machine;
+    const cpu = m.cpus[cpuIndex];
+    if (!cpu) return undefined;
+    const shown = this.frames(cpuIndex)[frameIdx];
+    if (!shown || shown.idle) return undefined;
+    const st = unwindStates(m.image, m.arch, cpu, frameIdx + 1, this.pcOf(cpuIndex))[frameIdx];
+    return st && st.pc === shown.lookupPc ? st : undefined;
   }
 
   /** The pc to show for a CPU (the probe address at a breakpoint stop, else the CPU's pc). */
@@ -231,10 +271,8 @@ export class StopInspector {
     if (!cpu) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
     if (!shown || shown.idle) return undefined;
-    const states = unwindStates(m.image, m.arch, cpu, frameIdx + 1, this.pcOf(cpuIndex));
-    const st = states[frameIdx];
-    if (!st || st.pc !== shown.lookupPc) return undefined;
-    return frameVariables(m.image, st, memReader(cpu));
+    const st = this.frameState(cpuIndex, frameIdx);
+    return st ? frameVariables(m.image, st, memReader(cpu)) : undefined;
   }
 
   scopes(frameId: number): DebugProtocol.Scope[] {
@@ -264,7 +302,7 @@ export class StopInspector {
       const e = this.valueRefs.get(ref);
       if (!e) throw new Error('this value is from an earlier stop: expand it again from its scope');
       const cpu = m.cpus[e.cpuIndex];
-      return childrenOf(e.x, memReader(cpu)).map(v => this.dapVariable(v, e.cpuIndex));
+      return childrenOf(e.x, memReader(cpu)).map(v => this.dapVariable(v, e.cpuIndex, e.frameId, e));
     }
     if (ref >= ARGS_SCOPE_BASE) {
       const frameId = ref % 1_000_000;
@@ -272,7 +310,7 @@ export class StopInspector {
       const v = this.frameVariables(cpuIndex, frameId % FRAME_STRIDE);
       if (!v?.ok) return [];
       const list = ref >= LOCALS_SCOPE_BASE ? v.locals : v.params;
-      return list.map(x => this.dapVariable(x, cpuIndex));
+      return list.map(x => this.dapVariable(x, cpuIndex, frameId));
     }
     if (ref >= PROBE_SCOPE_BASE) return this.probeVariables(ref - PROBE_SCOPE_BASE);
     const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];

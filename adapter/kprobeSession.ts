@@ -432,6 +432,15 @@ export class KprobeSession extends LoggingDebugSession {
   protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
     if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
+      const target = this.inspector.dwarfTarget(args.variablesReference, args.name);
+      if (target) {
+        // a C variable (DWARF) or one of its members: `lvalue = (value)` in its frame, then its value as shown again
+        const r = this.evaluateIn(target.frameId, `${target.lvalue} = (${args.value})`, 'repl');
+        if (!r.ok) throw new Error(r.message.replace(/^cannot evaluate "[^"]*": /, ''));
+        const again = this.inspector.variables(args.variablesReference).find(v => v.name === args.name);
+        response.body = { value: again?.value ?? r.body?.result ?? args.value, type: again?.type, variablesReference: again?.variablesReference ?? 0 };
+        return this.sendResponse(response);
+      }
       response.body = { value: this.inspector.setVariable(args.variablesReference, args.name, args.value) };
       this.sendResponse(response);
     } catch (e) {
@@ -491,19 +500,29 @@ export class KprobeSession extends LoggingDebugSession {
    * kernel symbol names (their address; hovers over a C identifier use it first).
    */
   protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
-    const m = this.machine;
     const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
-    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
-    const mgr = this.probes?.mgr;
-    if (!m || !cpu || !mgr) return this.sendErrorResponse(response, dapError('notLaunched'));
-    const r = evaluateForDap({
-      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: this.inspector?.probeStopFor(cpu.id),
-      expression: args.expression, context: args.context,
-      frameVariables: () => this.inspector?.frameVariables(cpu.id, frame % FRAME_STRIDE),
-    });
+    const r = this.evaluateIn(frame, args.expression, args.context);
     if (!r.ok) return this.sendErrorResponse(response, dapError(r.error, r.message));
     response.body = r.body;
     this.sendResponse(response);
+  }
+
+  /** evaluate in a frame (its DWARF names, its registers); used by evaluate and setVariable */
+  private evaluateIn(frame: number, expression: string, context?: string): ReturnType<typeof evaluateForDap> {
+    const m = this.machine;
+    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
+    const mgr = this.probes?.mgr;
+    const insp = this.inspector;
+    if (!m || !cpu || !mgr || !insp) return { ok: false, error: 'evaluate', message: 'not launched' };
+    const index = frame % FRAME_STRIDE;
+    const state = insp.frameState(cpu.id, index);
+    return evaluateForDap({
+      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: insp.probeStopFor(cpu.id),
+      expression, context,
+      frameVariables: () => insp.frameVariables(cpu.id, index),
+      frame: state ? { index, state } : undefined,
+      expandRef: (x, viaPointer) => insp.expandRef(cpu.id, (cpu.id + 1) * FRAME_STRIDE + index, x, expression, viaPointer),
+    });
   }
 
   // ---- breakpoints ------------------------------------------------------------------

@@ -44,7 +44,14 @@ export class StoppedCpuEnv implements HandlerEnv {
   private readonly inner: ProbeHandlerEnv;
   private readonly pcName: string;
 
-  constructor(private readonly kernel: KernelApi, engine: KprobesEngine, private readonly cpu: Cpu, private readonly stop?: ProbeStop) {
+  /**
+   * callerRegs: evaluating in a caller frame, its registers as the call frame
+   * information recovers them (by pt_regs name); the others are unknown there
+   */
+  constructor(
+    private readonly kernel: KernelApi, engine: KprobesEngine, private readonly cpu: Cpu, private readonly stop?: ProbeStop,
+    private readonly callerRegs?: ReadonlyMap<string, bigint>,
+  ) {
     this.inner = new ProbeHandlerEnv({ kernel, engine, regs: engine.regsOf(cpu), kp: stop?.kp, beforeInsn: stop?.mode === 'kprobe' });
     this.probe = this.inner.probe;
     this.current = this.inner.current;
@@ -64,11 +71,17 @@ export class StoppedCpuEnv implements HandlerEnv {
   readCString(addr: bigint, max: number): string { return this.inner.readCString(addr, max); }
 
   getReg(name: string): bigint {
+    if (this.callerRegs) {
+      const v = this.callerRegs.get(name);
+      if (v === undefined) throw new Error(`${name} is not known in this caller frame (not saved by the callee: the call frame information does not recover it)`);
+      return v;
+    }
     if (name === this.pcName && this.stop?.mode === 'kprobe') return this.stop.reportPc;
     return this.inner.getReg(name);
   }
 
   setReg(name: string, value: bigint): void {
+    if (this.callerRegs) throw new Error(`${name} of a caller frame cannot be changed (only the innermost frame's registers)`);
     if (name === this.pcName && this.stop?.mode === 'kprobe') {
       throw new Error(`${name} cannot be changed at a kprobe stop (the CPU is single-stepping the probed instruction); step once first`);
     }

@@ -47,7 +47,7 @@ export type FrameVariables =
   | { ok: true; function: string; params: FrameVariable[]; locals: FrameVariable[] }
   | { ok: false; reason: string };
 
-const TAG = {
+export const TAG = {
   formal_parameter: 0x05, lexical_block: 0x0b, pointer_type: 0x0f, structure_type: 0x13, typedef: 0x16, union_type: 0x17,
   inlined_subroutine: 0x1d, base_type: 0x24, const_type: 0x26, enumerator: 0x28, enumeration_type: 0x04, array_type: 0x01,
   subprogram: 0x2e, variable: 0x34, volatile_type: 0x35, subroutine_type: 0x15, restrict_type: 0x37, subrange_type: 0x21,
@@ -118,7 +118,7 @@ function safe<T>(f: () => T): T | undefined {
 }
 
 /** DW_AT_name, through DW_AT_abstract_origin / DW_AT_specification */
-function nameOf(di: DebugInfo, d: Die): string | undefined {
+export function nameOf(di: DebugInfo, d: Die): string | undefined {
   for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
     const n = di.name(x);
     if (n !== undefined) return n;
@@ -128,7 +128,7 @@ function nameOf(di: DebugInfo, d: Die): string | undefined {
 }
 
 /** an attribute's DIE reference, through abstract_origin */
-function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
+export function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
   for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
     const r = di.ref(x, at);
     if (r) return r;
@@ -243,7 +243,7 @@ export function childrenOf(x: Expandable, read: MemReader): FrameVariable[] {
 }
 
 /** Strip typedefs and qualifiers */
-function strip(di: DebugInfo, t: Die | undefined): Die | undefined {
+export function strip(di: DebugInfo, t: Die | undefined): Die | undefined {
   for (let i = 0; t && i < 32; i++) {
     if (t.tag !== TAG.typedef && t.tag !== TAG.const_type && t.tag !== TAG.volatile_type && t.tag !== TAG.restrict_type && t.tag !== TAG.atomic_type) return t;
     t = di.ref(t, DW_AT.type);
@@ -314,7 +314,7 @@ function valueAt(di: DebugInfo, type: Die | undefined, loc: Location, ctx: Param
   }
 }
 
-const DW_ATE = { boolean: 0x02, float: 0x04, signed: 0x05, signed_char: 0x06, unsigned: 0x07, unsigned_char: 0x08 } as const;
+export const DW_ATE = { boolean: 0x02, float: 0x04, signed: 0x05, signed_char: 0x06, unsigned: 0x07, unsigned_char: 0x08 } as const;
 
 function charText(c: number): string {
   const esc: Record<number, string> = { 0: '\\000', 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
@@ -461,31 +461,36 @@ export function memReader(cpu: Cpu): MemReader {
  * unit has one with that name.
  */
 export function globalVariable(image: ElfImage, name: string, read: MemReader, pc?: bigint): FrameVariable | undefined {
+  const g = globalDie(image, name, pc);
+  if (!g) return undefined;
+  const { di, unit: u, die: d } = g;
+  const little = image.endian === 'little';
+  const ctx = {
+    addressSize: u.addressSize, little, reg: () => undefined,
+    read: (a: bigint, size: number) => { const b = read(a, size); return b ? bytesToUint(b, little) : undefined; },
+    addrx: (i: bigint) => di.addrIndex(u, i),
+  };
+  return variable(di, d, 'local', pc ?? 0n, ctx, read, little);
+}
+
+/**
+ * The DIE of a global or file-static variable by name: a definition with a
+ * location (or a constant) in the unit holding pc first, then in the other
+ * units, else one the compiler left without (optimized out).
+ */
+export function globalDie(image: ElfImage, name: string, pc?: bigint): { di: DebugInfo; unit: Die['unit']; die: Die } | undefined {
   const di = debugInfoOf(image);
   imageOfDi.set(di, image);
   const first = pc !== undefined ? di.unitFor(pc) : undefined;
   const units = first ? [first, ...di.units().filter(u => u !== first)] : di.units();
-  const little = image.endian === 'little';
-  // a definition with a location (or a constant) in any unit first, else one the compiler left without (optimized out)
-  let found: { u: typeof units[number]; d: Die } | undefined;
   for (const withLocation of [true, false]) {
     for (const u of units) {
-      if (u.error || found) continue;
+      if (u.error) continue;
       const root = di.root(u);
       const d = root?.children.find(c => c.tag === TAG.variable && di.name(c) === name && !c.attrs.has(DW_AT.declaration)
         && (!withLocation || c.attrs.has(DW_AT.location) || c.attrs.has(DW_AT.const_value)));
-      if (d) found = { u, d };
+      if (d) return { di, unit: u, die: d };
     }
-    if (found) break;
-  }
-  if (found) {
-    const { u, d } = found;
-    const ctx = {
-      addressSize: u.addressSize, little, reg: () => undefined,
-      read: (a: bigint, size: number) => { const b = read(a, size); return b ? bytesToUint(b, little) : undefined; },
-      addrx: (i: bigint) => di.addrIndex(u, i),
-    };
-    return variable(di, d, 'local', pc ?? 0n, ctx, read, little);
   }
   return undefined;
 }
@@ -565,4 +570,11 @@ export function scalarOf(di: DebugInfo, type: Die | undefined, addressSize: numb
   if (i) return { kind: 'int', ...i };
   void addressSize;
   return `has type ${typeText(di, type)}, which a handler cannot hold (integers and pointers only): use a pointer and *(type *)(ptr + offset)`;
+}
+
+/** A struct / union / array in memory as gdb prints it (`{x = 1, y = 2}`, `"abc"`, `{0 <repeats 16 times>}`). */
+export function aggregateValue(x: Expandable, read: MemReader): string {
+  const di = debugInfoOf(x.image);
+  imageOfDi.set(di, x.image);
+  return aggregateText(di, x.type, x.addr, read, x.image.endian === 'little', 0);
 }

@@ -200,6 +200,8 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
     symbolExists: opts.symbolExists,
     functionExists: opts.functionExists,
     programName: opts.programName,
+    programType: opts.programType,
+    programWritable: opts.programWritable,
     charSigned: charSignedOf(opts),
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   let body: Exec;
@@ -256,7 +258,7 @@ export function compileHandler(source: string, kind: HandlerKind, opts: CompileO
 export function compileHandlerFull(source: string, kind: HandlerKind, opts: CompileOptions): SnippetResult {
   const diagnostics: Diagnostic[] = [];
   const toks = snippetTokens(source, opts);
-  const p = new Parser(toks, diagnostics, charSignedOf(opts));
+  const p = new Parser(toks, diagnostics, charSignedOf(opts), opts.programType);
   const ast = p.parseSnippet(kind === 'condition' || kind === 'log');
   if (diagnostics.length) return { diagnostics, used: new Set(), regWrites: new Map() };
   if (ast.k === 'body' && ast.body.length === 0 && kind === 'condition') {

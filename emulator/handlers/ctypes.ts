@@ -1,15 +1,35 @@
 /**
  * The C type model of the handler language (LP64): integer types, bool,
  * void and pointers, with C's integer promotions and usual arithmetic
- * conversions. Every runtime value is a bigint held in the canonical form of
- * its static type: signed types as BigInt.asIntN(bits), unsigned types and
- * pointers as BigInt.asUintN(bits).
+ * conversions; and the program's own structs, unions and arrays (from its
+ * DWARF: emulator/debug/ctype.ts), which live in emulated memory only.
+ * Every runtime value is a bigint held in the canonical form of its static
+ * type: signed types as BigInt.asIntN(bits), unsigned types and pointers as
+ * BigInt.asUintN(bits); a struct / union / array value is its address.
  */
 
-export interface IntType { readonly kind: 'int'; readonly size: 1 | 2 | 4 | 8; readonly signed: boolean; readonly name: string; readonly bool?: true }
-export interface PtrType { readonly kind: 'ptr'; readonly to: CType }
+export interface IntType {
+  readonly kind: 'int'; readonly size: 1 | 2 | 4 | 8; readonly signed: boolean; readonly name: string; readonly bool?: true;
+  /** an enum's enumerators by value (values print by name) */
+  readonly enumerators?: ReadonlyMap<bigint, string>;
+}
+/** `name`: how to spell it when `to` does not say it all (a function pointer: `int (*)(int)`) */
+export interface PtrType { readonly kind: 'ptr'; readonly to: CType; readonly name?: string }
 export interface VoidType { readonly kind: 'void' }
-export type CType = IntType | PtrType | VoidType;
+/** A member of a struct or union: byte offset, or bit offset + size for a bitfield. */
+export interface Member { readonly name: string; readonly type: CType; readonly offset: number; readonly bits?: { readonly offset: number; readonly size: number } }
+/**
+ * A struct or union of the program (DWARF): `name` as C spells it
+ * (`struct file`, or its typedef's name), members read on demand;
+ * `origin` is what made it (the debugger expands values through it).
+ */
+export interface StructType {
+  readonly kind: 'struct'; readonly union: boolean; readonly name: string; readonly size: number;
+  members(): readonly Member[];
+  readonly origin?: unknown;
+}
+export interface ArrayType { readonly kind: 'array'; readonly of: CType; readonly count: number; readonly origin?: unknown }
+export type CType = IntType | PtrType | VoidType | StructType | ArrayType;
 
 function it(name: string, size: 1 | 2 | 4 | 8, signed: boolean): IntType {
   return { kind: 'int', size, signed, name };
@@ -57,6 +77,9 @@ export const TYPEDEFS: ReadonlyMap<string, CType> = new Map<string, CType>([
 export function typeName(t: CType): string {
   if (t.kind === 'int') return t.name;
   if (t.kind === 'void') return 'void';
+  if (t.kind === 'struct') return t.name;
+  if (t.kind === 'array') return `${typeName(t.of)} [${t.count}]`;
+  if (t.name) return t.name;
   const inner = typeName(t.to);
   return inner.endsWith('*') ? `${inner}*` : `${inner} *`;
 }
@@ -64,17 +87,34 @@ export function typeName(t: CType): string {
 export function sizeOf(t: CType): number {
   if (t.kind === 'int') return t.size;
   if (t.kind === 'ptr') return 8;
+  if (t.kind === 'struct') return t.size;
+  if (t.kind === 'array') return t.count * sizeOf(t.of);
   return 1; // GCC: sizeof(void) == 1, used for void * arithmetic
 }
 
-export function isScalar(t: CType): boolean { return t.kind !== 'void'; }
+/** a struct, union or array: lives in memory, its value is its address */
+export function isAggregate(t: CType): t is StructType | ArrayType { return t.kind === 'struct' || t.kind === 'array'; }
+
+/** The member `name` of a struct / union, looking into anonymous struct / union members as C does. */
+export function findMember(t: StructType, name: string): Member | undefined {
+  for (const m of t.members()) {
+    if (m.name === name) return m;
+    if (m.name === '' && m.type.kind === 'struct') {
+      const inner = findMember(m.type, name);
+      if (inner) return { ...inner, offset: m.offset + inner.offset, bits: inner.bits && { ...inner.bits, offset: inner.bits.offset + m.offset * 8 } };
+    }
+  }
+  return undefined;
+}
+
+export function isScalar(t: CType): boolean { return t.kind !== 'void' && !isAggregate(t); }
 export function isInt(t: CType): t is IntType { return t.kind === 'int'; }
 export function isPtr(t: CType): t is PtrType { return t.kind === 'ptr'; }
 export function isCharPtr(t: CType): boolean { return t.kind === 'ptr' && t.to.kind === 'int' && t.to.size === 1 && !t.to.bool; }
 
 /** Bring a bigint into the canonical representation of type t (C conversion). */
 export function convert(v: bigint, t: CType): bigint {
-  if (t.kind === 'ptr') return BigInt.asUintN(64, v);
+  if (t.kind === 'ptr' || isAggregate(t)) return BigInt.asUintN(64, v);
   if (t.kind === 'void') return 0n;
   if (t.bool) return v !== 0n ? 1n : 0n;
   const bits = t.size * 8;
@@ -83,7 +123,7 @@ export function convert(v: bigint, t: CType): bigint {
 
 /** A converter specialised for one type (used in compiled closures). */
 export function converter(t: CType): (v: bigint) => bigint {
-  if (t.kind === 'ptr') return v => BigInt.asUintN(64, v);
+  if (t.kind === 'ptr' || isAggregate(t)) return v => BigInt.asUintN(64, v);
   if (t.kind === 'void') return () => 0n;
   if (t.bool) return v => (v !== 0n ? 1n : 0n);
   const bits = t.size * 8;
@@ -112,5 +152,7 @@ export function sameType(a: CType, b: CType): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind === 'int' && b.kind === 'int') return a.size === b.size && a.signed === b.signed && !!a.bool === !!b.bool;
   if (a.kind === 'ptr' && b.kind === 'ptr') return sameType(a.to, b.to);
+  if (a.kind === 'struct' && b.kind === 'struct') return a === b || (a.name === b.name && a.size === b.size && a.union === b.union);
+  if (a.kind === 'array' && b.kind === 'array') return a.count === b.count && sameType(a.of, b.of);
   return true;
 }

@@ -14,7 +14,7 @@
 import type { Expr } from './ast';
 import { HandlerCompiler } from './compiler';
 import { CONTEXT_BY_KIND, CURRENT_FIELDS, argRegsOf, charSignedOf } from './context';
-import { CType, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
+import { CType, isAggregate, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
 import { tokenize } from './lexer';
 import { Parser } from './parser';
 import { DYNAMIC_POOL_BASE, Frame, LITERAL_POOL_BASE, StringPool, readCString } from './runtime';
@@ -40,6 +40,8 @@ export interface EvalValue {
    * outside kernel memory, so only the string is shown
    */
   pooled?: true;
+  /** a struct / union / array of the program: `value` is its address */
+  aggregate?: true;
 }
 
 /** Whether addr lies in one of the handler's string pools (runtime.ts: literals, strings from the environment). */
@@ -69,7 +71,7 @@ function firstError(diags: readonly Diagnostic[]): Diagnostic | undefined {
 export function evaluateExpression(source: string, env: HandlerEnv, opts: CompileOptions): EvalResult {
   if (source.trim() === '') return { ok: false, message: 'empty expression' };
   const diagnostics: Diagnostic[] = [];
-  const parser = new Parser(tokenize(source, 1, 1), diagnostics, charSignedOf(opts));
+  const parser = new Parser(tokenize(source, 1, 1), diagnostics, charSignedOf(opts), opts.programType);
   let ast: Expr | undefined;
   try {
     ast = parser.expression();
@@ -82,15 +84,18 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   const compiler = new HandlerCompiler({
     kind: 'condition', regNames: opts.regNames, argRegs: argRegsOf(opts),
     context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
+    programName: opts.programName, programType: opts.programType, programWritable: opts.programWritable,
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
-  const te = compiler.value(ast);
+  const te = compiler.valueOrAggregate(ast);
   err = firstError(diagnostics);
   if (err || te.bad) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'the expression does not compile' };
   const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), statics: compiler.statics.slice(), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
   try {
     const value = te.ev(frame);
     const out: EvalValue = { value, type: te.t, typeName: arrayTypeName(ast) ?? typeName(te.t) };
-    if (isCharPtr(te.t)) {
+    if (isAggregate(te.t)) out.aggregate = true;
+    const charArray = te.t.kind === 'array' && te.t.of.kind === 'int' && te.t.of.size === 1 && !te.t.of.bool;
+    if (isCharPtr(te.t) || charArray) {
       try {
         out.text = value === 0n ? '(null)' : readCString(frame, value, MAX_SHOWN_STRING, te.span);
         if (inStringPool(value)) out.pooled = true;
@@ -107,7 +112,7 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
 
 /** hex of the value at its type's width (two's complement for negative signed values) */
 export function hexOf(v: EvalValue): string {
-  const bits = sizeOf(v.type) * 8;
+  const bits = v.aggregate ? 64 : sizeOf(v.type) * 8;
   return '0x' + BigInt.asUintN(bits, v.value).toString(16);
 }
 
@@ -120,6 +125,11 @@ export function hexOf(v: EvalValue): string {
  */
 export function formatValue(v: EvalValue, symbolize: (addr: bigint) => string | undefined): string {
   const hex = hexOf(v);
+  if (v.aggregate) return v.text !== undefined ? JSON.stringify(v.text) : `{...} @ ${hex}`;
+  if (v.type.kind === 'int' && v.type.enumerators) {
+    const name = v.type.enumerators.get(v.value);
+    if (name !== undefined) return name;
+  }
   if (isPtr(v.type)) {
     const addr = BigInt.asUintN(64, v.value);
     if (v.text !== undefined) return v.pooled ? JSON.stringify(v.text) : `${hex} ${JSON.stringify(v.text)}`;

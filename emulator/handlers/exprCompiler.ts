@@ -12,16 +12,18 @@
  */
 import { Expr, MAX_NESTING, Span, nestingMessage } from './ast';
 import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, RP_FIELDS, fieldType } from './context';
-import { CType, IntType, T, charType, converter, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
+import { CType, IntType, StructType, T, converter, findMember, isAggregate, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
 import { diagAt } from './parser';
 import { Ev, Frame, StringPool, fault, internDynamic, readMem, writeMem } from './runtime';
-import { Diagnostic, HandlerKind, ProgramName, ProgramScalar } from './types';
+import { Diagnostic, HandlerKind, ProgramName, ProgramPlace } from './types';
 
 export type LV =
   | { kind: 'slot'; slot: number }
   | { kind: 'static'; slot: number }
   | { kind: 'reg'; name: string }
-  | { kind: 'mem'; addr: Ev; size: 1 | 2 | 4 | 8 };
+  | { kind: 'mem'; addr: Ev; size: number }
+  /** a program name (DWARF) wherever it is when the handler runs: memory, a register, or only a value */
+  | { kind: 'prog'; place: (f: Frame) => ProgramPlace; name: string };
 
 export interface TE {
   t: CType;
@@ -36,6 +38,8 @@ export interface TE {
   constant?: bigint;
   /** why this is not assignable */
   readonlyWhy?: string;
+  /** an lvalue (its address can be taken) that may not be assigned, and why */
+  lvReadonly?: string;
   /** already reported an error: suppress follow-up diagnostics */
   bad?: boolean;
 }
@@ -53,6 +57,10 @@ export interface ExprCompilerOptions {
   functionExists?: (name: string) => boolean;
   /** DWARF names of the program at the probe's pc */
   programName?: (name: string) => ProgramName | undefined;
+  /** the program's types by name (DWARF) */
+  programType?: (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined;
+  /** program names may be assigned (the debugger), else they are read-only (handlers) */
+  programWritable?: boolean;
   charSigned: boolean;
 }
 
@@ -88,6 +96,21 @@ export class ExprCompiler {
   /** An expression used for its value: must be a scalar. */
   value(e: Expr): TE {
     const r = this.expr(e);
+    if (r.bad) return r;
+    if (r.ctx) { this.error(r.span, `'${r.ctx}' is a structure pointer, not a value here; use ${r.ctx}->field`); return this.bad(r.span); }
+    if (r.t.kind === 'void') { this.error(r.span, 'void value used where a value is required'); return this.bad(r.span); }
+    if (r.t.kind === 'array') return { t: ptrTo(r.t.of), ev: r.ev, span: r.span }; // an array is the address of its first element
+    if (r.t.kind === 'struct') {
+      this.error(r.span, `'${typeName(r.t)}' is not a value here; use one of its members (.${r.t.members()[0]?.name || 'member'}) or its address (&)`);
+      return this.bad(r.span);
+    }
+    return r;
+  }
+
+  /** An expression for the debugger: a scalar value, or a struct / union / array (its address, typed). */
+  valueOrAggregate(e: Expr): TE {
+    const r = this.expr(e);
+    if (!r.bad && !r.ctx && isAggregate(r.t)) return r;
     if (r.bad) return r;
     if (r.ctx) { this.error(r.span, `'${r.ctx}' is a structure pointer, not a value here; use ${r.ctx}->field`); return this.bad(r.span); }
     if (r.t.kind === 'void') { this.error(r.span, 'void value used where a value is required'); return this.bad(r.span); }
@@ -157,6 +180,9 @@ export class ExprCompiler {
         if (r.bad) return { ...this.bad(e.span), t: e.type };
         if (r.ctx) { this.error(e.arg.span, `cannot cast the structure '${r.ctx}'; cast a field such as ${r.ctx}->${r.ctx === 'regs' ? (this.o.regNames[0] ?? 'ip') : 'addr'}`); return this.bad(e.span); }
         if (e.type.kind === 'void') { const ev = r.ev; return { t: T.void, ev: f => { ev(f); return 0n; }, span: e.span }; }
+        if (isAggregate(e.type)) { this.error(e.span, `cannot cast to '${typeName(e.type)}'; cast to a pointer and dereference: *(${typeName(e.type)} *)addr`); return this.bad(e.span); }
+        if (r.t.kind === 'array') { const cva = converter(e.type), eva = r.ev; return { t: e.type, ev: f => cva(eva(f)), span: e.span }; }
+        if (r.t.kind === 'struct') { this.error(e.arg.span, `cannot cast '${typeName(r.t)}' to '${typeName(e.type)}'; take its address: (${typeName(e.type)})&x`); return this.bad(e.span); }
         if (r.t.kind === 'void') { this.error(e.arg.span, 'void value cannot be cast to a non-void type'); return this.bad(e.span); }
         const cv = converter(e.type);
         const ev = r.ev;
@@ -245,19 +271,24 @@ export class ExprCompiler {
     const pn = this.o.programName?.(name);
     if (pn) {
       if ('unavailable' in pn) { this.error(span, `'${name}' ${pn.unavailable}`); return this.bad(span); }
-      const t = this.programType(pn.type);
-      const fetch = pn.fetch, cv = converter(t);
       this.used.add(`dwarf:${name}`);
-      return {
-        t, span, readonlyWhy: `'${name}' (${pn.what}) is read-only in a handler`,
-        ev: f => {
-          try {
-            return cv(fetch(f.env));
-          } catch (e) {
-            throw fault('memory', `reading '${name}' (${pn.what}): ${e instanceof Error ? e.message : String(e)}`, span);
-          }
-        },
+      const what = pn.what;
+      const place = (f: Frame): ProgramPlace => {
+        try {
+          return pn.place(f.env);
+        } catch (e) {
+          throw fault('memory', `'${name}' (${what}): ${e instanceof Error ? e.message : String(e)}`, span);
+        }
       };
+      const lv: LV = { kind: 'prog', place, name };
+      const lvReadonly = this.o.programWritable ? undefined : `'${name}' (${what}) is read-only in a handler`;
+      if (isAggregate(pn.type)) {
+        const t = pn.type;
+        const addrOf = this.placeAddress(lv, span);
+        return { t, ev: addrOf, span, lv, lvReadonly: lvReadonly ?? `cannot assign a whole ${typeName(t)}` };
+      }
+      const { get } = this.access(lv, pn.type, span);
+      return { t: pn.type, ev: f => get(f, 0n), span, lv, lvReadonly };
     }
     let hint = '';
     if (this.o.regNames.includes(name) && this.has('regs')) hint = ` (did you mean regs->${name}?)`;
@@ -267,25 +298,20 @@ export class ExprCompiler {
     return this.bad(span);
   }
 
-  /** the handler type of a program name's DWARF type */
-  private programType(p: ProgramScalar): CType {
-    const int = (x: { size: 1 | 2 | 4 | 8; signed: boolean }): CType => {
-      const table: Record<number, [CType, CType]> = { 1: [T.uchar, T.schar], 2: [T.ushort, T.short], 4: [T.uint, T.int], 8: [T.ulong, T.long] };
-      return table[x.size][x.signed ? 1 : 0];
+  /** the address of a program name's place (a fault when it is not in memory) */
+  private placeAddress(lv: Extract<LV, { kind: 'prog' }>, span: Span): Ev {
+    const place = lv.place, name = lv.name;
+    return f => {
+      const p = place(f);
+      if (p.kind === 'memory') return p.addr;
+      throw fault('memory', `'${name}' has no address here: it is ${p.kind === 'register' ? `in register ${p.reg}` : 'a value the compiler computed'}`, span);
     };
-    if (p.kind === 'int') return int(p);
-    if (p.to === 'char') return ptrTo(charType(this.o.charSigned));
-    if (p.to === 'void') return ptrTo(T.void);
-    return ptrTo(int(p.to));
   }
 
   private member(e: Extract<Expr, { k: 'member' }>): TE {
     const obj = this.expr(e.obj);
     if (obj.bad) return this.bad(e.span);
-    if (!obj.ctx) {
-      this.error(e.span, `'${e.arrow ? '->' : '.'}${e.field}': only the context structures (p, regs, ri, current) have fields; cast and dereference instead, e.g. *(u64 *)(ptr + 8)`);
-      return this.bad(e.span);
-    }
+    if (!obj.ctx) return this.structMember(obj, e);
     if (!e.arrow) { this.error(e.span, `'${obj.ctx}' is a pointer; use '${obj.ctx}->${e.field}'`); return this.bad(e.span); }
     const ctx = obj.ctx;
     if (ctx === 'ri' && e.field === 'rp') {
@@ -351,12 +377,64 @@ export class ExprCompiler {
     return { t: fieldType(fd, this.o.charSigned), ev, span, readonlyWhy: ro };
   }
 
+  /** `s.member` / `p->member` on a struct or union of the program (DWARF) */
+  private structMember(obj0: TE, e: Extract<Expr, { k: 'member' }>): TE {
+    let obj = obj0;
+    if (e.arrow) {
+      const pv = this.value(e.obj);
+      if (pv.bad) return this.bad(e.span);
+      if (!isPtr(pv.t) || pv.t.to.kind !== 'struct') {
+        this.error(e.span, `'->${e.field}' needs a pointer to a struct or union, not '${typeName(pv.t)}'${pv.t.kind === 'ptr' ? '' : '; cast it first, e.g. ((struct file *)ptr)->name'}`);
+        return this.bad(e.span);
+      }
+      obj = this.deref(pv, e.obj.span);
+    } else if (obj.t.kind !== 'struct') {
+      this.error(e.span, `'.${e.field}' needs a struct or union, not '${typeName(obj.t)}'${isPtr(obj.t) && obj.t.to.kind === 'struct' ? `; it is a pointer: use '->${e.field}'` : ''}`);
+      return this.bad(e.span);
+    }
+    const st = obj.t as StructType;
+    const m = findMember(st, e.field);
+    if (!m) {
+      const names = st.members().map(x => x.name).filter(Boolean);
+      this.error(e.fieldSpan, `${typeName(st)} has no member '${e.field}'${names.length ? ` (members: ${names.slice(0, 12).join(', ')}${names.length > 12 ? ', ...' : ''})` : ''}`);
+      return this.bad(e.span);
+    }
+    const base = obj.ev, span = e.span;
+    // a member of a read-only program name is read-only (through a pointer it is memory like any other)
+    const readonly = obj.lvReadonly && !obj.lvReadonly.startsWith('cannot assign a whole') ? obj.lvReadonly : undefined;
+    if (m.bits) {
+      const { offset, size } = m.bits;
+      const bytes = Math.ceil((offset % 8 + size) / 8);
+      const first = BigInt(Math.floor(offset / 8));
+      const cv = converter(m.type);
+      const signed = m.type.kind === 'int' && m.type.signed;
+      const mask = (1n << BigInt(size)) - 1n;
+      return {
+        t: m.type, span, readonlyWhy: `'${e.field}' is a bit-field: it cannot be assigned or have its address taken here`,
+        ev: f => {
+          let raw = 0n;
+          for (let i = bytes - 1; i >= 0; i--) raw = (raw << 8n) | readMem(f, base(f) + first + BigInt(i), 1, span);
+          const v = (raw >> BigInt(offset % 8)) & mask;
+          return cv(signed ? BigInt.asIntN(size, v) : v);
+        },
+      };
+    }
+    const off = BigInt(m.offset);
+    const addr: Ev = f => BigInt.asUintN(64, base(f) + off);
+    if (isAggregate(m.type)) return { t: m.type, ev: addr, span, lv: { kind: 'mem', addr, size: sizeOf(m.type) }, lvReadonly: readonly ?? `cannot assign a whole ${typeName(m.type)}` };
+    if (m.type.kind === 'void') { this.error(span, `'${e.field}' has no type`); return this.bad(span); }
+    const size = sizeOf(m.type) as 1 | 2 | 4 | 8;
+    const cv = converter(m.type);
+    return { t: m.type, ev: f => cv(readMem(f, addr(f), size, span)), span, lv: { kind: 'mem', addr, size }, lvReadonly: readonly };
+  }
+
   /** *ptr as an lvalue. */
   deref(p: TE, span: Span): TE {
     if (p.bad) return this.bad(span);
     if (!isPtr(p.t)) { this.error(span, `cannot dereference a non-pointer of type '${typeName(p.t)}'`); return this.bad(span); }
     const to = p.t.to;
     if (to.kind === 'void') { this.error(span, "cannot dereference 'void *'; cast it first, e.g. *(u64 *)ptr"); return this.bad(span); }
+    if (isAggregate(to)) return { t: to, ev: p.ev, span, lv: { kind: 'mem', addr: p.ev, size: sizeOf(to) }, lvReadonly: `cannot assign a whole ${typeName(to)}` };
     const size = sizeOf(to) as 1 | 2 | 4 | 8;
     const cv = converter(to);
     const addr = p.ev;
@@ -444,6 +522,7 @@ export class ExprCompiler {
       const r = this.expr(e.arg);
       if (r.bad) return this.bad(span);
       if (r.lv?.kind === 'mem') return { t: ptrTo(r.t), ev: r.lv.addr, span };
+      if (r.lv?.kind === 'prog') return { t: ptrTo(r.t), ev: this.placeAddress(r.lv, span), span };
       if (r.ctx) { this.error(span, `the address of '${r.ctx}' is not available`); return this.bad(span); }
       this.error(span, r.lv?.kind === 'slot' ? 'cannot take the address of a local variable (handler locals are not in emulated memory)' : r.lv?.kind === 'reg' ? 'cannot take the address of a register' : 'cannot take the address of this expression');
       return this.bad(span);
@@ -470,8 +549,27 @@ export class ExprCompiler {
       case 'static': { const s = lv.slot; return { prep: ZERO, get: f => f.statics[s], set: (f, _a, v) => { f.statics[s] = v; } }; }
       case 'reg': { const n = lv.name; return { prep: ZERO, get: f => BigInt.asUintN(64, f.env.getReg(n)), set: (f, _a, v) => f.env.setReg(n, v) }; }
       case 'mem': {
-        const size = lv.size;
+        const size = lv.size as 1 | 2 | 4 | 8;
         return { prep: lv.addr, get: (f, a) => cv(readMem(f, a, size, span)), set: (f, a, v) => writeMem(f, a, size, v, span) };
+      }
+      case 'prog': {
+        const size = Math.min(8, sizeOf(t)) as 1 | 2 | 4 | 8;
+        const place = lv.place;
+        return {
+          prep: ZERO,
+          get: f => {
+            const p = place(f);
+            if (p.kind === 'memory') return cv(readMem(f, p.addr, size, span));
+            if (p.kind === 'register') return cv(f.env.getReg(p.reg));
+            return cv(p.value);
+          },
+          set: (f, _a, v) => {
+            const p = place(f);
+            if (p.kind === 'memory') writeMem(f, p.addr, size, v, span);
+            else if (p.kind === 'register') f.env.setReg(p.reg, size === 8 ? v : (BigInt.asUintN(64, f.env.getReg(p.reg)) & ~((1n << BigInt(size * 8)) - 1n)) | BigInt.asUintN(size * 8, v));
+            else throw fault('context', `'${lv.name}' cannot be assigned here: the compiler left only its value, not a place`, span);
+          },
+        };
       }
     }
   }
@@ -486,6 +584,7 @@ export class ExprCompiler {
   /** Check that r is assignable; report and return false if not. */
   assignable(r: TE, span: Span): r is TE & { lv: LV } {
     if (r.bad) return false;
+    if (r.lv && r.lvReadonly) { this.error(span, r.lvReadonly); return false; }
     if (r.lv) return true;
     this.error(span, r.readonlyWhy ?? (r.ctx ? `cannot assign to '${r.ctx}'` : r.str !== undefined ? 'cannot assign to a string literal' : 'expression is not assignable'));
     return false;

@@ -5,7 +5,7 @@
  */
 export type {
   HandlerKind, HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress, Diagnostic,
-  CompileOptions, CompiledHandler, HandlerFaultKind, PrintkArg, PrintkEnv, ProbeControlOp, ProgramName, ProgramScalar,
+  CompileOptions, CompiledHandler, HandlerFaultKind, PrintkArg, PrintkEnv, ProbeControlOp, ProgramName, ProgramPlace,
 } from './types';
 export { HandlerFault, HANDLER_KIND_NAMES } from './types';
 export { compileHandler, DEFAULT_STEP_BUDGET } from './compiler';

@@ -63,6 +63,7 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
   const c = new HandlerCompiler({
     kind: 'log', regNames: opts.regNames, argRegs: argRegsOf(opts),
     context: CONTEXT_BY_KIND.log, symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
+    programName: opts.programName, programType: opts.programType, programWritable: opts.programWritable,
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   // positions of each character
   const line0 = 1 + (opts.lineOffset ?? 0), col0 = 1 + (opts.columnOffset ?? 0);
@@ -85,7 +86,7 @@ export function compileLogMessage(message: string, opts: CompileOptions): { hand
     const inner = message.slice(i + 1, m.close);
     const p = posAt(i + 1);
     const toks = tokenize(inner, p.line, p.column);
-    const parser = new Parser(toks, diagnostics, charSignedOf(opts));
+    const parser = new Parser(toks, diagnostics, charSignedOf(opts), opts.programType);
     let e: Expr | undefined;
     if (toks[0].kind === 'eof') diagnostics.push(diagAt(spanAt(i, m.close + 1), 'empty {} in the log message (write {{}} for literal braces)'));
     else {

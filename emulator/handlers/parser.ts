@@ -39,7 +39,16 @@ export class Parser {
    * MAX_NESTING, so the tree the checker and the compiler walk is too.
    */
   private depth = 0;
-  constructor(readonly toks: Token[], readonly diags: Diagnostic[], private readonly charSigned = true) {}
+  constructor(
+    readonly toks: Token[], readonly diags: Diagnostic[], private readonly charSigned = true,
+    /** the program's types by name (DWARF): struct / union / enum tags and typedefs in casts and sizeof */
+    private readonly programType?: (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined,
+  ) {}
+
+  /** a word that starts a type name: a keyword, a known typedef, or one of the program's typedefs */
+  isTypeWord(w: string): boolean {
+    return TYPE_KEYWORDS.has(w) || TYPEDEFS.has(w) || (this.programType !== undefined && this.programType('typedef', w) !== undefined);
+  }
 
   get tok(): Token { return this.toks[this.pos]; }
   peek(k = 1): Token { return this.toks[Math.min(this.pos + k, this.toks.length - 1)]; }
@@ -205,7 +214,7 @@ export class Parser {
 
   startsType(): boolean {
     const t = this.tok;
-    return t.kind === 'ident' && (TYPE_KEYWORDS.has(t.text) || TYPEDEFS.has(t.text));
+    return t.kind === 'ident' && this.isTypeWord(t.text);
   }
 
   private declaration(): Stmt {
@@ -216,7 +225,7 @@ export class Parser {
       let t: CType = base;
       while (this.is('*')) { this.next(); t = ptrTo(t); while (this.is('const') || this.is('volatile')) this.next(); }
       const nameTok = this.tok;
-      if (nameTok.kind !== 'ident' || TYPE_KEYWORDS.has(nameTok.text) || STMT_KEYWORDS.has(nameTok.text) || TYPEDEFS.has(nameTok.text)) {
+      if (nameTok.kind !== 'ident' || STMT_KEYWORDS.has(nameTok.text) || this.isTypeWord(nameTok.text)) {
         this.fail(`expected a variable name but found ${describe(nameTok)}`);
       }
       this.next();
@@ -245,7 +254,21 @@ export class Parser {
       if (t.kind !== 'ident') break;
       const w = t.text;
       if (w === 'const' || w === 'volatile') { this.next(); continue; }
-      if (w === 'struct' || w === 'union' || w === 'enum') this.fail(`'${w}' types are not supported; use integer types and casts such as *(u64 *)(addr + offset)`);
+      if (w === 'struct' || w === 'union' || w === 'enum') {
+        if (any) this.fail(`'${w}' cannot follow other type words`);
+        this.next();
+        const tagTok = this.tok;
+        if (tagTok.kind !== 'ident') this.fail(`expected a ${w} name after '${w}' but found ${describe(tagTok)}`);
+        const found = this.programType?.(w, tagTok.text);
+        if (!found) {
+          this.fail(this.programType
+            ? `unknown type '${w} ${tagTok.text}' (the image's debug info has no such ${w})`
+            : `'${w}' types need the image's debug info (DWARF); here use integer types and casts such as *(u64 *)(addr + offset)`, tagTok);
+        }
+        this.next();
+        named = found; any = true;
+        break;
+      }
       if (w === 'float' || w === 'double') this.fail(`'${w}' is not supported (integers only)`);
       if (w === 'signed' || w === 'unsigned') {
         if (signed !== undefined) this.fail(`duplicate '${w}'`);
@@ -256,6 +279,7 @@ export class Parser {
       else if (w === 'char') char = true;
       else if (w === 'void') vd = true;
       else if (TYPEDEFS.has(w) && !any) { named = TYPEDEFS.get(w); this.next(); any = true; break; }
+      else if (!any && this.programType && this.programType('typedef', w)) { named = this.programType('typedef', w); this.next(); any = true; break; }
       else break;
       any = true;
       this.next();
@@ -359,7 +383,7 @@ export class Parser {
         const arg = this.unary();
         return { k: 'unary', op: t.text, arg, span: joinSpan(s, arg.span) };
       }
-      if (t.text === '(' && this.peek().kind === 'ident' && (TYPE_KEYWORDS.has(this.peek().text) || TYPEDEFS.has(this.peek().text))) {
+      if (t.text === '(' && this.peek().kind === 'ident' && this.isTypeWord(this.peek().text)) {
         this.next();
         const type = this.typeName();
         this.expect(')', 'to close the cast');
@@ -369,7 +393,7 @@ export class Parser {
     }
     if (t.kind === 'ident' && t.text === 'sizeof') {
       this.next();
-      if (this.is('(') && this.peek().kind === 'ident' && (TYPE_KEYWORDS.has(this.peek().text) || TYPEDEFS.has(this.peek().text))) {
+      if (this.is('(') && this.peek().kind === 'ident' && this.isTypeWord(this.peek().text)) {
         this.next();
         const type = this.typeName();
         this.expect(')', 'to close sizeof');

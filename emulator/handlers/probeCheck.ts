@@ -4,6 +4,7 @@
  * existence, jprobe/kretprobe placement rules, and the handler snippets
  * themselves.
  */
+import type { CType } from './ctypes';
 import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
 import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
@@ -24,6 +25,10 @@ export interface CheckOptions {
    * jprobe handlers may use the probed function's parameters and locals
    */
   programNamesFor?(target: ProbeTarget): ((name: string) => ProgramName | undefined) | undefined;
+  /** the program's globals and statics (DWARF), named in every handler */
+  programGlobals?(name: string): ProgramName | undefined;
+  /** the program's types by name (DWARF), for casts and sizeof */
+  programType?(kind: 'struct' | 'union' | 'enum' | 'typedef', name: string): CType | undefined;
   /** symbol names of the image close to a misspelled one, for "did you mean" (none: no hint) */
   similarSymbols?(name: string): string[];
   /** ELF arch name of the image ('x86_64' | 'aarch64' | 'riscv64'...): its ABI facts (emulator/arch/abiFacts.ts)
@@ -69,6 +74,7 @@ function compileOpts(opts: CheckOptions): CompileOptions {
     symbolExists: opts.symbolExists,
     functionExists: opts.functionExists,
     stepBudget: opts.stepBudget,
+    programType: opts.programType,
   };
 }
 
@@ -127,7 +133,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
       seen.set(h.kind, h.span.line);
       // at the probed instruction (before it runs), the program's names in scope there
       const atPc = h.kind === 'pre' || h.kind === 'entry' || h.kind === 'jprobe';
-      const names = atPc && pr.target && opts.programNamesFor ? opts.programNamesFor(pr.target) : undefined;
+      const names = (atPc && pr.target && opts.programNamesFor ? opts.programNamesFor(pr.target) : undefined) ?? opts.programGlobals;
       const r = compileSnippetAst(h.body, h.kind as HandlerKind, names ? { ...copts, programName: names } : copts, []);
       mine.push(...r.diagnostics);
       r.used.forEach(u => used.add(u));
@@ -222,7 +228,7 @@ export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnost
  * probe's registration fails with -ENOENT (kprobe_addr()), the others register.
  */
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
-  const parsed = parseProbeFile(text, fileName);
+  const parsed = parseProbeFile(text, fileName, opts.programType);
   const r = analyze(parsed.file, opts, 'register');
   const bad = new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line));
   // a probe whose text holds a syntax error is not registered either

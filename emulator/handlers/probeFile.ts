@@ -13,6 +13,7 @@
  * Handler bodies are parsed with the handler-language parser from the same
  * token stream, so positions are file positions.
  */
+import type { CType } from './ctypes';
 import { SnippetAst, Span } from './ast';
 import { Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
@@ -72,10 +73,13 @@ class ProbeParseError extends Error {
 }
 
 /** Parse a .kprobe file; never throws. Diagnostics are syntax errors (checkProbeFile adds semantic ones). */
-export function parseProbeFile(text: string, fileName: string): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
+export function parseProbeFile(
+  text: string, fileName: string,
+  programType?: (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined,
+): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const toks = tokenize(text);
-  const p = new Parser(toks, diagnostics);
+  const p = new Parser(toks, diagnostics, true, programType);
   const file: ProbeFileAst = { fileName, probes: [] };
   let batches = 0;
   while (p.tok.kind !== 'eof') {

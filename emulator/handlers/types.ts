@@ -1,3 +1,4 @@
+import type { CType } from './ctypes';
 /**
  * Public types of the handler-snippet language: handler kinds, the
  * environment a running handler talks to, diagnostics, compile options and
@@ -120,19 +121,26 @@ export interface HandlerEnv {
 
 export type ProbeControlOp = 'unregister' | 'disable' | 'enable';
 
-/** A scalar C type of a program name (its DWARF type reduced to what handlers compute with). */
-export type ProgramScalar =
-  | { kind: 'int'; size: 1 | 2 | 4 | 8; signed: boolean }
-  | { kind: 'ptr'; to: 'char' | 'void' | { size: 1 | 2 | 4 | 8; signed: boolean } };
+/**
+ * Where a program name's value is when the handler runs: in memory (an
+ * lvalue with an address), in a pt_regs register, or only a value the
+ * compiler computed (DW_OP_stack_value, a constant).
+ */
+export type ProgramPlace =
+  | { kind: 'memory'; addr: bigint }
+  | { kind: 'register'; reg: string }
+  | { kind: 'value'; value: bigint };
 
 /**
  * A C name of the probed program at the probe's pc (DWARF: a parameter or
- * local of the probed function), as a handler sees it: read-only, fetched
- * from the probed context when the handler runs (perf probe's "fetch
- * args"); or why it cannot be used there.
+ * local of the probed function, or a global / static), as a handler sees
+ * it: its C type (structs, unions and arrays included) and where it is,
+ * found from the probed context when the handler runs (perf probe's "fetch
+ * args"; place() throws an Error saying why when it cannot be found);
+ * or why it cannot be used there.
  */
 export type ProgramName =
-  | { type: ProgramScalar; fetch(env: HandlerEnv): bigint; what: string }
+  | { type: CType; place(env: HandlerEnv): ProgramPlace; what: string }
   | { unavailable: string };
 
 /** A compile-time problem with a source range (all 1-based; end is exclusive). */
@@ -161,8 +169,12 @@ export interface CompileOptions {
    * (without it, or for other names, the call is an "unknown function" error).
    */
   functionExists?(name: string): boolean;
-  /** C names of the program at the probe's pc (DWARF parameters and locals); see ProgramName */
+  /** C names of the program at the probe's pc (DWARF parameters and locals, globals); see ProgramName */
   programName?(name: string): ProgramName | undefined;
+  /** The program's types by name (DWARF): `struct file`, `union u`, `enum e`, a typedef, for casts and sizeof */
+  programType?(kind: 'struct' | 'union' | 'enum' | 'typedef', name: string): CType | undefined;
+  /** Program names may be assigned (the debugger's evaluate / setVariable); handlers see them read-only */
+  programWritable?: boolean;
   /** Maximum statements + loop iterations per invocation (default 100000); exceeding it is a 'budget' fault. */
   stepBudget?: number;
   /** Name used in messages (not in positions). */

@@ -22,7 +22,7 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { programNamesAt } from './programNames';
+import { programGlobals, programNamesAt, programTypes } from './programNames';
 import type { HandlerFaultPolicy } from './invoke';
 import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
@@ -197,6 +197,8 @@ export class ProbeManager {
         const pc = r.ok ? r.sites[0]?.resolved : undefined;
         return pc === undefined ? undefined : programNamesAt(this.kernel.image, this.kernel.arch, pc);
       },
+      programGlobals: programGlobals(this.kernel.image),
+      programType: programTypes(this.kernel.image),
       imageArch: this.kernel.arch.name,
       stepBudget: this.stepBudget,
     };
@@ -205,7 +207,11 @@ export class ProbeManager {
   /** Options for compileHandler / compileLogMessage (breakpoint conditions and log messages). */
   compileOptions(): CompileOptions {
     const c = this.checkOptions();
-    return { regNames: c.regNames, symbolExists: c.symbolExists, functionExists: c.functionExists, stepBudget: this.stepBudget, charSigned: this.kernel.arch.abi.charSigned, arch: this.kernel.arch.name };
+    return {
+      regNames: c.regNames, symbolExists: c.symbolExists, functionExists: c.functionExists, stepBudget: this.stepBudget,
+      charSigned: this.kernel.arch.abi.charSigned, arch: this.kernel.arch.name,
+      programName: c.programGlobals, programType: c.programType,
+    };
   }
 
   // -------------------------------------------------------------- probe files
@@ -325,7 +331,12 @@ export class ProbeManager {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
       onStop: hit => this.onStop(hit),
     };
+    const res = resolveTarget(this.kernel.image, target);
+    // a kprobe's condition and log message name the program's variables in scope at its (first) site, and its globals
     const copts = this.compileOptions();
+    const site = res.ok && mode === 'kprobe' ? res.sites[0]?.resolved : undefined;
+    const atSite = site !== undefined ? programNamesAt(this.kernel.image, this.kernel.arch, site) : undefined;
+    if (atSite) copts.programName = atSite;
     if (req.condition !== undefined && req.condition.trim() !== '') {
       const c = compileHandler(req.condition, 'condition', copts);
       if (!c.handler) return fail(`condition: ${firstError(c.diagnostics)}`);
@@ -342,7 +353,6 @@ export class ProbeManager {
       bp.hit = h;
     }
     up.bp = bp;
-    const res = resolveTarget(this.kernel.image, target);
     if (!res.ok) { up.nextLine = res.nextLine; return fail(res.message); }
     up.sites = buildBreakpointSites(bp, res.sites, !up.enabled);
     const errs = this.registerAll(up);

@@ -1,22 +1,33 @@
 /**
  * DWARF names in probe handlers (issue 14): a handler compiled for a probe
  * at pc can name the probed function's parameters and locals in scope
- * there (`printk("%s\n", filename)`), as perf probe's fetch args do. The
- * compiler asks `programNamesAt(image, arch, pc)` for a name; the binding's
- * fetch() evaluates the name's location at that pc with the handler's
- * registers (pt_regs names through the port's DWARF numbering), the CFA of
- * the probed frame (call frame information) and memory. A name the
- * compiler left no location for at the pc is a compile-time error:
+ * there, and the program's globals and statics (`printk("%s\n", filename)`,
+ * `file->name`, `last_pid`), as perf probe's fetch args do, with their C
+ * types (structs, unions, arrays and enums from emulator/debug/ctype.ts).
+ * The compiler asks `programNamesAt(image, arch, pc)` for a name; the
+ * binding's place() evaluates the name's location at that pc with the
+ * handler's registers (pt_regs names through the port's DWARF numbering),
+ * the CFA of the probed frame (call frame information) and memory. A name
+ * the compiler left no location for at the pc is a compile-time error:
  * "'err' is optimized out at do_fork+0x0".
+ *
+ * The debugger uses the same bindings for evaluate / setVariable in any
+ * frame, with an env whose registers are that frame's (unwound) ones.
  */
 import type { ArchInfo } from '../arch/types';
 import { evalLocation } from '../elf/dwarf/location';
 import type { ElfImage } from '../elf/types';
-import type { HandlerEnv, ProgramName } from '../handlers';
-import { namesAt, scalarOf } from '../debug/variables';
+import type { HandlerEnv, ProgramName, ProgramPlace } from '../handlers';
+import type { CType } from '../handlers/ctypes';
+import { globalDie, namesAt, refOf } from '../debug/variables';
+import { dwarfCType, typeNamed } from '../debug/ctype';
+import { DW_AT } from '../elf/dwarf/info';
 import { cfiFor } from '../unwind';
 
-export function programNamesAt(image: ElfImage, arch: ArchInfo & { dwarfRegs?: readonly number[] }, pc: bigint): ((name: string) => ProgramName | undefined) | undefined {
+type Arch = ArchInfo & { dwarfRegs?: readonly number[] };
+
+/** Program names at pc (undefined when no debug info covers it: then globals only through programGlobals). */
+export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint): ((name: string) => ProgramName | undefined) | undefined {
   const scope = namesAt(image, pc);
   if (!scope) return undefined;
   const where = image.symbols.format(pc, false);
@@ -28,22 +39,23 @@ export function programNamesAt(image: ElfImage, arch: ArchInfo & { dwarfRegs?: r
     return idx !== undefined && idx >= 0 ? arch.regs[idx]?.name : undefined;
   };
   const spD = dwarf ? dwarf.indexOf(arch.abi.spReg) : -1;
+  const globals = programGlobals(image, pc);
   return (name: string): ProgramName | undefined => {
     const n = scope.names.get(name);
-    if (!n) return undefined;
+    if (!n) return globals(name);
     const what = `${n.kind === 'param' ? 'parameter' : 'local'} of ${scope.function}`;
-    const st = scalarOf(scope.di, n.type, addressSize);
-    if (typeof st === 'string') return { unavailable: `(${what}) ${st}` };
-    if (n.constValue !== undefined) { const v = n.constValue; return { type: st, what, fetch: () => v }; }
+    const type = dwarfCType(image, n.type);
+    if (type.kind === 'void') return { unavailable: `(${what}) has no type` };
+    if (n.constValue !== undefined) { const value = n.constValue; return { type, what, place: () => ({ kind: 'value', value }) }; }
     const expr = n.expr;
     if (!expr) return { unavailable: `(${what}) is optimized out at ${where}: the compiler kept no location for it there` };
-    const size = st.kind === 'int' ? st.size : addressSize;
     return {
-      type: st, what,
-      fetch(env: HandlerEnv): bigint {
+      type, what,
+      place(env: HandlerEnv): ProgramPlace {
         const reg = (d: number): bigint | undefined => {
           const r = regName(d);
-          return r === undefined ? undefined : BigInt.asUintN(addressSize * 8, env.getReg(r));
+          if (r === undefined) return undefined;
+          try { return BigInt.asUintN(addressSize * 8, env.getReg(r)); } catch { return undefined; }
         };
         const read = (a: bigint, sz: number): bigint | undefined => {
           let v = 0n;
@@ -63,15 +75,45 @@ export function programNamesAt(image: ElfImage, arch: ArchInfo & { dwarfRegs?: r
           addrx: i => scope.di.addrIndex(n.die.unit, i),
         });
         switch (loc.kind) {
-          case 'register': { const v = reg(loc.reg); if (v === undefined) throw new Error(`register DWARF ${loc.reg} is not in pt_regs`); return v; }
-          case 'memory': { const v = read(loc.addr, size); if (v === undefined) throw new Error('cannot read it'); return v; }
-          case 'value': return loc.value;
-          case 'implicit': { let v = 0n; for (let i = Math.min(size, loc.bytes.length) - 1; i >= 0; i--) v = (v << 8n) | BigInt(loc.bytes[i]); return v; }
+          case 'register': { const r = regName(loc.reg); if (r === undefined) throw new Error(`register DWARF ${loc.reg} is not in pt_regs`); return { kind: 'register', reg: r }; }
+          case 'memory': return { kind: 'memory', addr: loc.addr };
+          case 'value': return { kind: 'value', value: loc.value };
+          case 'implicit': { let v = 0n; for (let i = Math.min(8, loc.bytes.length) - 1; i >= 0; i--) v = (v << 8n) | BigInt(loc.bytes[i]); return { kind: 'value', value: v }; }
           case 'optimizedOut': throw new Error(`optimized out at ${where}`);
           case 'error': throw new Error(loc.message);
-          case 'pieces': throw new Error('its value is split in pieces (not supported in handlers)');
+          case 'pieces': throw new Error('its value is split in pieces (not supported here)');
         }
       },
     };
+  };
+}
+
+/** Globals and statics of the program by name (the unit holding pc first): in memory at their DW_OP_addr, or constants. */
+export function programGlobals(image: ElfImage, pc?: bigint): (name: string) => ProgramName | undefined {
+  const little = image.endian === 'little';
+  return (name: string): ProgramName | undefined => {
+    let g;
+    try { g = globalDie(image, name, pc); } catch { return undefined; }
+    if (!g) return undefined;
+    const { di, unit, die } = g;
+    const what = die.attrs.has(DW_AT.external) ? 'global' : 'static';
+    const type: CType = dwarfCType(image, refOf(di, die, DW_AT.type));
+    if (type.kind === 'void') return { unavailable: `(${what}) has no type` };
+    const cv = di.attr(die, DW_AT.const_value);
+    if (cv && (cv.kind === 'uint' || cv.kind === 'sint')) { const value = cv.value; return { type, what, place: () => ({ kind: 'value', value }) }; }
+    let expr: Uint8Array | undefined;
+    try { expr = di.locationAt(die, DW_AT.location, pc ?? 0n); } catch { expr = undefined; }
+    if (!expr) return { unavailable: `(${what}) is optimized out: the compiler kept no location for it` };
+    const loc = evalLocation(expr, { addressSize: unit.addressSize, little, reg: () => undefined, read: () => undefined, addrx: i => di.addrIndex(unit, i) });
+    if (loc.kind !== 'memory') return { unavailable: `(${what}) has no address the debugger can use` };
+    const addr = loc.addr;
+    return { type, what, place: () => ({ kind: 'memory', addr }) };
+  };
+}
+
+/** The program's types by name, for casts and sizeof (`(struct file *)p`). */
+export function programTypes(image: ElfImage): (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined {
+  return (kind, name) => {
+    try { return typeNamed(image, kind, name); } catch { return undefined; }
   };
 }
