@@ -24,6 +24,8 @@ export interface FrameState {
   regs: ReadonlyMap<number, bigint>;
   /** the frame's canonical frame address (from the CFI), when known */
   cfa?: bigint;
+  /** the caller as the CFI recovers it (its registers, and the return address into it), when known */
+  caller?: { returnAddress: bigint; regs: ReadonlyMap<number, bigint> };
 }
 
 /** Bytes of memory, or undefined when they cannot be read. */
@@ -64,12 +66,13 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   if (!root) return { ok: false, reason: u.error ?? 'the compile unit cannot be read' };
   // the chain of DIEs holding the pc: subprogram, then nested blocks and inlined subroutines
   const chain: Die[] = [];
+  const pc = frame.pc;
   const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => frame.pc >= lo && frame.pc < hi);
   let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
   if (!scope) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no function of ${di.name(root) ?? 'its unit'} covers it)` };
   while (scope) {
     chain.push(scope);
-    scope = scope.children.find(c => (c.tag === TAG.lexical_block || c.tag === TAG.inlined_subroutine) && holds(c));
+    scope = scope.children.find(c => (c.tag === TAG.lexical_block || (c.tag === TAG.inlined_subroutine && !atInlineEntry(di, c, pc))) && holds(c));
   }
   const fn = chain[0];
   const little = image.endian === 'little';
@@ -84,6 +87,8 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
     reg: (n: number) => frame.regs.get(n),
     read: memUint,
     addrx: (i: bigint) => di.addrIndex(u, i),
+    baseType: (o: bigint) => di.baseType(u, o),
+    entryValue: (block: Uint8Array) => entryValue(di, frame, block, memUint, little),
     frameBase: (): bigint | undefined => {
       if (frameBaseCache !== null) return frameBaseCache;
       frameBaseCache = undefined;
@@ -111,6 +116,65 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   }
   const fname = nameOf(di, paramOwner) ?? nameOf(di, fn) ?? '?';
   return { ok: true, function: fname, params, locals };
+}
+
+const CALL_SITE_TAGS = new Set([0x48, 0x4109]); // DW_TAG_call_site, DW_TAG_GNU_call_site
+const CALL_PARAM_TAGS = new Set([0x49, 0x410a]); // DW_TAG_call_site_parameter, DW_TAG_GNU_call_site_parameter
+const AT_CALL_RETURN_PC = 0x7d, AT_CALL_VALUE = 0x7e, AT_GNU_CALL_SITE_VALUE = 0x2111;
+
+/**
+ * DW_OP_entry_value(DW_OP_regN): the value register N had when the frame's
+ * function was entered, as the caller's call site says it passed it
+ * (DW_TAG_call_site at the return address, its call_site_parameter for
+ * that register, the parameter's DW_AT_call_value evaluated in the caller
+ * with the registers the CFI recovers). Undefined when any of that is
+ * missing: the value is then <optimized out>, never guessed.
+ */
+function entryValue(di: DebugInfo, frame: FrameState, block: Uint8Array, read: (a: bigint, n: number) => bigint | undefined, little: boolean): bigint | undefined {
+  const reg = block.length === 1 && block[0] >= 0x50 && block[0] <= 0x6f ? block[0] - 0x50 : undefined;
+  const caller = frame.caller;
+  if (reg === undefined || !caller) return undefined;
+  const ra = caller.returnAddress;
+  const u = di.unitFor(ra - 1n);
+  const root = u ? di.root(u) : null;
+  if (!u || !root) return undefined;
+  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => ra - 1n >= lo && ra - 1n < hi);
+  let site: Die | undefined;
+  const visit = (d: Die, depth: number): void => {
+    for (const c of d.children) {
+      if (site || depth > 32) return;
+      if (CALL_SITE_TAGS.has(c.tag)) {
+        const at = di.attr(c, AT_CALL_RETURN_PC) ?? di.attr(c, DW_AT.low_pc);
+        if (at && (at.kind === 'addr' || at.kind === 'uint') && at.value === ra) site = c;
+      } else if (c.children.length && (c.tag === TAG.subprogram || c.tag === TAG.lexical_block || c.tag === TAG.inlined_subroutine) && holds(c)) visit(c, depth + 1);
+    }
+  };
+  visit(root, 0);
+  if (!site) return undefined;
+  const param = site.children.find(c => {
+    if (!CALL_PARAM_TAGS.has(c.tag)) return false;
+    const l = c.attrs.get(DW_AT.location);
+    return l?.kind === 'block' && l.value.length === 1 && l.value[0] === 0x50 + reg;
+  });
+  const valueExpr = param ? (param.attrs.get(AT_CALL_VALUE) ?? param.attrs.get(AT_GNU_CALL_SITE_VALUE)) : undefined;
+  if (!valueExpr || valueExpr.kind !== 'block') return undefined;
+  const loc = evalLocation(valueExpr.value, {
+    addressSize: u.addressSize, little, reg: n => caller.regs.get(n), read,
+    addrx: i => di.addrIndex(u, i), baseType: o => di.baseType(u, o),
+  });
+  if (loc.kind === 'value') return loc.value;
+  if (loc.kind === 'register') return caller.regs.get(loc.reg);
+  if (loc.kind === 'memory') return loc.addr; // DW_OP_breg / lit without stack_value: the computed value
+  return undefined;
+}
+
+/**
+ * At the first instruction of an inlined call the call has not begun yet for
+ * the user: the frame is the caller's (gdb's skip_inline_frames), and a
+ * breakpoint on the caller shows the caller's variables there.
+ */
+function atInlineEntry(di: DebugInfo, d: Die, pc: bigint): boolean {
+  return di.entryPc(d) === pc;
 }
 
 function safe<T>(f: () => T): T | undefined {
@@ -255,6 +319,12 @@ function sizeOf(di: DebugInfo, t: Die | undefined, addressSize: number): number 
   const s = strip(di, t);
   if (!s) return undefined;
   if (s.tag === TAG.pointer_type) return Number(di.uint(s, DW_AT.byte_size) ?? BigInt(addressSize));
+  if (s.tag === TAG.array_type && di.uint(s, DW_AT.byte_size) === undefined) {
+    const el = sizeOf(di, di.ref(s, DW_AT.type), addressSize);
+    if (el === undefined) return undefined;
+    return s.children.filter(c => c.tag === TAG.subrange_type)
+      .reduce((n, c) => n * Math.max(0, Number(di.uint(c, DW_AT.count) ?? ((di.uint(c, DW_AT.upper_bound) ?? -1n) + 1n))), el);
+  }
   const b = di.uint(s, DW_AT.byte_size);
   return b === undefined ? undefined : Number(b);
 }
@@ -296,21 +366,67 @@ function valueAt(di: DebugInfo, type: Die | undefined, loc: Location, ctx: Param
   switch (loc.kind) {
     case 'optimizedOut': return '<optimized out>';
     case 'error': return `<error: ${loc.message}>`;
-    case 'register': {
-      const v = ctx.reg(loc.reg);
-      if (v === undefined) return '<optimized out>';
-      return formatScalar(di, type, BigInt.asUintN(size * 8, v), read);
+    case 'register': case 'value': case 'implicit': case 'pieces': {
+      // not in memory: the value's bytes assembled (a struct in a register, pieces of registers and values)
+      const bytes = valueBytes(loc, size, ctx, read, little);
+      const s = strip(di, type);
+      if (s && (s.tag === TAG.structure_type || s.tag === TAG.union_type || s.tag === TAG.array_type)) {
+        return aggregateText(di, s, SYNTHETIC_BASE, syntheticReader(bytes, read), little, 0);
+      }
+      const b = syntheticReader(bytes, read)(SYNTHETIC_BASE, Math.min(size, 8));
+      if (!b) return '<optimized out>';
+      return formatScalar(di, type, bytesToUint(b, little), read);
     }
-    case 'value': return formatScalar(di, type, BigInt.asUintN(Math.min(size, 8) * 8, loc.value), read);
-    case 'implicit': return formatScalar(di, type, bytesToUint(loc.bytes.subarray(0, Math.min(size, 8)), little), read);
-    case 'pieces': return '{...} (pieces)';
     case 'memory': {
       const s = strip(di, type);
       if (s && (s.tag === TAG.structure_type || s.tag === TAG.union_type || s.tag === TAG.array_type)) return aggregateText(di, s, loc.addr, read, little, 0);
       const b = read(loc.addr, size);
-      if (!b) return `<error: cannot access memory at address 0x${loc.addr.toString(16)}>`;
+      if (!b) return loc.addr >= SYNTHETIC_BASE && loc.addr < SYNTHETIC_BASE + 0x10000n ? '<optimized out>' : `<error: cannot access memory at address 0x${loc.addr.toString(16)}>`;
       return formatScalar(di, type, bytesToUint(b, little), read);
     }
+  }
+}
+
+/**
+ * Where a value that is not in memory is laid out to be read member by
+ * member: a non-canonical address no memory can have. Bytes the DWARF does
+ * not give (an empty piece, a register the frame does not know) cannot be
+ * read there and show as <optimized out>.
+ */
+const SYNTHETIC_BASE = 0xdead_0000_0000_0000n;
+/** a byte past the last piece of a value's location (no piece describes it) */
+const PAST_PIECES = -1;
+
+function syntheticReader(bytes: readonly (number | undefined)[], read: MemReader): MemReader {
+  return (addr, size) => {
+    if (addr < SYNTHETIC_BASE || addr >= SYNTHETIC_BASE + 0x10000n) return read(addr, size);
+    const off = Number(addr - SYNTHETIC_BASE);
+    const out = bytes.slice(off, off + size);
+    // a value partly past the last piece reads zeros there (as gdb shows it); wholly past it, or in an empty piece: unknown
+    if (out.length !== size || out.some(b => b === undefined) || out.every(b => b === PAST_PIECES)) return undefined;
+    return Uint8Array.from(out.map(b => (b === PAST_PIECES ? 0 : b as number)));
+  };
+}
+
+/** The bytes of a value at a location that is not (only) memory; undefined where unknown. */
+function valueBytes(loc: Location, size: number, ctx: Parameters<typeof evalLocation>[1], read: MemReader, little: boolean): (number | undefined)[] {
+  const le = (v: bigint | undefined, n: number): (number | undefined)[] =>
+    Array.from({ length: n }, (_, i) => (v === undefined ? undefined : Number((BigInt.asUintN(64, v) >> BigInt(8 * (little ? i : n - 1 - i))) & 0xffn)));
+  switch (loc.kind) {
+    case 'register': {
+      const v = ctx.reg(loc.reg);
+      return le(v, Math.min(size, 8)).concat(Array(Math.max(0, size - 8)).fill(undefined));
+    }
+    case 'value': return le(loc.value, Math.min(size, 8)).concat(Array(Math.max(0, size - 8)).fill(0));
+    case 'implicit': return Array.from({ length: size }, (_, i) => loc.bytes[i]);
+    case 'memory': { const b = read(loc.addr, size); return b ? [...b] : Array(size).fill(undefined); }
+    case 'pieces': {
+      const out: (number | undefined)[] = [];
+      for (const p of loc.pieces) out.push(...valueBytes(p.loc, p.size, ctx, read, little).slice(0, p.size));
+      while (out.length < size) out.push(PAST_PIECES);
+      return out.slice(0, size);
+    }
+    default: return Array(size).fill(undefined);
   }
 }
 
@@ -437,7 +553,10 @@ export function unwindStates(image: ElfImage, arch: ArchOps, cpu: Cpu, max: numb
   let lookup = pc;
   for (let i = 0; i < max; i++) {
     const step = cfi && spD >= 0 ? cfi.step(lookup, regs, readPtr, spD) : undefined;
-    out.push({ pc: lookup, regs, cfa: step?.kind === 'ok' ? step.cfa : undefined });
+    out.push({
+      pc: lookup, regs, cfa: step?.kind === 'ok' ? step.cfa : undefined,
+      caller: step?.kind === 'ok' && step.ra !== undefined && step.ra !== 0n ? { returnAddress: step.ra, regs: step.regs } : undefined,
+    });
     if (step?.kind !== 'ok' || step.ra === undefined || step.ra === 0n) break;
     regs = new Map(step.regs);
     lookup = step.ra - 1n;
@@ -469,6 +588,7 @@ export function globalVariable(image: ElfImage, name: string, read: MemReader, p
     addressSize: u.addressSize, little, reg: () => undefined,
     read: (a: bigint, size: number) => { const b = read(a, size); return b ? bytesToUint(b, little) : undefined; },
     addrx: (i: bigint) => di.addrIndex(u, i),
+    baseType: (o: bigint) => di.baseType(u, o),
   };
   return variable(di, d, 'local', pc ?? 0n, ctx, read, little);
 }
@@ -523,7 +643,7 @@ export function namesAt(image: ElfImage, pc: bigint): { function: string; di: De
   let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
   while (scope) {
     chain.push(scope);
-    scope = scope.children.find(c => (c.tag === TAG.lexical_block || c.tag === TAG.inlined_subroutine) && holds(c));
+    scope = scope.children.find(c => (c.tag === TAG.lexical_block || (c.tag === TAG.inlined_subroutine && !atInlineEntry(di, c, pc))) && holds(c));
   }
   if (!chain.length) return undefined;
   const paramOwner = [...chain].reverse().find(d => d.tag === TAG.inlined_subroutine || d.tag === TAG.subprogram) ?? chain[0];

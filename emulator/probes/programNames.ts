@@ -73,6 +73,7 @@ export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint): ((name:
         const loc = evalLocation(expr, {
           addressSize, little, cfa, reg, read,
           addrx: i => scope.di.addrIndex(n.die.unit, i),
+          baseType: o => scope.di.baseType(n.die.unit, o),
         });
         switch (loc.kind) {
           case 'register': { const r = regName(loc.reg); if (r === undefined) throw new Error(`register DWARF ${loc.reg} is not in pt_regs`); return { kind: 'register', reg: r }; }

@@ -180,6 +180,14 @@ export class DebugInfo {
     return u ? this.tree(u).byOffset.get(offset) : undefined;
   }
 
+  /** DW_OP_convert's operand: the base type at an offset from the unit's header (size, signedness), or undefined. */
+  baseType(u: Unit, unitOffset: bigint): { size: number; signed: boolean } | undefined {
+    const d = this.dieAt(u.offset + Number(unitOffset));
+    if (!d || d.tag !== 0x24) return undefined;
+    const enc = Number(this.uint(d, DW_AT.encoding) ?? 0n);
+    return { size: Number(this.uint(d, DW_AT.byte_size) ?? 0n), signed: enc === 0x05 || enc === 0x06 };
+  }
+
   /** Every DIE of the unit in file order (empty when unreadable). */
   dies(u: Unit): Die[] {
     return [...this.tree(u).byOffset.values()];
@@ -211,6 +219,23 @@ export class DebugInfo {
   /** .debug_addr entry `index` of a unit (DW_OP_addrx, location lists) */
   addrIndex(u: Unit, index: bigint): bigint | undefined {
     try { return this.addrx(u, index); } catch { return undefined; }
+  }
+
+  /**
+   * The entry pc of a DIE with code (an inlined subroutine's first
+   * instruction of the inlined body): DW_AT_entry_pc (an address, or in
+   * DWARF 5 a constant offset from low_pc), else low_pc, else the lowest
+   * start of its ranges.
+   */
+  entryPc(d: Die): bigint | undefined {
+    const e = this.attr(d, DW_AT.entry_pc);
+    const lo = this.attr(d, DW_AT.low_pc);
+    const low = lo && (lo.kind === 'addr' || lo.kind === 'uint') ? lo.value : undefined;
+    if (e?.kind === 'addr') return e.value;
+    if (e && (e.kind === 'uint' || e.kind === 'sint') && low !== undefined && d.unit.version >= 5) return low + e.value;
+    if (low !== undefined) return low;
+    const r = this.ranges(d);
+    return r.length ? r.reduce((m, [x]) => (x < m ? x : m), r[0][0]) : undefined;
   }
 
   /** The [lo, hi) address ranges of a DIE (low_pc/high_pc or DW_AT_ranges); empty when it has none or they cannot be read. */

@@ -34,6 +34,13 @@ export interface ExprContext {
   read(addr: bigint, size: number): bigint | undefined;
   /** DW_OP_addrx / constx: an entry of .debug_addr */
   addrx?(index: bigint): bigint | undefined;
+  /**
+   * DW_OP_entry_value: the value the block (a register) had when the
+   * function was entered, from the caller's call site; undefined when unknown
+   */
+  entryValue?(block: Uint8Array): bigint | undefined;
+  /** DW_OP_convert / reinterpret: the base type DIE at this offset in the unit (size in bytes, signedness) */
+  baseType?(unitOffset: bigint): { size: number; signed: boolean } | undefined;
 }
 
 class ExprError extends Error {}
@@ -58,6 +65,7 @@ function run(expr: Uint8Array, ctx: ExprContext): Location {
   let regLoc: number | undefined;
   let stackValue = false;
   let implicit: Uint8Array | undefined;
+  let unknown = false;
   const pop = (): bigint => {
     const v = stack.pop();
     if (v === undefined) throw new ExprError('the expression pops an empty stack');
@@ -132,7 +140,7 @@ function run(expr: Uint8Array, ctx: ExprContext): Location {
       case 0x93: { // piece
         const size = r.uleb();
         pieces.push({ loc: current(), size });
-        stack.length = 0; regLoc = undefined; stackValue = false; implicit = undefined;
+        stack.length = 0; regLoc = undefined; stackValue = false; implicit = undefined; unknown = false;
         break;
       }
       case 0x94: { const size = r.u8(); push(mem(pop(), size)); break; } // deref_size
@@ -150,13 +158,30 @@ function run(expr: Uint8Array, ctx: ExprContext): Location {
         push(v);
         break;
       }
-      case 0xa3: case 0xf3: // entry_value / GNU_entry_value: the value at function entry is not recorded
-        return { kind: 'optimizedOut' };
+      case 0xa3: case 0xf3: { // entry_value / GNU_entry_value: the value at function entry is not recorded
+        const block = r.slice(r.uleb());
+        const v = ctx.entryValue?.(block);
+        push(v ?? 0n);
+        if (v === undefined) unknown = true; // this piece (or the whole value) is optimized out; other pieces still count
+        break;
+      }
+      case 0xa8: case 0xf7: case 0xa9: case 0xf9: { // convert / GNU_convert, reinterpret / GNU_reinterpret
+        const off = r.ulebBig();
+        const v = pop();
+        if (off === 0n) { push(v & (ctx.addressSize >= 8 ? MASK64 : (1n << BigInt(ctx.addressSize * 8)) - 1n)); break; } // the generic type
+        const t = ctx.baseType?.(off);
+        if (!t) throw new ExprError(`DW_OP_convert: no base type at unit offset 0x${off.toString(16)}`);
+        const bits = BigInt(t.size * 8);
+        const u = BigInt.asUintN(Number(bits), v);
+        push(t.signed ? BigInt.asUintN(64, BigInt.asIntN(Number(bits), u)) : u);
+        break;
+      }
       default:
         throw new ExprError(`DWARF expression opcode 0x${op.toString(16)} is not supported`);
     }
   }
   function current(): Location {
+    if (unknown) return { kind: 'optimizedOut' };
     if (implicit) return { kind: 'implicit', bytes: implicit };
     if (regLoc !== undefined) return { kind: 'register', reg: regLoc };
     if (stack.length === 0) return { kind: 'optimizedOut' };
