@@ -4,7 +4,7 @@
  * int`), typedefs by their name, pointers (a function pointer spelled
  * `int (*)(...)`), structs and unions with members read on demand (bitfields
  * by bit offset and size), enums with their enumerators, arrays by
- * dimension. Qualifiers are dropped. Floating-point values and integers
+ * dimension. const / volatile stay in type names only. Floating-point values and integers
  * wider than 64 bits become opaque types a handler cannot compute with.
  *
  * typeNamed() finds `struct file`, `union u`, `enum e` or a typedef by name
@@ -55,7 +55,14 @@ function convert(image: ElfImage, di: DebugInfo, d: Die, depth: number): CType {
       if (t.kind === 'int' || t.kind === 'struct') return { ...t, name } as CType;
       return t;
     }
-    case TAG.const_type: case TAG.volatile_type: case TAG.restrict_type: case TAG.atomic_type:
+    case TAG.const_type: case TAG.volatile_type: {
+      // the qualifier stays in the name (`const char *` as gdb writes it); the value's type is the same
+      const t = inner();
+      const q = d.tag === TAG.const_type ? 'const' : 'volatile';
+      if (t.kind === 'int' || t.kind === 'struct') return { ...t, name: `${q} ${t.name}` } as CType;
+      return t;
+    }
+    case TAG.restrict_type: case TAG.atomic_type:
       return inner();
     case TAG.pointer_type: {
       const to = di.ref(d, DW_AT.type);

@@ -46,4 +46,43 @@ describe('DWARF names in probe handlers', () => {
     const post = m.probes.compileProbeFile('kprobe sys_open { post { printk("%s", filename); } }\n', 'p.kprobe').diagnostics;
     assert.match(post.map(x => x.message).join('\n'), /'filename' is not declared/, 'post handlers run after the instruction: no program names');
   });
+
+  for (const port of PORTS.filter(p => p.hasCpu)) {
+    test(`${port.name}: struct members through a pointer argument, a cast to the program's struct type, globals and statics in any handler`, () => {
+      const m = new Machine(sampleImage(port.name), { cpus: 1, maxInstructions: 50_000_000 });
+      const r = m.probes.addProbeFile(
+        'kprobe vfs_read { pre { printk("read %s fd=%d size=%lu|%d sizeof=%lu\\n", file->name, file->fd, (*file).size, ((struct file *)arg0)->fd, sizeof(struct file)); return 0; } }\n'
+        + 'kretprobe alloc_pid { return { printk("pid %ld|%ld\\n", regs_return_value(regs), last_pid); return 0; } }\n', 'structs.kprobe');
+      assert.deepEqual(r.diagnostics, []);
+      assert.deepEqual(r.errors, []);
+      const lines = runAll(m).lines;
+      const reads = lines.filter(l => l.startsWith('read '));
+      const pids = lines.filter(l => l.startsWith('pid '));
+      assert.ok(reads.length >= 3 && pids.length >= 5, `${reads.length} reads, ${pids.length} pids`);
+      for (const l of reads) {
+        const mm = /^read (\S+) fd=(\d+) size=(\d+)\|(\d+) sizeof=32$/.exec(l);
+        assert.ok(mm, l);
+        assert.equal(mm[2], mm[4], 'file->fd = ((struct file *)arg0)->fd');
+      }
+      assert.ok(reads.some(l => l.startsWith('read /etc/hostname ')), reads.join('\n'));
+      // alloc_pid returns atomic_add_return(1, &last_pid): the static's value after it
+      for (const l of pids) { const [a, b] = l.slice(4).split('|'); assert.equal(a, b); }
+    });
+  }
+
+  test('breakpoint conditions and log messages name the variables in scope at the site, and globals', () => {
+    const m = new Machine(sampleImage('x86_64'), { cpus: 1, maxInstructions: 50_000_000 });
+    const logged: string[] = [];
+    m.onPrintk(rec => logged.push(rec.text));
+    const e = m.probes.addBreakpoint({ target: 'vfs_read', condition: 'file->fd == 3 && count > 0', logMessage: 'log {file->name} fd={file->fd} count={count} last_pid={last_pid}' });
+    assert.equal(e.verified, true, e.message);
+    runAll(m);
+    const lines = logged.filter(l => l.includes('log '));
+    assert.ok(lines.length >= 1, logged.slice(-20).join('\n'));
+    for (const l of lines) assert.match(l, /log \/\S+ fd=3 count=\d+ last_pid=\d+/);
+    // a misspelt member: the breakpoint is not verified and says why
+    const bad = m.probes.addBreakpoint({ target: 'vfs_read', condition: 'file->fdd == 3' });
+    assert.equal(bad.verified, false);
+    assert.match(bad.message ?? '', /condition: .*struct file has no member 'fdd'/);
+  });
 });
