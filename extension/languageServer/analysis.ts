@@ -34,6 +34,10 @@ export interface AnalysisOptions {
    * or 0xaddress targets), undefined on a boundary; absent: not checked
    */
   insnSplit?: (target: { kind: 'symbol'; name: string; offset: bigint } | { kind: 'address'; addr: bigint }) => string | undefined;
+  /** the program's names (DWARF) at a probe's target, its globals and types: as the emulator compiles handlers */
+  programNamesFor?: CheckOptions['programNamesFor'];
+  programGlobals?: CheckOptions['programGlobals'];
+  programType?: CheckOptions['programType'];
 }
 
 export interface BuiltinInfo { name: string; signature: string; doc: string }
@@ -48,7 +52,7 @@ export const C_TYPES = ['int', 'long', 'short', 'char', 'unsigned', 'signed', 'b
 export const C_KEYWORDS = ['if', 'else', 'while', 'for', 'break', 'continue', 'return', 'sizeof'];
 
 import {
-  BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, MAX_MAXACTIVE, MAX_DATA_SIZE, type HandlerKind,
+  BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, MAX_MAXACTIVE, MAX_DATA_SIZE, type HandlerKind, type CheckOptions,
 } from '../../emulator/handlers';
 
 /** Handler kinds a probe block of this kind may contain. */
@@ -90,9 +94,10 @@ export function fieldsOf(obj: ContextObject, handler: string): VariableInfo[] {
 
 /** Syntax and semantic diagnostics of a whole .kprobe document. */
 export function analyze(text: string, fileName: string, opts: AnalysisOptions): LangDiagnostic[] {
-  const parsed = parseProbeFile(text, fileName);
+  const parsed = parseProbeFile(text, fileName, opts.programType);
   let semantic = checkProbeFile(parsed.file, {
     regNames: opts.regNames, symbolExists: opts.symbolExists, functionExists: opts.functionExists, similarSymbols: opts.similarSymbols, imageArch: opts.imageArch,
+    programNamesFor: opts.programNamesFor, programGlobals: opts.programGlobals, programType: opts.programType,
   });
   // without a register table every register would be "unknown": drop those (the server warns once on the image line instead)
   if (!opts.regsKnown) semantic = semantic.filter(d => !REGISTER_DEPENDENT.some(re => re.test(d.message)));

@@ -7,6 +7,12 @@ import { cursorContext, type CursorContext } from './cursorContext';
 import { builtins, contextVariables, fieldsOf, handlerKindsFor, probeAttributes, C_KEYWORDS, C_TYPES, CONTEXT_OBJECTS, type ContextObject, type ProbeKeyword } from './analysis';
 import { probeableSymbols } from './images';
 import { PROBE_KEYWORD_DOCS } from './docs';
+import { portByName } from '../../emulator/ports';
+import { parseTargetText, resolveTarget } from '../../emulator/probes/targets';
+import { programNamesAt } from '../../emulator/probes/programNames';
+import { namesAt } from '../../emulator/debug/variables';
+import { typeName } from '../../emulator/handlers/ctypes';
+import type { ProgramName } from '../../emulator/handlers';
 
 export interface CompletionInputs {
   text: string;
@@ -50,8 +56,23 @@ export function complete(input: CompletionInputs): CompletionItem[] {
         insertText: k.name,
       }));
     }
-    case 'handler':
-      return handlerItems(ctx, linePrefix, input.regNames, input.abi);
+    case 'handler': {
+      const prog = input.image ? programAt(input.image, input.text.slice(0, input.offset), ctx.handler) : undefined;
+      const m = MEMBER.exec(linePrefix);
+      if (m && prog && !(CONTEXT_OBJECTS as readonly string[]).includes(m[1]) && m[1] !== 'regs') return memberItems(prog.lookup(m[1]));
+      const items = handlerItems(ctx, linePrefix, input.regNames, input.abi);
+      if (prog && !m && !/\.\s*[A-Za-z0-9_]*$/.test(linePrefix)) {
+        for (const n of prog.names) {
+          const pn = prog.lookup(n.name);
+          items.push({
+            label: n.name, kind: CompletionItemKind.Variable,
+            detail: pn && 'type' in pn ? `${typeName(pn.type)} (${pn.what})` : `${n.kind} of ${prog.function}`,
+            documentation: pn && 'unavailable' in pn ? `not usable here: '${n.name}' ${pn.unavailable}` : `the program's ${n.kind === 'param' ? 'parameter' : 'local'} at ${prog.where} (DWARF)`,
+          });
+        }
+      }
+      return items;
+    }
   }
 }
 
@@ -94,6 +115,35 @@ function handlerItems(ctx: Extract<CursorContext, { where: 'handler' }>, linePre
   for (const t of C_TYPES) items.push({ label: t, kind: CompletionItemKind.TypeParameter });
   for (const k of C_KEYWORDS) items.push({ label: k, kind: CompletionItemKind.Keyword });
   return items;
+}
+
+/** The probed function's DWARF names for a handler that runs at its pc (pre / entry / jprobe) of the probe the text ends in. */
+function programAt(image: ElfImage, before: string, handler: string): { names: { name: string; kind: 'param' | 'local' }[]; function: string; where: string; lookup: (n: string) => ProgramName | undefined } | undefined {
+  if (!['pre', 'entry', 'jprobe'].includes(handler)) return undefined;
+  let target: string | undefined;
+  for (const mm of before.matchAll(/(?:^|[\s;}])(?:kprobe|kretprobe|jprobe)\s+([^\s{]+)/g)) target = mm[1];
+  const arch = portByName(image.archName);
+  if (!target || !arch) return undefined;
+  try {
+    const t = parseTargetText(target);
+    if (typeof t === 'string') return undefined;
+    const r = resolveTarget(image, t);
+    const pc = r.ok ? r.sites[0]?.resolved : undefined;
+    const scope = pc !== undefined ? namesAt(image, pc) : undefined;
+    const lookup = pc !== undefined ? programNamesAt(image, arch, pc) : undefined;
+    if (!scope || !lookup || pc === undefined) return undefined;
+    return { names: [...scope.names.values()].map(n => ({ name: n.name, kind: n.kind })), function: scope.function, where: image.symbols.format(pc, false), lookup };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Members of a program name that is a pointer to a struct (after `name->`). */
+function memberItems(pn: ProgramName | undefined): CompletionItem[] {
+  if (!pn || !('type' in pn)) return [];
+  const t = pn.type.kind === 'ptr' ? pn.type.to : undefined;
+  if (!t || t.kind !== 'struct') return [];
+  return t.members().filter(m => m.name).map(m => ({ label: m.name, kind: CompletionItemKind.Field, detail: typeName(m.type), documentation: `member of ${t.name}` }));
 }
 
 function attributeItems(probe: ProbeKeyword): CompletionItem[] {

@@ -7,7 +7,10 @@ import { Diagnostic, DiagnosticSeverity, Range, CompletionItem, Hover } from 'vs
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { ElfImage } from '../../emulator/elf';
 import { similarSymbols } from '../../emulator/elf/nearNames';
-import { analyze, type LangDiagnostic } from './analysis';
+import { analyze, type AnalysisOptions, type LangDiagnostic } from './analysis';
+import { portByName } from '../../emulator/ports';
+import { resolveTarget } from '../../emulator/probes/targets';
+import { programGlobals, programNamesAt, programTypes } from '../../emulator/probes/programNames';
 import { regsForArch, type ArchRegs } from './archRegs';
 import { ImageCache } from './images';
 import { chooseImage, uriToPath, type ImageChoice } from './imageResolve';
@@ -60,6 +63,7 @@ export class KprobeService {
         functionExists: image ? (name: string) => image.symbols.lookup(name)?.type === 'func' : undefined,
         similarSymbols: image ? (name: string) => similarSymbols(image.symbols, name) : undefined,
         imageArch: image?.archName ?? env.regs.arch,
+        ...(image ? programOptions(image) : {}),
         insnSplit: image ? t => {
           const addr = t.kind === 'address' ? t.addr : (image.symbols.lookup(t.name)?.value ?? -1n) + t.offset;
           return addr < 0n ? undefined : instructionSplit(image, addr);
@@ -102,6 +106,28 @@ export class KprobeService {
     const first = doc.getText().split(/\r?\n/, 1)[0] ?? '';
     return Range.create(0, 0, 0, first.length);
   }
+}
+
+/**
+ * The image's DWARF for handlers, as the emulator's probe manager gives it
+ * (names at a probe's target, globals, types), so the editor accepts and
+ * checks `file->name` exactly as a run would; nothing when the image has no
+ * port or its debug info cannot be read.
+ */
+function programOptions(image: ElfImage): Pick<AnalysisOptions, 'programNamesFor' | 'programGlobals' | 'programType'> {
+  const arch = portByName(image.archName);
+  if (!arch) return {};
+  return {
+    programNamesFor: t => {
+      try {
+        const r = resolveTarget(image, t);
+        const pc = r.ok ? r.sites[0]?.resolved : undefined;
+        return pc === undefined ? undefined : programNamesAt(image, arch, pc);
+      } catch { return undefined; }
+    },
+    programGlobals: programGlobals(image),
+    programType: programTypes(image),
+  };
 }
 
 function diag(range: Range, message: string, severity: DiagnosticSeverity): Diagnostic {

@@ -164,4 +164,26 @@ describe('kprobe language server: completion and hover', { timeout: 30_000 }, ()
     assert.ok(ranges.some(r => r.startLine === 2 && r.endLine === 4), JSON.stringify(ranges));
     assert.ok(ranges.some(r => r.startLine === 6 && r.endLine === 8), JSON.stringify(ranges));
   });
+
+  test('DWARF names of the probed function in pre / entry / jprobe handlers; members after name->; no "not declared" for them (issue 14)', async () => {
+    const text = `image "${IMAGE}"
+kprobe vfs_read {
+  pre { printk("%s %d\\n", file->name, file->fd); return 0; }
+}
+kprobe vfs_read { post { printk("x"); } }
+`;
+    const uri = fileUri(repoPath('examples', 'probes', 'lsp-dwarf.kprobe'));
+    const diags = await c.open(uri, text);
+    assert.deepEqual(diags.filter(d => d.severity === 1).map(d => d.message), [], 'file->name checks as a run would compile it');
+    const at = await c.completion(uri, after(text, 'printk('));
+    const file = at.find(i => i.label === 'file');
+    assert.ok(file, labels(at).join(' '));
+    assert.equal(file.detail, 'struct file * (parameter of vfs_read)');
+    for (const n of ['buf', 'count', 'pos']) assert.ok(labels(at).includes(n), n);
+    const members = labels(await c.completion(uri, after(text, 'file->')));
+    assert.deepEqual(members, ['name', 'data', 'size', 'fd', 'mode']);
+    // a post handler runs after the instruction: no program names offered there
+    const post = labels(await c.completion(uri, after(text, 'post { ')));
+    assert.ok(!post.includes('file'), post.join(' '));
+  });
 });
