@@ -18,7 +18,7 @@ for (const f of files) {
     format: 'cjs', sourcemap: true, external: ['vscode'], logLevel: 'warning',
   });
   console.log(`\n=== ${f.replace(/\.ts$/, '')} ===`);
-  const r = spawnSync(process.execPath, ['--enable-source-maps', out, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--enable-source-maps', '--expose-gc', out, ...process.argv.slice(2)], { stdio: 'inherit' });
   if ((r.status ?? 1) !== 0) {
     console.error(`bench: ${f} failed (exit ${r.status ?? r.signal})`);
     status = 1;
