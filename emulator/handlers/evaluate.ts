@@ -118,6 +118,7 @@ export function hexOf(v: EvalValue): string {
 
 /**
  * Display text: integers `0x2a (42)` (signed negatives `0xffffffea (-22)`),
+ * chars as gdb shows them (`65 'A'`), enums by name,
  * pointers `0xffffffff81000000 <do_fork>`, `char *` with the string, and a
  * string the handler holds itself (`current->comm`, a literal) as the
  * string alone, `"kworker/1:1"`, as gdb shows a char array: its address is
@@ -126,6 +127,13 @@ export function hexOf(v: EvalValue): string {
 export function formatValue(v: EvalValue, symbolize: (addr: bigint) => string | undefined): string {
   const hex = hexOf(v);
   if (v.aggregate) return v.text !== undefined ? JSON.stringify(v.text) : `{...} @ ${hex}`;
+  if (v.type.kind === 'int' && v.type.size === 1 && !v.type.bool && /\bchar$/.test(v.type.name)) {
+    // a char as gdb prints it: 65 'A', 10 '\n', -1 '\377'
+    const c = Number(BigInt.asUintN(8, v.value));
+    const esc: Record<number, string> = { 0: '\\000', 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
+    const text = esc[c] ?? (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : `\\${c.toString(8).padStart(3, '0')}`);
+    return `${v.value.toString()} '${text}'`;
+  }
   if (v.type.kind === 'int' && v.type.enumerators) {
     const name = v.type.enumerators.get(v.value);
     if (name !== undefined) return name;

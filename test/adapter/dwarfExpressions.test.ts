@@ -45,6 +45,10 @@ describe('C expressions over DWARF names and types (issue 14)', () => {
     assert.equal(name.type, 'const char *');
     assert.match(name.result, /^0x[0-9a-f]+ "[^"]*"$/);
     assert.equal((await h.evaluate('(*file).name', id)).result, name.result);
+    // a char as gdb prints it: the first character of the name
+    const first = /"(.)/.exec(name.result)![1];
+    assert.equal((await h.evaluate('*file->name', id)).result, `${first.charCodeAt(0)} '${first}'`);
+    assert.equal((await h.evaluate('file->name[0]', id)).type, 'const char');
     // the struct's layout from DWARF: sizeof and member addresses
     assert.equal(num((await h.evaluate('sizeof(struct file)', id)).result), 32n);
     assert.equal(num((await h.evaluate('sizeof(*file)', id)).result), 32n);
