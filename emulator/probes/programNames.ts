@@ -21,7 +21,7 @@ import type { HandlerEnv, ProgramName, ProgramPlace } from '../handlers';
 import type { CType } from '../handlers/ctypes';
 import { globalDie, namesAt, refOf } from '../debug/variables';
 import { dwarfCType, typeNamed } from '../debug/ctype';
-import { DW_AT } from '../elf/dwarf/info';
+import { DW_AT, Die, debugInfoOf } from '../elf/dwarf/info';
 import { cfiFor } from '../unwind';
 
 type Arch = ArchInfo & { dwarfRegs?: readonly number[] };
@@ -95,7 +95,7 @@ export function programGlobals(image: ElfImage, pc?: bigint): (name: string) => 
   return (name: string): ProgramName | undefined => {
     let g;
     try { g = globalDie(image, name, pc); } catch { return undefined; }
-    if (!g) return undefined;
+    if (!g) return enumeratorNamed(image, name);
     const { di, unit, die } = g;
     const what = die.attrs.has(DW_AT.external) ? 'global' : 'static';
     const type: CType = dwarfCType(image, refOf(di, die, DW_AT.type));
@@ -110,6 +110,26 @@ export function programGlobals(image: ElfImage, pc?: bigint): (name: string) => 
     const addr = loc.addr;
     return { type, what, place: () => ({ kind: 'memory', addr }) };
   };
+}
+
+/** An enumerator of the program's enums (`GREEN`): a constant of its enum type. */
+function enumeratorNamed(image: ElfImage, name: string): ProgramName | undefined {
+  let hit: { die: Die; value: bigint } | undefined;
+  try {
+    const di = debugInfoOf(image);
+    for (const u of di.units()) {
+      if (u.error || hit) continue;
+      for (const t of di.root(u)?.children ?? []) {
+        if (t.tag !== 0x04 || hit) continue; // DW_TAG_enumeration_type
+        const e = t.children.find(c => c.tag === 0x28 && di.name(c) === name); // DW_TAG_enumerator
+        const v = e ? di.attr(e, DW_AT.const_value) : undefined;
+        if (v && (v.kind === 'uint' || v.kind === 'sint')) hit = { die: t, value: v.value };
+      }
+    }
+  } catch { return undefined; }
+  if (!hit) return undefined;
+  const { die, value } = hit;
+  return { type: dwarfCType(image, die), what: 'enumerator', place: () => ({ kind: 'value', value }) };
 }
 
 /** The program's types by name, for casts and sizeof (`(struct file *)p`). */
