@@ -20,7 +20,7 @@ import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
 import { aggregateValue, globalVariable, memReader } from '../emulator/debug/variables';
 import type { Expandable, FrameState, FrameVariables } from '../emulator/debug/variables';
 import type { DwarfOrigin } from '../emulator/debug/ctype';
-import { programGlobals, programNamesAt, programTypes } from '../emulator/probes/programNames';
+import { dwarfRegName, programGlobals, programNamesAt, programTypes } from '../emulator/probes/programNames';
 
 export interface EvaluateInput {
   machine: Machine;
@@ -110,10 +110,8 @@ export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<ty
   let callerRegs: Map<string, bigint> | undefined;
   if (st && inp.frame && inp.frame.index > 0) {
     callerRegs = new Map();
-    const dwarf = (m.arch as { dwarfRegs?: readonly number[] }).dwarfRegs;
     for (const [d, v] of st.regs) {
-      const idx = dwarf?.[d];
-      const name = idx !== undefined && idx >= 0 ? m.arch.regs[idx]?.name : undefined;
+      const name = dwarfRegName(m.arch, d);
       if (name) callerRegs.set(name, v);
     }
     const pcName = m.arch.regs[m.arch.abi.pcReg]?.name;

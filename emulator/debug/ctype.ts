@@ -13,7 +13,7 @@
 import type { ElfImage } from '../elf/types';
 import { CType, IntType, Member, PtrType, StructType, T } from '../handlers/ctypes';
 import { DW_AT, DebugInfo, Die, debugInfoOf } from '../elf/dwarf/info';
-import { DW_ATE, TAG, typeText } from './variables';
+import { DW_ATE, TAG, bitfieldOffset, strip, typeText } from './variables';
 
 const cache = new WeakMap<Die, CType>();
 const voidPtrCache = new WeakMap<Die, PtrType>();
@@ -66,7 +66,7 @@ function convert(image: ElfImage, di: DebugInfo, d: Die, depth: number): CType {
       return inner();
     case TAG.pointer_type: {
       const to = di.ref(d, DW_AT.type);
-      if (to && stripQ(di, to)?.tag === TAG.subroutine_type) {
+      if (to && strip(di, to)?.tag === TAG.subroutine_type) {
         let p = voidPtrCache.get(d);
         if (!p) { p = { kind: 'ptr', to: T.void, name: typeText(di, d) }; voidPtrCache.set(d, p); }
         return p;
@@ -116,13 +116,6 @@ function convert(image: ElfImage, di: DebugInfo, d: Die, depth: number): CType {
   }
 }
 
-function stripQ(di: DebugInfo, t: Die | undefined): Die | undefined {
-  for (let i = 0; t && i < 32; i++) {
-    if (t.tag !== TAG.typedef && t.tag !== TAG.const_type && t.tag !== TAG.volatile_type && t.tag !== TAG.restrict_type && t.tag !== TAG.atomic_type) return t;
-    t = di.ref(t, DW_AT.type);
-  }
-  return t;
-}
 
 function membersOf(image: ElfImage, di: DebugInfo, d: Die): Member[] {
   const out: Member[] = [];
@@ -133,12 +126,8 @@ function membersOf(image: ElfImage, di: DebugInfo, d: Die): Member[] {
     const bitSize = di.uint(m, DW_AT.bit_size);
     const name = di.name(m) ?? '';
     if (bitSize !== undefined) {
-      // DWARF 4+: data_bit_offset from the start; DWARF 2/3 (clang 14): bit_offset from the most significant bit
-      // of a storage unit of byte_size bytes at data_member_location (little-endian layout)
-      const old = di.uint(m, DW_AT.bit_offset);
-      const unitBits = (di.uint(m, DW_AT.byte_size) ?? BigInt(type.kind === 'int' ? type.size : 4)) * 8n;
-      const bitOff = di.uint(m, DW_AT.data_bit_offset) ?? (old !== undefined ? BigInt(off) * 8n + unitBits - old - bitSize : BigInt(off) * 8n);
-      out.push({ name, type, offset: Number(bitOff / 8n), bits: { offset: Number(bitOff), size: Number(bitSize) } });
+      const bitOff = bitfieldOffset(di, m, type.kind === 'int' ? type.size : 4);
+      out.push({ name, type, offset: Math.floor(bitOff / 8), bits: { offset: bitOff, size: Number(bitSize) } });
     } else out.push({ name, type, offset: off });
   }
   return out;

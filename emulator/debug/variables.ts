@@ -17,6 +17,8 @@ import { cfiFor } from '../unwind';
 import { mustVAddr, toVAddr } from '../memory/address';
 import { DW_AT, DebugInfo, Die, debugInfoOf } from '../elf/dwarf/info';
 import { Location, evalLocation } from '../elf/dwarf/location';
+import { charText } from '../handlers/ctypes';
+import { entryValue } from './callSites';
 
 export interface FrameState {
   pc: bigint;
@@ -116,56 +118,6 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   }
   const fname = nameOf(di, paramOwner) ?? nameOf(di, fn) ?? '?';
   return { ok: true, function: fname, params, locals };
-}
-
-const CALL_SITE_TAGS = new Set([0x48, 0x4109]); // DW_TAG_call_site, DW_TAG_GNU_call_site
-const CALL_PARAM_TAGS = new Set([0x49, 0x410a]); // DW_TAG_call_site_parameter, DW_TAG_GNU_call_site_parameter
-const AT_CALL_RETURN_PC = 0x7d, AT_CALL_VALUE = 0x7e, AT_GNU_CALL_SITE_VALUE = 0x2111;
-
-/**
- * DW_OP_entry_value(DW_OP_regN): the value register N had when the frame's
- * function was entered, as the caller's call site says it passed it
- * (DW_TAG_call_site at the return address, its call_site_parameter for
- * that register, the parameter's DW_AT_call_value evaluated in the caller
- * with the registers the CFI recovers). Undefined when any of that is
- * missing: the value is then <optimized out>, never guessed.
- */
-function entryValue(di: DebugInfo, frame: FrameState, block: Uint8Array, read: (a: bigint, n: number) => bigint | undefined, little: boolean): bigint | undefined {
-  const reg = block.length === 1 && block[0] >= 0x50 && block[0] <= 0x6f ? block[0] - 0x50 : undefined;
-  const caller = frame.caller;
-  if (reg === undefined || !caller) return undefined;
-  const ra = caller.returnAddress;
-  const u = di.unitFor(ra - 1n);
-  const root = u ? di.root(u) : null;
-  if (!u || !root) return undefined;
-  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => ra - 1n >= lo && ra - 1n < hi);
-  let site: Die | undefined;
-  const visit = (d: Die, depth: number): void => {
-    for (const c of d.children) {
-      if (site || depth > 32) return;
-      if (CALL_SITE_TAGS.has(c.tag)) {
-        const at = di.attr(c, AT_CALL_RETURN_PC) ?? di.attr(c, DW_AT.low_pc);
-        if (at && (at.kind === 'addr' || at.kind === 'uint') && at.value === ra) site = c;
-      } else if (c.children.length && (c.tag === TAG.subprogram || c.tag === TAG.lexical_block || c.tag === TAG.inlined_subroutine) && holds(c)) visit(c, depth + 1);
-    }
-  };
-  visit(root, 0);
-  if (!site) return undefined;
-  const param = site.children.find(c => {
-    if (!CALL_PARAM_TAGS.has(c.tag)) return false;
-    const l = c.attrs.get(DW_AT.location);
-    return l?.kind === 'block' && l.value.length === 1 && l.value[0] === 0x50 + reg;
-  });
-  const valueExpr = param ? (param.attrs.get(AT_CALL_VALUE) ?? param.attrs.get(AT_GNU_CALL_SITE_VALUE)) : undefined;
-  if (!valueExpr || valueExpr.kind !== 'block') return undefined;
-  const loc = evalLocation(valueExpr.value, {
-    addressSize: u.addressSize, little, reg: n => caller.regs.get(n), read,
-    addrx: i => di.addrIndex(u, i), baseType: o => di.baseType(u, o),
-  });
-  if (loc.kind === 'value') return loc.value;
-  if (loc.kind === 'register') return caller.regs.get(loc.reg);
-  if (loc.kind === 'memory') return loc.addr; // DW_OP_breg / lit without stack_value: the computed value
-  return undefined;
 }
 
 /**
@@ -295,15 +247,26 @@ export function childrenOf(x: Expandable, read: MemReader): FrameVariable[] {
     const bitSize = di.uint(m, DW_AT.bit_size);
     const off = di.uint(m, DW_AT.data_member_location) ?? 0n;
     if (bitSize !== undefined) {
-      // DWARF 4+: data_bit_offset from the struct's start; DWARF 2/3 style (clang 14): bit_offset from the most
-      // significant bit of a storage unit of byte_size bytes at data_member_location (little-endian layout here)
-      const old = di.uint(m, DW_AT.bit_offset);
-      const unitBits = (di.uint(m, DW_AT.byte_size) ?? BigInt(sizeOf(di, mt, addressSize) ?? 4)) * 8n;
-      const bitOff = di.uint(m, DW_AT.data_bit_offset) ?? (old !== undefined ? off * 8n + unitBits - old - bitSize : off * 8n);
-      out.push(member(name, mt, x.addr, { size: Number(bitSize), offset: Number(bitOff) }));
+      out.push(member(name, mt, x.addr, { size: Number(bitSize), offset: bitfieldOffset(di, m, sizeOf(di, mt, addressSize) ?? 4) }));
     } else out.push(member(name, mt, x.addr + off));
   }
   return out;
+}
+
+/**
+ * A bitfield member's offset in bits from the struct's start: DWARF 4+
+ * data_bit_offset; DWARF 2/3 style (clang 14) bit_offset from the most
+ * significant bit of a storage unit of byte_size bytes (else the member
+ * type's size) at data_member_location (little-endian layout here).
+ */
+export function bitfieldOffset(di: DebugInfo, m: Die, typeSize: number): number {
+  const off = di.uint(m, DW_AT.data_member_location) ?? 0n;
+  const dbo = di.uint(m, DW_AT.data_bit_offset);
+  if (dbo !== undefined) return Number(dbo);
+  const old = di.uint(m, DW_AT.bit_offset);
+  if (old === undefined) return Number(off * 8n);
+  const unitBits = (di.uint(m, DW_AT.byte_size) ?? BigInt(typeSize)) * 8n;
+  return Number(off * 8n + unitBits - old - (di.uint(m, DW_AT.bit_size) ?? 0n));
 }
 
 /** Strip typedefs and qualifiers */
@@ -432,12 +395,6 @@ function valueBytes(loc: Location, size: number, ctx: Parameters<typeof evalLoca
 
 export const DW_ATE = { boolean: 0x02, float: 0x04, signed: 0x05, signed_char: 0x06, unsigned: 0x07, unsigned_char: 0x08 } as const;
 
-function charText(c: number): string {
-  const esc: Record<number, string> = { 0: '\\000', 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
-  if (esc[c] !== undefined) return esc[c];
-  if (c >= 0x20 && c < 0x7f) return String.fromCharCode(c);
-  return `\\${c.toString(8).padStart(3, '0')}`;
-}
 
 /** A scalar value (raw bits of the type's size) as gdb prints it. */
 function formatScalar(di: DebugInfo, type: Die | undefined, raw: bigint, read: MemReader): string {
@@ -667,30 +624,6 @@ export function namesAt(image: ElfImage, pc: bigint): { function: string; di: De
   return { function: nameOf(di, paramOwner) ?? '?', di, names };
 }
 
-/** A DWARF type as a scalar a handler can compute with, or why not. */
-export function scalarOf(di: DebugInfo, type: Die | undefined, addressSize: number): { kind: 'int'; size: 1 | 2 | 4 | 8; signed: boolean } | { kind: 'ptr'; to: 'char' | 'void' | { size: 1 | 2 | 4 | 8; signed: boolean } } | string {
-  const t = strip(di, type);
-  if (!t) return 'has no type';
-  const intOf = (x: Die): { size: 1 | 2 | 4 | 8; signed: boolean } | undefined => {
-    const size = Number(di.uint(x, DW_AT.byte_size) ?? 0n);
-    if (![1, 2, 4, 8].includes(size)) return undefined;
-    if (x.tag === TAG.enumeration_type) return { size: size as 1 | 2 | 4 | 8, signed: false };
-    if (x.tag !== TAG.base_type) return undefined;
-    const enc = Number(di.uint(x, DW_AT.encoding) ?? 0n);
-    if (enc === DW_ATE.float) return undefined;
-    return { size: size as 1 | 2 | 4 | 8, signed: enc === DW_ATE.signed || enc === DW_ATE.signed_char };
-  };
-  if (t.tag === TAG.pointer_type) {
-    const to = strip(di, di.ref(t, DW_AT.type));
-    if (to?.tag === TAG.base_type && [DW_ATE.signed_char, DW_ATE.unsigned_char].includes(Number(di.uint(to, DW_AT.encoding) ?? 0n) as 6 | 8)) return { kind: 'ptr', to: 'char' };
-    const i = to ? intOf(to) : undefined;
-    return i ? { kind: 'ptr', to: i } : { kind: 'ptr', to: 'void' };
-  }
-  const i = intOf(t);
-  if (i) return { kind: 'int', ...i };
-  void addressSize;
-  return `has type ${typeText(di, type)}, which a handler cannot hold (integers and pointers only): use a pointer and *(type *)(ptr + offset)`;
-}
 
 /** A struct / union / array in memory as gdb prints it (`{x = 1, y = 2}`, `"abc"`, `{0 <repeats 16 times>}`). */
 export function aggregateValue(x: Expandable, read: MemReader): string {

@@ -156,3 +156,11 @@ export function sameType(a: CType, b: CType): boolean {
   if (a.kind === 'array' && b.kind === 'array') return a.count === b.count && sameType(a.of, b.of);
   return true;
 }
+
+/** A byte as C writes it inside a char literal, as gdb shows chars: `A`, `\n`, `\'`, `\210`. */
+export function charText(c: number): string {
+  const esc: Record<number, string> = { 0: '\\000', 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
+  if (esc[c] !== undefined) return esc[c];
+  if (c >= 0x20 && c < 0x7f) return String.fromCharCode(c);
+  return `\\${c.toString(8).padStart(3, '0')}`;
+}

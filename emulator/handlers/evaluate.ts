@@ -14,7 +14,7 @@
 import type { Expr } from './ast';
 import { HandlerCompiler } from './compiler';
 import { CONTEXT_BY_KIND, CURRENT_FIELDS, argRegsOf, charSignedOf } from './context';
-import { CType, isAggregate, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
+import { CType, charText, isAggregate, isCharPtr, isPtr, sizeOf, typeName } from './ctypes';
 import { tokenize } from './lexer';
 import { Parser } from './parser';
 import { DYNAMIC_POOL_BASE, Frame, LITERAL_POOL_BASE, StringPool, readCString } from './runtime';
@@ -129,10 +129,7 @@ export function formatValue(v: EvalValue, symbolize: (addr: bigint) => string | 
   if (v.aggregate) return v.text !== undefined ? JSON.stringify(v.text) : `{...} @ ${hex}`;
   if (v.type.kind === 'int' && v.type.size === 1 && !v.type.bool && /\bchar$/.test(v.type.name)) {
     // a char as gdb prints it: 65 'A', 10 '\n', -1 '\377'
-    const c = Number(BigInt.asUintN(8, v.value));
-    const esc: Record<number, string> = { 0: '\\000', 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
-    const text = esc[c] ?? (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : `\\${c.toString(8).padStart(3, '0')}`);
-    return `${v.value.toString()} '${text}'`;
+    return `${v.value.toString()} '${charText(Number(BigInt.asUintN(8, v.value)))}'`;
   }
   if (v.type.kind === 'int' && v.type.enumerators) {
     const name = v.type.enumerators.get(v.value);

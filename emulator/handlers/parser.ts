@@ -279,7 +279,7 @@ export class Parser {
       else if (w === 'char') char = true;
       else if (w === 'void') vd = true;
       else if (TYPEDEFS.has(w) && !any) { named = TYPEDEFS.get(w); this.next(); any = true; break; }
-      else if (!any && this.programType && this.programType('typedef', w)) { named = this.programType('typedef', w); this.next(); any = true; break; }
+      else if (!any && (named = this.programType?.('typedef', w)) !== undefined) { this.next(); any = true; break; }
       else break;
       any = true;
       this.next();

@@ -22,7 +22,7 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { programGlobals, programNamesAt, programTypes } from './programNames';
+import { programGlobals, programNamesAt, programNamesAtTarget, programTypes } from './programNames';
 import type { HandlerFaultPolicy } from './invoke';
 import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
@@ -192,11 +192,7 @@ export class ProbeManager {
       regNames: this.kernel.arch.regs.map(r => r.name),
       symbolExists: n => syms.lookup(n) !== undefined,
       functionExists: n => syms.lookup(n)?.type === 'func',
-      programNamesFor: t => {
-        const r = resolveTarget(this.kernel.image, t);
-        const pc = r.ok ? r.sites[0]?.resolved : undefined;
-        return pc === undefined ? undefined : programNamesAt(this.kernel.image, this.kernel.arch, pc);
-      },
+      programNamesFor: t => programNamesAtTarget(this.kernel.image, this.kernel.arch, t)?.lookup,
       programGlobals: programGlobals(this.kernel.image),
       programType: programTypes(this.kernel.image),
       imageArch: this.kernel.arch.name,

@@ -23,8 +23,31 @@ import { globalDie, namesAt, refOf } from '../debug/variables';
 import { dwarfCType, typeNamed } from '../debug/ctype';
 import { DW_AT, Die, debugInfoOf } from '../elf/dwarf/info';
 import { cfiFor } from '../unwind';
+import { resolveTarget } from './targets';
+import type { ProbeTarget } from '../handlers';
 
 type Arch = ArchInfo & { dwarfRegs?: readonly number[] };
+
+/** The pt_regs name of a DWARF register number on an arch, undefined when pt_regs has none. */
+export function dwarfRegName(arch: Arch, d: number): string | undefined {
+  const idx = arch.dwarfRegs?.[d];
+  return idx !== undefined && idx >= 0 ? arch.regs[idx]?.name : undefined;
+}
+
+/**
+ * Program names at a probe target's (first) site, with that pc; undefined
+ * when the target does not resolve or no debug info covers it.
+ */
+export function programNamesAtTarget(image: ElfImage, arch: Arch, target: ProbeTarget): { pc: bigint; lookup: (name: string) => ProgramName | undefined } | undefined {
+  try {
+    const r = resolveTarget(image, target);
+    const pc = r.ok ? r.sites[0]?.resolved : undefined;
+    const lookup = pc !== undefined ? programNamesAt(image, arch, pc) : undefined;
+    return pc !== undefined && lookup ? { pc, lookup } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Program names at pc (undefined when no debug info covers it: then globals only through programGlobals). */
 export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint): ((name: string) => ProgramName | undefined) | undefined {
@@ -34,10 +57,7 @@ export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint): ((name:
   const little = image.endian === 'little';
   const addressSize = arch.abi.pointerSize;
   const dwarf = arch.dwarfRegs;
-  const regName = (d: number): string | undefined => {
-    const idx = dwarf?.[d];
-    return idx !== undefined && idx >= 0 ? arch.regs[idx]?.name : undefined;
-  };
+  const regName = (d: number): string | undefined => dwarfRegName(arch, d);
   const spD = dwarf ? dwarf.indexOf(arch.abi.spReg) : -1;
   const globals = programGlobals(image, pc);
   return (name: string): ProgramName | undefined => {

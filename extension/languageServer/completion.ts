@@ -8,8 +8,8 @@ import { builtins, contextVariables, fieldsOf, handlerKindsFor, probeAttributes,
 import { probeableSymbols } from './images';
 import { PROBE_KEYWORD_DOCS } from './docs';
 import { portByName } from '../../emulator/ports';
-import { parseTargetText, resolveTarget } from '../../emulator/probes/targets';
-import { programNamesAt } from '../../emulator/probes/programNames';
+import { parseTargetText } from '../../emulator/probes/targets';
+import { programNamesAtTarget } from '../../emulator/probes/programNames';
 import { namesAt } from '../../emulator/debug/variables';
 import { typeName } from '../../emulator/handlers/ctypes';
 import type { ProgramName } from '../../emulator/handlers';
@@ -124,18 +124,11 @@ function programAt(image: ElfImage, before: string, handler: string): { names: {
   for (const mm of before.matchAll(/(?:^|[\s;}])(?:kprobe|kretprobe|jprobe)\s+([^\s{]+)/g)) target = mm[1];
   const arch = portByName(image.archName);
   if (!target || !arch) return undefined;
-  try {
-    const t = parseTargetText(target);
-    if (typeof t === 'string') return undefined;
-    const r = resolveTarget(image, t);
-    const pc = r.ok ? r.sites[0]?.resolved : undefined;
-    const scope = pc !== undefined ? namesAt(image, pc) : undefined;
-    const lookup = pc !== undefined ? programNamesAt(image, arch, pc) : undefined;
-    if (!scope || !lookup || pc === undefined) return undefined;
-    return { names: [...scope.names.values()].map(n => ({ name: n.name, kind: n.kind })), function: scope.function, where: image.symbols.format(pc, false), lookup };
-  } catch {
-    return undefined;
-  }
+  const t = parseTargetText(target);
+  const at = typeof t === 'string' ? undefined : programNamesAtTarget(image, arch, t);
+  const scope = at ? namesAt(image, at.pc) : undefined;
+  if (!at || !scope) return undefined;
+  return { names: [...scope.names.values()].map(n => ({ name: n.name, kind: n.kind })), function: scope.function, where: image.symbols.format(at.pc, false), lookup: at.lookup };
 }
 
 /** Members of a program name that is a pointer to a struct (after `name->`). */

@@ -9,8 +9,7 @@ import type { ElfImage } from '../../emulator/elf';
 import { similarSymbols } from '../../emulator/elf/nearNames';
 import { analyze, type AnalysisOptions, type LangDiagnostic } from './analysis';
 import { portByName } from '../../emulator/ports';
-import { resolveTarget } from '../../emulator/probes/targets';
-import { programGlobals, programNamesAt, programTypes } from '../../emulator/probes/programNames';
+import { programGlobals, programNamesAtTarget, programTypes } from '../../emulator/probes/programNames';
 import { regsForArch, type ArchRegs } from './archRegs';
 import { ImageCache } from './images';
 import { chooseImage, uriToPath, type ImageChoice } from './imageResolve';
@@ -118,13 +117,7 @@ function programOptions(image: ElfImage): Pick<AnalysisOptions, 'programNamesFor
   const arch = portByName(image.archName);
   if (!arch) return {};
   return {
-    programNamesFor: t => {
-      try {
-        const r = resolveTarget(image, t);
-        const pc = r.ok ? r.sites[0]?.resolved : undefined;
-        return pc === undefined ? undefined : programNamesAt(image, arch, pc);
-      } catch { return undefined; }
-    },
+    programNamesFor: t => programNamesAtTarget(image, arch, t)?.lookup,
     programGlobals: programGlobals(image),
     programType: programTypes(image),
   };
