@@ -108,7 +108,7 @@ export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<ty
   const { machine: m, cpu } = inp;
   const st = inp.frame?.state;
   let callerRegs: Map<string, bigint> | undefined;
-  if (st && inp.frame && inp.frame.index > 0) {
+  if (st && (st.level ?? 0) > 0) {
     callerRegs = new Map();
     for (const [d, v] of st.regs) {
       const name = dwarfRegName(m.arch, d);
@@ -120,7 +120,7 @@ export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<ty
   const env = new StoppedCpuEnv(m.kernel, inp.engine, cpu, inp.stop, callerRegs);
   const pc = st?.pc ?? cpu.getPc();
   let names: ReturnType<typeof programNamesAt> | undefined;
-  try { names = programNamesAt(m.image, m.arch, pc); } catch { names = undefined; }
+  try { names = programNamesAt(m.image, m.arch, pc, { inlineDepth: st?.inlineDepth, skipInlineEntry: st?.skipInlineEntry }); } catch { names = undefined; }
   const opts = {
     ...inp.compileOptions,
     programName: names ?? programGlobals(m.image, pc),

@@ -22,8 +22,8 @@ import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables, setRegister } from './registers';
-import { childrenOf, frameVariables, memReader, unwindStates } from '../emulator/debug/variables';
-import type { FrameState } from '../emulator/debug/variables';
+import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } from '../emulator/debug/variables';
+import type { FrameState, InlineFrame } from '../emulator/debug/variables';
 import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
 import type { SourceMap } from './sourceMap';
 import type { ProbeStop } from './stoppedEnv';
@@ -64,6 +64,14 @@ export interface WalkedFrame {
   viaTrampoline?: bigint;
   /** the CPU is idle (no task): the one frame of Linux's idle task, not a walk of stale registers */
   idle?: true;
+  /** the frame of the stack walk this is a function of (0 = the CPU's registers) */
+  physical: number;
+  /** which function of that frame: 0 = its innermost inlined call ... the real function last (gdb's inline frames) */
+  inlineDepth: number;
+  /** that function from DWARF (undefined without debug info) */
+  fn?: InlineFrame;
+  /** gdb's inline-entry rule for this frame's scope (frame 0 at a line / instruction breakpoint: false) */
+  skipInlineEntry: boolean;
 }
 
 export class StopInspector {
@@ -140,8 +148,8 @@ export class StopInspector {
     if (!cpu) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
     if (!shown || shown.idle) return undefined;
-    const st = unwindStates(m.image, m.arch, cpu, frameIdx + 1, this.pcOf(cpuIndex))[frameIdx];
-    return st && st.pc === shown.lookupPc ? st : undefined;
+    const st = unwindStates(m.image, m.arch, cpu, shown.physical + 1, this.pcOf(cpuIndex))[shown.physical];
+    return st && st.pc === shown.lookupPc ? { ...st, inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry } : undefined;
   }
 
   /** The pc to show for a CPU (the probe address at a breakpoint stop, else the CPU's pc). */
@@ -172,17 +180,38 @@ export class StopInspector {
     const task = m.kernel.current(cpuIndex);
     if (!task) {
       const pc = cpu.getPc();
-      return [{ pc, lookupPc: pc, idle: true }];
+      return [{ pc, lookupPc: pc, idle: true, physical: 0, inlineDepth: 0, skipInlineEntry: true }];
     }
     const engine = this.probes.mgr.engine;
     const raw = walkFrames(m.kernel, cpu, task, { pc: this.pcOf(cpuIndex), readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
     // a caller frame's pc is a return address: its source line is the call's,
-    // so look up the byte before it (inside the call instruction on every arch)
-    return fixed.map((f, i) => ({
-      pc: f.addr, lookupPc: i === 0 ? f.addr : f.addr - 1n,
-      viaTrampoline: f.replaced ? f.raw : undefined,
-    }));
+    // so look up the byte before it (inside the call instruction on every arch);
+    // each frame shows the inlined calls holding its pc first, as gdb's backtrace
+    const skip0 = !this.stopShowsInlineEntry(cpuIndex);
+    const out: WalkedFrame[] = [];
+    fixed.forEach((f, i) => {
+      const lookupPc = i === 0 ? f.addr : f.addr - 1n;
+      const skipInlineEntry = i === 0 ? skip0 : false;
+      const fns = inlineFrames(m.image, lookupPc, skipInlineEntry);
+      const base = { pc: f.addr, lookupPc, viaTrampoline: f.replaced ? f.raw : undefined, physical: i, skipInlineEntry };
+      if (!fns.length) out.push({ ...base, inlineDepth: 0 });
+      else fns.forEach((fn, d) => out.push({ ...base, inlineDepth: d, fn, viaTrampoline: d === fns.length - 1 ? base.viaTrampoline : undefined }));
+    });
+    return out;
+  }
+
+  /**
+   * A stop at a line or instruction breakpoint at an inlined call's first
+   * instruction is in the inlined function (gdb: the breakpoint's location
+   * is that function's); a function breakpoint, a step or a pause there
+   * shows the caller (gdb's skip_inline_frames).
+   */
+  private stopShowsInlineEntry(cpuIndex: number): boolean {
+    const stop = this.probeStopFor(cpuIndex);
+    if (!stop || stop.mode !== 'kprobe') return false;
+    const k = this.probes.mgr.get(stop.breakpointId)?.targetKind;
+    return k === 'line' || k === 'address';
   }
 
   stackTrace(args: DebugProtocol.StackTraceArguments): NonNullable<DebugProtocol.StackTraceResponse['body']> {
@@ -201,7 +230,7 @@ export class StopInspector {
       }
       const own = symbolAt(m.image, f.pc) === undefined ? emulatorCodeAt(m.kernel, this.probes.mgr.engine, f.pc) : undefined;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = (symbolAt(m.image, f.pc) ?? own?.name ?? formatAddress(f.pc))
+      const name = (f.fn?.inlined ? f.fn.function : symbolAt(m.image, f.pc) ?? own?.name ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       if (own) {
         const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name, this.emulatorSource(own.kind), this.client.line(1), 0);
@@ -209,8 +238,11 @@ export class StopInspector {
         sf.presentationHint = f.viaTrampoline !== undefined ? 'label' : 'subtle';
         return sf;
       }
-      const line = m.image.lines?.lineForAddress(f.lookupPc);
-      const local = line ? this.sources.toLocal(line.file) : undefined;
+      // an inline frame's caller is at the inlined call (its DW_AT_call_file / call_line)
+      const line = f.inlineDepth > 0 && f.fn?.call
+        ? { file: f.fn.call.file ?? m.image.lines?.lineForAddress(f.lookupPc)?.file ?? '', line: f.fn.call.line, column: f.fn.call.column }
+        : m.image.lines?.lineForAddress(f.lookupPc);
+      const local = line?.file ? this.sources.toLocal(line.file) : undefined;
       const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
         local ? new Source(path.basename(local), this.client.path(local)) : undefined,
         line ? this.client.line(line.line) : 0, line?.column ? this.client.column(line.column) : 0);

@@ -320,7 +320,8 @@ export class KprobeSession extends LoggingDebugSession {
     // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
     const view = this.memoryView(m);
     const code = (a: bigint, n: number): Uint8Array => view.readCode(a, n);
-    const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex)[1]?.pc : undefined;
+    // out of the physical function (an inlined call's frame steps out with its function)
+    const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex).find(f => f.physical === 1)?.pc : undefined;
     const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
     this.sendResponse(response);
     this.forgetStops();

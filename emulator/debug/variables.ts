@@ -22,13 +22,26 @@ import { entryValue } from './callSites';
 
 export interface FrameState {
   pc: bigint;
+  /** the frame's place in the walk: 0 = the CPU's registers, 1 = its caller... (default 0) */
+  level?: number;
   /** registers known in this frame, by DWARF number */
   regs: ReadonlyMap<number, bigint>;
   /** the frame's canonical frame address (from the CFI), when known */
   cfa?: bigint;
   /** the caller as the CFI recovers it (its registers, and the return address into it), when known */
   caller?: { returnAddress: bigint; regs: ReadonlyMap<number, bigint> };
+  /** which function of the frame: 0 = the innermost inlined call holding pc, 1 = its caller... (default 0) */
+  inlineDepth?: number;
+  /**
+   * At the first instruction of an inlined call, show the caller (gdb's
+   * skip_inline_frames; default true). A stop at a line or instruction
+   * breakpoint there shows the inlined function, as gdb does.
+   */
+  skipInlineEntry?: boolean;
 }
+
+/** Where to look a frame's scope up: its pc, which inline frame, the inline-entry rule. */
+export interface ScopeAt { inlineDepth?: number; skipInlineEntry?: boolean }
 
 /** Bytes of memory, or undefined when they cannot be read. */
 export type MemReader = (addr: bigint, size: number) => Uint8Array | undefined;
@@ -66,17 +79,10 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   if (!u) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no compile unit covers it)` };
   const root = di.root(u);
   if (!root) return { ok: false, reason: u.error ?? 'the compile unit cannot be read' };
-  // the chain of DIEs holding the pc: subprogram, then nested blocks and inlined subroutines
-  const chain: Die[] = [];
-  const pc = frame.pc;
-  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => frame.pc >= lo && frame.pc < hi);
-  let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
-  if (!scope) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no function of ${di.name(root) ?? 'its unit'} covers it)` };
-  while (scope) {
-    chain.push(scope);
-    scope = scope.children.find(c => (c.tag === TAG.lexical_block || (c.tag === TAG.inlined_subroutine && !atInlineEntry(di, c, pc))) && holds(c));
-  }
-  const fn = chain[0];
+  const chain = frameScope(di, root, frame.pc, frame);
+  if (!chain) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no function of ${di.name(root) ?? 'its unit'} covers it)` };
+  // the frame base is the physical function's (the subprogram's), also in an inlined frame
+  const fn = outermostFunction(di, root, frame.pc) ?? chain[0];
   const little = image.endian === 'little';
   const addressSize = u.addressSize;
   const memUint = (a: bigint, size: number): bigint | undefined => {
@@ -106,17 +112,15 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   };
   const params: FrameVariable[] = [];
   const locals: FrameVariable[] = [];
-  const innermost = chain[chain.length - 1];
-  // parameters: of the innermost function (an inlined subroutine's own, else the subprogram's)
-  const paramOwner = [...chain].reverse().find(d => d.tag === TAG.inlined_subroutine || d.tag === TAG.subprogram) ?? fn;
+  // parameters: of the frame's function (an inlined subroutine's own, else the subprogram's); locals: its blocks'
+  const paramOwner = chain[0];
   for (const d of chain) {
-    for (const c of d.children) {
+    for (const c of scopeChildren(di, d)) {
       if (c.tag === TAG.formal_parameter && d === paramOwner) params.push(variable(di, c, 'param', frame.pc, ctx, read, little));
       else if (c.tag === TAG.variable) locals.push(variable(di, c, 'local', frame.pc, ctx, read, little));
     }
-    if (d === innermost) break;
   }
-  const fname = nameOf(di, paramOwner) ?? nameOf(di, fn) ?? '?';
+  const fname = nameOf(di, paramOwner) ?? '?';
   return { ok: true, function: fname, params, locals };
 }
 
@@ -127,6 +131,111 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
  */
 function atInlineEntry(di: DebugInfo, d: Die, pc: bigint): boolean {
   return di.entryPc(d) === pc;
+}
+
+/**
+ * The DIEs holding pc, outermost first: the subprogram, then the lexical
+ * blocks and inlined subroutines nested in it (an inlined call at its first
+ * instruction left out unless `skipInlineEntry` is false). Undefined when no
+ * function of the unit covers pc.
+ */
+function scopeChain(di: DebugInfo, root: Die, pc: bigint, skipInlineEntry: boolean): Die[] | undefined {
+  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => pc >= lo && pc < hi);
+  const chain: Die[] = [];
+  const seen = new Set<Die>();
+  let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
+  while (scope && !seen.has(scope)) {
+    seen.add(scope);
+    chain.push(scope);
+    scope = scope.children.find(c => (c.tag === TAG.lexical_block || (c.tag === TAG.inlined_subroutine && !(skipInlineEntry && atInlineEntry(di, c, pc)))) && holds(c));
+  }
+  return chain.length ? chain : undefined;
+}
+
+/**
+ * A scope's children, with the parameters and variables of its abstract
+ * origin that no concrete child stands for (an inlined call or an
+ * out-of-line copy whose compiler dropped a variable it kept no location
+ * for: gdb's inherit_abstract_dies shows them `<optimized out>`).
+ */
+function scopeChildren(di: DebugInfo, d: Die): readonly Die[] {
+  const origin = di.ref(d, DW_AT.abstract_origin);
+  if (!origin || origin === d) return d.children;
+  const covered = new Set<Die>();
+  for (const c of d.children) { const o = di.ref(c, DW_AT.abstract_origin); if (o) covered.add(o); }
+  const extra = origin.children.filter(c => (c.tag === TAG.formal_parameter || c.tag === TAG.variable) && !covered.has(c));
+  return extra.length ? [...d.children, ...extra] : d.children;
+}
+
+/** The chain cut into one run of DIEs per function (the subprogram, then each inlined call), innermost first. */
+function functionScopes(chain: readonly Die[]): Die[][] {
+  const out: Die[][] = [];
+  for (const d of chain) {
+    if (d.tag === TAG.subprogram || d.tag === TAG.inlined_subroutine || !out.length) out.unshift([d]);
+    else out[0].push(d);
+  }
+  return out;
+}
+
+/** The DIEs of the function a frame shows (its inline depth; the outermost when deeper than the chain). */
+function frameScope(di: DebugInfo, root: Die, pc: bigint, at: ScopeAt): Die[] | undefined {
+  const chain = scopeChain(di, root, pc, at.skipInlineEntry !== false);
+  if (!chain) return undefined;
+  const fns = functionScopes(chain);
+  return fns[Math.min(at.inlineDepth ?? 0, fns.length - 1)];
+}
+
+function outermostFunction(di: DebugInfo, root: Die, pc: bigint): Die | undefined {
+  return root.children.find(c => c.tag === TAG.subprogram && di.ranges(c).some(([lo, hi]) => pc >= lo && pc < hi));
+}
+
+/** One function of a physical frame: the innermost inlined call first, the real (outermost) function last. */
+export interface InlineFrame {
+  function: string;
+  /** an inlined call (false for the physical frame's own function) */
+  inlined: boolean;
+  /**
+   * Where this function is at pc when it is not the innermost: the source
+   * position of the inlined call it made (the callee's DW_AT_call_file /
+   * call_line / call_column).
+   */
+  call?: { file?: string; line: number; column: number };
+}
+
+/**
+ * The functions a pc is in, innermost first, as gdb's backtrace shows a
+ * physical frame: each inlined call holding pc (except, by default, one at
+ * its first instruction), then the subprogram. Empty when no debug info
+ * covers pc or it cannot be read.
+ */
+export function inlineFrames(image: ElfImage, pc: bigint, skipInlineEntry = true): InlineFrame[] {
+  let di: DebugInfo;
+  try { di = debugInfoOf(image); } catch { return []; }
+  try {
+    const u = di.unitFor(pc);
+    const root = u ? di.root(u) : null;
+    if (!u || !root) return [];
+    const chain = scopeChain(di, root, pc, skipInlineEntry);
+    if (!chain) return [];
+    const fns = functionScopes(chain);
+    const stmt = di.attr(root, DW_AT.stmt_list);
+    const unitLine = stmt && stmt.kind === 'uint' ? Number(stmt.value) : undefined;
+    return fns.map((f, i) => {
+      const head = f[0];
+      const out: InlineFrame = { function: nameOf(di, head) ?? '?', inlined: head.tag === TAG.inlined_subroutine };
+      const callee = i > 0 ? fns[i - 1][0] : undefined;
+      const line = callee ? di.attr(callee, DW_AT.call_line) : undefined;
+      if (callee && line?.kind === 'uint') {
+        const fileAttr = di.attr(callee, DW_AT.call_file);
+        const col = di.attr(callee, DW_AT.call_column);
+        const file = fileAttr?.kind === 'uint' && unitLine !== undefined ? image.lines?.fileOf?.(unitLine, Number(fileAttr.value)) : undefined;
+        out.call = { file, line: Number(line.value), column: col?.kind === 'uint' ? Number(col.value) : 0 };
+      }
+      return out;
+    });
+  } catch {
+    return [];
+  }
 }
 
 function safe<T>(f: () => T): T | undefined {
@@ -159,7 +268,9 @@ function variable(di: DebugInfo, d: Die, kind: 'param' | 'local', pc: bigint, ct
   const typeName = type ? typeText(di, type) : 'void';
   let value: string;
   const cv = di.attr(d, DW_AT.const_value);
-  if (cv && (cv.kind === 'uint' || cv.kind === 'sint')) value = formatScalar(di, type, cv.value, read);
+  // a constant: its bytes are the value (a struct the compiler folded is one constant, as gdb reads it)
+  if (cv && (cv.kind === 'uint' || cv.kind === 'sint')) value = valueAt(di, type, { kind: 'value', value: cv.value }, ctx, read, little);
+  else if (cv && cv.kind === 'block') value = valueAt(di, type, { kind: 'implicit', bytes: cv.value }, ctx, read, little);
   else {
     let expr: Uint8Array | undefined;
     try {
@@ -511,7 +622,7 @@ export function unwindStates(image: ElfImage, arch: ArchOps, cpu: Cpu, max: numb
   for (let i = 0; i < max; i++) {
     const step = cfi && spD >= 0 ? cfi.step(lookup, regs, readPtr, spD) : undefined;
     out.push({
-      pc: lookup, regs, cfa: step?.kind === 'ok' ? step.cfa : undefined,
+      pc: lookup, level: i, regs, cfa: step?.kind === 'ok' ? step.cfa : undefined,
       caller: step?.kind === 'ok' && step.ra !== undefined && step.ra !== 0n ? { returnAddress: step.ra, regs: step.regs } : undefined,
     });
     if (step?.kind !== 'ok' || step.ra === undefined || step.ra === 0n) break;
@@ -589,24 +700,18 @@ export interface ScopedName {
  * handler compiled for that pc can name), with the function's name; undefined
  * when no debug info covers the pc.
  */
-export function namesAt(image: ElfImage, pc: bigint): { function: string; di: DebugInfo; names: Map<string, ScopedName> } | undefined {
+export function namesAt(image: ElfImage, pc: bigint, at: ScopeAt = {}): { function: string; di: DebugInfo; names: Map<string, ScopedName> } | undefined {
   const di = debugInfoOf(image);
   imageOfDi.set(di, image);
   const u = di.unitFor(pc);
   const root = u ? di.root(u) : null;
   if (!u || !root) return undefined;
-  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => pc >= lo && pc < hi);
-  const chain: Die[] = [];
-  let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
-  while (scope) {
-    chain.push(scope);
-    scope = scope.children.find(c => (c.tag === TAG.lexical_block || (c.tag === TAG.inlined_subroutine && !atInlineEntry(di, c, pc))) && holds(c));
-  }
-  if (!chain.length) return undefined;
-  const paramOwner = [...chain].reverse().find(d => d.tag === TAG.inlined_subroutine || d.tag === TAG.subprogram) ?? chain[0];
+  const chain = frameScope(di, root, pc, at);
+  if (!chain) return undefined;
+  const paramOwner = chain[0];
   const names = new Map<string, ScopedName>();
   for (const d of chain) {
-    for (const c of d.children) {
+    for (const c of scopeChildren(di, d)) {
       const isParam = c.tag === TAG.formal_parameter && d === paramOwner;
       if (!isParam && c.tag !== TAG.variable) continue;
       const name = nameOf(di, c);

@@ -84,6 +84,8 @@ export interface LineTable {
   files(): string[];
   /** all rows (for tests/diagnostics) */
   rows(): readonly LineRow[];
+  /** the file a line-table unit (its .debug_line offset, a CU's DW_AT_stmt_list) numbers `index` (DW_AT_call_file / decl_file) */
+  fileOf?(unit: number, index: number): string | undefined;
 }
 
 export interface ElfImage {

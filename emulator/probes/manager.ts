@@ -22,7 +22,7 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { programGlobals, programNamesAt, programNamesAtTarget, programTypes } from './programNames';
+import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import type { HandlerFaultPolicy } from './invoke';
 import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
@@ -58,6 +58,8 @@ export interface ProbeEntry {
   kind: EngineProbeKind;
   /** target as written: "do_fork", "do_fork+0x4", "0xffffffff81000000", "fork.c:30" */
   target: string;
+  /** what the target names (undefined when it did not parse) */
+  targetKind?: ProbeTarget['kind'];
   /** position of the probe in its .kprobe file */
   file?: { name: string; line: number; column: number };
   /** at least one site is registered */
@@ -122,6 +124,7 @@ interface UserProbe {
   origin: ProbeOrigin;
   kind: EngineProbeKind;
   target: string;
+  targetKind?: ProbeTarget['kind'];
   file?: { name: string; line: number; column: number };
   sites: SiteRegistration[];
   enabled: boolean;
@@ -280,7 +283,7 @@ export class ProbeManager {
   private addFileProbe(spec: ProbeSpec, fileName: string): { up: UserProbe; errs: string[] } {
     const label = fileProbeLabel(fileName, spec);
     const up: UserProbe = {
-      id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target),
+      id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target), targetKind: spec.target.kind,
       file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
     };
     this.probes.set(up.id, up);
@@ -322,6 +325,7 @@ export class ProbeManager {
     this.probes.set(up.id, up);
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
     if (typeof target === 'string') return fail(target);
+    up.targetKind = target.kind;
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
     const bp: BreakpointRuntime = {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
@@ -331,7 +335,7 @@ export class ProbeManager {
     // a kprobe's condition and log message name the program's variables in scope at its (first) site, and its globals
     const copts = this.compileOptions();
     const site = res.ok && mode === 'kprobe' ? res.sites[0]?.resolved : undefined;
-    const atSite = site !== undefined ? programNamesAt(this.kernel.image, this.kernel.arch, site) : undefined;
+    const atSite = site !== undefined ? programNamesAt(this.kernel.image, this.kernel.arch, site, scopeForTarget(target)) : undefined;
     if (atSite) copts.programName = atSite;
     if (req.condition !== undefined && req.condition.trim() !== '') {
       const c = compileHandler(req.condition, 'condition', copts);
@@ -466,7 +470,7 @@ export class ProbeManager {
     });
     const registered = up.sites.filter(s => s.registered);
     return {
-      id: up.id, origin: up.origin, kind: up.kind, target: up.target, file: up.file,
+      id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
       verified: registered.length > 0,
       enabled: registered.length ? registered.some(s => !siteDisabled(s)) : up.enabled,
       message: up.message, nextLine: up.nextLine, sites,

@@ -19,7 +19,7 @@ import { evalLocation } from '../elf/dwarf/location';
 import type { ElfImage } from '../elf/types';
 import type { HandlerEnv, ProgramName, ProgramPlace } from '../handlers';
 import type { CType } from '../handlers/ctypes';
-import { globalDie, namesAt, refOf } from '../debug/variables';
+import { ScopeAt, globalDie, namesAt, refOf } from '../debug/variables';
 import { dwarfCType, typeNamed } from '../debug/ctype';
 import { DW_AT, Die, debugInfoOf } from '../elf/dwarf/info';
 import { cfiFor } from '../unwind';
@@ -42,16 +42,25 @@ export function programNamesAtTarget(image: ElfImage, arch: Arch, target: ProbeT
   try {
     const r = resolveTarget(image, target);
     const pc = r.ok ? r.sites[0]?.resolved : undefined;
-    const lookup = pc !== undefined ? programNamesAt(image, arch, pc) : undefined;
+    const lookup = pc !== undefined ? programNamesAt(image, arch, pc, scopeForTarget(target)) : undefined;
     return pc !== undefined && lookup ? { pc, lookup } : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Program names at pc (undefined when no debug info covers it: then globals only through programGlobals). */
-export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint): ((name: string) => ProgramName | undefined) | undefined {
-  const scope = namesAt(image, pc);
+/**
+ * The scope a probe on a target sees at an inlined call's first instruction:
+ * a source line or an address there is in the inlined function (gdb stops a
+ * line breakpoint there in it); a symbol(+offset) is in the function named.
+ */
+export function scopeForTarget(target: ProbeTarget): ScopeAt {
+  return { skipInlineEntry: target.kind === 'symbol' };
+}
+
+/** Program names at pc (undefined when no debug info covers it: then globals only through programGlobals); `at`: which inline frame. */
+export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint, at: ScopeAt = {}): ((name: string) => ProgramName | undefined) | undefined {
+  const scope = namesAt(image, pc, at);
   if (!scope) return undefined;
   const where = image.symbols.format(pc, false);
   const little = image.endian === 'little';

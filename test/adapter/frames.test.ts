@@ -6,6 +6,7 @@
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { FORK_C, Harness, markerLine } from './dapHarness';
 
@@ -44,6 +45,47 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     assert.equal(comm.type, 'char [16]', "Linux's char comm[TASK_COMM_LEN]");
     // a real kernel pointer to a string keeps its address: p->addr is not a string, a cast one is
     assert.match((await h.dc.evaluateRequest({ expression: '(char *)p->addr', frameId: frames[0].id, context: 'watch' })).body.result, /^0x[0-9a-f]{16} ".*"$/);
+  });
+
+  test('an inlined call is a frame of its own, as gdb shows it: the inlined function at the line, its caller at the call', async () => {
+    // lib.c's static out_char is inlined into vsnprintf and out_number (no out-of-line copy)
+    const libC = FORK_C.replace(/fork\.c$/, 'lib.c');
+    const lines = readFileSync(libC, 'utf8').split('\n');
+    const line = lines.indexOf('\to->len++;') + 1;
+    assert.ok(line > 0);
+    await h.launchWith(async () => {
+      const bp = (await h.dc.setBreakpointsRequest({ source: { path: libC }, breakpoints: [{ line }] })).body.breakpoints[0];
+      assert.ok(bp.verified, bp.message);
+    });
+    const ev = await h.continueToStop();
+    const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
+    const names = frames.map(f => `${f.name}@${f.line}`).join(' <- ');
+    assert.equal(frames[0].name, 'out_char', names);
+    assert.equal(frames[0].line, line);
+    assert.match(frames[1].name, /^(vsnprintf|out_number)\+0x/, names);
+    assert.equal(frames[1].source?.path, libC);
+    assert.match(lines[frames[1].line - 1], /\bout_char\(&?o, /, `frame 1 is at an out_char call: lib.c:${frames[1].line}`);
+    // one physical frame: the same pc
+    assert.equal(frames[0].instructionPointerReference, frames[1].instructionPointerReference);
+    // each frame has its own function's names
+    const argNames = async (frameId: number): Promise<string[]> => {
+      const scopes = (await h.dc.scopesRequest({ frameId })).body.scopes;
+      const a = scopes.find(x => x.name === 'Arguments');
+      assert.ok(a, scopes.map(x => x.name).join(', '));
+      return (await h.dc.variablesRequest({ variablesReference: a.variablesReference })).body.variables.map(v => v.name);
+    };
+    assert.deepEqual(await argNames(frames[0].id), ['o', 'c']);
+    const callerArgs = await argNames(frames[1].id);
+    if (frames[1].name.startsWith('vsnprintf+')) assert.deepEqual(callerArgs, ['buf', 'size', 'fmt', 'ap']);
+    else assert.ok(callerArgs.includes('o') && !callerArgs.includes('c'), callerArgs.join(', '));
+    // evaluate in the inlined frame sees its names; the caller's frame its own
+    assert.equal((await h.evaluate('c', frames[0].id)).type, 'char');
+    assert.equal((await h.evaluate('o', frames[0].id)).type, 'struct outbuf *');
+    assert.match(await h.evaluateError('fmt', frames[0].id), /not declared/);
+    if (frames[1].name.startsWith('vsnprintf+')) {
+      assert.equal((await h.evaluate('o', frames[1].id)).type, 'struct outbuf');
+      assert.equal((await h.evaluate('fmt', frames[1].id)).type, 'const char *');
+    }
   });
 
   test('an idle CPU shows one do_idle frame (the swapper task), never a 0x0 frame', async () => {

@@ -71,7 +71,7 @@ export interface ParsedDebugLine {
 /** Parse every unit of .debug_line into a LineTable. Errors are ImageError naming the offset. */
 export function parseDebugLine(sections: DebugLineSections, opts: DebugLineOptions): LineTable {
   const parsed = parseDebugLineUnits(sections, opts);
-  return new ElfLineTable(parsed.rows);
+  return new ElfLineTable(parsed.rows, parsed.units);
 }
 
 export function parseDebugLineUnits(sections: DebugLineSections, opts: DebugLineOptions): ParsedDebugLine {

@@ -55,7 +55,7 @@ export const DW_AT = {
   lower_bound: 0x22, count: 0x37, upper_bound: 0x2f, abstract_origin: 0x31, bit_size: 0x0d, bit_offset: 0x0c,
   data_member_location: 0x38, decl_file: 0x3a, decl_line: 0x3b, declaration: 0x3c, encoding: 0x3e, external: 0x3f,
   frame_base: 0x40, specification: 0x47, type: 0x49, ranges: 0x55, data_bit_offset: 0x6b, call_file: 0x58,
-  call_line: 0x59, entry_pc: 0x52, str_offsets_base: 0x72, addr_base: 0x73, rnglists_base: 0x74, loclists_base: 0x8c,
+  call_line: 0x59, call_column: 0x57, entry_pc: 0x52, str_offsets_base: 0x72, addr_base: 0x73, rnglists_base: 0x74, loclists_base: 0x8c,
   linkage_name: 0x6e,
 } as const;
 

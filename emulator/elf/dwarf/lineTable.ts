@@ -46,7 +46,7 @@ export class ElfLineTable implements LineTable {
   private readonly fileList: string[];
   private readonly matchCache = new Map<string, string[]>();
 
-  constructor(rows: readonly LineRow[]) {
+  constructor(rows: readonly LineRow[], private readonly units: readonly { offset: number; version: number; files: readonly string[] }[] = []) {
     this.all = rows;
     let cur: LineRow[] = [];
     const files = new Set<string>();
@@ -72,6 +72,12 @@ export class ElfLineTable implements LineTable {
     }
     this.sequences.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     this.fileList = [...files].sort();
+  }
+
+  fileOf(unit: number, index: number): string | undefined {
+    const u = this.units.find(x => x.offset === unit);
+    if (!u || (u.version < 5 && index === 0)) return undefined;
+    return u.files[index];
   }
 
   /** recorded files that `file` names (see the matching rules above) */
@@ -115,13 +121,19 @@ export class ElfLineTable implements LineTable {
     for (let i = lo - 1; i >= 0; i--) {
       const s = this.sequences[i];
       if (a >= s.end) continue;
-      // last row with address <= a (the last of equal addresses, as llvm-symbolizer)
+      // last row with address <= a (the last of equal addresses, as llvm-symbolizer);
+      // when that row is no statement, the last statement row at its address (as gdb's find_pc_line)
       let l = 0, h = s.rows.length;
       while (l < h) {
         const m = (l + h) >> 1;
         if (s.rows[m].address <= a) l = m + 1; else h = m;
       }
-      const r = s.rows[l - 1];
+      let r = s.rows[l - 1];
+      if (!r.isStmt) {
+        for (let k = l - 2; k >= 0 && s.rows[k].address === r.address; k--) {
+          if (s.rows[k].isStmt) { r = s.rows[k]; break; }
+        }
+      }
       return { file: r.file, line: r.line, column: r.column };
     }
     return undefined;
