@@ -322,8 +322,10 @@ export class StopInspector {
         scopes.unshift(args, locals);
       }
     }
+    // the program's names first (VS Code opens the first scope, as a C debugger shows arguments at a stop),
+    // then the probe the CPU stopped at, then the registers
     if (frameId % FRAME_STRIDE === 0 && this.probeStopFor(cpuIndex)) {
-      scopes.unshift(new Scope(PROBE_SCOPE_NAME, PROBE_SCOPE_BASE + cpuIndex, false));
+      scopes.splice(scopes.length - 1, 0, new Scope(PROBE_SCOPE_NAME, PROBE_SCOPE_BASE + cpuIndex, false));
     }
     return scopes;
   }

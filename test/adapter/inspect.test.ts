@@ -53,7 +53,7 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     const { bp, ev, frame } = await stopInDoFork();
     assert.match(ev.body.description ?? '', /^breakpoint at do_fork\+0x[0-9a-f]+$/);
     const scopes = (await h.dc.scopesRequest({ frameId: frame.id })).body.scopes.map(s => s.name);
-    assert.deepEqual(scopes, ['Probe', 'Arguments', 'Locals', 'Registers']);
+    assert.deepEqual(scopes, ['Arguments', 'Locals', 'Probe', 'Registers']);
     // DWARF (issue 14): do_fork's parameters with their C types; the first is the first argument register
     const args = await scopeVars(frame.id, 'Arguments');
     assert.deepEqual([...args.keys()], ['clone_flags', 'stack_start', 'regs', 'stack_size', 'parent_tidptr', 'child_tidptr']);
