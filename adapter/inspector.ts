@@ -80,8 +80,12 @@ export class StopInspector {
   /** per CPU: the breakpoint probe it stopped at, valid while the CPU has not moved */
   private readonly probeStops = new Map<number, { cpuPc: bigint; stop: ProbeStop }>();
 
+  /** reasons already logged (each once per session) */
+  private readonly logged = new Set<string>();
+
   constructor(private readonly machine: Machine, private readonly probes: ProbeBridge,
-    private readonly sources: SourceMap, private readonly client: ClientConversions) {}
+    private readonly sources: SourceMap, private readonly client: ClientConversions,
+    private readonly log: (line: string) => void = () => {}) {}
 
   /** A stop of a CPU: the pc the stop reports (a probe address) and the breakpoint hit behind it. */
   recordStop(cpuIndex: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
@@ -314,6 +318,12 @@ export class StopInspector {
     const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
     {
       const v = this.frameVariables(cpuIndex, frameId % FRAME_STRIDE);
+      if (v && !v.ok && v.broken && !this.logged.has(v.reason)) {
+        // the frame shows registers only; why is in the Debug Console, once
+        this.logged.add(v.reason);
+        const f = this.frames(cpuIndex)[frameId % FRAME_STRIDE];
+        this.log(`kprobe: no debug info for this frame${f ? ` (${symbolAt(this.machine.image, f.pc) ?? formatAddress(f.pc)})` : ''}: ${v.reason}`);
+      }
       if (v?.ok) {
         const args = new Scope('Arguments', ARGS_SCOPE_BASE + frameId, false) as DebugProtocol.Scope;
         args.presentationHint = 'arguments';

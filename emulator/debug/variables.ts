@@ -62,7 +62,8 @@ export interface Expandable { readonly image: ElfImage; readonly type: Die; read
 
 export type FrameVariables =
   | { ok: true; function: string; params: FrameVariable[]; locals: FrameVariable[] }
-  | { ok: false; reason: string };
+  /** broken: the debug info is there but cannot be read (the reason says what and where) */
+  | { ok: false; reason: string; broken?: true };
 
 export const TAG = {
   formal_parameter: 0x05, lexical_block: 0x0b, pointer_type: 0x0f, structure_type: 0x13, typedef: 0x16, union_type: 0x17,
@@ -76,9 +77,16 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   const di = debugInfoOf(image);
   imageOfDi.set(di, image);
   const u = di.unitFor(frame.pc);
-  if (!u) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no compile unit covers it)` };
+  if (!u) {
+    // a unit that cannot be read may be the one: say why
+    const bad = di.units().filter(x => { if (!x.error) di.root(x); return x.error !== undefined; }).map(x => x.error);
+    const why = bad.length ? `; ${bad.length} unit${bad.length > 1 ? 's' : ''} cannot be read: ${bad.slice(0, 2).join('; ')}` : '';
+    return bad.length
+      ? { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no compile unit covers it${why})`, broken: true }
+      : { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no compile unit covers it)` };
+  }
   const root = di.root(u);
-  if (!root) return { ok: false, reason: u.error ?? 'the compile unit cannot be read' };
+  if (!root) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)}: ${u.error ?? 'the compile unit cannot be read'}`, broken: true };
   const chain = frameScope(di, root, frame.pc, frame);
   if (!chain) return { ok: false, reason: `no debug info for 0x${frame.pc.toString(16)} (no function of ${di.name(root) ?? 'its unit'} covers it)` };
   // the frame base is the physical function's (the subprogram's), also in an inlined frame
@@ -266,6 +274,8 @@ function variable(di: DebugInfo, d: Die, kind: 'param' | 'local', pc: bigint, ct
   const name = nameOf(di, d) ?? '?';
   const type = refOf(di, d, DW_AT.type);
   const typeName = type ? typeText(di, type) : 'void';
+  // a type reference that leads nowhere (past the section, a DIE that cannot be read): no value can be right
+  if (!type && hasTypeRef(di, d)) return { name, type: '<unknown type>', value: '<error: its type (DW_AT_type) cannot be read>', kind };
   let value: string;
   const cv = di.attr(d, DW_AT.const_value);
   // a constant: its bytes are the value (a struct the compiler folded is one constant, as gdb reads it)
@@ -287,6 +297,12 @@ function variable(di: DebugInfo, d: Die, kind: 'param' | 'local', pc: bigint, ct
     }
   }
   return { name, type: typeName, value, kind };
+}
+
+/** The DIE (or its abstract origin) names a type, whether or not it resolves. */
+function hasTypeRef(di: DebugInfo, d: Die): boolean {
+  const o = di.ref(d, DW_AT.abstract_origin);
+  return d.attrs.has(DW_AT.type) || (!!o && o !== d && o.attrs.has(DW_AT.type));
 }
 
 const imageOfDi = new WeakMap<DebugInfo, ElfImage>();
@@ -566,10 +582,14 @@ function aggregateText(di: DebugInfo, t: Die, addr: bigint, read: MemReader, lit
     const isChars = et?.tag === TAG.base_type && [DW_ATE.signed_char, DW_ATE.unsigned_char].includes(Number(di.uint(et, DW_AT.encoding) ?? 0n) as 6 | 8)
       && !t.children.some((c, i) => i > 0 && c.tag === TAG.subrange_type);
     if (isChars) {
-      const bytes = kids.map(k => Number(BigInt.asUintN(8, BigInt(k.value.split(' ')[0]))));
-      let end = bytes.length;
-      while (end > 0 && bytes[end - 1] === 0) end--; // gdb drops trailing NULs
-      return `"${bytes.slice(0, end).map(b => (b === 0x22 ? '\\"' : charText(b))).join('')}"`;
+      // a char array is a string only when every element was read (else gdb's element list: <optimized out>, <error ...>)
+      const codes = kids.map(k => /^-?\d+ /.exec(k.value)?.[0]);
+      if (codes.every(c => c !== undefined)) {
+        const bytes = codes.map(c => Number(BigInt.asUintN(8, BigInt(c!.trim()))));
+        let end = bytes.length;
+        while (end > 0 && bytes[end - 1] === 0) end--; // gdb drops trailing NULs
+        return `"${bytes.slice(0, end).map(b => (b === 0x22 ? '\\"' : charText(b))).join('')}"`;
+      }
     }
     const vals = kids.map(k => (k.expand && k.value === '{...}' ? aggregateText(di, k.expand.type, k.expand.addr, read, little, depth + 1) : k.value));
     const parts: string[] = [];

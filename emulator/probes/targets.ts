@@ -80,7 +80,7 @@ export function resolveTarget(image: ElfImage, t: ProbeTarget): TargetResolution
       if (!lines) return { ok: false, message: `${image.path} has no line table (.debug_line): build it with -g to probe by source line` };
       for (const f of pathCandidates(t.file)) {
         const addrs = lines.addressesForLine(f, t.line);
-        if (addrs.length) return { ok: true, sites: addrs.map(a => ({ addr: a, resolved: a })) };
+        if (addrs.length) return { ok: true, sites: addrs.map(a => lineSite(image, a)) };
       }
       for (const f of pathCandidates(t.file)) {
         const next = lines.nextLineWithCode(f, t.line);
@@ -95,6 +95,21 @@ export function resolveTarget(image: ElfImage, t: ProbeTarget): TargetResolution
       };
     }
   }
+}
+
+/**
+ * A source line's address as perf probe registers it: the function's
+ * symbol_name + offset (p->symbol_name names the function), or the bare
+ * address when no symbol holds it or its name is not unique (a static
+ * function of the same name elsewhere: the name would find that one).
+ */
+function lineSite(image: ElfImage, a: bigint): ProbeSite {
+  const r = image.symbols.resolve(a);
+  if (r && r.sym.type === 'func' && image.symbols.lookup(r.sym.name)?.value === r.sym.value
+    && image.symbols.all().filter(x => x.name === r.sym.name).length === 1) {
+    return { symbol_name: r.sym.name, offset: r.offset, resolved: a };
+  }
+  return { addr: a, resolved: a };
 }
 
 /** "symbol+0xoff" of an address (kallsyms style), or its hex value. */

@@ -6,9 +6,13 @@
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadElf } from '../../emulator/elf/elfFile';
+import { debugInfoOf } from '../../emulator/elf/dwarf/info';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { FORK_C, Harness, markerLine } from './dapHarness';
+import { FORK_C, Harness, KERNEL, markerLine } from './dapHarness';
 
 const h = new Harness();
 
@@ -85,6 +89,40 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     if (frames[1].name.startsWith('vsnprintf+')) {
       assert.equal((await h.evaluate('o', frames[1].id)).type, 'struct outbuf');
       assert.equal((await h.evaluate('fmt', frames[1].id)).type, 'const char *');
+    }
+  });
+
+  test('a frame whose DWARF cannot be read: registers only, and the reason once in the Debug Console', async () => {
+    // the sample kernel with the first DIE of fork.c's unit given an abbreviation code its table lacks
+    const image = loadElf(KERNEL);
+    const doFork = image.symbols.lookup('do_fork')!.value;
+    const u = debugInfoOf(image).unitFor(doFork)!;
+    const bytes = readFileSync(KERNEL);
+    bytes[Number(image.section('.debug_info')!.offset) + u.dieOffset] = 0x7f;
+    const dir = mkdtempSync(join(tmpdir(), 'kprobe-bad-dwarf-'));
+    const broken = join(dir, 'kernel-x86_64.elf');
+    writeFileSync(broken, bytes);
+    try {
+      await h.launchWith(async () => {
+        const bp = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork' }] })).body.breakpoints[0];
+        assert.ok(bp.verified, bp.message);
+      }, { program: broken });
+      const logged: string[] = [];
+      h.dc.on('output', (e: DebugProtocol.OutputEvent) => { logged.push(e.body.output); });
+      const ev = await h.continueToStop();
+      const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
+      assert.match(frames[0].name, /^do_fork/);
+      for (let i = 0; i < 2; i++) {
+        const scopes = (await h.dc.scopesRequest({ frameId: frames[0].id })).body.scopes.map(s => s.name);
+        assert.deepEqual(scopes, ['Probe', 'Registers']);
+      }
+      const lines = logged.filter(l => l.includes('no debug info for this frame'));
+      assert.equal(lines.length, 1, logged.join(''));
+      assert.match(lines[0], /^kprobe: no debug info for this frame \(do_fork\+0x[0-9a-f]+\): .*unit at 0x[0-9a-f]+: DIE at 0x[0-9a-f]+: abbreviation code 127 is not in the table/);
+      // evaluate still answers with what needs no DWARF
+      assert.match((await h.evaluate('regs->di', frames[0].id)).result, /^0x[0-9a-f]+/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -2,7 +2,8 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest } from '../../adapter/dapCustom';
-import { FORK_C, Harness, lineOf, markerLine } from './dapHarness';
+import { FORK_C, Harness, KERNEL, lineOf, markerLine } from './dapHarness';
+import { loadElf } from '../../emulator/elf/elfFile';
 import { repoPath } from '../util/paths';
 
 const h = new Harness();
@@ -74,7 +75,9 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.equal(p.get('p->nmissed')?.value, '0x0 (0)');
     assert.match(p.get('p->flags')!.value, /^0x[0-4] \([0-4]\)/);
     assert.doesNotMatch(p.get('p->flags')!.value, /DISABLED/);
-    assert.ok(p.has('p->symbol_name') && p.has('p->offset'));
+    // a line breakpoint is registered as perf probe does: the function's symbol_name + offset
+    assert.equal(p.get('p->symbol_name')?.value, '"do_fork"');
+    assert.equal(BigInt(p.get('p->offset')!.value.split(' ')[0]), addr - loadElf(KERNEL).symbols.lookup('do_fork')!.value);
     assert.ok(!p.has('ri->ret_addr'), 'no kretprobe instance at a kprobe stop');
     // Disabling the probe shows KPROBE_FLAG_DISABLED and the debugfs [DISABLED] flag.
     await h.dc.customRequest(ProbeRequest.setEnabled, { id: bp.id, enabled: false });
