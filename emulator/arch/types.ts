@@ -117,8 +117,8 @@ export interface AbiInfo {
   flagsReg: number;
   /** register the hypercall number is passed in, hypercall argument registers, return register */
   hypercall: { nr: number; args: number[]; ret: number };
-  /** the same for user syscalls */
-  syscall: { nr: number; args: number[]; ret: number };
+  /** the same for user syscalls; insnSize: bytes of the system call instruction (a restarted call runs it again) */
+  syscall: { nr: number; args: number[]; ret: number; insnSize: number };
   /** pointer size in bytes */
   pointerSize: 4 | 8;
   /** whether plain `char` is signed in this ABI (x86: yes; arm64, riscv: no) */
@@ -175,15 +175,36 @@ export interface ArchKernelTable {
   branchReach: number;
   oops: OopsStyle;
   /** user processes: top of the initial stack, its size, and the platform string (AT_PLATFORM) */
-  user: { stackTop: bigint; stackSize: number; platform: string; hwcap: bigint };
+  user: {
+    stackTop: bigint; stackSize: number; platform: string; hwcap: bigint;
+    /** the struct stat layout of this ABI: x86_64's own, or asm-generic's (arm64, riscv) */
+    stat: 'x86_64' | 'generic';
+    /** open(2) flags whose values differ between arches (arm64's O_DIRECTORY / O_NOFOLLOW are its own) */
+    openFlags: { directory: number; nofollow: number };
+    /** clone(2)'s argument holding the child tid pointer: 3 (x86_64: flags, sp, ptid, ctid, tls) or 4 (CLONE_BACKWARDS: ..., tls, ctid) */
+    cloneChildTidArg: 3 | 4;
+    /** struct sigaction of rt_sigaction has sa_restorer (the arch defines SA_RESTORER) */
+    sigactionRestorer: boolean;
+  };
 }
 
 /** Linux system calls the emulated kernel implements (or knowingly stubs), by name. */
 export type SyscallName =
-  | 'read' | 'write' | 'writev' | 'close' | 'exit' | 'exit_group' | 'getpid' | 'gettid' | 'getppid'
-  | 'brk' | 'mmap' | 'munmap' | 'mprotect' | 'arch_prctl' | 'set_tid_address' | 'set_robust_list'
-  | 'uname' | 'clock_gettime' | 'getrandom' | 'ioctl' | 'getuid' | 'geteuid' | 'getgid' | 'getegid'
-  | 'rt_sigaction' | 'rt_sigprocmask' | 'sched_yield' | 'nanosleep';
+  // memory, time, identity
+  | 'brk' | 'mmap' | 'munmap' | 'mprotect' | 'madvise' | 'arch_prctl' | 'set_tid_address' | 'set_robust_list'
+  | 'uname' | 'clock_gettime' | 'clock_getres' | 'gettimeofday' | 'getrandom' | 'getuid' | 'geteuid' | 'getgid'
+  | 'getegid' | 'getgroups' | 'prlimit64' | 'getrlimit' | 'sched_yield' | 'nanosleep' | 'clock_nanosleep' | 'futex'
+  // files
+  | 'read' | 'write' | 'readv' | 'writev' | 'pread64' | 'pwrite64' | 'open' | 'openat' | 'creat' | 'close' | 'lseek'
+  | 'fstat' | 'stat' | 'lstat' | 'newfstatat' | 'statx' | 'getdents64' | 'fcntl' | 'dup' | 'dup2' | 'dup3'
+  | 'pipe' | 'pipe2' | 'ioctl' | 'getcwd' | 'chdir' | 'fchdir' | 'mkdir' | 'mkdirat' | 'rmdir' | 'unlink' | 'unlinkat'
+  | 'rename' | 'renameat' | 'renameat2' | 'readlink' | 'readlinkat' | 'symlink' | 'symlinkat' | 'link' | 'linkat'
+  | 'access' | 'faccessat' | 'faccessat2' | 'umask' | 'ftruncate' | 'truncate' | 'fsync' | 'fdatasync'
+  | 'chmod' | 'fchmod' | 'fchmodat' | 'chown' | 'fchown' | 'lchown' | 'fchownat'
+  // processes and signals
+  | 'fork' | 'vfork' | 'clone' | 'execve' | 'exit' | 'exit_group' | 'wait4' | 'getpid' | 'getppid' | 'gettid'
+  | 'getpgid' | 'setpgid' | 'getpgrp' | 'getsid' | 'setsid' | 'kill' | 'tkill' | 'tgkill' | 'rt_sigaction'
+  | 'rt_sigprocmask' | 'rt_sigreturn' | 'sigaltstack' | 'pause' | 'rt_sigsuspend';
 
 /**
  * The info part of a port (emulator/arch/<arch>/info.ts): everything about
@@ -239,6 +260,29 @@ export interface ArchInfo {
   readonly hasCpu: boolean;
 }
 
+/** What a signal frame is built from (the handler's action and the mask to restore). */
+export interface SignalDelivery {
+  sig: number;
+  handler: bigint;
+  flags: bigint;
+  /** sa_restorer (used when flags has SA_RESTORER) */
+  restorer: bigint;
+  /** the blocked mask the handler's return restores */
+  mask: bigint;
+  /** the address of the process's sigreturn trampoline (mapped on demand) for handlers without SA_RESTORER */
+  tramp: () => bigint;
+}
+
+/** A port's signal frames (Linux's arch/<arch>/kernel/signal.c: setup_rt_frame / sys_rt_sigreturn). */
+export interface SignalFrameOps {
+  /** Build the frame on the user stack and enter the handler; false when the stack cannot take it. */
+  push(cpu: Cpu, mm: Memory, d: SignalDelivery): boolean;
+  /** rt_sigreturn: restore the registers saved in the frame at sp; the mask to restore, or null for a bad frame. */
+  pop(cpu: Cpu, mm: Memory): bigint | null;
+  /** the code of the sigreturn trampoline page (`mov syscall-nr, rt_sigreturn; syscall`) */
+  trampoline: Uint8Array;
+}
+
 /** The implementation part of a port: the info plus the CPU, decoder and thread set-up. */
 export interface ArchOps extends ArchInfo {
   createCpu(id: number, mem: Memory): Cpu;
@@ -256,6 +300,8 @@ export interface ArchOps extends ArchInfo {
   initThread(cpu: Cpu, entry: bigint, stackTop: bigint, arg: bigint, returnTo: bigint): void;
   /** Set up a CPU to start a user process (Linux initial stack already built at sp). */
   initUser(cpu: Cpu, entry: bigint, sp: bigint): void;
+  /** signal frames for user-process handlers (ports without it terminate a process whose handler would run) */
+  readonly signalFrames?: SignalFrameOps;
 }
 
 /** pt_regs-like view of a CPU by register name, used by handlers and the debugger. */

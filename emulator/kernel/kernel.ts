@@ -33,6 +33,7 @@ import { PrintkLog, PrintkListener } from './printk';
 import { Scheduler } from './scheduler';
 import { KTask } from './task';
 import type { UserProcess } from './user/process';
+import { Vfs } from './fs/vfs';
 import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
 
 export const PAGE_SIZE = 4096;
@@ -70,6 +71,8 @@ export class Kernel implements KernelApi {
   readonly processes = new Map<number, UserProcess>();
   /** sysctl entries registered by the kernel's subsystems */
   readonly sysctl = new SysctlTable();
+  /** the filesystem user processes see (populated by --rootfs / --initramfs, device nodes at the first process) */
+  readonly fs = new Vfs();
 
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
@@ -103,6 +106,7 @@ export class Kernel implements KernelApi {
     this.scratch = arch.createCpu(-1, this.mem);
     this.clock = new VirtualClock(opts.cpus, opts.quantum);
     this.sched = new Scheduler(this.cpus);
+    this.fs.now = () => this.clock.now();
   }
 
   /** Exec area and stack area: the arch's preferred place, or right after the image when out of reach. */
@@ -247,6 +251,19 @@ export class Kernel implements KernelApi {
 
   threadReturnAddress(): bigint { return fromVAddr(this.returnPage); }
 
+  /** Change a task's saved registers (a task not on a CPU) through the scratch CPU. */
+  editContext(t: KTask, edit: (cpu: Cpu) => void): void {
+    if (!t.ctx) throw new Error(`task ${t.pid} has no saved registers`);
+    const s = this.scratch;
+    s.mem = t.mm;
+    s.userMode = t.userMode;
+    s.restoreContext(t.ctx);
+    edit(s);
+    t.ctx = s.saveContext();
+    s.mem = this.mem;
+    s.userMode = false;
+  }
+
   /** Boot: start_kernel (e_entry) as task 1 on CPU 0. */
   startKernel(): KTask {
     return this.createKernelThread(this.image.entry, 0n, 0, INIT_COMM, INIT_PID);
@@ -288,6 +305,16 @@ export class Kernel implements KernelApi {
     if (!t) return;
     this.exitTask(t, code);
     this.sched.deschedule(cpu);
+  }
+
+  /** End a task wherever it is: running on its CPU, queued, or blocked. */
+  endTask(t: KTask, code: number): void {
+    if (t.state === 'exited') return;
+    const q = this.sched.rq[t.cpu];
+    if (q.current === t) { this.exitCurrent(t.cpu, code); return; }
+    const i = q.queue.indexOf(t);
+    if (i >= 0) q.queue.splice(i, 1);
+    this.exitTask(t, code);
   }
 
   private exitTask(t: KTask, code: number): void {

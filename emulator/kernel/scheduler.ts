@@ -26,6 +26,8 @@ export class Scheduler {
   private readonly pending = new Map<KTask, PendingResult>();
   /** tasks switched in/out (diagnostics) */
   switches = 0;
+  /** called when a task is given a CPU, its registers restored (user processes take their pending signals) */
+  onSwitchIn: ((cpu: Cpu, t: KTask) => void) | null = null;
 
   constructor(private readonly cpus: readonly Cpu[]) {
     this.rq = cpus.map(() => ({ current: undefined, queue: [], dead: false, haltedUntil: 0 }));
@@ -89,5 +91,6 @@ export class Scheduler {
       this.pending.delete(next);
       cpu.setReg(p.reg, p.value);
     }
+    if (next.user && this.onSwitchIn) this.onSwitchIn(cpu, next);
   }
 }

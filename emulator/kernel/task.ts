@@ -29,7 +29,8 @@ export class KTask implements Task {
     public comm: string,
     readonly cpu: number,
     readonly user: boolean,
-    readonly mm: Memory,
+    /** its address space (execve gives it a new one) */
+    public mm: Memory,
     readonly stackBase: bigint,
     readonly stackTop: bigint,
     /** the kernel stack region (kernel threads), for bookkeeping */

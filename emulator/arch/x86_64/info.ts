@@ -28,11 +28,20 @@ const x86RegLabel = (name: string): string => {
 };
 
 const SYSCALLS: Readonly<Record<number, SyscallName>> = {
-  0: 'read', 1: 'write', 3: 'close', 9: 'mmap', 10: 'mprotect', 11: 'munmap', 12: 'brk',
-  13: 'rt_sigaction', 14: 'rt_sigprocmask', 16: 'ioctl', 20: 'writev', 24: 'sched_yield', 35: 'nanosleep',
-  39: 'getpid', 60: 'exit', 63: 'uname', 102: 'getuid', 104: 'getgid', 107: 'geteuid', 108: 'getegid',
-  110: 'getppid', 158: 'arch_prctl', 186: 'gettid', 218: 'set_tid_address', 228: 'clock_gettime',
-  231: 'exit_group', 273: 'set_robust_list', 318: 'getrandom',
+  0: 'read', 1: 'write', 2: 'open', 3: 'close', 4: 'stat', 5: 'fstat', 6: 'lstat', 8: 'lseek', 9: 'mmap', 10: 'mprotect',
+  11: 'munmap', 12: 'brk', 13: 'rt_sigaction', 14: 'rt_sigprocmask', 15: 'rt_sigreturn', 16: 'ioctl', 17: 'pread64',
+  18: 'pwrite64', 19: 'readv', 20: 'writev', 21: 'access', 22: 'pipe', 24: 'sched_yield', 28: 'madvise', 32: 'dup',
+  33: 'dup2', 34: 'pause', 35: 'nanosleep', 39: 'getpid', 56: 'clone', 57: 'fork', 58: 'vfork', 59: 'execve', 60: 'exit',
+  61: 'wait4', 62: 'kill', 63: 'uname', 72: 'fcntl', 74: 'fsync', 75: 'fdatasync', 76: 'truncate', 77: 'ftruncate',
+  79: 'getcwd', 80: 'chdir', 81: 'fchdir', 82: 'rename', 83: 'mkdir', 84: 'rmdir', 85: 'creat', 86: 'link', 87: 'unlink',
+  88: 'symlink', 89: 'readlink', 90: 'chmod', 91: 'fchmod', 92: 'chown', 93: 'fchown', 94: 'lchown', 95: 'umask',
+  96: 'gettimeofday', 97: 'getrlimit', 102: 'getuid', 104: 'getgid', 107: 'geteuid', 108: 'getegid', 109: 'setpgid',
+  110: 'getppid', 111: 'getpgrp', 112: 'setsid', 115: 'getgroups', 121: 'getpgid', 124: 'getsid', 130: 'rt_sigsuspend',
+  131: 'sigaltstack', 158: 'arch_prctl', 186: 'gettid', 200: 'tkill', 202: 'futex', 217: 'getdents64',
+  218: 'set_tid_address', 228: 'clock_gettime', 229: 'clock_getres', 230: 'clock_nanosleep', 231: 'exit_group',
+  234: 'tgkill', 257: 'openat', 258: 'mkdirat', 260: 'fchownat', 262: 'newfstatat', 263: 'unlinkat', 264: 'renameat',
+  265: 'linkat', 266: 'symlinkat', 267: 'readlinkat', 268: 'fchmodat', 269: 'faccessat', 273: 'set_robust_list',
+  292: 'dup3', 293: 'pipe2', 302: 'prlimit64', 316: 'renameat2', 318: 'getrandom', 332: 'statx', 439: 'faccessat2',
 };
 
 export const x86_64Info: ArchInfo = {
@@ -50,7 +59,7 @@ export const x86_64Info: ArchInfo = {
     returnAddress: { kind: 'stack', offset: 0 },
     flagsReg: R('flags'),
     hypercall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('cx')], ret: R('ax') },
-    syscall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('r10'), R('r8'), R('r9')], ret: R('ax') },
+    syscall: { nr: R('ax'), args: [R('di'), R('si'), R('dx'), R('r10'), R('r8'), R('r9')], ret: R('ax'), insnSize: 2 },
     pointerSize: 8,
     charSigned: true,
     trapNumbers: { divide: 0, singleStep: 1, breakpoint: 3, undefined: 6, generalProtection: 13, pageFault: 14 },
@@ -75,7 +84,9 @@ export const x86_64Info: ArchInfo = {
     },
     branchReach: 0x7fff0000,
     oops: { pcLabel: 'RIP', regLabel: x86RegLabel, regsPerLine: 3, codeBefore: 43, codeAfter: 21, codeUnit: 1, codeMark: ['<', '>'] },
-    user: { stackTop: 0x7ffffffff000n, stackSize: USER_STACK_SIZE, platform: 'x86_64', hwcap: 0x178bfbffn },
+    user: { stackTop: 0x7ffffffff000n, stackSize: USER_STACK_SIZE, platform: 'x86_64', hwcap: 0x178bfbffn,
+      stat: 'x86_64', openFlags: { directory: 0o200000, nofollow: 0o400000 },
+      cloneChildTidArg: 3, sigactionRestorer: true },
   },
   syscalls: SYSCALLS,
   unameMachine: 'x86_64',

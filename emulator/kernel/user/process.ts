@@ -1,25 +1,50 @@
 /**
- * A user process running a static Linux ELF executable: its own address
- * space (PERM_U regions: segments, heap, mmap areas, stack), the initial
- * stack as Linux builds it, brk after the highest segment. Program output
- * goes to the UserIo sinks.
+ * User processes running static Linux ELF executables (issue 15): each has
+ * its own address space (PERM_U regions: segments, heap, mmap areas,
+ * stack), the initial stack as Linux builds it, brk after the highest
+ * segment, a descriptor table, a working directory, a parent and children.
+ *
+ *   fork   a new address space: private memory copied (what copy-on-write
+ *          gives the program: both sides see their own pages), MAP_SHARED
+ *          areas and the file pages of the text shared; the descriptor
+ *          table cloned (shared descriptions); the child returns 0.
+ *   execve the file's ELF mapped in a fresh address space (its read-only
+ *          segments from the inode's page cache, shared by every process
+ *          running it), registers cleared, close-on-exec descriptors closed,
+ *          caught signals reset to their defaults.
+ *   exit   descriptors closed, children given to init, the parent's wait4
+ *          woken; the process stays a zombie until it is waited for.
+ *
+ * The first process (pid 1) is the machine's program: its end powers the
+ * machine off with its exit status (128 + N when killed by signal N, as a
+ * shell reports it).
  */
 import { ElfImage, ImageError } from '../../elf/types';
-import { Memory, PERM_R, PERM_U, PERM_W, Region } from '../../memory/memory';
+import { parseElf } from '../../elf/elfFile';
+import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
 import type { Backing } from '../../memory/backing';
+import type { Cpu, SyscallName } from '../../arch/types';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
 import { KTask } from '../task';
+import { CharDevice, Inode } from '../fs/vfs';
+import { addStandardNodes } from '../fs/populate';
 import {
   AT_CLKTCK, AT_EGID, AT_ENTRY, AT_EUID, AT_FLAGS, AT_GID, AT_HWCAP, AT_PAGESZ, AT_PHDR, AT_PHENT, AT_PHNUM,
   AT_SECURE, AT_UID, AT_BASE, buildInitialStack,
 } from './initialStack';
-import { handleUserTrap } from './traps';
+import { handleUserTrap, onUserSwitchIn } from './traps';
+import { FdTable, O_RDONLY, O_WRONLY, OpenFile } from './files';
+import { SignalState } from './signals';
 
 export interface UserIo {
   stdout(bytes: Uint8Array): void;
   stderr(bytes: Uint8Array): void;
+  /** the program's standard input, all of it, asked for at the first read (default: empty) */
+  stdin?(): Uint8Array;
+  /** the host's standard streams are a terminal (TCGETS answers on the console) */
+  tty?: boolean;
 }
 
 export interface UserProgramOptions {
@@ -36,6 +61,10 @@ export interface UserProgramOptions {
    * running the file, and report (inode, offset). Default: private copies.
    */
   file?: Backing;
+  /** the executable's inode in the machine's filesystem (/proc/self/exe) */
+  exe?: Inode;
+  /** its path as the program sees it (AT_EXECFN, /proc/self/exe); default the image path */
+  execPath?: string;
 }
 
 /** Deterministic AT_RANDOM bytes (a real kernel would use get_random_bytes). */
@@ -43,11 +72,36 @@ export const AT_RANDOM_BYTES = Uint8Array.from({ length: 16 }, (_, i) => (i * 0x
 
 const alignUp = (v: number, a: number): number => Math.ceil(v / a) * a;
 
+/** The host's standard streams as character devices (descriptors 0, 1, 2 of the first process). */
+export interface HostStreams { stdin: CharDevice; stdout: CharDevice; stderr: CharDevice }
+
+export function hostStreams(io: UserIo): HostStreams {
+  let input: Uint8Array | null = null;
+  let at = 0;
+  return {
+    stdin: {
+      name: 'stdin', tty: io.tty,
+      read: n => {
+        input ??= io.stdin?.() ?? new Uint8Array(0);
+        const out = input.slice(at, at + n);
+        at += out.length;
+        return out;
+      },
+      write: b => { io.stdout(b); return b.length; },
+    },
+    stdout: { name: 'stdout', tty: io.tty, read: () => new Uint8Array(0), write: b => { io.stdout(b); return b.length; } },
+    stderr: { name: 'stderr', tty: io.tty, read: () => new Uint8Array(0), write: b => { io.stderr(b); return b.length; } },
+  };
+}
+
+/** What a program image gives a new address space: where to start, the stack pointer, the heap. */
+interface LoadedProgram { mm: Memory; entry: bigint; sp: bigint; brkStart: VAddr; mmapTop: VAddr; stackBase: bigint; stackTop: bigint }
+
 export class UserProcess {
   /** current program break and its start */
   brkStart: VAddr;
   brk: VAddr;
-  private heap: Region | null = null;
+  heap: Region | null = null;
   /** next mmap address (areas are handed out downwards from here) */
   mmapTop: VAddr;
   /** syscall numbers already reported as unimplemented */
@@ -56,11 +110,65 @@ export class UserProcess {
   clearChildTid = 0n;
   /** getrandom's deterministic generator state */
   randomState = 0x9e3779b97f4a7c15n;
+  /** MAP_SHARED areas: fork shares them instead of copying */
+  readonly shared = new Set<Region>();
+  fds = new FdTable();
+  cwd: Inode;
+  exe: Inode | null = null;
+  exePath: string;
+  umask = 0o022;
+  parent: UserProcess | null = null;
+  readonly children = new Set<UserProcess>();
+  /** wait status once the process has ended (a zombie until reaped) */
+  waitStatus: number | null = null;
+  /** tasks blocked in wait4 for this process's children */
+  readonly waiters = new Set<KTask>();
+  signals = new SignalState();
+  /** rt_sigsuspend's caller mask, restored when a handler returns */
+  suspendMask: bigint | null = null;
+  /** the system call this process sleeps in (its pc is rewound to run it again) */
+  restart: { pc: bigint; name: SyscallName } | null = null;
+  /** vfork: the parent task sleeping until this child execs or ends */
+  vforkParent: KTask | null = null;
+  pgid = 0;
+  sid = 0;
+  /** kernel log lines already written for this process */
+  readonly reportedText = new Set<string>();
+  private trampoline: bigint | null = null;
+  task!: KTask;
 
-  constructor(readonly kernel: Kernel, readonly mm: Memory, readonly image: ElfImage, readonly io: UserIo,
+  constructor(readonly kernel: Kernel, public mm: Memory, public image: ElfImage, readonly io: UserIo,
     brkStart: VAddr, mmapTop: VAddr) {
     this.brkStart = this.brk = brkStart;
     this.mmapTop = mmapTop;
+    this.cwd = kernel.fs.root;
+    this.exePath = image.path;
+  }
+
+  get pid(): number { return this.task.pid; }
+
+  /** vfork: the child exec'd or ended, the parent runs again with the child's pid */
+  releaseVforkParent(): void {
+    const p = this.vforkParent;
+    if (!p) return;
+    this.vforkParent = null;
+    this.kernel.sched.wake(p, { reg: this.kernel.arch.abi.syscall.ret, value: BigInt(this.pid) });
+  }
+
+  /**
+   * The signal-return trampoline of this process (a page of the port's
+   * rt_sigreturn code, mapped on first use: Linux's vDSO sigtramp), for
+   * handlers registered without SA_RESTORER.
+   */
+  sigTrampoline(): bigint {
+    if (this.trampoline !== null) return this.trampoline;
+    const code = this.kernel.arch.signalFrames?.trampoline;
+    if (!code) return 0n;
+    const base = this.placeMapping(0, PAGE_SIZE, false);
+    if (base === null) return 0n;
+    this.mm.map(base, PAGE_SIZE, PERM_R | PERM_X | PERM_U, '[sigpage]', undefined, Uint8Array.from({ length: PAGE_SIZE }, (_, i) => code[i] ?? 0));
+    this.trampoline = fromVAddr(base);
+    return this.trampoline;
   }
 
   /** brk(2): grow or shrink the heap; returns the (possibly unchanged) break. */
@@ -83,35 +191,84 @@ export class UserProcess {
     return this.brk;
   }
 
-  private collides(base: VAddr, size: number, except: Region | null): boolean {
+  collides(base: VAddr, size: number, except: Region | null): boolean {
     return this.mm.allRegions().some(r => r !== except && base < r.end && r.base < base + size);
   }
 
-  /** Anonymous mmap: a fresh zeroed area below the previous ones (or at a fixed address). */
-  mmapAnon(addr: VAddr, len: number, perms: number, fixed: boolean): VAddr | null {
-    const size = alignUp(len, PAGE_SIZE);
-    let base: VAddr;
+  /** Where a new mapping of `size` bytes goes: below the previous ones (or `addr` when fixed, replacing what is there). */
+  placeMapping(addr: VAddr, size: number, fixed: boolean): VAddr | null {
     if (fixed) {
-      base = addr;
-      for (const r of [...this.mm.allRegions()]) {
-        if (base <= r.base && r.end <= base + size && r.name === '[mmap]') this.mm.unmap(r);
-      }
-      if (this.collides(base, size, null)) return null;
-    } else {
-      base = this.mmapTop - size;
-      while (this.collides(base, size, null)) base -= PAGE_SIZE;
-      this.mmapTop = base;
+      this.unmapRange(addr, size);
+      return this.collides(addr, size, null) ? null : addr;
     }
-    this.mm.map(base, size, perms | PERM_U, '[mmap]');
+    let base = this.mmapTop - size;
+    while (this.collides(base, size, null)) base -= PAGE_SIZE;
+    this.mmapTop = base;
     return base;
   }
 
-  /** munmap of an area exactly as mapped (partial unmaps are accepted and ignored). */
-  munmap(addr: VAddr, len: number): void {
+  /** Anonymous mmap: a fresh zeroed area below the previous ones (or at a fixed address). */
+  mmapAnon(addr: VAddr, len: number, perms: number, fixed: boolean, shared = false): VAddr | null {
     const size = alignUp(len, PAGE_SIZE);
+    const base = this.placeMapping(addr, size, fixed);
+    if (base === null) return null;
+    const r = this.mm.map(base, size, perms | PERM_U, '[mmap]');
+    if (shared) this.shared.add(r);
+    return base;
+  }
+
+  /**
+   * munmap of [addr, addr+len): areas wholly inside go, areas partly inside
+   * are cut (the rest kept at their addresses, same bytes and backing).
+   */
+  unmapRange(addr: VAddr, len: number): void {
+    const end = addr + alignUp(len, PAGE_SIZE);
     for (const r of [...this.mm.allRegions()]) {
-      if (r.name === '[mmap]' && addr <= r.base && r.end <= addr + size) this.mm.unmap(r);
+      if (r.end <= addr || r.base >= end || r.name === '[stack]') continue;
+      const keep: [number, number][] = [];
+      if (r.base < addr) keep.push([r.base, addr]);
+      if (r.end > end) keep.push([end, r.end]);
+      this.mm.unmap(r);
+      const wasShared = this.shared.delete(r);
+      if (r === this.heap) this.heap = null;
+      for (const [lo, hi] of keep) {
+        const piece = this.mm.mapBacking(lo, hi - lo, r.perms, r.name, r.backing, r.offset + (lo - r.base));
+        if (wasShared) this.shared.add(piece);
+      }
     }
+  }
+
+  /** execve: the old address space (and its trampoline page) is gone */
+  forgetTrampoline(): void { this.trampoline = null; }
+
+  /** munmap(2) */
+  munmap(addr: VAddr, len: number): void { this.unmapRange(addr, len); }
+
+  /** mprotect(2) over whole and partial areas; false when part of the range is unmapped. */
+  mprotect(addr: VAddr, len: number, perms: number): boolean {
+    const end = addr + alignUp(len, PAGE_SIZE);
+    for (let a = addr; a < end;) {
+      const r = this.mm.regionAt(a);
+      if (!r) return false;
+      a = r.end;
+    }
+    for (const r of [...this.mm.allRegions()]) {
+      if (r.end <= addr || r.base >= end) continue;
+      const lo = Math.max(r.base, addr), hi = Math.min(r.end, end);
+      if (lo === r.base && hi === r.end) { r.perms = perms | PERM_U; continue; }
+      const wasShared = this.shared.delete(r);
+      this.mm.unmap(r);
+      const parts: [number, number, number][] = [];
+      if (r.base < lo) parts.push([r.base, lo, r.perms]);
+      parts.push([lo, hi, perms | PERM_U]);
+      if (hi < r.end) parts.push([hi, r.end, r.perms]);
+      for (const [a, b, p] of parts) {
+        const piece = this.mm.mapBacking(a, b - a, p, r.name, r.backing, r.offset + (a - r.base));
+        if (wasShared) this.shared.add(piece);
+        if (r === this.heap && a === r.base) this.heap = piece;
+      }
+    }
+    return true;
   }
 }
 
@@ -126,44 +283,188 @@ function phdrAddress(image: ElfImage): bigint {
   return first.vaddr + phoff;
 }
 
-/** Create the process as task 1 on its CPU; its exit powers the machine off with its exit status. */
-export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOptions): { task: KTask; proc: UserProcess } {
+/** An executable this kernel can run (static, its machine's arch, inside the user address space), or a clear error. */
+export function checkExecutable(k: Kernel, image: ElfImage): void {
   if (image.type !== 2) {
     throw new ImageError(image.path, `not a static executable (e_type ${image.type}${image.type === 3 ? ', ET_DYN: PIE/shared objects are not supported' : ''})`);
   }
-  const table = k.arch.kernel;
-  const userTop = table.user.stackTop - BigInt(table.user.stackSize);
+  if (!k.arch.elfMachines.includes(image.machine)) {
+    throw new ImageError(image.path, `an ELF for ${image.archName}, and this machine is ${k.arch.name}`);
+  }
+  const userTop = k.arch.kernel.user.stackTop - BigInt(k.arch.kernel.user.stackSize);
   for (const seg of image.segments) {
     if (seg.type === PT_LOAD && seg.memsz > 0n && seg.vaddr + seg.memsz > userTop) {
       throw new ImageError(image.path, `PT_LOAD segment at 0x${seg.vaddr.toString(16)} is outside the user address space (a kernel image? use 'run')`);
     }
   }
+}
+
+/** A fresh address space with the image mapped, the stack built, brk and mmap bases. */
+function loadProgram(k: Kernel, image: ElfImage, argv: readonly string[], env: readonly string[], execfn: string, file?: Backing): LoadedProgram {
+  checkExecutable(k, image);
+  const table = k.arch.kernel;
   const mm = new Memory('user');
-  const loaded = mapImage(mm, image, true, opts.file);
+  const loaded = mapImage(mm, image, true, file);
   const stackTop = mustVAddr(table.user.stackTop);
   const stackSize = table.user.stackSize;
   mm.map(stackTop - stackSize, stackSize, PERM_R | PERM_W | PERM_U, '[stack]');
-  const brkStart = alignUp(mustVAddr(loaded.high), PAGE_SIZE);
-  const mmapTop = stackTop - stackSize - 0x10000000;
-  const argv = opts.argv && opts.argv.length ? [...opts.argv] : [image.path];
   const ps = k.arch.abi.pointerSize;
-  const phnum = image.segments.length;
   const stack = buildInitialStack(mm, stackTop, {
-    argv, envp: opts.env ?? [], execfn: image.path, platform: table.user.platform, random: AT_RANDOM_BYTES,
+    argv, envp: env, execfn, platform: table.user.platform, random: AT_RANDOM_BYTES,
     pointerSize: ps,
     auxv: [
       [AT_HWCAP, table.user.hwcap], [AT_PAGESZ, BigInt(PAGE_SIZE)], [AT_CLKTCK, 100n],
-      [AT_PHDR, phdrAddress(image)], [AT_PHENT, ps === 8 ? 56n : 32n], [AT_PHNUM, BigInt(phnum)],
+      [AT_PHDR, phdrAddress(image)], [AT_PHENT, ps === 8 ? 56n : 32n], [AT_PHNUM, BigInt(image.segments.length)],
       [AT_BASE, 0n], [AT_FLAGS, 0n], [AT_ENTRY, image.entry],
       [AT_UID, 0n], [AT_EUID, 0n], [AT_GID, 0n], [AT_EGID, 0n], [AT_SECURE, 0n],
     ],
   });
-  const proc = new UserProcess(k, mm, image, opts.io, brkStart, mmapTop);
+  return {
+    mm, entry: image.entry, sp: fromVAddr(stack.sp),
+    brkStart: alignUp(mustVAddr(loaded.high), PAGE_SIZE), mmapTop: stackTop - stackSize - 0x10000000,
+    stackBase: fromVAddr(stackTop - stackSize), stackTop: fromVAddr(stackTop),
+  };
+}
+
+/** Registers as execve leaves them: all zero, then the entry point and stack. */
+function startRegisters(k: Kernel, cpu: Cpu, entry: bigint, sp: bigint): void {
+  k.arch.regs.forEach((r, i) => { if (i !== k.arch.abi.pcReg && r.group !== 'control') cpu.setReg(i, 0n); });
+  k.arch.initUser(cpu, entry, sp);
+}
+
+/** The first user process (pid 1 on a user-program machine): descriptors 0/1/2 on the host's streams. */
+export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOptions, pid: number = INIT_PID): { task: KTask; proc: UserProcess } {
+  const argv = opts.argv && opts.argv.length ? [...opts.argv] : [image.path];
+  const execPath = opts.execPath ?? image.path;
+  const p = loadProgram(k, image, argv, opts.env ?? [], execPath, opts.file);
+  const proc = new UserProcess(k, p.mm, image, opts.io, p.brkStart, p.mmapTop);
+  proc.exe = opts.exe ?? null;
+  proc.exePath = execPath;
+  const streams = hostStreams(opts.io);
+  addStandardNodes(k.fs, streams.stdin);
+  const consoleIn = new OpenFile('inode', O_RDONLY, null, null, streams.stdin);
+  proc.fds.set(0, consoleIn, false);
+  proc.fds.set(1, new OpenFile('inode', O_WRONLY, null, null, streams.stdout), false);
+  proc.fds.set(2, new OpenFile('inode', O_WRONLY, null, null, streams.stderr), false);
   const comm = (argv[0].split('/').pop() ?? 'a.out');
-  const task = k.createTaskFromContext(comm, opts.cpu ?? 0, true, mm,
-    s => k.arch.initUser(s, image.entry, fromVAddr(stack.sp)),
-    { base: fromVAddr(stackTop - stackSize), top: fromVAddr(stackTop) }, INIT_PID);
+  const task = k.createTaskFromContext(comm, opts.cpu ?? 0, true, p.mm,
+    s => startRegisters(k, s, p.entry, p.sp),
+    { base: p.stackBase, top: p.stackTop }, pid);
+  proc.task = task;
+  proc.pgid = proc.sid = task.pid;
   k.processes.set(task.pid, proc);
   k.userTrapHandler = handleUserTrap;
+  k.sched.onSwitchIn = (cpu, t) => onUserSwitchIn(k, cpu, t);
   return { task, proc };
+}
+
+/** The CPU a new process runs on: the one with the fewest tasks (lowest index on a tie), deterministic. */
+function pickCpu(k: Kernel): number {
+  let best = 0, load = Infinity;
+  k.sched.rq.forEach((q, i) => {
+    if (q.dead) return;
+    const n = q.queue.length + (q.current ? 1 : 0);
+    if (n < load) { load = n; best = i; }
+  });
+  return best;
+}
+
+/** fork(2) / vfork(2) / clone without CLONE_VM: a child process; returns it (the parent gets its pid). */
+export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProcess {
+  const mm = new Memory('user');
+  let heap: Region | null = null;
+  const shared = new Set<Region>();
+  for (const r of parent.mm.allRegions()) {
+    const sharedFile = r.backing.identity.kind === 'file' && (r.perms & PERM_W) === 0;
+    let copy: Region;
+    if (sharedFile || parent.shared.has(r)) copy = mm.mapBacking(r.base, r.size, r.perms, r.name, r.backing, r.offset);
+    else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, Uint8Array.from(r.bytes));
+    if (parent.shared.has(r)) shared.add(copy);
+    if (r === parent.heap) heap = copy;
+  }
+  const child = new UserProcess(k, mm, parent.image, parent.io, parent.brkStart, parent.mmapTop);
+  child.brk = parent.brk;
+  child.heap = heap;
+  for (const r of shared) child.shared.add(r);
+  child.fds = parent.fds.clone();
+  child.cwd = parent.cwd;
+  child.exe = parent.exe;
+  child.exePath = parent.exePath;
+  child.umask = parent.umask;
+  child.randomState = parent.randomState ^ 0x5deece66dn;
+  child.signals = parent.signals.forFork();
+  child.pgid = parent.pgid;
+  child.sid = parent.sid;
+  child.parent = parent;
+  parent.children.add(child);
+  const ctx = cpu.saveContext();
+  const ret = k.arch.abi.syscall.ret;
+  const t = parent.task;
+  const task = k.createTaskFromContext(t.comm, pickCpu(k), true, mm, s => { s.restoreContext(ctx); s.setReg(ret, 0n); },
+    { base: t.stackBase, top: t.stackTop });
+  child.task = task;
+  k.processes.set(task.pid, child);
+  return child;
+}
+
+/**
+ * execve(2) of an inode in the filesystem, in place: the new image, a
+ * fresh address space, the registers at the entry. Returns an errno name
+ * with a message for the kernel log when the file cannot be run (the
+ * process keeps running its old image then).
+ */
+export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode, path: string,
+  argv: readonly string[], env: readonly string[]): { errno: 'ENOEXEC' | 'EACCES'; why: string } | null {
+  if (!inode.isReg) return { errno: 'EACCES', why: `${path}: not a regular file` };
+  if ((inode.mode & 0o111) === 0) return { errno: 'EACCES', why: `${path}: not executable (mode ${(inode.mode & 0o7777).toString(8)})` };
+  let image: ElfImage, p: LoadedProgram;
+  try {
+    image = parseElf(Uint8Array.from(inode.data()), path);
+    p = loadProgram(k, image, argv, env, path, inode.pages());
+  } catch (e) {
+    return { errno: 'ENOEXEC', why: e instanceof Error ? e.message : String(e) };
+  }
+  proc.mm = p.mm;
+  proc.image = image;
+  proc.brkStart = proc.brk = p.brkStart;
+  proc.heap = null;
+  proc.mmapTop = p.mmapTop;
+  proc.shared.clear();
+  proc.exe = inode;
+  proc.exePath = path;
+  proc.fds.closeOnExec();
+  proc.signals.onExec();
+  proc.clearChildTid = 0n;
+  proc.forgetTrampoline();
+  const task = proc.task;
+  task.mm = p.mm;
+  task.comm = (path.split('/').pop() ?? path).slice(0, 15);
+  cpu.mem = p.mm;
+  startRegisters(k, cpu, p.entry, p.sp);
+  return null;
+}
+
+/** Linux's wait status of an exit code / a fatal signal. */
+export const exitedStatus = (code: number): number => (code & 0xff) << 8;
+export const signaledStatus = (sig: number): number => sig & 0x7f;
+
+/**
+ * The end of a process (exit_group, a fatal signal): descriptors closed,
+ * children to init, the parent woken; the task ends with the status a shell
+ * reports (the code, or 128 + signal).
+ */
+export function exitProcess(k: Kernel, proc: UserProcess, status: number): void {
+  if (proc.waitStatus !== null) return;
+  proc.waitStatus = status;
+  proc.fds.closeAll();
+  proc.releaseVforkParent();
+  const init = k.processes.get(INIT_PID);
+  for (const c of proc.children) {
+    c.parent = init && init !== proc ? init : null;
+    if (c.parent) c.parent.children.add(c);
+  }
+  proc.children.clear();
+  if (proc.parent) for (const w of [...proc.parent.waiters]) { proc.parent.waiters.delete(w); k.sched.wake(w); }
+  const sig = status & 0x7f;
+  k.endTask(proc.task, sig ? 128 + sig : (status >> 8) & 0xff);
 }

@@ -1,45 +1,37 @@
 /**
  * System call implementations, by name (the number -> name mapping is per
- * architecture in syscallNumbers.ts). A handler returns the value for the
- * return register, or NO_RESULT when the task no longer runs (exit).
+ * architecture: x86_64's own table in its info part, asm-generic's in
+ * syscallNumbers.ts). A handler returns the value for the return register,
+ * NO_RESULT when the task no longer runs this call (exit, execve), or
+ * RESTART after putting the task to sleep on something (a pipe, a child):
+ * the call runs again from the start when the task is woken, as Linux's
+ * -ERESTARTSYS restarts it.
  *
- * Deliberate simplifications (documented): mprotect, rt_sigaction,
- * rt_sigprocmask and set_robust_list succeed without effect (signals are
- * never delivered); nanosleep returns at once; getrandom returns a
- * deterministic byte stream; uid/gid are 0; stdin is empty.
+ * The groups: memory.ts-like calls here; files in fileSyscalls.ts;
+ * processes and signals in procSyscalls.ts.
+ *
+ * Deliberate simplifications (documented): nanosleep / clock_nanosleep
+ * return at once (the virtual clock does not wait); getrandom is a
+ * deterministic stream; uid/gid are 0; sigaltstack is accepted but handlers
+ * run on the current stack.
  */
-import { Cpu, regIndex } from '../../arch/types';
+import { regIndex } from '../../arch/types';
 import { PERM_R, PERM_W, PERM_X } from '../../memory/memory';
 import { fromVAddr, toVAddr } from '../../memory/address';
-import { Errno } from '../abi';
 import { NO_RESULT } from '../hypercalls';
-import { KTask } from '../task';
 import { UserProcess } from './process';
+import { E, SyscallCtx, SyscallHandler, i32, int } from './results';
 import type { SyscallName } from '../../arch/types';
-import { copyFromUser, copyToUser, words } from './uaccess';
+import { copyToUser, words } from './uaccess';
+import { FILE_SYSCALLS } from './fileSyscalls';
+import { PROC_SYSCALLS } from './procSyscalls';
 
-export type SyscallResult = bigint | typeof NO_RESULT;
-export interface SyscallCtx { proc: UserProcess; cpu: Cpu; task: KTask }
-export type SyscallHandler = (c: SyscallCtx, a: readonly bigint[]) => SyscallResult;
+export { RESTART } from './results';
+export type { SyscallCtx, SyscallHandler, SyscallResult } from './results';
 
-const E = (name: keyof typeof Errno): bigint => BigInt(-Errno[name]);
-const int = (v: bigint): number => Number(BigInt.asIntN(64, v));
-/** sizes are clamped: a process never writes more than this in one call */
-const IO_MAX = 1 << 24;
-
-const MAP_FIXED = 0x10, MAP_ANONYMOUS = 0x20;
+const MAP_SHARED = 0x01, MAP_PRIVATE = 0x02, MAP_FIXED = 0x10, MAP_ANONYMOUS = 0x20;
 const ARCH_SET_GS = 0x1001, ARCH_SET_FS = 0x1002, ARCH_GET_FS = 0x1003, ARCH_GET_GS = 0x1004;
-
-function sink(c: SyscallCtx, fd: number): ((b: Uint8Array) => void) | null {
-  if (fd === 1) return b => c.proc.io.stdout(b);
-  if (fd === 2) return b => c.proc.io.stderr(b);
-  return null;
-}
-
-function exitProcess(c: SyscallCtx, status: bigint): SyscallResult {
-  c.proc.kernel.exitCurrent(c.cpu.id, Number(status & 0xffn));
-  return NO_RESULT;
-}
+const RLIMIT_STACK = 3, RLIMIT_NOFILE = 7, RLIM_INFINITY = 0xffffffffffffffffn;
 
 function setSegBase(c: SyscallCtx, name: string, v: bigint): bigint {
   let i: number;
@@ -73,70 +65,55 @@ function randomBytes(p: UserProcess, n: number): Uint8Array {
   return out;
 }
 
-export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = {
-  read: (_c, [fd]) => (int(fd) === 0 ? 0n : E('EBADF')),
-  write: (c, [fd, buf, count]) => {
-    const out = sink(c, int(fd));
-    if (!out) return E('EBADF');
-    const u = BigInt.asUintN(64, count);
-    const n = u > BigInt(IO_MAX) ? IO_MAX : Number(u);
-    if (n === 0) return 0n;
-    const bytes = copyFromUser(c.proc.mm, buf, n);
-    if (!bytes) return E('EFAULT');
-    out(bytes);
-    return BigInt(n);
-  },
-  writev: (c, [fd, iov, cnt]) => {
-    const out = sink(c, int(fd));
-    if (!out) return E('EBADF');
-    const n = int(cnt);
-    if (n < 0 || n > 1024) return E('EINVAL');
-    const ps = c.proc.kernel.arch.abi.pointerSize;
-    const vec = copyFromUser(c.proc.mm, iov, n * 2 * ps);
-    if (!vec) return E('EFAULT');
-    const dv = new DataView(vec.buffer, vec.byteOffset, vec.byteLength);
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const base = ps === 8 ? dv.getBigUint64(i * 16, true) : BigInt(dv.getUint32(i * 8, true));
-      const len = ps === 8 ? Number(dv.getBigUint64(i * 16 + 8, true) & 0xffffffn) : dv.getUint32(i * 8 + 4, true);
-      if (len === 0) continue;
-      const bytes = copyFromUser(c.proc.mm, base, len);
-      if (!bytes) return total ? BigInt(total) : E('EFAULT');
-      out(bytes);
-      total += len;
-    }
-    return BigInt(total);
-  },
-  close: (_c, [fd]) => (int(fd) >= 0 && int(fd) <= 2 ? 0n : E('EBADF')),
-  exit: (c, [status]) => exitProcess(c, status),
-  exit_group: (c, [status]) => exitProcess(c, status),
-  getpid: c => BigInt(c.task.pid),
-  gettid: c => BigInt(c.task.pid),
-  getppid: () => 0n,
+function prlimit(c: SyscallCtx, pid: bigint, res: bigint, old: bigint): bigint {
+  if (pid !== 0n && int(pid) !== c.proc.pid) return E('ESRCH');
+  if (old === 0n) return 0n;
+  const r = int(res);
+  const v = r === RLIMIT_NOFILE ? [1024n, 1024n] : r === RLIMIT_STACK ? [8n << 20n, RLIM_INFINITY] : [RLIM_INFINITY, RLIM_INFINITY];
+  return copyToUser(c.proc.mm, old, words(v, 8)) ? 0n : E('EFAULT');
+}
+
+const protPerms = (prot: number): number => (prot & 1 ? PERM_R : 0) | (prot & 2 ? PERM_W : 0) | (prot & 4 ? PERM_X : 0);
+const pageAligned = (a: number | null): a is number => a !== null && a % 4096 === 0;
+
+const MEMORY_SYSCALLS = {
   brk: (c, [addr]) => {
     const a = toVAddr(addr);
     if (addr === 0n || a === null) return fromVAddr(c.proc.brk);
     return fromVAddr(c.proc.setBrk(a));
   },
-  mmap: (c, [addr, len, prot, flags]) => {
-    const f = int(flags);
-    if ((f & MAP_ANONYMOUS) === 0) return E('ENODEV');
-    const n = Number(BigInt.asUintN(64, len) > 1n << 32n ? 0n : len);
-    if (n === 0) return E(BigInt.asUintN(64, len) === 0n ? 'EINVAL' : 'ENOMEM');
-    const p = int(prot);
-    const perms = (p & 1 ? PERM_R : 0) | (p & 2 ? PERM_W : 0) | (p & 4 ? PERM_X : 0);
+  mmap: (c, [addr, len, prot, flags, fd, off]) => {
+    const f = i32(flags);
+    const u = BigInt.asUintN(64, len);
+    if (u === 0n) return E('EINVAL');
+    if (u > 1n << 36n) return E('ENOMEM');
+    const n = Number(u);
+    const perms = protPerms(i32(prot));
     const a = toVAddr(addr);
-    if ((f & MAP_FIXED) && (a === null || a % 4096 !== 0)) return E('EINVAL');
-    const base = c.proc.mmapAnon(a ?? 0, n, perms, (f & MAP_FIXED) !== 0);
-    return base === null ? E('ENOMEM') : fromVAddr(base);
+    const fixed = (f & MAP_FIXED) !== 0;
+    if (fixed && !pageAligned(a)) return E('EINVAL');
+    const type = f & 3;
+    if (type !== MAP_SHARED && type !== MAP_PRIVATE) return E('EINVAL');
+    if (f & MAP_ANONYMOUS) {
+      const base = c.proc.mmapAnon(a ?? 0, n, perms, fixed, type === MAP_SHARED);
+      return base === null ? E('ENOMEM') : fromVAddr(base);
+    }
+    return mapFile(c, a ?? 0, n, perms, fixed, type === MAP_SHARED, i32(fd), BigInt.asUintN(64, off));
   },
   munmap: (c, [addr, len]) => {
     const a = toVAddr(addr);
-    if (a === null || a % 4096 !== 0) return E('EINVAL');
-    c.proc.munmap(a, Number(BigInt.asUintN(64, len) & 0xffffffffffn));
+    if (!pageAligned(a) || BigInt.asUintN(64, len) === 0n) return E('EINVAL');
+    c.proc.munmap(a, Number(BigInt.asUintN(64, len) & 0xfffffffffn));
     return 0n;
   },
-  mprotect: () => 0n,
+  mprotect: (c, [addr, len, prot]) => {
+    const a = toVAddr(addr);
+    if (!pageAligned(a)) return E('EINVAL');
+    const n = Number(BigInt.asUintN(64, len) & 0xfffffffffn);
+    if (n === 0) return 0n;
+    return c.proc.mprotect(a, n, protPerms(i32(prot))) ? 0n : E('ENOMEM');
+  },
+  madvise: () => 0n,
   arch_prctl: (c, [code, addr]) => {
     switch (int(code)) {
       case ARCH_SET_FS: return setSegBase(c, 'fs_base', addr);
@@ -158,21 +135,76 @@ export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = {
     const ns = c.proc.kernel.clock.now(c.cpu.id);
     return copyToUser(c.proc.mm, ts, words([ns / 1_000_000_000n, ns % 1_000_000_000n], 8)) ? 0n : E('EFAULT');
   },
+  clock_getres: (c, [, ts]) => (ts === 0n || copyToUser(c.proc.mm, ts, words([0n, 1n], 8)) ? 0n : E('EFAULT')),
+  gettimeofday: (c, [tv]) => {
+    const ns = c.proc.kernel.clock.now(c.cpu.id);
+    return tv === 0n || copyToUser(c.proc.mm, tv, words([ns / 1_000_000_000n, (ns % 1_000_000_000n) / 1000n], 8)) ? 0n : E('EFAULT');
+  },
   getrandom: (c, [buf, len]) => {
-    const n = Math.min(Number(BigInt.asUintN(64, len) & 0xffffffn), 256);
+    const n = Math.min(Number(BigInt.asUintN(64, len) & 0xffffffn), 1 << 20);
     return copyToUser(c.proc.mm, buf, randomBytes(c.proc, n)) ? BigInt(n) : E('EFAULT');
   },
-  ioctl: () => E('ENOTTY'),
   getuid: () => 0n,
   geteuid: () => 0n,
   getgid: () => 0n,
   getegid: () => 0n,
-  rt_sigaction: () => 0n,
-  rt_sigprocmask: () => 0n,
+  getgroups: () => 0n,
+  prlimit64: (c, [pid, res, , old]) => prlimit(c, pid, res, old),
+  getrlimit: (c, [res, old]) => prlimit(c, 0n, res, old),
   sched_yield: c => {
     c.cpu.setReg(c.proc.kernel.arch.abi.syscall.ret, 0n);
     c.proc.kernel.sched.schedule(c.cpu.id);
     return NO_RESULT;
   },
   nanosleep: () => 0n,
-};
+  clock_nanosleep: () => 0n,
+  futex: (c, [uaddr, op, val]) => {
+    const cmd = i32(op) & 0x7f;
+    if (cmd === 1) return 0n; // FUTEX_WAKE: no other thread of this process exists
+    if (cmd === 0) {
+      const a = toVAddr(uaddr);
+      if (a === null || a % 4 !== 0 || !c.proc.mm.isMapped(a, 4)) return E('EFAULT');
+      // FUTEX_WAIT on a value that changed returns at once; an unchanged one waits for a waker that cannot come
+      return c.proc.mm.read32(a) !== Number(BigInt.asUintN(32, val)) ? E('EAGAIN') : E('EDEADLK');
+    }
+    return E('ENOSYS');
+  },
+} satisfies Partial<Record<SyscallName, SyscallHandler>>;
+
+/** mmap of an open file: MAP_SHARED maps the inode's page cache (shared by every mapping), MAP_PRIVATE a copy. */
+function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed: boolean, shared: boolean, fd: number, off: bigint): bigint {
+  const e = c.proc.fds.get(fd);
+  if (!e) return E('EBADF');
+  const f = e.file;
+  const inode = f.inode;
+  if (!inode) return E('ENODEV');
+  if (inode.isChr) {
+    // /dev/zero: anonymous memory
+    if (inode.device?.name !== 'zero') return E('ENODEV');
+    const base = c.proc.mmapAnon(addr, len, perms, fixed, shared);
+    return base === null ? E('ENOMEM') : fromVAddr(base);
+  }
+  if (!inode.isReg) return E('EACCES');
+  if (off % 4096n !== 0n) return E('EINVAL');
+  if (!f.readable || (shared && (perms & PERM_W) && !f.writable)) return E('EACCES');
+  const size = Math.ceil(len / 4096) * 4096;
+  const base = c.proc.placeMapping(addr, size, fixed);
+  if (base === null) return E('ENOMEM');
+  const name = inode.fs.pathOf(inode);
+  const pages = inode.pages();
+  const o = Number(off);
+  if (shared && o + size <= pages.size) {
+    const r = c.proc.mm.mapBacking(base, size, perms | 8, name, pages, o);
+    c.proc.shared.add(r);
+  } else {
+    // private (or past the file's pages): the bytes copied; past the end of the file reads zero
+    const bytes = new Uint8Array(size);
+    const data = inode.data();
+    if (o < data.length) bytes.set(data.subarray(o, Math.min(data.length, o + size)));
+    const r = c.proc.mm.map(base, size, perms | 8, name, undefined, bytes);
+    if (shared) c.proc.shared.add(r);
+  }
+  return fromVAddr(base);
+}
+
+export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...PROC_SYSCALLS };

@@ -1,8 +1,16 @@
 /**
  * Traps raised in user mode: system calls are dispatched through the
- * per-arch number table; every other trap kills the process with the signal
- * Linux would send (SIGSEGV, SIGILL, SIGTRAP, SIGFPE), a message on its
- * stderr, and exit status 128 + signal, as a shell reports it.
+ * per-arch number table; every other trap is the signal Linux would send
+ * (SIGSEGV, SIGILL, SIGTRAP, SIGFPE): the process's handler runs if it has
+ * one, else the process is killed with a message on its stderr (the
+ * instruction named for SIGILL) and exit status 128 + signal, as a shell
+ * reports it.
+ *
+ * After a system call (and when a process is switched in) its pending
+ * signals are acted on. A call that put the task to sleep (RESTART) has
+ * its pc rewound to the system call instruction, so it runs again when the
+ * task is woken (or returns -EINTR when a handler without SA_RESTART runs
+ * first: procSyscalls.ts dispatchSignals).
  */
 import { Cpu, Trap } from '../../arch/types';
 import { hex } from '../../memory/address';
@@ -11,8 +19,12 @@ import { NO_RESULT } from '../hypercalls';
 import type { Kernel } from '../kernel';
 import { KTask } from '../task';
 import { SYSCALLS } from './syscalls';
+import { RESTART } from './results';
+import { deliverSignal, dispatchSignals } from './procSyscalls';
+import { SIGFPE, SIGILL, SIGSEGV, SIGTRAP } from './signals';
+import { exitProcess, signaledStatus } from './process';
 
-export const SIGILL = 4, SIGTRAP = 5, SIGFPE = 8, SIGSEGV = 11;
+export { SIGFPE, SIGILL, SIGSEGV, SIGTRAP };
 const SIGNAL_TEXT: Record<number, string> = {
   [SIGILL]: 'Illegal instruction', [SIGTRAP]: 'Trace/breakpoint trap', [SIGFPE]: 'Floating point exception',
   [SIGSEGV]: 'Segmentation fault',
@@ -20,18 +32,33 @@ const SIGNAL_TEXT: Record<number, string> = {
 
 const enc = new TextEncoder();
 
-function signalFor(trap: Trap): { sig: number; detail: string } {
+function signalFor(k: Kernel, cpu: Cpu, trap: Trap): { sig: number; detail: string } {
   switch (trap.kind) {
     case 'pageFault': return { sig: SIGSEGV, detail: `${trap.present ? 'protection' : 'unmapped'} ${trap.access} at ${hex(trap.addr)}` };
     case 'generalProtection': return { sig: SIGSEGV, detail: `general protection: ${trap.reason}` };
     case 'halt': return { sig: SIGSEGV, detail: 'privileged instruction hlt' };
-    case 'undefined': return { sig: SIGILL, detail: 'invalid opcode' };
+    case 'undefined': return { sig: SIGILL, detail: `invalid opcode${undefinedInsn(k, cpu, trap.pc)}` };
     case 'hypercall': return { sig: SIGILL, detail: 'hypercall from user mode' };
     case 'breakpoint': return { sig: SIGTRAP, detail: 'breakpoint' };
     case 'singleStep': return { sig: SIGTRAP, detail: 'single step' };
     case 'divide': return { sig: SIGFPE, detail: 'divide error' };
     case 'syscall': return { sig: SIGSEGV, detail: 'syscall' };
   }
+}
+
+/** ": <bytes> (<the decoder's reading>)" of the instruction at pc, as far as it can be read. */
+function undefinedInsn(k: Kernel, cpu: Cpu, pc: bigint): string {
+  let bytes = '';
+  try {
+    const b = cpu.mem.readBytes(Number(pc), k.arch.maxInsnLength);
+    bytes = [...b.subarray(0, Math.min(b.length, 8))].map(x => x.toString(16).padStart(2, '0')).join(' ');
+  } catch { return ''; }
+  let text = '';
+  try {
+    const d = k.arch.decode(cpu.mem, pc);
+    text = d?.mnemonic ? ` ${d.mnemonic}${d.operands ? ' ' + d.operands : ''}` : '';
+  } catch { text = ''; }
+  return `: ${bytes}${text ? ` (${text.trim()})` : ''}`;
 }
 
 export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): void {
@@ -44,19 +71,45 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
     const abi = k.arch.abi.syscall;
     const nr = Number(BigInt.asIntN(64, cpu.getReg(abi.nr)));
     const name = k.arch.syscalls[nr];
+    proc.restart = null;
     if (!name) {
       if (!proc.reported.has(nr)) {
         proc.reported.add(nr);
         proc.io.stderr(enc.encode(`kprobe-run: ${task.comm}: unimplemented syscall ${nr} at pc ${hex(trap.pc)}: returning -ENOSYS\n`));
       }
       cpu.setReg(abi.ret, BigInt(-Errno.ENOSYS));
-      return;
+    } else {
+      const r = SYSCALLS[name]({ proc, cpu, task }, abi.args.map(i => cpu.getReg(i)));
+      if (r === RESTART) {
+        // sleep; the call runs again from its instruction when the task is woken
+        const at = trap.pc - BigInt(abi.insnSize);
+        cpu.setPc(at);
+        proc.restart = { pc: at, name };
+        if (task.state !== 'exited') task.state = 'blocked';
+        // a signal already pending interrupts the sleep at once
+        if (proc.signals.hasDeliverable()) { k.sched.wake(task); dispatchSignals(k, proc, cpu); return; }
+        k.sched.deschedule(cpu.id);
+        return;
+      }
+      if (r !== NO_RESULT) cpu.setReg(abi.ret, r);
     }
-    const r = SYSCALLS[name]({ proc, cpu, task }, abi.args.map(i => cpu.getReg(i)));
-    if (r !== NO_RESULT) cpu.setReg(abi.ret, r);
+    if (k.currentTask(cpu.id) === task && proc.signals.hasDeliverable()) dispatchSignals(k, proc, cpu);
     return;
   }
-  const { sig, detail } = signalFor(trap);
+  const { sig, detail } = signalFor(k, cpu, trap);
+  const a = proc.signals.action(sig);
+  const blocked = (proc.signals.blocked >> BigInt(sig - 1)) & 1n;
+  if (a.handler > 1n && !blocked && k.arch.signalFrames) {
+    deliverSignal(k, proc, sig);
+    dispatchSignals(k, proc, cpu);
+    return;
+  }
   proc.io.stderr(enc.encode(`kprobe-run: ${task.comm}: ${SIGNAL_TEXT[sig]} (${detail}) at pc ${hex(trap.pc)}\n`));
-  k.exitCurrent(cpu.id, 128 + sig);
+  exitProcess(k, proc, signaledStatus(sig));
+}
+
+/** A user task switched in: act on the signals that arrived while it was off the CPU. */
+export function onUserSwitchIn(k: Kernel, cpu: Cpu, task: KTask): void {
+  const proc = k.processes.get(task.pid);
+  if (proc && proc.signals.hasDeliverable()) dispatchSignals(k, proc, cpu);
 }

@@ -40,3 +40,35 @@ export function words(values: readonly bigint[], size: 4 | 8): Uint8Array {
   });
   return out;
 }
+
+/** A NUL-terminated string of user memory (at most max bytes before the NUL), or null when unreadable / too long. */
+export function readUserString(mm: Memory, addr: bigint, max: number): string | null {
+  const a = toVAddr(addr);
+  if (a === null) return null;
+  const bytes: number[] = [];
+  for (let i = 0; i <= max; i++) {
+    const r = mm.regionAt(a + i);
+    if (!r || r.device || (r.perms & PERM_U) === 0 || (r.perms & PERM_R) === 0) return null;
+    const b = mm.read8(a + i);
+    if (b === 0) return new TextDecoder().decode(Uint8Array.from(bytes));
+    bytes.push(b);
+  }
+  return null;
+}
+
+/** A NULL-terminated array of user pointers (argv, envp) as strings, or null when unreadable. */
+export function readUserStrings(mm: Memory, addr: bigint, ptrSize: 4 | 8, maxCount = 4096): string[] | null {
+  if (addr === 0n) return [];
+  const out: string[] = [];
+  for (let i = 0; i < maxCount; i++) {
+    const w = copyFromUser(mm, addr + BigInt(i * ptrSize), ptrSize);
+    if (!w) return null;
+    let p = 0n;
+    for (let j = ptrSize - 1; j >= 0; j--) p = (p << 8n) | BigInt(w[j]);
+    if (p === 0n) return out;
+    const s = readUserString(mm, p, 131072);
+    if (s === null) return null;
+    out.push(s);
+  }
+  return null;
+}

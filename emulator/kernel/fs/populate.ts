@@ -1,0 +1,111 @@
+/**
+ * Filling the emulated filesystem: from a host directory (`--rootfs DIR`,
+ * launch attribute `rootfs`; file bytes read lazily, the host never
+ * written) and from a Linux initramfs in cpio `newc` format (optionally
+ * gzip-compressed, as the kernel's populate_rootfs accepts), plus the
+ * device nodes every system has (/dev/console, /dev/null, /dev/zero) and
+ * /tmp. Bad input is one clear line naming the file and what is wrong.
+ */
+import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { CharDevice, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Vfs } from './vfs';
+
+/** A problem with what the filesystem is populated from (the message says what and where). */
+export class RootfsError extends Error {}
+
+/** Copy a host directory tree in (symlinks as symlinks; other node types skipped). */
+export function populateFromHost(fs: Vfs, hostDir: string): void {
+  let st;
+  try { st = statSync(hostDir); } catch {
+    throw new RootfsError(`rootfs ${hostDir}: no such directory`);
+  }
+  if (!st.isDirectory()) throw new RootfsError(`rootfs ${hostDir}: not a directory`);
+  const walk = (host: string, into: string): void => {
+    let names: string[];
+    try { names = readdirSync(host).sort(); } catch (e) {
+      throw new RootfsError(`rootfs ${host}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+    }
+    for (const name of names) {
+      const h = join(host, name);
+      const p = `${into}/${name}`;
+      const s = lstatSync(h);
+      if (s.isSymbolicLink()) fs.symlink(p, readlinkSync(h));
+      else if (s.isDirectory()) { fs.mkdirp(p, s.mode & 0o7777); walk(h, p); }
+      else if (s.isFile()) fs.writeFile(p, { host: h, size: s.size }, s.mode & 0o7777);
+    }
+  };
+  walk(hostDir, '');
+}
+
+const td = new TextDecoder();
+
+/** Unpack a cpio `newc` (070701 / 070702) archive, gzip-compressed or not, into the tree. */
+export function populateFromCpio(fs: Vfs, bytes: Uint8Array, file: string): void {
+  let data = bytes;
+  if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
+    try { data = new Uint8Array(gunzipSync(data)); } catch (e) {
+      throw new RootfsError(`initramfs ${file}: corrupt gzip data (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
+  let off = 0;
+  const hex = (at: number, field: string): number => {
+    const s = td.decode(data.subarray(at, at + 8));
+    if (!/^[0-9a-fA-F]{8}$/.test(s)) throw new RootfsError(`initramfs ${file}: corrupt cpio header at offset 0x${off.toString(16)}: ${field} is not hex`);
+    return parseInt(s, 16);
+  };
+  const align4 = (n: number): number => (n + 3) & ~3;
+  for (;;) {
+    if (off + 110 > data.length) throw new RootfsError(`initramfs ${file}: truncated cpio archive at offset 0x${off.toString(16)} (no TRAILER!!! entry)`);
+    const magic = td.decode(data.subarray(off, off + 6));
+    if (magic !== '070701' && magic !== '070702') {
+      throw new RootfsError(`initramfs ${file}: not a cpio newc archive at offset 0x${off.toString(16)} (magic "${magic.replace(/[^\x20-\x7e]/g, '?')}", expected 070701)`);
+    }
+    const mode = hex(off + 14, 'c_mode');
+    const filesize = hex(off + 54, 'c_filesize');
+    const rmajor = hex(off + 78, 'c_rdevmajor'), rminor = hex(off + 86, 'c_rdevminor');
+    const namesize = hex(off + 94, 'c_namesize');
+    const nameAt = off + 110;
+    if (namesize < 1 || nameAt + namesize > data.length) throw new RootfsError(`initramfs ${file}: corrupt cpio entry at offset 0x${off.toString(16)}: name runs past the archive`);
+    const name = td.decode(data.subarray(nameAt, nameAt + namesize - 1));
+    const dataAt = align4(nameAt + namesize);
+    if (dataAt + filesize > data.length) throw new RootfsError(`initramfs ${file}: corrupt cpio entry "${name}" at offset 0x${off.toString(16)}: its data runs past the archive`);
+    if (name === 'TRAILER!!!') return;
+    const body = data.subarray(dataAt, dataAt + filesize);
+    const path = '/' + name.replace(/^\.?\/+/, '').replace(/^\.$/, '');
+    if (path !== '/') {
+      switch (mode & S_IFMT) {
+        case S_IFDIR: fs.mkdirp(path, mode & 0o7777); break;
+        case S_IFREG: fs.writeFile(path, Uint8Array.from(body), mode & 0o7777); break;
+        case S_IFLNK: fs.symlink(path, td.decode(body)); break;
+        case S_IFCHR: {
+          const dev = knownDevice(rmajor, rminor);
+          if (dev) fs.device(path, dev, rmajor, rminor, mode & 0o7777);
+          break;
+        }
+        default: break; // block devices, fifos, sockets: not kept
+      }
+    }
+    off = align4(dataAt + filesize);
+  }
+}
+
+export const nullDevice: CharDevice = { name: 'null', read: () => new Uint8Array(0), write: b => b.length };
+export const zeroDevice: CharDevice = { name: 'zero', read: n => new Uint8Array(Math.min(n, 1 << 20)), write: b => b.length };
+
+function knownDevice(major: number, minor: number): CharDevice | undefined {
+  if (major === 1 && minor === 3) return nullDevice;
+  if (major === 1 && minor === 5) return zeroDevice;
+  return undefined;
+}
+
+/** /dev/console (the given device), /dev/null, /dev/zero, /tmp, /proc — where the tree lacks them. */
+export function addStandardNodes(fs: Vfs, console: CharDevice): void {
+  const dev = fs.mkdirp('/dev');
+  if (!dev.children!.has('console')) fs.device('/dev/console', console, 5, 1, 0o600);
+  if (!dev.children!.has('tty')) fs.device('/dev/tty', console, 5, 0, 0o666);
+  if (!dev.children!.has('null')) fs.device('/dev/null', nullDevice, 1, 3);
+  if (!dev.children!.has('zero')) fs.device('/dev/zero', zeroDevice, 1, 5);
+  fs.mkdirp('/tmp', 0o1777);
+  fs.mkdirp('/proc/self');
+}

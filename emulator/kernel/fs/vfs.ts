@@ -1,0 +1,270 @@
+/**
+ * The emulated kernel's filesystem (issue 15): one in-memory tree of inodes
+ * with real inode numbers — directories, regular files, symlinks, character
+ * devices — and a page cache: a regular file's pages are one Backing per
+ * inode (emulator/memory/backing.ts), so every process that maps the file
+ * sees the same page frames, and a byte of a mapping is identified by
+ * (inode, file offset), which is what uprobes patch.
+ *
+ * Populated from a host directory (lazily: a file's bytes are read from the
+ * host the first time they are needed) and/or a cpio `newc` initramfs
+ * (emulator/kernel/fs/cpio.ts). Writes by programs change only this tree:
+ * the host is never written.
+ *
+ * Path walk as Linux's namei: components one by one, `.` and `..`,
+ * symlinks followed (40 at most: ELOOP) except the last when asked not to,
+ * ENOENT / ENOTDIR / EEXIST... as errno numbers (emulator/kernel/abi.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { Backing, PAGE_SIZE } from '../../memory/backing';
+import { Errno } from '../abi';
+
+export const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000, S_IFLNK = 0o120000, S_IFCHR = 0o020000, S_IFIFO = 0o010000;
+/** Linux's MAXSYMLINKS */
+const MAX_SYMLINKS = 40;
+
+/** A character device: what reads and writes of its open files do. */
+export interface CharDevice {
+  readonly name: string;
+  /** bytes read (empty: end of file), or an errno (negative) */
+  read(len: number): Uint8Array | number;
+  /** bytes written, or an errno (negative) */
+  write(bytes: Uint8Array): number;
+  /** a terminal: TCGETS and TIOCGWINSZ answer */
+  readonly tty?: boolean;
+}
+
+export class Inode {
+  nlink = 1;
+  uid = 0;
+  gid = 0;
+  /** modification / status-change time, ns of the virtual clock */
+  mtimeNs = 0n;
+  ctimeNs = 0n;
+  /** regular file: its bytes [0, size); `data` may be longer (capacity) */
+  private bytes: Uint8Array | null = null;
+  size = 0;
+  /** regular file from the host, read on first use */
+  hostPath?: string;
+  /** directory entries (not `.` / `..`) */
+  readonly children?: Map<string, Inode>;
+  /** directory: its parent (the root's is itself) */
+  parent?: Inode;
+  /** symlink target */
+  target?: string;
+  /** character device */
+  device?: CharDevice;
+  rdev = 0;
+  /** the page cache of a regular file (one Backing, shared by every mapping) */
+  private cache: Backing | null = null;
+
+  constructor(readonly fs: Vfs, readonly ino: bigint, public mode: number) {
+    if ((mode & S_IFMT) === S_IFDIR) this.children = new Map();
+  }
+
+  get isDir(): boolean { return (this.mode & S_IFMT) === S_IFDIR; }
+  get isReg(): boolean { return (this.mode & S_IFMT) === S_IFREG; }
+  get isLink(): boolean { return (this.mode & S_IFMT) === S_IFLNK; }
+  get isChr(): boolean { return (this.mode & S_IFMT) === S_IFCHR; }
+
+  /** A regular file's bytes [0, size) (read from the host the first time). */
+  data(): Uint8Array {
+    this.load();
+    return this.bytes!.subarray(0, this.size);
+  }
+
+  private load(): void {
+    if (this.bytes) return;
+    if (this.hostPath !== undefined) {
+      const b = readFileSync(this.hostPath);
+      this.bytes = new Uint8Array(roundPage(b.length));
+      this.bytes.set(b);
+      this.size = b.length;
+    } else {
+      this.bytes = new Uint8Array(roundPage(this.size));
+    }
+  }
+
+  /** Read up to len bytes at pos. */
+  read(pos: number, len: number): Uint8Array {
+    const d = this.data();
+    if (pos >= d.length) return new Uint8Array(0);
+    return d.slice(pos, Math.min(d.length, pos + len));
+  }
+
+  /** Write at pos (growing the file); the page cache sees it while the file keeps its capacity. */
+  write(pos: number, src: Uint8Array, nowNs: bigint): number {
+    this.load();
+    const end = pos + src.length;
+    if (end > this.bytes!.length) {
+      // a bigger page frame set: mappings made before keep the old pages (documented limit)
+      const grown = new Uint8Array(roundPage(Math.max(end, this.bytes!.length * 2)));
+      grown.set(this.bytes!.subarray(0, this.size));
+      this.bytes = grown;
+      this.cache = null;
+    }
+    this.bytes!.set(src, pos);
+    if (end > this.size) this.size = end;
+    this.mtimeNs = this.ctimeNs = nowNs;
+    return src.length;
+  }
+
+  truncate(len: number, nowNs: bigint): void {
+    this.load();
+    if (len > this.bytes!.length) {
+      const grown = new Uint8Array(roundPage(len));
+      grown.set(this.bytes!.subarray(0, this.size));
+      this.bytes = grown;
+      this.cache = null;
+    }
+    if (len < this.size) this.bytes!.fill(0, len, this.size);
+    this.size = len;
+    this.mtimeNs = this.ctimeNs = nowNs;
+  }
+
+  /** The file's pages: one Backing for every mapping (identity: inode, path). */
+  pages(): Backing {
+    this.load();
+    if (!this.cache) this.cache = Backing.file(this.ino, this.fs.pathOf(this), this.bytes!, 0n);
+    return this.cache;
+  }
+}
+
+const roundPage = (n: number): number => Math.max(PAGE_SIZE, Math.ceil(n / PAGE_SIZE) * PAGE_SIZE);
+
+export type Lookup = { ok: true; inode: Inode } | { ok: false; errno: number };
+const fail = (e: keyof typeof Errno): { ok: false; errno: number } => ({ ok: false, errno: Errno[e] });
+
+export class Vfs {
+  readonly root: Inode;
+  private nextIno = 2n;
+  /** the virtual clock for timestamps */
+  now: () => bigint = () => 0n;
+
+  constructor() {
+    this.root = new Inode(this, this.nextIno++, S_IFDIR | 0o755);
+    this.root.parent = this.root;
+    this.root.nlink = 2;
+  }
+
+  newInode(mode: number): Inode {
+    const i = new Inode(this, this.nextIno++, mode);
+    i.mtimeNs = i.ctimeNs = this.now();
+    return i;
+  }
+
+  /** Absolute path of an inode (its first name; a file unlinked everywhere shows `(deleted)`). */
+  pathOf(target: Inode): string {
+    if (target === this.root) return '/';
+    const parts: string[] = [];
+    const seen = new Set<Inode>();
+    const find = (dir: Inode, prefix: string[]): boolean => {
+      if (seen.has(dir)) return false;
+      seen.add(dir);
+      for (const [name, c] of dir.children ?? []) {
+        if (c === target) { parts.push(...prefix, name); return true; }
+      }
+      for (const [name, c] of dir.children ?? []) if (c.isDir && find(c, [...prefix, name])) return true;
+      return false;
+    };
+    if (target.isDir && target.parent && target.parent !== target) {
+      for (const [name, c] of target.parent.children ?? []) if (c === target) return (target.parent === this.root ? '' : this.pathOf(target.parent)) + '/' + name;
+    }
+    return find(this.root, []) ? '/' + parts.join('/') : '(deleted)';
+  }
+
+  /**
+   * Walk a path from `cwd` (absolute paths from the root). `follow`: follow
+   * a symlink in the last component. `self` answers /proc/self/exe.
+   */
+  lookup(path: string, cwd: Inode, follow = true, depth = 0): Lookup {
+    if (path === '') return fail('ENOENT');
+    let dir = path.startsWith('/') ? this.root : cwd;
+    const parts = path.split('/').filter(p => p !== '');
+    if (parts.length === 0) return { ok: true, inode: dir };
+    for (let i = 0; i < parts.length; i++) {
+      const name = parts[i];
+      const last = i === parts.length - 1;
+      if (!dir.isDir) return fail('ENOTDIR');
+      let next: Inode | undefined;
+      if (name === '.') next = dir;
+      else if (name === '..') next = dir.parent ?? dir;
+      else next = dir.children!.get(name);
+      if (!next) return fail('ENOENT');
+      if (next.isLink && (!last || follow)) {
+        if (depth >= MAX_SYMLINKS) return fail('ELOOP');
+        const r = this.lookup(next.target!, dir, true, depth + 1);
+        if (!r.ok) return r;
+        next = r.inode;
+      }
+      // a trailing slash asks for a directory
+      if (last && path.endsWith('/') && !next.isDir) return fail('ENOTDIR');
+      dir = next;
+    }
+    return { ok: true, inode: dir };
+  }
+
+  /** The directory a new name goes in, and the name; EEXIST checks are the caller's. */
+  parentOf(path: string, cwd: Inode): { ok: true; dir: Inode; name: string } | { ok: false; errno: number } {
+    const trimmed = path.replace(/\/+$/, '');
+    if (trimmed === '' ) return path.startsWith('/') ? fail('EEXIST') : fail('ENOENT');
+    const slash = trimmed.lastIndexOf('/');
+    const dirPath = slash < 0 ? '.' : slash === 0 ? '/' : trimmed.slice(0, slash);
+    const name = trimmed.slice(slash + 1);
+    const d = this.lookup(dirPath, cwd);
+    if (!d.ok) return d;
+    if (!d.inode.isDir) return fail('ENOTDIR');
+    if (name.length > 255) return fail('ENAMETOOLONG');
+    return { ok: true, dir: d.inode, name };
+  }
+
+  /** Link an inode under dir/name (a new directory gets its parent). */
+  link(dir: Inode, name: string, inode: Inode): void {
+    dir.children!.set(name, inode);
+    if (inode.isDir) { inode.parent = dir; dir.nlink++; } else if (dir.children) inode.nlink = Math.max(inode.nlink, 1);
+    dir.mtimeNs = dir.ctimeNs = this.now();
+  }
+
+  mkdirp(path: string, mode = 0o755): Inode {
+    let dir = this.root;
+    for (const part of path.split('/').filter(p => p)) {
+      let next = dir.children!.get(part);
+      if (!next) { next = this.newInode(S_IFDIR | mode); next.nlink = 2; this.link(dir, part, next); }
+      if (!next.isDir) throw new Error(`${path}: ${part} is not a directory`);
+      dir = next;
+    }
+    return dir;
+  }
+
+  /** Create (or replace) a regular file with these bytes; returns it. */
+  writeFile(path: string, bytes: Uint8Array | { host: string; size: number }, mode = 0o644): Inode {
+    const slash = path.lastIndexOf('/');
+    const dir = this.mkdirp(path.slice(0, Math.max(0, slash)));
+    const name = path.slice(slash + 1);
+    const f = this.newInode(S_IFREG | (mode & 0o7777));
+    if (bytes instanceof Uint8Array) f.write(0, bytes, this.now());
+    else { f.hostPath = bytes.host; f.size = bytes.size; }
+    this.link(dir, name, f);
+    return f;
+  }
+
+  symlink(path: string, target: string): Inode {
+    const slash = path.lastIndexOf('/');
+    const dir = this.mkdirp(path.slice(0, Math.max(0, slash)));
+    const l = this.newInode(S_IFLNK | 0o777);
+    l.target = target;
+    l.size = new TextEncoder().encode(target).length;
+    this.link(dir, path.slice(slash + 1), l);
+    return l;
+  }
+
+  device(path: string, dev: CharDevice, major: number, minor: number, mode = 0o666): Inode {
+    const slash = path.lastIndexOf('/');
+    const dir = this.mkdirp(path.slice(0, Math.max(0, slash)));
+    const d = this.newInode(S_IFCHR | mode);
+    d.device = dev;
+    d.rdev = (major << 8) | minor;
+    this.link(dir, path.slice(slash + 1), d);
+    return d;
+  }
+}

@@ -1,0 +1,622 @@
+/**
+ * File system calls of user processes (issue 15) over the emulated
+ * filesystem (emulator/kernel/fs/vfs.ts) and the open-file model
+ * (files.ts): open/openat/creat, read/write and their vectored and
+ * positioned forms, lseek, the stat family (struct stat as the arch lays it
+ * out, statx), getdents64, fcntl, dup*, pipes, the console's ioctls,
+ * directories, links, renames, umask, truncation.
+ *
+ * Every process runs as root (uid 0): permission bits are kept and shown
+ * but only the execute bits are checked (execve, access X_OK).
+ */
+import { Errno } from '../abi';
+import type { SyscallName } from '../../arch/types';
+import { Inode, S_IFDIR, S_IFMT, S_IFREG } from '../fs/vfs';
+import { copyFromUser, copyToUser, readUserString } from './uaccess';
+import { FdEntry, O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_EXCL, O_NONBLOCK, O_RDONLY, O_TRUNC, O_WRONLY, OpenFile, Pipe } from './files';
+import { E, RESTART, SyscallCtx, SyscallHandler, SyscallResult, i32, neg } from './results';
+import { deliverSignal } from './procSyscalls';
+import { SIGPIPE } from './signals';
+
+
+export const AT_FDCWD = -100, AT_SYMLINK_NOFOLLOW = 0x100, AT_REMOVEDIR = 0x200, AT_EMPTY_PATH = 0x1000;
+const IO_MAX = 1 << 24;
+const PIPE_BUF = 4096;
+const F_DUPFD = 0, F_GETFD = 1, F_SETFD = 2, F_GETFL = 3, F_SETFL = 4, F_DUPFD_CLOEXEC = 1030, FD_CLOEXEC = 1;
+const TCGETS = 0x5401, TIOCGWINSZ = 0x5413, TIOCGPGRP = 0x540f;
+const SEEK_SET = 0, SEEK_CUR = 1, SEEK_END = 2;
+
+type Resolved = { ok: true; inode: Inode } | { ok: false; errno: number };
+
+/** The directory a relative path starts from: the cwd (AT_FDCWD) or an open directory. */
+function startDir(c: SyscallCtx, dirfd: number): Inode | number {
+  if (dirfd === AT_FDCWD) return c.proc.cwd;
+  const e = c.proc.fds.get(dirfd);
+  if (!e) return Errno.EBADF;
+  if (!e.file.inode?.isDir) return Errno.ENOTDIR;
+  return e.file.inode;
+}
+
+/** /proc/self/exe (and /proc/<own pid>/exe): the process's executable. */
+function procExe(c: SyscallCtx, path: string): boolean {
+  return path === '/proc/self/exe' || path === `/proc/${c.proc.pid}/exe`;
+}
+
+function resolve(c: SyscallCtx, dirfd: number, path: string, follow = true): Resolved {
+  if (procExe(c, path)) {
+    if (!follow) return { ok: false, errno: Errno.EINVAL };
+    return c.proc.exe ? { ok: true, inode: c.proc.exe } : { ok: false, errno: Errno.ENOENT };
+  }
+  const start = path.startsWith('/') ? c.proc.cwd : startDir(c, dirfd);
+  if (typeof start === 'number') return { ok: false, errno: start };
+  return c.proc.kernel.fs.lookup(path, start, follow);
+}
+
+function parentOf(c: SyscallCtx, dirfd: number, path: string): { ok: true; dir: Inode; name: string } | { ok: false; errno: number } {
+  const start = path.startsWith('/') ? c.proc.cwd : startDir(c, dirfd);
+  if (typeof start === 'number') return { ok: false, errno: start };
+  return c.proc.kernel.fs.parentOf(path, start);
+}
+
+
+function userPath(c: SyscallCtx, p: bigint): string | number {
+  const s = readUserString(c.proc.mm, p, 4096);
+  if (s === null) return Errno.EFAULT;
+  if (s === '') return Errno.ENOENT;
+  return s;
+}
+
+function fdEntry(c: SyscallCtx, fd: bigint): FdEntry | undefined { return c.proc.fds.get(i32(fd)); }
+
+function openInode(c: SyscallCtx, dirfd: number, path: string, flags: number, mode: number): bigint {
+  const fs = c.proc.kernel.fs;
+  const oflags = c.proc.kernel.arch.kernel.user.openFlags;
+  let r = resolve(c, dirfd, path, (flags & oflags.nofollow) === 0);
+  if (r.ok && (flags & O_CREAT) && (flags & O_EXCL)) return E('EEXIST');
+  if (!r.ok && r.errno === Errno.ENOENT && (flags & O_CREAT)) {
+    const p = parentOf(c, dirfd, path);
+    if (!p.ok) return neg(p.errno);
+    if (p.dir.children!.has(p.name)) {
+      const existing = p.dir.children!.get(p.name)!;
+      if (existing.isLink) return E('EEXIST'); // a dangling symlink with O_CREAT|O_NOFOLLOW-like: keep it simple
+    }
+    const f = fs.newInode(S_IFREG | (mode & 0o7777 & ~c.proc.umask));
+    fs.link(p.dir, p.name, f);
+    r = { ok: true, inode: f };
+  }
+  if (!r.ok) return neg(r.errno);
+  const inode = r.inode;
+  if (inode.isLink) return E('ELOOP');
+  if ((flags & oflags.directory) && !inode.isDir) return E('ENOTDIR');
+  const acc = flags & O_ACCMODE;
+  if (inode.isDir && acc !== O_RDONLY) return E('EISDIR');
+  if ((flags & O_TRUNC) && inode.isReg && acc !== O_RDONLY) inode.truncate(0, fs.now());
+  const file = new OpenFile('inode', flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC), inode);
+  const fd = c.proc.fds.install(file, (flags & O_CLOEXEC) !== 0);
+  return fd === null ? E('EMFILE') : BigInt(fd);
+}
+
+/** read(2) from a description at its position (or at `at` for pread); RESTART when a pipe must wait. */
+function readFile(c: SyscallCtx, f: OpenFile, len: number, at?: number): Uint8Array | bigint | typeof RESTART {
+  if (!f.readable) return E('EBADF');
+  if (f.pipe) {
+    const p = f.pipe;
+    if (p.len > 0) { const out = p.read(len); p.wakeWaiters(); return out; }
+    if (p.writers === 0) return new Uint8Array(0);
+    if (f.flags & O_NONBLOCK) return E('EAGAIN');
+    p.waiting.add(c.task);
+    return RESTART;
+  }
+  const dev = f.chr;
+  if (dev) { const r = dev.read(len); return typeof r === 'number' ? neg(-r) : r; }
+  const inode = f.inode!;
+  if (inode.isDir) return E('EISDIR');
+  const pos = at ?? f.pos;
+  const out = inode.read(pos, len);
+  if (at === undefined) f.pos += out.length;
+  return out;
+}
+
+function writeFile(c: SyscallCtx, f: OpenFile, bytes: Uint8Array, at?: number): bigint | typeof RESTART {
+  if (!f.writable) return E('EBADF');
+  if (f.pipe) {
+    const p = f.pipe;
+    if (p.readers === 0) { deliverSignal(c.proc.kernel, c.proc, SIGPIPE); return E('EPIPE'); }
+    if (bytes.length === 0) return 0n;
+    // writes of at most PIPE_BUF bytes are atomic: all or wait
+    if (p.space === 0 || (bytes.length <= PIPE_BUF && p.space < bytes.length)) {
+      if (f.flags & O_NONBLOCK) return E('EAGAIN');
+      p.waiting.add(c.task);
+      return RESTART;
+    }
+    const n = p.write(bytes);
+    p.wakeWaiters();
+    return BigInt(n);
+  }
+  const dev = f.chr;
+  if (dev) { const r = dev.write(bytes); return BigInt(r); }
+  const inode = f.inode!;
+  const fs = inode.fs;
+  const pos = at ?? ((f.flags & O_APPEND) ? inode.size : f.pos);
+  inode.write(pos, bytes, fs.now());
+  if (at === undefined) f.pos = pos + bytes.length;
+  return BigInt(bytes.length);
+}
+
+const restartOr = (r: bigint | typeof RESTART): SyscallResult => r;
+
+/** The iovec array of readv/writev: (base, len) pairs. */
+function iovecs(c: SyscallCtx, iov: bigint, cnt: bigint): [bigint, number][] | bigint {
+  const n = i32(cnt);
+  if (n < 0 || n > 1024) return E('EINVAL');
+  const vec = copyFromUser(c.proc.mm, iov, n * 16);
+  if (!vec) return E('EFAULT');
+  const dv = new DataView(vec.buffer, vec.byteOffset, vec.byteLength);
+  const out: [bigint, number][] = [];
+  for (let i = 0; i < n; i++) {
+    const len = dv.getBigUint64(i * 16 + 8, true);
+    if (len > BigInt(IO_MAX)) return E('EINVAL');
+    out.push([dv.getBigUint64(i * 16, true), Number(len)]);
+  }
+  return out;
+}
+
+function doRead(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint, at?: number): SyscallResult {
+  const e = fdEntry(c, fd);
+  if (!e) return E('EBADF');
+  const u = BigInt.asUintN(64, count);
+  const n = u > BigInt(IO_MAX) ? IO_MAX : Number(u);
+  const r = readFile(c, e.file, n, at);
+  if (r === RESTART) return RESTART;
+  if (typeof r === 'bigint') return r;
+  if (r.length && !copyToUser(c.proc.mm, buf, r)) return E('EFAULT');
+  return BigInt(r.length);
+}
+
+function doWrite(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint, at?: number): SyscallResult {
+  const e = fdEntry(c, fd);
+  if (!e) return E('EBADF');
+  const u = BigInt.asUintN(64, count);
+  const n = u > BigInt(IO_MAX) ? IO_MAX : Number(u);
+  const bytes = n === 0 ? new Uint8Array(0) : copyFromUser(c.proc.mm, buf, n);
+  if (!bytes) return E('EFAULT');
+  return restartOr(writeFile(c, e.file, bytes, at));
+}
+
+/** struct stat as this arch lays it out (x86_64's own, or asm-generic's for arm64 / riscv). */
+function statBytes(c: SyscallCtx, i: Inode): Uint8Array {
+  const layout = c.proc.kernel.arch.kernel.user.stat;
+  const size = i.isReg ? i.size : i.isLink ? i.size : i.isDir ? 4096 : 0;
+  const blocks = BigInt(Math.ceil(size / 512));
+  const sec = i.mtimeNs / 1_000_000_000n, nsec = i.mtimeNs % 1_000_000_000n;
+  const csec = i.ctimeNs / 1_000_000_000n, cnsec = i.ctimeNs % 1_000_000_000n;
+  const nlink = BigInt(i.isDir ? 2 + [...i.children!.values()].filter(x => x.isDir).length : i.nlink);
+  const b = new Uint8Array(layout === 'x86_64' ? 144 : 128);
+  const dv = new DataView(b.buffer);
+  const dev = 0x800n; // one filesystem: device 8:0... numbered as a tmpfs would be (0:x); kept constant
+  if (layout === 'x86_64') {
+    dv.setBigUint64(0, dev, true); dv.setBigUint64(8, i.ino, true); dv.setBigUint64(16, nlink, true);
+    dv.setUint32(24, i.mode, true); dv.setUint32(28, i.uid, true); dv.setUint32(32, i.gid, true);
+    dv.setBigUint64(40, BigInt(i.rdev), true); dv.setBigInt64(48, BigInt(size), true); dv.setBigInt64(56, 4096n, true);
+    dv.setBigInt64(64, blocks, true);
+    dv.setBigInt64(72, sec, true); dv.setBigInt64(80, nsec, true);
+    dv.setBigInt64(88, sec, true); dv.setBigInt64(96, nsec, true);
+    dv.setBigInt64(104, csec, true); dv.setBigInt64(112, cnsec, true);
+  } else {
+    dv.setBigUint64(0, dev, true); dv.setBigUint64(8, i.ino, true); dv.setUint32(16, i.mode, true);
+    dv.setUint32(20, Number(nlink), true); dv.setUint32(24, i.uid, true); dv.setUint32(28, i.gid, true);
+    dv.setBigUint64(32, BigInt(i.rdev), true); dv.setBigInt64(48, BigInt(size), true); dv.setInt32(56, 4096, true);
+    dv.setBigInt64(64, blocks, true);
+    dv.setBigInt64(72, sec, true); dv.setBigInt64(80, nsec, true);
+    dv.setBigInt64(88, sec, true); dv.setBigInt64(96, nsec, true);
+    dv.setBigInt64(104, csec, true); dv.setBigInt64(112, cnsec, true);
+  }
+  return b;
+}
+
+function statxBytes(i: Inode): Uint8Array {
+  const b = new Uint8Array(256);
+  const dv = new DataView(b.buffer);
+  const size = i.isReg || i.isLink ? i.size : i.isDir ? 4096 : 0;
+  dv.setUint32(0, 0x7ff, true); // STATX_BASIC_STATS
+  dv.setUint32(4, 4096, true);
+  dv.setUint32(16, i.isDir ? 2 + [...i.children!.values()].filter(x => x.isDir).length : i.nlink, true);
+  dv.setUint32(20, i.uid, true); dv.setUint32(24, i.gid, true); dv.setUint16(28, i.mode, true);
+  dv.setBigUint64(32, i.ino, true); dv.setBigUint64(40, BigInt(size), true); dv.setBigUint64(48, BigInt(Math.ceil(size / 512)), true);
+  const ts = (off: number, ns: bigint): void => { dv.setBigInt64(off, ns / 1_000_000_000n, true); dv.setUint32(off + 8, Number(ns % 1_000_000_000n), true); };
+  ts(0x40, i.mtimeNs); ts(0x50, i.ctimeNs); ts(0x60, i.ctimeNs); ts(0x70, i.mtimeNs);
+  dv.setUint32(0x80, i.rdev >> 8, true); dv.setUint32(0x84, i.rdev & 0xff, true);
+  dv.setUint32(0x88, 8, true); dv.setUint32(0x8c, 0, true);
+  return b;
+}
+
+function statAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, buf: bigint, flags: number, x = false): bigint {
+  let inode: Inode;
+  const path = readUserString(c.proc.mm, pathPtr, 4096);
+  if (path === null) return E('EFAULT');
+  if (path === '' && (flags & AT_EMPTY_PATH)) {
+    if (dirfd === AT_FDCWD) inode = c.proc.cwd;
+    else { const e = c.proc.fds.get(dirfd); if (!e) return E('EBADF'); if (!e.file.inode) return fstatPipe(c, buf, x); inode = e.file.inode; }
+  } else {
+    if (path === '') return E('ENOENT');
+    const r = resolve(c, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW) === 0);
+    if (!r.ok) return neg(r.errno);
+    inode = r.inode;
+  }
+  return copyToUser(c.proc.mm, buf, x ? statxBytes(inode) : statBytes(c, inode)) ? 0n : E('EFAULT');
+}
+
+/** fstat of a pipe or a host stream: a FIFO / character device with no inode in the tree */
+function fstatPipe(c: SyscallCtx, buf: bigint, x: boolean, dev?: boolean): bigint {
+  const fake = c.proc.kernel.fs.newInode(dev ? 0o020620 : 0o010600);
+  if (dev) fake.rdev = (136 << 8);
+  return copyToUser(c.proc.mm, buf, x ? statxBytes(fake) : statBytes(c, fake)) ? 0n : E('EFAULT');
+}
+
+function fstat(c: SyscallCtx, fd: bigint, buf: bigint): bigint {
+  const e = fdEntry(c, fd);
+  if (!e) return E('EBADF');
+  if (!e.file.inode) return fstatPipe(c, buf, false, e.file.device !== null);
+  return copyToUser(c.proc.mm, buf, statBytes(c, e.file.inode)) ? 0n : E('EFAULT');
+}
+
+const DT = (i: Inode): number => ((i.mode & S_IFMT) >> 12);
+
+function getdents64(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint): bigint {
+  const e = fdEntry(c, fd);
+  if (!e) return E('EBADF');
+  const dir = e.file.inode;
+  if (!dir?.isDir) return E('ENOTDIR');
+  const entries: [string, Inode][] = [['.', dir], ['..', dir.parent ?? dir], ...dir.children!];
+  const max = Math.min(Number(BigInt.asUintN(64, count) & 0xffffffn), IO_MAX);
+  const out = new Uint8Array(max);
+  const dv = new DataView(out.buffer);
+  let at = 0;
+  const enc = new TextEncoder();
+  while (e.file.dirPos < entries.length) {
+    const [name, ino] = entries[e.file.dirPos];
+    const nb = enc.encode(name);
+    const reclen = (19 + nb.length + 1 + 7) & ~7;
+    if (at + reclen > max) {
+      if (at === 0) return E('EINVAL');
+      break;
+    }
+    dv.setBigUint64(at, ino.ino, true);
+    dv.setBigInt64(at + 8, BigInt(e.file.dirPos + 1), true);
+    dv.setUint16(at + 16, reclen, true);
+    out[at + 18] = DT(ino);
+    out.set(nb, at + 19);
+    at += reclen;
+    e.file.dirPos++;
+  }
+  return copyToUser(c.proc.mm, buf, out.subarray(0, at)) ? BigInt(at) : E('EFAULT');
+}
+
+function pipe2(c: SyscallCtx, fdsPtr: bigint, flags: number): bigint {
+  const k = c.proc.kernel;
+  const p = new Pipe(t => k.sched.wake(t));
+  const nb = flags & O_NONBLOCK;
+  const r = new OpenFile('pipe-r', O_RDONLY | nb, null, p);
+  const w = new OpenFile('pipe-w', O_WRONLY | nb, null, p);
+  const cloexec = (flags & O_CLOEXEC) !== 0;
+  const rfd = c.proc.fds.install(r, cloexec);
+  if (rfd === null) return E('EMFILE');
+  const wfd = c.proc.fds.install(w, cloexec);
+  if (wfd === null) { c.proc.fds.close(rfd); return E('EMFILE'); }
+  if (!copyToUser(c.proc.mm, fdsPtr, Uint8Array.from([...u32(rfd), ...u32(wfd)]))) {
+    c.proc.fds.close(rfd); c.proc.fds.close(wfd);
+    return E('EFAULT');
+  }
+  return 0n;
+}
+
+const u32 = (v: number): number[] => [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >>> 24) & 0xff];
+
+function dup3(c: SyscallCtx, oldfd: number, newfd: number, flags: number): bigint {
+  const e = c.proc.fds.get(oldfd);
+  if (!e) return E('EBADF');
+  if (newfd < 0 || newfd >= 1024) return E('EBADF');
+  if (oldfd === newfd) return E('EINVAL');
+  c.proc.fds.set(newfd, e.file, (flags & O_CLOEXEC) !== 0);
+  return BigInt(newfd);
+}
+
+function ioctl(c: SyscallCtx, fd: bigint, req: bigint, arg: bigint): bigint {
+  const e = fdEntry(c, fd);
+  if (!e) return E('EBADF');
+  const dev = e.file.chr;
+  const r = Number(BigInt.asUintN(32, req));
+  if (!dev?.tty) return E('ENOTTY');
+  if (r === TCGETS) {
+    const t = new Uint8Array(36);
+    const dv = new DataView(t.buffer);
+    dv.setUint32(0, 0x500, true); dv.setUint32(4, 0x5, true); dv.setUint32(8, 0xbf, true); dv.setUint32(12, 0x8a3b, true);
+    return copyToUser(c.proc.mm, arg, t) ? 0n : E('EFAULT');
+  }
+  if (r === TIOCGWINSZ) return copyToUser(c.proc.mm, arg, Uint8Array.from([24, 0, 80, 0, 0, 0, 0, 0])) ? 0n : E('EFAULT');
+  if (r === TIOCGPGRP) return copyToUser(c.proc.mm, arg, Uint8Array.from(u32(c.proc.pid))) ? 0n : E('EFAULT');
+  return E('ENOTTY');
+}
+
+function mkdirAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, mode: number): bigint {
+  const path = userPath(c, pathPtr);
+  if (typeof path === 'number') return neg(path);
+  const p = parentOf(c, dirfd, path);
+  if (!p.ok) return neg(p.errno);
+  if (p.dir.children!.has(p.name) || p.name === '.' || p.name === '..') return E('EEXIST');
+  const fs = c.proc.kernel.fs;
+  const d = fs.newInode(S_IFDIR | (mode & 0o7777 & ~c.proc.umask));
+  d.nlink = 2;
+  fs.link(p.dir, p.name, d);
+  return 0n;
+}
+
+function unlinkAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, flags: number): bigint {
+  const path = userPath(c, pathPtr);
+  if (typeof path === 'number') return neg(path);
+  const p = parentOf(c, dirfd, path);
+  if (!p.ok) return neg(p.errno);
+  if (p.name === '.' ) return E('EINVAL');
+  if (p.name === '..') return E('ENOTEMPTY');
+  const victim = p.dir.children!.get(p.name);
+  if (!victim) return E('ENOENT');
+  if (flags & AT_REMOVEDIR) {
+    if (!victim.isDir) return E('ENOTDIR');
+    if (victim.children!.size) return E('ENOTEMPTY');
+    if (victim === c.proc.kernel.fs.root) return E('EBUSY');
+    p.dir.nlink--;
+  } else if (victim.isDir) return E('EISDIR');
+  p.dir.children!.delete(p.name);
+  victim.nlink--;
+  p.dir.mtimeNs = p.dir.ctimeNs = c.proc.kernel.fs.now();
+  return 0n;
+}
+
+function renameAt(c: SyscallCtx, olddirfd: number, oldPtr: bigint, newdirfd: number, newPtr: bigint, flags: number): bigint {
+  const op = userPath(c, oldPtr), np = userPath(c, newPtr);
+  if (typeof op === 'number') return neg(op);
+  if (typeof np === 'number') return neg(np);
+  const a = parentOf(c, olddirfd, op), b = parentOf(c, newdirfd, np);
+  if (!a.ok) return neg(a.errno);
+  if (!b.ok) return neg(b.errno);
+  const src = a.dir.children!.get(a.name);
+  if (!src) return E('ENOENT');
+  const dst = b.dir.children!.get(b.name);
+  if (dst === src) return 0n;
+  if (dst && (flags & 1)) return E('EEXIST');
+  if (src.isDir) {
+    // no directory into itself
+    for (let d: Inode | undefined = b.dir; d; d = d.parent === d ? undefined : d.parent) if (d === src) return E('EINVAL');
+    if (dst && !dst.isDir) return E('ENOTDIR');
+    if (dst && dst.children!.size) return E('ENOTEMPTY');
+  } else if (dst?.isDir) return E('EISDIR');
+  const fs = c.proc.kernel.fs;
+  if (dst) { b.dir.children!.delete(b.name); dst.nlink--; if (dst.isDir) b.dir.nlink--; }
+  a.dir.children!.delete(a.name);
+  if (src.isDir) a.dir.nlink--;
+  fs.link(b.dir, b.name, src);
+  return 0n;
+}
+
+function readlinkAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, buf: bigint, size: bigint): bigint {
+  const path = userPath(c, pathPtr);
+  if (typeof path === 'number') return neg(path);
+  const n = i32(size);
+  if (n <= 0) return E('EINVAL');
+  let target: string;
+  if (procExe(c, path)) target = c.proc.exePath;
+  else {
+    const r = resolve(c, dirfd, path, false);
+    if (!r.ok) return neg(r.errno);
+    if (!r.inode.isLink) return E('EINVAL');
+    target = r.inode.target!;
+  }
+  const b = new TextEncoder().encode(target).subarray(0, n);
+  return copyToUser(c.proc.mm, buf, b) ? BigInt(b.length) : E('EFAULT');
+}
+
+function symlinkAt(c: SyscallCtx, targetPtr: bigint, dirfd: number, pathPtr: bigint): bigint {
+  const target = readUserString(c.proc.mm, targetPtr, 4096);
+  if (target === null) return E('EFAULT');
+  const path = userPath(c, pathPtr);
+  if (typeof path === 'number') return neg(path);
+  const p = parentOf(c, dirfd, path);
+  if (!p.ok) return neg(p.errno);
+  if (p.dir.children!.has(p.name)) return E('EEXIST');
+  const fs = c.proc.kernel.fs;
+  const l = fs.newInode(0o120777);
+  l.target = target;
+  l.size = new TextEncoder().encode(target).length;
+  fs.link(p.dir, p.name, l);
+  return 0n;
+}
+
+function linkAt(c: SyscallCtx, olddirfd: number, oldPtr: bigint, newdirfd: number, newPtr: bigint, flags: number): bigint {
+  const op = userPath(c, oldPtr), np = userPath(c, newPtr);
+  if (typeof op === 'number') return neg(op);
+  if (typeof np === 'number') return neg(np);
+  const r = resolve(c, olddirfd, op, (flags & 0x400) !== 0);
+  if (!r.ok) return neg(r.errno);
+  if (r.inode.isDir) return E('EPERM');
+  const p = parentOf(c, newdirfd, np);
+  if (!p.ok) return neg(p.errno);
+  if (p.dir.children!.has(p.name)) return E('EEXIST');
+  p.dir.children!.set(p.name, r.inode);
+  r.inode.nlink++;
+  return 0n;
+}
+
+function accessAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, mode: number, flags = 0): bigint {
+  const path = userPath(c, pathPtr);
+  if (typeof path === 'number') return neg(path);
+  const r = resolve(c, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW) === 0);
+  if (!r.ok) return neg(r.errno);
+  // root: read and write always; execute when some x bit is set (or a directory)
+  if ((mode & 1) && !r.inode.isDir && (r.inode.mode & 0o111) === 0) return E('EACCES');
+  return 0n;
+}
+
+function chdirTo(c: SyscallCtx, i: Inode): bigint {
+  if (!i.isDir) return E('ENOTDIR');
+  c.proc.cwd = i;
+  return 0n;
+}
+
+function truncate(c: SyscallCtx, i: Inode, len: bigint): bigint {
+  if (i.isDir) return E('EISDIR');
+  if (!i.isReg) return E('EINVAL');
+  const n = BigInt.asIntN(64, len);
+  if (n < 0n) return E('EINVAL');
+  if (n > BigInt(1 << 30)) return E('EFBIG');
+  i.truncate(Number(n), i.fs.now());
+  return 0n;
+}
+
+function chmodInode(i: Inode, mode: number): bigint {
+  i.mode = (i.mode & S_IFMT) | (mode & 0o7777);
+  i.ctimeNs = i.fs.now();
+  return 0n;
+}
+
+function pathArg<T>(c: SyscallCtx, p: bigint, f: (path: string) => T): T | bigint {
+  const s = userPath(c, p);
+  return typeof s === 'number' ? neg(s) : f(s);
+}
+
+export const FILE_SYSCALLS = {
+  read: (c, [fd, buf, count]) => doRead(c, fd, buf, count),
+  write: (c, [fd, buf, count]) => doWrite(c, fd, buf, count),
+  pread64: (c, [fd, buf, count, off]) => (BigInt.asIntN(64, off) < 0n ? E('EINVAL') : doRead(c, fd, buf, count, Number(off))),
+  pwrite64: (c, [fd, buf, count, off]) => (BigInt.asIntN(64, off) < 0n ? E('EINVAL') : doWrite(c, fd, buf, count, Number(off))),
+  readv: (c, [fd, iov, cnt]) => {
+    const v = iovecs(c, iov, cnt);
+    if (typeof v === 'bigint') return v;
+    let total = 0n;
+    for (const [base, len] of v) {
+      if (len === 0) continue;
+      const r = doRead(c, fd, base, BigInt(len));
+      if (typeof r !== 'bigint') return total > 0n ? total : r;
+      if (r < 0n) return total > 0n ? total : r;
+      total += r;
+      if (r < BigInt(len)) break;
+    }
+    return total;
+  },
+  writev: (c, [fd, iov, cnt]) => {
+    const v = iovecs(c, iov, cnt);
+    if (typeof v === 'bigint') return v;
+    let total = 0n;
+    for (const [base, len] of v) {
+      if (len === 0) continue;
+      const r = doWrite(c, fd, base, BigInt(len));
+      if (typeof r !== 'bigint') return total > 0n ? total : r;
+      if (r < 0n) return total > 0n ? total : r;
+      total += r;
+      if (r < BigInt(len)) break;
+    }
+    return total;
+  },
+  open: (c, [p, flags, mode]) => pathArg(c, p, path => openInode(c, AT_FDCWD, path, i32(flags), i32(mode))),
+  creat: (c, [p, mode]) => pathArg(c, p, path => openInode(c, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, i32(mode))),
+  openat: (c, [dirfd, p, flags, mode]) => pathArg(c, p, path => openInode(c, i32(dirfd), path, i32(flags), i32(mode))),
+  close: (c, [fd]) => (c.proc.fds.close(i32(fd)) ? 0n : E('EBADF')),
+  lseek: (c, [fd, off, whence]) => {
+    const e = fdEntry(c, fd);
+    if (!e) return E('EBADF');
+    const f = e.file;
+    if (f.pipe || f.chr) return f.chr && !f.pipe ? 0n : E('ESPIPE');
+    const o = BigInt.asIntN(64, off);
+    let base: bigint;
+    switch (i32(whence)) {
+      case SEEK_SET: base = 0n; break;
+      case SEEK_CUR: base = BigInt(f.pos); break;
+      case SEEK_END: base = BigInt(f.inode!.isReg ? f.inode!.size : 0); break;
+      default: return E('EINVAL');
+    }
+    const n = base + o;
+    if (n < 0n) return E('EINVAL');
+    if (f.inode?.isDir) { f.dirPos = Number(n); f.pos = Number(n); return n; }
+    f.pos = Number(n);
+    return n;
+  },
+  fstat: (c, [fd, buf]) => fstat(c, fd, buf),
+  stat: (c, [p, buf]) => statAt(c, AT_FDCWD, p, buf, 0),
+  lstat: (c, [p, buf]) => statAt(c, AT_FDCWD, p, buf, AT_SYMLINK_NOFOLLOW),
+  newfstatat: (c, [dirfd, p, buf, flags]) => statAt(c, i32(dirfd), p, buf, i32(flags)),
+  statx: (c, [dirfd, p, flags, , buf]) => statAt(c, i32(dirfd), p, buf, i32(flags), true),
+  getdents64: (c, [fd, buf, count]) => getdents64(c, fd, buf, count),
+  fcntl: (c, [fd, cmd, arg]) => {
+    const e = fdEntry(c, fd);
+    if (!e) return E('EBADF');
+    switch (i32(cmd)) {
+      case F_DUPFD: case F_DUPFD_CLOEXEC: {
+        const min = i32(arg);
+        if (min < 0 || min >= 1024) return E('EINVAL');
+        const n = c.proc.fds.install(e.file, i32(cmd) === F_DUPFD_CLOEXEC, min);
+        return n === null ? E('EMFILE') : BigInt(n);
+      }
+      case F_GETFD: return e.cloexec ? BigInt(FD_CLOEXEC) : 0n;
+      case F_SETFD: e.cloexec = (i32(arg) & FD_CLOEXEC) !== 0; return 0n;
+      case F_GETFL: return BigInt(e.file.flags);
+      case F_SETFL: e.file.flags = (e.file.flags & O_ACCMODE) | (i32(arg) & (O_APPEND | O_NONBLOCK)); return 0n;
+      default: return E('EINVAL');
+    }
+  },
+  dup: (c, [fd]) => {
+    const e = fdEntry(c, fd);
+    if (!e) return E('EBADF');
+    const n = c.proc.fds.install(e.file, false);
+    return n === null ? E('EMFILE') : BigInt(n);
+  },
+  dup2: (c, [oldfd, newfd]) => {
+    if (i32(oldfd) === i32(newfd)) return c.proc.fds.get(i32(oldfd)) ? BigInt(i32(newfd)) : E('EBADF');
+    return dup3(c, i32(oldfd), i32(newfd), 0);
+  },
+  dup3: (c, [oldfd, newfd, flags]) => dup3(c, i32(oldfd), i32(newfd), i32(flags)),
+  pipe: (c, [fds]) => pipe2(c, fds, 0),
+  pipe2: (c, [fds, flags]) => pipe2(c, fds, i32(flags)),
+  ioctl: (c, [fd, req, arg]) => ioctl(c, fd, req, arg),
+  getcwd: (c, [buf, size]) => {
+    const path = c.proc.kernel.fs.pathOf(c.proc.cwd);
+    const b = new TextEncoder().encode(path + '\0');
+    if (BigInt(b.length) > BigInt.asUintN(64, size)) return E('ERANGE');
+    return copyToUser(c.proc.mm, buf, b) ? BigInt(b.length) : E('EFAULT');
+  },
+  chdir: (c, [p]) => pathArg(c, p, path => { const r = resolve(c, AT_FDCWD, path); return r.ok ? chdirTo(c, r.inode) : neg(r.errno); }),
+  fchdir: (c, [fd]) => { const e = fdEntry(c, fd); return !e ? E('EBADF') : e.file.inode ? chdirTo(c, e.file.inode) : E('ENOTDIR'); },
+  mkdir: (c, [p, mode]) => mkdirAt(c, AT_FDCWD, p, i32(mode)),
+  mkdirat: (c, [dirfd, p, mode]) => mkdirAt(c, i32(dirfd), p, i32(mode)),
+  rmdir: (c, [p]) => unlinkAt(c, AT_FDCWD, p, AT_REMOVEDIR),
+  unlink: (c, [p]) => unlinkAt(c, AT_FDCWD, p, 0),
+  unlinkat: (c, [dirfd, p, flags]) => unlinkAt(c, i32(dirfd), p, i32(flags)),
+  rename: (c, [a, b]) => renameAt(c, AT_FDCWD, a, AT_FDCWD, b, 0),
+  renameat: (c, [ad, a, bd, b]) => renameAt(c, i32(ad), a, i32(bd), b, 0),
+  renameat2: (c, [ad, a, bd, b, flags]) => renameAt(c, i32(ad), a, i32(bd), b, i32(flags)),
+  readlink: (c, [p, buf, size]) => readlinkAt(c, AT_FDCWD, p, buf, size),
+  readlinkat: (c, [dirfd, p, buf, size]) => readlinkAt(c, i32(dirfd), p, buf, size),
+  symlink: (c, [t, p]) => symlinkAt(c, t, AT_FDCWD, p),
+  symlinkat: (c, [t, dirfd, p]) => symlinkAt(c, t, i32(dirfd), p),
+  link: (c, [a, b]) => linkAt(c, AT_FDCWD, a, AT_FDCWD, b, 0),
+  linkat: (c, [ad, a, bd, b, flags]) => linkAt(c, i32(ad), a, i32(bd), b, i32(flags)),
+  access: (c, [p, mode]) => accessAt(c, AT_FDCWD, p, i32(mode)),
+  faccessat: (c, [dirfd, p, mode]) => accessAt(c, i32(dirfd), p, i32(mode)),
+  faccessat2: (c, [dirfd, p, mode, flags]) => accessAt(c, i32(dirfd), p, i32(mode), i32(flags)),
+  umask: (c, [mask]) => { const old = c.proc.umask; c.proc.umask = i32(mask) & 0o777; return BigInt(old); },
+  ftruncate: (c, [fd, len]) => {
+    const e = fdEntry(c, fd);
+    if (!e) return E('EBADF');
+    if (!e.file.inode || !e.file.writable) return E('EINVAL');
+    return truncate(c, e.file.inode, len);
+  },
+  truncate: (c, [p, len]) => pathArg(c, p, path => { const r = resolve(c, AT_FDCWD, path); return r.ok ? truncate(c, r.inode, len) : neg(r.errno); }),
+  fsync: (c, [fd]) => (fdEntry(c, fd) ? 0n : E('EBADF')),
+  fdatasync: (c, [fd]) => (fdEntry(c, fd) ? 0n : E('EBADF')),
+  chmod: (c, [p, mode]) => pathArg(c, p, path => { const r = resolve(c, AT_FDCWD, path); return r.ok ? chmodInode(r.inode, i32(mode)) : neg(r.errno); }),
+  fchmod: (c, [fd, mode]) => { const e = fdEntry(c, fd); return !e ? E('EBADF') : e.file.inode ? chmodInode(e.file.inode, i32(mode)) : 0n; },
+  fchmodat: (c, [dirfd, p, mode]) => pathArg(c, p, path => { const r = resolve(c, i32(dirfd), path); return r.ok ? chmodInode(r.inode, i32(mode)) : neg(r.errno); }),
+  chown: (c, [p]) => pathArg(c, p, path => { const r = resolve(c, AT_FDCWD, path); return r.ok ? 0n : neg(r.errno); }),
+  lchown: (c, [p]) => pathArg(c, p, path => { const r = resolve(c, AT_FDCWD, path, false); return r.ok ? 0n : neg(r.errno); }),
+  fchown: (c, [fd]) => (fdEntry(c, fd) ? 0n : E('EBADF')),
+  fchownat: (c, [dirfd, p, , , flags]) => pathArg(c, p, path => { const r = resolve(c, i32(dirfd), path, (i32(flags) & AT_SYMLINK_NOFOLLOW) === 0); return r.ok ? 0n : neg(r.errno); }),
+} satisfies Partial<Record<SyscallName, SyscallHandler>>;
+
