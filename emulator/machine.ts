@@ -29,6 +29,9 @@ import { PrintkListener } from './kernel/printk';
 import { KTask } from './kernel/task';
 import { PrintkRecord, StopRequest } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
+import { RootfsError, populateFromCpio, populateFromHost } from './kernel/fs/populate';
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, resolve as resolvePath } from 'node:path';
 
 export interface MachineOptions {
   /** emulated CPUs (default 2; 1..64) */
@@ -47,6 +50,9 @@ export interface MachineOptions {
   kprobes?: KprobesEngineOptions | false;
   /** the probe manager's options (handler step budget) */
   probes?: ProbeManagerOptions;
+  /** what the emulated filesystem holds at boot: a host directory's tree (read lazily, never written) and initramfs archives */
+  rootfs?: string;
+  initramfs?: readonly string[];
 }
 
 export type ExitReason =
@@ -77,6 +83,39 @@ export type SliceResult =
 
 /** exit code of the `halted` outcome */
 export const HALTED_EXIT_CODE = 1;
+
+/** The machine's filesystem at boot: --rootfs's tree, then each initramfs over it (as Linux unpacks them in order). */
+function populateFs(k: Kernel, opts: MachineOptions): void {
+  if (opts.rootfs !== undefined) populateFromHost(k.fs, opts.rootfs);
+  for (const f of opts.initramfs ?? []) {
+    let bytes: Uint8Array;
+    try { bytes = readFileSync(f); } catch (e) {
+      throw new RootfsError(`initramfs ${f}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+    }
+    populateFromCpio(k.fs, bytes, f);
+  }
+}
+
+/**
+ * The program of a user-program machine as a file of its filesystem: at
+ * its path in the tree when the tree has it (a rootfs holding it), else
+ * added at its host path (read lazily), so /proc/self/exe, execve of
+ * itself and its text's (inode, offset) identity are real.
+ */
+function withProgramFile(k: Kernel, image: ElfImage, user: UserProgramOptions): UserProgramOptions {
+  const path = user.execPath ?? image.path;
+  const abs = isAbsolute(path) ? path : resolvePath(path);
+  let r = k.fs.lookup(abs, k.fs.root);
+  if (!r.ok) {
+    let size = 0;
+    try { size = statSync(image.path).size; } catch { return user; }
+    k.fs.writeFile(abs, { host: image.path, size }, 0o755);
+    r = k.fs.lookup(abs, k.fs.root);
+  }
+  if (!r.ok || !r.inode.isReg) return user;
+  const inode = r.inode;
+  return { ...user, exe: inode, execPath: path, file: inode.pages() };
+}
 
 /** Resolve the CPU table of an image (clear error when there is none). */
 export function archForImage(image: ElfImage): ArchOps {
@@ -111,14 +150,15 @@ export class Machine {
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
     this.probeOptions = opts.probes ?? {};
-    if (user) spawnUserProgram(this.kernel, image, user);
+    populateFs(this.kernel, opts);
+    if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user));
     else this.kernel.startKernel();
   }
 
   /** A machine running one static Linux user program as task 1 (exit status = machine exit code). */
   static forUserProgram(image: ElfImage, argv: readonly string[], io: UserIo,
-    opts: MachineOptions & { env?: readonly string[] } = {}): Machine {
-    return new Machine(image, { cpus: 1, ...opts }, { argv, env: opts.env, io });
+    opts: MachineOptions & { env?: readonly string[]; execPath?: string; cwd?: string } = {}): Machine {
+    return new Machine(image, { cpus: 1, ...opts }, { argv, env: opts.env, io, execPath: opts.execPath, cwd: opts.cwd });
   }
 
   /** The kprobes engine (started at boot); a clear error where there is none. */

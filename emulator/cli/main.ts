@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { nearestNames } from '../elf/nearNames';
 import { ImageError } from '../elf/types';
+import { RootfsError } from '../kernel/fs/populate';
 import { CliCommand, CliError, CliIo, CommandRegistry, processIo } from './io';
 import { commands } from './commands';
 
@@ -53,7 +54,7 @@ function unknownCommand(name: string, reg: CommandRegistry, noFile: boolean): Cl
 
 /** One line describing an error for the user; unexpected errors are marked internal. */
 export function errorLine(e: unknown): string {
-  if (e instanceof ImageError || e instanceof CliError) return oneLine(e.message);
+  if (e instanceof ImageError || e instanceof CliError || e instanceof RootfsError) return oneLine(e.message);
   // an unexpected error's message may carry a stack or a dump: its first line only
   const first = (s: string): string => s.trim().split('\n')[0].trim();
   if (e instanceof Error) return `internal error: ${first(e.message) || e.name}`;

@@ -3,6 +3,7 @@
  * plus the CPU factory, decoder / disassembler entry points, thread and
  * user-process entry set-up). The arm64 kprobes hooks are not ported yet.
  */
+import { a64SignalFrames } from './signal';
 import { aarch64KprobesHooks } from './kprobes';
 import { ArchOps, Cpu, DecodedInsn } from '../types';
 import { Memory } from '../../memory/memory';
@@ -55,6 +56,8 @@ export const aarch64: ArchOps = {
     c.setPstate(0);
     c.daif = 0;
   },
+
+  signalFrames: a64SignalFrames,
 
   initUser(cpu: Cpu, entry: bigint, sp: bigint): void {
     const c = asA64(cpu);

@@ -3,6 +3,7 @@
  * info.ts, plus the CPU factory, decoder / disassembler entry points, thread
  * and user-process entry set-up) and the kprobes arch hooks.
  */
+import { x86SignalFrames } from './signal';
 import { ArchOps, Cpu, DecodedInsn } from '../types';
 import type { ArchPort } from '../registry';
 import { Memory, MemoryFault } from '../../memory/memory';
@@ -84,6 +85,8 @@ export const x86_64: ArchOps = {
     c.setPc(entry);
     c.setRflags(0x2);
   },
+
+  signalFrames: x86SignalFrames,
 
   initUser(cpu: Cpu, entry: bigint, sp: bigint): void {
     const c = asX86(cpu);

@@ -3,6 +3,7 @@
  * program in the emulator (like qemu-user): its stdout/stderr bytes go to
  * ours, its exit status is our exit code (128+N when killed by signal N).
  */
+import { readFileSync } from 'node:fs';
 import { loadElf } from '../../elf';
 import { Machine } from '../../machine';
 import { CliError, CliIo, processIo, registerCommand } from '../io';
@@ -21,8 +22,14 @@ function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array):
   };
 }
 
+/** All of our stdin (the process's; empty for other CliIo's), read when the program first reads. */
+function readStdin(io: CliIo): Uint8Array {
+  if (io !== processIo) return new Uint8Array(0);
+  try { return new Uint8Array(readFileSync(0)); } catch { return new Uint8Array(0); }
+}
+
 registerCommand('exec', {
-  summary: 'run a static Linux user program (x86_64 ELF) like qemu-user: its output, its exit status',
+  summary: 'run a static Linux user program (x86_64 / aarch64 ELF) like qemu-user: its input, output and exit status',
   get usage() { return `${optionsSynopsis('exec')} PROG.elf [ARGS...]`; },
   get help() { return `PROG.elf and its ARGS: everything from the first non-option on.\n\n${optionsHelp('exec')}`; },
   async run(args: string[], io: CliIo): Promise<number> {
@@ -31,7 +38,11 @@ registerCommand('exec', {
     if (pos.length === 0) throw new CliError('exec: expected PROG.elf [ARGS...]');
     const [path, ...rest] = pos;
     const image = loadElf(path);
-    const m = Machine.forUserProgram(image, [path, ...rest], sinks(io), ctx.machine);
+    // as qemu-user: the program's stdin is ours, its working directory ours (unless it has a root filesystem)
+    const userIo = { ...sinks(io), stdin: () => readStdin(io), tty: io === processIo && process.stdout.isTTY === true };
+    const m = Machine.forUserProgram(image, [path, ...rest], userIo, {
+      ...ctx.machine, cwd: ctx.machine.rootfs === undefined ? process.cwd() : undefined,
+    });
     m.onPrintk(r => io.err(r.text + '\n'));
     const { exit, seconds } = await runMachine(m, ctx, io);
     const code = reportExit(path, exit, io);

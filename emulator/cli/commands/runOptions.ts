@@ -176,6 +176,16 @@ registerRunOption({
   apply: (v, ctx) => { ctx.machine.quantum = parseLimited('--quantum', v, 'quantum'); },
 });
 registerRunOption({
+  name: '--rootfs', arg: 'DIR',
+  help: 'the emulated filesystem starts as a copy of the host directory DIR (files read when first used; programs\' writes stay in the emulator, the host is never written)',
+  apply: (v, ctx) => { ctx.machine.rootfs = v; },
+});
+registerRunOption({
+  name: '--initramfs', arg: 'FILE', repeatable: true,
+  help: 'unpack a Linux initramfs (cpio newc, optionally gzip-compressed) into the emulated filesystem, after --rootfs',
+  apply: (v, ctx) => { ctx.machine.initramfs = [...(ctx.machine.initramfs ?? []), v]; },
+});
+registerRunOption({
   name: '--stats', help: 'at the end, print "instructions: N" (executed in all) and "seconds: S" (wall-clock time of the run) to stderr',
   apply: (_v, ctx) => { ctx.stats = true; },
 });

@@ -65,6 +65,8 @@ export interface UserProgramOptions {
   exe?: Inode;
   /** its path as the program sees it (AT_EXECFN, /proc/self/exe); default the image path */
   execPath?: string;
+  /** its working directory in the machine's filesystem (created when missing; default /) */
+  cwd?: string;
 }
 
 /** Deterministic AT_RANDOM bytes (a real kernel would use get_random_bytes). */
@@ -328,7 +330,7 @@ function loadProgram(k: Kernel, image: ElfImage, argv: readonly string[], env: r
 
 /** Registers as execve leaves them: all zero, then the entry point and stack. */
 function startRegisters(k: Kernel, cpu: Cpu, entry: bigint, sp: bigint): void {
-  k.arch.regs.forEach((r, i) => { if (i !== k.arch.abi.pcReg && r.group !== 'control') cpu.setReg(i, 0n); });
+  k.arch.regs.forEach((r, i) => { if (i !== k.arch.abi.pcReg && r.group === 'general') cpu.setReg(i, 0n); });
   k.arch.initUser(cpu, entry, sp);
 }
 
@@ -340,6 +342,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   const proc = new UserProcess(k, p.mm, image, opts.io, p.brkStart, p.mmapTop);
   proc.exe = opts.exe ?? null;
   proc.exePath = execPath;
+  if (opts.cwd) proc.cwd = k.fs.mkdirp(opts.cwd);
   const streams = hostStreams(opts.io);
   addStandardNodes(k.fs, streams.stdin);
   const consoleIn = new OpenFile('inode', O_RDONLY, null, null, streams.stdin);
