@@ -29,8 +29,8 @@ import { PrintkListener } from './kernel/printk';
 import { KTask } from './kernel/task';
 import { PrintkRecord, StopRequest } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
-import { RootfsError, populateFromCpio, populateFromHost } from './kernel/fs/populate';
-import { readFileSync, statSync } from 'node:fs';
+import { populateVfs } from './kernel/fs/populate';
+import { statSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 
 export interface MachineOptions {
@@ -83,18 +83,6 @@ export type SliceResult =
 
 /** exit code of the `halted` outcome */
 export const HALTED_EXIT_CODE = 1;
-
-/** The machine's filesystem at boot: --rootfs's tree, then each initramfs over it (as Linux unpacks them in order). */
-function populateFs(k: Kernel, opts: MachineOptions): void {
-  if (opts.rootfs !== undefined) populateFromHost(k.fs, opts.rootfs);
-  for (const f of opts.initramfs ?? []) {
-    let bytes: Uint8Array;
-    try { bytes = readFileSync(f); } catch (e) {
-      throw new RootfsError(`initramfs ${f}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
-    }
-    populateFromCpio(k.fs, bytes, f);
-  }
-}
 
 /**
  * The program of a user-program machine as a file of its filesystem: at
@@ -150,7 +138,7 @@ export class Machine {
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
     this.probeOptions = opts.probes ?? {};
-    populateFs(this.kernel, opts);
+    populateVfs(this.kernel.fs, opts);
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user));
     else this.kernel.startKernel();
   }

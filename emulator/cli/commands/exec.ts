@@ -5,6 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadElf } from '../../elf';
+import { parseElf } from '../../elf/elfFile';
+import type { ElfImage } from '../../elf/types';
+import { Vfs } from '../../kernel/fs/vfs';
+import { populateVfs } from '../../kernel/fs/populate';
+import type { MachineOptions } from '../../machine';
 import { Machine } from '../../machine';
 import { CliError, CliIo, processIo, registerCommand } from '../io';
 import { printStats, reportExit, runMachine } from './run';
@@ -22,6 +27,21 @@ function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array):
   };
 }
 
+/**
+ * The program: with --rootfs / --initramfs, an absolute path is looked up
+ * in that tree first (a rootfs's /bin/busybox); otherwise, or when the tree
+ * lacks it, the host file.
+ */
+function programImage(path: string, m: MachineOptions): ElfImage {
+  if ((m.rootfs !== undefined || m.initramfs?.length) && path.startsWith('/')) {
+    const fs = new Vfs();
+    populateVfs(fs, m);
+    const r = fs.lookup(path, fs.root);
+    if (r.ok && r.inode.isReg) return parseElf(Uint8Array.from(r.inode.data()), path);
+  }
+  return loadElf(path);
+}
+
 /** All of our stdin (the process's; empty for other CliIo's), read when the program first reads. */
 function readStdin(io: CliIo): Uint8Array {
   if (io !== processIo) return new Uint8Array(0);
@@ -37,7 +57,7 @@ registerCommand('exec', {
     const pos = parseRunArgs('exec', args, ctx, true);
     if (pos.length === 0) throw new CliError('exec: expected PROG.elf [ARGS...]');
     const [path, ...rest] = pos;
-    const image = loadElf(path);
+    const image = programImage(path, ctx.machine);
     // as qemu-user: the program's stdin is ours, its working directory ours (unless it has a root filesystem)
     const userIo = { ...sinks(io), stdin: () => readStdin(io), tty: io === processIo && process.stdout.isTTY === true };
     const m = Machine.forUserProgram(image, [path, ...rest], userIo, {

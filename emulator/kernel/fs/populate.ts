@@ -6,13 +6,25 @@
  * device nodes every system has (/dev/console, /dev/null, /dev/zero) and
  * /tmp. Bad input is one clear line naming the file and what is wrong.
  */
-import { lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { CharDevice, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Vfs } from './vfs';
 
 /** A problem with what the filesystem is populated from (the message says what and where). */
 export class RootfsError extends Error {}
+
+/** The tree a machine boots with: --rootfs's host directory, then each initramfs over it (as Linux unpacks them in order). */
+export function populateVfs(fs: Vfs, src: { rootfs?: string; initramfs?: readonly string[] }): void {
+  if (src.rootfs !== undefined) populateFromHost(fs, src.rootfs);
+  for (const f of src.initramfs ?? []) {
+    let bytes: Uint8Array;
+    try { bytes = readFileSync(f); } catch (e) {
+      throw new RootfsError(`initramfs ${f}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+    }
+    populateFromCpio(fs, bytes, f);
+  }
+}
 
 /** Copy a host directory tree in (symlinks as symlinks; other node types skipped). */
 export function populateFromHost(fs: Vfs, hostDir: string): void {

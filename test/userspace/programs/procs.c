@@ -207,6 +207,24 @@ static void signals(void)
 	sys4(NR_rt_sigprocmask, 1 /* SIG_UNBLOCK */, &set, &oldset, 8);
 	kv("unblocked: ran", got_usr1);
 	kv("old mask had it", oldset == set);
+	/* a signal while the parent reads a pipe, with SA_RESTART: the read goes on and sees the end */
+	struct ksigaction rs = { on_usr1, SA_RESTORER | 0x10000000 /* SA_RESTART */, restorer, 0 };
+	sys4(NR_rt_sigaction, SIGUSR1, &rs, 0, 8);
+	got_usr1 = 0;
+	int fds[2];
+	sys2(NR_pipe2, fds, 0);
+	long pid = forkp();
+	if (pid == 0) {
+		sys1(NR_close, fds[0]);
+		sys2(NR_kill, sys0(NR_getppid), SIGUSR1);
+		sys1(NR_exit_group, 0);
+	}
+	sys1(NR_close, fds[1]);
+	kv("read across a handler", sys3(NR_read, fds[0], buf, 1));
+	kv("handler ran during the read", got_usr1);
+	sys1(NR_close, fds[0]);
+	int st = 0;
+	sys4(NR_wait4, pid, &st, 0, 0);
 }
 
 static void exec_self(const char *self)
