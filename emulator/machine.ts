@@ -30,6 +30,8 @@ import { KTask } from './kernel/task';
 import { PrintkRecord, StopRequest } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
 import { populateVfs } from './kernel/fs/populate';
+import { installUserInit } from './kernel/user/init';
+import { INIT_PID } from './kernel/kernel';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 
@@ -53,6 +55,8 @@ export interface MachineOptions {
   /** what the emulated filesystem holds at boot: a host directory's tree (read lazily, never written) and initramfs archives */
   rootfs?: string;
   initramfs?: readonly string[];
+  /** user programs a kernel image starts with the user_init hypercall ("/bin/prog args", from the machine's filesystem) */
+  exec?: readonly string[];
 }
 
 export type ExitReason =
@@ -139,8 +143,11 @@ export class Machine {
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
     this.probeOptions = opts.probes ?? {};
     populateVfs(this.kernel.fs, opts);
-    if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user));
-    else this.kernel.startKernel();
+    if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
+    else {
+      installUserInit(this.kernel, opts.exec ?? []);
+      this.kernel.startKernel();
+    }
   }
 
   /** A machine running one static Linux user program as task 1 (exit status = machine exit code). */
@@ -287,8 +294,10 @@ export class Machine {
     const k = this.kernel;
     const clock = k.clock;
     if (!this.canRun(c)) { clock.used[c] = Math.max(clock.used[c], this.quantum); return 0; }
-    const task = k.sched.rq[c].current ?? k.sched.schedule(c);
-    if (!task) { clock.used[c] = this.quantum; return 0; }
+    // switching a task in may end it at once (a fatal signal pending for a user process): what is current after it runs
+    if (!k.sched.rq[c].current) k.sched.schedule(c);
+    const task = k.sched.rq[c].current;
+    if (!task) { if (!this.canRun(c)) clock.used[c] = this.quantum; return 0; }
     let slots = Math.min(this.quantum - clock.used[c], max);
     if (this.maxInstructions) slots = Math.min(slots, this.maxInstructions - this.totalInstructions);
     if (slots <= 0) slots = 1;

@@ -33,6 +33,8 @@ export const enum Hypercall {
   ThreadJoin = 10,
   /** nr_cpus() -> number of emulated CPUs */
   NrCpus = 11,
+  /** user_init(long wait) -> user programs started (the machine's `exec` list), or with wait the first one's exit status once all ended */
+  UserInit = 12,
 }
 
 /** Section an image fills with addresses of functions kprobes must refuse (Linux NOKPROBE_SYMBOL). */

@@ -55,4 +55,5 @@ export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number,
   [Hypercall.Jiffies, (k, cpu) => k.clock.jiffies(cpu.id)],
   [Hypercall.ThreadJoin, (k, cpu, [pid]) => k.joinThread(cpu.id, signed(pid))],
   [Hypercall.NrCpus, k => BigInt(k.cpus.length)],
+  [Hypercall.UserInit, (k, cpu, [wait]) => (k.userInit ? k.userInit(cpu, wait !== 0n) : 0n)],
 ]);

@@ -67,6 +67,8 @@ export class Kernel implements KernelApi {
   /** the loaded image's extent (kernel images only) */
   loaded: LoadedImage | null = null;
   userTrapHandler: UserTrapHandler | null = null;
+  /** the user_init hypercall (installed by the machine when it has user programs to start) */
+  userInit: ((cpu: Cpu, wait: boolean) => HypercallResult) | null = null;
   /** user processes by pid */
   readonly processes = new Map<number, UserProcess>();
   /** sysctl entries registered by the kernel's subsystems */

@@ -53,6 +53,7 @@
 #define KP_HC_JIFFIES       9  /* () -> ticks since boot (HZ = 1000 virtual) */
 #define KP_HC_THREAD_JOIN   10 /* (long pid) -> exit code of that thread (blocks) */
 #define KP_HC_NR_CPUS       11 /* () -> number of emulated CPUs */
+#define KP_HC_USER_INIT     12 /* (long wait) -> programs started, or (wait) the first one's exit status */
 
 /* Section names (emulator/kernel/abi.ts). */
 #define KP_BLACKLIST_SECTION "_kprobe_blacklist"
@@ -150,6 +151,18 @@ static inline unsigned long kp_jiffies(void) { return (unsigned long)kp_hypercal
 static inline long kp_thread_join(long pid) { return kp_hypercall1(KP_HC_THREAD_JOIN, pid); }
 /* Number of emulated CPUs. */
 static inline long kp_nr_cpus(void) { return kp_hypercall0(KP_HC_NR_CPUS); }
+
+/*
+ * Start user space, as Linux's kernel_init runs init: every program the
+ * machine was given (kprobe-run run --exec "/bin/prog args", the launch
+ * attribute `exec`) becomes a user process, from the machine's filesystem
+ * (--rootfs / --initramfs / `rootfs`), its output on the console. Returns
+ * how many started (0: none given), or -errno when one cannot start (the
+ * reason in the kernel log). With `wait`, blocks until they have all ended
+ * and returns the first one's exit status as a shell reports it (128 + N
+ * when killed by signal N).
+ */
+static inline long kp_user_init(long wait) { return kp_hypercall1(KP_HC_USER_INIT, wait); }
 
 /*
  * NOKPROBE_SYMBOL(fn): kprobes refuses to probe fn (register_kprobe returns

@@ -8,7 +8,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -140,5 +140,42 @@ describe('user-space kernel pieces', () => {
     const exit = m.run();
     assert.equal(exit.code, 132);
     assert.match(err, /Illegal instruction \(invalid opcode: 0f 0b [0-9a-f ]+\(ud2\)\) at pc 0x[0-9a-f]+/);
+  });
+});
+
+describe('a kernel image starts user space (kp_user_init, kprobe-run run --exec)', () => {
+  const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
+  const withRootfs = (f: (root: string) => void): void => {
+    const root = mkdtempSync(join(tmpdir(), 'kprobe-userinit-'));
+    try { f(root); } finally { rmSync(root, { recursive: true, force: true }); }
+  };
+
+  test('the --exec program runs as a user process next to the kernel threads; its output on the console; the kernel gets its status', () => {
+    withRootfs(root => {
+      const bin = join(root, 'bin');
+      mkdirSync(bin);
+      copyFileSync(join(BIN, 'procs-x86_64-clang-O2.elf'), join(bin, 'procs'));
+      chmodSync(join(bin, 'procs'), 0o755);
+      const m = new Machine(loadElf(KERNEL), { cpus: 2, rootfs: root, exec: ['/bin/procs'] });
+      const exit = m.run();
+      const lines = m.printkRecords.map(r => r.text);
+      assert.equal(lines[0], 'kernel: starting user space');
+      const want = readFileSync(join(GOLDEN, 'procs-x86_64-clang-O2.out'), 'utf8').trimEnd().split('\n');
+      assert.deepEqual(lines.slice(1, 1 + want.length), want);
+      assert.deepEqual(lines.slice(1 + want.length), ['kernel: user space ended=5', 'kernel: again=-16']);
+      assert.equal(exit.code, 5);
+      assert.equal(m.kernel.oopsCount, 0);
+    });
+  });
+
+  test('a program that is not in the machine\'s filesystem: the reason in the kernel log, -ENOENT to the kernel', () => {
+    withRootfs(root => {
+      const m = new Machine(loadElf(KERNEL), { cpus: 1, rootfs: root, exec: ['/bin/missing arg'] });
+      const exit = m.run();
+      const text = m.printkRecords.map(r => r.text).join('\n');
+      assert.match(text, /user_init: \/bin\/missing: no such file in the machine's filesystem/);
+      assert.match(text, /kernel: user space ended=-2/);
+      assert.equal(exit.reason, 'poweroff');
+    });
   });
 });

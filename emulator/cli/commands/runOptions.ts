@@ -186,6 +186,11 @@ registerRunOption({
   apply: (v, ctx) => { ctx.machine.initramfs = [...(ctx.machine.initramfs ?? []), v]; },
 });
 registerRunOption({
+  name: '--exec', arg: 'CMD', repeatable: true, commands: ['run'],
+  help: 'a user program the kernel starts when it calls user_init (kp_user_init in kprobe_image.h), as "/bin/prog args" from the machine\'s filesystem (--rootfs / --initramfs); its output goes to the console',
+  apply: (v, ctx) => { ctx.machine.exec = [...(ctx.machine.exec ?? []), v]; },
+});
+registerRunOption({
   name: '--stats', help: 'at the end, print "instructions: N" (executed in all) and "seconds: S" (wall-clock time of the run) to stderr',
   apply: (_v, ctx) => { ctx.stats = true; },
 });

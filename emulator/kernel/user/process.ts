@@ -335,7 +335,7 @@ function startRegisters(k: Kernel, cpu: Cpu, entry: bigint, sp: bigint): void {
 }
 
 /** The first user process (pid 1 on a user-program machine): descriptors 0/1/2 on the host's streams. */
-export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOptions, pid: number = INIT_PID): { task: KTask; proc: UserProcess } {
+export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOptions, pid?: number): { task: KTask; proc: UserProcess } {
   const argv = opts.argv && opts.argv.length ? [...opts.argv] : [image.path];
   const execPath = opts.execPath ?? image.path;
   const p = loadProgram(k, image, argv, opts.env ?? [], execPath, opts.file);
