@@ -25,6 +25,12 @@ export interface LaunchSettings {
   handlerFaults?: HandlerFaultPolicy;
   /** a kprobe address inside an instruction: 'warn' (Linux 2.6 on x86, default) or 'reject' (-EILSEQ) */
   insnBoundary?: InsnBoundaryPolicy;
+  /** the machine's filesystem: a host directory's tree (never written) */
+  rootfs?: string;
+  /** cpio newc initramfs archives unpacked over it */
+  initramfs?: string[];
+  /** user programs the kernel starts with kp_user_init ("/bin/prog args") */
+  exec?: string[];
 }
 
 /** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
@@ -46,6 +52,13 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
   if (s.probes !== undefined && (!Array.isArray(s.probes) || s.probes.some(f => typeof f !== 'string'))) {
     return `"probes" must be an array of .kprobe file paths, got ${JSON.stringify(s.probes)}`;
   }
+  if (s.rootfs !== undefined && (typeof s.rootfs !== 'string' || s.rootfs === '')) return `"rootfs" must name a directory, got ${JSON.stringify(s.rootfs)}`;
+  for (const name of ['initramfs', 'exec'] as const) {
+    const v = s[name];
+    if (v !== undefined && (!Array.isArray(v) || v.some(f => typeof f !== 'string'))) {
+      return `"${name}" must be an array of strings (${name === 'exec' ? 'command lines such as "/bin/prog arg"' : 'cpio archive paths'}), got ${JSON.stringify(v)}`;
+    }
+  }
   return undefined;
 }
 
@@ -58,5 +71,7 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
   return new Machine(image, {
     cpus: ok.cpus, maxInstructions: ok.maxInstructions, kprobes: { optimization: ok.kprobesOptimization ?? true },
     probes: { handlerFaults: ok.handlerFaults, insnBoundary: ok.insnBoundary },
+    rootfs: ok.rootfs === undefined ? undefined : path.resolve(ok.rootfs),
+    initramfs: ok.initramfs?.map(f => path.resolve(f)), exec: ok.exec,
   });
 }

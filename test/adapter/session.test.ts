@@ -1,5 +1,8 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo, Server } from 'node:net';
 import { DebugClient } from '@vscode/debugadapter-testsupport';
 import type { DebugProtocol } from '@vscode/debugprotocol';
@@ -57,6 +60,34 @@ describe('kprobe debug adapter (DAP)', () => {
 
   test('bad launch arguments are refused before booting', async () => {
     await assert.rejects(dc.launch({ program: KERNEL, cpus: 0 }), /"cpus" must be an integer from 1 to 64/);
+  });
+
+  test('a kernel that starts user space: the launch\'s rootfs and exec run a program whose output is in the Debug Console (issue 15)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kprobe-launch-rootfs-'));
+    try {
+      mkdirSync(join(root, 'bin'));
+      copyFileSync(repoPath('test', 'userspace', 'bin', 'procs-x86_64-gcc-O2.elf'), join(root, 'bin', 'procs'));
+      chmodSync(join(root, 'bin', 'procs'), 0o755);
+      const out = collectOutput();
+      const exited = dc.waitForEvent('exited');
+      await Promise.all([dc.configurationSequence(), dc.launch({
+        program: repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf'), cpus: 2, rootfs: root, exec: ['/bin/procs'],
+      })]);
+      assert.equal((await exited).body.exitCode, 5);
+      const text = out.join('');
+      assert.match(text, /\] kernel: starting user space$/m);
+      assert.match(text, /\] pipe bytes 33$/m);
+      assert.match(text, /\] exec child: argc 3 \[procs-child\] \[exec-child\] \[two words\] env K=v$/m);
+      assert.match(text, /\] kernel: user space ended=5$/m);
+      await assert.rejects(dc.launch({ program: KERNEL, exec: '/bin/sh' }), /launch: "exec" must be an array of strings \(command lines such as "\/bin\/prog arg"\), got "\/bin\/sh"/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test('a missing rootfs is refused with one line naming it', async () => {
+    const missing = join(tmpdir(), 'kprobe-no-such-rootfs');
+    await assert.rejects(dc.launch({ program: KERNEL, rootfs: missing }), new RegExp(`rootfs ${missing}: no such directory`));
   });
 
   test('boots the sample kernel to power off: printk lines become output events, exit code 0', async () => {
