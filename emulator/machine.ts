@@ -30,6 +30,7 @@ import { KTask } from './kernel/task';
 import { PrintkRecord, StopRequest } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
 import { populateVfs } from './kernel/fs/populate';
+import { S_IFREG } from './kernel/fs/vfs';
 import { installUserInit } from './kernel/user/init';
 import { INIT_PID } from './kernel/kernel';
 import { statSync } from 'node:fs';
@@ -89,23 +90,23 @@ export type SliceResult =
 export const HALTED_EXIT_CODE = 1;
 
 /**
- * The program of a user-program machine as a file of its filesystem: at
- * its path in the tree when the tree has it (a rootfs holding it), else
- * added at its host path (read lazily), so /proc/self/exe, execve of
- * itself and its text's (inode, offset) identity are real.
+ * The program of a user-program machine as a file of its filesystem: the
+ * tree's file at its path when the tree has it (a rootfs holding it), else
+ * an inode of the host file (read lazily) in no directory, so that
+ * /proc/self/exe, execve of itself and its text's (inode, offset) identity
+ * are real.
  */
 function withProgramFile(k: Kernel, image: ElfImage, user: UserProgramOptions): UserProgramOptions {
   const path = user.execPath ?? image.path;
   const abs = isAbsolute(path) ? path : resolvePath(path);
-  let r = k.fs.lookup(abs, k.fs.root);
-  if (!r.ok) {
-    let size = 0;
-    try { size = statSync(image.path).size; } catch { return user; }
-    k.fs.writeFile(abs, { host: image.path, size }, 0o755);
-    r = k.fs.lookup(abs, k.fs.root);
-  }
-  if (!r.ok || !r.inode.isReg) return user;
-  const inode = r.inode;
+  const r = k.fs.lookup(abs, k.fs.root);
+  if (r.ok && r.inode.isReg) return { ...user, exe: r.inode, execPath: path, file: r.inode.pages() };
+  // not in the tree: an inode of its own, linked in no directory (the tree stays as given)
+  let size = 0;
+  try { size = statSync(image.path).size; } catch { return user; }
+  const inode = k.fs.newInode(S_IFREG | 0o755);
+  inode.hostPath = image.path;
+  inode.size = size;
   return { ...user, exe: inode, execPath: path, file: inode.pages() };
 }
 
