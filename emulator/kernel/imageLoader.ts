@@ -56,16 +56,29 @@ export function mapImage(mem: Memory, image: ElfImage, user: boolean, file?: Bac
     const base = toVAddr(seg.vaddr);
     const endV = toVAddr(seg.vaddr + seg.memsz - 1n);
     if (base === null || endV === null || endV < base) throw new ImageError(image.path, `${what}: address is not canonical`);
-    const size = Number(seg.memsz);
+    // a user process maps whole pages, as mmap does (mprotect and munmap then work on page ranges);
+    // where a neighbouring segment already holds part of a page, the region starts / ends at its edge
+    let lo = base, hi = base + Number(seg.memsz);
+    if (user) {
+      lo = Math.floor(base / PAGE_SIZE) * PAGE_SIZE;
+      hi = Math.ceil(hi / PAGE_SIZE) * PAGE_SIZE;
+      for (const o of mem.allRegions()) {
+        if (o.end > lo && o.end <= base) lo = o.end;
+        if (o.base < hi && o.base >= base + Number(seg.memsz)) hi = o.base;
+      }
+    }
+    const lead = base - lo;
+    const size = hi - lo;
     let r: Region;
     const name = `${image.path}:seg${i}`, perms = permsOf(seg.flags, user);
-    const inFile = filePages(seg, file);
+    const fp = filePages(seg, file);
+    const inFile = fp !== null && fp - lead >= 0 && fp - lead + size <= (file?.size ?? 0) ? fp - lead : null;
     try {
-      r = inFile !== null && file ? mem.mapBacking(base, size, perms, name, file, inFile) : mem.map(base, size, perms, name);
+      r = inFile !== null && file ? mem.mapBacking(lo, size, perms, name, file, inFile) : mem.map(lo, size, perms, name);
     } catch (e) {
       throw new ImageError(image.path, `${what}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    if (inFile !== null && !sameBytes(r.bytes, seg.data.subarray(0, Number(seg.filesz)))) {
+    if (inFile !== null && !sameBytes(r.bytes.subarray(lead, lead + Number(seg.filesz)), seg.data.subarray(0, Number(seg.filesz)))) {
       mem.unmap(r);
       throw new ImageError(image.path, `${what}: the file pages given (inode ${file?.identity.kind === 'file' ? file.identity.inode : '?'}) do not hold the segment's bytes at offset 0x${seg.offset.toString(16)}`);
     }

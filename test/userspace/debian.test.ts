@@ -66,7 +66,7 @@ const COMMANDS: { argv: string[]; stdin?: string }[] = [
   { argv: ['false'] },
   { argv: ['test', '-f', 'input.txt'] },
   { argv: ['ls', '-1', '-a'] },
-  { argv: ['find', '.', '-name', '*.txt'] },
+  { argv: ['sh', '-c', 'find . -name "*.txt" | sort'] },
   { argv: ['du', '-a', '-k', 'sub'] },
   { argv: ['stat', '-c', '%n %s %F %a', 'input.txt', 'sub', 'link'] },
   { argv: ['readlink', 'link'] },

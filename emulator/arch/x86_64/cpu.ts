@@ -31,7 +31,12 @@ export interface X86Context extends CpuContext {
   readonly arch: 'x86_64';
   lo: Int32Array; hi: Int32Array; rip: number; rflags: number;
   fsBase: number; gsBase: number; origAx: bigint;
+  /** xmm0..15 (4 dwords each) and MXCSR; the x87 control word */
+  xmm: Int32Array; mxcsr: number; fpuCw?: number;
 }
+
+/** MXCSR at reset: all exceptions masked, round to nearest */
+export const MXCSR_DEFAULT = 0x1f80;
 
 /** The decode caches of every x86_64 address space (kernel and user mode each). */
 const X86_DECODE_CACHES = new DecodeCaches<Insn>((mem, ip) => decodeInsn(k => mem.fetch8(ip + k), ip), MAX_INSN_LEN);
@@ -47,6 +52,18 @@ export class X86Cpu extends LazyFlags implements Cpu {
   fsBase: VAddr = 0;
   gsBase: VAddr = 0;
   origAx = -1n;
+  /** the SSE registers xmm0..15 (16 bytes each, little-endian), seen as bytes, words, dwords, floats and doubles */
+  readonly xbuf = new ArrayBuffer(16 * 16 + 32);
+  readonly xb = new Uint8Array(this.xbuf);
+  readonly xw = new Uint16Array(this.xbuf);
+  readonly xd = new Int32Array(this.xbuf);
+  readonly xf = new Float32Array(this.xbuf);
+  readonly xq = new Float64Array(this.xbuf);
+  /** SSE control and status (rounding, exception masks and sticky flags) */
+  mxcsr = MXCSR_DEFAULT;
+  /** x87 control and status words (the register stack is not modelled) */
+  fpuCw = 0x37f;
+  fpuSw = 0;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
   /** rip is the interpreter's pc */
@@ -241,6 +258,7 @@ export class X86Cpu extends LazyFlags implements Cpu {
     return {
       arch: 'x86_64', lo: this.lo.slice(), hi: this.hi.slice(), rip: this.pc, rflags: this.getRflags(),
       fsBase: this.fsBase, gsBase: this.gsBase, origAx: this.origAx,
+      xmm: this.xd.slice(0, 64), mxcsr: this.mxcsr, fpuCw: this.fpuCw,
     };
   }
   restoreContext(ctx: CpuContext): void {
@@ -248,6 +266,9 @@ export class X86Cpu extends LazyFlags implements Cpu {
     const c = ctx as X86Context;
     this.lo.set(c.lo); this.hi.set(c.hi); this.pc = c.rip; this.setRflags(c.rflags);
     this.fsBase = c.fsBase; this.gsBase = c.gsBase; this.origAx = c.origAx;
+    if (c.xmm) this.xd.set(c.xmm); else this.xd.fill(0, 0, 64);
+    this.mxcsr = c.mxcsr ?? MXCSR_DEFAULT;
+    this.fpuCw = c.fpuCw ?? 0x37f;
   }
 
   protected describe(insn: Insn): string {

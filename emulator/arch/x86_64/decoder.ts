@@ -165,12 +165,23 @@ function readOpcode(r: Reader, p: Prefixes): Opcode | null {
   return { slot, b, twoByte, vvvv: 0, vexOff: -1, vexLen: 0, opcodeOff };
 }
 
-/** The table entry: mandatory f3 form first, then 90 (nop/pause/xchg), then the slot by ModRM. */
+/** The slot a mandatory prefix selects (f3 / f2 / 66, as the SDM's "mandatory prefix" rule), if the opcode has one. */
+function mandatorySlot(p: Prefixes, slot: Slot): Slot | undefined {
+  if (p.rep === REP_F3 && slot.f3) return slot.f3;
+  if (p.rep === REP_F2 && slot.f2) return slot.f2;
+  if (p.p66 && slot.p66) return slot.p66;
+  return undefined;
+}
+
+/** The table entry: a mandatory-prefix form first, then 90 (nop/pause/xchg), then the slot by ModRM. */
 function selectDef(p: Prefixes, op: Opcode, modrm: number): OpDef | undefined {
-  const f3slot = p.rep === REP_F3 ? op.slot.f3 : undefined;
-  if (f3slot) {
-    const def = resolve(f3slot, modrm);
-    if (def) { p.rep = REP_NONE; return def; }
+  const ms = mandatorySlot(p, op.slot);
+  if (ms) {
+    const def = resolve(ms, modrm);
+    if (def) {
+      if (ms === op.slot.p66) p.p66 = false; else p.rep = REP_NONE;
+      return def;
+    }
   }
   if (!op.twoByte && op.b === 0x90 && !(p.rex & 1)) return p.rep === REP_F3 ? PAUSE_DEF : NOP_DEF;
   return resolve(op.slot, modrm);
@@ -180,7 +191,7 @@ function operandSize(def: OpDef, p: Prefixes): { osize: number; size: number } {
   const rexW = (p.rex & 8) !== 0;
   const osize = def.f64 ? 8 : rexW ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
   for (const o of def.ops) {
-    if (o.k === 'I' || o.k === 'J' || o.k === '1' || !o.s) continue;
+    if (o.k === 'I' || o.k === 'J' || o.k === '1' || o.k === 'V' || o.k === 'W' || o.k === 'U' || !o.s) continue;
     if (o.k === 'R' && o.fixed === 'CL') continue;
     return { osize, size: sizeOf(o.s, osize, rexW) };
   }
@@ -201,7 +212,7 @@ function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: numb
   const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
   const rmf = modrm & 7;
   const gOp = def.ops.find(o => o.k === 'G');
-  const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M');
+  const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M' || o.k === 'W' || o.k === 'U');
   insn.reg = gOp && gOp.s === 'b' ? byteReg(regf, rex) : regf;
   if (mod === 3) {
     if (eOp && eOp.k === 'M') return false; // memory-only operand (lea...) with a register: #UD
@@ -209,6 +220,7 @@ function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: numb
     insn.rm = eOp && eOp.s === 'b' ? byteReg(rr, rex) : rr;
     return true;
   }
+  if (eOp && eOp.k === 'U') return false; // register-only xmm operand with memory: #UD
   insn.hasMem = true;
   insn.rm = NO_REG;
   let base = NO_REG, index = NO_REG, scale = 0, disp = 0;
@@ -288,7 +300,7 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   if (!op) return null;
   const opcodeLen = r.pos - op.opcodeOff;
   let modrm = -1, modrmOff = -1;
-  if (op.slot.needModrm || (p.rep === REP_F3 && op.slot.f3 && op.slot.f3.needModrm)) { modrmOff = r.pos; modrm = r.next8(); }
+  if (op.slot.needModrm || mandatorySlot(p, op.slot)?.needModrm) { modrmOff = r.pos; modrm = r.next8(); }
   const def = selectDef(p, op, modrm);
   if (!def) return null;
   const { osize, size } = operandSize(def, p);
@@ -306,7 +318,7 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   insn.cc = op.slot.low === 'cc' ? op.b & 0xf : def.srcSize ?? def.sub;
 
   const m: MemFields = { sibOff: -1, dispOff: -1, dispLen: 0, ripRel: false };
-  const usesModrm = def.ops.some(o => o.k === 'E' || o.k === 'G' || o.k === 'M');
+  const usesModrm = def.ops.some(o => 'EGMVWU'.includes(o.k));
   if (usesModrm && modrm >= 0) {
     if (!decodeModrm(r, insn, def, modrm, p.rex, m)) return null;
   } else if (!usesModrm) opcodeRegisters(insn, def, op.b, p.rex);

@@ -91,6 +91,7 @@ function opSize(o: Operand, i: Insn): number {
     case 'w': return 2;
     case 'd': return 4;
     case 'q': return 8;
+    case 'x': return 16;
     case 'y': return i.size === 8 ? 8 : 4;
     default: return i.size;
   }
@@ -160,6 +161,9 @@ function operandText(i: Insn, o: Operand, idx: number, f: Fmt): string {
       if (i.def.mnem === 'cmpxchg8b') return memText(i, i.size === 8 ? 16 : 8, true, f);
       return memText(i, size, i.def.mnem !== 'lea', f);
     case 'Z': return regName(size, i.rm);
+    case 'V': return `xmm${i.reg}`;
+    case 'U': return `xmm${i.rm}`;
+    case 'W': return i.rm >= 0 ? `xmm${i.rm}` : memText(i, size, true, f);
     case 'B': return regName(size, i.vreg);
     case 'R':
       if (o.fixed === 'AL') return 'al';
@@ -180,6 +184,7 @@ export function mnemonicOf(i: Insn): string {
   const d = i.def;
   let m = d.mnem;
   if (d.sized) m = d.sized[i.size === 2 ? 0 : i.size === 4 ? 1 : 2];
+  if (d.regMnem && i.rm >= 0) m = d.regMnem;
   const low = d.code.endsWith('+cc');
   if (low) m += CC_NAMES[i.cc];
   if (d.str) m += STR_SUFFIX[i.size];

@@ -35,6 +35,8 @@ export interface OpDef {
   f64: boolean;
   /** mnemonics by operand size 2/4/8 (cbw/cwde/cdqe...) */
   sized?: [string, string, string];
+  /** mnemonic when the ModRM operand is a register (movlps / movhlps share 0f 12) */
+  regMnem?: string;
   /** string instruction (rep prefixes printed, sizes suffixed) */
   str: boolean;
   /** source operand size in bytes for movzx/movsx (copied into Insn.cc) */

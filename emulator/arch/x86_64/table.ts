@@ -26,12 +26,13 @@ import * as bit from './exec/bit';
 import * as sys from './exec/system';
 import * as bmi from './exec/bmi';
 import * as fast from './exec/fast';
+import * as sse from './exec/sse';
 
 // the entry types live with Insn (insn.ts), so executors never import the table
 export type { Flow, Operand, OpDef } from './insn';
 
 interface Opts {
-  sub?: number; flow?: Flow; d64?: boolean; f64?: boolean; sized?: [string, string, string];
+  sub?: number; flow?: Flow; d64?: boolean; f64?: boolean; sized?: [string, string, string]; regMnem?: string;
   str?: boolean; srcSize?: number; fast?: (i: Insn) => ExecFn | undefined; lockable?: boolean;
 }
 
@@ -50,7 +51,7 @@ const NOP_CODE = '90';
 function d(code: string, mnem: string, ops: string, exec: ExecFn, o: Opts = {}): void {
   OPS.push({
     code, mnem, ops: parseOps(ops), exec, sub: o.sub ?? 0, flow: o.flow ?? 'none', d64: !!o.d64, f64: !!o.f64,
-    sized: o.sized, str: !!o.str, srcSize: o.srcSize, fast: o.fast, lockable: !!o.lockable,
+    sized: o.sized, str: !!o.str, srcSize: o.srcSize, fast: o.fast, lockable: !!o.lockable, regMnem: o.regMnem,
   });
 }
 
@@ -278,12 +279,154 @@ d('vf2 0f38 f6', 'mulx', 'Gy,By,Ey', bmi.mulx);
 export const CC_NAMES = ['o', 'no', 'b', 'ae', 'e', 'ne', 'be', 'a', 's', 'ns', 'p', 'np', 'l', 'ge', 'le', 'g'];
 
 // ---- lookup structure ------------------------------------------------------------
+// ---- SSE / SSE2 (exec/sse.ts): V xmm (ModRM.reg), W xmm or memory, U xmm (ModRM.rm, register only);
+// mandatory prefixes select the form: none ps, 66 pd / integer, f3 ss, f2 sd
+d('0f 10', 'movups', 'Vx,Wx', sse.movLoad);
+d('0f 11', 'movups', 'Wx,Vx', sse.movStore);
+d('66 0f 10', 'movupd', 'Vx,Wx', sse.movLoad);
+d('66 0f 11', 'movupd', 'Wx,Vx', sse.movStore);
+d('f3 0f 10', 'movss', 'Vx,Wd', sse.movssLoad);
+d('f3 0f 11', 'movss', 'Wd,Vx', sse.movssStore);
+d('f2 0f 10', 'movsd', 'Vx,Wq', sse.movsdLoad);
+d('f2 0f 11', 'movsd', 'Wq,Vx', sse.movsdStore);
+d('0f 28', 'movaps', 'Vx,Wx', sse.movLoad, { sub: 1 });
+d('0f 29', 'movaps', 'Wx,Vx', sse.movStore, { sub: 1 });
+d('66 0f 28', 'movapd', 'Vx,Wx', sse.movLoad, { sub: 1 });
+d('66 0f 29', 'movapd', 'Wx,Vx', sse.movStore, { sub: 1 });
+d('66 0f 6f', 'movdqa', 'Vx,Wx', sse.movLoad, { sub: 1 });
+d('66 0f 7f', 'movdqa', 'Wx,Vx', sse.movStore, { sub: 1 });
+d('f3 0f 6f', 'movdqu', 'Vx,Wx', sse.movLoad);
+d('f3 0f 7f', 'movdqu', 'Wx,Vx', sse.movStore);
+d('0f 2b', 'movntps', 'Mx,Vx', sse.movStore, { sub: 1 });
+d('66 0f 2b', 'movntpd', 'Mx,Vx', sse.movStore, { sub: 1 });
+d('66 0f e7', 'movntdq', 'Mx,Vx', sse.movStore, { sub: 1 });
+d('0f c3', 'movnti', 'My,Gy', sse.movnti);
+d('0f 12', 'movlps', 'Vx,Wq', sse.movHalfLoad, { regMnem: 'movhlps' });
+d('0f 13', 'movlps', 'Mq,Vx', sse.movHalfStore);
+d('66 0f 12', 'movlpd', 'Vx,Mq', sse.movHalfLoad);
+d('66 0f 13', 'movlpd', 'Mq,Vx', sse.movHalfStore);
+d('0f 16', 'movhps', 'Vx,Wq', sse.movHalfLoad, { sub: 1, regMnem: 'movlhps' });
+d('0f 17', 'movhps', 'Mq,Vx', sse.movHalfStore, { sub: 1 });
+d('66 0f 16', 'movhpd', 'Vx,Mq', sse.movHalfLoad, { sub: 1 });
+d('66 0f 17', 'movhpd', 'Mq,Vx', sse.movHalfStore, { sub: 1 });
+d('66 0f 6e', 'movd', 'Vx,Ey', sse.movdToX, { sized: ['movd', 'movd', 'movq'] });
+d('66 0f 7e', 'movd', 'Ey,Vx', sse.movdFromX, { sized: ['movd', 'movd', 'movq'] });
+d('f3 0f 7e', 'movq', 'Vx,Wq', sse.movqLoad);
+d('66 0f d6', 'movq', 'Wq,Vx', sse.movqStore);
+d('0f 50', 'movmskps', 'Gd,Ux', sse.movmsk, { sub: 4 });
+d('66 0f 50', 'movmskpd', 'Gd,Ux', sse.movmsk, { sub: 8 });
+d('66 0f d7', 'pmovmskb', 'Gd,Ux', sse.movmsk, { sub: 1 });
+// floating-point arithmetic: sub = op + 16 * form
+const FARITH: [number, string, number][] = [[0x58, 'add', sse.F_ADD], [0x59, 'mul', sse.F_MUL], [0x5c, 'sub', sse.F_SUB],
+  [0x5d, 'min', sse.F_MIN], [0x5e, 'div', sse.F_DIV], [0x5f, 'max', sse.F_MAX], [0x51, 'sqrt', sse.F_SQRT]];
+for (const [op, name, sub] of FARITH) {
+  const hx = op.toString(16);
+  d(`0f ${hx}`, `${name}ps`, 'Vx,Wx', sse.farith, { sub });
+  d(`66 0f ${hx}`, `${name}pd`, 'Vx,Wx', sse.farith, { sub: sub + 16 });
+  d(`f3 0f ${hx}`, `${name}ss`, 'Vx,Wd', sse.farith, { sub: sub + 32 });
+  d(`f2 0f ${hx}`, `${name}sd`, 'Vx,Wq', sse.farith, { sub: sub + 48 });
+}
+for (const [op, name, sub] of [[0x54, 'and', 0], [0x55, 'andn', 1], [0x56, 'or', 2], [0x57, 'xor', 3]] as [number, string, number][]) {
+  d(`0f ${op.toString(16)}`, `${name}ps`, 'Vx,Wx', sse.flogic, { sub });
+  d(`66 0f ${op.toString(16)}`, `${name}pd`, 'Vx,Wx', sse.flogic, { sub });
+}
+d('0f c2', 'cmpps', 'Vx,Wx,Ib', sse.fcmp, { sub: 0 });
+d('66 0f c2', 'cmppd', 'Vx,Wx,Ib', sse.fcmp, { sub: 1 });
+d('f3 0f c2', 'cmpss', 'Vx,Wd,Ib', sse.fcmp, { sub: 2 });
+d('f2 0f c2', 'cmpsd', 'Vx,Wq,Ib', sse.fcmp, { sub: 3 });
+d('0f 2e', 'ucomiss', 'Vx,Wd', sse.fcomi, { sub: 0 });
+d('0f 2f', 'comiss', 'Vx,Wd', sse.fcomi, { sub: 1 });
+d('66 0f 2e', 'ucomisd', 'Vx,Wq', sse.fcomi, { sub: 2 });
+d('66 0f 2f', 'comisd', 'Vx,Wq', sse.fcomi, { sub: 3 });
+d('0f c6', 'shufps', 'Vx,Wx,Ib', sse.shufp, { sub: 0 });
+d('66 0f c6', 'shufpd', 'Vx,Wx,Ib', sse.shufp, { sub: 1 });
+d('0f 14', 'unpcklps', 'Vx,Wx', sse.unpack, { sub: 4 });
+d('0f 15', 'unpckhps', 'Vx,Wx', sse.unpack, { sub: 4 + 16 });
+d('66 0f 14', 'unpcklpd', 'Vx,Wx', sse.unpack, { sub: 8 });
+d('66 0f 15', 'unpckhpd', 'Vx,Wx', sse.unpack, { sub: 8 + 16 });
+// conversions
+d('f3 0f 2a', 'cvtsi2ss', 'Vx,Ey', sse.cvtSiTo, { sub: 0 });
+d('f2 0f 2a', 'cvtsi2sd', 'Vx,Ey', sse.cvtSiTo, { sub: 1 });
+d('f3 0f 2c', 'cvttss2si', 'Gy,Wd', sse.cvtToSi, { sub: 2 });
+d('f2 0f 2c', 'cvttsd2si', 'Gy,Wq', sse.cvtToSi, { sub: 3 });
+d('f3 0f 2d', 'cvtss2si', 'Gy,Wd', sse.cvtToSi, { sub: 0 });
+d('f2 0f 2d', 'cvtsd2si', 'Gy,Wq', sse.cvtToSi, { sub: 1 });
+d('f3 0f 5a', 'cvtss2sd', 'Vx,Wd', sse.cvtFF, { sub: 0 });
+d('f2 0f 5a', 'cvtsd2ss', 'Vx,Wq', sse.cvtFF, { sub: 1 });
+d('0f 5a', 'cvtps2pd', 'Vx,Wq', sse.cvtFF, { sub: 2 });
+d('66 0f 5a', 'cvtpd2ps', 'Vx,Wx', sse.cvtFF, { sub: 3 });
+d('0f 5b', 'cvtdq2ps', 'Vx,Wx', sse.cvtPacked, { sub: 0 });
+d('66 0f 5b', 'cvtps2dq', 'Vx,Wx', sse.cvtPacked, { sub: 1 });
+d('f3 0f 5b', 'cvttps2dq', 'Vx,Wx', sse.cvtPacked, { sub: 2 });
+d('f3 0f e6', 'cvtdq2pd', 'Vx,Wq', sse.cvtPacked, { sub: 3 });
+d('f2 0f e6', 'cvtpd2dq', 'Vx,Wx', sse.cvtPacked, { sub: 4 });
+d('66 0f e6', 'cvttpd2dq', 'Vx,Wx', sse.cvtPacked, { sub: 5 });
+// integer SIMD (66 0f xx)
+const PINT: [number, string, number][] = [
+  [0xfc, 'paddb', sse.PADDB], [0xfd, 'paddw', sse.PADDW], [0xfe, 'paddd', sse.PADDD], [0xd4, 'paddq', sse.PADDQ],
+  [0xf8, 'psubb', sse.PSUBB], [0xf9, 'psubw', sse.PSUBW], [0xfa, 'psubd', sse.PSUBD], [0xfb, 'psubq', sse.PSUBQ],
+  [0xec, 'paddsb', sse.PADDSB], [0xed, 'paddsw', sse.PADDSW], [0xdc, 'paddusb', sse.PADDUSB], [0xdd, 'paddusw', sse.PADDUSW],
+  [0xe8, 'psubsb', sse.PSUBSB], [0xe9, 'psubsw', sse.PSUBSW], [0xd8, 'psubusb', sse.PSUBUSB], [0xd9, 'psubusw', sse.PSUBUSW],
+  [0x74, 'pcmpeqb', sse.PCMPEQB], [0x75, 'pcmpeqw', sse.PCMPEQW], [0x76, 'pcmpeqd', sse.PCMPEQD],
+  [0x64, 'pcmpgtb', sse.PCMPGTB], [0x65, 'pcmpgtw', sse.PCMPGTW], [0x66, 'pcmpgtd', sse.PCMPGTD],
+  [0xda, 'pminub', sse.PMINUB], [0xde, 'pmaxub', sse.PMAXUB], [0xea, 'pminsw', sse.PMINSW], [0xee, 'pmaxsw', sse.PMAXSW],
+  [0xe0, 'pavgb', sse.PAVGB], [0xe3, 'pavgw', sse.PAVGW], [0xd5, 'pmullw', sse.PMULLW], [0xe5, 'pmulhw', sse.PMULHW],
+  [0xe4, 'pmulhuw', sse.PMULHUW], [0xdb, 'pand', sse.PAND], [0xdf, 'pandn', sse.PANDN], [0xeb, 'por', sse.POR], [0xef, 'pxor', sse.PXOR],
+];
+for (const [op, name, sub] of PINT) d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sse.pint, { sub });
+d('66 0f f4', 'pmuludq', 'Vx,Wx', sse.pmuludq);
+d('66 0f f5', 'pmaddwd', 'Vx,Wx', sse.pmaddwd);
+d('66 0f f6', 'psadbw', 'Vx,Wx', sse.psadbw);
+// shifts: sub = lane bytes + 16 * kind (0 left, 1 right logical, 2 right arithmetic)
+for (const [op, name, sub] of [[0xf1, 'psllw', 2], [0xf2, 'pslld', 4], [0xf3, 'psllq', 8], [0xd1, 'psrlw', 18], [0xd2, 'psrld', 20],
+  [0xd3, 'psrlq', 24], [0xe1, 'psraw', 34], [0xe2, 'psrad', 36]] as [number, string, number][]) {
+  d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sse.shiftX, { sub });
+}
+d('66 0f 71/2', 'psrlw', 'Ux,Ib', sse.shiftI, { sub: 18 });
+d('66 0f 71/4', 'psraw', 'Ux,Ib', sse.shiftI, { sub: 34 });
+d('66 0f 71/6', 'psllw', 'Ux,Ib', sse.shiftI, { sub: 2 });
+d('66 0f 72/2', 'psrld', 'Ux,Ib', sse.shiftI, { sub: 20 });
+d('66 0f 72/4', 'psrad', 'Ux,Ib', sse.shiftI, { sub: 36 });
+d('66 0f 72/6', 'pslld', 'Ux,Ib', sse.shiftI, { sub: 4 });
+d('66 0f 73/2', 'psrlq', 'Ux,Ib', sse.shiftI, { sub: 24 });
+d('66 0f 73/3', 'psrldq', 'Ux,Ib', sse.shiftBytes, { sub: 0 });
+d('66 0f 73/6', 'psllq', 'Ux,Ib', sse.shiftI, { sub: 8 });
+d('66 0f 73/7', 'pslldq', 'Ux,Ib', sse.shiftBytes, { sub: 1 });
+// unpacks and packs
+for (const [op, name, sub] of [[0x60, 'punpcklbw', 1], [0x61, 'punpcklwd', 2], [0x62, 'punpckldq', 4], [0x6c, 'punpcklqdq', 8],
+  [0x68, 'punpckhbw', 17], [0x69, 'punpckhwd', 18], [0x6a, 'punpckhdq', 20], [0x6d, 'punpckhqdq', 24]] as [number, string, number][]) {
+  d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sse.unpack, { sub });
+}
+d('66 0f 63', 'packsswb', 'Vx,Wx', sse.pack, { sub: 0 });
+d('66 0f 67', 'packuswb', 'Vx,Wx', sse.pack, { sub: 1 });
+d('66 0f 6b', 'packssdw', 'Vx,Wx', sse.pack, { sub: 2 });
+d('66 0f 70', 'pshufd', 'Vx,Wx,Ib', sse.pshuf, { sub: 0 });
+d('f2 0f 70', 'pshuflw', 'Vx,Wx,Ib', sse.pshuf, { sub: 1 });
+d('f3 0f 70', 'pshufhw', 'Vx,Wx,Ib', sse.pshuf, { sub: 2 });
+d('66 0f c5', 'pextrw', 'Gd,Ux,Ib', sse.pextrw);
+d('66 0f c4', 'pinsrw', 'Vx,Ed,Ib', sse.pinsrw);
+// state
+d('0f ae/0', 'fxsave', 'M', sse.fxsave);
+d('0f ae/1', 'fxrstor', 'M', sse.fxrstor);
+d('0f ae/2', 'ldmxcsr', 'Md', sse.ldmxcsr);
+d('0f ae/3', 'stmxcsr', 'Md', sse.stmxcsr);
+d('0f ae/7', 'clflush', 'Mb', sys.nop);
+// x87 control and status words only (exec/sse.ts: fegetround / fesetround use them)
+d('d9/7', 'fnstcw', 'Mw', sse.fnstcw);
+d('d9/5', 'fldcw', 'Mw', sse.fldcw);
+d('dd/7', 'fnstsw', 'Mw', sse.fnstsw, { sub: 0 });
+d('df e0', 'fnstsw', 'AX', sse.fnstsw, { sub: 1 });
+d('db e3', 'fninit', '', sse.fninit);
+d('9b', 'wait', '', sys.nop);
+
 export interface Slot {
   plain?: OpDef;
   group?: (OpDef | undefined)[];
   exact?: Map<number, OpDef>;
-  /** entry selected by a mandatory f3 prefix */
+  /** entries selected by a mandatory prefix (SSE: f3 ss, f2 sd, 66 pd / integer xmm) */
   f3?: Slot;
+  f2?: Slot;
+  p66?: Slot;
   needModrm: boolean;
   /** opcode carries a register (+r) or condition code (+cc) in its low bits */
   low?: 'r' | 'cc';
@@ -297,7 +440,7 @@ const VEX_MAP: Record<string, number> = { '0f': 1, '0f38': 2, '0f3a': 3 };
 export const TWO_BYTE: (Slot | undefined)[] = new Array(256);
 
 function usesModrm(def: OpDef): boolean {
-  return def.ops.some(o => o.k === 'E' || o.k === 'G' || o.k === 'M');
+  return def.ops.some(o => 'EGMVWU'.includes(o.k));
 }
 
 function install(def: OpDef): void {
@@ -313,8 +456,11 @@ function install(def: OpDef): void {
     else slot.plain = def;
     return;
   }
-  let f3 = false;
-  if (parts[0] === 'f3' && parts.length > 1) { f3 = true; parts.shift(); }
+  let mandatory: 'f3' | 'f2' | 'p66' | undefined;
+  if ((parts[0] === 'f3' || parts[0] === 'f2' || parts[0] === '66') && parts.length > 1) {
+    mandatory = parts[0] === '66' ? 'p66' : parts[0];
+    parts.shift();
+  }
   let map = ONE_BYTE;
   if (parts[0] === '0f' && parts.length > 1) { map = TWO_BYTE; parts.shift(); }
   const m = /^([0-9a-f]{2})(?:\/([0-7])|\+(r|cc))?$/.exec(parts[0]);
@@ -325,9 +471,9 @@ function install(def: OpDef): void {
   for (let k = 0; k < count; k++) {
     let slot = map[base + k];
     if (!slot) { slot = { needModrm: false }; map[base + k] = slot; }
-    if (f3) {
-      if (!slot.f3) slot.f3 = { needModrm: false };
-      slot = slot.f3;
+    if (mandatory) {
+      if (!slot[mandatory]) slot[mandatory] = { needModrm: false };
+      slot = slot[mandatory]!;
     }
     if (m[3]) slot.low = m[3] as 'r' | 'cc';
     if (exact !== undefined) {

@@ -187,7 +187,8 @@ function doWrite(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint, at?: num
 function statBytes(c: SyscallCtx, i: Inode): Uint8Array {
   const layout = c.proc.kernel.arch.kernel.user.stat;
   const size = i.isReg ? i.size : i.isLink ? i.size : i.isDir ? 4096 : 0;
-  const blocks = BigInt(Math.ceil(size / 512));
+  // allocated as tmpfs does: whole pages, in 512-byte blocks
+  const blocks = BigInt(Math.ceil(size / 4096) * 8);
   const sec = i.mtimeNs / 1_000_000_000n, nsec = i.mtimeNs % 1_000_000_000n;
   const csec = i.ctimeNs / 1_000_000_000n, cnsec = i.ctimeNs % 1_000_000_000n;
   const nlink = BigInt(i.isDir ? 2 + [...i.children!.values()].filter(x => x.isDir).length : i.nlink);
@@ -222,7 +223,7 @@ function statxBytes(i: Inode): Uint8Array {
   dv.setUint32(4, 4096, true);
   dv.setUint32(16, i.isDir ? 2 + [...i.children!.values()].filter(x => x.isDir).length : i.nlink, true);
   dv.setUint32(20, i.uid, true); dv.setUint32(24, i.gid, true); dv.setUint16(28, i.mode, true);
-  dv.setBigUint64(32, i.ino, true); dv.setBigUint64(40, BigInt(size), true); dv.setBigUint64(48, BigInt(Math.ceil(size / 512)), true);
+  dv.setBigUint64(32, i.ino, true); dv.setBigUint64(40, BigInt(size), true); dv.setBigUint64(48, BigInt(Math.ceil(size / 4096) * 8), true);
   const ts = (off: number, ns: bigint): void => { dv.setBigInt64(off, ns / 1_000_000_000n, true); dv.setUint32(off + 8, Number(ns % 1_000_000_000n), true); };
   ts(0x40, i.mtimeNs); ts(0x50, i.ctimeNs); ts(0x60, i.ctimeNs); ts(0x70, i.mtimeNs);
   dv.setUint32(0x80, i.rdev >> 8, true); dv.setUint32(0x84, i.rdev & 0xff, true);
@@ -483,7 +484,50 @@ function pathArg<T>(c: SyscallCtx, p: bigint, f: (path: string) => T): T | bigin
   return typeof s === 'number' ? neg(s) : f(s);
 }
 
+/** poll / ppoll: pipes by their fill, everything else always ready; sleeps (restarts) when nothing is and the timeout allows */
+function poll(c: SyscallCtx, fdsPtr: bigint, nfds: number, wait: boolean): SyscallResult {
+  if (nfds < 0 || nfds > 1024) return E('EINVAL');
+  const b = nfds ? copyFromUser(c.proc.mm, fdsPtr, nfds * 8) : new Uint8Array(0);
+  if (!b) return E('EFAULT');
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const POLLIN = 1, POLLOUT = 4, POLLERR = 8, POLLHUP = 0x10, POLLNVAL = 0x20;
+  let ready = 0;
+  const pipes: Pipe[] = [];
+  for (let k = 0; k < nfds; k++) {
+    const fd = dv.getInt32(k * 8, true), ev = dv.getInt16(k * 8 + 4, true);
+    let rev = 0;
+    if (fd >= 0) {
+      const e = c.proc.fds.get(fd);
+      if (!e) rev = POLLNVAL;
+      else if (e.file.pipe) {
+        const p = e.file.pipe;
+        pipes.push(p);
+        if (e.file.kind === 'pipe-r') rev = (p.len > 0 ? ev & POLLIN : 0) | (p.writers === 0 ? POLLHUP : 0);
+        else rev = p.readers === 0 ? POLLERR : p.space > 0 ? ev & POLLOUT : 0;
+      } else rev = ev & (POLLIN | POLLOUT);
+    }
+    dv.setInt16(k * 8 + 6, rev, true);
+    if (rev) ready++;
+  }
+  if (ready === 0 && wait && pipes.length) {
+    for (const p of pipes) p.waiting.add(c.task);
+    return RESTART;
+  }
+  return copyToUser(c.proc.mm, fdsPtr, b) ? BigInt(ready) : E('EFAULT');
+}
+
 export const FILE_SYSCALLS = {
+  poll: (c, [fds, nfds, timeout]) => poll(c, fds, i32(nfds), i32(timeout) !== 0),
+  ppoll: (c, [fds, nfds, ts]) => {
+    let wait = true;
+    if (ts !== 0n) {
+      const t = copyFromUser(c.proc.mm, ts, 16);
+      if (!t) return E('EFAULT');
+      const dv = new DataView(t.buffer, t.byteOffset, 16);
+      wait = dv.getBigInt64(0, true) !== 0n || dv.getBigInt64(8, true) !== 0n;
+    }
+    return poll(c, fds, i32(nfds), wait);
+  },
   read: (c, [fd, buf, count]) => doRead(c, fd, buf, count),
   write: (c, [fd, buf, count]) => doWrite(c, fd, buf, count),
   pread64: (c, [fd, buf, count, off]) => (BigInt.asIntN(64, off) < 0n ? E('EINVAL') : doRead(c, fd, buf, count, Number(off))),

@@ -22,7 +22,7 @@ import { NO_RESULT } from '../hypercalls';
 import { UserProcess } from './process';
 import { E, SyscallCtx, SyscallHandler, i32, int } from './results';
 import type { SyscallName } from '../../arch/types';
-import { copyToUser, words } from './uaccess';
+import { copyFromUser, copyToUser, words } from './uaccess';
 import { FILE_SYSCALLS } from './fileSyscalls';
 import { PROC_SYSCALLS } from './procSyscalls';
 
@@ -156,6 +156,49 @@ const MEMORY_SYSCALLS = {
     c.proc.kernel.sched.schedule(c.cpu.id);
     return NO_RESULT;
   },
+  // restartable sequences are not provided (a kernel without CONFIG_RSEQ): the C library falls back
+  rseq: () => E('ENOSYS'),
+  prctl: (c, [option, arg2]) => {
+    const PR_SET_NAME = 15, PR_GET_NAME = 16;
+    if (int(option) === PR_SET_NAME) {
+      const b = copyFromUser(c.proc.mm, arg2, 16);
+      if (!b) return E('EFAULT');
+      const end = b.indexOf(0);
+      c.task.comm = new TextDecoder().decode(b.subarray(0, end < 0 ? 15 : Math.min(end, 15)));
+      return 0n;
+    }
+    if (int(option) === PR_GET_NAME) {
+      const b = new Uint8Array(16);
+      b.set(new TextEncoder().encode(c.task.comm).subarray(0, 15));
+      return copyToUser(c.proc.mm, arg2, b) ? 0n : E('EFAULT');
+    }
+    return E('EINVAL');
+  },
+  sched_getaffinity: (c, [pid, len, mask]) => {
+    if (pid !== 0n && int(pid) !== c.proc.pid && !c.proc.kernel.processes.has(int(pid))) return E('ESRCH');
+    const n = Math.min(Number(BigInt.asUintN(64, len) & 0xffffn), 128);
+    if (n < 8) return E('EINVAL');
+    const b = new Uint8Array(8);
+    const cpus = c.proc.kernel.cpus.length;
+    for (let k = 0; k < cpus; k++) b[k >> 3] |= 1 << (k & 7);
+    return copyToUser(c.proc.mm, mask, b) ? 8n : E('EFAULT');
+  },
+  sysinfo: (c, [info]) => {
+    const b = new Uint8Array(112);
+    const dv = new DataView(b.buffer);
+    dv.setBigInt64(0, c.proc.kernel.clock.now(c.cpu.id) / 1_000_000_000n, true); // uptime
+    dv.setBigUint64(32, 1n << 30n, true); // totalram
+    dv.setBigUint64(40, 1n << 29n, true); // freeram
+    dv.setUint16(80, c.proc.kernel.processes.size, true); // procs
+    dv.setUint32(104, 1, true); // mem_unit
+    return copyToUser(c.proc.mm, info, b) ? 0n : E('EFAULT');
+  },
+  times: (c, [buf]) => {
+    const ticks = c.proc.kernel.clock.now(c.cpu.id) / 10_000_000n;
+    if (buf !== 0n && !copyToUser(c.proc.mm, buf, words([BigInt(c.task.instructions) / 10_000_000n, 0n, 0n, 0n], 8))) return E('EFAULT');
+    return ticks;
+  },
+  getrusage: (c, [, ru]) => (copyToUser(c.proc.mm, ru, new Uint8Array(144)) ? 0n : E('EFAULT')),
   nanosleep: () => 0n,
   clock_nanosleep: () => 0n,
   futex: (c, [uaddr, op, val]) => {

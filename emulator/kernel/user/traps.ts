@@ -74,8 +74,9 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
     proc.restart = null;
     if (!name) {
       if (!proc.reported.has(nr)) {
+        // once per process, in the kernel log (the program's own stderr stays its own)
         proc.reported.add(nr);
-        proc.io.stderr(enc.encode(`kprobe-run: ${task.comm}: unimplemented syscall ${nr} at pc ${hex(trap.pc)}: returning -ENOSYS\n`));
+        k.warn(cpu.id, `kprobe-debug: ${task.comm}[${task.pid}]: unimplemented syscall ${nr} at pc ${hex(trap.pc)}: returning -ENOSYS`);
       }
       cpu.setReg(abi.ret, BigInt(-Errno.ENOSYS));
     } else {

@@ -57,13 +57,20 @@ const VENDOR = 'KprobeDbgX86';
 function str4(s: string, k: number): number {
   return s.charCodeAt(k) | (s.charCodeAt(k + 1) << 8) | (s.charCodeAt(k + 2) << 16) | (s.charCodeAt(k + 3) << 24);
 }
-/** cpuid: a small deterministic model (long mode, tsc, cmov, cx8, popcnt, lzcnt, bmi1 tzcnt) */
+/**
+ * cpuid: a small deterministic model advertising exactly what is implemented: fpu, tsc, cx8, cmov,
+ * fxsr, sse, sse2 (x86-64's baseline; no sse3 and later, no avx / osxsave, so a C library's ifuncs
+ * pick their sse2 code), cx16, popcnt, lzcnt, bmi1 tzcnt, syscall, long mode
+ */
+/** cpuid leaf 1 edx: fpu, tsc, cx8, cmov, fxsr, sse, sse2 (also the user processes' AT_HWCAP) */
+export const CPUID1_EDX = 1 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 24 | 1 << 25 | 1 << 26;
+
 export function cpuid(cpu: X86Cpu, _i: Insn): void {
   const leaf = cpu.lo[0] >>> 0;
   let a = 0, b = 0, c = 0, d = 0;
   switch (leaf) {
     case 0: a = 7; b = str4(VENDOR, 0); d = str4(VENDOR, 4); c = str4(VENDOR, 8); break;
-    case 1: a = 0x000306a9; b = cpu.id << 24; c = 1 << 23 /* popcnt */ | 1 << 13 /* cx16 */; d = 1 | 1 << 4 | 1 << 8 | 1 << 15; break;
+    case 1: a = 0x000306a9; b = cpu.id << 24; c = 1 << 23 /* popcnt */ | 1 << 13 /* cx16 */; d = CPUID1_EDX; break;
     case 7: if ((cpu.lo[1] >>> 0) === 0) b = 1 << 3; /* bmi1 */ break;
     case 0x80000000: a = 0x80000001; break;
     case 0x80000001: c = 1 << 5; /* lzcnt */ d = 1 << 11 | 1 << 29; /* syscall, long mode */ break;
