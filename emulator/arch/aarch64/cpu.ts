@@ -23,6 +23,8 @@ const TWO32 = 4294967296;
 export interface A64Context extends CpuContext {
   readonly arch: 'aarch64';
   lo: Int32Array; hi: Int32Array; pc: number; pstate: number; tpidr0: bigint; tpidr1: bigint;
+  /** V0..V31 (4 words each), FPCR, FPSR */
+  v?: Int32Array; fpcr?: number; fpsr?: number;
 }
 
 /** the decode caches of every A64 CPU (shared per Memory and privilege mode) */
@@ -38,6 +40,14 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
   daif = 0xf;
   tpidr0 = 0n;
   tpidr1 = 0n;
+  /** the SIMD&FP registers V0..V31 (16 bytes each, little-endian; slot 32 is a scratch), as bytes, halfwords, words */
+  readonly vbuf = new ArrayBuffer(33 * 16);
+  readonly vb = new Uint8Array(this.vbuf);
+  readonly vh = new Uint16Array(this.vbuf);
+  readonly vw = new Int32Array(this.vbuf);
+  /** FP control (rounding, default NaN, flush to zero) and status (cumulative exception flags) */
+  fpcr = 0;
+  fpsr = 0;
   /** exclusive monitor: address (NaN = open), size in bytes, and the value(s) loaded (lo, hi, lo2, hi2) */
   exclAddr = NaN;
   exclSize = 0;
@@ -228,13 +238,18 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
   }
 
   saveContext(): A64Context {
-    return { arch: 'aarch64', lo: this.lo.slice(), hi: this.hi.slice(), pc: this.pc, pstate: this.pstate(), tpidr0: this.tpidr0, tpidr1: this.tpidr1 };
+    return {
+      arch: 'aarch64', lo: this.lo.slice(), hi: this.hi.slice(), pc: this.pc, pstate: this.pstate(), tpidr0: this.tpidr0, tpidr1: this.tpidr1,
+      v: this.vw.slice(0, 128), fpcr: this.fpcr, fpsr: this.fpsr,
+    };
   }
   restoreContext(ctx: CpuContext): void {
     if (ctx.arch !== 'aarch64') throw new Error(`aarch64 cpu ${this.id}: cannot restore a ${ctx.arch} context`);
     const c = ctx as A64Context;
     this.lo.set(c.lo); this.hi.set(c.hi); this.pc = c.pc; this.setPstate(c.pstate);
     this.tpidr0 = c.tpidr0; this.tpidr1 = c.tpidr1;
+    if (c.v) this.vw.set(c.v); else this.vw.fill(0, 0, 128);
+    this.fpcr = c.fpcr ?? 0; this.fpsr = c.fpsr ?? 0;
     this.lo[ZR_READ] = 0; this.hi[ZR_READ] = 0;
     this.exclAddr = NaN;
   }

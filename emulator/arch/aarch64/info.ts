@@ -65,7 +65,7 @@ export const aarch64Info: ArchInfo = {
     },
     branchReach: 0x07f00000,
     oops: { pcLabel: 'pc', regLabel: wordRegLabel, regsPerLine: 3, codeBefore: 16, codeAfter: 4, codeUnit: 4, codeMark: ['(', ')'] },
-    user: { stackTop: 0x7ffffffff000n, stackSize: USER_STACK_SIZE, platform: 'aarch64', hwcap: 0n,
+    user: { stackTop: 0x7ffffffff000n, stackSize: USER_STACK_SIZE, platform: 'aarch64', hwcap: 3n, // HWCAP_FP | HWCAP_ASIMD
       stat: 'generic', openFlags: { directory: 0o40000, nofollow: 0o100000 },
       cloneChildTidArg: 4, sigactionRestorer: true },
   },

@@ -12,10 +12,11 @@ import { LOAD_STORE_ROWS } from './exec/loadStore';
 import { ATOMIC_ROWS } from './exec/atomics';
 import { BRANCH_ROWS } from './exec/branch';
 import { SYSTEM_ROWS } from './exec/system';
+import { FPSIMD_ROWS } from './exec/fpsimd';
 
 /** the more specific system/branch rows first (their masks are wider) */
 export const A64_TABLE: readonly Row[] = [
-  ...SYSTEM_ROWS, ...BRANCH_ROWS, ...DATA_IMM_ROWS, ...DATA_REG_ROWS, ...ATOMIC_ROWS, ...LOAD_STORE_ROWS,
+  ...SYSTEM_ROWS, ...BRANCH_ROWS, ...DATA_IMM_ROWS, ...DATA_REG_ROWS, ...ATOMIC_ROWS, ...FPSIMD_ROWS, ...LOAD_STORE_ROWS,
 ];
 
 /** rows by the top-level op0 field (bits 25..28) for a short scan */

@@ -97,14 +97,14 @@ const SYSREG: Record<number, string> = {
   [enc(3, 3, 4, 2, 0)]: 'NZCV', [enc(3, 3, 4, 2, 1)]: 'DAIF', [enc(3, 3, 13, 0, 2)]: 'TPIDR_EL0',
   [enc(3, 3, 13, 0, 3)]: 'TPIDRRO_EL0', [enc(3, 0, 13, 0, 4)]: 'TPIDR_EL1', [enc(3, 0, 4, 2, 2)]: 'CurrentEL',
   [enc(3, 3, 14, 0, 2)]: 'CNTVCT_EL0', [enc(3, 3, 14, 0, 0)]: 'CNTFRQ_EL0', [enc(3, 0, 0, 0, 0)]: 'MIDR_EL1',
-  [enc(3, 0, 0, 0, 5)]: 'MPIDR_EL1',
+  [enc(3, 0, 0, 0, 5)]: 'MPIDR_EL1', [enc(3, 3, 4, 4, 0)]: 'FPCR', [enc(3, 3, 4, 4, 1)]: 'FPSR', [enc(3, 3, 0, 0, 7)]: 'DCZID_EL0',
 };
 function enc(op0: number, op1: number, crn: number, crm: number, op2: number): number {
   return (op0 << 14) | (op1 << 11) | (crn << 7) | (crm << 3) | op2;
 }
 /** registers EL0 may read (and write: NZCV, TPIDR_EL0) */
-const EL0_READ = new Set(['NZCV', 'TPIDR_EL0', 'TPIDRRO_EL0', 'CNTVCT_EL0', 'CNTFRQ_EL0']);
-const EL0_WRITE = new Set(['NZCV', 'TPIDR_EL0']);
+const EL0_READ = new Set(['NZCV', 'TPIDR_EL0', 'TPIDRRO_EL0', 'CNTVCT_EL0', 'CNTFRQ_EL0', 'FPCR', 'FPSR', 'DCZID_EL0']);
+const EL0_WRITE = new Set(['NZCV', 'TPIDR_EL0', 'FPCR', 'FPSR']);
 
 function readSys(c: A64Cpu, name: string): bigint {
   switch (name) {
@@ -117,6 +117,10 @@ function readSys(c: A64Cpu, name: string): bigint {
     case 'CNTVCT_EL0': return BigInt(c.instret);
     case 'CNTFRQ_EL0': return 1000000000n;
     case 'MIDR_EL1': return 0x410fd070n;
+    case 'FPCR': return BigInt(c.fpcr >>> 0);
+    case 'FPSR': return BigInt(c.fpsr >>> 0);
+    // DC ZVA prohibited (DZP): C libraries zero memory with ordinary stores
+    case 'DCZID_EL0': return 0x10n;
     default: return BigInt(c.id) | 0x80000000n;
   }
 }
@@ -126,6 +130,8 @@ function writeSys(c: A64Cpu, name: string, v: bigint): boolean {
     case 'DAIF': c.daif = Number((v >> 6n) & 0xfn); return true;
     case 'TPIDR_EL0': c.tpidr0 = v; return true;
     case 'TPIDR_EL1': c.tpidr1 = v; return true;
+    case 'FPCR': c.fpcr = Number(v & 0x07ff9f00n); return true;
+    case 'FPSR': c.fpsr = Number(v & 0xf800009fn) | 0; return true;
     default: return false;
   }
 }
