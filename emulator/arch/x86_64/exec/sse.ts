@@ -551,6 +551,42 @@ function toInt(cpu: X86Cpu, v: number, size: number, truncate: boolean): [number
   const b = BigInt.asUintN(64, BigInt(r));
   return [Number(b & 0xffffffffn) | 0, Number(b >> 32n) | 0];
 }
+/** the MXCSR rounding mode: 0 nearest, 1 down, 2 up, 3 toward zero */
+const rc = (cpu: X86Cpu): number => (cpu.mxcsr >> 13) & 3;
+/** the neighbour of a single `r` in direction dir (+1 up, -1 down) */
+function next32(r: number, dir: number): number {
+  if (r === 0) return bitsToF32(dir > 0 ? 1 : 0x80000001 | 0);
+  const b = f32ToBits(r) >>> 0;
+  return bitsToF32(((r > 0) === (dir > 0) ? b + 1 : b - 1) | 0);
+}
+function next64(r: number, dir: number): number {
+  if (r === 0) return dir > 0 ? 5e-324 : -5e-324;
+  const [lo, hi] = f64ToBits(r);
+  let v = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+  v += (r > 0) === (dir > 0) ? 1n : -1n;
+  return bitsToF64(Number(v & 0xffffffffn) | 0, Number(v >> 32n) | 0);
+}
+/** a nearest-rounded result `r` of the exact value (compared by cmp(r) = sign of r - exact) moved to the mode's rounding */
+function directed(mode: number, r: number, cmp: (r: number) => number, next: (r: number, dir: number) => number): number {
+  if (mode === 0 || r !== r) return r;
+  const c = cmp(r);
+  if (c === 0) return r;
+  if (mode === 1 && c > 0) return next(r, -1);
+  if (mode === 2 && c < 0) return next(r, 1);
+  if (mode === 3 && ((r > 0 && c > 0) || (r < 0 && c < 0))) return next(r, r > 0 ? -1 : 1);
+  return r;
+}
+/** a double to single under the MXCSR rounding */
+function toF32(cpu: X86Cpu, x: number): number {
+  return directed(rc(cpu), Math.fround(x), r => (r > x ? 1 : r < x ? -1 : 0), next32);
+}
+/** an exact integer to single / double under the MXCSR rounding */
+function intToF(cpu: X86Cpu, v: bigint, single: boolean): number {
+  const near = single ? int64ToF32(v) : Number(v);
+  const cmp = (r: number): number => { if (!Number.isFinite(r)) return r > 0 ? 1 : -1; const b = BigInt(r); return b > v ? 1 : b < v ? -1 : 0; };
+  return directed(rc(cpu), near, cmp, single ? next32 : next64);
+}
+
 /** cvt(t)ss2si / cvt(t)sd2si r, xmm/m: sub 0 ss, 1 sd; +2 truncating */
 export function cvtToSi(cpu: X86Cpu, i: Insn): void {
   const dbl = (i.cc & 1) === 1, trunc = (i.cc & 2) !== 0;
@@ -578,8 +614,9 @@ export function cvtSiTo(cpu: X86Cpu, i: Insn): void {
   const lo = cpu.readE(i, i.size), hi = i.size === 8 ? cpu.th : lo >> 31;
   const v = (BigInt(hi) << 32n) | BigInt(lo >>> 0);
   const d = cpu.xd, o = i.reg * 4;
-  if (i.cc === 0) d[o] = f32ToBits(i.size === 8 ? int64ToF32(v) : Math.fround(lo));
-  else { const [l, h] = f64ToBits(i.size === 8 ? Number(v) : lo); d[o] = l; d[o + 1] = h; }
+  const sv = i.size === 8 ? BigInt.asIntN(64, v) : BigInt(lo);
+  if (i.cc === 0) d[o] = f32ToBits(intToF(cpu, sv, true));
+  else { const [l, h] = f64ToBits(intToF(cpu, sv, false)); d[o] = l; d[o + 1] = h; }
 }
 function f32ToF64Bits(b: number): [number, number] {
   if (isNaN32(b)) {
@@ -594,7 +631,7 @@ function f64ToF32Bits(cpu: X86Cpu, lo: number, hi: number): number {
     if (isSNaN64(lo, hi)) cpu.mxcsr |= MX_IE;
     return (hi & 0x80000000) | 0x7fc00000 | ((hi & 0x7ffff) << 3) | (lo >>> 29);
   }
-  return f32ToBits(Math.fround(bitsToF64(lo, hi)));
+  return f32ToBits(toF32(cpu, bitsToF64(lo, hi)));
 }
 /** cvtss2sd (0) cvtsd2ss (1) cvtps2pd (2) cvtpd2ps (3) */
 export function cvtFF(cpu: X86Cpu, i: Insn): void {
@@ -604,6 +641,7 @@ export function cvtFF(cpu: X86Cpu, i: Insn): void {
     case 1: { const s = src(cpu, i, 8) * 4; d[o] = f64ToF32Bits(cpu, d[s], d[s + 1]); return; }
     case 2: {
       const s = src(cpu, i, 8) * 4;
+      if (isSNaN32(d[s]) || isSNaN32(d[s + 1])) cpu.mxcsr |= MX_IE;
       const a = f32ToF64Bits(d[s]), b = f32ToF64Bits(d[s + 1]);
       d[o] = a[0]; d[o + 1] = a[1]; d[o + 2] = b[0]; d[o + 3] = b[1];
       return;
@@ -619,7 +657,7 @@ export function cvtFF(cpu: X86Cpu, i: Insn): void {
 export function cvtPacked(cpu: X86Cpu, i: Insn): void {
   const d = cpu.xd, o = i.reg * 4;
   switch (i.cc) {
-    case 0: { const s = src(cpu, i, 16) * 4; for (let k = 0; k < 4; k++) d[o + k] = f32ToBits(Math.fround(d[s + k])); return; }
+    case 0: { const s = src(cpu, i, 16) * 4; for (let k = 0; k < 4; k++) d[o + k] = f32ToBits(toF32(cpu, d[s + k])); return; }
     case 1: case 2: {
       const s = src(cpu, i, 16) * 4;
       for (let k = 0; k < 4; k++) d[o + k] = toInt(cpu, bitsToF32(d[s + k]), 4, i.cc === 2)[0];
