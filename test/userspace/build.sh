@@ -15,6 +15,15 @@ mkdir -p bin golden
 PROGS="procs"
 X86="-static -nostdlib -ffreestanding -fno-pic -no-pie -mno-sse -mno-mmx -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none"
 A64="-static -nostdlib -ffreestanding -fno-pic -no-pie -mgeneral-regs-only -mno-outline-atomics -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none"
+# fpstr: floating point and string loops at the compilers' default flags (SSE2 / FP+AdvSIMD, vectorised at -O2/-O3)
+X86FP="-static -nostdlib -ffreestanding -fno-pic -no-pie -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none"
+A64FP="-static -nostdlib -ffreestanding -fno-pic -no-pie -mno-outline-atomics -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none"
+for opt in O2 O3; do
+  gcc $X86FP -$opt -Iprograms programs/fpstr.c -o bin/fpstr-x86_64-gcc-$opt.elf
+  clang --target=x86_64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument $X86FP -$opt -Iprograms programs/fpstr.c -o bin/fpstr-x86_64-clang-$opt.elf
+  aarch64-linux-gnu-gcc $A64FP -$opt -Iprograms programs/fpstr.c -o bin/fpstr-aarch64-gcc-$opt.elf
+  clang --target=aarch64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument $A64FP -$opt -Iprograms programs/fpstr.c -o bin/fpstr-aarch64-clang-$opt.elf
+done
 for prog in $PROGS; do
   for opt in O0 O2; do
     gcc $X86 -$opt -Iprograms programs/$prog.c -o bin/$prog-x86_64-gcc-$opt.elf

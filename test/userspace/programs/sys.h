@@ -155,10 +155,10 @@ void *memcpy(void *d, const void *s, size_t n);
 void *memset(void *d, int c, size_t n) { volatile char *p = d; while (n--) *p++ = (char)c; return d; }
 void *memcpy(void *d, const void *s, size_t n) { volatile char *p = d; const char *q = s; while (n--) *p++ = *q++; return d; }
 
-static size_t slen(const char *s) { size_t n = 0; while (s[n]) n++; return n; }
-static int seq(const char *a, const char *b) { while (*a && *a == *b) { a++; b++; } return *a == *b; }
-static void out(const char *s) { sys3(NR_write, 1, s, slen(s)); }
-static void outn(long v)
+static inline size_t slen(const char *s) { size_t n = 0; while (s[n]) n++; return n; }
+static inline int seq(const char *a, const char *b) { while (*a && *a == *b) { a++; b++; } return *a == *b; }
+static inline void out(const char *s) { sys3(NR_write, 1, s, slen(s)); }
+static inline void outn(long v)
 {
 	char b[24];
 	int i = 23, neg = v < 0;
@@ -168,7 +168,7 @@ static void outn(long v)
 	if (neg) b[--i] = '-';
 	out(b + i);
 }
-static void outo(unsigned long v)
+static inline void outo(unsigned long v)
 {
 	char b[24];
 	int i = 23;
@@ -177,5 +177,5 @@ static void outo(unsigned long v)
 	out(b + i);
 }
 /* "label value\n" */
-static void kv(const char *label, long v) { out(label); out(" "); outn(v); out("\n"); }
+static inline void kv(const char *label, long v) { out(label); out(" "); outn(v); out("\n"); }
 #endif

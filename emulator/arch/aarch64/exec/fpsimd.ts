@@ -637,6 +637,8 @@ const THREE_SAME: Record<string, [string, (c: A64Cpu, i: A64Insn) => void]> = {
   '0:12': ['smax', (c, i) => map2(c, i, (a, b, es) => (signed(a, es) >= signed(b, es) ? a : b))],
   '0:13': ['smin', (c, i) => map2(c, i, (a, b, es) => (signed(a, es) <= signed(b, es) ? a : b))],
   '0:19': ['mul', (c, i) => map2(c, i, (a, b, es) => (es === 4 ? Math.imul(a, b) >>> 0 : (a * b) & smask(es)))],
+  '0:18': ['mla', (c, i) => mulAcc(c, i, 1)],
+  '1:18': ['mls', (c, i) => mulAcc(c, i, -1)],
   '1:1': ['uqadd', (c, i) => map2(c, i, (a, b, es) => Math.min(a + b, smask(es) >>> 0))],
   '1:5': ['uqsub', (c, i) => map2(c, i, (a, b) => Math.max(a - b, 0))],
   '1:14': ['uabd', (c, i) => map2(c, i, (a, b) => Math.abs(a - b))],
@@ -646,6 +648,16 @@ const THREE_SAME: Record<string, [string, (c: A64Cpu, i: A64Insn) => void]> = {
   '0:20': ['smaxp', pairwise((a, b, es) => (signed(a, es) >= signed(b, es) ? a : b))],
   '0:21': ['sminp', pairwise((a, b, es) => (signed(a, es) <= signed(b, es) ? a : b))],
 };
+/** mla / mls: rd += / -= rn * rm per lane */
+function mulAcc(c: A64Cpu, i: A64Insn, sign: number): void {
+  const es = i.imm3, n = i.size / es;
+  for (let k = 0; k < n; k++) {
+    const p = es === 4 ? Math.imul(lane(c, i.rn, es, k), lane(c, i.rm, es, k)) : lane(c, i.rn, es, k) * lane(c, i.rm, es, k);
+    const r = es === 4 ? (lane(c, i.rd, es, k) + sign * p) | 0 : (lane(c, i.rd, es, k) + sign * p) & smask(es);
+    setLane(c, i.rd, es, k, r);
+  }
+  zeroFrom(c, i.rd, i.size);
+}
 /** pairwise: the concatenation rn:rm, adjacent pairs */
 function pairwise(fn: (a: number, b: number, es: number) => number): (c: A64Cpu, i: A64Insn) => void {
   return (c, i) => {
@@ -696,6 +708,7 @@ const threeSame: Row = {
     i.imm3 = 1 << size;
     if (i.imm3 === 8 && !q) return false;
     if (i.imm3 === 8 && !['add', 'sub', 'cmeq', 'cmtst', 'cmhi', 'cmhs', 'cmgt', 'cmge', 'addp'].includes(e[0])) return false;
+    if (i.imm3 === 8 && (e[0] === 'mla' || e[0] === 'mls' || e[0] === 'mul')) return false;
     i.op = -1; i.exec = e[1];
     return true;
   },
@@ -774,6 +787,15 @@ const twoMisc: Row = {
   name: 'AdvSIMD two-register misc', mask: 0x9f3e0c00, match: 0x0e200800,
   decode(w, i) {
     const q = f(w, 30, 1), u = f(w, 29, 1), size = f(w, 22, 2), opc = f(w, 12, 5);
+    const fpName = opc >= 12 ? FP_MISC[`${u}:${size >> 1}:${opc}`] : undefined;
+    if (fpName) {
+      const sz = size & 1;
+      if (sz && !q && fpName !== 'fcvtl' && fpName !== 'fcvtn') return false;
+      if ((fpName === 'fcvtl' || fpName === 'fcvtn') && sz !== 1) return false; // half precision forms
+      i.size = q ? 16 : 8; i.op = opc; i.op2 = u; i.imm2 = size >> 1; i.imm3 = sz ? 8 : 4; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5);
+      i.imm = -1; i.exec = fpMiscExec;
+      return true;
+    }
     const name = MISC_NAMES[`${u}:${opc}`];
     if (!name) return false;
     i.size = q ? 16 : 8; i.op = opc; i.op2 = u; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5);
@@ -785,7 +807,15 @@ const twoMisc: Row = {
     return true;
   },
   fmt: i => {
-    const name = MISC_NAMES[`${i.op2}:${i.op}`], q = i.size === 16 ? 1 : 0;
+    const q = i.size === 16 ? 1 : 0;
+    if (i.imm === -1) {
+      const fpName = FP_MISC[`${i.op2}:${i.imm2}:${i.op}`];
+      if (fpName === 'fcvtl') return [q ? 'fcvtl2' : 'fcvtl', `v${i.rd}.2d, ${vname(i.rn, q, 4)}`];
+      if (fpName === 'fcvtn') return [q ? 'fcvtn2' : 'fcvtn', `${vname(i.rd, q, 4)}, v${i.rn}.2d`];
+      const zero = /^fcm/.test(fpName) ? ', #0.0' : '';
+      return [fpName, `${vname(i.rd, q, i.imm3)}, ${vname(i.rn, q, i.imm3)}${zero}`];
+    }
+    const name = MISC_NAMES[`${i.op2}:${i.op}`];
     if (i.op === 18) return [q ? 'xtn2' : 'xtn', `${vname(i.rd, q, i.imm3)}, ${vname(i.rn, 1, i.imm3 * 2)}`];
     const zero = i.op >= 8 && i.op <= 10 ? ', #0' : '';
     return [name === 'not' ? 'mvn' : name, `${vname(i.rd, q, i.imm3)}, ${vname(i.rn, q, i.imm3)}${zero}`];
@@ -971,12 +1001,21 @@ const shiftImmRow: Row = {
 function threeDiffExec(c: A64Cpu, i: A64Insn): void {
   const es = i.imm3, count = 8 / es, hi = i.size === 16 ? count : 0;
   switch (i.op) {
-    case 0: case 1: { // [us]addl / [us]addw: wide lanes
+    case 0: case 1: case 2: case 3: case 8: case 10: case 12: { // [us]addl/w, [us]subl/w, [us]mlal, [us]mlsl, [us]mull: wide lanes
       const vals: bigint[] = [];
+      const wide = i.op === 1 || i.op === 3;
       for (let k = 0; k < count; k++) {
-        const a = i.op === 1 ? (es * 2 === 8 ? lane64(c, i.rn, k) : BigInt(lane(c, i.rn, es * 2, k))) : BigInt(i.op2 ? lane(c, i.rn, es, hi + k) : signed(lane(c, i.rn, es, hi + k), es));
+        const a = wide ? (es * 2 === 8 ? lane64(c, i.rn, k) : BigInt(lane(c, i.rn, es * 2, k))) : BigInt(i.op2 ? lane(c, i.rn, es, hi + k) : signed(lane(c, i.rn, es, hi + k), es));
         const mv = lane(c, i.rm, es, hi + k);
-        vals.push(a + BigInt(i.op2 ? mv : signed(mv, es)));
+        const m = BigInt(i.op2 ? mv : signed(mv, es));
+        const acc = es * 2 === 8 ? lane64(c, i.rd, k) : BigInt(lane(c, i.rd, es * 2, k));
+        switch (i.op) {
+          case 0: case 1: vals.push(a + m); break;
+          case 2: case 3: vals.push(a - m); break;
+          case 8: vals.push(acc + a * m); break;
+          case 10: vals.push(acc - a * m); break;
+          default: vals.push(a * m);
+        }
       }
       for (let k = 0; k < count; k++) { if (es * 2 === 8) setLane64(c, i.rd, k, vals[k]); else setLane(c, i.rd, es * 2, k, Number(BigInt.asUintN(es * 16, vals[k]))); }
       return;
@@ -996,7 +1035,7 @@ const threeDiff: Row = {
   name: 'AdvSIMD three different', mask: 0x9f200c00, match: 0x0e200000,
   decode(w, i) {
     const q = f(w, 30, 1), u = f(w, 29, 1), size = f(w, 22, 2), opc = f(w, 12, 4);
-    if (size === 3 || !(opc === 0 || opc === 1 || (opc === 4 && !u))) return false;
+    if (size === 3 || !([0, 1, 2, 3, 8, 10, 12].includes(opc) || (opc === 4 && !u))) return false;
     i.size = q ? 16 : 8; i.op = opc; i.op2 = u; i.imm3 = 1 << size; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5); i.rm = f(w, 16, 5);
     i.exec = threeDiffExec;
     return true;
@@ -1004,8 +1043,9 @@ const threeDiff: Row = {
   fmt: i => {
     const q = i.size === 16 ? 1 : 0, es = i.imm3, s = q ? '2' : '';
     if (i.op === 4) return [`addhn${s}`, `${vname(i.rd, q, es)}, ${vname(i.rn, 1, es * 2)}, ${vname(i.rm, 1, es * 2)}`];
-    const name = `${i.op2 ? 'u' : 's'}add${i.op === 1 ? 'w' : 'l'}${s}`;
-    return [name, `${vname(i.rd, 1, es * 2)}, ${vname(i.rn, i.op === 1 ? 1 : q, i.op === 1 ? es * 2 : es)}, ${vname(i.rm, q, es)}`];
+    const stem = ({ 0: 'addl', 1: 'addw', 2: 'subl', 3: 'subw', 8: 'mlal', 10: 'mlsl', 12: 'mull' } as Record<number, string>)[i.op];
+    const w = i.op === 1 || i.op === 3;
+    return [`${i.op2 ? 'u' : 's'}${stem}${s}`, `${vname(i.rd, 1, es * 2)}, ${vname(i.rn, w ? 1 : q, w ? es * 2 : es)}, ${vname(i.rm, q, es)}`];
   },
 };
 /** permutes: uzp1 uzp2 zip1 zip2 trn1 trn2 */
@@ -1056,9 +1096,183 @@ const tblRow: Row = {
   fmt: i => [i.op ? 'tbx' : 'tbl', `${vname(i.rd, i.size === 16 ? 1 : 0, 1)}, { ${Array.from({ length: i.imm2 }, (_, k) => vname((i.rn + k) % 32, 1, 1)).join(', ')} }, ${vname(i.rm, i.size === 16 ? 1 : 0, 1)}`],
 };
 
+// ---------------------------------------------------------------- AdvSIMD floating point (vector)
+
+/** an FP lane (4 or 8 bytes) as bits */
+const fLane = (c: A64Cpu, r: number, d: boolean, k: number): bigint => (d ? lane64(c, r, k) : BigInt(lane(c, r, 4, k)));
+const setFLane = (c: A64Cpu, r: number, d: boolean, k: number, v: bigint): void => { if (d) setLane64(c, r, k, v); else setLane(c, r, 4, k, Number(v)); };
+
+/** fcmeq / fcmge / fcmgt on bits: all-ones when true */
+function fcmpVec(c: A64Cpu, kind: number, a: bigint, b: bigint, d: boolean): bigint {
+  const ones = d ? 0xffffffffffffffffn : 0xffffffffn;
+  if (isNaNb(a, d) || isNaNb(b, d)) { if (kind !== 0 || isSNaNb(a, d) || isSNaNb(b, d)) c.fpsr |= IOC; return 0n; }
+  const x = toNum(a, d), y = toNum(b, d);
+  return (kind === 0 ? x === y : kind === 1 ? x >= y : x > y) ? ones : 0n;
+}
+/** three-same FP: key U:a:opcode -> name and lane op (a, b, acc) */
+const FP3: Record<string, [string, (c: A64Cpu, a: bigint, b: bigint, acc: bigint, d: boolean) => bigint]> = {
+  '0:0:26': ['fadd', (c, a, b, _, d) => farith(c, FADD, a, b, d)],
+  '0:1:26': ['fsub', (c, a, b, _, d) => farith(c, FSUB, a, b, d)],
+  '1:0:27': ['fmul', (c, a, b, _, d) => farith(c, FMUL, a, b, d)],
+  '1:0:31': ['fdiv', (c, a, b, _, d) => farith(c, FDIV, a, b, d)],
+  '0:0:30': ['fmax', (c, a, b, _, d) => farith(c, FMAX, a, b, d)],
+  '0:1:30': ['fmin', (c, a, b, _, d) => farith(c, FMIN, a, b, d)],
+  '0:0:24': ['fmaxnm', (c, a, b, _, d) => farith(c, FMAXNM, a, b, d)],
+  '0:1:24': ['fminnm', (c, a, b, _, d) => farith(c, FMINNM, a, b, d)],
+  '0:0:28': ['fcmeq', (c, a, b, _, d) => fcmpVec(c, 0, a, b, d)],
+  '1:0:28': ['fcmge', (c, a, b, _, d) => fcmpVec(c, 1, a, b, d)],
+  '1:1:28': ['fcmgt', (c, a, b, _, d) => fcmpVec(c, 2, a, b, d)],
+  '0:0:25': ['fmla', (c, a, b, acc, d) => fusedLane(c, acc, a, b, d, false)],
+  '0:1:25': ['fmls', (c, a, b, acc, d) => fusedLane(c, acc, a, b, d, true)],
+};
+function fusedLane(c: A64Cpu, acc: bigint, a: bigint, b: bigint, d: boolean, neg: boolean): bigint {
+  const nan = processNaNs(c, d, acc, a, b);
+  if (nan !== undefined) return nan;
+  let x = toNum(a, d);
+  const y = toNum(b, d), z = toNum(acc, d);
+  if (neg) x = -x;
+  const r = d ? fmaDouble(x, y, z) : Math.fround(x * y + z);
+  return r !== r ? invalid(c, d) : fromNum(r, d);
+}
+const fpThreeSame: Row = {
+  name: 'AdvSIMD three same (FP)', mask: 0x9f20c400, match: 0x0e20c400,
+  decode(w, i) {
+    const q = f(w, 30, 1), u = f(w, 29, 1), a = f(w, 23, 1), sz = f(w, 22, 1), opc = f(w, 11, 5);
+    const key = `${u}:${a}:${opc}`;
+    if (!FP3[key] || (sz && !q)) return false;
+    i.size = q ? 16 : 8; i.imm3 = sz ? 8 : 4; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5); i.rm = f(w, 16, 5); i.imm = (u << 6) | (a << 5) | opc;
+    const op = FP3[key][1];
+    i.exec = (c, x) => {
+      const d = x.imm3 === 8, n = x.size / x.imm3, out: bigint[] = [];
+      for (let k = 0; k < n; k++) out.push(op(c, fLane(c, x.rn, d, k), fLane(c, x.rm, d, k), fLane(c, x.rd, d, k), d));
+      for (let k = 0; k < n; k++) setFLane(c, x.rd, d, k, out[k]);
+      zeroFrom(c, x.rd, x.size);
+    };
+    return true;
+  },
+  fmt: i => {
+    const q = i.size === 16 ? 1 : 0;
+    return [FP3[`${i.imm >> 6}:${(i.imm >> 5) & 1}:${i.imm & 31}`][0], `${vname(i.rd, q, i.imm3)}, ${vname(i.rn, q, i.imm3)}, ${vname(i.rm, q, i.imm3)}`];
+  },
+};
+/** two-register misc FP: scvtf ucvtf fcvtzs fcvtzu fneg fabs fsqrt fcvtl fcvtn frint* */
+const FP_MISC: Record<string, string> = {
+  '0:0:29': 'scvtf', '1:0:29': 'ucvtf', '0:1:27': 'fcvtzs', '1:1:27': 'fcvtzu', '1:1:15': 'fneg', '0:1:15': 'fabs', '1:1:31': 'fsqrt',
+  '0:0:23': 'fcvtl', '0:0:22': 'fcvtn', '0:0:24': 'frintn', '0:1:24': 'frintp', '0:0:25': 'frintm', '0:1:25': 'frintz', '1:0:24': 'frinta',
+  '0:1:12': 'fcmgt', '1:1:12': 'fcmge', '0:1:13': 'fcmeq', '1:1:13': 'fcmle', '0:1:14': 'fcmlt',
+};
+function fpMiscExec(c: A64Cpu, i: A64Insn): void {
+  const name = FP_MISC[`${i.op2}:${i.imm2}:${i.op}`];
+  const d = i.imm3 === 8;
+  if (name === 'fcvtl' || name === 'fcvtn') {
+    // fcvtl: single lanes (low or high half) to doubles; fcvtn: doubles to singles in the low or high half
+    if (name === 'fcvtl') {
+      const off = i.size === 16 ? 2 : 0, vals = [0, 1].map(k => BigInt(lane(c, i.rn, 4, off + k)));
+      for (let k = 0; k < 2; k++) {
+        const a = vals[k];
+        setLane64(c, i.rd, k, isNaNb(a, false) ? (c.fpcr & (1 << 25) ? defaultNaN(true) : ((a & 0x80000000n) << 32n) | 0x7ff8000000000000n | ((a & 0x3fffffn) << 29n)) : fromNum(toNum(a, false), true));
+      }
+    } else {
+      const vals = [0, 1].map(k => lane64(c, i.rn, k)).map(a => (isNaNb(a, true)
+        ? (c.fpcr & (1 << 25) ? defaultNaN(false) : ((a >> 32n) & 0x80000000n) | 0x7fc00000n | ((a >> 29n) & 0x3fffffn))
+        : fromNum(toNum(a, true), false)));
+      const off = i.size === 16 ? 2 : 0;
+      for (let k = 0; k < 2; k++) setLane(c, i.rd, 4, off + k, Number(vals[k]));
+      if (i.size !== 16) zeroFrom(c, i.rd, 8);
+    }
+    return;
+  }
+  const n = i.size / i.imm3, out: bigint[] = [];
+  const sign = d ? 0x8000000000000000n : 0x80000000n;
+  for (let k = 0; k < n; k++) {
+    const a = fLane(c, i.rn, d, k);
+    let r: bigint;
+    switch (name) {
+      case 'scvtf': case 'ucvtf': {
+        const v = name === 'scvtf' ? BigInt.asIntN(d ? 64 : 32, a) : a;
+        r = d ? fromF64(Number(v)) : BigInt(fromF32(intToF32(v)) >>> 0);
+        break;
+      }
+      case 'fcvtzs': case 'fcvtzu': {
+        const bits = d ? 64 : 32, signedConv = name === 'fcvtzs';
+        if (isNaNb(a, d)) { c.fpsr |= IOC; r = 0n; break; }
+        const v = Math.trunc(toNum(a, d));
+        const min = signedConv ? -(1n << BigInt(bits - 1)) : 0n, max = signedConv ? (1n << BigInt(bits - 1)) - 1n : (1n << BigInt(bits)) - 1n;
+        let b: bigint;
+        if (!Number.isFinite(v)) { c.fpsr |= IOC; b = v > 0 ? max : min; }
+        else { b = BigInt(v); if (b > max) { c.fpsr |= IOC; b = max; } else if (b < min) { c.fpsr |= IOC; b = min; } }
+        r = BigInt.asUintN(bits, b);
+        break;
+      }
+      case 'fneg': r = a ^ sign; break;
+      case 'fabs': r = a & ~sign; break;
+      case 'fsqrt': {
+        const nan = processNaNs(c, d, a);
+        r = nan ?? (toNum(a, d) < 0 ? invalid(c, d) : fromNum(Math.sqrt(toNum(a, d)), d));
+        break;
+      }
+      case 'fcmgt': case 'fcmge': case 'fcmeq': case 'fcmle': case 'fcmlt': {
+        const z = 0n;
+        r = name === 'fcmle' ? fcmpVec(c, 1, z, a, d) : name === 'fcmlt' ? fcmpVec(c, 2, z, a, d) : fcmpVec(c, name === 'fcmeq' ? 0 : name === 'fcmge' ? 1 : 2, a, z, d);
+        break;
+      }
+      default: {
+        const nan = processNaNs(c, d, a);
+        const mode = { frintn: 0, frintp: 1, frintm: 2, frintz: 3, frinta: 4 }[name as 'frintn'] ?? 0;
+        r = nan ?? fromNum(roundInt(toNum(a, d), mode), d);
+      }
+    }
+    out.push(r);
+  }
+  for (let k = 0; k < n; k++) setFLane(c, i.rd, d, k, out[k]);
+  zeroFrom(c, i.rd, i.size);
+}
+
+/** AdvSIMD scalar copy: dup (mov) Vd, Vn.T[i] into a scalar register */
+const scalarCopy: Row = {
+  name: 'AdvSIMD scalar copy', mask: 0xffe0fc00, match: 0x5e000400,
+  decode(w, i) {
+    const imm5 = f(w, 16, 5);
+    const sz = imm5 & 1 ? 0 : imm5 & 2 ? 1 : imm5 & 4 ? 2 : imm5 & 8 ? 3 : -1;
+    if (sz < 0) return false;
+    i.imm3 = 1 << sz; i.imm2 = imm5 >> (sz + 1); i.rd = f(w, 0, 5); i.rn = f(w, 5, 5);
+    i.exec = (c, x) => {
+      const v = x.imm3 === 8 ? lane64(c, x.rn, x.imm2) : BigInt(lane(c, x.rn, x.imm3, x.imm2));
+      c.vb.fill(0, x.rd * 16, x.rd * 16 + 16);
+      if (x.imm3 === 8) setLane64(c, x.rd, 0, v); else setLane(c, x.rd, x.imm3, 0, Number(v));
+    };
+    return true;
+  },
+  fmt: i => ['mov', `${SCALAR[Math.log2(i.imm3)]}${i.rd}, v${i.rn}.${['b', 'h', 's', 'd'][Math.log2(i.imm3)]}[${i.imm2}]`],
+};
+
+/** AdvSIMD scalar pairwise: addp Dd, Vn.2d; faddp Sd/Dd, Vn.2s/2d */
+const scalarPairwise: Row = {
+  name: 'AdvSIMD scalar pairwise', mask: 0xdf3e0c00, match: 0x5e300800,
+  decode(w, i) {
+    const u = f(w, 29, 1), size = f(w, 22, 2), opc = f(w, 12, 5);
+    i.rd = f(w, 0, 5); i.rn = f(w, 5, 5);
+    if (!u && size === 3 && opc === 27) {
+      i.op = 0; i.exec = (c, x) => { const v = lane64(c, x.rn, 0) + lane64(c, x.rn, 1); c.vb.fill(0, x.rd * 16, x.rd * 16 + 16); setLane64(c, x.rd, 0, v); };
+      return true;
+    }
+    if (u && size < 2 && opc === 13) {
+      i.op = 1; i.imm3 = size ? 8 : 4;
+      i.exec = (c, x) => {
+        const d = x.imm3 === 8;
+        const v = farith(c, FADD, fLane(c, x.rn, d, 0), fLane(c, x.rn, d, 1), d);
+        fpwrite(c, x.rd, v, d);
+      };
+      return true;
+    }
+    return false;
+  },
+  fmt: i => (i.op === 0 ? ['addp', `d${i.rd}, v${i.rn}.2d`] : ['faddp', `${i.imm3 === 8 ? 'd' : 's'}${i.rd}, v${i.rn}.${i.imm3 === 8 ? '2d' : '2s'}`]),
+};
+
 /** the SIMD&FP rows; before the integer load/store rows, whose masks do not look at the V bit */
 export const FPSIMD_ROWS: readonly Row[] = [
   ldstUnsigned, ldstImm9, ldstRegOff, ldLiteral, ldstPair, ldst1Multiple, ld1rRow,
   fmovImm, fp1, fcmpRow, fp2, fccmpRow, fcselRow, fp3, convRow,
-  simdModImm, shiftImmRow, copyRow, tblRow, permRow, extRow, acrossRow, twoMisc, threeDiff, threeSame,
+  simdModImm, shiftImmRow, scalarCopy, scalarPairwise, copyRow, tblRow, permRow, extRow, acrossRow, twoMisc, threeDiff, fpThreeSame, threeSame,
 ];
