@@ -99,6 +99,6 @@ export function mapImage(mem: Memory, image: ElfImage, user: boolean, file?: Bac
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  // native comparison: a program's text can be megabytes, compared at every exec
+  return Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 }

@@ -77,6 +77,16 @@ describe('user-space kernel pieces', () => {
     }
   });
 
+  test('the stack starts at 128 KiB and grows on faults below it (expand_stack), up to RLIMIT_STACK', () => {
+    const path = join(BIN, 'procs-x86_64-gcc-O0.elf');
+    const m = Machine.forUserProgram(loadElf(path), [path], { stdout: () => {}, stderr: () => {} });
+    const stack = () => m.kernel.processes.get(1)!.mm.allRegions().find(r => r.name === '[stack]')!;
+    assert.equal(stack().size, 128 * 1024);
+    assert.equal(m.run().code, 5);
+    assert.ok(stack().size > 1200 * 1024, `${stack().size / 1024} KiB after 300 frames of 4 KiB`);
+    assert.ok(stack().size <= 8 << 20);
+  });
+
   test('corrupt archives: bad magic, truncated, a name or data past the end, bad gzip — each one line naming the file and offset', () => {
     const fs = new Vfs();
     const good = cpio([{ name: 'a', mode: S_IFREG | 0o644, data: 'abc' }]);

@@ -37,7 +37,7 @@ function programImage(path: string, m: MachineOptions): ElfImage {
     const fs = new Vfs();
     populateVfs(fs, m);
     const r = fs.lookup(path, fs.root);
-    if (r.ok && r.inode.isReg) return parseElf(Uint8Array.from(r.inode.data()), path);
+    if (r.ok && r.inode.isReg) return parseElf(r.inode.data().slice(), path);
   }
   return loadElf(path);
 }

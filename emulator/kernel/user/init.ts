@@ -76,7 +76,7 @@ export function installUserInit(k: Kernel, commands: readonly string[]): void {
       }
       let pid: number;
       try {
-        const image = parseElf(Uint8Array.from(r.inode.data()), path);
+        const image = parseElf(r.inode.data().slice(), path);
         pid = spawnUserProgram(k, image, { argv, env: INIT_ENV, io, exe: r.inode, execPath: path, file: r.inode.pages(), cpu: leastLoaded(k) }).task.pid;
       } catch (e) {
         k.warn(cpu.id, `user_init: ${path}: ${e instanceof Error ? e.message : String(e)}`);

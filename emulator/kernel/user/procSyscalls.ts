@@ -94,6 +94,8 @@ export function dispatchSignals(k: Kernel, proc: UserProcess, cpu: Cpu): boolean
       return false;
     }
     // sigsuspend's temporary mask is not what the handler's return restores: the mask before it is
+    // room for the frame: the stack grows as it would for the handler's own pushes
+    proc.growStack(Number(BigInt.asIntN(64, cpu.getReg(k.arch.abi.spReg))) - 8192);
     const oldMask = proc.suspendMask ?? proc.signals.blocked;
     proc.suspendMask = null;
     const ok = frames.push(cpu, proc.mm, { sig, handler: a.handler, flags: a.flags, restorer: a.restorer, mask: oldMask, tramp: () => proc.sigTrampoline() });

@@ -73,6 +73,8 @@ export interface UserProgramOptions {
 export const AT_RANDOM_BYTES = Uint8Array.from({ length: 16 }, (_, i) => (i * 0x3b + 0x11) & 0xff);
 
 const alignUp = (v: number, a: number): number => Math.ceil(v / a) * a;
+/** the stack mapped at exec: it grows on faults below it (growStack) */
+const INITIAL_STACK = 128 * 1024;
 
 /** The host's standard streams as character devices (descriptors 0, 1, 2 of the first process). */
 export interface HostStreams { stdin: CharDevice; stdout: CharDevice; stderr: CharDevice }
@@ -240,6 +242,26 @@ export class UserProcess {
     }
   }
 
+  /**
+   * A fault at addr below the stack, within its limit (RLIMIT_STACK from
+   * the top): the stack grows to cover it (with some room), as Linux's
+   * expand_stack; false when addr is no stack address.
+   */
+  growStack(addr: number): boolean {
+    const st = this.mm.allRegions().find(r => r.name === '[stack]');
+    if (!st) return false;
+    const limit = st.end - this.kernel.arch.kernel.user.stackSize;
+    if (addr >= st.base || addr < limit) return false;
+    // at least double, and 64 KiB below the fault
+    const base = Math.max(limit, Math.min(Math.floor(addr / PAGE_SIZE) * PAGE_SIZE - 64 * 1024, st.end - 2 * st.size));
+    if (this.collides(base, st.base - base, null)) return false;
+    const bytes = new Uint8Array(st.end - base);
+    bytes.set(st.bytes, st.base - base);
+    this.mm.unmap(st);
+    this.mm.map(base, st.end - base, st.perms, '[stack]', undefined, bytes);
+    return true;
+  }
+
   /** execve: the old address space (and its trampoline page) is gone */
   forgetTrampoline(): void { this.trampoline = null; }
 
@@ -309,7 +331,8 @@ function loadProgram(k: Kernel, image: ElfImage, argv: readonly string[], env: r
   const loaded = mapImage(mm, image, true, file);
   const stackTop = mustVAddr(table.user.stackTop);
   const stackSize = table.user.stackSize;
-  mm.map(stackTop - stackSize, stackSize, PERM_R | PERM_W | PERM_U, '[stack]');
+  // the stack starts small and grows down on demand up to stackSize (RLIMIT_STACK), as Linux's does
+  mm.map(stackTop - INITIAL_STACK, INITIAL_STACK, PERM_R | PERM_W | PERM_U, '[stack]');
   const ps = k.arch.abi.pointerSize;
   const stack = buildInitialStack(mm, stackTop, {
     argv, envp: env, execfn, platform: table.user.platform, random: AT_RANDOM_BYTES,
@@ -377,11 +400,18 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
   const mm = new Memory('user');
   let heap: Region | null = null;
   const shared = new Set<Region>();
+  const sp = Number(BigInt.asIntN(64, cpu.getReg(k.arch.abi.spReg)));
   for (const r of parent.mm.allRegions()) {
     const sharedFile = r.backing.identity.kind === 'file' && (r.perms & PERM_W) === 0;
     let copy: Region;
     if (sharedFile || parent.shared.has(r)) copy = mm.mapBacking(r.base, r.size, r.perms, r.name, r.backing, r.offset);
-    else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, Uint8Array.from(r.bytes));
+    else if (r.name === '[stack]' && sp > r.base && sp <= r.end) {
+      // the live part of the stack: from a page below sp (the red zone and more) to the top; below it is dead
+      const from = Math.max(r.base, Math.floor(sp / PAGE_SIZE) * PAGE_SIZE - PAGE_SIZE) - r.base;
+      const bytes = new Uint8Array(r.size);
+      bytes.set(r.bytes.subarray(from), from);
+      copy = mm.map(r.base, r.size, r.perms, r.name, undefined, bytes);
+    } else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, r.bytes.slice());
     if (parent.shared.has(r)) shared.add(copy);
     if (r === parent.heap) heap = copy;
   }
@@ -422,7 +452,7 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   if ((inode.mode & 0o111) === 0) return { errno: 'EACCES', why: `${path}: not executable (mode ${(inode.mode & 0o7777).toString(8)})` };
   let image: ElfImage, p: LoadedProgram;
   try {
-    image = parseElf(Uint8Array.from(inode.data()), path);
+    image = parseElf(inode.data().slice(), path);
     p = loadProgram(k, image, argv, env, path, inode.pages());
   } catch (e) {
     return { errno: 'ENOEXEC', why: e instanceof Error ? e.message : String(e) };

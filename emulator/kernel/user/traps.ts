@@ -97,6 +97,8 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
     if (k.currentTask(cpu.id) === task && proc.signals.hasDeliverable()) dispatchSignals(k, proc, cpu);
     return;
   }
+  // below the stack, within its limit: the stack grows and the instruction runs again
+  if (trap.kind === 'pageFault' && !trap.present && trap.access !== 'exec' && proc.growStack(Number(BigInt.asIntN(64, trap.addr)))) return;
   const { sig, detail } = signalFor(k, cpu, trap);
   const a = proc.signals.action(sig);
   const blocked = (proc.signals.blocked >> BigInt(sig - 1)) & 1n;

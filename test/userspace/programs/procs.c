@@ -245,6 +245,15 @@ static void exec_self(const char *self)
 	(void)self;
 }
 
+/* 300 frames of 4 KiB: the stack grows far past its first mapping */
+__attribute__((noinline)) static long deep(int n)
+{
+	volatile signed char page[4096];
+	page[0] = (signed char)n; page[4095] = (signed char)(n * 3);
+	if (n == 0) return page[0] + page[4095];
+	return deep(n - 1) + page[0] + page[4095];
+}
+
 void cstart(long *sp)
 {
 	long argc = sp[0];
@@ -256,6 +265,7 @@ void cstart(long *sp)
 		out(" env "); out(envp[0] ? envp[0] : "(none)"); out("\n");
 		sys1(NR_exit_group, 3);
 	}
+	kv("deep stack", deep(300));
 	files();
 	shared_mmap();
 	pipes_and_children();
