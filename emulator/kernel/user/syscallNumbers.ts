@@ -22,5 +22,5 @@ export const GENERIC_SYSCALLS: Readonly<Record<number, SyscallName>> = {
   173: 'getppid', 174: 'getuid', 175: 'geteuid', 176: 'getgid', 177: 'getegid', 178: 'gettid', 214: 'brk',
   215: 'munmap', 220: 'clone', 221: 'execve', 222: 'mmap', 226: 'mprotect', 233: 'madvise', 260: 'wait4',
   261: 'prlimit64', 276: 'renameat2', 278: 'getrandom', 291: 'statx', 439: 'faccessat2',
-  293: 'rseq', 167: 'prctl', 123: 'sched_getaffinity', 179: 'sysinfo', 153: 'times', 165: 'getrusage', 73: 'ppoll',
+  293: 'rseq', 227: 'msync', 167: 'prctl', 123: 'sched_getaffinity', 179: 'sysinfo', 153: 'times', 165: 'getrusage', 73: 'ppoll',
 };

@@ -114,6 +114,14 @@ const MEMORY_SYSCALLS = {
     return c.proc.mprotect(a, n, protPerms(i32(prot))) ? 0n : E('ENOMEM');
   },
   madvise: () => 0n,
+  // shared file mappings are the page cache itself: nothing to write back; unmapped ranges are -ENOMEM
+  msync: (c, [addr, len]) => {
+    const a = toVAddr(addr);
+    if (!pageAligned(a)) return E('EINVAL');
+    const n = Number(BigInt.asUintN(64, len) & 0xfffffffffn);
+    for (let x = a; x < a + n; x += 4096) if (!c.proc.mm.regionAt(x)) return E('ENOMEM');
+    return 0n;
+  },
   arch_prctl: (c, [code, addr]) => {
     switch (int(code)) {
       case ARCH_SET_FS: return setSegBase(c, 'fs_base', addr);
