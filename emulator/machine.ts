@@ -348,6 +348,9 @@ export class Machine {
           if (q.haltedUntil > 0) wake = Math.min(wake, q.haltedUntil);
         }
       });
+      // tasks asleep on a timer (nanosleep): the clock skips to the first expiry, whose tick wakes it
+      const timer = k.nextTimer();
+      if (timer !== undefined) { anyWork = true; wake = Math.min(wake, Math.ceil(timer / TICK_NS) * TICK_NS); }
       if (!anyWork) {
         const blocked = k.tasks().filter(t => t.state === 'blocked').length;
         const detail = `no runnable task left (${blocked} blocked, ${k.oopsCount} oops)`;

@@ -194,7 +194,7 @@ export type SyscallName =
   | 'brk' | 'mmap' | 'munmap' | 'mprotect' | 'madvise' | 'arch_prctl' | 'set_tid_address' | 'set_robust_list'
   | 'uname' | 'clock_gettime' | 'clock_getres' | 'gettimeofday' | 'getrandom' | 'getuid' | 'geteuid' | 'getgid'
   | 'getegid' | 'getgroups' | 'prlimit64' | 'getrlimit' | 'sched_yield' | 'nanosleep' | 'clock_nanosleep' | 'futex'
-  | 'rseq' | 'msync' | 'prctl' | 'sched_getaffinity' | 'sysinfo' | 'times' | 'getrusage' | 'poll' | 'ppoll'
+  | 'rseq' | 'msync' | 'time' | 'prctl' | 'sched_getaffinity' | 'sysinfo' | 'times' | 'getrusage' | 'poll' | 'ppoll'
   // files
   | 'read' | 'write' | 'readv' | 'writev' | 'pread64' | 'pwrite64' | 'open' | 'openat' | 'creat' | 'close' | 'lseek'
   | 'fstat' | 'stat' | 'lstat' | 'newfstatat' | 'statx' | 'getdents64' | 'fcntl' | 'dup' | 'dup2' | 'dup3'

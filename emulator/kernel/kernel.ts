@@ -67,6 +67,8 @@ export class Kernel implements KernelApi {
   /** the loaded image's extent (kernel images only) */
   loaded: LoadedImage | null = null;
   userTrapHandler: UserTrapHandler | null = null;
+  /** send a signal to a user process (installed with the first process; avoids an import cycle) */
+  userSignal: ((p: UserProcess, sig: number) => void) | null = null;
   /** the user_init hypercall (installed by the machine when it has user programs to start) */
   userInit: ((cpu: Cpu, wait: boolean) => HypercallResult) | null = null;
   /** user processes by pid */
@@ -338,10 +340,39 @@ export class Kernel implements KernelApi {
 
   // ---- traps ----------------------------------------------------------------
 
-  /** Timer tick (called by the machine at tick boundaries): round-robin preemption, wake halted CPUs. */
+  /** tasks asleep until a virtual time (ns), earliest first */
+  private readonly timers: { at: number; task: KTask; value: bigint }[] = [];
+
+  /** Put the task running on `cpu` to sleep until virtual time `at`; it then runs with `value` in its return register. */
+  sleepUntil(cpu: number, at: number, value: bigint): void {
+    const t = this.currentTask(cpu);
+    if (!t) return;
+    t.state = 'blocked';
+    const k = this.timers.findIndex(x => x.at > at);
+    this.timers.splice(k < 0 ? this.timers.length : k, 0, { at, task: t, value });
+    this.sched.deschedule(cpu);
+  }
+
+  /** Wake a sleeping task early (a signal): it runs with `value` (-EINTR); false when it was not asleep on a timer. */
+  cancelSleep(t: KTask, value: bigint): boolean {
+    const k = this.timers.findIndex(x => x.task === t);
+    if (k < 0) return false;
+    this.timers.splice(k, 1);
+    this.sched.wake(t, { reg: this.arch.abi.syscall.ret, value });
+    return true;
+  }
+
+  /** The earliest timer's time (ns), if any task sleeps. */
+  nextTimer(): number | undefined { return this.timers[0]?.at; }
+
+  /** Timer tick (called by the machine at tick boundaries): expired sleeps, round-robin preemption, wake halted CPUs. */
   tick(): void {
-    for (const h of this.tickHooks) h();
     const now = this.clock.roundStart;
+    while (this.timers.length && this.timers[0].at <= now) {
+      const x = this.timers.shift()!;
+      if (x.task.state === 'blocked') this.sched.wake(x.task, { reg: this.arch.abi.syscall.ret, value: x.value });
+    }
+    for (const h of this.tickHooks) h();
     this.sched.rq.forEach((q, c) => {
       if (q.dead) return;
       if (q.haltedUntil !== 0 && q.haltedUntil <= now) q.haltedUntil = 0;

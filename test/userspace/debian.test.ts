@@ -80,6 +80,8 @@ const COMMANDS: { argv: string[]; stdin?: string }[] = [
   { argv: ['sh', '-c', 'echo 3 1 2 | xargs -n 1 | sort -n | xargs echo'] },
   { argv: ['sh', '-c', 'printf "%.3f %g %.0e\\n" 2.0005 0.0001 12345'] },
   { argv: ['dc', '-e', '2 k 10 3 / p 2 64 ^ p'] },
+  { argv: ['sh', '-c', 'sleep 0.2; echo slept; (sleep 2; echo late) & sleep 1; kill $!; wait; echo done'] },
+  { argv: ['sh', '-c', 'trap "echo got CHLD" CHLD; (exit 4) & wait $!; echo status $?'] },
   { argv: ['nonexistent-applet'] },
 ];
 

@@ -57,7 +57,8 @@ export function deliverSignal(k: Kernel, proc: UserProcess, sig: number): void {
     return;
   }
   proc.signals.raise(sig);
-  if (proc.signals.hasDeliverable() && proc.task.state === 'blocked') k.sched.wake(proc.task);
+  // a sleep on the clock ends with -EINTR; a sleep in a restartable call runs it again (or -EINTR, dispatchSignals)
+  if (proc.signals.hasDeliverable() && proc.task.state === 'blocked' && !k.cancelSleep(proc.task, BigInt(-Errno.EINTR))) k.sched.wake(proc.task);
 }
 
 /**

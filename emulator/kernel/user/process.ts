@@ -35,8 +35,9 @@ import {
   AT_SECURE, AT_UID, AT_BASE, buildInitialStack,
 } from './initialStack';
 import { handleUserTrap, onUserSwitchIn } from './traps';
+import { deliverSignal } from './procSyscalls';
 import { FdTable, O_RDONLY, O_WRONLY, OpenFile } from './files';
-import { SignalState } from './signals';
+import { SIGCHLD, SignalState } from './signals';
 
 export interface UserIo {
   stdout(bytes: Uint8Array): void;
@@ -380,6 +381,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   proc.pgid = proc.sid = task.pid;
   k.processes.set(task.pid, proc);
   k.userTrapHandler = handleUserTrap;
+  k.userSignal = (p, sig) => deliverSignal(k, p, sig);
   k.sched.onSwitchIn = (cpu, t) => onUserSwitchIn(k, cpu, t);
   return { task, proc };
 }
@@ -497,7 +499,11 @@ export function exitProcess(k: Kernel, proc: UserProcess, status: number): void 
     if (c.parent) c.parent.children.add(c);
   }
   proc.children.clear();
-  if (proc.parent) for (const w of [...proc.parent.waiters]) { proc.parent.waiters.delete(w); k.sched.wake(w); }
+  if (proc.parent) {
+    for (const w of [...proc.parent.waiters]) { proc.parent.waiters.delete(w); k.sched.wake(w); }
+    // the parent learns of it by SIGCHLD (ignored unless it has a handler)
+    k.userSignal?.(proc.parent, SIGCHLD);
+  }
   const sig = status & 0x7f;
   k.endTask(proc.task, sig ? 128 + sig : (status >> 8) & 0xff);
 }

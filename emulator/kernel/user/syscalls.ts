@@ -20,7 +20,7 @@ import { PERM_R, PERM_W, PERM_X } from '../../memory/memory';
 import { fromVAddr, toVAddr } from '../../memory/address';
 import { NO_RESULT } from '../hypercalls';
 import { UserProcess } from './process';
-import { E, SyscallCtx, SyscallHandler, i32, int } from './results';
+import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './results';
 import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
 import { FILE_SYSCALLS } from './fileSyscalls';
@@ -63,6 +63,21 @@ function randomBytes(p: UserProcess, n: number): Uint8Array {
   }
   p.randomState = x;
   return out;
+}
+
+/** nanosleep / clock_nanosleep: the task sleeps on the virtual clock (ticks of 1 ms, HZ = 1000) */
+function sleep(c: SyscallCtx, req: bigint, absolute: boolean): SyscallResult {
+  const b = copyFromUser(c.proc.mm, req, 16);
+  if (!b) return E('EFAULT');
+  const dv = new DataView(b.buffer, b.byteOffset, 16);
+  const sec = dv.getBigInt64(0, true), nsec = dv.getBigInt64(8, true);
+  if (sec < 0n || nsec < 0n || nsec >= 1_000_000_000n) return E('EINVAL');
+  const ns = Number(sec * 1_000_000_000n + nsec);
+  const now = c.proc.kernel.clock.nowNs(c.cpu.id);
+  const at = absolute ? ns : now + ns;
+  if (at <= now) return 0n;
+  c.proc.kernel.sleepUntil(c.cpu.id, at, 0n);
+  return NO_RESULT;
 }
 
 function prlimit(c: SyscallCtx, pid: bigint, res: bigint, old: bigint): bigint {
@@ -148,6 +163,10 @@ const MEMORY_SYSCALLS = {
     const ns = c.proc.kernel.clock.now(c.cpu.id);
     return tv === 0n || copyToUser(c.proc.mm, tv, words([ns / 1_000_000_000n, (ns % 1_000_000_000n) / 1000n], 8)) ? 0n : E('EFAULT');
   },
+  time: (c, [ptr]) => {
+    const sec = c.proc.kernel.clock.now(c.cpu.id) / 1_000_000_000n;
+    return ptr === 0n || copyToUser(c.proc.mm, ptr, words([sec], 8)) ? sec : E('EFAULT');
+  },
   getrandom: (c, [buf, len]) => {
     const n = Math.min(Number(BigInt.asUintN(64, len) & 0xffffffn), 1 << 20);
     return copyToUser(c.proc.mm, buf, randomBytes(c.proc, n)) ? BigInt(n) : E('EFAULT');
@@ -207,8 +226,8 @@ const MEMORY_SYSCALLS = {
     return ticks;
   },
   getrusage: (c, [, ru]) => (copyToUser(c.proc.mm, ru, new Uint8Array(144)) ? 0n : E('EFAULT')),
-  nanosleep: () => 0n,
-  clock_nanosleep: () => 0n,
+  nanosleep: (c, [req]) => sleep(c, req, false),
+  clock_nanosleep: (c, [, flags, req]) => sleep(c, req, (i32(flags) & 1) !== 0),
   futex: (c, [uaddr, op, val]) => {
     const cmd = i32(op) & 0x7f;
     if (cmd === 1) return 0n; // FUTEX_WAKE: no other thread of this process exists

@@ -1270,9 +1270,26 @@ const scalarPairwise: Row = {
   fmt: i => (i.op === 0 ? ['addp', `d${i.rd}, v${i.rn}.2d`] : ['faddp', `${i.imm3 === 8 ? 'd' : 's'}${i.rd}, v${i.rn}.${i.imm3 === 8 ? '2d' : '2s'}`]),
 };
 
+/** AdvSIMD scalar two-register misc (FP): fcvtzs fcvtzu scvtf ucvtf fneg fabs ... on one S/D element */
+const scalarMiscFp: Row = {
+  name: 'AdvSIMD scalar two-register misc (FP)', mask: 0xdf3e0c00, match: 0x5e200800,
+  decode(w, i) {
+    const u = f(w, 29, 1), size = f(w, 22, 2), opc = f(w, 12, 5);
+    const name = opc >= 12 ? FP_MISC[`${u}:${size >> 1}:${opc}`] : undefined;
+    if (!name || name === 'fcvtl' || name === 'fcvtn') return false;
+    i.imm3 = size & 1 ? 8 : 4; i.size = i.imm3; i.op = opc; i.op2 = u; i.imm2 = size >> 1; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5);
+    i.exec = fpMiscExec;
+    return true;
+  },
+  fmt: i => {
+    const name = FP_MISC[`${i.op2}:${i.imm2}:${i.op}`], r = i.imm3 === 8 ? 'd' : 's';
+    return [name, `${r}${i.rd}, ${r}${i.rn}${/^fcm/.test(name) ? ', #0.0' : ''}`];
+  },
+};
+
 /** the SIMD&FP rows; before the integer load/store rows, whose masks do not look at the V bit */
 export const FPSIMD_ROWS: readonly Row[] = [
   ldstUnsigned, ldstImm9, ldstRegOff, ldLiteral, ldstPair, ldst1Multiple, ld1rRow,
   fmovImm, fp1, fcmpRow, fp2, fccmpRow, fcselRow, fp3, convRow,
-  simdModImm, shiftImmRow, scalarCopy, scalarPairwise, copyRow, tblRow, permRow, extRow, acrossRow, twoMisc, threeDiff, fpThreeSame, threeSame,
+  simdModImm, shiftImmRow, scalarCopy, scalarPairwise, scalarMiscFp, copyRow, tblRow, permRow, extRow, acrossRow, twoMisc, threeDiff, fpThreeSame, threeSame,
 ];
