@@ -264,19 +264,27 @@ function farith(c: A64Cpu, op: number, a: bigint, b: bigint, d: boolean): bigint
     if (an && !bn && !isNaNb(b, d)) a = b; else if (bn && !an && !isNaNb(a, d)) b = a;
   }
   const nan = processNaNs(c, d, a, b);
-  if (nan !== undefined) return nan;
+  if (nan !== undefined) return op === FNMUL ? nan ^ (d ? 0x8000000000000000n : 0x80000000n) : nan;
   const x = toNum(a, d), y = toNum(b, d);
   let r: number;
   switch (op) {
-    case FMUL: case FNMUL: r = x * y; if (op === FNMUL) r = -r; break;
+    case FMUL: case FNMUL: r = x * y; break;
     case FDIV: if (y === 0 && Number.isFinite(x) && x !== 0) c.fpsr |= DZC; r = x / y; break;
-    case FADD: r = x + y; break;
-    case FSUB: r = x - y; break;
-    case FMAX: case FMAXNM: r = x > y ? x : y < x ? y : (x === 0 && y === 0 ? (Object.is(x, -0) && Object.is(y, -0) ? -0 : 0) : x); break;
-    default: r = x < y ? x : y < x ? y : (x === 0 && y === 0 ? (Object.is(x, -0) || Object.is(y, -0) ? -0 : 0) : x);
+    case FADD: r = zeroSign(c, x + y, x, y); break;
+    case FSUB: r = zeroSign(c, x - y, x, -y); break;
+    case FMAX: case FMAXNM: r = x > y ? x : y > x ? y : (Object.is(x, -0) && Object.is(y, -0) ? -0 : x === 0 ? 0 : x); break;
+    default: r = x < y ? x : y < x ? y : (Object.is(x, -0) || Object.is(y, -0) ? -0 : x);
   }
-  if (r !== r) return invalid(c, d);
+  if (r !== r) { const n = invalid(c, d); return op === FNMUL ? n ^ (d ? 0x8000000000000000n : 0x80000000n) : n; }
+  if (op === FNMUL) r = -r;
   return fromNum(r, d);
+}
+/** an exact zero sum is -0 when rounding toward minus infinity (and when both addends are -0) */
+function zeroSign(c: A64Cpu, r: number, x: number, y: number): number {
+  if (r !== 0) return r;
+  if (Object.is(x, -0) && Object.is(y, -0)) return -0;
+  if (x === 0 && y === 0 && !Object.is(x, -0) && !Object.is(y, -0)) return 0;
+  return ((c.fpcr >> 22) & 3) === 2 ? -0 : 0;
 }
 const F2_OPS: Record<number, [number, string]> = { 0: [FMUL, 'fmul'], 1: [FDIV, 'fdiv'], 2: [FADD, 'fadd'], 3: [FSUB, 'fsub'], 4: [FMAX, 'fmax'], 5: [FMIN, 'fmin'], 6: [FMAXNM, 'fmaxnm'], 7: [FMINNM, 'fminnm'], 8: [FNMUL, 'fnmul'] };
 const fp2: Row = {
@@ -292,30 +300,58 @@ const fp2: Row = {
 };
 function fmaExec(c: A64Cpu, i: A64Insn): void {
   const d = i.size === 8;
-  const a = fpread(c, i.ra, d), n = fpread(c, i.rn, d), m = fpread(c, i.rm, d);
+  // fmsub / fnmadd negate the first factor, fnmadd / fnmsub the addend, before anything (a NaN's sign too)
+  const sign = d ? 0x8000000000000000n : 0x80000000n;
+  const a = fpread(c, i.ra, d) ^ (i.op & 2 ? sign : 0n), n = fpread(c, i.rn, d) ^ (i.op & 1 ? sign : 0n), m = fpread(c, i.rm, d);
   const nan = processNaNs(c, d, a, n, m);
   if (nan !== undefined) { fpwrite(c, i.rd, nan, d); return; }
-  let x = toNum(n, d), y = toNum(m, d), z = toNum(a, d);
-  if (i.op & 1) x = -x; // fmsub / fnmadd negate the product
-  if (i.op & 2) z = -z; // fnmadd / fnmsub negate the addend
-  // a fused multiply-add rounds once: exact through BigInt rationals is costly; doubles are exact for singles
-  let r: number;
-  if (!d) r = Math.fround(x * y + z);
-  else r = fmaDouble(x, y, z);
+  const x = toNum(n, d), y = toNum(m, d), z = toNum(a, d);
+  // a fused multiply-add rounds once: the exact value through BigInt, rounded to the format
+  const r = fmaExact(c, x, y, z, d);
   if (r !== r) { fpwrite(c, i.rd, invalid(c, d), d); return; }
   fpwrite(c, i.rd, fromNum(r, d), d);
 }
-/** fused multiply-add of doubles with one rounding (Dekker's product and a compensated sum) */
-function fmaDouble(x: number, y: number, z: number): number {
-  const p = x * y;
-  if (!Number.isFinite(p) || !Number.isFinite(z) || x === 0 || y === 0) return p + z;
-  const split = (v: number): [number, number] => { const t = 134217729 * v; const hi = t - (t - v); return [hi, v - hi]; };
-  const [xh, xl] = split(x), [yh, yl] = split(y);
-  const err = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl;
-  const s = p + z;
-  const bv = s - p;
-  const e2 = (p - (s - bv)) + (z - bv);
-  return s + (e2 + err);
+/** v = m * 2^e exactly (finite v) */
+function decompose(v: number): [bigint, number] {
+  if (v === 0) return [0n, 0];
+  const bits = fromF64(v);
+  const exp = Number((bits >> 52n) & 0x7ffn), frac = bits & 0xfffffffffffffn;
+  const m = exp === 0 ? frac : frac | 0x10000000000000n;
+  const e = (exp === 0 ? 1 : exp) - 1075;
+  return [v < 0 ? -m : m, e];
+}
+/** S * 2^e rounded once to nearest-even with `bits` significant bits and the format's least exponent */
+function roundScaled(S: bigint, e: number, bits: number, minExp: number): number {
+  const neg = S < 0n;
+  let m = neg ? -S : S;
+  const n = m.toString(2).length;
+  const lsb = Math.max(e + n - bits, minExp);
+  if (lsb > e) {
+    const sh = BigInt(lsb - e), rest = m & ((1n << sh) - 1n), half = 1n << (sh - 1n);
+    m >>= sh;
+    if (rest > half || (rest === half && (m & 1n) === 1n)) m += 1n;
+    e = lsb;
+  }
+  const r = Number(m) * 2 ** e;
+  return neg ? -r : r;
+}
+/** x * y + z with one rounding (single or double) */
+function fmaExact(c: A64Cpu, x: number, y: number, z: number, d: boolean): number {
+  if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) {
+    const r = x * y + z;
+    return d ? r : Math.fround(r);
+  }
+  const [mx, ex] = decompose(x), [my, ey] = decompose(y), [mz, ez] = decompose(z);
+  const mp = mx * my, ep = ex + ey;
+  if (mp === 0n && mz === 0n) {
+    const pNeg = (Object.is(x, -0) || x < 0) !== (Object.is(y, -0) || y < 0);
+    const zNeg = Object.is(z, -0);
+    return pNeg && zNeg ? -0 : !pNeg && !zNeg ? 0 : ((c.fpcr >> 22) & 3) === 2 ? -0 : 0;
+  }
+  const e = mp === 0n ? ez : mz === 0n ? ep : Math.min(ep, ez);
+  const S = (mp === 0n ? 0n : mp << BigInt(ep - e)) + (mz === 0n ? 0n : mz << BigInt(ez - e));
+  if (S === 0n) return ((c.fpcr >> 22) & 3) === 2 ? -0 : 0;
+  return d ? roundScaled(S, e, 53, -1074) : Math.fround(roundScaled(S, e, 24, -149));
 }
 const fp3: Row = {
   name: 'FP data-processing (3 source)', mask: 0xff000000, match: 0x1f000000,
@@ -1126,12 +1162,11 @@ const FP3: Record<string, [string, (c: A64Cpu, a: bigint, b: bigint, acc: bigint
   '0:1:25': ['fmls', (c, a, b, acc, d) => fusedLane(c, acc, a, b, d, true)],
 };
 function fusedLane(c: A64Cpu, acc: bigint, a: bigint, b: bigint, d: boolean, neg: boolean): bigint {
+  if (neg) a ^= d ? 0x8000000000000000n : 0x80000000n;
   const nan = processNaNs(c, d, acc, a, b);
   if (nan !== undefined) return nan;
-  let x = toNum(a, d);
-  const y = toNum(b, d), z = toNum(acc, d);
-  if (neg) x = -x;
-  const r = d ? fmaDouble(x, y, z) : Math.fround(x * y + z);
+  const x = toNum(a, d), y = toNum(b, d), z = toNum(acc, d);
+  const r = fmaExact(c, x, y, z, d);
   return r !== r ? invalid(c, d) : fromNum(r, d);
 }
 const fpThreeSame: Row = {
@@ -1170,9 +1205,11 @@ function fpMiscExec(c: A64Cpu, i: A64Insn): void {
       const off = i.size === 16 ? 2 : 0, vals = [0, 1].map(k => BigInt(lane(c, i.rn, 4, off + k)));
       for (let k = 0; k < 2; k++) {
         const a = vals[k];
+        if (isSNaNb(a, false)) c.fpsr |= IOC;
         setLane64(c, i.rd, k, isNaNb(a, false) ? (c.fpcr & (1 << 25) ? defaultNaN(true) : ((a & 0x80000000n) << 32n) | 0x7ff8000000000000n | ((a & 0x3fffffn) << 29n)) : fromNum(toNum(a, false), true));
       }
     } else {
+      for (let k = 0; k < 2; k++) if (isSNaNb(lane64(c, i.rn, k), true)) c.fpsr |= IOC;
       const vals = [0, 1].map(k => lane64(c, i.rn, k)).map(a => (isNaNb(a, true)
         ? (c.fpcr & (1 << 25) ? defaultNaN(false) : ((a >> 32n) & 0x80000000n) | 0x7fc00000n | ((a >> 29n) & 0x3fffffn))
         : fromNum(toNum(a, true), false)));
