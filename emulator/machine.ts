@@ -58,6 +58,8 @@ export interface MachineOptions {
   initramfs?: readonly string[];
   /** user programs a kernel image starts with the user_init hypercall ("/bin/prog args", from the machine's filesystem) */
   exec?: readonly string[];
+  /** seed of the user processes' randomness (getrandom, AT_RANDOM); default 0, the same bytes on every run */
+  randomSeed?: bigint;
 }
 
 export type ExitReason =
@@ -143,6 +145,7 @@ export class Machine {
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
     this.probeOptions = opts.probes ?? {};
+    this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {

@@ -75,6 +75,8 @@ export class Kernel implements KernelApi {
   readonly processes = new Map<number, UserProcess>();
   /** sysctl entries registered by the kernel's subsystems */
   readonly sysctl = new SysctlTable();
+  /** seed of the user processes' randomness (getrandom, AT_RANDOM): the same seed, the same bytes */
+  randomSeed = 0n;
   /** the filesystem user processes see (populated by --rootfs / --initramfs, device nodes at the first process) */
   readonly fs = new Vfs();
 

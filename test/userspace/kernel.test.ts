@@ -189,3 +189,29 @@ describe('a kernel image starts user space (kp_user_init, kprobe-run run --exec)
     });
   });
 });
+
+describe('randomness is deterministic and seedable', () => {
+  test('AT_RANDOM and /dev/urandom: the same seed gives the same bytes, another seed others', () => {
+    const path = join(BIN, 'procs-x86_64-gcc-O0.elf');
+    const sample = (seed: bigint): string => {
+      const m = Machine.forUserProgram(loadElf(path), [path], { stdout: () => {}, stderr: () => {} }, { randomSeed: seed });
+      const mm = m.kernel.processes.get(1)!.mm;
+      const sp = Number(m.taskRegisters(1)![m.arch.abi.spReg]);
+      // auxv after argc, argv[], NULL, envp[] (empty), NULL
+      const argc = Number(mm.read64(sp));
+      let at = sp + 8 * (argc + 3);
+      let rnd = 0n;
+      for (;; at += 16) { const t = mm.read64(at); if (t === 25n) { rnd = mm.read64(at + 8); break; } if (t === 0n) break; }
+      const atRandom = Buffer.from(mm.readBytes(Number(rnd), 16)).toString('hex');
+      const dev = m.kernel.fs.lookup('/dev/urandom', m.kernel.fs.root);
+      assert.ok(dev.ok && dev.inode.device);
+      const u = dev.inode.device.read(16) as Uint8Array;
+      return `${atRandom} ${Buffer.from(u).toString('hex')}`;
+    };
+    assert.equal(sample(0n), sample(0n));
+    assert.equal(sample(42n), sample(42n));
+    const [a0, u0] = sample(0n).split(' '), [a1, u1] = sample(42n).split(' ');
+    assert.notEqual(a0, a1);
+    assert.notEqual(u0, u1);
+  });
+});

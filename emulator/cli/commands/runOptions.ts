@@ -191,6 +191,11 @@ registerRunOption({
   apply: (v, ctx) => { ctx.machine.exec = [...(ctx.machine.exec ?? []), v]; },
 });
 registerRunOption({
+  name: '--random-seed', arg: 'N',
+  help: 'seed of the user programs\' randomness (getrandom, AT_RANDOM); every run with the same seed gets the same bytes (default 0)',
+  apply: (v, ctx) => { ctx.machine.randomSeed = BigInt(parseCount('--random-seed', v)); },
+});
+registerRunOption({
   name: '--stats', help: 'at the end, print "instructions: N" (executed in all) and "seconds: S" (wall-clock time of the run) to stderr',
   apply: (_v, ctx) => { ctx.stats = true; },
 });

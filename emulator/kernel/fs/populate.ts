@@ -111,13 +111,31 @@ function knownDevice(major: number, minor: number): CharDevice | undefined {
   return undefined;
 }
 
-/** /dev/console (the given device), /dev/null, /dev/zero, /tmp, /proc — where the tree lacks them. */
-export function addStandardNodes(fs: Vfs, console: CharDevice): void {
+/** /dev/urandom and /dev/random: a deterministic stream from a seed (the machine's randomSeed) */
+export function randomDevice(seed: bigint): CharDevice {
+  let x = 0x2545f4914f6cdd1dn ^ seed;
+  return {
+    name: 'urandom',
+    read: n => {
+      const out = new Uint8Array(Math.min(n, 1 << 20));
+      for (let i = 0; i < out.length; i++) {
+        x ^= x >> 12n; x ^= (x << 25n) & 0xffffffffffffffffn; x ^= x >> 27n;
+        out[i] = Number(((x * 0x2545f4914f6cdd1dn) >> 56n) & 0xffn);
+      }
+      return out;
+    },
+    write: b => b.length,
+  };
+}
+
+/** /dev/console (the given device), /dev/null, /dev/zero, /dev/[u]random, /tmp, /proc — where the tree lacks them. */
+export function addStandardNodes(fs: Vfs, console: CharDevice, seed = 0n): void {
   const dev = fs.mkdirp('/dev');
   if (!dev.children!.has('console')) fs.device('/dev/console', console, 5, 1, 0o600);
   if (!dev.children!.has('tty')) fs.device('/dev/tty', console, 5, 0, 0o666);
   if (!dev.children!.has('null')) fs.device('/dev/null', nullDevice, 1, 3);
   if (!dev.children!.has('zero')) fs.device('/dev/zero', zeroDevice, 1, 5);
+  if (!dev.children!.has('urandom')) { const r = randomDevice(seed); fs.device('/dev/urandom', r, 1, 9); fs.device('/dev/random', r, 1, 8); }
   fs.mkdirp('/tmp', 0o1777);
   fs.mkdirp('/proc/self');
 }

@@ -73,6 +73,13 @@ export interface UserProgramOptions {
 /** Deterministic AT_RANDOM bytes (a real kernel would use get_random_bytes). */
 export const AT_RANDOM_BYTES = Uint8Array.from({ length: 16 }, (_, i) => (i * 0x3b + 0x11) & 0xff);
 
+/** AT_RANDOM for a machine seed (seed 0: AT_RANDOM_BYTES) */
+function atRandom(seed: bigint): Uint8Array {
+  if (seed === 0n) return AT_RANDOM_BYTES;
+  let x = seed | 1n;
+  return Uint8Array.from({ length: 16 }, () => { x ^= x >> 12n; x ^= (x << 25n) & 0xffffffffffffffffn; x ^= x >> 27n; return Number(((x * 0x2545f4914f6cdd1dn) >> 56n) & 0xffn); });
+}
+
 const alignUp = (v: number, a: number): number => Math.ceil(v / a) * a;
 /** the stack mapped at exec: it grows on faults below it (growStack) */
 const INITIAL_STACK = 128 * 1024;
@@ -114,7 +121,7 @@ export class UserProcess {
   /** the address set with set_tid_address */
   clearChildTid = 0n;
   /** getrandom's deterministic generator state */
-  randomState = 0x9e3779b97f4a7c15n;
+  randomState: bigint;
   /** MAP_SHARED areas: fork shares them instead of copying */
   readonly shared = new Set<Region>();
   fds = new FdTable();
@@ -146,6 +153,8 @@ export class UserProcess {
     brkStart: VAddr, mmapTop: VAddr) {
     this.brkStart = this.brk = brkStart;
     this.mmapTop = mmapTop;
+    // getrandom's stream: deterministic, from the machine's seed
+    this.randomState = 0x9e3779b97f4a7c15n ^ kernel.randomSeed;
     this.cwd = kernel.fs.root;
     this.exePath = image.path;
   }
@@ -336,7 +345,7 @@ function loadProgram(k: Kernel, image: ElfImage, argv: readonly string[], env: r
   mm.map(stackTop - INITIAL_STACK, INITIAL_STACK, PERM_R | PERM_W | PERM_U, '[stack]');
   const ps = k.arch.abi.pointerSize;
   const stack = buildInitialStack(mm, stackTop, {
-    argv, envp: env, execfn, platform: table.user.platform, random: AT_RANDOM_BYTES,
+    argv, envp: env, execfn, platform: table.user.platform, random: atRandom(k.randomSeed),
     pointerSize: ps,
     auxv: [
       [AT_HWCAP, table.user.hwcap], [AT_PAGESZ, BigInt(PAGE_SIZE)], [AT_CLKTCK, 100n],
@@ -368,7 +377,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   proc.exePath = execPath;
   if (opts.cwd) proc.cwd = k.fs.mkdirp(opts.cwd);
   const streams = hostStreams(opts.io);
-  addStandardNodes(k.fs, streams.stdin);
+  addStandardNodes(k.fs, streams.stdin, k.randomSeed);
   const consoleIn = new OpenFile('inode', O_RDONLY, null, null, streams.stdin);
   proc.fds.set(0, consoleIn, false);
   proc.fds.set(1, new OpenFile('inode', O_WRONLY, null, null, streams.stdout), false);
