@@ -4,7 +4,7 @@
 # for them (stdout and exit code) as goldens, each run in an empty scratch
 # directory (the programs work in ./t).
 #   test/userspace/build.sh           build bin/*.elf, write golden/*.out|code
-# Needs gcc, clang, lld, aarch64-linux-gnu-gcc (with its glibc), qemu-user.
+# Needs gcc, clang, lld, aarch64-linux-gnu-gcc (with its glibc), musl-tools, qemu-user.
 # qemu-aarch64 on an x86_64 host cannot execve an aarch64 binary (no binfmt
 # handler): its golden shows exit 99 where the program re-executes itself;
 # the test compares the aarch64 runs with the x86_64 golden, which a Linux
@@ -29,6 +29,8 @@ done
 gcc -static -O2 -w programs/libc.c -lm -Wl,--build-id=none -o bin/libc-x86_64-gcc-glibc.elf
 clang -static -O2 -w programs/libc.c -lm -Wl,--build-id=none -o bin/libc-x86_64-clang-glibc.elf
 aarch64-linux-gnu-gcc -static -O2 -w programs/libc.c -lm -Wl,--build-id=none -o bin/libc-aarch64-gcc-glibc.elf
+# musl (apt-get install musl-tools): its printf formats floating point with x87 long double
+musl-gcc -static -O2 -w programs/libc.c -lm -Wl,--build-id=none -o bin/libc-x86_64-gcc-musl.elf
 for prog in $PROGS; do
   for opt in O0 O2; do
     gcc $X86 -$opt -Iprograms programs/$prog.c -o bin/$prog-x86_64-gcc-$opt.elf

@@ -16,6 +16,7 @@ import { VAddr, fromVAddr, hex } from '../../memory/address';
 import { DecodeCaches } from '../../cpu/decodeCache';
 import { LazyFlags, ARITH_MASK, TF, DF } from './flags';
 import { Insn } from './insn';
+import { X87State, newX87 } from './exec/x87';
 import { decodeInsn, MAX_INSN_LEN } from './decoder';
 import { GuestFault } from '../../cpu/faults';
 import { PT_REGS, PT_ORIG_AX, PT_IP, PT_CS, PT_FLAGS, PT_SS, PT_FS_BASE, PT_GS_BASE } from './regs';
@@ -32,7 +33,7 @@ export interface X86Context extends CpuContext {
   lo: Int32Array; hi: Int32Array; rip: number; rflags: number;
   fsBase: number; gsBase: number; origAx: bigint;
   /** xmm0..15 (4 dwords each) and MXCSR; the x87 control word */
-  xmm: Int32Array; mxcsr: number; fpuCw?: number;
+  xmm: Int32Array; mxcsr: number; fpuCw?: number; fpuSw?: number; x87?: X87State;
 }
 
 /** MXCSR at reset: all exceptions masked, round to nearest */
@@ -64,6 +65,8 @@ export class X86Cpu extends LazyFlags implements Cpu {
   /** x87 control and status words (the register stack is not modelled) */
   fpuCw = 0x37f;
   fpuSw = 0;
+  /** the x87 register stack (exec/x87.ts) */
+  x87: X87State = newX87();
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
   /** rip is the interpreter's pc */
@@ -258,7 +261,8 @@ export class X86Cpu extends LazyFlags implements Cpu {
     return {
       arch: 'x86_64', lo: this.lo.slice(), hi: this.hi.slice(), rip: this.pc, rflags: this.getRflags(),
       fsBase: this.fsBase, gsBase: this.gsBase, origAx: this.origAx,
-      xmm: this.xd.slice(0, 64), mxcsr: this.mxcsr, fpuCw: this.fpuCw,
+      xmm: this.xd.slice(0, 64), mxcsr: this.mxcsr, fpuCw: this.fpuCw, fpuSw: this.fpuSw,
+      x87: { st: this.x87.st.slice(), top: this.x87.top, empty: this.x87.empty },
     };
   }
   restoreContext(ctx: CpuContext): void {
@@ -269,6 +273,8 @@ export class X86Cpu extends LazyFlags implements Cpu {
     if (c.xmm) this.xd.set(c.xmm); else this.xd.fill(0, 0, 64);
     this.mxcsr = c.mxcsr ?? MXCSR_DEFAULT;
     this.fpuCw = c.fpuCw ?? 0x37f;
+    this.fpuSw = c.fpuSw ?? 0;
+    this.x87 = c.x87 ? { st: c.x87.st.slice(), top: c.x87.top, empty: c.x87.empty } : newX87();
   }
 
   protected describe(insn: Insn): string {

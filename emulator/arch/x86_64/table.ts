@@ -27,6 +27,7 @@ import * as sys from './exec/system';
 import * as bmi from './exec/bmi';
 import * as fast from './exec/fast';
 import * as sse from './exec/sse';
+import * as x87 from './exec/x87';
 
 // the entry types live with Insn (insn.ts), so executors never import the table
 export type { Flow, Operand, OpDef } from './insn';
@@ -416,7 +417,62 @@ d('d9/7', 'fnstcw', 'Mw', sse.fnstcw);
 d('d9/5', 'fldcw', 'Mw', sse.fldcw);
 d('dd/7', 'fnstsw', 'Mw', sse.fnstsw, { sub: 0 });
 d('df e0', 'fnstsw', 'AX', sse.fnstsw, { sub: 1 });
-d('db e3', 'fninit', '', sse.fninit);
+d('db e3', 'fninit', '', x87.finit);
+// x87 (exec/x87.ts): long double as C libraries use it
+const ST_ARITH = ['fadd', 'fmul', 'fcom', 'fcomp', 'fsub', 'fsubr', 'fdiv', 'fdivr'];
+for (let r = 0; r < 8; r++) {
+  d(`d8/${r}`, ST_ARITH[r], 'Md', x87.arithMem, { sub: 4 });
+  d(`dc/${r}`, ST_ARITH[r], 'Mq', x87.arithMem, { sub: 8 });
+  d(`da/${r}`, `fi${ST_ARITH[r].slice(1)}`, 'Md', x87.arithMem, { sub: -4 });
+  d(`de/${r}`, `fi${ST_ARITH[r].slice(1)}`, 'Mw', x87.arithMem, { sub: 2 });
+  for (let k = 0; k < 8; k++) {
+    const m = (0xc0 | (r << 3) | k).toString(16);
+    d(`d8 ${m}`, ST_ARITH[r], '', x87.arithReg, { sub: 0 });
+    if (r !== 2 && r !== 3) {
+      // DC / DE: st(i) op st0; the SDM names e0 fsubr, e8 fsub, f0 fdivr, f8 fdiv
+      const name = r === 4 ? 'fsubr' : r === 5 ? 'fsub' : r === 6 ? 'fdivr' : r === 7 ? 'fdiv' : ST_ARITH[r];
+      d(`dc ${m}`, name, '', x87.arithReg, { sub: 1 });
+      d(`de ${m}`, `${name}p`, '', x87.arithReg, { sub: 2 });
+    }
+  }
+}
+for (let k = 0; k < 8; k++) {
+  const h = (b: number): string => (b | k).toString(16);
+  d(`d9 ${h(0xc0)}`, 'fld', '', x87.fldReg);
+  d(`d9 ${h(0xc8)}`, 'fxch', '', x87.fxch);
+  d(`dd ${h(0xd0)}`, 'fst', '', x87.fstReg, { sub: 0 });
+  d(`dd ${h(0xd8)}`, 'fstp', '', x87.fstReg, { sub: 1 });
+  d(`db ${h(0xe8)}`, 'fucomi', '', x87.fcomi, { sub: 0 });
+  d(`db ${h(0xf0)}`, 'fcomi', '', x87.fcomi, { sub: 0 });
+  d(`df ${h(0xe8)}`, 'fucomip', '', x87.fcomi, { sub: 1 });
+  d(`df ${h(0xf0)}`, 'fcomip', '', x87.fcomi, { sub: 1 });
+}
+d('d9/0', 'fld', 'Md', x87.fldMem, { sub: 4 });
+d('dd/0', 'fld', 'Mq', x87.fldMem, { sub: 8 });
+d('db/5', 'fld', 'M', x87.fldMem, { sub: 10 });
+d('df/0', 'fild', 'Mw', x87.fldMem, { sub: 2 });
+d('db/0', 'fild', 'Md', x87.fldMem, { sub: -4 });
+d('df/5', 'fild', 'Mq', x87.fldMem, { sub: -8 });
+d('d9/2', 'fst', 'Md', x87.fstMem, { sub: 4 });
+d('d9/3', 'fstp', 'Md', x87.fstMem, { sub: 4 + 16 });
+d('dd/2', 'fst', 'Mq', x87.fstMem, { sub: 8 });
+d('dd/3', 'fstp', 'Mq', x87.fstMem, { sub: 8 + 16 });
+d('db/7', 'fstp', 'M', x87.fstMem, { sub: 10 + 16 });
+d('df/2', 'fist', 'Mw', x87.fstMem, { sub: 2 });
+d('df/3', 'fistp', 'Mw', x87.fstMem, { sub: 2 + 16 });
+d('db/2', 'fist', 'Md', x87.fstMem, { sub: 12 });
+d('db/3', 'fistp', 'Md', x87.fstMem, { sub: 12 + 16 });
+d('df/7', 'fistp', 'Mq', x87.fstMem, { sub: 13 + 16 });
+d('d9 e0', 'fchs', '', x87.unary, { sub: 0 });
+d('d9 e1', 'fabs', '', x87.unary, { sub: 1 });
+d('d9 fc', 'frndint', '', x87.unary, { sub: 2 });
+d('d9 f8', 'fprem', '', x87.unary, { sub: 3 });
+d('d9 e4', 'ftst', '', x87.unary, { sub: 4 });
+d('d9 e5', 'fxam', '', x87.fxam);
+d('d9 e8', 'fld1', '', x87.fldConst, { sub: 1 });
+d('d9 ee', 'fldz', '', x87.fldConst, { sub: 0 });
+d('de d9', 'fcompp', '', x87.fcompp);
+d('da e9', 'fucompp', '', x87.fcompp);
 d('9b', 'wait', '', sys.nop);
 
 export interface Slot {

@@ -43,6 +43,12 @@ int main(int argc, char **argv)
 	printf("strtod %.17g %.17g %.17g\n", strtod("0.1", NULL), strtod("1e-310", NULL), strtod("-inf", NULL));
 	printf("math %.15g %.15g %.15g %.15g\n", sqrt(2.0), floor(-2.5), fmod(10.5, 3.0), ldexp(1.0, -1074));
 	printf("float %.9g %.9g\n", (float)(1.0f / 3.0f), (float)16777217.0);
+	/* long double: the x87 unit on x86_64, 128-bit soft float on aarch64 */
+	volatile long double third = 1.0L / 3, big = 1e4000L;
+	long double sum = 0;
+	for (int i = 1; i <= 50; i++) sum += 1.0L / ((long double)i * i);
+	printf("long double %.21Lg %.21Lg %Le %.30Lf\n", third, sum, big, (long double)0.1);
+	printf("strtold %.21Lg %d\n", strtold("3.14159265358979323846264338", NULL), (int)(third * 3 == 1.0L));
 	/* qsort, strings, malloc */
 	double d[] = { 5.5, -1, 3.25, 1e-3, -7.75, 2 };
 	qsort(d, 6, sizeof d[0], cmpd);

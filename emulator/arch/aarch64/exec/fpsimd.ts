@@ -1265,6 +1265,23 @@ function fpMiscExec(c: A64Cpu, i: A64Insn): void {
   zeroFrom(c, i.rd, i.size);
 }
 
+/** AdvSIMD scalar shift by immediate (64-bit): shl / ushr / sshr Dd, Dn, #n */
+const scalarShiftImm: Row = {
+  name: 'AdvSIMD scalar shift by immediate', mask: 0xdf800400, match: 0x5f000400,
+  decode(w, i) {
+    const u = f(w, 29, 1), immh = f(w, 19, 4), immb = f(w, 16, 3), opc = f(w, 11, 5);
+    if (!(immh & 8)) return false;
+    const raw = (immh << 3) | immb;
+    i.size = 8; i.imm3 = 8; i.op2 = u; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5);
+    if (opc === 10 && !u) { i.op = 10; i.imm = raw - 64; }
+    else if (opc === 0) { i.op = 0; i.imm = 128 - raw; }
+    else return false;
+    i.exec = shiftImmExec;
+    return true;
+  },
+  fmt: i => [i.op === 10 ? 'shl' : i.op2 ? 'ushr' : 'sshr', `d${i.rd}, d${i.rn}, #${i.imm}`],
+};
+
 /** AdvSIMD scalar copy: dup (mov) Vd, Vn.T[i] into a scalar register */
 const scalarCopy: Row = {
   name: 'AdvSIMD scalar copy', mask: 0xffe0fc00, match: 0x5e000400,
@@ -1328,5 +1345,5 @@ const scalarMiscFp: Row = {
 export const FPSIMD_ROWS: readonly Row[] = [
   ldstUnsigned, ldstImm9, ldstRegOff, ldLiteral, ldstPair, ldst1Multiple, ld1rRow,
   fmovImm, fp1, fcmpRow, fp2, fccmpRow, fcselRow, fp3, convRow,
-  simdModImm, shiftImmRow, scalarCopy, scalarPairwise, scalarMiscFp, copyRow, tblRow, permRow, extRow, acrossRow, twoMisc, threeDiff, fpThreeSame, threeSame,
+  simdModImm, shiftImmRow, scalarShiftImm, scalarCopy, scalarPairwise, scalarMiscFp, copyRow, tblRow, permRow, extRow, acrossRow, twoMisc, threeDiff, fpThreeSame, threeSame,
 ];
