@@ -182,9 +182,12 @@ function sigactionBytes(c: SyscallCtx, a: SigAction): Uint8Array {
 function killPid(c: SyscallCtx, pid: number, sig: number): bigint {
   const k = c.proc.kernel;
   if (sig < 0 || sig > NSIG) return E('EINVAL');
-  const targets = pid > 0
-    ? [k.processes.get(pid)].filter((p): p is UserProcess => !!p && p.waitStatus === null)
-    : [...k.processes.values()].filter(p => p.waitStatus === null && (pid === 0 || pid < -1 || p.pid !== 1 || p === c.proc));
+  // pid > 0: that process; 0: the caller's process group; -1: every process but init and the caller; < -1: group -pid
+  const live = [...k.processes.values()].filter(p => p.waitStatus === null);
+  const targets = pid > 0 ? live.filter(p => p.pid === pid)
+    : pid === 0 ? live.filter(p => p.pgid === c.proc.pgid)
+      : pid === -1 ? live.filter(p => p.pid !== 1 && p !== c.proc)
+        : live.filter(p => p.pgid === -pid);
   if (targets.length === 0) return E('ESRCH');
   if (sig === 0) return 0n;
   for (const p of targets) deliverSignal(k, p, sig);
