@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { DATA, hexBytes, machine, setReg, getReg } from '../fixtures/x86/harness';
+import { DATA, machine, setReg, getReg } from '../fixtures/x86/harness';
 import { repoPath } from '../util/paths';
 
 type Case = [string, string, number, number[], number[], number[], string, number];
@@ -56,5 +56,4 @@ test('SSE/SSE2 results are the host CPU\'s, bit for bit (50k cases: test/fixture
   assert.deepEqual(failures, [], `failing ops: ${[...byName].map(([n, c]) => `${n} x${c}`).join(', ')}\n${failures.join('\n')}`);
   // every operation of sse-ops.h was exercised
   assert.ok(new Set(cases.map(c => c[0])).size >= 80);
-  void hexBytes;
 });

@@ -134,7 +134,7 @@ function waitFor(c: SyscallCtx, pid: number, statusPtr: bigint, options: number,
   return RESTART;
 }
 
-function doFork(c: SyscallCtx, flags: number, newsp: bigint, ptid: bigint, ctid: bigint, tls: bigint): ReturnType<SyscallHandler> {
+function doFork(c: SyscallCtx, flags: number, newsp: bigint, ptid: bigint, ctid: bigint): ReturnType<SyscallHandler> {
   const k = c.proc.kernel;
   if ((flags & CLONE_THREAD) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK))) {
     logOnce(k, c.proc, c.cpu.id, `kprobe-debug: ${c.task.comm}[${c.proc.pid}]: clone with CLONE_VM (threads) is not supported: -ENOSYS`);
@@ -147,7 +147,6 @@ function doFork(c: SyscallCtx, flags: number, newsp: bigint, ptid: bigint, ctid:
     k.editContext(ct, f);
   };
   if (newsp !== 0n) restore(cpu => cpu.setReg(k.arch.abi.spReg, newsp));
-  void tls; // CLONE_SETTLS comes with threads, refused above
   const tidBytes = Uint8Array.from(words([BigInt(ct.pid)], 4));
   if (flags & CLONE_PARENT_SETTID) { copyToUser(c.proc.mm, ptid, tidBytes); copyToUser(child.mm, ptid, tidBytes); }
   if (flags & CLONE_CHILD_SETTID) copyToUser(child.mm, ctid, tidBytes);
@@ -195,11 +194,12 @@ function killPid(c: SyscallCtx, pid: number, sig: number): bigint {
 }
 
 export const PROC_SYSCALLS = {
-  fork: c => doFork(c, SIGCHLD, 0n, 0n, 0n, 0n),
-  vfork: c => doFork(c, CLONE_VFORK | SIGCHLD, 0n, 0n, 0n, 0n),
+  fork: c => doFork(c, SIGCHLD, 0n, 0n, 0n),
+  vfork: c => doFork(c, CLONE_VFORK | SIGCHLD, 0n, 0n, 0n),
   clone: (c, a) => {
     const ctidArg = c.proc.kernel.arch.kernel.user.cloneChildTidArg;
-    return doFork(c, i32(a[0]), a[1], a[2], a[ctidArg], a[ctidArg === 3 ? 4 : 3]);
+    // CLONE_SETTLS (the other of args 3 / 4) comes with threads, which doFork refuses
+    return doFork(c, i32(a[0]), a[1], a[2], a[ctidArg]);
   },
   execve: (c, [pathPtr, argvPtr, envpPtr]) => {
     const k = c.proc.kernel;

@@ -229,8 +229,6 @@ const fromF32 = (v: number): number => { f32[0] = v; return u32[0] | 0; };
 const toF64 = (b: bigint): number => { u64[0] = Number(b & 0xffffffffn); u64[1] = Number(b >> 32n); return f64[0]; };
 const fromF64 = (v: number): bigint => { f64[0] = v; return (BigInt(u64[1]) << 32n) | BigInt(u64[0]); };
 
-/** an FP value as bits in a width (4 or 8 bytes) */
-interface Fmt { bytes: 4 | 8 }
 const isNaNb = (b: bigint, d: boolean): boolean => d ? (b & 0x7ff0000000000000n) === 0x7ff0000000000000n && (b & 0xfffffffffffffn) !== 0n
   : (b & 0x7f800000n) === 0x7f800000n && (b & 0x7fffffn) !== 0n;
 const isSNaNb = (b: bigint, d: boolean): boolean => isNaNb(b, d) && (b & (d ? 0x8000000000000n : 0x400000n)) === 0n;

@@ -711,11 +711,9 @@ export function fxrstor(cpu: X86Cpu, i: Insn): void {
 // ---------------------------------------------------------------- x87 control (what C libraries read and set)
 
 /**
- * The x87 unit as far as C libraries touch it without long double
- * arithmetic: its control word (fegetround / fesetround read and write the
- * rounding bits with fnstcw / fldcw), its status word, fninit, fwait. The
- * register stack and its arithmetic are not modelled: those instructions
- * are #UD (SIGILL naming them).
+ * The x87 control and status words (fegetround / fesetround read and
+ * write the rounding bits with fnstcw / fldcw); the register stack and its
+ * arithmetic are exec/x87.ts.
  */
 export function fnstcw(cpu: X86Cpu, i: Insn): void { cpu.mem.write16(cpu.ea(i), cpu.fpuCw); }
 export function fldcw(cpu: X86Cpu, i: Insn): void { cpu.fpuCw = cpu.mem.read16(cpu.ea(i)); }
@@ -724,4 +722,3 @@ export function fnstsw(cpu: X86Cpu, i: Insn): void {
   if (i.cc) cpu.lo[0] = (cpu.lo[0] & ~0xffff) | cpu.fpuSw;
   else cpu.mem.write16(cpu.ea(i), cpu.fpuSw);
 }
-export function fninit(cpu: X86Cpu, _i: Insn): void { cpu.fpuCw = 0x37f; cpu.fpuSw = 0; }
