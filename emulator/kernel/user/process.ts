@@ -463,7 +463,7 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   if ((inode.mode & 0o111) === 0) return { errno: 'EACCES', why: `${path}: not executable (mode ${(inode.mode & 0o7777).toString(8)})` };
   let image: ElfImage, p: LoadedProgram;
   try {
-    image = parseElf(inode.data().slice(), path);
+    image = parsedImage(inode, path);
     p = loadProgram(k, image, argv, env, path, inode.pages());
   } catch (e) {
     return { errno: 'ENOEXEC', why: e instanceof Error ? e.message : String(e) };
@@ -486,6 +486,16 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   cpu.mem = p.mm;
   startRegisters(k, cpu, p.entry, p.sp);
   return null;
+}
+
+/** ELF images parsed from inodes, kept while the file is unchanged (a shell execs the same binary again and again) */
+const images = new WeakMap<Inode, { mtime: bigint; size: number; path: string; image: ElfImage }>();
+function parsedImage(inode: Inode, path: string): ElfImage {
+  const c = images.get(inode);
+  if (c && c.mtime === inode.mtimeNs && c.size === inode.size && c.path === path) return c.image;
+  const image = parseElf(inode.data().slice(), path);
+  images.set(inode, { mtime: inode.mtimeNs, size: inode.size, path, image });
+  return image;
 }
 
 /** Linux's wait status of an exit code / a fatal signal. */
