@@ -33,7 +33,29 @@ export class DecodeCache<I extends CachedInsn> {
   lastPage: (I | undefined)[] = [];
   lastBase = NaN;
 
-  constructor(private readonly mem: Memory, private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number) {}
+  constructor(private readonly mem: Memory, private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number,
+    /** page arrays of read-only file pages, shared by every address space mapping them at the same address */
+    private readonly shared?: WeakMap<object, Map<string, (I | undefined)[]>>) {}
+
+  /**
+   * The page array for the page at `key`: a shared one when the page (and
+   * the bytes an instruction starting on it can reach) lies in a read-only
+   * mapping of a file's pages — every process running that file at that
+   * address decodes the same bytes to the same instructions — else its own.
+   */
+  private pageArray(key: number): (I | undefined)[] {
+    const base = key * PAGE;
+    const r = this.shared ? this.mem.regionAt(base) : undefined;
+    if (r && this.shared && r.backing.identity.kind === 'file' && (r.perms & 2) === 0 && r.base <= base && r.end >= base + PAGE + this.maxLen) {
+      let m = this.shared.get(r.backing);
+      if (!m) { m = new Map(); this.shared.set(r.backing, m); }
+      const k = `${base}:${r.offset + (base - r.base)}`;
+      let p = m.get(k);
+      if (!p) { p = new Array<I | undefined>(PAGE); m.set(k, p); }
+      return p;
+    }
+    return new Array<I | undefined>(PAGE);
+  }
 
   /** Instruction at ip; decodes on a miss (throws MemoryFault on fetch, GuestFault #UD). */
   get(ip: VAddr): I {
@@ -41,7 +63,7 @@ export class DecodeCache<I extends CachedInsn> {
     let page = this.lastPage;
     if (key !== this.lastKey) {
       let p = this.pages.get(key);
-      if (p === undefined) { p = new Array<I | undefined>(PAGE); this.pages.set(key, p); }
+      if (p === undefined) { p = this.pageArray(key); this.pages.set(key, p); }
       page = this.lastPage = p;
       this.lastKey = key;
       this.lastBase = key * PAGE;
@@ -81,6 +103,8 @@ export class DecodeCache<I extends CachedInsn> {
  */
 export class DecodeCaches<I extends CachedInsn> {
   private readonly caches = new WeakMap<Memory, [DecodeCache<I>, DecodeCache<I>]>();
+  /** user-mode page arrays of file text, by backing (see DecodeCache.pageArray) */
+  private readonly sharedUser = new WeakMap<object, Map<string, (I | undefined)[]>>();
 
   constructor(private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number) {}
 
@@ -88,7 +112,7 @@ export class DecodeCaches<I extends CachedInsn> {
   for(mem: Memory, user: boolean): DecodeCache<I> {
     let c = this.caches.get(mem);
     if (c === undefined) {
-      const pair: [DecodeCache<I>, DecodeCache<I>] = [new DecodeCache(mem, this.decodeAt, this.maxLen), new DecodeCache(mem, this.decodeAt, this.maxLen)];
+      const pair: [DecodeCache<I>, DecodeCache<I>] = [new DecodeCache(mem, this.decodeAt, this.maxLen), new DecodeCache(mem, this.decodeAt, this.maxLen, this.sharedUser)];
       this.caches.set(mem, pair);
       mem.codeWriteListeners.push((a, len) => { pair[0].invalidate(a, len); pair[1].invalidate(a, len); });
       c = pair;

@@ -19,6 +19,9 @@ import { RootfsError, populateFromCpio } from '../../emulator/kernel/fs/populate
 import { execProcess } from '../../emulator/kernel/user/process';
 import { Errno } from '../../emulator/kernel/abi';
 import { repoPath } from '../util/paths';
+import { x86_64 } from '../../emulator/arch/x86_64/index';
+import { Memory, PERM_R, PERM_U, PERM_X } from '../../emulator/memory/memory';
+import { Backing } from '../../emulator/memory/backing';
 
 const BIN = repoPath('test', 'userspace', 'bin');
 const GOLDEN = repoPath('test', 'userspace', 'golden');
@@ -213,5 +216,43 @@ describe('randomness is deterministic and seedable', () => {
     const [a0, u0] = sample(0n).split(' '), [a1, u1] = sample(42n).split(' ');
     assert.notEqual(a0, a1);
     assert.notEqual(u0, u1);
+  });
+});
+
+describe('file text shared between processes', () => {
+  test('two address spaces mapping a file page read-only at one address share its decoded instructions, and a write to the page reaches both', () => {
+    const code = new Uint8Array(3 * 4096);
+    code.set([0xb8, 0x01, 0x00, 0x00, 0x00, 0xf4]); // mov eax, 1; hlt
+    const file = Backing.file(77n, '/bin/shared', code);
+    const base = 0x400000;
+    const run = (mem: Memory): bigint => {
+      const cpu = x86_64.createCpu(0, mem);
+      cpu.userMode = true;
+      cpu.setPc(BigInt(base));
+      cpu.run(5);
+      return cpu.getReg(x86_64.abi.retReg);
+    };
+    const a = new Memory('a'), b = new Memory('b');
+    for (const m of [a, b]) m.mapBacking(base, 3 * 4096, PERM_R | PERM_X | PERM_U, 'text', file, 0);
+    assert.equal(run(a), 1n);
+    assert.equal(run(b), 1n);
+    // the page's bytes change (as a probe would patch the page cache): both address spaces run the new code
+    a.writeBytes(base + 1, Uint8Array.of(0x02), 'kernel');
+    assert.equal(run(a), 2n);
+    assert.equal(run(b), 2n);
+  });
+
+  test('mprotect(PROT_WRITE) of a private file mapping copies the pages: the program\'s writes never reach the file', () => {
+    const path = join(BIN, 'procs-x86_64-gcc-O0.elf');
+    const m = Machine.forUserProgram(loadElf(path), [path], { stdout: () => {}, stderr: () => {} });
+    const proc = m.kernel.processes.get(1)!;
+    const text = proc.mm.allRegions().find(r => r.backing.identity.kind === 'file')!;
+    const before = Uint8Array.from(proc.exe!.data().subarray(0, 64));
+    assert.ok(proc.mprotect(text.base, 4096, 7));
+    const page = proc.mm.regionAt(text.base)!;
+    assert.equal(page.backing.identity.kind, 'anonymous', 'a private copy');
+    proc.mm.writeBytes(text.base, new Uint8Array(16).fill(0xcc), 'kernel');
+    assert.deepEqual(Uint8Array.from(proc.exe!.data().subarray(0, 64)), before, 'the file is unchanged');
+    assert.equal(proc.mm.regionAt(text.base + 4096)!.backing, text.backing, 'the rest still maps the file');
   });
 });

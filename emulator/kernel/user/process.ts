@@ -289,7 +289,10 @@ export class UserProcess {
     for (const r of [...this.mm.allRegions()]) {
       if (r.end <= addr || r.base >= end) continue;
       const lo = Math.max(r.base, addr), hi = Math.min(r.end, end);
-      if (lo === r.base && hi === r.end) { r.perms = perms | PERM_U; continue; }
+      // a private mapping of a file made writable gets its own copy of the pages (copy-on-write),
+      // so that its writes never reach the page cache other processes and readers see
+      const privatize = (perms & PERM_W) !== 0 && r.backing.identity.kind === 'file' && !this.shared.has(r);
+      if (lo === r.base && hi === r.end && !privatize) { r.perms = perms | PERM_U; continue; }
       const wasShared = this.shared.delete(r);
       this.mm.unmap(r);
       const parts: [number, number, number][] = [];
@@ -297,7 +300,9 @@ export class UserProcess {
       parts.push([lo, hi, perms | PERM_U]);
       if (hi < r.end) parts.push([hi, r.end, r.perms]);
       for (const [a, b, p] of parts) {
-        const piece = this.mm.mapBacking(a, b - a, p, r.name, r.backing, r.offset + (a - r.base));
+        const piece = privatize && a === lo
+          ? this.mm.map(a, b - a, p, r.name, undefined, r.bytes.slice(a - r.base, b - r.base))
+          : this.mm.mapBacking(a, b - a, p, r.name, r.backing, r.offset + (a - r.base));
         if (wasShared) this.shared.add(piece);
         if (r === this.heap && a === r.base) this.heap = piece;
       }
