@@ -45,6 +45,9 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
   readonly vb = new Uint8Array(this.vbuf);
   readonly vh = new Uint16Array(this.vbuf);
   readonly vw = new Int32Array(this.vbuf);
+  /** the same bytes as singles and doubles (the FP fast paths: values that are not NaNs) */
+  readonly vs = new Float32Array(this.vbuf);
+  readonly vd = new Float64Array(this.vbuf);
   /** FP control (rounding, default NaN, flush to zero) and status (cumulative exception flags) */
   fpcr = 0;
   fpsr = 0;

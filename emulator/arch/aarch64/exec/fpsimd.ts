@@ -1167,6 +1167,9 @@ function fusedLane(c: A64Cpu, acc: bigint, a: bigint, b: bigint, d: boolean, neg
   const r = fmaExact(c, x, y, z, d);
   return r !== r ? invalid(c, d) : fromNum(r, d);
 }
+/** three-same FP ops with a plain-number fast path: key opcode | a << 5 | U << 6 -> 0 add, 1 sub, 2 mul, 3 div */
+const FAST_FP3: Record<number, number> = { 26: 0, [26 | 32]: 1, [27 | 64]: 2, [31 | 64]: 3 };
+const FAST_TMP = new Float64Array(4);
 const fpThreeSame: Row = {
   name: 'AdvSIMD three same (FP)', mask: 0x9f20c400, match: 0x0e20c400,
   decode(w, i) {
@@ -1175,7 +1178,32 @@ const fpThreeSame: Row = {
     if (!FP3[key] || (sz && !q)) return false;
     i.size = q ? 16 : 8; i.imm3 = sz ? 8 : 4; i.rd = f(w, 0, 5); i.rn = f(w, 5, 5); i.rm = f(w, 16, 5); i.imm = (u << 6) | (a << 5) | opc;
     const op = FP3[key][1];
+    const fast = FAST_FP3[opc | (a << 5) | (u << 6)];
     i.exec = (c, x) => {
+      // fast path: round to nearest, no NaN in or out, no division by zero (the rest goes the exact way)
+      if (fast !== undefined && ((c.fpcr >> 22) & 3) === 0) {
+        const d = x.imm3 === 8, n = x.size / x.imm3;
+        const arr = d ? c.vd : c.vs, bn = x.rn * (d ? 2 : 4), bm = x.rm * (d ? 2 : 4), bd = x.rd * (d ? 2 : 4);
+        const out = FAST_TMP;
+        let ok = true;
+        for (let k = 0; k < n && ok; k++) {
+          const p = arr[bn + k], q = arr[bm + k];
+          let r: number;
+          switch (fast) {
+            case 0: r = p + q; break;
+            case 1: r = p - q; break;
+            case 2: r = p * q; break;
+            default: r = q === 0 ? NaN : p / q;
+          }
+          if (r !== r || p !== p || q !== q || r === 0) ok = false;
+          out[k] = d ? r : Math.fround(r);
+        }
+        if (ok) {
+          for (let k = 0; k < n; k++) arr[bd + k] = out[k];
+          zeroFrom(c, x.rd, x.size);
+          return;
+        }
+      }
       const d = x.imm3 === 8, n = x.size / x.imm3, out: bigint[] = [];
       for (let k = 0; k < n; k++) out.push(op(c, fLane(c, x.rn, d, k), fLane(c, x.rm, d, k), fLane(c, x.rd, d, k), d));
       for (let k = 0; k < n; k++) setFLane(c, x.rd, d, k, out[k]);
