@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
+import { Row, fmt } from './lib/table';
 
 function repoRoot(): string {
   let d = resolve(__dirname);
@@ -22,7 +23,6 @@ function repoRoot(): string {
   }
 }
 
-interface Row { name: string; instructions: number; seconds: number; qemu?: number; ok: string }
 
 const root = repoRoot();
 const quick = process.argv.includes('--quick');
@@ -57,16 +57,6 @@ function benchUser(dir: string, file: string, qemu: string): Row {
   return { name: file.replace(/\.elf$/, ''), instructions: m.totalInstructions, seconds, qemu: timeQemu(qemu, elf), ok: `exit ${exit.code}` };
 }
 
-function fmt(rows: Row[]): string {
-  const head = ['program', 'instructions', 'seconds', 'M insn/s', 'qemu-user s', 'ratio', 'result'];
-  const body = rows.map(r => [
-    r.name, String(r.instructions), r.seconds.toFixed(3), (r.instructions / r.seconds / 1e6).toFixed(2),
-    r.qemu === undefined ? '-' : r.qemu.toFixed(3), r.qemu === undefined ? '-' : `${(r.seconds / r.qemu).toFixed(1)}x`, r.ok,
-  ]);
-  const w = head.map((h, i) => Math.max(h.length, ...body.map(b => b[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ');
-  return [line(head), w.map(n => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n');
-}
 
 /** The architectures with a CPU: kernel image, conformance ELFs, qemu-user binary. */
 const ARCHES = [

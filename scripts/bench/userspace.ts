@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
+import { Row, fmt } from './lib/table';
 
 function repoRoot(): string {
   let d = resolve(__dirname);
@@ -28,7 +29,6 @@ function repoRoot(): string {
 const root = repoRoot();
 const quick = process.argv.includes('--quick');
 
-interface Row { name: string; instructions: number; seconds: number; qemu?: number; ok: string }
 
 function qemuTime(qemu: string, args: string[], cwd: string): number | undefined {
   if (spawnSync(qemu, ['--version'], { stdio: 'ignore' }).status !== 0) return undefined;
@@ -51,16 +51,6 @@ function run(name: string, elf: string, argv: string[], qemu: string, rootfs?: s
   return { name, instructions: m.totalInstructions, seconds, qemu: qemuTime(qemu, [elf, ...argv.slice(1)], rootfs ?? root), ok: `exit ${exit.code}` };
 }
 
-function fmt(rows: Row[]): string {
-  const head = ['workload', 'instructions', 'seconds', 'M insn/s', 'qemu-user s', 'ratio', 'result'];
-  const body = rows.map(r => [
-    r.name, String(r.instructions), r.seconds.toFixed(3), (r.instructions / r.seconds / 1e6).toFixed(2),
-    r.qemu === undefined ? '-' : r.qemu.toFixed(3), r.qemu === undefined ? '-' : `${(r.seconds / r.qemu).toFixed(1)}x`, r.ok,
-  ]);
-  const w = head.map((h, i) => Math.max(h.length, ...body.map(b => b[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 || i === 6 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ');
-  return [line(head), w.map(n => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n');
-}
 
 const scratch = mkdtempSync(join(tmpdir(), 'kprobe-bench-'));
 try {
@@ -87,7 +77,7 @@ try {
     } else {
       console.log(`(busybox rows skipped: run test/userspace/debian/fetch.sh for ${deb})`);
     }
-    console.log(`\n${arch}\n${fmt(rows)}`);
+    console.log(`\n${arch}\n${fmt(rows, 'workload')}`);
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });

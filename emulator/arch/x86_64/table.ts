@@ -412,11 +412,11 @@ d('0f ae/1', 'fxrstor', 'M', sse.fxrstor);
 d('0f ae/2', 'ldmxcsr', 'Md', sse.ldmxcsr);
 d('0f ae/3', 'stmxcsr', 'Md', sse.stmxcsr);
 d('0f ae/7', 'clflush', 'Mb', sys.nop);
-// x87 control and status words only (exec/sse.ts: fegetround / fesetround use them)
-d('d9/7', 'fnstcw', 'Mw', sse.fnstcw);
-d('d9/5', 'fldcw', 'Mw', sse.fldcw);
-d('dd/7', 'fnstsw', 'Mw', sse.fnstsw, { sub: 0 });
-d('df e0', 'fnstsw', 'AX', sse.fnstsw, { sub: 1 });
+// x87 control and status words (exec/x87.ts)
+d('d9/7', 'fnstcw', 'Mw', x87.fnstcw);
+d('d9/5', 'fldcw', 'Mw', x87.fldcw);
+d('dd/7', 'fnstsw', 'Mw', x87.fnstsw, { sub: 0 });
+d('df e0', 'fnstsw', 'AX', x87.fnstsw, { sub: 1 });
 d('db e3', 'fninit', '', x87.finit);
 // x87 (exec/x87.ts): long double as C libraries use it
 const ST_ARITH = ['fadd', 'fmul', 'fcom', 'fcomp', 'fsub', 'fsubr', 'fdiv', 'fdivr'];

@@ -143,7 +143,6 @@ function writeFile(c: SyscallCtx, f: OpenFile, bytes: Uint8Array, at?: number): 
   return BigInt(bytes.length);
 }
 
-const restartOr = (r: bigint | typeof RESTART): SyscallResult => r;
 
 /** The iovec array of readv/writev: (base, len) pairs. */
 function iovecs(c: SyscallCtx, iov: bigint, cnt: bigint): [bigint, number][] | bigint {
@@ -180,7 +179,7 @@ function doWrite(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint, at?: num
   const n = u > BigInt(IO_MAX) ? IO_MAX : Number(u);
   const bytes = n === 0 ? new Uint8Array(0) : copyFromUser(c.proc.mm, buf, n);
   if (!bytes) return E('EFAULT');
-  return restartOr(writeFile(c, e.file, bytes, at));
+  return writeFile(c, e.file, bytes, at);
 }
 
 /** struct stat as this arch lays it out (x86_64's own, or asm-generic's for arm64 / riscv). */
@@ -249,7 +248,8 @@ function statAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, buf: bigint, flag
 
 /** fstat of a pipe or a host stream: a FIFO / character device with no inode in the tree */
 function fstatPipe(c: SyscallCtx, buf: bigint, x: boolean, dev?: boolean): bigint {
-  const fake = c.proc.kernel.fs.newInode(dev ? 0o020620 : 0o010600);
+  // an inode of no filesystem (pipefs / the host's tty in Linux): it takes no number from the tree
+  const fake = new Inode(c.proc.kernel.fs, 0n, dev ? 0o020620 : 0o010600);
   if (dev) fake.rdev = (136 << 8);
   return copyToUser(c.proc.mm, buf, x ? statxBytes(fake) : statBytes(c, fake)) ? 0n : E('EFAULT');
 }

@@ -14,7 +14,7 @@ import { Errno } from '../abi';
 import { HypercallResult, NO_RESULT } from '../hypercalls';
 import type { Kernel } from '../kernel';
 import type { KTask } from '../task';
-import { UserIo, spawnUserProgram } from './process';
+import { UserIo, pickCpu, spawnUserProgram } from './process';
 
 /** Linux's envp_init */
 const INIT_ENV = ['HOME=/', 'TERM=linux'];
@@ -77,7 +77,7 @@ export function installUserInit(k: Kernel, commands: readonly string[]): void {
       let pid: number;
       try {
         const image = parseElf(r.inode.data().slice(), path);
-        pid = spawnUserProgram(k, image, { argv, env: INIT_ENV, io, exe: r.inode, execPath: path, file: r.inode.pages(), cpu: leastLoaded(k) }).task.pid;
+        pid = spawnUserProgram(k, image, { argv, env: INIT_ENV, io, exe: r.inode, execPath: path, file: r.inode.pages(), cpu: pickCpu(k) }).task.pid;
       } catch (e) {
         k.warn(cpu.id, `user_init: ${path}: ${e instanceof Error ? e.message : String(e)}`);
         return BigInt(-Errno.ENOEXEC);
@@ -93,14 +93,4 @@ export function installUserInit(k: Kernel, commands: readonly string[]): void {
     k.sched.deschedule(cpu.id);
     return NO_RESULT;
   };
-}
-
-function leastLoaded(k: Kernel): number {
-  let best = 0, load = Infinity;
-  k.sched.rq.forEach((q, i) => {
-    if (q.dead) return;
-    const n = q.queue.length + (q.current ? 1 : 0);
-    if (n < load) { load = n; best = i; }
-  });
-  return best;
 }

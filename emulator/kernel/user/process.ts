@@ -401,7 +401,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
 }
 
 /** The CPU a new process runs on: the one with the fewest tasks (lowest index on a tie), deterministic. */
-function pickCpu(k: Kernel): number {
+export function pickCpu(k: Kernel): number {
   let best = 0, load = Infinity;
   k.sched.rq.forEach((q, i) => {
     if (q.dead) return;

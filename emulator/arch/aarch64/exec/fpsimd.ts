@@ -14,15 +14,17 @@
  * the first quiet NaN; FPCR.DN gives the default NaN 0x7fc00000 /
  * 0x7ff8...), an invalid operation gives the default NaN, conversions to
  * integers saturate (NaN -> 0) and set IOC; FPSR's IOC and DZC are kept.
- * Arithmetic rounds to nearest (single rounding through doubles is exact
- * for + - * / sqrt of singles); the FPCR rounding mode is used by the
- * conversions that say so (fcvtzs/zu always truncate). Not modelled: other
- * rounding modes for arithmetic, flush-to-zero, the IXC/UFC/OFC/IDC flags,
- * half precision arithmetic.
+ * + - * / sqrt round to nearest (single rounding through doubles is exact
+ * for singles); fused multiply-add and integer-to-FP conversions go through
+ * emulator/cpu/softfloat.ts with the FPCR rounding mode, the other
+ * conversions take the mode they name (fcvtzs/zu truncate). Not modelled:
+ * other rounding modes for + - * / sqrt, flush-to-zero, the IXC/UFC/OFC/IDC
+ * flags, half precision arithmetic.
  */
 import type { A64Cpu } from '../cpu';
 import type { A64Insn, Row } from '../insn';
 import { f, sf, rZ, wZ, rS, gz, base, target, COND, EXTEND } from '../fmt';
+import { FLAG_NV, RoundingMode, ffma, intToF } from '../../../cpu/softfloat';
 
 const SCRATCH = 32;
 const IOC = 1, DZC = 2;
@@ -303,53 +305,16 @@ function fmaExec(c: A64Cpu, i: A64Insn): void {
   const a = fpread(c, i.ra, d) ^ (i.op & 2 ? sign : 0n), n = fpread(c, i.rn, d) ^ (i.op & 1 ? sign : 0n), m = fpread(c, i.rm, d);
   const nan = processNaNs(c, d, a, n, m);
   if (nan !== undefined) { fpwrite(c, i.rd, nan, d); return; }
-  const x = toNum(n, d), y = toNum(m, d), z = toNum(a, d);
-  // a fused multiply-add rounds once: the exact value through BigInt, rounded to the format
-  const r = fmaExact(c, x, y, z, d);
-  if (r !== r) { fpwrite(c, i.rd, invalid(c, d), d); return; }
-  fpwrite(c, i.rd, fromNum(r, d), d);
+  fpwrite(c, i.rd, fused(c, d, a, n, m), d);
 }
-/** v = m * 2^e exactly (finite v) */
-function decompose(v: number): [bigint, number] {
-  if (v === 0) return [0n, 0];
-  const bits = fromF64(v);
-  const exp = Number((bits >> 52n) & 0x7ffn), frac = bits & 0xfffffffffffffn;
-  const m = exp === 0 ? frac : frac | 0x10000000000000n;
-  const e = (exp === 0 ? 1 : exp) - 1075;
-  return [v < 0 ? -m : m, e];
-}
-/** S * 2^e rounded once to nearest-even with `bits` significant bits and the format's least exponent */
-function roundScaled(S: bigint, e: number, bits: number, minExp: number): number {
-  const neg = S < 0n;
-  let m = neg ? -S : S;
-  const n = m.toString(2).length;
-  const lsb = Math.max(e + n - bits, minExp);
-  if (lsb > e) {
-    const sh = BigInt(lsb - e), rest = m & ((1n << sh) - 1n), half = 1n << (sh - 1n);
-    m >>= sh;
-    if (rest > half || (rest === half && (m & 1n) === 1n)) m += 1n;
-    e = lsb;
-  }
-  const r = Number(m) * 2 ** e;
-  return neg ? -r : r;
-}
-/** x * y + z with one rounding (single or double) */
-function fmaExact(c: A64Cpu, x: number, y: number, z: number, d: boolean): number {
-  if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) {
-    const r = x * y + z;
-    return d ? r : Math.fround(r);
-  }
-  const [mx, ex] = decompose(x), [my, ey] = decompose(y), [mz, ez] = decompose(z);
-  const mp = mx * my, ep = ex + ey;
-  if (mp === 0n && mz === 0n) {
-    const pNeg = (Object.is(x, -0) || x < 0) !== (Object.is(y, -0) || y < 0);
-    const zNeg = Object.is(z, -0);
-    return pNeg && zNeg ? -0 : !pNeg && !zNeg ? 0 : ((c.fpcr >> 22) & 3) === 2 ? -0 : 0;
-  }
-  const e = mp === 0n ? ez : mz === 0n ? ep : Math.min(ep, ez);
-  const S = (mp === 0n ? 0n : mp << BigInt(ep - e)) + (mz === 0n ? 0n : mz << BigInt(ez - e));
-  if (S === 0n) return ((c.fpcr >> 22) & 3) === 2 ? -0 : 0;
-  return d ? roundScaled(S, e, 53, -1074) : Math.fround(roundScaled(S, e, 24, -149));
+/** FPCR.RMode (0 nearest, 1 plus infinity, 2 minus infinity, 3 zero) as softfloat names it */
+const FPCR_RM: readonly RoundingMode[] = ['rne', 'rup', 'rdn', 'rtz'];
+const rmOf = (c: A64Cpu): RoundingMode => FPCR_RM[(c.fpcr >> 22) & 3];
+/** n * m + a rounded once (no NaN operand: the caller processed them), IOC on an invalid operation */
+function fused(c: A64Cpu, d: boolean, a: bigint, n: bigint, m: bigint): bigint {
+  const r = ffma(d ? 64 : 32, n, m, a, rmOf(c));
+  if (r.flags & FLAG_NV) c.fpsr |= IOC;
+  return r.bits;
 }
 const fp3: Row = {
   name: 'FP data-processing (3 source)', mask: 0xff000000, match: 0x1f000000,
@@ -516,7 +481,7 @@ function convExec(c: A64Cpu, i: A64Insn): void {
       let v = c.x64(i.n);
       if (!x64) v = i.op === 2 ? BigInt.asIntN(32, v) : BigInt.asUintN(32, v);
       else if (i.op === 2) v = BigInt.asIntN(64, v);
-      fpwrite(c, i.rd, d ? fromF64(Number(v)) : BigInt(fromF32(intToF32(v)) >>> 0), d);
+      fpwrite(c, i.rd, intToF(d ? 64 : 32, v, rmOf(c)).bits, d);
       return;
     }
     default: { // fcvt[nmpza][su]: saturating
@@ -536,18 +501,6 @@ function convExec(c: A64Cpu, i: A64Insn): void {
       c.setX64(i.d, BigInt.asUintN(bits, r));
     }
   }
-}
-/** a 64-bit integer rounded to single precision once */
-function intToF32(v: bigint): number {
-  const neg = v < 0n;
-  let m = neg ? -v : v;
-  const bits = m.toString(2).length;
-  if (bits <= 24) return neg ? -Number(m) : Number(m);
-  const shift = BigInt(bits - 24), rest = m & ((1n << shift) - 1n), half = 1n << (shift - 1n);
-  m >>= shift;
-  if (rest > half || (rest === half && (m & 1n) === 1n)) m += 1n;
-  const r = Number(m) * 2 ** Number(shift);
-  return Math.fround(neg ? -r : r);
 }
 const CONV_NAMES: Record<string, string> = {
   '0:0': 'fcvtns', '0:1': 'fcvtnu', '0:2': 'scvtf', '0:3': 'ucvtf', '0:4': 'fcvtas', '0:5': 'fcvtau', '0:6': 'fmov', '0:7': 'fmov',
@@ -1161,11 +1114,7 @@ const FP3: Record<string, [string, (c: A64Cpu, a: bigint, b: bigint, acc: bigint
 };
 function fusedLane(c: A64Cpu, acc: bigint, a: bigint, b: bigint, d: boolean, neg: boolean): bigint {
   if (neg) a ^= d ? 0x8000000000000000n : 0x80000000n;
-  const nan = processNaNs(c, d, acc, a, b);
-  if (nan !== undefined) return nan;
-  const x = toNum(a, d), y = toNum(b, d), z = toNum(acc, d);
-  const r = fmaExact(c, x, y, z, d);
-  return r !== r ? invalid(c, d) : fromNum(r, d);
+  return processNaNs(c, d, acc, a, b) ?? fused(c, d, acc, a, b);
 }
 /** three-same FP ops with a plain-number fast path: key opcode | a << 5 | U << 6 -> 0 add, 1 sub, 2 mul, 3 div */
 const FAST_FP3: Record<number, number> = { 26: 0, [26 | 32]: 1, [27 | 64]: 2, [31 | 64]: 3 };
@@ -1253,7 +1202,7 @@ function fpMiscExec(c: A64Cpu, i: A64Insn): void {
     switch (name) {
       case 'scvtf': case 'ucvtf': {
         const v = name === 'scvtf' ? BigInt.asIntN(d ? 64 : 32, a) : a;
-        r = d ? fromF64(Number(v)) : BigInt(fromF32(intToF32(v)) >>> 0);
+        r = intToF(d ? 64 : 32, v, rmOf(c)).bits;
         break;
       }
       case 'fcvtzs': case 'fcvtzu': {

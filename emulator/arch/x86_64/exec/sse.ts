@@ -13,8 +13,9 @@
  * (0x80000000...), min / max return the second operand for NaNs and for
  * signed zeros; the invalid (IE) and divide-by-zero (ZE) flags are sticky
  * in MXCSR. Arithmetic rounds to nearest (JavaScript's doubles and fround
- * round singly and correctly there); conversions to integers honour the
- * MXCSR rounding mode. Not modelled: the other rounding modes for
+ * round singly and correctly there); conversions honour the MXCSR rounding
+ * mode (to single and from integers through emulator/cpu/softfloat.ts).
+ * Not modelled: the other rounding modes for
  * arithmetic, the precision / underflow / overflow / denormal flags,
  * DAZ / FTZ, unmasked exceptions (#XM).
  *
@@ -26,6 +27,7 @@ import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
 import { GuestFault } from '../../../cpu/faults';
 import { CF, PF, ZF } from '../flags';
+import { RoundingMode, f64Bits, fconvert, intToF } from '../../../cpu/softfloat';
 
 const TMP = 16;
 const MX_IE = 0x1, MX_ZE = 0x4;
@@ -551,40 +553,12 @@ function toInt(cpu: X86Cpu, v: number, size: number, truncate: boolean): [number
   const b = BigInt.asUintN(64, BigInt(r));
   return [Number(b & 0xffffffffn) | 0, Number(b >> 32n) | 0];
 }
-/** the MXCSR rounding mode: 0 nearest, 1 down, 2 up, 3 toward zero */
-const rc = (cpu: X86Cpu): number => (cpu.mxcsr >> 13) & 3;
-/** the neighbour of a single `r` in direction dir (+1 up, -1 down) */
-function next32(r: number, dir: number): number {
-  if (r === 0) return bitsToF32(dir > 0 ? 1 : 0x80000001 | 0);
-  const b = f32ToBits(r) >>> 0;
-  return bitsToF32(((r > 0) === (dir > 0) ? b + 1 : b - 1) | 0);
-}
-function next64(r: number, dir: number): number {
-  if (r === 0) return dir > 0 ? 5e-324 : -5e-324;
-  const [lo, hi] = f64ToBits(r);
-  let v = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
-  v += (r > 0) === (dir > 0) ? 1n : -1n;
-  return bitsToF64(Number(v & 0xffffffffn) | 0, Number(v >> 32n) | 0);
-}
-/** a nearest-rounded result `r` of the exact value (compared by cmp(r) = sign of r - exact) moved to the mode's rounding */
-function directed(mode: number, r: number, cmp: (r: number) => number, next: (r: number, dir: number) => number): number {
-  if (mode === 0 || r !== r) return r;
-  const c = cmp(r);
-  if (c === 0) return r;
-  if (mode === 1 && c > 0) return next(r, -1);
-  if (mode === 2 && c < 0) return next(r, 1);
-  if (mode === 3 && ((r > 0 && c > 0) || (r < 0 && c < 0))) return next(r, r > 0 ? -1 : 1);
-  return r;
-}
-/** a double to single under the MXCSR rounding */
-function toF32(cpu: X86Cpu, x: number): number {
-  return directed(rc(cpu), Math.fround(x), r => (r > x ? 1 : r < x ? -1 : 0), next32);
-}
-/** an exact integer to single / double under the MXCSR rounding */
-function intToF(cpu: X86Cpu, v: bigint, single: boolean): number {
-  const near = single ? int64ToF32(v) : Number(v);
-  const cmp = (r: number): number => { if (!Number.isFinite(r)) return r > 0 ? 1 : -1; const b = BigInt(r); return b > v ? 1 : b < v ? -1 : 0; };
-  return directed(rc(cpu), near, cmp, single ? next32 : next64);
+/** the MXCSR rounding mode (0 nearest, 1 down, 2 up, 3 toward zero) as softfloat names it */
+const MXCSR_RM: readonly RoundingMode[] = ['rne', 'rdn', 'rup', 'rtz'];
+const rmOf = (cpu: X86Cpu): RoundingMode => MXCSR_RM[(cpu.mxcsr >> 13) & 3];
+/** a double (not a NaN) to single bits under the MXCSR rounding */
+function toF32Bits(cpu: X86Cpu, x: number): number {
+  return Number(fconvert(64, 32, f64Bits(x), rmOf(cpu)).bits) | 0;
 }
 
 /** cvt(t)ss2si / cvt(t)sd2si r, xmm/m: sub 0 ss, 1 sd; +2 truncating */
@@ -595,28 +569,14 @@ export function cvtToSi(cpu: X86Cpu, i: Insn): void {
   const [lo, hi] = toInt(cpu, v, i.size, trunc);
   cpu.setR(i.size, i.reg, lo, hi);
 }
-/** a 64-bit integer rounded to single precision once (Number(big) then fround would round twice) */
-function int64ToF32(v: bigint): number {
-  const neg = v < 0n;
-  let m = neg ? -v : v;
-  if (m === 0n) return 0;
-  const bits = m.toString(2).length;
-  if (bits <= 24) return neg ? -Number(m) : Number(m);
-  const shift = BigInt(bits - 24);
-  const rest = m & ((1n << shift) - 1n), half = 1n << (shift - 1n);
-  m >>= shift;
-  if (rest > half || (rest === half && (m & 1n) === 1n)) m += 1n;
-  const r = Number(m) * 2 ** Number(shift);
-  return Math.fround(neg ? -r : r);
-}
 /** cvtsi2ss (sub 0) / cvtsi2sd (sub 1) xmm, r/m32|64 */
 export function cvtSiTo(cpu: X86Cpu, i: Insn): void {
   const lo = cpu.readE(i, i.size), hi = i.size === 8 ? cpu.th : lo >> 31;
   const v = (BigInt(hi) << 32n) | BigInt(lo >>> 0);
   const d = cpu.xd, o = i.reg * 4;
   const sv = i.size === 8 ? BigInt.asIntN(64, v) : BigInt(lo);
-  if (i.cc === 0) d[o] = f32ToBits(intToF(cpu, sv, true));
-  else { const [l, h] = f64ToBits(intToF(cpu, sv, false)); d[o] = l; d[o + 1] = h; }
+  if (i.cc === 0) d[o] = Number(intToF(32, sv, rmOf(cpu)).bits) | 0;
+  else { const b = intToF(64, sv, rmOf(cpu)).bits; d[o] = Number(b & 0xffffffffn) | 0; d[o + 1] = Number(b >> 32n) | 0; }
 }
 function f32ToF64Bits(b: number): [number, number] {
   if (isNaN32(b)) {
@@ -631,7 +591,7 @@ function f64ToF32Bits(cpu: X86Cpu, lo: number, hi: number): number {
     if (isSNaN64(lo, hi)) cpu.mxcsr |= MX_IE;
     return (hi & 0x80000000) | 0x7fc00000 | ((hi & 0x7ffff) << 3) | (lo >>> 29);
   }
-  return f32ToBits(toF32(cpu, bitsToF64(lo, hi)));
+  return toF32Bits(cpu, bitsToF64(lo, hi));
 }
 /** cvtss2sd (0) cvtsd2ss (1) cvtps2pd (2) cvtpd2ps (3) */
 export function cvtFF(cpu: X86Cpu, i: Insn): void {
@@ -657,7 +617,7 @@ export function cvtFF(cpu: X86Cpu, i: Insn): void {
 export function cvtPacked(cpu: X86Cpu, i: Insn): void {
   const d = cpu.xd, o = i.reg * 4;
   switch (i.cc) {
-    case 0: { const s = src(cpu, i, 16) * 4; for (let k = 0; k < 4; k++) d[o + k] = f32ToBits(toF32(cpu, d[s + k])); return; }
+    case 0: { const s = src(cpu, i, 16) * 4; for (let k = 0; k < 4; k++) d[o + k] = Number(intToF(32, BigInt(d[s + k]), rmOf(cpu)).bits) | 0; return; }
     case 1: case 2: {
       const s = src(cpu, i, 16) * 4;
       for (let k = 0; k < 4; k++) d[o + k] = toInt(cpu, bitsToF32(d[s + k]), 4, i.cc === 2)[0];
@@ -693,7 +653,7 @@ export function fxsave(cpu: X86Cpu, i: Insn): void {
   if (a % 16 !== 0) throw new GuestFault('generalProtection', 'fxsave: unaligned area');
   const m = cpu.mem;
   m.write32(a + 508, 0);
-  m.write16(a, 0x37f);
+  m.write16(a, cpu.fpuCw);
   m.write16(a + 2, 0); m.write16(a + 4, 0);
   m.write32(a + 24, cpu.mxcsr); m.write32(a + 28, 0xffff);
   for (let k = 0; k < 64; k++) m.write32(a + 160 + 4 * k, cpu.xd[k]);
@@ -705,20 +665,4 @@ export function fxrstor(cpu: X86Cpu, i: Insn): void {
   if (mx & 0xffff0000) throw new GuestFault('generalProtection', 'fxrstor: reserved MXCSR bits');
   for (let k = 0; k < 64; k++) cpu.xd[k] = cpu.mem.read32(a + 160 + 4 * k) | 0;
   cpu.mxcsr = mx;
-}
-
-
-// ---------------------------------------------------------------- x87 control (what C libraries read and set)
-
-/**
- * The x87 control and status words (fegetround / fesetround read and
- * write the rounding bits with fnstcw / fldcw); the register stack and its
- * arithmetic are exec/x87.ts.
- */
-export function fnstcw(cpu: X86Cpu, i: Insn): void { cpu.mem.write16(cpu.ea(i), cpu.fpuCw); }
-export function fldcw(cpu: X86Cpu, i: Insn): void { cpu.fpuCw = cpu.mem.read16(cpu.ea(i)); }
-/** fnstsw m16 (sub 0) / fnstsw ax (sub 1) */
-export function fnstsw(cpu: X86Cpu, i: Insn): void {
-  if (i.cc) cpu.lo[0] = (cpu.lo[0] & ~0xffff) | cpu.fpuSw;
-  else cpu.mem.write16(cpu.ea(i), cpu.fpuSw);
 }

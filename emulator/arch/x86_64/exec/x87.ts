@@ -357,6 +357,15 @@ export function fxam(cpu: X86Cpu, _i: Insn): void {
   else cls = bitlen(v.m) + v.e - 1 < -16382 ? C3 | C2 : C2;
   cpu.fpuSw = (cpu.fpuSw & ~(C0 | C1 | C2 | C3)) | cls | (v.neg ? C1 : 0);
 }
+/** fnstcw / fldcw: the control word (fegetround / fesetround read and write its rounding bits) */
+export function fnstcw(cpu: X86Cpu, i: Insn): void { cpu.mem.write16(cpu.ea(i), cpu.fpuCw); }
+export function fldcw(cpu: X86Cpu, i: Insn): void { cpu.fpuCw = cpu.mem.read16(cpu.ea(i)); }
+/** fnstsw m16 (sub 0) / fnstsw ax (sub 1) */
+export function fnstsw(cpu: X86Cpu, i: Insn): void {
+  if (i.cc) cpu.lo[0] = (cpu.lo[0] & ~0xffff) | cpu.fpuSw;
+  else cpu.mem.write16(cpu.ea(i), cpu.fpuSw);
+}
+
 /** fninit: the unit's reset */
 export function finit(cpu: X86Cpu, _i: Insn): void {
   cpu.x87 = newX87();
