@@ -17,7 +17,8 @@
  * budgets the caller uses.
  */
 import { ArchOps, Cpu } from './arch/types';
-import { archForElfMachine, kprobesArchFor } from './arch/registry';
+import { archForElfMachine, kprobesArchFor, uprobesArchFor } from './arch/registry';
+import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
 import { ProbeManager, ProbeManagerOptions } from './probes/manager';
@@ -122,6 +123,7 @@ export function archForImage(image: ElfImage): ArchOps {
 export class Machine {
   readonly kernel: Kernel;
   private readonly engine: KprobesEngine | null;
+  private readonly uprobesEngine: UprobesEngine | null;
   private manager: ProbeManager | null = null;
   private readonly probeOptions: ProbeManagerOptions;
   readonly arch: ArchOps;
@@ -144,6 +146,8 @@ export class Machine {
     this.cpus = this.kernel.cpus;
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
+    const up = uprobesArchFor(this.arch.name);
+    this.uprobesEngine = up ? new UprobesEngine(this.kernel, up) : null;
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
@@ -166,6 +170,12 @@ export class Machine {
       throw new Error(`kprobes: no kprobes engine on this machine (${this.kernel.processes.size ? 'a user-program machine' : `kprobes is not ported to ${this.arch.name} yet`})`);
     }
     return this.engine;
+  }
+
+  /** The uprobes engine (kernel and user-program machines alike); a clear error where the arch has none. */
+  get uprobes(): UprobesEngine {
+    if (!this.uprobesEngine) throw new Error(`uprobes: not ported to ${this.arch.name}`);
+    return this.uprobesEngine;
   }
 
   /** Whether this machine has a kprobes engine. */

@@ -10,6 +10,7 @@
  */
 import type { ArchInfo, ArchOps } from './types';
 import type { KprobesArchHooks } from '../kprobes/archHooks';
+import type { UprobesArchHooks } from '../uprobes/archHooks';
 import { PORTS, portByName, portForElfMachine } from '../ports';
 
 /** What emulator/arch/<name>/index.ts exports as `port`. */
@@ -17,6 +18,8 @@ export interface ArchPort {
   readonly ops: ArchOps;
   /** the arch half of kprobes (Linux arch/<arch>/kernel/probes); absent: kprobes not ported there */
   readonly kprobes?: KprobesArchHooks;
+  /** the arch half of uprobes (Linux arch/<arch>/kernel/uprobes.c); absent: uprobes not ported there */
+  readonly uprobes?: UprobesArchHooks;
 }
 
 /** How each port with a CPU loads its implementation part (lazily: a require per port, run on first use). */
@@ -70,4 +73,10 @@ export function kprobesArchFor(name: string): KprobesArchHooks | undefined {
 /** Architectures with kprobes arch hooks. */
 export function kprobesArches(): string[] {
   return PORTS.filter(p => p.hasCpu && archPort(p)?.kprobes).map(p => p.name).sort();
+}
+
+/** The uprobes arch hooks of an architecture, undefined when uprobes is not ported there. */
+export function uprobesArchFor(name: string): UprobesArchHooks | undefined {
+  const info = portByName(name);
+  return info && archPort(info)?.uprobes;
 }

@@ -33,6 +33,7 @@ import { PrintkLog, PrintkListener } from './printk';
 import { Scheduler } from './scheduler';
 import { KTask } from './task';
 import type { UserProcess } from './user/process';
+import type { UserMmObserver } from './user/mmObserver';
 import { Vfs } from './fs/vfs';
 import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
 
@@ -73,6 +74,8 @@ export class Kernel implements KernelApi {
   userInit: ((cpu: Cpu, wait: boolean) => HypercallResult) | null = null;
   /** user processes by pid */
   readonly processes = new Map<number, UserProcess>();
+  /** observers of user address spaces (uprobes): image mapped, fork, released */
+  readonly mmObservers: UserMmObserver[] = [];
   /** sysctl entries registered by the kernel's subsystems */
   readonly sysctl = new SysctlTable();
   /** seed of the user processes' randomness (getrandom, AT_RANDOM): the same seed, the same bytes */

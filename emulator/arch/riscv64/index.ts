@@ -5,6 +5,7 @@
  */
 import type { ArchOps, Cpu, DecodedInsn } from '../types';
 import type { ArchPort } from '../registry';
+import { riscv64UprobesHooks } from './uprobes';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, mustVAddr, toVAddr } from '../../memory/address';
 import { riscv64Info } from './info';
@@ -81,4 +82,4 @@ export const riscv64: ArchOps = {
   },
 };
 
-export const port: ArchPort = { ops: riscv64, kprobes: riscv64KprobesHooks };
+export const port: ArchPort = { ops: riscv64, kprobes: riscv64KprobesHooks, uprobes: riscv64UprobesHooks };

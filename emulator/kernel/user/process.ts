@@ -160,6 +160,7 @@ export class UserProcess {
   }
 
   get pid(): number { return this.task.pid; }
+  get comm(): string { return this.task.comm; }
 
   /** vfork: the child exec'd or ended, the parent runs again with the child's pid */
   releaseVforkParent(): void {
@@ -394,6 +395,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   proc.task = task;
   proc.pgid = proc.sid = task.pid;
   k.processes.set(task.pid, proc);
+  for (const o of k.mmObservers) o.imageMapped?.(proc);
   k.userTrapHandler = handleUserTrap;
   k.userSignal = (p, sig) => deliverSignal(k, p, sig);
   k.sched.onSwitchIn = (cpu, t) => onUserSwitchIn(k, cpu, t);
@@ -453,6 +455,7 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
     { base: t.stackBase, top: t.stackTop });
   child.task = task;
   k.processes.set(task.pid, child);
+  for (const o of k.mmObservers) o.forked?.(parent, child);
   return child;
 }
 
@@ -473,6 +476,7 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   } catch (e) {
     return { errno: 'ENOEXEC', why: e instanceof Error ? e.message : String(e) };
   }
+  const oldMm = proc.mm;
   proc.mm = p.mm;
   proc.image = image;
   proc.brkStart = proc.brk = p.brkStart;
@@ -490,12 +494,14 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   task.comm = (path.split('/').pop() ?? path).slice(0, 15);
   cpu.mem = p.mm;
   startRegisters(k, cpu, p.entry, p.sp);
+  for (const o of k.mmObservers) o.mmReleased?.(proc, oldMm);
+  for (const o of k.mmObservers) o.imageMapped?.(proc);
   return null;
 }
 
 /** ELF images parsed from inodes, kept while the file is unchanged (a shell execs the same binary again and again) */
 const images = new WeakMap<Inode, { mtime: bigint; size: number; path: string; image: ElfImage }>();
-function parsedImage(inode: Inode, path: string): ElfImage {
+export function parsedImage(inode: Inode, path: string): ElfImage {
   const c = images.get(inode);
   if (c && c.mtime === inode.mtimeNs && c.size === inode.size && c.path === path) return c.image;
   const image = parseElf(inode.data().slice(), path);
@@ -515,6 +521,7 @@ export const signaledStatus = (sig: number): number => sig & 0x7f;
 export function exitProcess(k: Kernel, proc: UserProcess, status: number): void {
   if (proc.waitStatus !== null) return;
   proc.waitStatus = status;
+  for (const o of k.mmObservers) o.mmReleased?.(proc, proc.mm);
   proc.fds.closeAll();
   proc.releaseVforkParent();
   const init = k.processes.get(INIT_PID);

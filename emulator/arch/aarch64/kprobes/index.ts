@@ -54,11 +54,15 @@ const isEret = (w: number): boolean => w === 0xd69f03e0 || w === 0xd6bf03e0;
 /** msr to DAIF (daifset/daifclr immediates, and msr daif, xN) */
 const isDaifWrite = (w: number): boolean => ((w & 0xfffff0df) >>> 0) === 0xd50340df || ((w & 0xffffffe0) >>> 0) === 0xd51b4220;
 
-function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedInsn | null): ProbeInsnDecision {
-  if (!insn || insn.length !== 4) return 'reject';
-  const w = readWord(insn.bytes);
+/** arm_probe_decode_insn: the verdict on an instruction word (kprobes and uprobes) */
+export function probeDecision(w: number): ProbeInsnDecision {
   if (isException(w) || isEret(w) || isExclusive(w) || isDaifWrite(w)) return 'reject';
   return simClass(w) ? 'simulate' : 'slot';
+}
+
+function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedInsn | null): ProbeInsnDecision {
+  if (!insn || insn.length !== 4) return 'reject';
+  return probeDecision(readWord(insn.bytes));
 }
 
 function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
@@ -123,10 +127,13 @@ function conditionHolds(cond: number, pstate: bigint): boolean {
   return (cond & 1) !== 0 ? !r : r;
 }
 
-/** simulate-insn.c: execute a pc-relative instruction on pt_regs (pc = the probe address on entry). */
+/** simulate-insn.c for kprobes */
 function simulate(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void {
-  const w = (p.ainsn?.arch as { word: number }).word;
-  const pc = p.addr as bigint;
+  simulateInsn((p.ainsn?.arch as { word: number }).word, p.addr as bigint, regs);
+}
+
+/** simulate-insn.c: execute the pc-relative instruction `w` at `pc` on pt_regs (kprobes and uprobes). */
+export function simulateInsn(w: number, pc: bigint, regs: PtRegs): void {
   const next = pc + 4n;
   const to = (v: bigint): void => { regs.ip = BigInt.asUintN(64, v); };
   switch (simClass(w)) {
@@ -172,7 +179,7 @@ function simulate(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void {
       return;
     }
     default:
-      throw new Error(`arm64 kprobes: no simulation for 0x${w.toString(16)} at 0x${pc.toString(16)}`);
+      throw new Error(`arm64 probes: no simulation for 0x${w.toString(16)} at 0x${pc.toString(16)}`);
   }
 }
 

@@ -32,7 +32,7 @@ const SLOT_SIZE = 8;
 const sext = (v: number, bits: number): bigint => BigInt.asIntN(bits, BigInt(v));
 
 /** The 32-bit form of the instruction at the start of `b` (a compressed one expanded), and its length. */
-function expanded(b: Uint8Array): { w: number; len: 2 | 4 } | undefined {
+export function expanded(b: Uint8Array): { w: number; len: 2 | 4 } | undefined {
   if (b.length < 2) return undefined;
   const lo = b[0] | (b[1] << 8);
   if ((lo & 3) !== 3) {
@@ -58,11 +58,16 @@ function simClass(w: number): Sim | undefined {
 /** system (ecall, ebreak, sret, wfi, csr*) and fences: not stepped out of line */
 const rejected = (w: number): boolean => (w & 0x7f) === 0x73 || (w & 0x7f) === 0x0f;
 
+/** decode-insn.c's verdict on an instruction's 32-bit form (kprobes and uprobes) */
+export function probeDecision(w: number): ProbeInsnDecision {
+  if (rejected(w)) return 'reject';
+  return simClass(w) ? 'simulate' : 'slot';
+}
+
 function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedInsn | null): ProbeInsnDecision {
   const e = insn ? expanded(insn.bytes) : undefined;
   if (!e) return 'reject';
-  if (rejected(e.w)) return 'reject';
-  return simClass(e.w) ? 'simulate' : 'slot';
+  return probeDecision(e.w);
 }
 
 /**
@@ -136,12 +141,18 @@ const ABI = ['zero', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0',
 const xget = (regs: PtRegs, n: number): bigint => (n === 0 ? 0n : regs.get(ABI[n]));
 const xset = (regs: PtRegs, n: number, v: bigint): void => { if (n !== 0) regs.set(ABI[n], BigInt.asUintN(64, v)); };
 
-/** simulate-insn.c: execute a pc-relative instruction or jump on pt_regs (epc = the probe address on entry). */
+/** simulate-insn.c for kprobes */
 function simulate(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void {
   const a = p.ainsn as NonNullable<Kprobe['ainsn']>;
-  const w = (a.arch as { word: number }).word;
-  const pc = p.addr as bigint;
-  const next = pc + BigInt(a.length);
+  simulateInsn((a.arch as { word: number }).word, p.addr as bigint, a.length, regs);
+}
+
+/**
+ * simulate-insn.c: execute a pc-relative instruction or jump (its 32-bit
+ * form `w`, `len` bytes long at `pc`) on pt_regs (kprobes and uprobes).
+ */
+export function simulateInsn(w: number, pc: bigint, len: number, regs: PtRegs): void {
+  const next = pc + BigInt(len);
   const rd = (w >>> 7) & 31, rs1 = (w >>> 15) & 31, rs2 = (w >>> 20) & 31;
   const to = (v: bigint): void => { regs.ip = BigInt.asUintN(64, v); };
   switch (simClass(w)) {
@@ -171,7 +182,7 @@ function simulate(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void {
       return;
     }
     default:
-      throw new Error(`riscv kprobes: no simulation for 0x${w.toString(16)} at 0x${pc.toString(16)}`);
+      throw new Error(`riscv probes: no simulation for 0x${w.toString(16)} at 0x${pc.toString(16)}`);
   }
 }
 

@@ -1,0 +1,108 @@
+/**
+ * A process's private copies of probed file pages (Linux
+ * uprobe_write_opcode: the breakpoint goes into a new anonymous page that
+ * replaces the file page in that one vma; the page cache, read(2) and every
+ * other process keep the file's bytes). When the last breakpoint of a page
+ * is removed and the copy holds the file's bytes again, the file page is
+ * mapped back (as Linux puts orig_page back), so the process shares the
+ * page cache (and its decoded code) again.
+ *
+ * A copy remembers which file page it stands for, so that later probes in
+ * the same page, the listing and the restore find it.
+ */
+import { Backing, PAGE_SIZE } from '../memory/backing';
+import { Memory, PERM_X, Region } from '../memory/memory';
+import { VAddr, mustVAddr } from '../memory/address';
+import { textPoke } from '../memory/textPoke';
+
+/** A private copy of (part of) one file page in one address space. */
+export interface CowPage {
+  region: Region;
+  /** the file's page cache and the backing offset of region.base */
+  readonly file: Backing;
+  readonly fileOffset: number;
+}
+
+/** Where an address of a process shows a file's bytes: the page cache and the backing offset there. */
+export interface FilePlace { readonly file: Backing; readonly offset: number; readonly cow: boolean }
+
+export class UprobePages {
+  private readonly cow = new Map<Memory, Map<VAddr, CowPage>>();
+
+  /** The file byte shown (executable) at vaddr in mm: a window of a file's page cache, or our copy of one. */
+  fileAt(mm: Memory, vaddr: bigint): FilePlace | undefined {
+    const v = mustVAddr(vaddr);
+    const r = mm.regionAt(v);
+    if (!r || (r.perms & PERM_X) === 0) return undefined;
+    const c = this.cow.get(mm)?.get(r.base);
+    if (c && c.region === r) return { file: c.file, offset: c.fileOffset + (v - r.base), cow: true };
+    if (r.backing.identity.kind !== 'file') return undefined;
+    return { file: r.backing, offset: r.offset + (v - r.base), cow: false };
+  }
+
+  /** Patch bytes at vaddr in this address space only, copying its file page first. Returns the bytes replaced. */
+  write(mm: Memory, vaddr: bigint, bytes: Uint8Array): Uint8Array {
+    const v = mustVAddr(vaddr);
+    this.privatize(mm, v, bytes.length);
+    return textPoke(mm, v, bytes);
+  }
+
+  /** The private copy holding vaddr, if any. */
+  copyAt(mm: Memory, vaddr: bigint): CowPage | undefined {
+    const r = mm.regionAt(mustVAddr(vaddr));
+    const c = r && this.cow.get(mm)?.get(r.base);
+    return c && c.region === r ? c : undefined;
+  }
+
+  /** Make [v, v+len) private pages of this space (a patch never crosses a page in practice; both pages are copied if it does). */
+  private privatize(mm: Memory, v: VAddr, len: number): void {
+    for (let page = Math.floor(v / PAGE_SIZE) * PAGE_SIZE; page < v + len; page += PAGE_SIZE) {
+      const at = Math.max(page, v);
+      const r = mm.regionAt(at);
+      if (!r) throw new RangeError(`uprobes: nothing mapped at 0x${at.toString(16)}`);
+      if (this.copyAt(mm, BigInt(at))) continue;
+      if (r.backing.identity.kind !== 'file') throw new RangeError(`uprobes: 0x${at.toString(16)} is not a file page (${r.name})`);
+      const lo = Math.max(r.base, page), hi = Math.min(r.end, page + PAGE_SIZE);
+      mm.unmap(r);
+      if (r.base < lo) mm.mapBacking(r.base, lo - r.base, r.perms, r.name, r.backing, r.offset);
+      if (hi < r.end) mm.mapBacking(hi, r.end - hi, r.perms, r.name, r.backing, r.offset + (hi - r.base));
+      const copy = mm.map(lo, hi - lo, r.perms, r.name, undefined, r.bytes.slice(lo - r.base, hi - r.base));
+      let m = this.cow.get(mm);
+      if (!m) this.cow.set(mm, m = new Map());
+      m.set(lo, { region: copy, file: r.backing, fileOffset: r.offset + (lo - r.base) });
+    }
+  }
+
+  /** Put the file's page back where the copy holding vaddr has the file's bytes again; true when it did. */
+  restore(mm: Memory, vaddr: bigint): boolean {
+    const c = this.copyAt(mm, vaddr);
+    if (!c) return false;
+    const r = c.region;
+    const orig = c.file.bytes.subarray(c.fileOffset, c.fileOffset + r.size);
+    for (let i = 0; i < r.size; i++) if (r.bytes[i] !== orig[i]) return false;
+    mm.unmap(r);
+    this.cow.get(mm)?.delete(r.base);
+    mm.mapBacking(r.base, r.size, r.perms, r.name, c.file, c.fileOffset);
+    // the decoded code of the copy goes: the space now runs the page cache's bytes
+    mm.notifyCodeWrite(r.base, r.size);
+    return true;
+  }
+
+  /** fork: the child's copies of our pages (fork copied their bytes) stand for the same file pages. */
+  forked(parent: Memory, child: Memory): void {
+    const m = this.cow.get(parent);
+    if (!m) return;
+    const cm = new Map<VAddr, CowPage>();
+    for (const [base, c] of m) {
+      const r = child.regionAt(base);
+      if (r && r.base === base && r.size === c.region.size) cm.set(base, { region: r, file: c.file, fileOffset: c.fileOffset });
+    }
+    if (cm.size) this.cow.set(child, cm);
+  }
+
+  /** the address space is gone */
+  forget(mm: Memory): void { this.cow.delete(mm); }
+
+  /** private copies of an address space (listing: page state) */
+  copies(mm: Memory): number { return this.cow.get(mm)?.size ?? 0; }
+}

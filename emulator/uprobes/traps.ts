@@ -1,0 +1,256 @@
+/**
+ * The trap side of uprobes (Linux kernel/events/uprobes.c: handle_swbp,
+ * handler_chain, pre_ssout, handle_singlestep, prepare_uretprobe,
+ * handle_trampoline), on breakpoints and steps raised in user mode:
+ *
+ *   breakpoint at a probed address   the handlers run (ip = the probe
+ *        address), uretprobe consumers hijack the return address, then the
+ *        instruction is simulated (arch_uprobe_skip_sstep) or its copy is
+ *        stepped in the process's XOL slot (arch_uprobe_pre_xol);
+ *   end of the step (x86 TF, arm64 / riscv the step breakpoint after the
+ *        slot)  arch_uprobe_post_xol puts ip back after the original;
+ *   breakpoint at the trampoline     the return instance's ret_handlers run
+ *        with ip = where the function really returns, and it goes there;
+ *   a fault of the stepped copy      arch_uprobe_abort_xol: the signal is
+ *        the original instruction's.
+ *
+ * A breakpoint at an address with no uprobe is the program's own unless
+ * the bytes there are no longer a breakpoint (a uprobe removed after this
+ * task hit it): then the instruction runs again (Linux's is_trap_at_addr).
+ * Consumer handlers that throw are reported in the kernel log and counted
+ * in the uprobe's nmissed; the probed task goes on.
+ */
+import type { Cpu, Trap } from '../arch/types';
+import { PtRegs } from '../kprobes/ptRegs';
+import type { UserProcess } from '../kernel/user/process';
+import { hex, mustVAddr } from '../memory/address';
+import type { UprobesEngine } from './core';
+import { MAX_URETPROBE_DEPTH, UPROBE_HANDLER_REMOVE, Uprobe, UprobeTask } from './uprobe';
+
+export class UprobeTraps {
+  private readonly regsByCpu: PtRegs[] = [];
+  private readonly bpPcOffset: bigint;
+  private depthWarned = false;
+
+  constructor(private readonly e: UprobesEngine) {
+    this.bpPcOffset = BigInt(e.kernel.arch.breakpointPcOffset);
+  }
+
+  private regs(cpu: Cpu): PtRegs {
+    const r = this.regsByCpu[cpu.id];
+    if (r && r.cpu === cpu) return r;
+    return this.regsByCpu[cpu.id] = new PtRegs(cpu, this.e.kernel.arch);
+  }
+
+  /** the die-notifier (uprobe_notify_resume's callers): true when the trap was uprobes' */
+  onTrap(cpu: Cpu, trap: Trap): boolean {
+    if (!cpu.userMode) return false;
+    const task = this.e.kernel.currentTask(cpu.id);
+    const proc = task && this.e.kernel.processes.get(task.pid);
+    if (!proc) return false;
+    const ut = this.e.utask(proc.pid);
+    switch (trap.kind) {
+      case 'breakpoint': {
+        const addr = trap.pc - this.bpPcOffset;
+        if (ut.state === 'sstep' && ut.active && this.e.hooks.xolDone(ut.active.arch, ut, 'breakpoint', addr)) {
+          return this.handleSinglestep(cpu, proc, ut);
+        }
+        const xol = this.e.xolOf(proc.mm);
+        if (xol && addr === xol.trampoline) return this.handleTrampoline(cpu, proc);
+        return this.handleSwbp(cpu, proc, addr);
+      }
+      case 'singleStep':
+        if (ut.state === 'sstep' && ut.active && this.e.hooks.xolDone(ut.active.arch, ut, 'singleStep', trap.pc)) {
+          return this.handleSinglestep(cpu, proc, ut);
+        }
+        return false;
+      case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
+        if (ut.state === 'sstep' && ut.active && trap.pc >= ut.slot && trap.pc < ut.slot + BigInt(this.e.hooks.xolSlotBytes)) {
+          return this.abortXol(cpu, proc, ut, trap);
+        }
+        return false;
+      default:
+        return false;
+    }
+  }
+
+  /** handle_swbp */
+  private handleSwbp(cpu: Cpu, proc: UserProcess, addr: bigint): boolean {
+    const mm = proc.mm;
+    const u = this.e.at(mm, addr);
+    if (!u) {
+      // is_trap_at_addr: not ours any more (removed after the hit): run the instruction again
+      const swbp = this.e.hooks.swbpInsn;
+      try {
+        const now = mm.readBytes(mustVAddr(addr), swbp.length);
+        if (!now.every((b, i) => b === swbp[i])) { cpu.setPc(addr); return true; }
+      } catch { /* unmapped: not ours */ }
+      return false;
+    }
+    const regs = this.regs(cpu);
+    const ut = this.e.utask(proc.pid);
+    const ins = u.insertions.get(mm)?.get(addr);
+    this.e.stats.hits++;
+    u.hits++;
+    if (ins) ins.hits++;
+    regs.ip = addr; // handlers (and a restart) see the probe address
+    let skip = false;
+    ut.earlyHit = false;
+    if (!u.disabled) skip = this.handlerChain(u, regs, proc, ut, addr, ins?.early === true);
+    if (skip || regs.ip !== addr) { ut.earlyHit = false; return true; } // a handler moved ip: no step
+    if (u.arch.mode === 'simulate') {
+      this.e.hooks.skipSstep(u.arch, regs, addr);
+      this.e.stats.simulated++;
+      this.earlyPost(u, regs, ut);
+      return true;
+    }
+    // pre_ssout
+    const xol = this.e.xolArea(proc);
+    const slot = xol?.getSlot(mm, at => this.e.hooks.copyIxol(u.arch, at, addr)) ?? null;
+    if (!xol || slot === null) {
+      u.nmissed++;
+      this.e.kernel.warn(cpu.id, `uprobes: ${proc.task.comm}[${proc.pid}]: no execute-out-of-line slot for ${u.path}:0x${u.offset.toString(16)}`);
+      return false;
+    }
+    ut.state = 'sstep';
+    ut.active = u;
+    ut.vaddr = addr;
+    ut.slot = slot;
+    ut.saved = {};
+    this.e.hooks.preXol(u.arch, regs, ut);
+    this.e.stats.xolSteps++;
+    return true;
+  }
+
+  /**
+   * handler_chain: the early probe's pre_handler (where it is inserted),
+   * then every consumer's handler; uretprobe consumers hijack the return.
+   * Returns true when the early pre_handler asked to skip the step.
+   */
+  private handlerChain(u: Uprobe, regs: PtRegs, proc: UserProcess, ut: UprobeTask, addr: bigint, early: boolean): boolean {
+    let skip = false;
+    if (early && u.early) {
+      const p = u.early;
+      p.hits = (p.hits ?? 0) + 1;
+      ut.earlyHit = true;
+      if (p.pre_handler) skip = this.guard(u, regs, () => p.pre_handler?.(p, regs) ?? 0) !== 0;
+    }
+    let remove = u.consumers.length > 0;
+    let wantsReturn = false;
+    for (const uc of [...u.consumers]) {
+      let rc = 0;
+      if (uc.handler) rc = this.guard(u, regs, () => uc.handler?.(uc, regs) ?? 0);
+      if (uc.ret_handler) wantsReturn = true;
+      if (!(rc & UPROBE_HANDLER_REMOVE)) remove = false;
+    }
+    if (wantsReturn) this.prepareUretprobe(u, regs, proc, ut, addr);
+    if (remove) {
+      // unapply_uprobe: today's consumers want no breakpoint in this process any more
+      for (const ins of [...(u.insertions.get(proc.mm)?.values() ?? [])]) this.e.uninstall(u, ins, 'modern');
+      this.e.stats.removedByHandler++;
+      this.e.changed();
+    }
+    return skip;
+  }
+
+  /** run a handler: a throw is reported and counted as missed */
+  private guard(u: Uprobe, regs: PtRegs, run: () => number): number {
+    try {
+      return run();
+    } catch (err) {
+      u.nmissed++;
+      this.e.kernel.warn(regs.cpu.id, `uprobes: a handler of ${u.path}:0x${u.offset.toString(16)} failed: ${err instanceof Error ? err.message : String(err)}`);
+      return 0;
+    }
+  }
+
+  private earlyPost(u: Uprobe, regs: PtRegs, ut: UprobeTask): void {
+    const p = u.early;
+    if (ut.earlyHit && p?.post_handler) this.guard(u, regs, () => { p.post_handler?.(p, regs, 0); return 0; });
+    ut.earlyHit = false;
+  }
+
+  /** handle_singlestep: the copy ran; back to the original code */
+  private handleSinglestep(cpu: Cpu, proc: UserProcess, ut: UprobeTask): boolean {
+    const u = ut.active as Uprobe;
+    const regs = this.regs(cpu);
+    this.e.hooks.postXol(u.arch, regs, ut);
+    this.e.xolOf(proc.mm)?.putSlot(ut.slot);
+    ut.state = 'running';
+    ut.active = null;
+    this.earlyPost(u, regs, ut);
+    return true;
+  }
+
+  /** the stepped copy faulted: the original instruction's fault (the early fault_handler may fix it) */
+  private abortXol(cpu: Cpu, proc: UserProcess, ut: UprobeTask, trap: Trap): boolean {
+    const u = ut.active as Uprobe;
+    const regs = this.regs(cpu);
+    this.e.hooks.abortXol(u.arch, regs, ut);
+    this.e.xolOf(proc.mm)?.putSlot(ut.slot);
+    ut.state = 'running';
+    ut.active = null;
+    const p = u.early;
+    if (ut.earlyHit && p?.fault_handler) {
+      ut.earlyHit = false;
+      const trapnr = this.e.kernel.arch.abi.trapNumbers[trap.kind] ?? -1;
+      if (this.guard(u, regs, () => p.fault_handler?.(p, regs, trapnr) ?? 0)) return true;
+    }
+    ut.earlyHit = false;
+    (trap as { pc: bigint }).pc = ut.vaddr; // the signal names the original instruction
+    return false;
+  }
+
+  /** prepare_uretprobe: hijack the return address (nested deeper than MAX_URETPROBE_DEPTH: missed) */
+  private prepareUretprobe(u: Uprobe, regs: PtRegs, proc: UserProcess, ut: UprobeTask, func: bigint): void {
+    const xol = this.e.xolArea(proc);
+    if (!xol) { u.nmissed++; return; }
+    if (ut.returns.length >= MAX_URETPROBE_DEPTH) {
+      u.nmissed++;
+      if (!this.depthWarned) {
+        this.depthWarned = true;
+        this.e.kernel.warn(regs.cpu.id, `uprobe: omit uretprobe due to nestedness limit pid/tgid=${proc.pid}/${proc.pid}`);
+      }
+      return;
+    }
+    const tramp = xol.trampoline;
+    let { orig, stack } = this.e.hooks.hijackReturnAddr(regs, tramp);
+    const chained = orig === tramp;
+    if (chained) {
+      const below = ut.returns[ut.returns.length - 1];
+      if (!below) { u.nmissed++; return; }
+      orig = below.origRetVaddr;
+    }
+    ut.returns.push({ uprobe: u, func, origRetVaddr: orig, stack, chained });
+  }
+
+  /** handle_trampoline: run the ret_handlers of the instance returning now (and those chained to it) */
+  private handleTrampoline(cpu: Cpu, proc: UserProcess): boolean {
+    const ut = this.e.utask(proc.pid);
+    const regs = this.regs(cpu);
+    const sp = regs.sp;
+    // instances deeper than this return were left by longjmp: gone (arch_uretprobe_is_alive)
+    while (ut.returns.length && ut.returns[ut.returns.length - 1].stack < sp) ut.returns.pop();
+    let ri = ut.returns.pop();
+    if (!ri) {
+      this.e.kernel.warn(cpu.id, `uprobes: ${proc.task.comm}[${proc.pid}]: return to the uretprobe trampoline at ${hex(regs.ip)} with no return instance`);
+      return false;
+    }
+    regs.ip = ri.origRetVaddr;
+    for (;;) {
+      const u = ri.uprobe;
+      this.e.stats.retHits++;
+      if (!u.disabled) {
+        for (const uc of [...u.consumers]) {
+          const cur = ri;
+          if (uc.ret_handler) this.guard(u, regs, () => uc.ret_handler?.(uc, cur.func, regs) ?? 0);
+        }
+      }
+      if (!ri.chained) break;
+      const next = ut.returns.pop();
+      if (!next) break;
+      ri = next;
+    }
+    return true;
+  }
+}
