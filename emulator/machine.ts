@@ -181,9 +181,10 @@ export class Machine {
   /** Whether this machine has a kprobes engine. */
   get hasKprobes(): boolean { return this.engine !== null; }
 
-  /** The probe manager (.kprobe files, breakpoints), created on first use on top of the engine. */
+  /** The probe manager (.kprobe files, breakpoints), created on first use on top of the kprobes and uprobes engines. */
   get probes(): ProbeManager {
-    this.manager ??= new ProbeManager(this.kernel, this.kprobes, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) });
+    if (!this.manager && !this.engine && !this.uprobesEngine) this.kprobes; // the clear error: neither engine here
+    this.manager ??= new ProbeManager(this.kernel, this.engine, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) }, this.uprobesEngine);
     return this.manager;
   }
 

@@ -21,6 +21,8 @@ export const BUILTINS: readonly BuiltinInfo[] = [
   { name: 'regs_return_value', signature: 'unsigned long regs_return_value(struct pt_regs *regs)', doc: "The probed function's return-value register (meaningful in kretprobe return handlers)." },
   { name: 'smp_processor_id', signature: 'int smp_processor_id(void)', doc: 'Number of the CPU the handler runs on.' },
   { name: 'symbol', signature: 'unsigned long symbol(const char *name)', doc: 'Address of a kernel symbol given as a string literal; 0 when the image has no such symbol (a compile error when the symbol table is known).' },
+  { name: 'user_string', signature: 'const char *user_string(const char __user *s)', doc: 'A NUL-terminated string copied from user memory (at most 4096 bytes), safely: "(fault)" when it cannot be read (strncpy_from_user without the fault).' },
+  { name: 'get_user', signature: 'unsigned long get_user(const void __user *p)', doc: 'The 8 bytes at a user address, safely: 0 when it cannot be read.' },
   { name: 'strlen', signature: 'size_t strlen(const char *s)', doc: 'Length of a NUL-terminated string in emulated memory (or a literal), at most 4096.' },
   { name: 'strcmp', signature: 'int strcmp(const char *a, const char *b)', doc: 'Compare two NUL-terminated strings: <0, 0 or >0.' },
   { name: 'strncmp', signature: 'int strncmp(const char *a, const char *b, size_t n)', doc: 'Compare at most n characters of two strings.' },

@@ -1,10 +1,10 @@
 /** Compilation of builtin function calls (see builtins.ts for the list and docs). */
 import { Expr, Span } from './ast';
 import { BUILTINS } from './builtins';
-import { CType, T, isPtr, typeName } from './ctypes';
+import { CType, T, isPtr, ptrTo, typeName } from './ctypes';
 import { ExprCompiler, TE } from './exprCompiler';
 import { formatArgKinds, formatPrintk } from './printk';
-import { Ev, Frame, MAX_STRING, fault, readCString, readMem, step } from './runtime';
+import { Ev, Frame, MAX_STRING, fault, internDynamic, readCString, readMem, step } from './runtime';
 import { PrintkEnv, ProbeControlOp } from './types';
 
 type CallExpr = Extract<Expr, { k: 'call' }>;
@@ -111,6 +111,28 @@ export function compileCall(c: ExprCompiler, e: CallExpr): TE {
       const name = a.str;
       if (c.o.symbolExists && !c.o.symbolExists(name)) { c.error(a.span, `unknown symbol '${name}' in the image`); return bad(); }
       return mk(T.ulong, f => BigInt.asUintN(64, f.env.symbol(name) ?? 0n));
+    }
+    case 'user_string': {
+      if (!arity(c, e, 1, 1)) return bad();
+      const a = c.value(e.args[0]);
+      if (!a.bad && !isPtr(a.t)) c.error(a.span, `argument of user_string() must be a pointer, not '${typeName(a.t)}'`);
+      const x = a.ev;
+      return mk(ptrTo(T.char), f => {
+        let s: string;
+        try { s = f.env.readCString(BigInt.asUintN(64, x(f)), MAX_STRING); } catch { s = '(fault)'; }
+        f.steps += s.length >> 3;
+        step(f, span);
+        return internDynamic(f, s);
+      });
+    }
+    case 'get_user': {
+      if (!arity(c, e, 1, 1)) return bad();
+      const a = c.value(e.args[0]);
+      if (!a.bad && !isPtr(a.t)) c.error(a.span, `argument of get_user() must be a pointer, not '${typeName(a.t)}'`);
+      const x = a.ev;
+      return mk(T.ulong, f => {
+        try { return BigInt.asUintN(64, f.env.readMem(BigInt.asUintN(64, x(f)), 8)); } catch { return 0n; }
+      });
     }
     case 'strlen': {
       if (!arity(c, e, 1, 1)) return bad();

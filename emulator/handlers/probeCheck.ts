@@ -10,7 +10,7 @@ import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
 import { diagAt } from './parser';
-import { ProbeAst, ProbeFileAst, ProbeKindName, ProbeTarget, parseProbeFile } from './probeFile';
+import { ProbeAst, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFile } from './probeFile';
 import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind, ProgramName } from './types';
 
 export interface CheckOptions {
@@ -48,6 +48,8 @@ export interface ProbeSpec {
   column: number;
   /** the batch block the probe is in (all of it registers, or none) */
   batch?: { index: number; line: number; column: number; size: number };
+  /** a uprobe_events line: its event (a trace line per hit) */
+  event?: { group: string; name: string };
 }
 
 /** Largest accepted maxactive and data_size. */
@@ -58,12 +60,15 @@ const KIND_HANDLERS: Record<ProbeKindName, readonly HandlerKind[]> = {
   kprobe: ['pre', 'post', 'fault'],
   kretprobe: ['entry', 'return'],
   jprobe: ['jprobe'],
+  // today's uprobe_consumer has a handler (pre) and no post_handler; fault runs for a fault in pre
+  uprobe: ['pre', 'fault'],
+  uretprobe: ['entry', 'return'],
 };
 
 const ATTRS: Record<string, readonly ProbeKindName[]> = {
   maxactive: ['kretprobe'],
   data_size: ['kretprobe'],
-  disabled: ['kprobe', 'kretprobe', 'jprobe'],
+  disabled: ['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe'],
 };
 
 function compileOpts(opts: CheckOptions): CompileOptions {
@@ -142,7 +147,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     }
     // optimized probes ignore a pre_handler's change of the pc; a post handler keeps a probe from being optimized
     if (pr.kind === 'kprobe' && pcReg !== undefined && prePcWrite && !seen.has('post')) warn(prePcWrite, ignoredPcWriteMessage(pcReg));
-    if (pr.handlers.length === 0 && pr.kind !== 'jprobe') warn(pr.span, `this ${pr.kind} has no handlers`);
+    if (pr.handlers.length === 0 && pr.kind !== 'jprobe' && !pr.event) warn(pr.span, `this ${pr.kind} has no handlers`);
     if (pr.kind === 'kretprobe' && used.has('ri->data') && !attrs.data_size) warn(pr.span, 'a handler uses ri->data but data_size is 0; set data_size=N');
     if (pr.kind === 'jprobe' && pr.target) {
       const key = targetKey(pr.target);
@@ -153,14 +158,19 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     diagnostics.push(...mine);
     if (pr.target && !mine.some(d => d.severity === 'error')) {
       const batch = pr.batch ? { index: pr.batch.index, line: pr.batch.span.line, column: pr.batch.span.column, size: pr.batch.size } : undefined;
-      probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column, batch });
+      probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column, batch, event: pr.event });
     }
   }
   return { diagnostics, probes };
 }
 
 function targetKey(t: ProbeTarget): string {
-  return t.kind === 'symbol' ? `s:${t.name}+${t.offset}` : t.kind === 'address' ? `a:${t.addr}` : `l:${t.file}:${t.line}`;
+  switch (t.kind) {
+    case 'symbol': return `s:${t.name}+${t.offset}`;
+    case 'address': return `a:${t.addr}`;
+    case 'line': return `l:${t.file}:${t.line}`;
+    case 'user': return `u:${t.path}:${t.symbol ?? ''}+${t.offset ?? t.symOffset ?? 0n}`;
+  }
 }
 
 /** "unknown symbol 'do_frok' in the image (did you mean 'do_fork'?)" */
@@ -171,6 +181,18 @@ export function unknownSymbolMessage(name: string, similar: readonly string[] = 
 function checkTarget(pr: ProbeAst, opts: CheckOptions, unknownTargets: UnknownTargets, err: (s: Span, m: string) => void): void {
   const t = pr.target;
   if (!t) return;
+  const user = USER_PROBE_KINDS.includes(pr.kind);
+  if (user !== (t.kind === 'user')) {
+    err(pr.targetSpan, user
+      ? `a ${pr.kind} is placed in a user program: PATH:0xOFFSET or PATH:symbol[+off], not ${pr.targetText}`
+      : `a ${pr.kind} is placed in the kernel image; ${pr.targetText} names a user program (use uprobe / uretprobe)`);
+    return;
+  }
+  if (t.kind === 'user') {
+    if (!t.path.startsWith('/')) err(pr.targetSpan, `the program's path must be absolute in the machine's filesystem (e.g. /bin/app), not '${t.path}'`);
+    if (pr.kind === 'uretprobe' && t.symbol !== undefined && t.symOffset !== 0n) err(pr.targetSpan, `a uretprobe must be placed at a function entry (offset 0), not ${pr.targetText}`);
+    return;
+  }
   if (t.kind === 'symbol') {
     if (unknownTargets === 'error' && opts.symbolExists && !opts.symbolExists(t.name)) {
       err(pr.targetSpan, unknownSymbolMessage(t.name, opts.similarSymbols?.(t.name)));

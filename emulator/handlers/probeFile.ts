@@ -19,13 +19,18 @@ import { Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
 import { Diagnostic } from './types';
 
-export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe';
+export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe';
+
+/** the probe kinds placed in user programs (by path and file offset or symbol) */
+export const USER_PROBE_KINDS: readonly ProbeKindName[] = ['uprobe', 'uretprobe'];
 
 export type ProbeTarget =
   /** `addr`: `symbol@0xaddr`, both struct kprobe fields set (register_kprobe says -EINVAL, as the documentation states) */
   | { kind: 'symbol'; name: string; offset: bigint; addr?: bigint }
   | { kind: 'address'; addr: bigint }
-  | { kind: 'line'; file: string; line: number };
+  | { kind: 'line'; file: string; line: number }
+  /** a user program's instruction: `PATH:0xOFFSET` (file offset) or `PATH:symbol[+off]` (its ELF symbol) */
+  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint };
 
 export interface ProbeAttrAst { name: string; value?: string; span: Span; valueSpan?: Span }
 export interface ProbeHandlerAst { kind: string; span: Span; body: SnippetAst }
@@ -44,6 +49,8 @@ export interface ProbeAst {
   fullSpan: Span;
   /** the `batch { ... }` block the probe is in (registered together, with rollback) */
   batch?: ProbeBatch;
+  /** a uprobe_events line (`p:GRP/NAME PATH:OFFSET`, `r:...`): its event name */
+  event?: { group: string; name: string };
 }
 
 /**
@@ -66,7 +73,7 @@ export interface ProbeFileAst {
   probes: ProbeAst[];
 }
 
-const PROBE_KINDS = new Set(['kprobe', 'kretprobe', 'jprobe']);
+const PROBE_KINDS = new Set(['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe']);
 
 class ProbeParseError extends Error {
   constructor(message: string, readonly span: Span) { super(message); }
@@ -98,6 +105,10 @@ export function parseProbeFile(
         continue;
       }
       if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text, toks)); continue; }
+      if (t.kind === 'ident' && (t.text === 'p' || t.text === 'r') && p.peek().start === t.end && text[t.end] === ':') {
+        file.probes.push(parseUprobeEvent(p, text));
+        continue;
+      }
       if (t.kind === 'ident' && t.text === 'batch') {
         p.next();
         const open = p.tok;
@@ -117,7 +128,7 @@ export function parseProbeFile(
         if (batch.size === 0) diagnostics.push(diagAt(batch.span, 'empty batch'));
         continue;
       }
-      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
+      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe', a uprobe_events line (p:GRP/NAME PATH:OFFSET), 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
     } catch (err) {
       if (!(err instanceof ProbeParseError)) { p.report(err); skipToNextProbe(p, true); continue; }
       diagnostics.push(diagAt(err.span, err.message));
@@ -144,11 +155,14 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   const kind = kw.text as ProbeKindName;
   // target: a run of tokens with no whitespace between them
   const first = p.tok;
-  if (first.kind === 'eof' || p.is('{')) throw new ProbeParseError(`missing target after '${kind}' (a symbol, symbol+offset, 0xaddress or file.c:line)`, spanOf(first));
+  if (first.kind === 'eof' || p.is('{')) {
+    throw new ProbeParseError(`missing target after '${kind}' (${USER_PROBE_KINDS.includes(kind) ? 'PATH:0xOFFSET or PATH:symbol[+off]' : 'a symbol, symbol+offset, 0xaddress or file.c:line'})`, spanOf(first));
+  }
   let last = p.next();
   while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
   let targetText = text.slice(first.start, last.end);
   let targetSpan = joinSpan(spanOf(first), spanOf(last));
+  if (USER_PROBE_KINDS.includes(kind)) return parseUserProbeRest(p, kind, kw, targetText, targetSpan);
   // `sym + 0x10` with spaces
   if (p.is('+') && /^[A-Za-z_][\w.]*$/.test(targetText) && p.peek().kind === 'number') {
     p.next();
@@ -163,6 +177,13 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   if (bad) diags.push(diagAt(spanOf(bad), `invalid probe target: ${bad.message}`));
   else if (!target) diags.push(diagAt(targetSpan, `invalid probe target '${targetText}' (expected symbol, symbol+offset, 0xaddress or file.c:line)`));
 
+  const attrs = parseAttrs(p);
+  const { handlers, close } = parseBody(p, kind, kw, diags);
+  return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
+}
+
+/** attributes of a probe (`maxactive=20 disabled`) */
+function parseAttrs(p: Parser): ProbeAttrAst[] {
   const attrs: ProbeAttrAst[] = [];
   while (p.tok.kind === 'ident') {
     const n = p.next();
@@ -177,6 +198,78 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
       attrs.push({ name: n.text, value: minus ? `-${v.text}` : v.text, span: joinSpan(spanOf(n), spanOf(v)), valueSpan });
     } else attrs.push({ name: n.text, span: spanOf(n) });
   }
+  return attrs;
+}
+
+/** uprobe / uretprobe: PATH:0xOFF or PATH:symbol[+off], attributes, the handlers' body */
+function parseUserProbeRest(p: Parser, kind: ProbeKindName, kw: Token, targetText: string, targetSpan: Span): ProbeAst {
+  const target = parseUserTarget(targetText);
+  if (!target) p.diags.push(diagAt(targetSpan, `invalid ${kind} target '${targetText}' (expected PATH:0xOFFSET or PATH:symbol[+0xoff], e.g. /bin/app:0x1136 or /bin/app:main)`));
+  const attrs = parseAttrs(p);
+  const { handlers, close } = parseBody(p, kind, kw, p.diags);
+  return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
+}
+
+/**
+ * A uprobe_events line: `p[:[GRP/]EVENT] PATH:OFFSET` or `r[:[GRP/]EVENT] PATH:OFFSET`
+ * (Documentation/trace/uprobetracer.rst). The event logs one trace line per
+ * hit; fetch arguments are not supported (an error names them).
+ */
+function parseUprobeEvent(p: Parser, text: string): ProbeAst {
+  const kw = p.next();
+  const kind: ProbeKindName = kw.text === 'r' ? 'uretprobe' : 'uprobe';
+  // the event name: a run of tokens glued to the 'p'
+  let last = kw;
+  while (p.tok.kind !== 'eof' && p.tok.start === last.end && p.tok.line === kw.line) last = p.next();
+  const nameText = text.slice(kw.end + 1, last.end);
+  const m = /^(?:([A-Za-z_]\w*)\/)?([A-Za-z_]\w*)$/.exec(nameText);
+  if (nameText !== '' && !m) throw new ProbeParseError(`invalid event name '${nameText}' (expected [GROUP/]EVENT)`, joinSpan(spanOf(kw), spanOf(last)));
+  const first = p.tok;
+  if ((first.kind as string) === 'eof' || first.line !== kw.line) throw new ProbeParseError(`missing PATH:OFFSET after '${text.slice(kw.start, last.end)}'`, spanOf(kw));
+  let end = p.next();
+  while (p.tok.kind !== 'eof' && p.tok.start === end.end) end = p.next();
+  const targetText = text.slice(first.start, end.end);
+  const targetSpan = joinSpan(spanOf(first), spanOf(end));
+  if (p.tok.kind !== 'eof' && p.tok.line === kw.line) {
+    const rest = p.tok;
+    while ((p.tok.kind as string) !== 'eof' && p.tok.line === kw.line) p.next();
+    throw new ProbeParseError('fetch arguments of uprobe_events lines are not supported (use a uprobe block with a handler)', spanOf(rest));
+  }
+  const target = parseUserTarget(targetText);
+  if (!target) p.diags.push(diagAt(targetSpan, `invalid uprobe_events target '${targetText}' (expected PATH:0xOFFSET)`));
+  const group = m?.[1] ?? 'uprobes';
+  const name = m?.[2] ?? `${kind === 'uretprobe' ? 'r' : 'p'}_${eventBase(targetText)}`;
+  return {
+    kind, span: spanOf(kw), target, targetText, targetSpan, attrs: [], handlers: [],
+    fullSpan: joinSpan(spanOf(kw), targetSpan), event: { group, name },
+  };
+}
+
+/** Linux's default event name part: the file's base name and the offset, e.g. app_0x1136 */
+function eventBase(target: string): string {
+  const i = target.lastIndexOf(':');
+  const base = target.slice(0, i).split('/').pop() ?? 'probe';
+  return `${base.replace(/[^\w]/g, '_')}_${target.slice(i + 1).replace(/[^\w]/g, '_')}`;
+}
+
+/** Parse `PATH:0xOFFSET` / `PATH:symbol[+off]` (a uprobe target). */
+export function parseUserTarget(s: string): ProbeTarget | undefined {
+  const i = s.lastIndexOf(':');
+  if (i <= 0 || i === s.length - 1) return undefined;
+  const path = s.slice(0, i), what = s.slice(i + 1);
+  let m = /^(0[xX][0-9a-fA-F]+|[0-9]+)$/.exec(what);
+  if (m) {
+    const off = BigInt(m[1]);
+    return off > MAX_U64 ? undefined : { kind: 'user', path, offset: off };
+  }
+  m = /^([A-Za-z_][\w.$]*)(?:\+(0[xX][0-9a-fA-F]+|[0-9]+))?$/.exec(what);
+  if (!m) return undefined;
+  const off = m[2] ? BigInt(m[2]) : 0n;
+  return off > 0xffffffffn ? undefined : { kind: 'user', path, symbol: m[1], symOffset: off };
+}
+
+/** `{ pre { ... } ... }` (or a jprobe's plain body) */
+function parseBody(p: Parser, kind: ProbeKindName, kw: Token, diags: Diagnostic[]): { handlers: ProbeHandlerAst[]; close: Token } {
   const open = p.tok;
   if (!p.is('{')) throw new ProbeParseError(`expected '{' to start the ${kind} body but found ${describe(open)}`, spanOf(open));
   p.next();
@@ -188,7 +281,7 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
     while (!p.is('}') && p.tok.kind !== 'eof') {
       const h = p.tok;
       if (h.kind !== 'ident') {
-        diags.push(diagAt(spanOf(h), `expected a handler kind (${kind === 'kprobe' ? 'pre, post or fault' : 'entry or return'}) but found ${describe(h)}`));
+        diags.push(diagAt(spanOf(h), `expected a handler kind (${kind === 'kprobe' ? 'pre, post or fault' : kind === 'uprobe' ? 'pre or fault' : 'entry or return'}) but found ${describe(h)}`));
         p.next();
         continue;
       }
@@ -209,7 +302,7 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   const close = p.tok;
   if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${kind} started at line ${kw.line}`, close.kind === 'eof' ? spanOf(kw) : spanOf(close));
   p.next();
-  return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
+  return { handlers, close };
 }
 
 const MAX_U64 = (1n << 64n) - 1n;

@@ -69,7 +69,8 @@ export function parseHitCondition(text: string): HitPredicate | string {
 
 export interface BreakpointRuntime {
   kernel: KernelApi;
-  engine: KprobesEngine;
+  /** the kprobes engine (absent for a breakpoint in a user program: a uprobe) */
+  engine?: KprobesEngine;
   id: number;
   mode: BreakpointMode;
   condition?: CompiledHandler;
@@ -88,7 +89,7 @@ function faultLine(kernel: KernelApi, cpu: number, what: string, where: () => st
 }
 
 /** Condition, hit count and log message; true when the machine should stop. `where` is formatted only for a fault line. */
-function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu: number, where: () => string): boolean {
+export function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu: number, where: () => string): boolean {
   if (bp.condition) {
     const r = runCaught(bp.condition, env());
     if ('fault' in r) {

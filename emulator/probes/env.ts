@@ -16,7 +16,7 @@ import type { KernelApi, Task } from '../kernel/types';
 import type { Kprobe, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import type { Memory } from '../memory/memory';
 import { mustVAddr, toVAddr } from '../memory/address';
-import { dumpStackLines } from './stack';
+import { dumpStackLines, userStackLines } from './stack';
 
 /**
  * Tasks have no task_struct in emulated memory: `current` / `ri->task` get
@@ -42,7 +42,8 @@ export function taskAddress(t: Task | undefined): bigint {
 
 export interface EnvInput {
   kernel: KernelApi;
-  engine: KprobesEngine;
+  /** the kprobes engine (absent for uprobe handlers on a machine without one: no calls into the image) */
+  engine?: KprobesEngine;
   regs: PtRegs;
   /** the probe (`p`) */
   kp?: Kprobe;
@@ -115,9 +116,11 @@ export class ProbeHandlerEnv implements HandlerEnv {
     if (!sym || sym.type !== 'func') throw new Error(`the image has no function '${name}'`);
     const max = this.kernel.arch.abi.argRegs.length;
     if (args.length > max) throw new Error(`${this.kernel.arch.name} passes at most ${max} arguments in registers, ${args.length} given`);
+    const engine = this.input.engine;
+    if (!engine || this.cpu.userMode) throw new Error(`cannot call '${name}' from a handler running on a user task (a uprobe)`);
     this.flush();
     const before = this.cpu.instret;
-    const value = this.input.engine.callKernelFunction(this.cpu, sym.value, args);
+    const value = engine.callKernelFunction(this.cpu, sym.value, args);
     return { value, instructions: this.cpu.instret - before };
   }
 
@@ -169,8 +172,12 @@ export class ProbeHandlerEnv implements HandlerEnv {
 
   dumpStack(): void {
     if (this.out && !this.out.endsWith('\n')) this.out += '\n';
-    const { ri, kp, beforeInsn } = this.input;
-    const lines = dumpStackLines(this.kernel, this.input.engine, this.cpu, {
+    const { ri, kp, beforeInsn, engine } = this.input;
+    if (!engine || this.cpu.userMode) {
+      this.out += userStackLines(this.kernel, this.cpu, beforeInsn && kp?.addr !== undefined ? kp.addr : this.cpu.getPc()).join('\n') + '\n';
+      return;
+    }
+    const lines = dumpStackLines(this.kernel, engine, this.cpu, {
       returnTo: ri && !beforeInsn ? ri.ret_addr : undefined,
       pc: beforeInsn && kp?.addr !== undefined ? kp.addr : undefined,
     });

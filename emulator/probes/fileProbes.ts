@@ -61,7 +61,7 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
   const regs: SiteRegistration[] = sites.map(site => {
     const kp = newKprobe(site, disabled);
     kp.fault_handler = faultHandler;
-    const kind: EngineProbeKind = spec.kind;
+    const kind = spec.kind as EngineProbeKind; // uprobes go through userProbes.ts
     const reg: SiteRegistration = { site, kind, kp, registered: false, errno: 0 };
     switch (spec.kind) {
       case 'kprobe': {

@@ -27,6 +27,29 @@ import type { HandlerFaultPolicy } from './invoke';
 import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
+import type { Kernel } from '../kernel/kernel';
+import type { UprobeConsumer, UprobesEngine } from '../uprobes';
+import { USER_PROBE_KINDS } from '../handlers/probeFile';
+import { ProbeHandlerEnv } from './env';
+import { evaluate } from './breakpoints';
+import { UserTargetResolved, buildFileUprobeConsumer, resolveUserTarget, uprobeEventTarget } from './userProbes';
+import { parsedImage } from '../kernel/user/process';
+import { errnoName } from '../kernel/abi';
+
+/** What the manager registers: a kprobe kind, or a uprobe / uretprobe (uprobes engine) */
+export type ManagerProbeKind = EngineProbeKind | 'uprobe' | 'uretprobe';
+
+/** A uprobe / uretprobe's consumer and where it is registered. */
+interface UserRegistration {
+  res: UserTargetResolved;
+  uc: UprobeConsumer;
+  registered: boolean;
+  error?: string;
+  /** this consumer's hits (handler runs; for uretprobes, returns) */
+  hits: number;
+  /** a uprobe_events line: its event */
+  event?: { group: string; name: string };
+}
 
 export type ProbeOrigin = 'file' | 'breakpoint';
 
@@ -55,7 +78,7 @@ export interface ProbeSiteInfo {
 export interface ProbeEntry {
   id: number;
   origin: ProbeOrigin;
-  kind: EngineProbeKind;
+  kind: ManagerProbeKind;
   /** target as written: "do_fork", "do_fork+0x4", "0xffffffff81000000", "fork.c:30" */
   target: string;
   /** what the target names (undefined when it did not parse) */
@@ -76,6 +99,8 @@ export interface ProbeEntry {
   nmissed: number;
   /** breakpoints: hits whose condition held (what hitCondition counts) */
   conditionHits?: number;
+  /** uprobes: the probed file and offset (the uprobes engine's table key) */
+  user?: { path: string; inode: bigint; offset: bigint; vaddr?: bigint; where?: string; event?: string };
 }
 
 /** What addBreakpoint takes (DAP breakpoint fields). */
@@ -122,7 +147,7 @@ export interface ProbeManagerOptions {
 interface UserProbe {
   id: number;
   origin: ProbeOrigin;
-  kind: EngineProbeKind;
+  kind: ManagerProbeKind;
   target: string;
   targetKind?: ProbeTarget['kind'];
   file?: { name: string; line: number; column: number };
@@ -131,6 +156,7 @@ interface UserProbe {
   message?: string;
   nextLine?: number;
   bp?: BreakpointRuntime;
+  user?: UserRegistration;
 }
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
@@ -148,13 +174,29 @@ export class ProbeManager {
   /** handler requests (unregister_kprobe(p), disable_kprobe(p)...) waiting for the end of the scheduling round */
   private readonly deferred: (() => void)[] = [];
 
-  constructor(readonly kernel: KernelApi, readonly engine: KprobesEngine, opts: ProbeManagerOptions = {}) {
-    if (engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
+  private readonly kengine: KprobesEngine | null;
+
+  /**
+   * `engine`: the kprobes engine (null on a machine without one: a user
+   * program machine); `uprobes`: the uprobes engine (null: no uprobes).
+   */
+  constructor(readonly kernel: KernelApi, engine: KprobesEngine | null, opts: ProbeManagerOptions = {}, readonly uprobes: UprobesEngine | null = null) {
+    if (engine && engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
+    this.kengine = engine;
     this.stepBudget = opts.stepBudget;
     this.opts = opts;
     // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
     kernel.addRoundHook(() => this.runDeferred());
   }
+
+  /** The kprobes engine; a clear error on a machine without one. */
+  get engine(): KprobesEngine {
+    if (!this.kengine) throw new Error('kprobes: this machine has no kprobes engine (a user-program machine): only uprobes can be placed');
+    return this.kengine;
+  }
+
+  /** whether kprobes can be registered here */
+  get hasKprobes(): boolean { return this.kengine !== null; }
 
   private runDeferred(): void {
     if (this.deferred.length === 0) return;
@@ -265,9 +307,10 @@ export class ProbeManager {
         if (errs.length) { failure = errs.join('; '); break; }
       }
       if (failure !== undefined) {
-        const rolled = done.filter(u => u.sites.some(s => s.registered));
+        const rolled = done.filter(u => u.sites.some(s => s.registered) || u.user?.registered);
         for (const u of done) {
           for (const s of u.sites) unregisterSite(this.engine, s);
+          this.unregisterUser(u);
           u.message = u === done[done.length - 1] ? u.message : `not registered: the batch at ${fileName}:${b.line}:${b.column} was rolled back`;
         }
         errors.push(`${where}: register_kprobes failed at probe ${done.length} of ${members.length} (${failure}); `
@@ -287,6 +330,11 @@ export class ProbeManager {
       file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
     };
     this.probes.set(up.id, up);
+    if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label);
+    if (!this.kengine) {
+      up.message = 'this machine has no kprobes engine (a user-program machine): only uprobes can be placed';
+      return { up, errs: [`${label}: ${up.message}`] };
+    }
     const res = resolveTarget(this.kernel.image, spec.target);
     if (!res.ok) {
       up.message = res.message;
@@ -301,6 +349,126 @@ export class ProbeManager {
     const errs = this.registerAll(up).map(e => `${label}${e}`);
     this.warn(up, label);
     return { up, errs };
+  }
+
+  // ---------------------------------------------------------------- uprobes
+
+  /** the uprobes engine with its concrete kernel, or the reason there is none */
+  private userCtx(): { kernel: Kernel; uprobes: UprobesEngine } | string {
+    if (!this.uprobes) return `uprobes are not ported to ${this.kernel.arch.name}`;
+    return { kernel: this.uprobes.kernel, uprobes: this.uprobes };
+  }
+
+  /** A probe-file uprobe / uretprobe / uprobe_events line: resolved in the filesystem, its consumer registered. */
+  private addUserFileProbe(up: UserProbe, spec: ProbeSpec, label: string): { up: UserProbe; errs: string[] } {
+    const c = this.userCtx();
+    if (typeof c === 'string') { up.message = c; return { up, errs: [`${label}: ${c}`] }; }
+    const t = spec.target;
+    if (t.kind !== 'user') { up.message = 'not a user target'; return { up, errs: [`${label}: ${up.message}`] }; }
+    const res = resolveUserTarget(c.kernel, t);
+    if (typeof res === 'string') { up.message = res; return { up, errs: [`${label}: ${res}`] }; }
+    const uc = buildFileUprobeConsumer({ ...c, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps }, spec, res, label);
+    up.user = { res, uc: this.counted(up, uc), registered: false, hits: 0, event: spec.event };
+    const err = up.enabled ? this.registerUser(up) : undefined;
+    return { up, errs: err ? [`${label}: ${err}`] : [] };
+  }
+
+  /** the consumer with this probe's hit count kept (handler runs; a uretprobe's returns) */
+  private counted(up: UserProbe, uc: UprobeConsumer): UprobeConsumer {
+    const out: UprobeConsumer = { filter: uc.filter };
+    const count = (): void => { if (up.user) up.user.hits++; };
+    if (up.kind === 'uretprobe') {
+      if (uc.handler) { const h = uc.handler; out.handler = (u, regs) => h(u, regs); }
+      const r = uc.ret_handler;
+      out.ret_handler = (u, func, regs) => { count(); return r ? r(u, func, regs) : 0; };
+    } else {
+      const h = uc.handler;
+      out.handler = (u, regs) => { count(); return h ? h(u, regs) : 0; };
+    }
+    return out;
+  }
+
+  /** uprobe_register of the probe's consumer; the error text, or undefined */
+  private registerUser(up: UserProbe): string | undefined {
+    const u = up.user;
+    if (!u || u.registered || !this.uprobes) return undefined;
+    const r = this.uprobes.register(u.res.inode, u.res.offset, u.uc);
+    if (r.errno === 0) { u.registered = true; u.error = undefined; up.message = undefined; return undefined; }
+    u.error = `uprobe_register failed: ${errnoText(r.errno)}${r.reason ? ` (${r.reason})` : ''}`;
+    up.message = u.error;
+    return u.error;
+  }
+
+  private unregisterUser(up: UserProbe): void {
+    const u = up.user;
+    if (!u?.registered || !this.uprobes) return;
+    this.uprobes.uprobeUnregister(u.res.inode, u.res.offset, u.uc);
+    u.registered = false;
+  }
+
+  /**
+   * A breakpoint in a user program (a source line or instruction of a
+   * program in the machine's filesystem): a uprobe whose consumer evaluates
+   * the condition / hit condition / log message and stops the machine.
+   */
+  private addUserBreakpoint(up: UserProbe, req: BreakpointRequest, target: Extract<ProbeTarget, { kind: 'user' }>): ProbeEntry {
+    const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
+    const c = this.userCtx();
+    if (typeof c === 'string') return fail(c);
+    const res = resolveUserTarget(c.kernel, target);
+    if (typeof res === 'string') return fail(res);
+    const copts = this.compileOptions();
+    const bp: BreakpointRuntime = {
+      kernel: this.kernel, id: up.id, mode: 'kprobe', hits: 0, charge: this.opts.chargeSteps, onStop: hit => this.onStop(hit),
+    };
+    if (req.condition !== undefined && req.condition.trim() !== '') {
+      const r = compileHandler(req.condition, 'condition', copts);
+      if (!r.handler) return fail(`condition: ${firstError(r.diagnostics)}`);
+      bp.condition = r.handler;
+    }
+    if (req.logMessage !== undefined && req.logMessage !== '') {
+      const r = compileLogMessage(req.logMessage, copts);
+      if (!r.handler) return fail(`log message: ${firstError(r.diagnostics)}`);
+      bp.logMessage = r.handler;
+    }
+    if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
+      const h = parseHitCondition(req.hitCondition);
+      if (typeof h === 'string') return fail(h);
+      bp.hit = h;
+    }
+    up.bp = bp;
+    const kernel = this.kernel;
+    const where = `${res.path}:${res.where ?? `0x${res.offset.toString(16)}`}`;
+    const uc: UprobeConsumer = {
+      handler: (_uc, regs) => {
+        const cpu = regs.cpu.id;
+        const env = (): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel, regs, kp: { addr: regs.ip }, beforeInsn: true, charge: bp.charge });
+        if (!evaluate(bp, env, cpu, () => where)) return 0;
+        const addr = regs.ip;
+        bp.onStop({
+          breakpointId: bp.id, probeId: -up.id, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
+          description: `breakpoint at ${where} (uprobe, ${kernel.current(cpu)?.comm ?? '?'}[${kernel.current(cpu)?.pid ?? 0}])`,
+        });
+        return 0;
+      },
+    };
+    up.user = { res, uc: this.counted(up, uc), registered: false, hits: 0 };
+    if (up.enabled) this.registerUser(up);
+    return this.snapshot(up);
+  }
+
+  /**
+   * /sys/kernel/debug/tracing/uprobe_events: one line per registered
+   * uprobe / uretprobe of this manager ("p:uprobes/p_app_0x1136 /bin/app:0x0000000000001136").
+   */
+  uprobeEvents(): string {
+    let out = '';
+    for (const up of this.probes.values()) {
+      const u = up.user;
+      if (!u?.registered) continue;
+      out += `${uprobeEventLine(up.kind, u)}\n`;
+    }
+    return out;
   }
 
   // -------------------------------------------------------------- breakpoints
@@ -326,6 +494,8 @@ export class ProbeManager {
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
     if (typeof target === 'string') return fail(target);
     up.targetKind = target.kind;
+    if (target.kind === 'user') { up.kind = 'uprobe'; return this.addUserBreakpoint(up, req, target); }
+    if (!this.kengine) return fail('this machine has no kprobes engine (a user-program machine): breakpoints go in user programs');
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
     const bp: BreakpointRuntime = {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
@@ -381,6 +551,7 @@ export class ProbeManager {
     const up = this.probes.get(id);
     if (!up) return false;
     for (const s of up.sites) unregisterSite(this.engine, s);
+    this.unregisterUser(up);
     this.probes.delete(id);
     return true;
   }
@@ -395,6 +566,12 @@ export class ProbeManager {
     const up = this.probes.get(id);
     if (!up) return `no probe with id ${id}`;
     up.enabled = on;
+    if (up.user) {
+      // uprobe_events' enable: the consumer is registered / unregistered (breakpoints inserted / removed)
+      if (on) return this.registerUser(up);
+      this.unregisterUser(up);
+      return undefined;
+    }
     const errs: string[] = [];
     for (const s of up.sites) {
       if (!s.registered) continue;
@@ -415,10 +592,10 @@ export class ProbeManager {
   }
 
   /** /sys/kernel/debug/kprobes/list */
-  debugfsList(): string { return formatKprobeList(this.engine); }
+  debugfsList(): string { return this.kengine ? formatKprobeList(this.kengine) : ''; }
 
   /** /sys/kernel/debug/kprobes/enabled */
-  get kprobesEnabled(): boolean { return readKprobesEnabled(this.engine) === '1\n'; }
+  get kprobesEnabled(): boolean { return this.kengine ? readKprobesEnabled(this.kengine) === '1\n' : false; }
   /** write /sys/kernel/debug/kprobes/enabled ("1"/"0"/"y"/"n"); 0 or -EINVAL */
   writeKprobesEnabled(text: string): number { return writeKprobesEnabled(this.engine, text); }
 
@@ -446,12 +623,37 @@ export class ProbeManager {
     for (const w of warnings) this.kernel.printk(-1, `${label}: ${w}`, 'emulator');
   }
 
+  /** a uprobe probe as the lists show it: one site, the (inode, offset) of its file */
+  private userSnapshot(up: UserProbe, u: UserRegistration): ProbeEntry {
+    const r = u.res;
+    const uprobe = u.registered ? this.uprobes?.get(r.inode, r.offset) : undefined;
+    let source: { file: string; line: number } | undefined;
+    if (r.vaddr !== undefined) {
+      try {
+        const l = parsedImage(r.inode, r.path).lines?.lineForAddress(r.vaddr);
+        if (l) source = { file: l.file, line: l.line };
+      } catch { /* not an ELF any more */ }
+    }
+    const site: ProbeSiteInfo = {
+      addr: r.vaddr, where: `${r.path}:${r.where ?? `0x${r.offset.toString(16)}`}`, source,
+      registered: u.registered, error: u.error, hits: u.hits, nmissed: uprobe?.nmissed ?? 0,
+      flags: up.enabled ? '' : '[DISABLED]',
+    };
+    return {
+      id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
+      verified: u.registered, enabled: up.enabled, message: up.message, sites: [site], hits: u.hits, nmissed: site.nmissed,
+      conditionHits: up.bp?.hits,
+      user: { path: r.path, inode: r.inode.ino, offset: r.offset, vaddr: r.vaddr, where: r.where, event: u.event ? `${u.event.group}/${u.event.name}` : undefined },
+    };
+  }
+
   /** a registered kprobe's debugfs list flags ([GONE][DISABLED][OPTIMIZED][FTRACE]) */
   private debugfsFlags(kp: Kprobe): string {
     return kprobeListFlags(kp, this.engine.getKprobe(kp.addr as bigint) ?? kp);
   }
 
   private snapshot(up: UserProbe): ProbeEntry {
+    if (up.user) return this.userSnapshot(up, up.user);
     const image = this.kernel.image;
     const sites: ProbeSiteInfo[] = up.sites.map(s => {
       const addr = s.registered ? s.kp.addr : s.site.resolved;
@@ -479,6 +681,17 @@ export class ProbeManager {
       conditionHits: up.bp?.hits,
     };
   }
+}
+
+function errnoText(errno: number): string {
+  return `-${errnoName(-errno)}`;
+}
+
+/** one uprobe_events line */
+function uprobeEventLine(kind: ManagerProbeKind, u: UserRegistration): string {
+  const letter = kind === 'uretprobe' ? 'r' : 'p';
+  const ev = u.event ?? { group: 'uprobes', name: `${letter}_${(u.res.path.split('/').pop() ?? 'probe').replace(/[^\w]/g, '_')}_0x${u.res.offset.toString(16)}` };
+  return `${letter}:${ev.group}/${ev.name} ${uprobeEventTarget(u.res.path, u.res.offset)}`;
 }
 
 function siteText(s: ProbeSite): string {

@@ -19,6 +19,7 @@ import { PAGE_SIZE } from '../memory/backing';
 import { fixupStackTrace, KprobesEngine, symbolizeEngineAddress } from '../kprobes';
 import { mustVAddr, toVAddr } from '../memory/address';
 import { cfiFor, CfiUnwinder, DwarfRegs } from '../unwind';
+import type { ElfImage } from '../elf/types';
 
 export interface WalkOptions {
   /** pc of frame 0 instead of the CPU's (a pre handler: the probe address, the instruction has not run) */
@@ -240,4 +241,20 @@ export function dumpStackLines(kernel: KernelApi, engine: KprobesEngine, cpu: Cp
     lines.push(` ${kernel.image.symbols.format(a, true)}`);
   }
   return lines;
+}
+
+/**
+ * dump_stack() from a uprobe handler (a user task): the header and the
+ * user pc symbolized by the process's own program (its frames are not
+ * walked: user code has no kernel CFI here).
+ */
+export function userStackLines(kernel: KernelApi, cpu: Cpu, pc: bigint): string[] {
+  const task = kernel.current(cpu.id);
+  const procs = (kernel as { processes?: ReadonlyMap<number, { image: ElfImage }> }).processes;
+  const image = task ? procs?.get(task.pid)?.image : undefined;
+  return [
+    `CPU: ${cpu.id} PID: ${task ? task.pid : 0} Comm: ${task ? task.comm : `swapper/${cpu.id}`} Not tainted`,
+    'Call Trace (user):',
+    ` ${image && image.symbols.resolve(pc) ? image.symbols.format(pc, true) : `0x${pc.toString(16)}`}`,
+  ];
 }

@@ -33,6 +33,7 @@ export function targetText(t: ProbeTarget): string {
     case 'symbol': return (t.offset ? `${t.name}+0x${t.offset.toString(16)}` : t.name) + (t.addr !== undefined ? `@${hex(t.addr)}` : '');
     case 'address': return hex(t.addr);
     case 'line': return `${t.file}:${t.line}`;
+    case 'user': return `${t.path}:${t.symbol !== undefined ? (t.symOffset ? `${t.symbol}+0x${t.symOffset.toString(16)}` : t.symbol) : `0x${(t.offset ?? 0n).toString(16)}`}`;
   }
 }
 
@@ -94,6 +95,8 @@ export function resolveTarget(image: ElfImage, t: ProbeTarget): TargetResolution
           : `source file '${t.file}' is not in the line table of ${image.path}`,
       };
     }
+    case 'user':
+      return { ok: false, message: `${targetText(t)} is in a user program: a uprobe, not a kprobe` };
   }
 }
 

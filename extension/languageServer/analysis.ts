@@ -115,7 +115,7 @@ function insnSplitWarnings(probes: readonly { kind: string; target?: ProbeTarget
   const out: LangDiagnostic[] = [];
   for (const p of probes) {
     const t = p.target;
-    if (p.kind !== 'kprobe' || !t || t.kind === 'line' || (t.kind === 'symbol' && t.offset === 0n)) continue;
+    if (p.kind !== 'kprobe' || !t || t.kind === 'line' || t.kind === 'user' || (t.kind === 'symbol' && t.offset === 0n)) continue;
     const msg = check(t);
     if (msg) {
       out.push({
@@ -128,7 +128,7 @@ function insnSplitWarnings(probes: readonly { kind: string; target?: ProbeTarget
   return out;
 }
 
-type ProbeTargetAst = { kind: 'symbol'; name: string; offset: bigint } | { kind: 'address'; addr: bigint } | { kind: 'line'; file: string; line: number };
+type ProbeTargetAst = { kind: 'symbol'; name: string; offset: bigint } | { kind: 'address'; addr: bigint } | { kind: 'line'; file: string; line: number } | { kind: 'user'; path: string };
 type LangSpan = { line: number; column: number; endLine: number; endColumn: number };
 
 /** Messages of the handler language that depend on knowing the architecture's registers. */

@@ -23,7 +23,7 @@ function probeOptions(ctx: RunContext): NonNullable<RunContext['machine']['probe
 }
 
 registerRunOption({
-  name: '--handler-faults', arg: HANDLER_FAULT_POLICIES.join('|'), commands: ['run'],
+  name: '--handler-faults', arg: HANDLER_FAULT_POLICIES.join('|'), commands: ['run', 'exec'],
   help: `a fault in a probe handler that its fault snippet does not handle: 'oops' the CPU as Linux does (default ${DEFAULT_HANDLER_FAULTS}), `
     + 'or \'report\' it on stderr and let the probe go on',
   apply: (v, ctx) => { probeOptions(ctx).handlerFaults = choice('--handler-faults', v, HANDLER_FAULT_POLICIES); },

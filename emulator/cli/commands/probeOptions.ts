@@ -124,16 +124,24 @@ function siteCount(p: ProbeEntry): string {
   return p.sites.length > 1 ? ` (${p.sites.length} sites)` : '';
 }
 
-/** debugfs list, then one line per probe: "file:line:col kprobe do_fork: 96 hits, 0 missed". */
+/**
+ * debugfs list (where the machine has kprobes), uprobe_events (where a
+ * uprobe is registered), then one line per probe: "file:line:col kprobe
+ * do_fork: 96 hits, 0 missed".
+ */
 export function printList(m: Machine, io: CliIo): void {
-  if (!m.hasKprobes) {
-    io.out(`# /sys/kernel/debug/kprobes: no kprobes on this machine (kprobes is not ported to ${m.arch.name} yet)\n`);
+  let mgr: ProbeManager;
+  try { mgr = m.probes; } catch (e) {
+    io.out(`# /sys/kernel/debug/kprobes: ${e instanceof Error ? e.message : String(e)}\n`);
     return;
   }
-  const mgr = m.probes;
-  io.out('# cat /sys/kernel/debug/kprobes/list\n');
-  io.out(mgr.debugfsList());
-  io.out(`# cat /sys/kernel/debug/kprobes/enabled\n${mgr.kprobesEnabled ? 1 : 0}\n`);
+  if (mgr.hasKprobes) {
+    io.out('# cat /sys/kernel/debug/kprobes/list\n');
+    io.out(mgr.debugfsList());
+    io.out(`# cat /sys/kernel/debug/kprobes/enabled\n${mgr.kprobesEnabled ? 1 : 0}\n`);
+  }
+  const events = mgr.uprobeEvents();
+  if (events || !mgr.hasKprobes) io.out(`# cat /sys/kernel/debug/tracing/uprobe_events\n${events}`);
   const probes = mgr.list();
   if (!probes.length) return;
   io.out('# probe hits\n');
@@ -145,7 +153,7 @@ export function printList(m: Machine, io: CliIo): void {
 }
 
 registerRunOption({
-  name: '--probes', arg: 'FILE.kprobe', commands: ['run'], repeatable: true,
+  name: '--probes', arg: 'FILE.kprobe', commands: ['run', 'exec'], repeatable: true,
   help: 'register the probes of a .kprobe file before boot. Compile errors stop the run '
     + 'before boot; a probe that fails to register (e.g. -ENOENT for an unknown symbol) is reported and the others run. '
     + 'Without IMAGE, the image named by the file\'s `image "..."` header is booted',
@@ -155,7 +163,7 @@ registerRunOption({
   },
 });
 registerRunOption({
-  name: '--list', help: 'after power-off, print /sys/kernel/debug/kprobes/list, the enabled knob and each probe\'s hits and nmissed', commands: ['run'],
+  name: '--list', help: 'after power-off, print /sys/kernel/debug/kprobes/list, the enabled knob, /sys/kernel/debug/tracing/uprobe_events and each probe\'s hits and nmissed', commands: ['run', 'exec'],
   apply: (_v, ctx) => { stateOf(ctx).list = true; },
 });
 registerRunOption({
