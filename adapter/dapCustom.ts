@@ -101,8 +101,26 @@ export interface UprobeInfo extends ProbeInfoBase {
   offset: number;
   /** path of the probed file */
   path: string;
-  /** processes whose mapping of the file has the breakpoint inserted */
-  processes: { pid: number; comm: string }[];
+  /** `symbol+0xoff` of the probed instruction in the program, when its symbol table has one */
+  symbol?: string;
+  /** uprobe_consumers on the (inode, offset) (all owners: file probes, breakpoints) */
+  consumers: number;
+  /** registered (false: uprobe_register failed; `name` carries the reason) */
+  registered: boolean;
+  /** processes whose mapping of the file has the breakpoint inserted (the row's children) */
+  processes: UprobeProcessInfo[];
+}
+
+/** One process a uprobe is inserted in (a child row of the Uprobes view). */
+export interface UprobeProcessInfo {
+  pid: number;
+  comm: string;
+  /** the probed instruction's address in that process, `0x` + 16 hex digits */
+  address: string;
+  /** the page holding the breakpoint: 'private copy' (copy-on-write of the file page, as uprobe_write_opcode makes) */
+  page: string;
+  /** this process's hits */
+  nhit: number;
 }
 
 export interface ProbeSource {

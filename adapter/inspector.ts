@@ -26,6 +26,7 @@ import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } fro
 import type { FrameState, InlineFrame } from '../emulator/debug/variables';
 import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
 import type { SourceMap } from './sourceMap';
+import type { ElfImage } from '../emulator/elf/types';
 import type { ProbeStop } from './stoppedEnv';
 
 export const FRAME_STRIDE = 1000;
@@ -72,6 +73,8 @@ export interface WalkedFrame {
   fn?: InlineFrame;
   /** gdb's inline-entry rule for this frame's scope (frame 0 at a line / instruction breakpoint: false) */
   skipInlineEntry: boolean;
+  /** the program the frame is in when not the kernel image (a user task's frames: its own ELF) */
+  image?: ElfImage;
 }
 
 export class StopInspector {
@@ -151,7 +154,7 @@ export class StopInspector {
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
-    if (!shown || shown.idle) return undefined;
+    if (!shown || shown.idle || shown.image) return undefined;
     const st = unwindStates(m.image, m.arch, cpu, shown.physical + 1, this.pcOf(cpuIndex))[shown.physical];
     return st && st.pc === shown.lookupPc ? { ...st, inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry } : undefined;
   }
@@ -186,6 +189,8 @@ export class StopInspector {
       const pc = cpu.getPc();
       return [{ pc, lookupPc: pc, idle: true, physical: 0, inlineDepth: 0, skipInlineEntry: true }];
     }
+    const user = cpu.userMode ? this.probes.userPrograms.imageOf(task.pid) : undefined;
+    if (user) return this.userFrames(cpuIndex, user);
     const engine = this.probes.mgr.engine;
     const raw = walkFrames(m.kernel, cpu, task, { pc: this.pcOf(cpuIndex), readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
@@ -202,6 +207,24 @@ export class StopInspector {
       if (!fns.length) out.push({ ...base, inlineDepth: 0 });
       else fns.forEach((fn, d) => out.push({ ...base, inlineDepth: d, fn, viaTrampoline: d === fns.length - 1 ? base.viaTrampoline : undefined }));
     });
+    return out;
+  }
+
+  /**
+   * A user task's frames (a uprobe stop, a step in user code): its
+   * program's CFI (.debug_frame / .eh_frame) unwinds the user stack from the
+   * pc to show; names and lines come from that program's ELF.
+   */
+  private userFrames(cpuIndex: number, image: ElfImage): WalkedFrame[] {
+    const m = this.machine;
+    const cpu = m.cpus[cpuIndex];
+    const states = unwindStates(image, m.arch, cpu, 64, this.pcOf(cpuIndex));
+    const out: WalkedFrame[] = [];
+    for (const [i, st] of states.entries()) {
+      if (i > 0 && (st.pc === 0n || !image.symbols.resolve(st.pc))) break;
+      out.push({ pc: st.pc, lookupPc: i === 0 ? st.pc : st.pc - 1n, physical: i, inlineDepth: 0, skipInlineEntry: i === 0, image });
+      if (st.cfa === undefined) break;
+    }
     return out;
   }
 
@@ -232,9 +255,10 @@ export class StopInspector {
         sf.presentationHint = 'subtle';
         return sf;
       }
-      const own = symbolAt(m.image, f.pc) === undefined ? emulatorCodeAt(m.kernel, this.probes.mgr.engine, f.pc) : undefined;
+      const img = f.image ?? m.image;
+      const own = symbolAt(img, f.pc) === undefined && !f.image ? emulatorCodeAt(m.kernel, this.probes.mgr.engine, f.pc) : undefined;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = (f.fn?.inlined ? f.fn.function : symbolAt(m.image, f.pc) ?? own?.name ?? formatAddress(f.pc))
+      const name = (f.fn?.inlined ? f.fn.function : symbolAt(img, f.pc) ?? own?.name ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       if (own) {
         const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name, this.emulatorSource(own.kind), this.client.line(1), 0);
@@ -244,8 +268,8 @@ export class StopInspector {
       }
       // an inline frame's caller is at the inlined call (its DW_AT_call_file / call_line)
       const line = f.inlineDepth > 0 && f.fn?.call
-        ? { file: f.fn.call.file ?? m.image.lines?.lineForAddress(f.lookupPc)?.file ?? '', line: f.fn.call.line, column: f.fn.call.column }
-        : m.image.lines?.lineForAddress(f.lookupPc);
+        ? { file: f.fn.call.file ?? img.lines?.lineForAddress(f.lookupPc)?.file ?? '', line: f.fn.call.line, column: f.fn.call.column }
+        : img.lines?.lineForAddress(f.lookupPc);
       const local = line?.file ? this.sources.toLocal(line.file) : undefined;
       const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
         local ? new Source(path.basename(local), this.client.path(local)) : undefined,
@@ -306,7 +330,7 @@ export class StopInspector {
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
-    if (!shown || shown.idle) return undefined;
+    if (!shown || shown.idle || shown.image) return undefined;
     const st = this.frameState(cpuIndex, frameIdx);
     return st ? frameVariables(m.image, st, memReader(cpu)) : undefined;
   }

@@ -24,6 +24,7 @@ import { DebugMemory } from '../emulator/debug/memory';
 import { probePatches, patchNotes } from '../emulator/debug/probePatches';
 import { probeState } from './probeView';
 import { SourceMap } from './sourceMap';
+import { UserPrograms } from '../emulator/debug/userPrograms';
 
 /**
  * DAP breakpoint modes offered to the client (Breakpoint.mode). `function`
@@ -100,21 +101,33 @@ export class ProbeBridge {
   /** last breakpoint hit per CPU (stopped event hitBreakpointIds) */
   private readonly lastHit = new Map<number, BreakpointHit>();
   private dirty = false;
+  /** the user programs of the machine's filesystem (a breakpoint in their sources is a uprobe) */
+  readonly userPrograms: UserPrograms;
+  /** uprobe hits seen at the last takeDirty */
+  private uprobeHits = 0;
 
   constructor(private readonly machine: Machine, private readonly sources: SourceMap, private readonly onChange: () => void,
     /** the session's DAP ids (outlive one machine) */
     readonly ids: BreakpointIds = new BreakpointIds()) {
     this.mgr = machine.probes;
+    this.userPrograms = new UserPrograms(machine.kernel);
     this.mgr.onBreakpointHit(h => { this.lastHit.set(h.cpu, h); });
-    this.mgr.engine.events.on(e => {
-      if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
-      this.onChange();
-    });
+    if (this.mgr.hasKprobes) {
+      this.mgr.engine.events.on(e => {
+        if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
+        this.onChange();
+      });
+    }
+    // processes mapping probed files come and go: the Uprobes view's children follow
+    this.mgr.uprobes?.onChange(() => this.onChange());
   }
 
   /** True (once) when hit counters changed since the last call. */
   takeDirty(): boolean {
-    const d = this.dirty;
+    const st = this.mgr.uprobes?.stats;
+    const uh = st ? st.hits + st.retHits : 0;
+    const d = this.dirty || uh !== this.uprobeHits;
+    this.uprobeHits = uh;
     this.dirty = false;
     return d;
   }
@@ -154,7 +167,16 @@ export class ProbeBridge {
       yield;
       const line = bp.line ?? 0;
       if (!file) {
-        out.push({ verified: false, line, message: `no line information for ${clientPath} in the kernel image`, reason: 'failed' });
+        const user = this.userLine(clientPath, line, bp.mode === 'kretprobe');
+        if (typeof user === 'string') {
+          out.push({ verified: false, line, message: user, reason: 'failed' });
+          continue;
+        }
+        const mode: BreakpointMode = bp.mode === 'kretprobe' ? 'kretprobe' : 'kprobe';
+        const rec: BreakpointRecord = { target: user.target, mode, bp, group: { kind: 'source', path: clientPath, line: user.line } };
+        const id = this.register(rec);
+        ids.push(id);
+        out.push(this.toDap(id, clientPath));
         continue;
       }
       if (bp.mode === 'kretprobe') {
@@ -271,6 +293,27 @@ export class ProbeBridge {
     return at?.sym.name;
   }
 
+  /**
+   * A source line of a user program in the machine's filesystem (its DWARF
+   * names the file) as a uprobe target: the program's path and the file
+   * offset of the line's (or the next line's) code; why not, otherwise.
+   */
+  private userLine(clientPath: string, line: number, ret: boolean): { target: ProbeTarget; line: number } | string {
+    const name = clientPath.split(/[\\/]/).pop();
+    if (!this.mgr.uprobes) return `no line information for ${clientPath} in the kernel image`;
+    const found = this.userPrograms.programFor(f => this.sources.same(clientPath, f));
+    if (!found) return `no line information for ${clientPath} in the kernel image or in a program of the machine's filesystem`;
+    const site = this.userPrograms.lineSite(found.program, found.file, line);
+    if (!site) return `no code at ${name}:${line} (or below it) in ${found.program.path}`;
+    if (ret) {
+      // a uretprobe on the function holding the line (its entry)
+      const fn = found.program.image.symbols.resolve(site.vaddr);
+      if (!fn || fn.sym.type !== 'func') return `no function holds ${name}:${line} in ${found.program.path} for a return breakpoint`;
+      return { target: { kind: 'user', path: found.program.path, symbol: fn.sym.name, symOffset: 0n }, line };
+    }
+    return { target: { kind: 'user', path: found.program.path, offset: site.offset }, line: site.line };
+  }
+
   /** The breakpoint requests behind the live breakpoints, by DAP id (ascending). */
   breakpointRecords(): [number, BreakpointRecord][] {
     return [...this.records].filter(([id]) => this.entryOf(id) !== undefined).sort((a, b) => a[0] - b[0]);
@@ -356,6 +399,7 @@ export class ProbeBridge {
 
   /** Notes for `disassemble`: what the probes wrote over an instruction. */
   disassemblyNotes(): (addr: bigint, len: number) => string[] {
+    if (!this.mgr.hasKprobes) return () => [];
     const patches = probePatches(this.mgr.engine, this.machine.arch);
     const arch = this.machine.arch;
     let bp = 'breakpoint';

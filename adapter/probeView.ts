@@ -10,7 +10,7 @@
 import type { Kprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
 import type { ProbeEntry, ProbeManager } from '../emulator/probes';
-import type { KprobeKind, ProbeInfo, ProbeStateBody } from './dapCustom';
+import type { KprobeKind, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
 import { formatAddress } from './disassemble';
 
 const KIND_OF_LETTER: Readonly<Record<'k' | 'r' | 'j', KprobeKind>> = { k: 'kprobe', r: 'kretprobe', j: 'jprobe' };
@@ -25,12 +25,52 @@ export interface ProbeViewContext {
 
 /** The snapshot the views show: every user probe, one row per registered address. */
 export function probeState(ctx: ProbeViewContext): ProbeStateBody {
+  const entries = ctx.mgr.list();
+  const uprobes = uprobeRows(ctx, entries.filter(e => e.user));
+  if (!ctx.mgr.hasKprobes) return { kprobes: [], uprobes, enabled: false, optimization: false, unavailable: 'no kprobes engine on this machine' };
   const engine = ctx.mgr.engine;
   const byEngineId = new Map<number, { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }>();
   for (const e of engine.listEntries()) if (e.probe.id !== undefined) byEngineId.set(e.probe.id, e);
   const kprobes: ProbeInfo[] = [];
-  for (const e of ctx.mgr.list()) kprobes.push(...rowsOf(ctx, e, byEngineId));
-  return { kprobes, uprobes: [], enabled: ctx.mgr.kprobesEnabled, optimization: engine.optimization };
+  for (const e of entries) if (!e.user) kprobes.push(...rowsOf(ctx, e, byEngineId));
+  return { kprobes, uprobes, enabled: ctx.mgr.kprobesEnabled, optimization: engine.optimization };
+}
+
+/**
+ * The Uprobes view's rows: one per (inode, offset) (the uprobe_events
+ * table), owned by the first user probe on it; its children are the
+ * processes the breakpoint is inserted in, from the uprobes engine.
+ */
+function uprobeRows(ctx: ProbeViewContext, entries: readonly ProbeEntry[]): UprobeInfo[] {
+  const rows = new Map<string, UprobeInfo>();
+  const engine = ctx.mgr.uprobes;
+  for (const e of entries) {
+    const u = e.user as NonNullable<ProbeEntry['user']>;
+    const key = `${e.kind}:${u.inode}:${u.offset}`;
+    const have = rows.get(key);
+    if (have && e.verified) { have.nhit += e.hits; continue; }
+    const site = e.sites[0];
+    const uprobe = e.verified && engine ? engine.list().find(x => x.inode.ino === u.inode && x.offset === u.offset) : undefined;
+    const processes = [];
+    for (const byVaddr of uprobe?.insertions.values() ?? []) {
+      for (const ins of byVaddr.values()) {
+        const copy = engine?.pages.copyAt(ins.mm, ins.vaddr) !== undefined;
+        processes.push({ pid: ins.pid, comm: ins.comm, address: formatAddress(ins.vaddr), page: copy ? 'private copy of the file page' : 'file page', nhit: ins.hits });
+      }
+    }
+    processes.sort((a, b) => a.pid - b.pid);
+    const where = u.where ? `${u.path}:${u.where}` : `${u.path}:0x${u.offset.toString(16)}`;
+    const row: UprobeInfo = {
+      id: ctx.idOf(e.id), kind: e.kind === 'uretprobe' ? 'uretprobe' : 'uprobe', registered: e.verified,
+      name: `${e.kind === 'uretprobe' ? 'r:' : ''}${u.event ?? where}${!e.verified && e.message ? ` (${e.message})` : ''}`,
+      address: formatAddress(u.vaddr ?? 0n), enabled: e.enabled, gone: false, nhit: e.hits, nmissed: e.nmissed,
+      inode: safeOffset(u.inode), offset: safeOffset(u.offset), path: u.path, consumers: uprobe?.consumers.length ?? 0, processes,
+    };
+    if (u.where) row.symbol = u.where;
+    if (site?.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+    rows.set(key, row);
+  }
+  return [...rows.values()];
 }
 
 function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,

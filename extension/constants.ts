@@ -40,6 +40,8 @@ export const ItemContext = {
   /** a row of the last state of an ended session: only Reveal Source applies */
   endedProbe: 'kprobe.probe.ended',
   placeholder: 'kprobe.placeholder',
+  /** a process child of a Uprobes row (no commands of its own) */
+  uprobeProcess: 'kprobe.uprobeProcess',
 } as const;
 
 export const Setting = {

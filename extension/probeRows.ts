@@ -100,10 +100,25 @@ export function uprobeLabel(p: UprobeInfo): string {
   return `inode ${p.inode}  ${p.kind === 'uretprobe' ? 'r ' : ''}${p.path}:0x${p.offset.toString(16)}`;
 }
 
-/** Uprobes row description: the processes it is inserted in, then the counters; ENDED_MARK first once the session ended. */
+/**
+ * Uprobes row description: symbol+off, how many processes it is inserted
+ * in (they are the row's children), consumers, the counters; ENDED_MARK
+ * first once the session ended.
+ */
 export function uprobeDescription(p: UprobeInfo, ended = false): string {
-  const procs = p.processes.length ? `inserted in ${p.processes.map(x => `${x.comm}[${x.pid}]`).join(', ')}` : 'not inserted';
-  return `${ended ? `${ENDED_MARK}  ` : ''}${procs}  hits ${p.nhit}, missed ${p.nmissed}`;
+  const n = p.processes.length;
+  const procs = !p.registered ? 'not registered' : n ? `${n} process${n === 1 ? '' : 'es'}` : 'not inserted';
+  const sym = p.symbol ? `${p.symbol}  ` : '';
+  const cons = p.consumers > 1 ? `  ${p.consumers} consumers` : '';
+  return `${ended ? `${ENDED_MARK}  ` : ''}${sym}${procs}${cons}  hits ${p.nhit}, missed ${p.nmissed}`;
+}
+
+/** A process child of a Uprobes row: `comm[pid]` and where the breakpoint is in it. */
+export function uprobeProcessLabel(x: UprobeInfo['processes'][number]): string {
+  return `${x.comm}[${x.pid}]`;
+}
+export function uprobeProcessDescription(x: UprobeInfo['processes'][number]): string {
+  return `${x.address}  ${x.page}  hits ${x.nhit}`;
 }
 
 /** The full Uprobes row. */

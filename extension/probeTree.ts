@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { ProbeInfo, ProbeInfoBase, ProbeStateBody, UprobeInfo } from '../adapter/dapCustom';
 import { Command, ItemContext } from './constants';
-import { ENDED_MARK, kprobeDescription, kprobeLabel, kprobeTooltip, uprobeDescription, uprobeLabel } from './probeRows';
+import { ENDED_MARK, kprobeDescription, kprobeLabel, kprobeTooltip, uprobeDescription, uprobeLabel, uprobeProcessDescription, uprobeProcessLabel } from './probeRows';
 import { ProbeStore } from './probeStore';
 
 export type ProbeListKind = 'kprobes' | 'uprobes';
@@ -14,6 +14,8 @@ export type ProbeListKind = 'kprobes' | 'uprobes';
 export type ProbeNode =
   | { kind: 'probe'; probe: ProbeInfo; ended?: boolean }
   | { kind: 'uprobe'; probe: UprobeInfo; ended?: boolean }
+  /** a process a uprobe is inserted in (child of its row) */
+  | { kind: 'uprocess'; probe: UprobeInfo; process: UprobeInfo['processes'][number]; ended?: boolean }
   | { kind: 'placeholder'; text: string; detail?: string; ended?: boolean };
 
 /** Tree of the probes of one kind (debugfs `kprobes/list`, `uprobe_events`). */
@@ -27,7 +29,10 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
   }
 
   getChildren(element?: ProbeNode): ProbeNode[] {
-    if (element) return [];
+    if (element) {
+      if (element.kind !== 'uprobe') return [];
+      return element.probe.processes.map(process => ({ kind: 'uprocess', probe: element.probe, process, ended: element.ended }));
+    }
     const st = this.store.state;
     const ended = this.store.ended === true;
     if (this.list === 'kprobes' && st?.kprobes.length) return [...st.kprobes].sort(byAddressThenId).map(probe => ({ kind: 'probe', probe, ended }));
@@ -46,9 +51,19 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
     }
     const p: ProbeInfoBase = node.probe;
     const ended = node.ended === true;
+    if (node.kind === 'uprocess') {
+      const x = node.process;
+      const item = new vscode.TreeItem(uprobeProcessLabel(x), vscode.TreeItemCollapsibleState.None);
+      item.id = `${this.list}:${ended ? 'ended:' : ''}${p.id}:pid:${x.pid}:${x.address}`;
+      item.description = uprobeProcessDescription(x);
+      item.tooltip = `${x.comm} (pid ${x.pid}): ${node.probe.path} offset 0x${node.probe.offset.toString(16)} at ${x.address}, ${x.page}`;
+      item.contextValue = ItemContext.uprobeProcess;
+      item.iconPath = new vscode.ThemeIcon('server-process');
+      return item;
+    }
     const item = node.kind === 'probe'
       ? new vscode.TreeItem(kprobeLabel(node.probe), vscode.TreeItemCollapsibleState.None)
-      : new vscode.TreeItem(uprobeLabel(node.probe), vscode.TreeItemCollapsibleState.None);
+      : new vscode.TreeItem(uprobeLabel(node.probe), node.probe.processes.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     item.id = `${this.list}:${ended ? 'ended:' : ''}${p.id}:${p.engineId ?? 'unregistered'}`;
     item.description = node.kind === 'probe' ? kprobeDescription(node.probe, ended) : uprobeDescription(node.probe, ended);
     item.tooltip = node.kind === 'probe' ? kprobeTooltip(node.probe, ended) : uprobeTooltip(node.probe, ended);
@@ -77,8 +92,9 @@ export function emptyNode(list: ProbeListKind, st: ProbeStateBody | undefined): 
 }
 
 function uprobeTooltip(p: UprobeInfo, ended: boolean): string {
-  const lines = [`${p.kind} ${p.name}`, `${p.path} (inode ${p.inode}) offset 0x${p.offset.toString(16)}`, `hits ${p.nhit}, missed ${p.nmissed}`];
-  for (const x of p.processes) lines.push(`inserted in ${x.comm} (pid ${x.pid})`);
+  const lines = [`${p.kind} ${p.name}`, `${p.path} (inode ${p.inode}) offset 0x${p.offset.toString(16)}${p.symbol ? ` (${p.symbol})` : ''}`,
+    `consumers ${p.consumers}, hits ${p.nhit}, missed ${p.nmissed}`];
+  for (const x of p.processes) lines.push(`inserted in ${x.comm} (pid ${x.pid}) at ${x.address}`);
   if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
   if (ended) lines.push(ENDED_MARK);
   return lines.join('\n');

@@ -35,6 +35,7 @@ import { evaluate } from './breakpoints';
 import { UserTargetResolved, buildFileUprobeConsumer, resolveUserTarget, uprobeEventTarget } from './userProbes';
 import { parsedImage } from '../kernel/user/process';
 import { errnoName } from '../kernel/abi';
+import { hex } from '../memory/address';
 
 /** What the manager registers: a kprobe kind, or a uprobe / uretprobe (uprobes engine) */
 export type ManagerProbeKind = EngineProbeKind | 'uprobe' | 'uretprobe';
@@ -439,6 +440,26 @@ export class ProbeManager {
     up.bp = bp;
     const kernel = this.kernel;
     const where = `${res.path}:${res.where ?? `0x${res.offset.toString(16)}`}`;
+    const who = (cpu: number): string => `${kernel.current(cpu)?.comm ?? '?'}[${kernel.current(cpu)?.pid ?? 0}]`;
+    if (up.kind === 'uretprobe') {
+      bp.mode = 'kretprobe';
+      const uc: UprobeConsumer = {
+        ret_handler: (_uc, func, regs) => {
+          const cpu = regs.cpu.id;
+          const env = (): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel, regs, kp: { addr: func }, charge: bp.charge });
+          if (!evaluate(bp, env, cpu, () => where)) return 0;
+          const rv = regs.returnValue;
+          bp.onStop({
+            breakpointId: bp.id, probeId: -up.id, mode: 'kretprobe', cpu, addr: func, where, reportPc: regs.ip, returnValue: rv,
+            hitCount: bp.hits, description: `return from ${where} = ${hex(rv)} to ${hex(regs.ip)} (uretprobe, ${who(cpu)})`,
+          });
+          return 0;
+        },
+      };
+      up.user = { res, uc: this.counted(up, uc), registered: false, hits: 0 };
+      if (up.enabled) this.registerUser(up);
+      return this.snapshot(up);
+    }
     const uc: UprobeConsumer = {
       handler: (_uc, regs) => {
         const cpu = regs.cpu.id;
@@ -447,7 +468,7 @@ export class ProbeManager {
         const addr = regs.ip;
         bp.onStop({
           breakpointId: bp.id, probeId: -up.id, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
-          description: `breakpoint at ${where} (uprobe, ${kernel.current(cpu)?.comm ?? '?'}[${kernel.current(cpu)?.pid ?? 0}])`,
+          description: `breakpoint at ${where} (uprobe, ${who(cpu)})`,
         });
         return 0;
       },
@@ -494,7 +515,7 @@ export class ProbeManager {
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
     if (typeof target === 'string') return fail(target);
     up.targetKind = target.kind;
-    if (target.kind === 'user') { up.kind = 'uprobe'; return this.addUserBreakpoint(up, req, target); }
+    if (target.kind === 'user') { up.kind = mode === 'kretprobe' ? 'uretprobe' : 'uprobe'; return this.addUserBreakpoint(up, req, target); }
     if (!this.kengine) return fail('this machine has no kprobes engine (a user-program machine): breakpoints go in user programs');
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
     const bp: BreakpointRuntime = {

@@ -58,7 +58,7 @@ describe('Kprobes view rows', () => {
     assert.ok(!kprobeTooltip(p, false).includes(ENDED_MARK));
     const u: UprobeInfo = {
       id: 7, kind: 'uprobe', name: '/bin/app:0x10', address: '0x0000000000400010', enabled: true, gone: false,
-      nhit: 2, nmissed: 0, inode: 12, offset: 0x10, path: '/bin/app', processes: [],
+      nhit: 2, nmissed: 0, inode: 12, offset: 0x10, path: '/bin/app', processes: [], consumers: 1, registered: true,
     };
     assert.equal(uprobeDescription(u, true), `${ENDED_MARK}  not inserted  hits 2, missed 0`);
   });

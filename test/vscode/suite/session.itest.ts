@@ -196,7 +196,11 @@ suite('debug session with the Kprobes view', () => {
     const uprobe: UprobeInfo = {
       id: 7, engineId: 3, kind: 'uprobe', name: '/bin/app:0x4245c0', address: '0x00000000004245c0',
       enabled: true, gone: false, nhit: 2, nmissed: 1, inode: 1234, offset: 0x4245c0, path: '/bin/app',
-      processes: [{ pid: 12, comm: 'app' }, { pid: 13, comm: 'app' }],
+      consumers: 1, registered: true, symbol: 'main+0x0',
+      processes: [
+        { pid: 12, comm: 'app', address: '0x00000000004245c0', page: 'private copy of the file page', nhit: 2 },
+        { pid: 13, comm: 'app', address: '0x00000000004245c0', page: 'private copy of the file page', nhit: 0 },
+      ],
     };
     const store = { state: { ...emptyProbeState(), uprobes: [uprobe] }, onDidChange: changed.event } as unknown as ProbeStore;
     const tree = new ProbeTreeProvider(store, 'uprobes');
@@ -205,9 +209,15 @@ suite('debug session with the Kprobes view', () => {
       assert.equal(nodes.length, 1);
       const item = tree.getTreeItem(nodes[0]);
       assert.equal(item.label, 'inode 1234  /bin/app:0x4245c0');
-      assert.equal(item.description, 'inserted in app[12], app[13]  hits 2, missed 1');
+      assert.equal(item.description, 'main+0x0  2 processes  hits 2, missed 1');
       assert.equal(item.contextValue, 'kprobe.probe.enabled');
+      assert.equal(item.collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
       assert.match(String(item.tooltip), /\/bin\/app \(inode 1234\) offset 0x4245c0/);
+      const kids = tree.getChildren(nodes[0]).map(n => tree.getTreeItem(n));
+      assert.deepEqual(kids.map(k => [k.label, k.description]), [
+        ['app[12]', '0x00000000004245c0  private copy of the file page  hits 2'],
+        ['app[13]', '0x00000000004245c0  private copy of the file page  hits 0'],
+      ]);
     } finally {
       tree.dispose();
       changed.dispose();

@@ -1,0 +1,100 @@
+/**
+ * The user programs of a machine's filesystem as the debugger sees them
+ * (issue 16): which executable's DWARF line table has a source file (a
+ * gutter breakpoint in that file becomes a uprobe on the program), where a
+ * source line's code is as (path, file offset), and the program a user
+ * task runs (to symbolize its stack).
+ *
+ * The tree is walked once per machine on first use: regular files with an
+ * execute bit that start with the ELF magic and parse as ELF (at most
+ * MAX_PROGRAM_BYTES each); files without line tables are skipped.
+ */
+import type { Kernel } from '../kernel/kernel';
+import type { Inode } from '../kernel/fs/vfs';
+import { parsedImage } from '../kernel/user/process';
+import type { ElfImage } from '../elf/types';
+
+const PT_LOAD = 1;
+const MAX_PROGRAM_BYTES = 64 * 1024 * 1024;
+const MAX_FILES = 20000;
+
+export interface UserProgram {
+  path: string;
+  inode: Inode;
+  image: ElfImage;
+}
+
+/** A source line of a user program as a uprobe target. */
+export interface UserLineSite {
+  program: UserProgram;
+  /** the line that has code (the asked line, or the next one with code) */
+  line: number;
+  vaddr: bigint;
+  offset: bigint;
+}
+
+export class UserPrograms {
+  private programs: UserProgram[] | null = null;
+
+  constructor(private readonly kernel: Kernel) {}
+
+  /** Executables of the filesystem that carry a DWARF line table. */
+  withLines(): readonly UserProgram[] {
+    if (this.programs) return this.programs;
+    const out: UserProgram[] = [];
+    const fs = this.kernel.fs;
+    const seen = new Set<Inode>();
+    const walk = (dir: Inode, prefix: string): void => {
+      for (const [name, child] of dir.children ?? []) {
+        if (seen.size > MAX_FILES) return;
+        if (seen.has(child)) continue;
+        seen.add(child);
+        const path = `${prefix}/${name}`;
+        if (child.isDir) { walk(child, path); continue; }
+        if (!child.isReg || (child.mode & 0o111) === 0 || child.size < 64 || child.size > MAX_PROGRAM_BYTES) continue;
+        try {
+          const magic = child.read(0, 4);
+          if (magic[0] !== 0x7f || magic[1] !== 0x45 || magic[2] !== 0x4c || magic[3] !== 0x46) continue;
+          const image = parsedImage(child, path);
+          if (image.lines && image.lines.files().length) out.push({ path, inode: child, image });
+        } catch { /* not a program we can read */ }
+      }
+    };
+    walk(fs.root, '');
+    this.programs = out;
+    return out;
+  }
+
+  /** The program whose line table names `file` (as `same` compares paths), and its DWARF spelling of it. */
+  programFor(same: (dwarfFile: string) => boolean): { program: UserProgram; file: string } | undefined {
+    for (const p of this.withLines()) {
+      const f = p.image.lines?.files().find(same);
+      if (f !== undefined) return { program: p, file: f };
+    }
+    return undefined;
+  }
+
+  /** Where the code of `file:line` (or the next line with code) is in the program, as a file offset. */
+  lineSite(program: UserProgram, file: string, line: number): UserLineSite | undefined {
+    const lines = program.image.lines;
+    if (!lines) return undefined;
+    let at = line;
+    let addrs = lines.addressesForLine(file, at);
+    if (!addrs.length) {
+      const next = lines.nextLineWithCode(file, line);
+      if (next === undefined) return undefined;
+      at = next;
+      addrs = lines.addressesForLine(file, at);
+    }
+    const vaddr = addrs[0];
+    if (vaddr === undefined) return undefined;
+    const seg = program.image.segments.find(s => s.type === PT_LOAD && vaddr >= s.vaddr && vaddr < s.vaddr + s.filesz);
+    if (!seg) return undefined;
+    return { program, line: at, vaddr, offset: vaddr - seg.vaddr + seg.offset };
+  }
+
+  /** The program image the user task `pid` runs, if it is a user process. */
+  imageOf(pid: number): ElfImage | undefined {
+    return this.kernel.processes.get(pid)?.image;
+  }
+}
