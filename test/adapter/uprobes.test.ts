@@ -1,0 +1,125 @@
+/**
+ * DebugClient tests of breakpoints in user programs (issue 16): a kernel
+ * that starts user space runs test/uprobes' uprobed program from the
+ * launch's rootfs; a gutter breakpoint in its source (found through the
+ * program's DWARF in the machine's filesystem) becomes a uprobe: the stop
+ * shows the user task's registers and its user stack symbolized from the
+ * program's ELF; the Uprobes view lists the (inode, offset) row with the
+ * processes it is inserted in; a return breakpoint is a uretprobe.
+ */
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
+import { Harness, lineOf, within } from './dapHarness';
+import { repoPath } from '../util/paths';
+
+const h = new Harness();
+const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
+const SRC = repoPath('test', 'userspace', 'programs', 'uprobed.c');
+const PROG = repoPath('test', 'uprobes', 'bin', 'uprobed-x86_64-gcc-O0.elf');
+
+let root = '';
+
+async function probeList(): Promise<ProbeStateBody> {
+  return (await within(h.dc.customRequest(ProbeRequest.list) as Promise<DebugProtocol.Response>, 'probe list')).body as ProbeStateBody;
+}
+
+describe('adapter: breakpoints in user programs are uprobes', () => {
+  before(async () => {
+    await h.startServer();
+    root = mkdtempSync(join(tmpdir(), 'kprobe-uprobes-'));
+    mkdirSync(join(root, 'bin'));
+    copyFileSync(PROG, join(root, 'bin', 'uprobed'));
+    chmodSync(join(root, 'bin', 'uprobed'), 0o755);
+  });
+  after(async () => {
+    await h.stopServer();
+    rmSync(root, { recursive: true, force: true });
+  });
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  test('a gutter breakpoint in the program source stops in the user task: user registers, user stack, the Uprobes row and its process', async () => {
+    const leafLine = lineOf(SRC, 'long leaf(long x)');
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      const r = await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line: leafLine }] });
+      bps = r.body.breakpoints;
+    }, { program: KERNEL, rootfs: root, exec: ['/bin/uprobed'] });
+    assert.equal(bps.length, 1);
+    assert.equal(bps[0].verified, true, JSON.stringify(bps[0]));
+    assert.equal(bps[0].line, leafLine);
+
+    const stop = await h.continueToStop();
+    assert.equal(stop.body.reason, 'breakpoint');
+    assert.deepEqual(stop.body.hitBreakpointIds, [bps[0].id]);
+    assert.match(String(stop.body.description), /uprobe, uprobed\[\d+\]/);
+    const threadId = stop.body.threadId as number;
+    const st = await h.dc.stackTraceRequest({ threadId });
+    const frames = st.body.stackFrames;
+    assert.equal(frames[0].name, 'leaf+0x0');
+    assert.equal(frames[0].line, leafLine);
+    assert.match(frames[0].source?.path ?? '', /uprobed\.c$/);
+    assert.match(frames[1].name, /^cstart\+0x/, JSON.stringify(frames.map(f => f.name)));
+    assert.equal(frames[1].line, lineOf(SRC, 'kv("leaf", leaf(2));'));
+    // the user task's registers: leaf(2) is called with rdi = 2
+    const scopes = await h.dc.scopesRequest({ frameId: frames[0].id });
+    const regsScope = scopes.body.scopes.find(s => s.name === 'Registers');
+    assert.ok(regsScope, JSON.stringify(scopes.body.scopes.map(s => s.name)));
+    const regs = (await h.dc.variablesRequest({ variablesReference: regsScope.variablesReference })).body.variables;
+    const di = regs.find(v => v.name === 'di');
+    assert.ok(di, regs.map(v => v.name).join(' '));
+    assert.equal(BigInt(di.value), 2n);
+
+    // the Uprobes view: one row, inode/offset of /bin/uprobed, inserted in the running process
+    const list = await probeList();
+    assert.equal(list.uprobes.length, 1, JSON.stringify(list.uprobes));
+    const row = list.uprobes[0];
+    assert.equal(row.path, '/bin/uprobed');
+    assert.equal(row.kind, 'uprobe');
+    assert.equal(row.symbol, 'leaf+0x0');
+    assert.equal(row.nhit, 1);
+    assert.equal(row.id, bps[0].id);
+    assert.equal(row.processes.length, 1);
+    assert.equal(row.processes[0].comm, 'uprobed');
+    assert.equal(row.processes[0].address, row.address);
+    assert.match(row.processes[0].page, /private copy/);
+    assert.equal(row.source?.line, leafLine);
+
+    // remove the breakpoint and run to the end: the program's output is what qemu-user printed
+    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [] });
+    const exited = h.dc.waitForEvent('exited');
+    await h.dc.continueRequest({ threadId });
+    await within(exited, 'the end of the machine');
+  });
+
+  test('a return breakpoint (kretprobe mode) on a program line is a uretprobe: it stops at the return with the value', async () => {
+    const line = lineOf(SRC, 'long fact(long n)');
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      const r = await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line, mode: 'kretprobe', hitCondition: '==10' }] });
+      bps = r.body.breakpoints;
+    }, { program: KERNEL, rootfs: root, exec: ['/bin/uprobed'] });
+    assert.equal(bps[0].verified, true, JSON.stringify(bps[0]));
+    const stop = await h.continueToStop();
+    assert.equal(stop.body.reason, 'breakpoint');
+    // the 10th return of fact(10)'s recursion is the outermost: 3628800 = 0x375f00
+    assert.match(String(stop.body.description), /return from \/bin\/uprobed:fact\+0x0 = 0x0*375f00/);
+    const list = await probeList();
+    assert.equal(list.uprobes[0].kind, 'uretprobe');
+  });
+
+  test('a source file no program of the filesystem has: a clear unverified breakpoint', async () => {
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      const r = await h.dc.setBreakpointsRequest({ source: { path: repoPath('test', 'userspace', 'programs', 'procs.c') }, breakpoints: [{ line: 10 }] });
+      bps = r.body.breakpoints;
+    }, { program: KERNEL, rootfs: root, exec: ['/bin/uprobed'] });
+    assert.equal(bps[0].verified, false);
+    assert.match(bps[0].message ?? '', /no line information for .*procs\.c in the kernel image or in a program of the machine's filesystem/);
+  });
+});
