@@ -492,6 +492,21 @@ export class ProbeManager {
     return out;
   }
 
+  /**
+   * /sys/kernel/debug/tracing/uprobe_profile: per registered uprobe, its
+   * file, event name and hits, as Linux prints it ("  %s %-44s %15lu").
+   */
+  uprobeProfile(): string {
+    let out = '';
+    for (const up of this.probes.values()) {
+      const u = up.user;
+      if (!u?.registered) continue;
+      const name = uprobeEventLine(up.kind, u).split(' ')[0].replace(/^[pr]:[^/]*\//, '');
+      out += `  ${u.res.path} ${name.padEnd(44)} ${String(u.hits).padStart(15)}\n`;
+    }
+    return out;
+  }
+
   // -------------------------------------------------------------- breakpoints
 
   /**

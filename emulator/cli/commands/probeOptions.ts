@@ -142,6 +142,7 @@ export function printList(m: Machine, io: CliIo): void {
   }
   const events = mgr.uprobeEvents();
   if (events || !mgr.hasKprobes) io.out(`# cat /sys/kernel/debug/tracing/uprobe_events\n${events}`);
+  if (events) io.out(`# cat /sys/kernel/debug/tracing/uprobe_profile\n${mgr.uprobeProfile()}`);
   const probes = mgr.list();
   if (!probes.length) return;
   io.out('# probe hits\n');
