@@ -60,6 +60,8 @@ const KINDS_BY_PROBE: Readonly<Record<ProbeKeyword, readonly HandlerKind[]>> = {
   kprobe: ['pre', 'post', 'fault'],
   kretprobe: ['entry', 'return'],
   jprobe: [],
+  uprobe: ['pre', 'fault'],
+  uretprobe: ['entry', 'return'],
 };
 
 /** The language's builtin functions, with this server's hover text where it has one. */

@@ -150,7 +150,7 @@ function attributeItems(probe: ProbeKeyword): CompletionItem[] {
 }
 
 function topLevelItems(): CompletionItem[] {
-  return ['image', 'kprobe', 'kretprobe', 'jprobe'].map(k => ({
+  return ['image', 'kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe'].map(k => ({
     label: k,
     kind: CompletionItemKind.Keyword,
     documentation: PROBE_KEYWORD_DOCS[k],

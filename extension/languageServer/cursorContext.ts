@@ -5,7 +5,7 @@
  * (where handler kinds go), or inside a handler body (C statements).
  */
 
-export type ProbeKeyword = 'kprobe' | 'kretprobe' | 'jprobe';
+export type ProbeKeyword = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe';
 
 export type CursorContext =
   | { where: 'comment' }
@@ -22,7 +22,7 @@ type Frame =
   | { t: 'handler'; probe?: ProbeKeyword; handler: string }
   | { t: 'block'; probe?: ProbeKeyword; handler?: string };
 
-const PROBE_WORDS = new Set(['kprobe', 'kretprobe', 'jprobe']);
+const PROBE_WORDS = new Set(['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe']);
 
 export function cursorContext(text: string, offset: number): CursorContext {
   const stack: Frame[] = [];

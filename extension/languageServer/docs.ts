@@ -39,6 +39,9 @@ export const PROBE_KEYWORD_DOCS: Readonly<Record<string, string>> = {
   kretprobe: 'Probe a function\'s entry and return. Options: maxactive=N (instances that may be pending at once), '
     + 'data_size=N (bytes of per-instance data in ri->data). Handlers: entry, return.',
   jprobe: 'Run a body on entry to a function, with its arguments in the registers. The body is given directly in braces.',
+  uprobe: 'Probe one instruction of a user program: PATH:0xOFFSET (file offset) or PATH:symbol[+off], the path in the machine\'s '
+    + 'filesystem. Inserted in every process mapping the file, now and after exec. Handlers: pre, fault.',
+  uretprobe: 'Probe a user program function\'s return: PATH:symbol (or PATH:0xOFFSET of its entry). Handlers: entry, return.',
   image: 'The kernel ELF image the probes are written against (path relative to this file). '
     + 'Symbols and the register set are checked against it.',
 };
