@@ -76,6 +76,8 @@ export class Kernel implements KernelApi {
   readonly processes = new Map<number, UserProcess>();
   /** observers of user address spaces (uprobes): image mapped, fork, released */
   readonly mmObservers: UserMmObserver[] = [];
+  /** a user task whose pending signals must wait (uprobes: while it steps a probed instruction out of line) */
+  readonly signalDeferrers: ((pid: number) => boolean)[] = [];
   /** sysctl entries registered by the kernel's subsystems */
   readonly sysctl = new SysctlTable();
   /** seed of the user processes' randomness (getrandom, AT_RANDOM): the same seed, the same bytes */

@@ -62,6 +62,7 @@ export class UprobesEngine implements UserMmObserver {
     this.traps = new UprobeTraps(this);
     kernel.addTrapHook((cpu, trap) => this.traps.onTrap(cpu, trap));
     kernel.mmObservers.push(this);
+    kernel.signalDeferrers.push(pid => this.utasks.get(pid)?.state === 'sstep');
   }
 
   onChange(l: () => void): () => void {

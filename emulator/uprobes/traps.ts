@@ -25,6 +25,7 @@ import { PtRegs } from '../kprobes/ptRegs';
 import type { UserProcess } from '../kernel/user/process';
 import { hex, mustVAddr } from '../memory/address';
 import type { UprobesEngine } from './core';
+import { dispatchSignals } from '../kernel/user/procSyscalls';
 import { MAX_URETPROBE_DEPTH, UPROBE_HANDLER_REMOVE, Uprobe, UprobeTask } from './uprobe';
 
 export class UprobeTraps {
@@ -179,6 +180,8 @@ export class UprobeTraps {
     ut.state = 'running';
     ut.active = null;
     this.earlyPost(u, regs, ut);
+    // signals held back during the step (uprobe_deny_signal) are acted on now
+    if (proc.signals.hasDeliverable()) dispatchSignals(this.e.kernel, proc, cpu);
     return true;
   }
 

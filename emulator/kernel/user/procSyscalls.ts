@@ -67,6 +67,8 @@ export function deliverSignal(k: Kernel, proc: UserProcess, sig: number): void {
  * Returns false when the process ended.
  */
 export function dispatchSignals(k: Kernel, proc: UserProcess, cpu: Cpu): boolean {
+  // uprobe_deny_signal: not while the task steps a probed instruction out of line (acted on after the step)
+  if (k.signalDeferrers.some(d => d(proc.pid))) return true;
   for (;;) {
     if (proc.waitStatus !== null) return false;
     const sig = proc.signals.next();
