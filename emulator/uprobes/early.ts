@@ -46,8 +46,10 @@ export function registerKprobeUser(e: UprobesEngine, p: UserKprobe): number {
 
 /** Why register_kprobe_user failed (the same checks, the reason text) */
 export function registerKprobeUserReason(e: UprobesEngine, p: UserKprobe): string | undefined {
-  const u = e.lookupOrPrepare(p.user.inode, p.user.offset);
+  const had = e.get(p.user.inode, p.user.offset);
+  const u = had ?? e.lookupOrPrepare(p.user.inode, p.user.offset);
   if ('errno' in u) return u.reason;
+  if (!had) e.dropIfUnused(u); // only asked: nothing stays in the table
   return u.early && u.early !== p ? 'the pair (inode, offset) is already registered' : undefined;
 }
 
@@ -59,8 +61,9 @@ function place(e: UprobesEngine, p: UserKprobe): { u: Uprobe; mm: Memory; addr: 
   if (addr === undefined || !vma) return -Errno.EINVAL;
   const v = mustVAddr(addr);
   if (!vma.contains(v)) return -Errno.EINVAL;
-  const mm = vma.spaces[0];
-  if (!mm || mm.regionAt(v) !== vma) return -Errno.EFAULT;
+  // the vma as the caller looked it up: its pages may since be our private copies (the mapping is the same)
+  const mm = e.pages.spaceOf(vma);
+  if (!mm || !e.pages.sameMapping(mm, vma, v)) return -Errno.EFAULT;
   const pageOf = BigInt(Math.floor(v / PAGE_SIZE) * PAGE_SIZE);
   if (page !== undefined && page !== pageOf) return -Errno.EFAULT;
   return { u, mm, addr };

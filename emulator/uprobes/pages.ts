@@ -28,6 +28,28 @@ export interface FilePlace { readonly file: Backing; readonly offset: number; re
 
 export class UprobePages {
   private readonly cow = new Map<Memory, Map<VAddr, CowPage>>();
+  /**
+   * Regions this class split or replaced, and the address space they were
+   * in: a caller's vma (the early interface's user->vma) stays the same
+   * mapping while its pages are swapped for copies and back.
+   */
+  private readonly replaced = new WeakMap<Region, Memory>();
+
+  /** The address space of a mapping, also after its pages were copied or put back. */
+  spaceOf(vma: Region): Memory | undefined {
+    return vma.spaces[0] ?? this.replaced.get(vma);
+  }
+
+  /** Whether `mm` still maps at v what `vma` mapped (the same file window, or our copy of its page). */
+  sameMapping(mm: Memory, vma: Region, v: VAddr): boolean {
+    const r = mm.regionAt(v);
+    if (!r) return false;
+    if (r === vma) return true;
+    if (r.name !== vma.name || r.perms !== vma.perms) return false;
+    const c = this.copyAt(mm, BigInt(v));
+    const file = c ? c.file : r.backing, base = c ? c.fileOffset : r.offset;
+    return file === vma.backing && base - r.base === vma.offset - vma.base;
+  }
 
   /** The file byte shown (executable) at vaddr in mm: a window of a file's page cache, or our copy of one. */
   fileAt(mm: Memory, vaddr: bigint): FilePlace | undefined {
@@ -64,6 +86,7 @@ export class UprobePages {
       if (r.backing.identity.kind !== 'file') throw new RangeError(`uprobes: 0x${at.toString(16)} is not a file page (${r.name})`);
       const lo = Math.max(r.base, page), hi = Math.min(r.end, page + PAGE_SIZE);
       mm.unmap(r);
+      this.replaced.set(r, mm);
       if (r.base < lo) mm.mapBacking(r.base, lo - r.base, r.perms, r.name, r.backing, r.offset);
       if (hi < r.end) mm.mapBacking(hi, r.end - hi, r.perms, r.name, r.backing, r.offset + (hi - r.base));
       const copy = mm.map(lo, hi - lo, r.perms, r.name, undefined, r.bytes.slice(lo - r.base, hi - r.base));
@@ -81,8 +104,22 @@ export class UprobePages {
     const orig = c.file.bytes.subarray(c.fileOffset, c.fileOffset + r.size);
     for (let i = 0; i < r.size; i++) if (r.bytes[i] !== orig[i]) return false;
     mm.unmap(r);
+    this.replaced.set(r, mm);
     this.cow.get(mm)?.delete(r.base);
-    mm.mapBacking(r.base, r.size, r.perms, r.name, c.file, c.fileOffset);
+    // the file's window again, joined with the neighbouring windows of the same mapping (one region, as before the copy)
+    let lo = r.base, hi = r.end, off = c.fileOffset;
+    const before = mm.regionAt(r.base - 1), after = mm.regionAt(r.end);
+    const joins = (n: Region | undefined): n is Region => n !== undefined && n.backing === c.file && n.perms === r.perms && n.name === r.name
+      && !this.copyAt(mm, BigInt(n.base)) && n.offset - n.base === c.fileOffset - r.base;
+    for (const n of [before, after]) {
+      if (!joins(n)) continue;
+      mm.unmap(n);
+      this.replaced.set(n, mm);
+      lo = Math.min(lo, n.base);
+      hi = Math.max(hi, n.end);
+      if (n.base < r.base) off = n.offset;
+    }
+    mm.mapBacking(lo, hi - lo, r.perms, r.name, c.file, off);
     // the decoded code of the copy goes: the space now runs the page cache's bytes
     mm.notifyCodeWrite(r.base, r.size);
     return true;

@@ -107,7 +107,7 @@ export class UprobeTraps {
     }
     // pre_ssout
     const xol = this.e.xolArea(proc);
-    const slot = xol?.getSlot(mm, at => this.e.hooks.copyIxol(u.arch, at, addr)) ?? null;
+    const slot = xol?.getSlot(mm, at => this.e.hooks.copyIxol(u.arch, at, addr), ins ?? u) ?? null;
     if (!xol || slot === null) {
       u.nmissed++;
       this.e.kernel.warn(cpu.id, `uprobes: ${proc.task.comm}[${proc.pid}]: no execute-out-of-line slot for ${u.path}:0x${u.offset.toString(16)}`);
@@ -145,8 +145,8 @@ export class UprobeTraps {
       if (!(rc & UPROBE_HANDLER_REMOVE)) remove = false;
     }
     if (wantsReturn) this.prepareUretprobe(u, regs, proc, ut, addr);
-    if (remove) {
-      // unapply_uprobe: today's consumers want no breakpoint in this process any more
+    if (remove && !this.e.wantsModern(u, proc)) {
+      // unapply_uprobe (Linux 6.12: only when the filters, asked again, want no breakpoint in this process)
       for (const ins of [...(u.insertions.get(proc.mm)?.values() ?? [])]) this.e.uninstall(u, ins, 'modern');
       this.e.stats.removedByHandler++;
       this.e.changed();

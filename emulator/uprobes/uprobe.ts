@@ -15,7 +15,11 @@ import type { Inode } from '../kernel/fs/vfs';
 import type { PtRegs } from '../kprobes/ptRegs';
 import type { ArchUprobe } from './archHooks';
 
-/** handler return value: remove the breakpoint from this process (when no filter wants it) */
+/**
+ * handler return value: remove the breakpoint from this process when every
+ * consumer's handler returned it and no consumer's filter wants the process
+ * (a consumer without a filter wants every process), as Linux 6.12 does
+ */
 export const UPROBE_HANDLER_REMOVE = 1;
 /** MAX_URETPROBE_DEPTH: nested uretprobe instances per task; deeper entries are not hijacked (counted as missed) */
 export const MAX_URETPROBE_DEPTH = 64;

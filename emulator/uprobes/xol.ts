@@ -19,6 +19,8 @@ export const XOL_AREA_NAME = '[uprobes]';
 export class XolArea {
   private readonly free: number[] = [];
   private readonly slots: number;
+  /** what each slot holds (the key given with its code): a slot taken again for the same copy is not rewritten */
+  private readonly holds = new Map<number, unknown>();
 
   constructor(readonly region: Region, readonly slotBytes: number) {
     this.slots = Math.floor(PAGE_SIZE / slotBytes);
@@ -30,13 +32,16 @@ export class XolArea {
   get trampoline(): bigint { return this.base; }
 
   /** xol_get_insn_slot + arch_uprobe_copy_ixol: a slot with `code(slot)` written in it; null when all are in use */
-  getSlot(mm: Memory, code: (slot: bigint) => Uint8Array): bigint | null {
+  getSlot(mm: Memory, code: (slot: bigint) => Uint8Array, key?: unknown): bigint | null {
     const i = this.free.pop();
     if (i === undefined) return null;
     const at = this.base + BigInt(i * this.slotBytes);
+    // the copy of the same probed instruction is still there (and its decoded form in the CPU's cache)
+    if (key !== undefined && this.holds.get(i) === key) return at;
     const fill = new Uint8Array(this.slotBytes);
     fill.set(code(at).subarray(0, this.slotBytes));
     textPoke(mm, mustVAddr(at), fill);
+    this.holds.set(i, key);
     return at;
   }
 

@@ -150,7 +150,10 @@ describe('uprobes from probe files on a machine', () => {
       let out = '';
       const m = Machine.forUserProgram(loadElf(BIN('x86_64')), ['/prog'], { stdout: b => { out += Buffer.from(b).toString(); }, stderr: () => {} },
         { cpus: 1, rootfs: root, execPath: '/prog' });
+      const regions = (): string[] => m.kernel.processes.get(1)!.mm.allRegions().map(x => `${x.base.toString(16)}-${x.end.toString(16)}`);
+      const before = regions();
       const r = m.probes.addProbeFile('uprobe /prog:leaf { pre { } }', 't.kprobe');
+      assert.notDeepEqual(regions(), before, 'the probed page is a private copy');
       const id = r.probes[0].id;
       const inode = m.kernel.fs.lookup('/prog', m.kernel.fs.root);
       assert.ok(inode.ok);
@@ -158,6 +161,7 @@ describe('uprobes from probe files on a machine', () => {
       assert.equal(u()?.insertions.size, 1);
       assert.equal(m.probes.setEnabled(id, false), undefined);
       assert.equal(u(), undefined);
+      assert.deepEqual(regions(), before, 'the file page is back and the mapping one region again');
       assert.equal(m.probes.get(id)?.enabled, false);
       assert.equal(m.probes.get(id)?.sites[0].flags, '[DISABLED]');
       assert.equal(m.probes.setEnabled(id, true), undefined);
