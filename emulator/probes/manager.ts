@@ -422,21 +422,8 @@ export class ProbeManager {
     const bp: BreakpointRuntime = {
       kernel: this.kernel, id: up.id, mode: 'kprobe', hits: 0, charge: this.opts.chargeSteps, onStop: hit => this.onStop(hit),
     };
-    if (req.condition !== undefined && req.condition.trim() !== '') {
-      const r = compileHandler(req.condition, 'condition', copts);
-      if (!r.handler) return fail(`condition: ${firstError(r.diagnostics)}`);
-      bp.condition = r.handler;
-    }
-    if (req.logMessage !== undefined && req.logMessage !== '') {
-      const r = compileLogMessage(req.logMessage, copts);
-      if (!r.handler) return fail(`log message: ${firstError(r.diagnostics)}`);
-      bp.logMessage = r.handler;
-    }
-    if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
-      const h = parseHitCondition(req.hitCondition);
-      if (typeof h === 'string') return fail(h);
-      bp.hit = h;
-    }
+    const bad = compileBreakpointParts(bp, req, copts);
+    if (bad) return fail(bad);
     up.bp = bp;
     const kernel = this.kernel;
     const where = `${res.path}:${res.where ?? `0x${res.offset.toString(16)}`}`;
@@ -543,21 +530,8 @@ export class ProbeManager {
     const site = res.ok && mode === 'kprobe' ? res.sites[0]?.resolved : undefined;
     const atSite = site !== undefined ? programNamesAt(this.kernel.image, this.kernel.arch, site, scopeForTarget(target)) : undefined;
     if (atSite) copts.programName = atSite;
-    if (req.condition !== undefined && req.condition.trim() !== '') {
-      const c = compileHandler(req.condition, 'condition', copts);
-      if (!c.handler) return fail(`condition: ${firstError(c.diagnostics)}`);
-      bp.condition = c.handler;
-    }
-    if (req.logMessage !== undefined && req.logMessage !== '') {
-      const c = compileLogMessage(req.logMessage, copts);
-      if (!c.handler) return fail(`log message: ${firstError(c.diagnostics)}`);
-      bp.logMessage = c.handler;
-    }
-    if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
-      const h = parseHitCondition(req.hitCondition);
-      if (typeof h === 'string') return fail(h);
-      bp.hit = h;
-    }
+    const bad = compileBreakpointParts(bp, req, copts);
+    if (bad) return fail(bad);
     up.bp = bp;
     if (!res.ok) { up.nextLine = res.nextLine; return fail(res.message); }
     up.sites = buildBreakpointSites(bp, res.sites, !up.enabled);
@@ -733,6 +707,26 @@ function uprobeEventLine(kind: ManagerProbeKind, u: UserRegistration): string {
 function siteText(s: ProbeSite): string {
   if (s.symbol_name !== undefined) return s.offset ? `${s.symbol_name}+0x${s.offset.toString(16)}` : s.symbol_name;
   return s.addr !== undefined ? `0x${s.addr.toString(16)}` : '?';
+}
+
+/** A breakpoint's condition, log message and hit condition compiled into its runtime; the error text of the first bad one. */
+function compileBreakpointParts(bp: BreakpointRuntime, req: BreakpointRequest, copts: CompileOptions): string | undefined {
+  if (req.condition !== undefined && req.condition.trim() !== '') {
+    const c = compileHandler(req.condition, 'condition', copts);
+    if (!c.handler) return `condition: ${firstError(c.diagnostics)}`;
+    bp.condition = c.handler;
+  }
+  if (req.logMessage !== undefined && req.logMessage !== '') {
+    const c = compileLogMessage(req.logMessage, copts);
+    if (!c.handler) return `log message: ${firstError(c.diagnostics)}`;
+    bp.logMessage = c.handler;
+  }
+  if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
+    const h = parseHitCondition(req.hitCondition);
+    if (typeof h === 'string') return h;
+    bp.hit = h;
+  }
+  return undefined;
 }
 
 function firstError(d: readonly Diagnostic[]): string {

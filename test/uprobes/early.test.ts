@@ -9,80 +9,17 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { loadElf } from '../../emulator/elf/elfFile';
-import type { ElfImage, ElfSegment } from '../../emulator/elf/types';
-import { Machine, MachineExit } from '../../emulator/machine';
-import type { Inode } from '../../emulator/kernel/fs/vfs';
-import type { UserProcess } from '../../emulator/kernel/user/process';
-import type { PtRegs } from '../../emulator/kprobes/ptRegs';
 import { PAGE_SIZE } from '../../emulator/memory/backing';
 import {
-  insertKprobeUserspace, registerKprobeUser, removeKprobeUser, unregisterKprobeUser, Uprobe, UprobeConsumer, UserKprobe,
+  insertKprobeUserspace, registerKprobeUser, removeKprobeUser, unregisterKprobeUser, UprobeConsumer, UserKprobe,
 } from '../../emulator/uprobes';
 import { registerKprobeUserReason } from '../../emulator/uprobes/early';
-import { repoPath } from '../util/paths';
+import { ARCHES, Prog } from './prog';
 
-const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const EINVAL = -22, ENOENT = -2, EEXIST = -17, EFAULT = -14, EBUSY = -16;
-const BIN = (arch: string, opt: string): string => repoPath('test', 'uprobes', 'bin', `uprobed-${arch}-gcc-${opt}.elf`);
-const GOLDEN = (opt: string): string => readFileSync(repoPath('test', 'uprobes', 'golden', `uprobed-x86_64-gcc-${opt}.out`), 'utf8');
 /** user->vma is the mapping the caller looked up: it stays valid while its pages are copied for a breakpoint and put back */
 const LEAF_ARGS = [2n, 5n, ...Array.from({ length: 20 }, (_, i) => BigInt(i)), 5n, 7n, 0n, 1n, 2n, 3n, 4n, 11n];
 
-class Prog {
-  readonly m: Machine;
-  readonly img: ElfImage;
-  readonly inode: Inode;
-  readonly seg: ElfSegment;
-  readonly file: Uint8Array;
-  out = '';
-  private readonly failures: unknown[] = [];
-
-  constructor(readonly arch: string, readonly opt: string) {
-    const path = BIN(arch, opt);
-    this.file = new Uint8Array(readFileSync(path));
-    this.img = loadElf(path);
-    this.m = Machine.forUserProgram(this.img, [path], {
-      stdout: b => { this.out += Buffer.from(b).toString(); }, stderr: b => { this.out += `ERR:${Buffer.from(b).toString()}`; },
-    }, { cpus: 2 });
-    this.inode = this.init.exe!;
-    this.seg = this.img.segments.find(s => s.type === 1 && (s.flags & 1))!;
-  }
-
-  get init(): UserProcess { return this.m.kernel.processes.get(1)!; }
-  get swbp(): Uint8Array { return this.m.uprobes.hooks.swbpInsn; }
-  vaddr(name: string): bigint { return this.img.symbols.lookup(name)!.value; }
-  off(name: string): bigint { return this.vaddr(name) - this.seg.vaddr + this.seg.offset; }
-  orig(name: string, n = this.swbp.length): Uint8Array { const o = Number(this.off(name)); return this.file.slice(o, o + n); }
-  proc(regs: PtRegs): UserProcess { return this.m.kernel.processes.get(this.m.kernel.currentTask(regs.cpu.id)!.pid)!; }
-  uprobe(name: string): Uprobe | undefined { return this.m.uprobes.get(this.inode, this.off(name)); }
-  /** a struct kprobe for (inode, offset of `name`) */
-  kp(name: string, h: Partial<UserKprobe> = {}): UserKprobe { return { ...h, user: { inode: this.inode, offset: this.off(name) } }; }
-  /** user->addr, vma, page of `name` in proc's space now */
-  at(p: UserKprobe, proc: UserProcess, name: string): UserKprobe {
-    const addr = this.vaddr(name);
-    const vma = proc.mm.regionAt(Number(addr));
-    assert.ok(vma);
-    p.user.addr = addr;
-    p.user.vma = vma;
-    p.user.page = addr & ~BigInt(PAGE_SIZE - 1);
-    return p;
-  }
-  mem(proc: UserProcess, name: string, n = this.swbp.length): Uint8Array { return proc.mm.readBytes(Number(this.vaddr(name)), n); }
-  isCacheWindow(proc: UserProcess, name: string): boolean { return proc.mm.regionAt(Number(this.vaddr(name)))!.backing === this.inode.pages(); }
-  check(fn: () => void): void {
-    try { fn(); } catch (e) { this.failures.push(e); }
-  }
-  runGolden(): MachineExit {
-    const e = this.m.run();
-    if (this.failures.length) throw this.failures[0];
-    assert.equal(this.out, GOLDEN(this.opt));
-    assert.equal(e.reason, 'poweroff');
-    assert.equal(e.code, 0);
-    return e;
-  }
-}
 
 for (const arch of ARCHES) {
   describe(`early user-space probes (${arch}): the calls and their errors`, () => {
@@ -101,7 +38,7 @@ for (const arch of ARCHES) {
       assert.match(registerKprobeUserReason(e, { user: { inode: p.inode, offset: BigInt(p.inode.size) } }) ?? '', /outside the file/);
       // x86_64: the ELF header is in no executable segment; aarch64 / riscv64: an odd offset is no instruction boundary
       assert.equal(registerKprobeUser(e, { user: { inode: p.inode, offset: arch === 'x86_64' ? 0n : p.off('leaf') + 1n } }), EINVAL);
-      const u = p.uprobe('leaf');
+      const u = p.maybeUprobe('leaf');
       assert.ok(u);
       assert.equal(u.early, k1);
       assert.deepEqual(e.list(), [u], 'the failed registrations left nothing');
@@ -145,7 +82,7 @@ for (const arch of ARCHES) {
       // addr in the vma, but the vma shows another file byte there
       k.user = { ...k.user, ...good, addr: p.vaddr('fact'), page: p.vaddr('fact') & ~BigInt(PAGE_SIZE - 1) };
       assert.equal(insertKprobeUserspace(e, k), EINVAL);
-      assert.equal(p.uprobe('leaf')!.insertions.size, 0, 'nothing inserted by the failures');
+      assert.equal(p.maybeUprobe('leaf')!.insertions.size, 0, 'nothing inserted by the failures');
       assert.deepEqual(p.mem(p.init, 'leaf'), p.orig('leaf'));
       // right: inserted in pid 1's private copy, the file keeps its bytes
       k.user = { ...k.user, ...good };
@@ -153,7 +90,7 @@ for (const arch of ARCHES) {
       assert.deepEqual(p.mem(p.init, 'leaf'), p.swbp);
       assert.deepEqual(p.inode.read(Number(p.off('leaf')), p.swbp.length), p.orig('leaf'));
       assert.equal(p.isCacheWindow(p.init, 'leaf'), false);
-      const ins = p.uprobe('leaf')!.insertions.get(p.init.mm)?.get(p.vaddr('leaf'));
+      const ins = p.maybeUprobe('leaf')!.insertions.get(p.init.mm)?.get(p.vaddr('leaf'));
       assert.ok(ins && ins.early && !ins.modern && ins.pid === 1);
       // page may be left out (the vma and addr name it)
       k.user = { ...k.user, ...good, vma: p.init.mm.regionAt(Number(good.addr))!, page: undefined };
@@ -227,7 +164,7 @@ for (const arch of ARCHES) {
       assert.equal(registerKprobeUser(e, k), 0);
       assert.equal(insertKprobeUserspace(e, p.at(k, p.init, 'leaf')), 0);
       p.runGolden();
-      const len = BigInt(p.uprobe('leaf')!.arch.length);
+      const len = BigInt(p.maybeUprobe('leaf')!.arch.length);
       assert.equal(ev.length, 60);
       ev.forEach((x, i) => {
         assert.equal(x.what, i % 2 ? 'post' : 'pre', `event ${i}`);
@@ -242,7 +179,7 @@ for (const arch of ARCHES) {
       assert.deepEqual(ev.filter(x => x.what === 'pre').map(x => x.arg), LEAF_ARGS, 'pid 1, its fork (copied) and the exec\'d image (read in later)');
       assert.equal(k.hits, 30);
       assert.equal(k.nmissed, 0);
-      assert.equal(p.uprobe('leaf')!.insertions.size, 0, 'every process ended: no copy left');
+      assert.equal(p.maybeUprobe('leaf')!.insertions.size, 0, 'every process ended: no copy left');
       assert.equal(unregisterKprobeUser(e, k), 0, 'nothing inserted remains');
     });
 
@@ -278,7 +215,7 @@ for (const arch of ARCHES) {
           if (proc.pid !== 1 && !removed) {
             removed = true;
             p.check(() => {
-              const u = p.uprobe('fact')!;
+              const u = p.maybeUprobe('fact')!;
               assert.ok(u.insertions.has(proc.mm) && u.insertions.has(p.init.mm));
               // the registered struct with this process's addr / vma / page
               const saved = k.user;
@@ -314,7 +251,7 @@ for (const arch of ARCHES) {
       assert.equal(registerKprobeUser(e, k), 0);
       assert.equal(insertKprobeUserspace(e, p.at(k, p.init, 'leaf')), 0);
       assert.equal(e.uprobeRegister(p.inode, p.off('leaf'), uc), 0);
-      const u = p.uprobe('leaf')!;
+      const u = p.maybeUprobe('leaf')!;
       assert.deepEqual(e.list(), [u]);
       const ins = u.insertions.get(p.init.mm)!.get(p.vaddr('leaf'))!;
       assert.ok(ins.early && ins.modern);

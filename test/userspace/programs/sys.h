@@ -67,7 +67,8 @@ static long sys6(long n, long a, long b, long c, long d, long e, long f)
 __asm__(".text\n.globl _start\n_start:\n xor %rbp, %rbp\n mov %rsp, %rdi\n and $-16, %rsp\n call cstart\n hlt\n"
 	".globl restorer\nrestorer:\n mov $15, %eax\n syscall\n");
 #define CLONE_CHILD_ARGS(flags) (flags), 0, 0, 0, 0
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) || defined(__riscv)
+/* the generic system call numbers (asm-generic/unistd.h) */
 #define NR_read 63
 #define NR_write 64
 #define NR_close 57
@@ -108,6 +109,11 @@ __asm__(".text\n.globl _start\n_start:\n xor %rbp, %rbp\n mov %rsp, %rdi\n and $
 #define STAT_SIZE 128
 #define STAT_MODE_OFF 16
 #define STAT_SIZE_OFF 48
+#else
+#error "x86_64, aarch64 or riscv64"
+#endif
+
+#if defined(__aarch64__)
 static long sys6(long n, long a, long b, long c, long d, long e, long f)
 {
 	register long x8 __asm__("x8") = n;
@@ -123,46 +129,6 @@ static long sys6(long n, long a, long b, long c, long d, long e, long f)
 __asm__(".text\n.globl _start\n_start:\n mov x29, #0\n mov x30, #0\n mov x0, sp\n and sp, x0, #-16\n bl cstart\n brk #0\n"
 	".globl restorer\nrestorer:\n mov x8, #139\n svc #0\n");
 #elif defined(__riscv)
-#define NR_read 63
-#define NR_write 64
-#define NR_close 57
-#define NR_fstat 80
-#define NR_lseek 62
-#define NR_mmap 222
-#define NR_munmap 215
-#define NR_rt_sigaction 134
-#define NR_rt_sigprocmask 135
-#define NR_rt_sigreturn 139
-#define NR_pread64 67
-#define NR_pipe2 59
-#define NR_dup3 24
-#define NR_getpid 172
-#define NR_clone 220
-#define NR_execve 221
-#define NR_exit_group 94
-#define NR_wait4 260
-#define NR_kill 129
-#define NR_fcntl 25
-#define NR_ftruncate 46
-#define NR_getcwd 17
-#define NR_chdir 49
-#define NR_umask 166
-#define NR_getppid 173
-#define NR_getdents64 61
-#define NR_clock_gettime 113
-#define NR_openat 56
-#define NR_mkdirat 34
-#define NR_newfstatat 79
-#define NR_unlinkat 35
-#define NR_renameat 38
-#define NR_symlinkat 36
-#define NR_readlinkat 78
-#define NR_faccessat 48
-#define NR_pause_or_suspend 133
-#define O_DIRECTORY 040000
-#define STAT_SIZE 128
-#define STAT_MODE_OFF 16
-#define STAT_SIZE_OFF 48
 static long sys6(long n, long a, long b, long c, long d, long e, long f)
 {
 	register long a7 __asm__("a7") = n;
@@ -178,8 +144,6 @@ static long sys6(long n, long a, long b, long c, long d, long e, long f)
 __asm__(".text\n.globl _start\n_start:\n .option push\n .option norelax\n la gp, __global_pointer$\n .option pop\n"
 	" li s0, 0\n li ra, 0\n mv a0, sp\n andi sp, a0, -16\n call cstart\n ebreak\n"
 	".globl restorer\nrestorer:\n li a7, 139\n ecall\n");
-#else
-#error "x86_64, aarch64 or riscv64"
 #endif
 
 #define sys0(n) sys6(n, 0, 0, 0, 0, 0, 0)

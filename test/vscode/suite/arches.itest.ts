@@ -12,15 +12,8 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeDebugfsBody, ProbeRequest } from '../../../adapter/dapCustom';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, markerLine, workspaceFolder } from './util';
+import { activateExtension, markerLine, workspaceFolder, until } from './util';
 
-function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
-    const sub = event(() => { if (!cond()) return; clearTimeout(timer); sub.dispose(); resolve(); });
-  });
-}
 
 /** the argument register of each arch, as the Registers scope names it */
 const ARG0: Record<string, string> = { aarch64: 'x0', riscv64: 'a0' };

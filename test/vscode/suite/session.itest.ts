@@ -6,21 +6,8 @@ import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/cons
 import { ProbeTreeProvider } from '../../../extension/probeTree';
 import type { ProbeNode } from '../../../extension/probeTree';
 import type { ProbeStore } from '../../../extension/probeStore';
-import { activateExtension, markerLine, workspaceFolder } from './util';
+import { activateExtension, markerLine, workspaceFolder, until } from './util';
 
-/** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
-function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
-    const sub = event(() => {
-      if (!cond()) return;
-      clearTimeout(timer);
-      sub.dispose();
-      resolve();
-    });
-  });
-}
 
 /** DAP messages the adapter sent, seen through a tracker (the test's view of `stopped` events). */
 class Tracker {

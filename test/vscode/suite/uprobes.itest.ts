@@ -6,21 +6,8 @@ import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, workspaceFolder } from './util';
+import { activateExtension, workspaceFolder, until } from './util';
 
-/** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
-function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
-    const sub = event(() => {
-      if (!cond()) return;
-      clearTimeout(timer);
-      sub.dispose();
-      resolve();
-    });
-  });
-}
 
 suite('uprobes: a gutter breakpoint in a user program', () => {
   const stops: DebugProtocol.StoppedEvent[] = [];

@@ -41,3 +41,17 @@ export function markerLine(file: string, name: string): number {
   if (i < 0) throw new Error(`marker #BP ${name} not found in ${file}`);
   return i + 1;
 }
+
+/** Waits until `cond()` holds, re-checking whenever `event` fires; rejects after `ms` naming `what`. */
+export function until<T>(event: vscode.Event<T>, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
+  if (cond()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
+    const sub = event(() => {
+      if (!cond()) return;
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    });
+  });
+}

@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { activateExtension, markerLine, workspaceFolder } from './util';
+import { activateExtension, markerLine, until, workspaceFolder } from './util';
 
 /** Both directions of the DAP conversation VS Code holds with the adapter. */
 class Conversation {
@@ -41,14 +41,6 @@ class Conversation {
   dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
 }
 
-function until(c: Conversation, cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { sub.dispose(); reject(new Error(`timed out waiting for ${what}`)); }, ms);
-    const sub = c.onMessage(() => { if (cond()) { clearTimeout(timer); sub.dispose(); resolve(); } });
-  });
-}
-
 suite('the program\'s variables in the Variables view and on hover', () => {
   let conv: Conversation;
   setup(() => { conv = new Conversation(); });
@@ -73,7 +65,7 @@ suite('the program\'s variables in the Variables view and on hover', () => {
       type: DEBUG_TYPE, request: 'launch', name: 'itest variables', program: '${workspaceFolder}/kernel/build/kernel-x86_64.elf', cpus: 2,
     });
     assert.equal(started, true);
-    await until(conv, () => conv.stopped(), 'the breakpoint stop');
+    await until(conv.onMessage, () => conv.stopped(), 'the breakpoint stop');
     // VS Code shows the Run and Debug view at a breakpoint; make sure it is open
     await vscode.commands.executeCommand('workbench.view.debug');
 
@@ -85,7 +77,7 @@ suite('the program\'s variables in the Variables view and on hover', () => {
       const ref = argumentsScope()?.variablesReference;
       return conv.answered<Vars['args'], Vars['body']>('variables').find(v => v.args.variablesReference === ref)?.body.variables;
     };
-    await until(conv, () => shownArgs() !== undefined, 'VS Code listing the Arguments scope in the Variables view');
+    await until(conv.onMessage, () => shownArgs() !== undefined, 'VS Code listing the Arguments scope in the Variables view');
     const scopes = conv.answered<Scopes['args'], Scopes['body']>('scopes')[0].body.scopes.map(s => s.name);
     assert.equal(scopes[0], 'Arguments', scopes.join(', '));
     const args = shownArgs()!;
@@ -105,7 +97,7 @@ suite('the program\'s variables in the Variables view and on hover', () => {
     type Eval = { args: DebugProtocol.EvaluateArguments; body: DebugProtocol.EvaluateResponse['body'] };
     const hovers = (): Eval[] => conv.answered<Eval['args'], Eval['body']>('evaluate').filter(e => e.args.context === 'hover');
     await vscode.commands.executeCommand('editor.debug.action.showDebugHover');
-    await until(conv, () => hovers().length > 0, 'VS Code evaluating the hovered word');
+    await until(conv.onMessage, () => hovers().length > 0, 'VS Code evaluating the hovered word');
     const h = hovers()[0];
     assert.equal(h.args.expression, 'count');
     assert.equal(h.body.result, count.value);
