@@ -35,6 +35,7 @@ import { KTask } from './task';
 import type { UserProcess } from './user/process';
 import type { UserMmObserver } from './user/mmObserver';
 import { Vfs } from './fs/vfs';
+import type { Backing } from '../memory/backing';
 import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
 
 export const PAGE_SIZE = 4096;
@@ -76,6 +77,11 @@ export class Kernel implements KernelApi {
   readonly processes = new Map<number, UserProcess>();
   /** observers of user address spaces (uprobes): image mapped, fork, released */
   readonly mmObservers: UserMmObserver[] = [];
+  /**
+   * Regions that are private copies of file pages (uprobes breakpoints): the
+   * file mapping they stand for (/proc/PID/maps shows them as part of it)
+   */
+  readonly mapOrigins = new WeakMap<Region, { backing: Backing; offset: number }>();
   /** a user task whose pending signals must wait (uprobes: while it steps a probed instruction out of line) */
   readonly signalDeferrers: ((pid: number) => boolean)[] = [];
   /** sysctl entries registered by the kernel's subsystems */

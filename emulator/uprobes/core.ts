@@ -51,7 +51,7 @@ export class UprobesEngine implements UserMmObserver {
   private readonly byAddr = new Map<Memory, Map<bigint, Uprobe>>();
   private readonly xolAreas = new Map<Memory, XolArea>();
   private readonly utasks = new Map<number, UprobeTask>();
-  readonly pages = new UprobePages();
+  readonly pages: UprobePages;
   readonly traps: UprobeTraps;
   /** counters for the bench and the tests */
   readonly stats = { hits: 0, xolSteps: 0, simulated: 0, retHits: 0, removedByHandler: 0 };
@@ -59,6 +59,7 @@ export class UprobesEngine implements UserMmObserver {
   private readonly changeListeners: (() => void)[] = [];
 
   constructor(readonly kernel: Kernel, readonly hooks: UprobesArchHooks) {
+    this.pages = new UprobePages(kernel.mapOrigins);
     this.traps = new UprobeTraps(this);
     kernel.addTrapHook((cpu, trap) => this.traps.onTrap(cpu, trap));
     kernel.mmObservers.push(this);

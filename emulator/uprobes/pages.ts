@@ -27,6 +27,9 @@ export interface CowPage {
 export interface FilePlace { readonly file: Backing; readonly offset: number; readonly cow: boolean }
 
 export class UprobePages {
+  /** `origins`: where a copy's file mapping is recorded for /proc/PID/maps (the kernel's mapOrigins) */
+  constructor(private readonly origins?: WeakMap<Region, { backing: Backing; offset: number }>) {}
+
   private readonly cow = new Map<Memory, Map<VAddr, CowPage>>();
   /**
    * Regions this class split or replaced, and the address space they were
@@ -93,6 +96,7 @@ export class UprobePages {
       let m = this.cow.get(mm);
       if (!m) this.cow.set(mm, m = new Map());
       m.set(lo, { region: copy, file: r.backing, fileOffset: r.offset + (lo - r.base) });
+      this.origins?.set(copy, { backing: r.backing, offset: r.offset + (lo - r.base) });
     }
   }
 
@@ -132,7 +136,10 @@ export class UprobePages {
     const cm = new Map<VAddr, CowPage>();
     for (const [base, c] of m) {
       const r = child.regionAt(base);
-      if (r && r.base === base && r.size === c.region.size) cm.set(base, { region: r, file: c.file, fileOffset: c.fileOffset });
+      if (r && r.base === base && r.size === c.region.size) {
+        cm.set(base, { region: r, file: c.file, fileOffset: c.fileOffset });
+        this.origins?.set(r, { backing: c.file, offset: c.fileOffset });
+      }
     }
     if (cm.size) this.cow.set(child, cm);
   }

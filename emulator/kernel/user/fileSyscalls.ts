@@ -16,6 +16,7 @@ import { copyFromUser, copyToUser, readUserString } from './uaccess';
 import { FdEntry, O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_EXCL, O_NONBLOCK, O_RDONLY, O_TRUNC, O_WRONLY, OpenFile, Pipe } from './files';
 import { E, RESTART, SyscallCtx, SyscallHandler, SyscallResult, i32, neg } from './results';
 import { deliverSignal } from './procSyscalls';
+import { procMaps } from './procMaps';
 import { SIGPIPE } from './signals';
 
 
@@ -42,7 +43,21 @@ function procExe(c: SyscallCtx, path: string): boolean {
   return path === '/proc/self/exe' || path === `/proc/${c.proc.pid}/exe`;
 }
 
+/** /proc/self/maps, /proc/<pid>/maps: a file of the text at open time (an inode in no directory) */
+function procMapsFile(c: SyscallCtx, path: string): Resolved | undefined {
+  const m = /^\/proc\/(self|\d+)\/maps$/.exec(path);
+  if (!m) return undefined;
+  const k = c.proc.kernel;
+  const proc = m[1] === 'self' ? c.proc : k.processes.get(Number(m[1]));
+  if (!proc || proc.waitStatus !== null) return { ok: false, errno: Errno.ENOENT };
+  const f = k.fs.newInode(S_IFREG | 0o444);
+  f.write(0, new TextEncoder().encode(procMaps(k, proc)), k.fs.now());
+  return { ok: true, inode: f };
+}
+
 function resolve(c: SyscallCtx, dirfd: number, path: string, follow = true): Resolved {
+  const maps = procMapsFile(c, path);
+  if (maps) return maps;
   if (procExe(c, path)) {
     if (!follow) return { ok: false, errno: Errno.EINVAL };
     return c.proc.exe ? { ok: true, inode: c.proc.exe } : { ok: false, errno: Errno.ENOENT };
@@ -405,7 +420,7 @@ function readlinkAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, buf: bigint, 
   const n = i32(size);
   if (n <= 0) return E('EINVAL');
   let target: string;
-  if (procExe(c, path)) target = c.proc.exePath;
+  if (procExe(c, path)) target = c.proc.exeLink();
   else {
     const r = resolve(c, dirfd, path, false);
     if (!r.ok) return neg(r.errno);

@@ -19,6 +19,7 @@
  * machine off with its exit status (128 + N when killed by signal N, as a
  * shell reports it).
  */
+import { resolve as resolveHostPath } from 'node:path';
 import { ElfImage, ImageError } from '../../elf/types';
 import { parseElf } from '../../elf/elfFile';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../../memory/memory';
@@ -162,6 +163,20 @@ export class UserProcess {
   get pid(): number { return this.task.pid; }
   get comm(): string { return this.task.comm; }
 
+  /**
+   * What /proc/PID/exe links to: the executable's absolute path in the
+   * filesystem; a program file outside the tree (a host file run by
+   * `kprobe-run exec`) shows its absolute host path, as Linux shows the
+   * file's absolute path whatever path exec was given.
+   */
+  exeLink(): string {
+    const exe = this.exe;
+    if (!exe) return this.exePath;
+    const p = this.kernel.fs.pathOf(exe);
+    if (p !== '(deleted)') return p;
+    return exe.hostPath !== undefined ? resolveHostPath(exe.hostPath) : this.exePath;
+  }
+
   /** vfork: the child exec'd or ended, the parent runs again with the child's pid */
   releaseVforkParent(): void {
     const p = this.vforkParent;
@@ -304,6 +319,9 @@ export class UserProcess {
         const piece = privatize && a === lo
           ? this.mm.map(a, b - a, p, r.name, undefined, r.bytes.slice(a - r.base, b - r.base))
           : this.mm.mapBacking(a, b - a, p, r.name, r.backing, r.offset + (a - r.base));
+        // the copied pages are still the file's mapping (/proc/PID/maps)
+        const origin = piece.backing === r.backing ? undefined : this.kernel.mapOrigins.get(r) ?? (r.backing.identity.kind === 'file' ? { backing: r.backing, offset: r.offset } : undefined);
+        if (origin) this.kernel.mapOrigins.set(piece, { backing: origin.backing, offset: origin.offset + (a - r.base) });
         if (wasShared) this.shared.add(piece);
         if (r === this.heap && a === r.base) this.heap = piece;
       }
