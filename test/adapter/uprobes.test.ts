@@ -90,8 +90,19 @@ describe('adapter: breakpoints in user programs are uprobes', () => {
     assert.match(row.processes[0].page, /private copy/);
     assert.equal(row.source?.line, leafLine);
 
-    // remove the breakpoint and run to the end: the program's output is what qemu-user printed
-    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [] });
+    // the view's actions: disable (the consumer unregistered: no process has the breakpoint), enable, unregister
+    const req = async (command: string, args: object): Promise<ProbeStateBody> =>
+      (await within(h.dc.customRequest(command, args) as Promise<DebugProtocol.Response>, command)).body as ProbeStateBody;
+    let st2 = await req(ProbeRequest.setEnabled, { id: row.id, enabled: false });
+    assert.equal(st2.uprobes[0].enabled, false);
+    assert.deepEqual(st2.uprobes[0].processes, []);
+    st2 = await req(ProbeRequest.setEnabled, { id: row.id, enabled: true });
+    assert.equal(st2.uprobes[0].enabled, true);
+    assert.equal(st2.uprobes[0].processes.length, 1);
+    st2 = await req(ProbeRequest.unregister, { id: row.id });
+    assert.deepEqual(st2.uprobes, []);
+
+    // run to the end
     const exited = h.dc.waitForEvent('exited');
     await h.dc.continueRequest({ threadId });
     await within(exited, 'the end of the machine');
