@@ -20,6 +20,7 @@ import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
 import { aggregateValue, globalVariable, memReader } from '../emulator/debug/variables';
 import type { Expandable, FrameState, FrameVariables } from '../emulator/debug/variables';
 import type { DwarfOrigin } from '../emulator/debug/ctype';
+import type { ElfImage } from '../emulator/elf/types';
 import { dwarfRegName, programGlobals, programNamesAt, programTypes } from '../emulator/probes/programNames';
 
 export interface EvaluateInput {
@@ -38,6 +39,8 @@ export interface EvaluateInput {
   frame?: { index: number; state: FrameState };
   /** a variablesReference for an expandable value (a struct / array in memory, a pointer to a struct) */
   expandRef?: (x: Expandable, viaPointer: boolean) => number;
+  /** the program the frame is in when not the kernel image (a user task's frame: its ELF and DWARF) */
+  image?: ElfImage;
 }
 
 export type EvaluateAnswer =
@@ -52,16 +55,17 @@ export function registerNamed(arch: ArchInfo, name: string): string | undefined 
 
 export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   const { machine: m, cpu } = inp;
+  const image = inp.image ?? m.image;
   const expr = inp.expression.trim();
   // a C name the program knows (DWARF): a parameter or local of the innermost frame, else a global / static
   if (isIdentifier(expr)) {
     const fv = inp.frameVariables?.();
     const local = fv?.ok ? [...fv.params, ...fv.locals].find(x => x.name === expr) : undefined;
-    const v = local ?? globalVariable(m.image, expr, memReader(cpu), inp.frame?.state.pc ?? cpu.getPc());
+    const v = local ?? globalVariable(image, expr, memReader(cpu), inp.frame?.state.pc ?? cpu.getPc());
     if (v) return { ok: true, body: { result: v.value, type: v.type, variablesReference: v.expand && inp.expandRef ? inp.expandRef(v.expand, / \*$/.test(v.type)) : 0 } };
   }
   const reg = /^\$(\w+)$/.exec(expr);
-  const sym = isIdentifier(expr) ? m.image.symbols.lookup(expr) : undefined;
+  const sym = isIdentifier(expr) ? image.symbols.lookup(expr) : undefined;
   // `$name`, or a bare register name that is no kernel symbol (gdb habits: `rdi`, `$rip`)
   const regName = reg ? registerNamed(m.arch, reg[1]) : !sym && inp.context !== 'hover' && /^\w+$/.test(expr) ? registerNamed(m.arch, expr) : undefined;
   if (reg || regName) {
@@ -77,7 +81,7 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   const r = evaluateInFrame(inp, expr);
   if (r.ok) {
     const v = r.value;
-    const body: DebugProtocol.EvaluateResponse['body'] = { result: formatValue(v, a => symbolAt(m.image, a)), type: v.typeName, variablesReference: 0 };
+    const body: DebugProtocol.EvaluateResponse['body'] = { result: formatValue(v, a => symbolAt(image, a)), type: v.typeName, variablesReference: 0 };
     if (v.type.kind === 'ptr') body.memoryReference = formatAddress(BigInt.asUintN(64, v.value));
     // the program's structs and arrays: gdb's text, expandable; a pointer to a struct expands to the struct
     const origin = (t: typeof v.type): DwarfOrigin | undefined => ((t.kind === 'struct' || t.kind === 'array') ? t.origin as DwarfOrigin | undefined : undefined);
@@ -106,6 +110,7 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
  */
 export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<typeof evaluateExpression> {
   const { machine: m, cpu } = inp;
+  const image = inp.image ?? m.image;
   const st = inp.frame?.state;
   let callerRegs: Map<string, bigint> | undefined;
   if (st && (st.level ?? 0) > 0) {
@@ -120,11 +125,11 @@ export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<ty
   const env = new StoppedCpuEnv(m.kernel, inp.engine, cpu, inp.stop, callerRegs);
   const pc = st?.pc ?? cpu.getPc();
   let names: ReturnType<typeof programNamesAt> | undefined;
-  try { names = programNamesAt(m.image, m.arch, pc, { inlineDepth: st?.inlineDepth, skipInlineEntry: st?.skipInlineEntry }); } catch { names = undefined; }
+  try { names = programNamesAt(image, m.arch, pc, { inlineDepth: st?.inlineDepth, skipInlineEntry: st?.skipInlineEntry }); } catch { names = undefined; }
   const opts = {
     ...inp.compileOptions,
-    programName: names ?? programGlobals(m.image, pc),
-    programType: programTypes(m.image),
+    programName: names ?? programGlobals(image, pc),
+    programType: programTypes(image),
     programWritable: true,
   };
   const r = evaluateExpression(expr, env, opts);

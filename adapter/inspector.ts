@@ -154,9 +154,14 @@ export class StopInspector {
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
-    if (!shown || shown.idle || shown.image) return undefined;
-    const st = unwindStates(m.image, m.arch, cpu, shown.physical + 1, this.pcOf(cpuIndex))[shown.physical];
+    if (!shown || shown.idle) return undefined;
+    const st = unwindStates(shown.image ?? m.image, m.arch, cpu, shown.physical + 1, this.pcOf(cpuIndex))[shown.physical];
     return st && st.pc === shown.lookupPc ? { ...st, inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry } : undefined;
+  }
+
+  /** The program a frame is in when not the kernel image (a user task's frame). */
+  frameImage(cpuIndex: number, frameIdx: number): ElfImage | undefined {
+    return this.frames(cpuIndex)[frameIdx]?.image;
   }
 
   /** The pc to show for a CPU (the probe address at a breakpoint stop, else the CPU's pc). */
@@ -330,9 +335,10 @@ export class StopInspector {
     const cpu = m.cpus[cpuIndex];
     if (!cpu) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
-    if (!shown || shown.idle || shown.image) return undefined;
+    if (!shown || shown.idle) return undefined;
     const st = this.frameState(cpuIndex, frameIdx);
-    return st ? frameVariables(m.image, st, memReader(cpu)) : undefined;
+    // a user task's frame: its program's DWARF
+    return st ? frameVariables(shown.image ?? m.image, st, memReader(cpu)) : undefined;
   }
 
   scopes(frameId: number): DebugProtocol.Scope[] {

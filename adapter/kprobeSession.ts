@@ -522,6 +522,7 @@ export class KprobeSession extends LoggingDebugSession {
       expression, context,
       frameVariables: () => insp.frameVariables(cpu.id, index),
       frame: state ? { index, state } : undefined,
+      image: insp.frameImage(cpu.id, index),
       expandRef: (x, viaPointer) => insp.expandRef(cpu.id, (cpu.id + 1) * FRAME_STRIDE + index, x, expression, viaPointer),
     });
   }

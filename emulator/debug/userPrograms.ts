@@ -86,8 +86,16 @@ export class UserPrograms {
       at = next;
       addrs = lines.addressesForLine(file, at);
     }
-    const vaddr = addrs[0];
+    const sorted = [...addrs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    let vaddr = sorted[0];
     if (vaddr === undefined) return undefined;
+    // a function's first line: past the prologue, where the line table has the line again (gdb's
+    // skip_prologue_using_sal), so that the parameters are in their homes when the breakpoint stops
+    const fn = program.image.symbols.resolve(vaddr);
+    if (fn && fn.offset === 0n && fn.sym.type === 'func') {
+      const next = sorted.find(a => a > vaddr && a < fn.sym.value + (fn.sym.size || 1n));
+      if (next !== undefined) vaddr = next;
+    }
     const seg = program.image.segments.find(s => s.type === PT_LOAD && vaddr >= s.vaddr && vaddr < s.vaddr + s.filesz);
     if (!seg) return undefined;
     return { program, line: at, vaddr, offset: vaddr - seg.vaddr + seg.offset };

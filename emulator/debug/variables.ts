@@ -720,7 +720,8 @@ export interface ScopedName {
  * handler compiled for that pc can name), with the function's name; undefined
  * when no debug info covers the pc.
  */
-export function namesAt(image: ElfImage, pc: bigint, at: ScopeAt = {}): { function: string; di: DebugInfo; names: Map<string, ScopedName> } | undefined {
+export function namesAt(image: ElfImage, pc: bigint, at: ScopeAt = {}):
+  { function: string; di: DebugInfo; names: Map<string, ScopedName>; frameBase?: Uint8Array } | undefined {
   const di = debugInfoOf(image);
   imageOfDi.set(di, image);
   const u = di.unitFor(pc);
@@ -746,7 +747,11 @@ export function namesAt(image: ElfImage, pc: bigint, at: ScopeAt = {}): { functi
       });
     }
   }
-  return { function: nameOf(di, paramOwner) ?? '?', di, names };
+  // the frame base is the physical function's (the subprogram's), also in an inlined frame (DW_OP_fbreg locations)
+  const fn = outermostFunction(di, root, pc) ?? chain[0];
+  let frameBase: Uint8Array | undefined;
+  try { frameBase = di.locationAt(fn, DW_AT.frame_base, pc); } catch { frameBase = undefined; }
+  return { function: nameOf(di, paramOwner) ?? '?', di, names, frameBase };
 }
 
 

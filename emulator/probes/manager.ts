@@ -419,6 +419,12 @@ export class ProbeManager {
     const res = resolveUserTarget(c.kernel, target);
     if (typeof res === 'string') return fail(res);
     const copts = this.compileOptions();
+    // conditions and log messages name the user program's variables in scope at the probe (its DWARF)
+    try {
+      const prog = parsedImage(res.inode, res.path);
+      copts.programName = (res.vaddr !== undefined ? programNamesAt(prog, this.kernel.arch, res.vaddr) : undefined) ?? programGlobals(prog, res.vaddr);
+      copts.programType = programTypes(prog);
+    } catch { /* no DWARF to name */ }
     const bp: BreakpointRuntime = {
       kernel: this.kernel, id: up.id, mode: 'kprobe', hits: 0, charge: this.opts.chargeSteps, onStop: hit => this.onStop(hit),
     };

@@ -99,11 +99,18 @@ export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint, at: Scop
           const s = cfi.step(pc, regs, a => read(a, addressSize), spD);
           if (s.kind === 'ok') cfa = s.cfa;
         }
-        const loc = evalLocation(expr, {
+        const base = {
           addressSize, little, cfa, reg, read,
-          addrx: i => scope.di.addrIndex(n.die.unit, i),
-          baseType: o => scope.di.baseType(n.die.unit, o),
-        });
+          addrx: (i: bigint) => scope.di.addrIndex(n.die.unit, i),
+          baseType: (o: bigint) => scope.di.baseType(n.die.unit, o),
+        };
+        // DW_OP_fbreg: the function's DW_AT_frame_base (gcc: DW_OP_call_frame_cfa, clang: a register)
+        const frameBase = (): bigint | undefined => {
+          if (!scope.frameBase) return undefined;
+          const l = evalLocation(scope.frameBase, base);
+          return l.kind === 'register' ? reg(l.reg) : l.kind === 'memory' ? l.addr : l.kind === 'value' ? l.value : undefined;
+        };
+        const loc = evalLocation(expr, { ...base, frameBase });
         switch (loc.kind) {
           case 'register': { const r = regName(loc.reg); if (r === undefined) throw new Error(`register DWARF ${loc.reg} is not in pt_regs`); return { kind: 'register', reg: r }; }
           case 'memory': return { kind: 'memory', addr: loc.addr };
