@@ -17,7 +17,8 @@
  * budgets the caller uses.
  */
 import { ArchOps, Cpu } from './arch/types';
-import { archForElfMachine, kprobesArchFor, uprobesArchFor } from './arch/registry';
+import { archForElfMachine, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
+import { ModuleTable } from './kernel/modules/modules';
 import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
@@ -124,6 +125,8 @@ export class Machine {
   readonly kernel: Kernel;
   private readonly engine: KprobesEngine | null;
   private readonly uprobesEngine: UprobesEngine | null;
+  private moduleTable: ModuleTable | null = null;
+  private hasKernelImage = true;
   private manager: ProbeManager | null = null;
   private readonly probeOptions: ProbeManagerOptions;
   readonly arch: ArchOps;
@@ -151,6 +154,7 @@ export class Machine {
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
+    this.hasKernelImage = !user;
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {
       installUserInit(this.kernel, opts.exec ?? []);
@@ -176,6 +180,22 @@ export class Machine {
   get uprobes(): UprobesEngine {
     if (!this.uprobesEngine) throw new Error(`uprobes: not ported to ${this.arch.name}`);
     return this.uprobesEngine;
+  }
+
+  /**
+   * The kernel's loadable modules (insmod / rmmod), created on first use; a
+   * clear error on a user-program machine or where the arch has no module
+   * relocations. Code that goes away kills the kprobes on it ([GONE]).
+   */
+  get modules(): ModuleTable {
+    if (this.moduleTable) return this.moduleTable;
+    if (this.kernel.processes.size && !this.hasKernelImage) throw new Error('modules: a user-program machine has no kernel to load modules into');
+    const relocs = moduleRelocsFor(this.arch.name);
+    if (!relocs) throw new Error(`modules: loadable modules are not ported to ${this.arch.name} yet`);
+    this.moduleTable = new ModuleTable(this.kernel, relocs, {
+      onFree: (lo, hi) => { if (this.engine) this.engine.killKprobesIn(lo, hi); },
+    });
+    return this.moduleTable;
   }
 
   /** Whether this machine has a kprobes engine. */

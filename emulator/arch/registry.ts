@@ -11,6 +11,7 @@
 import type { ArchInfo, ArchOps } from './types';
 import type { KprobesArchHooks } from '../kprobes/archHooks';
 import type { UprobesArchHooks } from '../uprobes/archHooks';
+import type { ArchModuleRelocs } from '../kernel/modules/relocations';
 import { PORTS, portByName, portForElfMachine } from '../ports';
 
 /** What emulator/arch/<name>/index.ts exports as `port`. */
@@ -20,6 +21,8 @@ export interface ArchPort {
   readonly kprobes?: KprobesArchHooks;
   /** the arch half of uprobes (Linux arch/<arch>/kernel/uprobes.c); absent: uprobes not ported there */
   readonly uprobes?: UprobesArchHooks;
+  /** module relocations (Linux arch/<arch>/kernel/module.c apply_relocate_add); absent: no loadable modules */
+  readonly modules?: ArchModuleRelocs;
 }
 
 /** How each port with a CPU loads its implementation part (lazily: a require per port, run on first use). */
@@ -79,4 +82,10 @@ export function kprobesArches(): string[] {
 export function uprobesArchFor(name: string): UprobesArchHooks | undefined {
   const info = portByName(name);
   return info && archPort(info)?.uprobes;
+}
+
+/** The module relocations of an architecture, undefined when loadable modules are not ported there. */
+export function moduleRelocsFor(name: string): ArchModuleRelocs | undefined {
+  const info = portByName(name);
+  return info && archPort(info)?.modules;
 }

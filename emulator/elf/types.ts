@@ -48,6 +48,8 @@ export interface ElfSymbol {
   bind: 'local' | 'global' | 'weak' | 'other';
   /** section header index (0 = undefined) */
   shndx: number;
+  /** the loaded module the symbol belongs to (kallsyms: `[name]`); absent for the image's own */
+  module?: string;
 }
 
 export interface SymbolTable {

@@ -403,6 +403,7 @@ export class Kernel implements KernelApi {
   handleTrap(cpu: Cpu, trap: Trap): void {
     const task = this.currentTask(cpu.id);
     if (task && !task.user && this.isThreadReturn(trap)) {
+      task.returnValue = cpu.getReg(this.arch.abi.retReg); // the thread function's return value (a module's init)
       this.exitCurrent(cpu.id, 0);
       return;
     }

@@ -21,6 +21,8 @@ export class KTask implements Task {
   pendingResult?: bigint;
   /** tasks blocked in thread_join on this one */
   readonly joiners: KTask[] = [];
+  /** a kernel thread's function returned this (its return register at the thread-return page) */
+  returnValue?: bigint;
   /** instructions this task has retired (accounting for the debugger/bench) */
   instructions = 0;
 

@@ -274,6 +274,15 @@ export class KprobesEngine {
   /** free the slots of probes removed while in use, once no CPU is inside them @internal (traps.ts) */
   collectGarbage(): void { this.registration.collectGarbage(); }
 
+  /** kill_kprobe() for every probe in [start, end): their code went away (module unload, init memory freed); how many */
+  killKprobesIn(start: bigint, end: bigint): number {
+    let n = 0;
+    for (const a of new Set(this.listEntries().map(e => e.addr))) {
+      if (a >= start && a < end && this.registration.killKprobe(a)) n++;
+    }
+    return n;
+  }
+
   /** disable_kprobe(): 0 or -EINVAL */
   disableKprobe(p: Kprobe): number { return this.registration.disableKprobe(p); }
 

@@ -23,7 +23,7 @@ export function formatKprobeList(engine: KprobesEngine): string {
     const pp = aggregate ?? probe;
     const r = syms.resolve(addr);
     const type = engine.kindOf(probe);
-    if (r) out += `${hex64(addr)}  ${type}  ${r.sym.name}+0x${r.offset.toString(16)}  ${' '} `;
+    if (r) out += `${hex64(addr)}  ${type}  ${r.sym.name}+0x${r.offset.toString(16)}  ${r.sym.module ?? ' '} `;
     else out += `${hex64(addr)}  ${type}  ${engine.where(addr)} `; // %pS
     out += kprobeListFlags(probe, pp) + '\n';
   }

@@ -136,14 +136,14 @@ export class KprobeRegistration {
       this.arming.disarmKprobe(ap);
       this.t.table.delete(addr);
       this.engine.optimizer.release(addr);
-      this.removeKprobe(ap);
+      this.removeKprobe(ap, true);
     } else {
       list.splice(list.indexOf(p), 1);
       if (list.length === 0) {
         this.arming.disarmKprobe(ap);
         this.t.table.delete(addr);
         this.engine.optimizer.release(addr);
-        this.removeKprobe(ap);
+        this.removeKprobe(ap, true);
       } else if (list.every(k => kprobeDisabled(k))) {
         ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
         this.arming.disarmKprobe(ap);
@@ -156,8 +156,28 @@ export class KprobeRegistration {
     return 0;
   }
 
-  /** arch_remove_kprobe, deferred while a CPU is still inside the probe */
-  private removeKprobe(ap: Kprobe): void {
+  /**
+   * kill_kprobe(): the code under a registered probe went away (its module
+   * was unloaded, or the __init code it is in was freed). The probe and the
+   * members of its aggregate are [GONE]: disarmed (its jump unoptimized),
+   * never hit again, its instruction slot released; it stays listed until
+   * unregistered (unregistering a gone probe does not touch the code).
+   */
+  killKprobe(addr: bigint): boolean {
+    const ap = this.t.table.get(addr);
+    if (!ap || (ap.flags ?? 0) & KPROBE_FLAG_GONE) return false;
+    this.engine.optimizer.unoptimizeCovering(addr);
+    this.arming.disarmKprobe(ap);
+    ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_GONE;
+    for (const k of this.t.aggrList.get(ap) ?? []) k.flags = (k.flags ?? 0) | KPROBE_FLAG_GONE;
+    this.removeKprobe(ap);
+    this.engine.events.emit({ type: 'stateChanged', probe: this.engine.info(ap) });
+    return true;
+  }
+
+  /** arch_remove_kprobe, deferred while a CPU is still inside the probe (not again for a [GONE] probe: kill_kprobe did it) */
+  private removeKprobe(ap: Kprobe, unregistering = false): void {
+    if (unregistering && (ap.flags ?? 0) & KPROBE_FLAG_GONE) return;
     if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) return; // no instruction slot
     if (this.inUse(ap)) this.t.pendingRemove.push(ap);
     else this.engine.hooks.removeKprobe(this.engine.ctx, ap);

@@ -7,6 +7,7 @@ import { x86SignalFrames } from './signal';
 import { ArchOps, Cpu, DecodedInsn } from '../types';
 import type { ArchPort } from '../registry';
 import { x86_64UprobesHooks } from './uprobes';
+import { x86_64ModuleRelocs } from './modules';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { toVAddr, mustVAddr } from '../../memory/address';
 import { X86Cpu } from './cpu';
@@ -99,4 +100,4 @@ export const x86_64: ArchOps = {
   },
 };
 
-export const port: ArchPort = { ops: x86_64, kprobes: x86_64KprobesHooks, uprobes: x86_64UprobesHooks };
+export const port: ArchPort = { ops: x86_64, kprobes: x86_64KprobesHooks, uprobes: x86_64UprobesHooks, modules: x86_64ModuleRelocs };

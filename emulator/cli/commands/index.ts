@@ -11,6 +11,7 @@ import './probeOptions';
 import './sysctlOptions';
 import './policyOptions';
 import './atOptions';
+import './moduleOptions';
 import './run';
 import './exec';
 

@@ -148,7 +148,8 @@ export function printList(m: Machine, io: CliIo): void {
   io.out('# probe hits\n');
   for (const p of probes) {
     const at = p.file ? `${p.file.name}:${p.file.line}:${p.file.column}` : `breakpoint ${p.id}`;
-    const state = !p.verified ? 'not registered' : `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.nmissed} missed${p.enabled ? '' : ' [DISABLED]'}`;
+    const gone = p.sites.some(s => s.flags.includes('[GONE]'));
+    const state = !p.verified ? 'not registered' : `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.nmissed} missed${gone ? ' [GONE]' : p.enabled ? '' : ' [DISABLED]'}`;
     io.out(`${at} ${p.kind} ${p.target}${siteCount(p)}: ${state}\n`);
   }
 }

@@ -1,0 +1,374 @@
+/**
+ * Loadable modules (Linux kernel/module/main.c, as far as this kernel
+ * needs it): a relocatable ELF object for the image's architecture is laid
+ * out in the kernel's module area (the exec area, within the code model's
+ * reach of the kernel text), its undefined symbols resolved against the
+ * exported symbols (the image's global symbols and the live modules'),
+ * its relocations applied by the arch (apply_relocate_add), its init run
+ * in a kernel thread ("insmod"), then its `.init*` sections freed; rmmod
+ * runs its exit function in a thread and frees it.
+ *
+ *   init_module / cleanup_module  the module's init / exit (what module_init
+ *                                 / module_exit alias); no init: nothing runs
+ *   init returns < 0              the module is not loaded (its memory freed,
+ *                                 probes placed in it [GONE]), as do_init_module
+ *   init returns > 0              "suspiciously returned N, it should follow
+ *                                 0/-E convention", loaded
+ *   rmmod                         refused while another module uses it ("in
+ *                                 use by"), without an exit function, or
+ *                                 while its init runs
+ *
+ * Module memory is mapped per part (core, init) next to the exec area,
+ * within every code model's reach of the kernel text. Freed module memory
+ * (init sections after init, all of it at unload) is unmapped: touching
+ * it is an oops naming the module ("executing freed memory of module X"),
+ * never silent.
+ * kprobes on freed code are killed ([GONE], kill_kprobe) through the
+ * `onFree` hook the machine connects to the kprobes engine. Module symbols
+ * are added to the kernel's symbol table (kallsyms.ts).
+ */
+import type { Kernel } from '../kernel';
+import type { ElfSection, ElfSymbol } from '../../elf/types';
+import { ImageError } from '../../elf/types';
+import { fromVAddr, hex, mustVAddr, toVAddr } from '../../memory/address';
+import { PERM_R, PERM_W, PERM_X, Region } from '../../memory/memory';
+import { PAGE_SIZE } from '../../memory/backing';
+import type { ArchModuleRelocs } from './relocations';
+import { KallsymsTable } from './kallsyms';
+import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, parseRelObject } from './object';
+
+const SHT_NOBITS = 8;
+const STB_WEAK = 2, STT_SECTION = 3, STT_FILE = 4, STT_FUNC = 2, STT_OBJECT = 1;
+/** module names as Linux keeps them (MODULE_NAME_LEN - 1) */
+const MODULE_NAME_MAX = 55;
+
+export type ModuleState = 'coming' | 'live' | 'going' | 'unloaded';
+
+export interface ModuleArea { readonly lo: bigint; readonly hi: bigint }
+
+export interface KernelModule {
+  readonly name: string;
+  readonly path: string;
+  state: ModuleState;
+  readonly core: ModuleArea;
+  /** the .init sections (null when none, or once freed: see initFreed) */
+  readonly init: ModuleArea | null;
+  initFreed: boolean;
+  /** section name -> its address */
+  readonly sections: ReadonlyMap<string, bigint>;
+  readonly initFn?: bigint;
+  readonly exitFn?: bigint;
+  /** modules whose symbols this one uses / that use this one's (refcount) */
+  readonly uses: Set<KernelModule>;
+  readonly usedBy: Set<KernelModule>;
+  /** the module parameters given at load (name=value) */
+  readonly params: ReadonlyMap<string, string>;
+  /** the module's own symbols (functions and objects) */
+  readonly symbols: readonly ElfSymbol[];
+}
+
+export interface ModuleHooks {
+  /** code in [lo, hi) is gone (module unloaded, init freed): kill the probes there; how many */
+  onFree?(lo: bigint, hi: bigint, module: KernelModule, why: 'unload' | 'init'): void;
+  /** the module list changed (views) */
+  onChange?(): void;
+}
+
+export class ModuleError extends Error {}
+
+export class ModuleTable {
+  private readonly mods = new Map<string, KernelModule>();
+  private readonly freed: { lo: bigint; hi: bigint; module: string; why: string }[] = [];
+  readonly kallsyms: KallsymsTable;
+  /** insmod / rmmod work waiting for the previous init / exit to return (Linux serialises them) */
+  private readonly queue: (() => void)[] = [];
+  private busy = false;
+  private readonly waiting = new Map<number, (rv: bigint) => void>();
+
+  constructor(readonly kernel: Kernel, readonly relocs: ArchModuleRelocs, readonly hooks: ModuleHooks = {}) {
+    this.kallsyms = kernel.image.symbols instanceof KallsymsTable ? kernel.image.symbols : new KallsymsTable(kernel.image.symbols);
+    kernel.image.symbols = this.kallsyms;
+    kernel.onTaskExit(t => {
+      const done = this.waiting.get(t.pid);
+      if (!done) return;
+      this.waiting.delete(t.pid);
+      done(BigInt.asIntN(64, (t as { returnValue?: bigint }).returnValue ?? 0n));
+    });
+    kernel.addTrapHook((cpu, trap) => {
+      if (cpu.userMode || trap.kind !== 'pageFault') return false;
+      const a = trap.addr;
+      const f = this.freed.find(x => a >= x.lo && a < x.hi);
+      if (!f) return false;
+      const what = trap.access === 'exec' ? 'executing' : trap.access === 'write' ? 'writing' : 'reading';
+      kernel.oops(cpu, trap, `${what} freed memory of module ${f.module} (${f.why}) at ${hex(a)}`);
+      return true;
+    });
+  }
+
+  list(): readonly KernelModule[] { return [...this.mods.values()]; }
+  get(name: string): KernelModule | undefined { return this.mods.get(name); }
+
+  /**
+   * insmod: load a module from its bytes. Throws a ModuleError (or an
+   * ImageError for a bad file) with the line Linux would print; the kernel
+   * is left as it was. The init function runs when the machine runs (in
+   * a kernel thread); `done` hears the outcome.
+   */
+  load(bytes: Uint8Array, path: string, params: readonly string[] = [], done?: (err: string | null) => void): KernelModule {
+    const obj = parseRelObject(bytes, path);
+    const k = this.kernel;
+    if (!k.arch.elfMachines.includes(obj.image.machine)) {
+      throw new ModuleError(`${path}: module for ${obj.image.archName}, and this kernel is ${k.arch.name} (Exec format error, err -8)`);
+    }
+    const name = moduleName(obj, path);
+    if (this.mods.has(name)) throw new ModuleError(`${name}: module is already loaded (File exists, err -17)`);
+    const paramMap = new Map<string, string>();
+    for (const p of params) {
+      const m = /^([A-Za-z_][\w]*)=(.*)$/.exec(p);
+      if (!m) throw new ModuleError(`${name}: bad parameter '${p}' (expected name=value)`);
+      paramMap.set(m[1], m[2]);
+    }
+    // layout: core (everything allocated but .init*) and init
+    const alloc = obj.sections.filter(s => (s.flags & SHF_ALLOC) !== 0n && s.size > 0n);
+    const isInit = (s: ElfSection): boolean => s.name.startsWith('.init');
+    const place = (secs: ElfSection[]): { size: number; at: Map<number, number> } => {
+      let off = 0;
+      const at = new Map<number, number>();
+      // text first, then the rest (as layout_sections groups by flags)
+      for (const s of [...secs.filter(x => (x.flags & SHF_EXECINSTR) !== 0n), ...secs.filter(x => (x.flags & SHF_EXECINSTR) === 0n)]) {
+        const a = Math.max(1, Number(s.addralign));
+        off = Math.ceil(off / a) * a;
+        at.set(s.index, off);
+        off += Number(s.size);
+      }
+      return { size: off, at };
+    };
+    const coreL = place(alloc.filter(s => !isInit(s)));
+    const initL = place(alloc.filter(isInit));
+    const addrOf = new Map<number, bigint>();
+    let core: ModuleArea, init: ModuleArea | null = null;
+    const regions: Region[] = [];
+    try {
+      const cr = this.mapArea(Math.max(coreL.size, 1), name);
+      regions.push(cr);
+      core = { lo: fromVAddr(cr.base), hi: fromVAddr(cr.base) + BigInt(Math.max(coreL.size, 1)) };
+      for (const [i, o] of coreL.at) addrOf.set(i, core.lo + BigInt(o));
+      if (initL.size > 0) {
+        const ir = this.mapArea(initL.size, `${name} (init)`);
+        regions.push(ir);
+        init = { lo: fromVAddr(ir.base), hi: fromVAddr(ir.base) + BigInt(initL.size) };
+        for (const [i, o] of initL.at) addrOf.set(i, init.lo + BigInt(o));
+      }
+    } catch (e) {
+      for (const r of regions) k.mem.unmap(r);
+      throw new ModuleError(`${name}: no room in the module area (${e instanceof Error ? e.message : String(e)}) (Cannot allocate memory, err -12)`);
+    }
+    const unwind = (): void => { for (const r of regions) k.mem.unmap(r); };
+    // simplify_symbols
+    const values: bigint[] = [];
+    const uses = new Set<KernelModule>();
+    try {
+      for (const s of obj.symbols) values.push(this.symbolValue(name, obj, s, addrOf, uses));
+    } catch (e) { unwind(); throw e; }
+    // apply_relocations, on copies of the section bytes
+    const images = new Map<number, Uint8Array>();
+    for (const s of alloc) images.set(s.index, s.type === SHT_NOBITS ? new Uint8Array(Number(s.size)) : s.data.slice());
+    for (const [target, relas] of obj.relas) {
+      const sec = obj.sections[target];
+      const bytes = images.get(target);
+      const addr = addrOf.get(target);
+      if (!bytes || addr === undefined) continue;
+      const err = this.relocs.applyRelocateAdd({ bytes, addr, name: sec.name }, relas, i => values[i]);
+      if (err) { unwind(); throw new ModuleError(`${name}: ${err} (Invalid argument, err -22)`); }
+    }
+    for (const [i, b] of images) k.mem.writeBytes(mustVAddr(addrOf.get(i) as bigint), b, 'loader');
+    const symbols: ElfSymbol[] = [];
+    for (const s of obj.symbols) {
+      if (s.shndx === SHN_UNDEF || s.shndx >= 0xff00 || s.type === STT_SECTION || s.type === STT_FILE || !s.name) continue;
+      if (s.type !== STT_FUNC && s.type !== STT_OBJECT) continue;
+      symbols.push({
+        name: s.name, value: values[s.index], size: s.size, type: s.type === STT_FUNC ? 'func' : 'object',
+        bind: s.bind === 1 ? 'global' : s.bind === STB_WEAK ? 'weak' : 'local', shndx: s.shndx, module: name,
+      });
+    }
+    const sections = new Map<string, bigint>();
+    for (const [i, a] of addrOf) sections.set(obj.sections[i].name, a);
+    const fn = (n: string): bigint | undefined => {
+      const s = obj.symbols.find(x => x.name === n && x.shndx !== SHN_UNDEF && x.type === STT_FUNC);
+      return s ? values[s.index] : undefined;
+    };
+    const mod: KernelModule = {
+      name, path, state: 'coming', core, init, initFreed: false, sections, initFn: fn('init_module'), exitFn: fn('cleanup_module'),
+      uses, usedBy: new Set(), params: paramMap, symbols,
+    };
+    for (const u of uses) u.usedBy.add(mod);
+    this.mods.set(name, mod);
+    this.kallsyms.add(name, symbols, init ? [core, init] : [core]);
+    this.hooks.onChange?.();
+    this.serialise(() => this.runInit(mod, done));
+    return mod;
+  }
+
+  /** rmmod: run the exit function (in a kernel thread), then free the module; the error line when refused */
+  unload(name: string, done?: (err: string | null) => void): string | undefined {
+    const mod = this.mods.get(name);
+    if (!mod) return `ERROR: Module ${name} is not currently loaded`;
+    if (mod.usedBy.size) return `ERROR: Module ${name} is in use by: ${[...mod.usedBy].map(m => m.name).join(' ')}`;
+    if (mod.state === 'coming') return `ERROR: Module ${name} is in use (its init is still running)`;
+    if (mod.state !== 'live') return `ERROR: Module ${name} is being removed`;
+    if (mod.initFn !== undefined && mod.exitFn === undefined) return `ERROR: Module ${name} has no exit function and cannot be removed (Device or resource busy, err -16)`;
+    mod.state = 'going';
+    this.hooks.onChange?.();
+    this.serialise(() => {
+      const finish = (): void => {
+        this.free(mod, 'unload');
+        this.next();
+        done?.(null);
+      };
+      if (mod.exitFn === undefined) { finish(); return; }
+      this.call(mod.exitFn, `rmmod`, () => finish());
+    });
+    return undefined;
+  }
+
+  private runInit(mod: KernelModule, done?: (err: string | null) => void): void {
+    const finish = (rv: bigint): void => {
+      const r = Number(BigInt.asIntN(32, rv));
+      if (r < 0) {
+        this.kernel.printk(-1, `${mod.name}: module init returned ${r}: not loaded`, 'kernel');
+        this.free(mod, 'init failed');
+        this.next();
+        done?.(`${mod.name}: init returned ${r}`);
+        return;
+      }
+      if (r > 0) this.kernel.printk(-1, `do_init_module: '${mod.name}'->init suspiciously returned ${r}, it should follow 0/-E convention`, 'kernel');
+      mod.state = 'live';
+      this.freeInit(mod);
+      this.hooks.onChange?.();
+      this.next();
+      done?.(null);
+    };
+    if (mod.initFn === undefined) { finish(0n); return; }
+    this.call(mod.initFn, 'insmod', finish);
+  }
+
+  /** run a module function in a kernel thread on CPU 0; `then` gets its return value */
+  private call(fn: bigint, comm: string, then: (rv: bigint) => void): void {
+    const t = this.kernel.createKernelThread(fn, 0n, 0, comm);
+    this.waiting.set(t.pid, then);
+  }
+
+  private serialise(work: () => void): void {
+    if (this.busy) { this.queue.push(work); return; }
+    this.busy = true;
+    work();
+  }
+
+  private next(): void {
+    const w = this.queue.shift();
+    if (w) w();
+    else this.busy = false;
+  }
+
+  /** free_initmem for a module: probes in its init code [GONE], the memory poisoned */
+  private freeInit(mod: KernelModule): void {
+    if (!mod.init || mod.initFreed) return;
+    this.hooks.onFree?.(mod.init.lo, mod.init.hi, mod, 'init');
+    this.poison(mod.init, mod.name, 'its init memory was freed');
+    this.kallsyms.remove(mod.name, mod.init);
+    mod.initFreed = true;
+  }
+
+  private free(mod: KernelModule, why: string): void {
+    this.freeInit(mod);
+    this.hooks.onFree?.(mod.core.lo, mod.core.hi, mod, 'unload');
+    this.poison(mod.core, mod.name, why === 'unload' ? 'unloaded' : why);
+    this.kallsyms.remove(mod.name);
+    for (const u of mod.uses) u.usedBy.delete(mod);
+    mod.state = 'unloaded';
+    this.mods.delete(mod.name);
+    this.hooks.onChange?.();
+  }
+
+  /** free a module area: unmapped (a later access is a page fault the trap hook names) */
+  private poison(a: ModuleArea, module: string, why: string): void {
+    const r = this.kernel.mem.regionAt(mustVAddr(a.lo));
+    if (r) {
+      this.kernel.mem.notifyCodeWrite(r.base, r.size);
+      this.kernel.mem.unmap(r);
+    }
+    this.freed.push({ lo: a.lo, hi: a.hi, module, why });
+  }
+
+  /**
+   * module_alloc: a fresh area for a module part, within the code model's
+   * reach of the kernel text: after the exec area when there is room, else
+   * below it. Mapped read-write-execute (Linux makes text read-only and data
+   * non-executable once relocated; not modelled). Areas are never reused.
+   */
+  private mapArea(size: number, name: string): Region {
+    const mem = this.kernel.mem;
+    const lay = this.kernel.layout;
+    const pages = Math.ceil(size / PAGE_SIZE) * PAGE_SIZE;
+    const execLo = mustVAddr(lay.execArea), execHi = execLo + lay.execAreaSize;
+    const free = (a: number): boolean => Number.isSafeInteger(a) && !mem.allRegions().some(r => a < r.end && r.base < a + pages);
+    if (this.cursorUp === null) this.cursorUp = execHi;
+    if (this.cursorDown === null) this.cursorDown = execLo;
+    const limit = 0x40000000; // stay within 1 GiB of the exec area: every code model here reaches it
+    let base: number | null = null;
+    for (let a = this.cursorUp; a - execHi < limit; a += PAGE_SIZE) if (free(a)) { base = a; this.cursorUp = a + pages; break; }
+    if (base === null) {
+      for (let a = this.cursorDown - pages; execLo - a < limit; a -= PAGE_SIZE) if (free(a)) { base = a; this.cursorDown = a; break; }
+    }
+    if (base === null) throw new RangeError(`no free ${pages} bytes within reach of the kernel text`);
+    return mem.map(base, pages, PERM_R | PERM_W | PERM_X, `module ${name}`);
+  }
+  private cursorUp: number | null = null;
+  private cursorDown: number | null = null;
+
+  /** simplify_symbols: a symbol's final value */
+  private symbolValue(mod: string, obj: RelObject, s: ObjSymbol, addrOf: ReadonlyMap<number, bigint>, uses: Set<KernelModule>): bigint {
+    if (s.index === 0) return 0n;
+    if (s.shndx === SHN_COMMON) throw new ModuleError(`${mod}: please compile with -fno-common (symbol ${s.name} is COMMON) (err -8)`);
+    if (s.shndx === SHN_ABS) return s.value;
+    if (s.shndx === SHN_UNDEF) {
+      const v = this.resolveExport(s.name, uses);
+      if (v !== undefined) return v;
+      if (s.bind === STB_WEAK) return 0n;
+      throw new ModuleError(`${mod}: Unknown symbol ${s.name} (err -2)`);
+    }
+    const base = addrOf.get(s.shndx);
+    if (base === undefined) {
+      const sec = obj.sections[s.shndx];
+      if (s.type === STT_SECTION || !sec) return 0n; // a section not loaded (debug info)
+      throw new ModuleError(`${mod}: symbol ${s.name} is in section ${sec.name}, which is not loaded`);
+    }
+    return base + s.value;
+  }
+
+  /** the exported symbols: live modules' globals, then the image's global functions and objects */
+  private resolveExport(name: string, uses: Set<KernelModule>): bigint | undefined {
+    for (const m of this.mods.values()) {
+      if (m.state === 'unloaded' || m.state === 'going') continue;
+      const s = m.symbols.find(x => x.name === name && x.bind === 'global');
+      if (s) { uses.add(m); return s.value; }
+    }
+    const s = this.kallsyms.base.lookup(name);
+    if (s && s.bind !== 'local' && (s.type === 'func' || s.type === 'object' || s.type === 'notype') && toVAddr(s.value) !== null) return s.value;
+    return undefined;
+  }
+}
+
+/** the module's name: its .modinfo "name=", else the file's base name without .ko / .o ('-' read as '_') */
+function moduleName(obj: RelObject, path: string): string {
+  const info = obj.sections.find(s => s.name === '.modinfo');
+  if (info) {
+    for (const entry of new TextDecoder().decode(info.data).split('\0')) {
+      if (entry.startsWith('name=')) return entry.slice(5).slice(0, MODULE_NAME_MAX);
+    }
+  }
+  const base = path.split(/[\\/]/).pop() ?? path;
+  const n = base.replace(/\.(ko|o)$/, '').replace(/-/g, '_');
+  if (!/^[A-Za-z0-9_]+$/.test(n)) throw new ImageError(path, `cannot name the module after its file '${base}' (use letters, digits, '_' or '-')`);
+  return n.slice(0, MODULE_NAME_MAX);
+}
