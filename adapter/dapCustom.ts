@@ -180,6 +180,8 @@ export interface KprobeLaunchArgs {
   handlerFaults?: 'oops' | 'report';
   /** 'warn' (default) or 'reject' */
   insnBoundary?: 'warn' | 'reject';
+  /** kernel modules loaded after boot ("FILE.ko name=value...") */
+  modules?: string[];
 }
 
 /** The debug type contributed by the extension. */

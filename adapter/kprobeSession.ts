@@ -20,7 +20,7 @@ import {
   TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { bootForDebug } from '../emulator/debug/launch';
+import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
@@ -162,6 +162,8 @@ export class KprobeSession extends LoggingDebugSession {
       column: n => this.convertDebuggerColumnToClient(n),
     }, line => this.output(line + '\n', 'console'));
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
+    // modules first: probe files may name their symbols
+    loadLaunchModules(m, args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
     }

@@ -5,6 +5,7 @@
  * machine booted with the kprobes engine configured from the settings.
  */
 import * as path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadElf } from '../elf/elfFile';
 import { Machine } from '../machine';
 import { machineOptionError } from '../machineOptions';
@@ -31,6 +32,8 @@ export interface LaunchSettings {
   initramfs?: string[];
   /** user programs the kernel starts with kp_user_init ("/bin/prog args") */
   exec?: string[];
+  /** kernel modules loaded after boot ("FILE.ko name=value...") */
+  modules?: string[];
 }
 
 /** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
@@ -53,10 +56,11 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
     return `"probes" must be an array of .kprobe file paths, got ${JSON.stringify(s.probes)}`;
   }
   if (s.rootfs !== undefined && (typeof s.rootfs !== 'string' || s.rootfs === '')) return `"rootfs" must name a directory, got ${JSON.stringify(s.rootfs)}`;
-  for (const name of ['initramfs', 'exec'] as const) {
+  for (const name of ['initramfs', 'exec', 'modules'] as const) {
     const v = s[name];
     if (v !== undefined && (!Array.isArray(v) || v.some(f => typeof f !== 'string'))) {
-      return `"${name}" must be an array of strings (${name === 'exec' ? 'command lines such as "/bin/prog arg"' : 'cpio archive paths'}), got ${JSON.stringify(v)}`;
+      const what = name === 'exec' ? 'command lines such as "/bin/prog arg"' : name === 'modules' ? 'module files with parameters such as "hello.ko n=1"' : 'cpio archive paths';
+      return `"${name}" must be an array of strings (${what}), got ${JSON.stringify(v)}`;
     }
   }
   return undefined;
@@ -74,4 +78,27 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
     rootfs: ok.rootfs === undefined ? undefined : path.resolve(ok.rootfs),
     initramfs: ok.initramfs?.map(f => path.resolve(f)), exec: ok.exec,
   });
+}
+
+/**
+ * insmod the launch's modules (in order; each init runs when the machine
+ * runs). Returns the lines for the Debug Console: one per module that could
+ * not be loaded (Linux's message) or whose init failed later (`report`).
+ */
+export function loadLaunchModules(m: Machine, specs: readonly string[], report: (line: string) => void): void {
+  for (const spec of specs) {
+    const [file, ...params] = spec.trim().split(/\s+/);
+    const abs = path.resolve(file);
+    let bytes: Uint8Array;
+    try { bytes = new Uint8Array(readFileSync(abs)); } catch (e) {
+      report(`insmod ${file}: cannot read the file (${(e as { code?: string }).code ?? String(e)})`);
+      continue;
+    }
+    try {
+      const mod = m.modules.load(bytes, abs, params, err => { if (err) report(`insmod ${file}: ${err}`); });
+      report(`insmod ${file}: module ${mod.name} at ${'0x' + mod.core.lo.toString(16)}`);
+    } catch (e) {
+      report(`insmod ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
 }

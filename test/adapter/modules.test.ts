@@ -1,0 +1,45 @@
+/**
+ * DebugClient test of the launch's `modules` (issue 17, first part): the
+ * module is loaded after boot (a line in the Debug Console), its init's
+ * printk is shown, a function breakpoint on one of its symbols is a kprobe
+ * in module code that stops there (the frame named `sym+0xoff [mod]`), and
+ * a module that cannot be loaded is one line naming it.
+ */
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { Harness, within } from './dapHarness';
+import { repoPath } from '../util/paths';
+
+const h = new Harness();
+const MOD = (n: string): string => repoPath('test', 'fixtures', 'modules', 'bin', `${n}-x86_64-gcc.ko`);
+
+describe('adapter: the launch\'s kernel modules', () => {
+  before(() => h.startServer());
+  after(() => h.stopServer());
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  test('a function breakpoint on a module function stops in the module; a bad module is one console line', async () => {
+    const out: string[] = [];
+    h.dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      bps = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'hello_helper' }] })).body.breakpoints;
+    }, { modules: [MOD('hello'), MOD('unknown')] });
+    assert.equal(bps[0].verified, true, JSON.stringify(bps[0]));
+    const stop = await h.continueToStop();
+    assert.equal(stop.body.reason, 'breakpoint');
+    const frames = (await h.dc.stackTraceRequest({ threadId: stop.body.threadId as number })).body.stackFrames;
+    assert.equal(frames[0].name, 'hello_helper+0x0 [hello]');
+    assert.match(frames[1].name, /^init_module\+0x[0-9a-f]+ \[hello\]$/);
+    const text = out.join('');
+    assert.match(text, /kprobe: insmod \S+hello-x86_64-gcc\.ko: module hello at 0x[0-9a-f]+\n/);
+    assert.match(text, /kprobe: insmod \S+unknown-x86_64-gcc\.ko: unknown: Unknown symbol no_such_function \(err -2\)\n/);
+    const exited = h.dc.waitForEvent('exited');
+    await h.dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+    await h.dc.continueRequest({ threadId: stop.body.threadId as number });
+    await within(exited, 'the end of the machine');
+    assert.match(out.join(''), /hello: init two 25/);
+  });
+});
