@@ -194,6 +194,7 @@ export class Machine {
     if (!relocs) throw new Error(`modules: loadable modules are not ported to ${this.arch.name} yet`);
     this.moduleTable = new ModuleTable(this.kernel, relocs, {
       onFree: (lo, hi) => { if (this.engine) this.engine.killKprobesIn(lo, hi); },
+      kernelFunction: name => this.engine?.cApi.symbol(name),
     });
     return this.moduleTable;
   }

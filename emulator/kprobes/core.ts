@@ -28,6 +28,7 @@ import { Jprobes } from './jprobes';
 import { JPROBE_RETURN } from './errors';
 import { Kretprobes } from './kretprobes';
 import { KernelData } from './kdata';
+import { KprobesCApi } from './cApi';
 import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
 import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
@@ -273,6 +274,10 @@ export class KprobesEngine {
 
   /** free the slots of probes removed while in use, once no CPU is inside them @internal (traps.ts) */
   collectGarbage(): void { this.registration.collectGarbage(); }
+
+  private capi: KprobesCApi | null = null;
+  /** the kprobes functions C modules call (register_kprobe & co.), made on first use */
+  get cApi(): KprobesCApi { return this.capi ??= new KprobesCApi(this); }
 
   /** kill_kprobe() for every probe in [start, end): their code went away (module unload, init memory freed); how many */
   killKprobesIn(start: bigint, end: bigint): number {

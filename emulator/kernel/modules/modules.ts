@@ -72,6 +72,8 @@ export interface ModuleHooks {
   onFree?(lo: bigint, hi: bigint, module: KernelModule, why: 'unload' | 'init'): void;
   /** the module list changed (views) */
   onChange?(): void;
+  /** functions the kernel provides besides the image's symbols (the kprobes API for C modules) */
+  kernelFunction?(name: string): bigint | undefined;
 }
 
 export class ModuleError extends Error {}
@@ -346,13 +348,15 @@ export class ModuleTable {
     return base + s.value;
   }
 
-  /** the exported symbols: live modules' globals, then the image's global functions and objects */
+  /** the exported symbols: live modules' globals, the kernel's own functions (kprobes API), then the image's global functions and objects */
   private resolveExport(name: string, uses: Set<KernelModule>): bigint | undefined {
     for (const m of this.mods.values()) {
       if (m.state === 'unloaded' || m.state === 'going') continue;
       const s = m.symbols.find(x => x.name === name && x.bind === 'global');
       if (s) { uses.add(m); return s.value; }
     }
+    const f = this.hooks.kernelFunction?.(name);
+    if (f !== undefined) return f;
     const s = this.kallsyms.base.lookup(name);
     if (s && s.bind !== 'local' && (s.type === 'func' || s.type === 'object' || s.type === 'notype') && toVAddr(s.value) !== null) return s.value;
     return undefined;

@@ -1,0 +1,72 @@
+/*
+ * <linux/kprobes.h> for kprobe-debug modules: the kprobes structures and
+ * functions as a module of the emulated kernel sees them (Linux 2.6's API:
+ * struct kprobe with fault_handler, kretprobes). The layouts are what the
+ * engine reads (emulator/kprobes/cApi.ts LAYOUT): keep them in step.
+ * x86_64 for now (struct pt_regs as Linux lays it out there).
+ */
+#ifndef _KP_LINUX_KPROBES_H
+#define _KP_LINUX_KPROBES_H
+
+#include <linux/kernel.h>
+
+#if defined(__x86_64__)
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+typedef unsigned char kprobe_opcode_t;
+#else
+#error "the kprobes API for modules is ported to x86_64 only so far"
+#endif
+
+struct kprobe;
+struct kretprobe_instance;
+typedef int (*kprobe_pre_handler_t)(struct kprobe *, struct pt_regs *);
+typedef void (*kprobe_post_handler_t)(struct kprobe *, struct pt_regs *, unsigned long flags);
+typedef int (*kprobe_fault_handler_t)(struct kprobe *, struct pt_regs *, int trapnr);
+typedef int (*kretprobe_handler_t)(struct kretprobe_instance *, struct pt_regs *);
+
+struct kprobe {
+	void *__engine[4];                     /* hlist and list: the engine's */
+	unsigned long nmissed;                 /* hits that ran no handler */
+	kprobe_opcode_t *addr;                 /* probe address (set by register_kprobe from symbol_name) */
+	const char *symbol_name;
+	unsigned int offset;
+	kprobe_pre_handler_t pre_handler;
+	kprobe_post_handler_t post_handler;
+	kprobe_fault_handler_t fault_handler;
+	unsigned int opcode;
+	unsigned int flags;                    /* KPROBE_FLAG_* */
+};
+
+#define KPROBE_FLAG_GONE 1
+#define KPROBE_FLAG_DISABLED 2
+
+struct kretprobe {
+	struct kprobe kp;
+	kretprobe_handler_t handler;
+	kretprobe_handler_t entry_handler;
+	int maxactive;
+	int nmissed;
+	size_t data_size;
+};
+
+struct kretprobe_instance {
+	struct kretprobe *rp;
+	kprobe_opcode_t *ret_addr;
+	struct task_struct *task;
+	char *data;                            /* data_size private bytes (Linux: char data[]) */
+};
+
+int register_kprobe(struct kprobe *p);
+void unregister_kprobe(struct kprobe *p);
+int enable_kprobe(struct kprobe *p);
+int disable_kprobe(struct kprobe *p);
+int register_kretprobe(struct kretprobe *rp);
+void unregister_kretprobe(struct kretprobe *rp);
+unsigned long kallsyms_lookup_name(const char *name);
+
+static inline unsigned long regs_return_value(struct pt_regs *regs) { return regs->ax; }
+
+#endif
