@@ -23,16 +23,18 @@
 import type { Cpu } from '../arch/types';
 import { errnoOf } from './regResult';
 import type { KprobesEngine } from './core';
-import type { Kprobe, Kretprobe, KretprobeInstance } from './kprobe';
+import type { Jprobe, Kprobe, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 import { mustVAddr } from '../memory/address';
 import { taskAddress } from '../probes/env';
+import { dumpStackLines } from '../probes/stack';
 
 /** field offsets of examples/include/linux/kprobes.h (LP64) */
 export const LAYOUT = {
   kprobe: { nmissed: 32, addr: 40, symbol_name: 48, offset: 56, pre_handler: 64, post_handler: 72, fault_handler: 80, flags: 92, size: 96 },
   kretprobe: { handler: 96, entry_handler: 104, maxactive: 112, nmissed: 116, data_size: 120, size: 128 },
   kretprobe_instance: { rp: 0, ret_addr: 8, task: 16, data: 24, size: 32 },
+  jprobe: { entry: 96, size: 104 },
 } as const;
 
 /** struct pt_regs of each arch as Linux lays it out: register names (PtRegs names, '' = a constant) in order */
@@ -43,10 +45,11 @@ const PT_REGS: Readonly<Record<string, readonly (string | { name: string; value:
 
 export const C_API_FUNCTIONS = [
   'register_kprobe', 'unregister_kprobe', 'enable_kprobe', 'disable_kprobe',
-  'register_kretprobe', 'unregister_kretprobe', 'dump_stack', 'kallsyms_lookup_name',
+  'register_kretprobe', 'unregister_kretprobe', 'register_jprobe', 'unregister_jprobe', 'jprobe_return',
+  'dump_stack', 'kallsyms_lookup_name',
 ] as const;
 
-interface CProbe { kp: Kprobe; rp?: Kretprobe; guest: bigint }
+interface CProbe { kp: Kprobe; rp?: Kretprobe; jp?: Jprobe; guest: bigint }
 
 export class KprobesCApi {
   private readonly stubs = new Map<string, bigint>();
@@ -85,8 +88,16 @@ export class KprobesCApi {
         break;
       }
       case 'register_kretprobe': ret = BigInt(this.registerKretprobe(arg(0))); break;
-      case 'unregister_kretprobe': this.unregister(arg(0)); break;
-      case 'dump_stack': this.engine.kernel.printk(cpu.id, `CPU: ${cpu.id} PID: ${this.engine.kernel.current(cpu.id)?.pid ?? 0} dump_stack() from a module`, 'kernel'); break;
+      case 'unregister_kretprobe': case 'unregister_jprobe': this.unregister(arg(0)); break;
+      case 'register_jprobe': ret = BigInt(this.registerJprobe(arg(0))); break;
+      // the entry's remaining code returns to the engine's nested call, which restores the probed context
+      case 'jprobe_return': break;
+      case 'dump_stack': {
+        // the caller's frame first: the stub's return address is in the module function that called it
+        const lines = dumpStackLines(this.engine.kernel, this.engine, cpu);
+        this.engine.kernel.printk(cpu.id, lines.join('\n'), 'kernel');
+        break;
+      }
       case 'kallsyms_lookup_name': ret = this.engine.kernel.image.symbols.lookup(this.cString(arg(0)))?.value ?? 0n; break;
     }
     regs.returnValue = BigInt.asUintN(64, ret);
@@ -159,10 +170,27 @@ export class KprobesCApi {
     return r;
   }
 
+  private registerJprobe(g: bigint): number {
+    if (g === 0n || this.probes.has(g)) return -22;
+    const kp = this.kprobeFrom(g);
+    delete kp.pre_handler; delete kp.post_handler; delete kp.fault_handler;
+    const entry = this.r64(g + BigInt(LAYOUT.jprobe.entry));
+    if (entry === 0n) return -22;
+    // the entry runs with the probed function's arguments (the engine saves and restores the context around it)
+    const jp: Jprobe = { kp, entry: (args, regs) => { this.engine.callKernelFunction(regs.cpu, entry, args); } };
+    const r = this.engine.registerJprobe(jp);
+    if (r === 0) {
+      this.probes.set(g, { kp, jp, guest: g });
+      this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
+    }
+    return r;
+  }
+
   private unregister(g: bigint): void {
     const c = this.probes.get(g);
     if (!c) return;
-    if (c.rp) this.engine.unregisterKretprobe(c.rp);
+    if (c.jp) this.engine.unregisterJprobe(c.jp);
+    else if (c.rp) this.engine.unregisterKretprobe(c.rp);
     else this.engine.unregisterKprobe(c.kp);
     this.probes.delete(g);
   }

@@ -73,6 +73,22 @@ describe('the documentation\'s C kprobe modules', () => {
     assert.ok(log.filter(l => l === 'snippet pre').length > before, 'the snippet goes on after the module left');
   });
 
+  test('jprobe_example: the C entry gets do_fork\'s arguments and ends with jprobe_return(); do_fork runs on unchanged', () => {
+    const { m, log } = boot();
+    const mod = m.modules.load(new Uint8Array(readFileSync(MOD('jprobe_example'))), MOD('jprobe_example'));
+    runUntil(m, () => mod.state === 'live', 'init');
+    assert.ok(log.some(l => /^Planted jprobe at 0x[0-9a-f]+, handler addr 0x[0-9a-f]+$/.test(l)), log.join('\n'));
+    m.run();
+    const lines = log.filter(l => l.startsWith('jprobe: clone_flags'));
+    assert.ok(lines.length > 10);
+    for (const l of lines) assert.match(l, /^jprobe: clone_flags = 0x(11|711), stack_size = 0x(0|2000), regs = 0x0x0$/);
+    // the kernel's own output is what it is without the probe (the handlers' time may reorder the CPUs' lines)
+    const plain = boot();
+    plain.m.run();
+    const strip = (xs: string[]): string[] => xs.filter(l => !l.startsWith('jprobe') && !l.startsWith('Planted')).sort();
+    assert.deepEqual(strip(log), strip(plain.log));
+  });
+
   test('kretprobe_example: entry_handler stamps the instance data, the return handler logs sys_open\'s value; exit reports nmissed', () => {
     const { m, log } = boot();
     const mod = m.modules.load(new Uint8Array(readFileSync(MOD('kretprobe_example'))), MOD('kretprobe_example'));

@@ -123,6 +123,8 @@ describe('bad module files', () => {
     const hello = new Uint8Array(readFileSync(MOD('hello', 'gcc')));
     assert.throws(() => m.modules.load(hello.subarray(0, 200), 'trunc.ko'), /trunc\.ko: .*(truncated|outside|extends past)/i);
     assert.throws(() => m.modules.load(new Uint8Array(readFileSync(KERNEL)), 'kernel.ko'), /kernel\.ko: not a relocatable object \(e_type 2/);
+    const rv = repoPath('test', 'fixtures', 'modules', 'bin', 'noexit-riscv64-clang.ko');
+    assert.throws(() => m.modules.load(new Uint8Array(readFileSync(rv)), rv), /module for riscv64, and this kernel is x86_64 \(Exec format error, err -8\)/);
     assert.equal(m.modules.list().length, 0);
   });
 });

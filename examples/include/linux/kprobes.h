@@ -59,12 +59,20 @@ struct kretprobe_instance {
 	char *data;                            /* data_size private bytes (Linux: char data[]) */
 };
 
+struct jprobe {
+	struct kprobe kp;
+	void *entry;                           /* the probed function's signature; ends with jprobe_return() */
+};
+
 int register_kprobe(struct kprobe *p);
 void unregister_kprobe(struct kprobe *p);
 int enable_kprobe(struct kprobe *p);
 int disable_kprobe(struct kprobe *p);
 int register_kretprobe(struct kretprobe *rp);
 void unregister_kretprobe(struct kretprobe *rp);
+int register_jprobe(struct jprobe *jp);
+void unregister_jprobe(struct jprobe *jp);
+void jprobe_return(void);
 unsigned long kallsyms_lookup_name(const char *name);
 
 static inline unsigned long regs_return_value(struct pt_regs *regs) { return regs->ax; }
