@@ -193,7 +193,11 @@ export class Machine {
     const relocs = moduleRelocsFor(this.arch.name);
     if (!relocs) throw new Error(`modules: loadable modules are not ported to ${this.arch.name} yet`);
     this.moduleTable = new ModuleTable(this.kernel, relocs, {
-      onFree: (lo, hi) => { if (this.engine) this.engine.killKprobesIn(lo, hi); },
+      onFree: (lo, hi, mod, why) => {
+        if (!this.engine) return;
+        this.engine.killKprobesIn(lo, hi);
+        if (why === 'unload') this.engine.cApi.warnOrphans(lo, hi, mod.name);
+      },
       kernelFunction: name => this.engine?.cApi.symbol(name),
     });
     return this.moduleTable;

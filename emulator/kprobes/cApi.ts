@@ -49,7 +49,7 @@ export const C_API_FUNCTIONS = [
   'dump_stack', 'kallsyms_lookup_name',
 ] as const;
 
-interface CProbe { kp: Kprobe; rp?: Kretprobe; jp?: Jprobe; guest: bigint }
+interface CProbe { kp: Kprobe; rp?: Kretprobe; jp?: Jprobe; guest: bigint; handlers: bigint[] }
 
 export class KprobesCApi {
   private readonly stubs = new Map<string, bigint>();
@@ -145,7 +145,7 @@ export class KprobesCApi {
     const kp = this.kprobeFrom(g);
     const r = this.engine.registerKprobe(kp);
     if (r === 0) {
-      this.probes.set(g, { kp, guest: g });
+      this.probes.set(g, { kp, guest: g, handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) });
       this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
     }
     return r;
@@ -164,7 +164,7 @@ export class KprobesCApi {
     if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g)));
     const r = errnoOf(this.engine.registerKretprobeResult(rp));
     if (r === 0) {
-      this.probes.set(g, { kp, rp, guest: g });
+      this.probes.set(g, { kp, rp, guest: g, handlers: [handler, entry].filter(x => x !== 0n) });
       this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
     }
     return r;
@@ -180,10 +180,32 @@ export class KprobesCApi {
     const jp: Jprobe = { kp, entry: (args, regs) => { this.engine.callKernelFunction(regs.cpu, entry, args); } };
     const r = this.engine.registerJprobe(jp);
     if (r === 0) {
-      this.probes.set(g, { kp, jp, guest: g });
+      this.probes.set(g, { kp, jp, guest: g, handlers: [entry] });
       this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
     }
     return r;
+  }
+
+  private handlerAddrs(g: bigint, offsets: readonly number[]): bigint[] {
+    return offsets.map(o => this.r64(g + BigInt(o))).filter(x => x !== 0n);
+  }
+
+  /**
+   * Probes still registered whose struct or handlers are in [lo, hi) (a
+   * module going away): the documentation's warning, in the kernel log, for
+   * each; hitting one later runs freed code, which oopses naming the module.
+   */
+  warnOrphans(lo: bigint, hi: bigint, module: string): number {
+    let n = 0;
+    for (const c of this.probes.values()) {
+      const inside = (a: bigint): boolean => a >= lo && a < hi;
+      if (!inside(c.guest) && !c.handlers.some(inside)) continue;
+      n++;
+      const where = this.engine.where(c.kp.addr ?? 0n);
+      this.engine.kernel.printk(-1, `kprobe-debug: module ${module} unloaded with its ${c.jp ? 'jprobe' : c.rp ? 'kretprobe' : 'kprobe'} at ${where} still registered: `
+        + 'its handlers and struct are freed memory (unregister probes in module_exit)', 'emulator');
+    }
+    return n;
   }
 
   private unregister(g: bigint): void {

@@ -89,6 +89,21 @@ describe('the documentation\'s C kprobe modules', () => {
     assert.deepEqual(strip(log), strip(plain.log));
   });
 
+  test('a module unloaded with its kprobe still registered: the documentation\'s warning, and the next hit oopses naming the module', () => {
+    const { m, log } = boot();
+    const path = repoPath('test', 'fixtures', 'modules', 'bin', 'leaky-x86_64-clang.ko');
+    const mod = m.modules.load(new Uint8Array(readFileSync(path)), path);
+    runUntil(m, () => mod.state === 'live', 'init');
+    runUntil(m, () => log.includes('leaky: pre'), 'a hit');
+    m.modules.unload('leaky');
+    runUntil(m, () => m.modules.get('leaky') === undefined, 'unloaded');
+    assert.ok(log.includes('kprobe-debug: module leaky unloaded with its kprobe at do_fork+0x0 still registered: '
+      + 'its handlers and struct are freed memory (unregister probes in module_exit)'), log.slice(-4).join('\n'));
+    m.run();
+    assert.ok(log.some(l => /^executing freed memory of module leaky \(unloaded\) at 0x[0-9a-f]+/.test(l)), log.slice(-8).join('\n'));
+    assert.ok(m.kernel.oopsCount >= 1);
+  });
+
   test('kretprobe_example: entry_handler stamps the instance data, the return handler logs sys_open\'s value; exit reports nmissed', () => {
     const { m, log } = boot();
     const mod = m.modules.load(new Uint8Array(readFileSync(MOD('kretprobe_example'))), MOD('kretprobe_example'));
