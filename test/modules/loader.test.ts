@@ -117,6 +117,21 @@ for (const cc of ['clang', 'gcc']) {
   });
 }
 
+describe('module parameters (module_param)', () => {
+  test('int, long, bool and charp values given at load reach the module\'s variables; an unknown name is ignored; a bad value refuses the module', () => {
+    const { m, log } = boot();
+    const path = repoPath('test', 'fixtures', 'modules', 'bin', 'params-x86_64-clang.ko');
+    const bytes = new Uint8Array(readFileSync(path));
+    assert.throws(() => m.modules.load(bytes, path, ['count=x']), /params: 'x' invalid for parameter 'count' \(Invalid argument, err -22\)/);
+    assert.equal(m.modules.get('params'), undefined);
+    const mod = m.modules.load(bytes, path, ['count=7', 'big=-5', 'verbose=y', 'who=alice', 'nope=1']);
+    runUntil(m, () => mod.state === 'live', 'init');
+    assert.ok(log.includes("params: unknown parameter 'nope' ignored"));
+    assert.ok(log.includes('params: count=7 big=-5 verbose=1 who=alice'), log.join('\n'));
+    assert.deepEqual([...mod.params], [['count', '7'], ['big', '-5'], ['verbose', 'y'], ['who', 'alice'], ['nope', '1']]);
+  });
+});
+
 describe('bad module files', () => {
   test('a truncated object, an executable, an object for another arch: one clear error each', () => {
     const { m } = boot();

@@ -184,6 +184,8 @@ export class ModuleTable {
       if (err) { unwind(); throw new ModuleError(`${name}: ${err} (Invalid argument, err -22)`); }
     }
     for (const [i, b] of images) k.mem.writeBytes(mustVAddr(addrOf.get(i) as bigint), b, 'loader');
+    const paramErr = this.setParams(name, obj, addrOf, paramMap);
+    if (paramErr) { unwind(); throw new ModuleError(paramErr); }
     const symbols: ElfSymbol[] = [];
     for (const s of obj.symbols) {
       if (s.shndx === SHN_UNDEF || s.shndx >= 0xff00 || s.type === STT_SECTION || s.type === STT_FILE || !s.name) continue;
@@ -327,6 +329,54 @@ export class ModuleTable {
   }
   private cursorUp: number | null = null;
   private cursorDown: number | null = null;
+
+  /**
+   * parse_args over the module's __param table (module_param: {name, arg,
+   * type, size} entries, relocated): each "name=value" written into its
+   * variable; a value that does not parse is -EINVAL (nothing loaded); an
+   * unknown name is ignored with Linux's line. charp strings are copied into
+   * a small area of the module.
+   */
+  private setParams(mod: string, obj: RelObject, addrOf: ReadonlyMap<number, bigint>, params: ReadonlyMap<string, string>): string | undefined {
+    if (!params.size) return undefined;
+    const sec = obj.sections.find(s => s.name === '__param');
+    const base = sec ? addrOf.get(sec.index) : undefined;
+    const mem = this.kernel.mem;
+    const known = new Map<string, { arg: bigint; type: number; size: number }>();
+    if (sec && base !== undefined) {
+      for (let off = 0; off + 24 <= Number(sec.size); off += 24) {
+        const e = base + BigInt(off);
+        const name = mem.readCString(mustVAddr(BigInt.asUintN(64, mem.read64(mustVAddr(e)))), 64);
+        known.set(name, { arg: BigInt.asUintN(64, mem.read64(mustVAddr(e + 8n))), type: mem.read32(mustVAddr(e + 16n)), size: mem.read32(mustVAddr(e + 20n)) });
+      }
+    }
+    for (const [name, value] of params) {
+      const p = known.get(name);
+      if (!p) { this.kernel.printk(-1, `${mod}: unknown parameter '${name}' ignored`, 'kernel'); continue; }
+      const at = mustVAddr(p.arg);
+      if (p.type === 3) {
+        const bytes = new TextEncoder().encode(value + '\0');
+        const r = this.mapArea(bytes.length, `${mod} (param ${name})`);
+        mem.writeBytes(r.base, bytes, 'loader');
+        mem.write64(at, BigInt.asUintN(64, BigInt(r.base)));
+        continue;
+      }
+      let v: bigint;
+      if (p.type === 2) {
+        const b = /^(1|y|Y|true)$/.test(value) ? 1n : /^(0|n|N|false)$/.test(value) ? 0n : undefined;
+        if (b === undefined) return `${mod}: '${value}' invalid for parameter '${name}' (a bool: y/n/1/0) (Invalid argument, err -22)`;
+        v = b;
+      } else {
+        if (!/^-?(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(value)) return `${mod}: '${value}' invalid for parameter '${name}' (Invalid argument, err -22)`;
+        v = value.startsWith('-') ? -BigInt(value.slice(1)) : BigInt(value);
+      }
+      if (p.size === 8) mem.write64(at, BigInt.asUintN(64, v));
+      else if (p.size === 4) mem.write32(at, Number(BigInt.asUintN(32, v)));
+      else if (p.size === 1) mem.write8(at, Number(BigInt.asUintN(8, v)));
+      else return `${mod}: parameter '${name}' has an unsupported size ${p.size}`;
+    }
+    return undefined;
+  }
 
   /** simplify_symbols: a symbol's final value */
   private symbolValue(mod: string, obj: RelObject, s: ObjSymbol, addrOf: ReadonlyMap<number, bigint>, uses: Set<KernelModule>): bigint {

@@ -16,6 +16,18 @@ void dump_stack(void);
 /* module_init / module_exit: the init_module / cleanup_module the loader calls */
 #define module_init(fn) int init_module(void) __attribute__((alias(#fn)));
 #define module_exit(fn) void cleanup_module(void) __attribute__((alias(#fn)));
+/* module_param(var, type, perm): a __param entry the loader fills from "name=value" (type: int, uint, long, ulong, bool, charp) */
+struct kernel_param { const char *name; void *arg; unsigned int type; unsigned int size; };
+#define __KP_PARAM_int 0
+#define __KP_PARAM_uint 0
+#define __KP_PARAM_long 1
+#define __KP_PARAM_ulong 1
+#define __KP_PARAM_bool 2
+#define __KP_PARAM_charp 3
+#define module_param(var, type, perm) \
+	static const struct kernel_param __param_##var __attribute__((section("__param"), used, aligned(8))) = \
+		{ #var, &var, __KP_PARAM_##type, sizeof(var) };
+#define MODULE_PARM_DESC(var, desc)
 #define MODULE_LICENSE(s) __attribute__((section(".modinfo"), used)) static const char __mod_license[] = "license=" s;
 #define MODULE_NAME(s) __attribute__((section(".modinfo"), used)) static const char __mod_name[] = "name=" s;
 
