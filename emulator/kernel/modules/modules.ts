@@ -35,6 +35,7 @@ import { PERM_R, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { PAGE_SIZE } from '../../memory/backing';
 import type { ArchModuleRelocs } from './relocations';
 import { KallsymsTable } from './kallsyms';
+import { CompositeLines, moduleLineTable } from './moduleLines';
 import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, parseRelObject } from './object';
 
 const SHT_NOBITS = 8;
@@ -82,6 +83,8 @@ export class ModuleTable {
   private readonly mods = new Map<string, KernelModule>();
   private readonly freed: { lo: bigint; hi: bigint; module: string; why: string }[] = [];
   readonly kallsyms: KallsymsTable;
+  /** the kernel's line table with the modules' (installed as the image's `lines`) */
+  readonly lines: CompositeLines;
   /** insmod / rmmod work waiting for the previous init / exit to return (Linux serialises them) */
   private readonly queue: (() => void)[] = [];
   private busy = false;
@@ -90,6 +93,9 @@ export class ModuleTable {
   constructor(readonly kernel: Kernel, readonly relocs: ArchModuleRelocs, readonly hooks: ModuleHooks = {}) {
     this.kallsyms = kernel.image.symbols instanceof KallsymsTable ? kernel.image.symbols : new KallsymsTable(kernel.image.symbols);
     kernel.image.symbols = this.kallsyms;
+    const base = kernel.image.lines;
+    this.lines = base instanceof CompositeLines ? base : new CompositeLines(base);
+    Object.defineProperty(kernel.image, 'lines', { get: () => this.lines, configurable: true });
     kernel.onTaskExit(t => {
       const done = this.waiting.get(t.pid);
       if (!done) return;
@@ -208,6 +214,8 @@ export class ModuleTable {
     for (const u of uses) u.usedBy.add(mod);
     this.mods.set(name, mod);
     this.kallsyms.add(name, symbols, init ? [core, init] : [core]);
+    const table = moduleLineTable(obj, this.relocs, values);
+    if (table) this.lines.add(name, table, init ? [core, init] : [core]);
     this.hooks.onChange?.();
     this.serialise(() => this.runInit(mod, done));
     return mod;
@@ -280,6 +288,7 @@ export class ModuleTable {
     this.hooks.onFree?.(mod.init.lo, mod.init.hi, mod, 'init');
     this.poison(mod.init, mod.name, 'its init memory was freed');
     this.kallsyms.remove(mod.name, mod.init);
+    this.lines.remove(mod.name, mod.init);
     mod.initFreed = true;
   }
 
@@ -288,6 +297,7 @@ export class ModuleTable {
     this.hooks.onFree?.(mod.core.lo, mod.core.hi, mod, 'unload');
     this.poison(mod.core, mod.name, why === 'unload' ? 'unloaded' : why);
     this.kallsyms.remove(mod.name);
+    this.lines.remove(mod.name);
     for (const u of mod.uses) u.usedBy.delete(mod);
     mod.state = 'unloaded';
     this.mods.delete(mod.name);

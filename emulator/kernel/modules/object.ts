@@ -32,8 +32,10 @@ export interface RelObject {
   readonly image: ElfImage;
   readonly sections: readonly ElfSection[];
   readonly symbols: readonly ObjSymbol[];
-  /** relocations per patched section index */
+  /** relocations per patched section index (allocated sections) */
   readonly relas: ReadonlyMap<number, readonly Rela[]>;
+  /** relocations of the debug sections (.debug_line, .debug_info...), per patched section index */
+  readonly debugRelas: ReadonlyMap<number, readonly Rela[]>;
 }
 
 export function parseRelObject(bytes: Uint8Array, path: string): RelObject {
@@ -57,22 +59,25 @@ export function parseRelObject(bytes: Uint8Array, path: string): RelObject {
     });
   }
   const relas = new Map<number, Rela[]>();
+  const debugRelas = new Map<number, Rela[]>();
   for (const s of sections) {
     if (s.type === SHT_REL) throw new ImageError(path, `${s.name}: SHT_REL relocations (without addends) are not used on 64-bit targets`);
     if (s.type !== SHT_RELA) continue;
     const target = sections[s.info];
     if (!target) throw new ImageError(path, `${s.name} patches section ${s.info}, which does not exist`);
-    if ((target.flags & SHF_ALLOC) === 0n) continue; // debug info and the like are not loaded
+    const debug = (target.flags & SHF_ALLOC) === 0n;
+    if (debug && !target.name.startsWith('.debug_')) continue; // not loaded, not debug info
     if (s.data.length % 24 !== 0) throw new ImageError(path, `${s.name}: size ${s.data.length} is not a multiple of 24`);
     const dv = new DataView(s.data.buffer, s.data.byteOffset, s.data.byteLength);
-    const list = relas.get(s.info) ?? [];
+    const into = debug ? debugRelas : relas;
+    const list = into.get(s.info) ?? [];
     for (let off = 0; off < s.data.length; off += 24) {
       const info = dv.getBigUint64(off + 8, true);
       const sym = Number(info >> 32n);
       if (sym >= symbols.length) throw new ImageError(path, `${s.name}+0x${off.toString(16)}: symbol index ${sym} is outside .symtab (${symbols.length} symbols)`);
       list.push({ offset: dv.getBigUint64(off, true), type: Number(info & 0xffffffffn), sym, addend: dv.getBigInt64(off + 16, true) });
     }
-    relas.set(s.info, list);
+    into.set(s.info, list);
   }
-  return { path, image, sections, symbols, relas };
+  return { path, image, sections, symbols, relas, debugRelas };
 }
