@@ -36,6 +36,10 @@ export const ProbeRequest = {
    * can also return the bytes really in memory (int3 / jump of the probes).
    */
   readMemory: '_probeReadMemory',
+  /** args: ProbeLoadModuleArgs — insmod (the init runs when the machine runs) */
+  loadModule: '_probeLoadModule',
+  /** args: ProbeModuleArgs — rmmod */
+  unloadModule: '_probeUnloadModule',
 } as const;
 export type ProbeRequestName = typeof ProbeRequest[keyof typeof ProbeRequest];
 
@@ -130,9 +134,31 @@ export interface ProbeSource {
   line: number;
 }
 
+/** A loaded kernel module as the Modules view shows it (lsmod, plus probes). */
+export interface ModuleInfo {
+  name: string;
+  path: string;
+  /** 'coming' (init running), 'live', 'going' (exit running) */
+  state: string;
+  /** core area, `0x` + 16 hex digits, and its size */
+  base: string;
+  size: number;
+  /** init area while not freed */
+  init?: { base: string; size: number };
+  /** the modules that use this one's symbols (refcount) */
+  usedBy: string[];
+  /** kprobes placed in this module's code */
+  probesIn: number;
+}
+
+export interface ProbeLoadModuleArgs { path: string; params?: string[] }
+export interface ProbeModuleArgs { name: string }
+
 export interface ProbeStateBody {
   kprobes: ProbeInfo[];
   uprobes: UprobeInfo[];
+  /** loaded kernel modules (absent: no module support on this machine) */
+  modules?: ModuleInfo[];
   /** /sys/kernel/debug/kprobes/enabled */
   enabled: boolean;
   /** sysctl debug.kprobes_optimization */

@@ -162,6 +162,7 @@ export class KprobeSession extends LoggingDebugSession {
       column: n => this.convertDebuggerColumnToClient(n),
     }, line => this.output(line + '\n', 'console'));
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
+    this.probes.onModuleError = line => this.output(`kprobe: ${line}\n`, 'console');
     // modules first: probe files may name their symbols
     loadLaunchModules(m, args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
     for (const file of args.probes ?? []) {

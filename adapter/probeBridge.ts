@@ -12,6 +12,7 @@
  */
 import { SYSCTL_KPROBES_OPTIMIZATION } from '../emulator/kprobes';
 import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
 import { ProbeManager } from '../emulator/probes';
@@ -22,7 +23,7 @@ import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
 import { DebugMemory } from '../emulator/debug/memory';
 import { probePatches, patchNotes } from '../emulator/debug/probePatches';
-import { probeState } from './probeView';
+import { moduleRows, probeState } from './probeView';
 import { SourceMap } from './sourceMap';
 import { UserPrograms } from '../emulator/debug/userPrograms';
 
@@ -120,6 +121,8 @@ export class ProbeBridge {
     }
     // processes mapping probed files come and go: the Uprobes view's children follow
     this.mgr.uprobes?.onChange(() => this.onChange());
+    // modules come and go (init done, exit done): the Modules view follows
+    machine.onModulesChange(() => this.onChange());
   }
 
   /** True (once) when hit counters changed since the last call. */
@@ -383,7 +386,10 @@ export class ProbeBridge {
   // ---- views -----------------------------------------------------------------------
 
   state(): ProbeStateBody {
-    return probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
+    const st = probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
+    const mods = this.machine.loadedModules();
+    if (mods) st.modules = moduleRows(mods, this.mgr.hasKprobes ? this.mgr.engine.listEntries().map(e => e.addr) : []);
+    return st;
   }
 
   /** /sys/kernel/debug/kprobes/{list,enabled} as the engine prints them. */
@@ -429,6 +435,24 @@ export class ProbeBridge {
     this.instructionIds = this.instructionIds.filter(x => x !== id);
     this.onChange();
   }
+
+  /** insmod from the Modules view: loaded now (the init runs when the machine runs); a refusal is the error */
+  loadModule(file: string, params: readonly string[]): void {
+    const abs = resolvePath(file);
+    const bytes = new Uint8Array(readFileSync(abs));
+    this.machine.modules.load(bytes, abs, params, err => { if (err) this.onModuleError?.(`insmod ${file}: ${err}`); });
+    this.onChange();
+  }
+
+  /** rmmod from the Modules view: the exit runs when the machine runs; a refusal is the error */
+  unloadModule(name: string): void {
+    const err = this.machine.modules.unload(name, e => { if (e) this.onModuleError?.(`rmmod ${name}: ${e}`); });
+    if (err) throw new Error(err);
+    this.onChange();
+  }
+
+  /** where a module's later failure (its init returned an error) is reported (the session's console) */
+  onModuleError?: (line: string) => void;
 
   setGlobalEnabled(on: boolean): void {
     const r = this.mgr.writeKprobesEnabled(on ? '1' : '0');

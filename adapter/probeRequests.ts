@@ -33,6 +33,16 @@ export function handleProbeRequest(p: ProbeBridge, command: ProbeRequestName, ar
       break;
     case ProbeRequest.debugfs:
       return p.debugfs();
+    case ProbeRequest.loadModule:
+      if (typeof a.path !== 'string' || (a.params !== undefined && (!Array.isArray(a.params) || a.params.some(x => typeof x !== 'string')))) {
+        throw new Error(`${command} needs {"path": string, "params"?: string[]}`);
+      }
+      p.loadModule(a.path, (a.params as string[] | undefined) ?? []);
+      break;
+    case ProbeRequest.unloadModule:
+      if (typeof a.name !== 'string') throw new Error(`${command} needs {"name": string}`);
+      p.unloadModule(a.name);
+      break;
     case ProbeRequest.readMemory: {
       if (typeof a.memoryReference !== 'string' || typeof a.count !== 'number'
         || (a.offset !== undefined && typeof a.offset !== 'number') || (a.patched !== undefined && typeof a.patched !== 'boolean')) {

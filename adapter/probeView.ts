@@ -10,7 +10,8 @@
 import type { Kprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
 import type { ProbeEntry, ProbeManager } from '../emulator/probes';
-import type { KprobeKind, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
+import type { KprobeKind, ModuleInfo, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
+import type { KernelModule } from '../emulator/kernel/modules/modules';
 import { formatAddress } from './disassemble';
 
 const KIND_OF_LETTER: Readonly<Record<'k' | 'r' | 'j', KprobeKind>> = { k: 'kprobe', r: 'kretprobe', j: 'jprobe' };
@@ -126,4 +127,17 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
 /** A symbol offset as a JS number (offsets inside one symbol are small; a huge one is clamped, never rounded silently). */
 function safeOffset(off: bigint): number {
   return off <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(off) : Number.MAX_SAFE_INTEGER;
+}
+
+/** The Modules view's rows: lsmod plus the kprobes placed in each module's code (`probeAddrs`: every registered probe address). */
+export function moduleRows(mods: readonly KernelModule[], probeAddrs: readonly bigint[]): ModuleInfo[] {
+  return mods.map(m => {
+    const inside = (a: bigint): boolean => (a >= m.core.lo && a < m.core.hi) || (!!m.init && !m.initFreed && a >= m.init.lo && a < m.init.hi);
+    const row: ModuleInfo = {
+      name: m.name, path: m.path, state: m.state, base: formatAddress(m.core.lo), size: Number(m.core.hi - m.core.lo),
+      usedBy: [...m.usedBy].map(x => x.name), probesIn: new Set(probeAddrs.filter(inside)).size,
+    };
+    if (m.init && !m.initFreed) row.init = { base: formatAddress(m.init.lo), size: Number(m.init.hi - m.init.lo) };
+    return row;
+  });
 }

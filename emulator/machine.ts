@@ -127,6 +127,9 @@ export class Machine {
   private readonly uprobesEngine: UprobesEngine | null;
   private moduleTable: ModuleTable | null = null;
   private hasKernelImage = true;
+  private readonly moduleListeners: (() => void)[] = [];
+  /** the module list changed (loaded, live, going, unloaded) */
+  onModulesChange(l: () => void): void { this.moduleListeners.push(l); }
   private manager: ProbeManager | null = null;
   private readonly probeOptions: ProbeManagerOptions;
   readonly arch: ArchOps;
@@ -199,8 +202,15 @@ export class Machine {
         if (why === 'unload') this.engine.cApi.warnOrphans(lo, hi, mod.name);
       },
       kernelFunction: name => this.engine?.cApi.symbol(name),
+      onChange: () => { for (const l of this.moduleListeners) l(); },
     });
     return this.moduleTable;
+  }
+
+  /** The loaded modules, or undefined when no module was ever loaded or the machine has no module support. */
+  loadedModules(): readonly import('./kernel/modules/modules').KernelModule[] | undefined {
+    if (this.moduleTable) return this.moduleTable.list();
+    return this.hasKernelImage && moduleRelocsFor(this.arch.name) ? [] : undefined;
   }
 
   /** Whether this machine has a kprobes engine. */

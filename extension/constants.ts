@@ -6,6 +6,7 @@ export const LANGUAGE_ID = 'kprobe';
 export const View = {
   kprobes: 'kprobe.kprobesView',
   uprobes: 'kprobe.uprobesView',
+  modules: 'kprobe.modulesView',
 } as const;
 
 export const Command = {
@@ -22,6 +23,9 @@ export const Command = {
   enableOptimization: 'kprobe.probes.enableOptimization',
   disableOptimization: 'kprobe.probes.disableOptimization',
   refresh: 'kprobe.probes.refresh',
+  // Modules view: insmod (view title), rmmod (item)
+  loadModule: 'kprobe.modules.load',
+  unloadModule: 'kprobe.module.unload',
 } as const;
 
 /** Context keys used in package.json `when` clauses. */
@@ -40,6 +44,9 @@ export const ItemContext = {
   /** a row of the last state of an ended session: only Reveal Source applies */
   endedProbe: 'kprobe.probe.ended',
   placeholder: 'kprobe.placeholder',
+  /** a loaded module that can be asked to unload / one whose init or exit is running */
+  liveModule: 'kprobe.module.live',
+  busyModule: 'kprobe.module.busy',
   /** a process child of a Uprobes row (no commands of its own) */
   uprobeProcess: 'kprobe.uprobeProcess',
 } as const;

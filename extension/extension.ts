@@ -7,6 +7,7 @@ import { DisassemblyProvider } from './disassembly';
 import { registerProbeCommands } from './probeCommands';
 import { ProbeStore } from './probeStore';
 import { ProbeTreeProvider } from './probeTree';
+import { ModuleTreeProvider } from './moduleTree';
 import { startLanguageClient } from './languageClient';
 
 /** What activate() returns; the integration tests read the views through it. */
@@ -16,6 +17,7 @@ export interface KprobeExtensionApi {
   readonly probes: ProbeStore;
   readonly kprobesTree: ProbeTreeProvider;
   readonly uprobesTree: ProbeTreeProvider;
+  readonly modulesTree: ModuleTreeProvider;
   /** settles once the language client started or failed (undefined then) */
   readonly languageClient: Promise<LanguageClient | undefined>;
 }
@@ -29,8 +31,9 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
   const probes = new ProbeStore();
   const kprobesTree = new ProbeTreeProvider(probes, 'kprobes');
   const uprobesTree = new ProbeTreeProvider(probes, 'uprobes');
+  const modulesTree = new ModuleTreeProvider(probes);
   context.subscriptions.push(
-    log, configProvider, probes, kprobesTree, uprobesTree,
+    log, configProvider, probes, kprobesTree, uprobesTree, modulesTree,
     configProvider.onDidReportError(m => log.error(m)),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, configProvider, vscode.DebugConfigurationProviderTriggerKind.Initial),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {
@@ -39,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, adapterFactory),
     vscode.window.createTreeView(View.kprobes, { treeDataProvider: kprobesTree, showCollapseAll: false }),
     vscode.window.createTreeView(View.uprobes, { treeDataProvider: uprobesTree, showCollapseAll: false }),
+    vscode.window.createTreeView(View.modules, { treeDataProvider: modulesTree, showCollapseAll: false }),
     vscode.workspace.registerTextDocumentContentProvider(DISASSEMBLY_SCHEME, new DisassemblyProvider(id => probes.sessionById(id))),
     ...registerProbeCommands(probes, log),
   );
@@ -47,7 +51,7 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
     return undefined;
   });
   log.info('kprobe-debug activated');
-  return { configProvider, adapterFactory, probes, kprobesTree, uprobesTree, languageClient: client };
+  return { configProvider, adapterFactory, probes, kprobesTree, uprobesTree, modulesTree, languageClient: client };
 }
 
 export async function deactivate(): Promise<void> {

@@ -27,6 +27,18 @@ export function registerProbeCommands(store: ProbeStore, log: vscode.LogOutputCh
     run(Command.enableOptimization, () => store.request(ProbeRequest.setOptimization, { enabled: true })),
     run(Command.disableOptimization, () => store.request(ProbeRequest.setOptimization, { enabled: false })),
     run(Command.refresh, () => store.refresh()),
+    run(Command.unloadModule, a => store.request(ProbeRequest.unloadModule, { name: moduleOf(a) })),
+    run(Command.loadModule, async (a?: unknown) => {
+      // API callers and tests pass {path, params}; the view title asks for the file
+      if (typeof a === 'object' && a !== null && typeof (a as { path?: unknown }).path === 'string') {
+        const x = a as { path: string; params?: string[] };
+        return store.request(ProbeRequest.loadModule, { path: x.path, params: x.params ?? [] });
+      }
+      const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Kernel modules': ['ko', 'o'] }, title: 'Load a kernel module' });
+      if (!picked?.length) return undefined;
+      const params = await vscode.window.showInputBox({ prompt: 'Module parameters (name=value ...), optional' });
+      return store.request(ProbeRequest.loadModule, { path: picked[0].fsPath, params: (params ?? '').split(/\s+/).filter(Boolean) });
+    }),
     run(Command.revealSource, async a => {
       const p = probeOf(a);
       if (!p.source) throw new Error(`no source line is known for ${p.name} (${p.address})`);
@@ -42,6 +54,13 @@ export function registerProbeCommands(store: ProbeStore, log: vscode.LogOutputCh
       return vscode.window.showTextDocument(doc, { preview: true });
     }),
   ];
+}
+
+/** The module a command was invoked on: a Modules view node or its name. */
+function moduleOf(arg: unknown): string {
+  if (typeof arg === 'string') return arg;
+  if (typeof arg === 'object' && arg !== null && (arg as { kind?: unknown }).kind === 'module') return (arg as { module: { name: string } }).module.name;
+  throw new Error('this command needs a module: run it from the Modules view');
 }
 
 /** The probe a command was invoked on: a tree node (menus) or a ProbeInfo / UprobeInfo (API callers, tests). */

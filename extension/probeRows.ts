@@ -15,7 +15,7 @@
  * session ended the view keeps its last rows: the description then starts
  * with ENDED_MARK.
  */
-import { KPROBE_KIND_LETTER, ProbeInfo, UprobeInfo } from '../adapter/dapCustom';
+import { KPROBE_KIND_LETTER, ModuleInfo, ProbeInfo, UprobeInfo } from '../adapter/dapCustom';
 
 /** `0x` + 16 hex digits -> the kernel's %px (16 hex digits, no prefix). */
 function px(address: string): string {
@@ -124,4 +124,16 @@ export function uprobeProcessDescription(x: UprobeInfo['processes'][number]): st
 /** The full Uprobes row. */
 export function uprobeRow(p: UprobeInfo): string {
   return `${uprobeLabel(p)}  ${uprobeDescription(p)}`;
+}
+
+/** Modules row label: `name  0xbase` */
+export function moduleLabel(m: ModuleInfo): string {
+  return `${m.name}  ${m.base}`;
+}
+
+/** Modules row description: size, state, users, probes in it (lsmod's columns, plus probes). */
+export function moduleDescription(m: ModuleInfo): string {
+  const used = m.usedBy.length ? `  used by ${m.usedBy.join(',')}` : '';
+  const init = m.init ? `  init ${m.init.size}` : '';
+  return `${m.size} bytes${init}  ${m.state}${used}  ${m.probesIn} probe${m.probesIn === 1 ? '' : 's'} in it`;
 }

@@ -9,6 +9,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness, lineOf, within } from './dapHarness';
+import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { repoPath } from '../util/paths';
 
 const h = new Harness();
@@ -69,5 +70,33 @@ describe('adapter: breakpoints in a module\'s C source', () => {
     const exited = h.dc.waitForEvent('exited');
     await h.dc.continueRequest({ threadId: stop.body.threadId as number });
     await within(exited, 'the end of the machine');
+  });
+});
+
+describe('adapter: the Modules view\'s requests', () => {
+  before(() => h.startServer());
+  after(() => h.stopServer());
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  test('_probeState lists the modules; _probeUnloadModule runs the exit and the list empties; _probeLoadModule loads another', async () => {
+    await h.launchWith(async () => {
+      await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork' }] });
+    }, { modules: [MOD('hello')] });
+    const list = async (): Promise<ProbeStateBody> => (await h.dc.customRequest(ProbeRequest.list) as DebugProtocol.Response).body as ProbeStateBody;
+    let stop = await h.continueToStop();
+    for (let i = 0; i < 20 && (await list()).modules?.[0]?.state !== 'live'; i++) stop = await h.continueToStop();
+    const st = await list();
+    assert.equal(st.modules?.length, 1);
+    assert.equal(st.modules?.[0].name, 'hello');
+    assert.equal(st.modules?.[0].state, 'live');
+    await h.dc.customRequest(ProbeRequest.unloadModule, { name: 'hello' });
+    assert.equal((await list()).modules?.[0].state, 'going');
+    for (let i = 0; i < 100 && (await list()).modules?.length; i++) stop = await h.continueToStop(); // the rmmod thread runs at the next scheduling tick
+    assert.deepEqual((await list()).modules, []);
+    await h.dc.customRequest(ProbeRequest.loadModule, { path: MOD('noexit') });
+    assert.equal((await list()).modules?.[0].name, 'noexit');
+    await assert.rejects(h.dc.customRequest(ProbeRequest.unloadModule, { name: 'nosuch' }), /ERROR: Module nosuch is not currently loaded/);
+    assert.ok(stop.body.threadId);
   });
 });

@@ -29,13 +29,14 @@ suite('activation', () => {
     assert.match(api.adapterFactory.adapterPath, /dist[\\/]adapter\.js$/);
   });
 
-  test('Kprobes and Uprobes views live in the Run and Debug container and can be focused', async () => {
+  test('Kprobes, Uprobes and Modules views live in the Run and Debug container and can be focused', async () => {
     const { ext } = await activateExtension();
     const debugViews = (ext.packageJSON.contributes as Contributes).views?.debug ?? [];
-    assert.deepEqual(debugViews.map(v => [v.id, v.name]), [[View.kprobes, 'Kprobes'], [View.uprobes, 'Uprobes']]);
+    assert.deepEqual(debugViews.map(v => [v.id, v.name]), [[View.kprobes, 'Kprobes'], [View.uprobes, 'Uprobes'], [View.modules, 'Modules']]);
     // `<viewId>.focus` exists only for views the workbench registered.
     await vscode.commands.executeCommand(`${View.kprobes}.focus`);
     await vscode.commands.executeCommand(`${View.uprobes}.focus`);
+    await vscode.commands.executeCommand(`${View.modules}.focus`);
   });
 
   test('every command id is registered and contributed', async () => {
@@ -48,8 +49,11 @@ suite('activation', () => {
     }
   });
 
-  test('with no session both views show an empty state', async () => {
+  test('with no session the views show an empty state', async () => {
     const { api } = await activateExtension();
+    const mods = api.modulesTree.getChildren();
+    assert.equal(mods.length, 1);
+    assert.equal(api.modulesTree.getTreeItem(mods[0]).label, 'No kernel modules loaded');
     for (const [tree, text] of [[api.uprobesTree, 'No uprobes registered'], [api.kprobesTree, 'No kprobes registered']] as const) {
       const nodes = tree.getChildren();
       assert.equal(nodes.length, 1);
