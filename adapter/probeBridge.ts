@@ -121,8 +121,8 @@ export class ProbeBridge {
     }
     // processes mapping probed files come and go: the Uprobes view's children follow
     this.mgr.uprobes?.onChange(() => this.onChange());
-    // modules come and go (init done, exit done): the Modules view follows
-    machine.onModulesChange(() => this.onChange());
+    // modules come and go (init done, exit done): the Modules view follows; pending breakpoints may now resolve
+    machine.onModulesChange(() => { this.retryPending(); this.onChange(); });
   }
 
   /** True (once) when hit counters changed since the last call. */
@@ -172,6 +172,14 @@ export class ProbeBridge {
       if (!file) {
         const user = this.userLine(clientPath, line, bp.mode === 'kretprobe');
         if (typeof user === 'string') {
+          if (this.machine.loadedModules() !== undefined && !/^no code at /.test(user)) {
+            // pending: a module loaded later may have this file (verified then, with a `breakpoint` event)
+            const rec: BreakpointRecord = { target: { kind: 'line', file: clientPath, line }, mode: 'kprobe', bp, group: { kind: 'source', path: clientPath, line } };
+            const id = this.register(rec);
+            ids.push(id);
+            out.push({ ...this.toDap(id, clientPath), line, message: `pending: no line information for ${clientPath.split(/[\\/]/).pop()} in the kernel, its programs or its loaded modules (verified when a module with it is loaded)` });
+            continue;
+          }
           out.push({ verified: false, line, message: user, reason: 'failed' });
           continue;
         }
@@ -315,6 +323,43 @@ export class ProbeBridge {
       return { target: { kind: 'user', path: found.program.path, symbol: fn.sym.name, symOffset: 0n }, line };
     }
     return { target: { kind: 'user', path: found.program.path, offset: site.offset }, line: site.line };
+  }
+
+  /** breakpoints whose verification changed (a module loaded or unloaded): the session sends `breakpoint` events */
+  onBreakpointsChanged?: (bps: DebugProtocol.Breakpoint[]) => void;
+
+  /**
+   * A module was loaded or unloaded: source breakpoints not verified yet are
+   * registered again where a loaded module's line table now has their file
+   * (Linux's deferred probes: the DAP `breakpoint` event reports them
+   * verified); breakpoints whose probe became [GONE] are reported unverified.
+   */
+  private retryPending(): void {
+    const changed: DebugProtocol.Breakpoint[] = [];
+    for (const [dapId, rec] of this.records) {
+      const e = this.entryOf(dapId);
+      const g = rec.group;
+      if (!e) continue;
+      if (e.verified && e.sites.some(x => x.flags.includes('[GONE]'))) {
+        changed.push({ ...this.toDap(dapId, g.kind === 'source' ? g.path : undefined), verified: false, reason: 'failed',
+          message: 'the module holding this code was unloaded: the probe is [GONE]' });
+        continue;
+      }
+      if (e.verified || g.kind !== 'source' || rec.target.kind !== 'line') continue;
+      const file = this.dwarfFileFor(g.path);
+      if (!file) continue;
+      this.mgr.remove(e.id);
+      rec.target = { kind: 'line', file, line: g.line };
+      let ne = this.add(rec);
+      if (!ne.verified && ne.nextLine !== undefined) {
+        this.mgr.remove(ne.id);
+        rec.target = { kind: 'line', file, line: ne.nextLine };
+        ne = this.add(rec);
+      }
+      this.ids.bind(dapId, ne.id);
+      changed.push(this.toDap(dapId, g.path));
+    }
+    if (changed.length) this.onBreakpointsChanged?.(changed);
   }
 
   /** The breakpoint requests behind the live breakpoints, by DAP id (ascending). */

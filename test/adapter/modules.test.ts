@@ -100,3 +100,35 @@ describe('adapter: the Modules view\'s requests', () => {
     assert.ok(stop.body.threadId);
   });
 });
+
+describe('adapter: pending breakpoints in a module\'s source', () => {
+  before(() => h.startServer());
+  after(() => h.stopServer());
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  test('set before the module is loaded: pending; verified by a `breakpoint` event when it loads; stops in its init; [GONE] once init memory is freed', async () => {
+    const src = repoPath('examples', 'modules', 'kprobe_example.c');
+    const initLine = lineOf(src, 'ret = register_kprobe(&kp);');
+    const events: DebugProtocol.BreakpointEvent[] = [];
+    h.dc.on('breakpoint', (e: DebugProtocol.BreakpointEvent) => events.push(e));
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      bps = (await h.dc.setBreakpointsRequest({ source: { path: src }, breakpoints: [{ line: initLine }] })).body.breakpoints;
+      await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork' }] });
+    });
+    assert.equal(bps[0].verified, false);
+    assert.match(bps[0].message ?? '', /^pending: no line information for kprobe_example\.c/);
+    await h.dc.customRequest(ProbeRequest.loadModule, { path: repoPath('examples', 'modules', 'build', 'kprobe_example-x86_64.ko') });
+    const verified = events.find(e => e.body.breakpoint.id === bps[0].id && e.body.breakpoint.verified);
+    assert.ok(verified, JSON.stringify(events.map(e => e.body.breakpoint)));
+    assert.equal(verified.body.breakpoint.line, initLine);
+    // run: do_fork stops until the insmod thread reaches the init line
+    let stop = await h.continueToStop();
+    for (let i = 0; i < 100 && !(stop.body.hitBreakpointIds ?? []).includes(bps[0].id ?? -1); i++) stop = await h.continueToStop();
+    assert.deepEqual(stop.body.hitBreakpointIds, [bps[0].id]);
+    for (let i = 0; i < 100 && !events.some(e => e.body.breakpoint.id === bps[0].id && !e.body.breakpoint.verified); i++) await h.continueToStop();
+    const gone = events.find(e => e.body.breakpoint.id === bps[0].id && !e.body.breakpoint.verified);
+    assert.match(gone?.body.breakpoint.message ?? '', /\[GONE\]/);
+  });
+});
