@@ -119,7 +119,9 @@ describe('adapter: pending breakpoints in a module\'s source', () => {
     });
     assert.equal(bps[0].verified, false);
     assert.match(bps[0].message ?? '', /^pending: no line information for kprobe_example\.c/);
+    const changed = h.dc.waitForEvent('breakpoint');
     await h.dc.customRequest(ProbeRequest.loadModule, { path: repoPath('examples', 'modules', 'build', 'kprobe_example-x86_64.ko') });
+    await within(changed, 'the breakpoint event of the load');
     const verified = events.find(e => e.body.breakpoint.id === bps[0].id && e.body.breakpoint.verified);
     assert.ok(verified, JSON.stringify(events.map(e => e.body.breakpoint)));
     assert.equal(verified.body.breakpoint.line, initLine);
