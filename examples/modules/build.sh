@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Build the example modules for the sample kernel: relocatable objects
-# (.ko) compiled freestanding against examples/include (x86_64 for now).
-# Needs clang.
+# (.ko) compiled freestanding against examples/include (x86_64 for now),
+# from the repository root with its path mapped to "." so that the DWARF
+# names examples/modules/*.c wherever the checkout is. Needs clang.
 set -euo pipefail
-cd "$(dirname "$0")"
-mkdir -p build
+cd "$(dirname "$0")/../.."
+mkdir -p examples/modules/build
 for m in kprobe_example kretprobe_example jprobe_example; do
   clang --target=x86_64-linux-gnu -c -O2 -ffreestanding -fno-pic -fno-stack-protector -mcmodel=kernel -mno-red-zone \
-    -fno-common -fno-asynchronous-unwind-tables -g -I../include $m.c -o build/$m-x86_64.ko
+    -fno-common -fno-asynchronous-unwind-tables -g -fdebug-prefix-map="$PWD"=. -Iexamples/include \
+    examples/modules/$m.c -o examples/modules/build/$m-x86_64.ko
 done
-ls -l build
+ls -l examples/modules/build
