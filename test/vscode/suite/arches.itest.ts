@@ -12,7 +12,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeDebugfsBody, ProbeRequest } from '../../../adapter/dapCustom';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, markerLine, workspaceFolder, until } from './util';
+import { activateExtension, markerLine, workspaceFolder, until, endSession } from './util';
 
 
 /** the argument register of each arch, as the Registers scope names it */
@@ -34,12 +34,7 @@ suite('aarch64 and riscv64 sessions', () => {
   });
   teardown(async () => {
     tracker.dispose();
-    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-    if (vscode.debug.activeDebugSession) {
-      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-      await vscode.debug.stopDebugging();
-      await ended;
-    }
+    await endSession();
   });
 
   for (const arch of ['aarch64', 'riscv64']) {

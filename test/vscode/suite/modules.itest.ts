@@ -4,7 +4,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Command, DEBUG_TYPE } from '../../../extension/constants';
 import type { ModuleNode } from '../../../extension/moduleTree';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, until, workspaceFolder } from './util';
+import { activateExtension, until, workspaceFolder, endSession } from './util';
 
 suite('the Modules view', () => {
   let stops = 0;
@@ -22,12 +22,7 @@ suite('the Modules view', () => {
   });
   teardown(async () => {
     tracker.dispose();
-    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-    if (vscode.debug.activeDebugSession) {
-      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-      await vscode.debug.stopDebugging();
-      await ended;
-    }
+    await endSession();
   });
 
   test('a launch\'s module is listed; rmmod from the view removes it and the probe on its code becomes [GONE]', async () => {

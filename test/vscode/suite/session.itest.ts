@@ -6,7 +6,7 @@ import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/cons
 import { ProbeTreeProvider } from '../../../extension/probeTree';
 import type { ProbeNode } from '../../../extension/probeTree';
 import type { ProbeStore } from '../../../extension/probeStore';
-import { activateExtension, markerLine, workspaceFolder, until } from './util';
+import { activateExtension, markerLine, workspaceFolder, until, endSession } from './util';
 
 
 /** DAP messages the adapter sent, seen through a tracker (the test's view of `stopped` events). */
@@ -30,12 +30,7 @@ suite('debug session with the Kprobes view', () => {
   setup(() => { tracker = new Tracker(); });
   teardown(async () => {
     tracker.dispose();
-    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-    if (vscode.debug.activeDebugSession) {
-      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-      await vscode.debug.stopDebugging();
-      await ended;
-    }
+    await endSession();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, workspaceFolder, until } from './util';
+import { activateExtension, workspaceFolder, until, endSession } from './util';
 
 
 suite('uprobes: a gutter breakpoint in a user program', () => {
@@ -26,12 +26,7 @@ suite('uprobes: a gutter breakpoint in a user program', () => {
   });
   teardown(async () => {
     tracker.dispose();
-    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-    if (vscode.debug.activeDebugSession) {
-      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-      await vscode.debug.stopDebugging();
-      await ended;
-    }
+    await endSession();
     if (root) rmSync(root, { recursive: true, force: true });
   });
 

@@ -55,3 +55,12 @@ export function until<T>(event: vscode.Event<T>, cond: () => boolean, what: stri
     });
   });
 }
+
+/** Remove every breakpoint and stop the active debug session, waiting for its end (suite teardown). */
+export async function endSession(): Promise<void> {
+  vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+  if (!vscode.debug.activeDebugSession) return;
+  const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
+  await vscode.debug.stopDebugging();
+  await ended;
+}
