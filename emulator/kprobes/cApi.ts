@@ -17,8 +17,8 @@
  * the probed context's, as in Linux). struct kprobe's nmissed and flags
  * follow the engine's after every hit.
  *
- * Ported for x86_64 (Linux's pt_regs layout); other arches get the
- * functions once their pt_regs frame is described in PT_REGS below.
+ * Ported for x86_64 and aarch64 (Linux's pt_regs layouts); riscv64 gets
+ * the functions once its pt_regs frame is described in PT_REGS below.
  */
 import type { Cpu } from '../arch/types';
 import { errnoOf } from './regResult';
@@ -41,6 +41,8 @@ export const LAYOUT = {
 const PT_REGS: Readonly<Record<string, readonly (string | { name: string; value: bigint })[]>> = {
   x86_64: ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di',
     { name: 'orig_ax', value: -1n }, 'ip', { name: 'cs', value: 0x10n }, 'flags', 'sp', { name: 'ss', value: 0x18n }],
+  // struct user_pt_regs: regs[31], sp, pc, pstate
+  aarch64: [...Array.from({ length: 31 }, (_, i) => `x${i}`), 'sp', 'pc', 'pstate'],
 };
 
 export const C_API_FUNCTIONS = [

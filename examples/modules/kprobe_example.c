@@ -13,7 +13,7 @@ static struct kprobe kp;
 /* kprobe pre_handler: called just before the probed instruction is executed */
 int handler_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	printk("pre_handler: p->addr=%p, ip=%lx, flags=0x%lx\n", p->addr, regs->ip, regs->flags);
+	printk("pre_handler: p->addr=%p, ip=%lx\n", p->addr, instruction_pointer(regs));
 	/* A dump_stack() here will give a stack backtrace */
 	return 0;
 }
@@ -21,7 +21,7 @@ int handler_pre(struct kprobe *p, struct pt_regs *regs)
 /* kprobe post_handler: called after the probed instruction is executed */
 void handler_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 {
-	printk("post_handler: p->addr=%p, flags=0x%lx\n", p->addr, regs->flags);
+	printk("post_handler: p->addr=%p\n", p->addr);
 }
 
 /* fault_handler: called if an exception is generated for any instruction

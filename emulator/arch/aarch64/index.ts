@@ -13,6 +13,7 @@ import { decodeWord } from './decoder';
 import { toDecoded } from './disasm';
 import type { ArchPort } from '../registry';
 import { aarch64UprobesHooks } from './uprobes';
+import { aarch64ModuleRelocs } from './modules';
 import { a64Reg as R } from './regs';
 import { aarch64Info } from './info';
 
@@ -72,4 +73,4 @@ export const aarch64: ArchOps = {
 };
 
 /** The aarch64 port's implementation: the CPU and the arm64 half of kprobes. */
-export const port: ArchPort = { ops: aarch64, kprobes: aarch64KprobesHooks, uprobes: aarch64UprobesHooks };
+export const port: ArchPort = { ops: aarch64, kprobes: aarch64KprobesHooks, uprobes: aarch64UprobesHooks, modules: aarch64ModuleRelocs };

@@ -400,11 +400,8 @@ export class ModuleTable {
       throw new ModuleError(`${mod}: Unknown symbol ${s.name} (err -2)`);
     }
     const base = addrOf.get(s.shndx);
-    if (base === undefined) {
-      const sec = obj.sections[s.shndx];
-      if (s.type === STT_SECTION || !sec) return 0n; // a section not loaded (debug info)
-      throw new ModuleError(`${mod}: symbol ${s.name} is in section ${sec.name}, which is not loaded`);
-    }
+    // a symbol of a section not loaded (debug info, arm64 mapping symbols there): its offset in that section
+    if (base === undefined) return s.value;
     return base + s.value;
   }
 

@@ -3,7 +3,7 @@
  * functions as a module of the emulated kernel sees them (Linux 2.6's API:
  * struct kprobe with fault_handler, kretprobes). The layouts are what the
  * engine reads (emulator/kprobes/cApi.ts LAYOUT): keep them in step.
- * x86_64 for now (struct pt_regs as Linux lays it out there).
+ * x86_64 and aarch64 (struct pt_regs as Linux lays it out on each).
  */
 #ifndef _KP_LINUX_KPROBES_H
 #define _KP_LINUX_KPROBES_H
@@ -16,8 +16,18 @@ struct pt_regs {
 	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
 };
 typedef unsigned char kprobe_opcode_t;
+#define KP_REGS_IP(r) ((r)->ip)
+#define KP_REGS_RET(r) ((r)->ax)
+#elif defined(__aarch64__)
+struct pt_regs {
+	unsigned long regs[31];
+	unsigned long sp, pc, pstate;
+};
+typedef unsigned int kprobe_opcode_t;
+#define KP_REGS_IP(r) ((r)->pc)
+#define KP_REGS_RET(r) ((r)->regs[0])
 #else
-#error "the kprobes API for modules is ported to x86_64 only so far"
+#error "the kprobes API for modules is ported to x86_64 and aarch64 so far"
 #endif
 
 struct kprobe;
@@ -75,6 +85,8 @@ void unregister_jprobe(struct jprobe *jp);
 void jprobe_return(void);
 unsigned long kallsyms_lookup_name(const char *name);
 
-static inline unsigned long regs_return_value(struct pt_regs *regs) { return regs->ax; }
+static inline unsigned long regs_return_value(struct pt_regs *regs) { return KP_REGS_RET(regs); }
+/* the probed address as the handler sees it (x86: after the int3; arm64: the brk's own) */
+static inline unsigned long instruction_pointer(struct pt_regs *regs) { return KP_REGS_IP(regs); }
 
 #endif
