@@ -17,8 +17,7 @@
  * the probed context's, as in Linux). struct kprobe's nmissed and flags
  * follow the engine's after every hit.
  *
- * Ported for x86_64 and aarch64 (Linux's pt_regs layouts); riscv64 gets
- * the functions once its pt_regs frame is described in PT_REGS below.
+ * Ported for x86_64, aarch64 and riscv64 (Linux's pt_regs layouts, PT_REGS below).
  */
 import type { Cpu } from '../arch/types';
 import { errnoOf } from './regResult';
@@ -43,6 +42,9 @@ const PT_REGS: Readonly<Record<string, readonly (string | { name: string; value:
     { name: 'orig_ax', value: -1n }, 'ip', { name: 'cs', value: 0x10n }, 'flags', 'sp', { name: 'ss', value: 0x18n }],
   // struct user_pt_regs: regs[31], sp, pc, pstate
   aarch64: [...Array.from({ length: 31 }, (_, i) => `x${i}`), 'sp', 'pc', 'pstate'],
+  // struct pt_regs: epc, ra .. t6, status, badaddr, cause, orig_a0 (the port's register order)
+  riscv64: ['epc', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7',
+    's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9', 's10', 's11', 't3', 't4', 't5', 't6', 'status', 'badaddr', 'cause', 'orig_a0'],
 };
 
 export const C_API_FUNCTIONS = [

@@ -32,7 +32,7 @@ function runUntil(m: Machine, cond: () => boolean, what: string): void {
   assert.ok(cond(), `never happened: ${what}`);
 }
 
-for (const arch of ['x86_64', 'aarch64']) describe(`the documentation's C kprobe modules (${arch})`, () => {
+for (const arch of ['x86_64', 'aarch64', 'riscv64']) describe(`the documentation's C kprobe modules (${arch})`, () => {
   const at = (): void => { ARCH = arch; };
   test('kprobe_example: planted from init, C pre/post handlers see pt_regs (ip = addr + 1 after int3), unregistered by exit', () => {
     at();
@@ -43,7 +43,7 @@ for (const arch of ['x86_64', 'aarch64']) describe(`the documentation's C kprobe
     assert.ok(log.includes(`Planted kprobe at 0x${doFork.toString(16)}`), log.join('\n'));
     runUntil(m, () => log.some(l => l.startsWith('post_handler')), 'a hit');
     const pre = log.find(l => l.startsWith('pre_handler'))!;
-    // regs->ip as a pre_handler sees it: past the int3 on x86, the brk itself on arm64
+    // regs->ip as a pre_handler sees it: past the int3 on x86, the breakpoint itself on arm64 and riscv
     const ip = arch === 'x86_64' ? doFork + 1n : doFork;
     assert.match(pre, new RegExp(`^pre_handler: p->addr=0x${doFork.toString(16)}, ip=${ip.toString(16)}$`));
     // the probe is the engine's: listed, with the C handlers' module as their owner's symbols

@@ -6,6 +6,7 @@
 import type { ArchOps, Cpu, DecodedInsn } from '../types';
 import type { ArchPort } from '../registry';
 import { riscv64UprobesHooks } from './uprobes';
+import { riscv64ModuleRelocs } from './modules';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, mustVAddr, toVAddr } from '../../memory/address';
 import { riscv64Info } from './info';
@@ -82,4 +83,4 @@ export const riscv64: ArchOps = {
   },
 };
 
-export const port: ArchPort = { ops: riscv64, kprobes: riscv64KprobesHooks, uprobes: riscv64UprobesHooks };
+export const port: ArchPort = { ops: riscv64, kprobes: riscv64KprobesHooks, uprobes: riscv64UprobesHooks, modules: riscv64ModuleRelocs };

@@ -3,7 +3,7 @@
  * functions as a module of the emulated kernel sees them (Linux 2.6's API:
  * struct kprobe with fault_handler, kretprobes). The layouts are what the
  * engine reads (emulator/kprobes/cApi.ts LAYOUT): keep them in step.
- * x86_64 and aarch64 (struct pt_regs as Linux lays it out on each).
+ * x86_64, aarch64 and riscv64 (struct pt_regs as Linux lays it out on each).
  */
 #ifndef _KP_LINUX_KPROBES_H
 #define _KP_LINUX_KPROBES_H
@@ -26,8 +26,17 @@ struct pt_regs {
 typedef unsigned int kprobe_opcode_t;
 #define KP_REGS_IP(r) ((r)->pc)
 #define KP_REGS_RET(r) ((r)->regs[0])
+#elif defined(__riscv)
+struct pt_regs {
+	unsigned long epc, ra, sp, gp, tp, t0, t1, t2, s0, s1, a0, a1, a2, a3, a4, a5, a6, a7;
+	unsigned long s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, t3, t4, t5, t6;
+	unsigned long status, badaddr, cause, orig_a0;
+};
+typedef unsigned short kprobe_opcode_t;
+#define KP_REGS_IP(r) ((r)->epc)
+#define KP_REGS_RET(r) ((r)->a0)
 #else
-#error "the kprobes API for modules is ported to x86_64 and aarch64 so far"
+#error "the kprobes API for modules: x86_64, aarch64 or riscv64"
 #endif
 
 struct kprobe;
