@@ -113,6 +113,16 @@ for (const arch of ['x86_64', 'aarch64', 'riscv64']) describe(`the documentation
     assert.ok(m.kernel.oopsCount >= 1);
   });
 
+  test('test_kprobes (a kprobes self-test module): kprobe, two kprobes, kretprobe, jprobe on its own functions — its lines say it passed', () => {
+    at();
+    const { m, log } = boot();
+    const mod = m.modules.load(new Uint8Array(readFileSync(MOD('test_kprobes'))), MOD('test_kprobes'));
+    runUntil(m, () => mod.state === 'live', 'init');
+    assert.ok(log.includes('test_kprobes: started'));
+    assert.ok(log.includes('test_kprobes: passed 11 tests with no errors'), log.filter(l => l.startsWith('test_kprobes')).join('\n'));
+    assert.equal(m.probes.debugfsList(), '', 'it unregistered everything');
+  });
+
   test('kretprobe_example: entry_handler stamps the instance data, the return handler logs sys_open\'s value; exit reports nmissed', () => {
     at();
     const { m, log } = boot();
