@@ -5,8 +5,13 @@
  * PCREL_LO12 names the label of its AUIPC, whose PCREL_HI20 gives the
  * value), CALL(_PLT) auipc+jalr pairs, branches and jumps (also
  * compressed), the ADD/SUB/SET families of debug and jump tables. RELAX is
- * ignored (the code is not relaxed); ALIGN is refused unless its padding is
- * already in place (-mno-relax emits none).
+ * ignored (the code is not relaxed); ALIGN is refused, as by Linux (an
+ * object built for linker relaxation: rebuild with -mno-relax). Ranges are
+ * Linux's where it checks (R_RISCV_32 unsigned, auipc pairs
+ * [-2^31 - 2^11, 2^31 - 2^11)) and the instruction field's elsewhere
+ * (branches and jumps, which Linux truncates silently; odd targets refused).
+ * ADD/SUB add to the bytes in place (psABI, lld); Linux >= 6.8 sums them
+ * from zero instead, the same for the zeroed places assemblers emit.
  */
 import type { ArchModuleRelocs, Rela, RelocTarget } from '../../kernel/modules/relocations';
 import { fitsSigned, get16, get32, put16, put32, put64 } from '../../kernel/modules/relocations';
@@ -17,8 +22,19 @@ const NAMES: Readonly<Record<number, string>> = {
   26: 'R_RISCV_HI20', 27: 'R_RISCV_LO12_I', 28: 'R_RISCV_LO12_S', 33: 'R_RISCV_ADD8', 34: 'R_RISCV_ADD16', 35: 'R_RISCV_ADD32',
   36: 'R_RISCV_ADD64', 37: 'R_RISCV_SUB8', 38: 'R_RISCV_SUB16', 39: 'R_RISCV_SUB32', 40: 'R_RISCV_SUB64', 43: 'R_RISCV_ALIGN',
   44: 'R_RISCV_RVC_BRANCH', 45: 'R_RISCV_RVC_JUMP', 51: 'R_RISCV_RELAX', 52: 'R_RISCV_SUB6', 53: 'R_RISCV_SET6', 54: 'R_RISCV_SET8',
-  55: 'R_RISCV_SET16', 56: 'R_RISCV_SET32', 57: 'R_RISCV_32_PCREL',
+  55: 'R_RISCV_SET16', 56: 'R_RISCV_SET32', 57: 'R_RISCV_32_PCREL', 59: 'R_RISCV_PLT32',
+  // refused (as by Linux), named for the message
+  3: 'R_RISCV_RELATIVE', 4: 'R_RISCV_COPY', 5: 'R_RISCV_JUMP_SLOT', 6: 'R_RISCV_TLS_DTPMOD32', 7: 'R_RISCV_TLS_DTPMOD64',
+  8: 'R_RISCV_TLS_DTPREL32', 9: 'R_RISCV_TLS_DTPREL64', 10: 'R_RISCV_TLS_TPREL32', 11: 'R_RISCV_TLS_TPREL64',
+  21: 'R_RISCV_TLS_GOT_HI20', 22: 'R_RISCV_TLS_GD_HI20', 29: 'R_RISCV_TPREL_HI20', 30: 'R_RISCV_TPREL_LO12_I',
+  31: 'R_RISCV_TPREL_LO12_S', 32: 'R_RISCV_TPREL_ADD', 58: 'R_RISCV_IRELATIVE', 60: 'R_RISCV_SET_ULEB128', 61: 'R_RISCV_SUB_ULEB128',
 };
+
+/**
+ * What auipc + addi/jalr (and lui + addi) reach: hi20 rounds up when lo12 is
+ * negative, so [-2^31 - 2^11, 2^31 - 2^11) (Linux riscv_insn_valid_32bit_offset)
+ */
+const fitsHiLo = (v: bigint): boolean => v >= -(1n << 31n) - 0x800n && v < (1n << 31n) - 0x800n;
 
 const bit = (v: bigint, n: number): number => Number((v >> BigInt(n)) & 1n);
 const bits = (v: bigint, hi: number, lo: number): number => Number((v >> BigInt(lo)) & ((1n << BigInt(hi - lo + 1)) - 1n));
@@ -52,53 +68,66 @@ export const riscv64ModuleRelocs: ArchModuleRelocs = {
       if (r.type !== 0 && r.type !== 51 && r.type !== 43 && (off < 0 || off + size > b.length)) return `${where} is outside the section`;
       const pc = BigInt.asIntN(64, S + A - P);
       const far = (v: bigint, n: number): string => `${where}: offset 0x${BigInt.asUintN(64, v).toString(16)} does not fit in ${n} bits (overflow)`;
+      const farHiLo = (v: bigint, what: string): string =>
+        `${where}: ${what} 0x${BigInt.asUintN(64, v).toString(16)} is beyond the ±2 GiB reach of a hi20 + lo12 pair (overflow)`;
+      const odd = (v: bigint): string => `${where}: offset 0x${BigInt.asUintN(64, v).toString(16)} is odd (misaligned branch target)`;
       switch (r.type) {
         case 0: case 51: break; // NONE, RELAX
         case 43: return `${where}: alignment padding to fix up (build with -mno-relax)`;
-        case 1: put32(b, off, Number(BigInt.asUintN(32, S + A))); break;
+        case 1: { // apply_r_riscv_32_rela: the value must be a u32
+          const v = BigInt.asUintN(64, S + A);
+          if (v >> 32n) return `${where}: value 0x${v.toString(16)} does not fit in 32 bits (overflow)`;
+          put32(b, off, Number(v));
+          break;
+        }
         case 2: put64(b, off, S + A); break;
-        case 57: { if (!fitsSigned(pc, 32)) return far(pc, 32); put32(b, off, Number(BigInt.asUintN(32, pc))); break; }
+        case 57: case 59: { if (!fitsSigned(pc, 32)) return far(pc, 32); put32(b, off, Number(BigInt.asUintN(32, pc))); break; }
         case 16: { // B-type
           if (!fitsSigned(pc, 13)) return far(pc, 13);
+          if (pc & 1n) return odd(pc);
           const w = get32(b, off) & 0x01fff07f;
           put32(b, off, (w | (bit(pc, 12) << 31) | (bits(pc, 10, 5) << 25) | (bits(pc, 4, 1) << 8) | (bit(pc, 11) << 7)) >>> 0);
           break;
         }
         case 17: { // J-type
           if (!fitsSigned(pc, 21)) return far(pc, 21);
+          if (pc & 1n) return odd(pc);
           const w = get32(b, off) & 0xfff;
           put32(b, off, (w | (bit(pc, 20) << 31) | (bits(pc, 10, 1) << 21) | (bit(pc, 11) << 20) | (bits(pc, 19, 12) << 12)) >>> 0);
           break;
         }
         case 44: { // c.beqz / c.bnez
           if (!fitsSigned(pc, 9)) return far(pc, 9);
+          if (pc & 1n) return odd(pc);
           const w = get16(b, off) & 0xe383;
           put16(b, off, w | (bit(pc, 8) << 12) | (bits(pc, 4, 3) << 10) | (bits(pc, 7, 6) << 5) | (bits(pc, 2, 1) << 3) | (bit(pc, 5) << 2));
           break;
         }
         case 45: { // c.j
           if (!fitsSigned(pc, 12)) return far(pc, 12);
+          if (pc & 1n) return odd(pc);
           const w = get16(b, off) & 0xe003;
           put16(b, off, w | (bit(pc, 11) << 12) | (bit(pc, 4) << 11) | (bits(pc, 9, 8) << 9) | (bit(pc, 10) << 8) | (bit(pc, 6) << 7)
             | (bit(pc, 7) << 6) | (bits(pc, 3, 1) << 3) | (bit(pc, 5) << 2));
           break;
         }
         case 18: case 19: { // auipc + jalr
-          if (!fitsSigned(pc, 32)) return far(pc, 32);
+          if (!fitsHiLo(pc)) return farHiLo(pc, 'offset');
           const { hi, lo } = hiLo(pc);
           put32(b, off, setU(get32(b, off), hi));
           put32(b, off + 4, setI(get32(b, off + 4), lo));
           break;
         }
-        case 23: { if (!fitsSigned(pc, 32)) return far(pc, 32); put32(b, off, setU(get32(b, off), hiLo(pc).hi)); break; }
+        case 23: { if (!fitsHiLo(pc)) return farHiLo(pc, 'offset'); put32(b, off, setU(get32(b, off), hiLo(pc).hi)); break; }
         case 24: case 25: {
-          const v = hi20.get(S + A);
-          if (v === undefined) return `${where}: no PCREL_HI20 at its label 0x${(S + A).toString(16)}`;
+          // the label's address; the addend is ignored (Linux and lld: it is 0)
+          const v = hi20.get(S);
+          if (v === undefined) return `${where}: no PCREL_HI20 at its label 0x${S.toString(16)}`;
           const lo = hiLo(v).lo;
           put32(b, off, r.type === 24 ? setI(get32(b, off), lo) : setS(get32(b, off), lo));
           break;
         }
-        case 26: { const v = BigInt.asIntN(64, S + A); if (!fitsSigned(v, 32)) return far(v, 32); put32(b, off, setU(get32(b, off), hiLo(v).hi)); break; }
+        case 26: { const v = BigInt.asIntN(64, S + A); if (!fitsHiLo(v)) return farHiLo(v, 'value'); put32(b, off, setU(get32(b, off), hiLo(v).hi)); break; }
         case 27: put32(b, off, setI(get32(b, off), hiLo(S + A).lo)); break;
         case 28: put32(b, off, setS(get32(b, off), hiLo(S + A).lo)); break;
         case 33: case 37: b[off] = Number(BigInt.asUintN(8, BigInt(b[off]) + (r.type === 33 ? S + A : -(S + A)))); break;
