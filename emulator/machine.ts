@@ -192,7 +192,7 @@ export class Machine {
    */
   get modules(): ModuleTable {
     if (this.moduleTable) return this.moduleTable;
-    if (this.kernel.processes.size && !this.hasKernelImage) throw new Error('modules: a user-program machine has no kernel to load modules into');
+    if (!this.hasKernelImage) throw new Error('modules: a user-program machine has no kernel to load modules into');
     const relocs = moduleRelocsFor(this.arch.name);
     if (!relocs) throw new Error(`modules: loadable modules are not ported to ${this.arch.name} yet`);
     this.moduleTable = new ModuleTable(this.kernel, relocs, {

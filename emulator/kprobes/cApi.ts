@@ -144,50 +144,55 @@ export class KprobesCApi {
     return kp;
   }
 
-  private registerKprobe(g: bigint): number {
+  /**
+   * register_kprobe / register_kretprobe / register_jprobe of a guest
+   * struct: its struct kprobe read (`make` builds the engine's probe around
+   * it and registers it); on success the probe is remembered and the
+   * resolved address written back to the guest's kp.addr, as Linux's
+   * register_kprobe leaves it.
+   */
+  private registerGuest(g: bigint, make: (kp: Kprobe) => { r: number; probe?: Omit<CProbe, 'kp' | 'guest'> }): number {
     if (g === 0n || this.probes.has(g)) return -22;
     const kp = this.kprobeFrom(g);
-    const r = this.engine.registerKprobe(kp);
-    if (r === 0) {
-      this.probes.set(g, { kp, guest: g, handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) });
+    const { r, probe } = make(kp);
+    if (r === 0 && probe) {
+      this.probes.set(g, { kp, guest: g, ...probe });
       this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
     }
     return r;
+  }
+
+  private registerKprobe(g: bigint): number {
+    return this.registerGuest(g, kp => ({
+      r: this.engine.registerKprobe(kp),
+      probe: { handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) },
+    }));
   }
 
   private registerKretprobe(g: bigint): number {
-    if (g === 0n || this.probes.has(g)) return -22;
-    const kp = this.kprobeFrom(g);
-    delete kp.pre_handler; delete kp.post_handler; delete kp.fault_handler;
-    const L = LAYOUT.kretprobe;
-    const handler = this.r64(g + BigInt(L.handler)), entry = this.r64(g + BigInt(L.entry_handler));
-    const rp: Kretprobe = {
-      kp, maxactive: this.mem().read32(mustVAddr(g + BigInt(L.maxactive))) | 0, data_size: Number(this.r64(g + BigInt(L.data_size))),
-    };
-    if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g)));
-    if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g)));
-    const r = errnoOf(this.engine.registerKretprobeResult(rp));
-    if (r === 0) {
-      this.probes.set(g, { kp, rp, guest: g, handlers: [handler, entry].filter(x => x !== 0n) });
-      this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
-    }
-    return r;
+    return this.registerGuest(g, kp => {
+      // a kretprobe's embedded kprobe has no handlers of its own
+      delete kp.pre_handler; delete kp.post_handler; delete kp.fault_handler;
+      const L = LAYOUT.kretprobe;
+      const handler = this.r64(g + BigInt(L.handler)), entry = this.r64(g + BigInt(L.entry_handler));
+      const rp: Kretprobe = {
+        kp, maxactive: this.mem().read32(mustVAddr(g + BigInt(L.maxactive))) | 0, data_size: Number(this.r64(g + BigInt(L.data_size))),
+      };
+      if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g)));
+      if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g)));
+      return { r: errnoOf(this.engine.registerKretprobeResult(rp)), probe: { rp, handlers: [handler, entry].filter(x => x !== 0n) } };
+    });
   }
 
   private registerJprobe(g: bigint): number {
-    if (g === 0n || this.probes.has(g)) return -22;
-    const kp = this.kprobeFrom(g);
-    delete kp.pre_handler; delete kp.post_handler; delete kp.fault_handler;
-    const entry = this.r64(g + BigInt(LAYOUT.jprobe.entry));
-    if (entry === 0n) return -22;
-    // the entry runs with the probed function's arguments (the engine saves and restores the context around it)
-    const jp: Jprobe = { kp, entry: (args, regs) => { this.engine.callKernelFunction(regs.cpu, entry, args); } };
-    const r = this.engine.registerJprobe(jp);
-    if (r === 0) {
-      this.probes.set(g, { kp, jp, guest: g, handlers: [entry] });
-      this.w64(g + BigInt(LAYOUT.kprobe.addr), kp.addr ?? 0n);
-    }
-    return r;
+    return this.registerGuest(g, kp => {
+      delete kp.pre_handler; delete kp.post_handler; delete kp.fault_handler;
+      const entry = this.r64(g + BigInt(LAYOUT.jprobe.entry));
+      if (entry === 0n) return { r: -22 };
+      // the entry runs with the probed function's arguments (the engine saves and restores the context around it)
+      const jp: Jprobe = { kp, entry: (args, regs) => { this.engine.callKernelFunction(regs.cpu, entry, args); } };
+      return { r: this.engine.registerJprobe(jp), probe: { jp, handlers: [entry] } };
+    });
   }
 
   private handlerAddrs(g: bigint, offsets: readonly number[]): bigint[] {

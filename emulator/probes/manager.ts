@@ -28,29 +28,14 @@ import type { InsnBoundaryPolicy } from './insnBoundary';
 import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 import type { Kernel } from '../kernel/kernel';
-import type { UprobeConsumer, UprobesEngine } from '../uprobes';
+import type { UprobesEngine } from '../uprobes';
 import { USER_PROBE_KINDS } from '../handlers/probeFile';
-import { ProbeHandlerEnv } from './env';
-import { evaluate } from './breakpoints';
-import { UserTargetResolved, buildFileUprobeConsumer, resolveUserTarget, uprobeEventTarget } from './userProbes';
-import { parsedImage } from '../kernel/user/process';
-import { errnoName } from '../kernel/abi';
-import { hex } from '../memory/address';
+import { buildBreakpointConsumer, buildFileUprobeConsumer, resolveUserTarget, userProgramNames } from './userProbes';
+import { UprobeSite, uprobeWhere } from './uprobeSite';
 
 /** What the manager registers: a kprobe kind, or a uprobe / uretprobe (uprobes engine) */
 export type ManagerProbeKind = EngineProbeKind | 'uprobe' | 'uretprobe';
 
-/** A uprobe / uretprobe's consumer and where it is registered. */
-interface UserRegistration {
-  res: UserTargetResolved;
-  uc: UprobeConsumer;
-  registered: boolean;
-  error?: string;
-  /** this consumer's hits (handler runs; for uretprobes, returns) */
-  hits: number;
-  /** a uprobe_events line: its event */
-  event?: { group: string; name: string };
-}
 
 export type ProbeOrigin = 'file' | 'breakpoint';
 
@@ -157,7 +142,7 @@ interface UserProbe {
   message?: string;
   nextLine?: number;
   bp?: BreakpointRuntime;
-  user?: UserRegistration;
+  user?: UprobeSite;
 }
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
@@ -369,42 +354,21 @@ export class ProbeManager {
     const res = resolveUserTarget(c.kernel, t);
     if (typeof res === 'string') { up.message = res; return { up, errs: [`${label}: ${res}`] }; }
     const uc = buildFileUprobeConsumer({ ...c, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps }, spec, res, label);
-    up.user = { res, uc: this.counted(up, uc), registered: false, hits: 0, event: spec.event };
+    up.user = new UprobeSite(res, spec.kind === 'uretprobe' ? 'uretprobe' : 'uprobe', uc, spec.event);
     const err = up.enabled ? this.registerUser(up) : undefined;
     return { up, errs: err ? [`${label}: ${err}`] : [] };
   }
 
-  /** the consumer with this probe's hit count kept (handler runs; a uretprobe's returns) */
-  private counted(up: UserProbe, uc: UprobeConsumer): UprobeConsumer {
-    const out: UprobeConsumer = { filter: uc.filter };
-    const count = (): void => { if (up.user) up.user.hits++; };
-    if (up.kind === 'uretprobe') {
-      if (uc.handler) { const h = uc.handler; out.handler = (u, regs) => h(u, regs); }
-      const r = uc.ret_handler;
-      out.ret_handler = (u, func, regs) => { count(); return r ? r(u, func, regs) : 0; };
-    } else {
-      const h = uc.handler;
-      out.handler = (u, regs) => { count(); return h ? h(u, regs) : 0; };
-    }
-    return out;
-  }
-
   /** uprobe_register of the probe's consumer; the error text, or undefined */
   private registerUser(up: UserProbe): string | undefined {
-    const u = up.user;
-    if (!u || u.registered || !this.uprobes) return undefined;
-    const r = this.uprobes.register(u.res.inode, u.res.offset, u.uc);
-    if (r.errno === 0) { u.registered = true; u.error = undefined; up.message = undefined; return undefined; }
-    u.error = `uprobe_register failed: ${errnoText(r.errno)}${r.reason ? ` (${r.reason})` : ''}`;
-    up.message = u.error;
-    return u.error;
+    if (!up.user || !this.uprobes) return undefined;
+    const err = up.user.register(this.uprobes);
+    up.message = err;
+    return err;
   }
 
   private unregisterUser(up: UserProbe): void {
-    const u = up.user;
-    if (!u?.registered || !this.uprobes) return;
-    this.uprobes.uprobeUnregister(u.res.inode, u.res.offset, u.uc);
-    u.registered = false;
+    if (up.user && this.uprobes) up.user.unregister(this.uprobes);
   }
 
   /**
@@ -419,54 +383,16 @@ export class ProbeManager {
     const res = resolveUserTarget(c.kernel, target);
     if (typeof res === 'string') return fail(res);
     const copts = this.compileOptions();
-    // conditions and log messages name the user program's variables in scope at the probe (its DWARF)
-    try {
-      const prog = parsedImage(res.inode, res.path);
-      copts.programName = (res.vaddr !== undefined ? programNamesAt(prog, this.kernel.arch, res.vaddr) : undefined) ?? programGlobals(prog, res.vaddr);
-      copts.programType = programTypes(prog);
-    } catch { /* no DWARF to name */ }
+    userProgramNames(copts, res, this.kernel.arch);
+    const kind = up.kind === 'uretprobe' ? 'uretprobe' : 'uprobe';
     const bp: BreakpointRuntime = {
-      kernel: this.kernel, id: up.id, mode: 'kprobe', hits: 0, charge: this.opts.chargeSteps, onStop: hit => this.onStop(hit),
+      kernel: this.kernel, id: up.id, mode: kind === 'uretprobe' ? 'kretprobe' : 'kprobe', hits: 0, charge: this.opts.chargeSteps,
+      onStop: hit => this.onStop(hit),
     };
     const bad = compileBreakpointParts(bp, req, copts);
     if (bad) return fail(bad);
     up.bp = bp;
-    const kernel = this.kernel;
-    const where = `${res.path}:${res.where ?? `0x${res.offset.toString(16)}`}`;
-    const who = (cpu: number): string => `${kernel.current(cpu)?.comm ?? '?'}[${kernel.current(cpu)?.pid ?? 0}]`;
-    if (up.kind === 'uretprobe') {
-      bp.mode = 'kretprobe';
-      const uc: UprobeConsumer = {
-        ret_handler: (_uc, func, regs) => {
-          const cpu = regs.cpu.id;
-          const env = (): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel, regs, kp: { addr: func }, charge: bp.charge });
-          if (!evaluate(bp, env, cpu, () => where)) return 0;
-          const rv = regs.returnValue;
-          bp.onStop({
-            breakpointId: bp.id, probeId: -up.id, mode: 'kretprobe', cpu, addr: func, where, reportPc: regs.ip, returnValue: rv,
-            hitCount: bp.hits, description: `return from ${where} = ${hex(rv)} to ${hex(regs.ip)} (uretprobe, ${who(cpu)})`,
-          });
-          return 0;
-        },
-      };
-      up.user = { res, uc: this.counted(up, uc), registered: false, hits: 0 };
-      if (up.enabled) this.registerUser(up);
-      return this.snapshot(up);
-    }
-    const uc: UprobeConsumer = {
-      handler: (_uc, regs) => {
-        const cpu = regs.cpu.id;
-        const env = (): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel, regs, kp: { addr: regs.ip }, beforeInsn: true, charge: bp.charge });
-        if (!evaluate(bp, env, cpu, () => where)) return 0;
-        const addr = regs.ip;
-        bp.onStop({
-          breakpointId: bp.id, probeId: -up.id, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
-          description: `breakpoint at ${where} (uprobe, ${who(cpu)})`,
-        });
-        return 0;
-      },
-    };
-    up.user = { res, uc: this.counted(up, uc), registered: false, hits: 0 };
+    up.user = new UprobeSite(res, kind, buildBreakpointConsumer(this.kernel, bp, uprobeWhere(res), kind));
     if (up.enabled) this.registerUser(up);
     return this.snapshot(up);
   }
@@ -476,28 +402,16 @@ export class ProbeManager {
    * uprobe / uretprobe of this manager ("p:uprobes/p_app_0x1136 /bin/app:0x0000000000001136").
    */
   uprobeEvents(): string {
-    let out = '';
-    for (const up of this.probes.values()) {
-      const u = up.user;
-      if (!u?.registered) continue;
-      out += `${uprobeEventLine(up.kind, u)}\n`;
-    }
-    return out;
+    return this.registeredUprobes().map(u => `${u.eventLine()}\n`).join('');
   }
 
-  /**
-   * /sys/kernel/debug/tracing/uprobe_profile: per registered uprobe, its
-   * file, event name and hits, as Linux prints it ("  %s %-44s %15lu").
-   */
+  /** /sys/kernel/debug/tracing/uprobe_profile: per registered uprobe, its file, event name and hits. */
   uprobeProfile(): string {
-    let out = '';
-    for (const up of this.probes.values()) {
-      const u = up.user;
-      if (!u?.registered) continue;
-      const name = uprobeEventLine(up.kind, u).split(' ')[0].replace(/^[pr]:[^/]*\//, '');
-      out += `  ${u.res.path} ${name.padEnd(44)} ${String(u.hits).padStart(15)}\n`;
-    }
-    return out;
+    return this.registeredUprobes().map(u => `${u.profileLine()}\n`).join('');
+  }
+
+  private registeredUprobes(): UprobeSite[] {
+    return [...this.probes.values()].flatMap(up => (up.user?.registered ? [up.user] : []));
   }
 
   // -------------------------------------------------------------- breakpoints
@@ -640,21 +554,9 @@ export class ProbeManager {
   }
 
   /** a uprobe probe as the lists show it: one site, the (inode, offset) of its file */
-  private userSnapshot(up: UserProbe, u: UserRegistration): ProbeEntry {
+  private userSnapshot(up: UserProbe, u: UprobeSite): ProbeEntry {
+    const site = u.siteInfo(this.uprobes, up.enabled);
     const r = u.res;
-    const uprobe = u.registered ? this.uprobes?.get(r.inode, r.offset) : undefined;
-    let source: { file: string; line: number } | undefined;
-    if (r.vaddr !== undefined) {
-      try {
-        const l = parsedImage(r.inode, r.path).lines?.lineForAddress(r.vaddr);
-        if (l) source = { file: l.file, line: l.line };
-      } catch { /* not an ELF any more */ }
-    }
-    const site: ProbeSiteInfo = {
-      addr: r.vaddr, where: `${r.path}:${r.where ?? `0x${r.offset.toString(16)}`}`, source,
-      registered: u.registered, error: u.error, hits: u.hits, nmissed: uprobe?.nmissed ?? 0,
-      flags: up.enabled ? '' : '[DISABLED]',
-    };
     return {
       id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
       verified: u.registered, enabled: up.enabled, message: up.message, sites: [site], hits: u.hits, nmissed: site.nmissed,
@@ -697,17 +599,6 @@ export class ProbeManager {
       conditionHits: up.bp?.hits,
     };
   }
-}
-
-function errnoText(errno: number): string {
-  return `-${errnoName(-errno)}`;
-}
-
-/** one uprobe_events line */
-function uprobeEventLine(kind: ManagerProbeKind, u: UserRegistration): string {
-  const letter = kind === 'uretprobe' ? 'r' : 'p';
-  const ev = u.event ?? { group: 'uprobes', name: `${letter}_${(u.res.path.split('/').pop() ?? 'probe').replace(/[^\w]/g, '_')}_0x${u.res.offset.toString(16)}` };
-  return `${letter}:${ev.group}/${ev.name} ${uprobeEventTarget(u.res.path, u.res.offset)}`;
 }
 
 function siteText(s: ProbeSite): string {

@@ -16,7 +16,10 @@
  * handler's would (probes/invoke.ts): the `fault` snippet first, then the
  * HandlerFaultPolicy ('oops' the CPU, or 'report' and go on).
  */
-import type { CompiledHandler, HandlerFault, HandlerKind, ProbeSpec, ProbeTarget } from '../handlers';
+import type { CompileOptions, CompiledHandler, HandlerFault, HandlerKind, ProbeSpec, ProbeTarget } from '../handlers';
+import type { KernelApi } from '../kernel/types';
+import { BreakpointRuntime, evaluate } from './breakpoints';
+import { programGlobals, programNamesAt, programTypes } from './programNames';
 import type { Kernel } from '../kernel/kernel';
 import type { Inode } from '../kernel/fs/vfs';
 import { parsedImage } from '../kernel/user/process';
@@ -39,6 +42,9 @@ export interface UserTargetResolved {
   vaddr?: bigint;
   /** "symbol+0xoff" of vaddr in the program, when its symbol table has one */
   where?: string;
+  /** that symbol and offset */
+  symbol?: string;
+  symOffset?: bigint;
 }
 
 /** Resolve `PATH:0xOFF` / `PATH:symbol+off` in the machine's filesystem; a message naming file and offset otherwise. */
@@ -67,7 +73,9 @@ export function resolveUserTarget(kernel: Kernel, t: Extract<ProbeTarget, { kind
     if (seg) vaddr = seg.vaddr + (o - seg.offset);
   }
   const at = vaddr !== undefined ? image.symbols.resolve(vaddr) : undefined;
-  return { inode, path: t.path, offset, vaddr, where: at ? `${at.sym.name}+0x${at.offset.toString(16)}` : undefined };
+  return at
+    ? { inode, path: t.path, offset, vaddr, where: `${at.sym.name}+0x${at.offset.toString(16)}`, symbol: at.sym.name, symOffset: at.offset }
+    : { inode, path: t.path, offset, vaddr };
 }
 
 /** The text uprobe_events shows for a probe: "/bin/app:0x0000000000001136". */
@@ -84,8 +92,7 @@ export interface UserProbeContext {
 
 /** The struct kprobe fields a uprobe handler sees as `p`: the probed address (the process's), symbol and offset. */
 function probeView(res: UserTargetResolved, regsIp: bigint): Kprobe {
-  const sym = res.where?.split('+')[0];
-  return { addr: regsIp, symbol_name: sym, offset: res.where ? BigInt(res.where.split('+')[1]) : res.offset, nmissed: 0, flags: 0 };
+  return { addr: regsIp, symbol_name: res.symbol, offset: res.symOffset ?? res.offset, nmissed: 0, flags: 0 };
 }
 
 /** A handler env for a user task's registers (no kprobes engine: no calls into the kernel image). */
@@ -142,4 +149,48 @@ function faultText(label: string, handler: HandlerKind, f: HandlerFault, ip: big
 function splitLabel(label: string): [string, string] {
   const m = /^(.*):\d+:\d+: (.*)$/.exec(label);
   return m ? [m[1], m[2]] : [label, ''];
+}
+
+/**
+ * The consumer of a debugger breakpoint in a user program: a uprobe that
+ * stops at the probed instruction, or a uretprobe that stops at the return
+ * with the value; the condition / hit condition / log message decide (bp).
+ */
+export function buildBreakpointConsumer(kernel: KernelApi, bp: BreakpointRuntime, where: string, kind: 'uprobe' | 'uretprobe'): UprobeConsumer {
+  const who = (cpu: number): string => `${kernel.current(cpu)?.comm ?? '?'}[${kernel.current(cpu)?.pid ?? 0}]`;
+  if (kind === 'uretprobe') {
+    return {
+      ret_handler: (_uc, func, regs) => {
+        const cpu = regs.cpu.id;
+        if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, regs, kp: { addr: func }, charge: bp.charge }), cpu, () => where)) return 0;
+        const rv = regs.returnValue;
+        bp.onStop({
+          breakpointId: bp.id, probeId: -bp.id, mode: 'kretprobe', cpu, addr: func, where, reportPc: regs.ip, returnValue: rv,
+          hitCount: bp.hits, description: `return from ${where} = ${hex(rv)} to ${hex(regs.ip)} (uretprobe, ${who(cpu)})`,
+        });
+        return 0;
+      },
+    };
+  }
+  return {
+    handler: (_uc, regs) => {
+      const cpu = regs.cpu.id;
+      if (!evaluate(bp, () => new ProbeHandlerEnv({ kernel, regs, kp: { addr: regs.ip }, beforeInsn: true, charge: bp.charge }), cpu, () => where)) return 0;
+      const addr = regs.ip;
+      bp.onStop({
+        breakpointId: bp.id, probeId: -bp.id, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
+        description: `breakpoint at ${where} (uprobe, ${who(cpu)})`,
+      });
+      return 0;
+    },
+  };
+}
+
+/** A user breakpoint's condition and log message name the program's variables in scope at the probe (its DWARF). */
+export function userProgramNames(copts: CompileOptions, res: UserTargetResolved, arch: KernelApi['arch']): void {
+  try {
+    const prog = parsedImage(res.inode, res.path);
+    copts.programName = (res.vaddr !== undefined ? programNamesAt(prog, arch, res.vaddr) : undefined) ?? programGlobals(prog, res.vaddr);
+    copts.programType = programTypes(prog);
+  } catch { /* no DWARF to name */ }
 }

@@ -28,7 +28,7 @@ import type { UserMmObserver } from '../kernel/user/mmObserver';
 import { parsedImage } from '../kernel/user/process';
 import { Errno } from '../kernel/abi';
 import type { Inode } from '../kernel/fs/vfs';
-import type { Memory } from '../memory/memory';
+import { PERM_X, type Memory } from '../memory/memory';
 import { PAGE_SIZE } from '../memory/backing';
 import { hex } from '../memory/address';
 import type { ElfImage } from '../elf/types';
@@ -199,7 +199,7 @@ export class UprobesEngine implements UserMmObserver {
       const file = c ? c.file : r.backing;
       const base = c ? c.fileOffset : r.offset;
       if (file !== pc || off < base || off >= base + r.size) continue;
-      if ((r.perms & 4) === 0) continue; // valid_vma: executable mappings only
+      if ((r.perms & PERM_X) === 0) continue; // valid_vma: executable mappings only
       out.push(BigInt(r.base + (off - base)));
     }
     return out;
@@ -264,6 +264,11 @@ export class UprobesEngine implements UserMmObserver {
   processOf(mm: Memory): UserProcess | undefined {
     for (const p of this.kernel.processes.values()) if (p.mm === mm && p.waitStatus === null) return p;
     return undefined;
+  }
+
+  /** @internal the uprobe_task of a pid, if it has one (never made here: the trap path's cheap test) */
+  peekUtask(pid: number): UprobeTask | undefined {
+    return this.utasks.get(pid);
   }
 
   /** @internal the uprobe_task of a pid (made on first use) */

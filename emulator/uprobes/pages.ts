@@ -11,7 +11,7 @@
  * the same page, the listing and the restore find it.
  */
 import { Backing, PAGE_SIZE } from '../memory/backing';
-import { Memory, PERM_X, Region } from '../memory/memory';
+import { Memory, Region } from '../memory/memory';
 import { VAddr, mustVAddr } from '../memory/address';
 import { textPoke } from '../memory/textPoke';
 
@@ -22,9 +22,6 @@ export interface CowPage {
   readonly file: Backing;
   readonly fileOffset: number;
 }
-
-/** Where an address of a process shows a file's bytes: the page cache and the backing offset there. */
-export interface FilePlace { readonly file: Backing; readonly offset: number; readonly cow: boolean }
 
 export class UprobePages {
   /** `origins`: where a copy's file mapping is recorded for /proc/PID/maps (the kernel's mapOrigins) */
@@ -52,17 +49,6 @@ export class UprobePages {
     const c = this.copyAt(mm, BigInt(v));
     const file = c ? c.file : r.backing, base = c ? c.fileOffset : r.offset;
     return file === vma.backing && base - r.base === vma.offset - vma.base;
-  }
-
-  /** The file byte shown (executable) at vaddr in mm: a window of a file's page cache, or our copy of one. */
-  fileAt(mm: Memory, vaddr: bigint): FilePlace | undefined {
-    const v = mustVAddr(vaddr);
-    const r = mm.regionAt(v);
-    if (!r || (r.perms & PERM_X) === 0) return undefined;
-    const c = this.cow.get(mm)?.get(r.base);
-    if (c && c.region === r) return { file: c.file, offset: c.fileOffset + (v - r.base), cow: true };
-    if (r.backing.identity.kind !== 'file') return undefined;
-    return { file: r.backing, offset: r.offset + (v - r.base), cow: false };
   }
 
   /** Patch bytes at vaddr in this address space only, copying its file page first. Returns the bytes replaced. */

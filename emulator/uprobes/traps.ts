@@ -45,34 +45,39 @@ export class UprobeTraps {
 
   /** the die-notifier (uprobe_notify_resume's callers): true when the trap was uprobes' */
   onTrap(cpu: Cpu, trap: Trap): boolean {
-    if (!cpu.userMode) return false;
+    // most traps (system calls, a kernel's own faults) are none of uprobes' business: decide by kind first
+    const k = trap.kind;
+    const fault = k === 'pageFault' || k === 'generalProtection' || k === 'undefined' || k === 'divide';
+    if ((k !== 'breakpoint' && k !== 'singleStep' && !fault) || !cpu.userMode) return false;
     const task = this.e.kernel.currentTask(cpu.id);
     const proc = task && this.e.kernel.processes.get(task.pid);
     if (!proc) return false;
-    const ut = this.e.utask(proc.pid);
-    switch (trap.kind) {
-      case 'breakpoint': {
-        const addr = trap.pc - this.bpPcOffset;
-        if (ut.state === 'sstep' && ut.active && this.e.hooks.xolDone(ut.active.arch, ut, 'breakpoint', addr)) {
-          return this.handleSinglestep(cpu, proc, ut);
-        }
-        const xol = this.e.xolOf(proc.mm);
-        if (xol && addr === xol.trampoline) return this.handleTrampoline(cpu, proc);
-        return this.handleSwbp(cpu, proc, addr);
-      }
-      case 'singleStep':
-        if (ut.state === 'sstep' && ut.active && this.e.hooks.xolDone(ut.active.arch, ut, 'singleStep', trap.pc)) {
-          return this.handleSinglestep(cpu, proc, ut);
-        }
-        return false;
-      case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
-        if (ut.state === 'sstep' && ut.active && trap.pc >= ut.slot && trap.pc < ut.slot + BigInt(this.e.hooks.xolSlotBytes)) {
-          return this.abortXol(cpu, proc, ut, trap);
-        }
-        return false;
-      default:
-        return false;
+    // a task stepping a copy has its uprobe_task; the others only need one at a breakpoint
+    const ut = this.e.peekUtask(proc.pid);
+    const stepping = ut !== undefined && ut.state === 'sstep' && ut.active !== null;
+    if (k === 'breakpoint') {
+      const addr = trap.pc - this.bpPcOffset;
+      if (stepping && this.e.hooks.xolDone(ut.active!.arch, ut, 'breakpoint', addr)) return this.handleSinglestep(cpu, proc, ut);
+      const xol = this.e.xolOf(proc.mm);
+      if (xol && addr === xol.trampoline) return this.handleTrampoline(cpu, proc);
+      return this.handleSwbp(cpu, proc, addr);
     }
+    if (!stepping) return false;
+    if (k === 'singleStep') {
+      return this.e.hooks.xolDone(ut.active!.arch, ut, 'singleStep', trap.pc) && this.handleSinglestep(cpu, proc, ut);
+    }
+    // the stepped copy faulted
+    if (trap.pc >= ut.slot && trap.pc < ut.slot + BigInt(this.e.hooks.xolSlotBytes)) return this.abortXol(cpu, proc, ut, trap);
+    return false;
+  }
+
+  /** the copy stepped or faulted: its slot back, the task running again; the uprobe that was stepped */
+  private endXol(proc: UserProcess, ut: UprobeTask): Uprobe {
+    const u = ut.active as Uprobe;
+    this.e.xolOf(proc.mm)?.putSlot(ut.slot);
+    ut.state = 'running';
+    ut.active = null;
+    return u;
   }
 
   /** handle_swbp */
@@ -173,12 +178,9 @@ export class UprobeTraps {
 
   /** handle_singlestep: the copy ran; back to the original code */
   private handleSinglestep(cpu: Cpu, proc: UserProcess, ut: UprobeTask): boolean {
-    const u = ut.active as Uprobe;
     const regs = this.regs(cpu);
-    this.e.hooks.postXol(u.arch, regs, ut);
-    this.e.xolOf(proc.mm)?.putSlot(ut.slot);
-    ut.state = 'running';
-    ut.active = null;
+    this.e.hooks.postXol((ut.active as Uprobe).arch, regs, ut);
+    const u = this.endXol(proc, ut);
     this.earlyPost(u, regs, ut);
     // signals held back during the step (uprobe_deny_signal) are acted on now
     if (proc.signals.hasDeliverable()) dispatchSignals(this.e.kernel, proc, cpu);
@@ -187,12 +189,9 @@ export class UprobeTraps {
 
   /** the stepped copy faulted: the original instruction's fault (the early fault_handler may fix it) */
   private abortXol(cpu: Cpu, proc: UserProcess, ut: UprobeTask, trap: Trap): boolean {
-    const u = ut.active as Uprobe;
     const regs = this.regs(cpu);
-    this.e.hooks.abortXol(u.arch, regs, ut);
-    this.e.xolOf(proc.mm)?.putSlot(ut.slot);
-    ut.state = 'running';
-    ut.active = null;
+    this.e.hooks.abortXol((ut.active as Uprobe).arch, regs, ut);
+    const u = this.endXol(proc, ut);
     const p = u.early;
     if (ut.earlyHit && p?.fault_handler) {
       ut.earlyHit = false;
