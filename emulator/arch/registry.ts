@@ -12,6 +12,7 @@ import type { ArchInfo, ArchOps } from './types';
 import type { KprobesArchHooks } from '../kprobes/archHooks';
 import type { UprobesArchHooks } from '../uprobes/archHooks';
 import type { ArchModuleRelocs } from '../kernel/modules/relocations';
+import type { HwDebugArchHooks } from '../hwbp/archHooks';
 import { PORTS, portByName, portForElfMachine } from '../ports';
 
 /** What emulator/arch/<name>/index.ts exports as `port`. */
@@ -23,6 +24,8 @@ export interface ArchPort {
   readonly uprobes?: UprobesArchHooks;
   /** module relocations (Linux arch/<arch>/kernel/module.c apply_relocate_add); absent: no loadable modules */
   readonly modules?: ArchModuleRelocs;
+  /** debug registers (Linux arch/<arch>/kernel/hw_breakpoint.c); absent: no hardware breakpoints there */
+  readonly hwDebug?: HwDebugArchHooks;
 }
 
 /** How each port with a CPU loads its implementation part (lazily: a require per port, run on first use). */

@@ -28,7 +28,17 @@ export type Trap =
   /** User-mode system call (x86 syscall, arm64 svc #0, riscv ecall from U-mode). pc = next insn. */
   | { kind: 'syscall'; pc: bigint }
   /** hlt / wfi. pc = next insn. */
-  | { kind: 'halt'; pc: bigint };
+  | { kind: 'halt'; pc: bigint }
+  /**
+   * Hardware breakpoint / watchpoint (x86 #DB from DR0-DR3, arm64 breakpoint
+   * or watchpoint exception; emulator/cpu/hwDebug.ts). hits: the debug
+   * registers that matched (bit n = register n; x86 DR6 B0-B3). pc: an
+   * execute match or an arm64 watchpoint: the instruction (not executed);
+   * an x86 data match: the next instruction (the access completed). addr:
+   * the address accessed (arm64 FAR; for exec, the pc). step: a single-step
+   * completed with the same instruction (x86 DR6.BS with Bn).
+   */
+  | { kind: 'hwBreakpoint'; pc: bigint; hits: number; addr: bigint; access: 'read' | 'write' | 'exec'; step?: boolean };
 
 export type TrapKind = Trap['kind'];
 

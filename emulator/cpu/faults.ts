@@ -23,8 +23,11 @@ export class GuestFault {
 }
 
 export class GuestStop {
-  constructor(readonly kind: 'breakpoint' | 'syscall' | 'hypercall' | 'halt') {}
-  toTrap(pc: bigint): Trap { return { kind: this.kind, pc }; }
+  constructor(readonly kind: 'breakpoint' | 'syscall' | 'hypercall' | 'halt' | 'hwBreakpoint') {}
+  toTrap(pc: bigint): Trap {
+    // 'hwBreakpoint' stops carry the debug registers' hits: InterpCpu.run builds that trap itself
+    return this.kind === 'hwBreakpoint' ? { kind: 'hwBreakpoint', pc, hits: 0, addr: pc, access: 'exec' } : { kind: this.kind, pc };
+  }
 }
 
 export const STOP_BREAKPOINT = new GuestStop('breakpoint');

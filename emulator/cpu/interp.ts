@@ -27,6 +27,10 @@ import { Memory, MemoryFault } from '../memory/memory';
 import { VAddr, fromVAddr, hex, toVAddr } from '../memory/address';
 import { CachedInsn, DecodeCache, DecodeCaches } from './decodeCache';
 import { GuestFault, GuestStop } from './faults';
+import { HwBreakpointFault, HwDebugUnit, HwExecFault } from './hwDebug';
+
+/** the stop an 'after' data watch hit requests (the run ends after the instruction; hwDebug.ts) */
+export const STOP_HW_BREAKPOINT = new GuestStop('hwBreakpoint');
 
 /** A cached instruction with its executor (bound at decode time). */
 export interface RunnableInsn<C> extends CachedInsn {
@@ -61,8 +65,22 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   private cache: DecodeCache<I> | null = null;
   private cacheMem: Memory | null = null;
   private cacheUser = false;
+  /** the debug registers' match unit (hardware breakpoints and watchpoints; cpu/hwDebug.ts) */
+  readonly hw: HwDebugUnit;
+  /**
+   * x86 RF: the next instruction does not hit an execute breakpoint (set
+   * when resuming at an instruction whose breakpoint was just reported;
+   * cleared as that instruction starts).
+   */
+  resumeFlag = false;
+  /** runs in progress (nested runs inside an instruction count) */
+  private depth = 0;
 
-  constructor(readonly id: number, public mem: Memory, private readonly caches: DecodeCaches<I>, private readonly archName: string) {}
+  constructor(readonly id: number, public mem: Memory, private readonly caches: DecodeCaches<I>, private readonly archName: string,
+    /** data watch timing: 'after' (x86 trap) or 'before' (arm64 fault) */
+    hwTiming: 'after' | 'before' = 'after') {
+    this.hw = new HwDebugUnit(hwTiming, () => this.stop(STOP_HW_BREAKPOINT));
+  }
 
   /** The instruction as an internal-error message names it (mnemonic and bytes). */
   protected abstract describe(insn: I): string;
@@ -124,6 +142,16 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   /** Execute until a trap or `budget` instructions retire. Never throws for guest faults. */
   run(budget: number): RunResult {
     const cache = this.selectCache();
+    const hw = this.hw;
+    // the memory this CPU runs on reports its accesses to this CPU's debug registers, while one watches data
+    const mem = this.mem, outerWatcher = mem.watcher;
+    mem.watcher = hw.dataArmed ? hw : null;
+    this.depth++;
+    // a watched access the emulator made for this CPU outside an instruction: reported at this boundary (of the outermost run)
+    if (hw.hits !== 0 && this.depth === 1) {
+      this.endWatch(mem, outerWatcher);
+      return { executed: 0, trap: hw.takeTrap(fromVAddr(this.pc)) };
+    }
     // run() may be entered from inside an instruction (nested): the outer loop's limit and pending stop are kept
     const outerLimit = this.limit, outerPending = this.pending;
     const outerStart = this.runStart, outerInner0 = this.runInner0;
@@ -148,6 +176,13 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
         let i: I | undefined;
         if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
         else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
+        if (hw.execArmed) {
+          if (this.resumeFlag) this.resumeFlag = false;
+          else {
+            const h = hw.execHit(ip);
+            if (h !== 0) throw new HwExecFault(h);
+          }
+        }
         stepping = this.stepTrap;
         this.pc = insn.next;
         insn.exec(self, insn);
@@ -155,11 +190,17 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
         if (stepping) break;
       }
       const p = this.pending;
-      if (p !== null) res = this.finishStop(p, ip, start, inner0);
+      if (p === STOP_HW_BREAKPOINT) {
+        // a data breakpoint trap after the access (x86): the instruction completed
+        const trap = hw.takeTrap(fromVAddr(this.pc));
+        if (stepping && trap.kind === 'hwBreakpoint') trap.step = true;
+        res = { executed: this.instret - start - (this.innerInsns - inner0), trap };
+      } else if (p !== null) res = this.finishStop(p, ip, start, inner0);
       else res = { executed: this.instret - start - (this.innerInsns - inner0), trap: stepping ? { kind: 'singleStep', pc: fromVAddr(this.pc) } : null };
     } catch (e) {
       res = this.finishTrap(e, ip, insn, start, inner0);
     } finally {
+      this.endWatch(mem, outerWatcher);
       // a nested run's instructions are not the outer run's: they extend its budget and are not in its count
       this.limit = outerLimit < 0 ? outerLimit : outerLimit + (this.instret - start);
       this.pending = outerPending;
@@ -168,6 +209,11 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
     }
     this.innerInsns += res.executed;
     return res;
+  }
+
+  /** a run ends: a nested one gives the outer run its watcher back; between runs the emulator's own accesses are only recorded */
+  private endWatch(mem: Memory, outer: Memory['watcher']): void {
+    mem.watcher = --this.depth > 0 ? outer : this.hw.dataArmed ? this.hw.outside : null;
   }
 
   private finishStop(p: GuestStop | GuestFault, ip: VAddr, start: number, inner0: number): RunResult {
@@ -184,6 +230,9 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
     this.pc = ip;
     const pc = fromVAddr(ip);
     const executed = this.instret - start - (this.innerInsns - inner0);
+    if (e instanceof HwBreakpointFault || e instanceof HwExecFault) return { executed, trap: e.toTrap(pc) };
+    // the instruction did not complete: data matches it made are void
+    this.hw.hits = 0;
     if (e instanceof GuestFault) return { executed, trap: e.toTrap(pc) };
     if (e instanceof MemoryFault) {
       const trap: Trap = { kind: 'pageFault', pc, addr: e.address, access: e.access, present: e.present, user: this.userMode };

@@ -58,6 +58,7 @@ function headline(trap: Trap | null, message: string, serial: number): string[] 
     case 'divide': return [`divide error: ${tail(0)}`];
     case 'generalProtection': return [`general protection fault, ${trap.reason}: ${tail(0)}`];
     case 'singleStep': return [`debug trap: ${tail(0)}`];
+    case 'hwBreakpoint': return [`debug trap (hardware ${trap.access === 'exec' ? 'breakpoint' : 'watchpoint'} at ${hex64(trap.addr)}): ${tail(0)}`];
     case 'hypercall': return [`invalid opcode (hypercall from user mode): ${tail(0)}`];
     case 'syscall': return [`invalid opcode (syscall in kernel mode): ${tail(0)}`];
     case 'halt': return [`hlt: ${tail(0)}`];

@@ -28,6 +28,15 @@
 import { VAddr, fromVAddr, hex } from './address';
 import { Alias, Backing, ByteIdentity, PAGE_SIZE } from './backing';
 import type { WriteObserver, WriteSource } from './writeSource';
+import { HARDWARE_VISIBLE } from './writeSource';
+
+/** What sees a CPU's data accesses while it runs on this address space (its debug registers' match unit, cpu/hwDebug.ts). */
+export interface AccessWatcher {
+  /** a CPU load/store of [a, a+len), before it happens (may throw to stop it: an arm64 watchpoint) */
+  access(a: VAddr, len: number, write: boolean): void;
+  /** a write made for the guest outside an instruction, after it happened */
+  bulk(a: VAddr, len: number, write: boolean): void;
+}
 
 export const PERM_R = 1;
 export const PERM_W = 2;
@@ -127,6 +136,12 @@ export class Memory {
   readonly codeWriteListeners: CodeWriteListener[] = [];
   /** observers of textPoke() patches (debugger views, tests) */
   readonly textPokeListeners: TextPokeListener[] = [];
+  /**
+   * The debug registers of the CPU running on this address space, while
+   * some data watch is armed (set by the CPU as its run starts); null
+   * otherwise: every load and store tests this one field.
+   */
+  watcher: AccessWatcher | null = null;
 
   /** write observers; `observed` is true while there is at least one (the stores' only extra test) */
   private writeObservers: WriteObserver[] = [];
@@ -221,12 +236,14 @@ export class Memory {
 
   // ---- data reads -------------------------------------------------------
   read8(a: VAddr): number {
+    if (this.watcher !== null) this.watcher.access(a, 1, false);
     let r = this.lastR;
     if (a < r.base || a >= r.end) r = this.lookup(a, 1, PERM_R, 'read');
     if (r.device) return Number(r.device.read(a - r.base, 1));
     return r.bytes[a - r.base];
   }
   read16(a: VAddr): number {
+    if (this.watcher !== null) this.watcher.access(a, 2, false);
     let r = this.lastR;
     if (a < r.base || a + 2 > r.end) r = this.lookup(a, 2, PERM_R, 'read');
     if (r.device) return Number(r.device.read(a - r.base, 2));
@@ -234,12 +251,14 @@ export class Memory {
   }
   /** Unsigned 32-bit read (returned as int32 bit pattern >>> 0). */
   read32(a: VAddr): number {
+    if (this.watcher !== null) this.watcher.access(a, 4, false);
     let r = this.lastR;
     if (a < r.base || a + 4 > r.end) r = this.lookup(a, 4, PERM_R, 'read');
     if (r.device) return Number(r.device.read(a - r.base, 4));
     return r.view.getUint32(a - r.base, true);
   }
   read64(a: VAddr): bigint {
+    if (this.watcher !== null) this.watcher.access(a, 8, false);
     let r = this.lastR;
     if (a < r.base || a + 8 > r.end) r = this.lookup(a, 8, PERM_R, 'read');
     if (r.device) return r.device.read(a - r.base, 8);
@@ -248,6 +267,7 @@ export class Memory {
 
   // ---- data writes ------------------------------------------------------
   write8(a: VAddr, v: number): void {
+    if (this.watcher !== null) this.watcher.access(a, 1, true);
     let r = this.lastW;
     if (a < r.base || a >= r.end) r = this.lookup(a, 1, PERM_W, 'write');
     if (r.device) r.device.write(a - r.base, 1, BigInt(v & 0xff));
@@ -258,6 +278,7 @@ export class Memory {
     if (this.observed) this.wrote(a, 1, 'cpu');
   }
   write16(a: VAddr, v: number): void {
+    if (this.watcher !== null) this.watcher.access(a, 2, true);
     let r = this.lastW;
     if (a < r.base || a + 2 > r.end) r = this.lookup(a, 2, PERM_W, 'write');
     if (r.device) r.device.write(a - r.base, 2, BigInt(v & 0xffff));
@@ -268,6 +289,7 @@ export class Memory {
     if (this.observed) this.wrote(a, 2, 'cpu');
   }
   write32(a: VAddr, v: number): void {
+    if (this.watcher !== null) this.watcher.access(a, 4, true);
     let r = this.lastW;
     if (a < r.base || a + 4 > r.end) r = this.lookup(a, 4, PERM_W, 'write');
     if (r.device) r.device.write(a - r.base, 4, BigInt(v >>> 0));
@@ -278,6 +300,7 @@ export class Memory {
     if (this.observed) this.wrote(a, 4, 'cpu');
   }
   write64(a: VAddr, v: bigint): void {
+    if (this.watcher !== null) this.watcher.access(a, 8, true);
     let r = this.lastW;
     if (a < r.base || a + 8 > r.end) r = this.lookup(a, 8, PERM_W, 'write');
     if (r.device) r.device.write(a - r.base, 8, BigInt.asUintN(64, v));
@@ -295,9 +318,16 @@ export class Memory {
    * a fault at a region's end leaves memory unchanged.
    */
   write64Halves(a: VAddr, lo: number, hi: number): void {
+    if (this.watcher !== null) this.watcher.access(a, 8, true);
     let r = this.lastW;
     if (a < r.base || a + 8 > r.end) {
-      if (!this.regionAt(a, 8)) { this.write32(a + 4, hi); this.write32(a, lo); return; }
+      if (!this.regionAt(a, 8)) {
+        // two stores of one access: the watcher saw the 8 bytes already
+        const w = this.watcher;
+        this.watcher = null;
+        try { this.write32(a + 4, hi); this.write32(a, lo); } finally { this.watcher = w; }
+        return;
+      }
       r = this.lookup(a, 8, PERM_W, 'write');
     }
     if (r.device) r.device.write(a - r.base, 8, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
@@ -354,6 +384,7 @@ export class Memory {
       i += n;
     }
     if (this.observed && data.length > 0) this.wrote(a, data.length, source);
+    if (this.watcher !== null && data.length > 0 && HARDWARE_VISIBLE[source]) this.watcher.bulk(a, data.length, true);
   }
   /** True if every byte of [a, a+len) is mapped RAM. */
   isMapped(a: VAddr, len = 1): boolean {
@@ -422,6 +453,7 @@ export class Memory {
    */
   wroteInPlace(a: VAddr, len: number, source: WriteSource): void {
     if (this.observed) this.wrote(a, len, source);
+    if (this.watcher !== null && HARDWARE_VISIBLE[source]) this.watcher.bulk(a, len, true);
   }
 
   private wrote(a: VAddr, len: number, source: WriteSource): void {

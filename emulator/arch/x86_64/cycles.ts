@@ -52,6 +52,8 @@ export const INSN_CYCLES: Readonly<Record<CycleClass, number>> = {
 export const TRAP_CYCLES: Readonly<Record<Trap['kind'], number>> = {
   breakpoint: 600,
   singleStep: 700,
+  // #DB from a debug register, like the single-step #DB
+  hwBreakpoint: 700,
   undefined: 700,
   divide: 700,
   pageFault: 900,

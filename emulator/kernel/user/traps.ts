@@ -41,6 +41,7 @@ function signalFor(k: Kernel, cpu: Cpu, trap: Trap): { sig: number; detail: stri
     case 'hypercall': return { sig: SIGILL, detail: 'hypercall from user mode' };
     case 'breakpoint': return { sig: SIGTRAP, detail: 'breakpoint' };
     case 'singleStep': return { sig: SIGTRAP, detail: 'single step' };
+    case 'hwBreakpoint': return { sig: SIGTRAP, detail: `hardware ${trap.access === 'exec' ? 'breakpoint' : 'watchpoint'} at ${hex(trap.addr)}` };
     case 'divide': return { sig: SIGFPE, detail: 'divide error' };
     case 'syscall': return { sig: SIGSEGV, detail: 'syscall' };
   }
