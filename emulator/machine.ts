@@ -17,7 +17,8 @@
  * budgets the caller uses.
  */
 import { ArchOps, Cpu } from './arch/types';
-import { archForElfMachine, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
+import { archForElfMachine, hwDebugArchFor, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
+import { HwBreakpoints, Kwatches } from './hwbp';
 import { ModuleTable } from './kernel/modules/modules';
 import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
@@ -125,6 +126,9 @@ export class Machine {
   readonly kernel: Kernel;
   private readonly engine: KprobesEngine | null;
   private readonly uprobesEngine: UprobesEngine | null;
+  /** hardware breakpoints and watchpoints: the debug-register allocator shared by kwatch and the debugger */
+  readonly hwbp: HwBreakpoints;
+  private kwatchTable?: Kwatches;
   private moduleTable: ModuleTable | null = null;
   private hasKernelImage = true;
   private readonly moduleListeners: (() => void)[] = [];
@@ -154,6 +158,7 @@ export class Machine {
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
     const up = uprobesArchFor(this.arch.name);
     this.uprobesEngine = up ? new UprobesEngine(this.kernel, up) : null;
+    this.hwbp = new HwBreakpoints(this.kernel, hwDebugArchFor(this.arch.name));
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
@@ -177,6 +182,12 @@ export class Machine {
       throw new Error(`kprobes: no kprobes engine on this machine (${this.kernel.processes.size ? 'a user-program machine' : `kprobes is not ported to ${this.arch.name} yet`})`);
     }
     return this.engine;
+  }
+
+  /** Kernel watchpoint probes (register_kwatch / unregister_kwatch); a clear error without a kernel image. */
+  get kwatch(): Kwatches {
+    if (!this.hasKernelImage) throw new Error('kwatch: a user-program machine has no kernel to watch');
+    return this.kwatchTable ??= new Kwatches(this.kernel, this.hwbp);
   }
 
   /** The uprobes engine (kernel and user-program machines alike); a clear error where the arch has none. */

@@ -87,6 +87,12 @@ export function uprobesArchFor(name: string): UprobesArchHooks | undefined {
   return info && archPort(info)?.uprobes;
 }
 
+/** The debug-register hooks of an architecture, undefined when its CPU has none emulated. */
+export function hwDebugArchFor(name: string): HwDebugArchHooks | undefined {
+  const info = portByName(name);
+  return info && archPort(info)?.hwDebug;
+}
+
 /** The module relocations of an architecture, undefined when loadable modules are not ported there. */
 export function moduleRelocsFor(name: string): ArchModuleRelocs | undefined {
   const info = portByName(name);

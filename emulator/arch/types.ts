@@ -6,6 +6,7 @@
  */
 import { Memory } from '../memory/memory';
 import { VAddr } from '../memory/address';
+import type { HwDebugUnit } from '../cpu/hwDebug';
 import type { KernelLayout } from '../kernel/types';
 
 /** Exceptions/traps a CPU reports to the machine. Never strings. */
@@ -74,6 +75,12 @@ export interface Cpu {
   userMode: boolean;
   /** total instructions retired on this CPU since boot */
   readonly instret: number;
+  /** the debug registers' match unit (emulator/cpu/hwDebug.ts) */
+  readonly hw: HwDebugUnit;
+  /** single-step after the next instruction (x86 TF; arm64 MDSCR_EL1.SS as the kernel's hw_breakpoint step uses it) */
+  stepTrap: boolean;
+  /** x86 RF: the next instruction is not checked against execute breakpoints */
+  resumeFlag: boolean;
 
   getPc(): bigint;
   setPc(pc: bigint): void;
