@@ -151,6 +151,34 @@ export interface ModuleInfo {
   probesIn: number;
 }
 
+/** One debug register of one CPU as the Debug Registers view shows it. */
+export interface DebugRegisterInfo {
+  cpu: number;
+  /** the arch's name ("DR2", "DBGWVR1_EL1") */
+  name: string;
+  /** 'exec' (arm64 breakpoint registers) or 'data' (x86: every DRn; arm64 watchpoint registers) */
+  pool: 'exec' | 'data';
+  index: number;
+  /** who holds it (absent: free) */
+  holder?: DebugRegisterHolder;
+  /** users displaced by a higher-priority one, waiting for this register */
+  waiting: DebugRegisterHolder[];
+}
+
+export interface DebugRegisterHolder {
+  /** 'kwatch' (register_kwatch, .kprobe kwatch) or 'debugger' (data / hardware breakpoints) */
+  owner: string;
+  /** `0x` + 16 hex digits */
+  addr: string;
+  /** symbol+0xoff of addr, when known */
+  where?: string;
+  len: number;
+  /** x (execute), w, r, rw */
+  type: string;
+  hits: number;
+  nmissed: number;
+}
+
 export interface ProbeLoadModuleArgs { path: string; params?: string[] }
 export interface ProbeModuleArgs { name: string }
 
@@ -159,6 +187,10 @@ export interface ProbeStateBody {
   uprobes: UprobeInfo[];
   /** loaded kernel modules (absent: no module support on this machine) */
   modules?: ModuleInfo[];
+  /** the debug registers of every CPU (absent: none emulated on this architecture; see debugRegistersUnavailable) */
+  debugRegisters?: DebugRegisterInfo[];
+  /** why there are no debug registers on this machine */
+  debugRegistersUnavailable?: string;
   /** /sys/kernel/debug/kprobes/enabled */
   enabled: boolean;
   /** sysctl debug.kprobes_optimization */

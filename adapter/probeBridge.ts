@@ -23,7 +23,7 @@ import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
 import { DebugMemory } from '../emulator/debug/memory';
 import { probePatches, patchNotes } from '../emulator/debug/probePatches';
-import { moduleRows, probeState } from './probeView';
+import { debugRegisterRows, moduleRows, probeState } from './probeView';
 import { SourceMap } from './sourceMap';
 import { UserPrograms } from '../emulator/debug/userPrograms';
 
@@ -434,6 +434,9 @@ export class ProbeBridge {
     const st = probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
     const mods = this.machine.loadedModules();
     if (mods) st.modules = moduleRows(mods, this.mgr.hasKprobes ? this.mgr.engine.listEntries().map(e => e.addr) : []);
+    const hw = this.machine.hwbp;
+    if (hw.unavailable) st.debugRegistersUnavailable = hw.unavailable;
+    else st.debugRegisters = debugRegisterRows(hw, a => this.machine.kernel.image.symbols.format(a));
     return st;
   }
 

@@ -10,7 +10,8 @@
 import type { Kprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
 import type { ProbeEntry, ProbeManager } from '../emulator/probes';
-import type { KprobeKind, ModuleInfo, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
+import type { DebugRegisterHolder, DebugRegisterInfo, KprobeKind, ModuleInfo, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
+import type { HwBp, HwBreakpoints } from '../emulator/hwbp';
 import type { KernelModule } from '../emulator/kernel/modules/modules';
 import { formatAddress } from './disassemble';
 
@@ -139,5 +140,20 @@ export function moduleRows(mods: readonly KernelModule[], probeAddrs: readonly b
     };
     if (m.init && !m.initFreed) row.init = { base: formatAddress(m.init.lo), size: Number(m.init.hi - m.init.lo) };
     return row;
+  });
+}
+
+/** The Debug Registers view's rows: every register of every CPU, its holder and the users waiting for it. */
+export function debugRegisterRows(hw: HwBreakpoints, where: (addr: bigint) => string | undefined): DebugRegisterInfo[] {
+  const holder = (b: HwBp): DebugRegisterHolder => ({
+    owner: b.owner, addr: formatAddress(b.req.addr), where: where(b.req.addr), len: b.req.len, type: b.req.type, hits: b.hits, nmissed: b.nmissed,
+  });
+  return hw.registers().map(r => {
+    const active = r.holders.length ? r.holders[r.holders.length - 1] : undefined;
+    return {
+      cpu: r.cpu, name: r.name, pool: r.pool, index: r.index,
+      holder: active ? holder(active) : undefined,
+      waiting: r.holders.slice(0, -1).map(holder),
+    };
   });
 }

@@ -7,6 +7,7 @@ export const View = {
   kprobes: 'kprobe.kprobesView',
   uprobes: 'kprobe.uprobesView',
   modules: 'kprobe.modulesView',
+  debugRegisters: 'kprobe.debugRegistersView',
 } as const;
 
 export const Command = {
@@ -49,6 +50,9 @@ export const ItemContext = {
   busyModule: 'kprobe.module.busy',
   /** a process child of a Uprobes row (no commands of its own) */
   uprobeProcess: 'kprobe.uprobeProcess',
+  /** a CPU of the Debug Registers view, and one of its registers */
+  debugCpu: 'kprobe.debugRegisters.cpu',
+  debugRegister: 'kprobe.debugRegisters.register',
 } as const;
 
 export const Setting = {

@@ -8,6 +8,7 @@ import { registerProbeCommands } from './probeCommands';
 import { ProbeStore } from './probeStore';
 import { ProbeTreeProvider } from './probeTree';
 import { ModuleTreeProvider } from './moduleTree';
+import { DebugRegTreeProvider } from './debugRegTree';
 import { startLanguageClient } from './languageClient';
 
 /** What activate() returns; the integration tests read the views through it. */
@@ -18,6 +19,7 @@ export interface KprobeExtensionApi {
   readonly kprobesTree: ProbeTreeProvider;
   readonly uprobesTree: ProbeTreeProvider;
   readonly modulesTree: ModuleTreeProvider;
+  readonly debugRegsTree: DebugRegTreeProvider;
   /** settles once the language client started or failed (undefined then) */
   readonly languageClient: Promise<LanguageClient | undefined>;
 }
@@ -32,8 +34,9 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
   const kprobesTree = new ProbeTreeProvider(probes, 'kprobes');
   const uprobesTree = new ProbeTreeProvider(probes, 'uprobes');
   const modulesTree = new ModuleTreeProvider(probes);
+  const debugRegsTree = new DebugRegTreeProvider(probes);
   context.subscriptions.push(
-    log, configProvider, probes, kprobesTree, uprobesTree, modulesTree,
+    log, configProvider, probes, kprobesTree, uprobesTree, modulesTree, debugRegsTree,
     configProvider.onDidReportError(m => log.error(m)),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, configProvider, vscode.DebugConfigurationProviderTriggerKind.Initial),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {
@@ -43,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
     vscode.window.createTreeView(View.kprobes, { treeDataProvider: kprobesTree, showCollapseAll: false }),
     vscode.window.createTreeView(View.uprobes, { treeDataProvider: uprobesTree, showCollapseAll: false }),
     vscode.window.createTreeView(View.modules, { treeDataProvider: modulesTree, showCollapseAll: false }),
+    vscode.window.createTreeView(View.debugRegisters, { treeDataProvider: debugRegsTree, showCollapseAll: true }),
     vscode.workspace.registerTextDocumentContentProvider(DISASSEMBLY_SCHEME, new DisassemblyProvider(id => probes.sessionById(id))),
     ...registerProbeCommands(probes, log),
   );
@@ -51,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
     return undefined;
   });
   log.info('kprobe-debug activated');
-  return { configProvider, adapterFactory, probes, kprobesTree, uprobesTree, modulesTree, languageClient: client };
+  return { configProvider, adapterFactory, probes, kprobesTree, uprobesTree, modulesTree, debugRegsTree, languageClient: client };
 }
 
 export async function deactivate(): Promise<void> {

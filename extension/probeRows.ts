@@ -15,7 +15,7 @@
  * session ended the view keeps its last rows: the description then starts
  * with ENDED_MARK.
  */
-import { KPROBE_KIND_LETTER, ModuleInfo, ProbeInfo, UprobeInfo } from '../adapter/dapCustom';
+import { DebugRegisterInfo, KPROBE_KIND_LETTER, ModuleInfo, ProbeInfo, UprobeInfo } from '../adapter/dapCustom';
 
 /** `0x` + 16 hex digits -> the kernel's %px (16 hex digits, no prefix). */
 function px(address: string): string {
@@ -136,4 +136,18 @@ export function moduleDescription(m: ModuleInfo): string {
   const used = m.usedBy.length ? `  used by ${m.usedBy.join(',')}` : '';
   const init = m.init ? `  init ${m.init.size}` : '';
   return `${m.size} bytes${init}  ${m.state}${used}  ${m.probesIn} probe${m.probesIn === 1 ? '' : 's'} in it`;
+}
+
+/** Debug Registers row label: the register and its holder ("DR1  w jiffies+0x0  3/0") or "free". */
+export function debugRegisterLabel(r: DebugRegisterInfo): string {
+  const h = r.holder;
+  if (!h) return `${r.name}  free`;
+  return `${r.name}  ${h.type} ${h.where ?? h.addr}  ${h.hits}/${h.nmissed}`;
+}
+
+/** Debug Registers row description: owner, address, length, users waiting for the register. */
+export function debugRegisterDescription(r: DebugRegisterInfo): string {
+  const h = r.holder;
+  const waiting = r.waiting.length ? `  (${r.waiting.length} waiting: ${r.waiting.map(w => `${w.owner} ${w.where ?? w.addr}`).join(', ')})` : '';
+  return h ? `${h.owner}  ${h.addr.replace(/^0x/, '')} len ${h.len}${waiting}` : waiting.trim();
 }

@@ -29,14 +29,15 @@ suite('activation', () => {
     assert.match(api.adapterFactory.adapterPath, /dist[\\/]adapter\.js$/);
   });
 
-  test('Kprobes, Uprobes and Modules views live in the Run and Debug container and can be focused', async () => {
+  test('Kprobes, Uprobes, Modules and Debug Registers views live in the Run and Debug container and can be focused', async () => {
     const { ext } = await activateExtension();
     const debugViews = (ext.packageJSON.contributes as Contributes).views?.debug ?? [];
-    assert.deepEqual(debugViews.map(v => [v.id, v.name]), [[View.kprobes, 'Kprobes'], [View.uprobes, 'Uprobes'], [View.modules, 'Modules']]);
+    assert.deepEqual(debugViews.map(v => [v.id, v.name]), [[View.kprobes, 'Kprobes'], [View.uprobes, 'Uprobes'], [View.modules, 'Modules'], [View.debugRegisters, 'Debug Registers']]);
     // `<viewId>.focus` exists only for views the workbench registered.
     await vscode.commands.executeCommand(`${View.kprobes}.focus`);
     await vscode.commands.executeCommand(`${View.uprobes}.focus`);
     await vscode.commands.executeCommand(`${View.modules}.focus`);
+    await vscode.commands.executeCommand(`${View.debugRegisters}.focus`);
   });
 
   test('every command id is registered and contributed', async () => {
