@@ -180,6 +180,8 @@ export class StopInspector {
 
   /** The engine's probe behind a breakpoint hit. */
   private probeStopOf(hit: BreakpointHit): ProbeStop | undefined {
+    // hardware and data breakpoints have no kprobe behind them
+    if (hit.mode !== 'kprobe' && hit.mode !== 'kretprobe') return undefined;
     const kp = this.probes.mgr.engine.probesAt(hit.addr).find(k => k.id === hit.probeId);
     if (!kp) return undefined;
     return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };

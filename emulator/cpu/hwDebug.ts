@@ -96,7 +96,9 @@ export class HwDebugUnit {
    * `timing`: 'after' (x86 trap) or 'before' (arm64 fault); `onHit`: an
    * 'after' hit during an instruction (the CPU stops its run after it).
    */
-  constructor(readonly timing: 'after' | 'before', private readonly onHit: () => void) {}
+  constructor(readonly timing: 'after' | 'before', private readonly onHit: () => void,
+    /** the armed slots changed (the CPU points its address space's watcher at the unit, or away) */
+    private readonly onArmChange: () => void = () => undefined) {}
 
   /** Arm slot `index` with `m`, or disarm it (null). */
   setSlot(index: number, m: HwSlotMatch | null): void {
@@ -107,6 +109,7 @@ export class HwDebugUnit {
     this.dataSlots = all.filter(s => !s.exec && (s.read || s.write));
     this.execArmed = this.execSlots.length > 0;
     this.dataArmed = this.dataSlots.length > 0;
+    this.onArmChange();
   }
 
   slot(index: number): HwSlotMatch | null { return this.slots[index] ?? null; }

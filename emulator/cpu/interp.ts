@@ -79,7 +79,7 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   constructor(readonly id: number, public mem: Memory, private readonly caches: DecodeCaches<I>, private readonly archName: string,
     /** data watch timing: 'after' (x86 trap) or 'before' (arm64 fault) */
     hwTiming: 'after' | 'before' = 'after') {
-    this.hw = new HwDebugUnit(hwTiming, () => this.stop(STOP_HW_BREAKPOINT));
+    this.hw = new HwDebugUnit(hwTiming, () => this.stop(STOP_HW_BREAKPOINT), () => this.refreshWatcher());
   }
 
   /** The instruction as an internal-error message names it (mnemonic and bytes). */
@@ -102,6 +102,9 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
 
   abstract saveContext(): CpuContext;
   abstract restoreContext(ctx: CpuContext): void;
+
+  /** A run is about to return this trap (x86: DR6 records B0-B3 / BS). Optional; never on the hot path. */
+  protected onTrapReported?(trap: Trap): void;
 
   /** The decode cache of the current address space and privilege mode. */
   private selectCache(): DecodeCache<I> {
@@ -150,7 +153,9 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
     // a watched access the emulator made for this CPU outside an instruction: reported at this boundary (of the outermost run)
     if (hw.hits !== 0 && this.depth === 1) {
       this.endWatch(mem, outerWatcher);
-      return { executed: 0, trap: hw.takeTrap(fromVAddr(this.pc)) };
+      const trap = hw.takeTrap(fromVAddr(this.pc));
+      this.onTrapReported?.(trap);
+      return { executed: 0, trap };
     }
     // run() may be entered from inside an instruction (nested): the outer loop's limit and pending stop are kept
     const outerLimit = this.limit, outerPending = this.pending;
@@ -208,7 +213,22 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
       this.runInner0 = outerInner0;
     }
     this.innerInsns += res.executed;
+    // x86 RF lasts one instruction: cleared once one completed (also when no execute breakpoint was armed to test it)
+    if (res.executed > 0) this.resumeFlag = false;
+    if (res.trap !== null) this.onTrapReported?.(res.trap);
     return res;
+  }
+
+  /**
+   * The debug registers changed (an instruction wrote them, or the kernel
+   * between runs): the address space sees this CPU's accesses from now on
+   * while a data watch is armed. Between runs another CPU's unit watching
+   * the shared address space is left alone.
+   */
+  private refreshWatcher(): void {
+    const mem = this.mem, hw = this.hw;
+    if (this.depth > 0) mem.watcher = hw.dataArmed ? hw : null;
+    else if (mem.watcher === null || mem.watcher === hw.outside) mem.watcher = hw.dataArmed ? hw.outside : null;
   }
 
   /** a run ends: a nested one gives the outer run its watcher back; between runs the emulator's own accesses are only recorded */

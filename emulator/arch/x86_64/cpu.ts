@@ -9,10 +9,14 @@
  * are returned masked and non-negative, 32-bit values as int32, 64-bit
  * values as (lo int32, this.th int32) — `th` is the "high half" return slot
  * of every helper that returns a 64-bit value.
+ *
+ * Debug registers DR0-DR3, DR6, DR7 (SDM vol. 3 ch. 17) are per CPU and
+ * decoded into the interpreter's match unit (`hw`, cpu/hwDebug.ts) on
+ * every write; rflags.RF is the interpreter's `resumeFlag`.
  */
-import { Cpu, CpuContext } from '../types';
+import { Cpu, CpuContext, Trap } from '../types';
 import { Memory } from '../../memory/memory';
-import { VAddr, fromVAddr, hex } from '../../memory/address';
+import { VAddr, fromVAddr, hex, toVAddr } from '../../memory/address';
 import { DecodeCaches } from '../../cpu/decodeCache';
 import { LazyFlags, ARITH_MASK, TF, DF } from './flags';
 import { Insn } from './insn';
@@ -27,6 +31,27 @@ const CANON = 140737488355328; // 2^47
 const OTHER_FLAGS_MASK = 0x200 | 0x40000 | 0x200000 | 0x3000 | 0x4000;
 
 export const KERNEL_CS = 0x10n, KERNEL_SS = 0x18n, USER_CS = 0x33n, USER_SS = 0x2bn;
+
+/** rflags.RF (bit 16): the interpreter's resumeFlag */
+export const RF = 0x10000;
+
+// ---- debug registers (Intel SDM vol. 3 ch. 17 "Debug Registers")
+/** DR6 bits that always read as 1 (reserved; no RTM, no bus-lock detection): DR6 at reset */
+export const DR6_FIXED = 0xffff0ff0;
+/** DR6 B0-B3: the breakpoint conditions met */
+export const DR6_TRAP_BITS = 0xf;
+/** DR6 BS: single-step */
+export const DR6_BS = 0x4000;
+/** DR6 bits software writes: B0-B3, BD, BS, BT (the rest read as their fixed values) */
+const DR6_WRITABLE = 0xe00f;
+/** DR7 bit 10 always reads as 1 (bits 11 RTM, 12, 14, 15 as 0): DR7 at reset */
+export const DR7_FIXED = 0x400;
+/** DR7 bits software writes: L0-G3, LE, GE, GD, R/W0-LEN3 */
+const DR7_WRITABLE = 0xffff23ff;
+/** DR7 GE (exact global breakpoints; accepted, no effect on matching) */
+export const DR7_GE = 0x200;
+/** LENn encodings 00 01 10 11 -> bytes (10: 8 bytes, the 64-bit processors' meaning) */
+const DR_LEN_BYTES = [1, 2, 8, 4];
 
 export interface X86Context extends CpuContext {
   readonly arch: 'x86_64';
@@ -67,6 +92,15 @@ export class X86Cpu extends LazyFlags implements Cpu {
   fpuSw = 0;
   /** the x87 register stack (exec/x87.ts) */
   x87: X87State = newX87();
+  /**
+   * DR0-DR3 as written (64-bit linear addresses; bigint, never a rounding
+   * number), DR6 and DR7 (bits 63:32 are zero). Per CPU, not per task: not
+   * in the context (Linux's kernel breakpoints live in per-CPU registers;
+   * a task switch does not swap them).
+   */
+  private readonly drAddr: bigint[] = [0n, 0n, 0n, 0n];
+  private dr6 = DR6_FIXED;
+  private dr7 = DR7_FIXED;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
   /** rip is the interpreter's pc */
@@ -218,13 +252,63 @@ export class X86Cpu extends LazyFlags implements Cpu {
 
   // ---------------------------------------------------------------- flags
   getRflags(): number {
-    return this.arithFlags() | (this.tf ? TF : 0) | (this.df ? DF : 0) | this.otherFlags | 0x2;
+    return this.arithFlags() | (this.tf ? TF : 0) | (this.df ? DF : 0) | (this.resumeFlag ? RF : 0) | this.otherFlags | 0x2;
   }
   setRflags(v: number): void {
     this.setEager(v & ARITH_MASK);
     this.tf = (v & TF) !== 0;
     this.df = (v & DF) !== 0;
+    this.resumeFlag = (v & RF) !== 0;
     this.otherFlags = (v & OTHER_FLAGS_MASK) | 0x2;
+  }
+
+  // ---------------------------------------------------------------- debug registers
+  /** DRn (0-7; DR4/DR5 alias DR6/DR7, as with CR4.DE = 0) */
+  readDr(n: number): bigint {
+    if (n < 4) return this.drAddr[n];
+    if (n === 4 || n === 6) return BigInt(this.dr6 >>> 0);
+    if (n === 5 || n === 7) return BigInt(this.dr7 >>> 0);
+    throw new RangeError(`x86_64: no debug register DR${n}`);
+  }
+  /**
+   * Write DRn (0-7; DR4/DR5 alias DR6/DR7) as MOV to DRn does: #GP for a 1
+   * in bits 63:32 of DR6/DR7, reserved bits keep their fixed values.
+   * Writing DR0-DR3 or DR7 re-decodes the breakpoints into the match unit.
+   */
+  writeDr(n: number, value: bigint): void {
+    const v = BigInt.asUintN(64, value);
+    if (n < 4) { this.drAddr[n] = v; this.decodeDr(n); return; }
+    if (n > 7) throw new RangeError(`x86_64: no debug register DR${n}`);
+    if (v >> 32n !== 0n) throw new GuestFault('generalProtection', `mov to DR${n}: bits 63:32 must be zero`);
+    const w = Number(v);
+    if (n === 4 || n === 6) { this.dr6 = ((w & DR6_WRITABLE) | DR6_FIXED) >>> 0; return; }
+    this.dr7 = ((w & DR7_WRITABLE) | DR7_FIXED) >>> 0;
+    for (let k = 0; k < 4; k++) this.decodeDr(k);
+  }
+  /**
+   * Breakpoint k as DR7 and DRk define it, into the match unit's slot k.
+   * Enabled by Lk or Gk (no task switches: local and global act alike).
+   * R/W 00 execute, 01 write, 11 read or write; 10 (I/O, CR4.DE = 1 only;
+   * undefined with DE = 0): disabled. Data: LEN 00/01/11/10 = 1/2/4/8
+   * bytes, the address's low bits below the length ignored as hardware
+   * does. Execute: the SDM requires LEN 00 and leaves other lengths
+   * undefined; here LEN is ignored: an execute breakpoint matches the
+   * instruction whose first byte is at DRk, as written. An address that is
+   * not canonical matches nothing (every access is canonical): disabled.
+   */
+  private decodeDr(k: number): void {
+    const dr7 = this.dr7;
+    const rw = (dr7 >>> (16 + 4 * k)) & 3;
+    if (((dr7 >>> (2 * k)) & 3) === 0 || rw === 2) { this.hw.setSlot(k, null); return; }
+    const len = rw === 0 ? 1 : DR_LEN_BYTES[(dr7 >>> (18 + 4 * k)) & 3];
+    const lo = toVAddr(this.drAddr[k] & ~BigInt(len - 1));
+    if (lo === null) { this.hw.setSlot(k, null); return; }
+    this.hw.setSlot(k, { lo, len, exec: rw === 0, read: rw === 3, write: rw !== 0 });
+  }
+  /** A trap reported: DR6 records B0-B3 of the breakpoints that hit and BS for a single-step (sticky until software clears them). */
+  protected override onTrapReported(trap: Trap): void {
+    if (trap.kind === 'hwBreakpoint') this.dr6 = (this.dr6 | (trap.hits & DR6_TRAP_BITS) | (trap.step ? DR6_BS : 0)) >>> 0;
+    else if (trap.kind === 'singleStep') this.dr6 = (this.dr6 | DR6_BS) >>> 0;
   }
 
   // ---------------------------------------------------------------- Cpu interface

@@ -211,6 +211,12 @@ function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: numb
   const mod = modrm >> 6;
   const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
   const rmf = modrm & 7;
+  if (def.ops.some(o => o.k === 'D')) {
+    // mov to/from DRn: register to register whatever mod says (no SIB, no displacement); DR8+ (REX.R) is the executor's #UD
+    insn.reg = regf;
+    insn.rm = rmf | (rex & 1 ? 8 : 0);
+    return true;
+  }
   const gOp = def.ops.find(o => o.k === 'G');
   const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M' || o.k === 'W' || o.k === 'U');
   insn.reg = gOp && gOp.s === 'b' ? byteReg(regf, rex) : regf;
@@ -318,7 +324,7 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   insn.cc = op.slot.low === 'cc' ? op.b & 0xf : def.srcSize ?? def.sub;
 
   const m: MemFields = { sibOff: -1, dispOff: -1, dispLen: 0, ripRel: false };
-  const usesModrm = def.ops.some(o => 'EGMVWU'.includes(o.k));
+  const usesModrm = def.ops.some(o => 'EGMVWUD'.includes(o.k));
   if (usesModrm && modrm >= 0) {
     if (!decodeModrm(r, insn, def, modrm, p.rex, m)) return null;
   } else if (!usesModrm) opcodeRegisters(insn, def, op.b, p.rex);

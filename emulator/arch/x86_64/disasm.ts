@@ -165,7 +165,9 @@ function operandText(i: Insn, o: Operand, idx: number, f: Fmt): string {
     case 'U': return `xmm${i.rm}`;
     case 'W': return i.rm >= 0 ? `xmm${i.rm}` : memText(i, size, true, f);
     case 'B': return regName(size, i.vreg);
+    case 'D': return `dr${i.reg}`;
     case 'R':
+      if (o.fixed === undefined) return regName(8, i.rm); // mov to/from DRn: ModRM.rm
       if (o.fixed === 'AL') return 'al';
       if (o.fixed === 'CL') return 'cl';
       if (o.fixed === 'DX') return 'dx';

@@ -16,6 +16,7 @@ import { disassembleBytes, toDecoded } from './disasm';
 import { X86_REGS } from './regs';
 import { x86_64Info } from './info';
 import { x86_64KprobesHooks } from './kprobes';
+import { x86_64HwDebugHooks } from './hwBreakpoint';
 
 export { EM_X86_64 } from './info';
 
@@ -100,4 +101,6 @@ export const x86_64: ArchOps = {
   },
 };
 
-export const port: ArchPort = { ops: x86_64, kprobes: x86_64KprobesHooks, uprobes: x86_64UprobesHooks, modules: x86_64ModuleRelocs };
+export const port: ArchPort = {
+  ops: x86_64, kprobes: x86_64KprobesHooks, uprobes: x86_64UprobesHooks, modules: x86_64ModuleRelocs, hwDebug: x86_64HwDebugHooks,
+};

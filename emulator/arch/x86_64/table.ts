@@ -11,7 +11,8 @@
  *   MM   exact ModRM byte (0f 01 c1 vmcall)
  *   f3   mandatory prefix (popcnt, tzcnt, lzcnt, endbr64, pause)
  * Operands use the SDM appendix-A notation: E G M (ModRM), I J (immediates),
- * Z (opcode register), AL/rAX/CL/1 fixed, X/Y string sources/destinations;
+ * Z (opcode register), AL/rAX/CL/1 fixed, X/Y string sources/destinations,
+ * D (ModRM.reg debug register) with R (ModRM.rm general register; mod ignored);
  * size letters b w d q v (16/32/64 by prefix) z (immediate of at most 32
  * bits) y (32/64).
  */
@@ -258,6 +259,9 @@ d('9e', 'sahf', '', sys.sahf);
 d('9f', 'lahf', '', sys.lahf);
 d('9c', 'pushfq', '', sys.pushf, { d64: true, sized: ['pushf', 'pushfq', 'pushfq'] });
 d('9d', 'popfq', '', sys.popf, { d64: true, sized: ['popf', 'popfq', 'popfq'] });
+// debug registers: ModRM.reg DRn, ModRM.rm the general register whatever mod says (always 64-bit)
+d('0f 21', 'mov', 'Rq,Dq', sys.movFromDr);
+d('0f 23', 'mov', 'Dq,Rq', sys.movToDr);
 
 export const NOP_DEF: OpDef = OPS.find(o => o.code === NOP_CODE) as OpDef;
 
@@ -496,7 +500,7 @@ const VEX_MAP: Record<string, number> = { '0f': 1, '0f38': 2, '0f3a': 3 };
 export const TWO_BYTE: (Slot | undefined)[] = new Array(256);
 
 function usesModrm(def: OpDef): boolean {
-  return def.ops.some(o => 'EGMVWU'.includes(o.k));
+  return def.ops.some(o => 'EGMVWUD'.includes(o.k));
 }
 
 function install(def: OpDef): void {

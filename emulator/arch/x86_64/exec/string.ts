@@ -13,6 +13,13 @@
  * rcx even when ecx is 0, and movs/stos clear those of rsi/rdi (movs) or
  * rdi (stos) before the first iteration; lods/cmps/scas leave rsi/rdi
  * alone until an iteration writes them.
+ *
+ * Data breakpoints (debug registers): a rep form traps after the iteration
+ * whose access matched, as hardware does. rcx/rsi/rdi describe the
+ * iterations done; rip stays at the instruction while iterations remain
+ * (the run resumes it), else it is the next instruction. The test costs
+ * one local boolean per iteration, false unless a data breakpoint is
+ * enabled as the instruction starts.
  */
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
@@ -42,6 +49,7 @@ export function stringOp(cpu: X86Cpu, i: Insn): void {
   const delta = cpu.df ? -size : size;
   const rep = i.rep !== REP_NONE;
   const seg = srcBase(cpu, i);
+  const watched = rep && cpu.hw.dataArmed;
   for (;;) {
     if (rep && rcxZero(cpu)) return;
     switch (kind) {
@@ -89,6 +97,8 @@ export function stringOp(cpu: X86Cpu, i: Insn): void {
       const zf = cpu.zf();
       if (i.rep === REP_F3 ? !zf : zf) return;
     }
+    // a data breakpoint hit in this iteration (the run already stops): trap now, resume at the instruction if iterations remain
+    if (watched && cpu.hw.hits !== 0) { if (!rcxZero(cpu)) cpu.rip = i.addr; return; }
   }
 }
 
@@ -99,6 +109,7 @@ export function stringOp32(cpu: X86Cpu, i: Insn): void {
   const rep = i.rep !== REP_NONE;
   const seg = srcBase(cpu, i);
   const lo = cpu.lo, hi = cpu.hi;
+  const watched = rep && cpu.hw.dataArmed;
   if (rep) hi[1] = 0;
   if (kind === STR_MOVS) { hi[6] = 0; hi[7] = 0; } else if (kind === STR_STOS) hi[7] = 0;
   for (;;) {
@@ -148,5 +159,6 @@ export function stringOp32(cpu: X86Cpu, i: Insn): void {
       const zf = cpu.zf();
       if (i.rep === REP_F3 ? !zf : zf) return;
     }
+    if (watched && cpu.hw.hits !== 0) { if (lo[1] !== 0) cpu.rip = i.addr; return; }
   }
 }

@@ -1,12 +1,13 @@
 /**
  * System and flag instructions: nop forms, endbr64, pause, fences, int3,
  * int n, ud2, hlt, syscall, vmcall, rdtsc, cpuid, clc/stc/cmc, cld/std,
- * cli/sti, lahf/sahf, pushf/popf.
+ * cli/sti, lahf/sahf, pushf/popf, mov to/from debug registers.
  */
 import type { X86Cpu } from '../cpu';
 import type { Insn } from '../insn';
 import { CF, ARITH_MASK, SF, ZF, AF, PF } from '../flags';
 import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL } from '../../../cpu/faults';
+import { u64 } from '../../../memory/address';
 
 export function nop(_cpu: X86Cpu, _i: Insn): void { /* nothing */ }
 
@@ -101,11 +102,35 @@ export function sahf(cpu: X86Cpu, _i: Insn): void {
 export function pushf(cpu: X86Cpu, _i: Insn): void {
   cpu.push64(cpu.getRflags() & ~0x30000, 0); // VM and RF read as 0
 }
-/** popf: in user mode IF/IOPL are not changed (IOPL 0), as hardware does */
+/** popf: in user mode IF/IOPL are not changed (IOPL 0), as hardware does; RF is cleared */
 export function popf(cpu: X86Cpu, _i: Insn): void {
   const sp = cpu.regAddr(4);
   const v = cpu.mem.read32(sp);
   cpu.setRegAddr(4, sp + 8);
   const keep = cpu.userMode ? cpu.otherFlags & (0x200 | 0x3000) : 0;
   cpu.setRflags(cpu.userMode ? (v & ~(0x200 | 0x3000)) | keep : v);
+  cpu.resumeFlag = false;
+}
+
+/**
+ * mov r64, DRn (0f 21) / mov DRn, r64 (0f 23): ModRM.reg is the debug
+ * register, ModRM.rm the general register (mod ignored; the operand is
+ * always 64 bits). DR8-DR15 (REX.R): #UD; CPL > 0: #GP; DR4/DR5 alias
+ * DR6/DR7 (CR4.DE = 0); a 1 in bits 63:32 of DR6/DR7: #GP (X86Cpu.writeDr).
+ * DR7.GD (general detect) is kept but raises no #DB. Flags are left
+ * unchanged (the SDM leaves them undefined).
+ */
+function drAccess(cpu: X86Cpu, i: Insn, what: string): void {
+  if (i.reg >= 8) throw FAULT_UD;
+  if (cpu.userMode) throw new GuestFault('generalProtection', `${what} in user mode`);
+}
+export function movFromDr(cpu: X86Cpu, i: Insn): void {
+  drAccess(cpu, i, `mov from DR${i.reg}`);
+  const v = cpu.readDr(i.reg);
+  cpu.lo[i.rm] = Number(v & 0xffffffffn) | 0;
+  cpu.hi[i.rm] = Number(v >> 32n) | 0;
+}
+export function movToDr(cpu: X86Cpu, i: Insn): void {
+  drAccess(cpu, i, `mov to DR${i.reg}`);
+  cpu.writeDr(i.reg, u64(cpu.lo[i.rm], cpu.hi[i.rm]));
 }
