@@ -122,10 +122,9 @@ export class HwBreakpoints {
    * not yield, -ENODEV where there are no debug registers).
    */
   register(owner: HwBpOwner, req: HwBpRequest, cb: HwBpCallbacks): HwBp | HwBpRefusal {
-    if (!this.arch || !this.alloc) return { errno: -Errno.ENODEV, reason: this.unavailable ?? 'no debug registers' };
-    const bad = this.arch.validate(req);
+    const bad = this.validate(req);
     if (bad) return bad;
-    if (toVAddr(req.addr) === null) return { errno: -Errno.EINVAL, reason: `${hex(req.addr)} is not a canonical address` };
+    if (!this.arch || !this.alloc) return { errno: -Errno.ENODEV, reason: this.unavailable ?? 'no debug registers' };
     const bp = new HwBp(owner, req, this.alloc.poolOf({ req }), cb);
     const got = this.alloc.reserve(bp);
     if (got.index < 0) {
@@ -138,6 +137,15 @@ export class HwBreakpoints {
     this.bps.add(bp);
     this.install(bp);
     return bp;
+  }
+
+  /** hw_breakpoint_arch_parse: why the debug registers cannot hold a request (-ENODEV where there are none), or null */
+  validate(req: HwBpRequest): HwBpRefusal | null {
+    if (!this.arch) return { errno: -Errno.ENODEV, reason: this.unavailable ?? 'no debug registers' };
+    const bad = this.arch.validate(req);
+    if (bad) return bad;
+    if (toVAddr(req.addr) === null) return { errno: -Errno.EINVAL, reason: `${hex(req.addr)} is not a canonical address` };
+    return null;
   }
 
   /** Let a registration go; a holder it had displaced gets its register back. */
@@ -220,8 +228,12 @@ export class HwBreakpoints {
       if (!st) return false;
       this.stepping.delete(cpu.id);
       cpu.stepTrap = false;
-      // the slots back on, unless their registration went away meanwhile
-      for (const s of st.saved) if (!s.bp || (s.bp.active && this.bps.has(s.bp))) cpu.hw.setSlot(s.bit, s.match);
+      // the registers back on (as Linux's toggle_bp_registers), unless their registration went away meanwhile;
+      // a slot the guest programmed itself gets its match back
+      for (const s of st.saved) {
+        if (!s.bp) cpu.hw.setSlot(s.bit, s.match);
+        else if (s.bp.active && this.bps.has(s.bp)) this.arch!.install(cpu, s.bp.pool, s.bp.index, s.bp.req);
+      }
       if (st.report) this.report(cpu, st.report.bps, st.report.addr, st.report.access);
       return true;
     }
@@ -266,7 +278,9 @@ export class HwBreakpoints {
       const match = cpu.hw.slot(h.bit);
       if (!match) continue;
       saved.push({ bit: h.bit, match, bp: h.bp });
-      cpu.hw.setSlot(h.bit, null);
+      // ours: through the registers (their enable bit), so nothing the CPU re-decodes turns it on mid-step
+      if (h.bp) this.arch!.uninstall(cpu, h.bp.pool, h.bp.index);
+      else cpu.hw.setSlot(h.bit, null);
     }
     this.stepping.set(cpu.id, { saved, report });
     cpu.stepTrap = true;

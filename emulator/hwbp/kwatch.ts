@@ -56,6 +56,8 @@ export class Kwatches {
   register_kwatch(addr: bigint, length: number, type: HwBpType | number, handler: KwatchHandler, fault?: (hit: HwBpHit, err: unknown) => boolean): number {
     const t = typeof type === 'number' ? KWATCH_TYPE_CODES[type] : type;
     if (t === undefined) return this.refuse(-Errno.EINVAL, `type ${type} is not a watch type (0 execute, 1 write, 3 read/write)`);
+    const bad = this.hw.validate({ addr, len: length, type: t });
+    if (bad) return this.refuse(bad.errno, bad.reason);
     const notKernel = this.notKernelMemory(addr, Math.max(1, length));
     if (notKernel) return this.refuse(-Errno.EFAULT, notKernel);
     const r = this.hw.register('kwatch', { addr, len: length, type: t }, {

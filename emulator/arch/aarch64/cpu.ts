@@ -7,8 +7,16 @@
  *
  * EL0 / EL1 is Cpu.userMode. 64-bit helpers return the low half and leave
  * the high half in `th` (the x86 CPU's convention).
+ *
+ * Hardware breakpoints and watchpoints: the debug registers (debugRegs.ts,
+ * `dbg`) decode into the interpreter core's match unit (`hw`) with arm64
+ * timing ('before'): a watched load or store is a fault before memory
+ * changes (pc = the instruction, addr = the accessed address), as is an
+ * instruction at a breakpoint. Accesses made of several elements (pairs,
+ * 8-byte accesses done as two words, vectors) are shown to the unit whole,
+ * element by element, before any of them moves (watchAccess).
  */
-import { Cpu, CpuContext } from '../types';
+import { Cpu, CpuContext, RunResult } from '../types';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, fromVAddr } from '../../memory/address';
 import { InterpCpu } from '../../cpu/interp';
@@ -17,6 +25,7 @@ import { GuestFault } from '../../cpu/faults';
 import { A64Insn } from './insn';
 import { decodeAt } from './decoder';
 import { NSLOTS, PT_REGS, PT_PC, PT_PSTATE, PT_TPIDR_EL0, PT_TPIDR_EL1, ZR_READ } from './regs';
+import { A64DebugRegs } from './debugRegs';
 
 const TWO32 = 4294967296;
 
@@ -36,8 +45,14 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
   /** high-half return slot */
   th = 0;
   nf = 0; zf = 0; cf = 0; vf = 0;
-  /** PSTATE.{D,A,I,F} as bits 3..0 */
-  daif = 0xf;
+  private daifBits = 0xf;
+  /** PSTATE.{D,A,I,F} as bits 3..0 (D masks breakpoints and watchpoints at EL1: the debug registers re-decode when it changes) */
+  get daif(): number { return this.daifBits; }
+  set daif(v: number) {
+    const changed = (v ^ this.daifBits) & 8;
+    this.daifBits = v;
+    if (changed !== 0) this.dbg.sync();
+  }
   tpidr0 = 0n;
   tpidr1 = 0n;
   /** the SIMD&FP registers V0..V31 (16 bytes each, little-endian; slot 32 is a scratch), as bytes, halfwords, words */
@@ -55,8 +70,17 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
   exclAddr = NaN;
   exclSize = 0;
   exclVal: [number, number, number, number] = [0, 0, 0, 0];
+  /** DBGBVR/DBGBCR, DBGWVR/DBGWCR, MDSCR_EL1, ID_AA64DFR0_EL1 (decoded into `hw`) */
+  readonly dbg = new A64DebugRegs(this);
 
-  constructor(id: number, mem: Memory) { super(id, mem, A64_DECODE_CACHES, 'aarch64'); }
+  // arm64 watchpoints are faults before the access ('before' timing of the match unit)
+  constructor(id: number, mem: Memory) { super(id, mem, A64_DECODE_CACHES, 'aarch64', 'before'); }
+
+  /** the debug registers follow the EL the run starts at (userMode changes only between runs on this CPU) */
+  override run(budget: number): RunResult {
+    this.dbg.sync();
+    return super.run(budget);
+  }
 
   protected describe(insn: A64Insn): string {
     return `${insn.row?.name ?? '?'} (${(insn.word >>> 0).toString(16).padStart(8, '0')})`;
@@ -181,6 +205,21 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
   }
 
   // ---------------------------------------------------------------- memory
+  /**
+   * One architectural access [a, a+len) shown to the debug registers before
+   * any of its bytes move: a watchpoint it matches throws (the instruction
+   * has no effect). Loads and stores of one to four bytes are seen by the
+   * address space itself; this is for accesses the CPU makes in pieces.
+   */
+  watchAccess(a: VAddr, len: number, write: boolean): void {
+    const w = this.mem.watcher;
+    if (w !== null) w.access(a, len, write);
+  }
+  /** two consecutive elements of `size` bytes (a pair), both checked before either moves */
+  watchPair(a: VAddr, size: number, write: boolean): void {
+    const w = this.mem.watcher;
+    if (w !== null) { w.access(a, size, write); w.access(a + size, size, write); }
+  }
   /** Load size bytes (1, 2, 4, 8) zero-extended: returns lo, th = hi. */
   load(a: VAddr, size: number): number {
     const m = this.mem;
@@ -188,7 +227,10 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
       case 1: this.th = 0; return m.read8(a);
       case 2: this.th = 0; return m.read16(a);
       case 4: this.th = 0; return m.read32(a) | 0;
-      default: { const l = m.read32(a) | 0; this.th = m.read32(a + 4) | 0; return l; }
+      default: {
+        if (m.watcher !== null) m.watcher.access(a, 8, false);
+        const l = m.read32(a) | 0; this.th = m.read32(a + 4) | 0; return l;
+      }
     }
   }
   store(a: VAddr, size: number, l: number, h: number): void {
@@ -197,8 +239,17 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
       case 1: m.write8(a, l & 0xff); return;
       case 2: m.write16(a, l & 0xffff); return;
       case 4: m.write32(a, l); return;
-      default: m.write32(a, l); m.write32(a + 4, h); // low half first: the fault address is the first unmapped byte (a store straddling a region's end may be partly done, as the architecture allows)
+      default:
+        if (m.watcher !== null) m.watcher.access(a, 8, true);
+        m.write32(a, l); m.write32(a + 4, h); // low half first: the fault address is the first unmapped byte (a store straddling a region's end may be partly done, as the architecture allows)
     }
+  }
+  /** a load the emulator makes for its own bookkeeping (the exclusive monitor's check): not an access the debug registers see */
+  loadUnwatched(a: VAddr, size: number): number {
+    const m = this.mem, w = m.watcher;
+    if (w === null) return this.load(a, size);
+    m.watcher = null;
+    try { return this.load(a, size); } finally { m.watcher = w; }
   }
   /** alignment fault for exclusives / atomics */
   checkAligned(a: VAddr, size: number, write: boolean): void {

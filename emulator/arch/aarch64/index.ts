@@ -14,6 +14,7 @@ import { toDecoded } from './disasm';
 import type { ArchPort } from '../registry';
 import { aarch64UprobesHooks } from './uprobes';
 import { aarch64ModuleRelocs } from './modules';
+import { aarch64HwDebugHooks } from './hwBreakpoint';
 import { a64Reg as R } from './regs';
 import { aarch64Info } from './info';
 
@@ -72,5 +73,5 @@ export const aarch64: ArchOps = {
   },
 };
 
-/** The aarch64 port's implementation: the CPU and the arm64 half of kprobes. */
-export const port: ArchPort = { ops: aarch64, kprobes: aarch64KprobesHooks, uprobes: aarch64UprobesHooks, modules: aarch64ModuleRelocs };
+/** The aarch64 port's implementation: the CPU and the arm64 halves of kprobes, uprobes, module relocations and hw_breakpoint. */
+export const port: ArchPort = { ops: aarch64, kprobes: aarch64KprobesHooks, uprobes: aarch64UprobesHooks, modules: aarch64ModuleRelocs, hwDebug: aarch64HwDebugHooks };

@@ -217,8 +217,8 @@ export class X86Cpu extends LazyFlags implements Cpu {
       case 2: this.mem.write16(a, v & 0xffff); return;
       case 4: this.mem.write32(a, v); return;
       default:
-        // high half first: a fault at a region's end leaves memory unchanged
-        this.mem.write32(a + 4, h); this.mem.write32(a, v);
+        // one 8-byte access (high half first where it crosses regions: a fault at a region's end leaves memory unchanged)
+        this.mem.write64Halves(a, v, h);
     }
   }
   /** Read the r/m operand (register or memory) at the insn's size. */
@@ -232,8 +232,7 @@ export class X86Cpu extends LazyFlags implements Cpu {
   }
   push64(l: number, h: number): void {
     const sp = this.regAddr(4) - 8;
-    this.mem.write32(sp + 4, h);
-    this.mem.write32(sp, l);
+    this.mem.write64Halves(sp, l, h);
     this.setRegAddr(4, sp);
   }
   /** Pop 64 bits: returns lo, th = hi. */

@@ -15,6 +15,7 @@ const SZ = ['b', 'h', '', ''];
 function loadEx(c: A64Cpu, i: A64Insn): void {
   const a = c.addrOf(i.n, 'read'), s = i.size;
   c.checkAligned(a, i.imm3 ? s * 2 : s, false);
+  if (i.imm3) c.watchPair(a, s, false);
   const l1 = c.load(a, s), h1 = c.th;
   let l2 = 0, h2 = 0;
   if (i.imm3) { l2 = c.load(a + s, s); h2 = c.th; }
@@ -25,11 +26,15 @@ function loadEx(c: A64Cpu, i: A64Insn): void {
 function storeEx(c: A64Cpu, i: A64Insn): void {
   const a = c.addrOf(i.n, 'write'), s = i.size;
   c.checkAligned(a, i.imm3 ? s * 2 : s, true);
+  // the store is shown to the debug registers first, so a watchpoint fires whether or not the exclusive succeeds
+  // (our choice where the architecture leaves a failing store-exclusive open)
+  if (i.imm3) c.watchPair(a, s, true); else c.watchAccess(a, s, true);
   if (i.imm2 === 1) {
     const v = c.exclVal;
     let ok = c.exclAddr === a && c.exclSize === (i.imm3 ? s * 2 : s);
-    if (ok) ok = c.load(a, s) === v[0] && c.th === v[1];
-    if (ok && i.imm3) ok = c.load(a + s, s) === v[2] && c.th === v[3];
+    // the monitor's check reads memory for the emulator, not for the guest (no read watchpoint)
+    if (ok) ok = c.loadUnwatched(a, s) === v[0] && c.th === v[1];
+    if (ok && i.imm3) ok = c.loadUnwatched(a + s, s) === v[2] && c.th === v[3];
     c.exclAddr = NaN;
     const st = wZ(i.rm);
     c.hi[st] = 0;

@@ -11,6 +11,8 @@ import { TWO32, zeroFrom, lane, setLane, setLane64, vname, sreg } from './fpsimd
 
 export function ld(c: A64Cpu, t: number, a: number, bytes: number): void {
   const o = t * 4;
+  // an 8- or 16-byte access made as words: the debug registers see it whole first
+  if (bytes >= 8) c.watchAccess(a, bytes, false);
   if (bytes === 16) { for (let k = 0; k < 4; k++) c.vw[o + k] = c.mem.read32(a + 4 * k) | 0; return; }
   if (bytes === 8) { c.vw[o] = c.mem.read32(a) | 0; c.vw[o + 1] = c.mem.read32(a + 4) | 0; c.vw[o + 2] = 0; c.vw[o + 3] = 0; return; }
   c.vw[o] = bytes === 4 ? c.mem.read32(a) | 0 : bytes === 2 ? c.mem.read16(a) : c.mem.read8(a);
@@ -18,6 +20,7 @@ export function ld(c: A64Cpu, t: number, a: number, bytes: number): void {
 }
 export function st(c: A64Cpu, t: number, a: number, bytes: number): void {
   const o = t * 4;
+  if (bytes >= 8) c.watchAccess(a, bytes, true);
   if (bytes >= 4) { for (let k = bytes / 4 - 1; k >= 0; k--) c.mem.write32(a + 4 * k, c.vw[o + k]); return; }
   if (bytes === 2) c.mem.write16(a, c.vh[t * 8]); else c.mem.write8(a, c.vb[t * 16]);
 }
@@ -37,6 +40,7 @@ export function xferLiteral(c: A64Cpu, i: A64Insn): void { ld(c, i.rd, i.target,
 export function xferPair(c: A64Cpu, i: A64Insn): void {
   const b = c.addrOf(i.n, i.op ? 'read' : 'write');
   const a = i.op2 === 1 ? b : b + i.imm;
+  c.watchPair(a, i.size, !i.op);
   if (i.op) { ld(c, i.rd, a, i.size); ld(c, i.ra, a + i.size, i.size); } else { st(c, i.rd, a, i.size); st(c, i.ra, a + i.size, i.size); }
   if (i.op2) c.setAddr(i.n, b + i.imm);
 }
@@ -114,6 +118,8 @@ export const ldstPair: Row = {
 export function ld1st1(c: A64Cpu, i: A64Insn): void {
   const b = c.addrOf(i.n, i.op ? 'read' : 'write');
   const bytes = i.size; // 8 or 16 per register
+  // every register's element is shown to the debug registers before any moves
+  for (let k = 0; k < i.imm2; k++) c.watchAccess(b + k * bytes, bytes, !i.op);
   for (let k = 0; k < i.imm2; k++) {
     const t = (i.rd + k) % 32, a = b + k * bytes;
     if (i.op) ld(c, t, a, bytes); else st(c, t, a, bytes);
@@ -143,6 +149,7 @@ export const ldst1Multiple: Row = {
 /** LD1R: one element replicated to every lane */
 export function ld1r(c: A64Cpu, i: A64Insn): void {
   const b = c.addrOf(i.n, 'read');
+  if (i.imm3 === 8) c.watchAccess(b, 8, false);
   const es = i.imm3, v = es === 8 ? Number(c.mem.read32(b) >>> 0) + (c.mem.read32(b + 4) >>> 0) * TWO32 : es === 4 ? c.mem.read32(b) >>> 0 : es === 2 ? c.mem.read16(b) : c.mem.read8(b);
   const lanes = (i.size / es);
   if (es === 8) { const big = (BigInt(c.mem.read32(b + 4) >>> 0) << 32n) | BigInt(c.mem.read32(b) >>> 0); for (let k = 0; k < lanes; k++) setLane64(c, i.rd, k, big); }

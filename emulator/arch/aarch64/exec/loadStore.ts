@@ -35,14 +35,16 @@ function ldstReg(c: A64Cpu, i: A64Insn): void {
   const l = c.extend(i.a, i.op2, i.imm2);
   access(c, i, c.addrOf(i.n, i.op === ST ? 'write' : 'read') + c.th * TWO32 + (l >>> 0));
 }
-/** fast paths: 64-bit load / store with an immediate offset */
+/** fast paths: 64-bit load / store with an immediate offset (one 8-byte access for the debug registers, made as two words) */
 function ldrX(c: A64Cpu, i: A64Insn): void {
-  const a = c.addrOf(i.n, 'read') + i.imm;
-  const l = c.mem.read32(a) | 0; c.hi[i.d] = c.mem.read32(a + 4) | 0; c.lo[i.d] = l;
+  const a = c.addrOf(i.n, 'read') + i.imm, m = c.mem;
+  if (m.watcher !== null) m.watcher.access(a, 8, false);
+  const l = m.read32(a) | 0; c.hi[i.d] = m.read32(a + 4) | 0; c.lo[i.d] = l;
 }
 function strX(c: A64Cpu, i: A64Insn): void {
-  const a = c.addrOf(i.n, 'write') + i.imm;
-  c.mem.write32(a, c.lo[i.m]); c.mem.write32(a + 4, c.hi[i.m]);
+  const a = c.addrOf(i.n, 'write') + i.imm, m = c.mem;
+  if (m.watcher !== null) m.watcher.access(a, 8, true);
+  m.write32(a, c.lo[i.m]); m.write32(a + 4, c.hi[i.m]);
 }
 function nop(): void { /* prfm */ }
 
@@ -155,6 +157,8 @@ const ldrLiteral: Row = {
 // op: ST / LDZ / LDS64 (ldpsw); a = second register (read slot for stores), ra = its number; imm2 = mode
 function pairAccess(c: A64Cpu, i: A64Insn, a: VAddr): void {
   const s = i.size;
+  // both elements are shown to the debug registers before either moves (a watchpoint on the second leaves the first unwritten)
+  c.watchPair(a, s, i.op === ST);
   if (i.op === ST) {
     c.store(a, s, c.lo[i.m], c.hi[i.m]);
     c.store(a + s, s, c.lo[i.a], c.hi[i.a]);

@@ -3,12 +3,14 @@
  * barriers, msr (immediate: DAIFSet/DAIFClr), mrs/msr of the system
  * registers the kernel and user code use (NZCV, DAIF, TPIDR_EL0,
  * TPIDRRO_EL0, TPIDR_EL1, CurrentEL, CNTVCT_EL0, CNTFRQ_EL0, MIDR_EL1,
- * MPIDR_EL1).
+ * MPIDR_EL1) and the self-hosted debug registers (DBGBVR/DBGBCR,
+ * DBGWVR/DBGWCR, MDSCR_EL1, ID_AA64DFR0_EL1: ../debugRegs.ts; EL1 only).
  */
 import { A64Cpu } from '../cpu';
 import { A64Insn, Row } from '../insn';
 import { f, rZ, wZ, gz } from '../fmt';
 import { STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL, FAULT_UD } from '../../../cpu/faults';
+import { DEBUG_SYSREGS } from '../debugRegs';
 
 function svc(c: A64Cpu, i: A64Insn): void {
   if (i.imm !== 0) { c.stop(FAULT_UD); return; }
@@ -98,6 +100,8 @@ const SYSREG: Record<number, string> = {
   [enc(3, 3, 13, 0, 3)]: 'TPIDRRO_EL0', [enc(3, 0, 13, 0, 4)]: 'TPIDR_EL1', [enc(3, 0, 4, 2, 2)]: 'CurrentEL',
   [enc(3, 3, 14, 0, 2)]: 'CNTVCT_EL0', [enc(3, 3, 14, 0, 0)]: 'CNTFRQ_EL0', [enc(3, 0, 0, 0, 0)]: 'MIDR_EL1',
   [enc(3, 0, 0, 0, 5)]: 'MPIDR_EL1', [enc(3, 3, 4, 4, 0)]: 'FPCR', [enc(3, 3, 4, 4, 1)]: 'FPSR', [enc(3, 3, 0, 0, 7)]: 'DCZID_EL0',
+  // DBGBVR<n>_EL1 ... MDSCR_EL1 (op0 = 2), ID_AA64DFR0_EL1: none is accessible from EL0 (not in EL0_READ / EL0_WRITE)
+  ...DEBUG_SYSREGS,
 };
 function enc(op0: number, op1: number, crn: number, crm: number, op2: number): number {
   return (op0 << 14) | (op1 << 11) | (crn << 7) | (crm << 3) | op2;
@@ -106,7 +110,10 @@ function enc(op0: number, op1: number, crn: number, crm: number, op2: number): n
 const EL0_READ = new Set(['NZCV', 'TPIDR_EL0', 'TPIDRRO_EL0', 'CNTVCT_EL0', 'CNTFRQ_EL0', 'FPCR', 'FPSR', 'DCZID_EL0']);
 const EL0_WRITE = new Set(['NZCV', 'TPIDR_EL0', 'FPCR', 'FPSR']);
 
-function readSys(c: A64Cpu, name: string): bigint {
+/** MRS of `name` at EL1 (the privilege check is the caller's) */
+export function a64ReadSysreg(c: A64Cpu, name: string): bigint {
+  const dbg = c.dbg.read(name);
+  if (dbg !== undefined) return dbg;
   switch (name) {
     case 'NZCV': return BigInt(c.nzcv() << 28 >>> 0);
     case 'DAIF': return BigInt(c.daif << 6);
@@ -124,7 +131,8 @@ function readSys(c: A64Cpu, name: string): bigint {
     default: return BigInt(c.id) | 0x80000000n;
   }
 }
-function writeSys(c: A64Cpu, name: string, v: bigint): boolean {
+/** MSR of `name` at EL1 (the privilege check is the caller's); false when the register cannot be written (UNDEFINED) */
+export function a64WriteSysreg(c: A64Cpu, name: string, v: bigint): boolean {
   switch (name) {
     case 'NZCV': c.setNzcv(Number((v >> 28n) & 0xfn)); return true;
     case 'DAIF': c.daif = Number((v >> 6n) & 0xfn); return true;
@@ -132,17 +140,17 @@ function writeSys(c: A64Cpu, name: string, v: bigint): boolean {
     case 'TPIDR_EL1': c.tpidr1 = v; return true;
     case 'FPCR': c.fpcr = Number(v & 0x07ff9f00n); return true;
     case 'FPSR': c.fpsr = Number(v & 0xf800009fn) | 0; return true;
-    default: return false;
+    default: return c.dbg.write(name, v);
   }
 }
 function mrs(c: A64Cpu, i: A64Insn): void {
   const name = SYSREG[i.imm];
   if (name === undefined || (c.userMode && !EL0_READ.has(name))) { c.stop(FAULT_UD); return; }
-  c.setX64(i.d, readSys(c, name));
+  c.setX64(i.d, a64ReadSysreg(c, name));
 }
 function msr(c: A64Cpu, i: A64Insn): void {
   const name = SYSREG[i.imm];
-  if (name === undefined || (c.userMode && !EL0_WRITE.has(name)) || !writeSys(c, name, c.x64(i.n))) c.stop(FAULT_UD);
+  if (name === undefined || (c.userMode && !EL0_WRITE.has(name)) || !a64WriteSysreg(c, name, c.x64(i.n))) c.stop(FAULT_UD);
 }
 function sysregName(e: number): string {
   return SYSREG[e] ?? `S${e >> 14}_${(e >> 11) & 7}_C${(e >> 7) & 15}_C${(e >> 3) & 15}_${e & 7}`;

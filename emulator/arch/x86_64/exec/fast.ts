@@ -139,8 +139,7 @@ export function fastIncDec(dec: boolean): (i: Insn) => ExecFn | undefined {
 export const mov32RM: ExecFn = (cpu, i) => { const v = cpu.mem.read32(cpu.ea(i)) | 0; cpu.lo[i.reg] = v; cpu.hi[i.reg] = 0; };
 export const mov32MR: ExecFn = (cpu, i) => { cpu.mem.write32(cpu.ea(i), cpu.lo[i.reg]); };
 export const mov64MR: ExecFn = (cpu, i) => {
-  const a = cpu.ea(i);
-  cpu.mem.write32(a + 4, cpu.hi[i.reg]); cpu.mem.write32(a, cpu.lo[i.reg]);
+  cpu.mem.write64Halves(cpu.ea(i), cpu.lo[i.reg], cpu.hi[i.reg]);
 };
 export const mov32RI: ExecFn = (cpu, i) => { cpu.lo[i.rm] = i.imm; cpu.hi[i.rm] = 0; };
 export const mov64RI: ExecFn = (cpu, i) => { cpu.lo[i.rm] = i.imm; cpu.hi[i.rm] = i.immHi; };
