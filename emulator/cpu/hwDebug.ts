@@ -70,9 +70,23 @@ interface Slot extends HwSlotMatch { bit: number; hi: VAddr }
 export class HwDebugUnit {
   private readonly slots: (Slot | null)[] = [];
   private execSlots: Slot[] = [];
+  /** the execute slots' lo, hi, byte mask (-1: all bytes) and bit, flat */
+  private exLo = new Float64Array(0);
+  private exHi = new Float64Array(0);
+  private exMask = new Int32Array(0);
+  private exBit = new Int32Array(0);
+  /** the data slots' lo, hi and kinds (1 read, 2 write), flat */
+  private daLo = new Float64Array(0);
+  private daHi = new Float64Array(0);
+  private daRw = new Int32Array(0);
   private dataSlots: Slot[] = [];
   /** some execute slot is armed: the run loop's only test */
   execArmed = false;
+  /** the span every execute / data slot lies in: most checks end with these two compares */
+  private execLo = 0;
+  private execHi = 0;
+  private dataLo = 0;
+  private dataHi = 0;
   /** some data slot is armed: the unit watches its CPU's memory accesses */
   dataArmed = false;
   /** slots matched by data accesses not yet reported (bit n = slot n), 'after' timing */
@@ -109,6 +123,17 @@ export class HwDebugUnit {
     this.dataSlots = all.filter(s => !s.exec && (s.read || s.write));
     this.execArmed = this.execSlots.length > 0;
     this.dataArmed = this.dataSlots.length > 0;
+    this.exLo = Float64Array.from(this.execSlots, x => x.lo);
+    this.exHi = Float64Array.from(this.execSlots, x => x.hi);
+    this.exMask = Int32Array.from(this.execSlots, x => x.byteMask ?? -1);
+    this.exBit = Int32Array.from(this.execSlots, x => x.bit);
+    this.daLo = Float64Array.from(this.dataSlots, x => x.lo);
+    this.daHi = Float64Array.from(this.dataSlots, x => x.hi);
+    this.daRw = Int32Array.from(this.dataSlots, x => (x.read ? 1 : 0) | (x.write ? 2 : 0));
+    this.execLo = Math.min(...this.execSlots.map(s => s.lo));
+    this.execHi = Math.max(...this.execSlots.map(s => s.hi));
+    this.dataLo = Math.min(...this.dataSlots.map(s => s.lo));
+    this.dataHi = Math.max(...this.dataSlots.map(s => s.hi));
     this.onArmChange();
   }
 
@@ -116,19 +141,28 @@ export class HwDebugUnit {
 
   /** Slots whose execute condition matches an instruction at pc (bitmask; 0: none). */
   execHit(pc: VAddr): number {
+    if (pc < this.execLo || pc >= this.execHi) return 0;
+    // the slots as flat arrays: this runs once per instruction while the span test passes
+    const lo = this.exLo, hi = this.exHi, mask = this.exMask;
     let m = 0;
-    for (const s of this.execSlots) {
-      if (pc >= s.lo && pc < s.hi && (s.byteMask === undefined || (s.byteMask >> (pc - s.lo)) & 1)) { m |= s.bit; this.matchCount[31 - Math.clz32(s.bit)]++; }
+    for (let k = 0; k < lo.length; k++) {
+      if (pc >= lo[k] && pc < hi[k] && (mask[k] < 0 || (mask[k] >> (pc - lo[k])) & 1)) {
+        m |= this.exBit[k];
+        this.matchCount[31 - Math.clz32(this.exBit[k])]++;
+      }
     }
     return m;
   }
 
   /** the slots a data access [a, a+len) matches */
   private dataHit(a: VAddr, len: number, write: boolean): number {
-    let m = 0;
     const end = a + len;
-    for (const s of this.dataSlots) {
-      if (!(write ? s.write : s.read) || a >= s.hi || end <= s.lo) continue;
+    if (end <= this.dataLo || a >= this.dataHi) return 0;
+    let m = 0;
+    const lo = this.daLo, hi = this.daHi, rw = this.daRw, need = write ? 2 : 1;
+    for (let k = 0; k < lo.length; k++) {
+      if ((rw[k] & need) === 0 || a >= hi[k] || end <= lo[k]) continue;
+      const s = this.dataSlots[k];
       if (s.byteMask !== undefined) {
         let any = false;
         for (let b = Math.max(a, s.lo); b < Math.min(end, s.hi); b++) if ((s.byteMask >> (b - s.lo)) & 1) { any = true; break; }

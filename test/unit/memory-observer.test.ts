@@ -56,12 +56,12 @@ describe('write observers', () => {
     cpu.setReg(regIndex(x86_64, 'sp'), BigInt(STACK_TOP));
     cpu.setPc(BigInt(CODE));
     assert.equal(cpu.run(20).trap?.kind, 'halt');
-    // this CPU stores a 64-bit value as two 32-bit bus writes, high half first (cpu.ts writeOp)
+    // a 64-bit store is one 8-byte write (write64Halves: the debug registers see one access)
     assert.deepEqual(seen.map(s => [s.addr - (s.addr >= STACK_TOP - 0x1000 ? STACK_TOP : DATA), s.len, s.source]), [
       [8, 4, 'cpu'], // mov [rbx+8],eax
-      [20, 4, 'cpu'], [16, 4, 'cpu'], // mov [rbx+16],rax
+      [16, 8, 'cpu'], // mov [rbx+16],rax
       [3, 1, 'cpu'], // mov [rbx+3],al
-      [-4, 4, 'cpu'], [-8, 4, 'cpu'], // push rax
+      [-8, 8, 'cpu'], // push rax
     ]);
   });
 
