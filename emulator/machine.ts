@@ -230,7 +230,8 @@ export class Machine {
   /** The probe manager (.kprobe files, breakpoints), created on first use on top of the kprobes and uprobes engines. */
   get probes(): ProbeManager {
     if (!this.manager && !this.engine && !this.uprobesEngine) this.kprobes; // the clear error: neither engine here
-    this.manager ??= new ProbeManager(this.kernel, this.engine, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) }, this.uprobesEngine);
+    this.manager ??= new ProbeManager(this.kernel, this.engine, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) }, this.uprobesEngine,
+      this.hasKernelImage ? { hwbp: this.hwbp, kwatch: () => this.kwatch } : undefined);
     return this.manager;
   }
 

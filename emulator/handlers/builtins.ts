@@ -41,5 +41,9 @@ export const CONSTANTS: readonly { name: string; type: string; doc: string }[] =
   { name: 'NULL', type: 'void *', doc: 'the null pointer' },
   { name: 'true', type: 'int', doc: '1' },
   { name: 'false', type: 'int', doc: '0' },
+  { name: 'HW_BREAKPOINT_R', type: 'int', doc: '1: a read (the `access` of a kwatch hit)' },
+  { name: 'HW_BREAKPOINT_W', type: 'int', doc: '2: a write (the `access` of a kwatch hit)' },
+  { name: 'HW_BREAKPOINT_RW', type: 'int', doc: '3: HW_BREAKPOINT_R | HW_BREAKPOINT_W' },
+  { name: 'HW_BREAKPOINT_X', type: 'int', doc: '4: an instruction fetch (the `access` of an execute kwatch hit)' },
   { name: 'KERN_INFO', type: 'string prefix', doc: 'log-level prefix; KERN_EMERG ... KERN_DEBUG and KERN_CONT too (written before the format string, as in C)' },
 ];

@@ -24,6 +24,8 @@ type Exec = (f: Frame) => number;
 
 const RESERVED = new Set(['jiffies', 'NULL', 'true', 'false']);
 const CONTEXT_NAMES = new Set(['regs', 'p', 'ri', 'current', 'trapnr', 'flags']);
+/** a kwatch handler's names for its hit (context 'watch') */
+const WATCH_CONTEXT_NAMES = new Set(['debugreg', 'addr', 'access', 'old', 'new']);
 
 export class HandlerCompiler extends ExprCompiler {
   private loops = 0;
@@ -32,7 +34,7 @@ export class HandlerCompiler extends ExprCompiler {
 
   private returnType(): CType | undefined {
     switch (this.o.kind) {
-      case 'post': case 'log': case 'jprobe': return undefined; // void
+      case 'post': case 'log': case 'jprobe': case 'kwatch': return undefined; // void
       case 'condition': return T.bool;
       default: return T.int;
     }
@@ -73,7 +75,7 @@ export class HandlerCompiler extends ExprCompiler {
         if (s.isStatic) {
           // storage of the compiled handler: initialised once (to a constant, as C requires), kept across runs
           for (const d of s.decls) {
-            if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
+            if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName)) || (WATCH_CONTEXT_NAMES.has(d.name) && this.has('watch'))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
             else if (scope.has(d.name)) this.error(d.span, `redeclaration of '${d.name}'`);
             let v = 0n;
             if (d.init) {
@@ -88,7 +90,7 @@ export class HandlerCompiler extends ExprCompiler {
           return f => { step(f, span); return NORMAL; };
         }
         for (const d of s.decls) {
-          if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName)) || (/^arg[0-5]$/.test(d.name) && this.has('args'))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
+          if (RESERVED.has(d.name) || (CONTEXT_NAMES.has(d.name) && this.has(d.name as ContextName)) || (WATCH_CONTEXT_NAMES.has(d.name) && this.has('watch')) || (/^arg[0-5]$/.test(d.name) && this.has('args'))) this.error(d.span, `'${d.name}' is a context name and cannot be redeclared`);
           else if (scope.has(d.name)) this.error(d.span, `redeclaration of '${d.name}'`);
           const init = d.init ? this.value(d.init) : undefined;
           const slot = this.nslots++;

@@ -8,7 +8,16 @@ import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
 import { CType, T, charType, isPtr, ptrTo, typeName } from './ctypes';
 import { CompileOptions, HandlerKind } from './types';
 
-export type ContextName = 'p' | 'regs' | 'ri' | 'current' | 'trapnr' | 'flags' | 'jiffies' | 'args';
+export type ContextName = 'p' | 'regs' | 'ri' | 'current' | 'trapnr' | 'flags' | 'jiffies' | 'args' | 'watch';
+
+/** the names a kwatch handler gets for its hit (ContextName 'watch') */
+export const WATCH_NAMES: readonly { name: 'debugreg' | 'addr' | 'access' | 'old' | 'new'; type: string; doc: string }[] = [
+  { name: 'debugreg', type: 'int', doc: 'the debug register number register_kwatch returned (x86: 0-3 for DR0-DR3)' },
+  { name: 'addr', type: 'unsigned long', doc: 'the address the access used (an execute watch: the instruction)' },
+  { name: 'access', type: 'int', doc: 'what the access was: HW_BREAKPOINT_R (1), HW_BREAKPOINT_W (2) or HW_BREAKPOINT_X (4); x86 reports an access to a rw watch as the first access of the instruction' },
+  { name: 'old', type: 'unsigned long', doc: 'the watched bytes before the access, as an unsigned integer of the watched length (0 for an execute watch)' },
+  { name: 'new', type: 'unsigned long', doc: 'the watched bytes after the access (data hits are reported after the access), as an unsigned integer of the watched length' },
+];
 
 /**
  * `array`: the field is a char array in Linux (`char comm[TASK_COMM_LEN]`);
@@ -62,6 +71,7 @@ export const CONTEXT_BY_KIND: Readonly<Record<HandlerKind, readonly ContextName[
   jprobe: ['p', 'regs', 'current', 'jiffies', 'args'],
   condition: ['p', 'ri', 'regs', 'current', 'jiffies', 'args'],
   log: ['p', 'ri', 'regs', 'current', 'jiffies', 'args'],
+  kwatch: ['regs', 'watch', 'current', 'jiffies'],
 };
 
 export interface HandlerKindInfo {
@@ -77,6 +87,7 @@ function contextNames(kind: HandlerKind): string[] {
   const out: string[] = [];
   for (const c of CONTEXT_BY_KIND[kind]) {
     if (c === 'args') for (let i = 0; i < 6; i++) out.push(`arg${i}`);
+    else if (c === 'watch') out.push(...WATCH_NAMES.map(w => w.name));
     else out.push(c);
   }
   return out;
@@ -91,6 +102,7 @@ export const HANDLER_KINDS: readonly HandlerKindInfo[] = [
   { name: 'jprobe', doc: "jprobe body: runs at function entry with the function's arguments in regs (and as arg0..arg5); ends like jprobe_return().", returns: 'ignored', context: contextNames('jprobe') },
   { name: 'condition', doc: 'breakpoint condition: one expression, or a body that returns a value.', returns: 'true (non-zero) = stop, 0 = keep running', context: contextNames('condition') },
   { name: 'log', doc: 'breakpoint log message / logpoint body: prints with printk, does not stop.', returns: 'ignored', context: contextNames('log') },
+  { name: 'kwatch', doc: 'kwatch handler (kwatch_handler_t): runs when the watched memory is accessed (data: after the access, regs at the next instruction; execute: before the instruction).', returns: 'ignored', context: contextNames('kwatch') },
 ];
 
 export interface ContextFieldInfo { name: string; type: string; doc: string; writable: boolean }
@@ -110,6 +122,9 @@ export function contextFields(kind: HandlerKind, regNames: readonly string[]): C
       case 'trapnr': out.push({ name: 'trapnr', type: 'int', doc: 'trap number of the fault (x86: 14 page fault, 13 general protection, 6 invalid opcode)', fields: [] }); break;
       case 'flags': out.push({ name: 'flags', type: 'unsigned long', doc: 'post_handler flags argument (always 0)', fields: [] }); break;
       case 'jiffies': out.push({ name: 'jiffies', type: 'unsigned long', doc: 'timer ticks since boot', fields: [] }); break;
+      case 'watch':
+        for (const w of WATCH_NAMES) out.push({ name: w.name, type: w.type, doc: w.doc, fields: [] });
+        break;
       case 'args':
         for (let i = 0; i < 6; i++) out.push({ name: `arg${i}`, type: 'unsigned long', doc: `argument ${i} of the probed function (its ABI argument register; valid at function entry)`, fields: [] });
         break;

@@ -15,7 +15,7 @@ import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELD
 import { CType, IntType, StructType, T, converter, findMember, isAggregate, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
 import { diagAt } from './parser';
 import { Ev, Frame, StringPool, fault, internDynamic, readMem, writeMem } from './runtime';
-import { Diagnostic, HandlerKind, ProgramName, ProgramPlace } from './types';
+import { Diagnostic, HandlerKind, HandlerWatchInfo, ProgramName, ProgramPlace } from './types';
 
 export type LV =
   | { kind: 'slot'; slot: number }
@@ -65,6 +65,13 @@ export interface ExprCompilerOptions {
 }
 
 const ZERO: Ev = () => 0n;
+
+/** the watchpoint hit of a kwatch handler's run ('context' fault when the environment has none) */
+function watchOf(f: Frame, name: string, span: Span): HandlerWatchInfo {
+  const w = f.env.watch;
+  if (!w) throw fault('context', `'${name}' is not available: no watchpoint hit in this context`, span);
+  return w;
+}
 
 export class ExprCompiler {
   readonly scopes: Map<string, Local>[] = [new Map()];
@@ -257,6 +264,23 @@ export class ExprCompiler {
         return { t: T.ulong, ev: f => BigInt.asUintN(64, f.env.postFlags ?? 0n), span, readonlyWhy: "'flags' is read-only" };
       case 'jiffies':
         return { t: T.ulong, ev: f => BigInt.asUintN(64, f.env.jiffies()), span, readonlyWhy: "'jiffies' is read-only" };
+      case 'debugreg': case 'addr': case 'access': case 'old': case 'new': {
+        if (!this.has('watch')) break;
+        this.used.add(name);
+        const ro = `'${name}' is read-only`;
+        switch (name) {
+          case 'debugreg': return { t: T.int, ev: f => BigInt(watchOf(f, name, span).debugreg), span, readonlyWhy: ro };
+          case 'access': return { t: T.int, ev: f => BigInt(watchOf(f, name, span).access), span, readonlyWhy: ro };
+          case 'addr': return { t: T.ulong, ev: f => BigInt.asUintN(64, watchOf(f, name, span).addr), span, readonlyWhy: ro };
+          case 'old': return { t: T.ulong, ev: f => BigInt.asUintN(64, watchOf(f, name, span).old), span, readonlyWhy: ro };
+          case 'new': return { t: T.ulong, ev: f => BigInt.asUintN(64, watchOf(f, name, span).new), span, readonlyWhy: ro };
+        }
+        break;
+      }
+      case 'HW_BREAKPOINT_R': return { t: T.int, ev: () => 1n, span, constant: 1n };
+      case 'HW_BREAKPOINT_W': return { t: T.int, ev: () => 2n, span, constant: 2n };
+      case 'HW_BREAKPOINT_RW': return { t: T.int, ev: () => 3n, span, constant: 3n };
+      case 'HW_BREAKPOINT_X': return { t: T.int, ev: () => 4n, span, constant: 4n };
       case 'NULL': return { t: ptrTo(T.void), ev: ZERO, span, constant: 0n };
       case 'true': return { t: T.int, ev: () => 1n, span, constant: 1n };
       case 'false': return { t: T.int, ev: ZERO, span, constant: 0n };

@@ -41,7 +41,7 @@ export interface CheckOptions {
 export interface ProbeSpec {
   kind: ProbeKindName;
   target: ProbeTarget;
-  attrs: { maxactive?: number; data_size?: number; disabled?: boolean };
+  attrs: { maxactive?: number; data_size?: number; disabled?: boolean; len?: number; type?: KwatchTypeName };
   handlers: Partial<Record<HandlerKind, CompiledHandler>>;
   /** position of the probe keyword */
   line: number;
@@ -51,6 +51,13 @@ export interface ProbeSpec {
   /** a uprobe_events line: its event (a trace line per hit) */
   event?: { group: string; name: string };
 }
+
+/** What a kwatch watches: write, read or write, execute, read (where the debug registers can watch reads only). */
+export type KwatchTypeName = 'w' | 'rw' | 'x' | 'r';
+/** `type=` spellings: the letters, and the DR7 R/W codes of the original register_kwatch (0 execute, 1 write, 3 read/write) */
+export const KWATCH_TYPES: Readonly<Record<string, KwatchTypeName>> = { w: 'w', rw: 'rw', x: 'x', r: 'r', 0: 'x', 1: 'w', 3: 'rw' };
+/** Largest kwatch len accepted by the checker (the debug registers' own limits are the arch's, at registration). */
+export const MAX_KWATCH_LEN = 8;
 
 /** Largest accepted maxactive and data_size. */
 export const MAX_MAXACTIVE = 4096;
@@ -63,12 +70,15 @@ const KIND_HANDLERS: Record<ProbeKindName, readonly HandlerKind[]> = {
   // today's uprobe_consumer has a handler (pre) and no post_handler; fault runs for a fault in pre
   uprobe: ['pre', 'fault'],
   uretprobe: ['entry', 'return'],
+  kwatch: ['kwatch'],
 };
 
 const ATTRS: Record<string, readonly ProbeKindName[]> = {
   maxactive: ['kretprobe'],
   data_size: ['kretprobe'],
-  disabled: ['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe'],
+  disabled: ['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe', 'kwatch'],
+  len: ['kwatch'],
+  type: ['kwatch'],
 };
 
 function compileOpts(opts: CheckOptions): CompileOptions {
@@ -120,6 +130,11 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     const warn = (span: Span, msg: string): void => { mine.push(diagAt(span, msg, 'warning')); };
     checkTarget(pr, opts, unknownTargets, err);
     const attrs = checkAttrs(pr, err);
+    if (pr.kind === 'kwatch') {
+      if (!pr.attrs.some(a => a.name === 'len')) err(pr.span, `a kwatch needs len=N: the number of bytes to watch (1, 2, 4 or 8), e.g. kwatch ${pr.targetText || 'jiffies'} len=8 type=w`);
+      if (!pr.attrs.some(a => a.name === 'type')) err(pr.span, 'a kwatch needs type=w|rw|x (r where the CPU can watch reads only): what access to watch');
+      if (pr.batch) err(pr.span, 'a kwatch cannot be in a batch (register_kprobes registers kprobes; register_kwatch is one call per watchpoint)');
+    }
     const handlers: Partial<Record<HandlerKind, CompiledHandler>> = {};
     const seen = new Map<string, number>();
     const used = new Set<string>();
@@ -147,7 +162,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     }
     // optimized probes ignore a pre_handler's change of the pc; a post handler keeps a probe from being optimized
     if (pr.kind === 'kprobe' && pcReg !== undefined && prePcWrite && !seen.has('post')) warn(prePcWrite, ignoredPcWriteMessage(pcReg));
-    if (pr.handlers.length === 0 && pr.kind !== 'jprobe' && !pr.event) warn(pr.span, `this ${pr.kind} has no handlers`);
+    if (pr.handlers.length === 0 && pr.kind !== 'jprobe' && pr.kind !== 'kwatch' && !pr.event) warn(pr.span, `this ${pr.kind} has no handlers`);
     if (pr.kind === 'kretprobe' && used.has('ri->data') && !attrs.data_size) warn(pr.span, 'a handler uses ri->data but data_size is 0; set data_size=N');
     if (pr.kind === 'jprobe' && pr.target) {
       const key = targetKey(pr.target);
@@ -193,6 +208,13 @@ function checkTarget(pr: ProbeAst, opts: CheckOptions, unknownTargets: UnknownTa
     if (pr.kind === 'uretprobe' && t.symbol !== undefined && t.symOffset !== 0n) err(pr.targetSpan, `a uretprobe must be placed at a function entry (offset 0), not ${pr.targetText}`);
     return;
   }
+  if (pr.kind === 'kwatch') {
+    if (t.kind === 'line') err(pr.targetSpan, `a kwatch watches memory: a symbol, symbol+offset or 0xaddress, not the source line ${pr.targetText}`);
+    else if (t.kind === 'address' && t.addr === 0n) err(pr.targetSpan, 'watch address 0 is not valid');
+    else if (t.kind === 'symbol' && t.addr !== undefined) err(pr.targetSpan, `a kwatch takes a symbol or an address, not both (${pr.targetText})`);
+    else if (t.kind === 'symbol' && unknownTargets === 'error' && opts.symbolExists && !opts.symbolExists(t.name)) err(pr.targetSpan, unknownSymbolMessage(t.name, opts.similarSymbols?.(t.name)));
+    return;
+  }
   if (t.kind === 'symbol') {
     if (unknownTargets === 'error' && opts.symbolExists && !opts.symbolExists(t.name)) {
       err(pr.targetSpan, unknownSymbolMessage(t.name, opts.similarSymbols?.(t.name)));
@@ -215,6 +237,21 @@ function checkAttrs(pr: ProbeAst, err: (s: Span, m: string) => void): ProbeSpec[
     if (seen.has(a.name)) { err(a.span, `duplicate attribute '${a.name}'`); continue; }
     seen.add(a.name);
     const vspan = a.valueSpan ?? a.span;
+    if (a.name === 'type') {
+      const ty = a.value !== undefined ? KWATCH_TYPES[a.value] : undefined;
+      if (a.value === undefined) err(a.span, "attribute 'type' needs a value: type=w (writes), type=rw (reads and writes), type=x (execution) or type=r (reads, where the CPU can)");
+      else if (!ty) err(vspan, `unknown kwatch type '${a.value}' (expected w, rw, x or r; or the DR7 codes 1, 3, 0)`);
+      else out.type = ty;
+      continue;
+    }
+    if (a.name === 'len') {
+      if (a.value === undefined) { err(a.span, "attribute 'len' needs a value: the number of bytes to watch, e.g. len=8"); continue; }
+      if (!/^(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(a.value)) { err(vspan, `'len' must be a number of bytes (1, 2, 4 or 8), not '${a.value}'`); continue; }
+      const n = BigInt(a.value);
+      if (n === 0n || n > BigInt(MAX_KWATCH_LEN)) { err(vspan, `'len' of ${n} is out of range: a debug register watches 1 to ${MAX_KWATCH_LEN} bytes`); continue; }
+      out.len = Number(n);
+      continue;
+    }
     if (a.name === 'disabled') {
       if (a.value === undefined || a.value === 'true' || a.value === '1') out.disabled = true;
       else if (a.value === 'false' || a.value === '0') out.disabled = false;

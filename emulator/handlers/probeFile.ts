@@ -6,10 +6,13 @@
  *   kretprobe sys_open maxactive=20 data_size=8 { entry { ... } return { ... } }
  *   jprobe do_fork { ...body... }
  *   batch { kprobe a { ... } kprobe b { ... } }      // register_kprobes(): all or none
+ *   kwatch jiffies len=8 type=w { ...body... }       // register_kwatch(): a debug-register watchpoint
  *
  * Targets: `symbol`, `symbol+0xoff` (or `symbol + off`), `0xaddress`
  * (64-bit exact), `file.c:line`. Attributes: `maxactive=N`, `data_size=N`,
- * `disabled` / `disabled=true|false`; `maxactive` <= 0 (e.g. -1) asks for the default. Comments: // and /* *\/.
+ * `disabled` / `disabled=true|false`; `maxactive` <= 0 (e.g. -1) asks for the default;
+ * kwatch: `len=N` (bytes) and `type=w|rw|x|r` (or the DR7 codes 1, 3, 0), both required.
+ * A kwatch's body is its handler (like a jprobe's). Comments: // and /* *\/.
  * Handler bodies are parsed with the handler-language parser from the same
  * token stream, so positions are file positions.
  */
@@ -19,7 +22,7 @@ import { Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
 import { Diagnostic } from './types';
 
-export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe';
+export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe' | 'kwatch';
 
 /** the probe kinds placed in user programs (by path and file offset or symbol) */
 export const USER_PROBE_KINDS: readonly ProbeKindName[] = ['uprobe', 'uretprobe'];
@@ -73,7 +76,7 @@ export interface ProbeFileAst {
   probes: ProbeAst[];
 }
 
-const PROBE_KINDS = new Set(['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe']);
+const PROBE_KINDS = new Set(['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe', 'kwatch']);
 
 class ProbeParseError extends Error {
   constructor(message: string, readonly span: Span) { super(message); }
@@ -128,7 +131,7 @@ export function parseProbeFile(
         if (batch.size === 0) diagnostics.push(diagAt(batch.span, 'empty batch'));
         continue;
       }
-      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe', a uprobe_events line (p:GRP/NAME PATH:OFFSET), 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
+      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'kwatch', 'uprobe', 'uretprobe', a uprobe_events line (p:GRP/NAME PATH:OFFSET), 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
     } catch (err) {
       if (!(err instanceof ProbeParseError)) { p.report(err); skipToNextProbe(p, true); continue; }
       diagnostics.push(diagAt(err.span, err.message));
@@ -156,7 +159,8 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   // target: a run of tokens with no whitespace between them
   const first = p.tok;
   if (first.kind === 'eof' || p.is('{')) {
-    throw new ProbeParseError(`missing target after '${kind}' (${USER_PROBE_KINDS.includes(kind) ? 'PATH:0xOFFSET or PATH:symbol[+off]' : 'a symbol, symbol+offset, 0xaddress or file.c:line'})`, spanOf(first));
+    const what = USER_PROBE_KINDS.includes(kind) ? 'PATH:0xOFFSET or PATH:symbol[+off]' : kind === 'kwatch' ? 'the watched variable: a symbol, symbol+offset or 0xaddress' : 'a symbol, symbol+offset, 0xaddress or file.c:line';
+    throw new ProbeParseError(`missing target after '${kind}' (${what})`, spanOf(first));
   }
   let last = p.next();
   while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
@@ -274,9 +278,9 @@ function parseBody(p: Parser, kind: ProbeKindName, kw: Token, diags: Diagnostic[
   if (!p.is('{')) throw new ProbeParseError(`expected '{' to start the ${kind} body but found ${describe(open)}`, spanOf(open));
   p.next();
   const handlers: ProbeHandlerAst[] = [];
-  if (kind === 'jprobe') {
+  if (kind === 'jprobe' || kind === 'kwatch') {
     const body = p.stmtList('}');
-    handlers.push({ kind: 'jprobe', span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(p.tok)) } });
+    handlers.push({ kind, span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(p.tok)) } });
   } else {
     while (!p.is('}') && p.tok.kind !== 'eof') {
       const h = p.tok;

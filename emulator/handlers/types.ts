@@ -10,9 +10,31 @@ import type { CType } from './ctypes';
  */
 
 /** Where a snippet runs. */
-export type HandlerKind = 'pre' | 'post' | 'fault' | 'entry' | 'return' | 'jprobe' | 'condition' | 'log';
+export type HandlerKind = 'pre' | 'post' | 'fault' | 'entry' | 'return' | 'jprobe' | 'condition' | 'log' | 'kwatch';
 
-export const HANDLER_KIND_NAMES: readonly HandlerKind[] = ['pre', 'post', 'fault', 'entry', 'return', 'jprobe', 'condition', 'log'];
+export const HANDLER_KIND_NAMES: readonly HandlerKind[] = ['pre', 'post', 'fault', 'entry', 'return', 'jprobe', 'condition', 'log', 'kwatch'];
+
+/**
+ * Access kinds of a watchpoint hit (`access` in a kwatch handler), Linux's
+ * include/uapi/linux/hw_breakpoint.h values: HW_BREAKPOINT_R 1,
+ * HW_BREAKPOINT_W 2, HW_BREAKPOINT_X 4.
+ */
+export const HW_BREAKPOINT_R = 1;
+export const HW_BREAKPOINT_W = 2;
+export const HW_BREAKPOINT_X = 4;
+
+/** The watchpoint hit a kwatch handler runs for (`debugreg`, `addr`, `access`, `old`, `new`). */
+export interface HandlerWatchInfo {
+  /** the debug register number register_kwatch returned */
+  debugreg: number;
+  /** the address the access used (an execute watch: the instruction) */
+  addr: bigint;
+  /** HW_BREAKPOINT_R / _W / _X */
+  access: number;
+  /** the watched bytes before / after the access, little-endian, zero-extended (0 for an execute watch) */
+  old: bigint;
+  new: bigint;
+}
 
 /** The kprobe a handler belongs to (`p` in the snippet). */
 export interface HandlerProbeInfo {
@@ -74,6 +96,8 @@ export interface HandlerEnv {
   trapnr?: number;
   /** `flags` argument of post handlers (always 0 in Linux). */
   postFlags?: bigint;
+  /** The watchpoint hit (`debugreg`, `addr`, `access`, `old`, `new`); present for kwatch handlers. */
+  watch?: HandlerWatchInfo;
   /** The task running on the probed CPU (`current`): pid, comm, and mm (0 for kernel threads). */
   current: { pid: number; comm: string; mm: bigint };
   /** Append text to the kernel log as a probe message (the text may hold several lines). */

@@ -22,15 +22,21 @@ import { SiteRegistration, newKprobe } from './register';
 import type { ProbeSite } from './targets';
 import { whereOf } from './targets';
 
-export type BreakpointMode = 'kprobe' | 'kretprobe';
+/**
+ * How a breakpoint is placed: a kprobe (breakpoint instruction written), a
+ * kretprobe (stop at return), or 'hardware': an execute debug register
+ * (nothing in memory changes; emulator/hwbp).
+ */
+export type BreakpointMode = 'kprobe' | 'kretprobe' | 'hardware';
 
 /** A stopping breakpoint was hit (sent before the machine stops). */
 export interface BreakpointHit {
   /** ProbeManager id of the breakpoint */
   breakpointId: number;
-  /** engine id of the kprobe that hit (StopRequest.probeId) */
+  /** engine id of the kprobe that hit (StopRequest.probeId); hardware / data: the HwBp's id */
   probeId: number;
-  mode: BreakpointMode;
+  /** 'data': a data breakpoint (ProbeManager.addDataBreakpoint) */
+  mode: BreakpointMode | 'data';
   cpu: number;
   /** probe address */
   addr: bigint;
@@ -47,6 +53,16 @@ export interface BreakpointHit {
   hitCount: number;
   /** text for the stop (StopRequest.description) */
   description: string;
+  /** hardware / data: the debug register that fired ("DR1") */
+  registerName?: string;
+  /** hardware: 'exec'; data: the access (x86 reports a read/write watch's first access of the instruction) */
+  access?: 'read' | 'write' | 'exec';
+  /** data: the address the access used, the watched address and length, the watched value before and after (little-endian, len bytes) */
+  accessAddr?: bigint;
+  watchAddr?: bigint;
+  len?: number;
+  oldValue?: bigint;
+  newValue?: bigint;
 }
 
 export type HitPredicate = (hits: number) => boolean;
@@ -72,7 +88,7 @@ export interface BreakpointRuntime {
   /** the kprobes engine (absent for a breakpoint in a user program: a uprobe) */
   engine?: KprobesEngine;
   id: number;
-  mode: BreakpointMode;
+  mode: BreakpointMode | 'data';
   condition?: CompiledHandler;
   logMessage?: CompiledHandler;
   hit?: HitPredicate;
@@ -114,7 +130,7 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
   const { kernel, engine } = bp;
   return sites.map(site => {
     const kp = newKprobe(site, disabled);
-    const reg: SiteRegistration = { site, kind: bp.mode, kp, registered: false, errno: 0 };
+    const reg: SiteRegistration = { site, kind: bp.mode === 'kretprobe' ? 'kretprobe' : 'kprobe', kp, registered: false, errno: 0 };
     if (bp.mode === 'kprobe') {
       kp.pre_handler = (p: Kprobe, regs: PtRegs) => {
         const addr = p.addr ?? 0n;
@@ -152,5 +168,5 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
 
 /** The StopRequest for a hit. */
 export function stopRequestFor(hit: BreakpointHit): StopRequest {
-  return { reason: 'breakpoint', description: hit.description, reportPc: hit.reportPc, probeId: hit.probeId };
+  return { reason: hit.mode === 'data' ? 'data breakpoint' : 'breakpoint', description: hit.description, reportPc: hit.reportPc, probeId: hit.probeId };
 }

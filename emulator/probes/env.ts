@@ -11,7 +11,7 @@
  * and dump_stack() lines stay in order with it.
  */
 import type { Cpu } from '../arch/types';
-import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, ProbeControlOp, SymbolizedAddress } from '../handlers';
+import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, HandlerWatchInfo, ProbeControlOp, SymbolizedAddress } from '../handlers';
 import type { KernelApi, Task } from '../kernel/types';
 import type { Kprobe, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import type { Memory } from '../memory/memory';
@@ -51,6 +51,8 @@ export interface EnvInput {
   ri?: KretprobeInstance;
   trapnr?: number;
   postFlags?: bigint;
+  /** a watchpoint hit (kwatch handlers, data breakpoint conditions): debugreg, addr, access, old, new */
+  watch?: HandlerWatchInfo;
   /** the probed instruction has not run yet (pre / entry / jprobe handlers): dump_stack starts at the probe address */
   beforeInsn?: boolean;
   /** charge a run's handler steps to a CPU (the machine: virtual clock + instruction limit); absent = free */
@@ -62,6 +64,7 @@ export interface EnvInput {
 export class ProbeHandlerEnv implements HandlerEnv {
   readonly trapnr?: number;
   readonly postFlags?: bigint;
+  readonly watch?: HandlerWatchInfo;
   private out = '';
   private readonly cpu: Cpu;
   private readonly kernel: KernelApi;
@@ -75,6 +78,7 @@ export class ProbeHandlerEnv implements HandlerEnv {
     this.cpu = input.regs.cpu;
     this.trapnr = input.trapnr;
     this.postFlags = input.postFlags;
+    this.watch = input.watch;
   }
 
   get probe(): HandlerProbeInfo | undefined {

@@ -11,7 +11,11 @@
  *     logMessage }) -> a kprobe/kretprobe that stops the machine
  *     (kernel.requestStop with reason 'breakpoint') and tells onBreakpointHit
  *     listeners.
- * remove / setEnabled / get / list work on both. list() carries hits,
+ * Debug registers (emulator/hwbp): a probe file's `kwatch` lines
+ * (register_kwatch), breakpoints in mode 'hardware' (an execute debug
+ * register) and data breakpoints (addDataBreakpoint; dataTarget() finds
+ * an expression's address and size); see hwProbes.ts.
+ * remove / setEnabled / get / list work on all. list() carries hits,
  * nmissed and the debugfs flags text per site; debugfsList() is
  * /sys/kernel/debug/kprobes/list.
  */
@@ -32,9 +36,14 @@ import type { UprobesEngine } from '../uprobes';
 import { USER_PROBE_KINDS } from '../handlers/probeFile';
 import { buildBreakpointConsumer, buildFileUprobeConsumer, resolveUserTarget, userProgramNames } from './userProbes';
 import { UprobeSite, uprobeWhere } from './uprobeSite';
+import type { HwBreakpoints, Kwatches } from '../hwbp';
+import { DATA_ACCESS_TYPES, DebuggerHwSite, HwSite, KwatchSite, WatchInfo, kwatchAddress, noDebugRegisters } from './hwProbes';
+import { resolveDataTarget } from './dataTarget';
+import type { DataTarget } from './dataTarget';
+import type { HandlerEnv } from '../handlers';
 
 /** What the manager registers: a kprobe kind, or a uprobe / uretprobe (uprobes engine) */
-export type ManagerProbeKind = EngineProbeKind | 'uprobe' | 'uretprobe';
+export type ManagerProbeKind = EngineProbeKind | 'uprobe' | 'uretprobe' | 'kwatch' | 'hardware' | 'watch';
 
 
 export type ProbeOrigin = 'file' | 'breakpoint';
@@ -87,6 +96,31 @@ export interface ProbeEntry {
   conditionHits?: number;
   /** uprobes: the probed file and offset (the uprobes engine's table key) */
   user?: { path: string; inode: bigint; offset: bigint; vaddr?: bigint; where?: string; event?: string };
+  /** kwatch / hardware / watch: the debug register and what it watches (a hardware breakpoint: its first site's) */
+  watch?: WatchInfo;
+}
+
+/** What addDataBreakpoint takes (DAP setDataBreakpoints, with the address and size dataTarget() found). */
+export interface DataBreakpointRequest {
+  addr: bigint;
+  /** bytes (x86: 1, 2, 4, 8 aligned to the length; arm64: 1..8 inside an aligned doubleword) */
+  len: number;
+  /** DAP access type; 'read' only where the CPU can watch reads only (not x86: -EINVAL, use 'readWrite') */
+  access: 'read' | 'write' | 'readWrite';
+  condition?: string;
+  hitCondition?: string;
+  logMessage?: string;
+  /** what the user watches ("boot_counter"): the list's target and the stop's description */
+  label?: string;
+  /** default true */
+  enabled?: boolean;
+}
+
+/** The machine's debug registers, for kwatch lines, hardware and data breakpoints. */
+export interface ProbeManagerHw {
+  hwbp: HwBreakpoints;
+  /** the machine's register_kwatch table (Machine.kwatch) */
+  kwatch: () => Kwatches;
 }
 
 /** What addBreakpoint takes (DAP breakpoint fields). */
@@ -143,6 +177,8 @@ interface UserProbe {
   nextLine?: number;
   bp?: BreakpointRuntime;
   user?: UprobeSite;
+  /** kwatch / hardware / watch: one debug register per site */
+  hw?: HwSite[];
 }
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
@@ -166,7 +202,9 @@ export class ProbeManager {
    * `engine`: the kprobes engine (null on a machine without one: a user
    * program machine); `uprobes`: the uprobes engine (null: no uprobes).
    */
-  constructor(readonly kernel: KernelApi, engine: KprobesEngine | null, opts: ProbeManagerOptions = {}, readonly uprobes: UprobesEngine | null = null) {
+  constructor(readonly kernel: KernelApi, engine: KprobesEngine | null, opts: ProbeManagerOptions = {}, readonly uprobes: UprobesEngine | null = null,
+    /** the machine's debug registers (absent: kwatch / hardware / data breakpoints are refused, saying so) */
+    private readonly hw?: ProbeManagerHw) {
     if (engine && engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
     this.kengine = engine;
     this.stepBudget = opts.stepBudget;
@@ -317,6 +355,7 @@ export class ProbeManager {
     };
     this.probes.set(up.id, up);
     if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label);
+    if (spec.kind === 'kwatch') return this.addKwatch(up, spec, fileName, label);
     if (!this.kengine) {
       up.message = 'this machine has no kprobes engine (a user-program machine): only uprobes can be placed';
       return { up, errs: [`${label}: ${up.message}`] };
@@ -440,6 +479,7 @@ export class ProbeManager {
     if (target.kind === 'user') { up.kind = mode === 'kretprobe' ? 'uretprobe' : 'uprobe'; return this.addUserBreakpoint(up, req, target); }
     if (!this.kengine) return fail('this machine has no kprobes engine (a user-program machine): breakpoints go in user programs');
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
+    if (mode === 'hardware' && !this.hw) return fail('hardware breakpoints: this machine has no debug registers');
     const bp: BreakpointRuntime = {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
       onStop: hit => this.onStop(hit),
@@ -447,13 +487,14 @@ export class ProbeManager {
     const res = resolveTarget(this.kernel.image, target);
     // a kprobe's condition and log message name the program's variables in scope at its (first) site, and its globals
     const copts = this.compileOptions();
-    const site = res.ok && mode === 'kprobe' ? res.sites[0]?.resolved : undefined;
+    const site = res.ok && (mode === 'kprobe' || mode === 'hardware') ? res.sites[0]?.resolved : undefined;
     const atSite = site !== undefined ? programNamesAt(this.kernel.image, this.kernel.arch, site, scopeForTarget(target)) : undefined;
     if (atSite) copts.programName = atSite;
     const bad = compileBreakpointParts(bp, req, copts);
     if (bad) return fail(bad);
     up.bp = bp;
     if (!res.ok) { up.nextLine = res.nextLine; return fail(res.message); }
+    if (mode === 'hardware') return this.addHardwareBreakpoint(up, bp, res.sites);
     up.sites = buildBreakpointSites(bp, res.sites, !up.enabled);
     const errs = this.registerAll(up);
     if (errs.length) up.message = errs.map(e => e.replace(/^: /, '')).join('; ');
@@ -474,6 +515,115 @@ export class ProbeManager {
     if (this.requestStops) this.kernel.requestStop(hit.cpu, stopRequestFor(hit));
   }
 
+  // ------------------------------------------------------- debug registers
+
+  /** the debug-register context of the hw probes, or the reason there is none */
+  private hwCtx(): ConstructorParameters<typeof KwatchSite>[0] | string {
+    if (!this.hw) return 'this machine has no debug registers';
+    const k = this.kernel;
+    return { kernel: k, hwbp: this.hw.hwbp, kwatch: this.hw.kwatch, engine: this.kengine ?? undefined, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps };
+  }
+
+  /** A probe file's kwatch: register_kwatch(addr, len, type, body); "label: register_kwatch failed: -EINVAL (...)" */
+  private addKwatch(up: UserProbe, spec: ProbeSpec, fileName: string, label: string): { up: UserProbe; errs: string[] } {
+    const ctx = this.hwCtx();
+    const fail = (m: string): { up: UserProbe; errs: string[] } => { up.message = m; return { up, errs: [`${label}: ${m}`] }; };
+    if (typeof ctx === 'string') return fail(`register_kwatch failed: -ENODEV (${ctx})`);
+    const addr = kwatchAddress(this.kernel, spec);
+    if (typeof addr === 'string') return fail(addr);
+    const site = new KwatchSite(ctx, addr, spec.attrs.len ?? 0, spec.attrs.type ?? 'w', spec.handlers.kwatch, label, fileName, () => {
+      up.enabled = false;
+      site.unregister();
+    });
+    up.hw = [site];
+    if (!up.enabled) return { up, errs: [] };
+    const err = site.register();
+    if (err) up.message = err;
+    return { up, errs: err ? [`${label}: ${err}`] : [] };
+  }
+
+  /** A breakpoint in mode 'hardware': an execute debug register per resolved site; nothing in memory changes. */
+  private addHardwareBreakpoint(up: UserProbe, bp: BreakpointRuntime, sites: readonly ProbeSite[]): ProbeEntry {
+    const ctx = this.hwCtx();
+    if (typeof ctx === 'string') { up.message = ctx; return this.snapshot(up); }
+    const none = noDebugRegisters(ctx.hwbp);
+    if (none) { up.message = none; return this.snapshot(up); }
+    const unknown = sites.find(s => s.resolved === undefined);
+    if (unknown) { up.message = `unknown symbol '${unknown.symbol_name ?? '?'}' in the image`; return this.snapshot(up); }
+    if (sites.some(s => s.addr !== undefined && s.symbol_name !== undefined)) { up.message = 'a symbol and an address: give one of them'; return this.snapshot(up); }
+    // the execute length: the arch's smallest instruction (x86 1, arm64 4), as the debug registers take it
+    const len = this.kernel.arch.minInsnLength;
+    up.hw = sites.map(s => new DebuggerHwSite(ctx, bp, 'hardware', s.resolved as bigint, len, 'x'));
+    if (up.enabled) {
+      const errs = up.hw.map(h => h.register()).filter((e): e is string => e !== undefined);
+      if (errs.length) up.message = errs.join('; ');
+    }
+    return this.snapshot(up);
+  }
+
+  /**
+   * A data breakpoint (watchpoint) on a debug register: stops after an
+   * access of [addr, addr+len) with a BreakpointHit of mode 'data' (the
+   * register, the accessed address, old and new value). Never throws: a
+   * refusal (no free register: -ENOSPC; a length / alignment / type the
+   * registers cannot hold: -EINVAL; no debug registers: -ENODEV) comes back
+   * as verified = false with the reason.
+   */
+  addDataBreakpoint(req: DataBreakpointRequest): ProbeEntry {
+    const label = req.label;
+    const up: UserProbe = {
+      id: this.nextId++, origin: 'breakpoint', kind: 'watch', target: label ?? whereOf(this.kernel.image, req.addr), sites: [], enabled: req.enabled !== false,
+    };
+    this.probes.set(up.id, up);
+    const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
+    const ctx = this.hwCtx();
+    if (typeof ctx === 'string') return fail(ctx);
+    const type = DATA_ACCESS_TYPES[req.access];
+    if (!type) return fail(`unknown access type '${String(req.access)}' (read, write or readWrite)`);
+    const bp: BreakpointRuntime = { kernel: this.kernel, engine: this.kengine ?? undefined, id: up.id, mode: 'data', hits: 0, charge: this.opts.chargeSteps, onStop: hit => this.onStop(hit) };
+    const bad = compileBreakpointParts(bp, req, this.compileOptions());
+    if (bad) return fail(bad);
+    up.bp = bp;
+    const site = new DebuggerHwSite(ctx, bp, 'data', BigInt.asUintN(64, req.addr), req.len, type, label);
+    up.hw = [site];
+    if (up.enabled) { const err = site.register(); if (err) up.message = err; }
+    return this.snapshot(up);
+  }
+
+  /**
+   * What a data breakpoint on `expression` watches (DAP dataBreakpointInfo):
+   * its address and size, or why it has none: a global by name
+   * (`boot_counter`), a member (`workers[1].count`), memory through a cast
+   * pointer (`*(u32 *)0xffff...`), a pointer's target (`&sym`: sizeof the
+   * pointed-to type, 8 for void *). `env`: the stopped CPU's handler
+   * environment (registers, for expressions that need them); without it,
+   * memory only.
+   */
+  dataTarget(expression: string, env?: HandlerEnv): DataTarget | string {
+    return resolveDataTarget(this.kernel, this.compileOptions(), expression, env);
+  }
+
+  /** a debug-register probe as the lists show it: one site per register */
+  private hwSnapshot(up: UserProbe, hw: readonly HwSite[]): ProbeEntry {
+    const image = this.kernel.image;
+    const sites: ProbeSiteInfo[] = hw.map(h => {
+      const w = h.watch();
+      const line = up.kind === 'hardware' ? image.lines?.lineForAddress(w.addr) : undefined;
+      return {
+        addr: w.addr, where: whereOf(image, w.addr), source: line ? { file: line.file, line: line.line } : undefined,
+        engineId: h instanceof DebuggerHwSite ? h.engineId : h.registered ? w.register : undefined,
+        registered: h.registered, error: h.error, hits: h.hits, nmissed: h.nmissed,
+        flags: !h.registered && !up.enabled ? '[DISABLED]' : w.suspended ? '[SUSPENDED]' : '',
+      };
+    });
+    return {
+      id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
+      verified: hw.some(h => h.registered), enabled: up.enabled, message: up.message, sites,
+      hits: sites.reduce((a, s) => a + s.hits, 0), nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
+      conditionHits: up.bp?.hits, watch: hw[0]?.watch(),
+    };
+  }
+
   // ----------------------------------------------------------- both kinds
 
   /** Unregister and forget a probe or breakpoint; false when the id is unknown. */
@@ -482,6 +632,7 @@ export class ProbeManager {
     if (!up) return false;
     for (const s of up.sites) unregisterSite(this.engine, s);
     this.unregisterUser(up);
+    for (const h of up.hw ?? []) h.unregister();
     this.probes.delete(id);
     return true;
   }
@@ -496,6 +647,13 @@ export class ProbeManager {
     const up = this.probes.get(id);
     if (!up) return `no probe with id ${id}`;
     up.enabled = on;
+    if (up.hw) {
+      // a debug register has no disabled state: disable gives it back, enable takes one again
+      if (!on) { for (const h of up.hw) h.unregister(); return undefined; }
+      const errs = up.hw.map(h => h.register()).filter((e): e is string => e !== undefined);
+      up.message = errs.length ? errs.join('; ') : undefined;
+      return up.message;
+    }
     if (up.user) {
       // uprobe_events' enable: the consumer is registered / unregistered (breakpoints inserted / removed)
       if (on) return this.registerUser(up);
@@ -572,6 +730,7 @@ export class ProbeManager {
 
   private snapshot(up: UserProbe): ProbeEntry {
     if (up.user) return this.userSnapshot(up, up.user);
+    if (up.hw) return this.hwSnapshot(up, up.hw);
     const image = this.kernel.image;
     const sites: ProbeSiteInfo[] = up.sites.map(s => {
       const addr = s.registered ? s.kp.addr : s.site.resolved;
@@ -607,7 +766,7 @@ function siteText(s: ProbeSite): string {
 }
 
 /** A breakpoint's condition, log message and hit condition compiled into its runtime; the error text of the first bad one. */
-function compileBreakpointParts(bp: BreakpointRuntime, req: BreakpointRequest, copts: CompileOptions): string | undefined {
+function compileBreakpointParts(bp: BreakpointRuntime, req: Pick<BreakpointRequest, 'condition' | 'hitCondition' | 'logMessage'>, copts: CompileOptions): string | undefined {
   if (req.condition !== undefined && req.condition.trim() !== '') {
     const c = compileHandler(req.condition, 'condition', copts);
     if (!c.handler) return `condition: ${firstError(c.diagnostics)}`;

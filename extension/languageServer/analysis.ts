@@ -52,7 +52,7 @@ export const C_TYPES = ['int', 'long', 'short', 'char', 'unsigned', 'signed', 'b
 export const C_KEYWORDS = ['if', 'else', 'while', 'for', 'break', 'continue', 'return', 'sizeof'];
 
 import {
-  BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, MAX_MAXACTIVE, MAX_DATA_SIZE, type HandlerKind, type CheckOptions,
+  BUILTINS, HANDLER_KINDS, contextFields, parseProbeFile, checkProbeFile, MAX_MAXACTIVE, MAX_DATA_SIZE, MAX_KWATCH_LEN, type HandlerKind, type CheckOptions,
 } from '../../emulator/handlers';
 
 /** Handler kinds a probe block of this kind may contain. */
@@ -62,6 +62,7 @@ const KINDS_BY_PROBE: Readonly<Record<ProbeKeyword, readonly HandlerKind[]>> = {
   jprobe: [],
   uprobe: ['pre', 'fault'],
   uretprobe: ['entry', 'return'],
+  kwatch: [],
 };
 
 /** The language's builtin functions, with this server's hover text where it has one. */
@@ -146,6 +147,12 @@ export function probeAttributes(probe: ProbeKeyword): AttributeInfo[] {
       doc: `How many calls of the function may be pending (entered, not yet returned) at once, at most ${MAX_MAXACTIVE}; returns beyond that are counted in nmissed.` });
     out.push({ name: 'data_size', example: 'data_size=8', insertText: 'data_size=',
       doc: `Bytes of private data per pending call, reached through ri->data (at most ${MAX_DATA_SIZE}).` });
+  }
+  if (probe === 'kwatch') {
+    out.push({ name: 'len', example: 'len=8', insertText: 'len=',
+      doc: `Bytes to watch, at most ${MAX_KWATCH_LEN} (x86: 1, 2, 4 or 8, the address aligned to it). Required.` });
+    out.push({ name: 'type', example: 'type=w', insertText: 'type=',
+      doc: 'What access to watch: w (writes), rw (reads and writes), x (execution), r (reads, on CPUs that can watch reads only: not x86). Required.' });
   }
   out.push({ name: 'disabled', example: 'disabled', insertText: 'disabled', doc: 'Register the probe disabled; enable it later from the Kprobes view.' });
   return out;

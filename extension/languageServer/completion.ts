@@ -24,9 +24,9 @@ export interface CompletionInputs {
 }
 
 const MEMBER = /\b([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z0-9_]*)$/;
-const PROBE_TARGET = /(?:^|[\s;}])(kprobe|kretprobe|jprobe)\s+([A-Za-z0-9_.$]*)$/;
+const PROBE_TARGET = /(?:^|[\s;}])(kprobe|kretprobe|jprobe|kwatch)\s+([A-Za-z0-9_.$]*)$/;
 /** after the target: `kretprobe sys_open maxactive=20 da|` */
-const PROBE_ATTRS = /(?:^|[\s;}])(kprobe|kretprobe|jprobe)\s+[^\s{]+\s+(?:[A-Za-z_]\w*(?:\s*=\s*\w+)?\s+)*[A-Za-z_]*$/;
+const PROBE_ATTRS = /(?:^|[\s;}])(kprobe|kretprobe|jprobe|kwatch)\s+[^\s{]+\s+(?:[A-Za-z_]\w*(?:\s*=\s*\w+)?\s+)*[A-Za-z_]*$/;
 
 export function complete(input: CompletionInputs): CompletionItem[] {
   const ctx = cursorContext(input.text, input.offset);
@@ -150,7 +150,7 @@ function attributeItems(probe: ProbeKeyword): CompletionItem[] {
 }
 
 function topLevelItems(): CompletionItem[] {
-  return ['image', 'kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe'].map(k => ({
+  return ['image', 'kprobe', 'kretprobe', 'jprobe', 'kwatch', 'uprobe', 'uretprobe'].map(k => ({
     label: k,
     kind: CompletionItemKind.Keyword,
     documentation: PROBE_KEYWORD_DOCS[k],

@@ -5,7 +5,7 @@
  * (where handler kinds go), or inside a handler body (C statements).
  */
 
-export type ProbeKeyword = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe';
+export type ProbeKeyword = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe' | 'kwatch';
 
 export type CursorContext =
   | { where: 'comment' }
@@ -14,7 +14,7 @@ export type CursorContext =
   | { where: 'top' }
   /** inside `kprobe X { ... }` but outside any handler body */
   | { where: 'probe'; probe: ProbeKeyword }
-  /** inside a handler body; `handler` is pre/post/fault/entry/return, or 'jprobe' for a jprobe body */
+  /** inside a handler body; `handler` is pre/post/fault/entry/return, or 'jprobe' / 'kwatch' for a jprobe's / kwatch's body */
   | { where: 'handler'; probe?: ProbeKeyword; handler: string };
 
 type Frame =
@@ -22,7 +22,7 @@ type Frame =
   | { t: 'handler'; probe?: ProbeKeyword; handler: string }
   | { t: 'block'; probe?: ProbeKeyword; handler?: string };
 
-const PROBE_WORDS = new Set(['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe']);
+const PROBE_WORDS = new Set(['kprobe', 'kretprobe', 'jprobe', 'uprobe', 'uretprobe', 'kwatch']);
 
 export function cursorContext(text: string, offset: number): CursorContext {
   const stack: Frame[] = [];
@@ -74,7 +74,8 @@ export function cursorContext(text: string, offset: number): CursorContext {
     else if (c === '{') {
       const top = stack[stack.length - 1];
       if (!top) {
-        if (pendingProbe === 'jprobe') stack.push({ t: 'handler', probe: 'jprobe', handler: 'jprobe' });
+        // a jprobe's and a kwatch's body is their handler
+        if (pendingProbe === 'jprobe' || pendingProbe === 'kwatch') stack.push({ t: 'handler', probe: pendingProbe, handler: pendingProbe });
         else if (pendingProbe) stack.push({ t: 'probe', probe: pendingProbe });
         else stack.push({ t: 'block' });
         pendingProbe = undefined;

@@ -39,6 +39,9 @@ export const PROBE_KEYWORD_DOCS: Readonly<Record<string, string>> = {
   kretprobe: 'Probe a function\'s entry and return. Options: maxactive=N (instances that may be pending at once), '
     + 'data_size=N (bytes of per-instance data in ri->data). Handlers: entry, return.',
   jprobe: 'Run a body on entry to a function, with its arguments in the registers. The body is given directly in braces.',
+  kwatch: 'Watch memory with a debug register (register_kwatch): `kwatch SYMBOL|SYMBOL+off|0xADDR len=N type=w|rw|x { body }`. '
+    + 'The body runs at each access (data: after it; execute: before the instruction) with `regs`, `debugreg` (the register number), '
+    + '`addr` (the address accessed), `access` (HW_BREAKPOINT_R / _W / _X), `old` and `new` (the watched bytes before and after).',
   uprobe: 'Probe one instruction of a user program: PATH:0xOFFSET (file offset) or PATH:symbol[+off], the path in the machine\'s '
     + 'filesystem. Inserted in every process mapping the file, now and after exec. Handlers: pre, fault.',
   uretprobe: 'Probe a user program function\'s return: PATH:symbol (or PATH:0xOFFSET of its entry). Handlers: entry, return.',

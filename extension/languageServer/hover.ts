@@ -53,7 +53,7 @@ export function hover(input: HoverInputs): Hover | null {
     if (doc) return md(`**${w.word}**\n\n${doc}`, range);
     // the probe target after a probe keyword
     const before = input.text.slice(input.text.lastIndexOf('\n', w.start - 1) + 1, w.start);
-    if (/(kprobe|kretprobe|jprobe)\s+$/.test(before)) return symbolHover(input.image, w.word.split('+')[0], range);
+    if (/(kprobe|kretprobe|jprobe|kwatch)\s+$/.test(before)) return symbolHover(input.image, w.word.split('+')[0], range);
     return null;
   }
   // inside a handler body

@@ -34,7 +34,7 @@ export function findImageHeader(text: string): ImageHeader | undefined {
     }
     const trimmed = line.trim();
     // the header comes before the first probe; stop at the first probe keyword
-    if (/^(kprobe|kretprobe|jprobe)\b/.test(trimmed)) return undefined;
+    if (/^(kprobe|kretprobe|jprobe|kwatch)\b/.test(trimmed)) return undefined;
     const open = line.lastIndexOf('/*');
     if (open >= 0 && line.indexOf('*/', open + 2) < 0 && !line.slice(0, open).includes('//')) inBlockComment = true;
   }

@@ -46,7 +46,7 @@ describe('breakpoint log messages', () => {
 
 describe('completion data', () => {
   test('HANDLER_KINDS, contextFields and BUILTINS describe the language', () => {
-    assert.deepEqual(HANDLER_KINDS.map(k => k.name), ['pre', 'post', 'fault', 'entry', 'return', 'jprobe', 'condition', 'log']);
+    assert.deepEqual(HANDLER_KINDS.map(k => k.name), ['pre', 'post', 'fault', 'entry', 'return', 'jprobe', 'condition', 'log', 'kwatch']);
     assert.ok(HANDLER_KINDS.find(k => k.name === 'fault')!.context.includes('trapnr'));
     assert.ok(!HANDLER_KINDS.find(k => k.name === 'pre')!.context.includes('trapnr'));
     const regs = contextFields('pre', X86_REGS).find(v => v.name === 'regs')!;

@@ -10,7 +10,9 @@
  *                          Without IMAGE, run boots the image the files' `image
  *                          "..."` header names (probeFilesImage).
  *   --list                 after power-off, print /sys/kernel/debug/kprobes/list
- *                          (and the hit counts of the probes) after the console.
+ *                          (and the hit counts of the probes) after the console;
+ *                          a kwatch line names its debug register, address,
+ *                          len and type.
  *   --kprobes-enabled 0|1  the debugfs `enabled` knob at boot (0: probes are
  *                          registered but not armed).
  */
@@ -24,6 +26,7 @@ import { ProbeManager } from '../../probes';
 import type { ProbeEntry } from '../../probes';
 import { fileProbeLabel } from '../../probes/fileProbes';
 import { CliError, CliIo } from '../io';
+import { hex } from '../../memory/address';
 import { RunContext, registerRunOption } from './runOptions';
 
 interface ProbeCliState {
@@ -149,8 +152,12 @@ export function printList(m: Machine, io: CliIo): void {
   for (const p of probes) {
     const at = p.file ? `${p.file.name}:${p.file.line}:${p.file.column}` : `breakpoint ${p.id}`;
     const gone = p.sites.some(s => s.flags.includes('[GONE]'));
-    const state = !p.verified ? 'not registered' : `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.nmissed} missed${gone ? ' [GONE]' : p.enabled ? '' : ' [DISABLED]'}`;
-    io.out(`${at} ${p.kind} ${p.target}${siteCount(p)}: ${state}\n`);
+    const w = p.watch;
+    const suspended = w?.suspended ? ' [SUSPENDED]' : '';
+    const state = !p.verified ? 'not registered' : `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.nmissed} missed${gone ? ' [GONE]' : p.enabled ? suspended : ' [DISABLED]'}`;
+    // a debug-register probe: its register (the number register_kwatch returned) and what it watches
+    const reg = w ? ` (${w.registerName ? `${w.registerName}, ` : ''}${hex(w.addr)} len ${w.len} type ${w.type})` : '';
+    io.out(`${at} ${p.kind} ${p.target}${siteCount(p)}${reg}: ${state}\n`);
   }
 }
 
