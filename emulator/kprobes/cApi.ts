@@ -1,8 +1,14 @@
 /**
  * The kprobes API for C modules (issue 17): register_kprobe(),
  * unregister_kprobe(), enable_/disable_kprobe(), register_/
- * unregister_kretprobe(), dump_stack() and kallsyms_lookup_name() as
- * kernel functions a module calls. Each is a stub of engine code (one
+ * unregister_kretprobe(), the plural register_/unregister_kprobes() and
+ * _kretprobes(), jprobes, dump_stack() and kallsyms_lookup_name() as
+ * kernel functions a module calls, with what a kprobes self-test needs
+ * around them (Linux's own lib/test_kprobes.c, a KUnit suite, runs on
+ * these: test/modules/linuxTestKprobes.test.ts): stack_trace_save() /
+ * stack_trace_print(), preempt_count() and arch_irqs_disabled() (what
+ * preemptible() reads), raw_smp_processor_id(), get_current(),
+ * get_random_u32() / _u64() / _bytes(). Each is a stub of engine code (one
  * breakpoint, named after the function in stack traces) that the module
  * loader resolves the module's undefined symbol to; its breakpoint does the
  * call: the arguments from the argument registers, the work here, the
@@ -25,8 +31,10 @@ import type { KprobesEngine } from './core';
 import type { Jprobe, Kprobe, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 import { mustVAddr } from '../memory/address';
+import { fixupStackTrace } from './debugfs';
 import { taskAddress } from '../probes/env';
-import { dumpStackLines } from '../probes/stack';
+import { dumpStackLines, emulatorCodeAt, walkFrames } from '../probes/stack';
+import { KprobeStatus } from './kprobe';
 
 /** field offsets of examples/include/linux/kprobes.h (LP64) */
 export const LAYOUT = {
@@ -49,11 +57,26 @@ const PT_REGS: Readonly<Record<string, readonly (string | { name: string; value:
 
 export const C_API_FUNCTIONS = [
   'register_kprobe', 'unregister_kprobe', 'enable_kprobe', 'disable_kprobe',
-  'register_kretprobe', 'unregister_kretprobe', 'register_jprobe', 'unregister_jprobe', 'jprobe_return',
+  'register_kprobes', 'unregister_kprobes',
+  'register_kretprobe', 'unregister_kretprobe', 'register_kretprobes', 'unregister_kretprobes',
+  'register_jprobe', 'unregister_jprobe', 'jprobe_return',
   'dump_stack', 'kallsyms_lookup_name',
+  'stack_trace_save', 'stack_trace_print',
+  'preempt_count', 'arch_irqs_disabled', 'raw_smp_processor_id', 'get_current',
+  'get_random_u32', 'get_random_u64', 'get_random_bytes',
 ] as const;
 
 interface CProbe { kp: Kprobe; rp?: Kretprobe; jp?: Jprobe; guest: bigint; handlers: bigint[] }
+
+/**
+ * A probed context a C handler was called from (innermost last): the CPU's
+ * registers when the engine called the handler, the pc a stack trace shows
+ * for it (the probed address; the trampoline in a kretprobe return
+ * handler, whose real return address is `returnTo`).
+ */
+interface HandlerContext { cpu: number; regs: readonly bigint[]; pc: bigint; returnTo?: bigint }
+
+const EINVAL = -22;
 
 export class KprobesCApi {
   private readonly stubs = new Map<string, bigint>();
@@ -91,7 +114,10 @@ export class KprobesCApi {
         ret = c ? BigInt(name === 'enable_kprobe' ? this.engine.enableKprobe(c.kp) : this.engine.disableKprobe(c.kp)) : -22n;
         break;
       }
+      case 'register_kprobes': ret = BigInt(this.registerMany(arg(0), arg(1), g => this.registerKprobe(g))); break;
+      case 'unregister_kprobes': case 'unregister_kretprobes': this.unregisterMany(arg(0), arg(1)); break;
       case 'register_kretprobe': ret = BigInt(this.registerKretprobe(arg(0))); break;
+      case 'register_kretprobes': ret = BigInt(this.registerMany(arg(0), arg(1), g => this.registerKretprobe(g))); break;
       case 'unregister_kretprobe': case 'unregister_jprobe': this.unregister(arg(0)); break;
       case 'register_jprobe': ret = BigInt(this.registerJprobe(arg(0))); break;
       // the entry's remaining code returns to the engine's nested call, which restores the probed context
@@ -102,7 +128,16 @@ export class KprobesCApi {
         this.engine.kernel.printk(cpu.id, lines.join('\n'), 'kernel');
         break;
       }
-      case 'kallsyms_lookup_name': ret = this.engine.kernel.image.symbols.lookup(this.cString(arg(0)))?.value ?? 0n; break;
+      case 'kallsyms_lookup_name': ret = this.lookupName(this.cString(arg(0))) ?? 0n; break;
+      case 'stack_trace_save': ret = BigInt(this.stackTraceSave(cpu, regs, arg(0), Number(BigInt.asUintN(32, arg(1))), Number(BigInt.asUintN(32, arg(2))))); break;
+      case 'stack_trace_print': this.stackTracePrint(cpu, arg(0), Number(BigInt.asUintN(32, arg(1))), Number(BigInt.asIntN(32, arg(2)))); break;
+      case 'preempt_count': ret = BigInt(this.contexts.filter(c => c.cpu === cpu.id).length); break;
+      case 'arch_irqs_disabled': ret = this.engine.ctlblk(cpu.id).status !== KprobeStatus.NONE ? 1n : 0n; break;
+      case 'raw_smp_processor_id': ret = BigInt(cpu.id); break;
+      case 'get_current': ret = taskAddress(this.engine.kernel.current(cpu.id)); break;
+      case 'get_random_u32': ret = this.random() >> 32n; break;
+      case 'get_random_u64': ret = this.random(); break;
+      case 'get_random_bytes': this.randomBytes(arg(0), Number(BigInt.asUintN(32, arg(1)))); break;
     }
     regs.returnValue = BigInt.asUintN(64, ret);
     this.returnToCaller(regs);
@@ -136,9 +171,16 @@ export class KprobesCApi {
     const kp: Kprobe = { flags: this.r32(g + BigInt(L.flags)) };
     if (addr !== 0n) kp.addr = addr;
     if (symPtr !== 0n) kp.symbol_name = this.cString(symPtr);
+    // "module:symbol" (Linux's kallsyms_lookup_name looks in that module only): resolved here, the engine gets the
+    // address; one that names nothing stays a name the engine cannot resolve (-ENOENT)
+    if (addr === 0n && kp.symbol_name?.includes(':')) {
+      const a = this.lookupName(kp.symbol_name);
+      if (a !== undefined) { kp.addr = a; delete kp.symbol_name; }
+    }
     kp.offset = BigInt(this.r32(g + BigInt(L.offset)));
     const pre = this.r64(g + BigInt(L.pre_handler)), post = this.r64(g + BigInt(L.post_handler)), fault = this.r64(g + BigInt(L.fault_handler));
-    if (pre) kp.pre_handler = (_p, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, pre, [g], kp, g)));
+    // a pre handler's context is the probed instruction; a post / fault handler's is where the CPU stands
+    if (pre) kp.pre_handler = (_p, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, pre, [g], kp, g, [], kp.addr)));
     if (post) kp.post_handler = (_p, regs, flags) => { this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]); };
     if (fault) kp.fault_handler = (_p, regs, trapnr) => Number(BigInt.asIntN(32, this.callWithRegs(regs, fault, [g], kp, g, [BigInt(trapnr)])));
     return kp;
@@ -178,8 +220,9 @@ export class KprobesCApi {
       const rp: Kretprobe = {
         kp, maxactive: this.mem().read32(mustVAddr(g + BigInt(L.maxactive))) | 0, data_size: Number(this.r64(g + BigInt(L.data_size))),
       };
-      if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g)));
-      if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g)));
+      // the return handler's context stands at the trampoline, its real return address the instance's
+      if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
+      if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g, [], kp.addr)));
       return { r: errnoOf(this.engine.registerKretprobeResult(rp)), probe: { rp, handlers: [handler, entry].filter(x => x !== 0n) } };
     });
   }
@@ -190,7 +233,9 @@ export class KprobesCApi {
       const entry = this.r64(g + BigInt(LAYOUT.jprobe.entry));
       if (entry === 0n) return { r: -22 };
       // the entry runs with the probed function's arguments (the engine saves and restores the context around it)
-      const jp: Jprobe = { kp, entry: (args, regs) => { this.engine.callKernelFunction(regs.cpu, entry, args); } };
+      const jp: Jprobe = {
+        kp, entry: (args, regs) => { this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.callKernelFunction(regs.cpu, entry, args)); },
+      };
       return { r: this.engine.registerJprobe(jp), probe: { jp, handlers: [entry] } };
     });
   }
@@ -217,9 +262,51 @@ export class KprobesCApi {
     return n;
   }
 
+  /**
+   * register_kprobes / register_kretprobes(array, num): each in turn; at the
+   * first error those registered so far are unregistered and the error
+   * returned; num <= 0 is -EINVAL (kernel/kprobes.c).
+   */
+  private registerMany(array: bigint, num: bigint, register: (g: bigint) => number): number {
+    const n = Number(BigInt.asIntN(32, num));
+    if (n <= 0 || array === 0n) return EINVAL;
+    for (let i = 0; i < n; i++) {
+      const r = register(this.r64(array + BigInt(8 * i)));
+      if (r < 0) {
+        if (i > 0) this.unregisterMany(array, BigInt(i));
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  /** unregister_kprobes / unregister_kretprobes(array, num); num <= 0: nothing */
+  private unregisterMany(array: bigint, num: bigint): void {
+    const n = Number(BigInt.asIntN(32, num));
+    if (n <= 0 || array === 0n) return;
+    for (let i = 0; i < n; i++) this.unregister(this.r64(array + BigInt(8 * i)));
+  }
+
+  /**
+   * kallsyms_lookup_name(): the image's symbols, then the live modules';
+   * "module:symbol" looks in that module only (module_kallsyms_lookup_name).
+   */
+  private lookupName(name: string): bigint | undefined {
+    const syms = this.engine.kernel.image.symbols;
+    const colon = name.indexOf(':');
+    if (colon < 0) return name ? syms.lookup(name)?.value : undefined;
+    const mod = name.slice(0, colon), sym = name.slice(colon + 1);
+    return syms.all().find(s => s.module === mod && s.name === sym)?.value;
+  }
+
   private unregister(g: bigint): void {
     const c = this.probes.get(g);
-    if (!c) return;
+    // not registered: Linux clears its addr (unregister_kprobes: __unregister_kprobe_top failed)
+    if (!c) {
+      const at = g + BigInt(LAYOUT.kprobe.addr);
+      if (g !== 0n && this.mem().isMapped(mustVAddr(at), 8)) this.w64(at, 0n);
+      return;
+    }
     if (c.jp) this.engine.unregisterJprobe(c.jp);
     else if (c.rp) this.engine.unregisterKretprobe(c.rp);
     else this.engine.unregisterKprobe(c.kp);
@@ -244,12 +331,13 @@ export class KprobesCApi {
    * a pt_regs frame in guest memory; the frame is read back into the
    * registers afterwards; the guest struct's nmissed / flags are updated.
    */
-  private callWithRegs(regs: PtRegs, fn: bigint, args: readonly bigint[], kp: Kprobe, g: bigint, extra: readonly bigint[] = []): bigint {
+  private callWithRegs(regs: PtRegs, fn: bigint, args: readonly bigint[], kp: Kprobe, g: bigint, extra: readonly bigint[] = [],
+    pc: bigint = regs.ip, returnTo?: bigint): bigint {
     const layout = PT_REGS[this.engine.kernel.arch.name];
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     try {
       layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
-      const v = this.engine.callKernelFunction(regs.cpu, fn, [...args, frame, ...extra]);
+      const v = this.inContext(regs.cpu, pc, returnTo, () => this.engine.callKernelFunction(regs.cpu, fn, [...args, frame, ...extra]));
       layout.forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
       this.w64(g + BigInt(LAYOUT.kprobe.nmissed), BigInt(kp.nmissed ?? 0));
       this.w32(g + BigInt(LAYOUT.kprobe.flags), kp.flags ?? 0);
@@ -257,5 +345,113 @@ export class KprobesCApi {
     } finally {
       this.frames.push(frame);
     }
+  }
+
+  // ------------------------------------------------ handler contexts, stack traces
+
+  private readonly contexts: HandlerContext[] = [];
+
+  /** run a handler call with the probed context (cpu's registers now) recorded for stack traces and preempt_count() */
+  private inContext<T>(cpu: Cpu, pc: bigint, returnTo: bigint | undefined, call: () => T): T {
+    const regs = this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i));
+    this.contexts.push({ cpu: cpu.id, regs, pc, returnTo });
+    try {
+      return call();
+    } finally {
+      this.contexts.pop();
+    }
+  }
+
+  /** the CPU as a stack walk reads it, with other registers */
+  private cpuWith(cpu: Cpu, regs: readonly bigint[], pc: bigint): Cpu {
+    const view = Object.create(cpu) as Cpu;
+    const pcReg = this.engine.kernel.arch.abi.pcReg;
+    view.getReg = (i: number): bigint => (i === pcReg ? pc : regs[i] ?? 0n);
+    view.getPc = (): bigint => pc;
+    return view;
+  }
+
+  /**
+   * The return addresses of the context calling stack_trace_save (its stub
+   * trapped with the return address where the call left it), innermost
+   * first: the caller's own frames; at the engine's handler-call return
+   * (a C probe handler running) the trace goes on in the probed context
+   * the handler was called from, from its pc, and so on outwards; the
+   * kretprobe trampoline entries are replaced by the real return
+   * addresses (the instance being handled first), as Linux's unwinder
+   * does with kretprobe_find_ret_addr().
+   */
+  private stackTrace(cpu: Cpu, regs: PtRegs): bigint[] {
+    const k = this.engine.kernel;
+    const abi = k.arch.abi;
+    const task = k.current(cpu.id);
+    const ra = abi.returnAddress;
+    const now = k.arch.regs.map((_, i) => cpu.getReg(i));
+    let pc: bigint;
+    if (ra.kind === 'stack') {
+      const slot = regs.sp + BigInt(ra.offset);
+      pc = this.r64(slot);
+      now[abi.spReg] = slot + 8n;
+    } else pc = cpu.getReg(ra.reg);
+    const stub = this.engine.nestedReturnStub();
+    const outer = this.contexts.filter(c => c.cpu === cpu.id);
+    const readCode = (a: bigint, n: number): Uint8Array => this.engine.readTextWithoutProbes(k.mem, a, n);
+    const raw: bigint[] = [];
+    let at: HandlerContext | undefined = { cpu: cpu.id, regs: now, pc };
+    while (at) {
+      const frames = walkFrames(k, this.cpuWith(cpu, at.regs, at.pc), task, { pc: at.pc, readCode });
+      // a return handler's context: the trampoline stands for the instance being handled (no longer on the task's list)
+      if (at.returnTo !== undefined && this.engine.kretprobes.isTrampoline(frames[0])) frames[0] = at.returnTo;
+      const end = stub === 0n ? -1 : frames.indexOf(stub);
+      const next: HandlerContext | undefined = end >= 0 ? outer.pop() : undefined;
+      raw.push(...(next ? frames.slice(0, end + 1) : frames));
+      at = next;
+    }
+    return fixupStackTrace(this.engine, task, raw, cpu.id).map(f => f.addr);
+  }
+
+  /** stack_trace_save(store, size, skipnr): the trace, skipnr entries left out, at most size stored; how many */
+  private stackTraceSave(cpu: Cpu, regs: PtRegs, store: bigint, size: number, skipnr: number): number {
+    const trace = this.stackTrace(cpu, regs).slice(skipnr, skipnr + size);
+    trace.forEach((a, i) => this.w64(store + BigInt(8 * i), a));
+    return trace.length;
+  }
+
+  /** stack_trace_print(entries, nr, spaces): "%*c%pS" per entry */
+  private stackTracePrint(cpu: Cpu, entries: bigint, nr: number, spaces: number): void {
+    if (entries === 0n) return;
+    const pad = ' '.repeat(Math.max(0, spaces) + 1);
+    const lines: string[] = [];
+    for (let i = 0; i < nr; i++) {
+      const a = this.r64(entries + BigInt(8 * i));
+      // the engine's code and the kernel-thread return page (ret_from_fork) by their names
+      const own = emulatorCodeAt(this.engine.kernel, this.engine, a);
+      lines.push(pad + (own ? own.name : this.engine.kernel.image.symbols.format(a, true)));
+    }
+    if (lines.length) this.engine.kernel.printk(cpu.id, lines.join('\n'), 'kernel');
+  }
+
+  // ------------------------------------------------ random numbers
+
+  private randomState: bigint | undefined;
+
+  /** the kernel's random stream: xorshift64* from the machine's random seed (runs are reproducible) */
+  private random(): bigint {
+    // the seed is the Kernel's (Machine option randomSeed), not part of KernelApi
+    const seed = (this.engine.kernel as { randomSeed?: bigint }).randomSeed ?? 0n;
+    let x = this.randomState ?? ((0x853c49e6748fea9bn ^ seed) | 1n);
+    x ^= x >> 12n; x ^= (x << 25n) & 0xffffffffffffffffn; x ^= x >> 27n;
+    this.randomState = x;
+    return BigInt.asUintN(64, x * 0x2545f4914f6cdd1dn);
+  }
+
+  /** get_random_bytes(buf, len) */
+  private randomBytes(buf: bigint, len: number): void {
+    const out = new Uint8Array(len);
+    for (let i = 0; i < len; i += 8) {
+      let r = this.random();
+      for (let j = i; j < Math.min(len, i + 8); j++) { out[j] = Number(r & 0xffn); r >>= 8n; }
+    }
+    if (len) this.mem().writeBytes(mustVAddr(buf), out);
   }
 }

@@ -9,6 +9,10 @@
 #define _KP_LINUX_KPROBES_H
 
 #include <linux/kernel.h>
+#include <linux/preempt.h>
+#include <linux/smp.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
 
 #if defined(__x86_64__)
 struct pt_regs {
@@ -89,6 +93,11 @@ int enable_kprobe(struct kprobe *p);
 int disable_kprobe(struct kprobe *p);
 int register_kretprobe(struct kretprobe *rp);
 void unregister_kretprobe(struct kretprobe *rp);
+/* several at once: all registered, or none (the first error; those already registered are unregistered) */
+int register_kprobes(struct kprobe **kps, int num);
+void unregister_kprobes(struct kprobe **kps, int num);
+int register_kretprobes(struct kretprobe **rps, int num);
+void unregister_kretprobes(struct kretprobe **rps, int num);
 int register_jprobe(struct jprobe *jp);
 void unregister_jprobe(struct jprobe *jp);
 void jprobe_return(void);
