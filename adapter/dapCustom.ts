@@ -48,8 +48,13 @@ export type KprobeKind = 'kprobe' | 'kretprobe' | 'jprobe';
 export type UprobeKind = 'uprobe' | 'uretprobe';
 export type ProbeKind = KprobeKind | UprobeKind;
 
-/** Letter of debugfs `list` column 2 per kind. */
-export const KPROBE_KIND_LETTER: Readonly<Record<KprobeKind, 'k' | 'r' | 'j'>> = { kprobe: 'k', kretprobe: 'r', jprobe: 'j' };
+/** Kprobes-view rows held by a debug register: kwatch (register_kwatch), a hardware-mode breakpoint, a data breakpoint. */
+export type HwProbeKind = 'kwatch' | 'hardware' | 'watch';
+
+/** Letter of debugfs `list` column 2 per kind; the debug-register kinds (not in debugfs) get their own: W kwatch, h hardware, w watch. */
+export const KPROBE_KIND_LETTER: Readonly<Record<KprobeKind | HwProbeKind, string>> = {
+  kprobe: 'k', kretprobe: 'r', jprobe: 'j', kwatch: 'W', hardware: 'h', watch: 'w',
+};
 
 /** Fields every row of the Kprobes / Uprobes views has. */
 export interface ProbeInfoBase {
@@ -79,7 +84,9 @@ export interface ProbeInfoBase {
 
 /** One registered kprobe as the Kprobes view shows it: a debugfs `kprobes/list` line plus counters. */
 export interface ProbeInfo extends ProbeInfoBase {
-  kind: KprobeKind;
+  kind: KprobeKind | HwProbeKind;
+  /** the debug-register kinds: the register held ("DR1"; absent while none), what it watches, and whether it waits for it */
+  debugRegister?: { name?: string; addr: string; len: number; type: string; suspended: boolean };
   /** kallsyms symbol of the address (absent: the list shows the bare address) */
   symbol?: string;
   /** offset from `symbol` */

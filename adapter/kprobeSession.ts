@@ -107,6 +107,8 @@ export class KprobeSession extends LoggingDebugSession {
       supportsDisassembleRequest: true,
       supportsInstructionBreakpoints: true,
       supportsFunctionBreakpoints: true,
+      supportsDataBreakpoints: true,
+      supportsDataBreakpointBytes: true,
       supportsConditionalBreakpoints: true,
       supportsHitConditionalBreakpoints: true,
       supportsLogPoints: true,
@@ -347,7 +349,7 @@ export class KprobeSession extends LoggingDebugSession {
       case 'stopped': {
         this.lastStoppedThread = s.cpu + 1;
         const ev = stopped(s.request.reason, s.cpu + 1, s.request.description);
-        const hit = s.request.reason === 'breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
+        const hit = s.request.reason === 'breakpoint' || s.request.reason === 'data breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
         this.inspector?.recordStop(s.cpu, s.request.reportPc, hit);
         if (hit) {
           const dapId = this.probes?.ids.dapOf(hit.breakpointId);
@@ -558,6 +560,33 @@ export class KprobeSession extends LoggingDebugSession {
   protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
+  }
+
+  protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
+    const p = this.probes;
+    if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
+    let expression = args.name;
+    if (args.variablesReference !== undefined && !args.asAddress) {
+      // a variable of the Variables view: its C name (evaluateName); registers and values without a name have no address
+      const v = this.inspector?.variables(args.variablesReference)?.find(x => x.name === args.name);
+      if (!v?.evaluateName) {
+        response.body = { dataId: null, description: `'${args.name}' has no address: a data breakpoint needs a variable or a memory location` };
+        return this.sendResponse(response);
+      }
+      expression = v.evaluateName;
+    }
+    response.body = p.dataBreakpointInfo(expression, args.asAddress === true, args.bytes);
+    this.sendResponse(response);
+  }
+
+  protected override setDataBreakpointsRequest(response: DebugProtocol.SetDataBreakpointsResponse, args: DebugProtocol.SetDataBreakpointsArguments): void {
+    const p = this.probes;
+    if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
+    // in order with the other breakpoint requests (applyBreakpoints)
+    this.breakpointWork = this.breakpointWork.then(() => p.setDataBreakpoints(args.breakpoints)).then(
+      breakpoints => { response.body = { breakpoints }; this.sendResponse(response); },
+      e => this.sendErrorResponse(response, dapError('breakpoints', e)),
+    );
   }
 
   /**

@@ -17,6 +17,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
 import { ProbeManager } from '../emulator/probes';
 import type { BreakpointHit, BreakpointMode, ProbeEntry } from '../emulator/probes';
+import type { DataBreakpointRequest } from '../emulator/probes/manager';
 import { parseBreakpointTarget } from '../emulator/probes';
 import type { ProbeTarget } from '../emulator/handlers';
 import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
@@ -37,7 +38,21 @@ import { UserPrograms } from '../emulator/debug/userPrograms';
 export const BREAKPOINT_MODES: DebugProtocol.BreakpointMode[] = [
   { mode: 'kprobe', label: 'Kprobe', description: 'Stop when the instruction is reached (kprobe)', appliesTo: ['source', 'instruction', 'function'] },
   { mode: 'kretprobe', label: 'Kretprobe', description: 'Stop when the function returns (kretprobe on the function containing the line)', appliesTo: ['source', 'instruction', 'function'] },
+  { mode: 'hardware', label: 'Hardware', description: 'Stop when the instruction is reached, with an execute debug register (nothing in memory is patched)', appliesTo: ['source', 'instruction', 'function'] },
 ];
+
+/** The breakpoint mode a client's `mode` asks for (kprobe unless it names another). */
+function modeOf(mode: string | undefined, fallback: BreakpointMode = 'kprobe'): BreakpointMode {
+  return mode === 'kretprobe' || mode === 'hardware' || mode === 'kprobe' ? mode : fallback;
+}
+
+/** A data breakpoint's dataId: "0x<address>/<length>" (the watched bytes; valid across stops and sessions). */
+export function dataIdOf(addr: bigint, len: number): string { return `${formatAddress(addr)}/${len}`; }
+
+function parseDataId(id: string): { addr: bigint; len: number } | string {
+  const m = /^(0x[0-9a-fA-F]+)\/([0-9]+)$/.exec(id);
+  return m ? { addr: BigInt(m[1]), len: Number(m[2]) } : `bad dataId '${id}' (expected 0xADDRESS/LENGTH)`;
+}
 
 export interface ClientBreakpoint {
   line?: number;
@@ -61,7 +76,9 @@ export interface BreakpointRecord {
   target: ProbeTarget;
   mode: BreakpointMode;
   bp: ClientBreakpoint;
-  group: { kind: 'source'; path: string; line: number } | { kind: 'function' } | { kind: 'instruction' };
+  group: { kind: 'source'; path: string; line: number } | { kind: 'function' } | { kind: 'instruction' } | { kind: 'data' };
+  /** a data breakpoint: what the manager's addDataBreakpoint takes */
+  data?: DataBreakpointRequest;
 }
 
 /** DAP breakpoint ids: handed out by the adapter, kept across restarts. */
@@ -99,6 +116,8 @@ export class ProbeBridge {
   private readonly bySource = new Map<string, number[]>();
   private functionIds: number[] = [];
   private instructionIds: number[] = [];
+  /** DAP ids of the data breakpoints (setDataBreakpoints replaces them all) */
+  private dataIds: number[] = [];
   /** last breakpoint hit per CPU (stopped event hitBreakpointIds) */
   private readonly lastHit = new Map<number, BreakpointHit>();
   private dirty = false;
@@ -184,6 +203,10 @@ export class ProbeBridge {
           continue;
         }
         const mode: BreakpointMode = bp.mode === 'kretprobe' ? 'kretprobe' : 'kprobe';
+        if (bp.mode === 'hardware') {
+          out.push({ verified: false, line, message: 'hardware breakpoints are kernel breakpoints: a user program line takes a kprobe-mode breakpoint (a uprobe)', reason: 'failed' });
+          continue;
+        }
         const rec: BreakpointRecord = { target: user.target, mode, bp, group: { kind: 'source', path: clientPath, line: user.line } };
         const id = this.register(rec);
         ids.push(id);
@@ -203,7 +226,7 @@ export class ProbeBridge {
         out.push({ ...this.toDap(id, clientPath), line });
         continue;
       }
-      const rec: BreakpointRecord = { target: { kind: 'line', file, line }, mode: 'kprobe', bp, group: { kind: 'source', path: clientPath, line } };
+      const rec: BreakpointRecord = { target: { kind: 'line', file, line }, mode: modeOf(bp.mode), bp, group: { kind: 'source', path: clientPath, line } };
       let e = this.add(rec);
       if (!e.verified && e.nextLine !== undefined) {
         this.mgr.remove(e.id);
@@ -239,7 +262,7 @@ export class ProbeBridge {
         out.push({ verified: false, message: t, reason: 'failed' });
         continue;
       }
-      const mode: BreakpointMode = bp.mode === 'kretprobe' || bp.mode === 'kprobe' ? bp.mode : t.mode ?? 'kprobe';
+      const mode: BreakpointMode = modeOf(bp.mode, t.mode ?? 'kprobe');
       const id = this.register({ target: t.target, mode, bp, group: { kind: 'function' } });
       this.functionIds.push(id);
       out.push(this.toDap(id));
@@ -267,8 +290,7 @@ export class ProbeBridge {
         out.push({ verified: false, message: e instanceof Error ? e.message : String(e), reason: 'failed' });
         continue;
       }
-      const mode: BreakpointMode = bp.mode === 'kretprobe' ? 'kretprobe' : 'kprobe';
-      const id = this.register({ target: { kind: 'address', addr }, mode, bp, group: { kind: 'instruction' } });
+      const id = this.register({ target: { kind: 'address', addr }, mode: modeOf(bp.mode), bp, group: { kind: 'instruction' } });
       this.instructionIds.push(id);
       out.push(this.toDap(id));
     }
@@ -323,6 +345,51 @@ export class ProbeBridge {
       return { target: { kind: 'user', path: found.program.path, symbol: fn.sym.name, symOffset: 0n }, line };
     }
     return { target: { kind: 'user', path: found.program.path, offset: site.offset }, line: site.line };
+  }
+
+  /**
+   * DAP dataBreakpointInfo: what a data breakpoint on `expression` (a
+   * variable's C name, `&sym`, `*(u32 *)0x...`) or on `bytes` at an address
+   * would watch, and the access kinds the CPU's debug registers can watch
+   * (x86: no read-only watch).
+   */
+  dataBreakpointInfo(expression: string, asAddress: boolean, bytes?: number): DebugProtocol.DataBreakpointInfoResponse['body'] {
+    const hw = this.machine.hwbp;
+    if (hw.unavailable) return { dataId: null, description: `data breakpoints need debug registers: ${hw.unavailable}` };
+    let t: { addr: bigint; len: number; description: string } | string;
+    if (asAddress) {
+      let addr: bigint | undefined;
+      try { addr = parseAddress(expression.trim(), 'address'); } catch (e) { t = e instanceof Error ? e.message : String(e); }
+      t ??= { addr: addr as bigint, len: bytes ?? 1, description: `${bytes ?? 1} byte(s) at ${expression.trim()}` };
+    } else {
+      t = this.mgr.dataTarget(expression);
+      if (typeof t !== 'string' && bytes !== undefined) t = { ...t, len: bytes };
+    }
+    if (typeof t === 'string') return { dataId: null, description: t };
+    const bad = hw.validate({ addr: t.addr, len: t.len, type: 'w' });
+    if (bad) return { dataId: null, description: `${t.description}: the debug registers cannot watch it: ${bad.reason}` };
+    const accessTypes: DebugProtocol.DataBreakpointAccessType[] = hw.validate({ addr: t.addr, len: t.len, type: 'r' }) ? ['write', 'readWrite'] : ['read', 'write', 'readWrite'];
+    return { dataId: dataIdOf(t.addr, t.len), description: t.description, accessTypes, canPersist: true };
+  }
+
+  /** DAP setDataBreakpoints: replaces every data breakpoint (each one debug register, on every CPU). */
+  setDataBreakpoints(bps: readonly DebugProtocol.DataBreakpoint[]): DebugProtocol.Breakpoint[] {
+    for (const id of this.dataIds) this.forget(id);
+    this.dataIds = [];
+    const out = bps.map(bp => {
+      const w = parseDataId(bp.dataId);
+      if (typeof w === 'string') return { verified: false, message: w, reason: 'failed' as const };
+      const where = this.machine.kernel.image.symbols.resolve(w.addr);
+      const data: DataBreakpointRequest = {
+        addr: w.addr, len: w.len, access: bp.accessType ?? 'write', condition: bp.condition, hitCondition: bp.hitCondition,
+        label: where ? `${where.sym.name}${where.offset ? `+0x${where.offset.toString(16)}` : ''}` : formatAddress(w.addr),
+      };
+      const id = this.register({ target: { kind: 'address', addr: w.addr }, mode: 'kprobe', bp: {}, group: { kind: 'data' }, data });
+      this.dataIds.push(id);
+      return this.toDap(id);
+    });
+    this.onChange();
+    return out;
   }
 
   /** breakpoints whose verification changed (a module loaded or unloaded): the session sends `breakpoint` events */
@@ -384,7 +451,9 @@ export class ProbeBridge {
         const b = this.toDap(dapId, g.path);
         breakpoints.push({ ...b, line: rec.mode === 'kretprobe' ? g.line : b.line });
       } else {
-        if (g.kind === 'function') this.functionIds.push(dapId); else this.instructionIds.push(dapId);
+        if (g.kind === 'function') this.functionIds.push(dapId);
+        else if (g.kind === 'data') this.dataIds.push(dapId);
+        else this.instructionIds.push(dapId);
         breakpoints.push(this.toDap(dapId));
       }
     }
@@ -399,6 +468,7 @@ export class ProbeBridge {
   }
 
   private add(rec: BreakpointRecord): ProbeEntry {
+    if (rec.data) return this.mgr.addDataBreakpoint(rec.data);
     const bp = rec.bp;
     return this.mgr.addBreakpoint({
       target: rec.target, mode: rec.mode,
@@ -436,7 +506,7 @@ export class ProbeBridge {
     if (mods) st.modules = moduleRows(mods, this.mgr.hasKprobes ? this.mgr.engine.listEntries().map(e => e.addr) : []);
     const hw = this.machine.hwbp;
     if (hw.unavailable) st.debugRegistersUnavailable = hw.unavailable;
-    else st.debugRegisters = debugRegisterRows(hw, a => this.machine.kernel.image.symbols.format(a));
+    else st.debugRegisters = debugRegisterRows(hw, a => this.machine.kernel.image.symbols.format(a, false));
     return st;
   }
 
@@ -453,12 +523,16 @@ export class ProbeBridge {
 
   /** Notes for `disassemble`: what the probes wrote over an instruction. */
   disassemblyNotes(): (addr: bigint, len: number) => string[] {
-    if (!this.mgr.hasKprobes) return () => [];
+    // execute debug registers: nothing in memory shows them, the note does
+    const hwExec = this.machine.hwbp.list().filter(b => b.req.type === 'x' && b.active);
+    const hwNotes = (addr: bigint, len: number): string[] =>
+      hwExec.filter(b => b.req.addr >= addr && b.req.addr < addr + BigInt(len)).map(b => `hardware breakpoint (${b.registerName}, ${b.owner})`);
+    if (!this.mgr.hasKprobes) return hwNotes;
     const patches = probePatches(this.mgr.engine, this.machine.arch);
     const arch = this.machine.arch;
     let bp = 'breakpoint';
     try { bp = arch.decodeBytes(arch.breakpointInsn, 0n)?.mnemonic ?? bp; } catch { /* keep the generic word */ }
-    return (addr, len) => patchNotes(patches, addr, len, bp);
+    return (addr, len) => [...patchNotes(patches, addr, len, bp), ...hwNotes(addr, len)];
   }
 
   /** The manager's probe id behind an adapter id; a clear error when there is none. */

@@ -10,7 +10,7 @@
 import type { Kprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
 import type { ProbeEntry, ProbeManager } from '../emulator/probes';
-import type { DebugRegisterHolder, DebugRegisterInfo, KprobeKind, ModuleInfo, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
+import type { DebugRegisterHolder, DebugRegisterInfo, HwProbeKind, KprobeKind, ModuleInfo, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
 import type { HwBp, HwBreakpoints } from '../emulator/hwbp';
 import type { KernelModule } from '../emulator/kernel/modules/modules';
 import { formatAddress } from './disassemble';
@@ -77,6 +77,7 @@ function uprobeRows(ctx: ProbeViewContext, entries: readonly ProbeEntry[]): Upro
 
 function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
   byEngineId: ReadonlyMap<number, { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }>): ProbeInfo[] {
+  if (e.watch) return [debugRegisterRow(ctx, e, e.watch)];
   const engine = ctx.mgr.engine;
   const syms = engine.kernel.image.symbols;
   const rows: ProbeInfo[] = [];
@@ -123,6 +124,24 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
   };
   if (site?.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
   return [row];
+}
+
+/** A kwatch, hardware or data breakpoint as a Kprobes row: its own letter, its debug register, no debugfs flags but [DISABLED]. */
+function debugRegisterRow(ctx: ProbeViewContext, e: ProbeEntry, w: NonNullable<ProbeEntry['watch']>): ProbeInfo {
+  const kind: HwProbeKind = e.kind === 'kwatch' ? 'kwatch' : e.kind === 'hardware' ? 'hardware' : 'watch';
+  const at = ctx.mgr.kernel.image.symbols.resolve(w.addr);
+  const site = e.sites[0];
+  const what = `${w.type} len ${w.len}`;
+  const row: ProbeInfo = {
+    id: ctx.idOf(e.id), kind, registered: e.verified,
+    name: e.verified ? `${w.label ?? (at ? `${at.sym.name}+0x${at.offset.toString(16)}` : formatAddress(w.addr))} (${w.registerName || 'no register'}, ${what}${w.suspended ? ', waiting for its register' : ''})`
+      : `${e.target}${e.message ? ` (${e.message})` : ''}`,
+    address: formatAddress(w.addr), enabled: e.enabled, gone: false, optimized: false, ftrace: false, nhit: e.hits, nmissed: e.nmissed,
+    debugRegister: { name: w.registerName || undefined, addr: formatAddress(w.addr), len: w.len, type: w.type, suspended: w.suspended },
+  };
+  if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); }
+  if (site?.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+  return row;
 }
 
 /** A symbol offset as a JS number (offsets inside one symbol are small; a huge one is clamped, never rounded silently). */

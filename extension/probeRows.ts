@@ -22,9 +22,10 @@ function px(address: string): string {
   return BigInt(address).toString(16).padStart(16, '0');
 }
 
-/** The debugfs flags of a probe, in the kernel's order. */
+/** The debugfs flags of a probe, in the kernel's order ([SUSPENDED]: a kwatch waiting for its debug register). */
 export function kprobeFlags(p: ProbeInfo): string {
-  return (p.gone ? '[GONE]' : '')
+  return (p.debugRegister?.suspended ? '[SUSPENDED]' : '')
+    + (p.gone ? '[GONE]' : '')
     + (!p.enabled && !p.gone ? '[DISABLED]' : '')
     + (p.optimized ? '[OPTIMIZED]' : '')
     + (p.ftrace ? '[FTRACE]' : '');
@@ -35,6 +36,12 @@ export function kprobeListLine(p: ProbeInfo): string {
   if (!p.registered) return p.name;
   const letter = KPROBE_KIND_LETTER[p.kind];
   const head = `${px(p.address)}  ${letter}  `;
+  // a debug register's row (not in debugfs): the register and what it watches in place of the module column
+  if (p.debugRegister) {
+    const d = p.debugRegister;
+    const where = p.symbol !== undefined ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}` : px(p.address);
+    return `${head}${where}  ${d.name ?? '-'} ${d.type} len ${d.len} ${kprobeFlags(p)}`.trimEnd();
+  }
   const body = p.symbol !== undefined
     ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}  ${p.module ?? ' '} `
     : `${px(p.address)} `;
