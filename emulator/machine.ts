@@ -159,6 +159,8 @@ export class Machine {
     const up = uprobesArchFor(this.arch.name);
     this.uprobesEngine = up ? new UprobesEngine(this.kernel, up) : null;
     this.hwbp = new HwBreakpoints(this.kernel, hwDebugArchFor(this.arch.name));
+    // register_kwatch from a module's C code
+    if (this.engine && !user) this.engine.cApi.kwatch = () => this.kwatch;
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);

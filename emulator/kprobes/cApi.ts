@@ -64,7 +64,24 @@ export const C_API_FUNCTIONS = [
   'stack_trace_save', 'stack_trace_print',
   'preempt_count', 'arch_irqs_disabled', 'raw_smp_processor_id', 'get_current',
   'get_random_u32', 'get_random_u64', 'get_random_bytes',
+  'register_kwatch', 'unregister_kwatch',
 ] as const;
+
+/**
+ * struct kwatch as examples/include/linux/kprobes.h lays it out (the kwatch
+ * interface text gives only register_kwatch / unregister_kwatch; the handler
+ * type and this struct are this project's reconstruction of the 2.6-era
+ * patch): addr 0, length 8, type 9, debugreg 12, handler 16, access_addr 24,
+ * access 32 (HW_BREAKPOINT_R 1 / W 2 / X 4); 40 bytes.
+ */
+const KWATCH = { addr: 0, length: 8, type: 9, debugreg: 12, handler: 16, accessAddr: 24, access: 32, size: 40 } as const;
+const ACCESS_BITS = { read: 1, write: 2, exec: 4 } as const;
+
+/** what the C API needs of the machine's kernel watchpoints (machine.kwatch; absent: no kernel image) */
+export interface KwatchProvider {
+  register_kwatch(addr: bigint, length: number, type: number, handler: (ctx: { hit: { regs: PtRegs }; debugreg: number; addr: bigint; access: 'read' | 'write' | 'exec' }) => void): number;
+  unregister_kwatch(debugreg: number): void;
+}
 
 interface CProbe { kp: Kprobe; rp?: Kretprobe; jp?: Jprobe; guest: bigint; handlers: bigint[] }
 
@@ -83,6 +100,11 @@ export class KprobesCApi {
   /** guest struct kprobe / kretprobe address -> the engine's probe */
   private readonly probes = new Map<bigint, CProbe>();
   private frames: bigint[] = [];
+
+  /** the machine's kernel watchpoints (set by the machine: register_kwatch from C) */
+  kwatch?: () => KwatchProvider;
+  /** struct kwatch of each debug register a module's register_kwatch holds */
+  private readonly kwatches = new Map<number, bigint>();
 
   constructor(private readonly engine: KprobesEngine) {}
 
@@ -122,6 +144,12 @@ export class KprobesCApi {
       case 'register_jprobe': ret = BigInt(this.registerJprobe(arg(0))); break;
       // the entry's remaining code returns to the engine's nested call, which restores the probed context
       case 'jprobe_return': break;
+      case 'register_kwatch': ret = BigInt(this.registerKwatch(arg(0), Number(arg(1) & 0xffn), Number(arg(2) & 0xffn), arg(3))); break;
+      case 'unregister_kwatch': {
+        const reg = Number(BigInt.asIntN(32, arg(0)));
+        if (this.kwatches.delete(reg)) this.kwatch?.().unregister_kwatch(reg);
+        break;
+      }
       case 'dump_stack': {
         // the caller's frame first: the stub's return address is in the module function that called it
         const lines = dumpStackLines(this.engine.kernel, this.engine, cpu);
@@ -240,6 +268,33 @@ export class KprobesCApi {
     });
   }
 
+  /**
+   * register_kwatch(addr, length, type, handler): the debug register number
+   * or a negative errno (machine.kwatch's rules); the C handler is called as
+   * handler(struct kwatch *, struct pt_regs *) after the access (x86) / the
+   * stepped access (arm64), the struct telling the address and kind of it.
+   */
+  private registerKwatch(addr: bigint, length: number, type: number, handler: bigint): number {
+    const kw = this.kwatch?.();
+    if (!kw) return -19; // -ENODEV: no kernel watchpoints on this machine
+    if (handler === 0n) return EINVAL;
+    const g = this.engine.data.alloc(KWATCH.size, 8);
+    const mem = this.mem();
+    this.w64(g + BigInt(KWATCH.addr), addr);
+    mem.write8(mustVAddr(g + BigInt(KWATCH.length)), length);
+    mem.write8(mustVAddr(g + BigInt(KWATCH.type)), type);
+    this.w64(g + BigInt(KWATCH.handler), handler);
+    const reg = kw.register_kwatch(addr, length, type, ctx => {
+      this.w64(g + BigInt(KWATCH.accessAddr), ctx.addr);
+      this.w32(g + BigInt(KWATCH.access), ACCESS_BITS[ctx.access]);
+      this.callHandler(ctx.hit.regs, handler, [g], []);
+    });
+    if (reg < 0) return reg;
+    this.w32(g + BigInt(KWATCH.debugreg), reg);
+    this.kwatches.set(reg, g);
+    return reg;
+  }
+
   private handlerAddrs(g: bigint, offsets: readonly number[]): bigint[] {
     return offsets.map(o => this.r64(g + BigInt(o))).filter(x => x !== 0n);
   }
@@ -333,14 +388,21 @@ export class KprobesCApi {
    */
   private callWithRegs(regs: PtRegs, fn: bigint, args: readonly bigint[], kp: Kprobe, g: bigint, extra: readonly bigint[] = [],
     pc: bigint = regs.ip, returnTo?: bigint): bigint {
+    const v = this.callHandler(regs, fn, args, extra, pc, returnTo);
+    // the engine's counters and flags back in the guest's struct kprobe
+    this.w64(g + BigInt(LAYOUT.kprobe.nmissed), BigInt(kp.nmissed ?? 0));
+    this.w32(g + BigInt(LAYOUT.kprobe.flags), kp.flags ?? 0);
+    return v;
+  }
+
+  /** fn(args..., struct pt_regs *, extra...) on the CPU, the frame written from regs before and read back after */
+  private callHandler(regs: PtRegs, fn: bigint, args: readonly bigint[], extra: readonly bigint[], pc: bigint = regs.ip, returnTo?: bigint): bigint {
     const layout = PT_REGS[this.engine.kernel.arch.name];
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     try {
       layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
       const v = this.inContext(regs.cpu, pc, returnTo, () => this.engine.callKernelFunction(regs.cpu, fn, [...args, frame, ...extra]));
       layout.forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
-      this.w64(g + BigInt(LAYOUT.kprobe.nmissed), BigInt(kp.nmissed ?? 0));
-      this.w32(g + BigInt(LAYOUT.kprobe.flags), kp.flags ?? 0);
       return v;
     } finally {
       this.frames.push(frame);

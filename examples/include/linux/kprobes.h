@@ -103,6 +103,35 @@ void unregister_jprobe(struct jprobe *jp);
 void jprobe_return(void);
 unsigned long kallsyms_lookup_name(const char *name);
 
+/*
+ * Kernel watchpoint probes (the early kprobes interface text): a debug
+ * register watching [addr, addr + length) on every CPU. register_kwatch
+ * returns the debug register number, or -EINVAL (length / alignment / type
+ * the registers cannot hold), -EFAULT (not kernel memory), -ENOSPC (no free
+ * register), -ENODEV (no debug registers). The handler runs after the
+ * access, with the registers of the instruction after it.
+ * struct kwatch and the handler type are kprobe-debug's reconstruction.
+ */
+#define KWATCH_TYPE_EXECUTE 0
+#define KWATCH_TYPE_WRITE 1
+#define KWATCH_TYPE_READWRITE 3
+#define HW_BREAKPOINT_R 1
+#define HW_BREAKPOINT_W 2
+#define HW_BREAKPOINT_X 4
+struct kwatch;
+typedef void (*kwatch_handler_t)(struct kwatch *, struct pt_regs *);
+struct kwatch {
+	unsigned long addr;
+	unsigned char length;
+	unsigned char type;
+	int debugreg;
+	kwatch_handler_t handler;
+	unsigned long access_addr; /* the address the access used */
+	int access;                /* HW_BREAKPOINT_R / _W / _X */
+};
+int register_kwatch(unsigned long addr, unsigned char length, unsigned char type, kwatch_handler_t handler);
+void unregister_kwatch(int debugreg);
+
 static inline unsigned long regs_return_value(struct pt_regs *regs) { return KP_REGS_RET(regs); }
 /* the probed address as the handler sees it (x86: after the int3; arm64: the brk's own) */
 static inline unsigned long instruction_pointer(struct pt_regs *regs) { return KP_REGS_IP(regs); }
