@@ -82,6 +82,24 @@ describe('adapter: data breakpoints and hardware breakpoints', () => {
     assert.equal(st.debugRegisters?.filter(r => r.holder).length, 0, 'nothing allocated');
   });
 
+  test('a variable of the Variables view: a frame\'s local is refused with the reason; a watch expression on a global works', async () => {
+    await h.launchWith(async () => {
+      await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'copy_process' }] });
+    });
+    const stop = await h.continueToStop();
+    const top = await h.topFrame(stop.body.threadId as number);
+    const scopes = (await h.dc.scopesRequest({ frameId: top.id })).body.scopes;
+    const args = scopes.find(x => x.name === 'Arguments');
+    assert.ok(args, scopes.map(x => x.name).join());
+    const vars = (await h.dc.variablesRequest({ variablesReference: args.variablesReference })).body.variables;
+    assert.ok(vars.length > 0);
+    const local = (await h.dc.dataBreakpointInfoRequest({ variablesReference: args.variablesReference, name: vars[0].name })).body;
+    assert.equal(local.dataId, null);
+    assert.match(local.description, /is a local of its frame: data breakpoints watch globals and memory/);
+    const global = (await h.dc.dataBreakpointInfoRequest({ name: 'boot_counter', frameId: top.id })).body;
+    assert.match(global.dataId ?? '', /\/8$/);
+  });
+
   test('a hardware-mode function breakpoint stops at do_fork with nothing patched in memory', async () => {
     let bps: DebugProtocol.Breakpoint[] = [];
     await h.launchWith(async () => {
