@@ -20,8 +20,7 @@ import { HandlerCompiler } from './compiler';
 import { CONTEXT_BY_KIND, argRegsOf, charSignedOf } from './context';
 import { isPtr, sizeOf, typeName } from './ctypes';
 import type { TE } from './exprCompiler';
-import { tokenize } from './lexer';
-import { Parser } from './parser';
+import { parseOneExpression } from './evaluate';
 import { Frame, LITERAL_POOL_BASE, StringPool } from './runtime';
 import { CompileOptions, Diagnostic, HandlerEnv, HandlerFault } from './types';
 
@@ -40,25 +39,17 @@ export function noAddressMessage(source: string): string {
 export function addressOf(source: string, env: HandlerEnv, opts: CompileOptions): AddressOfResult {
   const text = source.trim();
   if (text === '') return { ok: false, message: 'empty expression' };
-  const diagnostics: Diagnostic[] = [];
-  const parser = new Parser(tokenize(text, 1, 1), diagnostics, charSignedOf(opts), opts.programType);
-  let ast: Expr | undefined;
-  try {
-    ast = parser.expression();
-    if (parser.tok.kind !== 'eof') parser.fail(`unexpected '${parser.tok.text}' after the expression (one expression, no ';')`);
-  } catch (e) {
-    parser.report(e);
-  }
+  const parsed = parseOneExpression(text, opts);
+  if (!parsed.ok) return parsed;
+  const { ast, diagnostics } = parsed;
   const first = (): Diagnostic | undefined => diagnostics.find(d => d.severity === 'error');
-  let err = first();
-  if (err || !ast) return { ok: false, message: err ? `${err.line}:${err.column}: ${err.message}` : 'cannot parse the expression' };
   const compiler = new HandlerCompiler({
     kind: 'condition', regNames: opts.regNames, argRegs: argRegsOf(opts), context: CONTEXT_BY_KIND.condition,
     symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
     programName: opts.programName, programType: opts.programType,
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   const te = compiler.expr(ast);
-  err = first();
+  let err = first();
   if (err || te.bad) return { ok: false, message: err ? `${err.line}:${err.column}: ${err.message}` : 'the expression does not compile' };
   let addrOf: TE;
   let size: number;

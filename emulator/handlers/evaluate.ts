@@ -67,9 +67,13 @@ function firstError(diags: readonly Diagnostic[]): Diagnostic | undefined {
   return diags.find(d => d.severity === 'error');
 }
 
-/** Compile and run one handler-language expression against env. Never throws. */
-export function evaluateExpression(source: string, env: HandlerEnv, opts: CompileOptions): EvalResult {
-  if (source.trim() === '') return { ok: false, message: 'empty expression' };
+/**
+ * Parse `source` as exactly one handler-language expression (no ';', nothing
+ * after it): its AST and the diagnostics array (for the compiler to add to),
+ * or the first error as "line:column: message".
+ */
+export function parseOneExpression(source: string, opts: CompileOptions):
+  { ok: true; ast: Expr; diagnostics: Diagnostic[] } | { ok: false; message: string } {
   const diagnostics: Diagnostic[] = [];
   const parser = new Parser(tokenize(source, 1, 1), diagnostics, charSignedOf(opts), opts.programType);
   let ast: Expr | undefined;
@@ -79,15 +83,24 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   } catch (e) {
     parser.report(e);
   }
-  let err = firstError(diagnostics);
+  const err = firstError(diagnostics);
   if (err || !ast) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'cannot parse the expression' };
+  return { ok: true, ast, diagnostics };
+}
+
+/** Compile and run one handler-language expression against env. Never throws. */
+export function evaluateExpression(source: string, env: HandlerEnv, opts: CompileOptions): EvalResult {
+  if (source.trim() === '') return { ok: false, message: 'empty expression' };
+  const parsed = parseOneExpression(source, opts);
+  if (!parsed.ok) return parsed;
+  const { ast, diagnostics } = parsed;
   const compiler = new HandlerCompiler({
     kind: 'condition', regNames: opts.regNames, argRegs: argRegsOf(opts),
     context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
     programName: opts.programName, programType: opts.programType, programWritable: opts.programWritable,
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   const te = compiler.valueOrAggregate(ast);
-  err = firstError(diagnostics);
+  const err = firstError(diagnostics);
   if (err || te.bad) return { ok: false, message: err ? at(err.line, err.column, err.message) : 'the expression does not compile' };
   const frame: Frame = { env, slots: new Array<bigint>(compiler.nslots).fill(0n), statics: compiler.statics.slice(), steps: 0, budget: EVAL_STEP_BUDGET, ret: 0n, lits: compiler.lits };
   try {

@@ -97,6 +97,45 @@ function errnoText(errno: number, lastError: string): string {
   return `-${errnoName(-errno)}${m ? ` (${m[1]})` : lastError ? ` (${lastError})` : ''}`;
 }
 
+/**
+ * What both kinds of HwSite share: the HwBp while registered, hits and
+ * nmissed summed across registrations, unregister() and watch(); a
+ * subclass registers, and says how its register is given back and numbered.
+ */
+abstract class HwSiteBase implements HwSite {
+  error?: string;
+  protected bp?: HwBp;
+  private pastHits = 0;
+  private pastMissed = 0;
+
+  constructor(protected readonly ctx: HwProbeContext, readonly addr: bigint, readonly len: number, readonly type: HwBpType) {}
+
+  get registered(): boolean { return this.bp !== undefined; }
+  get hits(): number { return this.pastHits + (this.bp?.hits ?? 0); }
+  get nmissed(): number { return this.pastMissed + (this.bp?.nmissed ?? 0); }
+
+  abstract register(): string | undefined;
+  /** give the register back (unregister_kwatch, HwBreakpoints.unregister) */
+  protected abstract release(bp: HwBp): void;
+  /** the register number the lists show while registered */
+  protected abstract registerNumber(bp: HwBp): number;
+
+  unregister(): void {
+    if (!this.bp) return;
+    this.pastHits += this.bp.hits;
+    this.pastMissed += this.bp.nmissed;
+    this.release(this.bp);
+    this.bp = undefined;
+  }
+
+  watch(): WatchInfo {
+    return {
+      register: this.bp ? this.registerNumber(this.bp) : -1, registerName: this.bp?.registerName ?? '', addr: this.addr, len: this.len,
+      type: this.type, suspended: this.bp ? !this.bp.active : false,
+    };
+  }
+}
+
 // ---------------------------------------------------------------- kwatch
 
 /** The address a kwatch target names, or the registration error text. */
@@ -116,23 +155,17 @@ export function kwatchAddress(kernel: KernelApi, spec: ProbeSpec): bigint | stri
  * body as the handler; `label` names it in messages
  * ("x.kprobe:3:1: kwatch boot_counter").
  */
-export class KwatchSite implements HwSite {
+export class KwatchSite extends HwSiteBase {
   debugreg = -1;
-  error?: string;
-  private bp?: HwBp;
-  private pastHits = 0;
-  private pastMissed = 0;
   private readonly gate = new FaultGate();
   private readonly runaway = new RunawayWatch();
 
-  constructor(private readonly ctx: HwProbeContext, readonly addr: bigint, readonly len: number, readonly type: KwatchTypeName,
+  constructor(ctx: HwProbeContext, addr: bigint, len: number, type: KwatchTypeName,
     private readonly body: CompiledHandler | undefined, private readonly label: string, private readonly fileName: string,
     /** disable the probe (the manager's setEnabled), for a runaway body */
-    private readonly disable: () => void) {}
-
-  get registered(): boolean { return this.bp !== undefined; }
-  get hits(): number { return this.pastHits + (this.bp?.hits ?? 0); }
-  get nmissed(): number { return this.pastMissed + (this.bp?.nmissed ?? 0); }
+    private readonly disable: () => void) {
+    super(ctx, addr, len, type);
+  }
 
   register(): string | undefined {
     if (this.bp) return undefined;
@@ -148,20 +181,8 @@ export class KwatchSite implements HwSite {
     return undefined;
   }
 
-  unregister(): void {
-    if (!this.bp) return;
-    this.pastHits += this.bp.hits;
-    this.pastMissed += this.bp.nmissed;
-    this.ctx.kwatch().unregister_kwatch(this.debugreg);
-    this.bp = undefined;
-  }
-
-  watch(): WatchInfo {
-    return {
-      register: this.bp ? this.debugreg : -1, registerName: this.bp?.registerName ?? '', addr: this.addr, len: this.len,
-      type: this.type, suspended: this.bp ? !this.bp.active : false,
-    };
-  }
+  protected release(): void { this.ctx.kwatch().unregister_kwatch(this.debugreg); }
+  protected registerNumber(): number { return this.debugreg; }
 
   private run(hit: HwBpHit, debugreg: number): void {
     if (!this.body) return;
@@ -221,18 +242,12 @@ export const DATA_ACCESS_TYPES: Readonly<Record<'read' | 'write' | 'readWrite', 
  * breakpoint's condition, hit condition and log message decide, as for a
  * kprobe breakpoint (breakpoints.ts evaluate()).
  */
-export class DebuggerHwSite implements HwSite {
-  error?: string;
-  private bp?: HwBp;
-  private pastHits = 0;
-  private pastMissed = 0;
+export class DebuggerHwSite extends HwSiteBase {
+  constructor(ctx: HwProbeContext, private readonly rt: BreakpointRuntime, readonly mode: 'hardware' | 'data',
+    addr: bigint, len: number, type: HwBpType, readonly label?: string) {
+    super(ctx, addr, len, type);
+  }
 
-  constructor(private readonly ctx: HwProbeContext, private readonly rt: BreakpointRuntime, readonly mode: 'hardware' | 'data',
-    readonly addr: bigint, readonly len: number, readonly type: HwBpType, readonly label?: string) {}
-
-  get registered(): boolean { return this.bp !== undefined; }
-  get hits(): number { return this.pastHits + (this.bp?.hits ?? 0); }
-  get nmissed(): number { return this.pastMissed + (this.bp?.nmissed ?? 0); }
   /** the HwBp's id while registered (BreakpointHit.probeId) */
   get engineId(): number | undefined { return this.bp?.id; }
 
@@ -248,20 +263,10 @@ export class DebuggerHwSite implements HwSite {
     return undefined;
   }
 
-  unregister(): void {
-    if (!this.bp) return;
-    this.pastHits += this.bp.hits;
-    this.pastMissed += this.bp.nmissed;
-    this.ctx.hwbp.unregister(this.bp);
-    this.bp = undefined;
-  }
+  protected release(bp: HwBp): void { this.ctx.hwbp.unregister(bp); }
+  protected registerNumber(bp: HwBp): number { return bp.index; }
 
-  watch(): WatchInfo {
-    return {
-      register: this.bp ? this.bp.index : -1, registerName: this.bp?.registerName ?? '', addr: this.addr, len: this.len, type: this.type,
-      suspended: this.bp ? !this.bp.active : false, label: this.label,
-    };
-  }
+  override watch(): WatchInfo { return { ...super.watch(), label: this.label }; }
 
   private onHit(hit: HwBpHit): void {
     const { kernel } = this.ctx;

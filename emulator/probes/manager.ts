@@ -14,7 +14,8 @@
  * Debug registers (emulator/hwbp): a probe file's `kwatch` lines
  * (register_kwatch), breakpoints in mode 'hardware' (an execute debug
  * register) and data breakpoints (addDataBreakpoint; dataTarget() finds
- * an expression's address and size); see hwProbes.ts.
+ * an expression's address and size); see hwProbeSet.ts (delegated to) and
+ * hwProbes.ts.
  * remove / setEnabled / get / list work on all. list() carries hits,
  * nmissed and the debugfs flags text per site; debugfsList() is
  * /sys/kernel/debug/kprobes/list.
@@ -27,142 +28,22 @@ import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
-import type { HandlerFaultPolicy } from './invoke';
-import type { InsnBoundaryPolicy } from './insnBoundary';
-import { EngineProbeKind, SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
+import { SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 import type { Kernel } from '../kernel/kernel';
 import type { UprobesEngine } from '../uprobes';
 import { USER_PROBE_KINDS } from '../handlers/probeFile';
 import { buildBreakpointConsumer, buildFileUprobeConsumer, resolveUserTarget, userProgramNames } from './userProbes';
 import { UprobeSite, uprobeWhere } from './uprobeSite';
-import type { HwBreakpoints, Kwatches } from '../hwbp';
-import { DATA_ACCESS_TYPES, DebuggerHwSite, HwSite, KwatchSite, WatchInfo, kwatchAddress, noDebugRegisters } from './hwProbes';
+import type { HwSite } from './hwProbes';
+import { HwProbeSet } from './hwProbeSet';
+import type { DataBreakpointRequest, ProbeManagerHw } from './hwProbeSet';
 import { resolveDataTarget } from './dataTarget';
 import type { DataTarget } from './dataTarget';
 import type { HandlerEnv } from '../handlers';
 
-/** What the manager registers: a kprobe kind, or a uprobe / uretprobe (uprobes engine) */
-export type ManagerProbeKind = EngineProbeKind | 'uprobe' | 'uretprobe' | 'kwatch' | 'hardware' | 'watch';
-
-
-export type ProbeOrigin = 'file' | 'breakpoint';
-
-/** One engine registration of a probe, as the debugger shows it. */
-export interface ProbeSiteInfo {
-  /** resolved address (undefined: unknown symbol) */
-  addr?: bigint;
-  /** "symbol+0xoff" of addr, or the target text when unresolved */
-  where: string;
-  /** source line of addr (DWARF), when known */
-  source?: { file: string; line: number };
-  /** engine id (Kprobe.id, StopRequest.probeId) while registered */
-  engineId?: number;
-  registered: boolean;
-  /** "register_kprobe failed: -EINVAL (...)" */
-  error?: string;
-  /** times the probe's handlers ran */
-  hits: number;
-  /** missed hits (reentry; for kretprobes also entries with no free instance) */
-  nmissed: number;
-  /** debugfs flags: "", "[DISABLED]", "[GONE]", "[OPTIMIZED]"... */
-  flags: string;
-}
-
-/** A user probe (probe-file probe or breakpoint), snapshot. */
-export interface ProbeEntry {
-  id: number;
-  origin: ProbeOrigin;
-  kind: ManagerProbeKind;
-  /** target as written: "do_fork", "do_fork+0x4", "0xffffffff81000000", "fork.c:30" */
-  target: string;
-  /** what the target names (undefined when it did not parse) */
-  targetKind?: ProbeTarget['kind'];
-  /** position of the probe in its .kprobe file */
-  file?: { name: string; line: number; column: number };
-  /** at least one site is registered */
-  verified: boolean;
-  /** not disabled (sites carry KPROBE_FLAG_DISABLED when disabled) */
-  enabled: boolean;
-  /** why the probe (or some site) is not registered */
-  message?: string;
-  /** a line target without code: the next line that has code */
-  nextLine?: number;
-  sites: ProbeSiteInfo[];
-  /** sums over the sites */
-  hits: number;
-  nmissed: number;
-  /** breakpoints: hits whose condition held (what hitCondition counts) */
-  conditionHits?: number;
-  /** uprobes: the probed file and offset (the uprobes engine's table key) */
-  user?: { path: string; inode: bigint; offset: bigint; vaddr?: bigint; where?: string; event?: string };
-  /** kwatch / hardware / watch: the debug register and what it watches (a hardware breakpoint: its first site's) */
-  watch?: WatchInfo;
-}
-
-/** What addDataBreakpoint takes (DAP setDataBreakpoints, with the address and size dataTarget() found). */
-export interface DataBreakpointRequest {
-  addr: bigint;
-  /** bytes (x86: 1, 2, 4, 8 aligned to the length; arm64: 1..8 inside an aligned doubleword) */
-  len: number;
-  /** DAP access type; 'read' only where the CPU can watch reads only (not x86: -EINVAL, use 'readWrite') */
-  access: 'read' | 'write' | 'readWrite';
-  condition?: string;
-  hitCondition?: string;
-  logMessage?: string;
-  /** what the user watches ("boot_counter"): the list's target and the stop's description */
-  label?: string;
-  /** default true */
-  enabled?: boolean;
-}
-
-/** The machine's debug registers, for kwatch lines, hardware and data breakpoints. */
-export interface ProbeManagerHw {
-  hwbp: HwBreakpoints;
-  /** the machine's register_kwatch table (Machine.kwatch) */
-  kwatch: () => Kwatches;
-}
-
-/** What addBreakpoint takes (DAP breakpoint fields). */
-export interface BreakpointRequest {
-  /**
-   * Where: a ProbeTarget, or text: "do_fork", "do_fork+0x4", "0xffffffff81000010",
-   * "fork.c:30"; text may start with "r:" (kretprobe mode) or "k:" (kprobe mode).
-   */
-  target: ProbeTarget | string;
-  /** default 'kprobe' (or what the "r:" / "p:" / "k:" prefix says, kprobe_events and perf-probe style) */
-  mode?: BreakpointMode;
-  /** handler-language condition: an expression or a body returning a value (stop when non-zero) */
-  condition?: string;
-  /** DAP hit condition: N (= >=N), >=N, >N, <N, <=N, ==N, %N */
-  hitCondition?: string;
-  /** log message: "text {expr} ..." or a "{ ...; }" snippet; the breakpoint then never stops */
-  logMessage?: string;
-  /** default true */
-  enabled?: boolean;
-}
-
-export interface ProbeFileResult {
-  /** compile diagnostics, positions in the file */
-  diagnostics: Diagnostic[];
-  /** the probes registered (or attempted) from the file, in file order */
-  probes: ProbeEntry[];
-  /** one line per registration problem: "file:line:col: kprobe x: register_kprobe failed: -ENOENT (...)" */
-  errors: string[];
-  /** the file's `image "..."` header as written */
-  image?: string;
-}
-
-export interface ProbeManagerOptions {
-  /** handler step budget per invocation (default: the language's) */
-  stepBudget?: number;
-  /** what a probe-file handler fault its `fault` snippet does not handle does: 'oops' (default, Linux) or 'report' */
-  handlerFaults?: HandlerFaultPolicy;
-  /** charge handler steps to a CPU: its virtual clock and the instruction limit (the Machine sets it) */
-  chargeSteps?: (cpu: number, slots: number) => void;
-  /** a kprobe address inside an instruction: 'warn' (default, Linux 2.6: registered, with a warning) or 'reject' (-EILSEQ) */
-  insnBoundary?: InsnBoundaryPolicy;
-}
+export * from './probeTypes';
+import type { BreakpointRequest, ManagerProbeKind, ProbeEntry, ProbeFileResult, ProbeManagerOptions, ProbeOrigin, ProbeSiteInfo } from './probeTypes';
 
 interface UserProbe {
   id: number;
@@ -197,6 +78,8 @@ export class ProbeManager {
   private readonly deferred: (() => void)[] = [];
 
   private readonly kengine: KprobesEngine | null;
+  /** kwatch lines, hardware and data breakpoints: their debug registers */
+  private readonly hwProbes: HwProbeSet;
 
   /**
    * `engine`: the kprobes engine (null on a machine without one: a user
@@ -204,9 +87,10 @@ export class ProbeManager {
    */
   constructor(readonly kernel: KernelApi, engine: KprobesEngine | null, opts: ProbeManagerOptions = {}, readonly uprobes: UprobesEngine | null = null,
     /** the machine's debug registers (absent: kwatch / hardware / data breakpoints are refused, saying so) */
-    private readonly hw?: ProbeManagerHw) {
+    hw?: ProbeManagerHw) {
     if (engine && engine.kernel !== kernel) throw new Error('ProbeManager: the engine belongs to another kernel');
     this.kengine = engine;
+    this.hwProbes = new HwProbeSet(kernel, hw, engine, { handlerFaults: opts.handlerFaults, charge: opts.chargeSteps });
     this.stepBudget = opts.stepBudget;
     this.opts = opts;
     // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
@@ -479,7 +363,7 @@ export class ProbeManager {
     if (target.kind === 'user') { up.kind = mode === 'kretprobe' ? 'uretprobe' : 'uprobe'; return this.addUserBreakpoint(up, req, target); }
     if (!this.kengine) return fail('this machine has no kprobes engine (a user-program machine): breakpoints go in user programs');
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
-    if (mode === 'hardware' && !this.hw) return fail('hardware breakpoints: this machine has no debug registers');
+    if (mode === 'hardware' && !this.hwProbes.available) return fail('hardware breakpoints: this machine has no debug registers');
     const bp: BreakpointRuntime = {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
       onStop: hit => this.onStop(hit),
@@ -517,47 +401,19 @@ export class ProbeManager {
 
   // ------------------------------------------------------- debug registers
 
-  /** the debug-register context of the hw probes, or the reason there is none */
-  private hwCtx(): ConstructorParameters<typeof KwatchSite>[0] | string {
-    if (!this.hw) return 'this machine has no debug registers';
-    const k = this.kernel;
-    return { kernel: k, hwbp: this.hw.hwbp, kwatch: this.hw.kwatch, engine: this.kengine ?? undefined, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps };
-  }
-
   /** A probe file's kwatch: register_kwatch(addr, len, type, body); "label: register_kwatch failed: -EINVAL (...)" */
   private addKwatch(up: UserProbe, spec: ProbeSpec, fileName: string, label: string): { up: UserProbe; errs: string[] } {
-    const ctx = this.hwCtx();
-    const fail = (m: string): { up: UserProbe; errs: string[] } => { up.message = m; return { up, errs: [`${label}: ${m}`] }; };
-    if (typeof ctx === 'string') return fail(`register_kwatch failed: -ENODEV (${ctx})`);
-    const addr = kwatchAddress(this.kernel, spec);
-    if (typeof addr === 'string') return fail(addr);
-    const site = new KwatchSite(ctx, addr, spec.attrs.len ?? 0, spec.attrs.type ?? 'w', spec.handlers.kwatch, label, fileName, () => {
-      up.enabled = false;
-      site.unregister();
-    });
-    up.hw = [site];
-    if (!up.enabled) return { up, errs: [] };
-    const err = site.register();
-    if (err) up.message = err;
-    return { up, errs: err ? [`${label}: ${err}`] : [] };
+    const r = this.hwProbes.kwatch(spec, fileName, label, up.enabled, () => { up.enabled = false; });
+    up.hw = r.hw;
+    if (r.message) up.message = r.message;
+    return { up, errs: r.message ? [`${label}: ${r.message}`] : [] };
   }
 
   /** A breakpoint in mode 'hardware': an execute debug register per resolved site; nothing in memory changes. */
   private addHardwareBreakpoint(up: UserProbe, bp: BreakpointRuntime, sites: readonly ProbeSite[]): ProbeEntry {
-    const ctx = this.hwCtx();
-    if (typeof ctx === 'string') { up.message = ctx; return this.snapshot(up); }
-    const none = noDebugRegisters(ctx.hwbp);
-    if (none) { up.message = none; return this.snapshot(up); }
-    const unknown = sites.find(s => s.resolved === undefined);
-    if (unknown) { up.message = `unknown symbol '${unknown.symbol_name ?? '?'}' in the image`; return this.snapshot(up); }
-    if (sites.some(s => s.addr !== undefined && s.symbol_name !== undefined)) { up.message = 'a symbol and an address: give one of them'; return this.snapshot(up); }
-    // the execute length: the arch's smallest instruction (x86 1, arm64 4), as the debug registers take it
-    const len = this.kernel.arch.minInsnLength;
-    up.hw = sites.map(s => new DebuggerHwSite(ctx, bp, 'hardware', s.resolved as bigint, len, 'x'));
-    if (up.enabled) {
-      const errs = up.hw.map(h => h.register()).filter((e): e is string => e !== undefined);
-      if (errs.length) up.message = errs.join('; ');
-    }
+    const r = this.hwProbes.hardware(bp, sites, up.enabled);
+    up.hw = r.hw;
+    if (r.message) up.message = r.message;
     return this.snapshot(up);
   }
 
@@ -575,18 +431,10 @@ export class ProbeManager {
       id: this.nextId++, origin: 'breakpoint', kind: 'watch', target: label ?? whereOf(this.kernel.image, req.addr), sites: [], enabled: req.enabled !== false,
     };
     this.probes.set(up.id, up);
-    const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
-    const ctx = this.hwCtx();
-    if (typeof ctx === 'string') return fail(ctx);
-    const type = DATA_ACCESS_TYPES[req.access];
-    if (!type) return fail(`unknown access type '${String(req.access)}' (read, write or readWrite)`);
     const bp: BreakpointRuntime = { kernel: this.kernel, engine: this.kengine ?? undefined, id: up.id, mode: 'data', hits: 0, charge: this.opts.chargeSteps, onStop: hit => this.onStop(hit) };
-    const bad = compileBreakpointParts(bp, req, this.compileOptions());
-    if (bad) return fail(bad);
-    up.bp = bp;
-    const site = new DebuggerHwSite(ctx, bp, 'data', BigInt.asUintN(64, req.addr), req.len, type, label);
-    up.hw = [site];
-    if (up.enabled) { const err = site.register(); if (err) up.message = err; }
+    const r = this.hwProbes.data(req, bp, up.enabled, () => compileBreakpointParts(bp, req, this.compileOptions()));
+    if (r.hw) { up.bp = bp; up.hw = r.hw; }
+    if (r.message) up.message = r.message;
     return this.snapshot(up);
   }
 
@@ -601,27 +449,6 @@ export class ProbeManager {
    */
   dataTarget(expression: string, env?: HandlerEnv): DataTarget | string {
     return resolveDataTarget(this.kernel, this.compileOptions(), expression, env);
-  }
-
-  /** a debug-register probe as the lists show it: one site per register */
-  private hwSnapshot(up: UserProbe, hw: readonly HwSite[]): ProbeEntry {
-    const image = this.kernel.image;
-    const sites: ProbeSiteInfo[] = hw.map(h => {
-      const w = h.watch();
-      const line = up.kind === 'hardware' ? image.lines?.lineForAddress(w.addr) : undefined;
-      return {
-        addr: w.addr, where: whereOf(image, w.addr), source: line ? { file: line.file, line: line.line } : undefined,
-        engineId: h instanceof DebuggerHwSite ? h.engineId : h.registered ? w.register : undefined,
-        registered: h.registered, error: h.error, hits: h.hits, nmissed: h.nmissed,
-        flags: !h.registered && !up.enabled ? '[DISABLED]' : w.suspended ? '[SUSPENDED]' : '',
-      };
-    });
-    return {
-      id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
-      verified: hw.some(h => h.registered), enabled: up.enabled, message: up.message, sites,
-      hits: sites.reduce((a, s) => a + s.hits, 0), nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
-      conditionHits: up.bp?.hits, watch: hw[0]?.watch(),
-    };
   }
 
   // ----------------------------------------------------------- both kinds
@@ -648,11 +475,9 @@ export class ProbeManager {
     if (!up) return `no probe with id ${id}`;
     up.enabled = on;
     if (up.hw) {
-      // a debug register has no disabled state: disable gives it back, enable takes one again
-      if (!on) { for (const h of up.hw) h.unregister(); return undefined; }
-      const errs = up.hw.map(h => h.register()).filter((e): e is string => e !== undefined);
-      up.message = errs.length ? errs.join('; ') : undefined;
-      return up.message;
+      const err = this.hwProbes.setEnabled(up.hw, on);
+      if (on) up.message = err;
+      return err;
     }
     if (up.user) {
       // uprobe_events' enable: the consumer is registered / unregistered (breakpoints inserted / removed)
@@ -730,7 +555,7 @@ export class ProbeManager {
 
   private snapshot(up: UserProbe): ProbeEntry {
     if (up.user) return this.userSnapshot(up, up.user);
-    if (up.hw) return this.hwSnapshot(up, up.hw);
+    if (up.hw) return this.hwProbes.snapshot(up, up.hw);
     const image = this.kernel.image;
     const sites: ProbeSiteInfo[] = up.sites.map(s => {
       const addr = s.registered ? s.kp.addr : s.site.resolved;

@@ -35,10 +35,10 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
   beforeEach(async () => { await h.startClient(); });
   afterEach(async () => { await h.dc.stop(); });
 
-  test('initialize advertises kprobe/kretprobe breakpoint modes (source, instruction, function), restart, stepping granularity, hover evaluate', async () => {
+  test('initialize advertises kprobe/kretprobe/hardware breakpoint modes (source, instruction, function), restart, stepping granularity, hover evaluate', async () => {
     const caps = (await h.dc.initializeRequest()).body!;
     const modes = caps.breakpointModes ?? [];
-    assert.deepEqual(modes.map(m => m.mode), ['kprobe', 'kretprobe']);
+    assert.deepEqual(modes.map(m => m.mode), ['kprobe', 'kretprobe', 'hardware']);
     for (const m of modes) {
       assert.ok(m.appliesTo.includes('source'), `${m.mode} applies to source breakpoints`);
       assert.ok(m.appliesTo.includes('instruction'), `${m.mode} applies to instruction breakpoints`);
