@@ -60,14 +60,14 @@ function d(code: string, mnem: string, ops: string, exec: ExecFn, o: Opts = {}):
 // ---- ALU: 00-3d and group 1 (80 81 83) -----------------------------------
 const ALU_NAMES = ['add', 'or', 'adc', 'sbb', 'and', 'sub', 'xor', 'cmp'];
 const fastEG = (i: Insn): ExecFn | undefined => {
-  if (i.rm < 0) return undefined;
+  if (i.rm < 0) return fast.fastAluMR(i);
   if (i.cc === alu.ALU_ADD && i.size === 8) return alu.add64RR;
   if (i.cc === alu.ALU_ADD && i.size === 4) return alu.add32RR;
   if (i.cc === alu.ALU_CMP && i.size === 4) return alu.cmp32RR;
   return fast.fastAluRR(i);
 };
 const fastEI = (i: Insn): ExecFn | undefined => {
-  if (i.rm < 0) return undefined;
+  if (i.rm < 0) return fast.fastAluMI(i);
   if (i.size === 4 && i.cc === alu.ALU_ADD) return alu.add32RI;
   if (i.size === 4 && i.cc === alu.ALU_CMP) return alu.cmp32RI;
   return fast.fastAluRI(i);
@@ -112,7 +112,7 @@ d('f6/6', 'div', 'Eb', md.div1, { sub: 6 });
 d('f7/6', 'div', 'Ev', md.div1, { sub: 6 });
 d('f6/7', 'idiv', 'Eb', md.div1, { sub: 7 });
 d('f7/7', 'idiv', 'Ev', md.div1, { sub: 7 });
-d('0f af', 'imul', 'Gv,Ev', md.imul2, { sub: 0 });
+d('0f af', 'imul', 'Gv,Ev', md.imul2, { sub: 0, fast: md.fastImul2 });
 d('69', 'imul', 'Gv,Ev,Iz', md.imul2, { sub: 1 });
 d('6b', 'imul', 'Gv,Ev,Ib', md.imul2, { sub: 1 });
 
@@ -122,15 +122,15 @@ for (let n = 0; n < 8; n++) {
   const m = SH_NAMES[n];
   // imm2 carries the count source; the decoder sets it from the last operand
   d(`c0/${n}`, m, 'Eb,Ib', sh.shiftGroup, { sub: n });
-  d(`c1/${n}`, m, 'Ev,Ib', sh.shiftGroup, { sub: n });
+  d(`c1/${n}`, m, 'Ev,Ib', sh.shiftGroup, { sub: n, fast: sh.fastShift });
   d(`d0/${n}`, m, 'Eb,1', sh.shiftGroup, { sub: n });
-  d(`d1/${n}`, m, 'Ev,1', sh.shiftGroup, { sub: n });
+  d(`d1/${n}`, m, 'Ev,1', sh.shiftGroup, { sub: n, fast: sh.fastShift });
   d(`d2/${n}`, m, 'Eb,CL', sh.shiftGroup, { sub: n });
   d(`d3/${n}`, m, 'Ev,CL', sh.shiftGroup, { sub: n });
 }
-d('0f a4', 'shld', 'Ev,Gv,Ib', sh.shxd, { sub: 0 });
+d('0f a4', 'shld', 'Ev,Gv,Ib', sh.shxd, { sub: 0, fast: sh.fastShxd });
 d('0f a5', 'shld', 'Ev,Gv,CL', sh.shxd, { sub: 0 });
-d('0f ac', 'shrd', 'Ev,Gv,Ib', sh.shxd, { sub: 1 });
+d('0f ac', 'shrd', 'Ev,Gv,Ib', sh.shxd, { sub: 1, fast: sh.fastShxd });
 d('0f ad', 'shrd', 'Ev,Gv,CL', sh.shxd, { sub: 1 });
 
 // ---- data movement -----------------------------------------------------------

@@ -109,6 +109,61 @@ export function fastAluRI(i: Insn): ExecFn | undefined {
   return undefined;
 }
 
+// ---- add / sub / cmp with a memory destination (E = memory), 32 and 64 bits -------------
+// Same order as aluDst: read, compute, write (a faulting write leaves flags and memory alone), record.
+function mem32(cpu: X86Cpu, i: Insn, sl: number, op: number): void {
+  const a = cpu.ea(i), dl = cpu.mem.read32(a) | 0;
+  const rl = op === ALU_ADD ? (dl + sl) | 0 : (dl - sl) | 0;
+  if (op !== ALU_CMP) cpu.mem.write32(a, rl);
+  cpu.fOp = op === ALU_ADD ? F_ADD : F_SUB; cpu.fSz = 4;
+  cpu.fDl = dl; cpu.fDh = 0; cpu.fSl = sl; cpu.fSh = 0; cpu.fRl = rl; cpu.fRh = 0; cpu.fCin = 0;
+}
+function mem64(cpu: X86Cpu, i: Insn, sl: number, sh: number, op: number): void {
+  const a = cpu.ea(i), mem = cpu.mem;
+  const dl = mem.read32(a) | 0, dh = mem.read32(a + 4) | 0;
+  let rl: number, rh: number;
+  if (op === ALU_ADD) {
+    const t = (dl >>> 0) + (sl >>> 0); rl = t | 0; rh = (dh + sh + (t > 0xffffffff ? 1 : 0)) | 0;
+  } else {
+    const t = (dl >>> 0) - (sl >>> 0); rl = t | 0; rh = (dh - sh - (t < 0 ? 1 : 0)) | 0;
+  }
+  if (op !== ALU_CMP) mem.write64Halves(a, rl, rh);
+  cpu.fOp = op === ALU_ADD ? F_ADD : F_SUB; cpu.fSz = 8;
+  cpu.fDl = dl; cpu.fDh = dh; cpu.fSl = sl; cpu.fSh = sh; cpu.fRl = rl; cpu.fRh = rh; cpu.fCin = 0;
+}
+export const add32MR: ExecFn = (cpu, i) => mem32(cpu, i, cpu.lo[i.reg], ALU_ADD);
+export const sub32MR: ExecFn = (cpu, i) => mem32(cpu, i, cpu.lo[i.reg], ALU_SUB);
+export const cmp32MR: ExecFn = (cpu, i) => mem32(cpu, i, cpu.lo[i.reg], ALU_CMP);
+export const add64MR: ExecFn = (cpu, i) => mem64(cpu, i, cpu.lo[i.reg], cpu.hi[i.reg], ALU_ADD);
+export const sub64MR: ExecFn = (cpu, i) => mem64(cpu, i, cpu.lo[i.reg], cpu.hi[i.reg], ALU_SUB);
+export const cmp64MR: ExecFn = (cpu, i) => mem64(cpu, i, cpu.lo[i.reg], cpu.hi[i.reg], ALU_CMP);
+export const add32MI: ExecFn = (cpu, i) => mem32(cpu, i, i.imm, ALU_ADD);
+export const sub32MI: ExecFn = (cpu, i) => mem32(cpu, i, i.imm, ALU_SUB);
+export const cmp32MI: ExecFn = (cpu, i) => mem32(cpu, i, i.imm, ALU_CMP);
+export const add64MI: ExecFn = (cpu, i) => mem64(cpu, i, i.imm, i.immHi, ALU_ADD);
+export const sub64MI: ExecFn = (cpu, i) => mem64(cpu, i, i.imm, i.immHi, ALU_SUB);
+export const cmp64MI: ExecFn = (cpu, i) => mem64(cpu, i, i.imm, i.immHi, ALU_CMP);
+/** Fast variant for add/sub/cmp m32/m64, r (E = memory), or undefined. */
+export function fastAluMR(i: Insn): ExecFn | undefined {
+  if (i.rm >= 0 || i.reg >= 16) return undefined;
+  switch (i.cc) {
+    case ALU_ADD: return i.size === 8 ? add64MR : i.size === 4 ? add32MR : undefined;
+    case ALU_SUB: return i.size === 8 ? sub64MR : i.size === 4 ? sub32MR : undefined;
+    case ALU_CMP: return i.size === 8 ? cmp64MR : i.size === 4 ? cmp32MR : undefined;
+    default: return undefined;
+  }
+}
+/** Fast variant for add/sub/cmp m32/m64, imm, or undefined. */
+export function fastAluMI(i: Insn): ExecFn | undefined {
+  if (i.rm >= 0) return undefined;
+  switch (i.cc) {
+    case ALU_ADD: return i.size === 8 ? add64MI : i.size === 4 ? add32MI : undefined;
+    case ALU_SUB: return i.size === 8 ? sub64MI : i.size === 4 ? sub32MI : undefined;
+    case ALU_CMP: return i.size === 8 ? cmp64MI : i.size === 4 ? cmp32MI : undefined;
+    default: return undefined;
+  }
+}
+
 // ---- inc / dec on registers (CF preserved: computed from the previous record) ----
 function incdecReg(cpu: X86Cpu, r: number, size: number, dec: boolean): void {
   const cfIn = cpu.cf() ? 1 : 0;

@@ -1,22 +1,41 @@
 /**
- * 64 x 64 -> 128-bit multiplication on int32 halves without bigint: four
- * 32x32 -> 64 products built from 16-bit pieces (every intermediate stays
- * below 2^53, so doubles are exact). Result in MUL_OUT:
- * [bits 0..31, 32..63, 64..95, 96..127] as int32.
+ * 64 x 64-bit multiplication on int32 halves without bigint.
+ *
+ * The 32 x 32 -> 64 unsigned product: the low word is Math.imul's; the high
+ * word comes from the double product d = fl(a * b), which is within 2^10 of
+ * the exact P = hi * 2^32 + lo (P < 2^64: half an ulp is at most 2^10);
+ * d - lo is then within 2^11 of hi * 2^32 (the subtraction rounds by at
+ * most another 2^10), so scaling by 2^-32 (exact) and rounding to the
+ * nearest integer gives hi exactly.
  */
 export const MUL_OUT = new Int32Array(4);
 let hi32 = 0;
 
-/** unsigned 32x32: returns the low 32 bits (as unsigned), high 32 bits in hi32 */
-function mul32(a: number, b: number): number {
-  const a0 = a & 0xffff, a1 = a >>> 16, b0 = b & 0xffff, b1 = b >>> 16;
-  const p0 = a0 * b0, p1 = a0 * b1, p2 = a1 * b0, p3 = a1 * b1;
-  const mid = (p0 >>> 16) + (p1 & 0xffff) + (p2 & 0xffff);
-  hi32 = p3 + (p1 >>> 16) + (p2 >>> 16) + (mid >>> 16);
-  return (((mid & 0xffff) << 16) | (p0 & 0xffff)) >>> 0;
+const TWO_M32 = 1 / 4294967296;
+
+/** High 32 bits (unsigned) of the unsigned product of the 32-bit a and b. */
+export function umulhi32(a: number, b: number): number {
+  const lo = Math.imul(a, b) >>> 0;
+  return (((a >>> 0) * (b >>> 0) - lo) * TWO_M32 + 0.5) >>> 0;
 }
 
-/** unsigned product of (al, ah) and (bl, bh) */
+/** unsigned 32x32: returns the low 32 bits (as unsigned), high 32 bits in hi32 */
+function mul32(a: number, b: number): number {
+  const lo = Math.imul(a, b) >>> 0;
+  hi32 = (((a >>> 0) * (b >>> 0) - lo) * TWO_M32 + 0.5) >>> 0;
+  return lo;
+}
+
+/**
+ * Low 64 bits of the product of (al, ah) and (bl, bh) (the same for signed
+ * and unsigned operands): low word into MUL_OUT[0], high word into MUL_OUT[1].
+ */
+export function mulLo64(al: number, ah: number, bl: number, bh: number): void {
+  MUL_OUT[0] = Math.imul(al, bl);
+  MUL_OUT[1] = umulhi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl);
+}
+
+/** unsigned 128-bit product of (al, ah) and (bl, bh), into MUL_OUT: [bits 0..31, 32..63, 64..95, 96..127] as int32 */
 export function mulu64(al: number, ah: number, bl: number, bh: number): void {
   const ll = mul32(al, bl), llh = hi32;
   const lh = mul32(al, bh), lhh = hi32;

@@ -2,14 +2,14 @@
  * mul / imul (one-, two- and three-operand forms) / div / idiv.
  * CF = OF = "upper half significant"; SF ZF PF AF are architecturally
  * undefined after multiplication: we set SF/ZF/PF from the low result and
- * clear AF. Division leaves the flags unchanged (undefined per the SDM).
+ * clear AF (two-/three-operand imul: lazily, flags.ts F_IMUL). Division
+ * leaves the flags unchanged (undefined per the SDM).
  */
 import type { X86Cpu } from '../cpu';
-import type { Insn } from '../insn';
-import { CF, OF, szp } from '../flags';
+import type { Insn, ExecFn } from '../insn';
+import { CF, OF, F_IMUL, szp } from '../flags';
 import { FAULT_DE } from '../../../cpu/faults';
-import { mask } from './alu';
-import { MUL_OUT, mulu64, muls64 } from './mul64';
+import { MUL_OUT, mulu64, muls64, mulLo64, umulhi32 } from './mul64';
 
 function u64(l: number, h: number): bigint { return (BigInt(h >>> 0) << 32n) | BigInt(l >>> 0); }
 function s64(l: number, h: number): bigint { return (BigInt(h | 0) << 32n) | BigInt(l >>> 0); }
@@ -62,30 +62,52 @@ export function mul1(cpu: X86Cpu, i: Insn): void {
   }
 }
 
-/** imul G, E (0f af) and imul G, E, imm (69 / 6b) — i.cc = 1 for the immediate forms */
+/**
+ * imul G, E (0f af) and imul G, E, imm (69 / 6b) — i.cc = 1 for the immediate forms.
+ * Only the truncated product is computed here; CF = OF (it did not fit) is
+ * left to the lazy flags (F_IMUL), which work it out when something reads it.
+ */
 export function imul2(cpu: X86Cpu, i: Insn): void {
   const size = i.size;
-  const el = cpu.readE(i, size), eh = cpu.th;
+  const el = cpu.readE(i, size), eh = size === 8 ? cpu.th : 0;
   let bl: number, bh: number;
-  if (i.cc === 1) { bl = i.imm; bh = i.immHi; } else { bl = cpu.getR(size, i.reg); bh = cpu.th; }
-  let l: number, h = 0, ovf: boolean;
+  if (i.cc === 1) { bl = i.imm; bh = i.immHi; } else { bl = cpu.getR(size, i.reg); bh = size === 8 ? cpu.th : 0; }
+  let l: number, h = 0;
   if (size === 8) {
-    muls64(el, eh, bl, bh);
+    mulLo64(el, eh, bl, bh);
     l = MUL_OUT[0]; h = MUL_OUT[1];
-    const ext = h >> 31;
-    ovf = MUL_OUT[2] !== ext || MUL_OUT[3] !== ext;
   } else if (size === 4) {
-    // the double product may round above 2^53, but never across +-2^31, so the range test is exact
-    const p = (el | 0) * (bl | 0);
     l = Math.imul(el, bl);
-    ovf = p < -2147483648 || p >= 2147483648;
   } else {
-    const p = sext(size, el) * sext(size, bl);
-    l = mask(size, p);
-    ovf = sext(size, l) !== p;
+    l = Math.imul(el, bl) & 0xffff;
   }
   cpu.setR(size, i.reg, l, h);
-  mulFlags(cpu, size, l, h, ovf);
+  cpu.fOp = F_IMUL; cpu.fSz = size;
+  cpu.fDl = el; cpu.fDh = eh; cpu.fSl = bl; cpu.fSh = bh; cpu.fRl = l; cpu.fRh = h; cpu.fCin = 0;
+}
+
+/** imul r64, r64 (0f af, register source): imul2 without the operand dispatch */
+export function imul64RR(cpu: X86Cpu, i: Insn): void {
+  const lo = cpu.lo, hi = cpu.hi, d = i.reg, s = i.rm;
+  const al = lo[d], ah = hi[d], bl = lo[s], bh = hi[s];
+  const l = Math.imul(al, bl);
+  const h = (umulhi32(al, bl) + Math.imul(al, bh) + Math.imul(ah, bl)) | 0;
+  lo[d] = l; hi[d] = h;
+  cpu.fOp = F_IMUL; cpu.fSz = 8;
+  cpu.fDl = bl; cpu.fDh = bh; cpu.fSl = al; cpu.fSh = ah; cpu.fRl = l; cpu.fRh = h; cpu.fCin = 0;
+}
+/** imul r32, r32 (0f af, register source) */
+export function imul32RR(cpu: X86Cpu, i: Insn): void {
+  const d = i.reg, al = cpu.lo[d], bl = cpu.lo[i.rm];
+  const l = Math.imul(al, bl);
+  cpu.lo[d] = l; cpu.hi[d] = 0;
+  cpu.fOp = F_IMUL; cpu.fSz = 4;
+  cpu.fDl = bl; cpu.fDh = 0; cpu.fSl = al; cpu.fSh = 0; cpu.fRl = l; cpu.fRh = 0; cpu.fCin = 0;
+}
+/** Fast variant of imul G, E for register operands at 32/64 bits, or undefined. */
+export function fastImul2(i: Insn): ExecFn | undefined {
+  if (i.rm < 0 || i.cc !== 0) return undefined;
+  return i.size === 8 ? imul64RR : i.size === 4 ? imul32RR : undefined;
 }
 
 /** group 3 /6 div, /7 idiv */
