@@ -35,6 +35,8 @@ export const enum Hypercall {
   NrCpus = 11,
   /** user_init(long wait) -> user programs started (the machine's `exec` list), or with wait the first one's exit status once all ended */
   UserInit = 12,
+  /** delete_module(const char *name, unsigned flags) -> 0 / -ENOENT / -EWOULDBLOCK / -EBUSY / -EFAULT: rmmod from a kernel thread (the exit runs after, in an rmmod thread) */
+  DeleteModule = 13,
 }
 
 /** Section an image fills with addresses of functions kprobes must refuse (Linux NOKPROBE_SYMBOL). */

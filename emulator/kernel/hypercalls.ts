@@ -9,6 +9,7 @@ import { MemoryFault } from '../memory/memory';
 import { toVAddr } from '../memory/address';
 import { Errno, Hypercall } from './abi';
 import type { Kernel } from './kernel';
+import { moduleTableOf } from './modules/modules';
 
 export const NO_RESULT = Symbol('no result');
 export type HypercallResult = bigint | typeof NO_RESULT;
@@ -18,6 +19,20 @@ export type HypercallHandler = (k: Kernel, cpu: Cpu, args: readonly bigint[]) =>
 export const CONSOLE_WRITE_MAX = 1 << 20;
 
 const err = (name: keyof typeof Errno): bigint => BigInt(-Errno[name]);
+
+/**
+ * delete_module(const char *name, unsigned int flags) -> 0 / -errno: unload
+ * a module by name, Linux's delete_module(2) (examples/include/linux/module.h
+ * declares it for modules; ModuleTable.deleteModule has the semantics):
+ * -ENOENT unknown (or no module ever loaded), -EWOULDBLOCK used by another
+ * module, -EBUSY init running / being removed / no exit function, -EFAULT
+ * bad name pointer. flags (O_NONBLOCK, O_TRUNC) are accepted and ignored:
+ * the caller never waits, and forced unload is not configured.
+ * abi.ts's Hypercall.DeleteModule (KP_HC_DELETE_MODULE in kprobe_image.h).
+ */
+export const HYPERCALL_DELETE_MODULE = Hypercall.DeleteModule;
+/** MODULE_NAME_LEN - 1 */
+const MODULE_NAME_MAX = 55;
 const signed = (v: bigint): number => Number(BigInt.asIntN(64, v));
 
 export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number, HypercallHandler>([
@@ -56,4 +71,15 @@ export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number,
   [Hypercall.ThreadJoin, (k, cpu, [pid]) => k.joinThread(cpu.id, signed(pid))],
   [Hypercall.NrCpus, k => BigInt(k.cpus.length)],
   [Hypercall.UserInit, (k, cpu, [wait]) => (k.userInit ? k.userInit(cpu, wait !== 0n) : 0n)],
+  [HYPERCALL_DELETE_MODULE, (k, cpu, [namePtr]) => {
+    const a = toVAddr(namePtr);
+    if (a === null) return err('EFAULT');
+    let name: string;
+    try { name = cpu.mem.readCString(a, MODULE_NAME_MAX); } catch (e) {
+      if (e instanceof MemoryFault) return err('EFAULT');
+      throw e;
+    }
+    const table = moduleTableOf(k);
+    return table ? BigInt(table.deleteModule(name)) : err('ENOENT');
+  }],
 ]);

@@ -88,3 +88,9 @@ noinline ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *po
 	}
 	return (ssize_t)done;
 }
+
+/* Exported to modules (as Linux 2.6's fs/open.c, fs/file.c and fs/read_write.c do). */
+EXPORT_SYMBOL_GPL(sys_open);
+EXPORT_SYMBOL(sys_close);
+EXPORT_SYMBOL(fget);
+EXPORT_SYMBOL(vfs_read);

@@ -28,6 +28,38 @@ typedef __builtin_va_list va_list;
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
+/*
+ * EXPORT_SYMBOL(sym) / EXPORT_SYMBOL_GPL(sym): sym may be used by modules,
+ * as in Linux. Each puts a struct kernel_symbol {address, name} in __ksymtab
+ * (__ksymtab_gpl: only for modules whose MODULE_LICENSE is GPL-compatible)
+ * and the name in __ksymtab_strings. The module loader resolves a module's
+ * undefined symbols against these (and the kprobes API); any other global
+ * of the image is "Unknown symbol X (err -2)". An image with no __ksymtab
+ * at all lets modules use every global symbol (emulator/kernel/modules/exports.ts).
+ * The linker scripts place these sections after everything else, so that
+ * exporting a symbol never moves code or data. Exports are listed at the end
+ * of each file (so that adding one never moves a line either), and they
+ * carry no debug info (nodebug: the images' DWARF stays as it was).
+ */
+struct kernel_symbol {
+	unsigned long value;
+	const char *name;
+};
+#define KSYMTAB_SECTION "__ksymtab"
+#define KSYMTAB_GPL_SECTION "__ksymtab_gpl"
+#define KSYMTAB_STRINGS_SECTION "__ksymtab_strings"
+#define __EXPORT_SYMBOL(sym, sec)                                              \
+	static const char __kstrtab_##sym[]                                    \
+		__attribute__((__used__, __nodebug__,                          \
+			       __section__(KSYMTAB_STRINGS_SECTION),           \
+			       __aligned__(1))) = #sym;                        \
+	static const struct kernel_symbol __ksymtab_##sym                      \
+		__attribute__((__used__, __nodebug__, __section__(sec),        \
+			       __aligned__(8))) =                              \
+			{ (unsigned long)&sym, __kstrtab_##sym }
+#define EXPORT_SYMBOL(sym) __EXPORT_SYMBOL(sym, KSYMTAB_SECTION)
+#define EXPORT_SYMBOL_GPL(sym) __EXPORT_SYMBOL(sym, KSYMTAB_GPL_SECTION)
+
 #define ENOENT 2
 #define EBADF 9
 #define EFAULT 14

@@ -256,3 +256,16 @@ unsigned long atomic_add_return(long delta, long *v)
 {
 	return (unsigned long)(__atomic_add_fetch(v, delta, __ATOMIC_SEQ_CST));
 }
+
+/* Exported to modules (Linux exports all of these from lib/ and kernel/printk/). */
+EXPORT_SYMBOL(memset);
+EXPORT_SYMBOL(memcpy);
+EXPORT_SYMBOL(memmove);
+EXPORT_SYMBOL(memcmp);
+EXPORT_SYMBOL(strlen);
+EXPORT_SYMBOL(strcmp);
+EXPORT_SYMBOL(strncmp);
+EXPORT_SYMBOL(strncpy);
+EXPORT_SYMBOL(vsnprintf);
+EXPORT_SYMBOL(snprintf);
+EXPORT_SYMBOL(printk);

@@ -193,3 +193,9 @@ noinline long probe_kernel_read_long(long *dst, const long *src)
 	*dst = val;
 	return err; /* #BP probe_read_done */
 }
+
+/* Exported to modules: notify_die is GPL-only in Linux (kernel/notifier.c);
+ * boot_counter is the sample kernel's counter modules may read (kwatch_example
+ * watches it). fib_last_leaf, last_failed_open & co. stay private. */
+EXPORT_SYMBOL_GPL(notify_die);
+EXPORT_SYMBOL(boot_counter);

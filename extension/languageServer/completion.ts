@@ -6,6 +6,7 @@ import { registerRole } from './archRegs';
 import { cursorContext, type CursorContext } from './cursorContext';
 import { builtins, contextVariables, fieldsOf, handlerKindsFor, probeAttributes, C_KEYWORDS, C_TYPES, CONTEXT_OBJECTS, type ContextObject, type ProbeKeyword } from './analysis';
 import { probeableSymbols } from './images';
+import { headerModuleSymbols } from './moduleSymbols';
 import { PROBE_KEYWORD_DOCS } from './docs';
 import { portByName } from '../../emulator/ports';
 import { parseTargetText } from '../../emulator/probes/targets';
@@ -21,6 +22,8 @@ export interface CompletionInputs {
   image?: ElfImage;
   /** ABI facts of the arch (register roles in completion details) */
   abi?: AbiFacts;
+  /** the document's path, for relative `module "path.ko"` lines (moduleSymbols.ts; without it, found through the image header) */
+  file?: string;
 }
 
 const MEMBER = /\b([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z0-9_]*)$/;
@@ -36,10 +39,10 @@ export function complete(input: CompletionInputs): CompletionItem[] {
     case 'comment':
       return [];
     case 'string':
-      return ctx.call === 'symbol' && /^[A-Za-z0-9_.$]*$/.test(ctx.prefix) ? symbolItems(input.image) : [];
+      return ctx.call === 'symbol' && /^[A-Za-z0-9_.$]*$/.test(ctx.prefix) ? symbolItems(input) : [];
     case 'top': {
       const m = PROBE_TARGET.exec(linePrefix);
-      if (m) return symbolItems(input.image);
+      if (m) return symbolItems(input);
       const a = PROBE_ATTRS.exec(linePrefix);
       if (a) return attributeItems(a[1] as ProbeKeyword);
       if (/^\s*[A-Za-z_]*$/.test(linePrefix)) return topLevelItems();
@@ -47,7 +50,7 @@ export function complete(input: CompletionInputs): CompletionItem[] {
     }
     case 'probe': {
       const m = PROBE_TARGET.exec(linePrefix);
-      if (m) return symbolItems(input.image);
+      if (m) return symbolItems(input);
       return handlerKindsFor(ctx.probe).map(k => ({
         label: k.name,
         kind: CompletionItemKind.Event,
@@ -157,11 +160,24 @@ function topLevelItems(): CompletionItem[] {
   }));
 }
 
-function symbolItems(image: ElfImage | undefined): CompletionItem[] {
-  if (!image) return [];
-  return probeableSymbols(image).map(s => ({
+/** the image's symbols, then those of the modules the file names (`module "x.ko"` lines) not already offered, detail "[modname]" */
+function symbolItems(input: CompletionInputs): CompletionItem[] {
+  const image = input.image;
+  const items: CompletionItem[] = image ? probeableSymbols(image).map(s => ({
     label: s.name,
     kind: s.type === 'func' ? CompletionItemKind.Function : CompletionItemKind.Variable,
     detail: `${s.type} 0x${s.value.toString(16)}${s.size ? ` size 0x${s.size.toString(16)}` : ''}`,
-  }));
+  })) : [];
+  const seen = new Set(items.map(i => i.label));
+  for (const s of headerModuleSymbols(input.text, input.file, image?.path)) {
+    if (seen.has(s.name)) continue;
+    seen.add(s.name);
+    items.push({
+      label: s.name,
+      kind: s.type === 'func' ? CompletionItemKind.Function : CompletionItemKind.Variable,
+      detail: `[${s.module}]`,
+      documentation: `${s.type} of module ${s.module} (${s.path}); its address is known once the module is loaded`,
+    });
+  }
+  return items;
 }

@@ -83,7 +83,7 @@ export class KprobeService {
   }
 
   completions(doc: TextDocument, offset: number, env: DocEnv): CompletionItem[] {
-    return complete({ text: doc.getText(), offset, regNames: env.regs.regNames, image: env.image, abi: env.regs.abi });
+    return complete({ text: doc.getText(), offset, regNames: env.regs.regNames, image: env.image, abi: env.regs.abi, file: uriToPath(doc.uri) });
   }
 
   hover(doc: TextDocument, offset: number, env: DocEnv): Hover | null {

@@ -3,7 +3,9 @@
  * needs it): a relocatable ELF object for the image's architecture is laid
  * out in the kernel's module area (the exec area, within the code model's
  * reach of the kernel text), its undefined symbols resolved against the
- * exported symbols (the image's global symbols and the live modules'),
+ * exported symbols (the live modules' globals, the kprobes C API, and the
+ * image's EXPORT_SYMBOL / EXPORT_SYMBOL_GPL table, __ksymtab: exports.ts;
+ * an image without __ksymtab exports every global, as before exports),
  * its relocations applied by the arch (apply_relocate_add), its init run
  * in a kernel thread ("insmod"), then its `.init*` sections freed; rmmod
  * runs its exit function in a thread and frees it.
@@ -28,20 +30,19 @@
  * are added to the kernel's symbol table (kallsyms.ts).
  */
 import type { Kernel } from '../kernel';
+import { Errno } from '../abi';
 import type { ElfSection, ElfSymbol } from '../../elf/types';
-import { ImageError } from '../../elf/types';
 import { fromVAddr, hex, mustVAddr, toVAddr } from '../../memory/address';
 import { PERM_R, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { PAGE_SIZE } from '../../memory/backing';
 import type { ArchModuleRelocs } from './relocations';
 import { KallsymsTable } from './kallsyms';
 import { CompositeLines, moduleLineTable } from './moduleLines';
-import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, parseRelObject } from './object';
+import { KernelExport, licenseIsGplCompatible, readKsymtab } from './exports';
+import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, modinfo, moduleName, parseRelObject } from './object';
 
 const SHT_NOBITS = 8;
 const STB_WEAK = 2, STT_SECTION = 3, STT_FILE = 4, STT_FUNC = 2, STT_OBJECT = 1;
-/** module names as Linux keeps them (MODULE_NAME_LEN - 1) */
-const MODULE_NAME_MAX = 55;
 
 export type ModuleState = 'coming' | 'live' | 'going' | 'unloaded';
 
@@ -79,6 +80,10 @@ export interface ModuleHooks {
 
 export class ModuleError extends Error {}
 
+/** each kernel's module table (the DeleteModule hypercall finds it here; none: no module was ever loaded) */
+const tables = new WeakMap<Kernel, ModuleTable>();
+export function moduleTableOf(kernel: Kernel): ModuleTable | undefined { return tables.get(kernel); }
+
 export class ModuleTable {
   private readonly mods = new Map<string, KernelModule>();
   private readonly freed: { lo: bigint; hi: bigint; module: string; why: string }[] = [];
@@ -89,8 +94,12 @@ export class ModuleTable {
   private readonly queue: (() => void)[] = [];
   private busy = false;
   private readonly waiting = new Map<number, (rv: bigint) => void>();
+  /** the image's __ksymtab (+ _gpl); null: the image has none, every global symbol is exported */
+  readonly exports: ReadonlyMap<string, KernelExport> | null;
 
   constructor(readonly kernel: Kernel, readonly relocs: ArchModuleRelocs, readonly hooks: ModuleHooks = {}) {
+    this.exports = readKsymtab(kernel.image);
+    tables.set(kernel, this);
     this.kallsyms = kernel.image.symbols instanceof KallsymsTable ? kernel.image.symbols : new KallsymsTable(kernel.image.symbols);
     kernel.image.symbols = this.kallsyms;
     const base = kernel.image.lines;
@@ -175,8 +184,9 @@ export class ModuleTable {
     // simplify_symbols
     const values: bigint[] = [];
     const uses = new Set<KernelModule>();
+    const gplOk = licenseIsGplCompatible(modinfo(obj, 'license'));
     try {
-      for (const s of obj.symbols) values.push(this.symbolValue(name, obj, s, addrOf, uses));
+      for (const s of obj.symbols) values.push(this.symbolValue(name, obj, s, addrOf, uses, gplOk));
     } catch (e) { unwind(); throw e; }
     // apply_relocations, on copies of the section bytes
     const images = new Map<number, Uint8Array>();
@@ -221,14 +231,44 @@ export class ModuleTable {
     return mod;
   }
 
+  /**
+   * Why a module cannot be unloaded now: rmmod's line and delete_module(2)'s
+   * errno (Linux's checks, in its order): not loaded -ENOENT; used by another
+   * module -EWOULDBLOCK (= -EAGAIN); init still running or already going
+   * -EBUSY; an init without an exit -EBUSY. Undefined when it can be.
+   */
+  unloadRefusal(name: string): { errno: number; line: string } | undefined {
+    const mod = this.mods.get(name);
+    if (!mod) return { errno: Errno.ENOENT, line: `ERROR: Module ${name} is not currently loaded` };
+    if (mod.usedBy.size) return { errno: Errno.EAGAIN, line: `ERROR: Module ${name} is in use by: ${[...mod.usedBy].map(m => m.name).join(' ')}` };
+    if (mod.state === 'coming') return { errno: Errno.EBUSY, line: `ERROR: Module ${name} is in use (its init is still running)` };
+    if (mod.state !== 'live') return { errno: Errno.EBUSY, line: `ERROR: Module ${name} is being removed` };
+    if (mod.initFn !== undefined && mod.exitFn === undefined) return { errno: Errno.EBUSY, line: `ERROR: Module ${name} has no exit function and cannot be removed (Device or resource busy, err -16)` };
+    return undefined;
+  }
+
+  /**
+   * delete_module(2) from the image (the DeleteModule hypercall,
+   * <linux/module.h>'s delete_module()): 0 once the unload is accepted, or
+   * -errno as unloadRefusal says. The unload is rmmod's (`unload`): the exit
+   * function runs in an "rmmod" kernel thread after any insmod / rmmod
+   * work in progress (a caller that is itself a module's init has returned
+   * by then), then the module is freed and probes on it become [GONE].
+   * Linux runs the exit in the caller before returning; here the caller
+   * never waits for it (as if O_NONBLOCK were honoured for the exit too).
+   */
+  deleteModule(name: string, done?: (err: string | null) => void): number {
+    const r = this.unloadRefusal(name);
+    if (r) return -r.errno;
+    this.unload(name, done);
+    return 0;
+  }
+
   /** rmmod: run the exit function (in a kernel thread), then free the module; the error line when refused */
   unload(name: string, done?: (err: string | null) => void): string | undefined {
-    const mod = this.mods.get(name);
-    if (!mod) return `ERROR: Module ${name} is not currently loaded`;
-    if (mod.usedBy.size) return `ERROR: Module ${name} is in use by: ${[...mod.usedBy].map(m => m.name).join(' ')}`;
-    if (mod.state === 'coming') return `ERROR: Module ${name} is in use (its init is still running)`;
-    if (mod.state !== 'live') return `ERROR: Module ${name} is being removed`;
-    if (mod.initFn !== undefined && mod.exitFn === undefined) return `ERROR: Module ${name} has no exit function and cannot be removed (Device or resource busy, err -16)`;
+    const refused = this.unloadRefusal(name);
+    if (refused) return refused.line;
+    const mod = this.mods.get(name) as KernelModule;
     mod.state = 'going';
     this.hooks.onChange?.();
     this.serialise(() => {
@@ -389,12 +429,12 @@ export class ModuleTable {
   }
 
   /** simplify_symbols: a symbol's final value */
-  private symbolValue(mod: string, obj: RelObject, s: ObjSymbol, addrOf: ReadonlyMap<number, bigint>, uses: Set<KernelModule>): bigint {
+  private symbolValue(mod: string, obj: RelObject, s: ObjSymbol, addrOf: ReadonlyMap<number, bigint>, uses: Set<KernelModule>, gplOk: boolean): bigint {
     if (s.index === 0) return 0n;
     if (s.shndx === SHN_COMMON) throw new ModuleError(`${mod}: please compile with -fno-common (symbol ${s.name} is COMMON) (err -8)`);
     if (s.shndx === SHN_ABS) return s.value;
     if (s.shndx === SHN_UNDEF) {
-      const v = this.resolveExport(s.name, uses);
+      const v = this.resolveExport(s.name, uses, gplOk);
       if (v !== undefined) return v;
       if (s.bind === STB_WEAK) return 0n;
       throw new ModuleError(`${mod}: Unknown symbol ${s.name} (err -2)`);
@@ -405,8 +445,15 @@ export class ModuleTable {
     return base + s.value;
   }
 
-  /** the exported symbols: live modules' globals, the kernel's own functions (kprobes API), then the image's global functions and objects */
-  private resolveExport(name: string, uses: Set<KernelModule>): bigint | undefined {
+  /**
+   * find_symbol: live modules' globals, the kernel's own functions (kprobes
+   * API), then the image's exports: its __ksymtab (EXPORT_SYMBOL) and, for a
+   * module with a GPL-compatible license, __ksymtab_gpl (EXPORT_SYMBOL_GPL);
+   * any other global of such an image is not found ("Unknown symbol").
+   * An image without __ksymtab exports all its global functions and objects
+   * (images written before exports, or without kernel.h's macros).
+   */
+  private resolveExport(name: string, uses: Set<KernelModule>, gplOk: boolean): bigint | undefined {
     for (const m of this.mods.values()) {
       if (m.state === 'unloaded' || m.state === 'going') continue;
       const s = m.symbols.find(x => x.name === name && x.bind === 'global');
@@ -414,22 +461,12 @@ export class ModuleTable {
     }
     const f = this.hooks.kernelFunction?.(name);
     if (f !== undefined) return f;
+    if (this.exports) {
+      const e = this.exports.get(name);
+      return e && (gplOk || !e.gplOnly) ? e.value : undefined;
+    }
     const s = this.kallsyms.base.lookup(name);
     if (s && s.bind !== 'local' && (s.type === 'func' || s.type === 'object' || s.type === 'notype') && toVAddr(s.value) !== null) return s.value;
     return undefined;
   }
-}
-
-/** the module's name: its .modinfo "name=", else the file's base name without .ko / .o ('-' read as '_') */
-function moduleName(obj: RelObject, path: string): string {
-  const info = obj.sections.find(s => s.name === '.modinfo');
-  if (info) {
-    for (const entry of new TextDecoder().decode(info.data).split('\0')) {
-      if (entry.startsWith('name=')) return entry.slice(5).slice(0, MODULE_NAME_MAX);
-    }
-  }
-  const base = path.split(/[\\/]/).pop() ?? path;
-  const n = base.replace(/\.(ko|o)$/, '').replace(/-/g, '_');
-  if (!/^[A-Za-z0-9_]+$/.test(n)) throw new ImageError(path, `cannot name the module after its file '${base}' (use letters, digits, '_' or '-')`);
-  return n.slice(0, MODULE_NAME_MAX);
 }

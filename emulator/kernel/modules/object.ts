@@ -81,3 +81,24 @@ export function parseRelObject(bytes: Uint8Array, path: string): RelObject {
   }
   return { path, image, sections, symbols, relas, debugRelas };
 }
+
+/** module names as Linux keeps them (MODULE_NAME_LEN - 1) */
+const MODULE_NAME_MAX = 55;
+
+/** a .modinfo entry ("license" -> "GPL"), undefined when absent */
+export function modinfo(obj: RelObject, key: string): string | undefined {
+  const info = obj.sections.find(s => s.name === '.modinfo');
+  if (!info) return undefined;
+  for (const entry of new TextDecoder().decode(info.data).split('\0')) if (entry.startsWith(`${key}=`)) return entry.slice(key.length + 1);
+  return undefined;
+}
+
+/** the module's name: its .modinfo "name=", else the file's base name without .ko / .o ('-' read as '_') */
+export function moduleName(obj: RelObject, path: string): string {
+  const n0 = modinfo(obj, 'name');
+  if (n0 !== undefined) return n0.slice(0, MODULE_NAME_MAX);
+  const base = path.split(/[\\/]/).pop() ?? path;
+  const n = base.replace(/\.(ko|o)$/, '').replace(/-/g, '_');
+  if (!/^[A-Za-z0-9_]+$/.test(n)) throw new ImageError(path, `cannot name the module after its file '${base}' (use letters, digits, '_' or '-')`);
+  return n.slice(0, MODULE_NAME_MAX);
+}
