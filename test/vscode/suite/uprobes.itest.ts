@@ -6,26 +6,17 @@ import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, workspaceFolder, until, endSession } from './util';
+import { activateExtension, workspaceFolder, until, endSession, trackStops } from './util';
 
 
 suite('uprobes: a gutter breakpoint in a user program', () => {
-  const stops: DebugProtocol.StoppedEvent[] = [];
-  const emitter = new vscode.EventEmitter<void>();
-  let tracker: vscode.Disposable;
+  let t: ReturnType<typeof trackStops>;
+  let stops: DebugProtocol.StoppedEvent[] = [];
+  let changed: vscode.Event<void>;
   let root = '';
-  setup(() => {
-    stops.length = 0;
-    tracker = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
-      createDebugAdapterTracker: () => ({
-        onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => {
-          if (m.type === 'event' && (m as DebugProtocol.Event).event === 'stopped') { stops.push(m as DebugProtocol.StoppedEvent); emitter.fire(); }
-        },
-      }),
-    });
-  });
+  setup(() => { t = trackStops(); stops = t.stops; changed = t.changed; });
   teardown(async () => {
-    tracker.dispose();
+    t.dispose();
     await endSession();
     if (root) rmSync(root, { recursive: true, force: true });
   });
@@ -48,7 +39,7 @@ suite('uprobes: a gutter breakpoint in a user program', () => {
       program: join(repo.fsPath, 'test', 'fixtures', 'kernel', 'bin', 'userinit.elf'), cpus: 2, rootfs: root, exec: ['/bin/uprobed'],
     });
     assert.equal(started, true);
-    await until(emitter.event, () => stops.length > 0, 'the uprobe stop');
+    await until(changed, () => stops.length > 0, 'the uprobe stop');
     assert.equal(stops[0].body.reason, 'breakpoint');
     assert.match(String(stops[0].body.description), /uprobe, uprobed\[\d+\]/);
 

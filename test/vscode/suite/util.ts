@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { KprobeExtensionApi } from '../../../extension/extension';
-import { EXTENSION_ID } from '../../../extension/constants';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { DEBUG_TYPE, EXTENSION_ID } from '../../../extension/constants';
 
 export async function activateExtension(): Promise<{ ext: vscode.Extension<KprobeExtensionApi>; api: KprobeExtensionApi }> {
   const ext = vscode.extensions.getExtension<KprobeExtensionApi>(EXTENSION_ID);
@@ -63,4 +64,21 @@ export async function endSession(): Promise<void> {
   const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
   await vscode.debug.stopDebugging();
   await ended;
+}
+
+/**
+ * The `stopped` events the kprobe adapter sends, collected while the
+ * tracker is registered: `stops` fills up, `changed` fires on each.
+ */
+export function trackStops(): { stops: DebugProtocol.StoppedEvent[]; changed: vscode.Event<void>; dispose(): void } {
+  const stops: DebugProtocol.StoppedEvent[] = [];
+  const emitter = new vscode.EventEmitter<void>();
+  const tracker = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
+    createDebugAdapterTracker: () => ({
+      onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => {
+        if (m.type === 'event' && (m as DebugProtocol.Event).event === 'stopped') { stops.push(m as DebugProtocol.StoppedEvent); emitter.fire(); }
+      },
+    }),
+  });
+  return { stops, changed: emitter.event, dispose: () => { tracker.dispose(); emitter.dispose(); } };
 }

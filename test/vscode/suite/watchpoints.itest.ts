@@ -4,7 +4,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import type { DebugRegNode } from '../../../extension/debugRegTree';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, until, workspaceFolder, endSession } from './util';
+import { activateExtension, until, workspaceFolder, endSession, trackStops } from './util';
 
 /**
  * Break on Value Change in a real VS Code: the data breakpoint goes through
@@ -15,21 +15,12 @@ import { activateExtension, until, workspaceFolder, endSession } from './util';
  * the register held.
  */
 suite('watchpoints: Break on Value Change', () => {
-  const stops: DebugProtocol.StoppedEvent[] = [];
-  const emitter = new vscode.EventEmitter<void>();
-  let tracker: vscode.Disposable;
-  setup(() => {
-    stops.length = 0;
-    tracker = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
-      createDebugAdapterTracker: () => ({
-        onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => {
-          if (m.type === 'event' && (m as DebugProtocol.Event).event === 'stopped') { stops.push(m as DebugProtocol.StoppedEvent); emitter.fire(); }
-        },
-      }),
-    });
-  });
+  let t: ReturnType<typeof trackStops>;
+  let stops: DebugProtocol.StoppedEvent[] = [];
+  let changed: vscode.Event<void>;
+  setup(() => { t = trackStops(); stops = t.stops; changed = t.changed; });
   teardown(async () => {
-    tracker.dispose();
+    t.dispose();
     vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
     await endSession();
   });
@@ -43,7 +34,7 @@ suite('watchpoints: Break on Value Change', () => {
       type: DEBUG_TYPE, request: 'launch', name: 'itest watchpoints', program: '${workspaceFolder}/kernel/build/kernel-x86_64.elf', cpus: 1,
     });
     assert.equal(started, true);
-    await until(emitter.event, () => stops.length > 0, 'the do_fork stop');
+    await until(changed, () => stops.length > 0, 'the do_fork stop');
     vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
     const session = vscode.debug.activeDebugSession as vscode.DebugSession;
     const info = await session.customRequest('dataBreakpointInfo', { name: 'boot_counter' }) as DebugProtocol.DataBreakpointInfoResponse['body'];
@@ -56,7 +47,7 @@ suite('watchpoints: Break on Value Change', () => {
     for (let i = 0; i < 2; i++) {
       const n = stops.length;
       await session.customRequest('continue', { threadId: stops[n - 1].body.threadId });
-      await until(emitter.event, () => stops.length > n && stops[stops.length - 1].body.reason === 'data breakpoint', 'a data breakpoint stop');
+      await until(changed, () => stops.length > n && stops[stops.length - 1].body.reason === 'data breakpoint', 'a data breakpoint stop');
       const d = String(stops[stops.length - 1].body.description);
       const m = /^watchpoint DR0 hit: write to boot_counter \(0x[0-9a-f]+\): (\d+) -> (\d+)$/.exec(d);
       assert.ok(m, d);
