@@ -198,6 +198,8 @@ export interface ProbeStateBody {
   debugRegisters?: DebugRegisterInfo[];
   /** why there are no debug registers on this machine */
   debugRegistersUnavailable?: string;
+  /** the debug registers' raw values per CPU ("DR7", `0x` + 16 hex digits), as the arch reads them */
+  debugRegisterValues?: { cpu: number; name: string; value: string }[];
   /** /sys/kernel/debug/kprobes/enabled */
   enabled: boolean;
   /** sysctl debug.kprobes_optimization */

@@ -506,7 +506,10 @@ export class ProbeBridge {
     if (mods) st.modules = moduleRows(mods, this.mgr.hasKprobes ? this.mgr.engine.listEntries().map(e => e.addr) : []);
     const hw = this.machine.hwbp;
     if (hw.unavailable) st.debugRegistersUnavailable = hw.unavailable;
-    else st.debugRegisters = debugRegisterRows(hw, a => this.machine.kernel.image.symbols.format(a, false));
+    else {
+      st.debugRegisters = debugRegisterRows(hw, a => this.machine.kernel.image.symbols.format(a, false));
+      st.debugRegisterValues = hw.values().map(v => ({ cpu: v.cpu, name: v.name, value: formatAddress(v.value) }));
+    }
     return st;
   }
 

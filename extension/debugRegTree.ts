@@ -52,6 +52,9 @@ export class DebugRegTreeProvider implements vscode.TreeDataProvider<DebugRegNod
       const item = new vscode.TreeItem(`CPU ${node.cpu}`, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `dr-cpu:${node.cpu}`;
       item.description = `${used} of ${node.regs.length} in use`;
+      // the raw registers (DR0-DR3, DR6, DR7 / the enabled pairs and MDSCR_EL1), as the arch reads them
+      const raw = (this.store.state?.debugRegisterValues ?? []).filter(v => v.cpu === node.cpu);
+      if (raw.length) item.tooltip = raw.map(v => `${v.name} = ${v.value}`).join('\n');
       item.contextValue = ItemContext.debugCpu;
       item.iconPath = new vscode.ThemeIcon('circuit-board');
       return item;

@@ -94,8 +94,6 @@ export class HwDebugUnit {
   /** the first access that matched since the last report */
   hitAddr: VAddr = 0;
   hitWrite = false;
-  /** accesses that matched, counted per slot (the debugger's Debug Registers view) */
-  readonly matchCount: number[] = [];
 
   /**
    * The watcher an address space keeps between its CPU's runs: accesses the
@@ -117,7 +115,6 @@ export class HwDebugUnit {
   /** Arm slot `index` with `m`, or disarm it (null). */
   setSlot(index: number, m: HwSlotMatch | null): void {
     this.slots[index] = m === null ? null : { ...m, bit: 1 << index, hi: m.lo + m.len };
-    this.matchCount[index] ??= 0;
     const all = this.slots.filter((s): s is Slot => s !== null);
     this.execSlots = all.filter(s => s.exec);
     this.dataSlots = all.filter(s => !s.exec && (s.read || s.write));
@@ -146,10 +143,7 @@ export class HwDebugUnit {
     const lo = this.exLo, hi = this.exHi, mask = this.exMask;
     let m = 0;
     for (let k = 0; k < lo.length; k++) {
-      if (pc >= lo[k] && pc < hi[k] && (mask[k] < 0 || (mask[k] >> (pc - lo[k])) & 1)) {
-        m |= this.exBit[k];
-        this.matchCount[31 - Math.clz32(this.exBit[k])]++;
-      }
+      if (pc >= lo[k] && pc < hi[k] && (mask[k] < 0 || (mask[k] >> (pc - lo[k])) & 1)) m |= this.exBit[k];
     }
     return m;
   }
@@ -169,7 +163,6 @@ export class HwDebugUnit {
         if (!any) continue;
       }
       m |= s.bit;
-      this.matchCount[31 - Math.clz32(s.bit)]++;
     }
     return m;
   }

@@ -106,14 +106,6 @@ export class HwBreakpoints {
     return this.arch ? undefined : `${this.kernel.arch.name}: no debug registers are emulated on this architecture's CPU`;
   }
 
-  /** the arch's register name ("DR2", "DBGWVR1_EL1") */
-  registerName(pool: HwBpPool, index: number): string {
-    return this.arch ? this.arch.registerName(pool, index) : `#${index}`;
-  }
-
-  /** registers per pool ({data: 4, exec: 'shared'} on x86) */
-  get pools(): HwDebugArchHooks['pools'] | undefined { return this.arch?.pools; }
-
   private get cpus(): Cpu[] { return this.kernel.cpus.filter(c => c.id >= 0); }
 
   /**
@@ -123,8 +115,7 @@ export class HwBreakpoints {
    */
   register(owner: HwBpOwner, req: HwBpRequest, cb: HwBpCallbacks): HwBp | HwBpRefusal {
     const bad = this.validate(req);
-    if (bad) return bad;
-    if (!this.arch || !this.alloc) return { errno: -Errno.ENODEV, reason: this.unavailable ?? 'no debug registers' };
+    if (bad || !this.arch || !this.alloc) return bad as HwBpRefusal; // validate refuses (-ENODEV) where there are no registers
     const bp = new HwBp(owner, req, this.alloc.poolOf({ req }), cb);
     const got = this.alloc.reserve(bp);
     if (got.index < 0) {
@@ -163,11 +154,6 @@ export class HwBreakpoints {
   /** every registration, in registration order */
   list(): HwBp[] { return [...this.bps]; }
 
-  /** the registration holding (or waiting for) register `index` of `pool` whose number was returned to a user */
-  byRegister(pool: HwBpPool, index: number, owner: HwBpOwner): HwBp | undefined {
-    return this.list().find(b => b.pool === pool && b.index === index && b.owner === owner);
-  }
-
   /** the registers of each CPU for the views: their holders (active last) and raw values */
   registers(): { cpu: number; pool: HwBpPool; index: number; name: string; holders: readonly HwBp[] }[] {
     const out: { cpu: number; pool: HwBpPool; index: number; name: string; holders: readonly HwBp[] }[] = [];
@@ -180,8 +166,10 @@ export class HwBreakpoints {
     return out;
   }
 
-  /** the raw register values of a CPU ("DR7" = 0x...) */
-  snapshot(cpu: Cpu): { name: string; value: bigint }[] { return this.arch?.snapshot(cpu) ?? []; }
+  /** the raw register values of every CPU ("DR7" = 0x...), for the Debug Registers view */
+  values(): { cpu: number; name: string; value: bigint }[] {
+    return this.cpus.flatMap(cpu => (this.arch?.snapshot(cpu) ?? []).map(r => ({ cpu: cpu.id, ...r })));
+  }
 
   private suspend(bp: HwBp): void {
     bp.active = false;

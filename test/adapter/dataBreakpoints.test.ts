@@ -49,6 +49,10 @@ describe('adapter: data breakpoints and hardware breakpoints', () => {
     assert.equal(dr0?.holder?.where, 'boot_counter+0x0');
     assert.ok((dr0?.holder?.hits ?? 0) >= 2);
     assert.equal(st.debugRegisters?.filter(r => r.holder).length, st.debugRegisters!.length / 4, 'one register per CPU');
+    // the raw registers: DR0 holds boot_counter's address, DR7 enables it (G0, write, 8 bytes)
+    const raw = (n: string): string | undefined => st.debugRegisterValues?.find(v => v.cpu === 0 && v.name === n)?.value;
+    assert.equal(raw('DR0'), dr0?.holder?.addr);
+    assert.equal(BigInt(raw('DR7') ?? '0') & 0xf0003n, 0x90002n); // R/W 01, LEN 10
     // the Kprobes view's row: its own kind, the register it holds
     const row = st.kprobes.find(k => k.kind === 'watch');
     assert.ok(row?.registered);
