@@ -16,6 +16,7 @@
  * instruction interleaving and the same console transcript, whatever slice
  * budgets the caller uses.
  */
+import type { TranslateMode } from './jit';
 import { ArchOps, Cpu } from './arch/types';
 import { archForElfMachine, hwDebugArchFor, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
 import { HwBreakpoints, Kwatches } from './hwbp';
@@ -61,6 +62,12 @@ export interface MachineOptions {
   initramfs?: readonly string[];
   /** user programs a kernel image starts with the user_init hypercall ("/bin/prog args", from the machine's filesystem) */
   exec?: readonly string[];
+  /**
+   * the block translator: 'on' (default), 'off' (the interpreter alone,
+   * kprobe-run --no-translate) or 'lockstep' (checked against the
+   * interpreter at every exit); true/false for on/off
+   */
+  translate?: TranslateMode | boolean;
   /** seed of the user processes' randomness (getrandom, AT_RANDOM); default 0, the same bytes on every run */
   randomSeed?: bigint;
 }
@@ -152,7 +159,10 @@ export class Machine {
     this.arch = opts.arch ?? archForImage(image);
     this.quantum = machineOption('quantum', opts.quantum);
     this.maxInstructions = machineOption('maxInstructions', opts.maxInstructions);
-    this.kernel = new Kernel(this.arch, image, { cpus: machineOption('cpus', opts.cpus), quantum: this.quantum }, !user);
+    this.kernel = new Kernel(this.arch, image, {
+      cpus: machineOption('cpus', opts.cpus), quantum: this.quantum,
+      translate: opts.translate === true ? 'on' : opts.translate === false ? 'off' : opts.translate,
+    }, !user);
     this.cpus = this.kernel.cpus;
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;

@@ -303,6 +303,8 @@ export interface SignalFrameOps {
 
 /** The implementation part of a port: the info plus the CPU, decoder and thread set-up. */
 export interface ArchOps extends ArchInfo {
+  /** the block translator's front end (emulator/jit/ir.ts FrontEnd); absent: the interpreter alone */
+  readonly jit?: import('../jit/ir').FrontEnd<never, never>;
   createCpu(id: number, mem: Memory): Cpu;
   /** Decode the instruction at addr from memory (execute permission not required). */
   decode(mem: Memory, addr: bigint): DecodedInsn | null;

@@ -21,6 +21,10 @@ export interface CachedInsn {
   readonly len: number;
   /** VAddr of the next instruction */
   readonly next: VAddr;
+  /** the translator's count of arrivals here by a jump (tiering; emulator/jit/translator.ts) */
+  hot: number;
+  /** the translated block that starts here (emulator/jit), or null */
+  jit: object | null;
 }
 
 /** Decode the instruction at ip (fetch permission checked), or null when undecodable. Throws MemoryFault. */
@@ -75,6 +79,12 @@ export class DecodeCache<I extends CachedInsn> {
     if (insn === null) throw FAULT_UD;
     page[off] = insn;
     return insn;
+  }
+
+  /** The decoded instruction at ip if it is cached (never decodes). */
+  peek(ip: VAddr): I | undefined {
+    const p = this.pages.get(Math.floor(ip / PAGE));
+    return p === undefined ? undefined : p[ip - Math.floor(ip / PAGE) * PAGE];
   }
 
   /** Drop instructions overlapping [addr, addr+len). */

@@ -32,10 +32,21 @@ import { HwBreakpointFault, HwDebugUnit, HwExecFault } from './hwDebug';
 /** the stop an 'after' data watch hit requests (the run ends after the instruction; hwDebug.ts) */
 export const STOP_HW_BREAKPOINT = new GuestStop('hwBreakpoint');
 
+/** What the run loop needs of the block translator (emulator/jit/translator.ts). */
+export interface JitRunner<C, I> {
+  /** run translated code from insn: instructions retired (pc and state exact), or -1 when it cannot be translated */
+  enter(cpu: InterpCpu<C, I & RunnableInsn<C>>, cache: DecodeCache<I & RunnableInsn<C>>, insn: I, budget: number): number;
+  /** the instruction a helper ran last, and the exception it threw (null when none) */
+  helperState(cpu: object): { insn: CachedInsn | null; error: unknown };
+}
+
 /** A cached instruction with its executor (bound at decode time). */
 export interface RunnableInsn<C> extends CachedInsn {
   exec(cpu: C, insn: RunnableInsn<C>): void;
 }
+
+/** arrivals by a jump at an instruction before the translator builds its block (a fixed number: determinism) */
+export const JIT_HOT_ARRIVALS = 32;
 
 export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   /** program counter (VAddr) */
@@ -75,6 +86,11 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   resumeFlag = false;
   /** runs in progress (nested runs inside an instruction count) */
   private depth = 0;
+  /**
+   * The block translator (emulator/jit/translator.ts), or null: the
+   * interpreter alone (kprobe-run --no-translate, launch "translate": false).
+   */
+  jit: JitRunner<C, I> | null = null;
 
   constructor(readonly id: number, public mem: Memory, private readonly caches: DecodeCaches<I>, private readonly archName: string,
     /** data watch timing: 'after' (x86 trap) or 'before' (arm64 fault) */
@@ -129,6 +145,11 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
     this.limit = -1;
   }
 
+  /** Translated code must return to the run loop after this instruction (a helper's instruction stopped the run, set TF, armed a debug register). */
+  jitMustExit(): boolean {
+    return this.limit < 0 || this.stepTrap || this.hw.execArmed || this.mem.watcher !== null;
+  }
+
   /** End the current run after the current instruction, with no trap (the instruction retires). */
   endRun(): void {
     this.limit = -1;
@@ -173,6 +194,9 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
     let res: RunResult;
     // inline decode-cache lookup: the page array of the last hit (entries are cleared in place on invalidation)
     let page = cache.lastPage, base = cache.lastBase;
+    const jit = this.jit;
+    // the address the previous instruction fell through to: arriving anywhere else is a jump (tiering counts those)
+    let expect: VAddr = NaN;
     try {
       // the limit field doubles as the stop flag: stop() sets it to -1
       while (this.instret < this.limit) {
@@ -181,6 +205,19 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
         let i: I | undefined;
         if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
         else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
+        if (ip !== expect && jit !== null && (insn.jit !== null || ++insn.hot >= JIT_HOT_ARRIVALS)
+          && !this.stepTrap && !hw.execArmed && mem.watcher === null) {
+          const n = jit.enter(this, cache, insn, this.limit - this.instret);
+          if (n >= 0) {
+            // translated code ran n instructions (instret and pc updated); the interpreter takes the next one
+            const h = jit.helperState(this);
+            if (h.error !== null) { ip = this.pc; insn = h.insn as I; throw h.error; }
+            if (this.pending !== null && h.insn !== null) ip = h.insn.addr;
+            expect = this.pc;
+            continue;
+          }
+        }
+        expect = insn.next;
         if (hw.execArmed) {
           if (this.resumeFlag) this.resumeFlag = false;
           else {

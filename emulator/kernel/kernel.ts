@@ -17,6 +17,7 @@
  * without any permission. Returning from a thread function fetches there;
  * the kernel recognises that exec fault as "thread returned" (exit code 0).
  */
+import { FrontEnd, TranslateMode, Translator, defaultTranslateMode, translatorFor } from '../jit';
 import { SysctlTable } from './sysctl';
 import { machineOption } from '../machineOptions';
 import { ArchOps, Cpu, Trap } from '../arch/types';
@@ -48,6 +49,8 @@ export const DEFAULT_THREAD_COMM = 'kthread';
 export interface KernelOptions {
   cpus: number;
   quantum: number;
+  /** the block translator's mode (emulator/jit/index.ts); default: the process default (on) */
+  translate?: TranslateMode;
 }
 
 /** Handles traps raised in user mode (installed by the user-process support). */
@@ -103,6 +106,8 @@ export class Kernel implements KernelApi {
   private readonly returnPage: VAddr;
   private nextStackSlot = 0;
   private readonly scratch: Cpu;
+  /** the block translator the CPUs use (null: the interpreter alone) */
+  readonly translator: Translator<unknown, never> | null;
   private readonly warnedHypercalls = new Set<number>();
   private exTable: Map<VAddr, bigint> | null = null;
   private blacklistRanges: { start: bigint; end: bigint; name: string }[] | null = null;
@@ -120,6 +125,8 @@ export class Kernel implements KernelApi {
     this.execEnd = exec + this.layout.execAreaSize;
     this.cpus = [];
     for (let i = 0; i < opts.cpus; i++) this.cpus.push(arch.createCpu(i, this.mem));
+    this.translator = translatorFor(arch.name, arch.jit as FrontEnd<unknown, never> | undefined, opts.translate ?? defaultTranslateMode());
+    for (const c of this.cpus) (c as unknown as { jit: unknown }).jit = this.translator;
     this.scratch = arch.createCpu(-1, this.mem);
     this.clock = new VirtualClock(opts.cpus, opts.quantum);
     this.sched = new Scheduler(this.cpus);

@@ -20,6 +20,7 @@
  */
 import type { VAddr } from './address';
 import type { Memory, Region } from './memory';
+import { guestBytes } from './guestRam';
 
 export const PAGE_SIZE = 4096;
 /** Permission bit of an executable mapping (the value of memory.ts's PERM_X; restated to avoid an import cycle). */
@@ -60,7 +61,7 @@ export class Backing {
 
   /** Zero-filled anonymous memory of `size` bytes, or the given bytes (not copied). */
   static anonymous(sizeOrBytes: number | Uint8Array): Backing {
-    const bytes = typeof sizeOrBytes === 'number' ? new Uint8Array(checkedSize(sizeOrBytes, 'anonymous memory')) : sizeOrBytes;
+    const bytes = typeof sizeOrBytes === 'number' ? guestBytes(checkedSize(sizeOrBytes, 'anonymous memory')) : sizeOrBytes;
     return new Backing({ kind: 'anonymous' }, bytes, 0n);
   }
 
@@ -139,6 +140,7 @@ export class Backing {
         const o = ws[j];
         code = (o.perms & X) !== 0 && o.offset < r.offset + r.size && r.offset < o.offset + o.size;
       }
+      if (r.codeMapped !== code) for (const m of r.spaces) m.tlbGeneration++;
       r.codeMapped = code;
     }
   }

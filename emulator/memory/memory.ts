@@ -29,6 +29,7 @@ import { VAddr, fromVAddr, hex } from './address';
 import { Alias, Backing, ByteIdentity, PAGE_SIZE } from './backing';
 import type { WriteObserver, WriteSource } from './writeSource';
 import { HARDWARE_VISIBLE } from './writeSource';
+import { guestBytes } from './guestRam';
 
 /** What sees a CPU's data accesses while it runs on this address space (its debug registers' match unit, cpu/hwDebug.ts). */
 export interface AccessWatcher {
@@ -88,7 +89,7 @@ export class Region {
       this.backing = backing;
       this.bytes = backing.bytes.subarray(offset, offset + size);
     } else {
-      this.bytes = backing ?? new Uint8Array(device ? 0 : size);
+      this.bytes = backing ?? (device ? new Uint8Array(0) : guestBytes(size));
       this.backing = Backing.anonymous(this.bytes);
     }
     this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
@@ -143,6 +144,13 @@ export class Memory {
    */
   watcher: AccessWatcher | null = null;
 
+  /**
+   * Bumped whenever what an address means may have changed (a mapping
+   * added or removed, permissions, a write observer, the executable status
+   * of bytes): translated code's TLBs (emulator/jit) are flushed on change.
+   */
+  tlbGeneration = 0;
+
   /** write observers; `observed` is true while there is at least one (the stores' only extra test) */
   private writeObservers: WriteObserver[] = [];
   private observed = false;
@@ -182,6 +190,7 @@ export class Memory {
     const before = this.regions.length;
     this.regions = this.regions.filter(x => x !== r);
     this.lastR = this.lastW = this.lastX = NO_REGION;
+    this.tlbGeneration++;
     if (this.regions.length === before) return;
     const i = r.spaces.indexOf(this);
     if (i >= 0) r.spaces.splice(i, 1);
@@ -200,6 +209,7 @@ export class Memory {
   private insert(r: Region): Region {
     this.regions.push(r);
     this.regions.sort((a, b) => a.base - b.base);
+    this.tlbGeneration++;
     r.spaces.push(this);
     r.backing.attach(r);
     return r;
@@ -232,7 +242,10 @@ export class Memory {
   }
 
   /** Invalidate the one-entry TLBs (call after changing userMode or perms). */
-  flushTlb(): void { this.lastR = this.lastW = this.lastX = NO_REGION; }
+  flushTlb(): void { this.lastR = this.lastW = this.lastX = NO_REGION; this.tlbGeneration++; }
+
+  /** true while some write observer watches this space (translated stores then take the slow path) */
+  get isObserved(): boolean { return this.observed; }
 
   // ---- data reads -------------------------------------------------------
   read8(a: VAddr): number {
@@ -437,10 +450,12 @@ export class Memory {
   addWriteObserver(o: WriteObserver): () => void {
     this.writeObservers.push(o);
     this.observed = true;
+    this.tlbGeneration++;
     return () => {
       const i = this.writeObservers.indexOf(o);
       if (i >= 0) this.writeObservers.splice(i, 1);
       this.observed = this.writeObservers.length > 0;
+      this.tlbGeneration++;
     };
   }
 

@@ -11,6 +11,7 @@
  */
 import { Memory, PERM_R, PERM_U, PERM_X, Region } from '../memory/memory';
 import { PAGE_SIZE } from '../memory/backing';
+import { guestBytes } from '../memory/guestRam';
 import { fromVAddr, mustVAddr } from '../memory/address';
 import { textPoke } from '../memory/textPoke';
 
@@ -61,7 +62,7 @@ export class XolArea {
 export function addXolArea(mm: Memory, place: () => number | null, swbp: Uint8Array, slotBytes: number): XolArea | null {
   const base = place();
   if (base === null) return null;
-  const bytes = new Uint8Array(PAGE_SIZE);
+  const bytes = guestBytes(PAGE_SIZE);
   bytes.set(swbp, 0);
   const r = mm.map(base, PAGE_SIZE, PERM_R | PERM_X | PERM_U, XOL_AREA_NAME, undefined, bytes);
   return new XolArea(r, slotBytes);

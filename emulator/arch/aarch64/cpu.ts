@@ -19,6 +19,7 @@
 import { Cpu, CpuContext, RunResult } from '../types';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, fromVAddr } from '../../memory/address';
+import { guestRegisterFile } from '../../memory/guestRam';
 import { InterpCpu } from '../../cpu/interp';
 import { DecodeCaches } from '../../cpu/decodeCache';
 import { GuestFault } from '../../cpu/faults';
@@ -40,8 +41,10 @@ export interface A64Context extends CpuContext {
 const A64_DECODE_CACHES = new DecodeCaches<A64Insn>(decodeAt, 4);
 
 export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
-  readonly lo = new Int32Array(NSLOTS);
-  readonly hi = new Int32Array(NSLOTS);
+  private readonly regFile = guestRegisterFile(NSLOTS);
+  /** general registers' low and high halves (in the arena: translated code reads them, emulator/jit) */
+  readonly lo: Int32Array = this.regFile.lo;
+  readonly hi: Int32Array = this.regFile.hi;
   /** high-half return slot */
   th = 0;
   nf = 0; zf = 0; cf = 0; vf = 0;

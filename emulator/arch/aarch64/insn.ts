@@ -30,6 +30,9 @@ export class A64Insn {
   addr = 0;
   readonly len = 4;
   next = 0;
+  /** the translator's tiering count and block (cpu/decodeCache.ts CachedInsn) */
+  hot = 0;
+  jit: object | null = null;
   word = 0;
   /** 1: 64-bit operation (sf), 0: 32-bit */
   sf = 0;

@@ -8,6 +8,7 @@
 import type { Cpu, CpuContext, RunResult } from '../types';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { VAddr, fromVAddr, hex } from '../../memory/address';
+import { guestRegisterFile } from '../../memory/guestRam';
 import { DecodeCaches } from '../../cpu/decodeCache';
 import { InterpCpu } from '../../cpu/interp';
 import { GuestFault } from '../../cpu/faults';
@@ -35,8 +36,10 @@ export interface RvCsrs {
 const RV_DECODE_CACHES = new DecodeCaches<RvInsn>(decodeAt, 4);
 
 export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
-  readonly lo = new Int32Array(33);
-  readonly hi = new Int32Array(33);
+  private readonly regFile = guestRegisterFile(33);
+  /** general registers' low and high halves (in the arena: translated code reads them, emulator/jit) */
+  readonly lo: Int32Array = this.regFile.lo;
+  readonly hi: Int32Array = this.regFile.hi;
   csrs: RvCsrs = { sstatus: SSTATUS_UXL64, sie: 0n, stvec: 0n, scounteren: 0n, sscratch: 0n, sepc: 0n, scause: 0n, stval: 0n, sip: 0n, satp: 0n };
   origA0 = 0n;
   /** f0..f31 as raw bits (F/D; single-precision values NaN-boxed) */

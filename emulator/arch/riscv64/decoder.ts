@@ -42,6 +42,7 @@ export function decodeWord(word: number, raw: number, len: 2 | 4, addr: VAddr): 
     imm: immediate(row.fmt, word),
     csr: (word >>> 20) & 0xfff,
     exec: row.exec,
+    hot: 0, jit: null,
   };
 }
 

@@ -17,6 +17,7 @@
 import { Cpu, CpuContext, Trap } from '../types';
 import { Memory } from '../../memory/memory';
 import { VAddr, fromVAddr, hex, toVAddr } from '../../memory/address';
+import { guestRegisterFile } from '../../memory/guestRam';
 import { DecodeCaches } from '../../cpu/decodeCache';
 import { LazyFlags, ARITH_MASK, TF, DF } from './flags';
 import { Insn } from './insn';
@@ -68,8 +69,10 @@ export const MXCSR_DEFAULT = 0x1f80;
 const X86_DECODE_CACHES = new DecodeCaches<Insn>((mem, ip) => decodeInsn(k => mem.fetch8(ip + k), ip), MAX_INSN_LEN);
 
 export class X86Cpu extends LazyFlags implements Cpu {
-  readonly lo = new Int32Array(16);
-  readonly hi = new Int32Array(16);
+  private readonly regFile = guestRegisterFile(16);
+  /** general registers' low and high halves (in the arena: translated code reads them, emulator/jit) */
+  readonly lo: Int32Array = this.regFile.lo;
+  readonly hi: Int32Array = this.regFile.hi;
   /** high-half return slot */
   th = 0;
   df = false;

@@ -147,6 +147,9 @@ export class Insn {
   prefixes: number[] = [];
   /** where each field lies in `bytes` (the kernel's insn_get_* offsets) */
   layout: InsnLayout = NO_LAYOUT;
+  /** the translator's tiering count and block (cpu/decodeCache.ts CachedInsn) */
+  hot = 0;
+  jit: object | null = null;
 
   constructor(def: OpDef, exec: ExecFn, bytes: Uint8Array) {
     this.def = def;

@@ -17,6 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Backing, PAGE_SIZE } from '../../memory/backing';
+import { guestBytes } from '../../memory/guestRam';
 import { Errno } from '../abi';
 
 export const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000, S_IFLNK = 0o120000, S_IFCHR = 0o020000, S_IFIFO = 0o010000;
@@ -77,11 +78,11 @@ export class Inode {
     if (this.bytes) return;
     if (this.hostPath !== undefined) {
       const b = readFileSync(this.hostPath);
-      this.bytes = new Uint8Array(roundPage(b.length));
+      this.bytes = guestBytes(roundPage(b.length));
       this.bytes.set(b);
       this.size = b.length;
     } else {
-      this.bytes = new Uint8Array(roundPage(this.size));
+      this.bytes = guestBytes(roundPage(this.size));
     }
   }
 
@@ -98,7 +99,7 @@ export class Inode {
     const end = pos + src.length;
     if (end > this.bytes!.length) {
       // a bigger page frame set: mappings made before keep the old pages (documented limit)
-      const grown = new Uint8Array(roundPage(Math.max(end, this.bytes!.length * 2)));
+      const grown = guestBytes(roundPage(Math.max(end, this.bytes!.length * 2)));
       grown.set(this.bytes!.subarray(0, this.size));
       this.bytes = grown;
       this.cache = null;
@@ -112,7 +113,7 @@ export class Inode {
   truncate(len: number, nowNs: bigint): void {
     this.load();
     if (len > this.bytes!.length) {
-      const grown = new Uint8Array(roundPage(len));
+      const grown = guestBytes(roundPage(len));
       grown.set(this.bytes!.subarray(0, this.size));
       this.bytes = grown;
       this.cache = null;

@@ -25,6 +25,7 @@ import { parseElf } from '../../elf/elfFile';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
 import type { Backing } from '../../memory/backing';
+import { guestBytes, guestCopy } from '../../memory/guestRam';
 import type { Cpu, SyscallName } from '../../arch/types';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
@@ -196,7 +197,7 @@ export class UserProcess {
     if (!code) return 0n;
     const base = this.placeMapping(0, PAGE_SIZE, false);
     if (base === null) return 0n;
-    this.mm.map(base, PAGE_SIZE, PERM_R | PERM_X | PERM_U, '[sigpage]', undefined, Uint8Array.from({ length: PAGE_SIZE }, (_, i) => code[i] ?? 0));
+    this.mm.map(base, PAGE_SIZE, PERM_R | PERM_X | PERM_U, '[sigpage]', undefined, guestCopy(code, PAGE_SIZE));
     this.trampoline = fromVAddr(base);
     return this.trampoline;
   }
@@ -209,7 +210,7 @@ export class UserProcess {
     if (newEnd !== curEnd) {
       const size = newEnd - this.brkStart;
       if (size > 0 && this.collides(this.brkStart, size, this.heap)) return this.brk;
-      const backing = new Uint8Array(size);
+      const backing = guestBytes(size);
       if (this.heap) {
         backing.set(this.heap.bytes.subarray(0, Math.min(size, this.heap.size)));
         this.mm.unmap(this.heap);
@@ -281,7 +282,7 @@ export class UserProcess {
     // at least double, and 64 KiB below the fault
     const base = Math.max(limit, Math.min(Math.floor(addr / PAGE_SIZE) * PAGE_SIZE - 64 * 1024, st.end - 2 * st.size));
     if (this.collides(base, st.base - base, null)) return false;
-    const bytes = new Uint8Array(st.end - base);
+    const bytes = guestBytes(st.end - base);
     bytes.set(st.bytes, st.base - base);
     this.mm.unmap(st);
     this.mm.map(base, st.end - base, st.perms, '[stack]', undefined, bytes);
@@ -444,10 +445,10 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
     else if (r.name === '[stack]' && sp > r.base && sp <= r.end) {
       // the live part of the stack: from a page below sp (the red zone and more) to the top; below it is dead
       const from = Math.max(r.base, Math.floor(sp / PAGE_SIZE) * PAGE_SIZE - PAGE_SIZE) - r.base;
-      const bytes = new Uint8Array(r.size);
+      const bytes = guestBytes(r.size);
       bytes.set(r.bytes.subarray(from), from);
       copy = mm.map(r.base, r.size, r.perms, r.name, undefined, bytes);
-    } else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, r.bytes.slice());
+    } else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, guestCopy(r.bytes));
     if (parent.shared.has(r)) shared.add(copy);
     if (r === parent.heap) heap = copy;
   }

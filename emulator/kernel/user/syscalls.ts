@@ -18,6 +18,7 @@
 import { regIndex } from '../../arch/types';
 import { PERM_R, PERM_W, PERM_X } from '../../memory/memory';
 import { fromVAddr, toVAddr } from '../../memory/address';
+import { guestBytes } from '../../memory/guestRam';
 import { NO_RESULT } from '../hypercalls';
 import { UserProcess } from './process';
 import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './results';
@@ -268,7 +269,7 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
     c.proc.shared.add(r);
   } else {
     // private (or past the file's pages): the bytes copied; past the end of the file reads zero
-    const bytes = new Uint8Array(size);
+    const bytes = guestBytes(size);
     const data = inode.data();
     if (o < data.length) bytes.set(data.subarray(o, Math.min(data.length, o + size)));
     const r = c.proc.mm.map(base, size, perms | 8, name, undefined, bytes);

@@ -1,0 +1,474 @@
+/**
+ * The block translator's run time: tiering, the code cache, invalidation,
+ * the per-CPU TLB and the helpers translated code calls.
+ *
+ * Tiering: the interpreter's run loop counts arrivals at an instruction by
+ * a jump (the first instruction of a run, a taken branch, an exit from
+ * translated code); at JIT_HOT arrivals (a fixed number: the same run
+ * translates at the same point every time) the translator builds the
+ * block there and re-translates that guest page's module with every block
+ * of the page found hot so far (many blocks per module, chained inside it).
+ *
+ * Invalidation: any write to executable bytes (a store through an alias,
+ * textPoke of int3 / jmp rel32 / brk / ebreak, the loader, a module's
+ * unload, a uprobe) reaches the decode cache's code-write listener, which
+ * drops the overlapping decoded instructions; the translator's listener
+ * drops the modules of every page those bytes touch. Translated stores
+ * never write a page that is executable somewhere (the TLB refuses it):
+ * such a store leaves translated code before the instruction and the
+ * interpreter does it, so a store into the running block takes effect
+ * before the next instruction.
+ *
+ * Exactness: translated code retires whole instructions and stops only at
+ * instruction boundaries with the interpreter's state (the count of
+ * instructions retired, the pc, the registers, the lazy flags); a block is
+ * entered only when the budget left covers it. Pages run in the
+ * interpreter while the CPU single-steps, has an execute breakpoint armed,
+ * or a data watch (the run loop does not enter translated code then).
+ *
+ * The code cache holds at most CODE_CACHE_BYTES of WebAssembly (a stated
+ * ceiling; the engine's machine code for it is a small multiple of it):
+ * when a new module would pass it, every module is dropped and translation
+ * starts again.
+ */
+import { compileBlocks, BackendBlock, EXIT_FAULT, EXIT_HELPER, ST_PC, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
+import { FrontEnd, IrBuilder } from './ir';
+import type { DecodeCache } from '../cpu/decodeCache';
+import type { InterpCpu, RunnableInsn } from '../cpu/interp';
+import { Memory, PERM_R, PERM_U, PERM_W } from '../memory/memory';
+import { VAddr, vaddrFromHalves } from '../memory/address';
+import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
+
+/** arrivals at an instruction before its block is translated */
+// tiering threshold: JIT_HOT_ARRIVALS in cpu/interp.ts
+/** instructions per block at most */
+export const MAX_BLOCK_INSNS = 64;
+/** blocks per module (one guest page) at most */
+const MAX_UNIT_BLOCKS = 128;
+/** code-cache ceiling: bytes of WebAssembly */
+export const CODE_CACHE_BYTES = 32 * 1024 * 1024;
+const PAGE = 4096;
+
+/** What the translator keeps on a decoded instruction that starts a translated block. */
+export interface JitEntry { readonly unit: Unit; readonly index: number }
+
+/** A decoded instruction as the translator sees it (every arch's decoded instructions have these fields). */
+export type JitInsn<C> = RunnableInsn<C>;
+
+type AnyCpu = InterpCpu<unknown, RunnableInsn<unknown>> & { lo: Int32Array; hi: Int32Array };
+
+/** One translated guest page: its module, its blocks' entry instructions, the instructions its helpers run. */
+export class Unit {
+  run: (st: number, rf: number, entry: number, budget: number) => number = () => 0;
+  entries: RunnableInsn<unknown>[] = [];
+  helpers: RunnableInsn<unknown>[] = [];
+  /** pages whose bytes the blocks cover (a block's last instruction may cross into the next page) */
+  pages: number[] = [];
+  bytes = 0;
+  dead = false;
+  /** the translator's weak reference to this unit (code-cache accounting) */
+  ref: WeakRef<Unit> | null = null;
+  readonly space: WeakRef<CodeSpace>;
+  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); }
+}
+
+/** The translations of one decode cache (one address space and privilege mode). */
+class CodeSpace {
+  readonly units = new Map<number, Unit>();
+  /** page key -> units covering it (their own page and the one before when a block crosses) */
+  readonly byPage = new Map<number, Set<Unit>>();
+  /** re-translations per page (bounded) */
+  readonly rebuilds = new Map<number, number>();
+  constructor(readonly cache: DecodeCache<RunnableInsn<unknown>>) {}
+}
+
+/** Per-CPU translator state: its block in the arena (exit, scratch, TLB) and what its TLB was filled for. */
+class CpuJit {
+  tlbMem: Memory | null = null;
+  tlbUser = false;
+  tlbGen = -1;
+  /** instret when the current entry started (helpers keep the CPU's count exact) */
+  base = 0;
+  lastHelper: RunnableInsn<unknown> | null = null;
+  error: unknown = null;
+  constructor(readonly st: number, readonly bytes: Uint8Array) {}
+}
+
+export interface TranslatorStats {
+  translations: number; modules: number; codeBytes: number; invalidations: number; flushes: number;
+  entries: number; translatedInsns: number; compileMs: number;
+}
+
+export class Translator<C, I extends RunnableInsn<C>> {
+  private readonly spaces = new WeakMap<object, CodeSpace>();
+  /** CPUs by the arena offset of their state (weak: a finished machine's CPUs go away) */
+  private readonly cpus = new Map<number, WeakRef<AnyCpu>>();
+  private readonly cpuState = new WeakMap<object, CpuJit>();
+  /** every unit not yet dropped (weak: units of a finished machine's address spaces go with them) */
+  private readonly live = new Set<WeakRef<Unit>>();
+  private readonly unitGone = new FinalizationRegistry<{ ref: WeakRef<Unit>; bytes: number }>(h => { if (this.live.delete(h.ref)) this.codeBytes -= h.bytes; });
+  private codeBytes = 0;
+  private readonly view: DataView;
+  readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0 };
+  /** lockstep: compare with the interpreter at every exit (set by the machine) */
+  lockstep = false;
+  /** the unit being run (a helper's code write may kill it) */
+  private running: Unit | null = null;
+  /** old bytes of every store of the current entry (lockstep) */
+  storeLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] | null = null;
+
+  constructor(readonly fe: FrontEnd<C, I>, readonly arch: string) {
+    const buf = guestBuffer();
+    if (buf === null) throw new Error('translator: no guest arena (WebAssembly memory could not be reserved)');
+    this.view = new DataView(buf);
+  }
+
+  /** true when translation can work in this process (the guest arena exists) */
+  static available(): boolean { return guestMemory() !== null; }
+
+  private state(cpu: AnyCpu): CpuJit {
+    let s = this.cpuState.get(cpu);
+    if (s === undefined) {
+      const bytes = guestBytes(STATE_BYTES);
+      const st = arenaOffset(bytes);
+      if (st < 0 || arenaOffset(cpu.lo) < 0 || arenaOffset(cpu.hi) !== arenaOffset(cpu.lo) + 4 * this.fe.slots) {
+        throw new Error('translator: CPU state is not in the guest arena');
+      }
+      s = new CpuJit(st, bytes);
+      this.cpuState.set(cpu, s);
+      this.cpus.set(st, new WeakRef(cpu));
+      this.flushTlb(s);
+    }
+    return s;
+  }
+
+  private space(cache: DecodeCache<RunnableInsn<unknown>>, mem: Memory): CodeSpace {
+    let sp = this.spaces.get(cache);
+    if (sp === undefined) {
+      const made = new CodeSpace(cache);
+      sp = made;
+      this.spaces.set(cache, made);
+      mem.codeWriteListeners.push((a, len) => this.invalidate(made, a, len));
+    }
+    return sp;
+  }
+
+  private flushTlb(s: CpuJit): void {
+    const v = this.view;
+    for (let i = 0; i < TLB_ENTRIES; i++) {
+      v.setInt32(s.st + TLB_READ + i * 16, -1, true); v.setInt32(s.st + TLB_READ + i * 16 + 4, 0x7fffffff, true);
+      v.setInt32(s.st + TLB_WRITE + i * 16, -1, true); v.setInt32(s.st + TLB_WRITE + i * 16 + 4, 0x7fffffff, true);
+    }
+  }
+
+  // ---------------------------------------------------------------- invalidation
+  private invalidate(sp: CodeSpace, addr: VAddr, len: number): void {
+    const k0 = Math.floor((addr - 16) / PAGE), k1 = Math.floor((addr + len - 1) / PAGE);
+    for (let k = k0; k <= k1; k++) {
+      const us = sp.byPage.get(k);
+      if (us === undefined) continue;
+      for (const u of [...us]) this.drop(u);
+    }
+  }
+
+  private drop(u: Unit): void {
+    if (u.dead) return;
+    u.dead = true;
+    this.stats.invalidations++;
+    for (const e of u.entries) { const j = e as unknown as { jit: JitEntry | null; hot: number }; if (j.jit?.unit === u) { j.jit = null; j.hot = 0; } }
+    const sp = u.space.deref();
+    if (sp !== undefined) {
+      if (sp.units.get(u.key) === u) sp.units.delete(u.key);
+      for (const p of u.pages) sp.byPage.get(p)?.delete(u);
+    }
+    if (u.ref !== null && this.live.delete(u.ref)) this.codeBytes -= u.bytes;
+  }
+
+  /** Drop every translation (code cache full, or a caller's request). */
+  flushAll(): void {
+    for (const r of [...this.live]) { const u = r.deref(); if (u !== undefined) this.drop(u); else this.live.delete(r); }
+    this.stats.flushes++;
+  }
+
+  // ---------------------------------------------------------------- translation
+  /** Translate the block at `insn` (and the page's other hot blocks); null when it cannot be. */
+  private translate(cpu: AnyCpu, sp: CodeSpace, insn: RunnableInsn<unknown>): JitEntry | null {
+    const key = Math.floor(insn.addr / PAGE);
+    const n = (sp.rebuilds.get(key) ?? 0) + 1;
+    if (n > 16) return null; // a page re-translated too often (self-modifying code): it stays interpreted
+    sp.rebuilds.set(key, n);
+    const old = sp.units.get(key);
+    const starts: RunnableInsn<unknown>[] = old ? old.entries.filter(e => e !== insn).slice(0, MAX_UNIT_BLOCKS - 1) : [];
+    starts.push(insn);
+    const t0 = performance.now();
+    const unit = new Unit(sp, key);
+    const blocks: BackendBlock[] = [];
+    const pages = new Set<number>([key]);
+    for (const s of starts) {
+      const b = this.buildBlock(cpu, sp, s, unit, key, pages);
+      if (b !== null) { blocks.push(b); unit.entries.push(s); }
+    }
+    if (blocks.length === 0) return null;
+    const bytes = compileBlocks(blocks, { slots: this.fe.slots, lockstep: this.lockstep });
+    if (this.codeBytes + bytes.length > CODE_CACHE_BYTES) this.flushAll();
+    const mem = guestMemory() as WebAssembly.Memory;
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
+      k: {
+        mem,
+        fill: (st: number, lo: number, hi: number, write: number) => this.fill(st, lo, hi, write),
+        helper: (st: number, index: number, retired: number) => this.helper(unit, st, index, retired),
+        logStore: (_st: number, host: number, size: number) => this.logStore(host, size),
+      },
+    });
+    unit.run = inst.exports.run as Unit['run'];
+    unit.bytes = bytes.length;
+    unit.pages = [...pages];
+    if (old) this.drop(old);
+    sp.units.set(key, unit);
+    for (const p of unit.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(unit); }
+    unit.ref = new WeakRef(unit);
+    this.live.add(unit.ref);
+    this.unitGone.register(unit, { ref: unit.ref, bytes: bytes.length });
+    this.codeBytes += bytes.length;
+    unit.entries.forEach((e, i) => { (e as unknown as { jit: JitEntry | null }).jit = { unit, index: i }; });
+    this.stats.translations++;
+    this.stats.modules = this.live.size;
+    this.stats.codeBytes = this.codeBytes;
+    this.stats.compileMs += performance.now() - t0;
+    return (insn as unknown as { jit: JitEntry | null }).jit;
+  }
+
+  private buildBlock(cpu: AnyCpu, sp: CodeSpace, start: RunnableInsn<unknown>, unit: Unit, key: number, pages: Set<number>): BackendBlock | null {
+    const b = new IrBuilder<I>(start.addr);
+    const helperIndex: number[] = [];
+    let pc = start.addr;
+    let insn: RunnableInsn<unknown> | null = start;
+    for (let count = 0; ; count++) {
+      if (insn === null) {
+        try { insn = sp.cache.get(pc); } catch { insn = null; }
+        if (insn === null) { if (count === 0) return null; b.jmp(pc); break; }
+      }
+      const i = insn as unknown as I;
+      b.begin(i, pc, insn.next);
+      helperIndex.push(-1);
+      if (!this.fe.emit(b, i, cpu as unknown as C)) {
+        helperIndex[helperIndex.length - 1] = unit.helpers.length;
+        unit.helpers.push(insn);
+        b.helper();
+        if (!b.isEnded && this.fe.endsBlock(i)) b.fall();
+      }
+      const last = insn.addr + insn.len - 1;
+      pages.add(Math.floor(last / PAGE));
+      if (b.isEnded) break;
+      pc = insn.next;
+      if (count + 1 >= MAX_BLOCK_INSNS || Math.floor(pc / PAGE) !== key) { b.fall(); break; }
+      insn = null;
+    }
+    const last = b.insns[b.insns.length - 1];
+    return { start: start.addr, ops: b.ops, temps: b.temps, count: b.insns.length, helperIndex, next: last.next };
+  }
+
+  // ---------------------------------------------------------------- running
+  /**
+   * Run translated code from `insn` (translating it first when needed) with
+   * at most `budget` instructions: returns the count retired (the CPU's pc
+   * and state are the interpreter's at that boundary), or -1 when the
+   * block cannot be translated (the interpreter runs it).
+   */
+  enter(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
+    if (this.lockstep) return this.enterLockstep(cpu0, cache, insn, budget);
+    return this.enterTranslated(cpu0, cache, insn, budget);
+  }
+
+  private enterTranslated(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
+    const cpu = cpu0 as unknown as AnyCpu;
+    const sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem);
+    const ji = insn as unknown as { jit: JitEntry | null; hot: number };
+    let e = ji.jit;
+    if (e === null) {
+      e = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
+      if (e === null) { ji.hot = -1e9; return -1; }
+    }
+    const s = this.state(cpu);
+    const mem = cpu.mem;
+    if (s.tlbMem !== mem || s.tlbUser !== cpu.userMode || s.tlbGen !== mem.tlbGeneration) {
+      this.flushTlb(s); s.tlbMem = mem; s.tlbUser = cpu.userMode; s.tlbGen = mem.tlbGeneration;
+    }
+    const v = this.view, st = s.st, rf = arenaOffset(cpu.lo);
+    this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
+    s.base = cpu.instret;
+    s.error = null;
+    s.lastHelper = null;
+    this.stats.entries++;
+    let total = 0;
+    for (;;) {
+      const u = e.unit;
+      this.running = u;
+      const n = u.run(st, rf, e.index, budget - total);
+      total += n;
+      const status = v.getInt32(st + ST_STATUS, true);
+      if (status === EXIT_HELPER || status === EXIT_FAULT) break; // the helper set the pc
+      const pc = vaddrFromHalves(v.getInt32(st + ST_PC, true), v.getInt32(st + ST_PC + 4, true)) as VAddr;
+      cpu.pc = pc;
+      if (n === 0 || total >= budget) break;
+      // chain to the module of the next page through this dispatcher
+      const nx = cache.peek(pc) as unknown as { jit: JitEntry | null; hot: number } | undefined;
+      if (nx === undefined || nx.jit === null) break;
+      e = nx.jit;
+    }
+    this.running = null;
+    this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
+    cpu.instret = s.base + total;
+    this.stats.translatedInsns += total;
+    return total;
+  }
+
+  /** The instruction a helper was running when it faulted or stopped the run (the interpreter reports it). */
+  helperState(cpu: object): { insn: RunnableInsn<unknown> | null; error: unknown } {
+    const s = this.cpuState.get(cpu);
+    return s ? { insn: s.lastHelper, error: s.error } : { insn: null, error: null };
+  }
+
+  private fill(st: number, lo: number, hi: number, write: number): number {
+    const cpu = this.cpus.get(st)?.deref();
+    if (cpu === undefined) return 0;
+    const a = vaddrFromHalves(lo, hi);
+    const mem = cpu.mem;
+    if (a === null || mem.watcher !== null) return 0;
+    const page = Math.floor(a / PAGE) * PAGE;
+    const r = mem.regionAt(page, PAGE);
+    if (r === undefined || r.device) return 0;
+    const p = r.perms;
+    if (cpu.userMode && (p & PERM_U) === 0) return 0;
+    if (write) { if ((p & PERM_W) === 0 || r.codeMapped || mem.isObserved) return 0; }
+    else if ((p & PERM_R) === 0) return 0;
+    const host = arenaOffset(r.bytes);
+    if (host < 0) return 0;
+    const vp = page / PAGE;
+    const e = st + (write ? TLB_WRITE : TLB_READ) + ((vp & (TLB_ENTRIES - 1)) << 4);
+    const v = this.view;
+    v.setInt32(e, vp | 0, true);
+    v.setInt32(e + 4, Math.floor(vp / 4294967296), true);
+    v.setInt32(e + 8, host + (page - r.base), true);
+    return 1;
+  }
+
+  private helper(unit: Unit, st: number, index: number, retired: number): number {
+    const cpu = this.cpus.get(st)?.deref() as AnyCpu;
+    const s = this.cpuState.get(cpu) as CpuJit;
+    const insn = unit.helpers[index];
+    const v = this.view;
+    cpu.instret = s.base + retired;
+    this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
+    const mem = cpu.mem, gen = mem.tlbGeneration, user = cpu.userMode;
+    s.lastHelper = insn;
+    cpu.pc = insn.next;
+    const logging = this.storeLog !== null;
+    if (logging) mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) this.logCpuStore(mem, a, len); }, bulk: () => undefined };
+    try {
+      insn.exec(cpu, insn);
+    } catch (e) {
+      s.error = e;
+      cpu.pc = insn.addr;
+      return EXIT_FAULT;
+    } finally {
+      if (logging) mem.watcher = null;
+    }
+    this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
+    if (cpu.pc !== insn.next || cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen) {
+      return EXIT_HELPER;
+    }
+    return 0;
+  }
+
+  private logStore(host: number, size: number): void {
+    const bytes = new Uint8Array(guestBuffer() as ArrayBuffer);
+    this.storeLog?.push({ bytes, off: host, old: bytes.slice(host, host + size) });
+  }
+
+  /** a CPU store's bytes before it happens (lockstep: helpers and the interpreter's replay) */
+  private logCpuStore(mem: Memory, a: VAddr, len: number): void {
+    const log = this.storeLog;
+    if (log === null) return;
+    for (let i = 0; i < len; i++) {
+      const r = mem.regionAt(a + i);
+      if (r === undefined || r.device) continue;
+      const o = a + i - r.base;
+      log.push({ bytes: r.bytes, off: o, old: r.bytes.slice(o, o + 1) });
+    }
+  }
+
+  /**
+   * Lockstep (tests, CI): run the translated code, note its registers,
+   * count, pc and every byte it stored; put memory and the CPU back; run
+   * the same number of instructions in the interpreter and compare. A
+   * difference is an internal error naming the block and what differs.
+   */
+  private enterLockstep(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
+    const cpu = cpu0 as unknown as AnyCpu & { saveContext(): object; restoreContext(c: object): void };
+    const mem = cpu.mem;
+    const ctx0 = cpu.saveContext(), instret0 = cpu.instret, pc0 = cpu.pc;
+    this.storeLog = [];
+    const n = this.enterTranslated(cpu0, cache, insn, budget);
+    const jitLog = this.storeLog;
+    this.storeLog = null;
+    if (n < 0) { cpu.restoreContext(ctx0); return n; }
+    const s = this.cpuState.get(cpu) as CpuJit;
+    const err = s.error, lastHelper = s.lastHelper;
+    const ctxJ = JSON.stringify(cpu.saveContext(), bigintJson), pcJ = cpu.pc, instretJ = cpu.instret;
+    // what the translated code left in memory, then memory as it was
+    const after = jitLog.map(e => e.bytes.slice(e.off, e.off + e.old.length));
+    for (let i = jitLog.length - 1; i >= 0; i--) jitLog[i].bytes.set(jitLog[i].old, jitLog[i].off);
+    // the interpreter, from the same state, for the same count
+    cpu.restoreContext(ctx0);
+    cpu.instret = instret0;
+    cpu.pc = pc0;
+    const replayLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] = [];
+    this.storeLog = replayLog;
+    const watcher = { access: (a: VAddr, len: number, write: boolean) => { if (write) this.logCpuStore(mem, a, len); }, bulk: () => undefined };
+    mem.watcher = watcher;
+    let replayErr: unknown = null;
+    try {
+      for (let k = 0; k < n; k++) {
+        const i = cache.get(cpu.pc) as unknown as RunnableInsn<unknown>;
+        cpu.pc = i.next;
+        i.exec(cpu, i);
+        cpu.instret++;
+      }
+      if (err !== null && lastHelper !== null) {
+        const i = cache.get(cpu.pc) as unknown as RunnableInsn<unknown>;
+        cpu.pc = i.next;
+        try { i.exec(cpu, i); } catch (e) { replayErr = e; cpu.pc = i.addr; }
+      }
+    } finally {
+      mem.watcher = null;
+      this.storeLog = null;
+    }
+    const where = `${this.arch} block at 0x${BigInt.asUintN(64, BigInt(insn.addr)).toString(16)} (${n} instructions from 0x${BigInt.asUintN(64, BigInt(pc0)).toString(16)})`;
+    const ctxI = JSON.stringify(cpu.saveContext(), bigintJson);
+    const diffs: string[] = [];
+    if (cpu.pc !== pcJ) diffs.push(`pc: translated 0x${BigInt.asUintN(64, BigInt(pcJ)).toString(16)}, interpreter 0x${BigInt.asUintN(64, BigInt(cpu.pc)).toString(16)}`);
+    if (cpu.instret !== instretJ) diffs.push(`count: translated ${instretJ - instret0}, interpreter ${cpu.instret - instret0}`);
+    if (ctxI !== ctxJ) diffs.push(`registers: translated ${ctxJ}\n  interpreter ${ctxI}`);
+    if ((err === null) !== (replayErr === null)) diffs.push(`fault: translated ${String(err)}, interpreter ${String(replayErr)}`);
+    // every byte either side stored must hold what the translated code left there
+    jitLog.forEach((e, i) => {
+      const now = e.bytes.subarray(e.off, e.off + e.old.length);
+      if (!now.every((b, j) => b === after[i][j])) diffs.push(`memory at arena/region offset 0x${e.off.toString(16)}: translated ${[...after[i]]}, interpreter ${[...now]}`);
+    });
+    for (const e of replayLog) {
+      const jitStored = jitLog.some(j => j.bytes.buffer === e.bytes.buffer && j.bytes.byteOffset + j.off <= e.bytes.byteOffset + e.off && e.bytes.byteOffset + e.off < j.bytes.byteOffset + j.off + j.old.length);
+      if (!jitStored && e.bytes[e.off] !== e.old[0]) diffs.push(`memory: the interpreter stored at region offset 0x${e.off.toString(16)}, the translated code did not`);
+    }
+    if (diffs.length > 0) throw new Error(`translator lockstep mismatch in ${where}:\n  ${diffs.slice(0, 8).join('\n  ')}`);
+    if (replayErr !== null) s.error = replayErr;
+    return n;
+  }
+}
+
+/** JSON of a CPU context: bigints and typed arrays as text (lockstep comparisons) */
+function bigintJson(_k: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number | bigint>, x => typeof x === 'bigint' ? `${x}n` : x);
+  return v;
+}
