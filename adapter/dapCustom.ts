@@ -239,6 +239,8 @@ export interface ProbeKnobArgs { enabled: boolean }
 export interface KprobeLaunchArgs {
   program: string;
   cpus?: number;
+  /** the block translator (default true) */
+  translate?: boolean;
   probes?: string[];
   stopOnEntry?: boolean;
   maxInstructions?: number;

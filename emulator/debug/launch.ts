@@ -34,6 +34,8 @@ export interface LaunchSettings {
   exec?: string[];
   /** kernel modules loaded after boot ("FILE.ko name=value...") */
   modules?: string[];
+  /** the block translator: true (default) or false (every instruction interpreted, for comparison) */
+  translate?: boolean;
 }
 
 /** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
@@ -43,7 +45,7 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
     const err = s[name] === undefined ? undefined : machineOptionError(name, s[name]);
     if (err) return err;
   }
-  for (const name of ['kprobesOptimization', 'stopOnEntry'] as const) {
+  for (const name of ['kprobesOptimization', 'stopOnEntry', 'translate'] as const) {
     if (s[name] !== undefined && typeof s[name] !== 'boolean') return `"${name}" must be true or false, got ${JSON.stringify(s[name])}`;
   }
   for (const [name, allowed] of [['handlerFaults', HANDLER_FAULT_POLICIES], ['insnBoundary', INSN_BOUNDARY_POLICIES]] as const) {
@@ -77,6 +79,7 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
     probes: { handlerFaults: ok.handlerFaults, insnBoundary: ok.insnBoundary },
     rootfs: ok.rootfs === undefined ? undefined : path.resolve(ok.rootfs),
     initramfs: ok.initramfs?.map(f => path.resolve(f)), exec: ok.exec,
+    translate: ok.translate,
   });
 }
 

@@ -87,16 +87,20 @@ class CpuJit {
   tlbMem: Memory | null = null;
   tlbUser = false;
   tlbGen = -1;
-  /** instret when the current entry started (helpers keep the CPU's count exact) */
+  /** instret when the current call into translated code started (helpers keep the CPU's count exact) */
   base = 0;
   lastHelper: RunnableInsn<unknown> | null = null;
   error: unknown = null;
+  /** lockstep: a helper ran host code (an inline breakpoint's handlers) that a replay would run twice */
+  impure = false;
   constructor(readonly st: number, readonly bytes: Uint8Array) {}
 }
 
 export interface TranslatorStats {
   translations: number; modules: number; codeBytes: number; invalidations: number; flushes: number;
   entries: number; translatedInsns: number; compileMs: number;
+  /** lockstep: entries compared with the interpreter, and entries not compared (host code ran inside) */
+  lockstepChecked: number; lockstepSkipped: number;
 }
 
 export class Translator<C, I extends RunnableInsn<C>> {
@@ -109,11 +113,9 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private readonly unitGone = new FinalizationRegistry<{ ref: WeakRef<Unit>; bytes: number }>(h => { if (this.live.delete(h.ref)) this.codeBytes -= h.bytes; });
   private codeBytes = 0;
   private readonly view: DataView;
-  readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0 };
+  readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0, lockstepChecked: 0, lockstepSkipped: 0 };
   /** lockstep: compare with the interpreter at every exit (set by the machine) */
   lockstep = false;
-  /** the unit being run (a helper's code write may kill it) */
-  private running: Unit | null = null;
   /** old bytes of every store of the current entry (lockstep) */
   storeLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] | null = null;
 
@@ -295,38 +297,53 @@ export class Translator<C, I extends RunnableInsn<C>> {
       this.flushTlb(s); s.tlbMem = mem; s.tlbUser = cpu.userMode; s.tlbGen = mem.tlbGeneration;
     }
     const v = this.view, st = s.st, rf = arenaOffset(cpu.lo);
+    // entries nest (a helper's instruction may run guest code in a nested run that enters translated code again)
+    const outerBase = s.base, outerError = s.error, outerLast = s.lastHelper;
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
     s.base = cpu.instret;
     s.error = null;
     s.lastHelper = null;
     this.stats.entries++;
     let total = 0;
+    const user = cpu.userMode;
     for (;;) {
       const u = e.unit;
-      this.running = u;
       const n = u.run(st, rf, e.index, budget - total);
       total += n;
+      // helpers of the next call count from 0 again (s.base also took the instructions of runs nested in helpers)
+      s.base += n;
       const status = v.getInt32(st + ST_STATUS, true);
-      if (status === EXIT_HELPER || status === EXIT_FAULT) break; // the helper set the pc
-      const pc = vaddrFromHalves(v.getInt32(st + ST_PC, true), v.getInt32(st + ST_PC + 4, true)) as VAddr;
-      cpu.pc = pc;
-      if (n === 0 || total >= budget) break;
-      // chain to the module of the next page through this dispatcher
+      let pc: VAddr;
+      if (status === EXIT_FAULT) break;
+      if (status === EXIT_HELPER) {
+        // a helper's instruction jumped (or stopped the run, or changed the mode or the mappings): the pc is set
+        if (cpu.jitMustExit() || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== s.tlbGen) break;
+        pc = cpu.pc;
+      } else {
+        pc = vaddrFromHalves(v.getInt32(st + ST_PC, true), v.getInt32(st + ST_PC + 4, true)) as VAddr;
+        cpu.pc = pc;
+        if (n === 0) break; // the budget left does not cover the block, or its first access left the fast path
+      }
+      if (total >= budget) break;
+      // the next block, in this module or another one, through this dispatcher
       const nx = cache.peek(pc) as unknown as { jit: JitEntry | null; hot: number } | undefined;
       if (nx === undefined || nx.jit === null) break;
       e = nx.jit;
     }
-    this.running = null;
     this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
-    cpu.instret = s.base + total;
+    cpu.instret = s.base;
     this.stats.translatedInsns += total;
+    this.result = { insn: s.lastHelper, error: s.error };
+    s.base = outerBase; s.error = outerError; s.lastHelper = outerLast;
     return total;
   }
 
+  /** what the last entry's helpers left for the run loop */
+  private result: { insn: RunnableInsn<unknown> | null; error: unknown } = { insn: null, error: null };
+
   /** The instruction a helper was running when it faulted or stopped the run (the interpreter reports it). */
-  helperState(cpu: object): { insn: RunnableInsn<unknown> | null; error: unknown } {
-    const s = this.cpuState.get(cpu);
-    return s ? { insn: s.lastHelper, error: s.error } : { insn: null, error: null };
+  helperState(_cpu: object): { insn: RunnableInsn<unknown> | null; error: unknown } {
+    return this.result;
   }
 
   private fill(st: number, lo: number, hi: number, write: number): number {
@@ -364,7 +381,12 @@ export class Translator<C, I extends RunnableInsn<C>> {
     s.lastHelper = insn;
     cpu.pc = insn.next;
     const logging = this.storeLog !== null;
-    if (logging) mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) this.logCpuStore(mem, a, len); }, bulk: () => undefined };
+    const inline = cpu.inlineBreakpoint;
+    if (logging) {
+      mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) this.logCpuStore(mem, a, len); }, bulk: () => undefined };
+      if (inline !== null) cpu.inlineBreakpoint = (c, at) => { s.impure = true; return inline(c, at); };
+    }
+    const before = cpu.instret;
     try {
       insn.exec(cpu, insn);
     } catch (e) {
@@ -372,7 +394,9 @@ export class Translator<C, I extends RunnableInsn<C>> {
       cpu.pc = insn.addr;
       return EXIT_FAULT;
     } finally {
-      if (logging) mem.watcher = null;
+      if (logging) { mem.watcher = null; cpu.inlineBreakpoint = inline; }
+      // instructions of runs nested in this one (an inline breakpoint calling a kernel function) count in instret
+      s.base += cpu.instret - before;
     }
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
     if (cpu.pc !== insn.next || cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen) {
@@ -408,13 +432,18 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const cpu = cpu0 as unknown as AnyCpu & { saveContext(): object; restoreContext(c: object): void };
     const mem = cpu.mem;
     const ctx0 = cpu.saveContext(), instret0 = cpu.instret, pc0 = cpu.pc;
+    const outerLog = this.storeLog;
     this.storeLog = [];
+    const s0 = this.cpuState.get(cpu);
+    if (s0 !== undefined) s0.impure = false;
     const n = this.enterTranslated(cpu0, cache, insn, budget);
     const jitLog = this.storeLog;
-    this.storeLog = null;
+    this.storeLog = outerLog;
     if (n < 0) { cpu.restoreContext(ctx0); return n; }
     const s = this.cpuState.get(cpu) as CpuJit;
-    const err = s.error, lastHelper = s.lastHelper;
+    // host code ran inside (handlers of an inline breakpoint): a replay would run it again; the translated run stands
+    if (s.impure || outerLog !== null) { this.stats.lockstepSkipped++; return n; }
+    const err = this.result.error, lastHelper = this.result.insn;
     const ctxJ = JSON.stringify(cpu.saveContext(), bigintJson), pcJ = cpu.pc, instretJ = cpu.instret;
     // what the translated code left in memory, then memory as it was
     const after = jitLog.map(e => e.bytes.slice(e.off, e.off + e.old.length));
@@ -461,7 +490,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       if (!jitStored && e.bytes[e.off] !== e.old[0]) diffs.push(`memory: the interpreter stored at region offset 0x${e.off.toString(16)}, the translated code did not`);
     }
     if (diffs.length > 0) throw new Error(`translator lockstep mismatch in ${where}:\n  ${diffs.slice(0, 8).join('\n  ')}`);
-    if (replayErr !== null) s.error = replayErr;
+    this.stats.lockstepChecked++;
     return n;
   }
 }

@@ -196,6 +196,19 @@ registerRunOption({
   apply: (v, ctx) => { ctx.machine.randomSeed = BigInt(parseCount('--random-seed', v)); },
 });
 registerRunOption({
+  name: '--no-translate',
+  help: 'run every instruction in the interpreter (no block translation to WebAssembly): slower, for comparison; the output and instruction counts are the same',
+  apply: (_v, ctx) => { ctx.machine.translate = 'off'; },
+});
+registerRunOption({
+  name: '--translate', arg: 'MODE',
+  help: 'the block translator: on (default), off (= --no-translate) or lockstep (every translated block is checked against the interpreter; slow, for testing the translator)',
+  apply: (v, ctx) => {
+    if (v !== 'on' && v !== 'off' && v !== 'lockstep') throw new CliError(`--translate: expected on, off or lockstep, got '${v}'`);
+    ctx.machine.translate = v;
+  },
+});
+registerRunOption({
   name: '--stats', help: 'at the end, print "instructions: N" (executed in all) and "seconds: S" (wall-clock time of the run) to stderr',
   apply: (_v, ctx) => { ctx.stats = true; },
 });

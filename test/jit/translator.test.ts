@@ -1,0 +1,145 @@
+/**
+ * The block translator's run time and back end, architecture by
+ * architecture independent: code patched under a running translated loop
+ * takes effect at the next execution of the patched instruction; a store
+ * into the running block; the budget (a block is entered only when the
+ * instructions left cover it); the IR operations against a BigInt
+ * reference; the code cache's invalidation figures.
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { machine, getReg, CODE } from '../fixtures/x86/harness';
+import { x86_64 } from '../../emulator/arch/x86_64/index';
+import { translatorFor } from '../../emulator/jit';
+import type { FrontEnd } from '../../emulator/jit';
+import { textPoke } from '../../emulator/memory/textPoke';
+import type { X86Cpu } from '../../emulator/arch/x86_64/cpu';
+import { IrBuilder, BinOp, UnOp } from '../../emulator/jit/ir';
+import { compileBlocks, ST_PC } from '../../emulator/jit/backend';
+import { guestBytes, guestMemory, arenaOffset } from '../../emulator/memory/guestRam';
+
+const jitOn = () => translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on');
+
+function withJit(code: string, on: boolean): X86Cpu {
+  const { cpu } = machine(code);
+  (cpu as unknown as { jit: unknown }).jit = on ? jitOn() : null;
+  return cpu;
+}
+
+function state(cpu: X86Cpu): string {
+  const ctx = cpu.saveContext();
+  return JSON.stringify({ lo: [...ctx.lo], hi: [...ctx.hi], rip: ctx.rip, rflags: ctx.rflags, instret: cpu.instret });
+}
+
+// loop: inc rax; cmp rax, 100; jne loop; then patch the loop's first 3 bytes with nops (two stores), inc rbx; jmp loop
+const SMC = '48ffc0 4883f864 75f7 66c705eeffffff9090 c605e9ffffff90 48ffc3 ebe2';
+
+describe('translator: code patched under translated code', () => {
+  test('int3 poked into a running translated loop traps at its next execution', () => {
+    const cpu = withJit('48ffc0 ebfb', true); // loop: inc rax; jmp loop
+    const t = jitOn();
+    assert.ok(t !== null, 'the translator is available');
+    const before = t.stats.translatedInsns;
+    const r1 = cpu.run(100000);
+    assert.equal(r1.trap, null);
+    assert.equal(r1.executed, 100000);
+    assert.ok(t.stats.translatedInsns - before > 90000, 'the loop ran translated');
+    assert.equal(getReg(cpu, 'rax'), 50000n);
+    // a kprobe is registered while the CPU spins: the probed instruction's first byte becomes int3
+    const inv = t.stats.invalidations;
+    textPoke(cpu.mem, CODE, Uint8Array.of(0xcc));
+    assert.ok(t.stats.invalidations > inv, 'the page\'s translation was dropped');
+    const pcBefore = cpu.getPc();
+    const r2 = cpu.run(100000);
+    assert.equal(r2.trap?.kind, 'breakpoint');
+    // the next execution of the patched instruction: at most the jmp before it ran
+    assert.equal(r2.executed, pcBefore === BigInt(CODE) ? 1 : 2);
+    assert.equal(r2.trap?.pc, BigInt(CODE) + 1n);
+  });
+
+  test('a store into the running block: same registers and counts as the interpreter at every boundary', () => {
+    const a = withJit(SMC, true), b = withJit(SMC, false);
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    const inv = t.stats.invalidations;
+    for (let k = 0; k < 40; k++) {
+      const ra = a.run(777), rb = b.run(777);
+      assert.deepEqual(ra, rb, `run ${k}`);
+      assert.equal(state(a), state(b), `state after run ${k}`);
+    }
+    assert.equal(getReg(a, 'rax'), 100n);
+    assert.ok(getReg(a, 'rbx') > 1000n);
+    assert.ok(t.stats.invalidations > inv, 'the patched page was re-translated');
+  });
+
+  test('budgets that end inside a block: exact counts (a block is entered only when the budget covers it)', () => {
+    const a = withJit('48ffc0 48ffc3 48ffc1 48ffc2 ebf2', true), b = withJit('48ffc0 48ffc3 48ffc1 48ffc2 ebf2', false);
+    for (const n of [1, 2, 3, 5, 7, 11, 13, 1000, 3, 4999, 1, 2]) {
+      assert.deepEqual(a.run(n), b.run(n));
+      assert.equal(state(a), state(b));
+    }
+  });
+});
+
+describe('translator back end: IR operations against a BigInt reference', () => {
+  const M64 = (1n << 64n) - 1n;
+  const S = (v: bigint) => BigInt.asIntN(64, v);
+  const U = (v: bigint) => BigInt.asUintN(64, v);
+  const bin: Record<BinOp, (a: bigint, b: bigint) => bigint> = {
+    add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, and: (a, b) => a & b, or: (a, b) => a | b, xor: (a, b) => a ^ b,
+    shl: (a, b) => U(a) << (U(b) & 63n), shru: (a, b) => U(a) >> (U(b) & 63n), shrs: (a, b) => S(a) >> (U(b) & 63n),
+    rotl: (a, b) => { const n = U(b) & 63n; return (U(a) << n) | (U(a) >> ((64n - n) & 63n)); },
+    rotr: (a, b) => { const n = U(b) & 63n; return (U(a) >> n) | (U(a) << ((64n - n) & 63n)); },
+    eq: (a, b) => BigInt(U(a) === U(b)), ne: (a, b) => BigInt(U(a) !== U(b)), ltu: (a, b) => BigInt(U(a) < U(b)), lts: (a, b) => BigInt(S(a) < S(b)),
+    leu: (a, b) => BigInt(U(a) <= U(b)), les: (a, b) => BigInt(S(a) <= S(b)), gtu: (a, b) => BigInt(U(a) > U(b)), gts: (a, b) => BigInt(S(a) > S(b)),
+    geu: (a, b) => BigInt(U(a) >= U(b)), ges: (a, b) => BigInt(S(a) >= S(b)),
+    mulhu: (a, b) => (U(a) * U(b)) >> 64n, mulhs: (a, b) => (S(a) * S(b)) >> 64n,
+    divu: (a, b) => U(b) === 0n ? 0n : U(a) / U(b), remu: (a, b) => U(b) === 0n ? a : U(a) % U(b),
+    divs: (a, b) => S(b) === 0n ? 0n : S(b) === -1n ? -S(a) : S(a) / S(b), rems: (a, b) => S(b) === 0n ? a : S(b) === -1n ? 0n : S(a) % S(b),
+  };
+  const un: Record<UnOp, (a: bigint) => bigint> = {
+    eqz: a => BigInt(U(a) === 0n), popcnt: a => BigInt([...U(a).toString(2)].filter(c => c === '1').length),
+    clz: a => BigInt(64 - (U(a) === 0n ? 0 : U(a).toString(2).length)),
+    ctz: a => { let n = 0n; let v = U(a); if (v === 0n) return 64n; while ((v & 1n) === 0n) { v >>= 1n; n++; } return n; },
+    sext8: a => BigInt.asIntN(8, a), sext16: a => BigInt.asIntN(16, a), sext32: a => BigInt.asIntN(32, a),
+    zext8: a => a & 0xffn, zext16: a => a & 0xffffn, zext32: a => a & 0xffffffffn,
+  };
+  const values = [0n, 1n, 2n, 3n, 7n, 63n, 64n, 0x7fn, 0x80n, 0xffn, 0x8000n, 0x7fffffffn, 0x80000000n, 0xffffffffn, 0x100000000n,
+    0x123456789abcdef0n, 0x7fffffffffffffffn, 0x8000000000000000n, M64, M64 - 1n, 0xfedcba9876543210n, 0x5555555555555555n];
+
+  /** one block: each register slot i <- op(slot a, slot b) */
+  function run(build: (b: IrBuilder<null>) => void, slots: number, regs: bigint[]): bigint[] {
+    const b = new IrBuilder<null>(0x1000);
+    b.begin(null, 0x1000, 0x1004);
+    build(b);
+    b.jmp(0x2000);
+    const bytes = compileBlocks([{ start: 0x1000, ops: b.ops, temps: b.temps, count: 1, helperIndex: [-1], next: 0x1004 }], { slots, lockstep: false });
+    const mem = guestMemory() as WebAssembly.Memory;
+    const fail = () => { throw new Error('no import expected'); };
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { k: { mem, fill: fail, helper: fail, logStore: fail } });
+    const st = guestBytes(4096), rf = guestBytes(8 * slots);
+    const dv = new DataView(rf.buffer, rf.byteOffset, rf.byteLength);
+    regs.forEach((v, i) => { dv.setUint32(4 * i, Number(U(v) & 0xffffffffn), true); dv.setUint32(4 * (slots + i), Number(U(v) >> 32n), true); });
+    const n = (inst.exports.run as (st: number, rf: number, e: number, b: number) => number)(arenaOffset(st), arenaOffset(rf), 0, 10);
+    assert.equal(n, 1);
+    assert.equal(new DataView(st.buffer, st.byteOffset).getBigInt64(ST_PC, true), 0x2000n);
+    return regs.map((_, i) => (BigInt(dv.getUint32(4 * (slots + i), true)) << 32n) | BigInt(dv.getUint32(4 * i, true)));
+  }
+
+  for (const op of Object.keys(bin) as BinOp[]) {
+    test(`bin ${op}`, () => {
+      for (const a of values) {
+        const regs = [a, ...values];
+        const out = run(b => { const x = b.get(0); for (let i = 1; i < regs.length; i++) b.set(i, b.bin(op, x, b.get(i))); }, regs.length, regs);
+        for (let i = 1; i < regs.length; i++) assert.equal(out[i], U(bin[op](a, values[i - 1])), `${op}(0x${U(a).toString(16)}, 0x${values[i - 1].toString(16)})`);
+      }
+    });
+  }
+  test('unary ops and select', () => {
+    for (const op of Object.keys(un) as UnOp[]) {
+      const out = run(b => { values.forEach((_, i) => b.set(i, b.un(op, b.get(i)))); }, values.length, values);
+      values.forEach((v, i) => assert.equal(out[i], U(un[op](v)), `${op}(0x${v.toString(16)})`));
+    }
+    const out = run(b => { const c = b.get(0); b.set(1, b.sel(c, b.get(1), b.get(2))); b.set(2, b.sel(b.const(0), b.get(1), b.get(3))); }, 4, [5n, 11n, 22n, 33n]);
+    assert.deepEqual(out, [5n, 11n, 33n, 33n]);
+  });
+});
