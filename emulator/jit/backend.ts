@@ -116,6 +116,15 @@ class Gen {
   private k = 0;
   /** register slot -> temp holding its current value (forwarding inside a block) */
   private regs = new Map<number, Temp>();
+  /**
+   * register slots and scratch words written by the block and not yet
+   * stored: their stores are emitted only where state must be exact (before
+   * a helper, at an exit, at the block's end); a later write replaces an
+   * earlier one
+   */
+  private dirtyRegs = new Map<number, Temp>();
+  private scratch = new Map<number, Temp>();
+  private dirtyScratch = new Set<number>();
   constructor(private readonly c: Bytes, private readonly entries: Map<VAddr, number>, private readonly opt: CompileOptions) {}
 
   private get(l: number): void { this.c.byte(OP.local_get).u32(l); }
@@ -125,8 +134,21 @@ class Gen {
   private i64(v: bigint): void { this.c.byte(OP.i64_const).s64(v); }
   private mem(op: number, offset: number): void { this.c.byte(op).u32(0).u32(offset); }
 
+  /** store the deferred register and scratch writes (the state every exit and helper must see) */
+  private flush(): void {
+    const c = this.c;
+    for (const [slot, t] of this.dirtyRegs) {
+      this.get(P_RF); this.get(this.t(t)); this.mem(OP.i64_store32, 4 * slot);
+      this.get(P_RF); this.get(this.t(t)); this.i64(32n); c.byte(OP.i64_shr_u); this.mem(OP.i64_store32, 4 * (this.opt.slots + slot));
+    }
+    for (const off of this.dirtyScratch) {
+      this.get(P_ST); this.get(this.t(this.scratch.get(off) as Temp)); this.mem(OP.i64_store, ST_SCRATCH + off);
+    }
+  }
+
   /** return from run() at pc with `extra` more instructions than n retired */
   private exit(pc: VAddr, extra: number): void {
+    this.flush();
     this.get(P_ST); this.i64(BigInt(pc)); this.mem(OP.i64_store, ST_PC);
     this.get(P_ST); this.i32(0); this.mem(OP.i32_store, ST_STATUS);
     this.get(L_N);
@@ -138,6 +160,7 @@ class Gen {
   private goto(pc: VAddr): void {
     const j = this.entries.get(pc);
     if (j === undefined) { this.exit(pc, 0); return; }
+    this.flush();
     this.i32(j); this.set(L_BLK);
     this.c.byte(OP.br).u32(this.depth);
   }
@@ -147,8 +170,11 @@ class Gen {
     this.k = 0;
     this.nextPc = b.next;
     this.regs.clear();
+    this.dirtyRegs.clear();
+    this.scratch.clear();
+    this.dirtyScratch.clear();
     const c = this.c;
-    // enter only when the budget left covers the whole block
+    // enter only when the budget left covers the whole block (nothing is deferred yet)
     this.get(P_BUDGET); this.get(L_N); c.byte(OP.i32_sub); this.i32(b.count); c.byte(OP.i32_lt_s);
     c.byte(OP.if).byte(0x40); this.depth++;
     this.exit(b.start, 0);
@@ -176,9 +202,8 @@ class Gen {
         return;
       }
       case 'set':
-        this.get(P_RF); this.get(this.t(o.a)); this.mem(OP.i64_store32, 4 * o.slot);
-        this.get(P_RF); this.get(this.t(o.a)); this.i64(32n); c.byte(OP.i64_shr_u); this.mem(OP.i64_store32, 4 * (this.opt.slots + o.slot));
         this.regs.set(o.slot, o.a);
+        this.dirtyRegs.set(o.slot, o.a);
         return;
       case 'bin': this.bin(o.op, o.a, o.b); this.set(this.t(o.d)); return;
       case 'un': this.un(o.op, o.a); this.set(this.t(o.d)); return;
@@ -188,8 +213,14 @@ class Gen {
         return;
       case 'ld': this.access(o.a, o.size, false, o.d, o.signed); return;
       case 'st': this.access(o.a, o.size, true, o.v, false); return;
-      case 'sget': this.get(P_ST); this.mem(OP.i64_load, ST_SCRATCH + o.off); this.set(this.t(o.d)); return;
-      case 'sset': this.get(P_ST); this.get(this.t(o.a)); this.mem(OP.i64_store, ST_SCRATCH + o.off); return;
+      case 'sget': {
+        const f = this.scratch.get(o.off);
+        if (f !== undefined) { this.get(this.t(f)); this.set(this.t(o.d)); return; }
+        this.get(P_ST); this.mem(OP.i64_load, ST_SCRATCH + o.off); this.set(this.t(o.d));
+        this.scratch.set(o.off, o.d);
+        return;
+      }
+      case 'sset': this.scratch.set(o.off, o.a); this.dirtyScratch.add(o.off); return;
       case 'helper': this.helper(); return;
       case 'jmp': this.retire(); this.goto(o.pc); return;
       case 'fall': this.retire(); this.goto(this.nextPc); return;
@@ -210,7 +241,12 @@ class Gen {
 
   private helper(): void {
     const c = this.c;
-    this.regs.clear(); // the executor reads and writes the register file itself
+    // the executor reads and writes the register file and (through the front end's sync) the scratch itself
+    this.flush();
+    this.regs.clear();
+    this.dirtyRegs.clear();
+    this.scratch.clear();
+    this.dirtyScratch.clear();
     this.get(P_ST); this.i32(this.b.helperIndex[this.k]); this.get(L_N); this.i32(this.k); c.byte(OP.i32_add);
     c.byte(OP.call).u32(F_HELPER);
     c.byte(OP.local_tee).u32(L_H);

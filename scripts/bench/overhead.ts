@@ -195,5 +195,10 @@ function benchOverheadArches(rounds: number): string[] {
 
 // run as a script (its own bundle), not when a test bundle (test/**/*.test.ts) imports measureCycles
 if (require.main === module && !/\.test\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) {
-  for (const l of benchOverhead(process.argv.includes('--quick'))) console.log(l);
+  // host cost per hit with the interpreter alone (before the translator) and with the translator (the default)
+  for (const mode of ['off', 'on']) {
+    process.env.KPROBE_TRANSLATE = mode;
+    console.log(`\n--- translator ${mode}${mode === 'off' ? ' (--no-translate: the interpreter alone)' : ' (the default)'} ---`);
+    for (const l of benchOverhead(process.argv.includes('--quick'))) console.log(l);
+  }
 }
