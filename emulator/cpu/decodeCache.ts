@@ -67,7 +67,12 @@ export class DecodeCache<I extends CachedInsn> {
     let page = this.lastPage;
     if (key !== this.lastKey) {
       let p = this.pages.get(key);
-      if (p === undefined) { p = this.pageArray(key); this.pages.set(key, p); }
+      if (p === undefined) {
+        p = this.pageArray(key);
+        this.pages.set(key, p);
+        // stores into this page must now leave translated code (they may rewrite decoded instructions)
+        if (!this.mem.codePages.has(key)) { this.mem.codePages.add(key); this.mem.tlbGeneration++; }
+      }
       page = this.lastPage = p;
       this.lastKey = key;
       this.lastBase = key * PAGE;
@@ -86,6 +91,9 @@ export class DecodeCache<I extends CachedInsn> {
     const p = this.pages.get(Math.floor(ip / PAGE));
     return p === undefined ? undefined : p[ip - Math.floor(ip / PAGE) * PAGE];
   }
+
+  /** The cached page array of the page holding ip (never decodes), for the translator's scan of a page. */
+  peekPage(ip: VAddr): readonly (I | undefined)[] | undefined { return this.pages.get(Math.floor(ip / PAGE)); }
 
   /** Drop instructions overlapping [addr, addr+len). */
   invalidate(addr: VAddr, len: number): void {

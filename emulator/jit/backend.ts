@@ -72,6 +72,16 @@ const FIRST_TEMP = L_X + NX;
 
 const F_FILL = 0, F_HELPER = 1, F_LOG = 2;
 
+/** binary operations that are one wasm instruction, and comparisons (i32 result widened) */
+const SIMPLE: Partial<Record<string, number>> = {
+  add: OP.i64_add, sub: OP.i64_sub, mul: OP.i64_mul, and: OP.i64_and, or: OP.i64_or, xor: OP.i64_xor,
+  shl: OP.i64_shl, shru: OP.i64_shr_u, shrs: OP.i64_shr_s, rotl: OP.i64_rotl, rotr: OP.i64_rotr,
+};
+const COMPARE: Partial<Record<string, number>> = {
+  eq: OP.i64_eq, ne: OP.i64_ne, ltu: OP.i64_lt_u, lts: OP.i64_lt_s, leu: OP.i64_le_u, les: OP.i64_le_s,
+  gtu: OP.i64_gt_u, gts: OP.i64_gt_s, geu: OP.i64_ge_u, ges: OP.i64_ge_s,
+};
+
 /** The module's bytes. */
 export function compileBlocks(blocks: readonly BackendBlock[], opt: CompileOptions): Uint8Array {
   const entries = new Map<VAddr, number>();
@@ -222,6 +232,26 @@ class Gen {
       }
       case 'sset': this.scratch.set(o.off, o.a); this.dirtyScratch.add(o.off); return;
       case 'helper': this.helper(); return;
+      case 'exitIf':
+        this.get(this.t(o.c)); c.byte(OP.i64_eqz); c.byte(OP.i32_eqz);
+        c.byte(OP.if).byte(0x40); this.depth++;
+        this.exit(this.pc, this.k);
+        c.byte(OP.end); this.depth--;
+        return;
+      case 'jind': {
+        // a target outside the 48-bit canonical range is not an address the CPU can hold: the interpreter runs the jump
+        const a = this.t(o.a);
+        this.get(a); this.i64(0x800000000000n); c.byte(OP.i64_add); this.i64(0x1000000000000n); c.byte(OP.i64_ge_u);
+        c.byte(OP.if).byte(0x40); this.depth++;
+        this.exit(this.pc, this.k);
+        c.byte(OP.end); this.depth--;
+        this.retire();
+        this.flush();
+        this.get(P_ST); this.get(a); this.mem(OP.i64_store, ST_PC);
+        this.get(P_ST); this.i32(0); this.mem(OP.i32_store, ST_STATUS);
+        this.get(L_N); c.byte(OP.return);
+        return;
+      }
       case 'jmp': this.retire(); this.goto(o.pc); return;
       case 'fall': this.retire(); this.goto(this.nextPc); return;
       case 'br':
@@ -283,10 +313,15 @@ class Gen {
     }
     c.byte(OP.br).u32(2);
     c.byte(OP.end); // if
-    // miss: ask the TLB to fill the entry, else leave before this instruction
+    // miss: an access that crosses a page leaves (the interpreter does it); else ask the TLB to fill the entry and retry
+    if (size > 1) {
+      this.get(this.t(a)); c.byte(OP.i32_wrap_i64); this.i32(0xfff); c.byte(OP.i32_and); this.i32(4096 - size); c.byte(OP.i32_le_u);
+    } else this.i32(1);
+    c.byte(OP.if).byte(0x40);
     this.get(P_ST); this.get(this.t(a)); c.byte(OP.i32_wrap_i64); this.get(this.t(a)); this.i64(32n); c.byte(OP.i64_shr_u); c.byte(OP.i32_wrap_i64);
     this.i32(store ? 1 : 0); c.byte(OP.call).u32(F_FILL);
-    c.byte(OP.br_if).u32(0);
+    c.byte(OP.br_if).u32(1);
+    c.byte(OP.end);
     this.depth += 2;
     this.exit(this.pc, this.k);
     this.depth -= 2;
@@ -297,16 +332,9 @@ class Gen {
   private bin(op: string, a: Temp, b: Temp): void {
     const c = this.c;
     const A = this.t(a), B = this.t(b);
-    const simple: Record<string, number> = {
-      add: OP.i64_add, sub: OP.i64_sub, mul: OP.i64_mul, and: OP.i64_and, or: OP.i64_or, xor: OP.i64_xor,
-      shl: OP.i64_shl, shru: OP.i64_shr_u, shrs: OP.i64_shr_s, rotl: OP.i64_rotl, rotr: OP.i64_rotr,
-    };
-    const cmp: Record<string, number> = {
-      eq: OP.i64_eq, ne: OP.i64_ne, ltu: OP.i64_lt_u, lts: OP.i64_lt_s, leu: OP.i64_le_u, les: OP.i64_le_s,
-      gtu: OP.i64_gt_u, gts: OP.i64_gt_s, geu: OP.i64_ge_u, ges: OP.i64_ge_s,
-    };
-    if (simple[op] !== undefined) { this.get(A); this.get(B); c.byte(simple[op]); return; }
-    if (cmp[op] !== undefined) { this.get(A); this.get(B); c.byte(cmp[op]); c.byte(OP.i64_extend_i32_u); return; }
+    const s = SIMPLE[op], q = COMPARE[op];
+    if (s !== undefined) { this.get(A); this.get(B); c.byte(s); return; }
+    if (q !== undefined) { this.get(A); this.get(B); c.byte(q); c.byte(OP.i64_extend_i32_u); return; }
     switch (op) {
       case 'mulhu': this.mulhu(A, B); return;
       case 'mulhs':

@@ -17,12 +17,15 @@
  *    fields at every helper call and exit (FrontEnd.syncIn / syncOut);
  *  - helper: run this instruction through the interpreter's executor
  *    (rare instructions, traps, anything the front end does not emit);
- *    the block ends after it when it changed the flow or stopped the run.
+ *    the block ends after it when it changed the flow or stopped the run;
+ *  - exitIf: leave before this instruction when a condition holds (the
+ *    interpreter then runs it: faults and rare cases stay exact).
  * Rule for front ends: an instruction's memory accesses come before its
  * register, scratch and pc writes, so that an access that leaves the fast
  * path leaves the instruction not started.
  * The last instruction ends with a terminator: jmp (direct), br (two-way
- * direct) or fall (continue at the next instruction's address).
+ * direct), jind (indirect) or fall (continue at the next instruction's
+ * address).
  */
 import type { VAddr } from '../memory/address';
 
@@ -50,7 +53,9 @@ export type IrOp =
   | { k: 'sget'; d: Temp; off: number }
   | { k: 'sset'; off: number; a: Temp }
   | { k: 'helper' }
+  | { k: 'exitIf'; c: Temp }
   | { k: 'jmp'; pc: VAddr }
+  | { k: 'jind'; a: Temp }
   | { k: 'br'; c: Temp; t: VAddr; f: VAddr }
   | { k: 'fall' };
 
@@ -85,7 +90,16 @@ export class IrBuilder<I> {
   sget(off: number): Temp { const d = this.t(); this.ops.push({ k: 'sget', d, off }); return d; }
   sset(off: number, a: Temp): void { this.ops.push({ k: 'sset', off, a }); }
   helper(): void { this.ops.push({ k: 'helper' }); }
+  /** leave before this instruction when c != 0 (the interpreter runs it: a fault, a rare case); only before the instruction's writes */
+  exitIf(c: Temp): void { this.ops.push({ k: 'exitIf', c }); }
   jmp(pc: VAddr): void { this.ops.push({ k: 'jmp', pc }); this.ended = true; }
+  /**
+   * indirect jump to the address in a (ret, jmp/call through a register,
+   * br, jalr): the front end has already left through exitIf when the
+   * interpreter would fault on that address (the back end also leaves
+   * before the instruction when a is not a 48-bit canonical address)
+   */
+  jind(a: Temp): void { this.ops.push({ k: 'jind', a }); this.ended = true; }
   br(c: Temp, t: VAddr, f: VAddr): void { this.ops.push({ k: 'br', c, t, f }); this.ended = true; }
   fall(): void { this.ops.push({ k: 'fall' }); this.ended = true; }
 

@@ -35,7 +35,7 @@ import { compileBlocks, BackendBlock, EXIT_FAULT, EXIT_HELPER, ST_PC, ST_STATUS,
 import { FrontEnd, IrBuilder } from './ir';
 import type { DecodeCache } from '../cpu/decodeCache';
 import type { InterpCpu, RunnableInsn } from '../cpu/interp';
-import { Memory, PERM_R, PERM_U, PERM_W } from '../memory/memory';
+import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
 
@@ -45,6 +45,10 @@ import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/gue
 export const MAX_BLOCK_INSNS = 64;
 /** blocks per module (one guest page) at most */
 const MAX_UNIT_BLOCKS = 128;
+/** arrivals that make an instruction join its page's next translation early */
+const WARM = 8;
+/** invalidations of a page after which it is no longer translated */
+const MAX_REWRITES = 16;
 /** code-cache ceiling: bytes of WebAssembly */
 export const CODE_CACHE_BYTES = 32 * 1024 * 1024;
 const PAGE = 4096;
@@ -57,11 +61,21 @@ export type JitInsn<C> = RunnableInsn<C>;
 
 type AnyCpu = InterpCpu<unknown, RunnableInsn<unknown>> & { lo: Int32Array; hi: Int32Array };
 
+/** A block's IR as built (kept by its module for the page's next translation). */
+interface BuiltBlock extends Omit<BackendBlock, 'helperIndex'> {
+  /** by instruction index: the instruction when it runs as a helper, else null */
+  readonly helpers: readonly (RunnableInsn<unknown> | null)[];
+  /** pages the block's instructions touch */
+  readonly pages: readonly number[];
+}
+
 /** One translated guest page: its module, its blocks' entry instructions, the instructions its helpers run. */
 export class Unit {
   run: (st: number, rf: number, entry: number, budget: number) => number = () => 0;
   entries: RunnableInsn<unknown>[] = [];
   helpers: RunnableInsn<unknown>[] = [];
+  /** the IR of each block, by its entry instruction */
+  readonly built = new Map<RunnableInsn<unknown>, BuiltBlock>();
   /** pages whose bytes the blocks cover (a block's last instruction may cross into the next page) */
   pages: number[] = [];
   bytes = 0;
@@ -77,8 +91,8 @@ class CodeSpace {
   readonly units = new Map<number, Unit>();
   /** page key -> units covering it (their own page and the one before when a block crosses) */
   readonly byPage = new Map<number, Set<Unit>>();
-  /** re-translations per page (bounded) */
-  readonly rebuilds = new Map<number, number>();
+  /** invalidations per page (a page whose code keeps being rewritten stays interpreted) */
+  readonly rewrites = new Map<number, number>();
   constructor(readonly cache: DecodeCache<RunnableInsn<unknown>>) {}
 }
 
@@ -168,7 +182,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const k0 = Math.floor((addr - 16) / PAGE), k1 = Math.floor((addr + len - 1) / PAGE);
     for (let k = k0; k <= k1; k++) {
       const us = sp.byPage.get(k);
-      if (us === undefined) continue;
+      if (us === undefined || us.size === 0) continue;
+      sp.rewrites.set(k, (sp.rewrites.get(k) ?? 0) + 1);
       for (const u of [...us]) this.drop(u);
     }
   }
@@ -196,19 +211,36 @@ export class Translator<C, I extends RunnableInsn<C>> {
   /** Translate the block at `insn` (and the page's other hot blocks); null when it cannot be. */
   private translate(cpu: AnyCpu, sp: CodeSpace, insn: RunnableInsn<unknown>): JitEntry | null {
     const key = Math.floor(insn.addr / PAGE);
-    const n = (sp.rebuilds.get(key) ?? 0) + 1;
-    if (n > 16) return null; // a page re-translated too often (self-modifying code): it stays interpreted
-    sp.rebuilds.set(key, n);
+    if ((sp.rewrites.get(key) ?? 0) > MAX_REWRITES) return null; // self-modifying code: the page stays interpreted
     const old = sp.units.get(key);
-    const starts: RunnableInsn<unknown>[] = old ? old.entries.filter(e => e !== insn).slice(0, MAX_UNIT_BLOCKS - 1) : [];
+    // the page's blocks so far, this one, and the page's warm arrivals (fewer re-translations as a program warms up)
+    const starts: RunnableInsn<unknown>[] = old ? old.entries.filter(e => e !== insn) : [];
     starts.push(insn);
+    const page = sp.cache.peekPage(key * PAGE);
+    if (page !== undefined) {
+      for (let i = 0; i < PAGE && starts.length < MAX_UNIT_BLOCKS; i++) {
+        const w = page[i];
+        if (w !== undefined && w.jit === null && w.hot >= WARM && w !== insn) starts.push(w);
+      }
+    }
+    if (starts.length > MAX_UNIT_BLOCKS) starts.splice(0, starts.length - MAX_UNIT_BLOCKS);
     const t0 = performance.now();
     const unit = new Unit(sp, key);
     const blocks: BackendBlock[] = [];
     const pages = new Set<number>([key]);
     for (const s of starts) {
-      const b = this.buildBlock(cpu, sp, s, unit, key, pages);
-      if (b !== null) { blocks.push(b); unit.entries.push(s); }
+      // a block the page's previous module had is reused as it was built (its instructions are unchanged: a change would have dropped that module)
+      const b = old?.built.get(s) ?? this.buildBlock(cpu, sp, s, key);
+      if (b === null) continue;
+      unit.built.set(s, b);
+      for (const p of b.pages) pages.add(p);
+      const helperIndex = b.helpers.map(h => {
+        if (h === null) return -1;
+        unit.helpers.push(h);
+        return unit.helpers.length - 1;
+      });
+      blocks.push({ ...b, helperIndex });
+      unit.entries.push(s);
     }
     if (blocks.length === 0) return null;
     const bytes = compileBlocks(blocks, { slots: this.fe.slots, lockstep: this.lockstep });
@@ -240,9 +272,10 @@ export class Translator<C, I extends RunnableInsn<C>> {
     return (insn as unknown as { jit: JitEntry | null }).jit;
   }
 
-  private buildBlock(cpu: AnyCpu, sp: CodeSpace, start: RunnableInsn<unknown>, unit: Unit, key: number, pages: Set<number>): BackendBlock | null {
+  private buildBlock(cpu: AnyCpu, sp: CodeSpace, start: RunnableInsn<unknown>, key: number): BuiltBlock | null {
     const b = new IrBuilder<I>(start.addr);
-    const helperIndex: number[] = [];
+    const helpers: (RunnableInsn<unknown> | null)[] = [];
+    const pages = new Set<number>();
     let pc = start.addr;
     let insn: RunnableInsn<unknown> | null = start;
     for (let count = 0; ; count++) {
@@ -252,10 +285,9 @@ export class Translator<C, I extends RunnableInsn<C>> {
       }
       const i = insn as unknown as I;
       b.begin(i, pc, insn.next);
-      helperIndex.push(-1);
+      helpers.push(null);
       if (!this.fe.emit(b, i, cpu as unknown as C)) {
-        helperIndex[helperIndex.length - 1] = unit.helpers.length;
-        unit.helpers.push(insn);
+        helpers[helpers.length - 1] = insn;
         b.helper();
         if (!b.isEnded && this.fe.endsBlock(i)) b.fall();
       }
@@ -267,7 +299,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       insn = null;
     }
     const last = b.insns[b.insns.length - 1];
-    return { start: start.addr, ops: b.ops, temps: b.temps, count: b.insns.length, helperIndex, next: last.next };
+    return { start: start.addr, ops: b.ops, temps: b.temps, count: b.insns.length, helpers, next: last.next, pages: [...pages] };
   }
 
   // ---------------------------------------------------------------- running
@@ -357,7 +389,11 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (r === undefined || r.device) return 0;
     const p = r.perms;
     if (cpu.userMode && (p & PERM_U) === 0) return 0;
-    if (write) { if ((p & PERM_W) === 0 || r.codeMapped || mem.isObserved) return 0; }
+    if (write) {
+      if ((p & PERM_W) === 0 || mem.isObserved) return 0;
+      // executable bytes: only a page from which no CPU decoded, through any window in any space
+      if (r.codeMapped && this.decodedAnywhere(r, page)) return 0;
+    }
     else if ((p & PERM_R) === 0) return 0;
     const host = arenaOffset(r.bytes);
     if (host < 0) return 0;
@@ -368,6 +404,13 @@ export class Translator<C, I extends RunnableInsn<C>> {
     v.setInt32(e + 4, Math.floor(vp / 4294967296), true);
     v.setInt32(e + 8, host + (page - r.base), true);
     return 1;
+  }
+
+  /** whether some CPU decoded instructions from the page's bytes, through any executable window of them in any address space */
+  private decodedAnywhere(r: Region, page: VAddr): boolean {
+    const off = r.offset + (page - r.base);
+    return r.backing.aliases(off, PAGE).some(a => (a.region.perms & PERM_X) !== 0
+      && (a.memory.codePages.has(Math.floor(a.vaddr / PAGE)) || a.memory.codePages.has(Math.floor((a.vaddr + a.len - 1) / PAGE))));
   }
 
   private helper(unit: Unit, st: number, index: number, retired: number): number {

@@ -150,6 +150,13 @@ export class Memory {
    * of bytes): translated code's TLBs (emulator/jit) are flushed on change.
    */
   tlbGeneration = 0;
+  /**
+   * 4 KiB pages (address / 4096) from which some CPU decoded instructions
+   * in this space (maintained by the decode caches): translated stores may
+   * go straight to a writable-and-executable page only while it holds no
+   * decoded code.
+   */
+  readonly codePages = new Set<number>();
 
   /** write observers; `observed` is true while there is at least one (the stores' only extra test) */
   private writeObservers: WriteObserver[] = [];

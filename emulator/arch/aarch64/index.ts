@@ -17,6 +17,8 @@ import { aarch64ModuleRelocs } from './modules';
 import { aarch64HwDebugHooks } from './hwBreakpoint';
 import { a64Reg as R } from './regs';
 import { aarch64Info } from './info';
+import { aarch64FrontEnd } from './jit';
+import type { FrontEnd } from '../../jit/ir';
 
 export { EM_AARCH64 } from './info';
 
@@ -36,6 +38,7 @@ const X = (n: number): number => R(`x${n}`);
 
 export const aarch64: ArchOps = {
   ...aarch64Info,
+  jit: aarch64FrontEnd as unknown as FrontEnd<never, never>,
 
   createCpu(id: number, mem: Memory): Cpu { return new A64Cpu(id, mem); },
 

@@ -13,6 +13,7 @@ import { DecodeCaches } from '../../cpu/decodeCache';
 import { InterpCpu } from '../../cpu/interp';
 import { GuestFault } from '../../cpu/faults';
 import type { RvInsn } from './insn';
+import { X0_SINK } from './insn';
 import { decodeAt } from './decoder';
 import { SSTATUS_UXL64 } from './csr';
 import { Reservations } from './reservation';
@@ -138,15 +139,18 @@ export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
   }
 
   saveContext(): RvContext {
+    // the x0 sink is no state: saved as 0, as restoreContext leaves it (translated code does not write it)
+    const lo = this.lo.slice(), hi = this.hi.slice();
+    lo[X0_SINK] = 0; hi[X0_SINK] = 0;
     return {
-      arch: 'riscv64', lo: this.lo.slice(), hi: this.hi.slice(), pc: this.pc, userMode: this.userMode, csrs: { ...this.csrs }, origA0: this.origA0,
+      arch: 'riscv64', lo, hi, pc: this.pc, userMode: this.userMode, csrs: { ...this.csrs }, origA0: this.origA0,
       f: this.f.slice(), fflags: this.fflags, frm: this.frm,
     };
   }
   restoreContext(ctx: CpuContext): void {
     if (ctx.arch !== 'riscv64') throw new Error(`riscv64 cpu ${this.id}: cannot restore a ${ctx.arch} context`);
     const c = ctx as RvContext;
-    this.lo.set(c.lo); this.hi.set(c.hi); this.lo[32] = 0; this.hi[32] = 0;
+    this.lo.set(c.lo); this.hi.set(c.hi); this.lo[X0_SINK] = 0; this.hi[X0_SINK] = 0;
     this.pc = c.pc; this.userMode = c.userMode; this.csrs = { ...c.csrs }; this.origA0 = c.origA0;
     if (c.f) { this.f.set(c.f); this.fflags = c.fflags; this.frm = c.frm; } else { this.f.fill(0n); this.fflags = 0; this.frm = 0; }
     this.reservations.clear(this);

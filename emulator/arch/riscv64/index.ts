@@ -1,9 +1,11 @@
 /**
  * The riscv64 port's implementation part: ArchOps (info.ts plus the CPU
  * factory, decoder / disassembler entry points, kernel-thread and user
- * process set-up). No kprobes hooks yet.
+ * process set-up, the block translator's front end: jit.ts). No kprobes
+ * hooks yet.
  */
 import type { ArchOps, Cpu, DecodedInsn } from '../types';
+import type { FrontEnd } from '../../jit/ir';
 import type { ArchPort } from '../registry';
 import { riscv64UprobesHooks } from './uprobes';
 import { riscv64ModuleRelocs } from './modules';
@@ -14,6 +16,7 @@ import { riscv64KprobesHooks } from './kprobes';
 import { RvCpu } from './cpu';
 import { decodeUnits } from './decoder';
 import { toDecoded } from './disasm';
+import { riscv64FrontEnd } from './jit';
 
 function asRv(cpu: Cpu): RvCpu {
   if (!(cpu instanceof RvCpu)) throw new Error(`riscv64: cpu ${cpu.id} is not a riscv64 cpu`);
@@ -41,6 +44,7 @@ const fromBytes = (bytes: Uint8Array) => (k: number): number => {
 export const riscv64: ArchOps = {
   ...riscv64Info,
   hasCpu: true,
+  jit: riscv64FrontEnd as unknown as FrontEnd<never, never>,
 
   createCpu(id: number, mem: Memory): Cpu { return new RvCpu(id, mem); },
 

@@ -3,9 +3,9 @@
  * info.ts, plus the CPU factory, decoder / disassembler entry points, thread
  * and user-process entry set-up) and the kprobes arch hooks.
  */
-import { helperFrontEnd } from '../../jit/genericFrontEnd';
 import type { FrontEnd } from '../../jit/ir';
 import { x86SignalFrames } from './signal';
+import { x86FrontEnd } from './jit';
 import { ArchOps, Cpu, DecodedInsn } from '../types';
 import type { ArchPort } from '../registry';
 import { x86_64UprobesHooks } from './uprobes';
@@ -13,7 +13,6 @@ import { x86_64ModuleRelocs } from './modules';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { toVAddr, mustVAddr } from '../../memory/address';
 import { X86Cpu } from './cpu';
-import type { Insn } from './insn';
 import { decodeInsn } from './decoder';
 import { disassembleBytes, toDecoded } from './disasm';
 import { X86_REGS } from './regs';
@@ -49,7 +48,7 @@ function decodeWith(fetch: (k: number) => number, addr: bigint): DecodedInsn | n
 
 export const x86_64: ArchOps = {
   ...x86_64Info,
-  jit: helperFrontEnd<X86Cpu, Insn>(16, i => i.def.flow !== 'none') as unknown as FrontEnd<never, never>,
+  jit: x86FrontEnd as unknown as FrontEnd<never, never>,
 
   createCpu(id: number, mem: Memory): Cpu { return new X86Cpu(id, mem); },
 

@@ -36,8 +36,9 @@ const addSubImm: Row = {
 
 // ------------------------------------------------------------ logical immediate
 function andImm(c: A64Cpu, i: A64Insn): void { c.lo[i.d] = c.lo[i.n] & i.imm; c.hi[i.d] = c.hi[i.n] & i.immHi; }
-function orrImm(c: A64Cpu, i: A64Insn): void { c.lo[i.d] = c.lo[i.n] | i.imm; c.hi[i.d] = c.hi[i.n] | i.immHi; }
-function eorImm(c: A64Cpu, i: A64Insn): void { c.lo[i.d] = c.lo[i.n] ^ i.imm; c.hi[i.d] = c.hi[i.n] ^ i.immHi; }
+// 32-bit forms zero the upper half (immHi is 0 for them)
+function orrImm(c: A64Cpu, i: A64Insn): void { c.lo[i.d] = c.lo[i.n] | i.imm; c.hi[i.d] = i.sf ? c.hi[i.n] | i.immHi : 0; }
+function eorImm(c: A64Cpu, i: A64Insn): void { c.lo[i.d] = c.lo[i.n] ^ i.imm; c.hi[i.d] = i.sf ? c.hi[i.n] ^ i.immHi : 0; }
 function andsImm(c: A64Cpu, i: A64Insn): void {
   const l = c.lo[i.n] & i.imm, h = c.hi[i.n] & i.immHi;
   c.lo[i.d] = l; c.hi[i.d] = h;

@@ -10,8 +10,8 @@ import { VAddr } from '../../../memory/address';
 import { f, sf as sx, rZ, wZ, rS, gz, base, target, EXTEND } from '../fmt';
 
 const TWO32 = 4294967296;
-/** op values */
-const ST = 0, LDZ = 1, LDS64 = 2, LDS32 = 3, PRFM = 4;
+/** op values: store, load zero-extended, load sign-extended to 64 / to 32 bits, prefetch (also the translator's, ../jit.ts) */
+export const ST = 0, LDZ = 1, LDS64 = 2, LDS32 = 3, PRFM = 4;
 
 /** the register access of one load/store at address a (rt: d for loads, m for stores) */
 function access(c: A64Cpu, i: A64Insn, a: VAddr): void {
