@@ -61,6 +61,17 @@ export interface CompileOptions {
   slots: number;
   /** call logStore before each fast-path store (lockstep mode) */
   lockstep: boolean;
+  /**
+   * indirect jumps into the module's own page: the page (address / 4096)
+   * and the arena offset of a 4096-entry u16 table (page offset -> block
+   * index + 1, 0: no block starts there) the caller filled
+   */
+  dispatch?: { page: number; table: number };
+}
+
+/** The u16 table of opt.dispatch: block index + 1 at each entry's page offset. */
+export function dispatchTable(blocks: readonly BackendBlock[], page: number, table: Uint16Array): void {
+  blocks.forEach((b, i) => { if (Math.floor(b.start / 4096) === page) table[b.start - page * 4096] = i + 1; });
 }
 
 // parameters and fixed locals of run()
@@ -144,12 +155,33 @@ class Gen {
   private i64(v: bigint): void { this.c.byte(OP.i64_const).s64(v); }
   private mem(op: number, offset: number): void { this.c.byte(op).u32(0).u32(offset); }
 
-  /** store the deferred register and scratch writes (the state every exit and helper must see) */
-  private flush(): void {
+  /**
+   * the deferred writes as the current instruction started: an exit before
+   * it must not store what the instruction itself has written so far
+   */
+  private startRegs = new Map<number, Temp>();
+  private startScratch = new Map<number, Temp>();
+
+  /** leave before the current instruction (it is not started: the interpreter runs it) */
+  private exitBefore(): void {
+    this.flush(this.startRegs, this.startScratch);
+    this.get(P_ST); this.i64(BigInt(this.pc)); this.mem(OP.i64_store, ST_PC);
+    this.get(P_ST); this.i32(0); this.mem(OP.i32_store, ST_STATUS);
+    this.get(L_N);
+    if (this.k !== 0) { this.i32(this.k); this.c.byte(OP.i32_add); }
+    this.c.byte(OP.return);
+  }
+
+  /** store deferred register and scratch writes (by default all of them: the state every exit after an instruction and every helper must see) */
+  private flush(regs: ReadonlyMap<number, Temp> = this.dirtyRegs, scr?: ReadonlyMap<number, Temp>): void {
     const c = this.c;
-    for (const [slot, t] of this.dirtyRegs) {
+    for (const [slot, t] of regs) {
       this.get(P_RF); this.get(this.t(t)); this.mem(OP.i64_store32, 4 * slot);
       this.get(P_RF); this.get(this.t(t)); this.i64(32n); c.byte(OP.i64_shr_u); this.mem(OP.i64_store32, 4 * (this.opt.slots + slot));
+    }
+    if (scr !== undefined) {
+      for (const [off, t] of scr) { this.get(P_ST); this.get(this.t(t)); this.mem(OP.i64_store, ST_SCRATCH + off); }
+      return;
     }
     for (const off of this.dirtyScratch) {
       this.get(P_ST); this.get(this.t(this.scratch.get(off) as Temp)); this.mem(OP.i64_store, ST_SCRATCH + off);
@@ -179,6 +211,8 @@ class Gen {
     this.b = b;
     this.k = 0;
     this.nextPc = b.next;
+    this.startRegs = new Map();
+    this.startScratch = new Map();
     this.regs.clear();
     this.dirtyRegs.clear();
     this.scratch.clear();
@@ -199,7 +233,12 @@ class Gen {
   private op(o: IrOp): void {
     const c = this.c;
     switch (o.k) {
-      case 'insn': this.k = o.index; this.pc = o.pc; return;
+      case 'insn': {
+        this.k = o.index; this.pc = o.pc;
+        this.startRegs = new Map(this.dirtyRegs);
+        this.startScratch = new Map([...this.dirtyScratch].map(off => [off, this.scratch.get(off) as Temp]));
+        return;
+      }
       case 'const': this.i64(o.v); this.set(this.t(o.d)); return;
       case 'get': {
         const f = this.regs.get(o.slot);
@@ -235,7 +274,7 @@ class Gen {
       case 'exitIf':
         this.get(this.t(o.c)); c.byte(OP.i64_eqz); c.byte(OP.i32_eqz);
         c.byte(OP.if).byte(0x40); this.depth++;
-        this.exit(this.pc, this.k);
+        this.exitBefore();
         c.byte(OP.end); this.depth--;
         return;
       case 'jind': {
@@ -243,10 +282,23 @@ class Gen {
         const a = this.t(o.a);
         this.get(a); this.i64(0x800000000000n); c.byte(OP.i64_add); this.i64(0x1000000000000n); c.byte(OP.i64_ge_u);
         c.byte(OP.if).byte(0x40); this.depth++;
-        this.exit(this.pc, this.k);
+        this.exitBefore();
         c.byte(OP.end); this.depth--;
         this.retire();
         this.flush();
+        const d = this.opt.dispatch;
+        if (d !== undefined) {
+          // a block of this page: continue there inside the module
+          this.get(a); this.i64(12n); c.byte(OP.i64_shr_s); this.i64(BigInt(d.page)); c.byte(OP.i64_eq);
+          c.byte(OP.if).byte(0x40); this.depth++;
+          this.get(a); c.byte(OP.i32_wrap_i64); this.i32(0xfff); c.byte(OP.i32_and); this.i32(1); c.byte(OP.i32_shl);
+          c.byte(OP.i32_load16_u).u32(0).u32(d.table); c.byte(OP.local_tee).u32(L_H);
+          c.byte(OP.if).byte(0x40); this.depth++;
+          this.get(L_H); this.i32(1); c.byte(OP.i32_sub); this.set(L_BLK);
+          c.byte(OP.br).u32(this.depth);
+          c.byte(OP.end); this.depth--;
+          c.byte(OP.end); this.depth--;
+        }
         this.get(P_ST); this.get(a); this.mem(OP.i64_store, ST_PC);
         this.get(P_ST); this.i32(0); this.mem(OP.i32_store, ST_STATUS);
         this.get(L_N); c.byte(OP.return);
@@ -323,7 +375,7 @@ class Gen {
     c.byte(OP.br_if).u32(1);
     c.byte(OP.end);
     this.depth += 2;
-    this.exit(this.pc, this.k);
+    this.exitBefore();
     this.depth -= 2;
     c.byte(OP.end); // loop
     c.byte(OP.end); // block

@@ -31,9 +31,10 @@
  * when a new module would pass it, every module is dropped and translation
  * starts again.
  */
-import { compileBlocks, BackendBlock, EXIT_FAULT, EXIT_HELPER, ST_PC, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
+import { compileBlocks, dispatchTable, BackendBlock, EXIT_FAULT, EXIT_HELPER, ST_PC, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
 import { FrontEnd, IrBuilder } from './ir';
 import type { DecodeCache } from '../cpu/decodeCache';
+import { JIT_HOT_ARRIVALS } from '../cpu/interp';
 import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
@@ -46,7 +47,7 @@ export const MAX_BLOCK_INSNS = 64;
 /** blocks per module (one guest page) at most */
 const MAX_UNIT_BLOCKS = 128;
 /** arrivals that make an instruction join its page's next translation early */
-const WARM = 8;
+const WARM = 4;
 /** invalidations of a page after which it is no longer translated */
 const MAX_REWRITES = 16;
 /** code-cache ceiling: bytes of WebAssembly */
@@ -69,11 +70,16 @@ interface BuiltBlock extends Omit<BackendBlock, 'helperIndex'> {
   readonly pages: readonly number[];
 }
 
+/** translate(): not now (the block waits for its page's next translation) */
+const LATER = Symbol('later');
+
 /** One translated guest page: its module, its blocks' entry instructions, the instructions its helpers run. */
 export class Unit {
   run: (st: number, rf: number, entry: number, budget: number) => number = () => 0;
   entries: RunnableInsn<unknown>[] = [];
   helpers: RunnableInsn<unknown>[] = [];
+  /** the u16 table of indirect-jump targets in the page (backend.ts dispatchTable), kept alive with the module */
+  tableBytes: Uint8Array | null = null;
   /** the IR of each block, by its entry instruction */
   readonly built = new Map<RunnableInsn<unknown>, BuiltBlock>();
   /** pages whose bytes the blocks cover (a block's last instruction may cross into the next page) */
@@ -91,6 +97,8 @@ class CodeSpace {
   readonly units = new Map<number, Unit>();
   /** page key -> units covering it (their own page and the one before when a block crosses) */
   readonly byPage = new Map<number, Set<Unit>>();
+  /** hot blocks waiting for their page's next translation */
+  readonly waiting = new Map<number, Set<RunnableInsn<unknown>>>();
   /** invalidations per page (a page whose code keeps being rewritten stays interpreted) */
   readonly rewrites = new Map<number, number>();
   constructor(readonly cache: DecodeCache<RunnableInsn<unknown>>) {}
@@ -181,6 +189,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private invalidate(sp: CodeSpace, addr: VAddr, len: number): void {
     const k0 = Math.floor((addr - 16) / PAGE), k1 = Math.floor((addr + len - 1) / PAGE);
     for (let k = k0; k <= k1; k++) {
+      sp.waiting.delete(k); // their instructions may be gone
       const us = sp.byPage.get(k);
       if (us === undefined || us.size === 0) continue;
       sp.rewrites.set(k, (sp.rewrites.get(k) ?? 0) + 1);
@@ -209,13 +218,23 @@ export class Translator<C, I extends RunnableInsn<C>> {
 
   // ---------------------------------------------------------------- translation
   /** Translate the block at `insn` (and the page's other hot blocks); null when it cannot be. */
-  private translate(cpu: AnyCpu, sp: CodeSpace, insn: RunnableInsn<unknown>): JitEntry | null {
+  private translate(cpu: AnyCpu, sp: CodeSpace, insn: RunnableInsn<unknown>): JitEntry | null | typeof LATER {
     const key = Math.floor(insn.addr / PAGE);
     if ((sp.rewrites.get(key) ?? 0) > MAX_REWRITES) return null; // self-modifying code: the page stays interpreted
     const old = sp.units.get(key);
+    if (old !== undefined) {
+      // the page has a module: it is re-translated once the blocks waiting for it are half as many as it has (few re-translations)
+      let waiting = sp.waiting.get(key);
+      if (waiting === undefined) { waiting = new Set(); sp.waiting.set(key, waiting); }
+      waiting.add(insn);
+      if (waiting.size * 2 < old.entries.length) return LATER;
+    }
+    const waiting = sp.waiting.get(key);
+    sp.waiting.delete(key);
     // the page's blocks so far, this one, and the page's warm arrivals (fewer re-translations as a program warms up)
     const starts: RunnableInsn<unknown>[] = old ? old.entries.filter(e => e !== insn) : [];
     starts.push(insn);
+    if (waiting !== undefined) for (const w of waiting) if (w !== insn && w.jit === null) starts.push(w);
     const page = sp.cache.peekPage(key * PAGE);
     if (page !== undefined) {
       for (let i = 0; i < PAGE && starts.length < MAX_UNIT_BLOCKS; i++) {
@@ -243,7 +262,15 @@ export class Translator<C, I extends RunnableInsn<C>> {
       unit.entries.push(s);
     }
     if (blocks.length === 0) return null;
-    const bytes = compileBlocks(blocks, { slots: this.fe.slots, lockstep: this.lockstep });
+    const tbytes = guestBytes(8192);
+    const table = arenaOffset(tbytes);
+    let dispatch: { page: number; table: number } | undefined;
+    if (table >= 0) {
+      unit.tableBytes = tbytes;
+      dispatchTable(blocks, key, new Uint16Array(tbytes.buffer, table, 4096));
+      dispatch = { page: key, table };
+    }
+    const bytes = compileBlocks(blocks, { slots: this.fe.slots, lockstep: this.lockstep, dispatch });
     if (this.codeBytes + bytes.length > CODE_CACHE_BYTES) this.flushAll();
     const mem = guestMemory() as WebAssembly.Memory;
     const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
@@ -320,8 +347,10 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const ji = insn as unknown as { jit: JitEntry | null; hot: number };
     let e = ji.jit;
     if (e === null) {
-      e = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
-      if (e === null) { ji.hot = -1e9; return -1; }
+      const t = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
+      if (t === LATER) return -1;
+      if (t === null) { ji.hot = -1e9; return -1; }
+      e = t;
     }
     const s = this.state(cpu);
     const mem = cpu.mem;
@@ -357,9 +386,19 @@ export class Translator<C, I extends RunnableInsn<C>> {
         if (n === 0) break; // the budget left does not cover the block, or its first access left the fast path
       }
       if (total >= budget) break;
-      // the next block, in this module or another one, through this dispatcher
-      const nx = cache.peek(pc) as unknown as { jit: JitEntry | null; hot: number } | undefined;
-      if (nx === undefined || nx.jit === null) break;
+      // the next block, in this module or another one, through this dispatcher; an exit to code without a block is an arrival there (tiering)
+      const nx = cache.peek(pc) as unknown as (RunnableInsn<unknown> & { jit: JitEntry | null; hot: number }) | undefined;
+      if (nx === undefined) break;
+      if (nx.jit === null) {
+        if (++nx.hot < JIT_HOT_ARRIVALS) break;
+        const t = this.translate(cpu, sp, nx);
+        if (t === LATER) break;
+        if (t === null) { nx.hot = -1e9; break; }
+        // translating may have decoded new pages (stores to them now leave): the TLB follows
+        if (mem.tlbGeneration !== s.tlbGen) { this.flushTlb(s); s.tlbGen = mem.tlbGeneration; }
+        e = t;
+        continue;
+      }
       e = nx.jit;
     }
     this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
@@ -487,7 +526,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     // host code ran inside (handlers of an inline breakpoint): a replay would run it again; the translated run stands
     if (s.impure || outerLog !== null) { this.stats.lockstepSkipped++; return n; }
     const err = this.result.error, lastHelper = this.result.insn;
-    const ctxJ = JSON.stringify(cpu.saveContext(), bigintJson), pcJ = cpu.pc, instretJ = cpu.instret;
+    const ctxJ = cpu.saveContext(), pcJ = cpu.pc, instretJ = cpu.instret;
     // what the translated code left in memory, then memory as it was
     const after = jitLog.map(e => e.bytes.slice(e.off, e.off + e.old.length));
     for (let i = jitLog.length - 1; i >= 0; i--) jitLog[i].bytes.set(jitLog[i].old, jitLog[i].off);
@@ -517,11 +556,12 @@ export class Translator<C, I extends RunnableInsn<C>> {
       this.storeLog = null;
     }
     const where = `${this.arch} block at 0x${BigInt.asUintN(64, BigInt(insn.addr)).toString(16)} (${n} instructions from 0x${BigInt.asUintN(64, BigInt(pc0)).toString(16)})`;
-    const ctxI = JSON.stringify(cpu.saveContext(), bigintJson);
+    const ctxI = cpu.saveContext();
     const diffs: string[] = [];
     if (cpu.pc !== pcJ) diffs.push(`pc: translated 0x${BigInt.asUintN(64, BigInt(pcJ)).toString(16)}, interpreter 0x${BigInt.asUintN(64, BigInt(cpu.pc)).toString(16)}`);
     if (cpu.instret !== instretJ) diffs.push(`count: translated ${instretJ - instret0}, interpreter ${cpu.instret - instret0}`);
-    if (ctxI !== ctxJ) diffs.push(`registers: translated ${ctxJ}\n  interpreter ${ctxI}`);
+    const regDiff = differ(ctxJ, ctxI, 'context');
+    if (regDiff !== null) diffs.push(`${regDiff}\n  translated ${JSON.stringify(ctxJ, bigintJson)}\n  interpreter ${JSON.stringify(ctxI, bigintJson)}`);
     if ((err === null) !== (replayErr === null)) diffs.push(`fault: translated ${String(err)}, interpreter ${String(replayErr)}`);
     // every byte either side stored must hold what the translated code left there
     jitLog.forEach((e, i) => {
@@ -543,4 +583,26 @@ function bigintJson(_k: string, v: unknown): unknown {
   if (typeof v === 'bigint') return `${v}n`;
   if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number | bigint>, x => typeof x === 'bigint' ? `${x}n` : x);
   return v;
+}
+
+/** The first difference between two CPU contexts (plain data: numbers, bigints, booleans, strings, arrays, typed arrays, objects), or null. */
+function differ(a: unknown, b: unknown, path: string): string | null {
+  if (a === b) return null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return Number.isNaN(a) && Number.isNaN(b) ? null : `${path}: translated ${String(a)}, interpreter ${String(b)}`;
+  }
+  if (ArrayBuffer.isView(a) || Array.isArray(a)) {
+    const x = a as unknown as ArrayLike<unknown>, y = b as unknown as ArrayLike<unknown>;
+    if (x.length !== y.length) return `${path}: length ${x.length} vs ${y.length}`;
+    for (let i = 0; i < x.length; i++) {
+      if (x[i] !== y[i]) { const d = differ(x[i], y[i], `${path}[${i}]`); if (d !== null) return d; }
+    }
+    return null;
+  }
+  const ka = Object.keys(a as object);
+  for (const k of ka) {
+    const d = differ((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+    if (d !== null) return d;
+  }
+  return ka.length === Object.keys(b as object).length ? null : `${path}: different fields`;
 }

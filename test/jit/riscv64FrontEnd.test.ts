@@ -3,12 +3,16 @@
  *  - which instructions it emits as IR (the rest run as helpers);
  *  - a directed program (every native instruction on corner operands,
  *    misaligned and page-crossing accesses, x0 as destination, compressed
- *    forms, every branch both ways) in lockstep mode, and its registers and
- *    memory equal to the interpreter's;
+ *    forms, every branch both ways, jalr with rd == rs1, an odd sum and a
+ *    ret) in lockstep mode, and its registers and memory equal to the
+ *    interpreter's; again with a jalr faulting in its last round (a ret to a
+ *    non-canonical address, a non-canonical rs1 whose sum is canonical, a
+ *    canonical rs1 whose sum is not): the same fault at the same place;
  *  - another hart's LR reservation lost to a translated store;
- *  - every riscv64 conformance program (except the long loopbench) in
- *    lockstep mode: output and exit status equal to the interpreter's, with
- *    instructions run by translated code.
+ *  - four representative riscv64 conformance programs in lockstep mode:
+ *    output and exit status equal to the interpreter's, with instructions
+ *    run by translated code (npm test runs the whole differential suite in
+ *    lockstep mode too).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,7 +32,7 @@ import { decodeWord } from '../../emulator/arch/riscv64/decoder';
 import type { RvInsn } from '../../emulator/arch/riscv64/insn';
 
 const NATIVE = new Set([
-  'lui', 'auipc', 'jal', 'beq', 'bne', 'blt', 'bge', 'bltu', 'bgeu',
+  'lui', 'auipc', 'jal', 'jalr', 'beq', 'bne', 'blt', 'bge', 'bltu', 'bgeu',
   'lb', 'lh', 'lw', 'ld', 'lbu', 'lhu', 'lwu', 'sb', 'sh', 'sw', 'sd',
   'addi', 'slti', 'sltiu', 'xori', 'ori', 'andi', 'slli', 'srli', 'srai', 'addiw', 'slliw', 'srliw', 'sraiw',
   'add', 'sub', 'sll', 'slt', 'sltu', 'xor', 'srl', 'sra', 'or', 'and', 'addw', 'subw', 'sllw', 'srlw', 'sraw',
@@ -49,8 +53,8 @@ describe('riscv64 translator front end', () => {
     }
   });
 
-  test('a directed program in lockstep equals the interpreter', () => {
-    const { words, pairs } = directedProgram();
+  for (const fault of [null, 'ret', 'rs1', 'sum'] as const) test(`a directed program in lockstep equals the interpreter${fault === null ? '' : `, jalr fault: ${fault}`}`, () => {
+    const { words, pairs, bias } = directedProgram(fault);
     const run = (translate: boolean) => {
       const mem = new Memory('rv-fe-directed');
       mem.map(CODE, 0x10000, PERM_R | PERM_W | PERM_X, 'text');
@@ -63,14 +67,17 @@ describe('riscv64 translator front end', () => {
       cpu.setX(8, BigInt(DATA)); // s0: the operands
       cpu.setX(9, BigInt(DATA + RESULTS)); // s1: the results
       cpu.setX(5, BigInt(pairs.length)); // t0: the count
+      bias.forEach(([r, v]) => cpu.setX(r, v)); // the jalr targets' offsets in the last round
       const r = cpu.run(1_000_000);
-      assert.equal(r.trap?.kind, 'breakpoint');
-      return { ctx: cpu.saveContext(), bytes: mem.readBytes(DATA, 0x40000), instret: cpu.instret };
+      if (fault === null) assert.equal(r.trap?.kind, 'breakpoint');
+      else assert.notEqual(r.trap?.kind ?? 'none', 'breakpoint', 'the last round faults');
+      return { trap: r.trap?.kind, ctx: cpu.saveContext(), bytes: mem.readBytes(DATA, 0x40000), instret: cpu.instret };
     };
     const before = stats('lockstep')?.translatedInsns ?? 0;
     const jit = run(true);
     const translated = (stats('lockstep')?.translatedInsns ?? 0) - before;
     const interp = run(false);
+    assert.equal(jit.trap, interp.trap);
     assert.equal(jit.instret, interp.instret);
     assert.deepEqual(jit.ctx, interp.ctx);
     assert.ok(Buffer.from(jit.bytes).equals(Buffer.from(interp.bytes)), 'data memory');
@@ -118,7 +125,8 @@ describe('riscv64 translator front end', () => {
 
 describe('riscv64 conformance programs: lockstep vs the interpreter', () => {
   const bin = 'test/conformance/bin/riscv64';
-  const programs = readdirSync(repoPath(bin)).filter(f => f.endsWith('.elf') && !f.startsWith('loopbench')).sort();
+  // calls and returns (jalr), string loops, integer and M operations, unoptimised code (the whole set runs in lockstep under npm test)
+  const programs = ['recursion-gcc-O2.elf', 'strings-clang-O2.elf', 'intops-gcc-Os.elf', 'control-clang-O0.elf'];
   let translated = 0;
   for (const f of programs) {
     test(f, () => {
@@ -132,7 +140,8 @@ describe('riscv64 conformance programs: lockstep vs the interpreter', () => {
     });
   }
   test('translated code ran', () => {
-    assert.ok(programs.length >= 40, `only ${programs.length} programs`);
+    const present = new Set(readdirSync(repoPath(bin)));
+    for (const f of programs) assert.ok(present.has(f), `${f} is built`);
     assert.ok(translated > 1_000_000, `${translated} instructions translated`);
   });
 });
@@ -140,7 +149,7 @@ describe('riscv64 conformance programs: lockstep vs the interpreter', () => {
 // ---------------------------------------------------------------- the directed program
 const CODE = 0x400000, DATA = 0x600000, RESULTS = 0x8000;
 /** bytes of results per operand pair */
-const STRIDE = 456;
+const STRIDE = 488;
 
 const M64 = (1n << 64n) - 1n;
 function operandPairs(): [bigint, bigint][] {
@@ -162,10 +171,13 @@ function operandPairs(): [bigint, bigint][] {
  * The program: for each pair (a0, a1) at s0, every native operation's
  * result stored at s1 (STRIDE bytes per pair), branch outcomes summed in
  * s2; then the next pair (t0 counts). Encoded from the decoder's table rows.
+ * Three jalr each skip one instruction; in the last round their targets are
+ * offset by the bias registers (a6, a7, t1: set by the test, 0 unless
+ * `fault` names the jalr to make fault).
  */
-function directedProgram(): { words: number[]; pairs: [bigint, bigint][] } {
+function directedProgram(fault: null | 'ret' | 'rs1' | 'sum'): { words: number[]; pairs: [bigint, bigint][]; bias: [number, bigint][] } {
   const { R, I, S, B, U, J } = new Encoder();
-  const A0 = 10, A1 = 11, A2 = 12, A3 = 13, S0 = 8, S1 = 9, S2 = 18, T0 = 5, RA = 1;
+  const A0 = 10, A1 = 11, A2 = 12, A3 = 13, A4 = 14, A5 = 15, A6 = 16, A7 = 17, S0 = 8, S1 = 9, S2 = 18, T0 = 5, T1 = 6, RA = 1;
   const w: number[] = [];
   let slot = 0;
   const result = (insn: number) => { w.push(insn, S('sd', A2, S1, slot)); slot += 8; };
@@ -192,11 +204,33 @@ function directedProgram(): { words: number[]; pairs: [bigint, bigint][] } {
   for (const n of ['beq', 'bne', 'blt', 'bge', 'bltu', 'bgeu']) { w.push(B(n, A0, A1, 8), I('addi', S2, S2, bit)); bit <<= 1; }
   w.push(J(RA, 8), I('addi', S2, S2, bit), S('sd', RA, S1, slot));
   slot += 8;
+  bit <<= 1;
+  // jalr: a5 = all ones in the last round (t0 == 1), else 0
+  w.push(I('addi', A5, T0, -1), I('sltiu', A5, A5, 1), R('sub', A5, 0, A5));
+  const CANON = 1n << 47n;
+  const bias: [number, bigint][] = [];
+  // rs1 = (the auipc's address + 25 - imm) + (bias & a5); jalr rd, imm(rs1): to the auipc + 24 (bit 0 of the sum cleared), skipping the addi
+  const jalr = (rd: number, rs1: number, imm: number, biasReg: number, at: (q: bigint) => bigint | null) => {
+    const q = BigInt(CODE + 4 * w.length);
+    const rs1Value = q + 25n - BigInt(imm);
+    const last = at(q);
+    bias.push([biasReg, last === null ? 0n : BigInt.asUintN(64, last - rs1Value)]);
+    w.push(U('auipc', rs1, 0), R('and', A3, A5, biasReg), R('add', rs1, rs1, A3), I('addi', rs1, rs1, 25 - imm),
+      I('jalr', rd, rs1, imm), I('addi', S2, S2, bit), S('sd', rd === 0 ? rs1 : rd, S1, slot));
+    bit <<= 1;
+    slot += 8;
+  };
+  // a call: rs1 not canonical (bit 47 set) in the last round, its sum canonical (the interpreter faults on rs1)
+  jalr(RA, A4, -16, A6, () => (fault === 'rs1' ? CANON + 4n : null));
+  // rd == rs1, an odd immediate; last round: rs1 canonical, the sum not
+  jalr(A4, A4, 13, A7, () => (fault === 'sum' ? CANON - 8n : null));
+  // a ret (jalr x0, 0(ra)); last round: to a non-canonical address (below the canonical range)
+  jalr(0, RA, 0, T1, () => (fault === 'ret' ? -CANON - 0x1000n : null));
   if (slot > STRIDE) throw new Error(`results take ${slot} bytes`);
   w.push(I('addi', S0, S0, 16), I('addi', S1, S1, STRIDE), I('addi', T0, T0, -1));
   w.push(B('bne', T0, 0, -4 * w.length));
   w.push(EBREAK);
-  return { words: w, pairs: operandPairs() };
+  return { words: w, pairs: operandPairs(), bias };
 }
 
 const EBREAK = 0x00100073;

@@ -1,7 +1,7 @@
 /**
  * The aarch64 front end of the block translator (emulator/jit): the hot
  * integer instructions as IR, everything else (system registers, traps,
- * exclusives and atomics, FP/SIMD, indirect branches, rev/rbit/cls)
+ * exclusives and atomics, FP/SIMD, rev/rbit/cls)
  * through the interpreter's executor as a helper. The executors in exec/
  * are the specification: 32-bit operations zero the upper half, the
  * zero-register sink slot (ZR_WRITE) receives what the executor writes
@@ -13,13 +13,19 @@
  * flags last written or read are reused from their temporaries until a
  * helper runs.
  *
- * Memory: an access whose bytes cross a page, and an access whose base
- * register is not a canonical address (the interpreter's addrOf faults on
- * it even when base + offset is canonical), goes to a non-canonical
- * address instead: the TLB misses, the block ends before the instruction
- * and the interpreter runs it. A pair is checked whole, so its second
- * access hits the page of the first (a store pair never leaves after its
- * first store).
+ * Memory: plain ld/st; the back end leaves before the instruction when an
+ * access crosses a page or the TLB cannot serve it. An access whose base
+ * register is not a canonical address leaves through exitIf (the
+ * interpreter's addrOf faults on such a base even when base + offset is
+ * canonical). A store pair whose bytes cross a page leaves before its first
+ * store (the interpreter then does both, or faults exactly as it does), so
+ * the translated code never stops between the two stores.
+ *
+ * Indirect branches (br, blr, ret) end their block with jind; a target that
+ * is not a 48-bit canonical address leaves through exitIf before blr's link
+ * write (the interpreter's addrOf faults at the branch, x30 unchanged). A
+ * misaligned target is taken as it is: the interpreter faults when it
+ * fetches there, after the branch retired, as it does alone.
  */
 import type { FrontEnd, IrBuilder, Temp } from '../../jit/ir';
 import type { A64Cpu } from './cpu';
@@ -34,8 +40,7 @@ type B = IrBuilder<A64Insn>;
 const FLAG_OFF = [0, 8, 16, 24] as const;
 const N = 0, Z = 1, C = 2, V = 3;
 
-/** where an access that must leave the fast path goes: never canonical, so the TLB never serves it */
-const POISON = -(2n ** 63n);
+/** a value v is a 48-bit canonical address when v + CANON_BIAS < CANON_SPAN (unsigned) */
 const CANON_BIAS = 2n ** 47n, CANON_SPAN = 2n ** 48n;
 
 /** The flags' temporaries of the block being built (valid until a helper runs). */
@@ -151,20 +156,12 @@ function pick(b: B, cond: number, yes: Temp, no: Temp): Temp {
 }
 
 // ---------------------------------------------------------------- memory
-/**
- * The address to access: `addr`, or POISON when the `span` bytes from it
- * cross a page or (checkBase) the base register is not canonical.
- */
-function guarded(b: B, base: Temp, addr: Temp, span: number, checkBase: boolean): Temp {
-  let ok: Temp | null = span > 1 ? b.bin('leu', b.andi(addr, 0xfff), b.const(4096 - span)) : null;
-  if (checkBase) {
-    const canon = b.bin('ltu', b.addi(base, CANON_BIAS), b.const(CANON_SPAN));
-    ok = ok === null ? canon : b.and(ok, canon);
-  }
-  return ok === null ? addr : b.sel(ok, addr, b.const(POISON));
+/** leave before the instruction when v is not a 48-bit canonical address (addrOf would fault on it) */
+function exitUnlessCanonical(b: B, v: Temp): void {
+  b.exitIf(b.bin('geu', b.addi(v, CANON_BIAS), b.const(CANON_SPAN)));
 }
 
-/** one load or store of i (op, size, d / m) at the guarded address, then the base write-back */
+/** one load or store of i (op, size, d / m) at a, then the base write-back */
 function access(b: B, i: A64Insn, a: Temp, wb: Temp | null): void {
   if (i.op === ST) b.st(a, reg(b, i.m), i.size as 1 | 2 | 4 | 8);
   else {
@@ -180,7 +177,9 @@ function ldstImm(b: B, i: A64Insn, mode: number): boolean {
   const base = reg(b, i.n);
   const off = i.imm === 0 ? base : b.addi(base, i.imm);
   const addr = mode === 1 ? base : off;
-  access(b, i, guarded(b, base, addr, i.size, addr !== base), mode === 0 ? null : off);
+  // with no offset the access itself is at the base (a non-canonical one misses the TLB)
+  if (addr !== base) exitUnlessCanonical(b, base);
+  access(b, i, addr, mode === 0 ? null : off);
   return true;
 }
 
@@ -188,10 +187,12 @@ function ldstPair(b: B, i: A64Insn): boolean {
   const s = i.size as 4 | 8;
   const base = reg(b, i.n);
   const off = i.imm === 0 ? base : b.addi(base, i.imm);
-  const addr = i.imm2 === 1 ? base : off;
-  const a = guarded(b, base, addr, 2 * s, addr !== base);
+  const a = i.imm2 === 1 ? base : off;
+  if (a !== base) exitUnlessCanonical(b, base);
   const a2 = b.addi(a, s);
   if (i.op === ST) {
+    // both stores or neither: a pair across a page leaves before the first (a load pair needs no check: its loads write nothing)
+    b.exitIf(b.bin('gtu', b.andi(a, 0xfff), b.const(4096 - 2 * s)));
     const v1 = reg(b, i.m), v2 = reg(b, i.a);
     b.st(a, v1, s); b.st(a2, v2, s);
   } else {
@@ -316,6 +317,15 @@ function dataProc3(b: B, i: A64Insn): boolean {
 }
 
 // ---------------------------------------------------------------- branches
+/** br, blr, ret: the target read first (blr x30 jumps to the old x30), then the link, then the jump */
+function indirect(b: B, i: A64Insn, link: boolean): boolean {
+  const t = reg(b, i.n);
+  exitUnlessCanonical(b, t);
+  if (link) b.set(30, b.const(i.next));
+  b.jind(t);
+  return true;
+}
+
 function condBranch(b: B, i: A64Insn): boolean {
   const c = condition(b, i.cond);
   if (c === null) b.jmp(i.target);
@@ -361,14 +371,13 @@ function emitInsn(b: B, i: A64Insn): boolean {
     case 'load/store (register offset)': {
       if (i.op === PRFM) return true;
       const base = reg(b, i.n);
-      const addr = b.add(base, extended(b, reg(b, i.a), i.op2, i.imm2));
-      access(b, i, guarded(b, base, addr, i.size, true), null);
+      exitUnlessCanonical(b, base);
+      access(b, i, b.add(base, extended(b, reg(b, i.a), i.op2, i.imm2)), null);
       return true;
     }
     case 'load register (literal)': {
       if (i.op === PRFM) return true;
-      const a = b.const(i.target);
-      access(b, i, guarded(b, a, a, i.size, false), null);
+      access(b, i, b.const(i.target), null);
       return true;
     }
     case 'load/store pair': return ldstPair(b, i);
@@ -377,6 +386,8 @@ function emitInsn(b: B, i: A64Insn): boolean {
       b.jmp(i.target);
       return true;
     case 'b.cond': return condBranch(b, i);
+    case 'br': case 'ret': return indirect(b, i, false);
+    case 'blr': return indirect(b, i, true);
     case 'cbz/cbnz': {
       const v = i.sf ? reg(b, i.n) : zext32(b, reg(b, i.n));
       if (i.op) b.br(v, i.target, i.next); else b.br(v, i.next, i.target);

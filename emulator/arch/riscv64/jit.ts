@@ -1,10 +1,10 @@
 /**
  * The riscv64 front end of the block translator (emulator/jit/ir.ts): RV64I
  * and M (register, immediate and W forms, loads, stores, conditional
- * branches, jal), compressed instructions included — the decoder hands them
- * over expanded, with the 32-bit form's row and fields. Everything else
- * (jalr, ecall / ebreak, fence, Zicsr, A, F / D, system, illegal encodings)
- * runs through its executor as a helper.
+ * branches, jal, jalr), compressed instructions included — the decoder hands
+ * them over expanded, with the 32-bit form's row and fields. Everything else
+ * (ecall / ebreak, fence, Zicsr, A, F / D, system, illegal encodings) runs
+ * through its executor as a helper.
  *
  * The executors in exec/rvi.ts and exec/rvm.ts are the specification; each
  * emitter below computes the same 64-bit value from the same registers.
@@ -22,6 +22,19 @@
  *  - The IR's division gives riscv's results (remainder by zero = the
  *    dividend, MIN / -1 = MIN remainder 0) except the quotient by zero:
  *    0 in the IR, all ones in riscv (selected here).
+ *  - jalr (RvCpu.target) faults at the jalr, before the link write, when
+ *    x[rs1] or x[rs1] + imm is not a 48-bit canonical address (the sum as
+ *    an exact integer); it does not check alignment (bit 0 is cleared; a
+ *    target with bit 1 set is a compressed instruction's address). The
+ *    emitted jalr leaves before itself through exitIf in both cases (the
+ *    sum may be canonical while x[rs1] is not), so the interpreter faults
+ *    exactly. jind's own canonical check cannot stand in for it when the
+ *    jalr links: it comes after the link write, which its exit would store;
+ *    a jalr x0, 0(rs1) (ret, jr) writes nothing and relies on it alone
+ *    (clearing bit 0 keeps an address canonical or not).
+ *  - branches and jal to a non-canonical target (only from code near the
+ *    top or bottom of the canonical range) run as helpers: the executor
+ *    sets that pc and the fetch faults.
  *  - riscv has no flags: no scratch, nothing to synchronise.
  */
 import type { BinOp, FrontEnd, IrBuilder, Temp } from '../../jit/ir';
@@ -37,6 +50,8 @@ type Value = (b: B, a: Temp, c: Temp) => Temp;
 const CANON = 2 ** 47;
 /** a pc the translator can exit to (a jump to a non-canonical address is left to the executor, which faults at the fetch) */
 const canonical = (a: number): boolean => a >= -CANON && a < CANON;
+/** 1 when the 64-bit value in t is not a 48-bit canonical address: t + 2^47 >= 2^48 unsigned */
+const nonCanonical = (b: B, t: Temp): Temp => b.bin('geu', b.addi(t, 2 ** 47), b.const(2 ** 48));
 
 const sext = (b: B, t: Temp): Temp => b.un('sext32', t);
 const zext = (b: B, t: Temp): Temp => b.un('zext32', t);
@@ -114,6 +129,18 @@ function emit(b: B, i: RvInsn): boolean {
       if (!canonical(t)) return false;
       put(b, i.rd, b.const(i.next));
       b.jmp(t);
+      return true;
+    }
+    case 'jalr': {
+      // the target from rs1 before the link write (rd may be rs1)
+      const s = x(b, i.rs1);
+      const sum = i.imm === 0 ? s : b.addi(s, i.imm);
+      // the interpreter's faults, before the link write (jind's own check comes after it: only a jalr that writes nothing may rely on it)
+      if (i.imm !== 0) b.exitIf(b.bin('or', nonCanonical(b, s), nonCanonical(b, sum)));
+      else if (i.rd !== X0_SINK) b.exitIf(nonCanonical(b, s));
+      const t = b.andi(sum, -2);
+      put(b, i.rd, b.const(i.next));
+      b.jind(t);
       return true;
     }
   }
