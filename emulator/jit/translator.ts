@@ -543,7 +543,13 @@ export class Translator<C, I extends RunnableInsn<C>> {
       for (let k = 0; k < n; k++) {
         const i = cache.get(cpu.pc) as unknown as RunnableInsn<unknown>;
         cpu.pc = i.next;
-        i.exec(cpu, i);
+        try {
+          i.exec(cpu, i);
+        } catch (e) {
+          // the translated code retired an instruction the interpreter faults on
+          throw new Error(`translator lockstep mismatch in ${this.arch} block at 0x${BigInt.asUintN(64, BigInt(insn.addr)).toString(16)}: `
+            + `the interpreter faults at 0x${BigInt.asUintN(64, BigInt(i.addr)).toString(16)} (instruction ${k + 1} of ${n}) where the translated code went on: ${String(e)}`);
+        }
         cpu.instret++;
       }
       if (err !== null && lastHelper !== null) {

@@ -7,7 +7,8 @@
  *   imul G,E[,imm], shl/sal shr sar rol ror by 1 or imm8, shld/shrd by
  *   imm8 (32/64-bit), cmovcc, setcc,
  *   push r / imm, pop r, leave, cbw/cwde/cdqe, cwd/cdq/cqo, xchg r,r,
- *   nop / endbr64 / hints, jmp rel, jcc rel, call rel;
+ *   nop / endbr64 / hints, jmp rel, jcc rel, call rel, and the indirect
+ *   transfers ret (c3, c2 imm16), jmp r/m64 (ff /4), call r/m64 (ff /2);
  *
  * everything else (and any lock, fs/gs or 67-prefixed form) returns false
  * and runs through the interpreter's executor as a helper.
@@ -21,16 +22,18 @@
  * the block computes the condition from the producer's temps; otherwise it
  * evaluates the scratch record for the kinds whose flags are cheap
  * (eager, add, sub, logic, inc, dec and, for ZF SF PF, every non-rotate)
- * and leaves translated code before the instruction for the others (a
- * guard: a load from a non-canonical address, which the TLB never fills).
+ * and leaves translated code before the instruction for the others
+ * (exitIf: the interpreter runs it).
  * A record's stores are dropped again when the next producer overwrites
  * them with nothing in between that can leave the block (a memory access,
- * a scratch read, a helper): loops keep only the last record.
+ * a scratch read, an exitIf, a helper): loops keep only the last record.
  *
- * Memory: an access that would cross a page goes to the same non-canonical
- * address (the back end's TLB fast path takes only in-page accesses, and
- * its refill loop would retry one that crosses for ever): the interpreter
- * runs that instruction.
+ * Memory accesses are plain ld/st: one the TLB cannot serve (not mapped,
+ * not canonical, crossing a page) leaves before the instruction and the
+ * interpreter runs it. Indirect transfers (ret, jmp/call r/m) leave through
+ * exitIf before their first write when the target is not canonical (the
+ * interpreter raises #GP there, with rsp unchanged), and push leaves when
+ * rsp itself is not canonical (the interpreter's #GP).
  */
 import type { FrontEnd, IrBuilder, IrOp, Temp } from '../../jit/ir';
 import type { X86Cpu } from './cpu';
@@ -53,9 +56,6 @@ const S_KIND = 0, S_R = 8, S_D = 16, S_S = 24, S_BITS = 32;
 /** the record a rotate replaced (the p* fields), same layout */
 const P_KIND = 40, P_R = 48, P_D = 56, P_S = 64, P_BITS = 72;
 const SCRATCH_BYTES = 80;
-
-/** an address no TLB entry ever holds (not canonical): an access to it leaves translated code before the instruction */
-const NONCANON = 0x4000000000000000n;
 
 /** a flags record produced earlier in the block: its parts as temps (masked to the size, as the executors store them) */
 interface Rec {
@@ -97,17 +97,13 @@ class BlockEmitter {
 
   /** anything that can leave the block: the last record's stores must stay */
   private exitPoint(): void { this.pendingF = []; this.pendingP = []; }
-  ld(a: Temp, size: Size): Temp { this.exitPoint(); return this.b.ld(this.inPage(a, size), size); }
-  st(a: Temp, v: Temp, size: Size): void { this.exitPoint(); this.b.st(this.inPage(a, size), v, size); }
+  ld(a: Temp, size: Size): Temp { this.exitPoint(); return this.b.ld(a, size); }
+  st(a: Temp, v: Temp, size: Size): void { this.exitPoint(); this.b.st(a, v, size); }
   sget(off: number): Temp { this.exitPoint(); return this.b.sget(off); }
-  /** leave translated code before this instruction when bad is non-zero */
-  guard(bad: Temp, pc: number): void { this.ld(this.b.sel(bad, this.c(NONCANON), this.c(pc)), 1); }
-  /** a page-crossing access becomes one to NONCANON */
-  private inPage(a: Temp, size: Size): Temp {
-    if (size === 1) return a;
-    const cross = this.bin('gtu', this.bin('and', a, this.c(0xfff)), this.c(4096 - size));
-    return this.b.sel(cross, this.c(NONCANON), a);
-  }
+  /** leave translated code before this instruction when bad is non-zero (only before the instruction's writes) */
+  guard(bad: Temp): void { this.exitPoint(); this.b.exitIf(bad); }
+  /** 1 when the 64-bit value v is not a 48-bit canonical address (the interpreter's #GP: high 32 bits outside -0x8000..0x7fff) */
+  nonCanonical(v: Temp): Temp { return this.bin('geu', this.bin('add', v, this.c(1n << 47n)), this.c(1n << 48n)); }
 
   /** register r at size, masked (8-bit 16..19: ah ch dh bh) */
   rd(size: Size, r: number): Temp {
@@ -187,8 +183,8 @@ class BlockEmitter {
     keep(P_KIND, S_KIND); keep(P_R, S_R); keep(P_D, S_D); keep(P_S, S_S); keep(P_BITS, S_BITS);
   }
 
-  /** condition cc (jcc / setcc / cmovcc encoding) as 0/1; may emit a guard (before the instruction's writes) */
-  cond(cc: number, pc: number): Temp {
+  /** condition cc (jcc / setcc / cmovcc encoding) as 0/1; may emit a guard (exitIf, before the instruction's writes) */
+  cond(cc: number): Temp {
     const r = this.rec;
     if (r !== null) {
       const fast = this.condFast(r, cc);
@@ -196,7 +192,7 @@ class BlockEmitter {
     }
     // after a rotate SF ZF PF are the replaced record's: read from the scratch
     const rotated = r !== null && (r.op === F_ROL || r.op === F_ROR) && cc >> 1 >= 2;
-    const f = r !== null && !rotated ? this.known(r) : this.fromScratch(cc, pc);
+    const f = r !== null && !rotated ? this.known(r) : this.fromScratch(cc);
     let v: Temp;
     switch (cc >> 1) {
       case 0: v = f.of(); break;
@@ -288,7 +284,7 @@ class BlockEmitter {
    * The flags cc reads, from the scratch record. Kinds other than those
    * computed here leave translated code before the instruction (guard).
    */
-  fromScratch(cc: number, pc: number): Flags {
+  fromScratch(cc: number): Flags {
     const K = this.sget(S_KIND);
     const op = this.bin('and', K, this.c(0xff));
     const shift = this.bin('sub', this.c(64), this.bin('shl', this.bin('and', this.bin('shru', K, this.c(8)), this.c(0xff)), this.c(3)));
@@ -308,7 +304,7 @@ class BlockEmitter {
     if (k === 1 || k === 3) ok.push(inSet(...cfOk));
     if (k === 0 || k >= 6) ok.push(inSet(...ofOk));
     if (k >= 2) ok.push(inSet(...szpOk));
-    this.guard(this.un('eqz', ok.reduce((a, t) => this.bin('and', a, t))), pc);
+    this.guard(this.un('eqz', ok.reduce((a, t) => this.bin('and', a, t))));
     const notEager = (v: Temp, flag: number) => this.b.sel(isOp(F_EAGER), eager(flag), v);
     return {
       cf: () => notEager(
@@ -401,7 +397,7 @@ function modifyE(e: BlockEmitter, i: Insn, f: (old: Temp) => Temp): Temp {
 function incDec(e: BlockEmitter, i: Insn, dec: boolean): boolean {
   const size = i.size as Size;
   // CF is kept: the current one (a guard may leave before the instruction when it is not cheap to know)
-  const cin = e.cond(2, i.addr);
+  const cin = e.cond(2);
   let r = 0;
   const d = modifyE(e, i, old => (r = e.mask(size, e.bin(dec ? 'sub' : 'add', old, e.c(1)))));
   e.record({ op: dec ? F_DEC : F_INC, size, r, d, s: e.c(1), cin, count: 0 });
@@ -468,10 +464,39 @@ function imul(e: BlockEmitter, i: Insn): boolean {
   return true;
 }
 
+/**
+ * push a 64-bit value: rsp not canonical is the interpreter's #GP (regAddr)
+ * even where rsp - 8 is (rsp in 2^47 .. 2^47 + 7): leave before the store
+ */
 function push(e: BlockEmitter, v: Temp): void {
-  const sp = e.bin('sub', e.b.get(RSP), e.c(8));
+  const rsp = e.b.get(RSP);
+  e.guard(e.nonCanonical(rsp));
+  const sp = e.bin('sub', rsp, e.c(8));
   e.st(sp, v, 8);
   e.b.set(RSP, sp);
+}
+
+/**
+ * ret / ret imm16 (ctl.ret: the operand size is always 64 bits, the imm
+ * is 0 for c3): the target from [rsp], #GP (rsp unchanged) when it is not
+ * canonical, then rsp += 8 + imm
+ */
+function ret(e: BlockEmitter, i: Insn): boolean {
+  const sp = e.b.get(RSP);
+  const t = e.ld(sp, 8);
+  e.guard(e.nonCanonical(t));
+  e.b.set(RSP, e.bin('add', sp, e.c(8 + (i.imm & 0xffff))));
+  e.b.jind(t);
+  return true;
+}
+
+/** jmp r/m64 / call r/m64 (ctl.jmpE / callE): the target read first, #GP when not canonical, then (call) the push */
+function jmpCallE(e: BlockEmitter, i: Insn, call: boolean): boolean {
+  const t = readE(e, i, 8);
+  e.guard(e.nonCanonical(t));
+  if (call) push(e, e.c(i.next));
+  e.b.jind(t);
+  return true;
 }
 
 const HANDLERS = new Map<Function, Handler>([
@@ -509,13 +534,13 @@ const HANDLERS = new Map<Function, Handler>([
   [mov.cmovcc, (e, i) => {
     const size = i.size as Size;
     const v = readE(e, i, size);
-    const c = e.cond(i.cc, i.addr);
+    const c = e.cond(i.cc);
     const r = e.b.sel(c, v, e.rd(size, i.reg));
     e.wr(size, i.reg, r); // 32-bit: zero-extended either way
     return true;
   }],
   [mov.setcc, (e, i) => {
-    const c = e.cond(i.cc, i.addr);
+    const c = e.cond(i.cc);
     if (i.rm !== NO_REG) e.wr(1, i.rm, c); else e.st(e.ea(i), c, 1);
     return true;
   }],
@@ -557,8 +582,11 @@ const HANDLERS = new Map<Function, Handler>([
   }],
   [sys.nop, () => true],
   [ctl.jmpRel, (e, i) => { e.b.jmp(i.target); return true; }],
-  [ctl.jcc, (e, i) => { e.b.br(e.cond(i.cc, i.addr), i.target, i.next); return true; }],
+  [ctl.jcc, (e, i) => { e.b.br(e.cond(i.cc), i.target, i.next); return true; }],
   [ctl.callRel, (e, i) => { push(e, e.c(i.next)); e.b.jmp(i.target); return true; }],
+  [ctl.ret, ret],
+  [ctl.jmpE, (e, i) => jmpCallE(e, i, false)],
+  [ctl.callE, (e, i) => jmpCallE(e, i, true)],
 ]);
 
 /** The x86_64 front end. */
