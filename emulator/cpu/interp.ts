@@ -150,6 +150,31 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
     return this.limit < 0 || this.stepTrap || this.hw.execArmed || this.mem.watcher !== null;
   }
 
+  /**
+   * Lockstep (emulator/jit/translator.ts): execute exactly n instructions
+   * from the pc in the interpreter, counting them in instret, outside the
+   * run loop's accounting (the translator's replay of what its code just
+   * did). A fault propagates to the caller with the pc at the instruction.
+   */
+  interpretExactly(n: number): void {
+    const cache = this.selectCache();
+    const self = this as unknown as C;
+    let page = cache.lastPage, base = cache.lastBase;
+    for (let k = 0; k < n; k++) {
+      const ip = this.pc, off = ip - base;
+      let insn: I | undefined;
+      if (off < 0 || off >= 4096 || (insn = page[off]) === undefined) { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
+      this.pc = insn.next;
+      try {
+        insn.exec(self, insn);
+      } catch (e) {
+        this.pc = ip;
+        throw e;
+      }
+      this.instret++;
+    }
+  }
+
   /** End the current run after the current instruction, with no trap (the instruction retires). */
   endRun(): void {
     this.limit = -1;
