@@ -150,14 +150,14 @@ export class Translator<C, I extends RunnableInsn<C>> {
   /** true when translation can work in this process (the guest arena exists) */
   static available(): boolean { return guestMemory() !== null; }
 
-  private state(cpu: AnyCpu): CpuJit {
+  /** the CPU's translator state, or null when the CPU cannot run translated code (its registers or state are not in the guest arena: the arena was full) */
+  private state(cpu: AnyCpu): CpuJit | null {
     let s = this.cpuState.get(cpu);
     if (s === undefined) {
+      if (arenaOffset(cpu.lo) < 0 || arenaOffset(cpu.hi) !== arenaOffset(cpu.lo) + 4 * this.fe.slots) return null;
       const bytes = guestBytes(STATE_BYTES);
       const st = arenaOffset(bytes);
-      if (st < 0 || arenaOffset(cpu.lo) < 0 || arenaOffset(cpu.hi) !== arenaOffset(cpu.lo) + 4 * this.fe.slots) {
-        throw new Error('translator: CPU state is not in the guest arena');
-      }
+      if (st < 0) return null;
       s = new CpuJit(st, bytes);
       this.cpuState.set(cpu, s);
       this.cpus.set(st, new WeakRef(cpu));
@@ -345,6 +345,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const cpu = cpu0 as unknown as AnyCpu;
     const sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem);
     const ji = insn as unknown as { jit: JitEntry | null; hot: number };
+    const s = this.state(cpu);
+    if (s === null) { (cpu as { jit: unknown }).jit = null; return -1; } // this CPU stays in the interpreter
     let e = ji.jit;
     if (e === null) {
       const t = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
@@ -352,7 +354,6 @@ export class Translator<C, I extends RunnableInsn<C>> {
       if (t === null) { ji.hot = -1e9; return -1; }
       e = t;
     }
-    const s = this.state(cpu);
     const mem = cpu.mem;
     if (s.tlbMem !== mem || s.tlbUser !== cpu.userMode || s.tlbGen !== mem.tlbGeneration) {
       this.flushTlb(s); s.tlbMem = mem; s.tlbUser = cpu.userMode; s.tlbGen = mem.tlbGeneration;

@@ -19,7 +19,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { repoPath } from '../util/paths';
 import { existsSync } from 'node:fs';
-import { runUser } from '../fixtures/kernel/harness';
+import { assertLockstepMatches } from '../fixtures/jitLockstep';
 import { a64Machine, setX, CODE, DATA } from '../fixtures/a64/harness';
 import { aarch64 } from '../../emulator/arch/aarch64/index';
 import { allTranslators, translatorFor } from '../../emulator/jit';
@@ -130,14 +130,7 @@ describe('aarch64 front end: conformance programs in lockstep against the interp
     test(name, () => {
       const path = `${BIN}/${name}.elf`;
       assert.ok(existsSync(repoPath(path)), `${path} exists`);
-      const off = runUser(path, [path], { translate: 'off' });
-      const before = translatedInsns();
-      const on = runUser(path, [path], { translate: 'lockstep' });
-      assert.equal(on.stderr, off.stderr);
-      assert.equal(on.stdout.toString('latin1'), off.stdout.toString('latin1'));
-      assert.deepEqual(on.exit, off.exit);
-      assert.equal(on.machine.totalInstructions, off.machine.totalInstructions);
-      assert.ok(translatedInsns() > before, 'instructions ran translated');
+      assertLockstepMatches('aarch64', path);
     });
   }
 });

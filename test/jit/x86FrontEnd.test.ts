@@ -16,8 +16,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { repoPath } from '../util/paths';
-import { runUser } from '../fixtures/kernel/harness';
-import { allTranslators } from '../../emulator/jit';
+import { assertLockstepMatches } from '../fixtures/jitLockstep';
 import { IrBuilder } from '../../emulator/jit/ir';
 import { x86FrontEnd } from '../../emulator/arch/x86_64/jit';
 import { decodeInsn } from '../../emulator/arch/x86_64/decoder';
@@ -35,25 +34,13 @@ const BIN = 'test/conformance/bin';
 const PROGRAMS = ['intops-gcc-O2.elf', 'control-clang-O0.elf', 'recursion-gcc-O2.elf', 'strings-clang-Os.elf'];
 const present = new Set(readdirSync(repoPath(BIN)));
 
-function translatedInsns(): number {
-  return allTranslators().get('x86_64:lockstep')?.stats.translatedInsns ?? 0;
-}
-
 describe('x86_64 front end: lockstep against the interpreter', () => {
   test('the programs are there', () => {
     for (const f of PROGRAMS) assert.ok(present.has(f), `${BIN}/${f}`);
   });
   for (const f of PROGRAMS) {
     test(f.slice(0, -'.elf'.length), () => {
-      const path = `${BIN}/${f}`;
-      const off = runUser(path, [path], { translate: 'off' });
-      const before = translatedInsns();
-      const on = runUser(path, [path], { translate: 'lockstep' });
-      assert.equal(on.stderr, off.stderr);
-      assert.equal(on.stdout.toString('latin1'), off.stdout.toString('latin1'));
-      assert.deepEqual(on.exit, off.exit);
-      assert.equal(on.machine.totalInstructions, off.machine.totalInstructions);
-      assert.ok(translatedInsns() > before, 'instructions ran translated');
+      assertLockstepMatches('x86_64', `${BIN}/${f}`);
     });
   }
 });
