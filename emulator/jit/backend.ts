@@ -22,7 +22,9 @@
  *        helper set the CPU's pc; 2 a helper's instruction faulted (pending)
  *   +16  the front end's scratch (SCRATCH_BYTES)
  *   +TLB_READ / +TLB_WRITE: TLB_ENTRIES entries of 16 bytes: the virtual
- *        page (address >> 12, i64) and the arena offset of its first byte (i32)
+ *        page (address >> 12, i64), the arena offset of its first byte (i32)
+ *        and the part of the page mapped there, [lo, hi) (two u16: a
+ *        region may start or end inside a page)
  * Imports: fill(st, addrLo, addrHi, write) -> 1 when the entry could be
  * filled (retry) else 0; helper(st, index, retired) -> 0 continue, 1 exit
  * after the instruction, 2 it faulted; logStore(st, host, size) (lockstep
@@ -76,9 +78,9 @@ export function dispatchTable(blocks: readonly BackendBlock[], page: number, tab
 
 // parameters and fixed locals of run()
 const P_ST = 0, P_RF = 1, P_ENTRY = 2, P_BUDGET = 3;
-const L_N = 4, L_BLK = 5, L_E = 6, L_H = 7, L_VP = 8;
+const L_N = 4, L_BLK = 5, L_E = 6, L_H = 7, L_O = 8, L_VP = 9;
 /** i64 scratch locals for multi-step operations (mulh) */
-const L_X = 9, NX = 6;
+const L_X = 10, NX = 6;
 const FIRST_TEMP = L_X + NX;
 
 const F_FILL = 0, F_HELPER = 1, F_LOG = 2;
@@ -124,7 +126,7 @@ export function compileBlocks(blocks: readonly BackendBlock[], opt: CompileOptio
       { module: 'k', name: 'logStore', type: 2 },
     ],
     memory: { module: 'k', name: 'mem', minPages: 1 },
-    funcs: [{ type: 0, locals: [[4, I32], [1 + NX + maxTemps, I64]], body: code }],
+    funcs: [{ type: 0, locals: [[5, I32], [1 + NX + maxTemps, I64]], body: code }],
     exports: [{ name: 'run', func: 3 }],
   });
 }
@@ -347,12 +349,14 @@ class Gen {
     this.get(this.t(a)); this.i64(12n); c.byte(OP.i64_shr_s); this.set(L_VP);
     this.get(L_VP); c.byte(OP.i32_wrap_i64); this.i32(TLB_ENTRIES - 1); c.byte(OP.i32_and); this.i32(4); c.byte(OP.i32_shl);
     this.get(P_ST); c.byte(OP.i32_add); this.set(L_E);
+    // hit: the page's tag, and the bytes inside the part of the page the entry maps ([lo, hi): a region may cover part of a page)
+    this.get(this.t(a)); c.byte(OP.i32_wrap_i64); this.i32(0xfff); c.byte(OP.i32_and); this.set(L_O);
     this.get(L_E); this.mem(OP.i64_load, tlb); this.get(L_VP); c.byte(OP.i64_eq);
-    this.get(this.t(a)); c.byte(OP.i32_wrap_i64); this.i32(0xfff); c.byte(OP.i32_and); this.i32(4096 - size); c.byte(OP.i32_le_u);
-    c.byte(OP.i32_and);
+    this.get(L_O); this.get(L_E); c.byte(OP.i32_load16_u).u32(0).u32(tlb + 12); c.byte(OP.i32_ge_u); c.byte(OP.i32_and);
+    this.get(L_O); this.i32(size); c.byte(OP.i32_add); this.get(L_E); c.byte(OP.i32_load16_u).u32(0).u32(tlb + 14); c.byte(OP.i32_le_u); c.byte(OP.i32_and);
     c.byte(OP.if).byte(0x40);
     this.get(L_E); this.mem(OP.i32_load, tlb + 8);
-    this.get(this.t(a)); c.byte(OP.i32_wrap_i64); this.i32(0xfff); c.byte(OP.i32_and); c.byte(OP.i32_add); this.set(L_H);
+    this.get(L_O); c.byte(OP.i32_add); this.set(L_H);
     if (store) {
       if (this.opt.lockstep) { this.get(P_ST); this.get(L_H); this.i32(size); c.byte(OP.call).u32(F_LOG); }
       this.get(L_H); this.get(this.t(v));

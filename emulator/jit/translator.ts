@@ -425,7 +425,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const mem = cpu.mem;
     if (a === null || mem.watcher !== null) return 0;
     const page = Math.floor(a / PAGE) * PAGE;
-    const r = mem.regionAt(page, PAGE);
+    const r = mem.regionAt(a);
     if (r === undefined || r.device) return 0;
     const p = r.perms;
     if (cpu.userMode && (p & PERM_U) === 0) return 0;
@@ -442,7 +442,10 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const v = this.view;
     v.setInt32(e, vp | 0, true);
     v.setInt32(e + 4, Math.floor(vp / 4294967296), true);
+    // the region's part of the page (the arena offset of the page's first byte may lie before the region's bytes: only [lo, hi) is used)
     v.setInt32(e + 8, host + (page - r.base), true);
+    v.setUint16(e + 12, Math.max(page, r.base) - page, true);
+    v.setUint16(e + 14, Math.min(page + PAGE, r.end) - page, true);
     return 1;
   }
 
