@@ -36,8 +36,9 @@ export const STOP_HW_BREAKPOINT = new GuestStop('hwBreakpoint');
 export interface JitRunner<C, I> {
   /** run translated code from insn: instructions retired (pc and state exact), or -1 when it cannot be translated */
   enter(cpu: InterpCpu<C, I & RunnableInsn<C>>, cache: DecodeCache<I & RunnableInsn<C>>, insn: I, budget: number): number;
-  /** the instruction a helper ran last, and the exception it threw (null when none) */
-  helperState(cpu: object): { insn: CachedInsn | null; error: unknown };
+  /** after enter(): the instruction a helper ran last (null when none), and the exception it threw (null when none) */
+  readonly lastHelper: CachedInsn | null;
+  readonly lastError: unknown;
 }
 
 /** A cached instruction with its executor (bound at decode time). */
@@ -235,9 +236,9 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
           const n = jit.enter(this, cache, insn, this.limit - this.instret);
           if (n >= 0) {
             // translated code ran n instructions (instret and pc updated); the interpreter takes the next one
-            const h = jit.helperState(this);
-            if (h.error !== null) { ip = this.pc; insn = h.insn as I; throw h.error; }
-            if (this.pending !== null && h.insn !== null) ip = h.insn.addr;
+            const err = jit.lastError, last = jit.lastHelper;
+            if (err !== null) { ip = this.pc; insn = last as I; throw err; }
+            if (this.pending !== null && last !== null) ip = last.addr;
             expect = this.pc;
             continue;
           }

@@ -119,6 +119,7 @@ class CpuJit {
 }
 
 export interface TranslatorStats {
+  /** invalidations: modules dropped because bytes they translated were written (re-translations that replace a module are not counted) */
   translations: number; modules: number; codeBytes: number; invalidations: number; flushes: number;
   entries: number; translatedInsns: number; compileMs: number;
   /** lockstep: entries compared with the interpreter, and entries not compared (host code ran inside) */
@@ -193,6 +194,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       const us = sp.byPage.get(k);
       if (us === undefined || us.size === 0) continue;
       sp.rewrites.set(k, (sp.rewrites.get(k) ?? 0) + 1);
+      this.stats.invalidations += us.size;
       for (const u of [...us]) this.drop(u);
     }
   }
@@ -200,7 +202,6 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private drop(u: Unit): void {
     if (u.dead) return;
     u.dead = true;
-    this.stats.invalidations++;
     for (const e of u.entries) { const j = e as unknown as { jit: JitEntry | null; hot: number }; if (j.jit?.unit === u) { j.jit = null; j.hot = 0; } }
     const sp = u.space.deref();
     if (sp !== undefined) {
@@ -405,18 +406,16 @@ export class Translator<C, I extends RunnableInsn<C>> {
     this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
     cpu.instret = s.base;
     this.stats.translatedInsns += total;
-    this.result = { insn: s.lastHelper, error: s.error };
+    this.lastHelper = s.lastHelper;
+    this.lastError = s.error;
     s.base = outerBase; s.error = outerError; s.lastHelper = outerLast;
     return total;
   }
 
-  /** what the last entry's helpers left for the run loop */
-  private result: { insn: RunnableInsn<unknown> | null; error: unknown } = { insn: null, error: null };
+  /** what the last entry's helpers left for the run loop (JitRunner): the instruction a helper ran last, and what it threw */
+  lastHelper: RunnableInsn<unknown> | null = null;
+  lastError: unknown = null;
 
-  /** The instruction a helper was running when it faulted or stopped the run (the interpreter reports it). */
-  helperState(_cpu: object): { insn: RunnableInsn<unknown> | null; error: unknown } {
-    return this.result;
-  }
 
   private fill(st: number, lo: number, hi: number, write: number): number {
     const cpu = this.cpus.get(st)?.deref();
@@ -535,7 +534,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const s = this.cpuState.get(cpu) as CpuJit;
     // host code ran inside (handlers of an inline breakpoint): a replay would run it again; the translated run stands
     if (s.impure || outerLog !== null) { this.stats.lockstepSkipped++; return n; }
-    const err = this.result.error, lastHelper = this.result.insn;
+    const err = this.lastError, lastHelper = this.lastHelper;
     const ctxJ = cpu.saveContext(), pcJ = cpu.pc, instretJ = cpu.instret;
     // what the translated code left in memory, then memory as it was
     const after = jitLog.map(e => e.bytes.slice(e.off, e.off + e.old.length));
