@@ -13,6 +13,14 @@ export const ProbeEvent = {
   state: '_probeState',
   /** A probe was hit; body: ProbeHitBody (hit counts also arrive in the next `_probeState`). */
   hit: '_probeHit',
+  /**
+   * New records in the probe-hit log (at most every ~250 ms of wall time
+   * while the kernel runs, and at each stop); body: ProbeHitsChangedBody.
+   * The timeline and histogram views then ask `_probeTimeline { sinceSeq }`.
+   */
+  hitsChanged: '_probeHitsChanged',
+  /** The hit log warns about a probe (missed hits: maxactive too small...); body: ProbeWarningBody. */
+  warning: '_probeWarning',
 } as const;
 export type ProbeEventName = typeof ProbeEvent[keyof typeof ProbeEvent];
 
@@ -42,6 +50,114 @@ export const ProbeRequest = {
   unloadModule: '_probeUnloadModule',
 } as const;
 export type ProbeRequestName = typeof ProbeRequest[keyof typeof ProbeRequest];
+
+/**
+ * Custom requests over the probe-hit log (emulator/trace/hitLog.ts), the
+ * timeline and latency histogram views' source (adapter/timelineRequests.ts).
+ */
+export const HitRequest = {
+  /** args: ProbeTimelineArgs; response body: ProbeTimelineBody */
+  timeline: '_probeTimeline',
+  /** args: none; response body: ProbeHistogramsBody */
+  histograms: '_probeHistograms',
+  /**
+   * args: ProbeGoToHitArgs; response body: none. Moves the machine back (or
+   * forward) in time to the hit (the session's time travel); a `stopped`
+   * event (reason 'goto') follows. An error when the session cannot travel.
+   */
+  goToHit: '_probeGoToHit',
+} as const;
+export type HitRequestName = typeof HitRequest[keyof typeof HitRequest];
+
+/** What fired a hit-log record. */
+export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+
+/** One record of the probe-hit log, as sent over DAP (the address as `0x` + 16 hex digits). */
+export interface HitInfo {
+  /** sequence number in the log (1, 2, ...: increasing, never reused) */
+  seq: number;
+  /** machine instructions executed when the hit happened */
+  instructions: number;
+  /** virtual time of the hit, ns since boot */
+  timeNs: number;
+  cpu: number;
+  pid: number;
+  comm: string;
+  kind: HitKind;
+  /** the log's id of the probe (engine id) */
+  probeId: number;
+  /** the probe as the log names it (`do_fork+0x4`, `r:sys_open`) */
+  probe: string;
+  /** the hit address, `0x` + 16 hex digits */
+  addr: string;
+  /** what the handlers printed during this hit */
+  output: string[];
+  /** kretprobe-return: virtual ns from the function's entry */
+  latencyNs?: number;
+}
+
+export interface ProbeTimelineArgs {
+  /** only records with seq > sinceSeq (absent: every record the log still holds) */
+  sinceSeq?: number;
+}
+
+export interface ProbeTimelineBody {
+  /** oldest first */
+  hits: HitInfo[];
+  /** records the log's ring buffer dropped (oldest first) since boot */
+  dropped: number;
+  /** seq of the newest record */
+  lastSeq: number;
+  /** seq of the hit the machine is at: the one it stopped at or went to (absent: running / none) */
+  nowSeq?: number;
+}
+
+export interface HistogramBucket {
+  /** inclusive lower bound, ns */
+  lo: number;
+  /** exclusive upper bound, ns */
+  hi: number;
+  count: number;
+}
+
+export interface ProbeHistogram {
+  probeId: number;
+  probe: string;
+  /** log2 buckets, lowest first */
+  buckets: HistogramBucket[];
+  /** the histogram as bpftrace prints `@ = hist(...)` */
+  text: string;
+}
+
+export interface ProbeHistogramsBody {
+  histograms: ProbeHistogram[];
+}
+
+export interface ProbeGoToHitArgs { seq: number }
+
+export interface ProbeHitsChangedBody {
+  lastSeq: number;
+  dropped: number;
+  /** as ProbeTimelineBody.nowSeq */
+  nowSeq?: number;
+}
+
+export interface ProbeWarningBody {
+  probeId: number;
+  probe: string;
+  text: string;
+  /** missed hits when the warning was raised */
+  missed: number;
+  /** a kretprobe's maxactive that would have caught every instance */
+  suggestedMaxactive?: number;
+}
+
+/** What the Kprobes view shows on a row that has a warning (the last one raised for its probe). */
+export interface ProbeRowWarning {
+  text: string;
+  missed: number;
+  suggestedMaxactive?: number;
+}
 
 /** debugfs `list` column 2: k (kprobe), r (kretprobe), j (jprobe). */
 export type KprobeKind = 'kprobe' | 'kretprobe' | 'jprobe';
@@ -101,6 +217,8 @@ export interface ProbeInfo extends ProbeInfoBase {
   ftrace: boolean;
   /** kretprobes: instances preallocated, as registered (the default max(10, 2*NR_CPUS) filled in) */
   maxactive?: number;
+  /** the hit log's last warning about this probe (missed hits, suggested maxactive) */
+  warning?: ProbeRowWarning;
 }
 
 /** One uprobe as the Uprobes view shows it: the inode/offset table of uprobe_events. */
@@ -241,6 +359,9 @@ export interface KprobeLaunchArgs {
   cpus?: number;
   /** the block translator (default true) */
   translate?: boolean;
+  /** record for reverse execution (default true) and the snapshots' ceiling in MiB (default 512) */
+  record?: boolean;
+  recordMemoryMB?: number;
   probes?: string[];
   stopOnEntry?: boolean;
   maxInstructions?: number;

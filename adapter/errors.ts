@@ -33,6 +33,7 @@ export const DAP_ERRORS = {
   running: { id: 1015, prefix: '', showUser: false, text: 'the machine is running; pause it before stepping' },
   restartFailed: { id: 1001, prefix: 'restart: ', showUser: true },
   breakpoints: { id: 1016, prefix: 'breakpoints: ', showUser: true },
+  timeTravel: { id: 1017, prefix: '', showUser: true },
 } as const satisfies Record<string, ErrorKind>;
 
 export type DapErrorName = keyof typeof DAP_ERRORS;

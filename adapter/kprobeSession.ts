@@ -24,11 +24,20 @@ import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
+import type { BreakpointHit } from '../emulator/probes';
 import { readMemory, writeMemory } from './memoryAccess';
 import { DebugMemory } from '../emulator/debug/memory';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
+import { SessionTimeTravel, TravelStop } from './timeTravel';
+
+/** requests that change the machine (time travel: in the past they discard the recorded future) */
+const MUTATING_REQUESTS = new Set([
+  'setBreakpoints', 'setFunctionBreakpoints', 'setInstructionBreakpoints', 'setDataBreakpoints', 'setExceptionBreakpoints',
+  'setVariable', 'setExpression', 'writeMemory', '_probeSetEnabled', '_probeUnregister', '_probeSetGlobalEnabled',
+  '_probeSetOptimization', '_probeLoadModule', '_probeUnloadModule', '_probeSysctl',
+]);
 import { dapError, errorText } from './errors';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
@@ -36,6 +45,7 @@ import { evaluateForDap } from './evaluateRequest';
 import { ARGS_SCOPE_BASE, FRAME_STRIDE, StopInspector, VALUE_REF_BASE } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
 import { StepKind, Stepper } from '../emulator/debug/stepper';
+import { answerHitRequest, HitTimeline, isHitRequest } from './timelineRequests';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
@@ -87,6 +97,8 @@ export class KprobeSession extends LoggingDebugSession {
   private launchArgs: LaunchRequestArgs | undefined;
   /** thread of the last stop (evaluate without a frame) */
   private lastStoppedThread = 1;
+  /** the probe-hit log's requests and events (adapter/timelineRequests.ts) */
+  private timeline: HitTimeline | undefined;
 
   constructor() {
     super();
@@ -116,6 +128,7 @@ export class KprobeSession extends LoggingDebugSession {
       supportsTerminateRequest: true,
       supportsRestartRequest: true,
       supportsSteppingGranularity: true,
+      supportsStepBack: true,
       supportsEvaluateForHovers: true,
     };
     this.sendResponse(response);
@@ -152,12 +165,15 @@ export class KprobeSession extends LoggingDebugSession {
   /** Make m the session's machine: runner, probes (launch probe files), printk output, state timer. */
   private attachMachine(m: Machine, args: LaunchRequestArgs): void {
     this.machine = m;
+    this.stopNotes.clear();
     this.sources = new SourceMap(m.image.path);
     this.disposers.push(m.onPrintk(r => this.printk(r)));
     this.runner = new RunController(m, e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
     this.bpIds.clearProbes();
     this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState(), this.bpIds);
+    const timeline = this.timeline = new HitTimeline(m.hitLog, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.kernel.hitSeq);
+    this.disposers.push(() => timeline.dispose());
     this.inspector = new StopInspector(m, this.probes, this.sources, {
       path: p => this.convertDebuggerPathToClient(p),
       line: n => this.convertDebuggerLineToClient(n),
@@ -300,6 +316,88 @@ export class KprobeSession extends LoggingDebugSession {
     this.step(response, args.threadId, 'out');
   }
 
+  // ---- reverse execution (adapter/timeTravel.ts) -------------------------------------
+
+  protected override stepBackRequest(response: DebugProtocol.StepBackResponse, args: DebugProtocol.StepBackArguments): void {
+    this.afterBreakpoints(() => this.travel(response, t => t.stepBack(args.threadId - 1, args.granularity === 'instruction' ? 'instruction' : 'line')));
+  }
+
+  protected override reverseContinueRequest(response: DebugProtocol.ReverseContinueResponse): void {
+    this.afterBreakpoints(() => this.travel(response, t => t.reverseContinue()));
+  }
+
+  /** The timeline's navigator (adapter/timelineRequests.ts `_probeGoToHit`): to the stop after a hit. */
+  get timeTravel(): { goToHit(seq: number): Promise<void> } | undefined {
+    const m = this.machine;
+    if (!m?.timeTravel) return undefined;
+    return {
+      goToHit: seq => new Promise<void>((resolve, reject) => this.afterBreakpoints(() => {
+        if (this.runner?.running) return reject(new Error('the machine is running; pause it first'));
+        try {
+          const stop = new SessionTimeTravel(m).goToHit(seq);
+          resolve();
+          this.afterTravel(m, stop);
+        } catch (e) { reject(e); }
+      })),
+    };
+  }
+
+  private travel(response: DebugProtocol.Response, move: (t: SessionTimeTravel) => TravelStop): void {
+    const m = this.machine;
+    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
+    if (this.runner?.running) return this.sendErrorResponse(response, dapError('running'));
+    let stop: TravelStop;
+    try {
+      stop = move(new SessionTimeTravel(m));
+    } catch (e) {
+      return this.sendErrorResponse(response, dapError('timeTravel', e));
+    }
+    this.sendResponse(response);
+    this.afterTravel(m, stop);
+  }
+
+  /** what the stops at recorded points reported (the probe address of a stop in a slot, the hit): time travel shows them again there */
+  private readonly stopNotes = new Map<string, { cpu: number; reportPc?: bigint; hit?: BreakpointHit }>();
+
+  private positionKey(): string | undefined {
+    const m = this.machine;
+    return m?.timeTravel ? `${m.totalInstructions}:${m.kernel.hitSeq}:${m.retired.join(',')}` : undefined;
+  }
+
+  private noteStop(cpu: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
+    const k = this.positionKey();
+    if (k !== undefined && (reportPc !== undefined || hit)) this.stopNotes.set(k, { cpu, reportPc, hit });
+  }
+
+  /** The machine moved in time: the views, the Debug Console's marker and a stop. */
+  private afterTravel(m: Machine, stop: TravelStop): void {
+    this.forgetStops();
+    this.lastStoppedThread = stop.cpu + 1;
+    const k = this.positionKey();
+    const note = k === undefined ? undefined : this.stopNotes.get(k);
+    if (note && note.cpu === stop.cpu) this.inspector?.recordStop(stop.cpu, note.reportPc, note.hit);
+    else this.inspector?.recordStop(stop.cpu, stop.reportPc, undefined);
+    this.output(new SessionTimeTravel(m).positionLine() + '\n', 'console');
+    this.timeline?.atStop();
+    this.sendProbeState();
+    this.sendEvent(stopped(stop.reason, stop.cpu + 1, stop.description));
+  }
+
+  /**
+   * A request that changes the machine while it is stopped: in the past
+   * this discards the recorded future (emulator/timetravel/recorder.ts), and
+   * the probes are put back as the breakpoints now are.
+   */
+  protected override dispatchRequest(request: DebugProtocol.Request): void {
+    const tt = this.machine?.timeTravel;
+    if (tt && MUTATING_REQUESTS.has(request.command)) {
+      const wasPast = tt.inPast;
+      tt.mutating(request.command);
+      if (wasPast) this.probes?.resyncAfterTimeTravel();
+    }
+    super.dispatchRequest(request);
+  }
+
   private forgetStops(): void {
     this.inspector?.forget();
   }
@@ -336,6 +434,7 @@ export class KprobeSession extends LoggingDebugSession {
 
   private onRunEnd(s: RunEnd): void {
     if (this.ended) return;
+    this.timeline?.atStop();
     switch (s.kind) {
       case 'paused':
         if (s.cpu !== undefined) this.lastStoppedThread = s.cpu + 1;
@@ -351,6 +450,7 @@ export class KprobeSession extends LoggingDebugSession {
         const ev = stopped(s.request.reason, s.cpu + 1, s.request.description);
         const hit = s.request.reason === 'breakpoint' || s.request.reason === 'data breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
         this.inspector?.recordStop(s.cpu, s.request.reportPc, hit);
+        this.noteStop(s.cpu, s.request.reportPc, hit);
         if (hit) {
           const dapId = this.probes?.ids.dapOf(hit.breakpointId);
           if (dapId !== undefined) ev.body.hitBreakpointIds = [dapId];
@@ -622,6 +722,7 @@ export class KprobeSession extends LoggingDebugSession {
   // ---- _probe* ----------------------------------------------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
+    if (isHitRequest(command)) return answerHitRequest(this.timeline, this, command, args, response, { ok: r => this.sendResponse(r), fail: (r, m) => this.sendErrorResponse(r, m) });
     if (!isProbeRequest(command)) return super.customRequest(command, response, args);
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {

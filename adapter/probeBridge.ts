@@ -24,7 +24,7 @@ import { ProbeDebugfsBody, ProbeStateBody } from './dapCustom';
 import { formatAddress, parseAddress } from './disassemble';
 import { DebugMemory } from '../emulator/debug/memory';
 import { probePatches, patchNotes } from '../emulator/debug/probePatches';
-import { debugRegisterRows, moduleRows, probeState } from './probeView';
+import { debugRegisterRows, moduleRows, probeState, warningsByProbe } from './probeView';
 import { SourceMap } from './sourceMap';
 import { UserPrograms } from '../emulator/debug/userPrograms';
 
@@ -429,6 +429,25 @@ export class ProbeBridge {
     if (changed.length) this.onBreakpointsChanged?.(changed);
   }
 
+  /**
+   * Time travel discarded the recorded future from a point in the past: the
+   * machine has the probes of that moment. Make them the breakpoints the
+   * client has now (every breakpoint probe removed and registered again
+   * under its DAP id), as a restart does.
+   */
+  resyncAfterTimeTravel(): void {
+    const records = [...this.records].sort((a, b) => a[0] - b[0]);
+    this.mgr.removeAll('breakpoint');
+    this.records.clear();
+    this.bySource.clear();
+    this.functionIds = [];
+    this.instructionIds = [];
+    this.dataIds = [];
+    for (const [dapId] of records) this.ids.forget(dapId);
+    const changed = this.restoreBreakpoints(records);
+    if (changed.length) this.onBreakpointsChanged?.(changed);
+  }
+
   /** The breakpoint requests behind the live breakpoints, by DAP id (ascending). */
   breakpointRecords(): [number, BreakpointRecord][] {
     return [...this.records].filter(([id]) => this.entryOf(id) !== undefined).sort((a, b) => a[0] - b[0]);
@@ -501,7 +520,9 @@ export class ProbeBridge {
   // ---- views -----------------------------------------------------------------------
 
   state(): ProbeStateBody {
-    const st = probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
+    // the hit log's missed-hit warnings on the kprobes' rows (uprobe and watchpoint ids are other engines')
+    const warnings = warningsByProbe(this.machine.hitLog.warnings().filter(w => w.kind !== 'uprobe' && w.kind !== 'uretprobe' && w.kind !== 'watchpoint'));
+    const st = probeState({ mgr: this.mgr, toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p), warningOf: id => warnings.get(id) });
     const mods = this.machine.loadedModules();
     if (mods) st.modules = moduleRows(mods, this.mgr.hasKprobes ? this.mgr.engine.listEntries().map(e => e.addr) : []);
     const hw = this.machine.hwbp;

@@ -10,7 +10,7 @@
 import type { Kprobe } from '../emulator/kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
 import type { ProbeEntry, ProbeManager } from '../emulator/probes';
-import type { DebugRegisterHolder, DebugRegisterInfo, HwProbeKind, KprobeKind, ModuleInfo, ProbeInfo, ProbeStateBody, UprobeInfo } from './dapCustom';
+import type { DebugRegisterHolder, DebugRegisterInfo, HwProbeKind, KprobeKind, ModuleInfo, ProbeInfo, ProbeRowWarning, ProbeStateBody, UprobeInfo } from './dapCustom';
 import type { HwBp, HwBreakpoints } from '../emulator/hwbp';
 import type { KernelModule } from '../emulator/kernel/modules/modules';
 import { formatAddress } from './disassemble';
@@ -23,6 +23,21 @@ export interface ProbeViewContext {
   toLocal(file: string): string;
   /** the adapter-wide id of a manager probe (its DAP breakpoint id for a breakpoint) */
   idOf(probeId: number): number;
+  /** the hit log's warning about an engine probe (missed hits), if any */
+  warningOf?(engineId: number): ProbeRowWarning | undefined;
+}
+
+/** The warnings of the hit log keyed by probe id, for warningOf (per probe, the one with the most missed hits). */
+export function warningsByProbe(ws: readonly { probeId: number; text: string; missed: number; suggestedMaxactive?: number }[]): Map<number, ProbeRowWarning> {
+  const by = new Map<number, ProbeRowWarning>();
+  for (const w of ws) {
+    const have = by.get(w.probeId);
+    if (have && have.missed >= w.missed) continue;
+    const row: ProbeRowWarning = { text: w.text, missed: w.missed };
+    if (w.suggestedMaxactive !== undefined) row.suggestedMaxactive = w.suggestedMaxactive;
+    by.set(w.probeId, row);
+  }
+  return by;
 }
 
 /** The snapshot the views show: every user probe, one row per registered address. */
@@ -107,6 +122,8 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
       const rp = engine.kretprobeOf(probe);
       if (rp?.maxactive !== undefined) row.maxactive = rp.maxactive;
     }
+    const warning = site.engineId !== undefined ? ctx.warningOf?.(site.engineId) : undefined;
+    if (warning) row.warning = warning;
     if (site.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
     rows.push(row);
   }

@@ -37,8 +37,11 @@ import { populateVfs } from './kernel/fs/populate';
 import { S_IFREG } from './kernel/fs/vfs';
 import { installUserInit } from './kernel/user/init';
 import { INIT_PID } from './kernel/kernel';
+import { HitLog } from './trace/hitLog';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { immutableState } from './timetravel/marks';
+import { TimeTravel, TimeTravelOptions } from './timetravel/recorder';
 
 export interface MachineOptions {
   /** emulated CPUs (default 2; 1..64) */
@@ -70,6 +73,8 @@ export interface MachineOptions {
   translate?: TranslateMode | boolean;
   /** seed of the user processes' randomness (getrandom, AT_RANDOM); default 0, the same bytes on every run */
   randomSeed?: bigint;
+  /** probe hits the hit log keeps (Machine.hitLog; default 65536, emulator/machineOptions.ts) */
+  hitLogSize?: number;
 }
 
 export type ExitReason =
@@ -149,6 +154,14 @@ export class Machine {
   readonly quantum: number;
   /** instructions retired on all CPUs */
   totalInstructions = 0;
+  /** instructions retired by each CPU (its instruction stream only: not the charged handler slots) */
+  readonly retired: number[];
+  /** what is left of the budget of the slice / the count of the step that returned last (time travel resumes a run it stopped inside) */
+  sliceLeft = 0;
+  stepLeft = 0;
+  /** time travel: stop once this CPU has retired this many instructions (set only while re-executing) */
+  travelStop: { cpu: number; retired: number } | null = null;
+  private travel: TimeTravel | null = null;
   private cursor = 0;
   private ranThisRound = false;
   private final: MachineExit | null = null;
@@ -156,7 +169,8 @@ export class Machine {
 
   /** Boot a kernel image: start_kernel on CPU 0 as task 1. */
   constructor(readonly image: ElfImage, opts: MachineOptions = {}, user?: UserProgramOptions) {
-    this.arch = opts.arch ?? archForImage(image);
+    this.arch = immutableState(opts.arch ?? archForImage(image));
+    immutableState(image); // the ELF, its symbols and DWARF: never part of a time-travel snapshot
     this.quantum = machineOption('quantum', opts.quantum);
     this.maxInstructions = machineOption('maxInstructions', opts.maxInstructions);
     this.kernel = new Kernel(this.arch, image, {
@@ -164,6 +178,9 @@ export class Machine {
       translate: opts.translate === true ? 'on' : opts.translate === false ? 'off' : opts.translate,
     }, !user);
     this.cpus = this.kernel.cpus;
+    this.kernel.attachHitLog(this.hits = new HitLog(machineOption('hitLogSize', opts.hitLogSize)));
+    this.kernel.instructionsRetired = () => this.totalInstructions;
+    this.retired = this.cpus.map(() => 0);
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
     const up = uprobesArchFor(this.arch.name);
@@ -187,6 +204,18 @@ export class Machine {
     opts: MachineOptions & { env?: readonly string[]; execPath?: string; cwd?: string } = {}): Machine {
     return new Machine(image, { cpus: 1, ...opts }, { argv, env: opts.env, io, execPath: opts.execPath, cwd: opts.cwd });
   }
+
+  /**
+   * Record this machine's history from now on so that it can go back in
+   * time (timetravel/recorder.ts); returns the recorder (the same one when
+   * already recording).
+   */
+  record(opts: TimeTravelOptions = {}): TimeTravel {
+    return this.travel ??= new TimeTravel(this, opts);
+  }
+
+  /** the time-travel recorder, when recording */
+  get timeTravel(): TimeTravel | null { return this.travel; }
 
   /** The kprobes engine (started at boot); a clear error where there is none. */
   get kprobes(): KprobesEngine {
@@ -239,6 +268,10 @@ export class Machine {
   /** Whether this machine has a kprobes engine. */
   get hasKprobes(): boolean { return this.engine !== null; }
 
+  /** every probe hit of every kind, numbered (kernel.hitSeq), kretprobe latency histograms, missed-hit warnings (emulator/trace) */
+  get hitLog(): HitLog { return this.hits; }
+  private readonly hits: HitLog;
+
   /** The probe manager (.kprobe files, breakpoints), created on first use on top of the kprobes and uprobes engines. */
   get probes(): ProbeManager {
     if (!this.manager && !this.engine && !this.uprobesEngine) this.kprobes; // the clear error: neither engine here
@@ -282,9 +315,15 @@ export class Machine {
    * Returns early on a stop request, power off, halt or the instruction limit.
    */
   runSlice(budget: number): SliceResult {
+    return this.travel ? this.travel.runSlice(budget) : this.advanceSlice(budget);
+  }
+
+  /** runSlice itself, without time travel's recording or replay @internal (timetravel/) */
+  advanceSlice(budget: number): SliceResult {
     const k = this.kernel;
     let left = budget;
     for (;;) {
+      this.sliceLeft = left;
       if (this.final) return this.sliceExit();
       if (k.stopRequest) {
         const s = k.stopRequest;
@@ -315,11 +354,18 @@ export class Machine {
    */
   stepCpu(cpu: number, count = 1): SliceResult {
     if (cpu < 0 || cpu >= this.cpus.length) throw new RangeError(`no CPU ${cpu}`);
+    return this.travel ? this.travel.stepCpu(cpu, count) : this.advanceStep(cpu, count);
+  }
+
+  /** stepCpu itself, without time travel's recording or replay @internal (timetravel/) */
+  advanceStep(cpu: number, count: number): SliceResult {
     if (this.final) return this.sliceExit();
     let left = count;
     while (left > 0 && !this.kernel.stopRequest && this.kernel.exitCode === null && this.canRun(cpu)) {
       left -= Math.max(this.turn(cpu, left), 1);
+      this.stepLeft = left;
     }
+    this.stepLeft = left;
     const k = this.kernel;
     if (k.stopRequest) {
       const s = k.stopRequest;
@@ -374,6 +420,8 @@ export class Machine {
     if (!task) { if (!this.canRun(c)) clock.used[c] = this.quantum; return 0; }
     let slots = Math.min(this.quantum - clock.used[c], max);
     if (this.maxInstructions) slots = Math.min(slots, this.maxInstructions - this.totalInstructions);
+    const ts = this.travelStop;
+    if (ts !== null && ts.cpu === c) slots = Math.min(slots, ts.retired - this.retired[c]);
     if (slots <= 0) slots = 1;
     const cpu = this.cpus[c];
     clock.activeCpu = c;
@@ -402,6 +450,9 @@ export class Machine {
   private account(c: number, task: KTask, n: number): void {
     this.kernel.clock.used[c] += n;
     this.totalInstructions += n;
+    this.retired[c] += n;
+    const ts = this.travelStop;
+    if (ts !== null && ts.cpu === c && this.retired[c] >= ts.retired) this.kernel.requestStop(c, { reason: 'goto', description: 'time travel' });
     task.instructions += n;
     if (n > 0) this.ranThisRound = true;
   }

@@ -16,6 +16,7 @@ export const MACHINE_LIMITS = {
   cpus: { min: 1, max: 64, default: 2, help: 'number of emulated CPUs' },
   maxInstructions: { min: 0, max: Number.MAX_SAFE_INTEGER, default: 0, help: 'stop after this many instructions in total (0 = no limit)' },
   quantum: { min: 1, max: 1_000_000_000, default: 10_000, help: 'instruction slots per CPU per scheduling round' },
+  hitLogSize: { min: 1, max: 16_777_216, default: 65_536, help: 'probe hits the hit log keeps (the oldest are dropped beyond it, as a trace ring buffer)' },
 } as const satisfies Record<string, Limit>;
 
 export type MachineLimitName = keyof typeof MACHINE_LIMITS;

@@ -27,6 +27,18 @@ export const Command = {
   // Modules view: insmod (view title), rmmod (item)
   loadModule: 'kprobe.modules.load',
   unloadModule: 'kprobe.module.unload',
+  // the probe-hit log's webviews (Kprobes view title, palette)
+  showTimeline: 'kprobe.showTimeline',
+  showHistograms: 'kprobe.showHistograms',
+} as const;
+
+/**
+ * Commands for the integration tests only (registered, not contributed):
+ * what the hit views' scripts last reported drawing.
+ */
+export const TestCommand = {
+  /** returns { timeline?: TimelineRendered, histograms?: HistogramsRendered } */
+  hitViewsRendered: 'kprobe._hitViewsRendered',
 } as const;
 
 /** Context keys used in package.json `when` clauses. */

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { KprobeAdapterFactory } from './adapterFactory';
 import { KprobeConfigurationProvider } from './configProvider';
-import { DEBUG_TYPE, DISASSEMBLY_SCHEME, OUTPUT_CHANNEL, View } from './constants';
+import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME, OUTPUT_CHANNEL, TestCommand, View } from './constants';
 import { DisassemblyProvider } from './disassembly';
 import { registerProbeCommands } from './probeCommands';
 import { ProbeStore } from './probeStore';
@@ -10,6 +10,8 @@ import { ProbeTreeProvider } from './probeTree';
 import { ModuleTreeProvider } from './moduleTree';
 import { DebugRegTreeProvider } from './debugRegTree';
 import { startLanguageClient } from './languageClient';
+import { TimelinePanel } from './timelineView';
+import { HistogramPanel } from './histogramView';
 
 /** What activate() returns; the integration tests read the views through it. */
 export interface KprobeExtensionApi {
@@ -20,6 +22,9 @@ export interface KprobeExtensionApi {
   readonly uprobesTree: ProbeTreeProvider;
   readonly modulesTree: ModuleTreeProvider;
   readonly debugRegsTree: DebugRegTreeProvider;
+  /** the probe-hit timeline and latency histogram webviews */
+  readonly timeline: TimelinePanel;
+  readonly histograms: HistogramPanel;
   /** settles once the language client started or failed (undefined then) */
   readonly languageClient: Promise<LanguageClient | undefined>;
 }
@@ -35,6 +40,8 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
   const uprobesTree = new ProbeTreeProvider(probes, 'uprobes');
   const modulesTree = new ModuleTreeProvider(probes);
   const debugRegsTree = new DebugRegTreeProvider(probes);
+  const timeline = new TimelinePanel(probes, context.extensionUri, log);
+  const histograms = new HistogramPanel(probes, context.extensionUri, log);
   context.subscriptions.push(
     log, configProvider, probes, kprobesTree, uprobesTree, modulesTree, debugRegsTree,
     configProvider.onDidReportError(m => log.error(m)),
@@ -49,13 +56,17 @@ export function activate(context: vscode.ExtensionContext): KprobeExtensionApi {
     vscode.window.createTreeView(View.debugRegisters, { treeDataProvider: debugRegsTree, showCollapseAll: true }),
     vscode.workspace.registerTextDocumentContentProvider(DISASSEMBLY_SCHEME, new DisassemblyProvider(id => probes.sessionById(id))),
     ...registerProbeCommands(probes, log),
+    timeline, histograms,
+    vscode.commands.registerCommand(Command.showTimeline, () => timeline.show()),
+    vscode.commands.registerCommand(Command.showHistograms, () => histograms.show()),
+    vscode.commands.registerCommand(TestCommand.hitViewsRendered, () => ({ timeline: timeline.lastRendered, histograms: histograms.lastRendered })),
   );
   client = startLanguageClient(context.extensionPath, log).catch(e => {
     log.error(`language client: ${e instanceof Error ? e.message : String(e)}`);
     return undefined;
   });
   log.info('kprobe-debug activated');
-  return { configProvider, adapterFactory, probes, kprobesTree, uprobesTree, modulesTree, debugRegsTree, languageClient: client };
+  return { configProvider, adapterFactory, probes, kprobesTree, uprobesTree, modulesTree, debugRegsTree, timeline, histograms, languageClient: client };
 }
 
 export async function deactivate(): Promise<void> {

@@ -79,8 +79,14 @@ export function kprobeDescription(p: ProbeInfo, ended = false): string {
     parts.push('hits/missed', px(p.address));
     if (p.module) parts.push(p.module);
     if (p.kind === 'kretprobe' && p.maxactive !== undefined) parts.push(`maxactive ${p.maxactive}`);
+    if (p.warning) parts.push(kprobeWarningShort(p.warning));
   }
   return parts.join('  ');
+}
+
+/** The description's part for a probe with a warning: `missed 7, try maxactive=3`. */
+export function kprobeWarningShort(w: NonNullable<ProbeInfo['warning']>): string {
+  return `missed ${w.missed}${w.suggestedMaxactive !== undefined ? `, try maxactive=${w.suggestedMaxactive}` : ''}`;
 }
 
 /** Kprobes row tooltip: the full debugfs line with its counters, then what else is known. */
@@ -88,6 +94,10 @@ export function kprobeTooltip(p: ProbeInfo, ended = false): string {
   const lines = [kprobeRow(p), `${p.kind} ${p.name}`, `address ${p.address}`];
   if (p.module) lines.push(`module ${p.module}`);
   if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
+  if (p.warning) {
+    lines.push(`warning: ${p.warning.text}`);
+    if (p.warning.suggestedMaxactive !== undefined) lines.push(`suggested maxactive: ${p.warning.suggestedMaxactive}`);
+  }
   if (ended) lines.push(`${ENDED_MARK}: the last state the kernel reported; the next launch clears it`);
   return lines.join('\n');
 }

@@ -71,9 +71,11 @@ export class ProbeTreeProvider implements vscode.TreeDataProvider<ProbeNode>, vs
     item.contextValue = ended ? ItemContext.endedProbe
       : p.gone ? ItemContext.goneProbe : p.enabled ? ItemContext.enabledProbe : ItemContext.disabledProbe;
     const ret = node.probe.kind === 'kretprobe' || node.probe.kind === 'uretprobe';
-    item.iconPath = new vscode.ThemeIcon(
-      p.gone ? 'debug-breakpoint-unverified' : !p.enabled ? 'debug-breakpoint-disabled'
-        : ret ? 'debug-breakpoint-function' : 'debug-breakpoint');
+    item.iconPath = node.kind === 'probe' && node.probe.warning && !p.gone
+      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+      : new vscode.ThemeIcon(
+        p.gone ? 'debug-breakpoint-unverified' : !p.enabled ? 'debug-breakpoint-disabled'
+          : ret ? 'debug-breakpoint-function' : 'debug-breakpoint');
     if (p.source) item.command = { title: 'Reveal Source', command: Command.revealSource, arguments: [node] };
     return item;
   }

@@ -24,11 +24,11 @@ if (files.length) {
   status = r.status ?? 1;
 }
 // the translator's proof: the differential suite, the kprobes and the adapter tests again with every translated
-// block checked against the interpreter (lockstep), and with the interpreter alone (off)
+// block checked against the interpreter (lockstep), and with the interpreter alone (off; time travel too)
 if (!only.length) {
   const pick = dirs => files.filter(f => dirs.some(d => f.startsWith(d)));
   for (const [mode, set] of [['lockstep', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/', 'out/test/jit/'])],
-    ['off', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/'])]]) {
+    ['off', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/', 'out/test/timetravel/'])]]) {
     console.log(`\n=== KPROBE_TRANSLATE=${mode}: ${set.length} files ===`);
     const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=dot', ...set], { stdio: 'inherit', env: { ...process.env, KPROBE_TRANSLATE: mode } });
     if ((r.status ?? 1) !== 0) status = r.status ?? 1;

@@ -10,6 +10,8 @@
 import { Memory } from '../memory/memory';
 import { VAddr } from '../memory/address';
 import { FAULT_UD } from './faults';
+import { hostOwned } from '../timetravel/marks';
+import { nextTlbGeneration } from '../memory/tlbGeneration';
 
 const PAGE = 4096;
 
@@ -39,7 +41,9 @@ export class DecodeCache<I extends CachedInsn> {
 
   constructor(private readonly mem: Memory, private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number,
     /** page arrays of read-only file pages, shared by every address space mapping them at the same address */
-    private readonly shared?: WeakMap<object, Map<string, (I | undefined)[]>>) {}
+    private readonly shared?: WeakMap<object, Map<string, (I | undefined)[]>>) {
+    hostOwned(this); // a cache of the bytes, never captured: time travel tells it what changed (Memory.codeWriteListeners)
+  }
 
   /**
    * The page array for the page at `key`: a shared one when the page (and
@@ -71,7 +75,7 @@ export class DecodeCache<I extends CachedInsn> {
         p = this.pageArray(key);
         this.pages.set(key, p);
         // stores into this page must now leave translated code (they may rewrite decoded instructions)
-        if (!this.mem.codePages.has(key)) { this.mem.codePages.add(key); this.mem.tlbGeneration++; }
+        if (!this.mem.codePages.has(key)) { this.mem.codePages.add(key); this.mem.tlbGeneration = nextTlbGeneration(); }
       }
       page = this.lastPage = p;
       this.lastKey = key;
@@ -124,7 +128,7 @@ export class DecodeCaches<I extends CachedInsn> {
   /** user-mode page arrays of file text, by backing (see DecodeCache.pageArray) */
   private readonly sharedUser = new WeakMap<object, Map<string, (I | undefined)[]>>();
 
-  constructor(private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number) {}
+  constructor(private readonly decodeAt: DecodeAt<I>, private readonly maxLen: number) { hostOwned(this); }
 
   /** The shared cache of a Memory for kernel (user=false) or user mode. */
   for(mem: Memory, user: boolean): DecodeCache<I> {

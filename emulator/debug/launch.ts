@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadElf } from '../elf/elfFile';
+import { TIME_TRAVEL_DEFAULTS } from '../timetravel/recorder';
 import { Machine } from '../machine';
 import { machineOptionError } from '../machineOptions';
 import { HANDLER_FAULT_POLICIES, INSN_BOUNDARY_POLICIES } from '../probes';
@@ -36,6 +37,10 @@ export interface LaunchSettings {
   modules?: string[];
   /** the block translator: true (default) or false (every instruction interpreted, for comparison) */
   translate?: boolean;
+  /** record the run for reverse execution (stepBack, reverseContinue): true (default) or false */
+  record?: boolean;
+  /** ceiling of the recording's snapshots in MiB (default 512) */
+  recordMemoryMB?: number;
 }
 
 /** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
@@ -45,7 +50,10 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
     const err = s[name] === undefined ? undefined : machineOptionError(name, s[name]);
     if (err) return err;
   }
-  for (const name of ['kprobesOptimization', 'stopOnEntry', 'translate'] as const) {
+  if (s.recordMemoryMB !== undefined && (typeof s.recordMemoryMB !== 'number' || !Number.isInteger(s.recordMemoryMB) || s.recordMemoryMB < 16 || s.recordMemoryMB > 65536)) {
+    return `"recordMemoryMB" must be an integer from 16 to 65536, got ${JSON.stringify(s.recordMemoryMB)}`;
+  }
+  for (const name of ['kprobesOptimization', 'stopOnEntry', 'translate', 'record'] as const) {
     if (s[name] !== undefined && typeof s[name] !== 'boolean') return `"${name}" must be true or false, got ${JSON.stringify(s[name])}`;
   }
   for (const [name, allowed] of [['handlerFaults', HANDLER_FAULT_POLICIES], ['insnBoundary', INSN_BOUNDARY_POLICIES]] as const) {
@@ -74,13 +82,15 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
   if (err) throw new Error(`launch: ${err}`);
   const ok = s as LaunchSettings;
   const image = loadElf(path.resolve(ok.program));
-  return new Machine(image, {
+  const m = new Machine(image, {
     cpus: ok.cpus, maxInstructions: ok.maxInstructions, kprobes: { optimization: ok.kprobesOptimization ?? true },
     probes: { handlerFaults: ok.handlerFaults, insnBoundary: ok.insnBoundary },
     rootfs: ok.rootfs === undefined ? undefined : path.resolve(ok.rootfs),
     initramfs: ok.initramfs?.map(f => path.resolve(f)), exec: ok.exec,
     translate: ok.translate,
   });
+  if (ok.record !== false) m.record({ maxBytes: (ok.recordMemoryMB ?? TIME_TRAVEL_DEFAULTS.maxBytes / 1048576) * 1048576 });
+  return m;
 }
 
 /**

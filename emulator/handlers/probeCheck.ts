@@ -10,7 +10,9 @@ import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
 import { diagAt } from './parser';
-import { ProbeAst, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFile } from './probeFile';
+import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFile } from './probeFile';
+import { portByName } from '../ports';
+import { resolveEventArch } from '../tracing/events/parse';
 import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind, ProgramName } from './types';
 
 export interface CheckOptions {
@@ -48,8 +50,8 @@ export interface ProbeSpec {
   column: number;
   /** the batch block the probe is in (all of it registers, or none) */
   batch?: { index: number; line: number; column: number; size: number };
-  /** a uprobe_events line: its event (a trace line per hit) */
-  event?: { group: string; name: string };
+  /** a kprobe_events / uprobe_events line: its event (a trace line per hit; def: target and fetch arguments) */
+  event?: ProbeEvent;
 }
 
 /** What a kwatch watches: write, read or write, execute, read (where the debug registers can watch reads only). */
@@ -129,6 +131,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     const err = (span: Span, msg: string): void => { mine.push(diagAt(span, msg)); };
     const warn = (span: Span, msg: string): void => { mine.push(diagAt(span, msg, 'warning')); };
     checkTarget(pr, opts, unknownTargets, err);
+    checkEventArch(pr, opts, err);
     const attrs = checkAttrs(pr, err);
     if (pr.kind === 'kwatch') {
       if (!pr.attrs.some(a => a.name === 'len')) err(pr.span, `a kwatch needs len=N: the number of bytes to watch (1, 2, 4 or 8), e.g. kwatch ${pr.targetText || 'jiffies'} len=8 type=w`);
@@ -177,6 +180,18 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     }
   }
   return { diagnostics, probes };
+}
+
+/** a kprobe_events / uprobe_events line's registers (the image's arch) and @SYM symbols, at their columns */
+function checkEventArch(pr: ProbeAst, opts: CheckOptions, err: (s: Span, m: string) => void): void {
+  const def = pr.event?.def;
+  const port = opts.imageArch !== undefined ? portByName(opts.imageArch) : undefined;
+  if (!def) return;
+  const arch = { name: opts.imageArch ?? 'this image', regs: opts.regNames.map(name => ({ name, bits: 64, group: 'general' as const })), regAliases: port?.regAliases, abi: { pointerSize: 8 } };
+  for (const e of resolveEventArch(def, arch, def.subsystem === 'kprobe' ? opts.symbolExists : undefined)) {
+    const column = pr.span.column + e.column - 1;
+    err({ line: pr.span.line, column, endLine: pr.span.line, endColumn: column + 1 }, e.message);
+  }
 }
 
 function targetKey(t: ProbeTarget): string {

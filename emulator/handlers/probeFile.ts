@@ -21,6 +21,8 @@ import { SnippetAst, Span } from './ast';
 import { Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
 import { Diagnostic } from './types';
+import type { EventAdd } from '../tracing/events/types';
+import { parseEventDefinition, stripEventComment } from '../tracing/events/parse';
 
 export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe' | 'kwatch';
 
@@ -52,8 +54,12 @@ export interface ProbeAst {
   fullSpan: Span;
   /** the `batch { ... }` block the probe is in (registered together, with rollback) */
   batch?: ProbeBatch;
-  /** a uprobe_events line (`p:GRP/NAME PATH:OFFSET`, `r:...`): its event name */
-  event?: { group: string; name: string };
+  /**
+   * a kprobe_events / uprobe_events line (`p:GRP/NAME TARGET FETCHARGS`,
+   * `r[N]:...`): its event (group, name and the whole definition: target,
+   * fetch arguments; emulator/tracing/events)
+   */
+  event?: ProbeEvent;
 }
 
 /**
@@ -68,6 +74,9 @@ export interface ProbeBatch {
   /** number of probes in the block */
   size: number;
 }
+
+/** A dynamic event of a probe file: a trace line per hit. */
+export interface ProbeEvent { group: string; name: string; def?: EventAdd }
 
 export interface ProbeFileAst {
   fileName: string;
@@ -108,8 +117,9 @@ export function parseProbeFile(
         continue;
       }
       if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text, toks)); continue; }
-      if (t.kind === 'ident' && (t.text === 'p' || t.text === 'r') && p.peek().start === t.end && text[t.end] === ':') {
-        file.probes.push(parseUprobeEvent(p, text));
+      if (isEventStart(t, text)) {
+        const ev = parseEventLine(p, text, file);
+        if (ev) file.probes.push(ev);
         continue;
       }
       if (t.kind === 'ident' && t.text === 'batch') {
@@ -131,24 +141,27 @@ export function parseProbeFile(
         if (batch.size === 0) diagnostics.push(diagAt(batch.span, 'empty batch'));
         continue;
       }
-      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'kwatch', 'uprobe', 'uretprobe', a uprobe_events line (p:GRP/NAME PATH:OFFSET), 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
+      throw new ProbeParseError(`expected 'kprobe', 'kretprobe', 'jprobe', 'kwatch', 'uprobe', 'uretprobe', a kprobe_events / uprobe_events line (p[:[GRP/]EVENT] TARGET [FETCHARGS], r[MAXACTIVE][:...], -:[GRP/]EVENT), 'batch' or 'image' but found ${describe(t)}`, spanOf(t));
     } catch (err) {
-      if (!(err instanceof ProbeParseError)) { p.report(err); skipToNextProbe(p, true); continue; }
+      if (!(err instanceof ProbeParseError)) { p.report(err); skipToNextProbe(p, true, text); continue; }
       diagnostics.push(diagAt(err.span, err.message));
-      skipToNextProbe(p, p.tok === t);
+      skipToNextProbe(p, p.tok === t, text);
     }
   }
   return { file, diagnostics };
 }
 
 /** Skip to the next top-level probe keyword, over balanced braces. */
-function skipToNextProbe(p: Parser, mustAdvance: boolean): void {
+function skipToNextProbe(p: Parser, mustAdvance: boolean, text: string): void {
   if (mustAdvance) p.next();
   let depth = 0;
   while (p.tok.kind !== 'eof') {
+    const first = /^[ \t]*$/.test(text.slice(text.lastIndexOf('\n', p.tok.start - 1) + 1, p.tok.start));
     if (p.is('{')) depth++;
     else if (p.is('}')) { depth = Math.max(0, depth - 1); p.next(); continue; }
     else if (depth === 0 && p.tok.kind === 'ident' && (PROBE_KINDS.has(p.tok.text) || p.tok.text === 'image' || p.tok.text === 'batch')) return;
+    // a dynamic-event line starts a line of its own
+    else if (depth === 0 && first && isEventStart(p.tok, text)) return;
     p.next();
   }
 }
@@ -214,46 +227,55 @@ function parseUserProbeRest(p: Parser, kind: ProbeKindName, kw: Token, targetTex
   return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
 }
 
-/**
- * A uprobe_events line: `p[:[GRP/]EVENT] PATH:OFFSET` or `r[:[GRP/]EVENT] PATH:OFFSET`
- * (Documentation/trace/uprobetracer.rst). The event logs one trace line per
- * hit; fetch arguments are not supported (an error names them).
- */
-function parseUprobeEvent(p: Parser, text: string): ProbeAst {
-  const kw = p.next();
-  const kind: ProbeKindName = kw.text === 'r' ? 'uretprobe' : 'uprobe';
-  // the event name: a run of tokens glued to the 'p'
-  let last = kw;
-  while (p.tok.kind !== 'eof' && p.tok.start === last.end && p.tok.line === kw.line) last = p.next();
-  const nameText = text.slice(kw.end + 1, last.end);
-  const m = /^(?:([A-Za-z_]\w*)\/)?([A-Za-z_]\w*)$/.exec(nameText);
-  if (nameText !== '' && !m) throw new ProbeParseError(`invalid event name '${nameText}' (expected [GROUP/]EVENT)`, joinSpan(spanOf(kw), spanOf(last)));
-  const first = p.tok;
-  if ((first.kind as string) === 'eof' || first.line !== kw.line) throw new ProbeParseError(`missing PATH:OFFSET after '${text.slice(kw.start, last.end)}'`, spanOf(kw));
-  let end = p.next();
-  while (p.tok.kind !== 'eof' && p.tok.start === end.end) end = p.next();
-  const targetText = text.slice(first.start, end.end);
-  const targetSpan = joinSpan(spanOf(first), spanOf(end));
-  if (p.tok.kind !== 'eof' && p.tok.line === kw.line) {
-    const rest = p.tok;
-    while ((p.tok.kind as string) !== 'eof' && p.tok.line === kw.line) p.next();
-    throw new ProbeParseError('fetch arguments of uprobe_events lines are not supported (use a uprobe block with a handler)', spanOf(rest));
-  }
-  const target = parseUserTarget(targetText);
-  if (!target) p.diags.push(diagAt(targetSpan, `invalid uprobe_events target '${targetText}' (expected PATH:0xOFFSET)`));
-  const group = m?.[1] ?? 'uprobes';
-  const name = m?.[2] ?? `${kind === 'uretprobe' ? 'r' : 'p'}_${eventBase(targetText)}`;
-  return {
-    kind, span: spanOf(kw), target, targetText, targetSpan, attrs: [], handlers: [],
-    fullSpan: joinSpan(spanOf(kw), targetSpan), event: { group, name },
-  };
+/** `p`, `r`, `rN` followed by ':' or a blank, or `-:`: the start of a kprobe_events / uprobe_events line */
+function isEventStart(t: Token, text: string): boolean {
+  const next = text[t.end] ?? '';
+  if (t.kind === 'ident' && /^[pr][0-9]*$/.test(t.text)) return next === ':' || next === ' ' || next === '\t';
+  return t.kind === 'punct' && t.text === '-' && next === ':';
 }
 
-/** Linux's default event name part: the file's base name and the offset, e.g. app_0x1136 */
-function eventBase(target: string): string {
-  const i = target.lastIndexOf(':');
-  const base = target.slice(0, i).split('/').pop() ?? 'probe';
-  return `${base.replace(/[^\w]/g, '_')}_${target.slice(i + 1).replace(/[^\w]/g, '_')}`;
+/**
+ * A kprobe_events / uprobe_events line (Documentation/trace/kprobetrace.rst,
+ * uprobetracer.rst), to the end of its line: `p[:[GRP/][EVENT]] TARGET
+ * [FETCHARGS]`, `r[MAXACTIVE][:[GRP/][EVENT]] TARGET [FETCHARGS]` (a
+ * kprobe / kretprobe, or a uprobe / uretprobe when TARGET is PATH:OFFSET),
+ * or `-:[GRP/]EVENT`, which removes the event an earlier line of the file
+ * defined. The event writes one trace line per hit. Errors are at the
+ * column the definition parser names; undefined for a removal.
+ */
+function parseEventLine(p: Parser, text: string, file: ProbeFileAst): ProbeAst | undefined {
+  const kw = p.tok;
+  const eol = text.indexOf('\n', kw.start);
+  const lineText = stripEventComment(text.slice(kw.start, eol < 0 ? text.length : eol)).trimEnd();
+  // every token that starts on this line belongs to the definition
+  let last = p.next();
+  while (p.tok.kind !== 'eof' && p.tok.line === kw.line) last = p.next();
+  const at = (column: number, len = 1): Span => ({ line: kw.line, column: kw.column + column - 1, endLine: kw.line, endColumn: kw.column + column - 1 + len });
+  const r = parseEventDefinition(lineText);
+  if (!r.ok) throw new ProbeParseError(r.error.message, at(r.error.column));
+  const cmd = r.cmd;
+  const same = (pr: ProbeAst, group: string | undefined, name: string): boolean => pr.event !== undefined && pr.event.name === name && (group === undefined || pr.event.group === group);
+  if (cmd.op === 'remove') {
+    const i = file.probes.findIndex(pr => same(pr, cmd.group, cmd.event));
+    const name = `${cmd.group ? `${cmd.group}/` : ''}${cmd.event}`;
+    if (i < 0) throw new ProbeParseError(`no event '${name}' is defined before this line (-: removes an event an earlier line of this file defined)`, at(3, name.length));
+    file.probes.splice(i, 1);
+    return undefined;
+  }
+  const dup = file.probes.find(pr => same(pr, cmd.group, cmd.event));
+  if (dup) {
+    throw new ProbeParseError(`event '${cmd.group}/${cmd.event}' is already defined at line ${dup.span.line} (remove it first with -:${cmd.group}/${cmd.event})`, at(1, cmd.text.indexOf(' ') > 0 ? cmd.text.indexOf(' ') : 1));
+  }
+  const user = cmd.subsystem === 'uprobe';
+  const kind: ProbeKindName = user ? (cmd.type === 'r' ? 'uretprobe' : 'uprobe') : (cmd.type === 'r' ? 'kretprobe' : 'kprobe');
+  const t = cmd.target;
+  const target: ProbeTarget = t.kind === 'symbol' ? { kind: 'symbol', name: t.name, offset: t.offset } : t.kind === 'address' ? { kind: 'address', addr: t.addr } : { ...t };
+  const targetSpan = at(cmd.targetColumn, cmd.targetText.length);
+  const attrs: ProbeAttrAst[] = cmd.maxactive ? [{ name: 'maxactive', value: String(cmd.maxactive), span: at(2, String(cmd.maxactive).length) }] : [];
+  return {
+    kind, span: spanOf(kw), target, targetText: cmd.targetText, targetSpan, attrs, handlers: [],
+    fullSpan: joinSpan(spanOf(kw), spanOf(last)), event: { group: cmd.group, name: cmd.event, def: cmd },
+  };
 }
 
 /** Parse `PATH:0xOFFSET` / `PATH:symbol[+off]` (a uprobe target). */

@@ -30,6 +30,7 @@ import { hex, toVAddr } from '../memory/address';
 import type { HwBpRequest, HwDebugArchHooks } from './archHooks';
 import type { HwSlotMatch } from '../cpu/hwDebug';
 import { DebugRegAllocator, HwBpHolder, HwBpOwner, HwBpPool } from './allocator';
+import { ProbeNameCache } from '../trace/nameCache';
 
 export interface HwBpHit {
   readonly bp: HwBp;
@@ -56,11 +57,8 @@ export interface HwBpCallbacks {
   resumed?(bp: HwBp): void;
 }
 
-let nextId = 1;
-
 /** One registration: a debug register held on every CPU (or waiting for it). */
 export class HwBp implements HwBpHolder {
-  readonly id = nextId++;
   /** handler runs */
   hits = 0;
   /** hits not reported (while a handler of the same CPU ran) */
@@ -72,7 +70,8 @@ export class HwBp implements HwBpHolder {
   /** the debug register held (or waited for), its number in its pool and its name */
   index = -1;
   registerName = '';
-  constructor(readonly owner: HwBpOwner, readonly req: HwBpRequest, readonly pool: HwBpPool, readonly cb: HwBpCallbacks) {}
+  /** `id`: numbered by the machine's HwBreakpoints (machine state: the same run numbers them the same) */
+  constructor(readonly id: number, readonly owner: HwBpOwner, readonly req: HwBpRequest, readonly pool: HwBpPool, readonly cb: HwBpCallbacks) {}
 }
 
 /** Why a request was refused: Linux's errno and what was wrong. */
@@ -87,9 +86,13 @@ interface PendingStep {
 }
 
 export class HwBreakpoints {
+  private nextId = 1;
   private readonly alloc: DebugRegAllocator<HwBp> | null;
   private readonly bps = new Set<HwBp>();
-  private readonly inHandler: boolean[] = [];
+  /** per CPU: the registration whose handler runs (a hit meanwhile is missed) */
+  private readonly inHandler: (HwBp | null)[] = [];
+  /** the hit log's display names: "kwatch w boot_counter+0x0 len 8" */
+  private readonly names = new ProbeNameCache<HwBp>(bp => `${bp.owner} ${bp.req.type} ${this.kernel.image.symbols.format(bp.req.addr, false)} len ${bp.req.len}`);
   private readonly stepping = new Map<number, PendingStep>();
   private readonly regsByCpu: PtRegs[] = [];
 
@@ -116,7 +119,7 @@ export class HwBreakpoints {
   register(owner: HwBpOwner, req: HwBpRequest, cb: HwBpCallbacks): HwBp | HwBpRefusal {
     const bad = this.validate(req);
     if (bad || !this.arch || !this.alloc) return bad as HwBpRefusal; // validate refuses (-ENODEV) where there are no registers
-    const bp = new HwBp(owner, req, this.alloc.poolOf({ req }), cb);
+    const bp = new HwBp(this.nextId++, owner, req, this.alloc.poolOf({ req }), cb);
     const got = this.alloc.reserve(bp);
     if (got.index < 0) {
       const n = this.alloc.size(bp.pool);
@@ -276,7 +279,15 @@ export class HwBreakpoints {
 
   private report(cpu: Cpu, bps: readonly HwBp[], addr: bigint, access: 'read' | 'write' | 'exec'): void {
     for (const bp of bps) {
-      if (this.inHandler[cpu.id]) { bp.nmissed++; continue; }
+      const running = this.inHandler[cpu.id];
+      if (running) {
+        bp.nmissed++;
+        this.kernel.probeMissed({
+          reason: 'reentry', kind: 'watchpoint', cpu: cpu.id, probeId: bp.id, addr, probe: this.names.get(bp), missed: bp.nmissed,
+          runningProbeId: running.id, runningProbe: this.names.get(running),
+        });
+        continue;
+      }
       const newValue = access === 'exec' ? undefined : this.readWatched(bp);
       const hit: HwBpHit = {
         bp, cpu, regs: this.regs(cpu), register: bp.index, registerName: bp.registerName, addr, access,
@@ -284,7 +295,8 @@ export class HwBreakpoints {
       };
       if (newValue) bp.shadow = newValue;
       bp.hits++;
-      this.inHandler[cpu.id] = true;
+      this.kernel.probeHit('watchpoint', cpu.id, bp.id, addr, this.names.get(bp));
+      this.inHandler[cpu.id] = bp;
       try {
         bp.cb.handler(hit);
       } catch (e) {
@@ -295,7 +307,7 @@ export class HwBreakpoints {
           this.kernel.oops(cpu, null, `kprobe-debug: fault in the handler of the ${bp.owner} on ${bp.registerName} (${hex(bp.req.addr)}): ${what}`);
         }
       } finally {
-        this.inHandler[cpu.id] = false;
+        this.inHandler[cpu.id] = null;
       }
     }
   }

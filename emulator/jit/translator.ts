@@ -39,6 +39,7 @@ import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
+import { hostOwned } from '../timetravel/marks';
 
 /** arrivals at an instruction before its block is translated */
 // tiering threshold: JIT_HOT_ARRIVALS in cpu/interp.ts
@@ -143,6 +144,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
   storeLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] | null = null;
 
   constructor(readonly fe: FrontEnd<C, I>, readonly arch: string) {
+    hostOwned(this); // shared by every machine of the process; time travel tells it what changed (Memory.codeWriteListeners)
     const buf = guestBuffer();
     if (buf === null) throw new Error('translator: no guest arena (WebAssembly memory could not be reserved)');
     this.view = new DataView(buf);

@@ -38,6 +38,8 @@ import type { UserMmObserver } from './user/mmObserver';
 import { Vfs } from './fs/vfs';
 import type { Backing } from '../memory/backing';
 import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
+import type { HitKind, HitLog } from '../trace/hitLog';
+import type { MissInfo } from '../trace/warnings';
 
 export const PAGE_SIZE = 4096;
 /** pid of the first task; its end powers the machine off */
@@ -84,7 +86,7 @@ export class Kernel implements KernelApi {
    * Regions that are private copies of file pages (uprobes breakpoints): the
    * file mapping they stand for (/proc/PID/maps shows them as part of it)
    */
-  readonly mapOrigins = new WeakMap<Region, { backing: Backing; offset: number }>();
+  readonly mapOrigins = new Map<Region, { backing: Backing; offset: number }>();
   /** a user task whose pending signals must wait (uprobes: while it steps a probed instruction out of line) */
   readonly signalDeferrers: ((pid: number) => boolean)[] = [];
   /** sysctl entries registered by the kernel's subsystems */
@@ -93,6 +95,19 @@ export class Kernel implements KernelApi {
   randomSeed = 0n;
   /** the filesystem user processes see (populated by --rootfs / --initramfs, device nodes at the first process) */
   readonly fs = new Vfs();
+  /**
+   * Probe hits so far, every kind (probeHit): the seq of the latest hit.
+   * Machine state (time travel restores it; replayed hits get their seq again).
+   */
+  hitSeq = 0;
+  /** time travel: stop once hitSeq reaches this (0: no such stop; set only while re-executing, timetravel/recorder.ts) */
+  hitStopAt = 0;
+  /** Missed probe hits so far (probeMissed): machine state, as hitSeq */
+  missSeq = 0;
+  /** the hit log the hits go to (host-owned; Machine.hitLog), or null */
+  hitLog: HitLog | null = null;
+  /** machine-wide instructions retired (Machine.totalInstructions: the machine installs it) */
+  instructionsRetired: () => number = () => 0;
 
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
@@ -357,6 +372,57 @@ export class Kernel implements KernelApi {
   }
 
   warn(cpu: number, text: string): void { this.printk(cpu, text, 'emulator'); }
+
+  // ---- probe hits (emulator/trace) --------------------------------------------
+
+  /** Send the hits to `log` (and the probe handlers' printk lines, as their hits' output). */
+  attachHitLog(log: HitLog): void {
+    this.hitLog = log;
+    this.log.onRecord(r => { if (r.source === 'probe') log.output(r.cpu, r.text); });
+  }
+
+  /**
+   * One probe hit (its handlers are about to run) on `cpu`: numbered
+   * (hitSeq; returned) and recorded in the hit log. Every engine's hit
+   * path calls this once per hit; a missed hit calls probeMissed instead.
+   * `probe`: the probe's display name (cached per probe by the caller).
+   */
+  probeHit(kind: HitKind, cpu: number, probeId: number, addr: bigint, probe: string, latencyNs?: number): number {
+    const seq = ++this.hitSeq;
+    if (this.hitStopAt > 0 && seq >= this.hitStopAt) this.requestStop(cpu, { reason: 'goto', description: 'time travel' });
+    const log = this.hitLog;
+    if (log !== null) {
+      if (seq > log.lastSeq) {
+        const t = this.sched.rq[cpu]?.current;
+        log.hit(seq, this.instructionsRetired(), this.clock.nowNs(cpu), cpu, t === undefined ? 0 : t.pid, t === undefined ? `swapper/${cpu}` : t.comm,
+          kind, probeId, probe, addr, latencyNs === undefined ? NaN : latencyNs);
+      } else log.replayed(cpu);
+    }
+    return seq;
+  }
+
+  /**
+   * A task off its CPU: the kernel stack pointer its saved registers resume
+   * with (kretprobes' missed-call accounting); null when no kernel call of
+   * it is in flight (it resumes in user mode, or has exited).
+   */
+  savedKernelSp(t: Task): bigint | null {
+    const k = t as KTask;
+    if (k.state === 'exited' || !k.ctx) return null;
+    if (k.userMode) return null;
+    const s = this.scratch; // read through the scratch CPU; the task's saved registers stay as they are
+    s.mem = k.mm;
+    s.restoreContext(k.ctx);
+    const sp = s.getReg(this.arch.abi.spReg);
+    s.mem = this.mem;
+    return sp;
+  }
+
+  /** A missed probe hit (nmissed counted, no handler ran): numbered (missSeq) and reported to the hit log's warnings. */
+  probeMissed(info: MissInfo): void {
+    const seq = ++this.missSeq;
+    this.hitLog?.missed(seq, info);
+  }
 
   // ---- traps ----------------------------------------------------------------
 

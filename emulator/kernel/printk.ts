@@ -28,6 +28,7 @@
  * (Machine.onPrintk), so both print the same lines in the same order; the
  * Debug Console shows each record's stamp as it is.
  */
+import { hostOwned } from '../timetravel/marks';
 import { PrintkRecord } from './types';
 
 export type PrintkListener = (r: PrintkRecord) => void;
@@ -36,7 +37,9 @@ const decoder = new TextDecoder('utf-8');
 
 export class PrintkLog {
   readonly records: PrintkRecord[] = [];
-  private readonly listeners: PrintkListener[] = [];
+  private readonly listeners: PrintkListener[] = hostOwned([]);
+  /** quiet: time travel is re-executing what the listeners already heard (records are still kept) */
+  readonly replay = hostOwned({ quiet: false });
   /** pending bytes of an unfinished console line, per CPU */
   private readonly partial = new Map<number, number[]>();
   /** keep the last `keep` records in `records` (listeners see all); older ones are dropped in batches of keep/4, so at most keep * 5/4 are held */
@@ -87,6 +90,6 @@ export class PrintkLog {
     this.records.push(r);
     // batched: dropping one record per line past `keep` moved the whole array every time
     if (this.records.length > this.keep + (this.keep >> 2)) this.records.splice(0, this.records.length - this.keep);
-    for (const l of [...this.listeners]) l(r);
+    if (!this.replay.quiet) for (const l of [...this.listeners]) l(r);
   }
 }

@@ -7,6 +7,8 @@ import type { SysctlTable } from './sysctl';
 import { ArchOps, Cpu, Trap } from '../arch/types';
 import { Memory } from '../memory/memory';
 import { ElfImage } from '../elf/types';
+import type { HitKind } from '../trace/hitLog';
+import type { MissInfo } from '../trace/warnings';
 
 /** Layout of the emulated kernel's own virtual areas (x86_64 values; other arches put
  *  theirs in their ArchOps-adjacent layout table). */
@@ -64,7 +66,7 @@ export interface KernelApi {
   /** the sysctl table (subsystems register their entries; front ends write through it) */
   readonly sysctl: SysctlTable;
   /** per-CPU instruction slots used in the running round (the scheduler's quantum accounting) */
-  readonly clock: { readonly used: number[] };
+  readonly clock: { readonly used: number[]; nowNs(cpu?: number): number };
   /** a stop the debugger asked for, not yet taken by the machine loop */
   readonly stopRequest: unknown;
   /** the exit code once the kernel powered off, else null */
@@ -123,10 +125,16 @@ export interface KernelApi {
   /** (optional, added for kprobes) dispatch a trap exactly as the machine does (hooks, then the
    *  kernel): used to run kernel code nested inside a probe handler (callKernelFunction) */
   handleTrap?(cpu: Cpu, trap: Trap): void;
+  /** (optional, the hit log: emulator/trace) one probe hit, numbered and recorded; returns its seq */
+  probeHit?(kind: HitKind, cpu: number, probeId: number, addr: bigint, probe: string, latencyNs?: number): number;
+  /** (optional, the hit log) a missed probe hit (nmissed), for the warnings */
+  probeMissed?(info: MissInfo): void;
+  /** (optional, the hit log) a task off its CPU: the kernel stack pointer it resumes with, null when it has no kernel call in flight (user mode, exited) */
+  savedKernelSp?(t: Task): bigint | null;
 }
 
 export interface StopRequest {
-  reason: 'breakpoint' | 'step' | 'pause' | 'entry' | 'exception' | 'data breakpoint';
+  reason: 'breakpoint' | 'step' | 'pause' | 'entry' | 'exception' | 'data breakpoint' | 'goto';
   description: string;
   /** pc to report to the user (e.g. the probe address rather than the slot) */
   reportPc?: bigint;

@@ -369,7 +369,7 @@ export class KprobesCApi {
   }
 
   /** a struct kretprobe_instance for the C handler (in the engine's data area, one per instance) */
-  private readonly instances = new WeakMap<KretprobeInstance, bigint>();
+  private readonly instances = new Map<KretprobeInstance, bigint>();
   private instance(ri: KretprobeInstance, rpGuest: bigint): bigint {
     let a = this.instances.get(ri);
     if (a === undefined) { a = this.engine.data.alloc(LAYOUT.kretprobe_instance.size, 8); this.instances.set(ri, a); }

@@ -189,7 +189,7 @@ export class KprobesEngine {
   kindOf(p: Kprobe): ProbeKind { return this.t.kinds.get(p) ?? 'k'; }
 
   /** @internal kretprobes/jprobes mark their kprobe's kind */
-  setKind(p: Kprobe, k: ProbeKind): void { this.t.kinds.set(p, k); }
+  setKind(p: Kprobe, k: ProbeKind): void { this.t.kinds.set(p, k); this.hits.kindChanged(); }
 
   /** registered user probes, ascending by address then table order (debugfs list order) */
   listEntries(): { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] { return this.t.listEntries(); }
@@ -336,8 +336,11 @@ export class KprobesEngine {
   /** the probe (or an enabled aggregate member) has a post_handler @internal (traps.ts) */
   hasAnyPost(p: Kprobe): boolean { return this.hits.hasAnyPost(p); }
 
-  /** kprobes_inc_nmissed_count() */
+  /** kprobes_inc_nmissed_count() (and the hit log's warning: kernel.probeMissed) */
   incNmissed(p: Kprobe, cpu: number): void { this.hits.incNmissed(p, cpu); }
+
+  /** the hit log's display name of a probe ("do_fork+0x0"; cached per probe) */
+  probeName(p: Kprobe): string { return this.hits.names.get(p); }
 
   /** run a handler of probe `who`; a fault in it counts in nmissed (see hitPath.ts) */
   guarded<T>(who: Kprobe, regs: PtRegs, fn: () => T, fallback: T): T { return this.hits.guarded(who, regs, fn, fallback); }

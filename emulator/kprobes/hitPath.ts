@@ -12,12 +12,22 @@ import { fromVAddr, hex } from '../memory/address';
 import { MemoryFault } from '../memory/memory';
 import type { KprobesEngine } from './core';
 import { HandlerOops, JprobeReturn } from './errors';
-import { Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled } from './kprobe';
+import { Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled, ProbeKind } from './kprobe';
 import type { ProbeTable } from './probeTable';
 import type { PtRegs } from './ptRegs';
+import { ProbeNameCache } from '../trace/nameCache';
+import type { HitKind } from '../trace/hitLog';
+
+/** the hit log's kind of a kprobe of a ProbeKind */
+export const HIT_KIND_OF: Readonly<Record<ProbeKind, HitKind>> = { k: 'kprobe', r: 'kretprobe-entry', j: 'jprobe' };
 
 export class KprobeHitPath {
-  constructor(private readonly engine: KprobesEngine, private readonly t: ProbeTable) {}
+  /** the hit log's display name of a probe ("do_fork+0x0"), built at its first hit */
+  readonly names: ProbeNameCache<Kprobe>;
+
+  constructor(private readonly engine: KprobesEngine, private readonly t: ProbeTable) {
+    this.names = new ProbeNameCache<Kprobe>(p => engine.where(p.addr ?? 0n));
+  }
 
   /** aggr_pre_handler: every enabled member in list order; a non-zero return stops there */
   aggrPreHandler(ap: Kprobe, regs: PtRegs): number {
@@ -26,6 +36,7 @@ export class KprobeHitPath {
       if (kprobeDisabled(kp)) continue;
       kp.hits = (kp.hits ?? 0) + 1;
       if (this.engine.events.active) this.emitHit(kp, regs.cpu.id);
+      this.logHit(kp, regs.cpu.id);
       if (kp.pre_handler) {
         kcb.instance = kp;
         const r = this.guardedPre(kp, kp.pre_handler, regs);
@@ -64,12 +75,47 @@ export class KprobeHitPath {
     this.engine.events.emit({ type: 'hit', id: p.id ?? 0, addr: p.addr ?? 0n, cpu, kind: this.engine.kindOf(p) });
   }
 
-  /** kprobes_inc_nmissed_count() */
+  /**
+   * The hit log's record of a plain kprobe's hit (kernel.probeHit). A
+   * kretprobe's or jprobe's kprobe is recorded by its own pre_handler
+   * (kretprobes.ts: only when it got an instance; jprobes.ts).
+   */
+  private logHit(p: Kprobe, cpu: number): void {
+    const k = this.engine.kernel;
+    if (k.probeHit === undefined) return;
+    if (p !== this.lastPlain) {
+      const kind = this.t.kinds.get(p);
+      if (kind !== undefined && kind !== 'k') return;
+      this.lastPlain = p;
+    }
+    k.probeHit('kprobe', cpu, p.id ?? 0, p.addr ?? 0n, this.names.get(p));
+  }
+  /** the last probe logHit found to be a plain kprobe (skips the kind lookup on a hot probe's hits) */
+  private lastPlain: Kprobe | null = null;
+
+  /** a probe's kind was set (core.setKind): forget the last plain one */
+  kindChanged(): void { this.lastPlain = null; }
+
+  /**
+   * kprobes_inc_nmissed_count(); each missed member is reported to the hit
+   * log's warnings (kernel.probeMissed) with the probe being handled on
+   * that CPU (the reentry's cause).
+   */
   incNmissed(p: Kprobe, cpu: number): void {
     const list = this.t.aggrList.get(p);
+    const kernel = this.engine.kernel;
+    const kcb = kernel.probeMissed !== undefined ? this.engine.ctlblk(cpu) : undefined;
+    const running = kcb ? kcb.instance ?? kcb.current : null;
     for (const k of list ?? [p]) {
       k.nmissed = (k.nmissed ?? 0) + 1;
       if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: k.id ?? 0, addr: k.addr ?? 0n, cpu });
+      if (kernel.probeMissed !== undefined) {
+        kernel.probeMissed({
+          reason: 'reentry', kind: HIT_KIND_OF[this.engine.kindOf(k)], cpu, probeId: k.id ?? 0, addr: k.addr ?? 0n,
+          probe: this.names.get(k), missed: k.nmissed,
+          runningProbeId: running ? running.id ?? 0 : undefined, runningProbe: running ? this.names.get(running) : undefined,
+        });
+      }
     }
   }
 
@@ -143,6 +189,7 @@ export class KprobeHitPath {
     if (!aggr) {
       p.hits = (p.hits ?? 0) + 1;
       if (this.engine.events.active) this.emitHit(p, regs.cpu.id);
+      this.logHit(p, regs.cpu.id);
     }
     const pre = p.pre_handler;
     if (!pre) return 0;

@@ -65,6 +65,8 @@ export class Jprobes {
 
   private setjmpPreHandler(jp: Jprobe, p: Kprobe, regs: PtRegs): number {
     const cpu = regs.cpu;
+    const kernel = this.engine.kernel;
+    if (kernel.probeHit !== undefined) kernel.probeHit('jprobe', cpu.id, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
     const saved = cpu.saveContext();
     const sp = regs.sp;
     const task = this.engine.kernel.current(cpu.id);

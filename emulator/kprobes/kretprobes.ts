@@ -28,13 +28,36 @@ import type { PtRegs } from './ptRegs';
 /** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
 export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
 
+/** An instance with what the hit log needs: when and at which stack pointer its call entered. */
+interface TimedInstance extends KretprobeInstance {
+  /** virtual time (ns) of the entry on its CPU (the return's latency is measured from it) */
+  entryNs: number;
+  /** the stack pointer at the entry (the call's frame: missed calls deeper than it ended when it returns) */
+  entrySp: bigint;
+}
+
 interface RpState {
   rp: Kretprobe;
-  free: KretprobeInstance[];
+  free: TimedInstance[];
   /** unregistered: live instances are dropped on return, handlers skipped */
   dead: boolean;
   /** emulated address standing for the kretprobe object (start of its instance data block) */
   base: bigint;
+  /**
+   * The most instances wanted at once: instances in use plus the calls
+   * that missed one and were still running at that time (the maxactive
+   * that would have sufficed; the nmissed warning's suggestion).
+   */
+  maxConcurrent: number;
+  /**
+   * Per task, the entry stack pointers of calls that found no instance and
+   * may still be running, outermost first. A call with entry sp S has
+   * returned once the same task is seen at an entry or a return with a
+   * stack pointer >= S (a running call's callees are all below S).
+   */
+  missedOut: Map<TaskKey, bigint[]>;
+  /** the calls in missedOut */
+  missedCount: number;
 }
 
 /** header bytes before the instances' data in the emulated block */
@@ -65,13 +88,15 @@ export class Kretprobes {
   readonly boostEntryV: VAddr;
   /** new instances return through the booster trampoline (when the arch has one) */
   private boost: boolean;
-  private readonly state = new WeakMap<Kretprobe, RpState>();
-  private readonly riState = new WeakMap<KretprobeInstance, RpState>();
+  private readonly state = new Map<Kretprobe, RpState>();
+  private readonly riState = new Map<KretprobeInstance, RpState>();
   /** struct kretprobe by its struct kprobe, while registered */
-  private readonly byKprobe = new WeakMap<Kprobe, Kretprobe>();
+  private readonly byKprobe = new Map<Kprobe, Kretprobe>();
   private readonly byTask = new Map<TaskKey, KretprobeInstance[]>();
   /** per task: the instance whose return handler is running (already off the task's list) */
   private readonly running = new Map<TaskKey, KretprobeInstance>();
+  /** kretprobes with missed calls that may still be running (their RpState.missedOut) */
+  private readonly missing = new Set<RpState>();
   /** the trampoline's kprobe (not in the table, not listed) */
   readonly trampolineProbe: Kprobe;
 
@@ -160,9 +185,11 @@ export class Kretprobes {
     if (!Number.isSafeInteger(size)) return regFailed(-Errno.ENOMEM, noRoom);
     const base = e.data.tryAlloc(size, 16);
     if (base === null) return regFailed(-Errno.ENOMEM, noRoom);
-    const st: RpState = { rp, free: [], dead: false, base };
+    const st: RpState = { rp, free: [], dead: false, base, maxConcurrent: 0, missedOut: new Map(), missedCount: 0 };
     for (let i = n - 1; i >= 0; i--) {
-      const ri: KretprobeInstance = { rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + BigInt(stride * i), stack: 0n, cpu: -1 };
+      const ri: TimedInstance = {
+        rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + BigInt(stride * i), stack: 0n, cpu: -1, entryNs: 0, entrySp: 0n,
+      };
       st.free.push(ri);
       this.riState.set(ri, st);
     }
@@ -224,14 +251,26 @@ export class Kretprobes {
   private preHandlerKretprobe(st: RpState, p: Kprobe, regs: PtRegs): number {
     const rp = st.rp;
     const cpu = regs.cpu.id;
+    const kernel = this.engine.kernel;
     const ri = st.free.pop();
     if (!ri) {
       rp.nmissed = (rp.nmissed ?? 0) + 1;
       if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: p.id ?? 0, addr: p.addr ?? 0n, cpu });
+      this.missedCall(st, cpu, regs.sp);
+      if (kernel.probeMissed !== undefined) {
+        kernel.probeMissed({
+          reason: 'maxactive', kind: 'kretprobe-entry', cpu, probeId: p.id ?? 0, addr: p.addr ?? 0n, probe: this.engine.probeName(p),
+          missed: rp.nmissed, maxactive: rp.maxactive ?? 0, concurrency: st.maxConcurrent,
+        });
+      }
       return 0;
     }
-    ri.task = this.engine.kernel.current(cpu);
+    ri.task = kernel.current(cpu);
     ri.cpu = cpu;
+    ri.entryNs = kernel.clock.nowNs(cpu);
+    ri.entrySp = regs.sp;
+    this.countConcurrency(st, ri.task ?? `cpu${cpu}`, ri.entrySp);
+    if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
     const entry = rp.entry_handler;
     if (entry) {
       let r = 0;
@@ -256,17 +295,82 @@ export class Kretprobes {
     return 0;
   }
 
+  /** an entry took an instance: the calls running at once now (instances in use + missed calls still running) */
+  private countConcurrency(st: RpState, key: TaskKey, sp: bigint): void {
+    if (st.missedCount > 0) {
+      this.pruneMissed(st, key, sp);
+      this.pruneOtherTasks(st, key);
+    }
+    const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
+    if (n > st.maxConcurrent) st.maxConcurrent = n;
+  }
+
+  /** an entry found no instance: the call is running without one until its task is seen back at its level */
+  private missedCall(st: RpState, cpu: number, sp: bigint): void {
+    const kernel = this.engine.kernel;
+    const key: TaskKey = kernel.current(cpu) ?? `cpu${cpu}`;
+    this.pruneMissed(st, key, sp);
+    this.pruneOtherTasks(st, key);
+    let list = st.missedOut.get(key);
+    if (!list) { list = []; st.missedOut.set(key, list); }
+    list.push(sp);
+    st.missedCount++;
+    if (st.missedCount === 1) this.missing.add(st);
+    const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
+    if (n > st.maxConcurrent) st.maxConcurrent = n;
+  }
+
+  /**
+   * The other tasks with missed calls: those that have returned, by where
+   * their stacks are now (a task on a CPU: its stack pointer; one off
+   * the CPUs: the saved one, and none in flight when it is in user mode
+   * or gone).
+   */
+  private pruneOtherTasks(st: RpState, key: TaskKey): void {
+    const kernel = this.engine.kernel;
+    for (const other of [...st.missedOut.keys()]) {
+      if (other === key) continue;
+      if (typeof other === 'string') {
+        const c = kernel.cpus[Number(other.slice(3))];
+        if (c && kernel.current(c.id) === undefined) this.pruneMissed(st, other, this.engine.regsOf(c).sp);
+        continue;
+      }
+      const c = kernel.cpus[other.cpu];
+      let sp: bigint | null | undefined;
+      if (c && kernel.current(c.id) === other) sp = this.engine.regsOf(c).sp;
+      else sp = kernel.savedKernelSp?.(other);
+      if (sp === undefined) continue;
+      this.pruneMissed(st, other, sp === null ? 1n << 64n : sp); // null: every call of it has returned
+    }
+  }
+
+  /** the task is at stack level `sp`: its missed calls that entered at or below it have returned */
+  private pruneMissed(st: RpState, key: TaskKey, sp: bigint): void {
+    const list = st.missedOut.get(key);
+    if (!list) return;
+    while (list.length > 0 && list[list.length - 1] <= sp) { list.pop(); st.missedCount--; }
+    if (list.length === 0) st.missedOut.delete(key);
+    if (st.missedCount === 0) this.missing.delete(st);
+  }
+
   private recycle(ri: KretprobeInstance): void {
     const st = this.riState.get(ri);
     ri.ret_addr = 0n;
     ri.task = undefined;
     ri.stack = 0n;
     ri.cpu = -1;
-    if (st && !st.dead) st.free.push(ri);
+    if (st && !st.dead) st.free.push(ri as TimedInstance);
   }
 
   /** kprobe_flush_task(): a task exited; its live instances go back to their free lists */
   flushTask(t: Task): void {
+    for (const st of this.missing) {
+      const calls = st.missedOut.get(t);
+      if (!calls) continue;
+      st.missedCount -= calls.length;
+      st.missedOut.delete(t);
+      if (st.missedCount === 0) this.missing.delete(st);
+    }
     const list = this.byTask.get(t);
     if (!list) return;
     this.byTask.delete(t);
@@ -341,10 +445,18 @@ export class Kretprobes {
     regs.ip = tramp;
     let orig = 0n;
     let last: KretprobeInstance | undefined;
+    const kernel = this.engine.kernel;
     while (list.length > 0) {
-      const ri = list.pop() as KretprobeInstance;
+      const ri = list.pop() as TimedInstance;
       const st = this.riState.get(ri);
       const handler = ri.rp.handler;
+      if (st && !st.dead) {
+        if (st.missedCount > 0) this.pruneMissed(st, key, ri.entrySp);
+        if (kernel.probeHit !== undefined) {
+          const kp = ri.rp.kp;
+          kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.engine.probeName(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
+        }
+      }
       if (st && !st.dead && handler) {
         kcb.current = ri.rp.kp;
         const outer = this.running.get(key);

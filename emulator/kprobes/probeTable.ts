@@ -13,12 +13,12 @@ export class ProbeTable {
   /** kprobe_table: address -> probe (or aggregate probe) */
   readonly table = new Map<bigint, Kprobe>();
   /** aggregate probe -> its member list (Linux ap->list) */
-  readonly aggrList = new WeakMap<Kprobe, Kprobe[]>();
+  readonly aggrList = new Map<Kprobe, Kprobe[]>();
   /** registered user probes */
   readonly registered = new Set<Kprobe>();
   /** registered probe -> its address at registration */
-  readonly regAddr = new WeakMap<Kprobe, bigint>();
-  readonly kinds = new WeakMap<Kprobe, ProbeKind>();
+  readonly regAddr = new Map<Kprobe, bigint>();
+  readonly kinds = new Map<Kprobe, ProbeKind>();
   /** addresses whose breakpoint is currently written (ordered: a text read finds the probes it overlaps by range) */
   readonly armed = new AddressSet();
   /** per-CPU kprobe_ctlblk by CPU id */

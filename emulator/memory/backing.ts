@@ -21,6 +21,7 @@
 import type { VAddr } from './address';
 import type { Memory, Region } from './memory';
 import { guestBytes } from './guestRam';
+import { nextTlbGeneration } from './tlbGeneration';
 
 export const PAGE_SIZE = 4096;
 /** Permission bit of an executable mapping (the value of memory.ts's PERM_X; restated to avoid an import cycle). */
@@ -140,7 +141,7 @@ export class Backing {
         const o = ws[j];
         code = (o.perms & X) !== 0 && o.offset < r.offset + r.size && r.offset < o.offset + o.size;
       }
-      if (r.codeMapped !== code) for (const m of r.spaces) m.tlbGeneration++;
+      if (r.codeMapped !== code) for (const m of r.spaces) m.tlbGeneration = nextTlbGeneration();
       r.codeMapped = code;
     }
   }

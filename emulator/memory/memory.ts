@@ -30,6 +30,8 @@ import { Alias, Backing, ByteIdentity, PAGE_SIZE } from './backing';
 import type { WriteObserver, WriteSource } from './writeSource';
 import { HARDWARE_VISIBLE } from './writeSource';
 import { guestBytes } from './guestRam';
+import { nextTlbGeneration } from './tlbGeneration';
+import { hostOwned, onRestore } from '../timetravel/marks';
 
 /** What sees a CPU's data accesses while it runs on this address space (its debug registers' match unit, cpu/hwDebug.ts). */
 export interface AccessWatcher {
@@ -126,6 +128,7 @@ export type TextPokeListener = (addr: VAddr, oldBytes: Uint8Array, newBytes: Uin
 
 const NO_REGION = new Region(0, 0, 0, '<none>');
 
+
 export class Memory {
   private regions: Region[] = [];
   /** last region used per access class: a one-entry TLB */
@@ -134,9 +137,10 @@ export class Memory {
   private lastX: Region = NO_REGION;
   /** when true, accesses are checked against PERM_U (CPU in user mode) */
   userMode = false;
-  readonly codeWriteListeners: CodeWriteListener[] = [];
+  /** caches of decoded or translated code (not machine state: not restored by time travel, which tells them what changed) */
+  readonly codeWriteListeners: CodeWriteListener[] = hostOwned([]);
   /** observers of textPoke() patches (debugger views, tests) */
-  readonly textPokeListeners: TextPokeListener[] = [];
+  readonly textPokeListeners: TextPokeListener[] = hostOwned([]);
   /**
    * The debug registers of the CPU running on this address space, while
    * some data watch is armed (set by the CPU as its run starts); null
@@ -157,12 +161,24 @@ export class Memory {
    * decoded code.
    */
   readonly codePages = new Set<number>();
+  /** an arch's own state of this address space, by name (e.g. the register files kept for signal frames): machine state, so time travel puts it back */
+  readonly archState = new Map<string, unknown>();
 
   /** write observers; `observed` is true while there is at least one (the stores' only extra test) */
   private writeObservers: WriteObserver[] = [];
   private observed = false;
 
-  constructor(readonly name = 'kernel') {}
+  constructor(readonly name = 'kernel') {
+    let before: Map<Region, number> | null = null;
+    onRestore(this, {
+      before: () => { before = new Map(this.regions.map(r => [r, r.perms])); },
+      after: changed => {
+        this.tlbGeneration = nextTlbGeneration();
+        this.restoredBytes(before ?? new Map(), changed);
+        before = null;
+      },
+    });
+  }
 
   /** Map a new region. Overlap with an existing region is an error. */
   map(base: VAddr, size: number, perms: number, name: string, device?: Device, backing?: Uint8Array): Region {
@@ -197,7 +213,7 @@ export class Memory {
     const before = this.regions.length;
     this.regions = this.regions.filter(x => x !== r);
     this.lastR = this.lastW = this.lastX = NO_REGION;
-    this.tlbGeneration++;
+    this.tlbGeneration = nextTlbGeneration();
     if (this.regions.length === before) return;
     const i = r.spaces.indexOf(this);
     if (i >= 0) r.spaces.splice(i, 1);
@@ -216,7 +232,7 @@ export class Memory {
   private insert(r: Region): Region {
     this.regions.push(r);
     this.regions.sort((a, b) => a.base - b.base);
-    this.tlbGeneration++;
+    this.tlbGeneration = nextTlbGeneration();
     r.spaces.push(this);
     r.backing.attach(r);
     return r;
@@ -249,7 +265,7 @@ export class Memory {
   }
 
   /** Invalidate the one-entry TLBs (call after changing userMode or perms). */
-  flushTlb(): void { this.lastR = this.lastW = this.lastX = NO_REGION; this.tlbGeneration++; }
+  flushTlb(): void { this.lastR = this.lastW = this.lastX = NO_REGION; this.tlbGeneration = nextTlbGeneration(); }
 
   /** true while some write observer watches this space (translated stores then take the slow path) */
   get isObserved(): boolean { return this.observed; }
@@ -457,12 +473,12 @@ export class Memory {
   addWriteObserver(o: WriteObserver): () => void {
     this.writeObservers.push(o);
     this.observed = true;
-    this.tlbGeneration++;
+    this.tlbGeneration = nextTlbGeneration();
     return () => {
       const i = this.writeObservers.indexOf(o);
       if (i >= 0) this.writeObservers.splice(i, 1);
       this.observed = this.writeObservers.length > 0;
-      this.tlbGeneration++;
+      this.tlbGeneration = nextTlbGeneration();
     };
   }
 
@@ -484,6 +500,27 @@ export class Memory {
   }
 
   /** @internal Backing: bytes this space executes at [a, a+len) changed. */
+  /**
+   * Time travel put this space back (timetravel/snapshot.ts): the caches of
+   * its code (decode caches, translations) forget what they held for bytes
+   * that changed and for mappings that came, went or changed permissions;
+   * the rest of what they hold is still right.
+   */
+  private restoredBytes(before: Map<Region, number>, changed: readonly { buf: ArrayBufferLike; start: number; end: number }[]): void {
+    const stale = (r: Region): void => this.notifyCodeWrite(r.base, r.size);
+    for (const [r, perms] of before) if (!this.regions.includes(r) || r.perms !== perms) stale(r);
+    for (const r of this.regions) {
+      if (!before.has(r)) { stale(r); continue; }
+      if (r.device || !r.codeMapped || changed.length === 0) continue; // only executable bytes can be in a cache of code
+      const b = r.bytes, lo = b.byteOffset, hi = b.byteOffset + b.byteLength;
+      for (const c of changed) {
+        if (c.buf !== b.buffer || c.end <= lo || c.start >= hi) continue;
+        const from = Math.max(c.start, lo), to = Math.min(c.end, hi);
+        this.notifyCodeWrite(r.base + (from - lo), to - from);
+      }
+    }
+  }
+
   notifyCodeWrite(a: VAddr, len: number): void {
     const ls = this.codeWriteListeners;
     for (let i = 0; i < ls.length; i++) ls[i](a, len);

@@ -8,6 +8,13 @@
  * (compileLogMessage: `{expr}` interpolation or a `{ ...; }` snippet): a
  * breakpoint with a log message prints and never stops (a logpoint).
  *
+ * A breakpoint written as a kprobe_events definition (targets.ts
+ * parseBreakpointTarget: `p:myprobe do_sys_open dfd=%di`) is an event
+ * breakpoint: a hit whose condition and hit condition hold writes the
+ * event's trace line (emulator/tracing/events) where handler output goes
+ * and the machine goes on; the event is listed in kprobe_events /
+ * kprobe_profile while registered.
+ *
  * The hit count counts hits whose condition held. A condition or log message
  * that faults prints the fault on the console; a faulting condition stops
  * (so the user sees it), like gdb.
@@ -21,6 +28,8 @@ import { runCaught } from './invoke';
 import { SiteRegistration, newKprobe } from './register';
 import type { ProbeSite } from './targets';
 import { whereOf } from './targets';
+import { addTraceEvent, emitTraceEvent } from '../tracing/events';
+import type { EventHit, TraceEventEntry } from '../tracing/events';
 
 /**
  * How a breakpoint is placed: a kprobe (breakpoint instruction written), a
@@ -98,6 +107,8 @@ export interface BreakpointRuntime {
   charge?: (cpu: number, steps: number) => void;
   /** called for a stopping hit (the manager notifies listeners and requests the stop) */
   onStop(hit: BreakpointHit): void;
+  /** a kprobe_events definition (parseBreakpointTarget): hits write its trace line and never stop */
+  event?: TraceEventEntry;
 }
 
 function faultLine(kernel: KernelApi, cpu: number, what: string, where: () => string, f: HandlerFault): void {
@@ -117,6 +128,10 @@ export function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu:
   }
   bp.hits++;
   if (bp.hit && !bp.hit(bp.hits)) return false;
+  if (bp.event) {
+    traceHit(bp, bp.event, env());
+    return false;
+  }
   if (bp.logMessage) {
     const r = runCaught(bp.logMessage, env());
     if ('fault' in r) faultLine(bp.kernel, cpu, 'log message', where, r.fault);
@@ -125,10 +140,30 @@ export function evaluate(bp: BreakpointRuntime, env: () => ProbeHandlerEnv, cpu:
   return true;
 }
 
+/** An event breakpoint's hit: its trace line (a kprobe / kretprobe, or a uprobe / uretprobe: no engine). */
+function traceHit(bp: BreakpointRuntime, ev: TraceEventEntry, env: ProbeHandlerEnv): void {
+  ev.nhit++;
+  const ret = bp.mode === 'kretprobe';
+  const addr = env.probe?.addr ?? 0n;
+  const t = ev.def.target;
+  let hit: EventHit;
+  const engine = bp.engine;
+  if (engine) {
+    const engineSymbol = (a: bigint): string | undefined => engine.code.symbolize(a);
+    hit = ret ? { kind: 'kretprobe', addr, retAddr: env.ri?.ret_addr, engineSymbol } : { kind: 'kprobe', addr, engineSymbol };
+  }
+  else {
+    const fileOffset = t.kind === 'user' ? t.offset : undefined;
+    hit = ret ? { kind: 'uretprobe', addr, retAddr: env.getReg('ip'), fileOffset } : { kind: 'uprobe', addr, fileOffset };
+  }
+  emitTraceEvent(bp.kernel, ev.def, env, hit);
+}
+
 /** The engine objects of a breakpoint, one per site. */
 export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], disabled: boolean): SiteRegistration[] {
   const { kernel, engine } = bp;
-  return sites.map(site => {
+  const ev = bp.event;
+  const regs = sites.map(site => {
     const kp = newKprobe(site, disabled);
     const reg: SiteRegistration = { site, kind: bp.mode === 'kretprobe' ? 'kretprobe' : 'kprobe', kp, registered: false, errno: 0 };
     if (bp.mode === 'kprobe') {
@@ -161,9 +196,16 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
           return 0;
         },
       };
+      if (ev?.def.maxactive) reg.rp.maxactive = ev.def.maxactive;
     }
     return reg;
   });
+  if (ev) {
+    ev.nmissed = () => regs.reduce((n, r) => n + (r.kp.nmissed ?? 0) + (r.rp?.nmissed ?? 0), 0);
+    ev.live = () => regs.some(r => r.registered);
+    addTraceEvent(kernel, ev);
+  }
+  return regs;
 }
 
 /** The StopRequest for a hit. */

@@ -26,6 +26,8 @@ import { EngineProbeKind, SiteRegistration, newKprobe, setSiteEnabled } from './
 import { RunawayWatch } from './runaway';
 import type { ProbeSite } from './targets';
 import { targetText, whereOf } from './targets';
+import { addTraceEvent, emitTraceEvent } from '../tracing/events';
+import type { EventAdd } from '../tracing/events';
 
 export interface FileProbeContext {
   kernel: KernelApi;
@@ -58,6 +60,8 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
   };
   const runaway = (cpu: number): void => disableRunaway(ctx, regs, fileProbeLabel(fileName, spec), watch.limit, cpu);
   const faultHandler = faultHandlerFor(ctx, gate, label, h.fault, env, watch, runaway);
+  const def = spec.event?.def;
+  if (def) return buildEventSites(ctx, spec, def, sites, faultHandler);
   const regs: SiteRegistration[] = sites.map(site => {
     const kp = newKprobe(site, disabled);
     kp.fault_handler = faultHandler;
@@ -88,6 +92,44 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
       }
     }
     return reg;
+  });
+  return regs;
+}
+
+/**
+ * A kprobe_events line: a kprobe whose pre_handler (or a kretprobe whose
+ * return handler) writes the event's trace line; listed in the kernel's
+ * kprobe_events / kprobe_profile (tracing/events/profile.ts) while registered.
+ */
+function buildEventSites(ctx: FileProbeContext, spec: ProbeSpec, def: EventAdd, sites: ProbeSite[], faultHandler: KprobeFaultHandler): SiteRegistration[] {
+  const { kernel, engine } = ctx;
+  const disabled = spec.attrs.disabled === true;
+  const engineSymbol = (a: bigint): string | undefined => engine.code.symbolize(a);
+  const entry = addTraceEvent(kernel, {
+    def, nhit: 0,
+    nmissed: () => regs.reduce((n, r) => n + (r.kp.nmissed ?? 0) + (r.rp?.nmissed ?? 0), 0),
+    live: () => regs.some(r => r.registered),
+  });
+  const regs: SiteRegistration[] = sites.map(site => {
+    const kp = newKprobe(site, disabled);
+    kp.fault_handler = faultHandler;
+    if (spec.kind === 'kretprobe') {
+      const rp = {
+        kp, maxactive: spec.attrs.maxactive ?? 0, data_size: 0,
+        handler: (ri: KretprobeInstance, regs: PtRegs) => {
+          entry.nhit++;
+          emitTraceEvent(kernel, def, new ProbeHandlerEnv({ kernel, engine, regs, kp: ri.rp.kp, ri }), { kind: 'kretprobe', addr: ri.rp.kp.addr ?? 0n, retAddr: ri.ret_addr, engineSymbol });
+          return 0;
+        },
+      };
+      return { site, kind: 'kretprobe', kp, rp, registered: false, errno: 0 };
+    }
+    kp.pre_handler = (p: Kprobe, regs: PtRegs) => {
+      entry.nhit++;
+      emitTraceEvent(kernel, def, new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true }), { kind: 'kprobe', addr: p.addr ?? 0n, engineSymbol });
+      return 0;
+    };
+    return { site, kind: 'kprobe', kp, registered: false, errno: 0 };
   });
   return regs;
 }

@@ -299,7 +299,7 @@ export class ProbeManager {
    * program in the machine's filesystem): a uprobe whose consumer evaluates
    * the condition / hit condition / log message and stops the machine.
    */
-  private addUserBreakpoint(up: UserProbe, req: BreakpointRequest, target: Extract<ProbeTarget, { kind: 'user' }>): ProbeEntry {
+  private addUserBreakpoint(up: UserProbe, req: BreakpointRequest, target: Extract<ProbeTarget, { kind: 'user' }>, event?: BreakpointRuntime['event']): ProbeEntry {
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
     const c = this.userCtx();
     if (typeof c === 'string') return fail(c);
@@ -310,7 +310,7 @@ export class ProbeManager {
     const kind = up.kind === 'uretprobe' ? 'uretprobe' : 'uprobe';
     const bp: BreakpointRuntime = {
       kernel: this.kernel, id: up.id, mode: kind === 'uretprobe' ? 'kretprobe' : 'kprobe', hits: 0, charge: this.opts.chargeSteps,
-      onStop: hit => this.onStop(hit),
+      onStop: hit => this.onStop(hit), event,
     };
     const bad = compileBreakpointParts(bp, req, copts);
     if (bad) return fail(bad);
@@ -347,10 +347,12 @@ export class ProbeManager {
   addBreakpoint(req: BreakpointRequest): ProbeEntry {
     let mode: BreakpointMode = req.mode ?? 'kprobe';
     let target: ProbeTarget | string = req.target;
+    let event: BreakpointRuntime['event'];
     if (typeof target === 'string') {
-      const t = parseBreakpointTarget(target);
+      // a kprobe_events definition (tracing/events) is an event breakpoint of its own mode
+      const t = parseBreakpointTarget(target, this.kernel.arch, n => this.kernel.image.symbols.lookup(n) !== undefined);
       if (typeof t === 'string') target = t;
-      else { target = t.target; mode = req.mode ?? t.mode ?? mode; }
+      else { target = t.target; mode = (t.event ? t.mode : req.mode) ?? t.mode ?? mode; event = t.event; }
     }
     const up: UserProbe = {
       id: this.nextId++, origin: 'breakpoint', kind: mode,
@@ -360,13 +362,13 @@ export class ProbeManager {
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
     if (typeof target === 'string') return fail(target);
     up.targetKind = target.kind;
-    if (target.kind === 'user') { up.kind = mode === 'kretprobe' ? 'uretprobe' : 'uprobe'; return this.addUserBreakpoint(up, req, target); }
+    if (target.kind === 'user') { up.kind = mode === 'kretprobe' ? 'uretprobe' : 'uprobe'; return this.addUserBreakpoint(up, req, target, event); }
     if (!this.kengine) return fail('this machine has no kprobes engine (a user-program machine): breakpoints go in user programs');
     if (mode === 'kretprobe' && target.kind === 'line') return fail('a return breakpoint (kretprobe) must be on a function (symbol or address), not a source line');
     if (mode === 'hardware' && !this.hwProbes.available) return fail('hardware breakpoints: this machine has no debug registers');
     const bp: BreakpointRuntime = {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
-      onStop: hit => this.onStop(hit),
+      onStop: hit => this.onStop(hit), event,
     };
     const res = resolveTarget(this.kernel.image, target);
     // a kprobe's condition and log message name the program's variables in scope at its (first) site, and its globals

@@ -13,6 +13,9 @@
 import type { ElfImage } from '../elf/types';
 import { hex } from '../memory/address';
 import { parseTarget, ProbeTarget } from '../handlers';
+import { parseEventDefinition, resolveEventArch, looksLikeEventDefinition } from '../tracing/events/parse';
+import type { EventArch } from '../tracing/events/parse';
+import type { TraceEventEntry } from '../tracing/events/profile';
 
 /** One place an engine probe goes. Exactly one of symbol_name / addr is set. */
 export interface ProbeSite {
@@ -43,17 +46,54 @@ export function parseTargetText(text: string): ProbeTarget | string {
   return t ?? `invalid probe target '${text}' (expected symbol, symbol+offset, 0xaddress or file.c:line)`;
 }
 
+/** A parsed breakpoint target: where, the mode its prefix asks for, and for a kprobe_events definition its event. */
+export interface BreakpointTargetParse {
+  target: ProbeTarget;
+  mode?: 'kprobe' | 'kretprobe';
+  /** a kprobe_events / uprobe_events definition: the event (its hits write trace lines; the breakpoint never stops) */
+  event?: TraceEventEntry;
+}
+
 /**
  * A breakpoint target as a user types it (a function breakpoint, a CLI
  * argument): "do_fork", "do_fork+0x4", "0xffffffff81000010", "fork.c:30",
- * optionally prefixed "r:" (kretprobe) or "p:"/"k:" (kprobe), kprobe_events
- * and perf-probe style. A clear error when it is none of these.
+ * optionally prefixed "r:" (kretprobe) or "p:"/"k:" (kprobe), perf-probe
+ * style; or a whole kprobe_events definition (Linux
+ * Documentation/trace/kprobetrace.rst):
+ *
+ *   p:myprobe do_sys_open dfd=%ax filename=+0(%di):string
+ *   r10:myretprobe do_sys_open $retval
+ *   p /bin/app:0x1136 %di                     (uprobe_events)
+ *
+ * A definition makes an event breakpoint: each hit writes the kernel's
+ * trace line for the event to the console and the machine does not stop
+ * (a condition and hit condition still filter hits). `-:EVENT` is refused:
+ * a function breakpoint is removed by deleting it. `arch` checks the
+ * definition's %REG names (and `symbolExists` its @SYM symbols); errors
+ * name the 1-based column. A clear error when the text is none of these.
  */
-export function parseBreakpointTarget(text: string): { target: ProbeTarget; mode?: 'kprobe' | 'kretprobe' } | string {
-  const m = /^\s*([rkp]):(.*)$/.exec(text);
-  const t = parseTargetText(m ? m[2] : text);
-  if (typeof t === 'string') return t;
-  return m ? { target: t, mode: m[1] === 'r' ? 'kretprobe' : 'kprobe' } : { target: t };
+export function parseBreakpointTarget(text: string, arch?: EventArch, symbolExists?: (name: string) => boolean): BreakpointTargetParse | string {
+  const m = /^\s*([rkp]):(\S*)\s*$/.exec(text);
+  const plain = m ? parseTargetText(m[2]) : undefined;
+  if (m && typeof plain !== 'string' && plain) return { target: plain, mode: m[1] === 'r' ? 'kretprobe' : 'kprobe' };
+  if (!looksLikeEventDefinition(text)) {
+    const t = parseTargetText(m ? m[2] : text);
+    if (typeof t === 'string') return t;
+    return m ? { target: t, mode: m[1] === 'r' ? 'kretprobe' : 'kprobe' } : { target: t };
+  }
+  const lead = text.length - text.trimStart().length;
+  const at = (column: number, message: string): string => `kprobe_events: column ${column + lead}: ${message}`;
+  const r = parseEventDefinition(text.trim(), { arch });
+  if (!r.ok) return at(r.error.column, r.error.message);
+  const def = r.cmd;
+  if (def.op === 'remove') return at(1, `-:${def.group ? `${def.group}/` : ''}${def.event} removes an event in tracefs; to remove an event breakpoint, delete the breakpoint`);
+  if (arch) {
+    const errs = resolveEventArch(def, arch, def.subsystem === 'kprobe' ? symbolExists : undefined);
+    if (errs.length) return at(errs[0].column, errs[0].message);
+  }
+  const t = def.target;
+  const target: ProbeTarget = t.kind === 'symbol' ? { kind: 'symbol', name: t.name, offset: t.offset } : t.kind === 'address' ? { kind: 'address', addr: t.addr } : { ...t };
+  return { target, mode: def.type === 'r' ? 'kretprobe' : 'kprobe', event: { def, nhit: 0, nmissed: () => 0, live: () => false } };
 }
 
 /** Spellings of a source path to try against the line table: as written, then without leading ./ and ../ parts. */

@@ -29,6 +29,7 @@ import { didYouMean, similarSymbols } from '../elf';
 import type { UprobeConsumer, UprobesEngine } from '../uprobes';
 import { ProbeHandlerEnv } from './env';
 import { DEFAULT_HANDLER_FAULTS, HandlerFaultPolicy, asInt, oopsForHandlerFault, runCaught, trapnrForFault } from './invoke';
+import { emitTraceEvent } from '../tracing/events';
 
 const PT_LOAD = 1;
 const PF_X = 1;
@@ -123,14 +124,12 @@ export function buildFileUprobeConsumer(ctx: UserProbeContext, spec: ProbeSpec, 
     return 0n;
   };
   const uc: UprobeConsumer = {};
-  if (spec.event) {
-    const ev = spec.event;
-    const trace = (regs: PtRegs, what: string): void => {
-      const t = ctx.kernel.current(regs.cpu.id);
-      ctx.kernel.printk(regs.cpu.id, `${t?.comm ?? '?'}-${t?.pid ?? 0} [${String(regs.cpu.id).padStart(3, '0')}] ${ev.group}/${ev.name}: (${what})`, 'probe');
-    };
-    if (spec.kind === 'uretprobe') uc.ret_handler = (_uc, func, regs) => { trace(regs, `0x${regs.ip.toString(16)} <- 0x${func.toString(16)}`); return 0; };
-    else uc.handler = (_uc, regs) => { trace(regs, `0x${regs.ip.toString(16)}`); return 0; };
+  const def = spec.event?.def;
+  if (def) {
+    // a uprobe_events line: the trace line of the event with its fetch arguments (emulator/tracing/events)
+    const fileOffset = res.offset;
+    if (spec.kind === 'uretprobe') uc.ret_handler = (_uc, func, regs) => { emitTraceEvent(ctx.kernel, def, userEnv(ctx, regs, probeView(res, func)), { kind: 'uretprobe', addr: func, retAddr: regs.ip, fileOffset }); return 0; };
+    else uc.handler = (_uc, regs) => { emitTraceEvent(ctx.kernel, def, userEnv(ctx, regs, probeView(res, regs.ip)), { kind: 'uprobe', addr: regs.ip, fileOffset }); return 0; };
     return uc;
   }
   const pre = spec.kind === 'uprobe' ? h.pre : h.entry;

@@ -33,7 +33,7 @@ export class UprobePages {
    * in: a caller's vma (the early interface's user->vma) stays the same
    * mapping while its pages are swapped for copies and back.
    */
-  private readonly replaced = new WeakMap<Region, Memory>();
+  private readonly replaced = new Map<Region, Memory>();
 
   /** The address space of a mapping, also after its pages were copied or put back. */
   spaceOf(vma: Region): Memory | undefined {

@@ -26,15 +26,42 @@ import type { UserProcess } from '../kernel/user/process';
 import { hex, mustVAddr } from '../memory/address';
 import type { UprobesEngine } from './core';
 import { dispatchSignals } from '../kernel/user/procSyscalls';
-import { MAX_URETPROBE_DEPTH, UPROBE_HANDLER_REMOVE, Uprobe, UprobeTask } from './uprobe';
+import { MAX_URETPROBE_DEPTH, ReturnInstance, UPROBE_HANDLER_REMOVE, Uprobe, UprobeTask } from './uprobe';
+import { ProbeNameCache } from '../trace/nameCache';
+import type { MissInfo } from '../trace/warnings';
+
+/** a return instance with its entry's virtual time (the hit log's latency) */
+interface TimedReturn extends ReturnInstance {
+  readonly entryNs: number;
+}
 
 export class UprobeTraps {
   private readonly regsByCpu: PtRegs[] = [];
   private readonly bpPcOffset: bigint;
   private depthWarned = false;
+  /** the hit log's ids of the uprobes (one per (inode, offset), numbered at their first hit: 1, 2, ...) */
+  private readonly ids = new Map<Uprobe, number>();
+  private nextId = 1;
+  /** the hit log's display names ("/bin/uprobed:0x1139") */
+  private readonly names = new ProbeNameCache<Uprobe>(u => `${u.path}:0x${u.offset.toString(16)}`);
 
   constructor(private readonly e: UprobesEngine) {
     this.bpPcOffset = BigInt(e.kernel.arch.breakpointPcOffset);
+  }
+
+  /** the hit log's id of a uprobe (HitRecord.probeId of its uprobe and uretprobe hits) */
+  idOf(u: Uprobe): number {
+    let id = this.ids.get(u);
+    if (id === undefined) { id = this.nextId++; this.ids.set(u, id); }
+    return id;
+  }
+
+  /** the hit log's name of a uprobe */
+  nameOf(u: Uprobe): string { return this.names.get(u); }
+
+  /** a missed hit of u (its nmissed already counted) for the hit log's warnings */
+  private missed(u: Uprobe, cpu: number, addr: bigint, kind: MissInfo['kind'], detail: string): void {
+    this.e.kernel.probeMissed({ reason: 'other', kind, cpu, probeId: this.idOf(u), addr, probe: this.nameOf(u), missed: u.nmissed, detail });
   }
 
   private regs(cpu: Cpu): PtRegs {
@@ -115,6 +142,7 @@ export class UprobeTraps {
     const slot = xol?.getSlot(mm, at => this.e.hooks.copyIxol(u.arch, at, addr), ins ?? u) ?? null;
     if (!xol || slot === null) {
       u.nmissed++;
+      this.missed(u, cpu.id, addr, 'uprobe', 'no execute-out-of-line slot');
       this.e.kernel.warn(cpu.id, `uprobes: ${proc.task.comm}[${proc.pid}]: no execute-out-of-line slot for ${u.path}:0x${u.offset.toString(16)}`);
       return false;
     }
@@ -135,6 +163,9 @@ export class UprobeTraps {
    */
   private handlerChain(u: Uprobe, regs: PtRegs, proc: UserProcess, ut: UprobeTask, addr: bigint, early: boolean): boolean {
     let skip = false;
+    if ((early && u.early) || u.consumers.some(uc => uc.handler !== undefined)) {
+      this.e.kernel.probeHit('uprobe', regs.cpu.id, this.idOf(u), addr, this.nameOf(u));
+    }
     if (early && u.early) {
       const p = u.early;
       p.hits = (p.hits ?? 0) + 1;
@@ -209,6 +240,7 @@ export class UprobeTraps {
     if (!xol) { u.nmissed++; return; }
     if (ut.returns.length >= MAX_URETPROBE_DEPTH) {
       u.nmissed++;
+      this.missed(u, regs.cpu.id, func, 'uretprobe', `nested deeper than ${MAX_URETPROBE_DEPTH} uretprobes`);
       if (!this.depthWarned) {
         this.depthWarned = true;
         this.e.kernel.warn(regs.cpu.id, `uprobe: omit uretprobe due to nestedness limit pid/tgid=${proc.pid}/${proc.pid}`);
@@ -223,7 +255,8 @@ export class UprobeTraps {
       if (!below) { u.nmissed++; return; }
       orig = below.origRetVaddr;
     }
-    ut.returns.push({ uprobe: u, func, origRetVaddr: orig, stack, chained });
+    const ri: TimedReturn = { uprobe: u, func, origRetVaddr: orig, stack, chained, entryNs: this.e.kernel.clock.nowNs(regs.cpu.id) };
+    ut.returns.push(ri);
   }
 
   /** handle_trampoline: run the ret_handlers of the instance returning now (and those chained to it) */
@@ -242,6 +275,11 @@ export class UprobeTraps {
     for (;;) {
       const u = ri.uprobe;
       this.e.stats.retHits++;
+      if (!u.disabled && u.consumers.some(uc => uc.ret_handler !== undefined)) {
+        const k = this.e.kernel;
+        const entryNs = (ri as Partial<TimedReturn>).entryNs;
+        k.probeHit('uretprobe', cpu.id, this.idOf(u), ri.func, this.nameOf(u), entryNs === undefined ? undefined : k.clock.nowNs(cpu.id) - entryNs);
+      }
       if (!u.disabled) {
         for (const uc of [...u.consumers]) {
           const cur = ri;

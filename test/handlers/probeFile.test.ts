@@ -180,7 +180,7 @@ describe('.kprobe files: diagnostics with positions', () => {
     expectError('kprobe { pre { } }', '{', /missing target/);
     expectError('kprobe do_fork { pre { int x = ; } }', ';', /expected an expression/);
     expectError('kprobe do_fork { pre { printk("oops); \n} }', '"oops', /unterminated string/);
-    expectError('probe do_fork { }', 'probe', /expected 'kprobe', 'kretprobe', 'jprobe', 'kwatch', 'uprobe', 'uretprobe', a uprobe_events line \(p:GRP\/NAME PATH:OFFSET\), 'batch' or 'image'/);
+    expectError('probe do_fork { }', 'probe', /expected 'kprobe', 'kretprobe', 'jprobe', 'kwatch', 'uprobe', 'uretprobe', a kprobe_events \/ uprobe_events line \(p\[:\[GRP\/\]EVENT\] TARGET \[FETCHARGS\], r\[MAXACTIVE\]\[:\.\.\.\], -:\[GRP\/\]EVENT\), 'batch' or 'image'/);
     expectError('kprobe do_fork { pre { return 0; }', 'kprobe', /missing '}' to close the kprobe/, 0);
     expectError('kprobe do@fork { pre { } }', 'do@fork', /invalid probe target 'do@fork' \(expected symbol, symbol\+offset, 0xaddress or file.c:line\)/);
     expectError('kprobe do#fork { pre { } }', '#', /invalid probe target: unexpected character/);

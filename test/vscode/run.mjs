@@ -15,7 +15,13 @@
 // view's highlighted row) cannot be read from the extension host, so this
 // script serves GET http://127.0.0.1:PORT/<query> and answers it from the
 // page through playwright; the suite finds PORT in KPROBE_ITEST_PAGE_BRIDGE
-// (code-server's extension host inherits the environment). See PAGE_QUERIES.
+// (code-server's extension host inherits the environment). See PAGE_QUERIES
+// and PAGE_ACTIONS.
+//
+// Screenshots: a suite line `SCREENSHOT <name>` (console.log) or the bridge's
+// GET /screenshot/<name> (which answers once the file is written) saves the
+// workbench as test-output/vscode/<name>.png (ignored by git) and prints its
+// path.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +38,7 @@ const workspace = resolve(process.env.KPROBE_VSCODE_WORKSPACE ?? join(repo, 'exa
 const chromiumPath = process.env.KPROBE_CHROMIUM ?? '/usr/bin/chromium';
 const timeoutMs = Number(process.env.KPROBE_VSCODE_TIMEOUT_MS ?? 5 * 60 * 1000);
 const verbose = !!process.env.KPROBE_VSCODE_VERBOSE;
+const screenshotDir = resolve(process.env.KPROBE_VSCODE_SCREENSHOTS ?? join(repo, 'test-output', 'vscode'));
 
 // Must match test/vscode/suite/index.ts.
 const BEGIN = '@@kprobe-itest-begin@@';
@@ -149,13 +156,60 @@ const PAGE_QUERIES = {
   },
 };
 
+/** Save the workbench as <screenshotDir>/<name>.png; returns the path. */
+async function screenshot(name) {
+  if (!page) throw new Error('the workbench page is not loaded');
+  const safe = String(name).replace(/[^A-Za-z0-9._-]/g, '_') || 'screenshot';
+  mkdirSync(screenshotDir, { recursive: true });
+  const path = join(screenshotDir, `${safe}.png`);
+  await page.screenshot({ path });
+  process.stdout.write(`[vscode-itest ${elapsed()}] screenshot ${path}\n`);
+  return path;
+}
+
+/** The frame (a webview's inner document) in which `selector` matches, waiting up to `ms`. */
+async function frameWith(selector, ms = 20_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    for (const f of page.frames()) {
+      if (await f.$(selector).catch(() => null)) return f;
+    }
+    if (Date.now() > until) throw new Error(`no frame shows ${selector}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+/**
+ * Page actions the suite may ask for (GET /<name>), acting on the page
+ * through playwright as a user would:
+ *   timeline-click-hit: clicks the first hit mark of the timeline webview
+ *   (rect.hit in its frame) and returns the seq it carries.
+ */
+const PAGE_ACTIONS = {
+  'timeline-click-hit': async () => {
+    const frame = await frameWith('svg rect.hit');
+    const mark = await frame.$('svg rect.hit');
+    const seq = Number(await mark.getAttribute('data-seq'));
+    await mark.click();
+    return { seq };
+  },
+};
+
 function startPageBridge() {
   bridge = createServer(async (req, res) => {
     const name = (req.url ?? '').replace(/^\//, '');
-    const query = PAGE_QUERIES[name];
     const reply = (status, body) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
-    if (!query) return reply(404, { error: `unknown page query "${name}" (known: ${Object.keys(PAGE_QUERIES).join(', ')})` });
     if (!page) return reply(503, { error: 'the workbench page is not loaded' });
+    if (name.startsWith('screenshot/')) {
+      try { return reply(200, { path: await screenshot(decodeURIComponent(name.slice('screenshot/'.length))) }); }
+      catch (e) { return reply(500, { error: `screenshot failed: ${e?.message ?? e}` }); }
+    }
+    if (PAGE_ACTIONS[name]) {
+      try { return reply(200, await PAGE_ACTIONS[name]()); }
+      catch (e) { return reply(500, { error: `page action ${name} failed: ${e?.message ?? e}` }); }
+    }
+    const query = PAGE_QUERIES[name];
+    if (!query) return reply(404, { error: `unknown page query "${name}" (known: ${[...Object.keys(PAGE_QUERIES), ...Object.keys(PAGE_ACTIONS), 'screenshot/<name>'].join(', ')})` });
     try {
       const handle = await page.waitForFunction(query, undefined, { timeout: 20_000 });
       reply(200, await handle.jsonValue());
@@ -185,6 +239,8 @@ function makeLogSink() {
           continue;
         }
         if (inside || verbose) process.stdout.write(`${verbose && !inside ? `[${type}] ` : ''}${stripExtHostPrefix(l)}\n`);
+        const shot = inside && /^SCREENSHOT (\S+)\s*$/.exec(stripExtHostPrefix(l).trim());
+        if (shot) screenshot(shot[1]).catch(e => process.stdout.write(`[vscode-itest] screenshot ${shot[1]} failed: ${e?.message ?? e}\n`));
       }
     },
   };

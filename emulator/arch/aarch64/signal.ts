@@ -30,7 +30,10 @@ const SA_RESTORER = 0x04000000n;
 /** NZCV: the pstate bits a handler may change through the sigcontext */
 const NZCV = 0xf0000000n;
 
-const kept = new WeakMap<Memory, Map<bigint, CpuContext>>();
+const kept = {
+  get: (mm: Memory) => mm.archState.get('signalFrames') as Map<bigint, CpuContext> | undefined,
+  set: (mm: Memory, m: Map<bigint, CpuContext>) => { mm.archState.set('signalFrames', m); },
+};
 
 export const a64SignalFrames: SignalFrameOps = {
   // mov x8, #139 (rt_sigreturn); svc #0

@@ -31,7 +31,10 @@ const SA_RESTORER = 0x04000000n;
 const FIX_EFLAGS = 0x40dd5n;
 
 /** the register file at each live frame, per address space: what sigcontext does not hold */
-const kept = new WeakMap<Memory, Map<bigint, CpuContext>>();
+const kept = {
+  get: (mm: Memory) => mm.archState.get('signalFrames') as Map<bigint, CpuContext> | undefined,
+  set: (mm: Memory, m: Map<bigint, CpuContext>) => { mm.archState.set('signalFrames', m); },
+};
 
 function writeable(mm: Memory, a: bigint, len: number): boolean {
   const v = toVAddr(a);

@@ -15,6 +15,12 @@
  *                          len and type.
  *   --kprobes-enabled 0|1  the debugfs `enabled` knob at boot (0: probes are
  *                          registered but not armed).
+ *   --event 'DEF'          (repeatable) a kprobe_events / uprobe_events
+ *                          definition (`p:myprobe do_sys_open dfd=%di`,
+ *                          `r:ret do_sys_open $retval`, `-:myprobe`), as one
+ *                          more line of probe file: its hits print the
+ *                          kernel's trace line. A bad definition prints the
+ *                          kernel's error_log (the column marked '^'), exit 1.
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -28,9 +34,13 @@ import { fileProbeLabel } from '../../probes/fileProbes';
 import { CliError, CliIo } from '../io';
 import { hex } from '../../memory/address';
 import { RunContext, registerRunOption } from './runOptions';
+import { errorLog, kprobeEvents, kprobeProfile } from '../../tracing/events';
+import { hitLogListSection } from '../../trace/report';
 
 interface ProbeCliState {
   files: string[];
+  /** --event definitions, in order */
+  events: string[];
   list: boolean;
   enabled?: boolean;
 }
@@ -41,7 +51,7 @@ const states = new WeakMap<RunContext, ProbeCliState>();
 function stateOf(ctx: RunContext): ProbeCliState {
   let s = states.get(ctx);
   if (s) return s;
-  const st: ProbeCliState = { files: [], list: false };
+  const st: ProbeCliState = { files: [], events: [], list: false };
   states.set(ctx, st);
   ctx.setup.push((m, io) => setupProbes(m, io, st));
   ctx.teardown.push((m, io) => { if (st.list) printList(m, io); });
@@ -63,7 +73,7 @@ function samePath(a: string, b: string): boolean {
 
 /** Compile every file first (any error: exit 1 before boot), then register. */
 export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
-  if (st.files.length === 0 && st.enabled === undefined) return;
+  if (st.files.length === 0 && st.events.length === 0 && st.enabled === undefined) return;
   let mgr: ProbeManager;
   try {
     mgr = m.probes;
@@ -72,6 +82,11 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   }
   const compiled = st.files.map(f => ({ file: f, ...mgr.compileProbeFile(readProbeFile(f), f) }));
   let errors = 0;
+  if (st.events.length) {
+    const c = { file: EVENT_FILE, ...mgr.compileProbeFile(st.events.join('\n'), EVENT_FILE) };
+    errors += printEventDiagnostics(st.events, c.diagnostics, io);
+    compiled.push({ ...c, diagnostics: [] });
+  }
   for (const c of compiled) {
     for (const d of c.diagnostics) {
       if (d.severity === 'error') errors++;
@@ -89,6 +104,21 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
     const hints = symbolHints(m, c.specs, c.file);
     for (const e of r.errors) io.err(`${e}${hints.find(h => e.startsWith(h.label))?.hint ?? ''}\n`);
   }
+}
+
+/** the file name of the --event definitions (one line each) in messages */
+const EVENT_FILE = '--event';
+
+/** --event diagnostics as the kernel's error_log (the definition, '^' under the column); the number of errors */
+function printEventDiagnostics(events: readonly string[], diags: readonly { line: number; column: number; message: string; severity: string }[], io: CliIo): number {
+  let errors = 0;
+  for (const d of diags) {
+    if (d.severity === 'error') errors++;
+    const text = events[d.line - 1] ?? '';
+    const lead = text.length - text.trimStart().length;
+    io.err(`--event ${d.line}: ${errorLog(text.trim(), { column: d.column - lead, message: d.message })}`);
+  }
+  return errors;
 }
 
 /** "did you mean" for the probes whose target symbol the image does not have (their registration fails with -ENOENT). */
@@ -128,6 +158,18 @@ function siteCount(p: ProbeEntry): string {
 }
 
 /**
+ * tracefs kprobe_events and kprobe_profile, where kprobe events are
+ * registered (probe-file lines, --event, event breakpoints).
+ */
+export function printKprobeEvents(m: Machine, io: CliIo): void {
+  const kernel = m.kernel;
+  const events = kprobeEvents(kernel);
+  if (!events) return;
+  io.out(`# cat /sys/kernel/debug/tracing/kprobe_events\n${events}`);
+  io.out(`# cat /sys/kernel/debug/tracing/kprobe_profile\n${kprobeProfile(kernel)}`);
+}
+
+/**
  * debugfs list (where the machine has kprobes), uprobe_events (where a
  * uprobe is registered), then one line per probe: "file:line:col kprobe
  * do_fork: 96 hits, 0 missed".
@@ -143,9 +185,11 @@ export function printList(m: Machine, io: CliIo): void {
     io.out(mgr.debugfsList());
     io.out(`# cat /sys/kernel/debug/kprobes/enabled\n${mgr.kprobesEnabled ? 1 : 0}\n`);
   }
+  printKprobeEvents(m, io);
   const events = mgr.uprobeEvents();
   if (events || !mgr.hasKprobes) io.out(`# cat /sys/kernel/debug/tracing/uprobe_events\n${events}`);
   if (events) io.out(`# cat /sys/kernel/debug/tracing/uprobe_profile\n${mgr.uprobeProfile()}`);
+  io.out(hitLogListSection(m.hitLog));
   const probes = mgr.list();
   if (!probes.length) return;
   io.out('# probe hits\n');
@@ -172,8 +216,18 @@ registerRunOption({
   },
 });
 registerRunOption({
-  name: '--list', help: 'after power-off, print /sys/kernel/debug/kprobes/list, the enabled knob, /sys/kernel/debug/tracing/uprobe_events and each probe\'s hits and nmissed', commands: ['run', 'exec'],
+  name: '--list', help: 'after power-off, print /sys/kernel/debug/kprobes/list, the enabled knob, /sys/kernel/debug/tracing/kprobe_events and kprobe_profile, uprobe_events and each probe\'s hits and nmissed', commands: ['run', 'exec'],
   apply: (_v, ctx) => { stateOf(ctx).list = true; },
+});
+registerRunOption({
+  name: '--event', arg: 'DEF', commands: ['run', 'exec'], repeatable: true,
+  help: 'a kprobe_events / uprobe_events definition, e.g. \'p:myprobe do_sys_open dfd=%di name=+0(%di):string\', '
+    + '\'r:myret do_sys_open $retval\' or \'-:myprobe\' (Linux Documentation/trace/kprobetrace.rst): each hit prints the '
+    + 'trace line; a bad definition prints the kernel\'s error_log with the column and stops the run before boot',
+  apply: (v, ctx) => {
+    if (!v) throw new CliError('--event: expected a definition such as \'p:myprobe do_fork\'');
+    stateOf(ctx).events.push(v);
+  },
 });
 registerRunOption({
   name: '--kprobes-enabled', arg: '0|1', help: 'the debugfs kprobes `enabled` knob at boot (default 1; 0: probes are registered but not armed)', commands: ['run'],

@@ -17,6 +17,7 @@ import { Machine, MachineExit } from '../../machine';
 import { CliError, CliIo, registerCommand } from '../io';
 import { probeFilesImage } from './probeOptions';
 import { RunContext, defaultImage, newRunContext, optionsHelp, optionsSynopsis, parseRunArgs } from './runOptions';
+import { formatWarnings } from '../../trace/report';
 
 export const LIMIT_EXIT_CODE = 124;
 
@@ -80,6 +81,9 @@ registerCommand('run', {
     const m = new Machine(image, ctx.machine);
     m.onPrintk(r => (r.source === 'emulator' ? io.err : io.out)(r.text + '\n'));
     const { exit, seconds } = await runMachine(m, ctx, io);
+    // missed probe hits (kretprobe maxactive too small, reentry): each probe's latest warning, on stderr at the end
+    const warnings = formatWarnings(m.hitLog);
+    if (warnings) io.err(warnings);
     const code = reportExit(path, exit, io);
     if (ctx.stats) printStats(m, seconds, io);
     return code;

@@ -13,6 +13,7 @@ import { MACHINE_LIMITS, MachineLimitName } from '../../machineOptions';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Machine, MachineOptions } from '../../machine';
+import { formatHistograms } from '../../trace/report';
 import { CliError, CliIo } from '../io';
 
 export interface RunContext {
@@ -207,6 +208,16 @@ registerRunOption({
     if (v !== 'on' && v !== 'off' && v !== 'lockstep') throw new CliError(`--translate: expected on, off or lockstep, got '${v}'`);
     ctx.machine.translate = v;
   },
+});
+registerRunOption({
+  name: '--hist', commands: ['run'],
+  help: 'at the end, print each kretprobe\'s entry -> return latency (virtual ns) as a log2 histogram, in bpftrace\'s hist() layout',
+  apply: (_v, ctx) => { ctx.teardown.push((m, io) => io.out(formatHistograms(m.hitLog) || '# no kretprobe returned: no latency histogram\n')); },
+});
+registerRunOption({
+  name: '--hit-log-size', arg: 'N', commands: ['run'],
+  help: limitHelp('hitLogSize'),
+  apply: (v, ctx) => { ctx.machine.hitLogSize = parseLimited('--hit-log-size', v, 'hitLogSize'); },
 });
 registerRunOption({
   name: '--stats', help: 'at the end, print "instructions: N" (executed in all) and "seconds: S" (wall-clock time of the run) to stderr',

@@ -89,22 +89,28 @@ const INITIAL_STACK = 128 * 1024;
 /** The host's standard streams as character devices (descriptors 0, 1, 2 of the first process). */
 export interface HostStreams { stdin: CharDevice; stdout: CharDevice; stderr: CharDevice }
 
-export function hostStreams(io: UserIo): HostStreams {
-  let input: Uint8Array | null = null;
-  let at = 0;
-  return {
-    stdin: {
-      name: 'stdin', tty: io.tty,
-      read: n => {
-        input ??= io.stdin?.() ?? new Uint8Array(0);
-        const out = input.slice(at, at + n);
-        at += out.length;
-        return out;
-      },
-      write: b => { io.stdout(b); return b.length; },
+/**
+ * The host's stdin/stdout/stderr as character devices. What was read so far
+ * is the device's own state (time travel puts it back); writes are not made
+ * while `replay.quiet` (time travel re-executing what the host already got).
+ */
+export function hostStreams(io: UserIo, replay: { readonly quiet: boolean } = { quiet: false }): HostStreams {
+  const stdin = {
+    name: 'stdin', tty: io.tty,
+    input: null as Uint8Array | null,
+    at: 0,
+    read(n: number): Uint8Array {
+      stdin.input ??= io.stdin?.() ?? new Uint8Array(0);
+      const out = stdin.input.slice(stdin.at, stdin.at + n);
+      stdin.at += out.length;
+      return out;
     },
-    stdout: { name: 'stdout', tty: io.tty, read: () => new Uint8Array(0), write: b => { io.stdout(b); return b.length; } },
-    stderr: { name: 'stderr', tty: io.tty, read: () => new Uint8Array(0), write: b => { io.stderr(b); return b.length; } },
+    write: (b: Uint8Array) => { if (!replay.quiet) io.stdout(b); return b.length; },
+  };
+  return {
+    stdin,
+    stdout: { name: 'stdout', tty: io.tty, read: () => new Uint8Array(0), write: b => { if (!replay.quiet) io.stdout(b); return b.length; } },
+    stderr: { name: 'stderr', tty: io.tty, read: () => new Uint8Array(0), write: b => { if (!replay.quiet) io.stderr(b); return b.length; } },
   };
 }
 
@@ -401,7 +407,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   proc.exe = opts.exe ?? null;
   proc.exePath = execPath;
   if (opts.cwd) proc.cwd = k.fs.mkdirp(opts.cwd);
-  const streams = hostStreams(opts.io);
+  const streams = hostStreams(opts.io, k.log.replay);
   addStandardNodes(k.fs, streams.stdin, k.randomSeed);
   const consoleIn = new OpenFile('inode', O_RDONLY, null, null, streams.stdin);
   proc.fds.set(0, consoleIn, false);

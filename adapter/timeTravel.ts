@@ -1,0 +1,135 @@
+/**
+ * Reverse execution for the session (DAP stepBack / reverseContinue and the
+ * timeline's `_probeGoToHit`), on the machine's time-travel recorder
+ * (emulator/timetravel/recorder.ts):
+ *
+ *   stepBack, granularity instruction  -> the selected CPU one instruction back
+ *   stepBack, line (default)           -> back to the first instruction of the previous source line
+ *                                         the CPU ran (at most LINE_BACK_LIMIT instructions back)
+ *   reverseContinue                    -> the previous hit of any enabled probe (breakpoint, .kprobe
+ *                                         file probe, kretprobe, uprobe, watchpoint), else the start
+ *                                         of the recording
+ *   goToHit(seq)                       -> the stop after hit `seq` of the probe-hit log
+ *
+ * Each move answers with a `stopped` event and a line in the Debug Console
+ * marking where in the run the machine now is (what was printed before stays).
+ */
+import type { Machine } from '../emulator/machine';
+import type { TravelResult } from '../emulator/timetravel/recorder';
+import type { HitRecord } from '../emulator/trace/hitLog';
+import { kprobeDisabled } from '../emulator/kprobes/kprobe';
+
+/** A line step back gives up after this many instructions (a loop without line information). */
+export const LINE_BACK_LIMIT = 2000;
+
+export interface TravelStop {
+  /** DAP stopped reason */
+  reason: 'step' | 'breakpoint' | 'goto' | 'entry';
+  cpu: number;
+  description: string;
+  /** the probe address to report as the stop's pc (a stop after a hit: the probe, not its slot) */
+  reportPc?: bigint;
+}
+
+export class SessionTimeTravel {
+  constructor(private readonly m: Machine) {}
+
+  get available(): boolean { return this.m.timeTravel !== null; }
+
+  /** The selected CPU one instruction or one source line back. */
+  stepBack(cpu: number, granularity: 'instruction' | 'line'): TravelStop {
+    const tt = this.need();
+    if (granularity === 'instruction') {
+      const r = tt.stepBack(cpu);
+      return this.stop(r, 'step', cpu, `Stepped back one instruction on CPU ${cpu}`);
+    }
+    const lineOf = (): string | undefined => {
+      const l = this.m.image.lines?.lineForAddress(this.m.cpus[cpu].getPc());
+      return l && l.line > 0 ? `${l.file}:${l.line}` : undefined;
+    };
+    const start = lineOf();
+    let n = 0;
+    let prev: string | undefined;
+    // back until the pc leaves the starting line, then while it stays on the line it reached
+    for (; n < LINE_BACK_LIMIT; n++) {
+      const r = tt.stepBack(cpu);
+      if (!r.ok) return this.stop(r, 'step', cpu, '');
+      const here = lineOf();
+      if (prev === undefined) {
+        if (here !== undefined && here !== start) prev = here;
+        continue;
+      }
+      if (here !== prev) {
+        // one too far: the previous line began one instruction later
+        tt.seek({ kind: 'retired', cpu, retired: this.m.retired[cpu] + 1 });
+        break;
+      }
+    }
+    const msg = n >= LINE_BACK_LIMIT ? `Stepped back ${LINE_BACK_LIMIT} instructions without reaching another source line` : `Stepped back one line on CPU ${cpu}`;
+    return { reason: 'step', cpu, description: msg };
+  }
+
+  /**
+   * Back to the previous hit of a probe enabled now (a kprobe of the
+   * kprobes engine disabled or unregistered since is passed over; uprobe
+   * and watchpoint hits always count), or the start of the recording.
+   */
+  reverseContinue(): TravelStop {
+    const tt = this.need();
+    const log = this.m.hitLog;
+    const recs = log.records();
+    const bySeq = new Map(recs.map(r => [r.seq, r]));
+    const engine = this.m.hasKprobes ? this.m.kprobes : null;
+    const enabledNow = new Map<number, boolean>();
+    const enabled = (h: HitRecord): boolean => {
+      if (!engine || h.kind === 'uprobe' || h.kind === 'uretprobe' || h.kind === 'watchpoint') return true;
+      let on = enabledNow.get(h.seq);
+      if (on === undefined) {
+        const p = engine.getKprobe(h.addr); // a kretprobe's return hits carry its entry probe's address
+        on = p !== undefined && !kprobeDisabled(p);
+        enabledNow.set(h.seq, on);
+      }
+      return on;
+    };
+    const r = tt.reverseToHit(recs, seq => { const h = bySeq.get(seq); return h !== undefined && enabled(h); });
+    if (!r.ok) throw new Error(`reverse continue: ${r.why}`);
+    const seq = this.hitSeq();
+    const rec = bySeq.get(seq) ?? [...recs].reverse().find(h => h.seq <= seq);
+    if (r.description === 'the start of the recording' || !rec) {
+      return { reason: 'entry', cpu: r.cpu ?? 0, description: 'Reverse continue: the start of the recording' };
+    }
+    return { reason: 'breakpoint', cpu: rec.cpu, description: `Reverse continue: hit ${rec.seq} of ${rec.probe}`, reportPc: rec.addr };
+  }
+
+  /** To the stop after hit `seq` of the probe-hit log (the timeline's click). */
+  goToHit(seq: number): TravelStop {
+    const tt = this.need();
+    const rec = this.m.hitLog.records().find(h => h.seq === seq);
+    if (!rec) throw new Error(`hit ${seq} is not in the probe-hit log`);
+    const r = tt.goToHit(seq);
+    if (!r.ok) throw new Error(`go to hit ${seq}: ${r.why}`);
+    return { reason: 'goto', cpu: rec.cpu, description: `Hit ${seq} of ${rec.probe}`, reportPc: rec.addr };
+  }
+
+  /** The Debug Console line that marks where the machine now is. */
+  positionLine(): string {
+    const m = this.m;
+    const secs = Number(m.kernel.clock.now() / 1000n) / 1e6;
+    return `kprobe: time travel: now at ${m.totalInstructions} instructions, [${secs.toFixed(6)}], after hit ${this.hitSeq()}${m.timeTravel?.inPast ? ' (continue replays the recording)' : ''}`;
+  }
+
+  private stop(r: TravelResult, reason: TravelStop['reason'], cpu: number, description: string): TravelStop {
+    if (!r.ok) throw new Error(`step back: ${r.why}`);
+    return { reason, cpu, description };
+  }
+
+  private need() {
+    const tt = this.m.timeTravel;
+    if (!tt) throw new Error('time travel is off in this session (launch attribute "record": false)');
+    return tt;
+  }
+
+  private hitSeq(): number {
+    return this.m.kernel.hitSeq;
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * The probe-hit log: one record per probe hit of every kind (kprobe,
+ * kretprobe entry and return, jprobe, uprobe, uretprobe, watchpoint / hw
+ * breakpoint), in hit order, in a bounded ring (like the kernel's trace
+ * buffer: DEFAULT_HIT_LOG_SIZE records, MachineOptions.hitLogSize; the
+ * oldest are overwritten and counted in `dropped`). Every hit goes through
+ * Kernel.probeHit, which numbers it (kernel.hitSeq, machine state) and
+ * hands the record here; missed hits go through Kernel.probeMissed
+ * (kernel.missSeq) and become warnings (warnings.ts).
+ *
+ * Derived, incrementally (never by rescanning the ring, so they count every
+ * hit even after the ring dropped old records):
+ *  - per kretprobe, the log2 histogram of its entry -> return virtual
+ *    time (histogram.ts);
+ *  - per probe, the warning for its missed hits (deduplicated: see
+ *    warnings.ts).
+ *
+ * Time travel: the log is host-owned (timetravel/marks.ts): going back in
+ * time keeps what was recorded. When the machine re-executes from an
+ * earlier state, the hits it replays carry the sequence numbers they had
+ * (kernel.hitSeq is restored with the machine): record() ignores a hit
+ * whose seq <= lastSeq, and missed() a miss whose missSeq <= lastMissSeq.
+ * When the recorded future is discarded, truncateAfter(seq, missSeq) drops
+ * the records after it (and their histogram counts).
+ *
+ * Handler output: the 'probe' printk lines a CPU prints after a hit and
+ * before its next hit are that hit's handlers' (handlers run synchronously
+ * on the CPU that hit): Kernel attaches them to the record (`output`).
+ */
+import { hostOwned } from '../timetravel/marks';
+import { LatencyHistogram, histogramAdd, histogramRemove, newHistogram } from './histogram';
+import { MissInfo, MissWarning, WarningListener, WarningState, shouldEmit, warningOf } from './warnings';
+
+export type { MissInfo, MissWarning, MissWarning as HitWarning, WarningListener } from './warnings';
+
+export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+
+export interface HitRecord {
+  /** the hit's number: kernel.hitSeq after it (1, 2, ...; missed hits have none) */
+  seq: number;
+  /** machine-wide instructions retired at the hit (Machine.totalInstructions; see Kernel.instructionsRetired) */
+  instructions: number;
+  /** virtual time of the hit on its CPU (ns, kernel.clock) */
+  timeNs: number;
+  cpu: number;
+  /** the task on that CPU (0 and "swapper/N" when idle) */
+  pid: number;
+  comm: string;
+  kind: HitKind;
+  /**
+   * the probe's id: the kprobes engine's id (kprobe, kretprobe entry and
+   * return, jprobe), the uprobes engine's (uprobe, uretprobe: one per
+   * (inode, offset)), the hw breakpoint registration's (watchpoint)
+   */
+  probeId: number;
+  /** display name: symbol+off, path:0xoffset, or the watched address */
+  probe: string;
+  /** the probed address (uprobes: the user address hit; watchpoints: the address accessed) */
+  addr: bigint;
+  /** handler output lines printed during this hit (printk from probe handlers; at most MAX_OUTPUT_LINES) */
+  output: string[];
+  /** kretprobe-return / uretprobe: entry -> return virtual time (ns) */
+  latencyNs?: number;
+}
+
+export type HitListener = (r: HitRecord) => void;
+
+/** the ring's default size (records) */
+export const DEFAULT_HIT_LOG_SIZE = 65536;
+/** handler output lines kept per record */
+export const MAX_OUTPUT_LINES = 64;
+
+/** the empty `output` of a record no line was attached to (shared and frozen; replaced by an array of its own on the first line) */
+export const NO_OUTPUT: string[] = Object.freeze([]) as unknown as string[];
+
+const KINDS: readonly HitKind[] = ['kprobe', 'kretprobe-entry', 'kretprobe-return', 'jprobe', 'uprobe', 'uretprobe', 'watchpoint'];
+const KIND_INDEX: Readonly<Record<HitKind, number>> = {
+  kprobe: 0, 'kretprobe-entry': 1, 'kretprobe-return': 2, jprobe: 3, uprobe: 4, uretprobe: 5, watchpoint: 6,
+};
+const RETURN = KIND_INDEX['kretprobe-return'];
+/** first capacity of the columns (they double up to the ring's size) */
+const FIRST_CAPACITY = 1024;
+
+/**
+ * The ring's columns: one typed array per numeric field and one array per
+ * string field (strings the probes and tasks already hold), so that a hit
+ * allocates nothing; records are made when asked for.
+ */
+class Columns {
+  seq: Float64Array; instructions: Float64Array; timeNs: Float64Array; latencyNs: Float64Array;
+  cpu: Int32Array; pid: Int32Array; probeId: Int32Array; kind: Uint8Array; addr: BigUint64Array;
+  comm: string[]; probe: string[];
+  constructor(readonly cap: number) {
+    this.seq = new Float64Array(cap); this.instructions = new Float64Array(cap); this.timeNs = new Float64Array(cap);
+    this.latencyNs = new Float64Array(cap); this.cpu = new Int32Array(cap); this.pid = new Int32Array(cap);
+    this.probeId = new Int32Array(cap); this.kind = new Uint8Array(cap); this.addr = new BigUint64Array(cap);
+    this.comm = new Array<string>(cap).fill(''); this.probe = new Array<string>(cap).fill('');
+  }
+}
+
+export class HitLog {
+  /** capacity of the ring */
+  readonly size: number;
+  /** records overwritten because the ring was full */
+  dropped = 0;
+  /** seq of the newest hit recorded (0: none) */
+  lastSeq = 0;
+  /** missSeq of the newest miss recorded (0: none) */
+  lastMissSeq = 0;
+  private cols: Columns;
+  /** column index of the oldest record, and records held */
+  private start = 0;
+  private count = 0;
+  /** handler output by seq (only hits that printed) */
+  private readonly outputs = hostOwned(new Map<number, string[]>());
+  private readonly hitListeners: HitListener[] = hostOwned([]);
+  private readonly warnListeners: WarningListener[] = hostOwned([]);
+  private readonly hists = hostOwned(new Map<number, LatencyHistogram>());
+  private readonly warnState = hostOwned(new Map<string, WarningState>());
+  /** per CPU: the seq of the hit its handler output goes to (its latest; 0 none) */
+  private readonly open: number[] = hostOwned([]);
+
+  constructor(size = DEFAULT_HIT_LOG_SIZE) {
+    if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`hit log size must be a positive integer, got ${size}`);
+    this.size = size;
+    this.cols = hostOwned(new Columns(Math.min(size, FIRST_CAPACITY)));
+    hostOwned(this);
+  }
+
+  /**
+   * Record a hit (Kernel.probeHit; no allocation unless a listener wants
+   * the record); false (nothing recorded) when its seq is not after
+   * lastSeq (a hit replayed after the machine went back in time).
+   * `latencyNs`: NaN when the hit has none.
+   */
+  hit(seq: number, instructions: number, timeNs: number, cpu: number, pid: number, comm: string,
+    kind: HitKind, probeId: number, probe: string, addr: bigint, latencyNs: number): boolean {
+    if (seq <= this.lastSeq) {
+      if (cpu >= 0) this.open[cpu] = 0;
+      return false;
+    }
+    this.lastSeq = seq;
+    let c = this.cols;
+    let i: number;
+    if (this.count < this.size) {
+      if (this.count === c.cap) c = this.grow();
+      i = this.start + this.count;
+      if (i >= c.cap) i -= c.cap;
+      this.count++;
+    } else {
+      i = this.start;
+      this.start = i + 1 === c.cap ? 0 : i + 1;
+      this.dropped++;
+      if (this.outputs.size !== 0) this.outputs.delete(c.seq[i]);
+    }
+    const k = KIND_INDEX[kind];
+    c.seq[i] = seq; c.instructions[i] = instructions; c.timeNs[i] = timeNs; c.latencyNs[i] = latencyNs;
+    c.cpu[i] = cpu; c.pid[i] = pid; c.probeId[i] = probeId; c.kind[i] = k; c.addr[i] = BigInt.asUintN(64, addr);
+    c.comm[i] = comm; c.probe[i] = probe;
+    if (cpu >= 0) this.open[cpu] = seq;
+    if (k === RETURN && latencyNs === latencyNs) {
+      let h = this.hists.get(probeId);
+      if (h === undefined) { h = newHistogram(probeId, probe); this.hists.set(probeId, h); }
+      histogramAdd(h, latencyNs);
+    }
+    const ls = this.hitListeners;
+    if (ls.length !== 0) {
+      const r = this.at(i);
+      for (const l of ls.slice()) {
+        try { l(r); } catch { /* a broken view must not break the probed kernel */ }
+      }
+    }
+    return true;
+  }
+
+  /** record() for a whole record (tests, other producers): as hit() */
+  record(r: HitRecord): boolean {
+    return this.hit(r.seq, r.instructions, r.timeNs, r.cpu, r.pid, r.comm, r.kind, r.probeId, r.probe, r.addr, r.latencyNs ?? NaN);
+  }
+
+  private grow(): Columns {
+    const old = this.cols;
+    const c = hostOwned(new Columns(Math.min(this.size, old.cap * 2)));
+    for (let j = 0; j < this.count; j++) {
+      let i = this.start + j;
+      if (i >= old.cap) i -= old.cap;
+      c.seq[j] = old.seq[i]; c.instructions[j] = old.instructions[i]; c.timeNs[j] = old.timeNs[i]; c.latencyNs[j] = old.latencyNs[i];
+      c.cpu[j] = old.cpu[i]; c.pid[j] = old.pid[i]; c.probeId[j] = old.probeId[i]; c.kind[j] = old.kind[i]; c.addr[j] = old.addr[i];
+      c.comm[j] = old.comm[i]; c.probe[j] = old.probe[i];
+    }
+    this.start = 0;
+    this.cols = c;
+    return c;
+  }
+
+  /** the record in column slot i (made now; its output is the lines attached so far) */
+  private at(i: number): HitRecord {
+    const c = this.cols;
+    const seq = c.seq[i];
+    const r: HitRecord = {
+      seq, instructions: c.instructions[i], timeNs: c.timeNs[i], cpu: c.cpu[i], pid: c.pid[i], comm: c.comm[i],
+      kind: KINDS[c.kind[i]], probeId: c.probeId[i], probe: c.probe[i], addr: c.addr[i],
+      output: this.outputs.get(seq) ?? NO_OUTPUT,
+    };
+    const lat = c.latencyNs[i];
+    if (lat === lat) r.latencyNs = lat;
+    return r;
+  }
+
+  /** a hit replayed after going back in time (seq <= lastSeq): not recorded again; its CPU's output goes nowhere */
+  replayed(cpu: number): void {
+    if (cpu >= 0) this.open[cpu] = 0;
+  }
+
+  /** a line a probe handler printed on `cpu`: it belongs to that CPU's latest hit */
+  output(cpu: number, line: string): void {
+    const seq = this.open[cpu];
+    if (!seq) return;
+    const out = this.outputs.get(seq);
+    if (out === undefined) this.outputs.set(seq, [line]);
+    else if (out.length < MAX_OUTPUT_LINES) out.push(line);
+  }
+
+  /** the records held, oldest first (made on each call) */
+  records(): HitRecord[] {
+    const out: HitRecord[] = new Array(this.count);
+    const cap = this.cols.cap;
+    for (let j = 0; j < this.count; j++) {
+      let i = this.start + j;
+      if (i >= cap) i -= cap;
+      out[j] = this.at(i);
+    }
+    return out;
+  }
+
+  /** records held */
+  get length(): number { return this.count; }
+
+  /** the held record with this seq, if any */
+  bySeq(seq: number): HitRecord | undefined {
+    if (this.count === 0) return undefined;
+    const c = this.cols;
+    const j = seq - c.seq[this.start];
+    if (!Number.isInteger(j) || j < 0 || j >= this.count) return undefined;
+    let i = this.start + j;
+    if (i >= c.cap) i -= c.cap;
+    return c.seq[i] === seq ? this.at(i) : undefined;
+  }
+
+  /** listen to new records (not replays); returns the unsubscribe function. The record's output fills later (records(), bySeq()). */
+  onHit(l: HitListener): () => void {
+    this.hitListeners.push(l);
+    return () => { const i = this.hitListeners.indexOf(l); if (i >= 0) this.hitListeners.splice(i, 1); };
+  }
+
+  /**
+   * The recorded future is discarded (time travel went back and the
+   * machine will run differently): records with seq > `seq` are dropped
+   * (with their histogram counts and output), and later hits are recorded
+   * from seq + 1 again; `missSeq` does the same for missed hits.
+   */
+  truncateAfter(seq: number, missSeq?: number): void {
+    const c = this.cols;
+    while (this.count > 0) {
+      let i = this.start + this.count - 1;
+      if (i >= c.cap) i -= c.cap;
+      if (c.seq[i] <= seq) break;
+      const lat = c.latencyNs[i];
+      if (c.kind[i] === RETURN && lat === lat) {
+        const h = this.hists.get(c.probeId[i]);
+        if (h) histogramRemove(h, lat);
+      }
+      this.outputs.delete(c.seq[i]);
+      this.count--;
+    }
+    if (seq < this.lastSeq) this.lastSeq = seq;
+    this.open.fill(0);
+    if (missSeq !== undefined && missSeq < this.lastMissSeq) this.lastMissSeq = missSeq;
+  }
+
+  /** per kretprobe, the entry -> return latency histogram (ns), in first-return order */
+  histograms(): LatencyHistogram[] {
+    return [...this.hists.values()].filter(h => h.count > 0);
+  }
+
+  /** the histogram of one kretprobe (by its engine id), if it returned at least once */
+  histogram(probeId: number): LatencyHistogram | undefined {
+    const h = this.hists.get(probeId);
+    return h && h.count > 0 ? h : undefined;
+  }
+
+  /**
+   * A missed hit (kernel.probeMissed): ignored when its missSeq is not after
+   * lastMissSeq (a replay); else the probe's warning is brought up to date
+   * and emitted to the listeners when it is due (warnings.ts: its first
+   * miss, then each doubling of its missed count).
+   */
+  missed(missSeq: number, info: MissInfo): MissWarning | null {
+    if (missSeq <= this.lastMissSeq) return null;
+    this.lastMissSeq = missSeq;
+    const key = `${info.reason}:${info.kind}:${info.probeId}:${info.probe}`;
+    const st = this.warnState.get(key);
+    const w = warningOf(info, missSeq);
+    if (!shouldEmit(st, info.missed)) {
+      (st as WarningState).latest = w;
+      return null;
+    }
+    if (st) { st.latest = w; st.emittedAt = info.missed; } else this.warnState.set(key, { latest: w, emittedAt: info.missed });
+    for (const l of this.warnListeners.slice()) {
+      try { l(w); } catch { /* a broken view must not break the probed kernel */ }
+    }
+    return w;
+  }
+
+  /** each probe's latest warning (one per probe and reason), in first-miss order */
+  warnings(): MissWarning[] {
+    return [...this.warnState.values()].map(s => s.latest);
+  }
+
+  /** listen to emitted warnings (deduplicated: see warnings.ts); returns the unsubscribe function */
+  onWarning(l: WarningListener): () => void {
+    this.warnListeners.push(l);
+    return () => { const i = this.warnListeners.indexOf(l); if (i >= 0) this.warnListeners.splice(i, 1); };
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * tracefs dynamic events (kprobe_events / uprobe_events syntax) on the
+ * probes the ProbeManager registers:
+ *
+ *   parse.ts      the definition parser (columns in errors, the kernel's error_log)
+ *   fetchArgs.ts  the fetch-argument evaluator and value printing
+ *   format.ts     trace-file lines (context columns, probe locations)
+ *   runtime.ts    a hit: evaluate through the probe handler environment, print the line
+ *   profile.ts    kprobe_events and kprobe_profile of a kernel
+ *
+ * The language server side (handlers/probeFile.ts, probeCheck.ts) imports
+ * parse.ts alone: no kernel, no CPU.
+ */
+export * from './types';
+export {
+  parseEventDefinition, resolveEventArch, errorLog, fetchType, defaultEventName, looksLikeEventDefinition, stripEventComment,
+  MAX_TRACE_ARGS, KRETPROBE_MAXACTIVE_MAX,
+} from './parse';
+export type { EventArch, EventParseOptions, EventParseResult } from './parse';
+export { fetchArgText, fetchArgsText, formatValue, MAX_STRING_SIZE } from './fetchArgs';
+export type { FetchEnv } from './fetchArgs';
+export { traceContextText, traceLine, kprobeLocation, kretprobeLocation, uprobeLocation, KPROBE_FLAGS, UPROBE_FLAGS } from './format';
+export type { TraceContext } from './format';
+export { emitTraceEvent, traceEventLine, fetchEnvFor, symbolWithOffset } from './runtime';
+export type { HitEnv, EventHit } from './runtime';
+export {
+  addTraceEvent, kprobeEventEntries, kprobeProfile, kprobeProfileRows, formatProfileLine, kprobeEvents, eventDefinitionLine,
+} from './profile';
+export type { TraceEventEntry, ProfileRow } from './profile';

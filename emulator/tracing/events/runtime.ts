@@ -1,0 +1,99 @@
+/**
+ * A dynamic event's hit: its fetch arguments evaluated on the CPU that hit
+ * (through the probe handler environment the probes already give their
+ * handlers: registers, guest memory with faults caught, `current`), the
+ * trace line formatted and written where handler output goes (the kernel
+ * log, source 'probe': the CLI's stdout, the Debug Console).
+ */
+import type { KernelApi } from '../../kernel/types';
+import type { EventAdd } from './types';
+import { FetchEnv, fetchArgsText } from './fetchArgs';
+import { KPROBE_FLAGS, UPROBE_FLAGS, kprobeLocation, kretprobeLocation, traceLine, uprobeLocation } from './format';
+
+/** What the probe handler environment (probes/env.ts ProbeHandlerEnv) offers; structural, so no import of probes/. */
+export interface HitEnv {
+  getReg(name: string): bigint;
+  readMem(addr: bigint, size: 1 | 2 | 4 | 8): bigint;
+  readCString(addr: bigint, max: number): string;
+  readonly current: { pid: number; comm: string };
+  regsReturnValue(): bigint;
+  smpProcessorId(): number;
+  ktimeGet(): bigint;
+  symbol(name: string): bigint | undefined;
+}
+
+export interface EventHit {
+  kind: 'kprobe' | 'kretprobe' | 'uprobe' | 'uretprobe';
+  /** the probed address (kprobe / uprobe: the instruction; return probes: the function) */
+  addr: bigint;
+  /** return probes: where the function returns to */
+  retAddr?: bigint;
+  /** uprobes: the probed instruction's offset in its file (for @+OFFSET) */
+  fileOffset?: bigint;
+  /** names of addresses outside the image (the kprobes engine's trampolines and slots: KprobesEngine.code.symbolize) */
+  engineSymbol?: (addr: bigint) => string | undefined;
+}
+
+/** %pS: "sym+0xoff/0xsize [mod]", or the address as trace_seq_print_sym prints an unknown one */
+export function symbolWithOffset(kernel: KernelApi, addr: bigint, engineSymbol?: (addr: bigint) => string | undefined): string {
+  if (addr === 0n) return '0';
+  if (kernel.image.symbols.resolve(addr)) return kernel.image.symbols.format(addr, true);
+  return engineSymbol?.(addr) ?? `0x${addr.toString(16).padStart(8, '0')}`;
+}
+
+/** the function's name alone (kallsyms_lookup), or its address */
+function symbolName(kernel: KernelApi, addr: bigint): string {
+  return kernel.image.symbols.resolve(addr)?.sym.name ?? `0x${addr.toString(16).padStart(8, '0')}`;
+}
+
+/** A FetchEnv over a hit's handler environment. */
+export function fetchEnvFor(kernel: KernelApi, env: HitEnv, hit: EventHit): FetchEnv {
+  const arch = kernel.arch;
+  const regName = (i: number): string => arch.regs[i].name;
+  return {
+    reg: name => env.getReg(name),
+    sp: () => env.getReg(regName(arch.abi.spReg)),
+    retval: () => env.regsReturnValue(),
+    arg: n => {
+      const regs = arch.abi.argRegs;
+      if (n < regs.length) return env.getReg(regName(regs[n]));
+      // regs_get_kernel_argument: x86_64 takes the rest from the stack (above the return address); arm64 / riscv return 0
+      if (arch.abi.returnAddress.kind !== 'stack') return 0n;
+      const sp = env.getReg(regName(arch.abi.spReg));
+      return env.readMem(BigInt.asUintN(64, sp + BigInt((n - regs.length + 1) * 8)), 8);
+    },
+    comm: () => env.current.comm,
+    read: (addr, size) => env.readMem(addr, size),
+    readString: (addr, max) => env.readCString(addr, max),
+    symbol: name => env.symbol(name),
+    fileOffset: hit.fileOffset !== undefined ? off => BigInt.asUintN(64, hit.addr - (hit.fileOffset as bigint) + off) : undefined,
+    symbolize: addr => symbolWithOffset(kernel, addr, hit.engineSymbol),
+  };
+}
+
+/** The trace line of a hit (without printing it). */
+export function traceEventLine(kernel: KernelApi, def: EventAdd, env: HitEnv, hit: EventHit): string {
+  const cur = env.current;
+  const user = hit.kind === 'uprobe' || hit.kind === 'uretprobe';
+  const idle = cur.pid === 0 && /^swapper/.test(cur.comm);
+  const ctx = { comm: idle ? '<idle>' : cur.comm, pid: cur.pid, cpu: env.smpProcessorId(), ns: env.ktimeGet(), flags: user ? UPROBE_FLAGS : KPROBE_FLAGS };
+  let location: string;
+  switch (hit.kind) {
+    case 'kprobe': location = kprobeLocation(symbolWithOffset(kernel, hit.addr)); break;
+    case 'kretprobe': location = kretprobeLocation(symbolWithOffset(kernel, hit.retAddr ?? 0n, hit.engineSymbol), symbolName(kernel, hit.addr)); break;
+    case 'uprobe': location = uprobeLocation(hit.addr); break;
+    case 'uretprobe': location = uprobeLocation(hit.retAddr ?? 0n, hit.addr); break;
+  }
+  return traceLine(ctx, def.event, location, fetchArgsText(def.args, fetchEnvFor(kernel, env, hit)));
+}
+
+/** Print a hit's trace line into the kernel log (source 'probe'); never throws into the probed CPU. */
+export function emitTraceEvent(kernel: KernelApi, def: EventAdd, env: HitEnv, hit: EventHit): void {
+  let line: string;
+  try {
+    line = traceEventLine(kernel, def, env, hit);
+  } catch (e) {
+    line = `${def.event}: trace line failed: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  kernel.printk(env.smpProcessorId(), line, 'probe');
+}

@@ -1,0 +1,99 @@
+/**
+ * The tracefs dynamic-event definitions (Linux Documentation/trace/
+ * kprobetrace.rst and uprobetracer.rst) as data: what parse.ts makes of a
+ * `kprobe_events` / `uprobe_events` line, what fetchArgs.ts evaluates at a
+ * hit and format.ts prints.
+ */
+
+/** A fetch argument's value source (FETCHARG without its name and type). */
+export type FetchSource =
+  /** %REG: `reg` is the pt_regs name the text resolved to (aliases applied once the arch is known) */
+  | { k: 'reg'; reg: string; text: string; column: number }
+  /** @ADDR: memory at an absolute address */
+  | { k: 'mem'; addr: bigint }
+  /** @SYM[+|-offs]: memory at a data symbol plus an offset */
+  | { k: 'sym'; name: string; offset: bigint; column: number }
+  /** @+OFFSET (uprobes): memory at a file offset of the probed file, where the process maps it */
+  | { k: 'foffs'; offset: bigint }
+  /** $stackN: the N-th long on the stack */
+  | { k: 'stack'; n: number }
+  /** $stack: the stack pointer */
+  | { k: 'stackp' }
+  | { k: 'retval' }
+  | { k: 'comm' }
+  /** $argN (N >= 1): the N-th function argument at function entry */
+  | { k: 'arg'; n: number }
+  /** \IMM */
+  | { k: 'imm'; value: bigint }
+  /** \"STRING" */
+  | { k: 'immstr'; value: string }
+  /** +|-[u]OFFS(FETCHARG): memory at the inner value plus OFFS (`user`: user-space memory) */
+  | { k: 'deref'; offset: bigint; user: boolean; inner: FetchSource };
+
+/** A fetch argument's type (u8..s64, x8..x64, string, ustring, symbol). */
+export interface FetchType {
+  name: string;
+  kind: 'int' | 'string' | 'symbol';
+  /** bytes of an integer / symbol value */
+  size: 1 | 2 | 4 | 8;
+  signed: boolean;
+  hex: boolean;
+  /** ustring: the string is read from user memory */
+  user?: boolean;
+}
+
+export interface FetchArgDef {
+  /** the argument name (NAME=, or argN) */
+  name: string;
+  /** the text after NAME= as written, type included (what kprobe_events lists after "name=") */
+  text: string;
+  source: FetchSource;
+  type: FetchType;
+  /** 1-based column of the argument in the definition text */
+  column: number;
+}
+
+export type EventTarget =
+  /** [MOD:]SYM[+offs] */
+  | { kind: 'symbol'; module?: string; name: string; offset: bigint }
+  /** MEMADDR */
+  | { kind: 'address'; addr: bigint }
+  /** PATH:OFFSET (or PATH:SYM[+offs], an extension of this emulator) */
+  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint };
+
+/** `p...` / `r...`: define an event. */
+export interface EventAdd {
+  op: 'add';
+  /** 'p' probe, 'r' return probe */
+  type: 'p' | 'r';
+  /** kprobes or uprobes, from the target's form (a PATH is a uprobe) */
+  subsystem: 'kprobe' | 'uprobe';
+  /** r[MAXACTIVE]: the kretprobe's maxactive (0 or absent: the default) */
+  maxactive?: number;
+  group: string;
+  event: string;
+  target: EventTarget;
+  /** the target as written */
+  targetText: string;
+  /** 1-based column of the target */
+  targetColumn: number;
+  args: FetchArgDef[];
+  /** the definition text as written (comments and surrounding blanks removed) */
+  text: string;
+}
+
+/** `-:[GRP/]EVENT`: remove an event. */
+export interface EventRemove {
+  op: 'remove';
+  group?: string;
+  event: string;
+  text: string;
+}
+
+export type EventCommand = EventAdd | EventRemove;
+
+/** A definition error: where (1-based column in the definition text) and what was expected. */
+export interface EventError {
+  column: number;
+  message: string;
+}

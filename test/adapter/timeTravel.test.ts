@@ -1,0 +1,108 @@
+/**
+ * Reverse execution over DAP (adapter/timeTravel.ts): stepBack and
+ * reverseContinue against the sample kernel, compared with the stops the
+ * same session made going forward.
+ */
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { FORK_C, Harness, markerLine, within } from './dapHarness';
+
+describe('reverse execution (DAP stepBack / reverseContinue)', () => {
+  const h = new Harness();
+  before(() => h.startServer());
+  after(() => h.stopServer());
+  beforeEach(async () => { await h.startClient(); });
+  afterEach(async () => { await h.dc.stop(); });
+
+  /** what the user sees of CPU `thread` at a stop: the top frame and every register */
+  async function seen(thread: number): Promise<string> {
+    const dc = h.dc;
+    const top = (await dc.stackTraceRequest({ threadId: thread })).body.stackFrames[0];
+    const scopes = (await dc.scopesRequest({ frameId: top.id })).body.scopes;
+    const regs = scopes.find(s => /regist/i.test(s.name));
+    assert.ok(regs, `a registers scope (${scopes.map(s => s.name).join(', ')})`);
+    const vars = (await dc.variablesRequest({ variablesReference: regs.variablesReference })).body.variables;
+    return `${top.name} ${top.line} ${top.instructionPointerReference} ${vars.map(v => `${v.name}=${v.value}`).join(' ')}`;
+  }
+
+  function kernelLines(out: string[]): string[] {
+    return out.filter(l => /^\[\s*\d+\.\d+\] /.test(l));
+  }
+
+  test('reverse continue goes back to each earlier breakpoint stop; continue replays to the same stops, printing nothing twice', async () => {
+    const dc = h.dc;
+    const out: string[] = [];
+    dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+    await h.launchWith(async () => {
+      const bp = (await dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] })).body.breakpoints[0];
+      assert.ok(bp.verified, bp.message);
+    });
+    const forward: { thread: number; seen: string; printed: number }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const ev = await h.continueToStop();
+      assert.equal(ev.body.reason, 'breakpoint');
+      forward.push({ thread: ev.body.threadId!, seen: await seen(ev.body.threadId!), printed: kernelLines(out).length });
+    }
+    const printedAtEnd = kernelLines(out).length;
+    // back: stop 3, 2, 1 (the breakpoint's previous hits)
+    for (let i = 2; i >= 0; i--) {
+      const stop = dc.waitForEvent('stopped');
+      await within(dc.reverseContinueRequest({ threadId: forward[i + 1].thread }), 'reverse continue');
+      const ev = await within(stop, 'the stop after reverse continue') as DebugProtocol.StoppedEvent;
+      assert.equal(ev.body.reason, 'breakpoint');
+      assert.equal(ev.body.threadId, forward[i].thread);
+      assert.equal(await seen(forward[i].thread), forward[i].seen, `back at stop ${i + 1}`);
+    }
+    assert.ok(out.some(l => /time travel: now at \d+ instructions/.test(l)), 'the Debug Console marks the position');
+    assert.equal(kernelLines(out).length, printedAtEnd, 'going back removes and repeats nothing');
+    // forward again along the recording: the same stops
+    for (let i = 1; i < 4; i++) {
+      const ev = await h.continueToStop();
+      assert.equal(ev.body.threadId, forward[i].thread);
+      assert.equal(await seen(forward[i].thread), forward[i].seen, `forward again at stop ${i + 1}`);
+    }
+    assert.equal(kernelLines(out).length, printedAtEnd, 'the replay printed nothing twice');
+    // past the end of the recording the kernel runs live and prints on
+    await h.continueToStop();
+    assert.ok(kernelLines(out).length >= printedAtEnd);
+  });
+
+  test('step back by instruction and by line undoes the steps', async () => {
+    const dc = h.dc;
+    await h.launchWith(async () => {
+      await dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] });
+    });
+    const ev = await h.continueToStop();
+    const thread = ev.body.threadId!;
+    const at0 = await seen(thread);
+    await h.stepAndWait(() => dc.stepInRequest({ threadId: thread, granularity: 'instruction' }));
+    const at1 = await seen(thread);
+    assert.notEqual(at1, at0);
+    const back = await h.stepAndWait(() => dc.stepBackRequest({ threadId: thread, granularity: 'instruction' }));
+    assert.equal(back.body.reason, 'step');
+    assert.equal(await seen(thread), at0, 'one instruction back is where the step started');
+    // lines: two steps over, one line back = after the first
+    await h.stepAndWait(() => dc.nextRequest({ threadId: thread }));
+    const line1 = (await h.topFrame(thread)).line;
+    await h.stepAndWait(() => dc.nextRequest({ threadId: thread }));
+    const line2 = (await h.topFrame(thread)).line;
+    assert.notEqual(line2, line1);
+    await h.stepAndWait(() => dc.stepBackRequest({ threadId: thread }));
+    assert.equal((await h.topFrame(thread)).line, line1, 'one line back');
+  });
+
+  test('the adapter offers stepping back', async () => {
+    const caps = (await h.dc.initializeRequest()).body;
+    assert.equal(caps?.supportsStepBack, true);
+  });
+
+  test('with "record": false there is no going back, said clearly', async () => {
+    const dc = h.dc;
+    await h.launchWith(async () => {
+      await dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] });
+    }, { record: false });
+    const ev = await h.continueToStop();
+    await assert.rejects(dc.reverseContinueRequest({ threadId: ev.body.threadId! }), /time travel is off in this session/);
+  });
+});
