@@ -181,6 +181,8 @@ export class KprobeSession extends LoggingDebugSession {
     }, line => this.output(line + '\n', 'console'));
     this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
     this.probes.onModuleError = line => this.output(`kprobe: ${line}\n`, 'console');
+    const tt = m.timeTravel;
+    if (tt) this.disposers.push(tt.onMessage(line => this.output(`kprobe: ${line}\n`, 'console')));
     this.probes.onBreakpointsChanged = bps => { for (const b of bps) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b))); };
     // modules first: probe files may name their symbols
     loadLaunchModules(m, args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
