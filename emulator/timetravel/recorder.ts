@@ -59,6 +59,9 @@ type Op =
   | { kind: 'step'; cpu: number; count: number; at: Point; end?: SliceResult['kind'] }
   | { kind: 'mutation'; what: string; at: Point };
 
+/** a recorded call from before the oldest snapshot (never re-executed again) */
+const DROPPED: Op = Object.freeze({ kind: 'mutation', what: 'dropped', at: Object.freeze({ g: 0, hits: 0, retired: [], timeNs: 0n }) }) as Op;
+
 /** Where to stop inside the history. */
 export type TravelTarget =
   | { kind: 'retired'; cpu: number; retired: number }
@@ -489,6 +492,8 @@ export class TimeTravel {
       (next as { cost: number }).cost += shared;
       this.snaps.delete(first);
       this.snapPoints.delete(first);
+      // the calls before the oldest snapshot can never be re-executed again: keep only their slots
+      for (let i = first; i < keys[1]; i++) this.ops[i] = DROPPED;
       this.bytes -= s.cost - shared;
       this.dropped++;
       const p = this.pointAt(keys[1]);
