@@ -92,4 +92,18 @@ describe('kprobe TextMate grammar', () => {
     assert.ok(scopesOf(t, 20, 'bogus').includes('invalid.illegal.handler-kind.kprobe'));
     assert.ok(scopesOf(t, 21, '}').includes('punctuation.section.probe.end.bracket.curly.kprobe'));
   });
+
+  test('kprobe_events lines: kind, maxactive, event, target, fetch args and types; -:EVENT', () => {
+    const t = tokenize(grammar, 'r8:grp/ev sys_open+0 rv=$retval:s64 p=+0(%di):string\n-:grp/ev\n');
+    assert.ok(scopesOf(t, 1, 'r').includes('keyword.other.probe-kind.kprobe'));
+    assert.ok(scopesOf(t, 1, '8').includes('constant.numeric.option.kprobe'));
+    assert.ok(scopesOf(t, 1, 'grp/ev').includes('entity.name.tag.event.kprobe'));
+    assert.ok(scopesOf(t, 1, 'sys_open').includes('entity.name.function.target.kprobe'));
+    assert.ok(scopesOf(t, 1, 'rv').includes('variable.parameter.fetch-arg.kprobe'));
+    assert.ok(scopesOf(t, 1, '$retval').includes('variable.language.fetch-arg.kprobe'));
+    assert.ok(scopesOf(t, 1, 's64').includes('storage.type.fetch-arg.kprobe'));
+    assert.ok(scopesOf(t, 1, '%di').includes('variable.language.register.kprobe'));
+    assert.ok(scopesOf(t, 1, 'string').includes('storage.type.fetch-arg.kprobe'));
+    assert.deepEqual(scopesOf(t, 2, 'grp/ev'), ['meta.probe.event-removal.kprobe', 'entity.name.tag.event.kprobe']);
+  });
 });
