@@ -32,6 +32,15 @@ import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
 import { SessionTimeTravel, TravelStop } from './timeTravel';
 
+/**
+ * An expression that may write (an assignment, ++, --): evaluating it in
+ * the past discards the recorded future. (A read-only expression never
+ * does; an assignment that turns out to change nothing still does.)
+ */
+function assigns(expression: unknown): boolean {
+  return typeof expression === 'string' && /(^|[^=!<>])=(?!=)|\+\+|--/.test(expression);
+}
+
 /** requests that change the machine (time travel: in the past they discard the recorded future) */
 const MUTATING_REQUESTS = new Set([
   'setBreakpoints', 'setFunctionBreakpoints', 'setInstructionBreakpoints', 'setDataBreakpoints', 'setExceptionBreakpoints',
@@ -392,7 +401,7 @@ export class KprobeSession extends LoggingDebugSession {
    */
   protected override dispatchRequest(request: DebugProtocol.Request): void {
     const tt = this.machine?.timeTravel;
-    if (tt && MUTATING_REQUESTS.has(request.command)) {
+    if (tt && (MUTATING_REQUESTS.has(request.command) || (request.command === 'evaluate' && assigns((request.arguments as { expression?: unknown } | undefined)?.expression)))) {
       const wasPast = tt.inPast;
       tt.mutating(request.command);
       if (wasPast) this.probes?.resyncAfterTimeTravel();

@@ -202,12 +202,29 @@ export class TimeTravel {
   /** Continue in the past: re-execute recorded calls until one stopped, or the end of the recording. */
   private followSlice(): SliceResult {
     const { op, mid } = this.cursor;
-    const o = this.ops[op];
-    const r = this.replayOp(op, mid, null);
+    const r = this.guarded(() => this.replayOp(op, mid, null));
     if (this.inPast === false) this.m.kernel.log.replay.quiet = false;
     if (r.kind === 'stopped' || r.kind === 'exited' || r.kind === 'limit') return r;
-    void o;
     return { kind: 'running' };
+  }
+
+  /**
+   * A re-execution going forward that does not match the recording (state
+   * the snapshots missed, a change no front end reported): the recording
+   * after this point is dropped, with a message, and the machine goes on
+   * live from where it is.
+   */
+  private guarded(replay: () => SliceResult): SliceResult {
+    try {
+      return replay();
+    } catch (e) {
+      if (!(e instanceof ReplayDivergence)) throw e;
+      this.truncate();
+      this.needSnapshot = true; // from here on the run is what the snapshots will hold
+      const text = `${e.message}; the recording after this point is dropped and the machine goes on from here`;
+      for (const l of this.messages) l(text);
+      return { kind: 'running' };
+    }
   }
 
   /** A step in the past: until `cpu` has retired `count` more instructions along the recording. */
@@ -220,7 +237,7 @@ export class TimeTravel {
         return left > 0 ? this.stepCpu(cpu, left) : { kind: 'running' };
       }
       const { op, mid } = this.cursor;
-      const r = this.replayOp(op, mid, { kind: 'retired', cpu, retired: want });
+      const r = this.guarded(() => this.replayOp(op, mid, { kind: 'retired', cpu, retired: want }));
       if (this.m.retired[cpu] >= want) return { kind: 'running' };
       if (r.kind !== 'running') return r;
     }

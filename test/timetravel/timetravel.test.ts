@@ -293,4 +293,20 @@ describe('recording limits and changes in the past', () => {
     assert.ok(logged(outF).length > 0);
     assert.deepEqual(logged(out), logged(outF), 'the log points printed live after the change');
   });
+
+  test('a change nobody reported makes the re-execution differ: the future is dropped with a message, and the run goes on', () => {
+    const m = kernel('x86_64', false);
+    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const messages: string[] = [];
+    tt.onMessage(t => messages.push(t));
+    m.runSlice(150_000);
+    runToEnd(m);
+    assert.ok(tt.seek({ kind: 'retired', cpu: 0, retired: 60_000 }).ok);
+    // behind the recorder's back: CPU 0's general registers cleared (its path cannot stay the same)
+    m.arch.regs.forEach((r, i) => { if (r.group === 'general' && r.name !== 'sp') m.cpus[0].setReg(i, 0n); });
+    const r = runToEnd(m);
+    assert.ok(r.kind === 'exited' || r.kind === 'limit');
+    assert.equal(tt.inPast, false, 'live again');
+    assert.ok(messages.some(t => /re-executing call \d+ .* recorded .*the recording after this point is dropped/.test(t)), messages.join('\n'));
+  });
 });
