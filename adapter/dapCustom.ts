@@ -362,6 +362,8 @@ export interface KprobeLaunchArgs {
   /** record for reverse execution (default true) and the snapshots' ceiling in MiB (default 512) */
   record?: boolean;
   recordMemoryMB?: number;
+  /** with a recording: at power-off stay stopped at the end (to go back) instead of ending the session */
+  stopAtExit?: boolean;
   probes?: string[];
   stopOnEntry?: boolean;
   maxInstructions?: number;

@@ -304,6 +304,9 @@ export class KprobeSession extends LoggingDebugSession {
   private continueNow(response: DebugProtocol.ContinueResponse): void {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
+    // at the end of the run (stopAtExit), and not gone back: continue ends the session
+    if (this.exitSeen && this.machine?.exit && !this.machine.timeTravel?.inPast) return this.end(this.machine.exit.code);
+    this.exitSeen = false;
     this.runner?.cancel();
     this.forgetStops();
     this.runner?.resume();
@@ -366,6 +369,9 @@ export class KprobeSession extends LoggingDebugSession {
     this.sendResponse(response);
     this.afterTravel(m, stop);
   }
+
+  /** stopAtExit: the session stopped at the machine's end instead of ending (a continue from there ends it) */
+  private exitSeen = false;
 
   /** what the stops at recorded points reported (the probe address of a stop in a slot, the hit): time travel shows them again there */
   private readonly stopNotes = new Map<string, { cpu: number; reportPc?: bigint; hit?: BreakpointHit }>();
@@ -472,11 +478,19 @@ export class KprobeSession extends LoggingDebugSession {
         this.sendEvent(ev);
         break;
       }
-      case 'exited':
+      case 'exited': {
         this.output(`kprobe: machine ${s.detail ? `stopped: ${s.detail}` : 'powered off'} (exit code ${s.code})\n`, 'console');
         this.sendProbeState(); // the final counters
+        // "stopAtExit" with a recording: stay at the end, so that the run can be gone back through
+        if (this.launchArgs?.stopAtExit === true && this.machine?.timeTravel && !this.exitSeen) {
+          this.exitSeen = true;
+          this.output('kprobe: stopped at the end of the run: Step Back and Reverse Continue go back in time; Continue or Stop ends the session\n', 'console');
+          this.sendEvent(stopped('pause', this.lastStoppedThread, `Powered off (exit code ${s.code})`));
+          break;
+        }
         this.end(s.code);
         break;
+      }
       case 'limit':
         this.output(`kprobe: instruction limit reached after ${s.instructions} instructions\n`, 'console');
         this.sendProbeState();

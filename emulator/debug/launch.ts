@@ -41,6 +41,8 @@ export interface LaunchSettings {
   record?: boolean;
   /** ceiling of the recording's snapshots in MiB (default 512) */
   recordMemoryMB?: number;
+  /** with a recording: stop at power-off instead of ending the session (the adapter's concern) */
+  stopAtExit?: boolean;
 }
 
 /** Why settings (as the client sent them: any JSON) are not acceptable, or undefined when they are. */
@@ -53,7 +55,7 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
   if (s.recordMemoryMB !== undefined && (typeof s.recordMemoryMB !== 'number' || !Number.isInteger(s.recordMemoryMB) || s.recordMemoryMB < 16 || s.recordMemoryMB > 65536)) {
     return `"recordMemoryMB" must be an integer from 16 to 65536, got ${JSON.stringify(s.recordMemoryMB)}`;
   }
-  for (const name of ['kprobesOptimization', 'stopOnEntry', 'translate', 'record'] as const) {
+  for (const name of ['kprobesOptimization', 'stopOnEntry', 'translate', 'record', 'stopAtExit'] as const) {
     if (s[name] !== undefined && typeof s[name] !== 'boolean') return `"${name}" must be true or false, got ${JSON.stringify(s[name])}`;
   }
   for (const [name, allowed] of [['handlerFaults', HANDLER_FAULT_POLICIES], ['insnBoundary', INSN_BOUNDARY_POLICIES]] as const) {

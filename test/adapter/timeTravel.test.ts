@@ -92,6 +92,35 @@ describe('reverse execution (DAP stepBack / reverseContinue)', () => {
     assert.equal((await h.topFrame(thread)).line, line1, 'one line back');
   });
 
+  test('"stopAtExit": the session stays at the power-off; reverse continue goes back to the last hit; continue replays to the end, then ends', async () => {
+    const dc = h.dc;
+    const out: string[] = [];
+    dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+    await h.launchWith(async () => {
+      // a logpoint: hits recorded, never a stop
+      await dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body'), logMessage: 'fork flags={arg0}' }] });
+    }, { stopAtExit: true });
+    const end = await h.continueToStop();
+    assert.equal(end.body.reason, 'pause');
+    assert.match(end.body.description ?? '', /Powered off \(exit code 0\)/);
+    const logged = out.filter(l => /\] fork flags=/.test(l)).length;
+    assert.ok(logged > 0);
+    const back = dc.waitForEvent('stopped');
+    await within(dc.reverseContinueRequest({ threadId: end.body.threadId! }), 'reverse continue');
+    const ev = await within(back, 'the last hit') as DebugProtocol.StoppedEvent;
+    assert.equal(ev.body.reason, 'breakpoint');
+    assert.match(ev.body.description ?? '', /Reverse continue: hit \d+ of do_fork/);
+    const top = await h.topFrame(ev.body.threadId!);
+    assert.equal(top.line, markerLine(FORK_C, 'do_fork_body'));
+    // forward: the recording's end again (a stop), then continue ends the session
+    const again = await h.continueToStop();
+    assert.match(again.body.description ?? '', /Powered off/);
+    assert.equal(out.filter(l => /\] fork flags=/.test(l)).length, logged, 'the replay printed no log line twice');
+    const exited = dc.waitForEvent('exited');
+    await dc.continueRequest({ threadId: 1 });
+    assert.equal((await within(exited, 'the end of the session')).body.exitCode, 0);
+  });
+
   test('the adapter offers stepping back', async () => {
     const caps = (await h.dc.initializeRequest()).body;
     assert.equal(caps?.supportsStepBack, true);
