@@ -12,6 +12,7 @@ import { loadElf } from '../../emulator/elf';
 import { Machine, SliceResult } from '../../emulator/machine';
 import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { repoPath } from '../util/paths';
+import { kprobeProfile } from '../../emulator/tracing/events';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const PROBE_FILES = ['kprobe_example', 'kretprobe_example', 'jprobe_example', 'kwatch_example'];
@@ -308,5 +309,26 @@ describe('recording limits and changes in the past', () => {
     assert.ok(r.kind === 'exited' || r.kind === 'limit');
     assert.equal(tt.inPast, false, 'live again');
     assert.ok(messages.some(t => /re-executing call \d+ .* recorded .*the recording after this point is dropped/.test(t)), messages.join('\n'));
+  });
+
+  test('kprobe_events: the trace lines and kprobe_profile follow the machine back and forward', () => {
+    const m = kernel('x86_64', false);
+    const r0 = m.probes.addProbeFile(readFileSync(repoPath('examples/probes/kprobe_events_example.kprobe'), 'utf8'), 'kprobe_events_example.kprobe');
+    assert.deepEqual(r0.errors, []);
+    const out: string[] = [];
+    m.onPrintk(r => out.push(r.text));
+    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    m.runSlice(300_000);
+    const mid = kprobeProfile(m.kernel), at = m.retired.slice();
+    runToEnd(m);
+    const end = kprobeProfile(m.kernel), heard = out.length;
+    assert.notEqual(mid, end, 'more hits by the end');
+    assert.ok(out.some(l => /: myopen: \(sys_open\+0x0\/0x[0-9a-f]+\) path="/.test(l)), 'trace lines printed');
+    assert.ok(tt.seek({ kind: 'retired', cpu: 0, retired: at[0] }).ok);
+    assert.deepEqual(m.retired, at);
+    assert.equal(kprobeProfile(m.kernel), mid, 'the profile as it was');
+    runToEnd(m);
+    assert.equal(kprobeProfile(m.kernel), end);
+    assert.equal(out.length, heard, 'no trace line twice');
   });
 });

@@ -26,13 +26,18 @@ export interface TraceEventEntry {
 
 export interface ProfileRow { name: string; hits: number; misses: number }
 
-const tables = new WeakMap<object, TraceEventEntry[]>();
+/**
+ * The table lives on the kernel object itself (under a symbol), so that it
+ * is machine state: time travel's snapshots (emulator/timetravel) capture
+ * and put back the entries and their hit counts with the rest.
+ */
+const TABLE = Symbol('kprobe events');
+type WithTable = { [TABLE]?: TraceEventEntry[] };
 
 /** the event table of a kernel (any object standing for it: the KernelApi) */
 function tableOf(kernel: object): TraceEventEntry[] {
-  let t = tables.get(kernel);
-  if (!t) { t = []; tables.set(kernel, t); }
-  return t;
+  const k = kernel as WithTable;
+  return k[TABLE] ??= [];
 }
 
 /** Add an event to its kernel's table; returns the entry (its nhit is the counter to bump). */
@@ -45,7 +50,7 @@ export function addTraceEvent(kernel: object, entry: TraceEventEntry): TraceEven
 
 /** The kernel's live kprobe events (registered), in definition order. */
 export function kprobeEventEntries(kernel: object): TraceEventEntry[] {
-  return (tables.get(kernel) ?? []).filter(e => e.def.subsystem === 'kprobe' && e.live());
+  return ((kernel as WithTable)[TABLE] ?? []).filter(e => e.def.subsystem === 'kprobe' && e.live());
 }
 
 /** One kprobe_profile line (with its newline). */
