@@ -24,29 +24,13 @@ import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
 import { Machine } from '../emulator/machine';
 import { PrintkRecord } from '../emulator/kernel/types';
 import { whereOf } from '../emulator/probes';
-import type { BreakpointHit } from '../emulator/probes';
 import { readMemory, writeMemory } from './memoryAccess';
 import { DebugMemory } from '../emulator/debug/memory';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { disassemble, formatAddress } from './disassemble';
 import { RunController, RunEnd } from '../emulator/debug/runControl';
-import { SessionTimeTravel, TravelStop } from './timeTravel';
+import { SessionTimeTravel, TravelStop, changesMachine } from './timeTravel';
 
-/**
- * An expression that may write (an assignment, ++, --): evaluating it in
- * the past discards the recorded future. (A read-only expression never
- * does; an assignment that turns out to change nothing still does.)
- */
-function assigns(expression: unknown): boolean {
-  return typeof expression === 'string' && /(^|[^=!<>])=(?!=)|\+\+|--/.test(expression);
-}
-
-/** requests that change the machine (time travel: in the past they discard the recorded future) */
-const MUTATING_REQUESTS = new Set([
-  'setBreakpoints', 'setFunctionBreakpoints', 'setInstructionBreakpoints', 'setDataBreakpoints', 'setExceptionBreakpoints',
-  'setVariable', 'setExpression', 'writeMemory', '_probeSetEnabled', '_probeUnregister', '_probeSetGlobalEnabled',
-  '_probeSetOptimization', '_probeLoadModule', '_probeUnloadModule', '_probeSysctl',
-]);
 import { dapError, errorText } from './errors';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
@@ -174,7 +158,7 @@ export class KprobeSession extends LoggingDebugSession {
   /** Make m the session's machine: runner, probes (launch probe files), printk output, state timer. */
   private attachMachine(m: Machine, args: LaunchRequestArgs): void {
     this.machine = m;
-    this.stopNotes.clear();
+    this.travelling = new SessionTimeTravel(m);
     this.sources = new SourceMap(m.image.path);
     this.disposers.push(m.onPrintk(r => this.printk(r)));
     this.runner = new RunController(m, e => this.onRunEnd(e));
@@ -348,53 +332,42 @@ export class KprobeSession extends LoggingDebugSession {
       goToHit: seq => new Promise<void>((resolve, reject) => this.afterBreakpoints(() => {
         if (this.runner?.running) return reject(new Error('the machine is running; pause it first'));
         try {
-          const stop = new SessionTimeTravel(m).goToHit(seq);
+          const stop = this.travelling!.goToHit(seq);
           resolve();
-          this.afterTravel(m, stop);
+          this.afterTravel(stop);
         } catch (e) { reject(e); }
       })),
     };
   }
 
   private travel(response: DebugProtocol.Response, move: (t: SessionTimeTravel) => TravelStop): void {
-    const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
+    const t = this.travelling;
+    if (!t) return this.sendErrorResponse(response, dapError('notLaunched'));
     if (this.runner?.running) return this.sendErrorResponse(response, dapError('running'));
     let stop: TravelStop;
     try {
-      stop = move(new SessionTimeTravel(m));
+      stop = move(t);
     } catch (e) {
       return this.sendErrorResponse(response, dapError('timeTravel', e));
     }
     this.sendResponse(response);
-    this.afterTravel(m, stop);
+    this.afterTravel(stop);
   }
+
+  /** reverse execution on the session's machine (stepBack, reverseContinue, go to a hit) */
+  private travelling: SessionTimeTravel | undefined;
 
   /** stopAtExit: the session stopped at the machine's end instead of ending (a continue from there ends it) */
   private exitSeen = false;
 
-  /** what the stops at recorded points reported (the probe address of a stop in a slot, the hit): time travel shows them again there */
-  private readonly stopNotes = new Map<string, { cpu: number; reportPc?: bigint; hit?: BreakpointHit }>();
-
-  private positionKey(): string | undefined {
-    const m = this.machine;
-    return m?.timeTravel ? `${m.totalInstructions}:${m.kernel.hitSeq}:${m.retired.join(',')}` : undefined;
-  }
-
-  private noteStop(cpu: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
-    const k = this.positionKey();
-    if (k !== undefined && (reportPc !== undefined || hit)) this.stopNotes.set(k, { cpu, reportPc, hit });
-  }
-
   /** The machine moved in time: the views, the Debug Console's marker and a stop. */
-  private afterTravel(m: Machine, stop: TravelStop): void {
+  private afterTravel(stop: TravelStop): void {
     this.forgetStops();
     this.lastStoppedThread = stop.cpu + 1;
-    const k = this.positionKey();
-    const note = k === undefined ? undefined : this.stopNotes.get(k);
-    if (note && note.cpu === stop.cpu) this.inspector?.recordStop(stop.cpu, note.reportPc, note.hit);
+    const note = this.travelling?.noteHere(stop.cpu);
+    if (note) this.inspector?.recordStop(stop.cpu, note.reportPc, note.hit);
     else this.inspector?.recordStop(stop.cpu, stop.reportPc, undefined);
-    this.output(new SessionTimeTravel(m).positionLine() + '\n', 'console');
+    this.output(`${this.travelling?.positionLine()}\n`, 'console');
     this.timeline?.atStop();
     this.sendProbeState();
     this.sendEvent(stopped(stop.reason, stop.cpu + 1, stop.description));
@@ -407,7 +380,7 @@ export class KprobeSession extends LoggingDebugSession {
    */
   protected override dispatchRequest(request: DebugProtocol.Request): void {
     const tt = this.machine?.timeTravel;
-    if (tt && (MUTATING_REQUESTS.has(request.command) || (request.command === 'evaluate' && assigns((request.arguments as { expression?: unknown } | undefined)?.expression)))) {
+    if (tt && changesMachine(request)) {
       const wasPast = tt.inPast;
       tt.mutating(request.command);
       if (wasPast) this.probes?.resyncAfterTimeTravel();
@@ -467,7 +440,7 @@ export class KprobeSession extends LoggingDebugSession {
         const ev = stopped(s.request.reason, s.cpu + 1, s.request.description);
         const hit = s.request.reason === 'breakpoint' || s.request.reason === 'data breakpoint' ? this.probes?.hitFor(s.cpu) : undefined;
         this.inspector?.recordStop(s.cpu, s.request.reportPc, hit);
-        this.noteStop(s.cpu, s.request.reportPc, hit);
+        this.travelling?.noteStop(s.cpu, s.request.reportPc, hit);
         if (hit) {
           const dapId = this.probes?.ids.dapOf(hit.breakpointId);
           if (dapId !== undefined) ev.body.hitBreakpointIds = [dapId];

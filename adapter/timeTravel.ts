@@ -14,7 +14,9 @@
  * Each move answers with a `stopped` event and a line in the Debug Console
  * marking where in the run the machine now is (what was printed before stays).
  */
+import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
+import type { BreakpointHit } from '../emulator/probes';
 import type { TravelResult } from '../emulator/timetravel/recorder';
 import type { HitRecord } from '../emulator/trace/hitLog';
 import { kprobeDisabled } from '../emulator/kprobes/kprobe';
@@ -31,10 +33,50 @@ export interface TravelStop {
   reportPc?: bigint;
 }
 
+/** requests that change the machine (in the past they discard the recorded future) */
+const MUTATING_REQUESTS = new Set([
+  'setBreakpoints', 'setFunctionBreakpoints', 'setInstructionBreakpoints', 'setDataBreakpoints', 'setExceptionBreakpoints',
+  'setVariable', 'setExpression', 'writeMemory', '_probeSetEnabled', '_probeUnregister', '_probeSetGlobalEnabled',
+  '_probeSetOptimization', '_probeLoadModule', '_probeUnloadModule',
+]);
+
+/**
+ * Whether a request changes the machine: one of MUTATING_REQUESTS, or an
+ * evaluate whose expression may write (an assignment, ++, --). A read-only
+ * expression never counts; an assignment that changes nothing still does.
+ */
+export function changesMachine(request: DebugProtocol.Request): boolean {
+  if (MUTATING_REQUESTS.has(request.command)) return true;
+  const expression = (request.arguments as { expression?: unknown } | undefined)?.expression;
+  return request.command === 'evaluate' && typeof expression === 'string' && /(^|[^=!<>])=(?!=)|\+\+|--/.test(expression);
+}
+
+/** What a stop at a recorded point reported: shown again when time travel lands there. */
+interface StopNote { cpu: number; reportPc?: bigint; hit?: BreakpointHit }
+
 export class SessionTimeTravel {
+  /** stops by recorded position (a kprobe stop sits in its slot: the note keeps the probe address and the hit) */
+  private readonly notes = new Map<string, StopNote>();
+
   constructor(private readonly m: Machine) {}
 
-  get available(): boolean { return this.m.timeTravel !== null; }
+  /** A stop of the machine: what it reported, kept for when time travel comes back to this point. */
+  noteStop(cpu: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
+    const k = this.positionKey();
+    if (k !== undefined && (reportPc !== undefined || hit)) this.notes.set(k, { cpu, reportPc, hit });
+  }
+
+  /** What a stop of `cpu` at the machine's current point reported, when there was one. */
+  noteHere(cpu: number): StopNote | undefined {
+    const k = this.positionKey();
+    const note = k === undefined ? undefined : this.notes.get(k);
+    return note?.cpu === cpu ? note : undefined;
+  }
+
+  private positionKey(): string | undefined {
+    const m = this.m;
+    return m.timeTravel ? `${m.totalInstructions}:${m.kernel.hitSeq}:${m.retired.join(',')}` : undefined;
+  }
 
   /** The selected CPU one instruction or one source line back. */
   stepBack(cpu: number, granularity: 'instruction' | 'line'): TravelStop {

@@ -363,7 +363,6 @@ export class Machine {
     let left = count;
     while (left > 0 && !this.kernel.stopRequest && this.kernel.exitCode === null && this.canRun(cpu)) {
       left -= Math.max(this.turn(cpu, left), 1);
-      this.stepLeft = left;
     }
     this.stepLeft = left;
     const k = this.kernel;

@@ -8,7 +8,7 @@ export const MEDIA_DIR = 'media';
  * The HTML page of a hit view's webview: a strict Content-Security-Policy
  * (nothing from the network; the script only with this page's nonce; styles
  * only from the extension's media folder), the shared stylesheet and the
- * view's script from media/.
+ * view's script from media/ after the shared media/hitViewKit.js.
  */
 export function hitViewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, title: string, script: string): string {
   const nonce = randomBytes(16).toString('base64');
@@ -33,6 +33,7 @@ export function hitViewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, t
 <header id="header"><span id="title">${escapeHtml(title)}</span><span id="status"></span></header>
 <main id="root"><p class="empty">Loading...</p></main>
 <div id="tooltip" role="tooltip" hidden></div>
+<script nonce="${nonce}" src="${media('hitViewKit.js')}"></script>
 <script nonce="${nonce}" src="${media(script)}"></script>
 </body>
 </html>`;

@@ -9,16 +9,17 @@
 (function () {
   // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
-  const SVG = 'http://www.w3.org/2000/svg';
+  const { el, scheduler } = /** @type {any} */ (window).hitViewKit;
   const ROW_H = 18, LABEL_W = 130, COUNT_W = 70, PAD_R = 16;
 
   /** @type {any[]} */ let histograms = [];
   let emptyText = 'No kprobe debug session: start one to record kretprobe latencies.';
-  let pending = false;
 
   const root = /** @type {HTMLElement} */ (document.getElementById('root'));
   const statusEl = /** @type {HTMLElement} */ (document.getElementById('status'));
   const titleEl = /** @type {HTMLElement} */ (document.getElementById('title'));
+
+  const schedule = scheduler(() => render());
 
   window.addEventListener('message', e => {
     const m = e.data;
@@ -40,21 +41,6 @@
         break;
     }
   });
-  window.addEventListener('resize', schedule);
-
-  function schedule() {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; render(); });
-  }
-
-  /** @param {string} tag @param {Record<string, string | number>} attrs @param {Element} [parent] */
-  function el(tag, attrs, parent) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-    if (parent) parent.appendChild(e);
-    return e;
-  }
 
   /** a bucket bound as bpftrace prints it: 512, 1K, 2M... (powers of 1024) */
   function size(n) {

@@ -12,7 +12,7 @@
 (function () {
   // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
-  const SVG = 'http://www.w3.org/2000/svg';
+  const { el, scheduler } = /** @type {any} */ (window).hitViewKit;
   const KINDS = ['kprobe', 'kretprobe-entry', 'kretprobe-return', 'jprobe', 'uprobe', 'uretprobe', 'watchpoint'];
   const RETURNS = new Set(['kretprobe-return', 'uretprobe']);
   /** as many records as the log's default ring holds */
@@ -28,7 +28,6 @@
   let view = null;
   /** @type {{hits: any[]}[]} the marks of the last render, by data-g */
   let groups = [];
-  let pending = false;
   /** @type {{x: number, t0: number, t1: number} | null} */ let drag = null;
   /** @type {{t0: number, t1: number, plotW: number}} */ let scale = { t0: 0, t1: 1, plotW: 1 };
 
@@ -36,6 +35,8 @@
   const tooltip = /** @type {HTMLElement} */ (document.getElementById('tooltip'));
   const statusEl = /** @type {HTMLElement} */ (document.getElementById('status'));
   const titleEl = /** @type {HTMLElement} */ (document.getElementById('title'));
+
+  const schedule = scheduler(() => render());
 
   window.addEventListener('message', e => {
     const m = e.data;
@@ -59,21 +60,6 @@
         break;
     }
   });
-  window.addEventListener('resize', schedule);
-
-  function schedule() {
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => { pending = false; render(); });
-  }
-
-  /** @param {string} tag @param {Record<string, string | number>} attrs @param {Element} [parent] */
-  function el(tag, attrs, parent) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-    if (parent) parent.appendChild(e);
-    return e;
-  }
 
   /** @param {number} ns */
   function fmtTime(ns) {

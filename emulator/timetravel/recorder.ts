@@ -259,10 +259,11 @@ export class TimeTravel {
   reverseToHit(hits: readonly HitInfo[], wanted: (seq: number) => boolean = () => true): TravelResult {
     const nowSeq = this.hitSeq();
     const g0 = this.m.totalInstructions;
+    const oldest = this.oldestInstructions;
     for (let i = hits.length - 1; i >= 0; i--) {
       const h = hits[i];
       if (h.seq > nowSeq || !wanted(h.seq)) continue;
-      if (h.instructions < this.oldestInstructions) break;
+      if (h.instructions < oldest) break;
       // a hit whose stop is where we are (the trap we are stopped after had several hits) is not "previous"
       const known = this.landings.get(h.seq);
       if (known && known.g === g0 && known.seq === nowSeq) continue;
@@ -294,7 +295,7 @@ export class TimeTravel {
     let j = i;
     while (j > first && !this.snaps.has(j)) j--;
     const here = this.cursor;
-    const fromHere = here.op <= i && here.op >= j && this.before(here, target);
+    const fromHere = here.op <= i && here.op >= j && this.before(target);
     if (!fromHere) {
       this.restoreAt(j);
     }
@@ -322,8 +323,8 @@ export class TimeTravel {
   /** where a stop after hit seq lands (instructions, hitSeq there), learnt from seeks and live stops; forgotten with the future */
   private readonly landings = new Map<number, { g: number; seq: number }>();
 
-  /** is the machine (at cursor `c`) still before `target`? */
-  private before(c: { op: number; mid: number | null }, t: TravelTarget): boolean {
+  /** is the machine still before `target`? */
+  private before(t: TravelTarget): boolean {
     if (t.kind === 'start') return false;
     if (t.kind === 'hit') return this.hitSeq() < t.seq;
     return this.m.retired[t.cpu] < t.retired;
@@ -462,16 +463,14 @@ export class TimeTravel {
     const old = this.snaps.get(index);
     if (old) this.bytes -= old.cost;
     this.snaps.set(index, s);
-    this.snapPoints.set(index, this.point());
     this.bytes += s.cost;
     this.lastSnapG = this.m.totalInstructions;
     this.enforceCeiling();
   }
 
-  private readonly snapPoints = new Map<number, Point>();
-
+  /** the machine as recorded call `index` started (the frontier: where the recording ends) */
   private pointAt(index: number): Point {
-    return this.snapPoints.get(index) ?? this.ops[index]?.at ?? this.point();
+    return index < this.ops.length ? this.ops[index].at : this.frontierPoint();
   }
 
   private lastSnapPoint(): number {
@@ -508,7 +507,6 @@ export class TimeTravel {
       const shared = sharedBytes(s, next);
       (next as { cost: number }).cost += shared;
       this.snaps.delete(first);
-      this.snapPoints.delete(first);
       // the calls before the oldest snapshot can never be re-executed again: keep only their slots
       for (let i = first; i < keys[1]; i++) this.ops[i] = DROPPED;
       this.bytes -= s.cost - shared;

@@ -11,24 +11,16 @@
  * (see the note on issue 19). `--quick` leaves out loopbench.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
+import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
 import { allTranslators } from '../../emulator/jit';
+import { repoRoot } from './lib/root';
 
-function repoRoot(): string {
-  let d = resolve(__dirname);
-  for (;;) {
-    if (existsSync(join(d, 'examples', 'kernel', 'build'))) return d;
-    const up = dirname(d);
-    if (up === d) throw new Error('bench/cpu: cannot find the repository (examples/kernel/build)');
-    d = up;
-  }
-}
 
-const root = repoRoot();
+const root = repoRoot('cpu');
 const quick = process.argv.includes('--quick');
 const hasQemu = (qemu: string): boolean => spawnSync(qemu, ['--version'], { stdio: 'ignore' }).status === 0;
 

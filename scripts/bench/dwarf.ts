@@ -10,7 +10,7 @@
  * (bench.mjs passes it; run alone without it they are approximate).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf';
@@ -18,22 +18,14 @@ import { Machine } from '../../emulator/machine';
 import { cpuFrameState, frameVariables, memReader } from '../../emulator/debug/variables';
 import { debugInfoOf } from '../../emulator/elf/dwarf/info';
 import { PORTS } from '../../emulator/ports';
+import { repoRoot } from './lib/root';
 
-function repoRoot(): string {
-  let d = resolve(__dirname);
-  for (;;) {
-    if (existsSync(join(d, 'examples', 'kernel', 'build'))) return d;
-    const up = dirname(d);
-    if (up === d) throw new Error('bench/dwarf: cannot find the repository (examples/kernel/build)');
-    d = up;
-  }
-}
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const heap = (): number => { for (let i = 0; i < 4; i++) gc?.(); return process.memoryUsage().heapUsed; };
 const mb = (b: number): string => `${(b / 1048576).toFixed(2)} MB`;
 
-const root = repoRoot();
+const root = repoRoot('dwarf');
 const only = process.argv.find(a => a.startsWith('--arch='))?.slice(7);
 if (!only) {
   // each arch in its own process: the heap figures of one are not disturbed by the garbage of another

@@ -13,29 +13,20 @@
  *    probe-less run (median of interleaved rounds, --quick: 3).
  * Standalone: node scripts/bench.mjs (section registration).
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { loadElf } from '../../emulator/elf';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
 import type { Kprobe } from '../../emulator/kprobes';
 import { formatHostPerHit, hostPerHit, TimedRun } from '../../test/fixtures/kernel/bench/hostTime';
+import { repoRoot } from './lib/root';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 3 : 7;
 const MANY = 10_000;
 
-function repoRoot(): string {
-  let d = resolve(__dirname);
-  while (!existsSync(join(d, 'examples', 'kernel', 'build'))) {
-    const up = dirname(d);
-    if (up === d) throw new Error('bench/registration: cannot find the repository');
-    d = up;
-  }
-  return d;
-}
 
-const root = repoRoot();
+const root = repoRoot('registration');
 const sample = loadElf(join(root, 'examples/kernel/build/kernel-x86_64.elf'));
 const many = loadElf(join(root, 'test/fixtures/kernel/many/many.elf'));
 

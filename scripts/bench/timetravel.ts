@@ -11,22 +11,14 @@
  *
  * `--quick`: the sample kernel only.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
+import { repoRoot } from './lib/root';
 
-function repoRoot(): string {
-  let d = resolve(__dirname);
-  for (;;) {
-    if (existsSync(join(d, 'examples', 'kernel', 'build'))) return d;
-    const up = dirname(d);
-    if (up === d) throw new Error('bench/timetravel: cannot find the repository (examples/kernel/build)');
-    d = up;
-  }
-}
-const root = repoRoot();
+const root = repoRoot('timetravel');
 const quick = process.argv.includes('--quick');
 const gc = (globalThis as { gc?: () => void }).gc;
 

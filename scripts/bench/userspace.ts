@@ -9,24 +9,16 @@
  * ELF when it is installed. busybox rows need test/userspace/debian/fetch.sh.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
 import { Row, fmt } from './lib/table';
+import { repoRoot } from './lib/root';
 
-function repoRoot(): string {
-  let d = resolve(__dirname);
-  for (;;) {
-    if (existsSync(join(d, 'examples', 'kernel', 'build'))) return d;
-    const up = dirname(d);
-    if (up === d) throw new Error('bench/userspace: cannot find the repository');
-    d = up;
-  }
-}
-const root = repoRoot();
+const root = repoRoot('userspace');
 const quick = process.argv.includes('--quick');
 
 

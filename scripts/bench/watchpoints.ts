@@ -11,24 +11,16 @@
  * `--quick`: the sample kernel only.
  */
 import { existsSync } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
 import type { HwBpType } from '../../emulator/hwbp';
 import { Row, fmt } from './lib/table';
+import { repoRoot } from './lib/root';
 
-function repoRoot(): string {
-  let d = resolve(__dirname);
-  for (;;) {
-    if (existsSync(join(d, 'examples', 'kernel', 'build'))) return d;
-    const up = dirname(d);
-    if (up === d) throw new Error('bench/watchpoints: cannot find the repository (examples/kernel/build)');
-    d = up;
-  }
-}
 
-const root = repoRoot();
+const root = repoRoot('watchpoints');
 const quick = process.argv.includes('--quick');
 /** far from anything the programs map: canonical user addresses nobody reads or runs */
 const IDLE_BASE = 0x7f0000000000n;

@@ -6,24 +6,8 @@ import { Command, DEBUG_TYPE, DISASSEMBLY_SCHEME } from '../../../extension/cons
 import { ProbeTreeProvider } from '../../../extension/probeTree';
 import type { ProbeNode } from '../../../extension/probeTree';
 import type { ProbeStore } from '../../../extension/probeStore';
-import { activateExtension, markerLine, workspaceFolder, until, endSession } from './util';
+import { Tracker, activateExtension, markerLine, workspaceFolder, until, endSession } from './util';
 
-
-/** DAP messages the adapter sent, seen through a tracker (the test's view of `stopped` events). */
-class Tracker {
-  readonly messages: DebugProtocol.ProtocolMessage[] = [];
-  private readonly emitter = new vscode.EventEmitter<void>();
-  readonly onMessage = this.emitter.event;
-  readonly registration = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
-    createDebugAdapterTracker: () => ({
-      onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => { this.messages.push(m); this.emitter.fire(); },
-    }),
-  });
-  events(name: string): DebugProtocol.Event[] {
-    return this.messages.filter((m): m is DebugProtocol.Event => m.type === 'event' && (m as DebugProtocol.Event).event === name);
-  }
-  dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
-}
 
 suite('debug session with the Kprobes view', () => {
   let tracker: Tracker;

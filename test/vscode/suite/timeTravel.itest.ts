@@ -1,21 +1,8 @@
 import * as assert from 'node:assert/strict';
-import * as http from 'node:http';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { activateExtension, endSession, markerLine, trackStops, until, workspaceFolder } from './util';
-
-/** A screenshot of the workbench through test/vscode/run.mjs's page bridge (into test-output/vscode/). */
-function screenshot(name: string): Promise<void> {
-  const bridge = process.env.KPROBE_ITEST_PAGE_BRIDGE;
-  if (!bridge) return Promise.reject(new Error('KPROBE_ITEST_PAGE_BRIDGE: run through test/vscode/run.mjs'));
-  return new Promise((resolve, reject) => {
-    http.get(`${bridge}/screenshot/${name}`, res => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`screenshot ${name}: HTTP ${res.statusCode}`))));
-    }).on('error', reject);
-  });
-}
+import { activateExtension, endSession, markerLine, pageRequest, trackStops, until, workspaceFolder } from './util';
 
 /** the top frame of a thread as the debugger shows it */
 async function topFrame(session: vscode.DebugSession, threadId: number): Promise<DebugProtocol.StackFrame> {
@@ -65,7 +52,7 @@ suite('reverse execution in VS Code', () => {
       assert.equal(backFrame.instructionPointerReference, secondFrame.instructionPointerReference);
       // the editor shows the stop's source
       await until(vscode.window.onDidChangeActiveTextEditor, () => vscode.window.activeTextEditor?.document.uri.fsPath === fork.fsPath, 'fork.c in the editor');
-      await screenshot('reverse-continue');
+      await pageRequest<{ path: string }>('screenshot/reverse-continue');
       // Step Back (instruction granularity through the DAP request the toolbar sends) and forward again
       await session.customRequest('stepIn', { threadId: back.threadId, granularity: 'instruction' });
       await until(t.changed, () => t.stops.length >= 5, 'the step');

@@ -1,6 +1,5 @@
 import * as assert from 'node:assert/strict';
-import * as http from 'node:http';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -10,48 +9,7 @@ import { Command, DEBUG_TYPE, TestCommand } from '../../../extension/constants';
 import type { TimelineRendered, GoToOutcome } from '../../../extension/timelineView';
 import type { HistogramsRendered } from '../../../extension/histogramView';
 import type { ProbeNode } from '../../../extension/probeTree';
-import { activateExtension, endSession, nextEvent, until, workspaceFolder } from './util';
-
-/** DAP messages the adapter sent (stopped, output events). */
-class Tracker {
-  readonly messages: DebugProtocol.ProtocolMessage[] = [];
-  private readonly emitter = new vscode.EventEmitter<void>();
-  readonly onMessage = this.emitter.event;
-  readonly registration = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
-    createDebugAdapterTracker: () => ({
-      onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => { this.messages.push(m); this.emitter.fire(); },
-    }),
-  });
-  events(name: string): DebugProtocol.Event[] {
-    return this.messages.filter((m): m is DebugProtocol.Event => m.type === 'event' && (m as DebugProtocol.Event).event === name);
-  }
-  dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
-}
-
-/** GET a page-bridge route of test/vscode/run.mjs (a page action, a screenshot). */
-function pageRequest<T>(name: string): Promise<T> {
-  const bridge = process.env.KPROBE_ITEST_PAGE_BRIDGE;
-  if (!bridge) return Promise.reject(new Error('KPROBE_ITEST_PAGE_BRIDGE: run through test/vscode/run.mjs'));
-  return new Promise((resolve, reject) => {
-    http.get(`${bridge}/${name}`, res => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', c => { body += c; });
-      res.on('end', () => {
-        const v = JSON.parse(body) as T & { error?: string };
-        if (res.statusCode !== 200) reject(new Error(`page bridge ${name}: ${v.error ?? res.statusCode}`));
-        else resolve(v);
-      });
-    }).on('error', reject);
-  });
-}
-
-/** 1-based line of the first line of `file` containing `text`. */
-function lineOf(file: string, text: string): number {
-  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(text));
-  if (i < 0) throw new Error(`"${text}" not found in ${file}`);
-  return i + 1;
-}
+import { Tracker, activateExtension, endSession, lineOf, nextEvent, pageRequest, until, workspaceFolder } from './util';
 
 const rendered = async (): Promise<{ timeline?: TimelineRendered; histograms?: HistogramsRendered }> =>
   await vscode.commands.executeCommand(TestCommand.hitViewsRendered) as { timeline?: TimelineRendered; histograms?: HistogramsRendered };

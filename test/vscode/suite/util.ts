@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import * as http from 'node:http';
 import * as vscode from 'vscode';
 import type { KprobeExtensionApi } from '../../../extension/extension';
 import type { DebugProtocol } from '@vscode/debugprotocol';
@@ -81,4 +82,45 @@ export function trackStops(): { stops: DebugProtocol.StoppedEvent[]; changed: vs
     }),
   });
   return { stops, changed: emitter.event, dispose: () => { tracker.dispose(); emitter.dispose(); } };
+}
+
+/** DAP messages the kprobe adapter sent, seen through a tracker registered while the test runs. */
+export class Tracker {
+  readonly messages: DebugProtocol.ProtocolMessage[] = [];
+  private readonly emitter = new vscode.EventEmitter<void>();
+  readonly onMessage = this.emitter.event;
+  readonly registration = vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, {
+    createDebugAdapterTracker: () => ({
+      onDidSendMessage: (m: DebugProtocol.ProtocolMessage) => { this.messages.push(m); this.emitter.fire(); },
+    }),
+  });
+  events(name: string): DebugProtocol.Event[] {
+    return this.messages.filter((m): m is DebugProtocol.Event => m.type === 'event' && (m as DebugProtocol.Event).event === name);
+  }
+  dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
+}
+
+/** 1-based line of the first line of `file` containing `text`. */
+export function lineOf(file: string, text: string): number {
+  const i = readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(text));
+  if (i < 0) throw new Error(`"${text}" not found in ${file}`);
+  return i + 1;
+}
+
+/** GET a page-bridge route of test/vscode/run.mjs (a page action, `screenshot/NAME` into test-output/vscode/). */
+export function pageRequest<T>(name: string): Promise<T> {
+  const bridge = process.env.KPROBE_ITEST_PAGE_BRIDGE;
+  if (!bridge) return Promise.reject(new Error('KPROBE_ITEST_PAGE_BRIDGE: run through test/vscode/run.mjs'));
+  return new Promise((resolve, reject) => {
+    http.get(`${bridge}/${name}`, res => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', c => { body += c; });
+      res.on('end', () => {
+        const v = JSON.parse(body) as T & { error?: string };
+        if (res.statusCode !== 200) reject(new Error(`page bridge ${name}: ${v.error ?? res.statusCode}`));
+        else resolve(v);
+      });
+    }).on('error', reject);
+  });
 }
