@@ -1,9 +1,8 @@
 import * as assert from 'node:assert/strict';
-import * as http from 'node:http';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { markerLine, workspaceFolder } from './util';
+import { markerLine, pageRequest, workspaceFolder } from './util';
 
 /** Every DAP request VS Code sent and every message the adapter sent, in order. */
 class Transcript {
@@ -34,22 +33,6 @@ class Transcript {
     });
   }
   dispose(): void { this.registration.dispose(); this.emitter.dispose(); }
-}
-
-/** Asks test/vscode/run.mjs's page bridge (playwright on the workbench page) a page query. */
-function pageQuery<T>(bridge: string, name: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    http.get(`${bridge}/${name}`, res => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', c => { body += c; });
-      res.on('end', () => {
-        const v = JSON.parse(body) as T & { error?: string };
-        if (res.statusCode !== 200) reject(new Error(`page query ${name}: ${v.error ?? res.statusCode}`));
-        else resolve(v);
-      });
-    }).on('error', reject);
-  });
 }
 
 suite('built-in Disassembly view', () => {
@@ -106,9 +89,7 @@ suite('built-in Disassembly view', () => {
     }
 
     // what the user sees: the row marked as the top stack frame shows the pc
-    const bridge = process.env.KPROBE_ITEST_PAGE_BRIDGE;
-    assert.ok(bridge, 'KPROBE_ITEST_PAGE_BRIDGE: run through test/vscode/run.mjs (the page bridge reads the workbench DOM)');
-    const row = await pageQuery<{ text: string; background: string }>(bridge, 'disassembly-current-row');
+    const row = await pageRequest<{ text: string; background: string }>('disassembly-current-row');
     const shown = /^\s*(0x[0-9a-f]+)/i.exec(row.text);
     assert.ok(shown, `highlighted row "${row.text}" starts with an address`);
     assert.equal(BigInt(shown[1]), BigInt(pc), `highlighted row: ${row.text}`);
