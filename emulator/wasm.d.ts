@@ -10,7 +10,15 @@ declare namespace WebAssembly {
     readonly buffer: ArrayBuffer;
     grow(delta: number): number;
   }
-  type ImportValue = Memory | ((...args: number[]) => number | void);
+  interface TableDescriptor { element: 'anyfunc'; initial: number; maximum?: number }
+  class Table {
+    constructor(descriptor: TableDescriptor);
+    readonly length: number;
+    get(index: number): unknown;
+    set(index: number, value: unknown): void;
+    grow(delta: number): number;
+  }
+  type ImportValue = Memory | Table | ((...args: number[]) => number | void);
   type Imports = Record<string, Record<string, ImportValue>>;
   type Exports = Record<string, unknown>;
   class Module {

@@ -39,6 +39,8 @@ export interface JitRunner<C, I> {
   /** after enter(): the instruction a helper ran last (null when none), and the exception it threw (null when none) */
   readonly lastHelper: CachedInsn | null;
   readonly lastError: unknown;
+  /** arrivals at an instruction before its block is translated (JIT_HOT_ARRIVALS or JIT_HOT_ARRIVALS_LOCKSTEP) */
+  readonly hotArrivals: number;
 }
 
 /** A cached instruction with its executor (bound at decode time). */
@@ -46,8 +48,23 @@ export interface RunnableInsn<C> extends CachedInsn {
   exec(cpu: C, insn: RunnableInsn<C>): void;
 }
 
-/** arrivals by a jump at an instruction before the translator builds its block (a fixed number: determinism) */
-export const JIT_HOT_ARRIVALS = 32;
+/**
+ * Arrivals by a jump at an instruction before the translator builds its
+ * block (fixed numbers: the same run translates at the same points). On:
+ * 4096 — translating a page costs about as much as interpreting 50,000 to
+ * 150,000 instructions, so only code that keeps running pays for it (a
+ * short boot stays interpreted; a loop is translated within a millisecond).
+ * Lockstep: 32 — there the point is to run as much translated code as
+ * possible against the interpreter.
+ */
+export const JIT_HOT_ARRIVALS = 4096;
+export const JIT_HOT_ARRIVALS_LOCKSTEP = 32;
+/**
+ * Budgets below this run in the interpreter (no arrival counted): a run of
+ * a few instructions (a quantum of 1 interleaving CPUs finely) covers no
+ * block, and every instruction would otherwise become a block start.
+ */
+export const JIT_MIN_BUDGET = 16;
 
 export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   /** program counter (VAddr) */
@@ -231,7 +248,7 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
         let i: I | undefined;
         if (off >= 0 && off < 4096 && (i = page[off]) !== undefined) insn = i;
         else { insn = cache.get(ip); page = cache.lastPage; base = cache.lastBase; }
-        if (ip !== expect && jit !== null && (insn.jit !== null || ++insn.hot >= JIT_HOT_ARRIVALS)
+        if (ip !== expect && jit !== null && this.limit - this.instret >= JIT_MIN_BUDGET && (insn.jit !== null || ++insn.hot >= jit.hotArrivals)
           && !this.stepTrap && !hw.execArmed && mem.watcher === null) {
           const n = jit.enter(this, cache, insn, this.limit - this.instret);
           if (n >= 0) {

@@ -8,18 +8,28 @@
  * calls eval or Function.
  *
  * One module holds many blocks (those of one guest page) in one function,
- * `run(st, rf, entry, budget) -> retired`: a loop around a br_table over
+ * `run(st, rf, entry, budget, n) -> n'`: a loop around a br_table over
  * the blocks, so a jump from one block of the module to another is a
  * branch inside the function (no return to JavaScript per block). A block
  * is entered only when the budget left covers all its instructions; a jump
  * to an address outside the module, an access the TLB cannot serve, or a
  * helper that changed the flow ends the call with the exit pc and status in
  * the CPU's translator state (layout below) and returns the count of
- * instructions retired.
+ * instructions retired since the entry from JavaScript (n counts them on:
+ * `n` at the call, the budget is the entry's).
+ *
+ * Every module's `run` sits in one shared function table; one small hub
+ * module (compileHub) is the only function JavaScript calls: it calls a
+ * page's `run` through the table and, when that returns at a jump out of
+ * the page, looks the target up in the chain table (guest pc and code
+ * space -> table index and block) and calls the next page's `run` without
+ * returning to JavaScript. A miss returns; the run time fills the entry
+ * when it finds the target's block.
  *
  * Per-CPU translator state at `st` (in the guest arena):
  *   +0   exit pc (i64)          +8  exit status (i32): 0 pc at +0; 1 the
  *        helper set the CPU's pc; 2 a helper's instruction faulted (pending)
+ *   +12  the code space the CPU runs in (i32: the chain table's key)
  *   +16  the front end's scratch (SCRATCH_BYTES)
  *   +TLB_READ / +TLB_WRITE: TLB_ENTRIES entries of 16 bytes: the virtual
  *        page (address >> 12, i64), the arena offset of its first byte (i32)
@@ -27,7 +37,8 @@
  *        region may start or end inside a page)
  * Imports: fill(st, addrLo, addrHi, write) -> 1 when the entry could be
  * filled (retry) else 0; helper(st, index, retired) -> 0 continue, 1 exit
- * after the instruction, 2 it faulted; logStore(st, host, size) (lockstep
+ * after the instruction, 2 it faulted, 3 it jumped to the pc it stored at
+ * +0 (an exit with status 0); logStore(st, host, size) (lockstep
  * builds only: before every fast-path store).
  */
 import { Bytes, encodeModule, I32, I64, OP } from './wasmEncoder';
@@ -36,6 +47,7 @@ import type { VAddr } from '../memory/address';
 
 export const ST_PC = 0;
 export const ST_STATUS = 8;
+export const ST_SPACE = 12;
 export const ST_SCRATCH = 16;
 export const SCRATCH_BYTES = 256;
 export const TLB_ENTRIES = 256;
@@ -44,6 +56,71 @@ export const TLB_WRITE = TLB_READ + TLB_ENTRIES * 16;
 export const STATE_BYTES = TLB_WRITE + TLB_ENTRIES * 16;
 
 export const EXIT_PC = 0, EXIT_HELPER = 1, EXIT_FAULT = 2;
+/** a helper's result (not a status): its instruction jumped to the pc it stored at ST_PC, nothing else changed */
+export const EXIT_JUMP = 3;
+
+/** a page's run(st, rf, entry, budget, n) -> n */
+const T_RUN = { params: [I32, I32, I32, I32, I32], results: [I32] };
+
+/**
+ * The chain table: CHAIN_ENTRIES entries of 16 bytes (guest pc i64, code
+ * space i32, target i32 = table index << 8 | block), direct-mapped by a
+ * multiplicative hash of the pc's low 32 bits (chainSlot).
+ */
+export const CHAIN_BITS = 13;
+export const CHAIN_ENTRIES = 1 << CHAIN_BITS;
+export const CHAIN_BYTES = CHAIN_ENTRIES * 16;
+const CHAIN_MUL = 0x9e3779b1 | 0;
+/** byte offset of pc's entry in the chain table */
+export function chainSlot(pcLo: number): number {
+  return (Math.imul(pcLo, CHAIN_MUL) >>> (32 - CHAIN_BITS)) << 4;
+}
+
+/**
+ * The hub: `enter(st, rf, fn, entry, budget, n) -> n'` (n: instructions
+ * retired since the entry from JavaScript). Calls table[fn] at block `entry`, then follows jumps out of pages through the chain table
+ * at `chain` (an arena offset) while the exit is a plain jump (status 0),
+ * progress was made and budget is left.
+ */
+export function compileHub(chain: number): Uint8Array {
+  const c = new Bytes();
+  const ST = 0, RF = 1, FN = 2, ENTRY = 3, BUDGET = 4, TOTAL = 5, PREV = 6, E = 7, T = 8, PC = 9;
+  const get = (l: number): void => { c.byte(OP.local_get).u32(l); };
+  const set = (l: number): void => { c.byte(OP.local_set).u32(l); };
+  const mem = (op: number, off: number): void => { c.byte(op).u32(op === OP.i64_load ? 3 : 2).u32(off); };
+  c.byte(OP.loop).byte(0x40);
+  get(TOTAL); set(PREV);
+  get(ST); get(RF); get(ENTRY); get(BUDGET); get(TOTAL); get(FN);
+  c.byte(OP.call_indirect).u32(0).u32(0);
+  set(TOTAL);
+  // a helper's exit or a fault (status != 0), no progress (budget or a first access), or the budget spent: back to JavaScript
+  get(ST); mem(OP.i32_load, ST_STATUS);
+  get(TOTAL); get(PREV); c.byte(OP.i32_eq); c.byte(OP.i32_or);
+  get(TOTAL); get(BUDGET); c.byte(OP.i32_ge_s); c.byte(OP.i32_or);
+  c.byte(OP.if).byte(0x40); get(TOTAL); c.byte(OP.return); c.byte(OP.end);
+  // the chain table's entry for the exit pc
+  get(ST); mem(OP.i64_load, ST_PC); set(PC);
+  get(PC); c.byte(OP.i32_wrap_i64); c.byte(OP.i32_const).s32(CHAIN_MUL); c.byte(OP.i32_mul);
+  c.byte(OP.i32_const).s32(32 - CHAIN_BITS); c.byte(OP.i32_shr_u); c.byte(OP.i32_const).s32(4); c.byte(OP.i32_shl); set(E);
+  get(E); mem(OP.i64_load, chain); get(PC); c.byte(OP.i64_eq);
+  get(E); mem(OP.i32_load, chain + 8); get(ST); mem(OP.i32_load, ST_SPACE); c.byte(OP.i32_eq); c.byte(OP.i32_and);
+  c.byte(OP.if).byte(0x40);
+  get(E); mem(OP.i32_load, chain + 12); c.byte(OP.local_tee).u32(T); c.byte(OP.i32_const).s32(8); c.byte(OP.i32_shr_u); set(FN);
+  get(T); c.byte(OP.i32_const).s32(255); c.byte(OP.i32_and); set(ENTRY);
+  c.byte(OP.br).u32(1);
+  c.byte(OP.end);
+  get(TOTAL); c.byte(OP.return);
+  c.byte(OP.end); // loop
+  c.byte(OP.unreachable);
+  return encodeModule({
+    types: [T_RUN, { params: [I32, I32, I32, I32, I32, I32], results: [I32] }],
+    importFuncs: [],
+    memory: { module: 'k', name: 'mem', minPages: 1 },
+    table: { module: 'k', name: 'tab', min: 1 },
+    funcs: [{ type: 1, locals: [[3, I32], [1, I64]], body: c }],
+    exports: [{ name: 'enter', func: 0 }],
+  });
+}
 
 /** A block as the back end takes it. */
 export interface BackendBlock {
@@ -76,7 +153,7 @@ export function dispatchTable(blocks: readonly BackendBlock[], page: number, tab
   blocks.forEach((b, i) => { if (Math.floor(b.start / 4096) === page) table[b.start - page * 4096] = i + 1; });
 }
 
-// parameters and fixed locals of run()
+// parameters and fixed locals of run(); L_N, the count retired, is the fifth parameter
 const P_ST = 0, P_RF = 1, P_ENTRY = 2, P_BUDGET = 3;
 const L_N = 4, L_BLK = 5, L_E = 6, L_H = 7, L_O = 8, L_VP = 9;
 /** i64 scratch locals for multi-step operations (mulh) */
@@ -117,16 +194,15 @@ export function compileBlocks(blocks: readonly BackendBlock[], opt: CompileOptio
   }
   code.byte(OP.end); // loop
   code.byte(OP.unreachable);
-  const tI = { params: [I32, I32, I32, I32], results: [I32] };
   return encodeModule({
-    types: [tI, { params: [I32, I32, I32], results: [I32] }, { params: [I32, I32, I32], results: [] }, { params: [I32, I32, I32, I32], results: [I32] }],
+    types: [T_RUN, { params: [I32, I32, I32], results: [I32] }, { params: [I32, I32, I32], results: [] }, { params: [I32, I32, I32, I32], results: [I32] }],
     importFuncs: [
       { module: 'k', name: 'fill', type: 3 },
       { module: 'k', name: 'helper', type: 1 },
       { module: 'k', name: 'logStore', type: 2 },
     ],
     memory: { module: 'k', name: 'mem', minPages: 1 },
-    funcs: [{ type: 0, locals: [[5, I32], [1 + NX + maxTemps, I64]], body: code }],
+    funcs: [{ type: 0, locals: [[4, I32], [1 + NX + maxTemps, I64]], body: code }],
     exports: [{ name: 'run', func: 3 }],
   });
 }
@@ -158,32 +234,53 @@ class Gen {
   private mem(op: number, offset: number): void { this.c.byte(op).u32(0).u32(offset); }
 
   /**
-   * the deferred writes as the current instruction started: an exit before
-   * it must not store what the instruction itself has written so far
+   * the deferred writes as the current instruction started, as undo logs:
+   * (slot or scratch offset, its pending temp then, -1 when none) for each
+   * one the instruction has written so far. An exit before the instruction
+   * must not store what the instruction itself wrote.
    */
-  private startRegs = new Map<number, Temp>();
-  private startScratch = new Map<number, Temp>();
+  private readonly undoRegs: number[] = [];
+  private readonly undoScr: number[] = [];
+
+  private static logged(log: readonly number[], key: number): number {
+    for (let i = 0; i < log.length; i += 2) if (log[i] === key) return i;
+    return -1;
+  }
+
+  /** store the deferred writes as they were when the current instruction started */
+  private flushStart(): void {
+    const c = this.c, ur = this.undoRegs, us = this.undoScr;
+    const reg = (slot: number, t: number): void => {
+      this.get(P_RF); this.get(this.t(t)); this.mem(OP.i64_store32, 4 * slot);
+      this.get(P_RF); this.get(this.t(t)); this.i64(32n); c.byte(OP.i64_shr_u); this.mem(OP.i64_store32, 4 * (this.opt.slots + slot));
+    };
+    for (const [slot, t] of this.dirtyRegs) {
+      const i = Gen.logged(ur, slot);
+      if (i < 0) reg(slot, t); else if (ur[i + 1] >= 0) reg(slot, ur[i + 1]);
+    }
+    for (const off of this.dirtyScratch) {
+      const i = Gen.logged(us, off);
+      const t = i < 0 ? this.scratch.get(off) as Temp : us[i + 1];
+      if (t >= 0) { this.get(P_ST); this.get(this.t(t)); this.mem(OP.i64_store, ST_SCRATCH + off); }
+    }
+  }
 
   /** leave before the current instruction (it is not started: the interpreter runs it) */
   private exitBefore(): void {
-    this.flush(this.startRegs, this.startScratch);
-    this.get(P_ST); this.i64(BigInt(this.pc)); this.mem(OP.i64_store, ST_PC);
+    this.flushStart();
+    this.get(P_ST); this.c.byte(OP.i64_const).s64n(this.pc); this.mem(OP.i64_store, ST_PC);
     this.get(P_ST); this.i32(0); this.mem(OP.i32_store, ST_STATUS);
     this.get(L_N);
     if (this.k !== 0) { this.i32(this.k); this.c.byte(OP.i32_add); }
     this.c.byte(OP.return);
   }
 
-  /** store deferred register and scratch writes (by default all of them: the state every exit after an instruction and every helper must see) */
-  private flush(regs: ReadonlyMap<number, Temp> = this.dirtyRegs, scr?: ReadonlyMap<number, Temp>): void {
+  /** store every deferred register and scratch write (the state every exit after an instruction and every helper must see) */
+  private flush(): void {
     const c = this.c;
-    for (const [slot, t] of regs) {
+    for (const [slot, t] of this.dirtyRegs) {
       this.get(P_RF); this.get(this.t(t)); this.mem(OP.i64_store32, 4 * slot);
       this.get(P_RF); this.get(this.t(t)); this.i64(32n); c.byte(OP.i64_shr_u); this.mem(OP.i64_store32, 4 * (this.opt.slots + slot));
-    }
-    if (scr !== undefined) {
-      for (const [off, t] of scr) { this.get(P_ST); this.get(this.t(t)); this.mem(OP.i64_store, ST_SCRATCH + off); }
-      return;
     }
     for (const off of this.dirtyScratch) {
       this.get(P_ST); this.get(this.t(this.scratch.get(off) as Temp)); this.mem(OP.i64_store, ST_SCRATCH + off);
@@ -193,7 +290,7 @@ class Gen {
   /** return from run() at pc with `extra` more instructions than n retired */
   private exit(pc: VAddr, extra: number): void {
     this.flush();
-    this.get(P_ST); this.i64(BigInt(pc)); this.mem(OP.i64_store, ST_PC);
+    this.get(P_ST); this.c.byte(OP.i64_const).s64n(pc); this.mem(OP.i64_store, ST_PC);
     this.get(P_ST); this.i32(0); this.mem(OP.i32_store, ST_STATUS);
     this.get(L_N);
     if (extra !== 0) { this.i32(extra); this.c.byte(OP.i32_add); }
@@ -213,8 +310,8 @@ class Gen {
     this.b = b;
     this.k = 0;
     this.nextPc = b.next;
-    this.startRegs = new Map();
-    this.startScratch = new Map();
+    this.undoRegs.length = 0;
+    this.undoScr.length = 0;
     this.regs.clear();
     this.dirtyRegs.clear();
     this.scratch.clear();
@@ -237,8 +334,8 @@ class Gen {
     switch (o.k) {
       case 'insn': {
         this.k = o.index; this.pc = o.pc;
-        this.startRegs = new Map(this.dirtyRegs);
-        this.startScratch = new Map([...this.dirtyScratch].map(off => [off, this.scratch.get(off) as Temp]));
+        this.undoRegs.length = 0;
+        this.undoScr.length = 0;
         return;
       }
       case 'const': this.i64(o.v); this.set(this.t(o.d)); return;
@@ -253,6 +350,7 @@ class Gen {
         return;
       }
       case 'set':
+        if (Gen.logged(this.undoRegs, o.slot) < 0) this.undoRegs.push(o.slot, this.dirtyRegs.get(o.slot) ?? -1);
         this.regs.set(o.slot, o.a);
         this.dirtyRegs.set(o.slot, o.a);
         return;
@@ -271,7 +369,10 @@ class Gen {
         this.scratch.set(o.off, o.d);
         return;
       }
-      case 'sset': this.scratch.set(o.off, o.a); this.dirtyScratch.add(o.off); return;
+      case 'sset':
+        if (Gen.logged(this.undoScr, o.off) < 0) this.undoScr.push(o.off, this.dirtyScratch.has(o.off) ? this.scratch.get(o.off) as Temp : -1);
+        this.scratch.set(o.off, o.a); this.dirtyScratch.add(o.off);
+        return;
       case 'helper': this.helper(); return;
       case 'exitIf':
         this.get(this.t(o.c)); c.byte(OP.i64_eqz); c.byte(OP.i32_eqz);
@@ -291,7 +392,7 @@ class Gen {
         const d = this.opt.dispatch;
         if (d !== undefined) {
           // a block of this page: continue there inside the module
-          this.get(a); this.i64(12n); c.byte(OP.i64_shr_s); this.i64(BigInt(d.page)); c.byte(OP.i64_eq);
+          this.get(a); this.i64(12n); c.byte(OP.i64_shr_s); this.c.byte(OP.i64_const).s64n(d.page); c.byte(OP.i64_eq);
           c.byte(OP.if).byte(0x40); this.depth++;
           this.get(a); c.byte(OP.i32_wrap_i64); this.i32(0xfff); c.byte(OP.i32_and); this.i32(1); c.byte(OP.i32_shl);
           c.byte(OP.i32_load16_u).u32(0).u32(d.table); c.byte(OP.local_tee).u32(L_H);
@@ -331,12 +432,16 @@ class Gen {
     this.dirtyRegs.clear();
     this.scratch.clear();
     this.dirtyScratch.clear();
+    this.undoRegs.length = 0;
+    this.undoScr.length = 0;
     this.get(P_ST); this.i32(this.b.helperIndex[this.k]); this.get(L_N); this.i32(this.k); c.byte(OP.i32_add);
     c.byte(OP.call).u32(F_HELPER);
     c.byte(OP.local_tee).u32(L_H);
     c.byte(OP.if).byte(0x40); this.depth++;
-    this.get(P_ST); this.get(L_H); this.mem(OP.i32_store, ST_STATUS);
-    this.get(L_N); this.i32(this.k); c.byte(OP.i32_add); this.get(L_H); this.i32(1); c.byte(OP.i32_eq); c.byte(OP.i32_add);
+    // status: the helper's code, except a jump (EXIT_JUMP: the pc is at ST_PC, status 0, the hub may chain there)
+    this.get(P_ST); this.get(L_H); this.get(L_H); this.i32(EXIT_JUMP); c.byte(OP.i32_ne); c.byte(OP.i32_mul); this.mem(OP.i32_store, ST_STATUS);
+    // the helper's instruction retired unless it faulted (EXIT_HELPER and EXIT_JUMP are odd, EXIT_FAULT even)
+    this.get(L_N); this.i32(this.k); c.byte(OP.i32_add); this.get(L_H); this.i32(1); c.byte(OP.i32_and); c.byte(OP.i32_add);
     c.byte(OP.return);
     c.byte(OP.end); this.depth--;
   }

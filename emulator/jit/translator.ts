@@ -4,7 +4,7 @@
  *
  * Tiering: the interpreter's run loop counts arrivals at an instruction by
  * a jump (the first instruction of a run, a taken branch, an exit from
- * translated code); at JIT_HOT arrivals (a fixed number: the same run
+ * translated code); at hotArrivals (JIT_HOT_ARRIVALS; a fixed number: the same run
  * translates at the same point every time) the translator builds the
  * block there and re-translates that guest page's module with every block
  * of the page found hot so far (many blocks per module, chained inside it).
@@ -31,10 +31,10 @@
  * when a new module would pass it, every module is dropped and translation
  * starts again.
  */
-import { compileBlocks, dispatchTable, BackendBlock, EXIT_FAULT, EXIT_HELPER, ST_PC, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
+import { compileBlocks, compileHub, chainSlot, dispatchTable, BackendBlock, CHAIN_BYTES, EXIT_FAULT, EXIT_HELPER, EXIT_JUMP, ST_PC, ST_SPACE, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
 import { FrontEnd, IrBuilder } from './ir';
 import type { DecodeCache } from '../cpu/decodeCache';
-import { JIT_HOT_ARRIVALS } from '../cpu/interp';
+import { JIT_HOT_ARRIVALS, JIT_HOT_ARRIVALS_LOCKSTEP } from '../cpu/interp';
 import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
@@ -49,6 +49,10 @@ export const MAX_BLOCK_INSNS = 64;
 const MAX_UNIT_BLOCKS = 128;
 /** arrivals that make an instruction join its page's next translation early */
 const WARM = 4;
+/** arrivals at hot blocks waiting for their page's next translation that make it happen (whatever their number) */
+const REJIT_ARRIVALS = 256;
+/** re-translations of a page after which only the size rule makes another (REJIT_ARRIVALS no longer does) */
+const MAX_REJITS = 16;
 /** invalidations of a page after which it is no longer translated */
 const MAX_REWRITES = 16;
 /** code-cache ceiling: bytes of WebAssembly */
@@ -76,7 +80,10 @@ const LATER = Symbol('later');
 
 /** One translated guest page: its module, its blocks' entry instructions, the instructions its helpers run. */
 export class Unit {
-  run: (st: number, rf: number, entry: number, budget: number) => number = () => 0;
+  /** the index of the module's run() in the translator's function table (-1: none yet, or dropped) */
+  fn = -1;
+  /** translations of its page before this one (re-translations as more of the page's blocks got hot) */
+  generation = 0;
   entries: RunnableInsn<unknown>[] = [];
   helpers: RunnableInsn<unknown>[] = [];
   /** the u16 table of indirect-jump targets in the page (backend.ts dispatchTable), kept alive with the module */
@@ -93,13 +100,19 @@ export class Unit {
   constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); }
 }
 
+let spaceCount = 0;
+
 /** The translations of one decode cache (one address space and privilege mode). */
 class CodeSpace {
+  /** the space's key in the chain table */
+  readonly id = ++spaceCount;
   readonly units = new Map<number, Unit>();
   /** page key -> units covering it (their own page and the one before when a block crosses) */
   readonly byPage = new Map<number, Set<Unit>>();
   /** hot blocks waiting for their page's next translation */
   readonly waiting = new Map<number, Set<RunnableInsn<unknown>>>();
+  /** arrivals at a page's waiting blocks since its last translation */
+  readonly waitingArrivals = new Map<number, number>();
   /** invalidations per page (a page whose code keeps being rewritten stays interpreted) */
   readonly rewrites = new Map<number, number>();
   constructor(readonly cache: DecodeCache<RunnableInsn<unknown>>) {}
@@ -116,13 +129,23 @@ class CpuJit {
   error: unknown = null;
   /** lockstep: a helper ran host code (an inline breakpoint's handlers) that a replay would run twice */
   impure = false;
-  constructor(readonly st: number, readonly bytes: Uint8Array) {}
+  /** the register file the CPU's rf offset was taken from, and that offset */
+  lo: Int32Array | null = null;
+  rf = -1;
+  /** the decode cache of the last entry and its code space */
+  cache: object | null = null;
+  space: CodeSpace | null = null;
+  /** the state's bytes as int32 words */
+  readonly words: Int32Array;
+  constructor(readonly st: number, readonly bytes: Uint8Array) { this.words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2); }
 }
 
 export interface TranslatorStats {
   /** invalidations: modules dropped because bytes they translated were written (re-translations that replace a module are not counted) */
   translations: number; modules: number; codeBytes: number; invalidations: number; flushes: number;
   entries: number; translatedInsns: number; compileMs: number;
+  /** calls from JavaScript into translated code (the hub; an entry makes one or more: one more per jump the chain table did not know) */
+  calls: number;
   /** lockstep: entries compared with the interpreter, and entries not compared (host code ran inside) */
   lockstepChecked: number; lockstepSkipped: number;
 }
@@ -137,17 +160,54 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private readonly unitGone = new FinalizationRegistry<{ ref: WeakRef<Unit>; bytes: number }>(h => { if (this.live.delete(h.ref)) this.codeBytes -= h.bytes; });
   private codeBytes = 0;
   private readonly view: DataView;
-  readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0, lockstepChecked: 0, lockstepSkipped: 0 };
+  readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0, calls: 0, lockstepChecked: 0, lockstepSkipped: 0 };
   /** lockstep: compare with the interpreter at every exit (set by the machine) */
-  lockstep = false;
+  private lockstepMode = false;
+  get lockstep(): boolean { return this.lockstepMode; }
+  set lockstep(on: boolean) { this.lockstepMode = on; this.hotArrivals = on ? JIT_HOT_ARRIVALS_LOCKSTEP : JIT_HOT_ARRIVALS; }
+  /** arrivals at an instruction before its block is translated (cpu/interp.ts) */
+  hotArrivals = JIT_HOT_ARRIVALS;
   /** old bytes of every store of the current entry (lockstep) */
   storeLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] | null = null;
+
+  /** every module's run(), by Unit.fn: the hub calls them through it */
+  private readonly table: WebAssembly.Table;
+  private readonly freeFns: number[] = [];
+  private nextFn = 0;
+  /** the chain table (backend.ts): its bytes in the arena (kept alive here) and their offset */
+  private readonly chainBytes: Uint8Array;
+  private readonly chain: number;
+  /** the hub's enter(st, rf, fn, entry, budget, n) -> n: the one function JavaScript calls into translated code through */
+  private readonly hub: (st: number, rf: number, fn: number, entry: number, budget: number, n: number) => number;
 
   constructor(readonly fe: FrontEnd<C, I>, readonly arch: string) {
     hostOwned(this); // shared by every machine of the process; time travel tells it what changed (Memory.codeWriteListeners)
     const buf = guestBuffer();
     if (buf === null) throw new Error('translator: no guest arena (WebAssembly memory could not be reserved)');
     this.view = new DataView(buf);
+    this.chainBytes = guestBytes(CHAIN_BYTES);
+    this.chain = arenaOffset(this.chainBytes);
+    if (this.chain < 0) throw new Error('translator: no room in the guest arena for the chain table');
+    this.table = new WebAssembly.Table({ element: 'anyfunc', initial: 256 });
+    const hub = new WebAssembly.Instance(new WebAssembly.Module(compileHub(this.chain)), { k: { mem: guestMemory() as WebAssembly.Memory, tab: this.table } });
+    this.hub = hub.exports.enter as Translator<C, I>['hub'];
+  }
+
+  /** a free index in the function table */
+  private allocFn(): number {
+    const f = this.freeFns.pop();
+    if (f !== undefined) return f;
+    if (this.nextFn === this.table.length) this.table.grow(this.table.length);
+    return this.nextFn++;
+  }
+
+  /** the chain table sends jumps to pc in space sp to block `index` of unit u */
+  private link(sp: CodeSpace, pc: VAddr, u: Unit, index: number): void {
+    const e = this.chain + chainSlot(pc | 0), v = this.view;
+    v.setInt32(e, pc | 0, true);
+    v.setInt32(e + 4, Math.floor(pc / 4294967296), true);
+    v.setInt32(e + 8, sp.id, true);
+    v.setInt32(e + 12, (u.fn << 8) | index, true);
   }
 
   /** true when translation can work in this process (the guest arena exists) */
@@ -156,6 +216,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
   /** the CPU's translator state, or null when the CPU cannot run translated code (its registers or state are not in the guest arena: the arena was full) */
   private state(cpu: AnyCpu): CpuJit | null {
     let s = this.cpuState.get(cpu);
+    this.lastCpu = cpu;
+    this.lastS = s ?? null;
     if (s === undefined) {
       if (arenaOffset(cpu.lo) < 0 || arenaOffset(cpu.hi) !== arenaOffset(cpu.lo) + 4 * this.fe.slots) return null;
       const bytes = guestBytes(STATE_BYTES);
@@ -165,6 +227,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       this.cpuState.set(cpu, s);
       this.cpus.set(st, new WeakRef(cpu));
       this.flushTlb(s);
+      this.lastS = s;
     }
     return s;
   }
@@ -181,11 +244,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
   }
 
   private flushTlb(s: CpuJit): void {
-    const v = this.view;
-    for (let i = 0; i < TLB_ENTRIES; i++) {
-      v.setInt32(s.st + TLB_READ + i * 16, -1, true); v.setInt32(s.st + TLB_READ + i * 16 + 4, 0x7fffffff, true);
-      v.setInt32(s.st + TLB_WRITE + i * 16, -1, true); v.setInt32(s.st + TLB_WRITE + i * 16 + 4, 0x7fffffff, true);
-    }
+    // every word 0x7fffffff: a tag (0x7fffffff7fffffff) no page number can equal (the read and write TLBs are adjacent)
+    s.words.fill(0x7fffffff, TLB_READ >> 2, (TLB_WRITE + TLB_ENTRIES * 16) >> 2);
   }
 
   // ---------------------------------------------------------------- invalidation
@@ -193,6 +253,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const k0 = Math.floor((addr - 16) / PAGE), k1 = Math.floor((addr + len - 1) / PAGE);
     for (let k = k0; k <= k1; k++) {
       sp.waiting.delete(k); // their instructions may be gone
+      sp.waitingArrivals.delete(k);
       const us = sp.byPage.get(k);
       if (us === undefined || us.size === 0) continue;
       sp.rewrites.set(k, (sp.rewrites.get(k) ?? 0) + 1);
@@ -204,7 +265,15 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private drop(u: Unit): void {
     if (u.dead) return;
     u.dead = true;
-    for (const e of u.entries) { const j = e as unknown as { jit: JitEntry | null; hot: number }; if (j.jit?.unit === u) { j.jit = null; j.hot = 0; } }
+    const v = this.view;
+    for (const e of u.entries) {
+      const j = e as unknown as { jit: JitEntry | null; hot: number };
+      if (j.jit?.unit === u) { j.jit = null; j.hot = 0; }
+      // the chain table no longer leads there (an entry of another unit in that slot stays)
+      const c = this.chain + chainSlot(e.addr | 0);
+      if ((v.getInt32(c + 12, true) >> 8) === u.fn) v.setInt32(c + 8, 0, true);
+    }
+    if (u.fn >= 0) { this.table.set(u.fn, null); this.freeFns.push(u.fn); u.fn = -1; }
     const sp = u.space.deref();
     if (sp !== undefined) {
       if (sp.units.get(u.key) === u) sp.units.delete(u.key);
@@ -230,10 +299,14 @@ export class Translator<C, I extends RunnableInsn<C>> {
       let waiting = sp.waiting.get(key);
       if (waiting === undefined) { waiting = new Set(); sp.waiting.set(key, waiting); }
       waiting.add(insn);
-      if (waiting.size * 2 < old.entries.length) return LATER;
+      // ... or once arrivals at blocks waiting for it reach REJIT_ARRIVALS (a block that keeps arriving is not left to the interpreter)
+      const arrivals = (sp.waitingArrivals.get(key) ?? 0) + 1;
+      sp.waitingArrivals.set(key, arrivals);
+      if (waiting.size * 2 < old.entries.length && (arrivals < REJIT_ARRIVALS || old.generation >= MAX_REJITS)) return LATER;
     }
     const waiting = sp.waiting.get(key);
     sp.waiting.delete(key);
+    sp.waitingArrivals.delete(key);
     // the page's blocks so far, this one, and the page's warm arrivals (fewer re-translations as a program warms up)
     const starts: RunnableInsn<unknown>[] = old ? old.entries.filter(e => e !== insn) : [];
     starts.push(insn);
@@ -248,6 +321,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (starts.length > MAX_UNIT_BLOCKS) starts.splice(0, starts.length - MAX_UNIT_BLOCKS);
     const t0 = performance.now();
     const unit = new Unit(sp, key);
+    unit.generation = old === undefined ? 0 : old.generation + 1;
     const blocks: BackendBlock[] = [];
     const pages = new Set<number>([key]);
     for (const s of starts) {
@@ -284,7 +358,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
         logStore: (_st: number, host: number, size: number) => this.logStore(host, size),
       },
     });
-    unit.run = inst.exports.run as Unit['run'];
+    unit.fn = this.allocFn();
+    this.table.set(unit.fn, inst.exports.run);
     unit.bytes = bytes.length;
     unit.pages = [...pages];
     if (old) this.drop(old);
@@ -346,10 +421,11 @@ export class Translator<C, I extends RunnableInsn<C>> {
 
   private enterTranslated(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
     const cpu = cpu0 as unknown as AnyCpu;
-    const sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem);
     const ji = insn as unknown as { jit: JitEntry | null; hot: number };
-    const s = this.state(cpu);
+    const s = cpu === this.lastCpu ? this.lastS : this.state(cpu);
     if (s === null) { (cpu as { jit: unknown }).jit = null; return -1; } // this CPU stays in the interpreter
+    let sp = s.space as CodeSpace;
+    if (s.cache !== cache) { sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem); s.cache = cache; s.space = sp; }
     let e = ji.jit;
     if (e === null) {
       const t = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
@@ -361,22 +437,25 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (s.tlbMem !== mem || s.tlbUser !== cpu.userMode || s.tlbGen !== mem.tlbGeneration) {
       this.flushTlb(s); s.tlbMem = mem; s.tlbUser = cpu.userMode; s.tlbGen = mem.tlbGeneration;
     }
-    const v = this.view, st = s.st, rf = arenaOffset(cpu.lo);
+    if (s.lo !== cpu.lo) { s.lo = cpu.lo; s.rf = arenaOffset(cpu.lo); }
+    const v = this.view, st = s.st, rf = s.rf;
     // entries nest (a helper's instruction may run guest code in a nested run that enters translated code again)
-    const outerBase = s.base, outerError = s.error, outerLast = s.lastHelper;
+    const outerBase = s.base, outerError = s.error, outerLast = s.lastHelper, outerCpu = this.curCpu, outerS = this.curS;
+    this.curCpu = cpu; this.curS = s;
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
     s.base = cpu.instret;
     s.error = null;
     s.lastHelper = null;
     this.stats.entries++;
+    v.setInt32(st + ST_SPACE, sp.id, true);
+    this.link(sp, insn.addr, e.unit, e.index);
     let total = 0;
     const user = cpu.userMode;
     for (;;) {
-      const u = e.unit;
-      const n = u.run(st, rf, e.index, budget - total);
-      total += n;
-      // helpers of the next call count from 0 again (s.base also took the instructions of runs nested in helpers)
-      s.base += n;
+      // the hub runs blocks and follows jumps between pages through the chain table; it returns at a helper's exit, a fault, a jump it has no entry for, or the budget's end
+      const before = total;
+      this.stats.calls++;
+      total = this.hub(st, rf, e.unit.fn, e.index, budget, total);
       const status = v.getInt32(st + ST_STATUS, true);
       let pc: VAddr;
       if (status === EXIT_FAULT) break;
@@ -387,32 +466,44 @@ export class Translator<C, I extends RunnableInsn<C>> {
       } else {
         pc = vaddrFromHalves(v.getInt32(st + ST_PC, true), v.getInt32(st + ST_PC + 4, true)) as VAddr;
         cpu.pc = pc;
-        if (n === 0) break; // the budget left does not cover the block, or its first access left the fast path
+        if (total === before) break; // the budget left does not cover the block, or its first access left the fast path
       }
       if (total >= budget) break;
       // the next block, in this module or another one, through this dispatcher; an exit to code without a block is an arrival there (tiering)
       const nx = cache.peek(pc) as unknown as (RunnableInsn<unknown> & { jit: JitEntry | null; hot: number }) | undefined;
       if (nx === undefined) break;
       if (nx.jit === null) {
-        if (++nx.hot < JIT_HOT_ARRIVALS) break;
+        if (++nx.hot < this.hotArrivals) break;
         const t = this.translate(cpu, sp, nx);
         if (t === LATER) break;
         if (t === null) { nx.hot = -1e9; break; }
         // translating may have decoded new pages (stores to them now leave): the TLB follows
         if (mem.tlbGeneration !== s.tlbGen) { this.flushTlb(s); s.tlbGen = mem.tlbGeneration; }
         e = t;
+        this.link(sp, pc, e.unit, e.index);
         continue;
       }
       e = nx.jit;
+      this.link(sp, pc, e.unit, e.index);
     }
     this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
+    // s.base: instret at the entry plus the instructions of runs nested in helpers
+    s.base += total;
     cpu.instret = s.base;
     this.stats.translatedInsns += total;
     this.lastHelper = s.lastHelper;
     this.lastError = s.error;
     s.base = outerBase; s.error = outerError; s.lastHelper = outerLast;
+    this.curCpu = outerCpu; this.curS = outerS;
     return total;
   }
+
+  /** the CPU of the last entry and its state (null: none, or it cannot run translated code) */
+  private lastCpu: AnyCpu | null = null;
+  private lastS: CpuJit | null = null;
+  /** the CPU running translated code now and its state (helpers find them here; entries nest) */
+  private curCpu: AnyCpu | null = null;
+  private curS: CpuJit | null = null;
 
   /** what the last entry's helpers left for the run loop (JitRunner): the instruction a helper ran last, and what it threw */
   lastHelper: RunnableInsn<unknown> | null = null;
@@ -458,8 +549,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
   }
 
   private helper(unit: Unit, st: number, index: number, retired: number): number {
-    const cpu = this.cpus.get(st)?.deref() as AnyCpu;
-    const s = this.cpuState.get(cpu) as CpuJit;
+    let cpu = this.curCpu as AnyCpu, s = this.curS as CpuJit;
+    if (s === null || s.st !== st) { cpu = this.cpus.get(st)?.deref() as AnyCpu; s = this.cpuState.get(cpu) as CpuJit; }
     const insn = unit.helpers[index];
     const v = this.view;
     cpu.instret = s.base + retired;
@@ -486,8 +577,13 @@ export class Translator<C, I extends RunnableInsn<C>> {
       s.base += cpu.instret - before;
     }
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
-    if (cpu.pc !== insn.next || cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen) {
-      return EXIT_HELPER;
+    if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen) return EXIT_HELPER;
+    if (cpu.pc !== insn.next) {
+      // a plain jump (an optimized probe's detour, a boosted probe's return): the hub follows it like a translated jump
+      const pc = cpu.pc;
+      v.setInt32(st + ST_PC, pc | 0, true);
+      v.setInt32(st + ST_PC + 4, Math.floor(pc / 4294967296), true);
+      return EXIT_JUMP;
     }
     return 0;
   }

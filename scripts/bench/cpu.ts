@@ -9,6 +9,8 @@
  * v86 is not a peer here: it runs whole x86 PCs from a BIOS and disk
  * image, not these Linux user ELFs, so no honest side-by-side run exists
  * (see the note on issue 19). `--quick` leaves out loopbench.
+ * First, the main job end to end (`npm run demo`'s command): in a fresh
+ * node process (what a user waits for) and inside this process.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -97,8 +99,53 @@ function settle(): Promise<void> {
   return new Promise(r => setTimeout(r, 0));
 }
 
+/** the main job: `kprobe-run run` of the x86_64 sample kernel with the documentation's three probe files (as `npm run demo`) */
+const DEMO = ['run', '--probes', 'examples/probes/kprobe_example.kprobe', '--probes', 'examples/probes/kretprobe_example.kprobe',
+  '--probes', 'examples/probes/jprobe_example.kprobe', '--list'];
+
+/** wall seconds of a fresh `node dist/cli.js` process running the demo (best of 5), or undefined without dist/ */
+function coldDemo(translate: boolean): number | undefined {
+  const cli = join(root, 'dist', 'cli.js');
+  if (!existsSync(cli)) return undefined;
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [cli, ...DEMO, ...(translate ? [] : ['--no-translate'])], { cwd: root, stdio: ['ignore', 'ignore', 'ignore'] });
+    if (r.status !== 0) throw new Error(`demo run failed (exit ${r.status})`);
+    best = Math.min(best, (performance.now() - t0) / 1000);
+  }
+  return best;
+}
+
+/** seconds of the demo inside this process (loading the image and the probe files, registering, running, the report), best of 5 after 3 warm-up runs */
+async function warmDemo(translate: boolean): Promise<number> {
+  const { runCli } = await import('../../emulator/cli/main');
+  const { captureIo } = await import('../../emulator/cli/io');
+  const prev = process.cwd();
+  process.chdir(root);
+  try {
+    let best = Infinity;
+    for (let i = 0; i < 8; i++) {
+      const io = captureIo();
+      const t0 = performance.now();
+      const code = await runCli([...DEMO, ...(translate ? [] : ['--no-translate'])], io.io);
+      if (code !== 0) throw new Error(`demo run failed (exit ${code}): ${io.stderr()}`);
+      if (i >= 3) best = Math.min(best, (performance.now() - t0) / 1000);
+    }
+    return best;
+  } finally { process.chdir(prev); }
+}
+
 async function main(): Promise<void> {
 console.log(`machine: ${process.arch}, node ${process.version}; best of 2 runs per mode`);
+{
+  const coldOff = coldDemo(false), coldOn = coldDemo(true);
+  const warmOff = await warmDemo(false), warmOn = await warmDemo(true);
+  const f = (x: number | undefined): string => (x === undefined ? '-' : `${(x * 1000).toFixed(0)} ms`);
+  console.log('\nthe main job end to end (`npm run demo`: x86_64 sample kernel, the documentation\'s kprobe, kretprobe and jprobe samples):');
+  console.log(`  fresh process (node dist/cli.js, best of 5):  interpreter ${f(coldOff)}   translator ${f(coldOn)}${coldOff === undefined ? '   (no dist/: npm run build)' : ''}`);
+  console.log(`  in a warm process (runCli, best of 5):         interpreter ${f(warmOff)}   translator ${f(warmOn)}`);
+}
 for (const { arch, dir, qemu } of ARCHES) {
   const kernel = `examples/kernel/build/kernel-${arch}.elf`;
   const rows: Row[] = [];

@@ -20,6 +20,7 @@ import { readdirSync } from 'node:fs';
 import { repoPath } from '../util/paths';
 import { runUser } from '../fixtures/kernel/harness';
 import { allTranslators, translatorFor } from '../../emulator/jit';
+import { JIT_HOT_ARRIVALS_LOCKSTEP } from '../../emulator/cpu/interp';
 import { IrBuilder } from '../../emulator/jit/ir';
 import type { FrontEnd } from '../../emulator/jit/ir';
 import { Memory, PERM_R, PERM_W, PERM_X } from '../../emulator/memory/memory';
@@ -101,7 +102,10 @@ describe('riscv64 translator front end', () => {
         mem.writeBytes(CODE + 0x1000, new Uint8Array(Uint32Array.from(reserver).buffer));
         const set = new Reservations();
         const [storerCpu, reserverCpu] = [new RvCpu(0, mem, set), new RvCpu(1, mem, set)];
-        for (const c of [storerCpu, reserverCpu]) c.jit = translatorFor('riscv64', riscv64.jit as FrontEnd<unknown, never>, mode) as unknown as RvCpu['jit'];
+        const t = translatorFor('riscv64', riscv64.jit as FrontEnd<unknown, never>, mode);
+        // a 100-iteration loop: translated after as few arrivals as in lockstep (the default waits for JIT_HOT_ARRIVALS)
+        if (t) t.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP;
+        for (const c of [storerCpu, reserverCpu]) c.jit = t as unknown as RvCpu['jit'];
         const storeLoop = (at: number) => {
           storerCpu.setPc(BigInt(CODE));
           storerCpu.setX(A0, BigInt(at));

@@ -8,19 +8,24 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { machine, getReg, CODE } from '../fixtures/x86/harness';
+import { machine, getReg, hexBytes, CODE } from '../fixtures/x86/harness';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
 import { translatorFor } from '../../emulator/jit';
+import { JIT_HOT_ARRIVALS_LOCKSTEP, JIT_MIN_BUDGET } from '../../emulator/cpu/interp';
 import type { FrontEnd } from '../../emulator/jit';
 import { textPoke } from '../../emulator/memory/textPoke';
+import { Machine } from '../../emulator/machine';
+import type { Kprobe } from '../../emulator/kprobes';
+import { BENCH_TARGET, benchImage, checkBenchOutput } from '../fixtures/kernel/bench/hostTime';
 import type { X86Cpu } from '../../emulator/arch/x86_64/cpu';
 import { IrBuilder, BinOp, UnOp } from '../../emulator/jit/ir';
 import { compileBlocks, ST_PC } from '../../emulator/jit/backend';
 import { guestBytes, guestMemory, arenaOffset } from '../../emulator/memory/guestRam';
 
-const jitOn = () => translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on');
+// these loops run a few hundred times: translate after as few arrivals as lockstep does (the default waits for JIT_HOT_ARRIVALS)
+const jitOn = () => { const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on'); if (t) t.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP; return t; };
 
-function withJit(code: string, on: boolean): X86Cpu {
+function withJit(code: string | Uint8Array, on: boolean): X86Cpu {
   const { cpu } = machine(code);
   (cpu as unknown as { jit: unknown }).jit = on ? jitOn() : null;
   return cpu;
@@ -55,6 +60,41 @@ describe('translator: code patched under translated code', () => {
     // the next execution of the patched instruction: at most the jmp before it ran
     assert.equal(r2.executed, pcBefore === BigInt(CODE) ? 1 : 2);
     assert.equal(r2.trap?.pc, BigInt(CODE) + 1n);
+  });
+
+  test('jumps between two pages stay in translated code (the chain table); a probe poked into the second page traps at its next execution', () => {
+    // page 0: inc rax; jmp page1          page 1: inc rbx; jmp page0
+    const code = new Uint8Array(0x1008);
+    code.set(hexBytes('48ffc0 e9f80f0000'), 0);
+    code.set(hexBytes('48ffc3 e9f8efffff'), 0x1000);
+    const a = withJit(code, true), b = withJit(code, false);
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    const calls = t.stats.calls;
+    for (let k = 0; k < 4; k++) {
+      assert.deepEqual(a.run(50000), b.run(50000));
+      assert.equal(state(a), state(b), `state after run ${k}`);
+    }
+    assert.equal(getReg(a, 'rax'), 50000n);
+    // 50,000 page crossings: JavaScript called in a handful of times (the entries, and the first crossing of each jump)
+    assert.ok(t.stats.calls - calls < 50, `${t.stats.calls - calls} calls into translated code for 50,000 crossings`);
+    const inv = t.stats.invalidations;
+    for (const cpu of [a, b]) textPoke(cpu.mem, CODE + 0x1000, Uint8Array.of(0xcc));
+    assert.ok(t.stats.invalidations > inv, 'the second page\'s translation was dropped');
+    const ra = a.run(50000), rb = b.run(50000);
+    assert.deepEqual(ra, rb);
+    assert.equal(ra.trap?.kind, 'breakpoint');
+    assert.equal(ra.trap?.pc, BigInt(CODE + 0x1000) + 1n);
+    assert.equal(state(a), state(b));
+  });
+
+  test('a quantum too small for any block translates nothing and counts as the interpreter', () => {
+    const a = withJit('48ffc0 48ffc3 ebf8', true), b = withJit('48ffc0 48ffc3 ebf8', false);
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    const n0 = t.stats.translations, e0 = t.stats.entries;
+    for (let k = 0; k < 3000; k++) assert.deepEqual(a.run(JIT_MIN_BUDGET - 1), b.run(JIT_MIN_BUDGET - 1));
+    assert.equal(state(a), state(b));
+    assert.equal(t.stats.translations, n0);
+    assert.equal(t.stats.entries, e0);
   });
 
   test('a store into the running block: same registers and counts as the interpreter at every boundary', () => {
@@ -141,5 +181,24 @@ describe('translator back end: IR operations against a BigInt reference', () => 
     }
     const out = run(b => { const c = b.get(0); b.set(1, b.sel(c, b.get(1), b.get(2))); b.set(2, b.sel(b.const(0), b.get(1), b.get(3))); }, 4, [5n, 11n, 22n, 33n]);
     assert.deepEqual(out, [5n, 11n, 33n, 33n]);
+  });
+});
+
+describe('translator: probe paths', () => {
+  test("an optimized kprobe's detour runs inside translated code (its handler call is a helper, not a return to the run loop)", () => {
+    const m = new Machine(benchImage(), { cpus: 1, translate: 'on' });
+    const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on') as NonNullable<ReturnType<typeof jitOn>>;
+    m.kprobes.setOptimization(1);
+    let hits = 0;
+    const kp: Kprobe = { symbol_name: BENCH_TARGET, pre_handler: () => { hits++; return 0; } };
+    assert.equal(m.kprobes.registerKprobe(kp), 0);
+    m.kprobes.waitForOptimizer();
+    assert.ok(m.kprobes.isOptimized(m.image.symbols.lookup(BENCH_TARGET)?.value ?? 0n), 'the probe is optimized');
+    const calls = t.stats.calls;
+    assert.equal(m.run().reason, 'poweroff');
+    const calledIn = t.stats.calls - calls;
+    assert.equal(hits, checkBenchOutput(m, 'bench.elf (o)'));
+    assert.ok(hits >= 100000);
+    assert.ok(calledIn < hits / 20, `${calledIn} calls into translated code for ${hits} hits`);
   });
 });

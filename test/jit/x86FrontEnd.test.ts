@@ -24,6 +24,7 @@ import type { Insn } from '../../emulator/arch/x86_64/insn';
 import type { X86Cpu } from '../../emulator/arch/x86_64/cpu';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
 import { translatorFor } from '../../emulator/jit';
+import { JIT_HOT_ARRIVALS_LOCKSTEP } from '../../emulator/cpu/interp';
 import type { FrontEnd } from '../../emulator/jit';
 import { machine, CODE, DATA } from '../fixtures/x86/harness';
 import { PERM_R, PERM_W } from '../../emulator/memory/memory';
@@ -118,7 +119,10 @@ function callRetMachine(tail: string, mode: Mode): X86Cpu {
   mem.writeBytes(DATA, Uint8Array.of(0x00, 0x01, 0x40, 0, 0, 0, 0, 0));
   // the page below 2^47: a push with rsp = 2^47 must not store there
   mem.map(0x7ffffffff000, 0x1000, PERM_R | PERM_W, 'top');
-  (cpu as unknown as { jit: unknown }).jit = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, mode);
+  const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, mode);
+  // short loops: translated after as few arrivals as in lockstep (the default waits for JIT_HOT_ARRIVALS)
+  if (t) t.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP;
+  (cpu as unknown as { jit: unknown }).jit = t;
   return cpu;
 }
 

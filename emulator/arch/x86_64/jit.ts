@@ -595,6 +595,7 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   readonly scratchBytes = SCRATCH_BYTES;
   private em: BlockEmitter | null = null;
   private words: Int32Array | null = null;
+  private wordsOf: DataView | null = null;
 
   emit(b: B, i: Insn, _cpu: X86Cpu): boolean {
     if (this.em === null || this.em.b !== b) this.em = new BlockEmitter(b);
@@ -610,9 +611,10 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
 
   endsBlock(i: Insn): boolean { return i.def.flow !== 'none'; }
 
-  /** the arena as int32 words (made again only if the arena's buffer changed) */
+  /** the arena as int32 words (made again only for another DataView) */
   private view(scratch: DataView): Int32Array {
-    if (this.words === null || this.words.buffer !== scratch.buffer) this.words = new Int32Array(scratch.buffer);
+    // the same DataView every time (the translator's, over the arena, which never grows): compare it, not the buffers (a slow accessor)
+    if (this.words === null || this.wordsOf !== scratch) { this.words = new Int32Array(scratch.buffer); this.wordsOf = scratch; }
     return this.words;
   }
 
