@@ -461,7 +461,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       if (status === EXIT_FAULT) break;
       if (status === EXIT_HELPER) {
         // a helper's instruction jumped (or stopped the run, or changed the mode or the mappings): the pc is set
-        if (cpu.jitMustExit() || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== s.tlbGen) break;
+        if (cpu.jitMustExit() || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== s.tlbGen || s.impure) break;
         pc = cpu.pc;
       } else {
         pc = vaddrFromHalves(v.getInt32(st + ST_PC, true), v.getInt32(st + ST_PC + 4, true)) as VAddr;
@@ -577,7 +577,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
       s.base += cpu.instret - before;
     }
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
-    if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen) return EXIT_HELPER;
+    // lockstep: an entry in which host code ran is not compared, so it ends here (the next one is)
+    if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen || (logging && s.impure)) return EXIT_HELPER;
     if (cpu.pc !== insn.next) {
       // a plain jump (an optimized probe's detour, a boosted probe's return): the hub follows it like a translated jump
       const pc = cpu.pc;
