@@ -97,7 +97,9 @@ export class Unit {
   /** the translator's weak reference to this unit (code-cache accounting) */
   ref: WeakRef<Unit> | null = null;
   readonly space: WeakRef<CodeSpace>;
-  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); }
+  /** the function-table indices its space's units hold (shared with the space: whichever goes first frees an index, once) */
+  readonly fns: Set<number>;
+  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); this.fns = space.fns; }
 }
 
 let spaceCount = 0;
@@ -106,6 +108,8 @@ let spaceCount = 0;
 class CodeSpace {
   /** the space's key in the chain table */
   readonly id = ++spaceCount;
+  /** the function-table indices of its units (freed when the space is collected: the table must not keep a finished machine's code) */
+  readonly fns = new Set<number>();
   readonly units = new Map<number, Unit>();
   /** page key -> units covering it (their own page and the one before when a block crosses) */
   readonly byPage = new Map<number, Set<Unit>>();
@@ -152,6 +156,11 @@ export interface TranslatorStats {
 
 export class Translator<C, I extends RunnableInsn<C>> {
   private readonly spaces = new WeakMap<object, CodeSpace>();
+  /** a collected space's units are unreachable (no decoded instruction leads to them): their table slots are freed */
+  private readonly spaceGone = new FinalizationRegistry<Set<number>>(fns => {
+    for (const f of fns) { this.table.set(f, null); this.freeFns.push(f); }
+    fns.clear();
+  });
   /** CPUs by the arena offset of their state (weak: a finished machine's CPUs go away) */
   private readonly cpus = new Map<number, WeakRef<AnyCpu>>();
   private readonly cpuState = new WeakMap<object, CpuJit>();
@@ -192,6 +201,9 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const hub = new WebAssembly.Instance(new WebAssembly.Module(compileHub(this.chain)), { k: { mem: guestMemory() as WebAssembly.Memory, tab: this.table } });
     this.hub = hub.exports.enter as Translator<C, I>['hub'];
   }
+
+  /** function-table slots holding a module now (a finished machine's are freed once its code spaces are collected) */
+  get tableInUse(): number { return this.nextFn - this.freeFns.length; }
 
   /** a free index in the function table */
   private allocFn(): number {
@@ -236,6 +248,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     let sp = this.spaces.get(cache);
     if (sp === undefined) {
       const made = new CodeSpace(cache);
+      this.spaceGone.register(made, made.fns);
       sp = made;
       this.spaces.set(cache, made);
       mem.codeWriteListeners.push((a, len) => this.invalidate(made, a, len));
@@ -273,7 +286,8 @@ export class Translator<C, I extends RunnableInsn<C>> {
       const c = this.chain + chainSlot(e.addr | 0);
       if ((v.getInt32(c + 12, true) >> 8) === u.fn) v.setInt32(c + 8, 0, true);
     }
-    if (u.fn >= 0) { this.table.set(u.fn, null); this.freeFns.push(u.fn); u.fn = -1; }
+    if (u.fns.delete(u.fn)) { this.table.set(u.fn, null); this.freeFns.push(u.fn); }
+    u.fn = -1;
     const sp = u.space.deref();
     if (sp !== undefined) {
       if (sp.units.get(u.key) === u) sp.units.delete(u.key);
@@ -360,6 +374,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     });
     unit.fn = this.allocFn();
     this.table.set(unit.fn, inst.exports.run);
+    sp.fns.add(unit.fn);
     unit.bytes = bytes.length;
     unit.pages = [...pages];
     if (old) this.drop(old);

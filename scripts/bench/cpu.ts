@@ -173,7 +173,8 @@ for (const { arch, dir, qemu } of ARCHES) {
   if (t) {
     const s = t.stats;
     console.log(`${arch} translator: ${s.translations} translations (${s.compileMs.toFixed(0)} ms compiling, ${(s.compileMs * 1000 / Math.max(1, s.translations)).toFixed(0)} us each), ` +
-      `${s.modules} modules live, ${(s.codeBytes / 1024).toFixed(0)} KiB of WebAssembly in the cache, ${s.invalidations} invalidations, ${s.flushes} flushes`);
+      `${s.modules} modules live, ${(s.codeBytes / 1024).toFixed(0)} KiB of WebAssembly in the cache, ${s.invalidations} invalidations, ${s.flushes} flushes; ` +
+      `${s.entries} entries from the interpreter, ${s.calls} calls into the hub (the rest of the ${s.translatedInsns} translated instructions' block transitions stayed in WebAssembly)`);
   }
 }
 }

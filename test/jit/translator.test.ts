@@ -8,6 +8,8 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { machine, getReg, hexBytes, CODE } from '../fixtures/x86/harness';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
 import { translatorFor } from '../../emulator/jit';
@@ -200,5 +202,25 @@ describe('translator: probe paths', () => {
     assert.equal(hits, checkBenchOutput(m, 'bench.elf (o)'));
     assert.ok(hits >= 100000);
     assert.ok(calledIn < hits / 20, `${calledIn} calls into translated code for ${hits} hits`);
+  });
+});
+
+describe('translator: the function table', () => {
+  test("a finished machine's modules leave the shared function table once its code is collected", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    const settle = async (): Promise<void> => { for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); } };
+    await settle();
+    const inUse0 = t.tableInUse;
+    // 40 machines, each translating its own loop (two pages: two modules)
+    const code = new Uint8Array(0x1008);
+    code.set(hexBytes('48ffc0 e9f80f0000'), 0);
+    code.set(hexBytes('48ffc3 e9f8efffff'), 0x1000);
+    const n0 = t.stats.translations;
+    for (let k = 0; k < 40; k++) assert.equal(withJit(code, true).run(20000).executed, 20000);
+    assert.ok(t.stats.translations - n0 >= 80, 'every machine translated its pages');
+    await settle();
+    assert.ok(t.tableInUse - inUse0 < 10, `${t.tableInUse - inUse0} table slots still in use after 40 finished machines`);
   });
 });
