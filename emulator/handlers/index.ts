@@ -10,7 +10,7 @@ export type {
 export { HandlerFault, HANDLER_KIND_NAMES, HW_BREAKPOINT_R, HW_BREAKPOINT_W, HW_BREAKPOINT_X } from './types';
 export { compileHandler, DEFAULT_STEP_BUDGET } from './compiler';
 export { compileLogMessage, isHandlerSnippetLogMessage } from './logMessage';
-export { parseProbeFile, parseTarget } from './probeFile';
+export { parseProbeFile, parseProbeFileImage, parseTarget } from './probeFile';
 export type { ProbeFileAst, ProbeAst, ProbeTarget, ProbeKindName, ProbeAttrAst, ProbeHandlerAst } from './probeFile';
 export { checkProbeFile, compileProbeFile, ignoredPcWriteMessage, MAX_MAXACTIVE, MAX_DATA_SIZE, KWATCH_TYPES, MAX_KWATCH_LEN } from './probeCheck';
 export type { CheckOptions, ProbeSpec, KwatchTypeName } from './probeCheck';

@@ -38,6 +38,16 @@ const PUNCTS = [
 
 const MAX_U64 = (1n << 64n) - 1n;
 
+/** PUNCTS by length: the longest punctuator at a position wins (what PUNCTS' order gives `find`). */
+const PUNCT3 = new Set(PUNCTS.filter(q => q.length === 3));
+const PUNCT2 = new Set(PUNCTS.filter(q => q.length === 2));
+const PUNCT1 = new Set(PUNCTS.filter(q => q.length === 1));
+
+// character classes by code (a cold run tokenizes with the interpreter: a regular expression per character costs)
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isIdentPart = (c: number): boolean => isIdentStart(c) || isDigit(c);
+
 /**
  * Tokenize `src`. Positions start at (startLine, startColumn) for the first
  * character; later lines start at column 1.
@@ -72,16 +82,17 @@ export function tokenize(src: string, startLine = 1, startColumn = 1): Token[] {
       advance(j + 2);
       continue;
     }
-    if (/[A-Za-z_]/.test(c)) {
+    const code = src.charCodeAt(i);
+    if (isIdentStart(code)) {
       let j = i + 1;
-      while (j < n && /[A-Za-z0-9_]/.test(src[j])) j++;
+      while (j < n && isIdentPart(src.charCodeAt(j))) j++;
       advance(j);
       push('ident', start, sl, sc);
       continue;
     }
-    if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
+    if (isDigit(code) || (c === '.' && isDigit(src.charCodeAt(i + 1)))) {
       let j = i;
-      while (j < n && /[A-Za-z0-9_.]/.test(src[j])) j++;
+      for (let d = src.charCodeAt(j); j < n && (isIdentPart(d) || d === 46); d = src.charCodeAt(++j));
       advance(j);
       const r = parseNumber(src.slice(start, j));
       if ('error' in r) push('error', start, sl, sc, { message: r.error });
@@ -117,7 +128,8 @@ export function tokenize(src: string, startLine = 1, startColumn = 1): Token[] {
       else push('char', start, sl, sc, { value: BigInt(out.charCodeAt(0)) });
       continue;
     }
-    const p = PUNCTS.find(q => src.startsWith(q, i));
+    const p3 = src.slice(i, i + 3), p2 = src.slice(i, i + 2);
+    const p = PUNCT3.has(p3) ? p3 : PUNCT2.has(p2) ? p2 : PUNCT1.has(c) ? c : undefined;
     if (p) { advance(i + p.length); push('punct', start, sl, sc); continue; }
     advance(i + 1);
     push('error', start, sl, sc, { message: `unexpected character '${c}'` });

@@ -96,12 +96,29 @@ export function parseProbeFile(
   text: string, fileName: string,
   programType?: (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined,
 ): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
+  return parse(text, fileName, programType, false);
+}
+
+/**
+ * The file's `image "path"` header, as parseProbeFile(...).file.image gives
+ * it, parsing no further than needed: the header counts only before the
+ * first probe, so parsing stops at the header or after the first probe.
+ */
+export function parseProbeFileImage(text: string, fileName: string): ProbeFileAst['image'] {
+  return parse(text, fileName, undefined, true).file.image;
+}
+
+function parse(
+  text: string, fileName: string,
+  programType: ((kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined) | undefined,
+  imageOnly: boolean,
+): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const toks = tokenize(text);
   const p = new Parser(toks, diagnostics, true, programType);
   const file: ProbeFileAst = { fileName, probes: [] };
   let batches = 0;
-  while (p.tok.kind !== 'eof') {
+  while (p.tok.kind !== 'eof' && !(imageOnly && (file.image || file.probes.length))) {
     const t = p.tok;
     try {
       if (t.kind === 'ident' && t.text === 'image') {

@@ -27,7 +27,7 @@ import { dirname, resolve } from 'node:path';
 import type { Machine } from '../../machine';
 import { didYouMean, similarSymbols } from '../../elf';
 import type { ProbeSpec } from '../../handlers';
-import { parseProbeFile } from '../../handlers';
+import { parseProbeFileImage } from '../../handlers';
 import { ProbeManager } from '../../probes';
 import type { ProbeEntry } from '../../probes';
 import { fileProbeLabel } from '../../probes/fileProbes';
@@ -142,7 +142,7 @@ export function probeFilesImage(ctx: RunContext): string | undefined {
   const files = states.get(ctx)?.files ?? [];
   let found: { image: string; file: string } | undefined;
   for (const f of files) {
-    const header = parseProbeFile(readProbeFile(f), f).file.image;
+    const header = parseProbeFileImage(readProbeFile(f), f);
     if (!header) continue;
     const image = resolve(dirname(f), header.path);
     if (found && !samePath(found.image, image)) {

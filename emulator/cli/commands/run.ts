@@ -11,7 +11,6 @@
  * Other endings: nothing left to run -> a line on stderr, exit 1; the
  * instruction limit -> a line on stderr, exit 124 (like timeout(1)).
  */
-import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../elf';
 import { Machine, MachineExit } from '../../machine';
 import { CliError, CliIo, registerCommand } from '../io';
@@ -41,9 +40,10 @@ export function printStats(m: Machine, seconds: number, io: CliIo): void {
 /** Run a machine to its end with the context's setup/teardown hooks; returns the exit. */
 export async function runMachine(m: Machine, ctx: RunContext, io: CliIo): Promise<{ exit: MachineExit; seconds: number }> {
   for (const s of ctx.setup) await s(m, io);
-  const t0 = performance.now();
+  // process.hrtime: the same monotonic clock as performance.now(), without loading perf_hooks (~2 ms of a cold start)
+  const t0 = process.hrtime.bigint();
   const exit = ctx.timed.length ? runWithActions(m, ctx, io) : m.run();
-  const seconds = (performance.now() - t0) / 1000;
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   for (const s of ctx.teardown) await s(m, io);
   return { exit, seconds };
 }
