@@ -199,6 +199,25 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   }
 
   /**
+   * Host code runs inside the current instruction (an inline breakpoint's
+   * handlers) until leaveHost(token): the accesses it makes through this
+   * CPU's memory are the emulator's own, as they are in a trap handled
+   * between runs: a data watch records them (hwDebug.ts `outside`), and
+   * leaveHost ends the run after the instruction when one did, so that
+   * they are reported at that boundary as after a trap.
+   */
+  enterHost(): Memory['watcher'] {
+    const mem = this.mem, w = mem.watcher;
+    if (w === this.hw) mem.watcher = this.hw.outside;
+    return w;
+  }
+
+  leaveHost(token: Memory['watcher']): void {
+    this.mem.watcher = token;
+    if (token === this.hw && this.hw.hits !== 0) this.endRun();
+  }
+
+  /**
    * Instructions the innermost run() in progress has retired so far (the
    * current instruction not included; nested runs' instructions excluded).
    */

@@ -108,6 +108,8 @@ export class Kernel implements KernelApi {
   hitLog: HitLog | null = null;
   /** machine-wide instructions retired (Machine.totalInstructions: the machine installs it) */
   instructionsRetired: () => number = () => 0;
+  /** instructions of the running CPU's current run not yet accounted by the machine (KernelApi.runRetired) */
+  runRetired = 0;
 
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
@@ -394,7 +396,7 @@ export class Kernel implements KernelApi {
     if (log !== null) {
       if (seq > log.lastSeq) {
         const t = this.sched.rq[cpu]?.current;
-        log.hit(seq, this.instructionsRetired(), this.clock.nowNs(cpu), cpu, t === undefined ? 0 : t.pid, t === undefined ? `swapper/${cpu}` : t.comm,
+        log.hit(seq, this.instructionsRetired() + this.runRetired, this.clock.nowNs(cpu), cpu, t === undefined ? 0 : t.pid, t === undefined ? `swapper/${cpu}` : t.comm,
           kind, probeId, probe, addr, latencyNs === undefined ? NaN : latencyNs);
       } else log.replayed(cpu);
     }

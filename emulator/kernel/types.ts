@@ -127,6 +127,15 @@ export interface KernelApi {
   handleTrap?(cpu: Cpu, trap: Trap): void;
   /** (optional, the hit log: emulator/trace) one probe hit, numbered and recorded; returns its seq */
   probeHit?(kind: HitKind, cpu: number, probeId: number, addr: bigint, probe: string, latencyNs?: number): number;
+  /**
+   * (optional, the hit log) instructions the running CPU's current run has
+   * retired that the machine has not accounted yet: an engine handling a
+   * breakpoint from inside the instruction (the CPU's inline breakpoint)
+   * sets it for the duration, so that its hits record the machine-wide
+   * count a trap would show (the machine accounts a run before it
+   * dispatches the run's trap); 0 otherwise
+   */
+  runRetired?: number;
   /** (optional, the hit log) a missed probe hit (nmissed), for the warnings */
   probeMissed?(info: MissInfo): void;
   /** (optional, the hit log) a task off its CPU: the kernel stack pointer it resumes with, null when it has no kernel call in flight (user mode, exited) */

@@ -160,6 +160,9 @@ export interface InlineBreakpointCpu {
   retiredInRun(): number;
   /** end the current run() after the breakpoint, with no trap (the machine must look: stop request, oops, ...) */
   endRun(): void;
+  /** the handlers run as the emulator between runs (their accesses are not the breakpoint instruction's: a data watch reports them after it); leaveHost with enterHost's token */
+  enterHost(): unknown;
+  leaveHost(token: unknown): void;
 }
 
 /**
@@ -260,9 +263,12 @@ export interface KprobesArchHooks {
   kprobeOnFuncEntry?(offset: bigint): boolean;
   /**
    * Install (null: remove) the inline breakpoint handler of a CPU (a host
-   * fast path, not a kernel mechanism: the engine uses it only for its own
-   * native entries). Returns the CPU's controls, or null when this CPU has
-   * no such path (or another handler is installed): breakpoints then trap.
+   * fast path, not a kernel mechanism: the engine handles its probes'
+   * breakpoints and its own code's there, with the same result as the
+   * trap; see KprobeTraps.inlineBreakpoint). The handlers must see the
+   * trap's pc (riscv: the ebreak's own address). Returns the CPU's
+   * controls, or null when this CPU has no such path (or another handler
+   * is installed): breakpoints then trap.
    */
   installInlineBreakpoint?(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null;
 }

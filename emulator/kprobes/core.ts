@@ -15,7 +15,7 @@
  */
 import type { Cpu } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
-import { hex } from '../memory/address';
+import { hex, type VAddr } from '../memory/address';
 import type { KprobesArchContext, KprobesArchHooks } from './archHooks';
 import { kprobesArchFor } from '../arch/registry';
 import { KprobeEvents, ProbeInfo } from './events';
@@ -178,6 +178,9 @@ export class KprobesEngine {
 
   /** get_kprobe(addr): the probe (or aggregate) at addr */
   getKprobe(addr: bigint): Kprobe | undefined { return this.t.table.get(addr); }
+
+  /** get_kprobe() by VAddr (the CPU's inline breakpoint: no BigInt per hit) */
+  getKprobeV(at: VAddr): Kprobe | undefined { return this.t.table.byV.get(at); }
 
   isAggregate(p: Kprobe): boolean { return this.t.aggrList.has(p); }
 

@@ -36,6 +36,12 @@ interface TimedInstance extends KretprobeInstance {
   entrySp: bigint;
 }
 
+/** A task's live instances (innermost last) and the one whose return handler is running (already off the list). */
+interface TaskInstances {
+  list: TimedInstance[];
+  running: KretprobeInstance | undefined;
+}
+
 interface RpState {
   rp: Kretprobe;
   free: TimedInstance[];
@@ -77,6 +83,7 @@ export interface FixedFrame {
 export class Kretprobes {
   /** the breakpoint-based trampoline (Linux 2.6: a kprobe on kretprobe_trampoline) */
   readonly int3Trampoline: bigint;
+  private readonly int3TrampolineV: VAddr;
   /** the kretprobe booster's trampoline (save registers, handler path, restore, return); 0n without arch support */
   readonly boostTrampoline: bigint;
   /** address of the booster trampoline's callback into the engine (its template's) */
@@ -92,9 +99,10 @@ export class Kretprobes {
   private readonly riState = new Map<KretprobeInstance, RpState>();
   /** struct kretprobe by its struct kprobe, while registered */
   private readonly byKprobe = new Map<Kprobe, Kretprobe>();
-  private readonly byTask = new Map<TaskKey, KretprobeInstance[]>();
-  /** per task: the instance whose return handler is running (already off the task's list) */
-  private readonly running = new Map<TaskKey, KretprobeInstance>();
+  /** per task: its live instances and the running one (kept while the task lives, emptied or not: no allocation per call) */
+  private readonly byTask = new Map<TaskKey, TaskInstances>();
+  /** the key standing for CPU n while no task is current there ("cpuN") */
+  private readonly cpuKeys: string[] = [];
   /** kretprobes with missed calls that may still be running (their RpState.missedOut) */
   private readonly missing = new Set<RpState>();
   /** the trampoline's kprobe (not in the table, not listed) */
@@ -115,6 +123,7 @@ export class Kretprobes {
     const armed = code.slice();
     armed.set(bp, 0);
     engine.slots.write(this.int3Trampoline, armed);
+    this.int3TrampolineV = mustVAddr(this.int3Trampoline);
     this.trampolineProbe = { addr: this.int3Trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
     const bt = engine.hooks.optprobes?.kretprobeBoostTrampoline;
     if (bt) {
@@ -156,12 +165,23 @@ export class Kretprobes {
   }
 
   private taskKey(cpu: number): TaskKey {
-    return this.engine.kernel.current(cpu) ?? `cpu${cpu}`;
+    return this.engine.kernel.current(cpu) ?? this.cpuKey(cpu);
+  }
+
+  private cpuKey(cpu: number): string {
+    return this.cpuKeys[cpu] ??= `cpu${cpu}`;
+  }
+
+  /** a task's instances record (made at its first instance) */
+  private instancesFor(key: TaskKey): TaskInstances {
+    let t = this.byTask.get(key);
+    if (t === undefined) { t = { list: [], running: undefined }; this.byTask.set(key, t); }
+    return t;
   }
 
   /** live instances of a task (innermost last) */
   instancesOf(key: TaskKey): readonly KretprobeInstance[] {
-    return this.byTask.get(key) ?? [];
+    return this.byTask.get(key)?.list ?? [];
   }
 
   /**
@@ -269,13 +289,15 @@ export class Kretprobes {
     ri.cpu = cpu;
     ri.entryNs = kernel.clock.nowNs(cpu);
     ri.entrySp = regs.sp;
-    this.countConcurrency(st, ri.task ?? `cpu${cpu}`, ri.entrySp);
+    const key = ri.task ?? this.cpuKey(cpu);
+    this.countConcurrency(st, key, ri.entrySp);
     if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
     const entry = rp.entry_handler;
     if (entry) {
       let r = 0;
       try {
-        r = this.engine.guarded(p, regs, () => entry(ri, regs), 0);
+        // engine.guarded() without a closure per hit
+        try { r = entry(ri, regs); } catch (e) { this.engine.handlerFailed(p, regs, e); r = 0; }
       } catch (e) {
         st.free.push(ri);
         throw e;
@@ -283,15 +305,12 @@ export class Kretprobes {
       if (r) { this.recycle(ri); return 0; }
     }
     try {
-      this.engine.guarded(p, regs, () => this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline), undefined);
+      try { this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline); } catch (e) { this.engine.handlerFailed(p, regs, e); }
     } catch (e) {
       this.recycle(ri);
       throw e;
     }
-    const key = ri.task ?? `cpu${cpu}`;
-    let list = this.byTask.get(key);
-    if (!list) { list = []; this.byTask.set(key, list); }
-    list.push(ri);
+    this.instancesFor(key).list.push(ri);
     return 0;
   }
 
@@ -308,7 +327,7 @@ export class Kretprobes {
   /** an entry found no instance: the call is running without one until its task is seen back at its level */
   private missedCall(st: RpState, cpu: number, sp: bigint): void {
     const kernel = this.engine.kernel;
-    const key: TaskKey = kernel.current(cpu) ?? `cpu${cpu}`;
+    const key: TaskKey = kernel.current(cpu) ?? this.cpuKey(cpu);
     this.pruneMissed(st, key, sp);
     this.pruneOtherTasks(st, key);
     let list = st.missedOut.get(key);
@@ -371,15 +390,15 @@ export class Kretprobes {
       st.missedOut.delete(t);
       if (st.missedCount === 0) this.missing.delete(st);
     }
-    const list = this.byTask.get(t);
-    if (!list) return;
+    const rec = this.byTask.get(t);
+    if (!rec) return;
     this.byTask.delete(t);
-    for (const ri of list) this.recycle(ri);
+    for (const ri of rec.list) this.recycle(ri);
   }
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline);
+    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV);
     if (orig !== null) regs.ip = orig;
     return true;
   }
@@ -403,14 +422,14 @@ export class Kretprobes {
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
       this.engine.stats.kretBoostCallbacks++;
       this.engine.stats.nativeKretFrames++;
-      const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline);
+      const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV);
       if (orig === null) return true; // the CPU oopsed
       leave(ctx, regs, nf, orig);
       return true;
     }
     this.engine.stats.kretBoostCallbacks++;
     const frame = opt.enterCallback(ctx, regs, this.boostTrampoline, 'kretprobe');
-    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline);
+    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV);
     if (orig === null) return true; // the CPU oopsed
     opt.leaveCallback(ctx, regs, frame, orig);
     return true;
@@ -421,12 +440,12 @@ export class Kretprobes {
    * block (restored after); null when the CPU oopsed. No closure or saved
    * object per return (a hot path).
    */
-  private trampolineHandlerAsCurrent(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint): bigint | null {
+  private trampolineHandlerAsCurrent(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): bigint | null {
     const current = kcb.current, status = kcb.status, instance = kcb.instance;
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     try {
-      return this.trampolineHandler(cpu, regs, kcb, tramp);
+      return this.trampolineHandler(cpu, regs, kcb, tramp, trampV);
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
       return null;
@@ -438,11 +457,12 @@ export class Kretprobes {
   }
 
   /** Runs the return handlers; returns the real return address (null when nothing is to be resumed). */
-  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint): bigint | null {
+  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): bigint | null {
     const key = this.taskKey(cpu.id);
-    const list = this.byTask.get(key) ?? [];
+    const rec = this.byTask.get(key);
+    const list = rec === undefined ? [] : rec.list;
     // handlers see ip at the trampoline (as modern x86 does)
-    regs.ip = tramp;
+    regs.setIpV(trampV);
     let orig = 0n;
     let last: KretprobeInstance | undefined;
     const kernel = this.engine.kernel;
@@ -457,15 +477,16 @@ export class Kretprobes {
           kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.engine.probeName(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
         }
       }
-      if (st && !st.dead && handler) {
-        kcb.current = ri.rp.kp;
-        const outer = this.running.get(key);
-        this.running.set(key, ri);
+      if (st && !st.dead && handler && rec !== undefined) {
+        const kp = ri.rp.kp;
+        kcb.current = kp;
+        const outer = rec.running;
+        rec.running = ri;
         try {
-          this.engine.guarded(ri.rp.kp, regs, () => handler(ri, regs), 0);
+          // engine.guarded() without a closure per return
+          try { handler(ri, regs); } catch (e) { this.engine.handlerFailed(kp, regs, e); }
         } finally {
-          if (outer) this.running.set(key, outer);
-          else this.running.delete(key);
+          rec.running = outer;
         }
         kcb.current = this.trampolineProbe;
       }
@@ -479,7 +500,6 @@ export class Kretprobes {
         break;
       }
     }
-    if (list.length === 0) this.byTask.delete(key);
     if (!last) { this.bug(cpu, 0n, tramp); return null; }
     if (orig === 0n) return null;
     if (this.isTrampoline(orig)) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return null; }
@@ -505,9 +525,10 @@ export class Kretprobes {
    * has left that entry out).
    */
   fixupStackTrace(key: TaskKey, addrs: readonly bigint[], opts: { fromPc?: boolean } = {}): FixedFrame[] {
-    const list = this.byTask.get(key) ?? [];
+    const rec = this.byTask.get(key);
+    const list = rec?.list ?? [];
     let k = list.length - 1;
-    const cur = opts.fromPc ? this.running.get(key) : undefined;
+    const cur = opts.fromPc ? rec?.running : undefined;
     return addrs.map((a, i) => {
       if (i === 0 && cur && this.isTrampoline(a)) return { addr: cur.ret_addr, raw: a, replaced: true };
       if (!this.isTrampoline(a)) return { addr: a, raw: a, replaced: false };

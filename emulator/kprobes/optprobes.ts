@@ -67,6 +67,8 @@ interface OptEntry {
 /** A detour buffer's native entry: its probe address and the ip the handlers see (as a breakpoint hit shows it). */
 export interface NativeEntry {
   readonly addr: bigint;
+  /** addr as a VAddr (the probe table's number-keyed lookup) */
+  readonly at: VAddr;
   readonly ip: VAddr;
 }
 
@@ -81,6 +83,8 @@ export class Optimizer {
   private readonly queued = new Set<bigint>();
   private readonly refused = new Map<bigint, string>();
   private nextDeadline = Infinity;
+  /** entries queued or optimized (detourFor answers without a lookup while there are none: every plain hit asks) */
+  private detouring = 0;
   /** the largest detoured region prepared so far (bytes): how far back a change at an address can matter */
   private maxRegion = 1;
   /** debug.kprobes_optimization */
@@ -125,7 +129,7 @@ export class Optimizer {
     const e = this.engine;
     const entry = op.nativeEntry;
     const ne: NativeEntry | null = entry === undefined ? null
-      : { addr, ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
+      : { addr, at: mustVAddr(addr), ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
     const isOurs = (a: bigint): boolean => a === op.callback || (entry !== undefined && a === entry);
     e.code.attach(op.insn, {
       breakpoint: (cpu, regs, kcb, a) => isOurs(a) && e.traps.optimizedCallback(cpu, regs, kcb, addr, a === entry ? ne : null),
@@ -146,6 +150,7 @@ export class Optimizer {
     if (e) {
       if (e.state === 'optimized') this.unoptimize(addr, e);
       this.engine.code.attach(e.op.insn, {}); // a kept buffer: owned and named, no callback
+      if (e.state !== 'prepared') this.detouring--;
       this.entries.delete(addr);
       this.entryAddrs.delete(addr);
       this.queued.delete(addr);
@@ -171,6 +176,7 @@ export class Optimizer {
 
   /** the detour to use on a breakpoint hit at addr (queued or optimized), setup_detour_execution */
   detourFor(addr: bigint): ArchOptimizedInsn | undefined {
+    if (this.detouring === 0) return undefined;
     const e = this.entries.get(addr);
     return e && e.state !== 'prepared' ? e.op : undefined;
   }
@@ -292,6 +298,7 @@ export class Optimizer {
   }
 
   private setState(addr: bigint, e: OptEntry, state: OptState): void {
+    this.detouring += (state !== 'prepared' ? 1 : 0) - (e.state !== 'prepared' ? 1 : 0);
     e.state = state;
     if (state === 'queued') this.queued.add(addr);
     else this.queued.delete(addr);

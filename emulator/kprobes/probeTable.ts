@@ -7,11 +7,41 @@
  * probe, and kprobes_all_disarmed. State only; registration.ts,
  * arming.ts and hitPath.ts change it.
  */
+import { toVAddr, VAddr } from '../memory/address';
 import type { Kprobe, KprobeCtlblk, ProbeKind } from './kprobe';
+
+/**
+ * kprobe_table's map, also keyed by VAddr (`byV`): the CPU's inline
+ * breakpoint asks with a number, and a bigint key costs a BigInt and a
+ * bigint hash per hit.
+ */
+export class ProbeMap extends Map<bigint, Kprobe> {
+  /** the same entries by VAddr (canonical addresses only) */
+  readonly byV = new Map<VAddr, Kprobe>();
+
+  override set(addr: bigint, p: Kprobe): this {
+    super.set(addr, p);
+    // Map's constructor calls set before the field initialisers ran: byV is absent then (never with an argument here)
+    const v = toVAddr(addr);
+    if (v !== null && this.byV !== undefined) this.byV.set(v, p);
+    return this;
+  }
+
+  override delete(addr: bigint): boolean {
+    const v = toVAddr(addr);
+    if (v !== null) this.byV.delete(v);
+    return super.delete(addr);
+  }
+
+  override clear(): void {
+    this.byV.clear();
+    super.clear();
+  }
+}
 
 export class ProbeTable {
   /** kprobe_table: address -> probe (or aggregate probe) */
-  readonly table = new Map<bigint, Kprobe>();
+  readonly table = new ProbeMap();
   /** aggregate probe -> its member list (Linux ap->list) */
   readonly aggrList = new Map<Kprobe, Kprobe[]>();
   /** registered user probes */

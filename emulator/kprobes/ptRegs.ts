@@ -5,17 +5,33 @@
  * Register names are ArchOps.regs names (x86_64: ip sp flags ax bx ... r15).
  */
 import type { ArchOps, Cpu } from '../arch/types';
+import type { VAddr } from '../memory/address';
+
+/** a CPU whose pc is a VAddr field (the interpreter CPUs: emulator/cpu/interp.ts); setPc(v) is pc = toVAddr(v) */
+interface NumericPcCpu { pc: VAddr }
 
 export class PtRegs {
   private readonly byName = new Map<string, number>();
+  /** the CPU keeps its pc as a VAddr (setIpV writes it without a BigInt) */
+  private readonly numericPc: boolean;
 
   constructor(readonly cpu: Cpu, readonly arch: ArchOps) {
     arch.regs.forEach((r, i) => this.byName.set(r.name, i));
+    this.numericPc = typeof (cpu as unknown as Partial<NumericPcCpu>).pc === 'number';
   }
 
   /** instruction pointer (regs->ip) */
-  get ip(): bigint { return this.cpu.getPc(); }
+  get ip(): bigint {
+    // getPc() is fromVAddr(pc): the same value with one BigInt operation fewer
+    return this.numericPc ? BigInt.asUintN(64, BigInt((this.cpu as unknown as NumericPcCpu).pc)) : this.cpu.getPc();
+  }
   set ip(v: bigint) { this.cpu.setPc(BigInt.asUintN(64, v)); }
+
+  /** regs->ip = v for a VAddr (the engine's hot paths: no BigInt when the CPU holds its pc as a VAddr) */
+  setIpV(v: VAddr): void {
+    if (this.numericPc) (this.cpu as unknown as NumericPcCpu).pc = v;
+    else this.cpu.setPc(BigInt.asUintN(64, BigInt(v)));
+  }
 
   /** stack pointer (kernel_stack_pointer(regs)) */
   get sp(): bigint { return this.cpu.getReg(this.arch.abi.spReg); }

@@ -50,50 +50,77 @@ export class KprobeTraps {
   }
 
   /**
-   * The CPU's inline breakpoint (a host fast path): a breakpoint at one of
-   * the engine's native entries (detour buffers, the kretprobe booster
-   * trampoline) is handled from inside the int3 instead of a trap that
-   * makes the CPU's run return, with the same result: the same handler
-   * path as the die-notifier (optimizer poll, kprobe_int3_handler) and the
-   * same virtual time during the handlers (the instructions this run has
-   * retired, the int3 included, are added to the CPU's round slots for the
-   * duration, as the machine accounts them before a trap is handled; a
-   * nested call's breakpoints see the time of the hit that made the call,
-   * as with traps). When the handlers leave something the machine must see
-   * (a stop request, power off, an oops, another current task) the run
-   * ends after the int3. Probe-site breakpoints always trap: false.
+   * The CPU's inline breakpoint (a host fast path): a breakpoint at a
+   * registered probe's address or in the engine's own code (detour
+   * buffers' native entries, the kretprobe trampolines, slot step
+   * breakpoints) is handled from inside the breakpoint instruction instead
+   * of a trap that makes the CPU's run return, with the same result: the
+   * same handler path as the die-notifier (optimizer poll,
+   * kprobe_int3_handler) and the same virtual time during the handlers
+   * (the instructions this run has retired, the breakpoint included, are
+   * added to the CPU's round slots for the duration, as the machine
+   * accounts them before a trap is handled; a nested call's breakpoints
+   * see the time of the hit that made the call, as with traps). The pc the
+   * handlers see is the trap's (the arch's install hook sets it). When the
+   * handlers leave something the machine must see (a stop request, power
+   * off, an oops, another current task) the run ends after the
+   * breakpoint. A breakpoint nobody here claims (false) traps as usual:
+   * the die-notifier then finds nothing to do that the inline path did not
+   * decline without side effects.
    */
   private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
     const ctl = this.inlineCpus[cpu.id];
+    if (ctl === null || ctl === undefined || cpu.userMode) return false; // probes and engine code are kernel code
+    const engine = this.engine;
+    const p = engine.getKprobeV(at);
+    let code: EngineCode | undefined;
+    if (p === undefined) {
+      code = engine.code.findV(at);
+      if (code === undefined || code.breakpoint === undefined) return false;
+    }
     // the machine's run state (quantum accounting, a pending stop, power off, oopses) is part of KernelApi
-    const m = this.engine.kernel;
-    if (!ctl || cpu.userMode) return false; // the native entries are kernel code
-    const code = this.engine.code.findV(at);
-    const ne = code?.nativeEntry;
-    if (ne === undefined || ne.at !== at) return false;
-    const onBreakpoint = code?.breakpoint;
-    if (onBreakpoint === undefined) return false;
-    const task = this.engine.kernel.current(cpu.id);
+    const m = engine.kernel;
+    const task = m.current(cpu.id);
     const oops0 = m.oopsCount;
     const used = m.clock.used;
-    const slots = this.nested.depth === 0 ? ctl.retiredInRun() + 1 : 0;
+    const outer = this.nested.depth === 0;
+    const slots = outer ? ctl.retiredInRun() + 1 : 0;
+    const ne = code?.nativeEntry;
+    const native = ne !== undefined && ne.at === at;
     used[cpu.id] += slots;
+    if (outer) m.runRetired = slots; // the hit log's instruction count: the one the trap would show
+    let handled = true;
+    const host = ctl.enterHost();
     try {
-      // what onTrap -> kprobeBreakpointHandler do for these addresses
-      this.engine.optimizer.poll();
-      const regs = this.engine.regsOf(cpu), kcb = this.engine.ctlblk(cpu.id);
-      onBreakpoint(cpu, regs, kcb, ne.addr, code as EngineCode);
+      // what onTrap -> kprobeBreakpointHandler do for this address
+      engine.optimizer.poll();
+      if (p !== undefined) this.kprobeInt3(cpu, p);
+      else {
+        const c = code as EngineCode;
+        handled = (c.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, engine.regsOf(cpu), engine.ctlblk(cpu.id), native ? (ne as NonNullable<typeof ne>).addr : this.addrOf(at), c);
+        if (handled && native) engine.stats[(ne as NonNullable<typeof ne>).stat]++;
+      }
     } catch (e) {
       // as the kernel's trap dispatch reports a failing trap hook
       const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
-      this.engine.kernel.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+      m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
       used[cpu.id] -= slots;
+      if (outer) m.runRetired = 0;
+      ctl.leaveHost(host);
     }
-    this.engine.stats[ne.stat]++;
-    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || this.engine.kernel.current(cpu.id) !== task) ctl.endRun();
+    if (!handled) return false;
+    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
     return true;
   }
+
+  /** the bigint of a breakpoint address the inline path saw (the last one kept: a trampoline is hit again and again) */
+  private addrOf(at: VAddr): bigint {
+    if (at !== this.lastAt) { this.lastAt = at; this.lastAddr = BigInt.asUintN(64, BigInt(at)); }
+    return this.lastAddr;
+  }
+  private lastAt: VAddr = NaN;
+  private lastAddr = 0n;
 
   /**
    * kprobe_int3_handler (arch-neutral part): a probe's breakpoint, else a
@@ -101,12 +128,10 @@ export class KprobeTraps {
    * its owner: trampolines, detour buffers, a slot's step breakpoint).
    */
   private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
-    const kcb = this.engine.ctlblk(cpu.id);
-    const regs = this.engine.regsOf(cpu);
     const p = this.engine.getKprobe(addr);
     if (!p) {
       const code = this.engine.code.find(addr);
-      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, regs, kcb, addr, code);
+      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, this.engine.regsOf(cpu), this.engine.ctlblk(cpu.id), addr, code);
       // The breakpoint was removed after this CPU hit it: run the original instruction.
       try {
         const now = this.engine.kernel.mem.readBytes(mustVAddr(addr), this.engine.kernel.arch.breakpointInsn.length);
@@ -114,20 +139,28 @@ export class KprobeTraps {
       } catch { /* not mapped: not ours */ }
       return false;
     }
-    this.engine.stats.int3Hits++;
-    if (kcb.current) return this.reenterKprobe(p, regs, kcb);
+    this.kprobeInt3(cpu, p);
+    return true;
+  }
+
+  /** kprobe_int3_handler for the probe (or aggregate) p at the breakpoint */
+  private kprobeInt3(cpu: Cpu, p: Kprobe): void {
+    const engine = this.engine;
+    const kcb = engine.ctlblk(cpu.id);
+    const regs = engine.regsOf(cpu);
+    engine.stats.int3Hits++;
+    if (kcb.current) { this.reenterKprobe(p, regs, kcb); return; }
     kcb.current = p;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     let ret = 0;
     try {
-      ret = this.engine.preHandlerHit(p, regs);
+      ret = engine.preHandlerHit(p, regs);
     } catch (e) {
-      if (e instanceof HandlerOops) { this.engine.resetCurrent(kcb); return true; }
+      if (e instanceof HandlerOops) { engine.resetCurrent(kcb); return; }
       throw e;
     }
     if (!ret) this.setupSinglestep(p, regs, kcb, false);
-    else this.engine.resetCurrent(kcb);
-    return true;
+    else engine.resetCurrent(kcb);
   }
 
   /** reenter_kprobe() */
@@ -246,7 +279,7 @@ export class KprobeTraps {
       frame = opt.enterCallback(this.engine.ctx, regs, addr + this.bpPcOffset, 'optprobe');
     }
     this.engine.stats.optCallbacks++;
-    const p = this.engine.getKprobe(addr);
+    const p = native ? this.engine.getKprobeV(native.at) : this.engine.getKprobe(addr);
     try {
       if (!p || kprobeDisabled(p)) return true;
       if (kcb.current) { this.engine.incNmissed(p, cpu.id); return true; }

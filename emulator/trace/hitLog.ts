@@ -78,6 +78,17 @@ const KIND_INDEX: Readonly<Record<HitKind, number>> = {
   kprobe: 0, 'kretprobe-entry': 1, 'kretprobe-return': 2, jprobe: 3, uprobe: 4, uretprobe: 5, watchpoint: 6,
 };
 const RETURN = KIND_INDEX['kretprobe-return'];
+
+/** KIND_INDEX[kind] without a keyed lookup of seven string keys (a megamorphic access on every hit) */
+function kindIndex(kind: HitKind): number {
+  switch (kind) {
+    case 'kprobe': return 0;
+    case 'kretprobe-entry': return 1;
+    case 'kretprobe-return': return 2;
+    case 'jprobe': return 3;
+    default: return KIND_INDEX[kind];
+  }
+}
 /** first capacity of the columns (they double up to the ring's size) */
 const FIRST_CAPACITY = 1024;
 
@@ -153,9 +164,9 @@ export class HitLog {
       this.dropped++;
       if (this.outputs.size !== 0) this.outputs.delete(c.seq[i]);
     }
-    const k = KIND_INDEX[kind];
+    const k = kindIndex(kind);
     c.seq[i] = seq; c.instructions[i] = instructions; c.timeNs[i] = timeNs; c.latencyNs[i] = latencyNs;
-    c.cpu[i] = cpu; c.pid[i] = pid; c.probeId[i] = probeId; c.kind[i] = k; c.addr[i] = BigInt.asUintN(64, addr);
+    c.cpu[i] = cpu; c.pid[i] = pid; c.probeId[i] = probeId; c.kind[i] = k; c.addr[i] = addr; // the store takes it modulo 2^64 (BigInt.asUintN would allocate)
     c.comm[i] = comm; c.probe[i] = probe;
     if (cpu >= 0) this.open[cpu] = seq;
     if (k === RETURN && latencyNs === latencyNs) {

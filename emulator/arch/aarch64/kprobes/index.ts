@@ -16,7 +16,11 @@
 import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
 import { mustVAddr } from '../../../memory/address';
-import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '../../../kprobes/archHooks';
+import type {
+  InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
+} from '../../../kprobes/archHooks';
+import type { Cpu } from '../../types';
+import { A64Cpu } from '../cpu';
 import type { Kprobe, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 
@@ -198,6 +202,15 @@ function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): voi
   regs.ip = p.addr as bigint;
 }
 
+/** A64Cpu.inlineBreakpoint: brk calls the engine's handler before it would trap (the pc is the brk's own, as the trap's) */
+function installInlineBreakpoint(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null {
+  if (!(cpu instanceof A64Cpu)) return null;
+  if (handler === null) { cpu.inlineBreakpoint = null; return null; }
+  if (cpu.inlineBreakpoint !== null) return null;
+  cpu.inlineBreakpoint = handler;
+  return cpu;
+}
+
 export const aarch64KprobesHooks: KprobesArchHooks = {
   arch: 'aarch64',
   slotSize: SLOT_SIZE,
@@ -209,6 +222,7 @@ export const aarch64KprobesHooks: KprobesArchHooks = {
   resumeExecution,
   singlestepFault,
   simulate,
+  installInlineBreakpoint,
   // __kretprobe_trampoline: the core's breakpoint goes over the first instruction
   kretprobeTrampolineCode: Uint8Array.from([...word(NOP), ...word(NOP)]),
 };

@@ -17,7 +17,11 @@ import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
 import { mustVAddr } from '../../../memory/address';
 import { textPoke } from '../../../memory/textPoke';
-import type { KprobesArchContext, KprobesArchHooks, ProbeInsnDecision } from '../../../kprobes/archHooks';
+import type {
+  InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
+} from '../../../kprobes/archHooks';
+import type { Cpu } from '../../types';
+import { RvCpu } from '../cpu';
 import type { Kprobe, KretprobeInstance } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { expandRvc } from '../rvc';
@@ -199,6 +203,21 @@ function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): voi
   regs.ip = p.addr as bigint;
 }
 
+/**
+ * RvCpu.inlineBreakpoint: ebreak calls the engine's handler before it would
+ * trap; the handlers see the trap's pc (sepc = the ebreak itself).
+ */
+function installInlineBreakpoint(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null {
+  if (!(cpu instanceof RvCpu)) return null;
+  if (handler === null) { cpu.inlineBreakpoint = null; return null; }
+  if (cpu.inlineBreakpoint !== null) return null;
+  cpu.inlineBreakpoint = (c, at) => {
+    c.pc = at;
+    return handler(c, at);
+  };
+  return cpu;
+}
+
 export const riscv64KprobesHooks: KprobesArchHooks = {
   arch: 'riscv64',
   slotSize: SLOT_SIZE,
@@ -211,6 +230,7 @@ export const riscv64KprobesHooks: KprobesArchHooks = {
   resumeExecution,
   singlestepFault,
   simulate,
+  installInlineBreakpoint,
   // __kretprobe_trampoline: the core's ebreak goes over the first instruction
   kretprobeTrampolineCode: Uint8Array.from([...NOP, ...NOP]),
 };

@@ -17,7 +17,7 @@
  */
 import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
-import { mustVAddr } from '../../../memory/address';
+import { mustVAddr, type VAddr } from '../../../memory/address';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
@@ -34,6 +34,16 @@ import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
 const IF = 0x200n;
+const TF_N = 0x100;
+const IF_N = 0x200;
+const TF_IF = TF | IF;
+/** canonical VAddrs are [-2^47, 2^47) */
+const CANON_V = 2 ** 47;
+
+/** the TF|IF bits of a kcb flags value as a number (the values setupSinglestep stores compare without a BigInt operation) */
+function tfIfBits(b: bigint): number {
+  return b === 0n ? 0 : b === TF ? TF_N : b === IF ? IF_N : b === TF_IF ? TF_N | IF_N : Number(b & TF_IF);
+}
 const MAX_INSN_SIZE = 15;
 /** MAX_INSN_SIZE + a 5-byte jmp back, rounded up */
 export const X86_SLOT_SIZE = 32;
@@ -52,6 +62,9 @@ export interface X86InsnInfo {
   modrmReg: number;
   /** the bytes copied to the slot were decoded (false: raw MAX_INSN_SIZE bytes, 2.6 style) */
   decoded: boolean;
+  /** the slot and the probe address as VAddrs (the hit path moves rip without BigInts) */
+  slotV: VAddr;
+  addrV: VAddr;
 }
 
 function readUpTo(ctx: KprobesArchContext, addr: bigint, len: number): Uint8Array {
@@ -104,6 +117,8 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
     opcode: l ? copy[l.opcodeOff] : -1,
     modrmReg: l && l.modrmOff >= 0 ? (copy[l.modrmOff] >> 3) & 7 : -1,
     decoded: insn !== null,
+    slotV: mustVAddr(slot),
+    addrV: mustVAddr(addr),
   };
   const boostable = insn !== null && canBoost(insn) && ctx.searchExceptionTables(addr) === undefined ? 0 : -1;
   p.ainsn = {
@@ -116,9 +131,29 @@ function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   if (p.ainsn && p.ainsn.mode === 'slot' && p.ainsn.insn !== 0n) ctx.slots.put(p.ainsn.insn);
 }
 
+/** the last trampoline address prepareKretprobe wrote, as 32-bit halves (the same one call after call) */
+let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
+
 function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstance, regs: PtRegs, trampoline: bigint): void {
   const ra = regs.arch.abi.returnAddress;
   if (ra.kind !== 'stack') throw new Error('x86_64 kretprobe expects the return address on the stack');
+  const cpu = regs.cpu;
+  if (cpu instanceof X86Cpu) {
+    // the same on the CPU's own rsp (no BigInt for the addresses): read the return address, put the trampoline there
+    const slotV = cpu.hi[4] * 4294967296 + (cpu.lo[4] >>> 0) + ra.offset;
+    if (slotV >= -CANON_V && slotV < CANON_V) {
+      const mem = cpu.mem;
+      ri.ret_addr = mem.read64(slotV);
+      ri.stack = BigInt.asUintN(64, BigInt(slotV)); // fromVAddr(slotV), without its comparison and addition
+      if (trampoline !== lastTrampoline) {
+        trampolineLo = Number(BigInt.asIntN(32, trampoline));
+        trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
+        lastTrampoline = trampoline;
+      }
+      mem.write64Halves(slotV, trampolineLo, trampolineHi);
+      return;
+    }
+  }
   const slot = regs.sp + BigInt(ra.offset);
   const mem = regs.cpu.mem;
   ri.ret_addr = mem.read64(mustVAddr(slot));
@@ -126,7 +161,19 @@ function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstance, regs:
   mem.write64(mustVAddr(slot), trampoline);
 }
 
+/** TF|IF subsets as bigints (kcb.oldFlags / savedFlags), by (bits >> 8) */
+const TF_IF_BITS: readonly bigint[] = [0n, TF, IF, TF_IF];
+
 function setupSinglestep(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+  const cpu = regs.cpu;
+  if (cpu instanceof X86Cpu) {
+    // the same as below on the CPU's own fields (no BigInt per hit)
+    kcb.oldFlags = kcb.savedFlags = TF_IF_BITS[((cpu.tf ? TF_N : 0) | (cpu.otherFlags & IF_N)) >> 8];
+    cpu.tf = true;
+    cpu.otherFlags &= ~IF_N;
+    cpu.rip = info(p).slotV;
+    return;
+  }
   const fl = regs.flags;
   kcb.oldFlags = kcb.savedFlags = fl & (TF | IF);
   regs.flags = (fl | TF) & ~IF;
@@ -135,6 +182,20 @@ function setupSinglestep(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb:
 
 function resumeExecution(ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
   const ainsn = p.ainsn as NonNullable<Kprobe['ainsn']>;
+  const cpu = regs.cpu;
+  const x0 = info(p);
+  // the common case on the CPU's own fields (no BigInt per hit): no fix-up on the stack, the booster's jmp already appended
+  if (cpu instanceof X86Cpu && x0.opcode !== 0x9c && x0.flow !== 'call' && x0.flow !== 'indirectCall' && ainsn.boostable !== 0) {
+    const adjust = x0.flow !== 'ret' && x0.flow !== 'indirectJump';
+    const ip = adjust ? cpu.rip + (x0.addrV - x0.slotV) : cpu.rip;
+    if (ip >= -CANON_V && ip < CANON_V) {
+      const saved = tfIfBits(kcb.savedFlags);
+      cpu.tf = (saved & TF_N) !== 0;
+      cpu.otherFlags |= saved & IF_N;
+      cpu.rip = ip;
+      return;
+    }
+  }
   const copyIp = ainsn.insn;
   const origIp = p.addr as bigint;
   const x = info(p);
@@ -199,7 +260,7 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   singlestepDone: (_p, kind) => kind === 'singleStep',
   resumeExecution,
   singlestepFault,
-  taskSinglestepping: (regs: PtRegs) => (regs.flags & TF) !== 0n,
+  taskSinglestepping: (regs: PtRegs) => (regs.cpu instanceof X86Cpu ? regs.cpu.tf : (regs.flags & TF) !== 0n),
   canBoost,
   optprobes: x86_64Optprobes,
   ftrace: x86_64Ftrace,

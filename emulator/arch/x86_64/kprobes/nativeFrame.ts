@@ -77,13 +77,19 @@ export interface X86NativeFrame extends NativeCallbackFrame {
  * when its bytes do not start on a 4-byte boundary.
  */
 const words = new WeakMap<Region, Int32Array | null>();
+/** the region wordsOf answered last and its words (a hot probe's frames are on the same stack hit after hit) */
+let lastRegion: Region | null = null;
+let lastWords: Int32Array | null = null;
 function wordsOf(r: Region): Int32Array | null {
+  if (r === lastRegion) return lastWords;
   let w = words.get(r);
   if (w === undefined) {
     const b = r.bytes;
     w = LITTLE_ENDIAN_HOST && (b.byteOffset & 3) === 0 ? new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2) : null;
     words.set(r, w);
   }
+  lastRegion = r;
+  lastWords = w;
   return w;
 }
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -145,7 +151,11 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   if (!region) return null;
   const w = wordsOf(region) as Int32Array;
   const i = (frame - region.base) >> 2;
-  const fl = cpu.getRflags() & ~PUSHF_CLEAR;
+  const full = cpu.getRflags();
+  // the same flags, held as plain bits from now on (what enterCallback's reload of the slot does): the
+  // restore's read of the live flags then costs no lazy-flag evaluation
+  cpu.setRflags(full);
+  const fl = full & ~PUSHF_CLEAR;
   if (opt) {
     put(w, i + S_SS, KERNEL_DS, 0); // push $__KERNEL_DS
     putAddr(w, i + S_SP, sp0 - 8); // push %rsp (after the ss push)
@@ -178,7 +188,8 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
   const r = f.region;
   const kret = f.kind === 'kretprobe';
   const ftrace = f.kind === 'ftrace';
-  const rlo = Number(BigInt.asIntN(32, returnTo)), rhi = Number(BigInt.asIntN(32, returnTo >> 32n));
+  // the return slot's halves (kretprobe only: no BigInt operation on an optprobe's hits)
+  const rlo = kret ? Number(BigInt.asIntN(32, returnTo)) : 0, rhi = kret ? Number(BigInt.asIntN(32, returnTo >> 32n)) : 0;
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
   const w = cpu.mem.regionAt(f.frame) === r && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
