@@ -47,8 +47,8 @@ import { hostOwned } from '../timetravel/marks';
 export const MAX_BLOCK_INSNS = 64;
 /** blocks per module (one guest page) at most */
 const MAX_UNIT_BLOCKS = 128;
-/** arrivals that make an instruction join its page's next translation early */
-const WARM = 4;
+/** arrivals that make an instruction join its page's next translation early: hotArrivals / WARM_DIVISOR, at least MIN_WARM */
+const WARM_DIVISOR = 64, MIN_WARM = 4;
 /** arrivals at hot blocks waiting for their page's next translation that make it happen (whatever their number) */
 const REJIT_ARRIVALS = 256;
 /** re-translations of a page after which only the size rule makes another (REJIT_ARRIVALS no longer does) */
@@ -327,9 +327,10 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (waiting !== undefined) for (const w of waiting) if (w !== insn && w.jit === null) starts.push(w);
     const page = sp.cache.peekPage(key * PAGE);
     if (page !== undefined) {
+      const warm = Math.max(MIN_WARM, Math.floor(this.hotArrivals / WARM_DIVISOR));
       for (let i = 0; i < PAGE && starts.length < MAX_UNIT_BLOCKS; i++) {
         const w = page[i];
-        if (w !== undefined && w.jit === null && w.hot >= WARM && w !== insn) starts.push(w);
+        if (w !== undefined && w.jit === null && w.hot >= warm && w !== insn) starts.push(w);
       }
     }
     if (starts.length > MAX_UNIT_BLOCKS) starts.splice(0, starts.length - MAX_UNIT_BLOCKS);
