@@ -6,9 +6,11 @@
  * block translator (the default), and, when qemu-user for that architecture
  * is installed, its wall time on the same ELF. The translator's figures
  * (translations, modules, code-cache bytes, compile time) follow each arch.
- * v86 is not a peer here: it runs whole x86 PCs from a BIOS and disk
- * image, not these Linux user ELFs, so no honest side-by-side run exists
- * (see the note on issue 19). `--quick` leaves out loopbench.
+ * v86 is not a peer here: its CPU has no long mode (32-bit x86 only;
+ * copy/v86 issue #133, open), so it cannot run these x86_64 (let alone
+ * aarch64/riscv64) ELFs, and it boots whole PCs from a BIOS and disk image
+ * that no package in npm or Debian provides: no honest side-by-side run
+ * exists (see the notes on issue 19). `--quick` leaves out loopbench.
  * First, the main job end to end (`npm run demo`'s command): in a fresh
  * node process (what a user waits for) and inside this process.
  */
