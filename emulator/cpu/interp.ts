@@ -82,6 +82,15 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
    * the run goes on (endRun() to stop it). false: it stops the run.
    */
   inlineBreakpoint: ((cpu: C, at: VAddr) => boolean) | null = null;
+  /**
+   * Host fast path for a single-step trap the host owns (x86: the kprobes
+   * engine's step of a probe's copied instruction, TF): consulted after an
+   * instruction that ran with a single-step pending retired, before the
+   * run would stop for the trap. true: the owner did what handling the
+   * trap would have (resume_execution: the pc and flags are set) and the
+   * run goes on; false: the run stops with the single-step trap.
+   */
+  inlineSingleStep: ((cpu: C) => boolean) | null = null;
   /** the run loop's instret limit; -1 once an executor called stop() */
   private limit = 0;
   /** what stop() recorded for the current instruction */
@@ -139,6 +148,8 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
 
   /** A run is about to return this trap (x86: DR6 records B0-B3 / BS). Optional; never on the hot path. */
   protected onTrapReported?(trap: Trap): void;
+  /** what reporting a single-step trap records on the CPU (x86: DR6.BS), when inlineSingleStep takes it */
+  protected onInlineSingleStep?(): void;
 
   /** The decode cache of the current address space and privilege mode. */
   private selectCache(): DecodeCache<I> {
@@ -291,7 +302,14 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
         this.pc = insn.next;
         insn.exec(self, insn);
         this.instret++;
-        if (stepping) break;
+        if (stepping) {
+          const step = this.inlineSingleStep;
+          if (step !== null && this.pending === null) {
+            this.onInlineSingleStep?.();
+            if (step(self)) { stepping = false; continue; }
+          }
+          break;
+        }
       }
       const p = this.pending;
       if (p === STOP_HW_BREAKPOINT) {

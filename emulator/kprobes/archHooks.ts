@@ -271,6 +271,15 @@ export interface KprobesArchHooks {
    * is installed): breakpoints then trap.
    */
   installInlineBreakpoint?(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null;
+  /**
+   * Install (null: remove) the CPU's inline single-step handler (a host
+   * fast path, as installInlineBreakpoint: the single-step trap after a
+   * probe's stepped slot handled without ending the CPU's run; see
+   * KprobeTraps.inlineSingleStep). Only for CPUs whose inline breakpoint
+   * this engine holds. Arches whose single-step ends at a breakpoint
+   * (arm64, riscv) need none.
+   */
+  installInlineSingleStep?(cpu: Cpu, handler: ((cpu: Cpu) => boolean) | null): void;
 }
 
 /** __weak arch_arm_kprobe */

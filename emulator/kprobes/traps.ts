@@ -31,8 +31,11 @@ export class KprobeTraps {
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
     if (hooks.installInlineBreakpoint) {
       const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
+      const step = (cpu: Cpu): boolean => this.inlineSingleStep(cpu);
       for (const cpu of kernel.cpus) {
-        if (cpu.id >= 0) this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
+        if (cpu.id < 0) continue;
+        this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
+        if (this.inlineCpus[cpu.id]) hooks.installInlineSingleStep?.(cpu, step);
       }
     }
   }
@@ -104,6 +107,51 @@ export class KprobeTraps {
       // as the kernel's trap dispatch reports a failing trap hook
       const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
       m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      used[cpu.id] -= slots;
+      if (outer) m.runRetired = 0;
+      ctl.leaveHost(host);
+    }
+    if (!handled) return false;
+    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
+    return true;
+  }
+
+  /**
+   * The CPU's inline single-step (a host fast path, x86): the TF trap after
+   * a probe's stepped slot handled from inside the run, as the die-notifier
+   * would (optimizer poll, kprobe_debug_handler), with the same virtual
+   * time during the handlers as inlineBreakpoint (the run's instructions,
+   * the stepped one included, added for the duration) and the same
+   * reasons to end the run. The engine's trap hook is the kernel's first,
+   * so nothing else would have seen this trap before it. false (the trap
+   * goes on as usual): not a probe's step, or the task itself is
+   * single-stepping (the engine's part is then done; the trap continues
+   * to the other hooks and the debugger as before).
+   */
+  private inlineSingleStep(cpu: Cpu): boolean {
+    const ctl = this.inlineCpus[cpu.id];
+    if (ctl === null || ctl === undefined || cpu.userMode) return false;
+    const engine = this.engine;
+    const kcb = engine.ctlblk(cpu.id);
+    if (kcb.current === null || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
+    const m = engine.kernel;
+    const task = m.current(cpu.id);
+    const oops0 = m.oopsCount;
+    const used = m.clock.used;
+    const outer = this.nested.depth === 0;
+    const slots = outer ? ctl.retiredInRun() : 0;
+    used[cpu.id] += slots;
+    if (outer) m.runRetired = slots;
+    let handled = false;
+    const host = ctl.enterHost();
+    try {
+      engine.optimizer.poll();
+      handled = this.kprobeDebugHandler(cpu, 'singleStep', cpu.getPc());
+    } catch (e) {
+      const trap: Trap = { kind: 'singleStep', pc: cpu.getPc() };
+      m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+      handled = true;
     } finally {
       used[cpu.id] -= slots;
       if (outer) m.runRetired = 0;

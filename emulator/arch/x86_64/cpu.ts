@@ -308,6 +308,7 @@ export class X86Cpu extends LazyFlags implements Cpu {
     this.hw.setSlot(k, { lo, len, exec: rw === 0, read: rw === 3, write: rw !== 0 });
   }
   /** A trap reported: DR6 records B0-B3 of the breakpoints that hit and BS for a single-step (sticky until software clears them). */
+  protected override onInlineSingleStep(): void { this.dr6 = (this.dr6 | DR6_BS) >>> 0; }
   protected override onTrapReported(trap: Trap): void {
     if (trap.kind === 'hwBreakpoint') this.dr6 = (this.dr6 | (trap.hits & DR6_TRAP_BITS) | (trap.step ? DR6_BS : 0)) >>> 0;
     else if (trap.kind === 'singleStep') this.dr6 = (this.dr6 | DR6_BS) >>> 0;

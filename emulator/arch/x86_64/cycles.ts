@@ -185,13 +185,14 @@ export class CycleCounter implements CycleTotals {
   constructor(private readonly arch: ArchOps, private readonly breakpointKind: (addr: bigint) => BreakpointKind) {}
 
   /**
-   * Wrap the CPUs' run(). Their inline breakpoint path (X86Cpu.inlineBreakpoint,
-   * a host shortcut) is switched off: every breakpoint is then seen as the
+   * Wrap the CPUs' run(). Their inline breakpoint and single-step paths
+   * (X86Cpu.inlineBreakpoint / inlineSingleStep, host shortcuts) are
+   * switched off: every breakpoint and single-step is then seen as the
    * trap it stands for and charged as such (breakpointKind).
    */
   attach(cpus: readonly Cpu[]): void {
     for (const cpu of cpus) {
-      if (cpu instanceof X86Cpu) cpu.inlineBreakpoint = null;
+      if (cpu instanceof X86Cpu) { cpu.inlineBreakpoint = null; cpu.inlineSingleStep = null; }
       const orig = cpu.run.bind(cpu);
       (cpu as { run: (budget: number) => RunResult }).run = (budget: number) => this.step(cpu, orig, budget);
     }

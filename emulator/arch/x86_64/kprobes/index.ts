@@ -248,6 +248,11 @@ function installInlineBreakpoint(cpu: Cpu, handler: InlineBreakpointHandler | nu
   return cpu;
 }
 
+/** X86Cpu.inlineSingleStep: the TF trap after the slot's instruction, handled without ending the run */
+function installInlineSingleStep(cpu: Cpu, handler: ((cpu: Cpu) => boolean) | null): void {
+  if (cpu instanceof X86Cpu) cpu.inlineSingleStep = handler;
+}
+
 export const x86_64KprobesHooks: KprobesArchHooks = {
   arch: 'x86_64',
   slotSize: X86_SLOT_SIZE,
@@ -267,6 +272,7 @@ export const x86_64KprobesHooks: KprobesArchHooks = {
   // kretprobe_trampoline: a nop carrying the trampoline kprobe, int3 padding after it
   kretprobeTrampolineCode: new Uint8Array([0x90, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc]),
   installInlineBreakpoint,
+  installInlineSingleStep,
 };
 
 
