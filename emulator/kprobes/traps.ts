@@ -81,75 +81,59 @@ export class KprobeTraps {
       code = engine.code.findV(at);
       if (code === undefined || code.breakpoint === undefined) return false;
     }
-    // the machine's run state (quantum accounting, a pending stop, power off, oopses) is part of KernelApi
-    const m = engine.kernel;
-    const task = m.current(cpu.id);
-    const oops0 = m.oopsCount;
-    const used = m.clock.used;
-    const outer = this.nested.depth === 0;
-    const slots = outer ? ctl.retiredInRun() + 1 : 0;
-    const ne = code?.nativeEntry;
-    const native = ne !== undefined && ne.at === at;
-    used[cpu.id] += slots;
-    if (outer) m.runRetired = slots; // the hit log's instruction count: the one the trap would show
-    let handled = true;
-    const host = ctl.enterHost();
-    try {
-      // what onTrap -> kprobeBreakpointHandler do for this address
-      engine.optimizer.poll();
-      if (p !== undefined) this.kprobeInt3(cpu, p);
-      else {
-        const c = code as EngineCode;
-        handled = (c.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, engine.regsOf(cpu), engine.ctlblk(cpu.id), native ? (ne as NonNullable<typeof ne>).addr : this.addrOf(at), c);
-        if (handled && native) engine.stats[(ne as NonNullable<typeof ne>).stat]++;
-      }
-    } catch (e) {
-      // as the kernel's trap dispatch reports a failing trap hook
-      const trap: Trap = { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
-      m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      used[cpu.id] -= slots;
-      if (outer) m.runRetired = 0;
-      ctl.leaveHost(host);
-    }
-    if (!handled) return false;
-    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
-    return true;
+    return this.asTrap(cpu, ctl, at, p, code);
   }
 
   /**
    * The CPU's inline single-step (a host fast path, x86): the TF trap after
    * a probe's stepped slot handled from inside the run, as the die-notifier
-   * would (optimizer poll, kprobe_debug_handler), with the same virtual
-   * time during the handlers as inlineBreakpoint (the run's instructions,
-   * the stepped one included, added for the duration) and the same
-   * reasons to end the run. The engine's trap hook is the kernel's first,
-   * so nothing else would have seen this trap before it. false (the trap
-   * goes on as usual): not a probe's step, or the task itself is
-   * single-stepping (the engine's part is then done; the trap continues
-   * to the other hooks and the debugger as before).
+   * would (optimizer poll, kprobe_debug_handler), through the same envelope
+   * as inlineBreakpoint. The engine's trap hook is the kernel's first, so
+   * nothing else would have seen this trap before it. false (the trap goes
+   * on as usual): not a probe's step, or the task itself is single-stepping
+   * (the engine's part is then done; the trap continues to the other hooks
+   * and the debugger as before).
    */
   private inlineSingleStep(cpu: Cpu): boolean {
     const ctl = this.inlineCpus[cpu.id];
     if (ctl === null || ctl === undefined || cpu.userMode) return false;
-    const engine = this.engine;
-    const kcb = engine.ctlblk(cpu.id);
+    const kcb = this.engine.ctlblk(cpu.id);
     if (kcb.current === null || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
+    return this.asTrap(cpu, ctl, null, undefined, undefined);
+  }
+
+  /**
+   * What the machine and the die-notifier do around a trap, from inside the
+   * CPU's run: the instructions this run has retired (the breakpoint or the
+   * stepped instruction included) are added to the CPU's round slots for
+   * the duration, as the machine accounts them before it handles a trap (a
+   * nested call's hits see the time of the hit that made the call, as with
+   * traps); the handlers' accesses are the emulator's own (enterHost); a
+   * failing handler is reported as the kernel reports a failing trap hook;
+   * the run ends after the instruction when the handlers left something the
+   * machine must see (a stop request, power off, an oops, another current
+   * task). `at`: the breakpoint's address (probe p or engine code `code`),
+   * null for the single-step. false: nobody here claimed it (it traps).
+   */
+  private asTrap(cpu: Cpu, ctl: InlineBreakpointCpu, at: VAddr | null, p: Kprobe | undefined, code: EngineCode | undefined): boolean {
+    // the machine's run state (quantum accounting, a pending stop, power off, oopses) is part of KernelApi
+    const engine = this.engine;
     const m = engine.kernel;
     const task = m.current(cpu.id);
     const oops0 = m.oopsCount;
     const used = m.clock.used;
     const outer = this.nested.depth === 0;
-    const slots = outer ? ctl.retiredInRun() : 0;
+    // retiredInRun() leaves out the current instruction: the breakpoint's; the stepped one has retired already
+    const slots = outer ? ctl.retiredInRun() + (at === null ? 0 : 1) : 0;
     used[cpu.id] += slots;
-    if (outer) m.runRetired = slots;
-    let handled = false;
+    if (outer) m.runRetired = slots; // the hit log's instruction count: the one the trap would show
+    let handled = true;
     const host = ctl.enterHost();
     try {
       engine.optimizer.poll();
-      handled = this.kprobeDebugHandler(cpu, 'singleStep', cpu.getPc());
+      handled = at === null ? this.kprobeDebugHandler(cpu, 'singleStep', cpu.getPc()) : this.breakpointAt(cpu, at, p, code as EngineCode);
     } catch (e) {
-      const trap: Trap = { kind: 'singleStep', pc: cpu.getPc() };
+      const trap: Trap = at === null ? { kind: 'singleStep', pc: cpu.getPc() } : { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
       m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
       handled = true;
     } finally {
@@ -160,6 +144,17 @@ export class KprobeTraps {
     if (!handled) return false;
     if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
     return true;
+  }
+
+  /** what onTrap -> kprobeBreakpointHandler do for a breakpoint at `at`: probe p's, else the engine code's there */
+  private breakpointAt(cpu: Cpu, at: VAddr, p: Kprobe | undefined, code: EngineCode): boolean {
+    if (p !== undefined) { this.kprobeInt3(cpu, p); return true; }
+    const engine = this.engine;
+    const ne = code.nativeEntry;
+    const native = ne !== undefined && ne.at === at;
+    const handled = (code.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, engine.regsOf(cpu), engine.ctlblk(cpu.id), native ? ne.addr : this.addrOf(at), code);
+    if (handled && native) engine.stats[ne.stat]++;
+    return handled;
   }
 
   /** the bigint of a breakpoint address the inline path saw (the last one kept: a trampoline is hit again and again) */
