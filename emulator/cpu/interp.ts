@@ -180,7 +180,7 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   }
 
   /**
-   * Lockstep (emulator/jit/translator.ts): execute exactly n instructions
+   * Lockstep (emulator/jit/lockstep.ts): execute exactly n instructions
    * from the pc in the interpreter, counting them in instret, outside the
    * run loop's accounting (the translator's replay of what its code just
    * did). A fault propagates to the caller with the pc at the instruction.

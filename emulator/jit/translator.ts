@@ -26,6 +26,8 @@
  * interpreter while the CPU single-steps, has an execute breakpoint armed,
  * or a data watch (the run loop does not enter translated code then).
  *
+ * Lockstep (checking every entry against the interpreter) is lockstep.ts.
+ *
  * The code cache holds at most CODE_CACHE_BYTES of WebAssembly (a stated
  * ceiling; the engine's machine code for it is a small multiple of it):
  * when a new module would pass it, every module is dropped and translation
@@ -40,6 +42,7 @@ import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
 import { hostOwned } from '../timetravel/marks';
+import { enterLockstep, logCpuStore, StoreLog } from './lockstep';
 
 /** arrivals at an instruction before its block is translated */
 // tiering threshold: JIT_HOT_ARRIVALS in cpu/interp.ts
@@ -177,7 +180,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
   /** arrivals at an instruction before its block is translated (cpu/interp.ts) */
   hotArrivals = JIT_HOT_ARRIVALS;
   /** old bytes of every store of the current entry (lockstep) */
-  storeLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] | null = null;
+  storeLog: StoreLog | null = null;
 
   /** every module's run(), by Unit.fn: the hub calls them through it */
   private readonly table: WebAssembly.Table;
@@ -431,11 +434,16 @@ export class Translator<C, I extends RunnableInsn<C>> {
    * block cannot be translated (the interpreter runs it).
    */
   enter(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
-    if (this.lockstep) return this.enterLockstep(cpu0, cache, insn, budget);
+    if (this.lockstep) return enterLockstep(this, cpu0, cache, insn, budget);
     return this.enterTranslated(cpu0, cache, insn, budget);
   }
 
-  private enterTranslated(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
+  /** @internal (lockstep.ts) whether host code ran in the CPU's last entry (lockstep does not replay such an entry), and its reset */
+  impureEntry(cpu: object): boolean { return this.cpuState.get(cpu)?.impure ?? false; }
+  clearImpure(cpu: object): void { const s = this.cpuState.get(cpu); if (s !== undefined) s.impure = false; }
+
+  /** @internal (lockstep.ts) run translated code from insn (enter() without lockstep) */
+  enterTranslated(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
     const cpu = cpu0 as unknown as AnyCpu;
     const ji = insn as unknown as { jit: JitEntry | null; hot: number };
     const s = cpu === this.lastCpu ? this.lastS : this.state(cpu);
@@ -577,7 +585,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const logging = this.storeLog !== null;
     const inline = cpu.inlineBreakpoint;
     if (logging) {
-      mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) this.logCpuStore(mem, a, len); }, bulk: () => undefined };
+      mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) logCpuStore(this.storeLog, mem, a, len); }, bulk: () => undefined };
       if (inline !== null) cpu.inlineBreakpoint = (c, at) => { s.impure = true; return inline(c, at); };
     }
     const before = cpu.instret;
@@ -609,129 +617,4 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const bytes = new Uint8Array(guestBuffer() as ArrayBuffer);
     this.storeLog?.push({ bytes, off: host, old: bytes.slice(host, host + size) });
   }
-
-  /** a CPU store's bytes before it happens (lockstep: helpers and the interpreter's replay) */
-  private logCpuStore(mem: Memory, a: VAddr, len: number): void {
-    const log = this.storeLog;
-    if (log === null) return;
-    const whole = mem.regionAt(a, len);
-    if (whole !== undefined && !whole.device) {
-      const o = a - whole.base;
-      log.push({ bytes: whole.bytes, off: o, old: whole.bytes.slice(o, o + len) });
-      return;
-    }
-    for (let i = 0; i < len; i++) {
-      const r = mem.regionAt(a + i);
-      if (r === undefined || r.device) continue;
-      const o = a + i - r.base;
-      log.push({ bytes: r.bytes, off: o, old: r.bytes.slice(o, o + 1) });
-    }
-  }
-
-  /**
-   * Lockstep (tests, CI): run the translated code, note its registers,
-   * count, pc and every byte it stored; put memory and the CPU back; run
-   * the same number of instructions in the interpreter and compare. A
-   * difference is an internal error naming the block and what differs.
-   */
-  private enterLockstep(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
-    const cpu = cpu0 as unknown as AnyCpu & { saveContext(): object; restoreContext(c: object): void };
-    const mem = cpu.mem;
-    const ctx0 = cpu.saveContext(), instret0 = cpu.instret, pc0 = cpu.pc;
-    const outerLog = this.storeLog;
-    this.storeLog = [];
-    const s0 = this.cpuState.get(cpu);
-    if (s0 !== undefined) s0.impure = false;
-    const n = this.enterTranslated(cpu0, cache, insn, budget);
-    const jitLog = this.storeLog;
-    this.storeLog = outerLog;
-    if (n < 0) { cpu.restoreContext(ctx0); return n; }
-    const s = this.cpuState.get(cpu) as CpuJit;
-    // host code ran inside (handlers of an inline breakpoint): a replay would run it again; the translated run stands
-    if (s.impure || outerLog !== null) { this.stats.lockstepSkipped++; return n; }
-    const err = this.lastError, lastHelper = this.lastHelper;
-    const ctxJ = cpu.saveContext(), pcJ = cpu.pc, instretJ = cpu.instret;
-    // what the translated code left in memory, then memory as it was
-    const after = jitLog.map(e => e.bytes.slice(e.off, e.off + e.old.length));
-    for (let i = jitLog.length - 1; i >= 0; i--) jitLog[i].bytes.set(jitLog[i].old, jitLog[i].off);
-    // the interpreter, from the same state, for the same count
-    cpu.restoreContext(ctx0);
-    cpu.instret = instret0;
-    cpu.pc = pc0;
-    const replayLog: { bytes: Uint8Array; off: number; old: Uint8Array }[] = [];
-    this.storeLog = replayLog;
-    const watcher = { access: (a: VAddr, len: number, write: boolean) => { if (write) this.logCpuStore(mem, a, len); }, bulk: () => undefined };
-    mem.watcher = watcher;
-    let replayErr: unknown = null;
-    try {
-      try {
-        cpu.interpretExactly(n);
-      } catch (e) {
-        // the translated code retired an instruction the interpreter faults on
-        throw new Error(`translator lockstep mismatch in ${this.arch} block at 0x${BigInt.asUintN(64, BigInt(insn.addr)).toString(16)}: `
-          + `the interpreter faults at 0x${BigInt.asUintN(64, BigInt(cpu.pc)).toString(16)} (after ${cpu.instret - instret0} of ${n} instructions) where the translated code went on: ${String(e)}`);
-      }
-      if (err !== null && lastHelper !== null) {
-        const i = cache.get(cpu.pc) as unknown as RunnableInsn<unknown>;
-        cpu.pc = i.next;
-        try { i.exec(cpu, i); } catch (e) { replayErr = e; cpu.pc = i.addr; }
-      }
-    } finally {
-      mem.watcher = null;
-      this.storeLog = null;
-    }
-    const where = `${this.arch} block at 0x${BigInt.asUintN(64, BigInt(insn.addr)).toString(16)} (${n} instructions from 0x${BigInt.asUintN(64, BigInt(pc0)).toString(16)})`;
-    const ctxI = cpu.saveContext();
-    const diffs: string[] = [];
-    if (cpu.pc !== pcJ) diffs.push(`pc: translated 0x${BigInt.asUintN(64, BigInt(pcJ)).toString(16)}, interpreter 0x${BigInt.asUintN(64, BigInt(cpu.pc)).toString(16)}`);
-    if (cpu.instret !== instretJ) diffs.push(`count: translated ${instretJ - instret0}, interpreter ${cpu.instret - instret0}`);
-    const regDiff = differ(ctxJ, ctxI, 'context');
-    if (regDiff !== null) diffs.push(`${regDiff}\n  translated ${JSON.stringify(ctxJ, bigintJson)}\n  interpreter ${JSON.stringify(ctxI, bigintJson)}`);
-    if ((err === null) !== (replayErr === null)) diffs.push(`fault: translated ${String(err)}, interpreter ${String(replayErr)}`);
-    // every byte either side stored must hold what the translated code left there
-    jitLog.forEach((e, i) => {
-      const now = e.bytes.subarray(e.off, e.off + e.old.length);
-      if (!now.every((b, j) => b === after[i][j])) diffs.push(`memory at arena/region offset 0x${e.off.toString(16)}: translated ${[...after[i]]}, interpreter ${[...now]}`);
-    });
-    // bytes only the interpreter stored: put memory in the translated code's final state and compare there
-    const interpFinal = replayLog.map(e => e.bytes.slice(e.off, e.off + e.old.length));
-    for (let i = replayLog.length - 1; i >= 0; i--) replayLog[i].bytes.set(replayLog[i].old, replayLog[i].off);
-    jitLog.forEach((e, i) => e.bytes.set(after[i], e.off));
-    replayLog.forEach((e, i) => {
-      const now = e.bytes.subarray(e.off, e.off + e.old.length);
-      if (!now.every((b, j) => b === interpFinal[i][j])) diffs.push(`memory at region offset 0x${e.off.toString(16)}: translated ${[...now]}, interpreter ${[...interpFinal[i]]}`);
-    });
-    if (diffs.length > 0) throw new Error(`translator lockstep mismatch in ${where}:\n  ${diffs.slice(0, 8).join('\n  ')}`);
-    this.stats.lockstepChecked++;
-    return n;
-  }
-}
-
-/** JSON of a CPU context: bigints and typed arrays as text (lockstep comparisons) */
-function bigintJson(_k: string, v: unknown): unknown {
-  if (typeof v === 'bigint') return `${v}n`;
-  if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number | bigint>, x => typeof x === 'bigint' ? `${x}n` : x);
-  return v;
-}
-
-/** The first difference between two CPU contexts (plain data: numbers, bigints, booleans, strings, arrays, typed arrays, objects), or null. */
-function differ(a: unknown, b: unknown, path: string): string | null {
-  if (a === b) return null;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
-    return Number.isNaN(a) && Number.isNaN(b) ? null : `${path}: translated ${String(a)}, interpreter ${String(b)}`;
-  }
-  if (ArrayBuffer.isView(a) || Array.isArray(a)) {
-    const x = a as unknown as ArrayLike<unknown>, y = b as unknown as ArrayLike<unknown>;
-    if (x.length !== y.length) return `${path}: length ${x.length} vs ${y.length}`;
-    for (let i = 0; i < x.length; i++) {
-      if (x[i] !== y[i]) { const d = differ(x[i], y[i], `${path}[${i}]`); if (d !== null) return d; }
-    }
-    return null;
-  }
-  const ka = Object.keys(a as object);
-  for (const k of ka) {
-    const d = differ((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
-    if (d !== null) return d;
-  }
-  return ka.length === Object.keys(b as object).length ? null : `${path}: different fields`;
 }
