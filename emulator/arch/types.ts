@@ -87,6 +87,15 @@ export interface Cpu {
   /** register by index into ArchOps.regs */
   getReg(index: number): bigint;
   setReg(index: number, value: bigint): void;
+  /**
+   * Where ArchOps.regs register `index` lives when it is a plain 64-bit
+   * general register held as 32-bit halves in `lo` / `hi` (the interpreter
+   * CPUs): its slot there, else -1. Hot paths read such registers as
+   * numbers instead of through getReg's BigInt. Absent: none is.
+   */
+  gprSlot?(index: number): number;
+  readonly lo?: Int32Array;
+  readonly hi?: Int32Array;
 
   /** Execute until a trap or `budget` instructions retire. Never throws for guest faults. */
   run(budget: number): RunResult;

@@ -8,9 +8,9 @@
 import type { ArchOps, Cpu, DecodedInsn, Trap } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import { textPoke } from '../memory/textPoke';
-import { mustVAddr, VAddr } from '../memory/address';
+import { mustVAddr, toVAddr, VAddr } from '../memory/address';
 import type { InsnSlots } from './insnSlots';
-import type { Kprobe, KprobeCtlblk, KretprobeInstance } from './kprobe';
+import type { Kprobe, KprobeCtlblk, KretprobeInstanceRec } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
 /** What the core offers the arch hooks. */
@@ -163,6 +163,8 @@ export interface InlineBreakpointCpu {
   /** the handlers run as the emulator between runs (their accesses are not the breakpoint instruction's: a data watch reports them after it); leaveHost with enterHost's token */
   enterHost(): unknown;
   leaveHost(token: unknown): void;
+  /** the CPU's pc now (after a stepped instruction: the pc its single-step trap would show) */
+  readonly pc: VAddr;
 }
 
 /**
@@ -219,7 +221,7 @@ export interface KprobesArchHooks {
   /** arch_remove_kprobe: release the slot */
   removeKprobe(ctx: KprobesArchContext, p: Kprobe): void;
   /** arch_prepare_kretprobe: save the return address in ri.ret_addr, replace it with trampoline */
-  prepareKretprobe(ctx: KprobesArchContext, ri: KretprobeInstance, regs: PtRegs, trampoline: bigint): void;
+  prepareKretprobe(ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void;
   /**
    * setup_singlestep: point regs at the slot and arm the single-step (x86:
    * set TF, clear IF, saving the task's bits in kcb; arm64/riscv: nothing
@@ -232,11 +234,11 @@ export interface KprobesArchHooks {
    * asks only while HIT_SS / REENTER): x86 kprobe_debug_handler takes the
    * TF trap ('singleStep'); arm64 kprobe_breakpoint_ss_handler and riscv
    * kprobe_single_step_handler take the breakpoint at the slot's step
-   * breakpoint. `addr` is the breakpoint's own address for 'breakpoint',
-   * else the trap's pc. Default (defaultSinglestepDone): a breakpoint right
-   * after the slot's instruction.
+   * breakpoint. `at` is the breakpoint's own address for 'breakpoint',
+   * else the trap's pc, as a VAddr (NaN: not canonical). Default
+   * (defaultSinglestepDone): a breakpoint right after the slot's instruction.
    */
-  singlestepDone?(p: Kprobe, kind: Trap['kind'], addr: bigint): boolean;
+  singlestepDone?(p: Kprobe, kind: Trap['kind'], at: VAddr): boolean;
   /**
    * post_kprobe_handler's arch half (x86 resume_execution): after the
    * single-step of the slot, fix ip / the stack for the original address
@@ -297,9 +299,10 @@ export function defaultDisarmKprobe(ctx: KprobesArchContext, p: Kprobe): void {
  * singlestepDone without an arch hook: the step breakpoint right after the
  * slot's instruction (arm64 / riscv style: kcb->ss_ctx.match_addr).
  */
-export function defaultSinglestepDone(p: Kprobe, kind: Trap['kind'], addr: bigint): boolean {
+export function defaultSinglestepDone(p: Kprobe, kind: Trap['kind'], at: VAddr): boolean {
   const a = p.ainsn;
-  return kind === 'breakpoint' && a !== undefined && a.mode === 'slot' && addr === a.insn + BigInt(a.length);
+  if (kind !== 'breakpoint' || a === undefined || a.mode !== 'slot') return false;
+  return at === (a.insnV !== undefined ? a.insnV + a.length : toVAddr(a.insn + BigInt(a.length)));
 }
 
 /** __weak arch_kprobe_on_func_entry */

@@ -26,10 +26,11 @@ export type InlineEntryStat = 'inlineOptEntries' | 'inlineKretEntries' | 'inline
 /** What the owner of a range attaches to it (all optional: a range without handlers is only owned and named). */
 export interface EngineCodeHandlers {
   /**
-   * A breakpoint trap at `addr` (the breakpoint's own address) inside the
-   * range: true when handled; false: not one of this code's breakpoints.
+   * A breakpoint trap at `addr` (the breakpoint's own address; `at`: the
+   * same as a VAddr) inside the range: true when handled; false: not one of
+   * this code's breakpoints.
    */
-  breakpoint?(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, code: EngineCode): boolean;
+  breakpoint?(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, code: EngineCode, at: VAddr): boolean;
   /** %pS of an address inside (default: `symbol+0xoff` from the range start) */
   symbolize?(addr: bigint, code: EngineCode): string;
   /** what a breakpoint at addr is for the cost model and the debugger (default 'none') */

@@ -92,7 +92,7 @@ export class KprobesEngine {
     this.registration = new KprobeRegistration(this, this.t, this.arming, this.hits);
     this.slots = new InsnSlots(kernel, hooks.slotSize, this.code, {
       // a breakpoint in a slot page: the step breakpoint of arches without a trace flag
-      breakpoint: (cpu, _regs, _kcb, addr) => this.traps.slotBreakpoint(cpu, addr),
+      breakpoint: (cpu, _regs, _kcb, _addr, _code, at) => this.traps.slotBreakpoint(cpu, at),
       symbolize: (addr, page) => {
         const slot = this.slots.slotOf(page, addr);
         const p = this.probeBySlot(slot);

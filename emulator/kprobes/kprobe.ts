@@ -5,6 +5,7 @@
  * pt_regs view of the CPU that hit the probe (writes go to the CPU).
  */
 import type { Task } from '../kernel/types';
+import { fromVAddr, toVAddr, VAddr } from '../memory/address';
 import type { PtRegs } from './ptRegs';
 
 /** kprobe.flags bits (Linux values). */
@@ -44,6 +45,14 @@ export interface ArchSpecificInsn {
    * trap. Absent = -1.
    */
   boostable?: -1 | 0 | 1;
+  /**
+   * The same addresses as VAddr numbers, for the hit path (no BigInt per
+   * hit), set by prepare with `insn` when the arch fills them: the slot
+   * (insn) and the address after the probed instruction (probe address +
+   * length: where a stepped slot resumes on arm64 / riscv).
+   */
+  insnV?: VAddr;
+  nextV?: VAddr;
 }
 
 /** struct kprobe */
@@ -80,6 +89,47 @@ export interface KretprobeInstance {
   stack: bigint;
   /** CPU that took the entry (for tasks-less kernels) */
   cpu: number;
+}
+
+/**
+ * The engine's struct kretprobe_instance. ret_addr and stack are held as
+ * VAddr numbers, a BigInt made only when someone reads them (or kept when
+ * the value is not canonical), so that a call's entry and return through
+ * the hot path allocate none. The arch hooks' fast paths set them with
+ * setRetHalves / stackV.
+ */
+export class KretprobeInstanceRec implements KretprobeInstance {
+  task: Task | undefined = undefined;
+  cpu = -1;
+  /** ret_addr as a VAddr; NaN: not canonical (retB holds it) */
+  retV: VAddr = 0;
+  private retB = 0n;
+  /** stack as a VAddr; NaN: not canonical (stackB holds it) */
+  stackV: VAddr = 0;
+  private stackB = 0n;
+
+  constructor(public rp: Kretprobe, public data: bigint) {}
+
+  get ret_addr(): bigint { const v = this.retV; return v === v ? fromVAddr(v) : this.retB; }
+  set ret_addr(a: bigint) {
+    const v = toVAddr(a);
+    this.retV = v === null ? NaN : v;
+    if (v === null) this.retB = BigInt.asUintN(64, a);
+  }
+
+  /** ret_addr = the 64-bit value of 32-bit halves lo, hi */
+  setRetHalves(lo: number, hi: number): void {
+    const h = hi | 0;
+    if (h > 0x7fff || h < -0x8000) { this.retV = NaN; this.retB = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0); return; }
+    this.retV = h * 4294967296 + (lo >>> 0);
+  }
+
+  get stack(): bigint { const v = this.stackV; return v === v ? fromVAddr(v) : this.stackB; }
+  set stack(a: bigint) {
+    const v = toVAddr(a);
+    this.stackV = v === null ? NaN : v;
+    if (v === null) this.stackB = BigInt.asUintN(64, a);
+  }
 }
 
 export type KretprobeHandler = (ri: KretprobeInstance, regs: PtRegs) => number;

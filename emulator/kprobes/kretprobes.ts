@@ -16,24 +16,30 @@
 import { Errno } from '../kernel/abi';
 import type { Cpu } from '../arch/types';
 import type { Task } from '../kernel/types';
-import { hex64, mustVAddr, VAddr } from '../memory/address';
+import { fromVAddr, hex64, mustVAddr, VAddr } from '../memory/address';
 import { defaultKprobeOnFuncEntry } from './archHooks';
 import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
-import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
+import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
 /** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
 export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
 
 /** An instance with what the hit log needs: when and at which stack pointer its call entered. */
-interface TimedInstance extends KretprobeInstance {
+class TimedInstance extends KretprobeInstanceRec {
+  constructor(rp: Kretprobe, data: bigint, readonly st: RpState) { super(rp, data); }
   /** virtual time (ns) of the entry on its CPU (the return's latency is measured from it) */
-  entryNs: number;
-  /** the stack pointer at the entry (the call's frame: missed calls deeper than it ended when it returns) */
-  entrySp: bigint;
+  entryNs = 0;
+  /**
+   * The stack pointer at the entry (the call's frame: missed calls deeper
+   * than it ended when it returns) as a VAddr; NaN when not canonical, and
+   * then entrySp holds it (read both through Kretprobes.entrySp).
+   */
+  entrySpV: VAddr = 0;
+  entrySp = 0n;
 }
 
 /** A task's live instances (innermost last) and the one whose return handler is running (already off the list). */
@@ -96,7 +102,6 @@ export class Kretprobes {
   /** new instances return through the booster trampoline (when the arch has one) */
   private boost: boolean;
   private readonly state = new Map<Kretprobe, RpState>();
-  private readonly riState = new Map<KretprobeInstance, RpState>();
   /** struct kretprobe by its struct kprobe, while registered */
   private readonly byKprobe = new Map<Kprobe, Kretprobe>();
   /** per task: its live instances and the running one (kept while the task lives, emptied or not: no allocation per call) */
@@ -207,11 +212,8 @@ export class Kretprobes {
     if (base === null) return regFailed(-Errno.ENOMEM, noRoom);
     const st: RpState = { rp, free: [], dead: false, base, maxConcurrent: 0, missedOut: new Map(), missedCount: 0 };
     for (let i = n - 1; i >= 0; i--) {
-      const ri: TimedInstance = {
-        rp, ret_addr: 0n, task: undefined, data: base + RP_HEADER + BigInt(stride * i), stack: 0n, cpu: -1, entryNs: 0, entrySp: 0n,
-      };
+      const ri = new TimedInstance(rp, base + RP_HEADER + BigInt(stride * i), st);
       st.free.push(ri);
-      this.riState.set(ri, st);
     }
     const kp = rp.kp;
     const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: e.kindOf(kp) };
@@ -288,9 +290,11 @@ export class Kretprobes {
     ri.task = kernel.current(cpu);
     ri.cpu = cpu;
     ri.entryNs = kernel.clock.nowNs(cpu);
-    ri.entrySp = regs.sp;
+    const spV = regs.spV();
+    ri.entrySpV = spV;
+    ri.entrySp = spV === spV ? 0n : regs.sp;
     const key = ri.task ?? this.cpuKey(cpu);
-    this.countConcurrency(st, key, ri.entrySp);
+    this.countConcurrency(st, key, ri);
     if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
     const entry = rp.entry_handler;
     if (entry) {
@@ -314,10 +318,15 @@ export class Kretprobes {
     return 0;
   }
 
+  /** the stack pointer at ri's entry */
+  private entrySp(ri: TimedInstance): bigint {
+    return ri.entrySpV === ri.entrySpV ? fromVAddr(ri.entrySpV) : ri.entrySp;
+  }
+
   /** an entry took an instance: the calls running at once now (instances in use + missed calls still running) */
-  private countConcurrency(st: RpState, key: TaskKey, sp: bigint): void {
+  private countConcurrency(st: RpState, key: TaskKey, ri: TimedInstance): void {
     if (st.missedCount > 0) {
-      this.pruneMissed(st, key, sp);
+      this.pruneMissed(st, key, this.entrySp(ri));
       this.pruneOtherTasks(st, key);
     }
     const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
@@ -373,7 +382,7 @@ export class Kretprobes {
   }
 
   private recycle(ri: KretprobeInstance): void {
-    const st = this.riState.get(ri);
+    const st = (ri as TimedInstance).st;
     ri.ret_addr = 0n;
     ri.task = undefined;
     ri.stack = 0n;
@@ -398,8 +407,10 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV);
-    if (orig !== null) regs.ip = orig;
+    if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) {
+      if (this.origV === this.origV) regs.setIpV(this.origV);
+      else regs.ip = this.origB;
+    }
     return true;
   }
 
@@ -422,25 +433,23 @@ export class Kretprobes {
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
       this.engine.stats.kretBoostCallbacks++;
       this.engine.stats.nativeKretFrames++;
-      const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV);
-      if (orig === null) return true; // the CPU oopsed
-      leave(ctx, regs, nf, orig);
+      if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
+      leave(ctx, regs, nf, this.origBig());
       return true;
     }
     this.engine.stats.kretBoostCallbacks++;
     const frame = opt.enterCallback(ctx, regs, this.boostTrampoline, 'kretprobe');
-    const orig = this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV);
-    if (orig === null) return true; // the CPU oopsed
-    opt.leaveCallback(ctx, regs, frame, orig);
+    if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
+    opt.leaveCallback(ctx, regs, frame, this.origBig());
     return true;
   }
 
   /**
    * trampolineHandler with the trampoline probe current on the control
-   * block (restored after); null when the CPU oopsed. No closure or saved
-   * object per return (a hot path).
+   * block (restored after); false when the CPU oopsed or nothing is to be
+   * resumed. No closure or saved object per return (a hot path).
    */
-  private trampolineHandlerAsCurrent(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): bigint | null {
+  private trampolineHandlerAsCurrent(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): boolean {
     const current = kcb.current, status = kcb.status, instance = kcb.instance;
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
@@ -448,7 +457,7 @@ export class Kretprobes {
       return this.trampolineHandler(cpu, regs, kcb, tramp, trampV);
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
-      return null;
+      return false;
     } finally {
       kcb.current = current;
       kcb.status = status;
@@ -456,22 +465,22 @@ export class Kretprobes {
     }
   }
 
-  /** Runs the return handlers; returns the real return address (null when nothing is to be resumed). */
-  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): bigint | null {
+  /** Runs the return handlers; true: resume at the real return address (origV), false: nothing to resume. */
+  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): boolean {
     const key = this.taskKey(cpu.id);
     const rec = this.byTask.get(key);
     const list = rec === undefined ? [] : rec.list;
     // handlers see ip at the trampoline (as modern x86 does)
     regs.setIpV(trampV);
-    let orig = 0n;
+    let origV: VAddr = 0;
     let last: KretprobeInstance | undefined;
     const kernel = this.engine.kernel;
     while (list.length > 0) {
       const ri = list.pop() as TimedInstance;
-      const st = this.riState.get(ri);
+      const st = ri.st;
       const handler = ri.rp.handler;
       if (st && !st.dead) {
-        if (st.missedCount > 0) this.pruneMissed(st, key, ri.entrySp);
+        if (st.missedCount > 0) this.pruneMissed(st, key, this.entrySp(ri));
         if (kernel.probeHit !== undefined) {
           const kp = ri.rp.kp;
           kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.engine.probeName(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
@@ -490,20 +499,36 @@ export class Kretprobes {
         }
         kcb.current = this.trampolineProbe;
       }
-      orig = ri.ret_addr;
+      origV = ri.retV;
+      if (origV !== origV) this.origB = ri.ret_addr;
       last = ri;
       const rpAddr = st?.base ?? 0n;
       const kpAddr = ri.rp.kp.addr ?? 0n;
       this.recycle(ri);
-      if (orig === 0n || !this.isTrampoline(orig)) {
-        if (orig === 0n) this.bug(cpu, rpAddr, kpAddr);
+      if (origV === 0 || !this.isTrampolineV(origV)) {
+        if (origV === 0) this.bug(cpu, rpAddr, kpAddr);
         break;
       }
     }
-    if (!last) { this.bug(cpu, 0n, tramp); return null; }
-    if (orig === 0n) return null;
-    if (this.isTrampoline(orig)) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return null; }
-    return orig;
+    if (!last) { this.bug(cpu, 0n, tramp); return false; }
+    if (origV === 0) return false;
+    if (this.isTrampolineV(origV)) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return false; }
+    this.origV = origV;
+    return true;
+  }
+
+  /** the real return address the last trampolineHandler that returned true found (NaN: not canonical, origB holds it) */
+  private origV: VAddr = 0;
+  private origB = 0n;
+
+  /** origV as a bigint */
+  private origBig(): bigint {
+    return this.origV === this.origV ? fromVAddr(this.origV) : this.origB;
+  }
+
+  /** isTrampoline for a VAddr (NaN: no) */
+  private isTrampolineV(v: VAddr): boolean {
+    return v === this.int3TrampolineV || (this.boostTrampoline !== 0n && v === this.boostTrampolineV);
   }
 
   /** kretprobe_assert(): no matching instance */

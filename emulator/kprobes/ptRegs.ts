@@ -5,7 +5,7 @@
  * Register names are ArchOps.regs names (x86_64: ip sp flags ax bx ... r15).
  */
 import type { ArchOps, Cpu } from '../arch/types';
-import type { VAddr } from '../memory/address';
+import { toVAddr, VAddr } from '../memory/address';
 
 /** a CPU whose pc is a VAddr field (the interpreter CPUs: emulator/cpu/interp.ts); setPc(v) is pc = toVAddr(v) */
 interface NumericPcCpu { pc: VAddr }
@@ -14,10 +14,26 @@ export class PtRegs {
   private readonly byName = new Map<string, number>();
   /** the CPU keeps its pc as a VAddr (setIpV writes it without a BigInt) */
   private readonly numericPc: boolean;
+  /** the stack pointer's slot in the CPU's lo / hi halves (-1: read it through getReg) */
+  private readonly spSlot: number;
 
   constructor(readonly cpu: Cpu, readonly arch: ArchOps) {
     arch.regs.forEach((r, i) => this.byName.set(r.name, i));
     this.numericPc = typeof (cpu as unknown as Partial<NumericPcCpu>).pc === 'number';
+    this.spSlot = cpu.lo !== undefined && cpu.hi !== undefined ? cpu.gprSlot?.(arch.abi.spReg) ?? -1 : -1;
+  }
+
+  /** register `index` (ArchOps.regs) as a VAddr when the CPU holds it as halves and it is canonical; NaN otherwise */
+  private slotV(slot: number): VAddr {
+    const h = (this.cpu.hi as Int32Array)[slot];
+    if (h > 0x7fff || h < -0x8000) return NaN;
+    return h * 4294967296 + ((this.cpu.lo as Int32Array)[slot] >>> 0);
+  }
+
+  /** the stack pointer as a VAddr (the engine's hot paths: no BigInt); NaN when not canonical */
+  spV(): VAddr {
+    if (this.spSlot >= 0) return this.slotV(this.spSlot);
+    return toVAddr(this.sp) ?? NaN;
   }
 
   /** instruction pointer (regs->ip) */

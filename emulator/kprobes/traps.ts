@@ -8,7 +8,7 @@
  * invocation (pre/post/fault, nmissed) stay in core.ts.
  */
 import type { Cpu, Trap } from '../arch/types';
-import { fromVAddr, mustVAddr, hex, VAddr } from '../memory/address';
+import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
 import { type CallbackFrame, defaultSinglestepDone, type InlineBreakpointCpu, type NativeCallbackFrame } from './archHooks';
 import type { EngineCode } from './codeRegistry';
 import type { KprobesEngine } from './core';
@@ -45,7 +45,7 @@ export class KprobeTraps {
     this.engine.optimizer.poll();
     switch (trap.kind) {
       case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - this.bpPcOffset);
-      case 'singleStep': return this.kprobeDebugHandler(cpu, 'singleStep', trap.pc);
+      case 'singleStep': return this.kprobeDebugHandler(cpu, 'singleStep', toVAddr(trap.pc) ?? NaN);
       case 'pageFault': case 'generalProtection': case 'undefined': case 'divide':
         return this.kprobeFaultHandler(cpu, trap);
       default: return false;
@@ -131,7 +131,7 @@ export class KprobeTraps {
     const host = ctl.enterHost();
     try {
       engine.optimizer.poll();
-      handled = at === null ? this.kprobeDebugHandler(cpu, 'singleStep', cpu.getPc()) : this.breakpointAt(cpu, at, p, code as EngineCode);
+      handled = at === null ? this.kprobeDebugHandler(cpu, 'singleStep', ctl.pc) : this.breakpointAt(cpu, at, p, code as EngineCode);
     } catch (e) {
       const trap: Trap = at === null ? { kind: 'singleStep', pc: cpu.getPc() } : { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
       m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -152,7 +152,7 @@ export class KprobeTraps {
     const engine = this.engine;
     const ne = code.nativeEntry;
     const native = ne !== undefined && ne.at === at;
-    const handled = (code.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, engine.regsOf(cpu), engine.ctlblk(cpu.id), native ? ne.addr : this.addrOf(at), code);
+    const handled = (code.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, engine.regsOf(cpu), engine.ctlblk(cpu.id), native ? ne.addr : at === code.startV ? code.start : this.addrOf(at), code, at);
     if (handled && native) engine.stats[ne.stat]++;
     return handled;
   }
@@ -174,7 +174,7 @@ export class KprobeTraps {
     const p = this.engine.getKprobe(addr);
     if (!p) {
       const code = this.engine.code.find(addr);
-      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, this.engine.regsOf(cpu), this.engine.ctlblk(cpu.id), addr, code);
+      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, this.engine.regsOf(cpu), this.engine.ctlblk(cpu.id), addr, code, toVAddr(addr) ?? NaN);
       // The breakpoint was removed after this CPU hit it: run the original instruction.
       try {
         const now = this.engine.kernel.mem.readBytes(mustVAddr(addr), this.engine.kernel.arch.breakpointInsn.length);
@@ -264,22 +264,22 @@ export class KprobeTraps {
    * kprobe_breakpoint_ss_handler, riscv kprobe_single_step_handler).
    * @internal (core.ts: the slot pages' handler)
    */
-  slotBreakpoint(cpu: Cpu, addr: bigint): boolean {
-    return this.kprobeDebugHandler(cpu, 'breakpoint', addr);
+  slotBreakpoint(cpu: Cpu, at: VAddr): boolean {
+    return this.kprobeDebugHandler(cpu, 'breakpoint', at);
   }
 
   /**
    * The trap that ends the single-step of the current probe's slot
    * (x86 kprobe_debug_handler on the TF trap; arm64/riscv the step
    * breakpoint after the slot's instruction; the arch's singlestepDone
-   * hook recognises it) -> post_kprobe_handler. `addr`: the breakpoint's
-   * own address for a breakpoint, else the trap's pc.
+   * hook recognises it) -> post_kprobe_handler. `at`: the breakpoint's
+   * own address for a breakpoint, else the trap's pc (NaN: not canonical).
    */
-  private kprobeDebugHandler(cpu: Cpu, kind: Trap['kind'], addr: bigint): boolean {
+  private kprobeDebugHandler(cpu: Cpu, kind: Trap['kind'], at: VAddr): boolean {
     const kcb = this.engine.ctlblk(cpu.id);
     const cur = kcb.current;
     if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
-    if (!(this.engine.hooks.singlestepDone ?? defaultSinglestepDone)(cur, kind, addr)) return false;
+    if (!(this.engine.hooks.singlestepDone ?? defaultSinglestepDone)(cur, kind, at)) return false;
     const regs = this.engine.regsOf(cpu);
     this.engine.stats.singleSteps++;
     this.engine.hooks.resumeExecution(this.engine.ctx, cur, regs, kcb);

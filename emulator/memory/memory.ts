@@ -301,6 +301,25 @@ export class Memory {
     return r.view.getBigUint64(a - r.base, true);
   }
 
+  /**
+   * read64 as 32-bit halves (no BigInt): one 8-byte access; returns the
+   * low half (int32) and leaves the high half in `readHi`.
+   */
+  read64Lo(a: VAddr): number {
+    if (this.watcher !== null) this.watcher.access(a, 8, false);
+    let r = this.lastR;
+    if (a < r.base || a + 8 > r.end) r = this.lookup(a, 8, PERM_R, 'read');
+    if (r.device) {
+      const v = r.device.read(a - r.base, 8);
+      this.readHi = Number(BigInt.asIntN(32, v >> 32n));
+      return Number(BigInt.asIntN(32, v));
+    }
+    this.readHi = r.view.getInt32(a - r.base + 4, true);
+    return r.view.getInt32(a - r.base, true);
+  }
+  /** the high half of the last read64Lo */
+  readHi = 0;
+
   // ---- data writes ------------------------------------------------------
   write8(a: VAddr, v: number): void {
     if (this.watcher !== null) this.watcher.access(a, 1, true);

@@ -268,6 +268,11 @@ export class A64Cpu extends InterpCpu<A64Cpu, A64Insn> implements Cpu {
     this.daif = (v >>> 6) & 0xf;
   }
 
+  gprSlot(index: number): number {
+    const r = PT_REGS[index];
+    return r !== undefined && r >= 0 ? r : -1;
+  }
+
   getReg(index: number): bigint {
     const r = PT_REGS[index];
     if (r === undefined) throw new RangeError(`aarch64: no register index ${index}`);

@@ -114,6 +114,10 @@ export class RvCpu extends InterpCpu<RvCpu, RvInsn> implements Cpu {
     return r;
   }
 
+  gprSlot(index: number): number {
+    return index >= 1 && index <= 31 ? index : -1;
+  }
+
   getReg(index: number): bigint {
     if (index === 0) return fromVAddr(this.pc);
     if (index >= 1 && index <= 31) return this.x(index);

@@ -315,6 +315,11 @@ export class X86Cpu extends LazyFlags implements Cpu {
   }
 
   // ---------------------------------------------------------------- Cpu interface
+  gprSlot(index: number): number {
+    const r = PT_REGS[index];
+    return r !== undefined && r >= 0 ? r : -1;
+  }
+
   getReg(index: number): bigint {
     const r = PT_REGS[index];
     if (r === undefined) throw new RangeError(`x86_64: no register index ${index}`);

@@ -21,7 +21,7 @@ import type {
 } from '../../../kprobes/archHooks';
 import type { Cpu } from '../../types';
 import { A64Cpu } from '../cpu';
-import type { Kprobe, KretprobeInstance } from '../../../kprobes/kprobe';
+import type { Kprobe, KretprobeInstanceRec } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 
 /** brk #0x006: the step breakpoint after a slot's instruction (KPROBES_BRK_SS_IMM) */
@@ -91,7 +91,7 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   code.set(orig, 0);
   code.set(word(BRK_SS), 4);
   ctx.slots.write(slot, code);
-  p.ainsn = { insn: slot, length: 4, mode: 'slot', arch: {}, boostable: -1 };
+  p.ainsn = { insn: slot, length: 4, mode: 'slot', arch: {}, boostable: -1, insnV: mustVAddr(slot), nextV: mustVAddr(addr + 4n) };
   return 0;
 }
 
@@ -99,8 +99,30 @@ function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   if (p.ainsn && p.ainsn.mode === 'slot' && p.ainsn.insn !== 0n) ctx.slots.put(p.ainsn.insn);
 }
 
+/** the link register's slot in the CPU's halves (x30) */
+const LINK = 30;
+/** the last trampoline address prepareKretprobe wrote, as 32-bit halves (the same one call after call) */
+let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
+
 /** arch_prepare_kretprobe: the return address is in the link register */
-function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstance, regs: PtRegs, trampoline: bigint): void {
+function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
+  const cpu = regs.cpu;
+  if (cpu instanceof A64Cpu) {
+    // the same on the CPU's own halves (fewer BigInt operations per hit): the link register's value, then the trampoline
+    const lo = cpu.lo, hi = cpu.hi;
+    ri.setRetHalves(lo[LINK], hi[LINK]);
+    const sp = regs.spV();
+    if (sp === sp) ri.stackV = sp;
+    else ri.stack = regs.sp;
+    if (trampoline !== lastTrampoline) {
+      trampolineLo = Number(BigInt.asIntN(32, trampoline));
+      trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
+      lastTrampoline = trampoline;
+    }
+    lo[LINK] = trampolineLo;
+    hi[LINK] = trampolineHi;
+    return;
+  }
   ri.ret_addr = regs.get('x30');
   ri.stack = regs.sp;
   regs.set('x30', trampoline);
@@ -189,12 +211,17 @@ export function simulateInsn(w: number, pc: bigint, regs: PtRegs): void {
 
 /** setup_singlestep: run the slot (its step breakpoint ends the step) */
 function setupSinglestep(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void {
-  regs.ip = (p.ainsn as { insn: bigint }).insn;
+  const a = p.ainsn as NonNullable<Kprobe['ainsn']>;
+  if (a.insnV !== undefined) regs.setIpV(a.insnV);
+  else regs.ip = a.insn;
 }
 
 /** post_kprobe_handler's arch half: a stepped slot goes on after the probe; a simulation already set the pc */
 function resumeExecution(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs): void {
-  if (p.ainsn?.mode === 'slot') regs.ip = (p.addr as bigint) + 4n;
+  const a = p.ainsn;
+  if (a?.mode !== 'slot') return;
+  if (a.nextV !== undefined) regs.setIpV(a.nextV);
+  else regs.ip = (p.addr as bigint) + 4n;
 }
 
 /** the stepped copy faulted: the fault is the original instruction's */

@@ -23,7 +23,7 @@ import type {
 } from '../../../kprobes/archHooks';
 import type { Cpu } from '../../types';
 import { X86Cpu } from '../cpu';
-import type { Kprobe, KprobeCtlblk, KretprobeInstance } from '../../../kprobes/kprobe';
+import type { Kprobe, KprobeCtlblk, KretprobeInstanceRec } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
@@ -134,7 +134,7 @@ function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
 /** the last trampoline address prepareKretprobe wrote, as 32-bit halves (the same one call after call) */
 let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
 
-function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstance, regs: PtRegs, trampoline: bigint): void {
+function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
   const ra = regs.arch.abi.returnAddress;
   if (ra.kind !== 'stack') throw new Error('x86_64 kretprobe expects the return address on the stack');
   const cpu = regs.cpu;
@@ -143,8 +143,9 @@ function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstance, regs:
     const slotV = cpu.hi[4] * 4294967296 + (cpu.lo[4] >>> 0) + ra.offset;
     if (slotV >= -CANON_V && slotV < CANON_V) {
       const mem = cpu.mem;
-      ri.ret_addr = mem.read64(slotV);
-      ri.stack = BigInt.asUintN(64, BigInt(slotV)); // fromVAddr(slotV), without its comparison and addition
+      const lo = mem.read64Lo(slotV);
+      ri.setRetHalves(lo, mem.readHi);
+      ri.stackV = slotV;
       if (trampoline !== lastTrampoline) {
         trampolineLo = Number(BigInt.asIntN(32, trampoline));
         trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
