@@ -381,13 +381,13 @@ export class Kretprobes {
     if (st.missedCount === 0) this.missing.delete(st);
   }
 
-  private recycle(ri: KretprobeInstance): void {
-    const st = (ri as TimedInstance).st;
-    ri.ret_addr = 0n;
+  private recycle(ri: TimedInstance): void {
+    const st = ri.st;
+    ri.retV = 0;
     ri.task = undefined;
-    ri.stack = 0n;
+    ri.stackV = 0;
     ri.cpu = -1;
-    if (st && !st.dead) st.free.push(ri as TimedInstance);
+    if (!st.dead) st.free.push(ri);
   }
 
   /** kprobe_flush_task(): a task exited; its live instances go back to their free lists */

@@ -16,18 +16,23 @@ export class PtRegs {
   private readonly numericPc: boolean;
   /** the stack pointer's slot in the CPU's lo / hi halves (-1: read it through getReg) */
   private readonly spSlot: number;
+  /** the CPU's register halves (fixed for its life), when spSlot >= 0 */
+  private readonly lo: Int32Array;
+  private readonly hi: Int32Array;
 
   constructor(readonly cpu: Cpu, readonly arch: ArchOps) {
     arch.regs.forEach((r, i) => this.byName.set(r.name, i));
     this.numericPc = typeof (cpu as unknown as Partial<NumericPcCpu>).pc === 'number';
     this.spSlot = cpu.lo !== undefined && cpu.hi !== undefined ? cpu.gprSlot?.(arch.abi.spReg) ?? -1 : -1;
+    this.lo = this.spSlot >= 0 ? cpu.lo as Int32Array : new Int32Array(0);
+    this.hi = this.spSlot >= 0 ? cpu.hi as Int32Array : new Int32Array(0);
   }
 
   /** register `index` (ArchOps.regs) as a VAddr when the CPU holds it as halves and it is canonical; NaN otherwise */
   private slotV(slot: number): VAddr {
-    const h = (this.cpu.hi as Int32Array)[slot];
+    const h = this.hi[slot];
     if (h > 0x7fff || h < -0x8000) return NaN;
-    return h * 4294967296 + ((this.cpu.lo as Int32Array)[slot] >>> 0);
+    return h * 4294967296 + (this.lo[slot] >>> 0);
   }
 
   /** the stack pointer as a VAddr (the engine's hot paths: no BigInt); NaN when not canonical */
