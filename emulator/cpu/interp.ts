@@ -180,6 +180,44 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
   }
 
   /**
+   * For a translator helper whose instruction just retired with a
+   * single-step armed that this CPU handles inline (x86: a kprobe's TF
+   * step of its slot): execute the next instruction and hand its step to
+   * the inline single-step handler, as run() does, so that translated code
+   * goes on without a return to the run loop. true: done, one more
+   * instruction retired; a step the handler did not claim (or an
+   * instruction that stopped the run) is reported by run() once the
+   * translated code has returned (stepTrapPending). false: nothing done
+   * (run() would not step inline here). Throws what the instruction
+   * throws, with the pc at it.
+   */
+  stepOneInline(): boolean {
+    const step = this.inlineSingleStep;
+    if (!this.stepTrap || step === null || this.pending !== null || this.limit < 0 || this.hw.execArmed || this.mem.watcher !== null) return false;
+    const ip = this.pc;
+    const insn = this.selectCache().get(ip);
+    this.steppedInsn = insn;
+    this.pc = insn.next;
+    try {
+      insn.exec(this as unknown as C, insn);
+    } catch (e) {
+      this.pc = ip;
+      throw e;
+    }
+    this.instret++;
+    if (this.pending === null) {
+      this.onInlineSingleStep?.();
+      if (step(this as unknown as C)) return true;
+    }
+    this.stepTrapPending = true;
+    return true;
+  }
+  /** stepOneInline's instruction ended with its single-step trap (or a stop) still to be reported by run() */
+  stepTrapPending = false;
+  /** the instruction stepOneInline executed last (or that threw) */
+  steppedInsn: I | null = null;
+
+  /**
    * Lockstep (emulator/jit/lockstep.ts): execute exactly n instructions
    * from the pc in the interpreter, counting them in instret, outside the
    * run loop's accounting (the translator's replay of what its code just
@@ -287,6 +325,8 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
             if (err !== null) { ip = this.pc; insn = last as I; throw err; }
             if (this.pending !== null && last !== null) ip = last.addr;
             expect = this.pc;
+            // a helper stepped an instruction inline whose single-step trap is still to be reported (stepOneInline)
+            if (this.stepTrapPending) { this.stepTrapPending = false; stepping = true; break; }
             continue;
           }
         }

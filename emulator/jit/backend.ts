@@ -38,8 +38,9 @@
  * Imports: fill(st, addrLo, addrHi, write) -> 1 when the entry could be
  * filled (retry) else 0; helper(st, index, retired) -> 0 continue, 1 exit
  * after the instruction, 2 it faulted, 3 it jumped to the pc it stored at
- * +0 (an exit with status 0); logStore(st, host, size) (lockstep
- * builds only: before every fast-path store).
+ * +0 (an exit with status 0), each plus HELPER_EXTRA x the instructions it
+ * retired after its own; logStore(st, host, size) (lockstep builds only:
+ * before every fast-path store).
  */
 import { Bytes, encodeModule, I32, I64, OP } from './wasmEncoder';
 import type { IrOp, Temp } from './ir';
@@ -58,6 +59,12 @@ export const STATE_BYTES = TLB_WRITE + TLB_ENTRIES * 16;
 export const EXIT_PC = 0, EXIT_HELPER = 1, EXIT_FAULT = 2;
 /** a helper's result (not a status): its instruction jumped to the pc it stored at ST_PC, nothing else changed */
 export const EXIT_JUMP = 3;
+/**
+ * A helper's result is its code (EXIT_HELPER, EXIT_FAULT, EXIT_JUMP) plus
+ * HELPER_EXTRA times the instructions it retired after its own (a stepped
+ * slot), which count in the call's instructions.
+ */
+export const HELPER_EXTRA = 4;
 
 /** a page's run(st, rf, entry, budget, n) -> n */
 const T_RUN = { params: [I32, I32, I32, I32, I32], results: [I32] };
@@ -438,10 +445,11 @@ class Gen {
     c.byte(OP.call).u32(F_HELPER);
     c.byte(OP.local_tee).u32(L_H);
     c.byte(OP.if).byte(0x40); this.depth++;
-    // status: the helper's code, except a jump (EXIT_JUMP: the pc is at ST_PC, status 0, the hub may chain there)
-    this.get(P_ST); this.get(L_H); this.get(L_H); this.i32(EXIT_JUMP); c.byte(OP.i32_ne); c.byte(OP.i32_mul); this.mem(OP.i32_store, ST_STATUS);
-    // the helper's instruction retired unless it faulted (EXIT_HELPER and EXIT_JUMP are odd, EXIT_FAULT even)
+    // status: the helper's code (h & 3), except a jump (EXIT_JUMP: the pc is at ST_PC, status 0, the hub may chain there)
+    this.get(P_ST); this.get(L_H); this.i32(3); c.byte(OP.i32_and); this.get(L_H); this.i32(3); c.byte(OP.i32_and); this.i32(EXIT_JUMP); c.byte(OP.i32_ne); c.byte(OP.i32_mul); this.mem(OP.i32_store, ST_STATUS);
+    // the helper's instruction retired unless it faulted (EXIT_HELPER and EXIT_JUMP are odd, EXIT_FAULT even), and the ones it ran after it (h >> 2)
     this.get(L_N); this.i32(this.k); c.byte(OP.i32_add); this.get(L_H); this.i32(1); c.byte(OP.i32_and); c.byte(OP.i32_add);
+    this.get(L_H); this.i32(2); c.byte(OP.i32_shr_u); c.byte(OP.i32_add);
     c.byte(OP.return);
     c.byte(OP.end); this.depth--;
   }

@@ -33,7 +33,7 @@
  * when a new module would pass it, every module is dropped and translation
  * starts again.
  */
-import { compileBlocks, compileHub, chainSlot, dispatchTable, BackendBlock, CHAIN_BYTES, EXIT_FAULT, EXIT_HELPER, EXIT_JUMP, ST_PC, ST_SPACE, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
+import { compileBlocks, compileHub, chainSlot, dispatchTable, BackendBlock, CHAIN_BYTES, EXIT_FAULT, EXIT_HELPER, EXIT_JUMP, HELPER_EXTRA, ST_PC, ST_SPACE, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
 import { FrontEnd, IrBuilder } from './ir';
 import type { DecodeCache } from '../cpu/decodeCache';
 import { JIT_HOT_ARRIVALS, JIT_HOT_ARRIVALS_LOCKSTEP } from '../cpu/interp';
@@ -132,6 +132,8 @@ class CpuJit {
   tlbGen = -1;
   /** instret when the current call into translated code started (helpers keep the CPU's count exact) */
   base = 0;
+  /** the current call's budget (instructions it may retire) */
+  budget = 0;
   lastHelper: RunnableInsn<unknown> | null = null;
   error: unknown = null;
   /** lockstep: a helper ran host code (an inline breakpoint's handlers) that a replay would run twice */
@@ -464,10 +466,11 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (s.lo !== cpu.lo) { s.lo = cpu.lo; s.rf = arenaOffset(cpu.lo); }
     const v = this.view, st = s.st, rf = s.rf;
     // entries nest (a helper's instruction may run guest code in a nested run that enters translated code again)
-    const outerBase = s.base, outerError = s.error, outerLast = s.lastHelper, outerCpu = this.curCpu, outerS = this.curS;
+    const outerBase = s.base, outerBudget = s.budget, outerError = s.error, outerLast = s.lastHelper, outerCpu = this.curCpu, outerS = this.curS;
     this.curCpu = cpu; this.curS = s;
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
     s.base = cpu.instret;
+    s.budget = budget;
     s.error = null;
     s.lastHelper = null;
     this.stats.entries++;
@@ -517,7 +520,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     this.stats.translatedInsns += total;
     this.lastHelper = s.lastHelper;
     this.lastError = s.error;
-    s.base = outerBase; s.error = outerError; s.lastHelper = outerLast;
+    s.base = outerBase; s.budget = outerBudget; s.error = outerError; s.lastHelper = outerLast;
     this.curCpu = outerCpu; this.curS = outerS;
     return total;
   }
@@ -600,15 +603,36 @@ export class Translator<C, I extends RunnableInsn<C>> {
       // instructions of runs nested in this one (an inline breakpoint calling a kernel function) count in instret
       s.base += cpu.instret - before;
     }
+    // The instruction armed a single-step the CPU handles inline (x86: a kprobe's TF step of its slot): the
+    // stepped instruction runs here, as the interpreter would run it, when the call's budget covers it
+    // (this instruction and the stepped one), and counts in the call's instructions (HELPER_EXTRA).
+    let extra = 0;
+    if (cpu.stepTrap && !logging && retired + 2 <= s.budget) {
+      // this instruction has retired (the wasm side counts it): the step's handlers see the count the interpreter's would
+      cpu.instret++;
+      const b2 = cpu.instret;
+      try {
+        if (cpu.stepOneInline()) { extra = 1; s.lastHelper = cpu.steppedInsn; }
+      } catch (e) {
+        s.base += cpu.instret - b2;
+        s.error = e;
+        s.lastHelper = cpu.steppedInsn;
+        this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
+        return EXIT_FAULT + HELPER_EXTRA; // this instruction retired, the stepped one faulted (its pc is set)
+      }
+      // runs nested in the step's handlers count in instret as above; the stepped instruction counts in the call's
+      s.base += cpu.instret - b2 - extra;
+    }
     this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
+    const x = extra * HELPER_EXTRA;
     // lockstep: an entry in which host code ran is not compared, so it ends here (the next one is)
-    if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen || (logging && s.impure)) return EXIT_HELPER;
-    if (cpu.pc !== insn.next) {
-      // a plain jump (an optimized probe's detour, a boosted probe's return): the hub follows it like a translated jump
+    if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen || (logging && s.impure)) return EXIT_HELPER + x;
+    if (cpu.pc !== insn.next || x !== 0) {
+      // a plain jump (an optimized probe's detour, a boosted probe's return, a probe's stepped slot): the hub follows it like a translated jump
       const pc = cpu.pc;
       v.setInt32(st + ST_PC, pc | 0, true);
       v.setInt32(st + ST_PC + 4, Math.floor(pc / 4294967296), true);
-      return EXIT_JUMP;
+      return EXIT_JUMP + x;
     }
     return 0;
   }

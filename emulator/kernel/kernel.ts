@@ -389,6 +389,12 @@ export class Kernel implements KernelApi {
    * path calls this once per hit; a missed hit calls probeMissed instead.
    * `probe`: the probe's display name (cached per probe by the caller).
    */
+  /** the comm of CPU n's idle context (swapper/n), made once */
+  private idleComm(cpu: number): string {
+    return this.idleComms[cpu] ??= `swapper/${cpu}`;
+  }
+  private readonly idleComms: string[] = [];
+
   probeHit(kind: HitKind, cpu: number, probeId: number, addr: bigint, probe: string, latencyNs?: number): number {
     const seq = ++this.hitSeq;
     if (this.hitStopAt > 0 && seq >= this.hitStopAt) this.requestStop(cpu, { reason: 'goto', description: 'time travel' });
@@ -396,7 +402,7 @@ export class Kernel implements KernelApi {
     if (log !== null) {
       if (seq > log.lastSeq) {
         const t = this.sched.rq[cpu]?.current;
-        log.hit(seq, this.instructionsRetired() + this.runRetired, this.clock.nowNs(cpu), cpu, t === undefined ? 0 : t.pid, t === undefined ? `swapper/${cpu}` : t.comm,
+        log.hit(seq, this.instructionsRetired() + this.runRetired, this.clock.nowNs(cpu), cpu, t === undefined ? 0 : t.pid, t === undefined ? this.idleComm(cpu) : t.comm,
           kind, probeId, probe, addr, latencyNs === undefined ? NaN : latencyNs);
       } else log.replayed(cpu);
     }

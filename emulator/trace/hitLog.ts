@@ -93,21 +93,41 @@ function kindIndex(kind: HitKind): number {
 const FIRST_CAPACITY = 1024;
 
 /**
- * The ring's columns: one typed array per numeric field and one array per
- * string field (strings the probes and tasks already hold), so that a hit
- * allocates nothing; records are made when asked for.
+ * The ring's records: the numeric fields of record i in one 64-byte row of
+ * one buffer (viewed as float64, int32 and u64), its two strings (ones the
+ * probes and tasks already hold) side by side in one array. A hit writes
+ * one row and two neighbouring string slots, not eleven arrays' worth of
+ * cache lines, and allocates nothing; records are made when asked for.
  */
 class Columns {
-  seq: Float64Array; instructions: Float64Array; timeNs: Float64Array; latencyNs: Float64Array;
-  cpu: Int32Array; pid: Int32Array; probeId: Int32Array; kind: Uint8Array; addr: BigUint64Array;
-  comm: string[]; probe: string[];
+  readonly f: Float64Array;
+  readonly w: Int32Array;
+  readonly b: BigUint64Array;
+  /** comm of record i at 2i, probe at 2i + 1 */
+  readonly s: string[];
   constructor(readonly cap: number) {
-    this.seq = new Float64Array(cap); this.instructions = new Float64Array(cap); this.timeNs = new Float64Array(cap);
-    this.latencyNs = new Float64Array(cap); this.cpu = new Int32Array(cap); this.pid = new Int32Array(cap);
-    this.probeId = new Int32Array(cap); this.kind = new Uint8Array(cap); this.addr = new BigUint64Array(cap);
-    this.comm = new Array<string>(cap).fill(''); this.probe = new Array<string>(cap).fill('');
+    const buf = new ArrayBuffer(cap * ROW * 8);
+    this.f = new Float64Array(buf);
+    this.w = new Int32Array(buf);
+    this.b = new BigUint64Array(buf);
+    this.s = new Array<string>(cap * 2).fill('');
+  }
+  seq(i: number): number { return this.f[i * ROW + F_SEQ]; }
+  latencyNs(i: number): number { return this.f[i * ROW + F_LAT]; }
+  kind(i: number): number { return this.w[i * ROW * 2 + W_KIND]; }
+  probeId(i: number): number { return this.w[i * ROW * 2 + W_PROBE]; }
+  /** copy record `from` of `src` to record `to` of this */
+  copy(src: Columns, from: number, to: number): void {
+    this.f.set(src.f.subarray(from * ROW, from * ROW + ROW), to * ROW);
+    this.s[2 * to] = src.s[2 * from];
+    this.s[2 * to + 1] = src.s[2 * from + 1];
   }
 }
+/** float64 slots per row: seq, instructions, timeNs, latencyNs, addr (u64), then int32 pairs (cpu, pid), (probeId, kind), a spare */
+const ROW = 8;
+const F_SEQ = 0, F_INSN = 1, F_TIME = 2, F_LAT = 3, B_ADDR = 4;
+/** int32 slots in a row (x 2 of the float64 ones) */
+const W_CPU = 10, W_PID = 11, W_PROBE = 12, W_KIND = 13;
 
 export class HitLog {
   /** capacity of the ring */
@@ -162,12 +182,14 @@ export class HitLog {
       i = this.start;
       this.start = i + 1 === c.cap ? 0 : i + 1;
       this.dropped++;
-      if (this.outputs.size !== 0) this.outputs.delete(c.seq[i]);
+      if (this.outputs.size !== 0) this.outputs.delete(c.seq(i));
     }
     const k = kindIndex(kind);
-    c.seq[i] = seq; c.instructions[i] = instructions; c.timeNs[i] = timeNs; c.latencyNs[i] = latencyNs;
-    c.cpu[i] = cpu; c.pid[i] = pid; c.probeId[i] = probeId; c.kind[i] = k; c.addr[i] = addr; // the store takes it modulo 2^64 (BigInt.asUintN would allocate)
-    c.comm[i] = comm; c.probe[i] = probe;
+    const o = i * ROW, f = c.f, w = c.w;
+    f[o + F_SEQ] = seq; f[o + F_INSN] = instructions; f[o + F_TIME] = timeNs; f[o + F_LAT] = latencyNs;
+    c.b[o + B_ADDR] = addr; // the store takes it modulo 2^64 (BigInt.asUintN would allocate)
+    w[2 * o + W_CPU] = cpu; w[2 * o + W_PID] = pid; w[2 * o + W_PROBE] = probeId; w[2 * o + W_KIND] = k;
+    c.s[2 * i] = comm; c.s[2 * i + 1] = probe;
     if (cpu >= 0) this.open[cpu] = seq;
     if (k === RETURN && latencyNs === latencyNs) {
       let h = this.hists.get(probeId);
@@ -195,9 +217,7 @@ export class HitLog {
     for (let j = 0; j < this.count; j++) {
       let i = this.start + j;
       if (i >= old.cap) i -= old.cap;
-      c.seq[j] = old.seq[i]; c.instructions[j] = old.instructions[i]; c.timeNs[j] = old.timeNs[i]; c.latencyNs[j] = old.latencyNs[i];
-      c.cpu[j] = old.cpu[i]; c.pid[j] = old.pid[i]; c.probeId[j] = old.probeId[i]; c.kind[j] = old.kind[i]; c.addr[j] = old.addr[i];
-      c.comm[j] = old.comm[i]; c.probe[j] = old.probe[i];
+      c.copy(old, i, j);
     }
     this.start = 0;
     this.cols = c;
@@ -207,13 +227,14 @@ export class HitLog {
   /** the record in column slot i (made now; its output is the lines attached so far) */
   private at(i: number): HitRecord {
     const c = this.cols;
-    const seq = c.seq[i];
+    const o = i * ROW, f = c.f, w = c.w;
+    const seq = f[o + F_SEQ];
     const r: HitRecord = {
-      seq, instructions: c.instructions[i], timeNs: c.timeNs[i], cpu: c.cpu[i], pid: c.pid[i], comm: c.comm[i],
-      kind: KINDS[c.kind[i]], probeId: c.probeId[i], probe: c.probe[i], addr: c.addr[i],
+      seq, instructions: f[o + F_INSN], timeNs: f[o + F_TIME], cpu: w[2 * o + W_CPU], pid: w[2 * o + W_PID], comm: c.s[2 * i],
+      kind: KINDS[w[2 * o + W_KIND]], probeId: w[2 * o + W_PROBE], probe: c.s[2 * i + 1], addr: c.b[o + B_ADDR],
       output: this.outputs.get(seq) ?? NO_OUTPUT,
     };
-    const lat = c.latencyNs[i];
+    const lat = f[o + F_LAT];
     if (lat === lat) r.latencyNs = lat;
     return r;
   }
@@ -251,11 +272,11 @@ export class HitLog {
   bySeq(seq: number): HitRecord | undefined {
     if (this.count === 0) return undefined;
     const c = this.cols;
-    const j = seq - c.seq[this.start];
+    const j = seq - c.seq(this.start);
     if (!Number.isInteger(j) || j < 0 || j >= this.count) return undefined;
     let i = this.start + j;
     if (i >= c.cap) i -= c.cap;
-    return c.seq[i] === seq ? this.at(i) : undefined;
+    return c.seq(i) === seq ? this.at(i) : undefined;
   }
 
   /** listen to new records (not replays); returns the unsubscribe function. The record's output fills later (records(), bySeq()). */
@@ -275,13 +296,13 @@ export class HitLog {
     while (this.count > 0) {
       let i = this.start + this.count - 1;
       if (i >= c.cap) i -= c.cap;
-      if (c.seq[i] <= seq) break;
-      const lat = c.latencyNs[i];
-      if (c.kind[i] === RETURN && lat === lat) {
-        const h = this.hists.get(c.probeId[i]);
+      if (c.seq(i) <= seq) break;
+      const lat = c.latencyNs(i);
+      if (c.kind(i) === RETURN && lat === lat) {
+        const h = this.hists.get(c.probeId(i));
         if (h) histogramRemove(h, lat);
       }
-      this.outputs.delete(c.seq[i]);
+      this.outputs.delete(c.seq(i));
       this.count--;
     }
     if (seq < this.lastSeq) this.lastSeq = seq;

@@ -17,7 +17,8 @@ import { JIT_HOT_ARRIVALS_LOCKSTEP, JIT_MIN_BUDGET } from '../../emulator/cpu/in
 import type { FrontEnd } from '../../emulator/jit';
 import { textPoke } from '../../emulator/memory/textPoke';
 import { Machine } from '../../emulator/machine';
-import type { Kprobe } from '../../emulator/kprobes';
+import type { Jprobe, Kprobe, Kretprobe } from '../../emulator/kprobes';
+import type { PtRegs } from '../../emulator/kprobes/ptRegs';
 import { BENCH_TARGET, benchImage, checkBenchOutput } from '../fixtures/kernel/bench/hostTime';
 import type { X86Cpu } from '../../emulator/arch/x86_64/cpu';
 import { IrBuilder, BinOp, UnOp } from '../../emulator/jit/ir';
@@ -202,6 +203,69 @@ describe('translator: probe paths', () => {
     assert.equal(hits, checkBenchOutput(m, 'bench.elf (o)'));
     assert.ok(hits >= 100000);
     assert.ok(calledIn < hits / 20, `${calledIn} calls into translated code for ${hits} hits`);
+  });
+});
+
+describe('translator: a probe\'s single-step inside translated code (x86 TF)', () => {
+  type StepMode = 'k' | 'kpost' | 'r' | 'j';
+  /** one run of bench.elf with a probe whose slot is single-stepped; everything a user can observe */
+  function run(mode: StepMode, translate: 'on' | 'off', quantum?: number): { seen: string[]; hits: string; log: string; printk: string; instructions: number; calls: number; n: number; stepped: number } {
+    const m = new Machine(benchImage(), { cpus: 1, translate, quantum });
+    const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on') as NonNullable<ReturnType<typeof jitOn>>;
+    // every hit single-steps the slot: no jump optimization, no boosters
+    m.kprobes.setOptimization(0);
+    m.kprobes.setKprobeBooster(false);
+    m.kprobes.setKretprobeBooster(false);
+    const seen: string[] = [];
+    let n = 0;
+    // the virtual time, the registers
+    const regs = (r: PtRegs): string => `t=${m.kernel.timeNs()} ${r.ip.toString(16)} ${r.flags.toString(16)} ${r.names().map(x => r.get(x).toString(16)).join(' ')}`;
+    const kp: Kprobe = { symbol_name: BENCH_TARGET, pre_handler: (_p, r) => { if (n++ % 997 === 0) seen.push(`pre ${regs(r)}`); return 0; } };
+    if (mode === 'kpost') kp.post_handler = (_p, r) => { if (n % 997 === 1) seen.push(`post ${regs(r)}`); };
+    const rp: Kretprobe = { kp: { symbol_name: BENCH_TARGET }, maxactive: 8, handler: (ri, r) => { if (n++ % 997 === 0) seen.push(`ret ${ri.ret_addr.toString(16)} ${regs(r)}`); return 0; } };
+    const jp: Jprobe = { kp: { symbol_name: BENCH_TARGET }, entry: (args, r) => { if (n++ % 997 === 0) seen.push(`j ${args.join(',')} ${regs(r)}`); } };
+    if (mode === 'k' || mode === 'kpost') assert.equal(m.kprobes.registerKprobe(kp), 0);
+    if (mode === 'r') assert.equal(m.kprobes.registerKretprobe(rp), 0);
+    if (mode === 'j') assert.equal(m.kprobes.registerJprobe(jp), 0);
+    const calls = t.stats.calls;
+    const exit = m.run();
+    assert.equal(exit.reason, 'poweroff', exit.detail);
+    checkBenchOutput(m, `bench.elf (${mode}, translator ${translate})`);
+    const probe = mode === 'r' ? rp.kp : mode === 'j' ? jp.kp : kp;
+    return {
+      seen, n,
+      hits: `${probe.hits}/${probe.nmissed} ${rp.nmissed ?? ''}`,
+      log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))),
+      printk: m.printkRecords.map(x => `${x.timeNs} ${x.cpu} ${x.text}`).join('\n'),
+      instructions: exit.instructions,
+      calls: t.stats.calls - calls,
+      stepped: m.kprobes.stats.singleSteps,
+    };
+  }
+  for (const mode of ['k', 'kpost', 'r', 'j'] as const) {
+    test(`${mode}: the same hits, hit log, registers, printk and instruction count as the interpreter; the step stays in translated code`, () => {
+      const off = run(mode, 'off');
+      const on = run(mode, 'on');
+      assert.ok(on.n >= 400000, `${on.n} handler calls`);
+      assert.equal(on.hits, off.hits);
+      assert.equal(on.instructions, off.instructions);
+      assert.deepEqual(on.seen, off.seen);
+      assert.equal(on.log, off.log);
+      assert.equal(on.printk, off.printk);
+      // one call into translated code per hit would be >= 400,000: the slot's step no longer leaves it
+      assert.ok(on.stepped >= 400000, `${on.stepped} single-steps`);
+      assert.equal(on.stepped, off.stepped);
+      if (mode === 'k' || mode === 'kpost') assert.ok(on.calls < on.n / 20, `${on.calls} calls into translated code for ${on.n} hits`);
+    });
+  }
+  test('k with quanta that end next to the step (the step runs in the helper only when the budget covers it): the same as the interpreter', () => {
+    for (const q of [17, 18, 19, 23]) {
+      const off = run('k', 'off', q);
+      const on = run('k', 'on', q);
+      assert.equal(on.instructions, off.instructions, `quantum ${q}`);
+      assert.equal(on.log, off.log, `quantum ${q}`);
+      assert.deepEqual(on.seen, off.seen, `quantum ${q}`);
+    }
   });
 });
 
