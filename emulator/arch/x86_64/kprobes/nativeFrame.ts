@@ -59,16 +59,49 @@ const KERNEL_DS = 0x18, KERNEL_CS = 0x10, USER_CS = 0x33;
 const PUSHF_CLEAR = 0x30000;
 const INT3_LEN = 1;
 
-/** The native entry's frame: where the template's save went, and what its restore needs. */
-export interface X86NativeFrame extends NativeCallbackFrame {
-  readonly cpu: X86Cpu;
-  readonly region: Region;
+/**
+ * The native entry's frame: where the template's save went, and what its
+ * restore needs. Kept per CPU and reused (a hit allocates none): entries
+ * nest (a handler's call may hit another optimized probe), so each CPU has
+ * a stack of them; one whose leave never came (the CPU oopsed in between)
+ * stays taken.
+ */
+export class X86NativeFrame implements NativeCallbackFrame {
+  kind: CallbackKind = 'optprobe';
+  region: Region | null = null;
   /** the saved pt_regs (its lowest slot) */
-  readonly frame: VAddr;
+  frame: VAddr = 0;
+  /** word index of `frame` in the region's words */
+  word = 0;
   /** sp at the entry (the probe's sp / the sp after the probed function's ret) */
-  readonly sp0: VAddr;
+  sp0: VAddr = 0;
   /** address of the native entry's int3 */
-  readonly entry: VAddr;
+  entry: VAddr = 0;
+  /** between nativeEnter and nativeLeave */
+  taken = false;
+  constructor(readonly cpu: X86Cpu) {}
+}
+
+/** per CPU: its frames (innermost entries last) */
+const framesOf = new WeakMap<X86Cpu, X86NativeFrame[]>();
+/** the CPU framesOf answered last and its frames */
+let lastFramesCpu: X86Cpu | null = null;
+let lastFrames: X86NativeFrame[] = [];
+
+/** a free frame of the CPU's */
+function takeFrame(cpu: X86Cpu): X86NativeFrame {
+  let fs = lastFrames;
+  if (cpu !== lastFramesCpu) {
+    fs = framesOf.get(cpu) ?? [];
+    framesOf.set(cpu, fs);
+    lastFramesCpu = cpu;
+    lastFrames = fs;
+  }
+  for (let i = 0; i < fs.length; i++) if (!fs[i].taken) { fs[i].taken = true; return fs[i]; }
+  const f = new X86NativeFrame(cpu);
+  f.taken = true;
+  fs.push(f);
+  return f;
 }
 
 /**
@@ -168,12 +201,15 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   putAddr(w, i + S_IP, ip);
   put(w, i + S_ORIG_AX, -1, -1);
   put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
-  cpu.mem.wroteInPlace(frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET, 'engine');
-  const entry = cpu.rip - INT3_LEN;
+  const mem = cpu.mem;
+  if (mem.isObserved || mem.watcher !== null) mem.wroteInPlace(frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET, 'engine');
+  const f = takeFrame(cpu);
+  f.kind = kind; f.region = region; f.frame = frame; f.word = i; f.sp0 = sp0;
+  f.entry = cpu.rip - INT3_LEN;
   // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
   if (kind === 'ftrace') cpu.setRegAddr(4, sp0 + 8); // the probed context: the call's return address popped
-  return { kind, cpu, region, frame, sp0, entry };
+  return f;
 }
 
 /**
@@ -184,8 +220,9 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
  * that the ret raises the #GP itself.
  */
 export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: bigint, retInsn: VAddr): void {
+  f.taken = false;
   const cpu = f.cpu;
-  const r = f.region;
+  const r = f.region as Region;
   const kret = f.kind === 'kretprobe';
   const ftrace = f.kind === 'ftrace';
   // the return slot's halves (kretprobe only: no BigInt operation on an optprobe's hits)
@@ -194,14 +231,19 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
   const w = cpu.mem.regionAt(f.frame) === r && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
   if (w) {
-    const i = (f.frame - r.base) >> 2;
+    const i = f.word;
     const mem = cpu.mem;
     writeGprSlots(cpu, w, i);
-    mem.wroteInPlace(f.frame, 15 * 8, 'engine');
     put(w, i + S_FLAGS, fl, 0);
-    mem.wroteInPlace(f.frame + S_FLAGS * 4, 8, 'engine');
-    if (kret) { put(w, i + S_SP, rlo, rhi); mem.wroteInPlace(f.frame + S_SP * 4, 8, 'engine'); }
-    else if (!ftrace) { put(w, i + S_SS, fl, 0); mem.wroteInPlace(f.frame + S_SS * 4, 8, 'engine'); } // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
+    if (kret) put(w, i + S_SP, rlo, rhi);
+    else if (!ftrace) put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
+    if (mem.isObserved || mem.watcher !== null) {
+      // the stores, in the template's order, to whoever listens
+      mem.wroteInPlace(f.frame, 15 * 8, 'engine');
+      mem.wroteInPlace(f.frame + S_FLAGS * 4, 8, 'engine');
+      if (kret) mem.wroteInPlace(f.frame + S_SP * 4, 8, 'engine');
+      else if (!ftrace) mem.wroteInPlace(f.frame + S_SS * 4, 8, 'engine');
+    }
   } else {
     const mem = cpu.mem;
     const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };
