@@ -116,6 +116,49 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     assert.equal(tpl.insns - nat.insns, st.nativeOptFrames * perOpt + st.nativeKretFrames * perKret);
   });
 
+  test('native entries nest (a handler\'s kernel call hits the optimized probe again): same frames, results and output as the template', () => {
+    const run = (native: boolean): { lines: string[]; seen: string[]; results: string[]; counts: string } => {
+      const r = rig({ cpus: 1, engine: native ? {} : { hooks: TEMPLATE_ONLY } });
+      const a = r.sym('fib');
+      const mem = r.machine.kernel.mem;
+      const seen: string[] = [];
+      const results: string[] = [];
+      let n = 0;
+      const kp: Kprobe = {
+        addr: a,
+        pre_handler: (_p, regs) => {
+          // the frame this hit's entry saved, before and after a nested call whose own entries save theirs below it
+          const sp = regs.sp;
+          const frame = (): string => hexBytes(mem.readBytes(mustVAddr(sp - 168n), 168));
+          const before = `${snapshot(regs)} ${frame()}`;
+          if (n++ % 500 === 0) {
+            results.push(r.engine.callKernelFunction(regs.cpu, a, [6n]).toString());
+            assert.equal(`${snapshot(regs)} ${frame()}`, before, 'the outer frame and registers after the nested call');
+          }
+          seen.push(before);
+          return 0;
+        },
+      };
+      assert.equal(r.engine.registerKprobe(kp), 0);
+      r.engine.waitForOptimizer();
+      assert.ok(r.engine.isOptimized(a));
+      const exit = r.machine.run();
+      assert.equal(exit.reason, 'poweroff');
+      if (native) assert.ok(r.engine.stats.nativeOptFrames > r.engine.stats.optCallbacks / 2, 'the native entries ran');
+      return { lines: r.machine.printkRecords.map(x => x.text), seen, results, counts: `${kp.hits}/${kp.nmissed}` };
+    };
+    const nat = run(true), tpl = run(false);
+    assert.ok(nat.results.length >= 3, `${nat.results.length} nested calls`);
+    assert.ok(nat.results.every(x => x === '8'), `fib(6) = 8 each time: ${nat.results.join(' ')}`);
+    assert.deepEqual(nat.results, tpl.results);
+    // the nested calls' hits count as missed (a probe was running on the CPU)
+    assert.equal(nat.counts, tpl.counts);
+    assert.ok(Number(nat.counts.split('/')[1]) > 0, nat.counts);
+    const sorted = (x: string[]): string[] => [...x].sort();
+    assert.deepEqual(sorted(nat.seen), sorted(tpl.seen));
+    assert.deepEqual(sorted(nat.lines), sorted(tpl.lines));
+  });
+
   test('a handler\'s register change is kept, its ip change ignored (native as documented for optprobes)', () => {
     const r = rig({ cpus: 1 });
     const a = r.sym('kprobe_target');
