@@ -64,8 +64,16 @@ export class EngineCodeRegistry {
   private readonly byStart: EngineCode[] = [];
   /** the same ranges sorted by startV (signed VAddr order) */
   private readonly byStartV: EngineCode[] = [];
-  /** the range findV found last (the hot path asks for the same detour buffer hit after hit) */
+  /**
+   * The two ranges findV found last (the hot path asks for the same ones
+   * hit after hit: a detour buffer; a slot page's step breakpoint and the
+   * kretprobe trampoline in turn).
+   */
   private lastV: EngineCode | undefined;
+  private prevV: EngineCode | undefined;
+  /** the lowest start and highest end of all ranges (VAddr; no range: an empty interval) */
+  minV: VAddr = Infinity;
+  maxV: VAddr = -Infinity;
 
   /** Register [start, start+size) as engine code named `symbol`; throws a RangeError naming both ranges on an overlap. */
   add(start: bigint, size: number, symbol: string, handlers: EngineCodeHandlers = {}): EngineCode {
@@ -82,6 +90,8 @@ export class EngineCodeRegistry {
     }
     this.byStart.splice(i, 0, code);
     this.byStartV.splice(this.upperBoundV(code.startV), 0, code);
+    if (code.startV < this.minV) this.minV = code.startV;
+    if (code.endV > this.maxV) this.maxV = code.endV;
     return code;
   }
 
@@ -96,8 +106,11 @@ export class EngineCodeRegistry {
     // ranges are never removed nor overlap: the last one found stays right for the addresses it holds
     const last = this.lastV;
     if (last !== undefined && at >= last.startV && at < last.endV) return last;
+    const prev = this.prevV;
+    if (prev !== undefined && at >= prev.startV && at < prev.endV) { this.prevV = last; this.lastV = prev; return prev; }
+    if (!(at >= this.minV && at < this.maxV)) return undefined;
     const c = this.byStartV[this.upperBoundV(at) - 1];
-    if (c !== undefined && at < c.endV) { this.lastV = c; return c; }
+    if (c !== undefined && at < c.endV) { this.prevV = last; this.lastV = c; return c; }
     return undefined;
   }
 

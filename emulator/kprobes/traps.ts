@@ -75,13 +75,12 @@ export class KprobeTraps {
     const ctl = this.inlineCpus[cpu.id];
     if (ctl === null || ctl === undefined || cpu.userMode) return false; // probes and engine code are kernel code
     const engine = this.engine;
+    // the engine's own code first (probes are refused there: checkAddressSafe), then the probe table
+    const reg = engine.code;
+    const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
+    if (code !== undefined) return code.breakpoint !== undefined && this.asTrap(cpu, ctl, at, undefined, code);
     const p = engine.getKprobeV(at);
-    let code: EngineCode | undefined;
-    if (p === undefined) {
-      code = engine.code.findV(at);
-      if (code === undefined || code.breakpoint === undefined) return false;
-    }
-    return this.asTrap(cpu, ctl, at, p, code);
+    return p !== undefined && this.asTrap(cpu, ctl, at, p, undefined);
   }
 
   /**
