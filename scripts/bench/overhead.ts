@@ -21,6 +21,7 @@
  */
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
@@ -168,33 +169,49 @@ export function benchOverhead(quick = false): string[] {
  * Host ns per hit of k, r and kr on every arch with kprobes: the same
  * bench.c loop built for each (test/fixtures/kernel/bench/bench-<arch>.elf;
  * x86_64 is bench.elf), boosters and jump optimization off (arm64 and riscv
- * have neither), each mode against its arch's probe-less run.
+ * have neither), each mode against its arch's probe-less run. Each arch is
+ * measured in a process of its own, as kprobe-run and the debug adapter run
+ * one machine per process: in one process shared by three CPU models the
+ * engine's call sites see all three and run slower than any session would.
  */
 function benchOverheadArches(rounds: number): string[] {
   const dir = join(repoRoot(), 'test', 'fixtures', 'kernel', 'bench');
-  const images: [string, ElfImage][] = [['x86_64', benchImage()]];
-  for (const arch of ['aarch64', 'riscv64']) {
-    const p = join(dir, `bench-${arch}.elf`);
-    if (existsSync(p)) images.push([arch, loadElf(p)]);
-  }
-  const out = [`\noverhead per arch: host ns per hit on bench-<arch>.elf (${BENCH_TARGET}(), 1 CPU, empty handlers, no boosters, no optimization), median of ${rounds} rounds`,
+  const arches = ['x86_64', ...['aarch64', 'riscv64'].filter(a => existsSync(join(dir, `bench-${a}.elf`)))];
+  const out = [`\noverhead per arch: host ns per hit on bench-<arch>.elf (${BENCH_TARGET}(), 1 CPU, empty handlers, no boosters, no optimization), median of ${rounds} rounds, one process per arch`,
     `  arch      ${(['k', 'r', 'kr'] as const).map(m => m.padEnd(26)).join('')}baseline ns/call`];
-  for (const [arch, image] of images) {
-    const base = (): TimedRun => hostRun('none', image);
-    const cells: string[] = [];
-    let baseNs = 0, calls = 1;
-    for (const mode of ['k', 'r', 'kr'] as const) {
-      const h = hostPerHit(() => hostRun(mode, image), base, rounds);
-      baseNs = h.baselineNs; calls = h.hits;
-      cells.push(formatHostPerHit(h).padEnd(26));
-    }
-    out.push(`  ${arch.padEnd(8)}  ${cells.join('')}${(baseNs / calls).toFixed(0)}`);
+  for (const arch of arches) {
+    const r = spawnSync(process.execPath, [...process.execArgv, process.argv[1], `--one-arch=${arch}`, `--rounds=${rounds}`], { encoding: 'utf8', env: process.env });
+    const line = (r.stdout ?? '').split('\n').find(l => l.startsWith(ARCH_ROW));
+    if (r.status !== 0 || line === undefined) throw new Error(`overhead per arch: ${arch} failed (exit ${r.status ?? r.signal}): ${r.stderr}`);
+    out.push(line.slice(ARCH_ROW.length));
   }
   return out;
 }
 
+/** the row a --one-arch child prints (after this marker) */
+const ARCH_ROW = 'overhead-arch-row:';
+
+/** One arch's row of benchOverheadArches (the child process's work). */
+function archRow(arch: string, rounds: number): string {
+  const image = arch === 'x86_64' ? benchImage() : loadElf(join(repoRoot(), 'test', 'fixtures', 'kernel', 'bench', `bench-${arch}.elf`));
+  const base = (): TimedRun => hostRun('none', image);
+  const cells: string[] = [];
+  let baseNs = 0, calls = 1;
+  for (const mode of ['k', 'r', 'kr'] as const) {
+    const h = hostPerHit(() => hostRun(mode, image), base, rounds);
+    baseNs = h.baselineNs; calls = h.hits;
+    cells.push(formatHostPerHit(h).padEnd(26));
+  }
+  return `  ${arch.padEnd(8)}  ${cells.join('')}${(baseNs / calls).toFixed(0)}`;
+}
+
 // run as a script (its own bundle), not when a test bundle (test/**/*.test.ts) imports measureCycles
-if (require.main === module && !/\.test\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) {
+const oneArch = process.argv.find(a => a.startsWith('--one-arch='));
+if (require.main === module && oneArch !== undefined) {
+  // a child of benchOverheadArches: one arch's row (KPROBE_TRANSLATE is the parent's)
+  const rounds = Number(process.argv.find(a => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? ROUNDS);
+  console.log(ARCH_ROW + archRow(oneArch.slice('--one-arch='.length), rounds));
+} else if (require.main === module && !/\.test\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) {
   // host cost per hit with the interpreter alone (before the translator) and with the translator (the default)
   for (const mode of ['off', 'on']) {
     process.env.KPROBE_TRANSLATE = mode;
