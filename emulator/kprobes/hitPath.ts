@@ -84,8 +84,9 @@ export class KprobeHitPath {
     const k = this.engine.kernel;
     if (k.probeHit === undefined) return;
     if (p !== this.lastPlain) {
+      if (p === this.lastOther) return;
       const kind = this.t.kinds.get(p);
-      if (kind !== undefined && kind !== 'k') return;
+      if (kind !== undefined && kind !== 'k') { this.lastOther = p; return; }
       this.lastPlain = p;
     }
     k.probeHit('kprobe', cpu, p.id ?? 0, p.addr ?? 0n, this.names.get(p));
@@ -93,8 +94,11 @@ export class KprobeHitPath {
   /** the last probe logHit found to be a plain kprobe (skips the kind lookup on a hot probe's hits) */
   private lastPlain: Kprobe | null = null;
 
-  /** a probe's kind was set (core.setKind): forget the last plain one */
-  kindChanged(): void { this.lastPlain = null; }
+  /** the last probe logHit found not to be a plain kprobe (a kretprobe's or jprobe's: recorded by its own handler) */
+  private lastOther: Kprobe | null = null;
+
+  /** a probe's kind was set (core.setKind): forget the last plain and other ones */
+  kindChanged(): void { this.lastPlain = null; this.lastOther = null; }
 
   /**
    * kprobes_inc_nmissed_count(); each missed member is reported to the hit
