@@ -284,6 +284,40 @@ export interface KprobesArchHooks {
   installInlineSingleStep?(cpu: Cpu, handler: ((cpu: Cpu) => boolean) | null): void;
 }
 
+/** the last trampoline address linkRegisterPrepareKretprobe wrote, as 32-bit halves (the same one call after call) */
+let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
+
+/**
+ * arch_prepare_kretprobe of arches whose return address is in a link
+ * register (arm64 x30, riscv ra; ArchOps.abi.returnAddress): ri.ret_addr
+ * = the register, ri.stack = sp, then the register = the trampoline. On a
+ * CPU that holds the register as 32-bit halves (Cpu.gprSlot), without a
+ * BigInt per call.
+ */
+export function linkRegisterPrepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
+  const ra = regs.arch.abi.returnAddress;
+  if (ra.kind !== 'reg') throw new Error(`${regs.arch.name}: the return address is not in a register`);
+  const cpu = regs.cpu, lo = cpu.lo, hi = cpu.hi;
+  const slot = cpu.gprSlot?.(ra.reg) ?? -1;
+  if (slot >= 0 && lo !== undefined && hi !== undefined) {
+    ri.setRetHalves(lo[slot], hi[slot]);
+    const sp = regs.spV();
+    if (sp === sp) ri.stackV = sp;
+    else ri.stack = regs.sp;
+    if (trampoline !== lastTrampoline) {
+      trampolineLo = Number(BigInt.asIntN(32, trampoline));
+      trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
+      lastTrampoline = trampoline;
+    }
+    lo[slot] = trampolineLo;
+    hi[slot] = trampolineHi;
+    return;
+  }
+  ri.ret_addr = cpu.getReg(ra.reg);
+  ri.stack = regs.sp;
+  cpu.setReg(ra.reg, BigInt.asUintN(64, trampoline));
+}
+
 /** __weak arch_arm_kprobe */
 export function defaultArmKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   textPoke(ctx.kernel.mem, mustVAddr(p.addr ?? 0n), ctx.arch.breakpointInsn);

@@ -19,9 +19,10 @@ import { mustVAddr } from '../../../memory/address';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
+import { linkRegisterPrepareKretprobe } from '../../../kprobes/archHooks';
 import type { Cpu } from '../../types';
 import { A64Cpu } from '../cpu';
-import type { Kprobe, KretprobeInstanceRec } from '../../../kprobes/kprobe';
+import type { Kprobe } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 
 /** brk #0x006: the step breakpoint after a slot's instruction (KPROBES_BRK_SS_IMM) */
@@ -99,34 +100,6 @@ function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   if (p.ainsn && p.ainsn.mode === 'slot' && p.ainsn.insn !== 0n) ctx.slots.put(p.ainsn.insn);
 }
 
-/** the link register's slot in the CPU's halves (x30) */
-const LINK = 30;
-/** the last trampoline address prepareKretprobe wrote, as 32-bit halves (the same one call after call) */
-let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
-
-/** arch_prepare_kretprobe: the return address is in the link register */
-function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
-  const cpu = regs.cpu;
-  if (cpu instanceof A64Cpu) {
-    // the same on the CPU's own halves (fewer BigInt operations per hit): the link register's value, then the trampoline
-    const lo = cpu.lo, hi = cpu.hi;
-    ri.setRetHalves(lo[LINK], hi[LINK]);
-    const sp = regs.spV();
-    if (sp === sp) ri.stackV = sp;
-    else ri.stack = regs.sp;
-    if (trampoline !== lastTrampoline) {
-      trampolineLo = Number(BigInt.asIntN(32, trampoline));
-      trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
-      lastTrampoline = trampoline;
-    }
-    lo[LINK] = trampolineLo;
-    hi[LINK] = trampolineHi;
-    return;
-  }
-  ri.ret_addr = regs.get('x30');
-  ri.stack = regs.sp;
-  regs.set('x30', trampoline);
-}
 
 /** Register n of an instruction field: 31 is the zero register here (never sp). */
 function xreg(regs: PtRegs, n: number): bigint {
@@ -244,7 +217,7 @@ export const aarch64KprobesHooks: KprobesArchHooks = {
   decodeProbeInsn,
   prepareKprobe,
   removeKprobe,
-  prepareKretprobe,
+  prepareKretprobe: linkRegisterPrepareKretprobe,
   setupSinglestep,
   resumeExecution,
   singlestepFault,

@@ -20,9 +20,10 @@ import { textPoke } from '../../../memory/textPoke';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
+import { linkRegisterPrepareKretprobe } from '../../../kprobes/archHooks';
 import type { Cpu } from '../../types';
 import { RvCpu } from '../cpu';
-import type { Kprobe, KretprobeInstanceRec } from '../../../kprobes/kprobe';
+import type { Kprobe } from '../../../kprobes/kprobe';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { expandRvc } from '../rvc';
 import { riscv64Info } from '../info';
@@ -133,34 +134,6 @@ function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   if (p.ainsn && p.ainsn.mode === 'slot' && p.ainsn.insn !== 0n) ctx.slots.put(p.ainsn.insn);
 }
 
-/** the link register's slot in the CPU's halves (x1) */
-const LINK = 1;
-/** the last trampoline address prepareKretprobe wrote, as 32-bit halves (the same one call after call) */
-let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
-
-/** arch_prepare_kretprobe: the return address is in ra */
-function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
-  const cpu = regs.cpu;
-  if (cpu instanceof RvCpu) {
-    // the same on the CPU's own halves (fewer BigInt operations per hit): the link register's value, then the trampoline
-    const lo = cpu.lo, hi = cpu.hi;
-    ri.setRetHalves(lo[LINK], hi[LINK]);
-    const sp = regs.spV();
-    if (sp === sp) ri.stackV = sp;
-    else ri.stack = regs.sp;
-    if (trampoline !== lastTrampoline) {
-      trampolineLo = Number(BigInt.asIntN(32, trampoline));
-      trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
-      lastTrampoline = trampoline;
-    }
-    lo[LINK] = trampolineLo;
-    hi[LINK] = trampolineHi;
-    return;
-  }
-  ri.ret_addr = regs.get('ra');
-  ri.stack = regs.sp;
-  regs.set('ra', trampoline);
-}
 
 const ABI = ['zero', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7',
   's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9', 's10', 's11', 't3', 't4', 't5', 't6'];
@@ -252,7 +225,7 @@ export const riscv64KprobesHooks: KprobesArchHooks = {
   prepareKprobe,
   armKprobe,
   removeKprobe,
-  prepareKretprobe,
+  prepareKretprobe: linkRegisterPrepareKretprobe,
   setupSinglestep,
   resumeExecution,
   singlestepFault,
