@@ -586,11 +586,9 @@ export class Translator<C, I extends RunnableInsn<C>> {
     s.lastHelper = insn;
     cpu.pc = insn.next;
     const logging = this.storeLog !== null;
-    const inline = cpu.inlineBreakpoint;
-    if (logging) {
-      mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) logCpuStore(this.storeLog, mem, a, len); }, bulk: () => undefined };
-      if (inline !== null) cpu.inlineBreakpoint = (c, at) => { s.impure = true; return inline(c, at); };
-    }
+    // lockstep: the instruction's stores are logged and its host code marks the entry impure (closures made
+    // elsewhere: a closure here would give every call of this hot function a context to allocate)
+    const inline = logging ? this.startLogging(cpu, s, mem) : null;
     const before = cpu.instret;
     try {
       insn.exec(cpu, insn);
@@ -635,6 +633,14 @@ export class Translator<C, I extends RunnableInsn<C>> {
       return EXIT_JUMP + x;
     }
     return 0;
+  }
+
+  /** lockstep, around a helper's instruction: log its stores, mark the entry impure when host code runs; returns the CPU's inline breakpoint to put back */
+  private startLogging(cpu: AnyCpu, s: CpuJit, mem: Memory): AnyCpu['inlineBreakpoint'] {
+    const inline = cpu.inlineBreakpoint;
+    mem.watcher = { access: (a: VAddr, len: number, w: boolean) => { if (w) logCpuStore(this.storeLog, mem, a, len); }, bulk: () => undefined };
+    if (inline !== null) cpu.inlineBreakpoint = (c, at) => { s.impure = true; return inline(c, at); };
+    return inline;
   }
 
   private logStore(host: number, size: number): void {
