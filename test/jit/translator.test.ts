@@ -10,7 +10,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { machine, getReg, hexBytes, CODE } from '../fixtures/x86/harness';
+import { machine, getReg, setReg, hexBytes, CODE, DATA } from '../fixtures/x86/harness';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
 import { translatorFor } from '../../emulator/jit';
 import { JIT_HOT_ARRIVALS_LOCKSTEP, JIT_MIN_BUDGET } from '../../emulator/cpu/interp';
@@ -266,6 +266,62 @@ describe('translator: a probe\'s single-step inside translated code (x86 TF)', (
       assert.equal(on.log, off.log, `quantum ${q}`);
       assert.deepEqual(on.seen, off.seen, `quantum ${q}`);
     }
+  });
+});
+
+describe('translator: an inline single-step inside a helper, at the CPU level', () => {
+  // loop: inc rax; int3; jmp loop. The int3's inline handler does what a kprobe's does on x86: TF set,
+  // pc = a slot holding `mov rcx, [rbx]`; the inline single-step handler resumes after the int3.
+  const LOOP = '48ffc0 cc ebfa';
+  const SLOT = CODE + 0x100;
+  /** one run of the loop on a CPU with the translator on or off; `until` decides, per hit, what the next step does */
+  function runLoop(on: boolean, budget: number, plan: (hit: number) => 'ok' | 'fault' | 'unclaimed'): { r: string; s: string } {
+    const cpu = withJit(LOOP, on);
+    cpu.mem.writeBytes(SLOT, hexBytes('488b0b'));
+    setReg(cpu, 'rbx', BigInt(DATA));
+    let hits = 0;
+    let next: 'ok' | 'fault' | 'unclaimed' = 'ok';
+    cpu.inlineBreakpoint = (c, at) => {
+      if (at !== CODE + 3) return false;
+      next = plan(++hits);
+      if (next === 'fault') setReg(c, 'rbx', 0x1000n); // unmapped: the stepped instruction faults
+      c.tf = true;
+      c.pc = SLOT;
+      return true;
+    };
+    cpu.inlineSingleStep = c => {
+      if (next === 'unclaimed') return false; // the trap goes on (the task itself single-stepping)
+      c.tf = false;
+      c.pc = CODE + 4;
+      return true;
+    };
+    const res = cpu.run(budget);
+    return { r: JSON.stringify({ executed: res.executed, trap: res.trap ? { kind: res.trap.kind, pc: res.trap.pc.toString(16) } : null }), s: `${state(cpu)} hits=${hits}` };
+  }
+  type Plan = (hit: number) => 'ok' | 'fault' | 'unclaimed';
+  const plans: [string, Plan][] = [
+    ['a fault in the stepped instruction is the trap the interpreter reports', h => (h === 3000 ? 'fault' : 'ok')],
+    ['a step the handler does not claim ends the run with the single-step trap, as in the interpreter', h => (h === 3000 ? 'unclaimed' : 'ok')],
+    ['every step claimed: the same count and state at the budget\'s end', () => 'ok'],
+  ];
+  for (const [name, plan] of plans) {
+    test(name, () => {
+      for (const budget of [20000, 20001, 20002, 19999]) {
+        const off = runLoop(false, budget, plan);
+        const on = runLoop(true, budget, plan);
+        assert.equal(on.r, off.r, `budget ${budget}`);
+        assert.equal(on.s, off.s, `budget ${budget}`);
+      }
+    });
+  }
+  test('the translated runs did step inside the helper', () => {
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    const calls = t.stats.calls;
+    const on = runLoop(true, 40000, () => 'ok');
+    assert.ok(/hits=(\d+)/.exec(on.s) !== null);
+    const hits = Number(/hits=(\d+)/.exec(on.s)?.[1]);
+    assert.ok(hits > 9000, `${hits} hits`);
+    assert.ok(t.stats.calls - calls < hits / 20, `${t.stats.calls - calls} calls into translated code for ${hits} hits`);
   });
 });
 
