@@ -389,12 +389,6 @@ export class Kernel implements KernelApi {
    * path calls this once per hit; a missed hit calls probeMissed instead.
    * `probe`: the probe's display name (cached per probe by the caller).
    */
-  /** the comm of CPU n's idle context (swapper/n), made once */
-  private idleComm(cpu: number): string {
-    return this.idleComms[cpu] ??= `swapper/${cpu}`;
-  }
-  private readonly idleComms: string[] = [];
-
   probeHit(kind: HitKind, cpu: number, probeId: number, addr: bigint, probe: string, latencyNs?: number): number {
     const seq = ++this.hitSeq;
     if (this.hitStopAt > 0 && seq >= this.hitStopAt) this.requestStop(cpu, { reason: 'goto', description: 'time travel' });
@@ -408,6 +402,12 @@ export class Kernel implements KernelApi {
     }
     return seq;
   }
+
+  /** the comm of CPU n's idle context (swapper/n), made once */
+  private idleComm(cpu: number): string {
+    return this.idleComms[cpu] ??= `swapper/${cpu}`;
+  }
+  private readonly idleComms: string[] = [];
 
   /**
    * A task off its CPU: the kernel stack pointer its saved registers resume

@@ -8,7 +8,7 @@
 import type { ArchOps, Cpu, DecodedInsn, Trap } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import { textPoke } from '../memory/textPoke';
-import { mustVAddr, toVAddr, VAddr } from '../memory/address';
+import { hi32, lo32, mustVAddr, toVAddr, VAddr } from '../memory/address';
 import type { InsnSlots } from './insnSlots';
 import type { Kprobe, KprobeCtlblk, KretprobeInstanceRec } from './kprobe';
 import type { PtRegs } from './ptRegs';
@@ -220,8 +220,8 @@ export interface KprobesArchHooks {
   disarmKprobe?(ctx: KprobesArchContext, p: Kprobe): void;
   /** arch_remove_kprobe: release the slot */
   removeKprobe(ctx: KprobesArchContext, p: Kprobe): void;
-  /** arch_prepare_kretprobe: save the return address in ri.ret_addr, replace it with trampoline */
-  prepareKretprobe(ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void;
+  /** arch_prepare_kretprobe: save the return address in ri.ret_addr, replace it with trampoline (`trampolineV`: the same as a VAddr) */
+  prepareKretprobe(ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint, trampolineV: VAddr): void;
   /**
    * setup_singlestep: point regs at the slot and arm the single-step (x86:
    * set TF, clear IF, saving the task's bits in kcb; arm64/riscv: nothing
@@ -284,9 +284,6 @@ export interface KprobesArchHooks {
   installInlineSingleStep?(cpu: Cpu, handler: ((cpu: Cpu) => boolean) | null): void;
 }
 
-/** the last trampoline address linkRegisterPrepareKretprobe wrote, as 32-bit halves (the same one call after call) */
-let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
-
 /**
  * arch_prepare_kretprobe of arches whose return address is in a link
  * register (arm64 x30, riscv ra; ArchOps.abi.returnAddress): ri.ret_addr
@@ -294,7 +291,7 @@ let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
  * CPU that holds the register as 32-bit halves (Cpu.gprSlot), without a
  * BigInt per call.
  */
-export function linkRegisterPrepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
+export function linkRegisterPrepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint, trampolineV: VAddr): void {
   const ra = regs.arch.abi.returnAddress;
   if (ra.kind !== 'reg') throw new Error(`${regs.arch.name}: the return address is not in a register`);
   const cpu = regs.cpu, lo = cpu.lo, hi = cpu.hi;
@@ -304,13 +301,8 @@ export function linkRegisterPrepareKretprobe(_ctx: KprobesArchContext, ri: Kretp
     const sp = regs.spV();
     if (sp === sp) ri.stackV = sp;
     else ri.stack = regs.sp;
-    if (trampoline !== lastTrampoline) {
-      trampolineLo = Number(BigInt.asIntN(32, trampoline));
-      trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
-      lastTrampoline = trampoline;
-    }
-    lo[slot] = trampolineLo;
-    hi[slot] = trampolineHi;
+    lo[slot] = lo32(trampolineV);
+    hi[slot] = hi32(trampolineV);
     return;
   }
   ri.ret_addr = cpu.getReg(ra.reg);

@@ -5,7 +5,7 @@
  * pt_regs view of the CPU that hit the probe (writes go to the CPU).
  */
 import type { Task } from '../kernel/types';
-import { fromVAddr, toVAddr, VAddr } from '../memory/address';
+import { fromVAddr, toVAddr, u64, vaddrFromHalves, VAddr } from '../memory/address';
 import type { PtRegs } from './ptRegs';
 
 /** kprobe.flags bits (Linux values). */
@@ -119,10 +119,11 @@ export class KretprobeInstanceRec implements KretprobeInstance {
 
   /** ret_addr = the 64-bit value of 32-bit halves lo, hi */
   setRetHalves(lo: number, hi: number): void {
-    const h = hi | 0;
-    if (h > 0x7fff || h < -0x8000) { this.retV = NaN; this.retB = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0); return; }
-    this.retV = h * 4294967296 + (lo >>> 0);
+    const v = vaddrFromHalves(lo, hi);
+    this.retV = v === null ? NaN : v;
+    if (v === null) this.retB = u64(lo, hi);
   }
+
 
   get stack(): bigint { const v = this.stackV; return v === v ? fromVAddr(v) : this.stackB; }
   set stack(a: bigint) {

@@ -157,6 +157,7 @@ export class Kretprobes {
 
   /** the trampoline new instances return to (kretprobe_trampoline) */
   get trampoline(): bigint { return this.boost ? this.boostTrampoline : this.int3Trampoline; }
+  private get trampolineV(): VAddr { return this.boost ? this.boostTrampolineV : this.int3TrampolineV; }
 
   /** whether the kretprobe booster is in use */
   get boosted(): boolean { return this.boost; }
@@ -309,7 +310,7 @@ export class Kretprobes {
       if (r) { this.recycle(ri); return 0; }
     }
     try {
-      try { this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline); } catch (e) { this.engine.handlerFailed(p, regs, e); }
+      try { this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline, this.trampolineV); } catch (e) { this.engine.handlerFailed(p, regs, e); }
     } catch (e) {
       this.recycle(ri);
       throw e;

@@ -5,7 +5,7 @@
  * Register names are ArchOps.regs names (x86_64: ip sp flags ax bx ... r15).
  */
 import type { ArchOps, Cpu } from '../arch/types';
-import { toVAddr, VAddr } from '../memory/address';
+import { toVAddr, vaddrFromHalves, VAddr } from '../memory/address';
 
 /** a CPU whose pc is a VAddr field (the interpreter CPUs: emulator/cpu/interp.ts); setPc(v) is pc = toVAddr(v) */
 interface NumericPcCpu { pc: VAddr }
@@ -28,17 +28,10 @@ export class PtRegs {
     this.hi = this.spSlot >= 0 ? cpu.hi as Int32Array : new Int32Array(0);
   }
 
-  /** register `index` (ArchOps.regs) as a VAddr when the CPU holds it as halves and it is canonical; NaN otherwise */
-  private slotV(slot: number): VAddr {
-    const h = this.hi[slot];
-    if (h > 0x7fff || h < -0x8000) return NaN;
-    return h * 4294967296 + (this.lo[slot] >>> 0);
-  }
-
   /** the stack pointer as a VAddr (the engine's hot paths: no BigInt); NaN when not canonical */
   spV(): VAddr {
-    if (this.spSlot >= 0) return this.slotV(this.spSlot);
-    return toVAddr(this.sp) ?? NaN;
+    const s = this.spSlot;
+    return (s >= 0 ? vaddrFromHalves(this.lo[s], this.hi[s]) : toVAddr(this.sp)) ?? NaN;
   }
 
   /** instruction pointer (regs->ip) */

@@ -8,7 +8,7 @@ import type { DecodedInsn } from '../../emulator/arch/types';
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
-import { KprobesEngine, KprobesEngineOptions, PtRegs } from '../../emulator/kprobes';
+import { Kprobe, KprobesEngine, KprobesEngineOptions, PtRegs } from '../../emulator/kprobes';
 import { kprobesArches } from '../../emulator/arch/registry';
 import { portByName } from '../../emulator/ports';
 import type { ArchInfo } from '../../emulator/arch/types';
@@ -114,4 +114,39 @@ const X86_REGS = ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r
 /** every x86_64 pt_regs field as name=hex, for comparing register states */
 export function snapshot(regs: PtRegs): string {
   return X86_REGS.map(n => `${n}=${regs.get(n).toString(16)}`).join(' ');
+}
+
+/**
+ * A kprobe on fib whose pre_handler asks the debugger to stop at its
+ * `n`th hit (`optimize`: after the optimizer ran, so that the probe may be
+ * jump-optimized): where and when the machine stopped (CPU, virtual time,
+ * registers, hits, instructions), then the hits and instructions of the
+ * rest of the run to power-off.
+ */
+export function stopAtFibHit(r: Rig, n: number, optimize = false): string {
+  const k = r.machine.kernel;
+  let hits = 0;
+  const kp: Kprobe = {
+    symbol_name: 'fib',
+    pre_handler: (_p, regs) => {
+      if (++hits === n) k.requestStop(regs.cpu.id, { reason: 'breakpoint', description: `fib hit ${n}` });
+      return 0;
+    },
+  };
+  assert.equal(r.engine.registerKprobe(kp), 0);
+  if (optimize) r.engine.waitForOptimizer();
+  for (;;) {
+    const s = r.machine.runSlice(1_000_000);
+    if (s.kind === 'stopped') {
+      const cpu = r.machine.cpus[s.cpu];
+      const regs = r.machine.arch.regs.map((_, i) => cpu.getReg(i).toString(16)).join(' ');
+      const at = `cpu=${s.cpu} t=${k.timeNs()} regs=${regs} hits=${hits} insns=${r.machine.totalInstructions}`;
+      // run on to the end: the rest of the run is unaffected
+      const exit = r.machine.run();
+      assert.equal(exit.reason, 'poweroff');
+      return `${at} then hits=${hits} total=${exit.instructions}`;
+    }
+    assert.notEqual(s.kind, 'exited', 'the stop request was honoured');
+    assert.notEqual(s.kind, 'limit');
+  }
 }

@@ -12,7 +12,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Rig, rig, snapshot } from './harness';
+import { Rig, rig, snapshot, stopAtFibHit } from './harness';
 import type { Kprobe, Kretprobe, KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
 
@@ -94,34 +94,7 @@ describe('inline breakpoint path for native entries', () => {
   });
 
   test('a debugger stop requested by a handler stops the machine at the same place and time', () => {
-    const stopAt = (inline: boolean): string => {
-      const r = rig({ cpus: 2, engine: inline ? {} : { hooks: TRAP_ONLY } });
-      const k = r.machine.kernel;
-      let hits = 0;
-      const kp: Kprobe = {
-        symbol_name: 'fib',
-        pre_handler: (_p, regs) => {
-          if (++hits === 40) k.requestStop(regs.cpu.id, { reason: 'breakpoint', description: 'fib hit 40' });
-          return 0;
-        },
-      };
-      assert.equal(r.engine.registerKprobe(kp), 0);
-      r.engine.waitForOptimizer();
-      for (;;) {
-        const s = r.machine.runSlice(1_000_000);
-        if (s.kind === 'stopped') {
-          const cpu = r.machine.cpus[s.cpu];
-          const regs = r.machine.arch.regs.map((_, i) => cpu.getReg(i).toString(16)).join(' ');
-          const at = `cpu=${s.cpu} t=${k.timeNs()} regs=${regs} hits=${hits}`;
-          // run on to the end: the rest of the run is unaffected
-          const exit = r.machine.run();
-          assert.equal(exit.reason, 'poweroff');
-          return `${at} then hits=${hits} total=${exit.instructions}`;
-        }
-        assert.notEqual(s.kind, 'exited', 'the stop request was honoured');
-        assert.notEqual(s.kind, 'limit');
-      }
-    };
+    const stopAt = (inline: boolean): string => stopAtFibHit(rig({ cpus: 2, engine: inline ? {} : { hooks: TRAP_ONLY } }), 40, true);
     const a = stopAt(true);
     assert.match(a, /hits=\d+/);
     assert.equal(a, stopAt(false));

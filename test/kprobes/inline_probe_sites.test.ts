@@ -14,7 +14,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Rig, rig } from './harness';
+import { Rig, rig, stopAtFibHit } from './harness';
 import type { PtRegs } from '../../emulator/kprobes/ptRegs';
 import type { Jprobe, Kprobe, Kretprobe, KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
@@ -98,32 +98,8 @@ for (const arch of ['x86_64', 'aarch64', 'riscv64']) {
     }
 
     test('a debugger stop requested by a pre_handler stops the machine at the same place and time', () => {
-      const stopAt = (inline: boolean): string => {
-        const r = rig({ arch, cpus: 2, engine: { kprobeBooster: false, optimization: false, hooks: inline ? undefined : trapOnly(arch) } });
-        const k = r.machine.kernel;
-        let hits = 0;
-        const kp: Kprobe = {
-          symbol_name: 'fib',
-          pre_handler: (_p, regs) => {
-            if (++hits === 40) k.requestStop(regs.cpu.id, { reason: 'breakpoint', description: 'fib hit 40' });
-            return 0;
-          },
-        };
-        assert.equal(r.engine.registerKprobe(kp), 0);
-        for (;;) {
-          const s = r.machine.runSlice(1_000_000);
-          if (s.kind === 'stopped') {
-            const cpu = r.machine.cpus[s.cpu];
-            const regs = r.machine.arch.regs.map((_, i) => cpu.getReg(i).toString(16)).join(' ');
-            const at = `cpu=${s.cpu} t=${k.timeNs()} regs=${regs} hits=${hits} insns=${r.machine.totalInstructions}`;
-            const exit = r.machine.run();
-            assert.equal(exit.reason, 'poweroff');
-            return `${at} then hits=${hits} total=${exit.instructions}`;
-          }
-          assert.notEqual(s.kind, 'exited', 'the stop request was honoured');
-          assert.notEqual(s.kind, 'limit');
-        }
-      };
+      const stopAt = (inline: boolean): string =>
+        stopAtFibHit(rig({ arch, cpus: 2, engine: { kprobeBooster: false, optimization: false, hooks: inline ? undefined : trapOnly(arch) } }), 40);
       const a = stopAt(true);
       assert.match(a, /hits=40 /);
       assert.equal(a, stopAt(false));

@@ -17,7 +17,7 @@
  */
 import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
-import { mustVAddr, type VAddr } from '../../../memory/address';
+import { hi32, lo32, mustVAddr, type VAddr } from '../../../memory/address';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
@@ -131,29 +131,18 @@ function removeKprobe(ctx: KprobesArchContext, p: Kprobe): void {
   if (p.ainsn && p.ainsn.mode === 'slot' && p.ainsn.insn !== 0n) ctx.slots.put(p.ainsn.insn);
 }
 
-/** the last trampoline address prepareKretprobe wrote, as 32-bit halves (the same one call after call) */
-let lastTrampoline = -1n, trampolineLo = 0, trampolineHi = 0;
-
-function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint): void {
+function prepareKretprobe(_ctx: KprobesArchContext, ri: KretprobeInstanceRec, regs: PtRegs, trampoline: bigint, trampolineV: VAddr): void {
   const ra = regs.arch.abi.returnAddress;
   if (ra.kind !== 'stack') throw new Error('x86_64 kretprobe expects the return address on the stack');
-  const cpu = regs.cpu;
-  if (cpu instanceof X86Cpu) {
-    // the same on the CPU's own rsp (no BigInt for the addresses): read the return address, put the trampoline there
-    const slotV = cpu.hi[4] * 4294967296 + (cpu.lo[4] >>> 0) + ra.offset;
-    if (slotV >= -CANON_V && slotV < CANON_V) {
-      const mem = cpu.mem;
-      const lo = mem.read64Lo(slotV);
-      ri.setRetHalves(lo, mem.readHi);
-      ri.stackV = slotV;
-      if (trampoline !== lastTrampoline) {
-        trampolineLo = Number(BigInt.asIntN(32, trampoline));
-        trampolineHi = Number(BigInt.asIntN(32, trampoline >> 32n));
-        lastTrampoline = trampoline;
-      }
-      mem.write64Halves(slotV, trampolineLo, trampolineHi);
-      return;
-    }
+  // the same with the addresses as numbers (no BigInt per call): read the return address, put the trampoline there
+  const slotV = regs.spV() + ra.offset;
+  if (slotV >= -CANON_V && slotV < CANON_V) {
+    const mem = regs.cpu.mem;
+    const lo = mem.read64Lo(slotV);
+    ri.setRetHalves(lo, mem.readHi);
+    ri.stackV = slotV;
+    mem.write64Halves(slotV, lo32(trampolineV), hi32(trampolineV));
+    return;
   }
   const slot = regs.sp + BigInt(ra.offset);
   const mem = regs.cpu.mem;
