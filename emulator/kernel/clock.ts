@@ -45,8 +45,17 @@ export class VirtualClock {
   /** ns since boot as seen from `cpu` (default: the running CPU; outside any CPU's turn, the latest time a CPU reached) */
   nowNs(cpu = this.activeCpu): number {
     if (cpu >= 0) return this.roundStart + this.used[cpu] + this.owed[cpu];
+    return this.latestNs();
+  }
+
+  /**
+   * nowNs outside any CPU's turn. A function of its own, with a plain loop:
+   * a closure in nowNs capturing a local would make every call of that hot
+   * function (each probe hit's record) allocate its context.
+   */
+  private latestNs(): number {
     let m = 0;
-    this.used.forEach((u, i) => { if (u + this.owed[i] > m) m = u + this.owed[i]; });
+    for (let i = 0; i < this.used.length; i++) if (this.used[i] + this.owed[i] > m) m = this.used[i] + this.owed[i];
     return this.roundStart + m;
   }
 

@@ -130,9 +130,10 @@ export interface OptprobesArchHooks {
    * Back from the handlers of a native entry: what leaveCallback and the
    * template's restore do, then go on as the template would: an optprobe
    * at its buffer's copied instructions, the kretprobe booster and the
-   * ftrace trampoline at `returnTo` (the address their `ret` would pop).
+   * ftrace trampoline at `returnTo` (the address their `ret` would pop;
+   * a VAddr on the hot path, a bigint when it is not canonical).
    */
-  leaveNative?(ctx: KprobesArchContext, regs: PtRegs, frame: NativeCallbackFrame, returnTo?: bigint): void;
+  leaveNative?(ctx: KprobesArchContext, regs: PtRegs, frame: NativeCallbackFrame, returnTo?: VAddr | bigint): void;
   /** the code each native entry stands for (the cost model charges its instructions per native run) */
   readonly nativeTemplates?: Readonly<Record<CallbackKind, Uint8Array>>;
   /**

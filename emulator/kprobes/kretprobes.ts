@@ -435,7 +435,7 @@ export class Kretprobes {
       this.engine.stats.kretBoostCallbacks++;
       this.engine.stats.nativeKretFrames++;
       if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
-      leave(ctx, regs, nf, this.origBig());
+      leave(ctx, regs, nf, this.origV === this.origV ? this.origV : this.origB);
       return true;
     }
     this.engine.stats.kretBoostCallbacks++;

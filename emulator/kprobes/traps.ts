@@ -238,7 +238,8 @@ export class KprobeTraps {
     // the kprobe booster: jump into the slot (its jmp back is appended) when no post_handler must run
     if (!reenter && this.engine.kprobeBoosterEnabled && p.ainsn?.boostable === 1 && p.ainsn.mode === 'slot' && !this.engine.hasAnyPost(p)) {
       this.engine.stats.boostedHits++;
-      regs.ip = p.ainsn.insn;
+      if (p.ainsn.insnV !== undefined) regs.setIpV(p.ainsn.insnV);
+      else regs.ip = p.ainsn.insn;
       this.engine.resetCurrent(kcb);
       this.engine.collectGarbage();
       return;

@@ -116,11 +116,10 @@ class Columns {
   latencyNs(i: number): number { return this.f[i * ROW + F_LAT]; }
   kind(i: number): number { return this.w[i * ROW * 2 + W_KIND]; }
   probeId(i: number): number { return this.w[i * ROW * 2 + W_PROBE]; }
-  /** copy record `from` of `src` to record `to` of this */
-  copy(src: Columns, from: number, to: number): void {
-    this.f.set(src.f.subarray(from * ROW, from * ROW + ROW), to * ROW);
-    this.s[2 * to] = src.s[2 * from];
-    this.s[2 * to + 1] = src.s[2 * from + 1];
+  /** copy records [from, from + n) of `src` to records [to, to + n) of this (one bulk copy of their rows) */
+  copy(src: Columns, from: number, to: number, n: number): void {
+    this.f.set(src.f.subarray(from * ROW, (from + n) * ROW), to * ROW);
+    for (let j = 0; j < 2 * n; j++) this.s[2 * to + j] = src.s[2 * from + j];
   }
 }
 /** float64 slots per row: seq, instructions, timeNs, latencyNs, addr (u64), then int32 pairs (cpu, pid), (probeId, kind), a spare */
@@ -214,11 +213,10 @@ export class HitLog {
   private grow(): Columns {
     const old = this.cols;
     const c = hostOwned(new Columns(Math.min(this.size, old.cap * 2)));
-    for (let j = 0; j < this.count; j++) {
-      let i = this.start + j;
-      if (i >= old.cap) i -= old.cap;
-      c.copy(old, i, j);
-    }
+    // the ring's records in order: from start to the end of the old columns, then the ones wrapped to the front
+    const first = Math.min(this.count, old.cap - this.start);
+    c.copy(old, this.start, 0, first);
+    c.copy(old, 0, first, this.count - first);
     this.start = 0;
     this.cols = c;
     return c;

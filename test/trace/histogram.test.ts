@@ -85,6 +85,25 @@ describe('the hit log ring', () => {
     assert.throws(() => new HitLog(0), RangeError);
   });
 
+  test('a ring larger than its first columns grows (several times) keeping every field of every record, then wraps', () => {
+    // the columns start at 1024 records and double; 5000 records fill a 4096-record ring and wrap it
+    const log = new HitLog(4096);
+    const mk = (s: number): HitRecord => rec(s, {
+      cpu: s % 3, pid: 100 + s, comm: `t${s}`, kind: s % 2 ? 'kretprobe-return' : 'kprobe', probeId: s % 5,
+      probe: `p${s}`, addr: 0xffffffff81000000n + BigInt(s), latencyNs: s % 2 ? s * 7 : undefined,
+    });
+    for (let s = 1; s <= 5000; s++) log.record(mk(s));
+    assert.equal(log.length, 4096);
+    assert.equal(log.dropped, 5000 - 4096);
+    const got = log.records();
+    assert.deepEqual(got.map(r => r.seq), Array.from({ length: 4096 }, (_, i) => 5000 - 4096 + 1 + i));
+    for (const r of got) {
+      const want = mk(r.seq);
+      if (want.latencyNs === undefined) delete want.latencyNs; // a record without a latency has no such key
+      assert.deepEqual(r, want, `record ${r.seq}`);
+    }
+  });
+
   test('a replayed hit (seq <= lastSeq) is not recorded again, nor seen by the listeners, nor counted in a histogram', () => {
     const log = new HitLog(16);
     const seen: number[] = [];

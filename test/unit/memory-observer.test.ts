@@ -139,7 +139,7 @@ describe('write observers', () => {
     assert.equal(m.read64(frame + PT_SLOT.sp * 8), BigInt(SP0));
     seen.length = 0;
     cpu.lo[7] = 0x4242; // a handler changed rdi
-    nativeLeave(f, CODE + 0x90, 0x401234n, CODE + 0x20);
+    nativeLeave(f, CODE + 0x90, 0x401234, 0, CODE + 0x20); // the return address as its 32-bit halves
     assert.deepEqual(seen, [
       { addr: frame, len: 15 * 8, source: 'engine' }, // the GPR slots
       { addr: frame + PT_SLOT.flags * 8, len: 8, source: 'engine' },

@@ -123,6 +123,7 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   const boostable = insn !== null && canBoost(insn) && ctx.searchExceptionTables(addr) === undefined ? 0 : -1;
   p.ainsn = {
     insn: slot, length: insn ? insn.length : copy.length, mode: 'slot', arch: arch as unknown as Record<string, unknown>, boostable,
+    insnV: arch.slotV, nextV: mustVAddr(addr + BigInt(insn ? insn.length : copy.length)),
   };
   return 0;
 }

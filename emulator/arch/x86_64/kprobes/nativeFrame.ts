@@ -213,20 +213,19 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
 }
 
 /**
- * Back from the handlers: leaveCallback's writes (kretprobe: `returnTo`
- * into the return slot) and the template's restore, then rip = resume.
+ * Back from the handlers: leaveCallback's writes (kretprobe: the return
+ * address `rlo`/`rhi` (its 32-bit halves) into the return slot) and the
+ * template's restore, then rip = resume.
  * `resume` null (kretprobe: a non-canonical return address) leaves the
  * CPU on the template's `ret` at `retInsn` with sp at the return slot, so
  * that the ret raises the #GP itself.
  */
-export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: bigint, retInsn: VAddr): void {
+export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number, rhi: number, retInsn: VAddr): void {
   f.taken = false;
   const cpu = f.cpu;
   const r = f.region as Region;
   const kret = f.kind === 'kretprobe';
   const ftrace = f.kind === 'ftrace';
-  // the return slot's halves (kretprobe only: no BigInt operation on an optprobe's hits)
-  const rlo = kret ? Number(BigInt.asIntN(32, returnTo)) : 0, rhi = kret ? Number(BigInt.asIntN(32, returnTo >> 32n)) : 0;
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
   const w = cpu.mem.regionAt(f.frame) === r && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
@@ -253,7 +252,7 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, returnTo: b
     else if (!ftrace) put64(f.frame + S_SS * 4, fl, 0);
   }
   // ftrace: the slot at sp0 (above the 20-slot frame: where `ss` would be) gets the resume address
-  if (ftrace) cpu.mem.write64(f.sp0, returnTo);
+  if (ftrace) cpu.mem.write64Halves(f.sp0, rlo, rhi);
   // popfq loads the flags value just stored from the live flags: they stay as they are
   if (resume === null) {
     cpu.setRegAddr(4, ftrace ? f.sp0 : f.frame + S_SP * 4);

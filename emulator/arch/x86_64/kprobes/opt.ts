@@ -75,7 +75,7 @@ import { boostVerdict } from './boost';
 import { relocate } from '../relocate';
 import { nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
 import { X86Cpu } from '../cpu';
-import { toVAddr, VAddr } from '../../../memory/address';
+import { hi32, lo32, toVAddr, VAddr } from '../../../memory/address';
 
 const JMP32_SIZE = 5;
 const INT3 = 0xcc;
@@ -399,15 +399,21 @@ function enterNative(_ctx: KprobesArchContext, regs: PtRegs, ip: VAddr, kind: Ca
   return cpu instanceof X86Cpu ? nativeEnter(cpu, ip, kind) : null;
 }
 
-function leaveNative(_ctx: KprobesArchContext, _regs: PtRegs, nf: NativeCallbackFrame, returnTo?: bigint): void {
+function leaveNative(_ctx: KprobesArchContext, _regs: PtRegs, nf: NativeCallbackFrame, returnTo?: VAddr | bigint): void {
   const f = nf as X86NativeFrame;
   if (f.kind === 'optprobe') {
-    nativeLeave(f, f.entry + OPT_HEAD_LEN, 0n, 0); // on to the copied instructions
+    nativeLeave(f, f.entry + OPT_HEAD_LEN, 0, 0, 0); // on to the copied instructions
+    return;
+  }
+  const len = f.kind === 'ftrace' ? FTRACE_TRAMPOLINE.code.length : KRET_TRAMPOLINE.code.length;
+  const retInsn = f.entry + len - 1;
+  if (typeof returnTo === 'number') {
+    // a VAddr (canonical by construction): its halves without a BigInt
+    nativeLeave(f, returnTo, lo32(returnTo), hi32(returnTo), retInsn);
     return;
   }
   const to = returnTo ?? 0n;
-  const len = f.kind === 'ftrace' ? FTRACE_TRAMPOLINE.code.length : KRET_TRAMPOLINE.code.length;
-  nativeLeave(f, toVAddr(to), to, f.entry + len - 1);
+  nativeLeave(f, toVAddr(to), Number(BigInt.asIntN(32, to)), Number(BigInt.asIntN(32, to >> 32n)), retInsn);
 }
 
 export const x86_64Optprobes: OptprobesArchHooks = {
