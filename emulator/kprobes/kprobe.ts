@@ -124,7 +124,6 @@ export class KretprobeInstanceRec implements KretprobeInstance {
     if (v === null) this.retB = u64(lo, hi);
   }
 
-
   get stack(): bigint { const v = this.stackV; return v === v ? fromVAddr(v) : this.stackB; }
   set stack(a: bigint) {
     const v = toVAddr(a);

@@ -121,9 +121,9 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
     addrV: mustVAddr(addr),
   };
   const boostable = insn !== null && canBoost(insn) && ctx.searchExceptionTables(addr) === undefined ? 0 : -1;
+  const length = insn ? insn.length : copy.length;
   p.ainsn = {
-    insn: slot, length: insn ? insn.length : copy.length, mode: 'slot', arch: arch as unknown as Record<string, unknown>, boostable,
-    insnV: arch.slotV, nextV: mustVAddr(addr + BigInt(insn ? insn.length : copy.length)),
+    insn: slot, length, mode: 'slot', arch: arch as unknown as Record<string, unknown>, boostable, insnV: arch.slotV, nextV: arch.addrV + length,
   };
   return 0;
 }
