@@ -83,6 +83,17 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
    */
   inlineBreakpoint: ((cpu: C, at: VAddr) => boolean) | null = null;
   /**
+   * The inline breakpoint owner's optprobe native entries, for the block
+   * translator: for a breakpoint at `at` that the owner handles as the
+   * native entry of a detour buffer (the template's register save, the
+   * handlers, the restore), the ip its handlers see; null for any other
+   * breakpoint. The translator's front end asks when it translates the
+   * breakpoint and may then write the saved frame itself before it calls
+   * the breakpoint's executor (X86Cpu.frameSaved); the owner drops the
+   * translations of an entry whose answer changes (Memory.notifyCodeWrite).
+   */
+  nativeEntryAt: ((at: VAddr) => VAddr | null) | null = null;
+  /**
    * Host fast path for a single-step trap the host owns (x86: the kprobes
    * engine's step of a probe's copied instruction, TF): consulted after an
    * instruction that ran with a single-step pending retired, before the

@@ -369,6 +369,7 @@ class Gen {
         return;
       case 'ld': this.access(o.a, o.size, false, o.d, o.signed); return;
       case 'st': this.access(o.a, o.size, true, o.v, false); return;
+      case 'stm': this.access(o.a, 8, true, -1, false, o.vs); return;
       case 'sget': {
         const f = this.scratch.get(o.off);
         if (f !== undefined) { this.get(this.t(f)); this.set(this.t(o.d)); return; }
@@ -454,9 +455,11 @@ class Gen {
     c.byte(OP.end); this.depth--;
   }
 
-  private access(a: Temp, size: 1 | 2 | 4 | 8, store: boolean, v: Temp, signed: boolean): void {
+  /** ld / st of `size` bytes at a; with `vs` (stm), the 64-bit values vs[j] stored at a + 8j, under one TLB check of all the bytes */
+  private access(a: Temp, size0: 1 | 2 | 4 | 8, store: boolean, v: Temp, signed: boolean, vs?: readonly Temp[]): void {
     const c = this.c;
     const tlb = store ? TLB_WRITE : TLB_READ;
+    const size = vs === undefined ? size0 : 8 * vs.length;
     c.byte(OP.block).byte(0x40);
     c.byte(OP.loop).byte(0x40);
     this.get(this.t(a)); this.i64(12n); c.byte(OP.i64_shr_s); this.set(L_VP);
@@ -472,8 +475,12 @@ class Gen {
     this.get(L_O); c.byte(OP.i32_add); this.set(L_H);
     if (store) {
       if (this.opt.lockstep) { this.get(P_ST); this.get(L_H); this.i32(size); c.byte(OP.call).u32(F_LOG); }
-      this.get(L_H); this.get(this.t(v));
-      this.mem(size === 1 ? OP.i64_store8 : size === 2 ? OP.i64_store16 : size === 4 ? OP.i64_store32 : OP.i64_store, 0);
+      if (vs !== undefined) {
+        for (let j = 0; j < vs.length; j++) { this.get(L_H); this.get(this.t(vs[j])); this.mem(OP.i64_store, 8 * j); }
+      } else {
+        this.get(L_H); this.get(this.t(v));
+        this.mem(size === 1 ? OP.i64_store8 : size === 2 ? OP.i64_store16 : size === 4 ? OP.i64_store32 : OP.i64_store, 0);
+      }
     } else {
       this.get(L_H);
       this.mem(size === 8 ? OP.i64_load : size === 4 ? (signed ? OP.i64_load32_s : OP.i64_load32_u)

@@ -12,6 +12,8 @@
  *    register file), binary and unary arithmetic, select;
  *  - memory: ld/st through the CPU's TLB (a miss the TLB cannot fill ends
  *    the block before this instruction: the interpreter runs it, exactly);
+ *    stm, consecutive 64-bit stores under one check (all in one page, or
+ *    none: the block ends before this instruction);
  *  - scratch: sget/sset of the architecture's words in the CPU's translator
  *    state (x86's lazy flags record), kept equal to the interpreter's
  *    fields at every helper call and exit (FrontEnd.syncIn / syncOut);
@@ -50,6 +52,8 @@ export type IrOp =
   | { k: 'sel'; d: Temp; c: Temp; a: Temp; b: Temp }
   | { k: 'ld'; d: Temp; a: Temp; size: 1 | 2 | 4 | 8; signed: boolean }
   | { k: 'st'; a: Temp; v: Temp; size: 1 | 2 | 4 | 8 }
+  /** store the 64-bit values vs[j] at a + 8j: all of them or, when their bytes are not in one page the TLB serves, none (the block ends before the instruction) */
+  | { k: 'stm'; a: Temp; vs: readonly Temp[] }
   | { k: 'sget'; d: Temp; off: number }
   | { k: 'sset'; off: number; a: Temp }
   | { k: 'helper' }
@@ -66,6 +70,8 @@ export interface BlockInsn<I> { readonly insn: I; readonly pc: VAddr; readonly n
 export class IrBuilder<I> {
   readonly ops: IrOp[] = [];
   readonly insns: BlockInsn<I>[] = [];
+  /** by instruction index: what a helper of that instruction runs instead of it (helper(run)) */
+  readonly helperRuns = new Map<number, I>();
   temps = 0;
   private ended = false;
   constructor(readonly start: VAddr) {}
@@ -87,9 +93,19 @@ export class IrBuilder<I> {
   sel(c: Temp, a: Temp, b: Temp): Temp { const d = this.t(); this.ops.push({ k: 'sel', d, c, a, b }); return d; }
   ld(a: Temp, size: 1 | 2 | 4 | 8, signed = false): Temp { const d = this.t(); this.ops.push({ k: 'ld', d, a, size, signed }); return d; }
   st(a: Temp, v: Temp, size: 1 | 2 | 4 | 8): void { this.ops.push({ k: 'st', a, v, size }); }
+  /** consecutive 64-bit stores from a (a register save), under one memory check: all or none */
+  stm(a: Temp, vs: readonly Temp[]): void { this.ops.push({ k: 'stm', a, vs }); }
   sget(off: number): Temp { const d = this.t(); this.ops.push({ k: 'sget', d, off }); return d; }
   sset(off: number, a: Temp): void { this.ops.push({ k: 'sset', off, a }); }
-  helper(): void { this.ops.push({ k: 'helper' }); }
+  /**
+   * run the current instruction through the interpreter's executor, or
+   * through `run` (an instruction object the front end made: the same
+   * instruction with an executor that knows what the IR before it did)
+   */
+  helper(run?: I): void {
+    if (run !== undefined) this.helperRuns.set(this.insns.length - 1, run);
+    this.ops.push({ k: 'helper' });
+  }
   /** leave before this instruction when c != 0 (the interpreter runs it: a fault, a rare case); only before the instruction's writes */
   exitIf(c: Temp): void { this.ops.push({ k: 'exitIf', c }); }
   jmp(pc: VAddr): void { this.ops.push({ k: 'jmp', pc }); this.ended = true; }

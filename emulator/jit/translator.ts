@@ -416,6 +416,10 @@ export class Translator<C, I extends RunnableInsn<C>> {
         helpers[helpers.length - 1] = insn;
         b.helper();
         if (!b.isEnded && this.fe.endsBlock(i)) b.fall();
+      } else {
+        // the front end emitted a helper of its own making (IrBuilder.helper(run))
+        const run = b.helperRuns.get(b.insns.length - 1);
+        if (run !== undefined) helpers[helpers.length - 1] = run as unknown as RunnableInsn<unknown>;
       }
       const last = insn.addr + insn.len - 1;
       pages.add(Math.floor(last / PAGE));

@@ -81,6 +81,8 @@ export interface CallbackFrame {
  */
 export interface NativeCallbackFrame {
   readonly kind: CallbackKind;
+  /** translated code had written the save before the entry (the block translator's route for an optprobe's native entry) */
+  readonly presaved: boolean;
 }
 
 /**
@@ -166,6 +168,8 @@ export interface InlineBreakpointCpu {
   leaveHost(token: unknown): void;
   /** the CPU's pc now (after a stepped instruction: the pc its single-step trap would show) */
   readonly pc: VAddr;
+  /** the engine's answer for the block translator: the ip an optprobe native entry at `at` gives its handlers, else null (InterpCpu.nativeEntryAt) */
+  nativeEntryAt: ((at: VAddr) => VAddr | null) | null;
 }
 
 /**

@@ -39,7 +39,16 @@ export interface EngineCodeHandlers {
    * The range's native entry (a breakpoint the CPU's inline breakpoint may
    * handle from inside the int3), its VAddr, and the counter it counts in.
    */
-  nativeEntry?: { readonly addr: bigint; readonly at: VAddr; readonly stat: InlineEntryStat };
+  nativeEntry?: NativeEntryInfo;
+}
+
+/** A range's native entry: its address, as a VAddr, the counter it counts in and, for an optprobe's, the ip its handlers see. */
+export interface NativeEntryInfo {
+  readonly addr: bigint;
+  readonly at: VAddr;
+  readonly stat: InlineEntryStat;
+  /** an optprobe detour buffer's entry: the probe's address plus the breakpoint's pc offset (what a breakpoint hit shows) */
+  readonly optIp?: VAddr;
 }
 
 /** One registered range of engine code. */
@@ -74,6 +83,12 @@ export class EngineCodeRegistry {
   /** the lowest start and highest end of all ranges (VAddr; no range: an empty interval) */
   minV: VAddr = Infinity;
   maxV: VAddr = -Infinity;
+  /**
+   * Told of a native entry attached or taken back (attach): decoded and
+   * translated code that relied on what the breakpoint there stands for
+   * must go (the engine calls Memory.notifyCodeWrite).
+   */
+  onNativeEntryChange: ((at: VAddr) => void) | null = null;
 
   /** Register [start, start+size) as engine code named `symbol`; throws a RangeError naming both ranges on an overlap. */
   add(start: bigint, size: number, symbol: string, handlers: EngineCodeHandlers = {}): EngineCode {
@@ -124,7 +139,12 @@ export class EngineCodeRegistry {
     c.breakpoint = handlers.breakpoint;
     c.symbolize = handlers.symbolize;
     c.site = handlers.site;
+    const before = c.nativeEntry;
     c.nativeEntry = handlers.nativeEntry;
+    if (before !== c.nativeEntry && this.onNativeEntryChange !== null) {
+      if (before !== undefined) this.onNativeEntryChange(before.at);
+      if (c.nativeEntry !== undefined && c.nativeEntry.at !== before?.at) this.onNativeEntryChange(c.nativeEntry.at);
+    }
     return true;
   }
 

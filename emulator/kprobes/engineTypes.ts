@@ -37,6 +37,8 @@ export interface KprobeStats {
   kretBoostCallbacks: number;
   /** optimized hits whose detour template (save, restore) the arch ran natively (hooks.optprobes.enterNative) */
   nativeOptFrames: number;
+  /** of nativeOptFrames, those whose save translated code had written (the block translator's route: X86Cpu.frameSaved) */
+  presavedOptFrames: number;
   /** booster trampoline returns whose template the arch ran natively */
   nativeKretFrames: number;
   /** native entries of detour buffers handled inside the CPU's int3 (no trap; see inlineBreakpoint) */

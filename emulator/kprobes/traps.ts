@@ -32,11 +32,18 @@ export class KprobeTraps {
     if (hooks.installInlineBreakpoint) {
       const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
       const step = (cpu: Cpu): boolean => this.inlineSingleStep(cpu);
+      const entryAt = (at: VAddr): VAddr | null => this.optNativeEntryAt(at);
       for (const cpu of kernel.cpus) {
         if (cpu.id < 0) continue;
-        this.inlineCpus[cpu.id] = hooks.installInlineBreakpoint(cpu, handler);
-        if (this.inlineCpus[cpu.id]) hooks.installInlineSingleStep?.(cpu, step);
+        const ctl = hooks.installInlineBreakpoint(cpu, handler);
+        this.inlineCpus[cpu.id] = ctl;
+        if (ctl) {
+          hooks.installInlineSingleStep?.(cpu, step);
+          ctl.nativeEntryAt = entryAt;
+        }
       }
+      // translated code that writes a native entry's frame itself relies on what the entry is
+      engine.code.onNativeEntryChange = at => kernel.mem.codeMeaningChanged(at, kernel.arch.breakpointInsn.length);
     }
   }
 
@@ -81,6 +88,14 @@ export class KprobeTraps {
     if (code !== undefined) return code.breakpoint !== undefined && this.asTrap(cpu, ctl, at, undefined, code);
     const p = engine.getKprobeV(at);
     return p !== undefined && this.asTrap(cpu, ctl, at, p, undefined);
+  }
+
+  /** InterpCpu.nativeEntryAt: the ip an optprobe native entry's handlers see, when `at` is one (kernel code only) */
+  private optNativeEntryAt(at: VAddr): VAddr | null {
+    const reg = this.engine.code;
+    const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
+    const ne = code?.nativeEntry;
+    return code?.breakpoint !== undefined && ne !== undefined && ne.at === at && ne.optIp !== undefined ? ne.optIp : null;
   }
 
   /**
@@ -318,6 +333,7 @@ export class KprobeTraps {
       nf = opt.enterNative?.(this.engine.ctx, regs, native.ip, 'optprobe') ?? null;
       if (!nf) return true; // the template runs as instructions and calls back at its callback
       this.engine.stats.nativeOptFrames++;
+      if (nf.presaved) this.engine.stats.presavedOptFrames++;
     } else {
       frame = opt.enterCallback(this.engine.ctx, regs, addr + this.bpPcOffset, 'optprobe');
     }

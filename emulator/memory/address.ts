@@ -54,7 +54,8 @@ export function vaddrFromHalves(lo: number, hi: number): VAddr | null {
 }
 
 /** Halves of a VAddr (lo, hi as int32). */
-export function lo32(v: VAddr): number { return (v % 4294967296 + 4294967296) % 4294967296 | 0; }
+// ToInt32 is the value modulo 2^32 as an int32: exact for every integer VAddr (|v| < 2^63), and a truncation, not a floating remainder
+export function lo32(v: VAddr): number { return v | 0; }
 export function hi32(v: VAddr): number { return Math.floor(v / 4294967296) | 0; }
 
 /** Format like the kernel's %px: 16 lower-case hex digits for 64-bit. */

@@ -540,6 +540,17 @@ export class Memory {
     }
   }
 
+  /**
+   * What these bytes stand for changed though they did not (the kprobes
+   * engine attached or took back a native entry's handlers): every address
+   * space executing them drops its decoded and translated code there, as
+   * after a write. Nothing happens where nothing is mapped.
+   */
+  codeMeaningChanged(a: VAddr, len: number): void {
+    const r = this.regionAt(a, len);
+    if (r !== undefined && r.codeMapped) this.codeWritten(r, a, len);
+  }
+
   notifyCodeWrite(a: VAddr, len: number): void {
     const ls = this.codeWriteListeners;
     for (let i = 0; i < ls.length; i++) ls[i](a, len);

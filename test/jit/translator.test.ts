@@ -22,7 +22,7 @@ import type { PtRegs } from '../../emulator/kprobes/ptRegs';
 import { BENCH_TARGET, benchImage, checkBenchOutput } from '../fixtures/kernel/bench/hostTime';
 import type { X86Cpu } from '../../emulator/arch/x86_64/cpu';
 import { IrBuilder, BinOp, UnOp } from '../../emulator/jit/ir';
-import { compileBlocks, ST_PC } from '../../emulator/jit/backend';
+import { compileBlocks, ST_PC, STATE_BYTES, TLB_ENTRIES, TLB_WRITE } from '../../emulator/jit/backend';
 import { guestBytes, guestMemory, arenaOffset } from '../../emulator/memory/guestRam';
 
 // these loops run a few hundred times: translate after as few arrivals as lockstep does (the default waits for JIT_HOT_ARRIVALS)
@@ -177,6 +177,45 @@ describe('translator back end: IR operations against a BigInt reference', () => 
       }
     });
   }
+  test('stm: consecutive 64-bit stores under one check, all of them in the part of a page the TLB maps, or none', () => {
+    const slots = 3;
+    const vals = [0x1111111122222222n, 0x3333333344444444n, 0x8555555566666666n];
+    const page = guestBytes(4096);
+    /** a block `stm [addr], r0 r1 r2; jmp 0x2000` with the page 0x5000 mapped at `page`'s bytes [0, hi) */
+    function go(addr: number, hi: number): { n: number; pc: bigint; fills: number } {
+      page.fill(0xee);
+      const b = new IrBuilder<null>(0x1000);
+      b.begin(null, 0x1000, 0x1004);
+      b.stm(b.const(addr), [b.get(0), b.get(1), b.get(2)]);
+      b.jmp(0x2000);
+      const bytes = compileBlocks([{ start: 0x1000, ops: b.ops, temps: b.temps, count: 1, helperIndex: [-1], next: 0x1004 }], { slots, lockstep: false });
+      let fills = 0;
+      const fail = () => { throw new Error('no import expected'); };
+      const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { k: { mem: guestMemory() as WebAssembly.Memory, fill: () => { fills++; return 0; }, helper: fail, logStore: fail } });
+      const st = guestBytes(STATE_BYTES), rf = guestBytes(8 * slots);
+      const sv = new DataView(st.buffer, st.byteOffset, st.byteLength);
+      const e = TLB_WRITE + ((5 & (TLB_ENTRIES - 1)) << 4);
+      sv.setInt32(e, 5, true); sv.setInt32(e + 4, 0, true); sv.setInt32(e + 8, arenaOffset(page), true);
+      sv.setUint16(e + 12, 0, true); sv.setUint16(e + 14, hi, true);
+      const dv = new DataView(rf.buffer, rf.byteOffset, rf.byteLength);
+      vals.forEach((v, i) => { dv.setUint32(4 * i, Number(v & 0xffffffffn), true); dv.setUint32(4 * (slots + i), Number(v >> 32n), true); });
+      const n = (inst.exports.run as (st: number, rf: number, e: number, b: number) => number)(arenaOffset(st), arenaOffset(rf), 0, 10);
+      return { n, pc: sv.getBigInt64(ST_PC, true), fills };
+    }
+    const untouched = (from: number, to: number): boolean => page.subarray(from, to).every(x => x === 0xee);
+    // inside the mapped part: all three, in order, nothing around them
+    assert.deepEqual(go(0x5f00, 4096), { n: 1, pc: 0x2000n, fills: 0 });
+    const pv = new DataView(page.buffer, page.byteOffset, 4096);
+    assert.deepEqual([0, 8, 16].map(o => pv.getBigUint64(0xf00 + o, true)), vals);
+    assert.ok(untouched(0, 0xf00) && untouched(0xf18, 4096));
+    // across the page's end: none, the block leaves before the instruction without asking the TLB
+    assert.deepEqual(go(0x5ff0, 4096), { n: 0, pc: 0x1000n, fills: 0 });
+    assert.ok(untouched(0, 4096));
+    // past the part of the page the entry maps (a region ending inside the page): none; the TLB was asked and could not fill
+    assert.deepEqual(go(0x5f00, 0xf10), { n: 0, pc: 0x1000n, fills: 1 });
+    assert.ok(untouched(0, 4096));
+  });
+
   test('unary ops and select', () => {
     for (const op of Object.keys(un) as UnOp[]) {
       const out = run(b => { values.forEach((_, i) => b.set(i, b.un(op, b.get(i)))); }, values.length, values);

@@ -60,6 +60,28 @@ describe('EngineCodeRegistry', () => {
     assert.equal(code.nativeEntry, undefined);
   });
 
+  test('attaching or taking back a native entry tells the listener (translated code relies on it); other changes do not', () => {
+    const reg = new EngineCodeRegistry();
+    reg.add(K, 0x40, 'optprobe_detour');
+    reg.add(K + 0x40n, 0x40, 'optprobe_detour');
+    const told: string[] = [];
+    reg.onNativeEntryChange = at => told.push(at.toString(16));
+    const entry = { addr: K, at: mustVAddr(K), stat: 'inlineOptEntries', optIp: mustVAddr(0xffffffff81000001n) } as const;
+    reg.attach(K, { symbolize: () => 'x' });
+    assert.deepEqual(told, [], 'no native entry before or after');
+    reg.attach(K, { nativeEntry: entry });
+    assert.deepEqual(told, [mustVAddr(K).toString(16)]);
+    reg.attach(K, { nativeEntry: entry, site: () => 'none' });
+    assert.equal(told.length, 1, 'the same entry again');
+    const moved = { addr: K + 8n, at: mustVAddr(K + 8n), stat: 'inlineOptEntries' } as const;
+    reg.attach(K, { nativeEntry: moved });
+    assert.deepEqual(told.slice(1), [mustVAddr(K).toString(16), mustVAddr(K + 8n).toString(16)], 'the old entry and the new one');
+    reg.attach(K, {});
+    assert.deepEqual(told.slice(3), [mustVAddr(K + 8n).toString(16)]);
+    reg.attach(K + 0x40n, {});
+    assert.equal(told.length, 4);
+  });
+
 });
 
 for (const arch of KPROBE_ARCHES) describe(`the engine's code ranges (${arch})`, () => {

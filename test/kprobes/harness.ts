@@ -13,6 +13,7 @@ import { kprobesArches } from '../../emulator/arch/registry';
 import { portByName } from '../../emulator/ports';
 import type { ArchInfo } from '../../emulator/arch/types';
 import { mustVAddr } from '../../emulator/memory/address';
+import type { TranslateMode } from '../../emulator/jit';
 import { repoPath } from '../util/paths';
 
 const cached = new Map<string, ElfImage>();
@@ -62,9 +63,9 @@ export interface Rig {
   run(): string[];
 }
 
-export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: number; engine?: KprobesEngineOptions; arch?: string } = {}): Rig {
+export function rig(opts: { cpus?: number; maxInstructions?: number; quantum?: number; engine?: KprobesEngineOptions; arch?: string; translate?: TranslateMode } = {}): Rig {
   const image = sampleImage(opts.arch);
-  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000, quantum: opts.quantum, kprobes: opts.engine });
+  const machine = new Machine(image, { cpus: opts.cpus ?? 2, maxInstructions: opts.maxInstructions ?? 50_000_000, quantum: opts.quantum, kprobes: opts.engine, translate: opts.translate });
   const engine = machine.kprobes;
   return {
     machine, engine, image,

@@ -16,6 +16,7 @@ import type { Kprobe, Kretprobe } from '../../emulator/kprobes';
 import type { KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
+import type { TranslateMode } from '../../emulator/jit';
 
 /** the x86_64 hooks with the native entries switched off (the buffers' templates run as instructions) */
 const TEMPLATE_ONLY: KprobesArchHooks = {
@@ -34,8 +35,8 @@ interface Outcome {
   r: Rig;
 }
 
-function runFib(native: boolean): Outcome {
-  const r = rig({ cpus: 1, engine: native ? {} : { hooks: TEMPLATE_ONLY } });
+function runFib(native: boolean, translate?: TranslateMode): Outcome {
+  const r = rig({ cpus: 1, engine: native ? {} : { hooks: TEMPLATE_ONLY }, translate });
   const a = r.sym('fib');
   const during: string[] = [];
   const after: string[] = [];
@@ -92,6 +93,41 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     assert.deepEqual(sorted(nat.after), sorted(tpl.after), 'the frame as the restore leaves it');
     assert.deepEqual(sorted(nat.rets), sorted(tpl.rets), 'kretprobe handler registers (booster trampoline)');
     assert.deepEqual(sorted(nat.lines), sorted(tpl.lines));
+  });
+
+  test('translated code writes the detour buffer\'s save itself: the same frames, registers, output and instruction count as the interpreter', () => {
+    const on = runFib(true, 'on'), off = runFib(true, 'off'), tpl = runFib(false, 'off');
+    const st = on.r.engine.stats;
+    // the buffer's entry gets hot and is translated: from then on the translated block stores the frame before its int3
+    assert.ok(st.presavedOptFrames > on.during.length / 2, `${st.presavedOptFrames} of ${st.nativeOptFrames} optimized hits had their save written by translated code`);
+    assert.equal(st.nativeOptFrames, st.optCallbacks);
+    assert.equal(off.r.engine.stats.presavedOptFrames, 0, 'the interpreter writes the whole frame in nativeEnter');
+    assert.equal(on.insns, off.insns, 'the same instruction count');
+    assert.deepEqual(on.during, off.during, 'pt_regs frame and registers seen by the handler, hit by hit');
+    assert.deepEqual(on.after, off.after, 'the frame as the restore leaves it');
+    assert.deepEqual(on.rets, off.rets);
+    assert.deepEqual(on.lines, off.lines);
+    const sorted = (a: string[]): string[] => [...a].sort();
+    assert.deepEqual(sorted(on.during), sorted(tpl.during), 'and as the template run as instructions');
+  });
+
+  test('taking an optimized probe away drops the translations of its detour buffer\'s native entry', () => {
+    const r = rig({ cpus: 1, translate: 'on' });
+    const a = r.sym('fib');
+    const mem = r.machine.kernel.mem;
+    const told: bigint[] = [];
+    const own = mem.codeMeaningChanged.bind(mem);
+    mem.codeMeaningChanged = (at, len) => { told.push(BigInt(at)); own(at, len); };
+    const kp: Kprobe = { addr: a, pre_handler: () => 0 };
+    assert.equal(r.engine.registerKprobe(kp), 0);
+    r.engine.waitForOptimizer();
+    const buffer = r.engine.optimizationStatus(a).buffer;
+    assert.ok(buffer !== undefined);
+    assert.deepEqual(told.map(x => BigInt.asUintN(64, x)), [buffer], 'the entry attached');
+    assert.equal(r.machine.run().reason, 'poweroff');
+    assert.ok(r.engine.stats.presavedOptFrames > 0);
+    r.engine.unregisterKprobe(kp);
+    assert.deepEqual(told.map(x => BigInt.asUintN(64, x)), [buffer, buffer], 'and taken back');
   });
 
   test('per hit, exactly the template instructions are not run as instructions any more', () => {

@@ -109,6 +109,24 @@ describe('shared page frames', () => {
     assert.equal(runFrom(exec, 0x400000), 9n);
   });
 
+  test('codeMeaningChanged: every space executing the bytes is told, as after a write; nothing for bytes no space executes', () => {
+    const frame = Backing.anonymous(0x1000);
+    const a = new Memory('a'), b = new Memory('b');
+    a.mapBacking(0x400000, 0x1000, PERM_R | PERM_X, 'text', frame, 0);
+    b.mapBacking(0x500000, 0x1000, PERM_R | PERM_X, 'text', frame, 0);
+    a.map(0x600000, 0x1000, PERM_R | PERM_W, 'data');
+    const seen: string[] = [];
+    a.codeWriteListeners.push((addr, len) => seen.push(`a:${addr.toString(16)}+${len}`));
+    b.codeWriteListeners.push((addr, len) => seen.push(`b:${addr.toString(16)}+${len}`));
+    const before = Uint8Array.from(a.readBytes(0x400020, 4));
+    a.codeMeaningChanged(0x400020, 1);
+    assert.deepEqual(seen, ['a:400020+1', 'b:500020+1']);
+    assert.deepEqual(a.readBytes(0x400020, 4), before, 'nothing written');
+    a.codeMeaningChanged(0x600020, 1);
+    a.codeMeaningChanged(0x700000, 1);
+    assert.equal(seen.length, 2, 'data and unmapped addresses: nobody is told');
+  });
+
   test('after unmapping, a space is no longer told about writes to the frame', () => {
     const frame = Backing.anonymous(0x1000);
     const a = new Memory('a'), b = new Memory('b');

@@ -104,6 +104,14 @@ export class X86Cpu extends LazyFlags implements Cpu {
   private readonly drAddr: bigint[] = [0n, 0n, 0n, 0n];
   private dr6 = DR6_FIXED;
   private dr7 = DR7_FIXED;
+  /**
+   * Set while translated code's int3 at an optprobe native entry runs (the
+   * translator's front end wrote the template's save into the stack first,
+   * all but the flags slot: kprobes/nativeFrame.ts nativeEnter then writes
+   * only that slot). Not part of the context: it lives inside one
+   * instruction.
+   */
+  frameSaved = false;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
   /** rip is the interpreter's pc */

@@ -180,9 +180,13 @@ export abstract class LazyFlags extends InterpCpu<X86Cpu, Insn> {
   }
   /** The six arithmetic flags as rflags bits. */
   arithFlags(): number {
-    if (this.fOp < F_ADD) return this.eagerBits();
-    return (this.cf() ? CF : 0) | (this.pf() ? PF : 0) | (this.af() ? AF : 0) |
-      (this.zf() ? ZF : 0) | (this.sf() ? SF : 0) | (this.of() ? OF : 0);
+    const op = this.fOp;
+    if (op < F_ADD) return this.eagerBits();
+    // PF ZF SF from the result (zf / sf / pf of every non-rotate record); logic ops clear CF OF AF
+    const rl = this.fRl, rh = this.fRh;
+    const szp = PARITY[rl & 0xff] | ((rl | rh) === 0 ? ZF : 0) | (signOf(this.fSz, rl, rh) !== 0 ? SF : 0);
+    if (op === F_LOGIC) return szp;
+    return szp | (this.cf() ? CF : 0) | (this.af() ? AF : 0) | (this.of() ? OF : 0);
   }
   /** Evaluate condition code cc (0..15, the jcc/setcc/cmovcc encoding). */
   cond(cc: number): boolean {

@@ -38,6 +38,8 @@
 import type { FrontEnd, IrBuilder, IrOp, Temp } from '../../jit/ir';
 import type { X86Cpu } from './cpu';
 import { Insn, NO_REG } from './insn';
+import type { VAddr } from '../../memory/address';
+import { OPT_SAVE } from './kprobes/nativeFrame';
 import * as alu from './exec/alu';
 import * as mov from './exec/mov';
 import * as sh from './exec/shift';
@@ -99,6 +101,7 @@ class BlockEmitter {
   private exitPoint(): void { this.pendingF = []; this.pendingP = []; }
   ld(a: Temp, size: Size): Temp { this.exitPoint(); return this.b.ld(a, size); }
   st(a: Temp, v: Temp, size: Size): void { this.exitPoint(); this.b.st(a, v, size); }
+  stm(a: Temp, vs: readonly Temp[]): void { this.exitPoint(); this.b.stm(a, vs); }
   sget(off: number): Temp { this.exitPoint(); return this.b.sget(off); }
   /** leave translated code before this instruction when bad is non-zero (only before the instruction's writes) */
   guard(bad: Temp): void { this.exitPoint(); this.b.exitIf(bad); }
@@ -589,6 +592,51 @@ const HANDLERS = new Map<Function, Handler>([
   [ctl.callE, (e, i) => jmpCallE(e, i, true)],
 ]);
 
+/**
+ * int3 at an optprobe detour buffer's native entry (the engine answers
+ * InterpCpu.nativeEntryAt with the ip its handlers see): the template's
+ * register save is written here, as nativeEnter would write it (the same
+ * slots and values, the flags slot excepted: nativeEnter writes that one,
+ * X86Cpu.frameSaved), and the int3 then runs as a helper that knows it.
+ * The stores go through the TLB like any push: one the TLB cannot serve
+ * (the stack not plain writable RAM, watched, observed, not canonical)
+ * leaves before the int3 and the interpreter runs it whole (its own save,
+ * or the template). One multi-store (IrBuilder.stm): all the slots, or
+ * none when the frame is not in one page the TLB serves.
+ */
+function optNativeEntry(e: BlockEmitter, i: Insn, ip: VAddr): void {
+  const b = e.b;
+  const sp0 = b.get(RSP);
+  e.guard(e.nonCanonical(sp0)); // nativeEnter declines a non-canonical rsp (the template's push raises #GP)
+  const frame = e.bin('sub', sp0, e.c(OPT_SAVE.frameBytes));
+  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot is stored as 0 here, nativeEnter's value replaces it
+  const vs: Temp[] = [];
+  for (let s = 0; s < 15; s++) vs.push(b.get(OPT_SAVE.gprs[s]));
+  const at: Record<number, Temp> = {
+    [OPT_SAVE.origAx]: e.c(-1), [OPT_SAVE.ip]: e.c(ip), [OPT_SAVE.cs]: e.c(OPT_SAVE.kernelCs),
+    [OPT_SAVE.flags]: e.c(0), [OPT_SAVE.sp]: e.bin('sub', sp0, e.c(8)), [OPT_SAVE.ss]: e.c(OPT_SAVE.kernelDs),
+  };
+  for (let off = 15 * 8; off < OPT_SAVE.frameBytes; off += 8) vs.push(at[off]);
+  e.stm(frame, vs);
+  b.helper(savedFrameInt3(i));
+  b.fall();
+}
+
+/** the int3 as a helper that tells the engine the frame is saved */
+function savedFrameInt3(i: Insn): Insn {
+  const run = Object.create(i) as Insn & { exec: Insn['exec'] };
+  Object.defineProperty(run, 'exec', { value: int3FrameSaved });
+  return run;
+}
+function int3FrameSaved(cpu: X86Cpu, i: Insn): void {
+  cpu.frameSaved = true;
+  try {
+    sys.int3(cpu, i);
+  } finally {
+    cpu.frameSaved = false;
+  }
+}
+
 /** The x86_64 front end. */
 class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   readonly slots = 16;
@@ -597,9 +645,17 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   private words: Int32Array | null = null;
   private wordsOf: DataView | null = null;
 
-  emit(b: B, i: Insn, _cpu: X86Cpu): boolean {
+  emit(b: B, i: Insn, cpu: X86Cpu): boolean {
     if (this.em === null || this.em.b !== b) this.em = new BlockEmitter(b);
     const e = this.em;
+    if (i.def.exec === sys.int3 && cpu.nativeEntryAt !== null && !cpu.userMode) {
+      const ip = cpu.nativeEntryAt(i.addr);
+      if (ip !== null) {
+        optNativeEntry(e, i, ip);
+        this.em = new BlockEmitter(b); // after a helper, the flags are the scratch record's
+        return true;
+      }
+    }
     const h = HANDLERS.get(i.def.exec);
     // lock, fs/gs segment bases, 32-bit addressing: the interpreter
     const plain = !i.lock && i.seg === 0 && (!i.hasMem || i.asize === 8);

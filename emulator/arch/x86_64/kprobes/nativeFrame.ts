@@ -60,6 +60,22 @@ const PUSHF_CLEAR = 0x30000;
 const INT3_LEN = 1;
 
 /**
+ * The optprobe save as the block translator writes it before it runs an
+ * optprobe native entry's int3 (X86Cpu.frameSaved; arch/x86_64/jit.ts):
+ * the frame's bytes below sp, each slot's byte offset from the frame and
+ * the constants nativeEnter stores there. The flags slot is nativeEnter's
+ * to write (translated code stores 0 there first: the lazy flags are
+ * evaluated once, in nativeEnter).
+ */
+export const OPT_SAVE = {
+  frameBytes: FRAME_BYTES_OPT,
+  ss: S_SS * 4, sp: S_SP * 4, flags: S_FLAGS * 4, ip: S_IP * 4, origAx: S_ORIG_AX * 4, cs: S_CS * 4,
+  /** hardware GPR number of slots 0..14 (slot s at byte 8s) */
+  gprs: SLOT_GPR,
+  kernelDs: KERNEL_DS, kernelCs: KERNEL_CS,
+} as const;
+
+/**
  * The native entry's frame: where the template's save went, and what its
  * restore needs. Kept per CPU and reused (a hit allocates none): entries
  * nest (a handler's call may hit another optimized probe), so each CPU has
@@ -79,6 +95,7 @@ export class X86NativeFrame implements NativeCallbackFrame {
   entry: VAddr = 0;
   /** between nativeEnter and nativeLeave */
   taken = false;
+  presaved = false;
   constructor(readonly cpu: X86Cpu) {}
 }
 
@@ -143,12 +160,23 @@ function putAddr(w: Int32Array, i: number, a: VAddr): void {
  * executable: the native save cannot fault half-way nor hit decoded code.
  */
 function frameRegion(cpu: X86Cpu, lo: VAddr, len: number): Region | null {
-  const r = cpu.mem.regionAt(lo, len);
-  if (!r || r.device || (r.perms & PERM_W) === 0 || r.codeMapped) return null;
+  const mem = cpu.mem;
+  // the last frame's region while the address space's mappings are as they were (a hot probe's frames are on one stack)
+  let r = lastFrameRegion;
+  if (r === null || mem !== lastFrameMem || mem.tlbGeneration !== lastFrameGen || !(lo >= r.base && lo + len <= r.end)) {
+    r = mem.regionAt(lo, len) ?? null;
+    if (r === null) return null;
+    lastFrameRegion = r; lastFrameMem = mem; lastFrameGen = mem.tlbGeneration;
+  }
+  if (r.device || (r.perms & PERM_W) === 0 || r.codeMapped) return null;
   if (cpu.userMode && (r.perms & PERM_U) === 0) return null;
   if (((lo - r.base) & 3) !== 0 || !wordsOf(r)) return null;
   return r;
 }
+/** frameRegion's last answer, the address space and its mapping generation then */
+let lastFrameRegion: Region | null = null;
+let lastFrameMem: X86Cpu['mem'] | null = null;
+let lastFrameGen = -1;
 
 function writeGprSlots(cpu: X86Cpu, w: Int32Array, i: number): void {
   const lo = cpu.lo, hi = cpu.hi;
@@ -175,6 +203,9 @@ function writeGprSlots(cpu: X86Cpu, w: Int32Array, i: number): void {
  * template) when the frame cannot be written natively.
  */
 export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86NativeFrame | null {
+  // translated code wrote the save (all but the flags slot) with the values below: X86Cpu.frameSaved
+  const saved = cpu.frameSaved && kind === 'optprobe';
+  cpu.frameSaved = false;
   const sph = cpu.hi[4];
   if (sph > 0x7fff || sph < -0x8000) return null; // non-canonical rsp: the template's first push raises the #GP
   const sp0 = sph * TWO32 + (cpu.lo[4] >>> 0);
@@ -189,22 +220,24 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   // restore's read of the live flags then costs no lazy-flag evaluation
   cpu.setRflags(full);
   const fl = full & ~PUSHF_CLEAR;
-  if (opt) {
-    put(w, i + S_SS, KERNEL_DS, 0); // push $__KERNEL_DS
-    putAddr(w, i + S_SP, sp0 - 8); // push %rsp (after the ss push)
-  } else {
-    put(w, i + S_SP, cpu.lo[4], sph); // push %rsp
-  }
   put(w, i + S_FLAGS, fl, 0); // pushfq
-  writeGprSlots(cpu, w, i);
-  // optimized_callback / trampoline_handler: regs->ip, orig_ax = -1, cs
-  putAddr(w, i + S_IP, ip);
-  put(w, i + S_ORIG_AX, -1, -1);
-  put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
+  if (!saved) {
+    if (opt) {
+      put(w, i + S_SS, KERNEL_DS, 0); // push $__KERNEL_DS
+      putAddr(w, i + S_SP, sp0 - 8); // push %rsp (after the ss push)
+    } else {
+      put(w, i + S_SP, cpu.lo[4], sph); // push %rsp
+    }
+    writeGprSlots(cpu, w, i);
+    // optimized_callback / trampoline_handler: regs->ip, orig_ax = -1, cs
+    putAddr(w, i + S_IP, ip);
+    put(w, i + S_ORIG_AX, -1, -1);
+    put(w, i + S_CS, cpu.userMode ? USER_CS : KERNEL_CS, 0);
+  }
   const mem = cpu.mem;
   if (mem.isObserved || mem.watcher !== null) mem.wroteInPlace(frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET, 'engine');
   const f = takeFrame(cpu);
-  f.kind = kind; f.region = region; f.frame = frame; f.word = i; f.sp0 = sp0;
+  f.kind = kind; f.region = region; f.frame = frame; f.word = i; f.sp0 = sp0; f.presaved = saved;
   f.entry = cpu.rip - INT3_LEN;
   // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
@@ -228,7 +261,9 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number
   const ftrace = f.kind === 'ftrace';
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
-  const w = cpu.mem.regionAt(f.frame) === r && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
+  const mem0 = cpu.mem;
+  const same = mem0 === lastFrameMem && mem0.tlbGeneration === lastFrameGen && r === lastFrameRegion ? true : mem0.regionAt(f.frame) === r;
+  const w = same && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
   if (w) {
     const i = f.word;
     const mem = cpu.mem;
