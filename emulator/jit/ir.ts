@@ -72,6 +72,8 @@ export class IrBuilder<I> {
   readonly insns: BlockInsn<I>[] = [];
   /** by instruction index: what a helper of that instruction runs instead of it (helper(run)) */
   readonly helperRuns = new Map<number, I>();
+  /** by instruction index: the pc after which the block goes on when the helper's instruction jumps there (helper(run, then)) */
+  readonly helperThens = new Map<number, VAddr>();
   temps = 0;
   private ended = false;
   constructor(readonly start: VAddr) {}
@@ -100,10 +102,16 @@ export class IrBuilder<I> {
   /**
    * run the current instruction through the interpreter's executor, or
    * through `run` (an instruction object the front end made: the same
-   * instruction with an executor that knows what the IR before it did)
+   * instruction with an executor that knows what the IR before it did).
+   * `then`: the pc the instruction is expected to jump to; when it does
+   * (and nothing else makes the block end), the IR after the helper runs
+   * (the front end ends the block with jmp(then)); any other pc, the
+   * instruction's next included, is a jump the run loop's dispatcher
+   * follows as usual.
    */
-  helper(run?: I): void {
+  helper(run?: I, then?: VAddr): void {
     if (run !== undefined) this.helperRuns.set(this.insns.length - 1, run);
+    if (then !== undefined) this.helperThens.set(this.insns.length - 1, then);
     this.ops.push({ k: 'helper' });
   }
   /** leave before this instruction when c != 0 (the interpreter runs it: a fault, a rare case); only before the instruction's writes */

@@ -74,6 +74,8 @@ type AnyCpu = InterpCpu<unknown, RunnableInsn<unknown>> & { lo: Int32Array; hi: 
 interface BuiltBlock extends Omit<BackendBlock, 'helperIndex'> {
   /** by instruction index: the instruction when it runs as a helper, else null */
   readonly helpers: readonly (RunnableInsn<unknown> | null)[];
+  /** by instruction index: the pc after which the block goes on past its helper (IrBuilder.helper's `then`), else NaN */
+  readonly thens: readonly VAddr[];
   /** pages the block's instructions touch */
   readonly pages: readonly number[];
 }
@@ -89,6 +91,8 @@ export class Unit {
   generation = 0;
   entries: RunnableInsn<unknown>[] = [];
   helpers: RunnableInsn<unknown>[] = [];
+  /** by helper index: the pc after which its block goes on past it (NaN: only the instruction's next) */
+  helperThens: VAddr[] = [];
   /** the u16 table of indirect-jump targets in the page (backend.ts dispatchTable), kept alive with the module */
   tableBytes: Uint8Array | null = null;
   /** the IR of each block, by its entry instruction */
@@ -350,12 +354,14 @@ export class Translator<C, I extends RunnableInsn<C>> {
       if (b === null) continue;
       unit.built.set(s, b);
       for (const p of b.pages) pages.add(p);
-      const helperIndex = b.helpers.map(h => {
+      const helperIndex = b.helpers.map((h, k) => {
         if (h === null) return -1;
         unit.helpers.push(h);
+        unit.helperThens.push(b.thens[k]);
         return unit.helpers.length - 1;
       });
-      blocks.push({ ...b, helperIndex });
+      const { thens: _thens, ...backend } = b;
+      blocks.push({ ...backend, helperIndex });
       unit.entries.push(s);
     }
     if (blocks.length === 0) return null;
@@ -401,6 +407,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private buildBlock(cpu: AnyCpu, sp: CodeSpace, start: RunnableInsn<unknown>, key: number): BuiltBlock | null {
     const b = new IrBuilder<I>(start.addr);
     const helpers: (RunnableInsn<unknown> | null)[] = [];
+    const thens: VAddr[] = [];
     const pages = new Set<number>();
     let pc = start.addr;
     let insn: RunnableInsn<unknown> | null = start;
@@ -412,6 +419,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       const i = insn as unknown as I;
       b.begin(i, pc, insn.next);
       helpers.push(null);
+      thens.push(NaN);
       if (!this.fe.emit(b, i, cpu as unknown as C)) {
         helpers[helpers.length - 1] = insn;
         b.helper();
@@ -420,6 +428,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
         // the front end emitted a helper of its own making (IrBuilder.helper(run))
         const run = b.helperRuns.get(b.insns.length - 1);
         if (run !== undefined) helpers[helpers.length - 1] = run as unknown as RunnableInsn<unknown>;
+        thens[thens.length - 1] = b.helperThens.get(b.insns.length - 1) ?? NaN;
       }
       const last = insn.addr + insn.len - 1;
       pages.add(Math.floor(last / PAGE));
@@ -429,7 +438,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       insn = null;
     }
     const last = b.insns[b.insns.length - 1];
-    return { start: start.addr, ops: b.ops, temps: b.temps, count: b.insns.length, helpers, next: last.next, pages: [...pages] };
+    return { start: start.addr, ops: b.ops, temps: b.temps, count: b.insns.length, helpers, thens, next: last.next, pages: [...pages] };
   }
 
   // ---------------------------------------------------------------- running
@@ -629,7 +638,9 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const x = extra * HELPER_EXTRA;
     // lockstep: an entry in which host code ran is not compared, so it ends here (the next one is)
     if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen || (logging && s.impure)) return EXIT_HELPER + x;
-    if (cpu.pc !== insn.next || x !== 0) {
+    // the block goes on past the helper at the pc it expects there: its `then` when it has one (any other pc, its next included, is a jump)
+    const then = unit.helperThens[index];
+    if ((then === then ? cpu.pc !== then : cpu.pc !== insn.next) || x !== 0) {
       // a plain jump (an optimized probe's detour, a boosted probe's return, a probe's stepped slot): the hub follows it like a translated jump
       const pc = cpu.pc;
       v.setInt32(st + ST_PC, pc | 0, true);

@@ -92,6 +92,7 @@ export class KprobeTraps {
 
   /** InterpCpu.nativeEntryAt: the ip an optprobe native entry's handlers see, when `at` is one (kernel code only) */
   private optNativeEntryAt(at: VAddr): VAddr | null {
+    if (this.engine.hooks.optprobes?.enterNative === undefined) return null; // the buffers' templates run as instructions
     const reg = this.engine.code;
     const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
     const ne = code?.nativeEntry;

@@ -35,8 +35,8 @@ interface Outcome {
   r: Rig;
 }
 
-function runFib(native: boolean, translate?: TranslateMode): Outcome {
-  const r = rig({ cpus: 1, engine: native ? {} : { hooks: TEMPLATE_ONLY }, translate });
+function runFib(native: boolean, translate?: TranslateMode, hooks?: KprobesArchHooks): Outcome {
+  const r = rig({ cpus: 1, engine: native ? (hooks ? { hooks } : {}) : { hooks: TEMPLATE_ONLY }, translate });
   const a = r.sym('fib');
   const during: string[] = [];
   const after: string[] = [];
@@ -109,6 +109,25 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     assert.deepEqual(on.lines, off.lines);
     const sorted = (a: string[]): string[] => [...a].sort();
     assert.deepEqual(sorted(on.during), sorted(tpl.during), 'and as the template run as instructions');
+  });
+
+  test('a native entry that declines after translated code wrote the save: the template runs from the entry on, with the same frames', () => {
+    const opt = x86_64KprobesHooks.optprobes as NonNullable<KprobesArchHooks['optprobes']>;
+    const enter = opt.enterNative as NonNullable<typeof opt.enterNative>;
+    let calls = 0, declined = 0;
+    // every third optimized hit, the arch's native entry declines (as when the frame is not plain RAM of one mapping)
+    const sometimes: KprobesArchHooks = {
+      ...x86_64KprobesHooks,
+      optprobes: { ...opt, enterNative: (ctx, regs, ip, kind) => (kind === 'optprobe' && ++calls % 3 === 0 ? (declined++, null) : enter(ctx, regs, ip, kind)) },
+    };
+    const on = runFib(true, 'on', sometimes), tpl = runFib(false, 'off');
+    assert.ok(declined > 1000, `${declined} declined`);
+    assert.ok(on.r.engine.stats.presavedOptFrames > 1000);
+    assert.equal(on.r.engine.stats.optCallbacks, on.r.engine.stats.nativeOptFrames + declined, 'a declined entry reaches the template\'s callback');
+    const sorted = (a: string[]): string[] => [...a].sort();
+    assert.deepEqual(sorted(on.during), sorted(tpl.during), 'pt_regs frame and registers seen by the handler');
+    assert.deepEqual(sorted(on.after), sorted(tpl.after), 'the frame as the restore leaves it');
+    assert.deepEqual(sorted(on.lines), sorted(tpl.lines));
   });
 
   test('taking an optimized probe away drops the translations of its detour buffer\'s native entry', () => {

@@ -40,6 +40,7 @@ import type { X86Cpu } from './cpu';
 import { Insn, NO_REG } from './insn';
 import type { VAddr } from '../../memory/address';
 import { OPT_SAVE } from './kprobes/nativeFrame';
+import { OPT_HEAD_LEN } from './kprobes/opt';
 import * as alu from './exec/alu';
 import * as mov from './exec/mov';
 import * as sh from './exec/shift';
@@ -604,7 +605,7 @@ const HANDLERS = new Map<Function, Handler>([
  * or the template). One multi-store (IrBuilder.stm): all the slots, or
  * none when the frame is not in one page the TLB serves.
  */
-function optNativeEntry(e: BlockEmitter, i: Insn, ip: VAddr): void {
+function optNativeEntry(e: BlockEmitter, i: Insn, ip: VAddr, resume: VAddr): void {
   const b = e.b;
   const sp0 = b.get(RSP);
   e.guard(e.nonCanonical(sp0)); // nativeEnter declines a non-canonical rsp (the template's push raises #GP)
@@ -618,8 +619,9 @@ function optNativeEntry(e: BlockEmitter, i: Insn, ip: VAddr): void {
   };
   for (let off = 15 * 8; off < OPT_SAVE.frameBytes; off += 8) vs.push(at[off]);
   e.stm(frame, vs);
-  b.helper(savedFrameInt3(i));
-  b.fall();
+  // the handlers' return leaves the CPU on the copied instructions: the block goes there directly
+  b.helper(savedFrameInt3(i), resume);
+  b.jmp(resume);
 }
 
 /** the int3 as a helper that tells the engine the frame is saved */
@@ -651,7 +653,7 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
     if (i.def.exec === sys.int3 && cpu.nativeEntryAt !== null && !cpu.userMode) {
       const ip = cpu.nativeEntryAt(i.addr);
       if (ip !== null) {
-        optNativeEntry(e, i, ip);
+        optNativeEntry(e, i, ip, i.addr + OPT_HEAD_LEN);
         this.em = new BlockEmitter(b); // after a helper, the flags are the scratch record's
         return true;
       }

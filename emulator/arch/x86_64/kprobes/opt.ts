@@ -391,8 +391,8 @@ function leaveCallback(_ctx: KprobesArchContext, regs: PtRegs, f: CallbackFrame,
   regs.ip = f.resume;
 }
 
-/** bytes of the optprobe detour buffer before the copied instructions (native entry + template) */
-const OPT_HEAD_LEN = optprobeTemplate().code.length;
+/** bytes of the optprobe detour buffer before the copied instructions (native entry + template): where a native entry resumes */
+export const OPT_HEAD_LEN = optprobeTemplate().code.length;
 
 function enterNative(_ctx: KprobesArchContext, regs: PtRegs, ip: VAddr, kind: CallbackKind): NativeCallbackFrame | null {
   const cpu = regs.cpu;
