@@ -44,6 +44,14 @@ export interface JitRunner<C, I> {
 }
 
 /** A cached instruction with its executor (bound at decode time). */
+/** What a host-owned breakpoint stands for, for the block translator (InterpCpu.nativeEntryAt). */
+export interface NativeEntryRoute {
+  /** the frame saved there: a kprobes optprobe detour buffer's, or the kretprobe booster trampoline's */
+  readonly kind: 'optprobe' | 'kretprobe';
+  /** the ip the handlers see */
+  readonly ip: VAddr;
+}
+
 export interface RunnableInsn<C> extends CachedInsn {
   exec(cpu: C, insn: RunnableInsn<C>): void;
 }
@@ -83,16 +91,16 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
    */
   inlineBreakpoint: ((cpu: C, at: VAddr) => boolean) | null = null;
   /**
-   * The inline breakpoint owner's optprobe native entries, for the block
-   * translator: for a breakpoint at `at` that the owner handles as the
-   * native entry of a detour buffer (the template's register save, the
-   * handlers, the restore), the ip its handlers see; null for any other
-   * breakpoint. The translator's front end asks when it translates the
-   * breakpoint and may then write the saved frame itself before it calls
-   * the breakpoint's executor (X86Cpu.frameSaved); the owner drops the
-   * translations of an entry whose answer changes (Memory.notifyCodeWrite).
+   * The inline breakpoint owner's native entries, for the block
+   * translator: for a breakpoint at `at` that the owner handles as a
+   * native entry (a template's register save, the handlers, the restore),
+   * what it saves; null for any other breakpoint. The translator's front
+   * end asks when it translates the breakpoint and may then write the
+   * saved frame itself before it calls the breakpoint's executor
+   * (X86Cpu.frameSaved); the owner drops the translations of an entry
+   * whose answer changes (Memory.codeMeaningChanged).
    */
-  nativeEntryAt: ((at: VAddr) => VAddr | null) | null = null;
+  nativeEntryAt: ((at: VAddr) => NativeEntryRoute | null) | null = null;
   /**
    * Host fast path for a single-step trap the host owns (x86: the kprobes
    * engine's step of a probe's copied instruction, TF): consulted after an

@@ -12,6 +12,7 @@ import { hi32, lo32, mustVAddr, toVAddr, VAddr } from '../memory/address';
 import type { InsnSlots } from './insnSlots';
 import type { Kprobe, KprobeCtlblk, KretprobeInstanceRec } from './kprobe';
 import type { PtRegs } from './ptRegs';
+import type { NativeEntryRoute } from '../cpu/interp';
 
 /** What the core offers the arch hooks. */
 export interface KprobesArchContext {
@@ -168,8 +169,8 @@ export interface InlineBreakpointCpu {
   leaveHost(token: unknown): void;
   /** the CPU's pc now (after a stepped instruction: the pc its single-step trap would show) */
   readonly pc: VAddr;
-  /** the engine's answer for the block translator: the ip an optprobe native entry at `at` gives its handlers, else null (InterpCpu.nativeEntryAt) */
-  nativeEntryAt: ((at: VAddr) => VAddr | null) | null;
+  /** the engine's answer for the block translator: what the native entry at `at` saves, else null (InterpCpu.nativeEntryAt) */
+  nativeEntryAt: ((at: VAddr) => NativeEntryRoute | null) | null;
 }
 
 /**

@@ -17,6 +17,7 @@
 import type { Cpu } from '../arch/types';
 import { mustVAddr, VAddr } from '../memory/address';
 import type { BreakpointSite } from './engineTypes';
+import type { NativeEntryRoute } from '../cpu/interp';
 import type { KprobeCtlblk } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
@@ -42,13 +43,13 @@ export interface EngineCodeHandlers {
   nativeEntry?: NativeEntryInfo;
 }
 
-/** A range's native entry: its address, as a VAddr, the counter it counts in and, for an optprobe's, the ip its handlers see. */
+/** A range's native entry: its address, as a VAddr, the counter it counts in and what the block translator may know of it. */
 export interface NativeEntryInfo {
   readonly addr: bigint;
   readonly at: VAddr;
   readonly stat: InlineEntryStat;
-  /** an optprobe detour buffer's entry: the probe's address plus the breakpoint's pc offset (what a breakpoint hit shows) */
-  readonly optIp?: VAddr;
+  /** its frame and the handlers' ip, when they are the same at every hit (InterpCpu.nativeEntryAt) */
+  readonly route?: NativeEntryRoute;
 }
 
 /** One registered range of engine code. */

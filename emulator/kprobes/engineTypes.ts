@@ -41,6 +41,8 @@ export interface KprobeStats {
   presavedOptFrames: number;
   /** booster trampoline returns whose template the arch ran natively */
   nativeKretFrames: number;
+  /** of nativeKretFrames, those whose save translated code had written */
+  presavedKretFrames: number;
   /** native entries of detour buffers handled inside the CPU's int3 (no trap; see inlineBreakpoint) */
   inlineOptEntries: number;
   /** native entries of the kretprobe booster trampoline handled inside the CPU's int3 */

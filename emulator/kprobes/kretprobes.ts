@@ -150,7 +150,9 @@ export class Kretprobes {
       engine.code.attach(this.boostTrampoline, {
         breakpoint: (cpu, regs, kcb, addr) => isOurs(addr) && this.boostedTrampolineHit(cpu, regs, kcb, addr === this.boostEntry),
         site: addr => (isOurs(addr) ? 'kretprobeBoostCallback' : 'none'),
-        nativeEntry: this.boostEntry === 0n ? undefined : { addr: this.boostEntry, at: this.boostEntryV, stat: 'inlineKretEntries' },
+        // the handlers' ip is the trampoline's (see boostedTrampolineHit)
+        nativeEntry: this.boostEntry === 0n ? undefined
+          : { addr: this.boostEntry, at: this.boostEntryV, stat: 'inlineKretEntries', route: { kind: 'kretprobe', ip: this.boostTrampolineV } },
       });
     }
   }
@@ -434,6 +436,7 @@ export class Kretprobes {
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
       this.engine.stats.kretBoostCallbacks++;
       this.engine.stats.nativeKretFrames++;
+      if (nf.presaved) this.engine.stats.presavedKretFrames++;
       if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
       leave(ctx, regs, nf, this.origV === this.origV ? this.origV : this.origB);
       return true;

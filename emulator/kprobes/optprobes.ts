@@ -135,7 +135,7 @@ export class Optimizer {
       breakpoint: (cpu, regs, kcb, a) => isOurs(a) && e.traps.optimizedCallback(cpu, regs, kcb, addr, a === entry ? ne : null),
       site: a => (isOurs(a) ? 'optprobeCallback' : 'none'),
       symbolize: (a, code) => `${code.symbol}[${probeName(e, addr)}]${offsetFrom(a, code.start)}`,
-      nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', optIp: ne.ip },
+      nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: { kind: 'optprobe', ip: ne.ip } },
     });
   }
 

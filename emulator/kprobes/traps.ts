@@ -8,6 +8,7 @@
  * invocation (pre/post/fault, nmissed) stay in core.ts.
  */
 import type { Cpu, Trap } from '../arch/types';
+import type { NativeEntryRoute } from '../cpu/interp';
 import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
 import { type CallbackFrame, defaultSinglestepDone, type InlineBreakpointCpu, type NativeCallbackFrame } from './archHooks';
 import type { EngineCode } from './codeRegistry';
@@ -32,7 +33,7 @@ export class KprobeTraps {
     if (hooks.installInlineBreakpoint) {
       const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
       const step = (cpu: Cpu): boolean => this.inlineSingleStep(cpu);
-      const entryAt = (at: VAddr): VAddr | null => this.optNativeEntryAt(at);
+      const entryAt = (at: VAddr): NativeEntryRoute | null => this.nativeEntryAt(at);
       for (const cpu of kernel.cpus) {
         if (cpu.id < 0) continue;
         const ctl = hooks.installInlineBreakpoint(cpu, handler);
@@ -90,13 +91,13 @@ export class KprobeTraps {
     return p !== undefined && this.asTrap(cpu, ctl, at, p, undefined);
   }
 
-  /** InterpCpu.nativeEntryAt: the ip an optprobe native entry's handlers see, when `at` is one (kernel code only) */
-  private optNativeEntryAt(at: VAddr): VAddr | null {
-    if (this.engine.hooks.optprobes?.enterNative === undefined) return null; // the buffers' templates run as instructions
+  /** InterpCpu.nativeEntryAt: what the native entry at `at` saves, when it is one whose frame is the same at every hit */
+  private nativeEntryAt(at: VAddr): NativeEntryRoute | null {
+    if (this.engine.hooks.optprobes?.enterNative === undefined) return null; // the templates run as instructions
     const reg = this.engine.code;
     const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
     const ne = code?.nativeEntry;
-    return code?.breakpoint !== undefined && ne !== undefined && ne.at === at && ne.optIp !== undefined ? ne.optIp : null;
+    return code?.breakpoint !== undefined && ne !== undefined && ne.at === at ? ne.route ?? null : null;
   }
 
   /**

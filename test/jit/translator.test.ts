@@ -16,6 +16,7 @@ import { translatorFor } from '../../emulator/jit';
 import { JIT_HOT_ARRIVALS_LOCKSTEP, JIT_MIN_BUDGET } from '../../emulator/cpu/interp';
 import type { FrontEnd } from '../../emulator/jit';
 import { textPoke } from '../../emulator/memory/textPoke';
+import { mustVAddr } from '../../emulator/memory/address';
 import { Machine } from '../../emulator/machine';
 import type { Jprobe, Kprobe, Kretprobe } from '../../emulator/kprobes';
 import type { PtRegs } from '../../emulator/kprobes/ptRegs';
@@ -243,6 +244,53 @@ describe('translator: probe paths', () => {
     assert.ok(hits >= 100000);
     assert.ok(calledIn < hits / 20, `${calledIn} calls into translated code for ${hits} hits`);
   });
+});
+
+describe('translator: native entries whose save translated code writes (x86 detour buffers, kretprobe booster)', () => {
+  /** bench.elf with an optimized kprobe (o) or a boosted kretprobe (rb): every 997th handler's registers and the 168 bytes below its sp */
+  function run(mode: 'o' | 'rb', translate: 'on' | 'off'): { seen: string[]; log: string; printk: string; instructions: number; presaved: number; native: number } {
+    const m = new Machine(benchImage(), { cpus: 1, translate });
+    const e = m.kprobes;
+    e.setOptimization(mode === 'o' ? 1 : 0);
+    e.setKprobeBooster(mode === 'rb');
+    e.setKretprobeBooster(mode === 'rb');
+    const mem = m.kernel.mem;
+    const seen: string[] = [];
+    let n = 0;
+    const regs = (r: PtRegs): string => `t=${m.kernel.timeNs()} ${r.ip.toString(16)} ${r.flags.toString(16)} ${r.names().map(x => r.get(x).toString(16)).join(' ')} `
+      + `below sp: ${Buffer.from(mem.readBytes(mustVAddr(r.sp - 168n), 168)).toString("hex")}`;
+    const kp: Kprobe = { symbol_name: BENCH_TARGET, pre_handler: (_p, r) => { if (n++ % 997 === 0) seen.push(`pre ${regs(r)}`); return 0; } };
+    const rp: Kretprobe = { kp: { symbol_name: BENCH_TARGET }, maxactive: 8, handler: (ri, r) => { if (n++ % 997 === 0) seen.push(`ret ${ri.ret_addr.toString(16)} ${regs(r)}`); return 0; } };
+    if (mode === 'o') {
+      assert.equal(e.registerKprobe(kp), 0);
+      e.waitForOptimizer();
+    } else assert.equal(e.registerKretprobe(rp), 0);
+    const exit = m.run();
+    assert.equal(exit.reason, 'poweroff', exit.detail);
+    assert.equal(n, checkBenchOutput(m, `bench.elf (${mode}, translator ${translate})`));
+    const st = e.stats;
+    return {
+      seen,
+      log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))),
+      printk: m.printkRecords.map(x => `${x.timeNs} ${x.cpu} ${x.text}`).join('\n'),
+      instructions: exit.instructions,
+      presaved: mode === 'o' ? st.presavedOptFrames : st.presavedKretFrames,
+      native: mode === 'o' ? st.nativeOptFrames : st.nativeKretFrames,
+    };
+  }
+  for (const mode of ['o', 'rb'] as const) {
+    test(`${mode}: the same handlers' registers and stack bytes, hit log, printk and instruction count as the interpreter`, () => {
+      const on = run(mode, 'on'), off = run(mode, 'off');
+      assert.equal(on.native, off.native);
+      assert.ok(on.presaved > on.native * 0.9, `${on.presaved} of ${on.native} saves written by translated code`);
+      assert.equal(off.presaved, 0);
+      assert.ok(on.seen.length > 300);
+      assert.deepEqual(on.seen, off.seen);
+      assert.equal(on.log, off.log);
+      assert.equal(on.printk, off.printk);
+      assert.equal(on.instructions, off.instructions);
+    });
+  }
 });
 
 describe('translator: a probe\'s single-step inside translated code (x86 TF)', () => {

@@ -66,7 +66,7 @@ describe('EngineCodeRegistry', () => {
     reg.add(K + 0x40n, 0x40, 'optprobe_detour');
     const told: string[] = [];
     reg.onNativeEntryChange = at => told.push(at.toString(16));
-    const entry = { addr: K, at: mustVAddr(K), stat: 'inlineOptEntries', optIp: mustVAddr(0xffffffff81000001n) } as const;
+    const entry = { addr: K, at: mustVAddr(K), stat: 'inlineOptEntries', route: { kind: 'optprobe', ip: mustVAddr(0xffffffff81000001n) } } as const;
     reg.attach(K, { symbolize: () => 'x' });
     assert.deepEqual(told, [], 'no native entry before or after');
     reg.attach(K, { nativeEntry: entry });

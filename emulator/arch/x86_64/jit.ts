@@ -39,7 +39,8 @@ import type { FrontEnd, IrBuilder, IrOp, Temp } from '../../jit/ir';
 import type { X86Cpu } from './cpu';
 import { Insn, NO_REG } from './insn';
 import type { VAddr } from '../../memory/address';
-import { OPT_SAVE } from './kprobes/nativeFrame';
+import { NATIVE_SAVE } from './kprobes/nativeFrame';
+import type { NativeEntryRoute } from '../../cpu/interp';
 import { OPT_HEAD_LEN } from './kprobes/opt';
 import * as alu from './exec/alu';
 import * as mov from './exec/mov';
@@ -594,34 +595,45 @@ const HANDLERS = new Map<Function, Handler>([
 ]);
 
 /**
- * int3 at an optprobe detour buffer's native entry (the engine answers
- * InterpCpu.nativeEntryAt with the ip its handlers see): the template's
- * register save is written here, as nativeEnter would write it (the same
- * slots and values, the flags slot excepted: nativeEnter writes that one,
- * X86Cpu.frameSaved), and the int3 then runs as a helper that knows it.
- * The stores go through the TLB like any push: one the TLB cannot serve
- * (the stack not plain writable RAM, watched, observed, not canonical)
- * leaves before the int3 and the interpreter runs it whole (its own save,
- * or the template). One multi-store (IrBuilder.stm): all the slots, or
- * none when the frame is not in one page the TLB serves.
+ * int3 at a native entry the engine handles (it answers
+ * InterpCpu.nativeEntryAt with the frame and the handlers' ip: an
+ * optprobe detour buffer, the kretprobe booster trampoline): the
+ * template's register save is written here, as nativeEnter would write it
+ * (the same slots and values, the flags slot excepted: nativeEnter writes
+ * that one, X86Cpu.frameSaved), and the int3 then runs as a helper that
+ * knows it. The stores go through the TLB like any push: one the TLB
+ * cannot serve (the stack not plain writable RAM, watched, observed, not
+ * canonical) leaves before the int3 and the interpreter runs it whole (its
+ * own save, or the template). One multi-store (IrBuilder.stm): all the
+ * slots, or none when the frame is not in one page the TLB serves. After
+ * an optprobe's handlers the CPU is on the buffer's copied instructions,
+ * where the block goes on; after the booster's, on the real return
+ * address (a jump the dispatcher follows).
  */
-function optNativeEntry(e: BlockEmitter, i: Insn, ip: VAddr, resume: VAddr): void {
-  const b = e.b;
+function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute): void {
+  const b = e.b, S = NATIVE_SAVE, opt = route.kind === 'optprobe';
   const sp0 = b.get(RSP);
   e.guard(e.nonCanonical(sp0)); // nativeEnter declines a non-canonical rsp (the template's push raises #GP)
-  const frame = e.bin('sub', sp0, e.c(OPT_SAVE.frameBytes));
+  const bytes = S.frameBytes[route.kind];
+  const frame = e.bin('sub', sp0, e.c(bytes));
   // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot is stored as 0 here, nativeEnter's value replaces it
   const vs: Temp[] = [];
-  for (let s = 0; s < 15; s++) vs.push(b.get(OPT_SAVE.gprs[s]));
+  for (let s = 0; s < 15; s++) vs.push(b.get(S.gprs[s]));
   const at: Record<number, Temp> = {
-    [OPT_SAVE.origAx]: e.c(-1), [OPT_SAVE.ip]: e.c(ip), [OPT_SAVE.cs]: e.c(OPT_SAVE.kernelCs),
-    [OPT_SAVE.flags]: e.c(0), [OPT_SAVE.sp]: e.bin('sub', sp0, e.c(8)), [OPT_SAVE.ss]: e.c(OPT_SAVE.kernelDs),
+    [S.origAx]: e.c(-1), [S.ip]: e.c(route.ip), [S.cs]: e.c(S.kernelCs), [S.flags]: e.c(0),
+    // optprobe: push $__KERNEL_DS, then push %rsp; kretprobe: push %rsp
+    [S.sp]: opt ? e.bin('sub', sp0, e.c(8)) : sp0, [S.ss]: e.c(S.kernelDs),
   };
-  for (let off = 15 * 8; off < OPT_SAVE.frameBytes; off += 8) vs.push(at[off]);
+  for (let off = 15 * 8; off < bytes; off += 8) vs.push(at[off]);
   e.stm(frame, vs);
-  // the handlers' return leaves the CPU on the copied instructions: the block goes there directly
-  b.helper(savedFrameInt3(i), resume);
-  b.jmp(resume);
+  if (opt) {
+    const resume = i.addr + OPT_HEAD_LEN;
+    b.helper(savedFrameInt3(i), resume);
+    b.jmp(resume);
+  } else {
+    b.helper(savedFrameInt3(i));
+    b.fall(); // declined: the template, from the entry on
+  }
 }
 
 /** the int3 as a helper that tells the engine the frame is saved */
@@ -651,9 +663,9 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
     if (this.em === null || this.em.b !== b) this.em = new BlockEmitter(b);
     const e = this.em;
     if (i.def.exec === sys.int3 && cpu.nativeEntryAt !== null && !cpu.userMode) {
-      const ip = cpu.nativeEntryAt(i.addr);
-      if (ip !== null) {
-        optNativeEntry(e, i, ip, i.addr + OPT_HEAD_LEN);
+      const route = cpu.nativeEntryAt(i.addr);
+      if (route !== null) {
+        nativeEntry(e, i, route);
         this.em = new BlockEmitter(b); // after a helper, the flags are the scratch record's
         return true;
       }

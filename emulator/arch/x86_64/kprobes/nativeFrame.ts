@@ -60,15 +60,17 @@ const PUSHF_CLEAR = 0x30000;
 const INT3_LEN = 1;
 
 /**
- * The optprobe save as the block translator writes it before it runs an
- * optprobe native entry's int3 (X86Cpu.frameSaved; arch/x86_64/jit.ts):
- * the frame's bytes below sp, each slot's byte offset from the frame and
- * the constants nativeEnter stores there. The flags slot is nativeEnter's
- * to write (translated code stores 0 there first: the lazy flags are
- * evaluated once, in nativeEnter).
+ * The save as the block translator writes it before it runs a native
+ * entry's int3 (X86Cpu.frameSaved; arch/x86_64/jit.ts), for an optprobe
+ * detour buffer and for the kretprobe booster trampoline: the frame's
+ * bytes below sp, each slot's byte offset from the frame and the
+ * constants nativeEnter stores there (optprobe: ss, and sp - 8 in the sp
+ * slot; kretprobe: sp itself and no ss slot). The flags slot is
+ * nativeEnter's to write (translated code stores 0 there first: the lazy
+ * flags are evaluated once, in nativeEnter).
  */
-export const OPT_SAVE = {
-  frameBytes: FRAME_BYTES_OPT,
+export const NATIVE_SAVE = {
+  frameBytes: { optprobe: FRAME_BYTES_OPT, kretprobe: FRAME_BYTES_KRET },
   ss: S_SS * 4, sp: S_SP * 4, flags: S_FLAGS * 4, ip: S_IP * 4, origAx: S_ORIG_AX * 4, cs: S_CS * 4,
   /** hardware GPR number of slots 0..14 (slot s at byte 8s) */
   gprs: SLOT_GPR,
@@ -204,7 +206,7 @@ function writeGprSlots(cpu: X86Cpu, w: Int32Array, i: number): void {
  */
 export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86NativeFrame | null {
   // translated code wrote the save (all but the flags slot) with the values below: X86Cpu.frameSaved
-  const saved = cpu.frameSaved && kind === 'optprobe';
+  const saved = cpu.frameSaved && kind !== 'ftrace';
   cpu.frameSaved = false;
   const sph = cpu.hi[4];
   if (sph > 0x7fff || sph < -0x8000) return null; // non-canonical rsp: the template's first push raises the #GP
