@@ -104,6 +104,14 @@ describe('the hit log ring', () => {
     }
   });
 
+  test('addresses: the same one hit after hit and changing ones, every 64-bit value exactly', () => {
+    const addrs = [0xffffffff81000000n, 0xffffffff81000000n, 0xffffffffa0001234n, 0xffffffff81000000n, 0n, 0x7fffffffefffn,
+      0xffffffffffffffffn, 0xffffffffffffffffn, 0x80000000n, 0x00000000ffffffffn, 0x8000000000000000n, 0xffffffff81000000n];
+    const log = new HitLog(64);
+    addrs.forEach((addr, i) => log.record(rec(i + 1, { addr })));
+    assert.deepEqual(log.records().map(r => r.addr), addrs);
+  });
+
   test('a replayed hit (seq <= lastSeq) is not recorded again, nor seen by the listeners, nor counted in a histogram', () => {
     const log = new HitLog(16);
     const seen: number[] = [];
