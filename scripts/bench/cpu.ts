@@ -6,15 +6,19 @@
  * block translator (the default), and, when qemu-user for that architecture
  * is installed, its wall time on the same ELF. The translator's figures
  * (translations, modules, code-cache bytes, compile time) follow each arch.
- * v86 is not a peer here: its CPU has no long mode (32-bit x86 only;
- * copy/v86 issue #133, open), so it cannot run these x86_64 (let alone
- * aarch64/riscv64) ELFs, and it boots whole PCs from a BIOS and disk image
- * that no package in npm or Debian provides: no honest side-by-side run
- * exists (see the notes on issue 19). `--quick` leaves out loopbench.
+ * v86, the fastest JavaScript-hosted PC emulator (npm package `v86`, a dev
+ * dependency, with its wasm JIT), is a peer on loopbench: its CPU has no
+ * long mode (copy/v86 issue #133), so it runs the same C built for 32-bit
+ * x86 as a multiboot image (scripts/bench/v86/build.sh), booted from
+ * Debian's SeaBIOS (package seabios), and the bench checks that it prints
+ * exactly what the x86_64 build prints (the golden) — the same work, in
+ * more instructions (64-bit arithmetic on a 32-bit CPU); both the M insn/s
+ * and the seconds for the work are shown. Without v86 or the BIOS the line
+ * says so. `--quick` leaves out loopbench (and so v86).
  * First, the main job end to end (`npm run demo`'s command): in a fresh
  * node process (what a user waits for) and inside this process.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -138,6 +142,32 @@ async function warmDemo(translate: boolean): Promise<number> {
   } finally { process.chdir(prev); }
 }
 
+/**
+ * v86 on loopbench built for i386 (scripts/bench/v86), best of 3 fresh runs
+ * (each in scripts/bench/v86/run.mjs: the time between the image's start and
+ * exit lines, the BIOS left out), next to this translator on the x86_64
+ * build (`loop`); a line saying why when v86 or the BIOS is missing.
+ */
+function v86Peer(loop: Row): string {
+  const dir = join(root, 'scripts', 'bench', 'v86');
+  const golden = readFileSync(join(root, 'test', 'conformance', 'golden', 'loopbench-clang-O2.out'), 'latin1');
+  let best: { instructions: number; seconds: number } | undefined;
+  for (let i = 0; i < 3; i++) {
+    const r = spawnSync(process.execPath, [join(dir, 'run.mjs'), join(dir, 'loopbench-i386.elf')], { encoding: 'utf8', cwd: root, timeout: 180_000 });
+    const last = (r.stdout ?? '').trim().split('\n').pop() ?? '';
+    const o = (last.startsWith('{') ? JSON.parse(last) : {}) as { skip?: string; instructions?: number; seconds?: number; output?: string; exit?: number };
+    if (o.skip !== undefined) return `v86 peer: not run (${o.skip})`;
+    if (r.status !== 0 || o.instructions === undefined || o.seconds === undefined) throw new Error(`v86 peer: run.mjs failed (exit ${r.status ?? r.signal}): ${r.stderr}`);
+    if (o.output !== golden || o.exit !== 0) throw new Error(`v86 peer: loopbench-i386 printed other than the x86_64 golden (exit ${o.exit}):\n${o.output}`);
+    if (best === undefined || o.seconds < best.seconds) best = { instructions: o.instructions, seconds: o.seconds };
+  }
+  const b = best as { instructions: number; seconds: number };
+  const version = (JSON.parse(readFileSync(join(root, 'node_modules', 'v86', 'package.json'), 'utf8')) as { version: string }).version;
+  return `v86 peer (npm v86 ${version}, its wasm JIT; loopbench built for i386, same C and output): ${b.instructions} instructions in ${b.seconds.toFixed(3)} s = ${(b.instructions / b.seconds / 1e6).toFixed(0)} M insn/s\n`
+    + `  this translator, ${loop.name} (x86_64): ${loop.jit.instructions} instructions in ${loop.jit.seconds.toFixed(3)} s = ${mips(loop.jit).toFixed(0)} M insn/s; `
+    + `the same work takes v86 ${(b.seconds / loop.jit.seconds).toFixed(1)}x as long`;
+}
+
 async function main(): Promise<void> {
 console.log(`machine: ${process.arch}, node ${process.version}; best of 2 runs per mode`);
 {
@@ -165,6 +195,10 @@ for (const { arch, dir, qemu } of ARCHES) {
   }
   console.log(`\n--- ${arch} ---`);
   console.log(fmt(rows));
+  if (arch === 'x86_64') {
+    const loop = rows.find(r => r.name === 'loopbench-clang-O2');
+    console.log(loop === undefined ? 'v86 peer: --quick leaves it out (it runs loopbench)' : v86Peer(loop));
+  }
   const sum = (f: (r: Row) => number): number => rows.reduce((a, r) => a + f(r), 0);
   const insns = sum(r => r.jit.instructions), si = sum(r => r.interp.seconds), sj = sum(r => r.jit.seconds);
   const withQ = rows.filter(r => r.qemu !== undefined);
