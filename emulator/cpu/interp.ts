@@ -43,7 +43,6 @@ export interface JitRunner<C, I> {
   readonly hotArrivals: number;
 }
 
-/** A cached instruction with its executor (bound at decode time). */
 /** What a host-owned breakpoint stands for, for the block translator (InterpCpu.nativeEntryAt). */
 export interface NativeEntryRoute {
   /** the frame saved there: a kprobes optprobe detour buffer's, or the kretprobe booster trampoline's */
@@ -52,6 +51,7 @@ export interface NativeEntryRoute {
   readonly ip: VAddr;
 }
 
+/** A cached instruction with its executor (bound at decode time). */
 export interface RunnableInsn<C> extends CachedInsn {
   exec(cpu: C, insn: RunnableInsn<C>): void;
 }

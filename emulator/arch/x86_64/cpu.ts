@@ -105,11 +105,11 @@ export class X86Cpu extends LazyFlags implements Cpu {
   private dr6 = DR6_FIXED;
   private dr7 = DR7_FIXED;
   /**
-   * Set while translated code's int3 at an optprobe native entry runs (the
-   * translator's front end wrote the template's save into the stack first,
-   * all but the flags slot: kprobes/nativeFrame.ts nativeEnter then writes
-   * only that slot). Not part of the context: it lives inside one
-   * instruction.
+   * Set while translated code's int3 at a native entry runs (an optprobe
+   * detour buffer's, the kretprobe booster trampoline's: the translator's
+   * front end wrote the template's save into the stack first, all but the
+   * flags slot, and kprobes/nativeFrame.ts nativeEnter then writes only
+   * that slot). Not part of the context: it lives inside one instruction.
    */
   frameSaved = false;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
