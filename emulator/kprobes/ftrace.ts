@@ -60,8 +60,10 @@ export class KprobesFtrace {
       this.entryV = mustVAddr(this.entry);
     }
     const isOurs = (addr: bigint): boolean => addr === this.callback || (addr === this.entry && addr !== 0n);
+    const callbackV = mustVAddr(this.callback);
     engine.code.attach(this.trampoline, {
-      breakpoint: (cpu, regs, kcb, addr) => isOurs(addr) && this.hit(cpu, regs, kcb, addr === this.entry),
+      // a hit compares VAddrs (entryV is NaN without a native entry: it equals nothing)
+      breakpoint: (cpu, regs, kcb, _addr, _code, at) => (at === callbackV || at === this.entryV) && this.hit(cpu, regs, kcb, at === this.entryV),
       site: addr => (isOurs(addr) ? 'ftraceCallback' : 'none'),
       nativeEntry: this.entry === 0n ? undefined : { addr: this.entry, at: this.entryV, stat: 'inlineFtraceEntries' },
     });

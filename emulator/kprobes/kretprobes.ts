@@ -147,8 +147,10 @@ export class Kretprobes {
     if (bt) {
       // the booster trampoline: its native entry (the address functions return to) and its callback
       const isOurs = (addr: bigint): boolean => addr === this.boostCallback || (addr === this.boostEntry && addr !== 0n);
+      const boostCallbackV = mustVAddr(this.boostCallback);
       engine.code.attach(this.boostTrampoline, {
-        breakpoint: (cpu, regs, kcb, addr) => isOurs(addr) && this.boostedTrampolineHit(cpu, regs, kcb, addr === this.boostEntry),
+        // a hit compares VAddrs (boostEntryV is NaN without a native entry: it equals nothing)
+        breakpoint: (cpu, regs, kcb, _addr, _code, at) => (at === boostCallbackV || at === this.boostEntryV) && this.boostedTrampolineHit(cpu, regs, kcb, at === this.boostEntryV),
         site: addr => (isOurs(addr) ? 'kretprobeBoostCallback' : 'none'),
         // the handlers' ip is the trampoline's (see boostedTrampolineHit)
         nativeEntry: this.boostEntry === 0n ? undefined
