@@ -9,6 +9,7 @@
  */
 import type { Cpu, Trap } from '../arch/types';
 import type { NativeEntryRoute } from '../cpu/interp';
+import { onRestore } from '../timetravel/marks';
 import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
 import { type CallbackFrame, defaultSinglestepDone, type InlineBreakpointCpu, type NativeCallbackFrame } from './archHooks';
 import type { EngineCode } from './codeRegistry';
@@ -44,7 +45,12 @@ export class KprobeTraps {
         }
       }
       // translated code that writes a native entry's frame itself relies on what the entry is
-      engine.code.onNativeEntryChange = at => kernel.mem.codeMeaningChanged(at, kernel.arch.breakpointInsn.length);
+      const changed = (at: VAddr): void => kernel.mem.codeMeaningChanged(at, kernel.arch.breakpointInsn.length);
+      engine.code.onNativeEntryChange = changed;
+      // a time-travel restore puts the registry back without attach(): the entries before and after it are told
+      let before: VAddr[] = [];
+      const entries = (): VAddr[] => engine.code.ranges().flatMap(c => (c.nativeEntry === undefined ? [] : [c.nativeEntry.at]));
+      onRestore(engine.code, { before: () => { before = entries(); }, after: () => { for (const at of new Set([...before, ...entries()])) changed(at); } });
     }
   }
 

@@ -17,6 +17,7 @@ import type { KprobesArchHooks } from '../../emulator/kprobes';
 import { x86_64KprobesHooks } from '../../emulator/arch/x86_64/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
 import type { TranslateMode } from '../../emulator/jit';
+import { capture, restore } from '../../emulator/timetravel/snapshot';
 
 /** the x86_64 hooks with the native entries switched off (the buffers' templates run as instructions) */
 const TEMPLATE_ONLY: KprobesArchHooks = {
@@ -147,6 +148,33 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     assert.ok(r.engine.stats.presavedOptFrames > 0);
     r.engine.unregisterKprobe(kp);
     assert.deepEqual(told.map(x => BigInt.asUintN(64, x)), [buffer, buffer], 'and taken back');
+  });
+
+  test('a time-travel restore that puts a native entry back (or takes it away) drops the translations relying on it', () => {
+    const r = rig({ cpus: 1, translate: 'on' });
+    const a = r.sym('fib');
+    const kp: Kprobe = { addr: a, pre_handler: () => 0 };
+    assert.equal(r.engine.registerKprobe(kp), 0);
+    r.engine.waitForOptimizer();
+    const buffer = r.engine.optimizationStatus(a).buffer as bigint;
+    const at = mustVAddr(buffer);
+    const snap = capture(r.machine);
+    r.engine.unregisterKprobe(kp); // the buffer is kept, its native entry taken back
+    assert.equal(r.engine.code.findV(at)?.nativeEntry, undefined);
+    // what the decode caches and the translator hear (the listener list is the host's: a restore keeps it)
+    const told: number[] = [];
+    r.machine.kernel.mem.codeWriteListeners.push(x => told.push(x));
+    restore(snap);
+    assert.equal(r.engine.code.findV(at)?.nativeEntry?.at, at, 'the entry is back');
+    assert.ok(told.includes(at), 'and the translations of its int3 were told');
+    told.length = 0;
+    const later = capture(r.machine);
+    r.engine.unregisterKprobe(kp);
+    r.engine.registerKprobe(kp);
+    r.engine.waitForOptimizer();
+    told.length = 0;
+    restore(later);
+    assert.ok(told.includes(at), 'a restore over an entry attached since is told too');
   });
 
   test('per hit, exactly the template instructions are not run as instructions any more', () => {
