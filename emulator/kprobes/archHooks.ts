@@ -82,7 +82,7 @@ export interface CallbackFrame {
  */
 export interface NativeCallbackFrame {
   readonly kind: CallbackKind;
-  /** translated code had written the save before the entry (the block translator's route for an optprobe's native entry) */
+  /** translated code had written the save before the entry (the block translator's route for a native entry: InterpCpu.nativeEntryAt) */
   readonly presaved: boolean;
 }
 

@@ -87,7 +87,7 @@ export class EngineCodeRegistry {
   /**
    * Told of a native entry attached or taken back (attach): decoded and
    * translated code that relied on what the breakpoint there stands for
-   * must go (the engine calls Memory.notifyCodeWrite).
+   * must go (the engine calls Memory.codeMeaningChanged).
    */
   onNativeEntryChange: ((at: VAddr) => void) | null = null;
 

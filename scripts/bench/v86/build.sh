@@ -7,9 +7,11 @@
 # clang and lld (Debian packages clang, lld); the image is committed.
 set -euo pipefail
 cd "$(dirname "$0")"
-FLAGS="--target=i386-unknown-none-elf -ffreestanding -fno-pic -fno-stack-protector -mno-sse -mno-mmx -O2 -Wall -Wextra -Werror -I."
+PROGS=../../../test/conformance/programs
+# the conformance runtime's header (its i386 branch), this directory's rt.c
+FLAGS="--target=i386-unknown-none-elf -ffreestanding -fno-pic -fno-stack-protector -mno-sse -mno-mmx -O2 -Wall -Wextra -Werror -I$PROGS"
 clang $FLAGS -c rt.c -o /tmp/v86-rt.o
-clang $FLAGS -c loopbench-i386.c -o /tmp/v86-loopbench.o
+clang $FLAGS -c $PROGS/loopbench.c -o /tmp/v86-loopbench.o
 ld.lld -m elf_i386 -T link.ld --build-id=none -o loopbench-i386.elf /tmp/v86-rt.o /tmp/v86-loopbench.o
 rm -f /tmp/v86-rt.o /tmp/v86-loopbench.o
 echo "built $(pwd)/loopbench-i386.elf"

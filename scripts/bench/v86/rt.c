@@ -3,7 +3,9 @@
  * main), a printf subset to the first serial port (COM1, 0x3f8), memset /
  * memcpy and the 64-bit division helpers a 32-bit build calls. Around main
  * it prints "v86-bench: start" and "v86-bench: exit N": the bench times the
- * run between them, leaving out the BIOS and the loader.
+ * run between them, leaving out the BIOS and the loader. The header is the
+ * conformance programs' rt.h (its i386 branch: u64 is long long, and `l`
+ * here means 64 bits).
  */
 #include "rt.h"
 
