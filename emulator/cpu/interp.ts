@@ -43,12 +43,30 @@ export interface JitRunner<C, I> {
   readonly hotArrivals: number;
 }
 
-/** What a host-owned breakpoint stands for, for the block translator (InterpCpu.nativeEntryAt). */
-export interface NativeEntryRoute {
+/** The frame a native entry saves and the ip its handlers see. */
+export interface NativeEntryFrame {
   /** the frame saved there: a kprobes optprobe detour buffer's, or the kretprobe booster trampoline's */
   readonly kind: 'optprobe' | 'kretprobe';
   /** the ip the handlers see */
   readonly ip: VAddr;
+}
+
+/** What a host-owned breakpoint stands for, for the block translator (InterpCpu.nativeEntryAt). */
+export interface NativeEntryRoute<C = unknown> extends NativeEntryFrame {
+  /**
+   * The entry's int3 as the CPU's inline breakpoint handler would take it
+   * (same result, same envelope), with the entry this route was made for
+   * resolved once: the translation calls this instead of looking the
+   * address up at every hit (a change of the entry drops the translation:
+   * Memory.codeMeaningChanged). false: nobody claimed it (it traps).
+   */
+  hit(cpu: C): boolean;
+  /**
+   * The inline breakpoint handler hit() stands for: the route applies while
+   * it is the CPU's inlineBreakpoint (not while something wraps it, as the
+   * translator's lockstep does; the wrapper is then called as usual).
+   */
+  handler(cpu: C, at: VAddr): boolean;
 }
 
 /** A cached instruction with its executor (bound at decode time). */
@@ -100,7 +118,7 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
    * (X86Cpu.frameSaved); the owner drops the translations of an entry
    * whose answer changes (Memory.codeMeaningChanged).
    */
-  nativeEntryAt: ((at: VAddr) => NativeEntryRoute | null) | null = null;
+  nativeEntryAt: ((at: VAddr) => NativeEntryRoute<C> | null) | null = null;
   /**
    * Host fast path for a single-step trap the host owns (x86: the kprobes
    * engine's step of a probe's copied instruction, TF): consulted after an

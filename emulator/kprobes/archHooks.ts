@@ -170,7 +170,7 @@ export interface InlineBreakpointCpu {
   /** the CPU's pc now (after a stepped instruction: the pc its single-step trap would show) */
   readonly pc: VAddr;
   /** the engine's answer for the block translator: what the native entry at `at` saves, else null (InterpCpu.nativeEntryAt) */
-  nativeEntryAt: ((at: VAddr) => NativeEntryRoute | null) | null;
+  nativeEntryAt: ((at: VAddr) => NativeEntryRoute<Cpu> | null) | null;
 }
 
 /**

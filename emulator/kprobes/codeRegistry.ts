@@ -17,7 +17,7 @@
 import type { Cpu } from '../arch/types';
 import { mustVAddr, VAddr } from '../memory/address';
 import type { BreakpointSite } from './engineTypes';
-import type { NativeEntryRoute } from '../cpu/interp';
+import type { NativeEntryFrame } from '../cpu/interp';
 import type { KprobeCtlblk } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
@@ -49,7 +49,7 @@ export interface NativeEntryInfo {
   readonly at: VAddr;
   readonly stat: InlineEntryStat;
   /** its frame and the handlers' ip, when they are the same at every hit (InterpCpu.nativeEntryAt) */
-  readonly route?: NativeEntryRoute;
+  readonly route?: NativeEntryFrame;
 }
 
 /** One registered range of engine code. */

@@ -26,15 +26,18 @@ export class KprobeTraps {
   /** per CPU id: its inline breakpoint controls when installed */
   private readonly inlineCpus: (InlineBreakpointCpu | null)[] = [];
 
+  /** the CPUs' inline breakpoint handler (installed when the arch allows it) */
+  private readonly inlineHandler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
+
   /** installs the trap hook and, when the arch and machine allow it, the CPUs' inline breakpoint */
   constructor(private readonly engine: KprobesEngine, private readonly nested: NestedCaller) {
     const kernel = engine.kernel, hooks = engine.hooks;
     this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
     if (hooks.installInlineBreakpoint) {
-      const handler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
+      const handler = this.inlineHandler;
       const step = (cpu: Cpu): boolean => this.inlineSingleStep(cpu);
-      const entryAt = (at: VAddr): NativeEntryRoute | null => this.nativeEntryAt(at);
+      const entryAt = (at: VAddr): NativeEntryRoute<Cpu> | null => this.nativeEntryAt(at);
       for (const cpu of kernel.cpus) {
         if (cpu.id < 0) continue;
         const ctl = hooks.installInlineBreakpoint(cpu, handler);
@@ -97,13 +100,26 @@ export class KprobeTraps {
     return p !== undefined && this.asTrap(cpu, ctl, at, p, undefined);
   }
 
-  /** InterpCpu.nativeEntryAt: what the native entry at `at` saves, when it is one whose frame is the same at every hit */
-  private nativeEntryAt(at: VAddr): NativeEntryRoute | null {
+  /**
+   * InterpCpu.nativeEntryAt: what the native entry at `at` saves, when it is
+   * one whose frame is the same at every hit; its hit is inlineBreakpoint's
+   * for this code entry (resolved now: a change of the entry drops the
+   * translations that hold the route, codeMeaningChanged).
+   */
+  private nativeEntryAt(at: VAddr): NativeEntryRoute<Cpu> | null {
     if (this.engine.hooks.optprobes?.enterNative === undefined) return null; // the templates run as instructions
     const reg = this.engine.code;
     const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
     const ne = code?.nativeEntry;
-    return code?.breakpoint !== undefined && ne !== undefined && ne.at === at ? ne.route ?? null : null;
+    const route = code?.breakpoint !== undefined && ne !== undefined && ne.at === at ? ne.route : undefined;
+    if (route === undefined || code === undefined) return null;
+    return {
+      kind: route.kind, ip: route.ip, handler: this.inlineHandler,
+      hit: (cpu: Cpu): boolean => {
+        const ctl = this.inlineCpus[cpu.id];
+        return ctl !== null && ctl !== undefined && !cpu.userMode && this.asTrap(cpu, ctl, at, undefined, code);
+      },
+    };
   }
 
   /**

@@ -36,7 +36,7 @@ interface Outcome {
   r: Rig;
 }
 
-function runFib(native: boolean, translate?: TranslateMode, hooks?: KprobesArchHooks): Outcome {
+function runFib(native: boolean, translate?: TranslateMode, hooks?: KprobesArchHooks, beforeRun?: (r: Rig) => void): Outcome {
   const r = rig({ cpus: 1, engine: native ? (hooks ? { hooks } : {}) : { hooks: TEMPLATE_ONLY }, translate });
   const a = r.sym('fib');
   const during: string[] = [];
@@ -70,6 +70,7 @@ function runFib(native: boolean, translate?: TranslateMode, hooks?: KprobesArchH
   const rp: Kretprobe = { kp: { symbol_name: 'kprobe_target' }, handler: (_ri, regs) => { rets.push(snapshot(regs)); return 0; } };
   assert.equal(r.engine.registerKretprobe(rp), 0);
   assert.ok(r.engine.kretprobeBoosterEnabled);
+  beforeRun?.(r);
   const exit = r.machine.run();
   assert.equal(exit.reason, 'poweroff');
   return { lines: r.machine.printkRecords.map(x => x.text), during, after, rets, insns: exit.instructions, r };
@@ -110,6 +111,29 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     assert.deepEqual(on.lines, off.lines);
     const sorted = (a: string[]): string[] => [...a].sort();
     assert.deepEqual(sorted(on.during), sorted(tpl.during), 'and as the template run as instructions');
+  });
+
+  test('translated native entries go to the engine directly only while its own inline breakpoint handler is the CPU\'s: a wrapper sees every hit', () => {
+    const plain = runFib(true, 'on');
+    const entries = new Set<number>();
+    for (const c of plain.r.engine.code.ranges()) if (c.nativeEntry !== undefined) entries.add(c.nativeEntry.at);
+    let seen = 0;
+    const wrapped = runFib(true, 'on', undefined, r => {
+      for (const cpu of r.machine.cpus) {
+        const x = cpu as unknown as { inlineBreakpoint: ((c: unknown, at: number) => boolean) | null };
+        const own = x.inlineBreakpoint as NonNullable<typeof x.inlineBreakpoint>;
+        x.inlineBreakpoint = (c, at) => { if (entries.has(at)) seen++; return own(c, at); };
+      }
+    });
+    const st = plain.r.engine.stats, ws = wrapped.r.engine.stats;
+    assert.ok(st.presavedOptFrames > 1000, `${st.presavedOptFrames} hits through translated entries`);
+    assert.equal(ws.presavedOptFrames, st.presavedOptFrames);
+    assert.equal(ws.presavedKretFrames, st.presavedKretFrames);
+    assert.equal(seen, ws.nativeOptFrames + ws.nativeKretFrames, 'the wrapper saw every native entry hit, translated or not');
+    assert.deepEqual(wrapped.during, plain.during);
+    assert.deepEqual(wrapped.rets, plain.rets);
+    assert.deepEqual(wrapped.lines, plain.lines);
+    assert.equal(wrapped.insns, plain.insns);
   });
 
   test('a native entry that declines after translated code wrote the save: the template runs from the entry on, with the same frames', () => {

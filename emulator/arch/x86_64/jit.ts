@@ -41,6 +41,7 @@ import { Insn, NO_REG } from './insn';
 import type { VAddr } from '../../memory/address';
 import { NATIVE_SAVE } from './kprobes/nativeFrame';
 import type { NativeEntryRoute } from '../../cpu/interp';
+import { STOP_BREAKPOINT } from '../../cpu/faults';
 import { OPT_HEAD_LEN } from './kprobes/opt';
 import * as alu from './exec/alu';
 import * as mov from './exec/mov';
@@ -610,7 +611,7 @@ const HANDLERS = new Map<Function, Handler>([
  * where the block goes on; after the booster's, on the real return
  * address (a jump the dispatcher follows).
  */
-function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute): void {
+function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>): void {
   const b = e.b, S = NATIVE_SAVE, opt = route.kind === 'optprobe';
   const sp0 = b.get(RSP);
   e.guard(e.nonCanonical(sp0)); // nativeEnter declines a non-canonical rsp (the template's push raises #GP)
@@ -628,24 +629,29 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute): void {
   e.stm(frame, vs);
   if (opt) {
     const resume = i.addr + OPT_HEAD_LEN;
-    b.helper(savedFrameInt3(i), resume);
+    b.helper(savedFrameInt3(i, route), resume);
     b.jmp(resume);
   } else {
-    b.helper(savedFrameInt3(i));
+    b.helper(savedFrameInt3(i, route));
     b.fall(); // declined: the template, from the entry on
   }
 }
 
-/** the int3 as a helper that tells the engine the frame is saved */
-function savedFrameInt3(i: Insn): Insn {
-  const run = Object.create(i) as Insn & { exec: Insn['exec'] };
+/** the int3 as a helper that tells the engine the frame is saved, and takes the entry's route to its handler */
+function savedFrameInt3(i: Insn, route: NativeEntryRoute<X86Cpu>): Insn {
+  const run = Object.create(i) as SavedFrameInt3;
   Object.defineProperty(run, 'exec', { value: int3FrameSaved });
+  Object.defineProperty(run, 'route', { value: route });
   return run;
 }
+type SavedFrameInt3 = Insn & { exec: Insn['exec']; route: NativeEntryRoute<X86Cpu> };
+/** sys.int3, with the inline breakpoint handler's lookup of the entry done at translation (route.hit) while that handler is the CPU's */
 function int3FrameSaved(cpu: X86Cpu, i: Insn): void {
   cpu.frameSaved = true;
   try {
-    sys.int3(cpu, i);
+    const hook = cpu.inlineBreakpoint, route = (i as SavedFrameInt3).route;
+    if (hook !== null && !cpu.tf && (hook === route.handler ? route.hit(cpu) : hook(cpu, i.addr))) return;
+    cpu.stop(STOP_BREAKPOINT);
   } finally {
     cpu.frameSaved = false;
   }
