@@ -14,11 +14,36 @@ export interface CliIo {
   err(text: string): void;
 }
 
-/** Writes to the process's stdout/stderr. */
+/**
+ * Writes to the process's stdout/stderr. When the reader of either has gone
+ * away (`kprobe-run run | head`: the write failed with EPIPE), the process
+ * ends there, quietly, with the status a tool killed by SIGPIPE shows
+ * (EPIPE_EXIT), instead of running the machine on with nowhere to write.
+ */
 export const processIo: CliIo = {
-  out: (text) => { process.stdout.write(text); },
-  err: (text) => { process.stderr.write(text); },
+  out: (text) => { processWrite(process.stdout, text); },
+  err: (text) => { processWrite(process.stderr, text); },
 };
+
+/** exit status when the output's reader went away: 128 + SIGPIPE, what the shell shows for `yes | head`'s yes */
+export const EPIPE_EXIT = 141;
+
+/** Write text or raw bytes to the process's stdout or stderr (processIo; `exec`'s program output), ending the process on EPIPE. */
+export function processWrite(s: NodeJS.WriteStream, data: string | Uint8Array): void {
+  s.write(data);
+  // a pipe write fails synchronously on Linux (the stream is errored at once); where pipes are asynchronous, onOutputError does it
+  if (isEpipe(s.errored)) process.exit(EPIPE_EXIT);
+}
+
+function isEpipe(e: unknown): boolean {
+  return e instanceof Error && (e as NodeJS.ErrnoException).code === 'EPIPE';
+}
+
+/** The 'error' listener of the process's stdout/stderr (main.ts): EPIPE ends the process as above; anything else is thrown, as without a listener. */
+export function onOutputError(e: Error): void {
+  if (isEpipe(e)) process.exit(EPIPE_EXIT);
+  throw e;
+}
 
 /** An io that keeps what is written (for tests and embedding). */
 export interface CapturedIo {

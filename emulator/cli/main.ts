@@ -8,7 +8,7 @@ import { basename } from 'node:path';
 import { nearestNames } from '../elf/nearNames';
 import { ImageError } from '../elf/types';
 import { RootfsError } from '../kernel/fs/populate';
-import { CliCommand, CliError, CliIo, CommandRegistry, processIo } from './io';
+import { CliCommand, CliError, CliIo, CommandRegistry, onOutputError, processIo } from './io';
 import { commands } from './commands';
 
 const PROG = 'kprobe-run';
@@ -110,6 +110,8 @@ function isMainModule(): boolean {
 }
 
 if (isMainModule()) {
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
   void runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
     // Done: exit now instead of when the event loop drains, which waits for V8's background work (optimizing

@@ -11,14 +11,14 @@ import { Vfs } from '../../kernel/fs/vfs';
 import { populateVfs } from '../../kernel/fs/populate';
 import type { MachineOptions } from '../../machine';
 import { Machine } from '../../machine';
-import { CliError, CliIo, processIo, registerCommand } from '../io';
+import { CliError, CliIo, processIo, processWrite, registerCommand } from '../io';
 import { printStats, reportExit, runMachine } from './run';
 import { newRunContext, optionsHelp, optionsSynopsis, parseRunArgs } from './runOptions';
 
 /** Byte sinks for the program: raw bytes to the process streams, decoded text to other CliIo's. */
 function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array): void } {
   if (io === processIo) {
-    return { stdout: b => { process.stdout.write(b); }, stderr: b => { process.stderr.write(b); } };
+    return { stdout: b => { processWrite(process.stdout, b); }, stderr: b => { processWrite(process.stderr, b); } };
   }
   const out = new TextDecoder(), err = new TextDecoder();
   return {
