@@ -36,9 +36,15 @@ export const STOP_HW_BREAKPOINT = new GuestStop('hwBreakpoint');
 export interface JitRunner<C, I> {
   /** run translated code from insn: instructions retired (pc and state exact), or -1 when it cannot be translated */
   enter(cpu: InterpCpu<C, I & RunnableInsn<C>>, cache: DecodeCache<I & RunnableInsn<C>>, insn: I, budget: number): number;
-  /** after enter(): the instruction a helper ran last (null when none), and the exception it threw (null when none) */
-  readonly lastHelper: CachedInsn | null;
-  readonly lastError: unknown;
+  /**
+   * after enter(): the instruction a helper ran last (null when none), and
+   * the exception it threw (null when none). The run loop takes them and
+   * sets both back to null: a translator is shared by every machine of the
+   * process, and must not keep a finished machine's instruction (and with
+   * it the machine) alive.
+   */
+  lastHelper: CachedInsn | null;
+  lastError: unknown;
   /** arrivals at an instruction before its block is translated (JIT_HOT_ARRIVALS or JIT_HOT_ARRIVALS_LOCKSTEP) */
   readonly hotArrivals: number;
 }
@@ -155,6 +161,12 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
    * interpreter alone (kprobe-run --no-translate, launch "translate": false).
    */
   jit: JitRunner<C, I> | null = null;
+  /**
+   * The state the translator that last ran this CPU keeps for it (opaque
+   * here): kept on the CPU, so that no translator (shared by every machine
+   * of the process) holds a finished machine's CPU.
+   */
+  jitState: object | null = null;
 
   constructor(readonly id: number, public mem: Memory, private readonly caches: DecodeCaches<I>, private readonly archName: string,
     /** data watch timing: 'after' (x86 trap) or 'before' (arm64 fault) */
@@ -359,6 +371,7 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
           if (n >= 0) {
             // translated code ran n instructions (instret and pc updated); the interpreter takes the next one
             const err = jit.lastError, last = jit.lastHelper;
+            jit.lastError = null; jit.lastHelper = null;
             if (err !== null) { ip = this.pc; insn = last as I; throw err; }
             if (this.pending !== null && last !== null) ip = last.addr;
             expect = this.pc;

@@ -104,10 +104,17 @@ export class Unit {
   /** the translator's weak reference to this unit (code-cache accounting) */
   ref: WeakRef<Unit> | null = null;
   readonly space: WeakRef<CodeSpace>;
-  /** the function-table indices its space's units hold (shared with the space: whichever goes first frees an index, once) */
-  readonly fns: Set<number>;
-  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); this.fns = space.fns; }
+  /**
+   * its function-table index (fn -1: none, or freed), shared with the
+   * translator's finalizer: the index is freed once, by drop() or when the
+   * unit is collected, whichever comes first
+   */
+  readonly slot: FnSlot = { fn: -1 };
+  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); }
 }
+
+/** A unit's function-table index, as the translator's finalizer holds it (nothing of the unit's). */
+interface FnSlot { fn: number }
 
 let spaceCount = 0;
 
@@ -115,8 +122,6 @@ let spaceCount = 0;
 class CodeSpace {
   /** the space's key in the chain table */
   readonly id = ++spaceCount;
-  /** the function-table indices of its units (freed when the space is collected: the table must not keep a finished machine's code) */
-  readonly fns = new Set<number>();
   readonly units = new Map<number, Unit>();
   /** page key -> units covering it (their own page and the one before when a block crosses) */
   readonly byPage = new Map<number, Set<Unit>>();
@@ -150,7 +155,11 @@ class CpuJit {
   space: CodeSpace | null = null;
   /** the state's bytes as int32 words */
   readonly words: Int32Array;
-  constructor(readonly st: number, readonly bytes: Uint8Array) { this.words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2); }
+  /** the translator whose state this is (a CPU may be run by another one later: lockstep and on in tests) */
+  constructor(readonly owner: object, readonly st: number, readonly bytes: Uint8Array) {
+    this.words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
+    hostOwned(this); // the translator's, though the CPU holds it (InterpCpu.jitState): not machine state
+  }
 }
 
 export interface TranslatorStats {
@@ -165,17 +174,29 @@ export interface TranslatorStats {
 
 export class Translator<C, I extends RunnableInsn<C>> {
   private readonly spaces = new WeakMap<object, CodeSpace>();
-  /** a collected space's units are unreachable (no decoded instruction leads to them): their table slots are freed */
-  private readonly spaceGone = new FinalizationRegistry<Set<number>>(fns => {
-    for (const f of fns) { this.table.set(f, null); this.freeFns.push(f); }
-    fns.clear();
-  });
   /** CPUs by the arena offset of their state (weak: a finished machine's CPUs go away) */
   private readonly cpus = new Map<number, WeakRef<AnyCpu>>();
   private readonly cpuState = new WeakMap<object, CpuJit>();
   /** every unit not yet dropped (weak: units of a finished machine's address spaces go with them) */
   private readonly live = new Set<WeakRef<Unit>>();
-  private readonly unitGone = new FinalizationRegistry<{ ref: WeakRef<Unit>; bytes: number }>(h => { if (this.live.delete(h.ref)) this.codeBytes -= h.bytes; });
+  /**
+   * A collected unit (no decoded instruction of any space leads to it, and
+   * its space no longer holds it): its code bytes and its table index go.
+   * Units are collected with their machine: the table holds their modules,
+   * whose imports hold only the table index (imports()).
+   */
+  private readonly unitGone = new FinalizationRegistry<{ ref: WeakRef<Unit>; bytes: number; slot: FnSlot }>(h => {
+    if (this.live.delete(h.ref)) this.codeBytes -= h.bytes;
+    this.freeFn(h.slot);
+  });
+  /**
+   * Units by table index, weakly (the helper import's way to its unit), and
+   * the last one a helper found: kept only while translated code runs (the
+   * outermost entry forgets it), so that nothing here holds a machine.
+   */
+  private readonly fnUnits: (WeakRef<Unit> | undefined)[] = [];
+  private hotFn = -1;
+  private hotUnit: Unit | null = null;
   private codeBytes = 0;
   private readonly view: DataView;
   readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0, calls: 0, lockstepChecked: 0, lockstepSkipped: 0 };
@@ -236,20 +257,20 @@ export class Translator<C, I extends RunnableInsn<C>> {
 
   /** the CPU's translator state, or null when the CPU cannot run translated code (its registers or state are not in the guest arena: the arena was full) */
   private state(cpu: AnyCpu): CpuJit | null {
+    const last = cpu.jitState as CpuJit | null;
+    if (last !== null && last.owner === this) return last;
     let s = this.cpuState.get(cpu);
-    this.lastCpu = cpu;
-    this.lastS = s ?? null;
     if (s === undefined) {
       if (arenaOffset(cpu.lo) < 0 || arenaOffset(cpu.hi) !== arenaOffset(cpu.lo) + 4 * this.fe.slots) return null;
       const bytes = guestBytes(STATE_BYTES);
       const st = arenaOffset(bytes);
       if (st < 0) return null;
-      s = new CpuJit(st, bytes);
+      s = new CpuJit(this, st, bytes);
       this.cpuState.set(cpu, s);
       this.cpus.set(st, new WeakRef(cpu));
       this.flushTlb(s);
-      this.lastS = s;
     }
+    cpu.jitState = s;
     return s;
   }
 
@@ -257,7 +278,6 @@ export class Translator<C, I extends RunnableInsn<C>> {
     let sp = this.spaces.get(cache);
     if (sp === undefined) {
       const made = new CodeSpace(cache);
-      this.spaceGone.register(made, made.fns);
       sp = made;
       this.spaces.set(cache, made);
       mem.codeWriteListeners.push((a, len) => this.invalidate(made, a, len));
@@ -295,7 +315,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       const c = this.chain + chainSlot(e.addr | 0);
       if ((v.getInt32(c + 12, true) >> 8) === u.fn) v.setInt32(c + 8, 0, true);
     }
-    if (u.fns.delete(u.fn)) { this.table.set(u.fn, null); this.freeFns.push(u.fn); }
+    this.freeFn(u.slot);
     u.fn = -1;
     const sp = u.space.deref();
     if (sp !== undefined) {
@@ -303,6 +323,37 @@ export class Translator<C, I extends RunnableInsn<C>> {
       for (const p of u.pages) sp.byPage.get(p)?.delete(u);
     }
     if (u.ref !== null && this.live.delete(u.ref)) this.codeBytes -= u.bytes;
+  }
+
+  /** the table index of a unit that was dropped or collected goes back to the free list (once) */
+  private freeFn(slot: FnSlot): void {
+    const f = slot.fn;
+    if (f < 0) return;
+    slot.fn = -1;
+    this.table.set(f, null);
+    this.fnUnits[f] = undefined;
+    if (this.hotFn === f) { this.hotFn = -1; this.hotUnit = null; }
+    this.freeFns.push(f);
+  }
+
+  /**
+   * A module's imports. Made here, not in translate(): they hold only the
+   * translator and the unit's table index (the helper finds the unit
+   * through fnUnits). The table is the translator's, shared by every
+   * machine, and keeps the module as long as the unit has its index:
+   * anything of the machine's the imports held (a closure's context in
+   * translate() holds the unit, and its helpers' instructions lead to the
+   * machine) would keep the unit, and the machine, alive for ever.
+   */
+  private imports(fn: number): WebAssembly.Imports {
+    return {
+      k: {
+        mem: guestMemory() as WebAssembly.Memory,
+        fill: (st: number, lo: number, hi: number, write: number) => this.fill(st, lo, hi, write),
+        helper: (st: number, index: number, retired: number) => this.helper(fn, st, index, retired),
+        logStore: (_st: number, host: number, size: number) => this.logStore(host, size),
+      },
+    };
   }
 
   /** Drop every translation (code cache full, or a caller's request). */
@@ -375,28 +426,22 @@ export class Translator<C, I extends RunnableInsn<C>> {
     }
     const bytes = compileBlocks(blocks, { slots: this.fe.slots, lockstep: this.lockstep, dispatch });
     if (this.codeBytes + bytes.length > CODE_CACHE_BYTES) this.flushAll();
-    const mem = guestMemory() as WebAssembly.Memory;
-    const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {
-      k: {
-        mem,
-        fill: (st: number, lo: number, hi: number, write: number) => this.fill(st, lo, hi, write),
-        helper: (st: number, index: number, retired: number) => this.helper(unit, st, index, retired),
-        logStore: (_st: number, host: number, size: number) => this.logStore(host, size),
-      },
-    });
-    unit.fn = this.allocFn();
-    this.table.set(unit.fn, inst.exports.run);
-    sp.fns.add(unit.fn);
+    const fn = this.allocFn();
+    const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), this.imports(fn));
+    unit.fn = fn;
+    unit.slot.fn = fn;
+    this.table.set(fn, inst.exports.run);
     unit.bytes = bytes.length;
     unit.pages = [...pages];
     if (old) this.drop(old);
     sp.units.set(key, unit);
     for (const p of unit.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(unit); }
     unit.ref = new WeakRef(unit);
+    this.fnUnits[fn] = unit.ref;
     this.live.add(unit.ref);
-    this.unitGone.register(unit, { ref: unit.ref, bytes: bytes.length });
+    this.unitGone.register(unit, { ref: unit.ref, bytes: bytes.length, slot: unit.slot });
     this.codeBytes += bytes.length;
-    unit.entries.forEach((e, i) => { (e as unknown as { jit: JitEntry | null }).jit = { unit, index: i }; });
+    for (let i = 0; i < unit.entries.length; i++) (unit.entries[i] as unknown as { jit: JitEntry | null }).jit = { unit, index: i };
     this.stats.translations++;
     this.stats.modules = this.live.size;
     this.stats.codeBytes = this.codeBytes;
@@ -461,7 +506,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
   enterTranslated(cpu0: InterpCpu<C, I>, cache: DecodeCache<I>, insn: I, budget: number): number {
     const cpu = cpu0 as unknown as AnyCpu;
     const ji = insn as unknown as { jit: JitEntry | null; hot: number };
-    const s = cpu === this.lastCpu ? this.lastS : this.state(cpu);
+    const s = this.state(cpu);
     if (s === null) { (cpu as { jit: unknown }).jit = null; return -1; } // this CPU stays in the interpreter
     let sp = s.space as CodeSpace;
     if (s.cache !== cache) { sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem); s.cache = cache; s.space = sp; }
@@ -535,12 +580,10 @@ export class Translator<C, I extends RunnableInsn<C>> {
     this.lastError = s.error;
     s.base = outerBase; s.budget = outerBudget; s.error = outerError; s.lastHelper = outerLast;
     this.curCpu = outerCpu; this.curS = outerS;
+    if (outerCpu === null) { this.hotFn = -1; this.hotUnit = null; } // no translated code runs now
     return total;
   }
 
-  /** the CPU of the last entry and its state (null: none, or it cannot run translated code) */
-  private lastCpu: AnyCpu | null = null;
-  private lastS: CpuJit | null = null;
   /** the CPU running translated code now and its state (helpers find them here; entries nest) */
   private curCpu: AnyCpu | null = null;
   private curS: CpuJit | null = null;
@@ -588,9 +631,16 @@ export class Translator<C, I extends RunnableInsn<C>> {
       && (a.memory.codePages.has(Math.floor(a.vaddr / PAGE)) || a.memory.codePages.has(Math.floor((a.vaddr + a.len - 1) / PAGE))));
   }
 
-  private helper(unit: Unit, st: number, index: number, retired: number): number {
+  private helper(fn: number, st: number, index: number, retired: number): number {
     let cpu = this.curCpu as AnyCpu, s = this.curS as CpuJit;
     if (s === null || s.st !== st) { cpu = this.cpus.get(st)?.deref() as AnyCpu; s = this.cpuState.get(cpu) as CpuJit; }
+    // the calling module's unit holds its index while its code can run (a dropped one's code exits at its helper's return)
+    let unit = this.hotUnit as Unit;
+    if (fn !== this.hotFn) {
+      const u = this.fnUnits[fn]?.deref();
+      if (u === undefined) throw new Error(`translator: a translated module called a helper with no unit at table index ${fn}`);
+      unit = u; this.hotFn = fn; this.hotUnit = u;
+    }
     const insn = unit.helpers[index];
     const v = this.view;
     cpu.instret = s.base + retired;

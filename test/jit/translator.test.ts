@@ -25,6 +25,8 @@ import type { X86Cpu } from '../../emulator/arch/x86_64/cpu';
 import { IrBuilder, BinOp, UnOp } from '../../emulator/jit/ir';
 import { compileBlocks, ST_PC, STATE_BYTES, TLB_ENTRIES, TLB_WRITE } from '../../emulator/jit/backend';
 import { guestBytes, guestMemory, arenaOffset } from '../../emulator/memory/guestRam';
+import { Backing } from '../../emulator/memory/backing';
+import { Memory, PERM_R, PERM_U, PERM_X, Region } from '../../emulator/memory/memory';
 
 // these loops run a few hundred times: translate after as few arrivals as lockstep does (the default waits for JIT_HOT_ARRIVALS)
 const jitOn = () => { const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on'); if (t) t.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP; return t; };
@@ -429,5 +431,48 @@ describe('translator: the function table', () => {
     assert.ok(t.stats.translations - n0 >= 80, 'every machine translated its pages');
     await settle();
     assert.ok(t.tableInUse - inUse0 < 10, `${t.tableInUse - inUse0} table slots still in use after 40 finished machines`);
+  });
+
+  test('a module translated in one address space runs on in another that shares its page (a file\'s text) after the first is gone', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const settle = async (): Promise<void> => { for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); } };
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    // one file's text (inc rax; jmp back), mapped read-only at the same address by two processes: their user-mode
+    // decode caches share its page, so the second runs the instructions (and the module) the first translated
+    const bytes = guestBytes(0x2000); // two pages: a page is shared when the mapping covers what its instructions can reach
+    bytes.set(hexBytes('48ffc0 ebfb'));
+    const text = Backing.file(77n, '/bin/loop', bytes);
+    const process = (): Memory => {
+      const mem = new Memory('process');
+      mem.mapBacking(CODE, 0x2000, PERM_R | PERM_X | PERM_U, 'text', text, 0);
+      return mem;
+    };
+    const { cpu } = machine('90');
+    (cpu as unknown as { jit: unknown }).jit = t;
+    cpu.userMode = true;
+    let first: Memory | null = process();
+    const gone = new WeakRef(first);
+    cpu.mem = first;
+    cpu.setPc(BigInt(CODE));
+    setReg(cpu, 'rax', 0n);
+    const n0 = t.stats.translations;
+    assert.equal(cpu.run(20000).executed, 20000);
+    assert.equal(t.stats.translations - n0, 1, 'the loop was translated in the first process');
+    // the first process exits (its mapping goes) and the second one takes the CPU: the first one's memory, caches
+    // and code space are then unreachable
+    first.unmap(first.regionAt(CODE) as Region);
+    first = null;
+    cpu.mem = process();
+    cpu.setPc(BigInt(CODE));
+    const c0 = t.stats.translatedInsns;
+    assert.equal(cpu.run(20000).executed, 20000);
+    await settle();
+    assert.ok(gone.deref() === undefined, 'the first process is collected');
+    const rax = getReg(cpu, 'rax');
+    assert.equal(cpu.run(20000).executed, 20000);
+    assert.equal(getReg(cpu, 'rax') - rax, 10000n, 'the loop ran on (half its instructions are inc rax)');
+    assert.equal(t.stats.translations - n0, 1, 'with the first process\'s module: no new translation');
+    assert.ok(t.stats.translatedInsns - c0 >= 39000, `translated instructions in the second process: ${t.stats.translatedInsns - c0}`);
   });
 });

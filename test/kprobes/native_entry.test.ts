@@ -10,6 +10,8 @@
  * instructions are saved per hit.
  */
 import { describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import assert from 'node:assert/strict';
 import { hexBytes, Rig, rig, snapshot } from './harness';
 import type { Kprobe, Kretprobe } from '../../emulator/kprobes';
@@ -286,5 +288,22 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     const m = /^selftest: kprobe_target\((\d+)\) = (\d+)$/.exec(pick(base)[0] ?? '');
     assert.ok(m, 'the self-test line');
     assert.deepEqual(pick(lines), [`selftest: kprobe_target(${m[1]}) = ${BigInt(m[2]) + 1n}`]);
+  });
+
+  // one WeakRef per mode, made in a function of its own (no local of the test's scope holds the machine)
+  function finishedMachine(translate: TranslateMode): WeakRef<object> {
+    const out = runFib(true, translate);
+    assert.ok(out.r.engine.stats.nativeOptFrames > 1000 && out.r.engine.stats.nativeKretFrames > 0);
+    return new WeakRef(out.r.machine);
+  }
+
+  test('a finished machine whose native entries ran (translated, lockstep, interpreted: the last one run) is collected', async () => {
+    // the module-level caches of the native frame code, the translator's last CPU and last helper, and a translated
+    // module's imports (the function table is shared by every machine of the process) each held one once
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const refs = (['on', 'lockstep', 'off'] as TranslateMode[]).map(m => [m, finishedMachine(m)] as const);
+    for (let i = 0; i < 4; i++) { gc(); await new Promise(r => setTimeout(r, 10)); }
+    assert.deepEqual(refs.filter(([, w]) => w.deref() !== undefined).map(([m]) => m), [], 'modes whose machine is still alive');
   });
 });

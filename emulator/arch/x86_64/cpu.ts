@@ -112,6 +112,8 @@ export class X86Cpu extends LazyFlags implements Cpu {
    * that slot). Not part of the context: it lives inside one instruction.
    */
   frameSaved = false;
+  /** kprobes/nativeFrame.ts's state for this CPU (its native-entry frames, the stack region it last wrote); opaque here */
+  nativeFrames: object | null = null;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
   /** rip is the interpreter's pc */

@@ -36,6 +36,7 @@ import type { VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, Region } from '../../../memory/memory';
 import { X86Cpu } from '../cpu';
 import { PT_REGS, X86_REGS } from '../regs';
+import { derivedState } from '../../../timetravel/marks';
 
 const TWO32 = 4294967296;
 
@@ -101,21 +102,35 @@ export class X86NativeFrame implements NativeCallbackFrame {
   constructor(readonly cpu: X86Cpu) {}
 }
 
-/** per CPU: its frames (innermost entries last) */
-const framesOf = new WeakMap<X86Cpu, X86NativeFrame[]>();
-/** the CPU framesOf answered last and its frames */
-let lastFramesCpu: X86Cpu | null = null;
-let lastFrames: X86NativeFrame[] = [];
+/**
+ * A CPU's native-entry state (X86Cpu.nativeFrames, opaque there): its
+ * frames (innermost entries last) and the stack region its last frame
+ * went to. Kept on the CPU, not in this module, so that nothing here
+ * holds a finished machine's CPU, memory or stack.
+ */
+class CpuFrames {
+  readonly frames: X86NativeFrame[] = [];
+  /** frameRegion's last answer, the address space and its mapping generation then (a hot probe's frames are on one stack) */
+  region: Region | null = null;
+  /** the region's words (wordsOf) */
+  words: Int32Array | null = null;
+  mem: X86Cpu['mem'] | null = null;
+  gen = -1;
+}
+
+function cpuFrames(cpu: X86Cpu): CpuFrames {
+  let s = cpu.nativeFrames as CpuFrames | null;
+  if (s === null) {
+    const made = new CpuFrames();
+    // not machine state for time travel (frames live inside one instruction; the region is a cache): emptied after a restore
+    cpu.nativeFrames = s = derivedState(made, () => { made.region = null; made.words = null; made.mem = null; made.gen = -1; });
+  }
+  return s;
+}
 
 /** a free frame of the CPU's */
 function takeFrame(cpu: X86Cpu): X86NativeFrame {
-  let fs = lastFrames;
-  if (cpu !== lastFramesCpu) {
-    fs = framesOf.get(cpu) ?? [];
-    framesOf.set(cpu, fs);
-    lastFramesCpu = cpu;
-    lastFrames = fs;
-  }
+  const fs = cpuFrames(cpu).frames;
   for (let i = 0; i < fs.length; i++) if (!fs[i].taken) { fs[i].taken = true; return fs[i]; }
   const f = new X86NativeFrame(cpu);
   f.taken = true;
@@ -129,19 +144,13 @@ function takeFrame(cpu: X86Cpu): X86NativeFrame {
  * when its bytes do not start on a 4-byte boundary.
  */
 const words = new WeakMap<Region, Int32Array | null>();
-/** the region wordsOf answered last and its words (a hot probe's frames are on the same stack hit after hit) */
-let lastRegion: Region | null = null;
-let lastWords: Int32Array | null = null;
 function wordsOf(r: Region): Int32Array | null {
-  if (r === lastRegion) return lastWords;
   let w = words.get(r);
   if (w === undefined) {
     const b = r.bytes;
     w = LITTLE_ENDIAN_HOST && (b.byteOffset & 3) === 0 ? new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2) : null;
     words.set(r, w);
   }
-  lastRegion = r;
-  lastWords = w;
   return w;
 }
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -162,23 +171,19 @@ function putAddr(w: Int32Array, i: number, a: VAddr): void {
  * executable: the native save cannot fault half-way nor hit decoded code.
  */
 function frameRegion(cpu: X86Cpu, lo: VAddr, len: number): Region | null {
-  const mem = cpu.mem;
+  const mem = cpu.mem, st = cpuFrames(cpu);
   // the last frame's region while the address space's mappings are as they were (a hot probe's frames are on one stack)
-  let r = lastFrameRegion;
-  if (r === null || mem !== lastFrameMem || mem.tlbGeneration !== lastFrameGen || !(lo >= r.base && lo + len <= r.end)) {
+  let r = st.region;
+  if (r === null || mem !== st.mem || mem.tlbGeneration !== st.gen || !(lo >= r.base && lo + len <= r.end)) {
     r = mem.regionAt(lo, len) ?? null;
     if (r === null) return null;
-    lastFrameRegion = r; lastFrameMem = mem; lastFrameGen = mem.tlbGeneration;
+    st.region = r; st.words = wordsOf(r); st.mem = mem; st.gen = mem.tlbGeneration;
   }
   if (r.device || (r.perms & PERM_W) === 0 || r.codeMapped) return null;
   if (cpu.userMode && (r.perms & PERM_U) === 0) return null;
-  if (((lo - r.base) & 3) !== 0 || !wordsOf(r)) return null;
+  if (((lo - r.base) & 3) !== 0 || st.words === null) return null;
   return r;
 }
-/** frameRegion's last answer, the address space and its mapping generation then */
-let lastFrameRegion: Region | null = null;
-let lastFrameMem: X86Cpu['mem'] | null = null;
-let lastFrameGen = -1;
 
 function writeGprSlots(cpu: X86Cpu, w: Int32Array, i: number): void {
   const lo = cpu.lo, hi = cpu.hi;
@@ -215,7 +220,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   const frame = sp0 - (opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
   const region = frameRegion(cpu, frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
   if (!region) return null;
-  const w = wordsOf(region) as Int32Array;
+  const w = cpuFrames(cpu).words as Int32Array; // frameRegion's region's
   const i = (frame - region.base) >> 2;
   const full = cpu.getRflags();
   // the same flags, held as plain bits from now on (what enterCallback's reload of the slot does): the
@@ -263,9 +268,9 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number
   const ftrace = f.kind === 'ftrace';
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
-  const mem0 = cpu.mem;
-  const same = mem0 === lastFrameMem && mem0.tlbGeneration === lastFrameGen && r === lastFrameRegion ? true : mem0.regionAt(f.frame) === r;
-  const w = same && (r.perms & PERM_W) !== 0 && !r.codeMapped ? wordsOf(r) : null;
+  const mem0 = cpu.mem, st = cpuFrames(cpu);
+  const same = mem0 === st.mem && mem0.tlbGeneration === st.gen && r === st.region ? true : mem0.regionAt(f.frame) === r;
+  const w = same && (r.perms & PERM_W) !== 0 && !r.codeMapped ? (r === st.region ? st.words : wordsOf(r)) : null;
   if (w) {
     const i = f.word;
     const mem = cpu.mem;
