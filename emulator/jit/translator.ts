@@ -110,7 +110,11 @@ export class Unit {
    * unit is collected, whichever comes first
    */
   readonly slot: FnSlot = { fn: -1 };
-  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); }
+  /** the id of the space that translated it */
+  readonly home: number;
+  /** the other spaces that run it (a file's text page shared by processes: CodeSpace.adopted), weakly */
+  adopters: WeakRef<CodeSpace>[] | null = null;
+  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); this.home = space.id; }
 }
 
 /** A unit's function-table index, as the translator's finalizer holds it (nothing of the unit's). */
@@ -123,7 +127,15 @@ class CodeSpace {
   /** the space's key in the chain table */
   readonly id = ++spaceCount;
   readonly units = new Map<number, Unit>();
-  /** page key -> units covering it (their own page and the one before when a block crosses) */
+  /**
+   * Units of other spaces this one runs: a page array of a file's text is
+   * shared by the processes mapping it (DecodeCache), and so are its
+   * instructions' translations. They are in byPage too, so that a code
+   * write this space hears of drops them even when the space that made
+   * them is gone (and no longer hears anything).
+   */
+  readonly adopted = new Set<Unit>();
+  /** page key -> units covering it (their own page and the one before when a block crosses; adopted ones too) */
   readonly byPage = new Map<number, Set<Unit>>();
   /** hot blocks waiting for their page's next translation */
   readonly waiting = new Map<number, Set<RunnableInsn<unknown>>>();
@@ -245,11 +257,19 @@ export class Translator<C, I extends RunnableInsn<C>> {
 
   /** the chain table sends jumps to pc in space sp to block `index` of unit u */
   private link(sp: CodeSpace, pc: VAddr, u: Unit, index: number): void {
+    if (u.home !== sp.id && !sp.adopted.has(u)) this.adopt(sp, u);
     const e = this.chain + chainSlot(pc | 0), v = this.view;
     v.setInt32(e, pc | 0, true);
     v.setInt32(e + 4, Math.floor(pc / 4294967296), true);
     v.setInt32(e + 8, sp.id, true);
     v.setInt32(e + 12, (u.fn << 8) | index, true);
+  }
+
+  /** space sp runs unit u of another space (CodeSpace.adopted) */
+  private adopt(sp: CodeSpace, u: Unit): void {
+    sp.adopted.add(u);
+    for (const p of u.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(u); }
+    (u.adopters ??= []).push(new WeakRef(sp));
   }
 
   /** true when translation can work in this process (the guest arena exists) */
@@ -322,6 +342,13 @@ export class Translator<C, I extends RunnableInsn<C>> {
       if (sp.units.get(u.key) === u) sp.units.delete(u.key);
       for (const p of u.pages) sp.byPage.get(p)?.delete(u);
     }
+    for (const r of u.adopters ?? []) {
+      const a = r.deref();
+      if (a === undefined) continue;
+      a.adopted.delete(u);
+      for (const p of u.pages) a.byPage.get(p)?.delete(u);
+    }
+    u.adopters = null;
     if (u.ref !== null && this.live.delete(u.ref)) this.codeBytes -= u.bytes;
   }
 

@@ -475,4 +475,47 @@ describe('translator: the function table', () => {
     assert.equal(t.stats.translations - n0, 1, 'with the first process\'s module: no new translation');
     assert.ok(t.stats.translatedInsns - c0 >= 39000, `translated instructions in the second process: ${t.stats.translatedInsns - c0}`);
   });
+
+  test('a code write in a process running another (gone) process\'s modules drops them: the jump between them reaches the new code', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const settle = async (): Promise<void> => { for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); } };
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    // a file's text on three pages: inc rax; jmp to the next page / inc rbx; jmp back (one module per page, the
+    // jumps between them through the chain table); the third page keeps the second one's page array shared
+    const bytes = guestBytes(0x3000);
+    bytes.set(hexBytes('48ffc0 e9f80f0000'), 0);
+    bytes.set(hexBytes('48ffc3 e9f8efffff'), 0x1000);
+    const text = Backing.file(78n, '/bin/pingpong', bytes);
+    const process = (): Memory => {
+      const mem = new Memory('process');
+      mem.mapBacking(CODE, 0x3000, PERM_R | PERM_X | PERM_U, 'text', text, 0);
+      return mem;
+    };
+    const { cpu } = machine('90');
+    (cpu as unknown as { jit: unknown }).jit = t;
+    cpu.userMode = true;
+    let first: Memory | null = process();
+    const gone = new WeakRef(first);
+    cpu.mem = first;
+    cpu.setPc(BigInt(CODE));
+    const n0 = t.stats.translations;
+    assert.equal(cpu.run(20000).executed, 20000);
+    assert.equal(t.stats.translations - n0, 2, 'both pages were translated in the first process');
+    first.unmap(first.regionAt(CODE) as Region);
+    first = null;
+    const second = process();
+    cpu.mem = second;
+    cpu.setPc(BigInt(CODE));
+    assert.equal(cpu.run(20000).executed, 20000);
+    await settle();
+    assert.ok(gone.deref() === undefined, 'the first process is collected');
+    assert.equal(t.stats.translations - n0, 2, 'the second process ran the first one\'s modules');
+    // a breakpoint on the second page's first instruction (as a uprobe writes it): the next arrival there traps
+    textPoke(second, CODE + 0x1000, Uint8Array.of(0xcc));
+    const rbx = getReg(cpu, 'rbx');
+    const r = cpu.run(20000);
+    assert.equal(r.trap?.kind, 'breakpoint', `the run ends at the breakpoint (executed ${r.executed}, rbx +${getReg(cpu, 'rbx') - rbx})`);
+    assert.ok(r.executed <= 4, `${r.executed} instructions before it`);
+  });
 });
