@@ -85,8 +85,8 @@ const LATER = Symbol('later');
 
 /** One translated guest page: its module, its blocks' entry instructions, the instructions its helpers run. */
 export class Unit {
-  /** the index of the module's run() in the translator's function table (-1: none yet, or dropped) */
-  fn = -1;
+  /** the index of the module's run() in the translator's function table (-1: none yet, or freed: slot) */
+  get fn(): number { return this.slot.fn; }
   /** translations of its page before this one (re-translations as more of the page's blocks got hot) */
   generation = 0;
   entries: RunnableInsn<unknown>[] = [];
@@ -144,6 +144,14 @@ class CodeSpace {
   /** invalidations per page (a page whose code keeps being rewritten stays interpreted) */
   readonly rewrites = new Map<number, number>();
   constructor(readonly cache: DecodeCache<RunnableInsn<unknown>>) {}
+}
+
+/** u in sp.byPage under every page it covers */
+function listPages(sp: CodeSpace, u: Unit): void {
+  for (const p of u.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(u); }
+}
+function unlistPages(sp: CodeSpace, u: Unit): void {
+  for (const p of u.pages) sp.byPage.get(p)?.delete(u);
 }
 
 /** Per-CPU translator state: its block in the arena (exit, scratch, TLB) and what its TLB was filled for. */
@@ -268,7 +276,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
   /** space sp runs unit u of another space (CodeSpace.adopted) */
   private adopt(sp: CodeSpace, u: Unit): void {
     sp.adopted.add(u);
-    for (const p of u.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(u); }
+    listPages(sp, u);
     (u.adopters ??= []).push(new WeakRef(sp));
   }
 
@@ -336,17 +344,16 @@ export class Translator<C, I extends RunnableInsn<C>> {
       if ((v.getInt32(c + 12, true) >> 8) === u.fn) v.setInt32(c + 8, 0, true);
     }
     this.freeFn(u.slot);
-    u.fn = -1;
     const sp = u.space.deref();
     if (sp !== undefined) {
       if (sp.units.get(u.key) === u) sp.units.delete(u.key);
-      for (const p of u.pages) sp.byPage.get(p)?.delete(u);
+      unlistPages(sp, u);
     }
     for (const r of u.adopters ?? []) {
       const a = r.deref();
       if (a === undefined) continue;
       a.adopted.delete(u);
-      for (const p of u.pages) a.byPage.get(p)?.delete(u);
+      unlistPages(a, u);
     }
     u.adopters = null;
     if (u.ref !== null && this.live.delete(u.ref)) this.codeBytes -= u.bytes;
@@ -455,14 +462,13 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (this.codeBytes + bytes.length > CODE_CACHE_BYTES) this.flushAll();
     const fn = this.allocFn();
     const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), this.imports(fn));
-    unit.fn = fn;
     unit.slot.fn = fn;
     this.table.set(fn, inst.exports.run);
     unit.bytes = bytes.length;
     unit.pages = [...pages];
     if (old) this.drop(old);
     sp.units.set(key, unit);
-    for (const p of unit.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(unit); }
+    listPages(sp, unit);
     unit.ref = new WeakRef(unit);
     this.fnUnits[fn] = unit.ref;
     this.live.add(unit.ref);

@@ -414,12 +414,60 @@ describe('translator: an inline single-step inside a helper, at the CPU level', 
   });
 });
 
+/** collect garbage until finalizers have run */
+async function settle(): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); }
+}
+
+let fileInode = 77n;
+/**
+ * A file's text (`code`: offset, bytes) mapped read-only at CODE by two
+ * processes, one page more than the code (a page array is shared when the
+ * mapping covers what its instructions can reach): their user-mode decode
+ * caches share its pages, so the second runs the instructions (and the
+ * modules) the first translated. The first runs 20000 instructions from
+ * CODE, translating `pages` pages, then exits (its mapping goes) and is
+ * collected; the second runs 20000 from CODE (translated instructions
+ * c0 before it).
+ */
+async function handOver(path: string, code: [number, string][], pages: number): Promise<{ t: NonNullable<ReturnType<typeof jitOn>>; cpu: X86Cpu; n0: number; c0: number; second: Memory }> {
+  const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+  const size = (pages + 1) * 0x1000;
+  const bytes = guestBytes(size);
+  for (const [off, hex] of code) bytes.set(hexBytes(hex), off);
+  const text = Backing.file(fileInode++, path, bytes);
+  const process = (): Memory => {
+    const mem = new Memory('process');
+    mem.mapBacking(CODE, size, PERM_R | PERM_X | PERM_U, 'text', text, 0);
+    return mem;
+  };
+  const { cpu } = machine('90');
+  (cpu as unknown as { jit: unknown }).jit = t;
+  cpu.userMode = true;
+  let first: Memory | null = process();
+  const gone = new WeakRef(first);
+  cpu.mem = first;
+  cpu.setPc(BigInt(CODE));
+  const n0 = t.stats.translations;
+  assert.equal(cpu.run(20000).executed, 20000);
+  assert.equal(t.stats.translations - n0, pages, 'the first process translated the text');
+  first.unmap(first.regionAt(CODE) as Region);
+  first = null;
+  const second = process();
+  cpu.mem = second;
+  cpu.setPc(BigInt(CODE));
+  const c0 = t.stats.translatedInsns;
+  assert.equal(cpu.run(20000).executed, 20000);
+  await settle();
+  assert.ok(gone.deref() === undefined, 'the first process is collected');
+  return { t, cpu, n0, c0, second };
+}
+
 describe('translator: the function table', () => {
   test("a finished machine's modules leave the shared function table once its code is collected", async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
     const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
-    const settle = async (): Promise<void> => { for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); } };
     await settle();
     const inUse0 = t.tableInUse;
     // 40 machines, each translating its own loop (two pages: two modules)
@@ -434,41 +482,8 @@ describe('translator: the function table', () => {
   });
 
   test('a module translated in one address space runs on in another that shares its page (a file\'s text) after the first is gone', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const settle = async (): Promise<void> => { for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); } };
-    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
-    // one file's text (inc rax; jmp back), mapped read-only at the same address by two processes: their user-mode
-    // decode caches share its page, so the second runs the instructions (and the module) the first translated
-    const bytes = guestBytes(0x2000); // two pages: a page is shared when the mapping covers what its instructions can reach
-    bytes.set(hexBytes('48ffc0 ebfb'));
-    const text = Backing.file(77n, '/bin/loop', bytes);
-    const process = (): Memory => {
-      const mem = new Memory('process');
-      mem.mapBacking(CODE, 0x2000, PERM_R | PERM_X | PERM_U, 'text', text, 0);
-      return mem;
-    };
-    const { cpu } = machine('90');
-    (cpu as unknown as { jit: unknown }).jit = t;
-    cpu.userMode = true;
-    let first: Memory | null = process();
-    const gone = new WeakRef(first);
-    cpu.mem = first;
-    cpu.setPc(BigInt(CODE));
-    setReg(cpu, 'rax', 0n);
-    const n0 = t.stats.translations;
-    assert.equal(cpu.run(20000).executed, 20000);
-    assert.equal(t.stats.translations - n0, 1, 'the loop was translated in the first process');
-    // the first process exits (its mapping goes) and the second one takes the CPU: the first one's memory, caches
-    // and code space are then unreachable
-    first.unmap(first.regionAt(CODE) as Region);
-    first = null;
-    cpu.mem = process();
-    cpu.setPc(BigInt(CODE));
-    const c0 = t.stats.translatedInsns;
-    assert.equal(cpu.run(20000).executed, 20000);
-    await settle();
-    assert.ok(gone.deref() === undefined, 'the first process is collected');
+    // inc rax; jmp back
+    const { t, cpu, n0, c0 } = await handOver('/bin/loop', [[0, '48ffc0 ebfb']], 1);
     const rax = getReg(cpu, 'rax');
     assert.equal(cpu.run(20000).executed, 20000);
     assert.equal(getReg(cpu, 'rax') - rax, 10000n, 'the loop ran on (half its instructions are inc rax)');
@@ -477,39 +492,8 @@ describe('translator: the function table', () => {
   });
 
   test('a code write in a process running another (gone) process\'s modules drops them: the jump between them reaches the new code', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const settle = async (): Promise<void> => { for (let i = 0; i < 3; i++) { gc(); await new Promise(r => setTimeout(r, 10)); } };
-    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
-    // a file's text on three pages: inc rax; jmp to the next page / inc rbx; jmp back (one module per page, the
-    // jumps between them through the chain table); the third page keeps the second one's page array shared
-    const bytes = guestBytes(0x3000);
-    bytes.set(hexBytes('48ffc0 e9f80f0000'), 0);
-    bytes.set(hexBytes('48ffc3 e9f8efffff'), 0x1000);
-    const text = Backing.file(78n, '/bin/pingpong', bytes);
-    const process = (): Memory => {
-      const mem = new Memory('process');
-      mem.mapBacking(CODE, 0x3000, PERM_R | PERM_X | PERM_U, 'text', text, 0);
-      return mem;
-    };
-    const { cpu } = machine('90');
-    (cpu as unknown as { jit: unknown }).jit = t;
-    cpu.userMode = true;
-    let first: Memory | null = process();
-    const gone = new WeakRef(first);
-    cpu.mem = first;
-    cpu.setPc(BigInt(CODE));
-    const n0 = t.stats.translations;
-    assert.equal(cpu.run(20000).executed, 20000);
-    assert.equal(t.stats.translations - n0, 2, 'both pages were translated in the first process');
-    first.unmap(first.regionAt(CODE) as Region);
-    first = null;
-    const second = process();
-    cpu.mem = second;
-    cpu.setPc(BigInt(CODE));
-    assert.equal(cpu.run(20000).executed, 20000);
-    await settle();
-    assert.ok(gone.deref() === undefined, 'the first process is collected');
+    // inc rax; jmp to the next page / inc rbx; jmp back: one module per page, the jumps between them through the chain table
+    const { t, cpu, n0, second } = await handOver('/bin/pingpong', [[0, '48ffc0 e9f80f0000'], [0x1000, '48ffc3 e9f8efffff']], 2);
     assert.equal(t.stats.translations - n0, 2, 'the second process ran the first one\'s modules');
     // a breakpoint on the second page's first instruction (as a uprobe writes it): the next arrival there traps
     textPoke(second, CODE + 0x1000, Uint8Array.of(0xcc));
