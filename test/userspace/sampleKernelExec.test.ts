@@ -6,6 +6,8 @@
  * program's status; a program that cannot start is the kernel's panic
  * (exit 1, the reason on stderr); and a kernel image that powers off without
  * ever calling kp_user_init says on stderr that the programs never ran.
+ * Time travel over it: back before the call and forward again gives the
+ * kernel log a fresh run has, the program's console lines included.
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { repoPath } from '../util/paths';
+import { loadElf } from '../../emulator/elf/elfFile';
+import { Machine, SliceResult } from '../../emulator/machine';
 
 const CLI = repoPath('dist', 'cli.js');
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
@@ -98,5 +102,26 @@ describe('a kernel that powers off without starting the programs it was given', 
     assert.match(r.err, /^kprobe-debug: the kernel powered off without starting user space: "\/bin\/procs a", "\/bin\/uprobed-x86_64" never ran \(the image never called kp_user_init, examples\/include\/kprobe_image\.h\)$/m);
     const quiet = cli('run', NO_USER_INIT, '--cpus', '2');
     assert.doesNotMatch(quiet.err, /never ran/, 'nothing to say when no program was given');
+  });
+});
+
+describe('time travel over user space started by the sample kernel', () => {
+  test('back before kp_user_init and forward: the same kernel log (program lines included) and the same end', () => {
+    const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')), { cpus: 2, rootfs: root, exec: ['/bin/uprobed-x86_64'] });
+    const tt = m.record({ interval: 50_000 });
+    const messages: string[] = [];
+    tt.onMessage(t => messages.push(t));
+    const toEnd = (): SliceResult => { let r: SliceResult; do { r = m.runSlice(50_000); } while (r.kind === 'running' || r.kind === 'stopped'); return r; };
+    toEnd();
+    const first = m.printkRecords.map(r => r.text);
+    const end = m.totalInstructions;
+    assertSubsequence(first, UPROBED_OUT);
+    // init (CPU 0) at 30,000 instructions is still in the self-test: user space not started yet
+    assert.ok(tt.seek({ kind: 'retired', cpu: 0, retired: 30_000 }).ok);
+    assert.ok(!m.printkRecords.some(r => r.text.startsWith('init: ')), 'before the call');
+    toEnd();
+    assert.equal(m.totalInstructions, end);
+    assert.deepEqual(m.printkRecords.map(r => r.text), first);
+    assert.deepEqual(messages, []);
   });
 });

@@ -99,6 +99,7 @@ export class UserInit {
     const io: UserIo = {
       stdout: b => k.log.consoleBytes(cpu.id, b, k.clock.now(cpu.id)),
       stderr: b => k.log.consoleBytes(cpu.id, b, k.clock.now(cpu.id)),
+      console: true,
     };
     for (const cmd of this.commands) {
       let argv: string[];
