@@ -70,7 +70,7 @@ export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number,
   [Hypercall.Jiffies, (k, cpu) => k.clock.jiffies(cpu.id)],
   [Hypercall.ThreadJoin, (k, cpu, [pid]) => k.joinThread(cpu.id, signed(pid))],
   [Hypercall.NrCpus, k => BigInt(k.cpus.length)],
-  [Hypercall.UserInit, (k, cpu, [wait]) => (k.userInit ? k.userInit(cpu, wait !== 0n) : 0n)],
+  [Hypercall.UserInit, (k, cpu, [wait]) => (k.userInit ? k.userInit.call(cpu, wait !== 0n) : 0n)],
   [HYPERCALL_DELETE_MODULE, (k, cpu, [namePtr]) => {
     const a = toVAddr(namePtr);
     if (a === null) return err('EFAULT');

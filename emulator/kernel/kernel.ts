@@ -76,8 +76,8 @@ export class Kernel implements KernelApi {
   userTrapHandler: UserTrapHandler | null = null;
   /** send a signal to a user process (installed with the first process; avoids an import cycle) */
   userSignal: ((p: UserProcess, sig: number) => void) | null = null;
-  /** the user_init hypercall (installed by the machine when it has user programs to start) */
-  userInit: ((cpu: Cpu, wait: boolean) => HypercallResult) | null = null;
+  /** the user_init hypercall (user/init.ts; installed by the machine on a kernel image) */
+  userInit: { call(cpu: Cpu, wait: boolean): HypercallResult; poweringOff(): void } | null = null;
   /** user processes by pid */
   readonly processes = new Map<number, UserProcess>();
   /** observers of user address spaces (uprobes): image mapped, fork, released */
@@ -371,6 +371,7 @@ export class Kernel implements KernelApi {
     if (this.exitCode !== null) return;
     this.exitCode = code;
     this.log.flush(this.clock.now());
+    this.userInit?.poweringOff();
   }
 
   warn(cpu: number, text: string): void { this.printk(cpu, text, 'emulator'); }

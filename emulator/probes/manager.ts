@@ -203,16 +203,18 @@ export class ProbeManager {
       const members = specs.slice(i, j);
       i = j;
       const where = `${fileName}:${b.line}:${b.column}: batch`;
+      // Linux's batch calls are per kind: register_kprobes(), register_kretprobes(), register_jprobes()
+      const call = (kinds: readonly ProbeSpec[]): string => [...new Set(kinds.map(m => `register_${m.kind}s`))].join(' / ');
       if (members.length < b.size) {
-        errors.push(`${where}: not registered: ${b.size - members.length} of its ${b.size} probes did not compile (register_kprobes() registers all or none)`);
+        errors.push(`${where}: not registered: ${b.size - members.length} of its ${b.size} probes did not compile (${call(members)}() registers all or none)`);
         continue;
       }
       const done: UserProbe[] = [];
-      let failure: string | undefined;
+      let failure: { spec: ProbeSpec; text: string } | undefined;
       for (const spec of members) {
         const { up, errs } = this.addFileProbe(spec, fileName);
         done.push(up);
-        if (errs.length) { failure = errs.join('; '); break; }
+        if (errs.length) { failure = { spec, text: errs.join('; ') }; break; }
       }
       if (failure !== undefined) {
         const rolled = done.filter(u => u.sites.some(s => s.registered) || u.user?.registered);
@@ -221,7 +223,8 @@ export class ProbeManager {
           this.unregisterUser(u);
           u.message = u === done[done.length - 1] ? u.message : `not registered: the batch at ${fileName}:${b.line}:${b.column} was rolled back`;
         }
-        errors.push(`${where}: register_kprobes failed at probe ${done.length} of ${members.length} (${failure}); `
+        // the call of the failing probe's kind (a batch may mix kinds; Linux would make one call per kind)
+        errors.push(`${where}: ${call([failure.spec])} failed at probe ${done.length} of ${members.length} (${failure.text}); `
           + `${rolled.length} registered probe${rolled.length === 1 ? '' : 's'} of the batch unregistered again`);
         // the members after the failing one are never registered (Linux stops at the first failure)
       }

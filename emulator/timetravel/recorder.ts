@@ -386,8 +386,8 @@ export class TimeTravel {
       return r;
     }
     this.cursor = { op: i + 1, mid: null };
-    const next = i + 1 < this.ops.length ? this.ops[i + 1].at : undefined;
-    if (next && (next.g !== m.totalInstructions || next.hits !== this.hitSeq())) {
+    const next = i + 1 < this.ops.length ? this.ops[i + 1].at : this.frontierPoint();
+    if (next.g !== m.totalInstructions || next.hits !== this.hitSeq()) {
       throw new ReplayDivergence(`time travel: re-executing call ${i} (${op.kind}) ended at ${m.totalInstructions} instructions / ${this.hitSeq()} hits, recorded ${next.g} / ${next.hits}`);
     }
     if (op.end !== undefined && op.end !== r.kind) {

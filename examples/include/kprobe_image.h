@@ -161,7 +161,10 @@ static inline long kp_nr_cpus(void) { return kp_hypercall0(KP_HC_NR_CPUS); }
  * how many started (0: none given), or -errno when one cannot start (the
  * reason in the kernel log). With `wait`, blocks until they have all ended
  * and returns the first one's exit status as a shell reports it (128 + N
- * when killed by signal N).
+ * when killed by signal N). Start first and wait later: kp_user_init(0),
+ * then kp_user_init(1) waits for the programs the first call started; any
+ * other further call returns -EBUSY. A kernel given programs that powers
+ * off without calling it is reported: they never ran.
  */
 static inline long kp_user_init(long wait) { return kp_hypercall1(KP_HC_USER_INIT, wait); }
 

@@ -1,6 +1,8 @@
 /*
  * main.c - start_kernel(): boot banner, a kprobes self-test pass on CPU 0,
- * then kernel worker threads that exercise the probe targets.
+ * then kernel worker threads that exercise the probe targets, and user
+ * space (the programs the machine was given) started as kernel_init starts
+ * init.
  */
 #include "kernel.h"
 
@@ -150,10 +152,30 @@ static noinline void kprobes_selftest(void)
 	printk("selftest: sys_open(\"/nonexistent\") = %ld\n", sys_open("/nonexistent", O_RDONLY, 0));
 }
 
+/*
+ * As Linux's kernel_init runs init once the kernel is up: the programs the
+ * machine was given (kprobe-run run --exec, the launch attribute `exec`)
+ * start as user processes next to the workers. None given: nothing starts.
+ * One that cannot start is fatal, as a failed init is to Linux.
+ */
+static noinline long start_user_space(void)
+{
+	long n = kp_user_init(0);
+
+	if (n < 0) {
+		printk("Kernel panic - not syncing: Requested init failed (error %ld).\n", n);
+		kp_power_off(1);
+	}
+	if (n > 0)
+		printk("init: started %ld user program%s\n", n, n == 1 ? "" : "s");
+	return n;
+}
+
 void start_kernel(void)
 {
 	long nr_cpus = kp_nr_cpus();
 	unsigned long total = 0;
+	long nr_user, status = 0;
 
 	printk("Linux version 2.6.99-kp (kprobe-debug sample kernel) " ARCH_NAME "\n");
 	printk("smp: %ld CPU%s online\n", nr_cpus, nr_cpus == 1 ? "" : "s");
@@ -171,12 +193,20 @@ void start_kernel(void)
 			kp_power_off(1);
 		}
 	}
+	nr_user = start_user_space();
 	for (int i = 0; i < NR_WORKERS; i++) {
 		long code = kp_thread_join(workers[i].pid);
 		printk("joined %s: exit code %ld\n", workers[i].comm, code);
 		total = mix(total, workers[i].checksum);
 	}
+	if (nr_user > 0) {
+		/* wait for user space; the machine exits with the first program's status */
+		status = kp_user_init(1);
+		printk("init: user space ended, exit status %ld\n", status);
+	}
 	printk("summary: forks %ld, rx %ld dropped %ld, checksum %016lx\n", forks_done(),
 	       net_rx_packets(), net_rx_dropped(), total);
 	printk("Power down.\n");
+	if (status != 0)
+		kp_power_off(status);
 }

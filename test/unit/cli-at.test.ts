@@ -49,6 +49,23 @@ describe('kprobe-run run --at', () => {
     assert.doesNotMatch(r.out, /\[OPTIMIZED\]/, 'optimization off before the probes could be optimized');
   });
 
+  test('unregistering an already-unregistered probe is harmless (by target, by FILE:LINE): a line says so, the run and --list go on', async () => {
+    for (const again of ['fib', 'f.kprobe:2', `${file}:2`]) {
+      const r = await cli('run', IMAGE, '--probes', file, '--at', '200:unregister=f.kprobe:2', '--at', `300:unregister=${again}`, '--list');
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /^kprobe-run: at \d+ instructions: unregister_kprobe .*f\.kprobe:2 \(kprobe fib\)$/m);
+      assert.match(r.err, /^kprobe-run: at \d+ instructions: unregister_kprobe .*f\.kprobe:2 \(kprobe fib\): already unregistered \(at \d+ instructions\), nothing to do$/m);
+      assert.match(r.out, /^# cat \/sys\/kernel\/debug\/kprobes\/list$/m, '--list printed');
+      assert.match(r.out, /kprobe_target\+0x0/);
+      assert.doesNotMatch(r.out, /fib\+0x0/);
+      assert.ok(hits(r.out) > 0);
+    }
+    // enable / disable of an unregistered probe: Linux's -EINVAL, one line naming the option
+    const e = await cli('run', IMAGE, '--probes', file, '--at', '200:unregister=fib', '--at', '300:enable=fib');
+    assert.equal(e.code, 1);
+    assert.match(e.err, /^kprobe-run: --at 300:enable=fib: enable_kprobe .*f\.kprobe:2 \(kprobe fib\): -EINVAL, the probe was already unregistered \(at \d+ instructions\)$/m);
+  });
+
   test('bad actions: one line naming the option', async () => {
     const a = await cli('run', IMAGE, '--at', '10:frob=1');
     assert.notEqual(a.code, 0);

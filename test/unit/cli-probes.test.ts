@@ -123,6 +123,16 @@ describe('kprobe-run --probes', () => {
     assert.ok(r.out.split('\n').includes('t2 625341585'));
   });
 
+  test('a failed batch names Linux\'s call for its kind (register_kretprobes for kretprobes); the rest of the file runs', async () => {
+    const f = probeFile('kret-batch.kprobe', 'batch {\n  kretprobe sys_open { return { } }\n  kretprobe no_such_function { return { } }\n}\n'
+      + 'kprobe kprobe_target { pre { printk("t\\n"); return 0; } }\n');
+    const r = await cli('run', IMAGE, '--probes', f);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /kret-batch\.kprobe:1:1: batch: register_kretprobes failed at probe 2 of 2 \(.*no_such_function.*\); 1 registered probe of the batch unregistered again/);
+    assert.doesNotMatch(r.err, /register_kprobes failed/);
+    assert.ok(r.out.split('\n').includes('t'));
+  });
+
   test('--kprobes-enabled 0: probes registered but not armed; the list shows them and enabled 0', async () => {
     const f = probeFile('off.kprobe', 'kprobe kprobe_target { pre { printk("hit\\n"); return 0; } }\n');
     const r = await cli('run', IMAGE, '--probes', f, '--kprobes-enabled', '0', '--list');

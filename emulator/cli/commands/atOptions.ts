@@ -14,7 +14,9 @@
  * given, or its base name), or its target as written (`do_fork`,
  * `do_fork+0x4`) when one probe has it. Each action says what it did on
  * stderr (an `emulator` line); one that cannot be done (no such probe, a bad
- * value) ends the run with a one-line error naming the option.
+ * value) ends the run with a one-line error naming the option. As in Linux,
+ * unregistering a probe that is already unregistered is harmless: a line
+ * says so and the run goes on; enabling or disabling it is -EINVAL.
  */
 import { basename } from 'node:path';
 import type { Machine } from '../../machine';
@@ -33,13 +35,25 @@ export interface TimedAction {
   apply(m: Machine, io: CliIo): void;
 }
 
-function findProbe(m: Machine, which: string, opt: string): ProbeEntry {
+/** Probes an --at action unregistered, per machine (a later action may name them again). */
+const unregistered = new WeakMap<Machine, { entry: ProbeEntry; at: number }[]>();
+
+const matches = (e: ProbeEntry, which: string): boolean =>
+  !!e.file && (`${e.file.name}:${e.file.line}` === which || `${basename(e.file.name)}:${e.file.line}` === which);
+
+/** The live probe `which` names, or the one an earlier action unregistered (gone). */
+function findProbe(m: Machine, which: string, opt: string): { entry: ProbeEntry; goneAt?: number } {
   const all = m.probes.list('file');
-  const byPos = all.filter(e => e.file && (`${e.file.name}:${e.file.line}` === which || `${basename(e.file.name)}:${e.file.line}` === which));
-  if (byPos.length === 1) return byPos[0];
+  const byPos = all.filter(e => matches(e, which));
+  if (byPos.length === 1) return { entry: byPos[0] };
   const byTarget = all.filter(e => e.target === which);
-  if (byTarget.length === 1) return byTarget[0];
+  if (byTarget.length === 1) return { entry: byTarget[0] };
   if (byTarget.length > 1) throw new CliError(`${opt}: ${byTarget.length} probes are on '${which}'; name one as FILE:LINE (${byTarget.map(e => `${e.file?.name}:${e.file?.line}`).join(', ')})`);
+  const gone = unregistered.get(m) ?? [];
+  const goneByPos = gone.filter(g => matches(g.entry, which));
+  const goneByTarget = gone.filter(g => g.entry.target === which);
+  const g = goneByPos.length === 1 ? goneByPos[0] : goneByTarget.length === 1 ? goneByTarget[0] : undefined;
+  if (g) return { entry: g.entry, goneAt: g.at };
   throw new CliError(`${opt}: no --probes probe '${which}' (give FILE:LINE or the target as written${all.length ? `; probes: ${all.map(e => `${e.file?.name}:${e.file?.line} ${e.target}`).join(', ')}` : ''})`);
 }
 
@@ -60,9 +74,20 @@ function action(name: ActionName, arg: string, opt: string): (m: Machine, io: Cl
       };
     default:
       return m => {
-        const e = findProbe(m, arg, opt);
+        const { entry: e, goneAt } = findProbe(m, arg, opt);
         const what = `${name}_${e.kind === 'kretprobe' ? 'kretprobe' : 'kprobe'} ${e.file?.name}:${e.file?.line} (${e.kind} ${e.target})`;
-        if (name === 'unregister') { m.probes.remove(e.id); return what; }
+        if (goneAt !== undefined) {
+          const since = `already unregistered (at ${goneAt} instructions)`;
+          if (name === 'unregister') return `${what}: ${since}, nothing to do`;
+          throw new CliError(`${opt}: ${what}: -EINVAL, the probe was ${since}`);
+        }
+        if (name === 'unregister') {
+          m.probes.remove(e.id);
+          const list = unregistered.get(m) ?? [];
+          list.push({ entry: e, at: m.totalInstructions });
+          unregistered.set(m, list);
+          return what;
+        }
         const err = m.probes.setEnabled(e.id, name === 'enable');
         if (err) throw new CliError(`${opt}: ${err}`);
         return what;

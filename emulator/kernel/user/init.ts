@@ -6,7 +6,13 @@
  * from the machine's filesystem, with init's environment (HOME=/,
  * TERM=linux), its standard streams on the console. With `wait` the
  * calling kernel thread sleeps until they have all ended and gets the first
- * one's exit status.
+ * one's exit status; a call with `wait` after a call without it waits for
+ * the programs that call started. A kernel that powers off without ever
+ * making the call while it was given programs says so in the kernel log
+ * (source 'emulator': the CLI's stderr, the Debug Console): they never ran.
+ *
+ * The state lives in a UserInit object reachable from the kernel, never in
+ * closure variables, so that time travel puts it back with the machine.
  */
 import type { Cpu } from '../../arch/types';
 import { parseElf } from '../../elf/elfFile';
@@ -14,6 +20,7 @@ import { Errno } from '../abi';
 import { HypercallResult, NO_RESULT } from '../hypercalls';
 import type { Kernel } from '../kernel';
 import type { KTask } from '../task';
+import type { Task } from '../types';
 import { UserIo, pickCpu, spawnUserProgram } from './process';
 
 /** Linux's envp_init */
@@ -39,29 +46,62 @@ export function splitCommand(cmd: string): string[] {
   return out;
 }
 
-export function installUserInit(k: Kernel, commands: readonly string[]): void {
-  let started = false;
-  const pending = new Set<number>();
-  let first: number | null = null;
-  let firstCode = 0;
-  let waiter: KTask | null = null;
-  k.onTaskExit(t => {
-    if (!pending.delete(t.pid)) return;
-    if (t.pid === first) firstCode = t.exitCode ?? 0;
-    if (pending.size === 0 && waiter) {
-      const w = waiter;
-      waiter = null;
-      k.sched.wake(w, { reg: k.arch.abi.hypercall.ret, value: BigInt(firstCode) });
+/** The user_init hypercall's state and behaviour (Kernel.userInit). */
+export class UserInit {
+  /** the call has started the programs */
+  started = false;
+  /** a call with `wait` has been answered (or is waiting) */
+  waited = false;
+  /** pids of the started programs still running */
+  readonly pending = new Set<number>();
+  first: number | null = null;
+  firstCode = 0;
+  /** the kernel thread waiting for them */
+  waiter: KTask | null = null;
+
+  constructor(private readonly k: Kernel, readonly commands: readonly string[]) {}
+
+  /** A task ended: one program fewer to wait for. */
+  taskExited(t: Task): void {
+    if (!this.pending.delete(t.pid)) return;
+    if (t.pid === this.first) this.firstCode = t.exitCode ?? 0;
+    if (this.pending.size === 0 && this.waiter) {
+      const w = this.waiter;
+      this.waiter = null;
+      this.k.sched.wake(w, { reg: this.k.arch.abi.hypercall.ret, value: BigInt(this.firstCode) });
     }
-  });
-  k.userInit = (cpu: Cpu, wait: boolean): HypercallResult => {
-    if (started) return BigInt(-Errno.EBUSY);
-    started = true;
+  }
+
+  /** The hypercall: start the programs (first call), and with `wait` wait for them. */
+  call(cpu: Cpu, wait: boolean): HypercallResult {
+    if (this.started) {
+      if (!wait || this.waited) return BigInt(-Errno.EBUSY);
+      return this.wait(cpu);
+    }
+    this.started = true;
+    const r = this.start(cpu);
+    if (r !== null) return r;
+    if (!wait) return BigInt(this.commands.length ? this.pending.size : 0);
+    return this.wait(cpu);
+  }
+
+  /** The machine powers off: programs it was given and never started are named. */
+  poweringOff(): void {
+    if (this.started || !this.commands.length) return;
+    const given = this.commands.map(c => JSON.stringify(c)).join(', ');
+    this.k.warn(-1, `kprobe-debug: the kernel powered off without starting user space: ${given} never ran `
+      + '(the image never called kp_user_init, examples/include/kprobe_image.h)');
+  }
+
+  /** Start every program; null when all started, else the hypercall's -errno. */
+  private start(cpu: Cpu): HypercallResult | null {
+    const k = this.k;
     const io: UserIo = {
       stdout: b => k.log.consoleBytes(cpu.id, b, k.clock.now(cpu.id)),
       stderr: b => k.log.consoleBytes(cpu.id, b, k.clock.now(cpu.id)),
+      console: true,
     };
-    for (const cmd of commands) {
+    for (const cmd of this.commands) {
       let argv: string[];
       try { argv = splitCommand(cmd); } catch (e) {
         k.warn(cpu.id, `user_init: ${e instanceof Error ? e.message : String(e)}`);
@@ -82,15 +122,27 @@ export function installUserInit(k: Kernel, commands: readonly string[]): void {
         k.warn(cpu.id, `user_init: ${path}: ${e instanceof Error ? e.message : String(e)}`);
         return BigInt(-Errno.ENOEXEC);
       }
-      pending.add(pid);
-      first ??= pid;
+      this.pending.add(pid);
+      this.first ??= pid;
     }
-    if (!wait || pending.size === 0) return BigInt(commands.length ? pending.size : 0);
-    const me = k.currentTask(cpu.id);
+    return null;
+  }
+
+  /** The calling kernel thread sleeps until every started program has ended (at once when none runs). */
+  private wait(cpu: Cpu): HypercallResult {
+    this.waited = true;
+    if (this.pending.size === 0) return BigInt(this.firstCode);
+    const me = this.k.currentTask(cpu.id);
     if (!me) return BigInt(-Errno.EINVAL);
-    waiter = me;
+    this.waiter = me;
     me.state = 'blocked';
-    k.sched.deschedule(cpu.id);
+    this.k.sched.deschedule(cpu.id);
     return NO_RESULT;
-  };
+  }
+}
+
+export function installUserInit(k: Kernel, commands: readonly string[]): void {
+  const u = new UserInit(k, commands);
+  k.onTaskExit(t => u.taskExited(t));
+  k.userInit = u;
 }

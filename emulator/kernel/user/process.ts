@@ -48,6 +48,12 @@ export interface UserIo {
   stdin?(): Uint8Array;
   /** the host's standard streams are a terminal (TCGETS answers on the console) */
   tty?: boolean;
+  /**
+   * the streams go to the kernel's console log (user_init), which keeps its
+   * records while time travel re-executes and only quiets its listeners:
+   * writes are made then too
+   */
+  console?: boolean;
 }
 
 export interface UserProgramOptions {
@@ -94,7 +100,8 @@ export interface HostStreams { stdin: CharDevice; stdout: CharDevice; stderr: Ch
  * is the device's own state (time travel puts it back); writes are not made
  * while `replay.quiet` (time travel re-executing what the host already got).
  */
-export function hostStreams(io: UserIo, replay: { readonly quiet: boolean } = { quiet: false }): HostStreams {
+export function hostStreams(io: UserIo, quietWhen: { readonly quiet: boolean } = { quiet: false }): HostStreams {
+  const replay = io.console ? { quiet: false } : quietWhen;
   const stdin = {
     name: 'stdin', tty: io.tty,
     input: null as Uint8Array | null,

@@ -59,6 +59,7 @@ long host_hc(long nr, long a0, long a1, long a2, long a3) {
   case 8: case 9: return 0;
   case 10: return codes[a0];
   case 11: return 2;
+  case 12: return 0; /* user_init: no programs to start */
   }
   return -38;
 }

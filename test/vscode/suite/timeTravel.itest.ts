@@ -33,13 +33,16 @@ suite('reverse execution in VS Code', () => {
       assert.equal(first.reason, 'breakpoint');
       const firstFrame = await topFrame(session, first.threadId!);
       assert.equal(firstFrame.line, line);
-      // two more hits forward
+      // two more hits forward; the second hit's frame is read while stopped there (by the third stop its CPU has moved on)
+      let secondFrame: DebugProtocol.StackFrame | undefined;
       for (let n = 2; n <= 3; n++) {
         await vscode.commands.executeCommand('workbench.action.debug.continue');
         await until(t.changed, () => t.stops.length >= n, `breakpoint stop ${n}`);
+        if (n === 2) secondFrame = await topFrame(session, t.stops[1].body.threadId!);
       }
       const second = t.stops[1].body;
-      const secondFrame = await topFrame(session, second.threadId!);
+      assert.ok(secondFrame);
+      assert.equal(secondFrame.line, line);
       // the Debug toolbar's Reverse button
       await vscode.commands.executeCommand('workbench.action.debug.reverseContinue');
       await until(t.changed, () => t.stops.length >= 4, 'the stop after Reverse Continue');
