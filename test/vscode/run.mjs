@@ -184,8 +184,48 @@ async function frameWith(selector, ms = 20_000) {
  * through playwright as a user would:
  *   timeline-click-hit: clicks the first hit mark of the timeline webview
  *   (rect.hit in its frame) and returns the seq it carries.
+ *   click-link?text=T: clicks the visible link (or button) of the workbench
+ *   whose text is T (a view's welcome link: "create a launch.json file").
+ *   quick-pick?text=T: clicks the first row of the open quick pick whose
+ *   label contains T; returns the labels it offered.
+ *   variables-menu?expand=S&name=V&item=I: in the Variables view, expands
+ *   the scope S (when given), right-clicks the variable V and clicks the
+ *   context menu entry I ("Break on Value Change"); returns the entries the
+ *   menu offered.
+ * Parameters come as a query string (GET /quick-pick?text=Kprobe).
  */
 const PAGE_ACTIONS = {
+  'click-link': async ({ text }) => {
+    const link = page.locator('a, .monaco-button, .monaco-link').filter({ hasText: new RegExp(`^\\s*${escapeRe(text)}\\s*$`) }).first();
+    await link.waitFor({ state: 'visible', timeout: 20_000 });
+    await link.click();
+    return { clicked: text };
+  },
+  'quick-pick': async ({ text }) => {
+    const rows = page.locator('.quick-input-widget .monaco-list-row');
+    await rows.first().waitFor({ state: 'visible', timeout: 20_000 });
+    const labels = await rows.allInnerTexts();
+    const row = rows.filter({ hasText: text }).first();
+    await row.waitFor({ state: 'visible', timeout: 20_000 });
+    await row.click();
+    return { labels };
+  },
+  'variables-menu': async ({ expand, name, item }) => {
+    const view = page.locator('.debug-variables');
+    if (expand) {
+      const scope = view.locator('.monaco-list-row').filter({ has: page.locator('.scope', { hasText: new RegExp(`^${escapeRe(expand)}$`) }) }).first();
+      await scope.waitFor({ state: 'visible', timeout: 20_000 });
+      if (await scope.getAttribute('aria-expanded') !== 'true') await scope.click();
+    }
+    const row = view.locator('.monaco-list-row').filter({ has: page.locator('.name', { hasText: new RegExp(`^${escapeRe(name)}:?$`) }) }).first();
+    await row.waitFor({ state: 'visible', timeout: 20_000 });
+    await row.click({ button: 'right' });
+    const entry = page.locator('.monaco-menu .action-item .action-label').filter({ hasText: new RegExp(`^${escapeRe(item)}$`) }).first();
+    await entry.waitFor({ state: 'visible', timeout: 20_000 });
+    const offered = await page.locator('.monaco-menu .action-item .action-label').allInnerTexts();
+    await entry.click();
+    return { offered: offered.filter(t => t.trim() !== '') };
+  },
   'timeline-click-hit': async () => {
     const frame = await frameWith('svg rect.hit');
     const mark = await frame.$('svg rect.hit');
@@ -195,9 +235,15 @@ const PAGE_ACTIONS = {
   },
 };
 
+function escapeRe(t) {
+  return String(t).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 function startPageBridge() {
   bridge = createServer(async (req, res) => {
-    const name = (req.url ?? '').replace(/^\//, '');
+    const url = new URL(req.url ?? '/', 'http://bridge');
+    const params = Object.fromEntries(url.searchParams);
+    const name = url.search ? url.pathname.replace(/^\//, '') : (req.url ?? '').replace(/^\//, '');
     const reply = (status, body) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
     if (!page) return reply(503, { error: 'the workbench page is not loaded' });
     if (name.startsWith('screenshot/')) {
@@ -205,7 +251,7 @@ function startPageBridge() {
       catch (e) { return reply(500, { error: `screenshot failed: ${e?.message ?? e}` }); }
     }
     if (PAGE_ACTIONS[name]) {
-      try { return reply(200, await PAGE_ACTIONS[name]()); }
+      try { return reply(200, await PAGE_ACTIONS[name](params)); }
       catch (e) { return reply(500, { error: `page action ${name} failed: ${e?.message ?? e}` }); }
     }
     const query = PAGE_QUERIES[name];
