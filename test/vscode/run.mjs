@@ -191,7 +191,8 @@ async function frameWith(selector, ms = 20_000) {
  *   variables-menu?expand=S&name=V&item=I: in the Variables view, expands
  *   the scope S (when given), right-clicks the variable V and clicks the
  *   context menu entry I ("Break on Value Change"); returns the entries the
- *   menu offered.
+ *   menu offered. The other scopes are folded first (the view is short and
+ *   its list renders only the rows in sight).
  * Parameters come as a query string (GET /quick-pick?text=Kprobe).
  */
 const PAGE_ACTIONS = {
@@ -211,13 +212,22 @@ const PAGE_ACTIONS = {
     return { labels };
   },
   'variables-menu': async ({ expand, name, item }) => {
-    const view = page.locator('.debug-variables');
+    // the Variables view's tree: the list holding scope rows (aria-label "Scope NAME")
+    const view = page.locator('.monaco-list', { has: page.locator('.monaco-list-row[aria-label^="Scope "]') }).first();
     if (expand) {
-      const scope = view.locator('.monaco-list-row').filter({ has: page.locator('.scope', { hasText: new RegExp(`^${escapeRe(expand)}$`) }) }).first();
-      await scope.waitFor({ state: 'visible', timeout: 20_000 });
-      if (await scope.getAttribute('aria-expanded') !== 'true') await scope.click();
+      await view.locator('.monaco-list-row[aria-label^="Scope "]').first().waitFor({ state: 'visible', timeout: 20_000 });
+      // the view is short: fold the other scopes so that the one asked for and its variables are rendered
+      for (;;) {
+        const open = view.locator(`.monaco-list-row[aria-label^="Scope "][aria-expanded="true"]:not([aria-label="Scope ${expand}"])`);
+        if (!await open.count()) break;
+        await open.first().click({ timeout: 20_000 });
+      }
+      await view.locator(`.monaco-list-row[aria-label="Scope ${expand}"]`).first().waitFor({ state: 'visible', timeout: 20_000 });
+      const collapsed = view.locator(`.monaco-list-row[aria-label="Scope ${expand}"][aria-expanded="false"]`);
+      if (await collapsed.count()) await collapsed.first().click({ timeout: 20_000 });
     }
-    const row = view.locator('.monaco-list-row').filter({ has: page.locator('.name', { hasText: new RegExp(`^${escapeRe(name)}:?$`) }) }).first();
+    // a variable row reads "name = value"
+    const row = view.locator('.monaco-list-row:not([aria-label^="Scope "])').filter({ hasText: new RegExp(`^\\s*${escapeRe(name)}\\s*[=:]`) }).first();
     await row.waitFor({ state: 'visible', timeout: 20_000 });
     await row.click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item .action-label').filter({ hasText: new RegExp(`^${escapeRe(item)}$`) }).first();
