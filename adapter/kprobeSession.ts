@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
   InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
+  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
@@ -229,6 +229,8 @@ export class KprobeSession extends LoggingDebugSession {
     this.attachMachine(m, fresh);
     const restored = this.probes.restoreBreakpoints(records);
     this.sendResponse(response);
+    // every CPU runs the new machine: the client drops what the old run's stops said of each thread
+    this.sendEvent(new ContinuedEvent(1, true));
     for (const b of restored) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
     this.sendProbeState();
     if (this.stopOnEntry) {

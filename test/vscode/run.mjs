@@ -147,8 +147,21 @@ function startServer() {
  *   Disassembly view's row marked with the top stack frame
  *   (codicon-debug-stackframe), i.e. the highlighted instruction; waits until
  *   that row is rendered.
+ *   callstack-threads?thread=T&state=RE: the Call Stack view's thread rows
+ *   ({name, state}: the state label VS Code draws), once it shows two or
+ *   more threads and (when given) thread T's label matches RE.
+ * Parameters come as a query string and are passed to the query.
  */
 const PAGE_QUERIES = {
+  // the Call Stack view's thread rows: name and the state label VS Code shows ("PAUSED ON BREAKPOINT", "PAUSED")
+  'callstack-threads': (/** @type {{thread?: string, state?: string}} */ p) => {
+    const rows = [...document.querySelectorAll('.monaco-list-row .thread')].map(t => ({
+      name: t.querySelector('.name')?.textContent ?? '',
+      state: t.querySelector('.state')?.textContent ?? '',
+    }));
+    if (rows.length < 2) return null;
+    return !p.thread || rows.some(r => r.name.startsWith(p.thread) && new RegExp(p.state ?? '', 'i').test(r.state)) ? rows : null;
+  },
   'disassembly-current-row': () => {
     const row = document.querySelector('.disassembly-view .codicon-debug-stackframe')?.closest('.monaco-list-row');
     const cell = row?.querySelector('.instruction');
@@ -267,7 +280,7 @@ function startPageBridge() {
     const query = PAGE_QUERIES[name];
     if (!query) return reply(404, { error: `unknown page query "${name}" (known: ${[...Object.keys(PAGE_QUERIES), ...Object.keys(PAGE_ACTIONS), 'screenshot/<name>'].join(', ')})` });
     try {
-      const handle = await page.waitForFunction(query, undefined, { timeout: 20_000 });
+      const handle = await page.waitForFunction(query, params, { timeout: 20_000 });
       reply(200, await handle.jsonValue());
     } catch (e) {
       reply(500, { error: `page query ${name} failed: ${e?.message ?? e}` });
