@@ -15,7 +15,8 @@
  *
  * A frame's argument or local may be watched where it lives in memory (a
  * stack slot); one the compiler keeps in a register has no address: the
- * answer says so.
+ * answer says so. An unknown or stale variables reference or frame is an
+ * error (thrown: the session answers it as a DAP error).
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { Machine } from '../emulator/machine';
@@ -47,7 +48,7 @@ export function dataBreakpointInfo(ctx: DataInfoContext, args: DebugProtocol.Dat
   if (args.variablesReference !== undefined) {
     const ref = args.variablesReference;
     frame = insp.frameOfRef(ref);
-    if (!frame) return none(`'${name}': variables reference ${ref} is unknown or from an earlier stop: expand the variable again from its scope`);
+    if (!frame) throw new Error(`dataBreakpointInfo: variables reference ${ref} is unknown or from an earlier stop: expand '${name}' again from its scope`);
     const v = insp.variables(ref).find(x => x.name === name);
     if (!v) return none(`no variable '${name}' under variables reference ${ref}`);
     // registers and values without a C name have no address
@@ -56,7 +57,7 @@ export function dataBreakpointInfo(ctx: DataInfoContext, args: DebugProtocol.Dat
     frameLocal = ref >= ARGS_SCOPE_BASE && ref < GLOBALS_SCOPE_BASE;
   } else if (args.frameId !== undefined) {
     frame = insp.frameOfRef(args.frameId);
-    if (!frame || args.frameId >= ARGS_SCOPE_BASE) return none(`unknown frame ${args.frameId}: the stack changed since; pick the frame again`);
+    if (!frame || args.frameId >= ARGS_SCOPE_BASE) throw new Error(`dataBreakpointInfo: unknown frame ${args.frameId}: the stack changed since; pick the frame again`);
   }
   const t = target(ctx, expression, frame);
   if (typeof t === 'string') {

@@ -666,7 +666,11 @@ export class KprobeSession extends LoggingDebugSession {
   protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
     const p = this.probes;
     if (!p || !this.machine || !this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    response.body = dataBreakpointInfo({ machine: this.machine, probes: p, inspector: this.inspector }, args);
+    try {
+      response.body = dataBreakpointInfo({ machine: this.machine, probes: p, inspector: this.inspector }, args);
+    } catch (e) {
+      return this.sendErrorResponse(response, dapError('variables', e));
+    }
     this.sendResponse(response);
   }
 

@@ -120,5 +120,8 @@ describe('adapter: Break on Value Change from the Variables view', () => {
     const bad = (await h.dc.dataBreakpointInfoRequest({ name: '&no_such_symbol_here', asAddress: true })).body;
     assert.equal(bad.dataId, null);
     assert.match(bad.description, /no_such_symbol_here/);
+    // a reference nobody handed out, a frame that is not there: a DAP error naming it
+    await assert.rejects(h.dc.dataBreakpointInfoRequest({ variablesReference: 987_654, name: 'x' }), /kprobe: dataBreakpointInfo: variables reference 987654 is unknown or from an earlier stop/);
+    await assert.rejects(h.dc.dataBreakpointInfoRequest({ frameId: 999_999, name: 'nr_forks' }), /kprobe: dataBreakpointInfo: unknown frame 999999/);
   });
 });
