@@ -109,6 +109,18 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
  * registers are those the call frame information recovers.
  */
 export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<typeof evaluateExpression> {
+  const { env, opts } = frameContext(inp);
+  const r = evaluateExpression(expr, env, opts);
+  env.flush();
+  return r;
+}
+
+/**
+ * What an expression sees in the frame asked for: the stopped CPU's
+ * environment (a caller frame's registers as the CFI recovers them) and the
+ * compile options naming the program's DWARF names in scope at its pc.
+ */
+export function frameContext(inp: Omit<EvaluateInput, 'expression'>): { env: StoppedCpuEnv; opts: CompileOptions } {
   const { machine: m, cpu } = inp;
   const image = inp.image ?? m.image;
   const st = inp.frame?.state;
@@ -126,15 +138,13 @@ export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<ty
   const pc = st?.pc ?? cpu.getPc();
   let names: ReturnType<typeof programNamesAt> | undefined;
   try { names = programNamesAt(image, m.arch, pc, { inlineDepth: st?.inlineDepth, skipInlineEntry: st?.skipInlineEntry }); } catch { names = undefined; }
-  const opts = {
+  const opts: CompileOptions = {
     ...inp.compileOptions,
     programName: names ?? programGlobals(image, pc),
     programType: programTypes(image),
     programWritable: true,
   };
-  const r = evaluateExpression(expr, env, opts);
-  env.flush();
-  return r;
+  return { env, opts };
 }
 
 /** " (registers are regs->di here)" when the expression names a register without regs->. */

@@ -8,6 +8,7 @@
  *
  *   frameId / variablesReference = (cpu + 1) * FRAME_STRIDE + frame index
  *   Probe scope                  = PROBE_SCOPE_BASE + cpu
+ *   Arguments / Locals / Globals = their base + frameId
  */
 import * as path from 'node:path';
 import { Scope, Source, StackFrame } from '@vscode/debugadapter';
@@ -25,6 +26,7 @@ import { registerVariables, setRegister } from './registers';
 import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } from '../emulator/debug/variables';
 import type { FrameState, InlineFrame } from '../emulator/debug/variables';
 import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
+import { unitGlobals } from '../emulator/debug/globals';
 import type { SourceMap } from './sourceMap';
 import type { ElfImage } from '../emulator/elf/types';
 import type { ProbeStop } from './stoppedEnv';
@@ -34,6 +36,8 @@ export const PROBE_SCOPE_BASE = 1_000_000;
 /** Arguments / Locals scopes of frame 0 (DWARF): base + frameId */
 export const ARGS_SCOPE_BASE = 2_000_000;
 export const LOCALS_SCOPE_BASE = 3_000_000;
+/** Globals scope of a frame (its compilation unit's globals and statics): base + frameId */
+export const GLOBALS_SCOPE_BASE = 4_000_000;
 /** struct / union / array values (their members on demand): handed out per stop from here */
 export const VALUE_REF_BASE = 10_000_000;
 
@@ -134,6 +138,29 @@ export class StopInspector {
     const out: DebugProtocol.Variable = { name: v.name, value: v.value, type: v.type, variablesReference: ref };
     if (evalName !== undefined) out.evaluateName = evalName;
     return out;
+  }
+
+  /**
+   * The frame a variables reference belongs to (a scope of the frame, a
+   * value expanded from one): where its variables' C names mean what they
+   * show. Undefined for an unknown reference or one from an earlier stop.
+   */
+  frameOfRef(ref: number): { cpuIndex: number; frameId: number } | undefined {
+    if (ref >= VALUE_REF_BASE) {
+      const e = this.valueRefs.get(ref);
+      return e ? { cpuIndex: e.cpuIndex, frameId: e.frameId } : undefined;
+    }
+    const frameId = ref >= ARGS_SCOPE_BASE ? ref % 1_000_000 : ref >= PROBE_SCOPE_BASE ? (ref - PROBE_SCOPE_BASE + 1) * FRAME_STRIDE : ref;
+    const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
+    return this.machine.cpus[cpuIndex] && this.frames(cpuIndex)[frameId % FRAME_STRIDE] ? { cpuIndex, frameId } : undefined;
+  }
+
+  /** The Globals scope of a frame: its unit's globals and statics (undefined: no debug info covers its pc). */
+  frameGlobals(cpuIndex: number, frameIdx: number): FrameVariable[] | undefined {
+    const cpu = this.machine.cpus[cpuIndex];
+    const shown = cpu ? this.frames(cpuIndex)[frameIdx] : undefined;
+    if (!cpu || !shown || shown.idle) return undefined;
+    return unitGlobals(shown.image ?? this.machine.image, shown.lookupPc, memReader(cpu));
   }
 
   /** What setVariable on a DWARF variable assigns: the frame and the C lvalue (undefined: not a DWARF variable). */
@@ -363,6 +390,10 @@ export class StopInspector {
         locals.presentationHint = 'locals';
         scopes.unshift(args, locals);
       }
+      if (this.frameGlobals(cpuIndex, frameId % FRAME_STRIDE)?.length) {
+        // after the frame's own names: a global's Break on Value Change starts here
+        scopes.splice(v?.ok ? 2 : 0, 0, new Scope('Globals', GLOBALS_SCOPE_BASE + frameId, false));
+      }
     }
     // the program's names first (VS Code opens the first scope, as a C debugger shows arguments at a stop),
     // then the probe the CPU stopped at, then the registers
@@ -379,6 +410,11 @@ export class StopInspector {
       if (!e) throw new Error('this value is from an earlier stop: expand it again from its scope');
       const cpu = m.cpus[e.cpuIndex];
       return childrenOf(e.x, memReader(cpu)).map(v => this.dapVariable(v, e.cpuIndex, e.frameId, e));
+    }
+    if (ref >= GLOBALS_SCOPE_BASE) {
+      const frameId = ref % 1_000_000;
+      const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
+      return (this.frameGlobals(cpuIndex, frameId % FRAME_STRIDE) ?? []).map(x => this.dapVariable(x, cpuIndex, frameId));
     }
     if (ref >= ARGS_SCOPE_BASE) {
       const frameId = ref % 1_000_000;

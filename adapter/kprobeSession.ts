@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
   InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
+  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
@@ -35,7 +35,8 @@ import { dapError, errorText } from './errors';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
-import { ARGS_SCOPE_BASE, FRAME_STRIDE, StopInspector, VALUE_REF_BASE } from './inspector';
+import { dataBreakpointInfo } from './dataBreakpointInfo';
+import { FRAME_STRIDE, StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
 import { StepKind, Stepper } from '../emulator/debug/stepper';
 import { answerHitRequest, HitTimeline, isHitRequest } from './timelineRequests';
@@ -228,6 +229,8 @@ export class KprobeSession extends LoggingDebugSession {
     this.attachMachine(m, fresh);
     const restored = this.probes.restoreBreakpoints(records);
     this.sendResponse(response);
+    // every CPU runs the new machine: the client drops what the old run's stops said of each thread
+    this.sendEvent(new ContinuedEvent(1, true));
     for (const b of restored) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b)));
     this.sendProbeState();
     if (this.stopOnEntry) {
@@ -662,26 +665,12 @@ export class KprobeSession extends LoggingDebugSession {
 
   protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
     const p = this.probes;
-    if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
-    let expression = args.name;
-    if (args.variablesReference !== undefined && args.variablesReference >= ARGS_SCOPE_BASE && args.variablesReference < VALUE_REF_BASE && !args.asAddress) {
-      // a frame's argument or local: its stack slot (or register) is another variable's once the function returns
-      response.body = {
-        dataId: null,
-        description: `'${args.name}' is a local of its frame: data breakpoints watch globals and memory (a global by name, &sym, *(type *)0xADDRESS)`,
-      };
-      return this.sendResponse(response);
+    if (!p || !this.machine || !this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
+    try {
+      response.body = dataBreakpointInfo({ machine: this.machine, probes: p, inspector: this.inspector }, args);
+    } catch (e) {
+      return this.sendErrorResponse(response, dapError('variables', e));
     }
-    if (args.variablesReference !== undefined && !args.asAddress) {
-      // a variable of the Variables view: its C name (evaluateName); registers and values without a name have no address
-      const v = this.inspector?.variables(args.variablesReference)?.find(x => x.name === args.name);
-      if (!v?.evaluateName) {
-        response.body = { dataId: null, description: `'${args.name}' has no address: a data breakpoint needs a variable or a memory location` };
-        return this.sendResponse(response);
-      }
-      expression = v.evaluateName;
-    }
-    response.body = p.dataBreakpointInfo(expression, args.asAddress === true, args.bytes);
     this.sendResponse(response);
   }
 

@@ -26,16 +26,32 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
   dispose(): void { this.errorEmitter.dispose(); }
 
   /**
-   * Run and Debug's dynamic configurations: one per kernel image whose
+   * Run and Debug's configurations ("create a launch.json file" and the
+   * dynamic list): one per kernel image under the open folder whose
    * architecture the emulator has a CPU for (the arch registry decides, so
-   * the list grows as architectures land); images of other architectures
-   * would only fail at launch.
+   * the list grows as architectures land; images of other architectures
+   * would only fail at launch), then one per kernel module (.ko) built for
+   * the first image's architecture, booting that image and loading the
+   * module. Paths are relative to the folder that is open, so the
+   * configurations run there. With no image found: one configuration
+   * whose empty program F5 fills in (the active .elf, the image next to the
+   * active C file, else the workspace's), or says that none exists.
    */
   async provideDebugConfigurations(folder: vscode.WorkspaceFolder | undefined): Promise<vscode.DebugConfiguration[]> {
-    const elfs: vscode.Uri[] = [];
-    for (const uri of await findKernelImages(folder)) if ((await imageArch(uri))?.runnable) elfs.push(uri);
-    if (!elfs.length) return [launchConfig(`\${workspaceFolder}/examples/kernel/build/kernel-${PORTS.find(p => p.hasCpu)?.name ?? 'x86_64'}.elf`)];
-    return elfs.map(uri => launchConfig(toLaunchPath(uri, folder), `Boot ${path.basename(uri.fsPath)}`));
+    const elfs: { uri: vscode.Uri; arch: string }[] = [];
+    for (const uri of await findKernelImages(folder)) {
+      const a = await imageArch(uri);
+      if (a?.runnable) elfs.push({ uri, arch: a.name });
+    }
+    if (!elfs.length) return [launchConfig('')];
+    const configs = elfs.map(e => launchConfig(toLaunchPath(e.uri, folder), `Boot ${path.basename(e.uri.fsPath)}`));
+    const first = elfs[0];
+    for (const ko of await findModules(folder)) {
+      if ((await imageArch(ko))?.name !== first.arch) continue;
+      const name = path.basename(ko.fsPath, '.ko').replace(new RegExp(`-${first.arch}$`), '');
+      configs.push({ ...launchConfig(toLaunchPath(first.uri, folder), `Module ${name} (${path.basename(first.uri.fsPath)})`), modules: [toLaunchPath(ko, folder)] });
+    }
+    return configs;
   }
 
   async resolveDebugConfiguration(folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): Promise<vscode.DebugConfiguration | undefined> {
@@ -150,6 +166,12 @@ export async function findKernelImages(folder: vscode.WorkspaceFolder | undefine
     return ranked.sort((a, b) => a.rank - b.rank || (a.uri.fsPath < b.uri.fsPath ? -1 : a.uri.fsPath > b.uri.fsPath ? 1 : 0)).map(r => r.uri);
   }
   return [];
+}
+
+/** Kernel modules (relocatable .ko objects) under the folder, by path. */
+async function findModules(folder: vscode.WorkspaceFolder | undefined): Promise<vscode.Uri[]> {
+  const found = await vscode.workspace.findFiles(folder ? new vscode.RelativePattern(folder, '**/*.ko') : '**/*.ko', ELF_SEARCH_EXCLUDE, 100);
+  return found.sort((a, b) => (a.fsPath < b.fsPath ? -1 : a.fsPath > b.fsPath ? 1 : 0));
 }
 
 export interface ImageArch {

@@ -16,13 +16,16 @@ export interface TimelineRendered extends RenderedState {
   lanes: number;
   /** seq of the hit the position marker is drawn at */
   markerSeq?: number;
+  /** the first hit's seq of each mark, left to right: increasing (the x axis is the machine's instruction count) */
+  seqByX: number[];
   lastSeq: number;
   dropped: number;
 }
 
 /**
  * The probe-hit timeline (media/timeline.js): one lane per CPU, the hits of
- * the session's hit log by virtual time. The webview gets the log
+ * the session's hit log by the machine-wide instruction count at each (the
+ * log's order: every CPU has its own clock, so by time the lanes disagree). The webview gets the log
  * incrementally (`_probeTimeline { sinceSeq }`), from scratch when the
  * shown session changes or restarted (its sequence numbers went back). A
  * click on a hit asks the adapter to go there (`_probeGoToHit`); the stop

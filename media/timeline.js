@@ -1,6 +1,10 @@
 // The probe-hit timeline webview (extension/timelineView.ts): one lane per
-// CPU, each hit of the probe-hit log a mark at its virtual time, coloured by
-// kind (entries in the upper half of a lane, returns in the lower half).
+// CPU, each hit of the probe-hit log a mark at the machine-wide instruction
+// count it happened at, coloured by kind (entries in the upper half of a
+// lane, returns in the lower half). The x axis is that count, not a CPU's
+// virtual time: each CPU has its own clock, so by time a later hit on one CPU
+// could be drawn left of an earlier one on another; by the machine's
+// instructions the marks are in the log's order (its sequence numbers).
 // Hits that fall in the same pixel column of a lane and kind share one mark
 // (data-count = how many); hover shows the hits, a click asks the extension
 // to go to the hit (time travel). The marker is the hit the machine is at.
@@ -61,17 +65,19 @@
     }
   });
 
+  /** where a hit is drawn: the machine-wide instructions retired at it (in the order of the log's seq) */
+  const pos = (/** @type {any} */ h) => h.instructions;
+
+  /** axis label of a tick at `n` instructions */
+  function fmtInsn(n, step) {
+    if (step >= 1e6) return `${(n / 1e6).toFixed(step >= 1e7 ? 0 : 1)}M`;
+    if (step >= 1e3) return `${(n / 1e3).toFixed(step >= 1e4 ? 0 : 1)}k`;
+    return `${Math.round(n)}`;
+  }
+
   /** @param {number} ns */
   function fmtTime(ns) {
     return `${(ns / 1e9).toFixed(9)} s`;
-  }
-
-  /** axis label of a tick at `ns`, in a unit fitting `step` */
-  function fmtTick(ns, step) {
-    if (step >= 1e9) return `${(ns / 1e9).toFixed(step >= 1e10 ? 0 : 1)} s`;
-    if (step >= 1e6) return `${(ns / 1e6).toFixed(Math.max(0, 3 - Math.floor(Math.log10(step / 1e3))))} ms`;
-    if (step >= 1e3) return `${(ns / 1e3).toFixed(Math.max(0, 3 - Math.floor(Math.log10(step))))} µs`;
-    return `${Math.round(ns)} ns`;
   }
 
   /** 1, 2 or 5 times a power of ten, about `raw` */
@@ -95,7 +101,7 @@
     }
     let tMin = Infinity, tMax = -Infinity;
     const cpuSet = new Set();
-    for (const h of hits) { tMin = Math.min(tMin, h.timeNs); tMax = Math.max(tMax, h.timeNs); cpuSet.add(h.cpu); }
+    for (const h of hits) { tMin = Math.min(tMin, pos(h)); tMax = Math.max(tMax, pos(h)); cpuSet.add(h.cpu); }
     const cpus = [...cpuSet].sort((a, b) => a - b);
     if (tMax <= tMin) { tMin -= 500; tMax += 500; }
     const pad = (tMax - tMin) * 0.01;
@@ -106,7 +112,7 @@
     const x = (/** @type {number} */ t) => LABEL_W + (t - t0) / (t1 - t0) * plotW;
 
     // toolbar: counts per kind in the window, the log's drops, Fit
-    const inWindow = hits.filter(h => h.timeNs >= t0 && h.timeNs <= t1);
+    const inWindow = hits.filter(h => pos(h) >= t0 && pos(h) <= t1);
     const perKind = new Map();
     for (const h of inWindow) perKind.set(h.kind, (perKind.get(h.kind) ?? 0) + 1);
     const bar = document.createElement('div');
@@ -131,7 +137,7 @@
     root.appendChild(bar);
 
     const height = TOP + cpus.length * LANE_H + AXIS_H;
-    const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'probe hits per CPU over virtual time' });
+    const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'probe hits per CPU by the machine\'s instructions retired (the log\'s order)' });
     root.appendChild(svg);
     const laneY = new Map();
     cpus.forEach((c, i) => {
@@ -145,7 +151,7 @@
     // one mark per (cpu, kind, pixel column)
     const byKey = new Map();
     for (const h of inWindow) {
-      const col = Math.floor(x(h.timeNs));
+      const col = Math.floor(x(pos(h)));
       const key = `${h.cpu}|${h.kind}|${col}`;
       let g = byKey.get(key);
       if (!g) { g = { cpu: h.cpu, kind: h.kind, col, hits: [] }; byKey.set(key, g); }
@@ -161,21 +167,22 @@
       }, svg);
     }
 
-    // time axis
+    // instructions axis (all CPUs together)
     const axisY = TOP + cpus.length * LANE_H + 4;
+    el('text', { x: 4, y: axisY + 16 }, svg).textContent = 'instructions';
     el('line', { class: 'axis', x1: LABEL_W, x2: LABEL_W + plotW, y1: axisY, y2: axisY }, svg);
     const step = niceStep((t1 - t0) / Math.max(1, plotW / 110));
     for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
       const tx = x(t);
       el('line', { class: 'axis', x1: tx, x2: tx, y1: axisY, y2: axisY + 4 }, svg);
       const label = el('text', { x: tx, y: axisY + 16, 'text-anchor': 'middle' }, svg);
-      label.textContent = fmtTick(t, step);
+      label.textContent = fmtInsn(t, step);
     }
 
     // the hit the machine is at (stopped / gone to), else the newest
     const at = nowSeq !== undefined ? bySeq.get(nowSeq) : hits[hits.length - 1];
-    if (at && at.timeNs >= t0 && at.timeNs <= t1) {
-      const nx = x(at.timeNs);
+    if (at && pos(at) >= t0 && pos(at) <= t1) {
+      const nx = x(pos(at));
       el('line', { class: 'now', x1: nx, x2: nx, y1: TOP - 4, y2: axisY, 'data-seq': at.seq }, svg);
       const label = el('text', { class: 'now-label', x: Math.min(nx + 3, width - 80), y: TOP - 5 }, svg);
       label.textContent = `${nowSeq !== undefined ? 'now' : 'latest'} #${at.seq}`;
@@ -206,6 +213,9 @@
       hits: drawn, marks: marks.length, kinds,
       lanes: svg ? svg.querySelectorAll('rect.lane').length : 0,
       markerSeq: now ? Number(now.getAttribute('data-seq')) : undefined,
+      // the first hit of each mark, left to right (same column: by seq)
+      seqByX: marks.map(m => ({ x: Number(m.getAttribute('x')), seq: Number(m.getAttribute('data-seq')) }))
+        .sort((a, b) => a.x - b.x || a.seq - b.seq).map(m => m.seq),
       lastSeq, dropped,
       empty: svg ? undefined : root.textContent,
     });

@@ -54,7 +54,7 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     const { bp, ev, frame } = await stopInDoFork();
     assert.match(ev.body.description ?? '', /^breakpoint at do_fork\+0x[0-9a-f]+$/);
     const scopes = (await h.dc.scopesRequest({ frameId: frame.id })).body.scopes.map(s => s.name);
-    assert.deepEqual(scopes, ['Arguments', 'Locals', 'Probe', 'Registers']);
+    assert.deepEqual(scopes, ['Arguments', 'Locals', 'Globals', 'Probe', 'Registers']);
     // DWARF (issue 14): do_fork's parameters with their C types; the first is the first argument register
     const args = await scopeVars(frame.id, 'Arguments');
     assert.deepEqual([...args.keys()], ['clone_flags', 'stack_start', 'regs', 'stack_size', 'parent_tidptr', 'child_tidptr']);
@@ -85,7 +85,7 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.match(p.get('p->flags')!.value, /^0x[26] \([26]\) \[DISABLED\]/);
     // Caller frames have no Probe scope; their DWARF scopes use the registers the CFI recovers
     const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
-    assert.deepEqual((await h.dc.scopesRequest({ frameId: frames[1].id })).body.scopes.map(s => s.name), ['Arguments', 'Locals', 'Registers']);
+    assert.deepEqual((await h.dc.scopesRequest({ frameId: frames[1].id })).body.scopes.map(s => s.name), ['Arguments', 'Locals', 'Globals', 'Registers']);
     const callerLocals = await scopeVars(frames[1].id, 'Locals');
     const callerArgs = await scopeVars(frames[1].id, 'Arguments');
     assert.ok(callerLocals.size + callerArgs.size > 0, `${frames[1].name}: some variables`);

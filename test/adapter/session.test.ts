@@ -122,7 +122,7 @@ describe('kprobe debug adapter (DAP)', () => {
     const regScope = scopes.body.scopes.find(x => x.name === 'Registers');
     assert.ok(regScope, scopes.body.scopes.map(x => x.name).join(', '));
     // DWARF scopes come first when the pc has debug info (start_kernel: no parameters)
-    assert.deepEqual(scopes.body.scopes.map(x => x.name), ['Arguments', 'Locals', 'Registers']);
+    assert.deepEqual(scopes.body.scopes.map(x => x.name), ['Arguments', 'Locals', 'Globals', 'Registers']);
     const regs = (await dc.variablesRequest({ variablesReference: regScope.variablesReference })).body.variables;
     const ip = regs.find(r => r.name === 'ip');
     assert.ok(ip, 'ip register listed');

@@ -147,8 +147,21 @@ function startServer() {
  *   Disassembly view's row marked with the top stack frame
  *   (codicon-debug-stackframe), i.e. the highlighted instruction; waits until
  *   that row is rendered.
+ *   callstack-threads?thread=T&state=RE: the Call Stack view's thread rows
+ *   ({name, state}: the state label VS Code draws), once it shows two or
+ *   more threads and (when given) thread T's label matches RE.
+ * Parameters come as a query string and are passed to the query.
  */
 const PAGE_QUERIES = {
+  // the Call Stack view's thread rows: name and the state label VS Code shows ("PAUSED ON BREAKPOINT", "PAUSED")
+  'callstack-threads': (/** @type {{thread?: string, state?: string}} */ p) => {
+    const rows = [...document.querySelectorAll('.monaco-list-row .thread')].map(t => ({
+      name: t.querySelector('.name')?.textContent ?? '',
+      state: t.querySelector('.state')?.textContent ?? '',
+    }));
+    if (rows.length < 2) return null;
+    return !p.thread || rows.some(r => r.name.startsWith(p.thread) && new RegExp(p.state ?? '', 'i').test(r.state)) ? rows : null;
+  },
   'disassembly-current-row': () => {
     const row = document.querySelector('.disassembly-view .codicon-debug-stackframe')?.closest('.monaco-list-row');
     const cell = row?.querySelector('.instruction');
@@ -184,8 +197,58 @@ async function frameWith(selector, ms = 20_000) {
  * through playwright as a user would:
  *   timeline-click-hit: clicks the first hit mark of the timeline webview
  *   (rect.hit in its frame) and returns the seq it carries.
+ *   click-link?text=T: clicks the visible link (or button) of the workbench
+ *   whose text is T (a view's welcome link: "create a launch.json file").
+ *   quick-pick?text=T: clicks the first row of the open quick pick whose
+ *   label contains T; returns the labels it offered.
+ *   variables-menu?expand=S&name=V&item=I: in the Variables view, expands
+ *   the scope S (when given), right-clicks the variable V and clicks the
+ *   context menu entry I ("Break on Value Change"); returns the entries the
+ *   menu offered. The other scopes are folded first (the view is short and
+ *   its list renders only the rows in sight).
+ * Parameters come as a query string (GET /quick-pick?text=Kprobe).
  */
 const PAGE_ACTIONS = {
+  'click-link': async ({ text }) => {
+    const link = page.locator('a, .monaco-button, .monaco-link').filter({ hasText: new RegExp(`^\\s*${escapeRe(text)}\\s*$`) }).first();
+    await link.waitFor({ state: 'visible', timeout: 20_000 });
+    await link.click();
+    return { clicked: text };
+  },
+  'quick-pick': async ({ text }) => {
+    const rows = page.locator('.quick-input-widget .monaco-list-row');
+    await rows.first().waitFor({ state: 'visible', timeout: 20_000 });
+    const labels = await rows.allInnerTexts();
+    const row = rows.filter({ hasText: text }).first();
+    await row.waitFor({ state: 'visible', timeout: 20_000 });
+    await row.click();
+    return { labels };
+  },
+  'variables-menu': async ({ expand, name, item }) => {
+    // the Variables view's tree: the list holding scope rows (aria-label "Scope NAME")
+    const view = page.locator('.monaco-list', { has: page.locator('.monaco-list-row[aria-label^="Scope "]') }).first();
+    if (expand) {
+      await view.locator('.monaco-list-row[aria-label^="Scope "]').first().waitFor({ state: 'visible', timeout: 20_000 });
+      // the view is short: fold the other scopes so that the one asked for and its variables are rendered
+      for (;;) {
+        const open = view.locator(`.monaco-list-row[aria-label^="Scope "][aria-expanded="true"]:not([aria-label="Scope ${expand}"])`);
+        if (!await open.count()) break;
+        await open.first().click({ timeout: 20_000 });
+      }
+      await view.locator(`.monaco-list-row[aria-label="Scope ${expand}"]`).first().waitFor({ state: 'visible', timeout: 20_000 });
+      const collapsed = view.locator(`.monaco-list-row[aria-label="Scope ${expand}"][aria-expanded="false"]`);
+      if (await collapsed.count()) await collapsed.first().click({ timeout: 20_000 });
+    }
+    // a variable row reads "name = value"
+    const row = view.locator('.monaco-list-row:not([aria-label^="Scope "])').filter({ hasText: new RegExp(`^\\s*${escapeRe(name)}\\s*[=:]`) }).first();
+    await row.waitFor({ state: 'visible', timeout: 20_000 });
+    await row.click({ button: 'right' });
+    const entry = page.locator('.monaco-menu .action-item .action-label').filter({ hasText: new RegExp(`^${escapeRe(item)}$`) }).first();
+    await entry.waitFor({ state: 'visible', timeout: 20_000 });
+    const offered = await page.locator('.monaco-menu .action-item .action-label').allInnerTexts();
+    await entry.click();
+    return { offered: offered.filter(t => t.trim() !== '') };
+  },
   'timeline-click-hit': async () => {
     const frame = await frameWith('svg rect.hit');
     const mark = await frame.$('svg rect.hit');
@@ -195,9 +258,15 @@ const PAGE_ACTIONS = {
   },
 };
 
+function escapeRe(t) {
+  return String(t).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 function startPageBridge() {
   bridge = createServer(async (req, res) => {
-    const name = (req.url ?? '').replace(/^\//, '');
+    const url = new URL(req.url ?? '/', 'http://bridge');
+    const params = Object.fromEntries(url.searchParams);
+    const name = url.search ? url.pathname.replace(/^\//, '') : (req.url ?? '').replace(/^\//, '');
     const reply = (status, body) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
     if (!page) return reply(503, { error: 'the workbench page is not loaded' });
     if (name.startsWith('screenshot/')) {
@@ -205,13 +274,13 @@ function startPageBridge() {
       catch (e) { return reply(500, { error: `screenshot failed: ${e?.message ?? e}` }); }
     }
     if (PAGE_ACTIONS[name]) {
-      try { return reply(200, await PAGE_ACTIONS[name]()); }
+      try { return reply(200, await PAGE_ACTIONS[name](params)); }
       catch (e) { return reply(500, { error: `page action ${name} failed: ${e?.message ?? e}` }); }
     }
     const query = PAGE_QUERIES[name];
     if (!query) return reply(404, { error: `unknown page query "${name}" (known: ${[...Object.keys(PAGE_QUERIES), ...Object.keys(PAGE_ACTIONS), 'screenshot/<name>'].join(', ')})` });
     try {
-      const handle = await page.waitForFunction(query, undefined, { timeout: 20_000 });
+      const handle = await page.waitForFunction(query, params, { timeout: 20_000 });
       reply(200, await handle.jsonValue());
     } catch (e) {
       reply(500, { error: `page query ${name} failed: ${e?.message ?? e}` });

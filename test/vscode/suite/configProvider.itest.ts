@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { supportedArchNames } from '../../../emulator/arch/registry';
 import { imageArch } from '../../../extension/configProvider';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { activateExtension, collect, workspaceFolder } from './util';
+import { activateExtension, collect, pageRequest, trackStops, until, workspaceFolder } from './util';
 
 suite('debug configuration provider', () => {
   teardown(() => vscode.commands.executeCommand('workbench.action.closeAllEditors'));
@@ -13,7 +13,10 @@ suite('debug configuration provider', () => {
   test('offers one launch configuration per kernel image whose architecture the emulator can run', async () => {
     const { api } = await activateExtension();
     const folder = workspaceFolder();
-    const configs = await api.configProvider.provideDebugConfigurations(folder);
+    const all = await api.configProvider.provideDebugConfigurations(folder);
+    // the images first, then one per module of the first image's architecture
+    const configs = all.filter(c => c.modules === undefined);
+    assert.deepEqual(all.slice(0, configs.length), configs);
     const programs = configs.map(c => c.program as string);
     // the workspace holds images for three architectures; the arch registry says which have a CPU
     const images = ['kernel-aarch64.elf', 'kernel-riscv64.elf', 'kernel-x86_64.elf'];
@@ -95,5 +98,58 @@ suite('debug configuration provider', () => {
     assert.equal(result, false);
     assert.equal(vscode.debug.activeDebugSession, undefined);
     assert.deepEqual(fired, ['kprobe: cannot boot "/nonexistent/kernel.elf": file /nonexistent/kernel.elf does not exist']);
+  });
+  test('Run and Debug: "create a launch.json file" > Kprobe writes configurations that run in the open folder; F5 boots the first', async () => {
+    const { api } = await activateExtension();
+    const folder = workspaceFolder();
+    const dir = vscode.Uri.joinPath(folder.uri, '.vscode');
+    const launchJson = vscode.Uri.joinPath(dir, 'launch.json');
+    const existed = await vscode.workspace.fs.stat(dir).then(() => true, () => false);
+    assert.equal(await vscode.workspace.fs.stat(launchJson).then(() => true, () => false), false, `${launchJson.fsPath} must not exist before the test`);
+    const t = trackStops();
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('workbench.view.debug');
+      // as a user: the welcome link of the Run and Debug view, then the debugger in the quick pick
+      await pageRequest('click-link?text=' + encodeURIComponent('create a launch.json file'));
+      const picked = await pageRequest<{ labels: string[] }>('quick-pick?text=' + encodeURIComponent('Kprobe'));
+      assert.ok(picked.labels.some(l => l.includes('Kprobe')), picked.labels.join(' | '));
+      const shown = (): vscode.TextEditor | undefined => vscode.window.visibleTextEditors.find(e => e.document.uri.fsPath === launchJson.fsPath);
+      await until(vscode.window.onDidChangeVisibleTextEditors, () => shown() !== undefined, 'launch.json opened in an editor');
+      const text = shown()!.document.getText();
+      const configs = (JSON.parse(text.replace(/^\s*\/\/.*$/gm, '')) as { configurations: vscode.DebugConfiguration[] }).configurations;
+      // no static entry pointing at examples/ below the open folder: every program is under the folder that is open
+      const programs = configs.map(c => String(c.program));
+      assert.ok(programs.length > 0 && programs.every(p => p.startsWith('${workspaceFolder}/kernel/build/kernel-')), programs.join(', '));
+      assert.equal(programs[0], '${workspaceFolder}/kernel/build/kernel-x86_64.elf');
+      const mod = configs.find(c => c.name === 'Module kprobe_example (kernel-x86_64.elf)');
+      assert.deepEqual(mod?.modules, ['${workspaceFolder}/modules/build/kprobe_example-x86_64.ko'], configs.map(c => c.name).join(', '));
+      await vscode.commands.executeCommand('hideSuggestWidget');
+      await vscode.commands.executeCommand('notifications.clearAll');
+      await pageRequest('screenshot/create-launch-json');
+
+      // F5: the first configuration (the one Run and Debug selects) boots; a function breakpoint proves the kernel runs
+      vscode.debug.addBreakpoints([new vscode.FunctionBreakpoint('do_fork')]);
+      const { fired } = await collect(api.configProvider.onDidReportError, async () => {
+        await vscode.commands.executeCommand('workbench.action.debug.start');
+        await until(t.changed, () => t.stops.length > 0, 'the do_fork stop of the generated configuration');
+      });
+      assert.deepEqual(fired, []);
+      assert.equal(vscode.debug.activeDebugSession?.configuration.name, configs[0].name);
+      assert.match(String(t.stops[0].body.description), /do_fork/);
+      // the Call Stack shows the stop (VS Code selected its frame) before the picture
+      await until(vscode.debug.onDidChangeActiveStackItem, () => vscode.debug.activeStackItem instanceof vscode.DebugStackFrame, 'VS Code showing the stopped frame');
+      await pageRequest('screenshot/create-launch-json-f5');
+    } finally {
+      t.dispose();
+      vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
+      if (vscode.debug.activeDebugSession) {
+        const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
+        await vscode.debug.stopDebugging();
+        await ended;
+      }
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.workspace.fs.delete(existed ? launchJson : dir, { recursive: true, useTrash: false }).then(undefined, () => undefined);
+    }
   });
 });

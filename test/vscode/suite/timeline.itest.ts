@@ -66,6 +66,10 @@ suite('probe-hit timeline, latency histograms, missed-probe warnings', () => {
     assert.equal(tl.lanes, new Set(log.hits.map(h => h.cpu)).size);
     assert.ok(tl.marks > 0 && tl.marks <= tl.hits, `${tl.marks} marks for ${tl.hits} hits`);
     assert.equal(tl.markerSeq, log.nowSeq);
+    // left to right in the log's order, across the CPUs' lanes (each CPU has its own clock: by time they disagree)
+    assert.ok(new Set(log.hits.map(h => h.cpu)).size > 1, 'hits on both CPUs');
+    const outOfOrder = tl.seqByX.findIndex((q, i) => i > 0 && q < tl.seqByX[i - 1]);
+    assert.equal(outOfOrder, -1, `hit #${tl.seqByX[outOfOrder]} drawn right of #${tl.seqByX[outOfOrder - 1]}`);
     await pageRequest<{ path: string }>('screenshot/timeline');
 
     // a click on a hit mark (in the webview, as a user clicks) asks the adapter to go there
