@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
   InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent,
+  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, Response, ErrorDestination,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
@@ -32,6 +32,7 @@ import { RunController, RunEnd } from '../emulator/debug/runControl';
 import { SessionTimeTravel, TravelStop, changesMachine } from './timeTravel';
 
 import { dapError, errorText } from './errors';
+import { requestArgumentsProblem } from './requestArgs';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
@@ -379,6 +380,9 @@ export class KprobeSession extends LoggingDebugSession {
    * the probes are put back as the breakpoints now are.
    */
   protected override dispatchRequest(request: DebugProtocol.Request): void {
+    // arguments that do not fit the protocol: an error naming them, before anything changes
+    const bad = requestArgumentsProblem(request.command, request.arguments);
+    if (bad) return this.sendErrorResponse(new Response(request), dapError('badArguments', `${request.command}: ${bad}`));
     const tt = this.machine?.timeTravel;
     if (tt && changesMachine(request)) {
       const wasPast = tt.inPast;
@@ -386,6 +390,19 @@ export class KprobeSession extends LoggingDebugSession {
       if (wasPast) this.probes?.resyncAfterTimeTravel();
     }
     super.dispatchRequest(request);
+  }
+
+  /**
+   * A handler that threw: DebugSession answers with the JS stack as the
+   * message (error 1104, '{_stack}'); answer with the request and the error's
+   * text instead (the stack goes to the adapter's log).
+   */
+  protected override sendErrorResponse(response: DebugProtocol.Response, codeOrMessage: number | DebugProtocol.Message, format?: string, variables?: Record<string, unknown>, dest?: ErrorDestination): void {
+    if (codeOrMessage === 1104 && variables && typeof variables._exception === 'string') {
+      if (typeof variables._stack === 'string') process.stderr.write(`kprobe adapter: ${response.command} failed: ${variables._stack}\n`);
+      return super.sendErrorResponse(response, dapError('requestFailed', `${response.command}: ${variables._exception}`));
+    }
+    super.sendErrorResponse(response, codeOrMessage, format, variables, dest);
   }
 
   private forgetStops(): void {
