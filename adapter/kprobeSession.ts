@@ -45,14 +45,23 @@ type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLa
 
 /** How often hit counters are pushed to the views while the kernel runs. */
 const STATE_INTERVAL_MS = 250;
+/**
+ * A state event that took t ms to build and send is followed by the next one
+ * no sooner than STATE_COST_FACTOR * t later: with tens of thousands of probes
+ * the periodic events stay a small share of the session's time and of the
+ * bytes queued for the client (a disconnect response is not stuck behind them).
+ */
+const STATE_COST_FACTOR = 20;
 /** host time a breakpoint request runs before the session answers other requests (applyBreakpoints) */
 const BREAKPOINT_SLICE_MS = 20;
 
 /** Drive a step generator in slices of `sliceMs` of host time, yielding to the event loop between slices. */
-function runSliced<T>(steps: Generator<void, T>, sliceMs: number): Promise<T> {
+function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => boolean): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const slice = (): void => {
       try {
+        // a session that ended (disconnect, terminate) applies no more breakpoints
+        if (!alive()) return reject(new Error('the session ended before the breakpoints were applied'));
         const until = performance.now() + sliceMs;
         for (;;) {
           const r = steps.next();
@@ -77,6 +86,12 @@ export class KprobeSession extends LoggingDebugSession {
   private configurationDone!: Promise<void>;
   /** the breakpoint requests being applied, in order (applyBreakpoints) */
   private breakpointWork: Promise<void> = Promise.resolve();
+  /** breakpoint requests being applied: the views get the state once they are done, not every interval meanwhile */
+  private applyingBreakpoints = 0;
+  /** performance.now() before which no periodic state event is sent (STATE_COST_FACTOR) */
+  private nextStateAt = 0;
+  /** a probe changed while breakpoint requests were applied */
+  private stateAfterBreakpoints = false;
   private markConfigured!: () => void;
   private stopOnEntry = false;
   private ended = false;
@@ -183,7 +198,10 @@ export class KprobeSession extends LoggingDebugSession {
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
     }
-    this.stateTimer = setInterval(() => { if (this.probes?.takeDirty()) this.sendProbeState(); }, STATE_INTERVAL_MS);
+    this.stateTimer = setInterval(() => {
+      if (this.applyingBreakpoints > 0 || performance.now() < this.nextStateAt) return;
+      if (this.probes?.takeDirty()) this.sendProbeState();
+    }, STATE_INTERVAL_MS);
     this.stateTimer.unref();
     this.sendProbeState();
   }
@@ -706,10 +724,11 @@ export class KprobeSession extends LoggingDebugSession {
     const p = this.probes;
     if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
     // in order with the other breakpoint requests (applyBreakpoints)
+    this.applyingBreakpoints++;
     this.breakpointWork = this.breakpointWork.then(() => p.setDataBreakpoints(args.breakpoints)).then(
       breakpoints => { response.body = { breakpoints }; this.sendResponse(response); },
       e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    );
+    ).finally(() => this.breakpointRequestDone());
   }
 
   /**
@@ -723,10 +742,17 @@ export class KprobeSession extends LoggingDebugSession {
    * between slices, as a kernel runs while probes are registered.
    */
   private applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
-    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS)).then(
+    this.applyingBreakpoints++;
+    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS, () => !this.ended)).then(
       bps => { fill(bps); this.sendResponse(response); },
       e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    );
+    ).finally(() => this.breakpointRequestDone());
+  }
+
+  private breakpointRequestDone(): void {
+    if (--this.applyingBreakpoints > 0 || !this.stateAfterBreakpoints) return;
+    this.stateAfterBreakpoints = false;
+    this.scheduleProbeState();
   }
 
   /** run `f` once every breakpoint request received so far is applied */
@@ -748,7 +774,9 @@ export class KprobeSession extends LoggingDebugSession {
     this.sendResponse(response);
   }
 
+  /** A state event soon (a probe changed); while breakpoint requests are applied, one once they are done. */
   private scheduleProbeState(): void {
+    if (this.applyingBreakpoints > 0) { this.stateAfterBreakpoints = true; return; }
     if (this.statePending) return;
     this.statePending = true;
     setImmediate(() => {
@@ -759,7 +787,10 @@ export class KprobeSession extends LoggingDebugSession {
 
   private sendProbeState(): void {
     if (!this.probes || this.ended) return;
+    const t0 = performance.now();
     this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.state()));
+    const t1 = performance.now();
+    this.nextStateAt = t1 + STATE_COST_FACTOR * (t1 - t0);
   }
 }
 
