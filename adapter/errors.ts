@@ -34,6 +34,10 @@ export const DAP_ERRORS = {
   restartFailed: { id: 1001, prefix: 'restart: ', showUser: true },
   breakpoints: { id: 1016, prefix: 'breakpoints: ', showUser: true },
   timeTravel: { id: 1017, prefix: '', showUser: true },
+  /** a request whose arguments do not fit the protocol (a missing source, a threadId that is not an integer) */
+  badArguments: { id: 1018, prefix: '', showUser: false },
+  /** a request whose handler failed unexpectedly: its text, never a JS stack */
+  requestFailed: { id: 1019, prefix: '', showUser: false },
 } as const satisfies Record<string, ErrorKind>;
 
 export type DapErrorName = keyof typeof DAP_ERRORS;

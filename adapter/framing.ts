@@ -14,7 +14,13 @@
  *   (`Content-Length: 12\r\n\r\n` cannot occur inside JSON: raw CR/LF are not
  *   allowed in JSON strings and `C` starts no JSON token) had a Content-Length
  *   longer than its bytes: it is dropped at that header instead of swallowing
- *   the next request.
+ *   the next request;
+ * - a body that stays shorter than its Content-Length with no more bytes
+ *   coming (FrameReader.stalled(), called by serveFramed after a quiet
+ *   while) is reported and dropped instead of waiting for bytes that may
+ *   never come;
+ * - a request whose "seq" is not an integer is reported, and answered with an
+ *   error response that echoes the seq it gave (a number or a string).
  */
 import type { Readable, Writable } from 'node:stream';
 import { PassThrough } from 'node:stream';
@@ -29,9 +35,13 @@ const MAX_HEADER_BYTES = 1024;
 /** largest body accepted (a 10,000-breakpoint setBreakpoints is a few MB) */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-/** The identity of a request whose frame was malformed, when it could be read: it gets an error response. */
+/**
+ * The identity of a request whose frame was malformed, when it could be read:
+ * it gets an error response. `seq` is what the request gave (a non-integer
+ * one is echoed as it came: the client matches its own value).
+ */
 export interface RequestIdentity {
-  seq: number;
+  seq: number | string;
   command: string;
 }
 
@@ -56,8 +66,10 @@ function preview(text: string): string {
 function identity(v: unknown): RequestIdentity | undefined {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
   const o = v as Record<string, unknown>;
-  if (o.type !== 'request' || !Number.isSafeInteger(o.seq) || typeof o.command !== 'string') return undefined;
-  return { seq: o.seq as number, command: o.command };
+  if (o.type !== 'request' || typeof o.command !== 'string') return undefined;
+  if (typeof o.seq === 'number' && Number.isFinite(o.seq)) return { seq: o.seq, command: o.command };
+  if (typeof o.seq === 'string' && o.seq.length <= 64) return { seq: o.seq, command: o.command };
+  return undefined;
 }
 
 /** Why `v` (a parsed body) is not a DAP protocol message, or undefined when it is one. */
@@ -92,6 +104,22 @@ export class FrameReader {
   private resyncing = false;
 
   constructor(private readonly sink: FrameSink) {}
+
+  /** Whether a frame's body is being read and not complete yet. */
+  get waitingForBody(): boolean { return this.contentLength >= 0 && this.buf.length < this.contentLength; }
+
+  /**
+   * No more bytes came while a body was incomplete: its Content-Length was
+   * longer than what was sent. The partial frame is reported and dropped
+   * (the bytes still to come, up to the next header, are its remains).
+   */
+  stalled(quietMs: number): void {
+    if (!this.waitingForBody) return;
+    const n = this.contentLength, got = this.buf.length;
+    this.contentLength = -1;
+    this.buf = Buffer.alloc(0);
+    this.report({ reason: `frame body ended after ${got} of its ${n} byte(s) (Content-Length longer than the body): no more bytes came for ${quietMs} ms` });
+  }
 
   push(data: Buffer): void {
     this.buf = this.buf.length ? Buffer.concat([this.buf, data]) : data;
@@ -213,7 +241,10 @@ export interface FramedSession {
  * event (category stderr), and a line through `log`. The session still sees
  * `input` close (its 'close' ends the session as before).
  */
-export function serveFramed(session: FramedSession, input: Readable, output: Writable, log: (line: string) => void): FrameReader {
+/** How long an incomplete frame body waits for more bytes before it is reported and dropped. */
+export const BODY_STALL_MS = 2000;
+
+export function serveFramed(session: FramedSession, input: Readable, output: Writable, log: (line: string) => void, stallMs = BODY_STALL_MS): FrameReader {
   const reader = new FrameReader({
     message: msg => {
       try {
@@ -227,7 +258,8 @@ export function serveFramed(session: FramedSession, input: Readable, output: Wri
       log(text);
       if (frame.request) {
         const response: DebugProtocol.ErrorResponse = {
-          seq: 0, type: 'response', request_seq: frame.request.seq, command: frame.request.command,
+          // a non-integer seq is echoed as the request gave it
+          seq: 0, type: 'response', request_seq: frame.request.seq as number, command: frame.request.command,
           success: false, message: text, body: { error: { id: 1900, format: text, showUser: false } },
         };
         session.sendResponse(response);
@@ -239,8 +271,13 @@ export function serveFramed(session: FramedSession, input: Readable, output: Wri
   });
   // the session reads no bytes itself: it gets a stream that only mirrors input's end
   const mirror = new PassThrough();
-  input.on('data', (chunk: Buffer | string) => reader.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk));
-  input.on('close', () => mirror.destroy());
+  let stall: NodeJS.Timeout | undefined;
+  input.on('data', (chunk: Buffer | string) => {
+    reader.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+    if (stall) clearTimeout(stall);
+    stall = reader.waitingForBody ? setTimeout(() => reader.stalled(stallMs), stallMs).unref() : undefined;
+  });
+  input.on('close', () => { if (stall) clearTimeout(stall); mirror.destroy(); });
   input.on('end', () => mirror.end());
   input.on('error', e => mirror.destroy(e));
   session.start(mirror, output);

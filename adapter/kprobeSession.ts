@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
   InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent,
+  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
@@ -32,6 +32,7 @@ import { RunController, RunEnd } from '../emulator/debug/runControl';
 import { SessionTimeTravel, TravelStop, changesMachine } from './timeTravel';
 
 import { dapError, errorText } from './errors';
+import { requestArgumentsProblem } from './requestArgs';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
 import { evaluateForDap } from './evaluateRequest';
@@ -45,14 +46,23 @@ type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLa
 
 /** How often hit counters are pushed to the views while the kernel runs. */
 const STATE_INTERVAL_MS = 250;
+/**
+ * A state event that took t ms to build and send is followed by the next one
+ * no sooner than STATE_COST_FACTOR * t later: with tens of thousands of probes
+ * the periodic events stay a small share of the session's time and of the
+ * bytes queued for the client (a disconnect response is not stuck behind them).
+ */
+const STATE_COST_FACTOR = 20;
 /** host time a breakpoint request runs before the session answers other requests (applyBreakpoints) */
 const BREAKPOINT_SLICE_MS = 20;
 
 /** Drive a step generator in slices of `sliceMs` of host time, yielding to the event loop between slices. */
-function runSliced<T>(steps: Generator<void, T>, sliceMs: number): Promise<T> {
+function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => boolean): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const slice = (): void => {
       try {
+        // a session that ended (disconnect, terminate) applies no more breakpoints
+        if (!alive()) return reject(new Error('the session ended before the breakpoints were applied'));
         const until = performance.now() + sliceMs;
         for (;;) {
           const r = steps.next();
@@ -77,6 +87,12 @@ export class KprobeSession extends LoggingDebugSession {
   private configurationDone!: Promise<void>;
   /** the breakpoint requests being applied, in order (applyBreakpoints) */
   private breakpointWork: Promise<void> = Promise.resolve();
+  /** breakpoint requests being applied: the views get the state once they are done, not every interval meanwhile */
+  private applyingBreakpoints = 0;
+  /** performance.now() before which no periodic state event is sent (STATE_COST_FACTOR) */
+  private nextStateAt = 0;
+  /** a probe changed while breakpoint requests were applied */
+  private stateAfterBreakpoints = false;
   private markConfigured!: () => void;
   private stopOnEntry = false;
   private ended = false;
@@ -183,7 +199,10 @@ export class KprobeSession extends LoggingDebugSession {
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
     }
-    this.stateTimer = setInterval(() => { if (this.probes?.takeDirty()) this.sendProbeState(); }, STATE_INTERVAL_MS);
+    this.stateTimer = setInterval(() => {
+      if (this.applyingBreakpoints > 0 || performance.now() < this.nextStateAt) return;
+      if (this.probes?.takeDirty()) this.sendProbeState();
+    }, STATE_INTERVAL_MS);
     this.stateTimer.unref();
     this.sendProbeState();
   }
@@ -382,6 +401,9 @@ export class KprobeSession extends LoggingDebugSession {
    * the probes are put back as the breakpoints now are.
    */
   protected override dispatchRequest(request: DebugProtocol.Request): void {
+    // arguments that do not fit the protocol: an error naming them, before anything changes
+    const bad = requestArgumentsProblem(request.command, request.arguments);
+    if (bad) return this.sendErrorResponse(new Response(request), dapError('badArguments', `${request.command}: ${bad}`));
     const tt = this.machine?.timeTravel;
     if (tt && changesMachine(request)) {
       const wasPast = tt.inPast;
@@ -389,6 +411,19 @@ export class KprobeSession extends LoggingDebugSession {
       if (wasPast) this.probes?.resyncAfterTimeTravel();
     }
     super.dispatchRequest(request);
+  }
+
+  /**
+   * A handler that threw: DebugSession answers with the JS stack as the
+   * message (error 1104, '{_stack}'); answer with the request and the error's
+   * text instead (the stack goes to the adapter's log).
+   */
+  protected override sendErrorResponse(response: DebugProtocol.Response, codeOrMessage: number | DebugProtocol.Message, format?: string, variables?: Record<string, unknown>, dest?: ErrorDestination): void {
+    if (codeOrMessage === 1104 && variables && typeof variables._exception === 'string') {
+      if (typeof variables._stack === 'string') process.stderr.write(`kprobe adapter: ${response.command} failed: ${variables._stack}\n`);
+      return super.sendErrorResponse(response, dapError('requestFailed', `${response.command}: ${variables._exception}`));
+    }
+    super.sendErrorResponse(response, codeOrMessage, format, variables, dest);
   }
 
   private forgetStops(): void {
@@ -678,10 +713,11 @@ export class KprobeSession extends LoggingDebugSession {
     const p = this.probes;
     if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
     // in order with the other breakpoint requests (applyBreakpoints)
+    this.applyingBreakpoints++;
     this.breakpointWork = this.breakpointWork.then(() => p.setDataBreakpoints(args.breakpoints)).then(
       breakpoints => { response.body = { breakpoints }; this.sendResponse(response); },
       e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    );
+    ).finally(() => this.breakpointRequestDone());
   }
 
   /**
@@ -695,10 +731,17 @@ export class KprobeSession extends LoggingDebugSession {
    * between slices, as a kernel runs while probes are registered.
    */
   private applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
-    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS)).then(
+    this.applyingBreakpoints++;
+    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS, () => !this.ended)).then(
       bps => { fill(bps); this.sendResponse(response); },
       e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    );
+    ).finally(() => this.breakpointRequestDone());
+  }
+
+  private breakpointRequestDone(): void {
+    if (--this.applyingBreakpoints > 0 || !this.stateAfterBreakpoints) return;
+    this.stateAfterBreakpoints = false;
+    this.scheduleProbeState();
   }
 
   /** run `f` once every breakpoint request received so far is applied */
@@ -720,7 +763,9 @@ export class KprobeSession extends LoggingDebugSession {
     this.sendResponse(response);
   }
 
+  /** A state event soon (a probe changed); while breakpoint requests are applied, one once they are done. */
   private scheduleProbeState(): void {
+    if (this.applyingBreakpoints > 0) { this.stateAfterBreakpoints = true; return; }
     if (this.statePending) return;
     this.statePending = true;
     setImmediate(() => {
@@ -731,7 +776,10 @@ export class KprobeSession extends LoggingDebugSession {
 
   private sendProbeState(): void {
     if (!this.probes || this.ended) return;
+    const t0 = performance.now();
     this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.state()));
+    const t1 = performance.now();
+    this.nextStateAt = t1 + STATE_COST_FACTOR * (t1 - t0);
   }
 }
 

@@ -89,7 +89,7 @@ export class StoppedCpuEnv implements HandlerEnv {
   }
 
   printk(text: string): void { this.inner.printk(text); }
-  dumpStack(): void { this.inner.dumpStack(); }
+  dumpStack(): number | void { return this.inner.dumpStack(); }
   ktimeGet(): bigint { return this.inner.ktimeGet(); }
   smpProcessorId(): number { return this.cpu.id; }
   jiffies(): bigint { return this.inner.jiffies(); }

@@ -4,7 +4,7 @@ import { BUILTINS } from './builtins';
 import { CType, T, isPtr, ptrTo, typeName } from './ctypes';
 import { ExprCompiler, TE } from './exprCompiler';
 import { formatArgKinds, formatPrintk } from './printk';
-import { Ev, Frame, MAX_STRING, fault, internDynamic, readCString, readMem, step } from './runtime';
+import { Ev, Frame, MAX_STRING, chargeSteps, fault, internDynamic, readCString, readMem, step } from './runtime';
 import { PrintkEnv, ProbeControlOp } from './types';
 
 type CallExpr = Extract<Expr, { k: 'call' }>;
@@ -13,6 +13,17 @@ type CallExpr = Extract<Expr, { k: 'call' }>;
 export const JPROBE_RETURN = Symbol('jprobe_return');
 
 const MAX_MEMCMP = 65536n;
+
+/**
+ * A builtin that prints is charged by the text it adds to the kernel log, as
+ * the string builtins are by the bytes they read: one step per 8 bytes on
+ * top of the statement's own step. A loop of dump_stack() / long printk()s thus
+ * meets the step budget after a bounded amount of output (about 8 bytes per
+ * step of the budget) instead of one step per call.
+ */
+function chargeOutput(f: Frame, bytes: number, span: Span): void {
+  chargeSteps(f, bytes >> 3, span);
+}
 
 function printkEnv(f: Frame, span: Span): PrintkEnv {
   const env = f.env;
@@ -70,12 +81,13 @@ export function compileCall(c: ExprCompiler, e: CallExpr): TE {
         const vals = evs.map(ev => ev(f));
         const out = formatPrintk(text, vals, printkEnv(f, span));
         f.env.printk(out);
+        chargeOutput(f, out.length, span);
         return BigInt(out.length);
       });
     }
     case 'dump_stack':
       if (!arity(c, e, 0, 0)) return bad();
-      return mk(T.void, f => { f.env.dumpStack(); return 0n; });
+      return mk(T.void, f => { chargeOutput(f, f.env.dumpStack() ?? 0, span); return 0n; });
     case 'ktime_get':
       if (!arity(c, e, 0, 0)) return bad();
       return mk({ ...T.s64, name: 'ktime_t' }, f => BigInt.asIntN(64, f.env.ktimeGet()));

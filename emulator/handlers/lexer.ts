@@ -50,9 +50,11 @@ const isIdentPart = (c: number): boolean => isIdentStart(c) || isDigit(c);
 
 /**
  * Tokenize `src`. Positions start at (startLine, startColumn) for the first
- * character; later lines start at column 1.
+ * character; later lines start at column 1. With maxTokens, stops after
+ * maxTokens + 1 tokens (the result is longer than maxTokens: a prefix only),
+ * then the eof token.
  */
-export function tokenize(src: string, startLine = 1, startColumn = 1): Token[] {
+export function tokenize(src: string, startLine = 1, startColumn = 1, maxTokens = Infinity): Token[] {
   const toks: Token[] = [];
   let i = 0, line = startLine, col = startColumn;
   const n = src.length;
@@ -66,7 +68,7 @@ export function tokenize(src: string, startLine = 1, startColumn = 1): Token[] {
     toks.push({ kind, text: src.slice(start, i), start, end: i, line: sl, column: sc, endLine: line, endColumn: col, ...extra });
   };
 
-  while (i < n) {
+  while (i < n && toks.length <= maxTokens) {
     const c = src[i];
     if (c === ' ' || c === '\t' || c === '\r' || c === '\n' || c === '\f' || c === '\v') { advance(i + 1); continue; }
     const start = i, sl = line, sc = col;

@@ -9,6 +9,7 @@ import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
 import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
+import { argRegsOf, charSignedOf } from './context';
 import { diagAt } from './parser';
 import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFile } from './probeFile';
 import { portByName } from '../ports';
@@ -84,10 +85,13 @@ const ATTRS: Record<string, readonly ProbeKindName[]> = {
 };
 
 function compileOpts(opts: CheckOptions): CompileOptions {
+  const arch = opts.imageArch;
   return {
     regNames: opts.regNames,
-    argRegs: opts.argRegs,
-    arch: opts.imageArch,
+    // worked out once for the file, not once per handler
+    argRegs: argRegsOf({ regNames: opts.regNames, argRegs: opts.argRegs, arch }),
+    charSigned: charSignedOf({ arch }),
+    arch,
     symbolExists: opts.symbolExists,
     functionExists: opts.functionExists,
     stepBudget: opts.stepBudget,
@@ -304,11 +308,13 @@ export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnost
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
   const parsed = parseProbeFile(text, fileName, opts.programType);
   const r = analyze(parsed.file, opts, 'register');
-  const bad = new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line));
+  const bad = [...new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line))];
   // a probe whose text holds a syntax error is not registered either
-  const probes = r.probes.filter(p => {
-    const ast = parsed.file.probes.find(a => a.span.line === p.line && a.span.column === p.column);
-    return !ast || ![...bad].some(l => l >= ast.fullSpan.line && l <= ast.fullSpan.endLine);
+  const byPos = new Map<string, ProbeAst>();
+  if (bad.length) for (const a of parsed.file.probes) if (!byPos.has(`${a.span.line}:${a.span.column}`)) byPos.set(`${a.span.line}:${a.span.column}`, a);
+  const probes = bad.length === 0 ? r.probes : r.probes.filter(p => {
+    const ast = byPos.get(`${p.line}:${p.column}`);
+    return !ast || !bad.some(l => l >= ast.fullSpan.line && l <= ast.fullSpan.endLine);
   });
   return { probes, diagnostics: [...parsed.diagnostics, ...r.diagnostics], image: parsed.file.image?.path };
 }

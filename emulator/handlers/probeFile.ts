@@ -105,16 +105,25 @@ export function parseProbeFile(
  * first probe, so parsing stops at the header or after the first probe.
  */
 export function parseProbeFileImage(text: string, fileName: string): ProbeFileAst['image'] {
-  return parse(text, fileName, undefined, true).file.image;
+  // only the first tokens matter: tokenize a growing prefix until the answer no longer depends on what follows
+  for (let max = 256; ; max *= 16) {
+    const toks = tokenize(text, 1, 1, max);
+    const r = parse(text, fileName, undefined, true, toks);
+    const cut = toks.length > max + 1;
+    if (!cut || r.file.image || (r.file.probes.length > 0 && r.stoppedAt < toks.length - PREFIX_MARGIN)) return r.file.image;
+  }
 }
+
+/** Tokens a parse that stopped short of a prefix's end may have looked ahead past where it stopped. */
+const PREFIX_MARGIN = 16;
 
 function parse(
   text: string, fileName: string,
   programType: ((kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined) | undefined,
   imageOnly: boolean,
-): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
+  toks: Token[] = tokenize(text),
+): { file: ProbeFileAst; diagnostics: Diagnostic[]; stoppedAt: number } {
   const diagnostics: Diagnostic[] = [];
-  const toks = tokenize(text);
   const p = new Parser(toks, diagnostics, true, programType);
   const file: ProbeFileAst = { fileName, probes: [] };
   let batches = 0;
@@ -165,7 +174,7 @@ function parse(
       skipToNextProbe(p, p.tok === t, text);
     }
   }
-  return { file, diagnostics };
+  return { file, diagnostics, stoppedAt: p.pos };
 }
 
 /** Skip to the next top-level probe keyword, over balanced braces. */
@@ -187,6 +196,7 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   const kw = p.next();
   const kind = kw.text as ProbeKindName;
   // target: a run of tokens with no whitespace between them
+  const firstAt = p.pos;
   const first = p.tok;
   if (first.kind === 'eof' || p.is('{')) {
     const what = USER_PROBE_KINDS.includes(kind) ? 'PATH:0xOFFSET or PATH:symbol[+off]' : kind === 'kwatch' ? 'the watched variable: a symbol, symbol+offset or 0xaddress' : 'a symbol, symbol+offset, 0xaddress or file.c:line';
@@ -194,6 +204,7 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   }
   let last = p.next();
   while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
+  const targetToks = toks.slice(firstAt, p.pos);
   let targetText = text.slice(first.start, last.end);
   let targetSpan = joinSpan(spanOf(first), spanOf(last));
   if (USER_PROBE_KINDS.includes(kind)) return parseUserProbeRest(p, kind, kw, targetText, targetSpan);
@@ -205,7 +216,7 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
     targetSpan = joinSpan(targetSpan, spanOf(n));
   }
   // '@' is not a C token: it only joins `symbol@0xaddr` (both fields of struct kprobe set: -EINVAL at registration)
-  const bad = [first, ...toks.slice(toks.indexOf(first) + 1, toks.indexOf(last) + 1)].find(t => t.kind === 'error' && text.slice(t.start, t.end) !== '@');
+  const bad = targetToks.find(t => t.kind === 'error' && text.slice(t.start, t.end) !== '@');
   const target = bad ? undefined : parseTarget(targetText);
   const diags = p.diags;
   if (bad) diags.push(diagAt(spanOf(bad), `invalid probe target: ${bad.message}`));

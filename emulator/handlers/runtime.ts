@@ -138,5 +138,15 @@ export function errText(e: unknown): string {
 }
 
 export function step(f: Frame, span: Span): void {
-  if (++f.steps > f.budget) throw fault('budget', `handler exceeded its step budget of ${f.budget} (runaway loop?)`, span);
+  if (++f.steps > f.budget) throw budgetFault(f, span);
+}
+
+/** Charge n more steps (work a builtin did beyond its statement's step). */
+export function chargeSteps(f: Frame, n: number, span: Span): void {
+  f.steps += n;
+  if (f.steps > f.budget) throw budgetFault(f, span);
+}
+
+function budgetFault(f: Frame, span: Span): HandlerFault {
+  return fault('budget', `handler exceeded its step budget of ${f.budget} (runaway loop?)`, span);
 }

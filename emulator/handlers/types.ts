@@ -102,8 +102,12 @@ export interface HandlerEnv {
   current: { pid: number; comm: string; mm: bigint };
   /** Append text to the kernel log as a probe message (the text may hold several lines). */
   printk(text: string): void;
-  /** Print a stack trace of the probed context to the kernel log (dump_stack()). */
-  dumpStack(): void;
+  /**
+   * Print a stack trace of the probed context to the kernel log (dump_stack()).
+   * Returns the length of the text it printed, which the handler's step
+   * budget is charged for (nothing returned: nothing charged).
+   */
+  dumpStack(): number | void;
   /** Virtual time in ns (ktime_get()). */
   ktimeGet(): bigint;
   /** CPU the handler runs on. */

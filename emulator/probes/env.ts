@@ -65,7 +65,9 @@ export class ProbeHandlerEnv implements HandlerEnv {
   readonly trapnr?: number;
   readonly postFlags?: bigint;
   readonly watch?: HandlerWatchInfo;
-  private out = '';
+  // what the handler printed, in pieces joined once by flush(): appending stays linear however much is printed
+  private out: string[] = [];
+  private outEndsLine = true;
   private readonly cpu: Cpu;
   private readonly kernel: KernelApi;
   // built on first use: most handlers read neither `p`, `ri` nor `current`, and one env is made per hit
@@ -172,20 +174,24 @@ export class ProbeHandlerEnv implements HandlerEnv {
   getReg(name: string): bigint { return this.input.regs.get(name); }
   setReg(name: string, value: bigint): void { this.input.regs.set(name, value); }
 
-  printk(text: string): void { this.out += text; }
+  printk(text: string): void {
+    if (!text) return;
+    this.out.push(text);
+    this.outEndsLine = text.endsWith('\n');
+  }
 
-  dumpStack(): void {
-    if (this.out && !this.out.endsWith('\n')) this.out += '\n';
+  /** HandlerEnv.dumpStack: the trace goes on a line of its own; returns the length of the text printed. */
+  dumpStack(): number {
     const { ri, kp, beforeInsn, engine } = this.input;
-    if (!engine || this.cpu.userMode) {
-      this.out += userStackLines(this.kernel, this.cpu, beforeInsn && kp?.addr !== undefined ? kp.addr : this.cpu.getPc()).join('\n') + '\n';
-      return;
-    }
-    const lines = dumpStackLines(this.kernel, engine, this.cpu, {
-      returnTo: ri && !beforeInsn ? ri.ret_addr : undefined,
-      pc: beforeInsn && kp?.addr !== undefined ? kp.addr : undefined,
-    });
-    this.out += lines.join('\n') + '\n';
+    const lines = !engine || this.cpu.userMode
+      ? userStackLines(this.kernel, this.cpu, beforeInsn && kp?.addr !== undefined ? kp.addr : this.cpu.getPc())
+      : dumpStackLines(this.kernel, engine, this.cpu, {
+        returnTo: ri && !beforeInsn ? ri.ret_addr : undefined,
+        pc: beforeInsn && kp?.addr !== undefined ? kp.addr : undefined,
+      });
+    const text = (this.outEndsLine ? '' : '\n') + lines.join('\n') + '\n';
+    this.printk(text);
+    return text.length;
   }
 
   ktimeGet(): bigint { return this.kernel.timeNs(); }
@@ -207,9 +213,10 @@ export class ProbeHandlerEnv implements HandlerEnv {
 
   /** Write what the handler printed to the kernel log (source 'probe'). */
   flush(): void {
-    if (!this.out) return;
-    const text = this.out;
-    this.out = '';
+    if (!this.out.length) return;
+    const text = this.out.join('');
+    this.out = [];
+    this.outEndsLine = true;
     this.kernel.printk(this.cpu.id, text, 'probe');
   }
 }

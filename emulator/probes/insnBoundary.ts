@@ -49,6 +49,23 @@ function imageBytes(image: ElfImage, addr: bigint, len: number): Uint8Array | un
 }
 
 /**
+ * The instruction starts of a function decoded so far, from its first byte
+ * up to `end` (decoding stopped at `end` for good when `stuck`). Kept per
+ * image, so the probes of one function decode each of its instructions
+ * once, not once per probe from the start.
+ */
+interface FnStarts { starts: bigint[]; end: bigint; stuck: boolean }
+const decodedStarts = new WeakMap<ElfImage, Map<bigint, FnStarts>>();
+
+function decodeAt(image: ElfImage, arch: Pick<ArchOps, 'decodeBytes'>, pc: bigint): ReturnType<ArchOps['decodeBytes']> {
+  const bytes = imageBytes(image, pc, MAX_INSN_BYTES);
+  if (!bytes || bytes.length === 0) return null;
+  let insn;
+  try { insn = arch.decodeBytes(bytes, pc); } catch { insn = null; }
+  return insn && insn.length > 0 ? insn : null;
+}
+
+/**
  * The instruction `addr` is inside (not at its first byte), decoding from the
  * start of the function containing addr; undefined when addr is an
  * instruction boundary or when that cannot be worked out (no symbol, bytes
@@ -58,23 +75,32 @@ export function splitInstruction(image: ElfImage, arch: Pick<ArchOps, 'decodeByt
   const at = image.symbols.resolve(addr);
   if (!at || at.offset === 0n || at.offset > BigInt(MAX_SCAN)) return undefined;
   const fn = at.sym;
-  let pc = fn.value;
-  while (pc < addr) {
-    const bytes = imageBytes(image, pc, MAX_INSN_BYTES);
-    if (!bytes || bytes.length === 0) return undefined;
-    let insn;
-    try { insn = arch.decodeBytes(bytes, pc); } catch { insn = null; }
-    if (!insn || insn.length <= 0) return undefined;
-    const end = pc + BigInt(insn.length);
-    if (addr > pc && addr < end) {
-      const text = insn.operands ? `${insn.mnemonic} ${insn.operands}` : insn.mnemonic;
-      const off = (a: bigint): string => `+0x${(a - fn.value).toString(16)}`;
-      return {
-        addr, start: pc, length: insn.length, text,
-        message: `${fn.name}${off(addr)} is inside "${text}" (${fn.name}${off(pc)}..${off(end)})`,
-      };
-    }
-    pc = end;
+  let byFn = decodedStarts.get(image);
+  if (!byFn) decodedStarts.set(image, byFn = new Map());
+  let d = byFn.get(fn.value);
+  if (!d) byFn.set(fn.value, d = { starts: [], end: fn.value, stuck: false });
+  while (!d.stuck && d.end < addr) {
+    const insn = decodeAt(image, arch, d.end);
+    if (!insn) { d.stuck = true; break; }
+    d.starts.push(d.end);
+    d.end += BigInt(insn.length);
   }
-  return undefined;
+  if (d.end <= addr) return undefined;
+  // the last instruction start below addr (starts ascend)
+  let lo = 0, hi = d.starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (d.starts[mid] <= addr) lo = mid; else hi = mid - 1;
+  }
+  const pc = d.starts[lo];
+  if (pc === addr) return undefined;
+  const insn = decodeAt(image, arch, pc);
+  if (!insn) return undefined;
+  const end = pc + BigInt(insn.length);
+  const text = insn.operands ? `${insn.mnemonic} ${insn.operands}` : insn.mnemonic;
+  const off = (a: bigint): string => `+0x${(a - fn.value).toString(16)}`;
+  return {
+    addr, start: pc, length: insn.length, text,
+    message: `${fn.name}${off(addr)} is inside "${text}" (${fn.name}${off(pc)}..${off(end)})`,
+  };
 }

@@ -3,13 +3,18 @@
  * adapter applies a breakpoint request in slices and answers other requests
  * in between; continue waits until the breakpoints received before it are
  * applied; the breakpoints are all registered, and replacing the set
- * removes the old ones.
+ * removes the old ones. While a request is applied the views get no
+ * periodic probe state (each would list every probe so far: with 10,000
+ * breakpoints they piled up hundreds of MB for the client ahead of the
+ * disconnect response), one once it is done; a disconnect is answered while
+ * a large request is still being applied.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { loadElf } from '../../emulator/elf';
 import { Harness, within } from './dapHarness';
+import { ProbeEvent, ProbeStateBody } from '../../adapter/dapCustom';
 import { repoPath } from '../util/paths';
 
 /** `name+0xoff` for every instruction start of the many-functions image's cold functions (up to n) */
@@ -72,5 +77,36 @@ describe('large breakpoint sets (adapter)', () => {
     assert.ok(target.verified);
     const frame = await h.topFrame(1);
     assert.equal(frame.instructionPointerReference, target.instructionReference);
+  });
+
+  test('no probe-state events while 3,200 function breakpoints and 1,000 instruction breakpoints are applied; one with all of them after', async () => {
+    await h.launchWith(async () => {}, { program: MANY, cpus: 1 });
+    const log: string[] = [];
+    const states: ProbeStateBody[] = [];
+    h.dc.on(ProbeEvent.state, (e: DebugProtocol.Event) => { log.push('state'); states.push(e.body as ProbeStateBody); });
+    const names = coldTargets(3200);
+    const image = loadElf(MANY);
+    const refs = [...image.symbols.functions()].filter(f => f.name.startsWith('cold_')).slice(0, 1000).map(f => `0x${(f.value + 4n).toString(16)}`);
+    const fn = h.dc.setFunctionBreakpointsRequest({ breakpoints: names.map(name => ({ name })) }).then(r => { log.push('functions'); return r; });
+    const insn = h.dc.customRequest('setInstructionBreakpoints', { breakpoints: refs.map(instructionReference => ({ instructionReference })) }).then(r => { log.push('instructions'); return r; });
+    const [f, i] = await within(Promise.all([fn, insn]), 'the two breakpoint responses', 120_000);
+    assert.equal(f.body.breakpoints.filter(b => b.verified).length, names.length);
+    assert.equal((i.body as DebugProtocol.SetInstructionBreakpointsResponse['body']).breakpoints.filter(b => b.verified).length, refs.length);
+    assert.deepEqual(log.slice(0, 2), ['functions', 'instructions'], `events before the responses: ${log.join(' ')}`);
+    await within(new Promise<void>(resolve => {
+      const check = (): void => { if (states.length && states[states.length - 1].kprobes.length >= names.length + refs.length) resolve(); else setImmediate(check); };
+      check();
+    }), 'a state event with every breakpoint');
+  });
+
+  test('disconnect while a large breakpoint request is applied is answered before it, and the rest of the request is dropped', async () => {
+    await h.launchWith(async () => {}, { program: MANY, cpus: 1 });
+    const order: string[] = [];
+    const names = coldTargets(3200);
+    const set = h.dc.setFunctionBreakpointsRequest({ breakpoints: names.map(name => ({ name })) }).then(() => order.push('set'), () => order.push('set failed'));
+    await within(h.dc.disconnectRequest({}).then(() => order.push('disconnect')), 'the disconnect response');
+    // the rest of the request is not applied: it ends with an error once the session has ended
+    await within(set, 'the breakpoint response');
+    assert.deepEqual(order, ['disconnect', 'set failed']);
   });
 });

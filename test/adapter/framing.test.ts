@@ -135,6 +135,38 @@ describe('adapter framing: malformed frames do not end the session (dist/adapter
   test('a Content-Length longer than the body: dropped at the next header instead of swallowing the next request', () =>
     survives(frame('{"seq":1,"type":"request","command":"threads"}', 400), /Content-Length longer than the body/));
 
+  test('a Content-Length longer than the body and no bytes after it: reported once the stream is quiet, not held until the next bytes', async () => {
+    const a = new RawAdapter();
+    try {
+      a.write(frame('{"seq":1,"type":"request","command":"threads"}', 400));
+      assert.match(await a.report(1), /ended after 46 of its 400 byte\(s\).*no more bytes came/);
+      a.write(request(2, 'initialize', { adapterID: 'kprobe', pathFormat: 'path' }));
+      assert.equal((await a.response(2)).success, true);
+      a.write(request(3, 'threads'));
+      assert.equal((await a.response(3)).success, true);
+    } finally {
+      await a.close();
+    }
+  });
+
+  test('a request whose seq is not an integer gets an error response echoing that seq', async () => {
+    const a = new RawAdapter();
+    try {
+      a.write(frame('{"seq":"a1","type":"request","command":"threads"}'));
+      a.write(frame('{"seq":1.5,"type":"request","command":"threads"}'));
+      for (const seq of ['a1', 1.5]) {
+        const r = await a.waitFor(m => m.type === 'response' && (m as DebugProtocol.Response).request_seq === seq, `the response to seq ${seq}`) as DebugProtocol.Response;
+        assert.equal(r.success, false);
+        assert.equal(r.command, 'threads');
+        assert.match(r.message ?? '', /"seq" is .* not an integer/);
+      }
+      a.write(request(3, 'initialize', { adapterID: 'kprobe', pathFormat: 'path' }));
+      assert.equal((await a.response(3)).success, true);
+    } finally {
+      await a.close();
+    }
+  });
+
   test('a body that is not UTF-8 gets an error response to its request', async () => {
     const a = new RawAdapter();
     try {

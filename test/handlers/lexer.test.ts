@@ -56,6 +56,13 @@ describe('the image header alone (parseProbeFileImage)', () => {
     afterEvent: 'p:myprobe do_fork\nimage "ev.elf"\n',
     empty: '',
     commentOnly: '// image "no.elf"\n/* image "no.elf" */\n',
+    // longer than the first prefix of tokens parseProbeFileImage reads
+    longProbeThenImage: `kprobe do_fork { pre { int x; ${'x = 1; '.repeat(300)}return 0; } }\nimage "late.elf"\n`,
+    longGarbageThenImage: `${'what '.repeat(5000)}\nimage "g.elf"\n`,
+    longBadProbeThenImage: `kprobe { ${'1 '.repeat(1000)} }\nimage "after-bad.elf"\n`,
+    longBatchThenImage: `batch { ${'kprobe do_fork { } '.repeat(200)} }\nimage "x.elf"\n`,
+    unterminatedLongProbe: `kprobe do_fork { pre { ${'x = 1; '.repeat(300)}\nimage "never.elf"\n`,
+    manyProbes: `image "many.elf"\n${'kprobe do_fork { pre { return 0; } }\n'.repeat(2000)}`,
   };
   for (const [name, text] of Object.entries(cases)) {
     test(name, () => {

@@ -81,10 +81,11 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
     throw new CliError(`--probes: ${e instanceof Error ? e.message : String(e)}`);
   }
   const compiled = st.files.map(f => ({ file: f, ...mgr.compileProbeFile(readProbeFile(f), f) }));
-  let errors = 0;
+  let errors = 0, eventErrors = 0;
   if (st.events.length) {
-    const c = { file: EVENT_FILE, ...mgr.compileProbeFile(st.events.join('\n'), EVENT_FILE) };
-    errors += printEventDiagnostics(st.events, c.diagnostics, io);
+    const lines = eventLines(st.events);
+    const c = { file: EVENT_FILE, ...mgr.compileProbeFile(lines.map(l => l.text).join('\n'), EVENT_FILE) };
+    eventErrors = printEventDiagnostics(lines, c.diagnostics, io);
     compiled.push({ ...c, diagnostics: [] });
   }
   for (const c of compiled) {
@@ -97,7 +98,13 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
       if (!samePath(want, m.image.path)) io.err(`${c.file}: warning: written for image ${c.image}, running ${m.image.path}\n`);
     }
   }
-  if (errors) throw new CliError(`run: ${errors} error${errors === 1 ? '' : 's'} in probe file${compiled.length === 1 ? '' : 's'}; nothing was run`);
+  if (errors || eventErrors) {
+    const where = [
+      errors ? `${errors} error${errors === 1 ? '' : 's'} in probe file${st.files.length === 1 ? '' : 's'}` : '',
+      eventErrors ? `${eventErrors} error${eventErrors === 1 ? '' : 's'} in --event definition${st.events.length === 1 ? '' : 's'}` : '',
+    ].filter(Boolean);
+    throw new CliError(`run: ${where.join(' and ')}; nothing was run`);
+  }
   if (st.enabled === false) mgr.writeKprobesEnabled('0');
   for (const c of compiled) {
     const r = mgr.addProbeSpecs(c.specs, c.file);
@@ -109,14 +116,28 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
 /** the file name of the --event definitions (one line each) in messages */
 const EVENT_FILE = '--event';
 
-/** --event diagnostics as the kernel's error_log (the definition, '^' under the column); the number of errors */
-function printEventDiagnostics(events: readonly string[], diags: readonly { line: number; column: number; message: string; severity: string }[], io: CliIo): number {
+/** One line of an --event value: the option's number and, for a value of several lines, the line's. */
+interface EventLine { text: string; event: number; line?: number }
+
+/**
+ * The --event values line by line: as a write to kprobe_events, each line
+ * of a value is a definition of its own.
+ */
+function eventLines(events: readonly string[]): EventLine[] {
+  return events.flatMap((e, i) => {
+    const lines = e.split(/\r?\n/);
+    return lines.map((text, j) => ({ text, event: i + 1, line: lines.length > 1 ? j + 1 : undefined }));
+  });
+}
+
+/** --event diagnostics as the kernel's error_log (the definition's line, '^' under the column); the number of errors */
+function printEventDiagnostics(lines: readonly EventLine[], diags: readonly { line: number; column: number; message: string; severity: string }[], io: CliIo): number {
   let errors = 0;
   for (const d of diags) {
     if (d.severity === 'error') errors++;
-    const text = events[d.line - 1] ?? '';
-    const lead = text.length - text.trimStart().length;
-    io.err(`--event ${d.line}: ${errorLog(text.trim(), { column: d.column - lead, message: d.message })}`);
+    const l = lines[d.line - 1] ?? { text: '', event: d.line };
+    const lead = l.text.length - l.text.trimStart().length;
+    io.err(`--event ${l.event}${l.line !== undefined ? ` line ${l.line}` : ''}: ${errorLog(l.text.trim(), { column: d.column - lead, message: d.message })}`);
   }
   return errors;
 }

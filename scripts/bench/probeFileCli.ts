@@ -1,0 +1,96 @@
+/**
+ * A .kprobe file of 10,000 kprobes (distinct instruction starts of many.elf's
+ * cold functions, each `pre { return 0; }`) through the CLI: `kprobe-run run
+ * --probes big.kprobe` (dist/cli.js as a child; host CPU time, user + system,
+ * best of the rounds) against the same run with an empty probe file, and the
+ * CLI path's stages in this process (CPU ms): the image header, compiling
+ * the file, registering its probes, and of that the engine's register_kprobe
+ * of the same addresses alone. Needs `npm run build` (dist/cli.js).
+ * Standalone: node scripts/bench.mjs (section probeFileCli).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { loadElf } from '../../emulator/elf';
+import { Machine } from '../../emulator/machine';
+import { parseProbeFileImage } from '../../emulator/handlers';
+import { repoRoot } from './lib/root';
+
+const quick = process.argv.includes('--quick');
+const ROUNDS = quick ? 1 : 3;
+const N = 10_000;
+
+const root = repoRoot('probeFileCli');
+const imagePath = join(root, 'test/fixtures/kernel/many/many.elf');
+const image = loadElf(imagePath);
+
+function coldTargets(n: number): string[] {
+  const m = new Machine(image, { cpus: 1 });
+  const out: string[] = [];
+  const fns = [...image.symbols.functions()].filter(f => f.size > 0n && f.name.startsWith('cold_')).sort((a, b) => (a.value < b.value ? -1 : 1));
+  for (const s of fns) {
+    for (let p = s.value; p < s.value + s.size && out.length < n;) {
+      const d = m.arch.decode(m.kernel.mem, p);
+      if (!d) break;
+      out.push(`${s.name}+0x${(p - s.value).toString(16)}`);
+      p += BigInt(d.length);
+    }
+  }
+  if (out.length < n) throw new Error(`many.elf has ${out.length} cold instruction starts, fewer than ${n}`);
+  return out;
+}
+
+const cpuMs = (): number => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+const targets = coldTargets(N);
+const dir = mkdtempSync(join(tmpdir(), 'kprobe-bench-'));
+const header = `image "${imagePath}"\n`;
+const files: Record<string, string> = {
+  '0': header,
+  '2000': header + targets.slice(0, 2000).map(t => `kprobe ${t} { pre { return 0; } }\n`).join(''),
+  [String(N)]: header + targets.map(t => `kprobe ${t} { pre { return 0; } }\n`).join(''),
+};
+for (const [n, text] of Object.entries(files)) writeFileSync(join(dir, `p${n}.kprobe`), text);
+// the child reports its own CPU time (all its threads) when it exits
+const preload = join(dir, 'cpu.js');
+writeFileSync(preload, "process.on('exit', () => { const c = process.cpuUsage(); process.stderr.write(`kprobe-bench-cpu ${(c.user + c.system) / 1e6}\\n`); });\n");
+
+console.log(`probe file through the CLI: kprobe-run run --probes FILE (many.elf), host CPU s (user + system of the child), best of ${ROUNDS}`);
+console.log('   probes   cpu s   wall s');
+for (const n of Object.keys(files)) {
+  let best = Infinity, wall = Infinity;
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = performance.now();
+    const res = spawnSync(process.execPath, ['--require', preload, join(root, 'dist/cli.js'), 'run', '--probes', join(dir, `p${n}.kprobe`)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (res.status !== 0) throw new Error(`kprobe-run failed (${res.status}): ${res.stderr.toString().slice(0, 400)}`);
+    wall = Math.min(wall, (performance.now() - t0) / 1000);
+    best = Math.min(best, childCpu(res));
+  }
+  console.log(`${n.padStart(9)}  ${best.toFixed(2).padStart(6)}  ${wall.toFixed(2).padStart(7)}`);
+}
+
+/** The child's CPU seconds, as its preload printed them on stderr. */
+function childCpu(res: ReturnType<typeof spawnSync>): number {
+  const m = /kprobe-bench-cpu ([0-9.]+)/.exec(res.stderr?.toString() ?? '');
+  return m ? Number(m[1]) : NaN;
+}
+
+console.log(`\nthe CLI path's stages in one process for ${N} probes, CPU ms`);
+const text = readFileSync(join(dir, `p${N}.kprobe`), 'utf8');
+let t = cpuMs();
+const lap = (): string => { const n = cpuMs(); const d = n - t; t = n; return d.toFixed(0).padStart(6); };
+parseProbeFileImage(text, 'big.kprobe');
+console.log(`  image header     ${lap()}`);
+const m = new Machine(image, { cpus: 1 });
+lap();
+const c = m.probes.compileProbeFile(text, 'big.kprobe');
+console.log(`  compile          ${lap()}`);
+const r = m.probes.addProbeSpecs(c.specs, 'big.kprobe');
+if (r.errors.length) throw new Error(r.errors[0]);
+console.log(`  register         ${lap()}`);
+const m2 = new Machine(image, { cpus: 1 });
+const addrs = targets.map(tg => { const [s, off] = tg.split('+'); return (image.symbols.lookup(s)?.value ?? 0n) + BigInt(off); });
+lap();
+for (const addr of addrs) m2.kprobes.registerKprobe({ addr, pre_handler: () => 0 });
+console.log(`  of which engine  ${lap()}  (register_kprobe of the same addresses on a fresh machine)`);
+rmSync(dir, { recursive: true, force: true });
