@@ -288,8 +288,9 @@ function hexAddr(a: bigint): string {
   return `0x${BigInt.asUintN(64, a).toString(16)}`;
 }
 
-/** buffers already built, by probe address then content (identical buffers are reused: safe for a CPU still inside) */
-const built = new WeakMap<KprobesArchContext, Map<bigint, Map<string, bigint>>>();
+/** buffers already built, by probe address, with their content (identical buffers are reused: safe for a CPU still inside) */
+const built = new WeakMap<KprobesArchContext, Map<bigint, BuiltBuffer[]>>();
+interface BuiltBuffer { readonly code: Uint8Array; readonly buf: bigint }
 
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
   const chk = canOptimize(ctx, addr);
@@ -302,7 +303,7 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   let byAddr = built.get(ctx);
   if (!byAddr) { byAddr = new Map(); built.set(ctx, byAddr); }
   let cache = byAddr.get(addr);
-  if (!cache) { cache = new Map(); byAddr.set(addr, cache); }
+  if (!cache) { cache = []; byAddr.set(addr, cache); }
   const build = (buf: bigint): Uint8Array | string => {
     const code = new Uint8Array(total);
     code.set(tpl.code);
@@ -317,16 +318,16 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   };
   let buf: bigint | undefined;
   let code: Uint8Array | string = '';
-  for (const [k, b] of cache) {
-    code = build(b);
-    if (typeof code !== 'string' && k === hexBytes(code)) { buf = b; break; }
+  for (const b of cache) {
+    code = build(b.buf);
+    if (typeof code !== 'string' && sameBytes(code, b.code)) { buf = b.buf; break; }
   }
   if (buf === undefined) {
     buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
     code = build(buf);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);
-    cache.set(hexBytes(code), buf);
+    cache.push({ code, buf });
   }
   const jump = jmpTo(addr, buf);
   if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
@@ -336,9 +337,6 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   };
 }
 
-function hexBytes(b: Uint8Array): string {
-  return Array.from(b, x => x.toString(16).padStart(2, '0')).join('');
-}
 
 function checkOptimizedKprobe(op: ArchOptimizedInsn, other: bigint): boolean {
   return other > op.addr && other < op.addr + BigInt(op.size);
