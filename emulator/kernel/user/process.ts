@@ -25,7 +25,7 @@ import { parseElf } from '../../elf/elfFile';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
 import type { Backing } from '../../memory/backing';
-import { guestBytes, guestCopy } from '../../memory/guestRam';
+import { copyWrittenPages, guestBytes, guestCopy } from '../../memory/guestRam';
 import type { Cpu, SyscallName } from '../../arch/types';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
@@ -83,6 +83,26 @@ function atRandom(seed: bigint): Uint8Array {
 }
 
 const alignUp = (v: number, a: number): number => Math.ceil(v / a) * a;
+
+/**
+ * The machine's RAM as sysinfo(2) reports it (totalram; no swap). A private
+ * writable mapping or heap larger than this is refused with -ENOMEM, as
+ * Linux's default overcommit heuristic (vm.overcommit_memory = 0) refuses
+ * a request of more pages than RAM + swap.
+ */
+export const MACHINE_RAM = 1 << 30;
+/** The largest area the emulator can hold in one piece (a typed array's limit): larger ones are -ENOMEM too. */
+export const MAX_AREA = 2 ** 32;
+
+/**
+ * Whether an area of `size` bytes can be had (Linux's __vm_enough_memory
+ * for a single request): `committed` for what Linux charges (VM_ACCOUNT:
+ * private writable memory, and anonymous MAP_SHARED memory, which is shmem).
+ */
+export function enoughMemory(size: number, committed: boolean): boolean {
+  if (!Number.isSafeInteger(size) || size > MAX_AREA) return false;
+  return !committed || size <= MACHINE_RAM;
+}
 /** the stack mapped at exec: it grows on faults below it (growStack) */
 const INITIAL_STACK = 128 * 1024;
 
@@ -215,10 +235,11 @@ export class UserProcess {
     const curEnd = this.heap ? this.heap.end : this.brkStart;
     if (newEnd !== curEnd) {
       const size = newEnd - this.brkStart;
+      if (size > 0 && !enoughMemory(size, true)) return this.brk;
       if (size > 0 && this.collides(this.brkStart, size, this.heap)) return this.brk;
       const backing = guestBytes(size);
       if (this.heap) {
-        backing.set(this.heap.bytes.subarray(0, Math.min(size, this.heap.size)));
+        copyWrittenPages(backing.subarray(0, Math.min(size, this.heap.size)), this.heap.bytes.subarray(0, Math.min(size, this.heap.size)));
         this.mm.unmap(this.heap);
         this.heap = null;
       }
@@ -247,6 +268,7 @@ export class UserProcess {
   /** Anonymous mmap: a fresh zeroed area below the previous ones (or at a fixed address). */
   mmapAnon(addr: VAddr, len: number, perms: number, fixed: boolean, shared = false): VAddr | null {
     const size = alignUp(len, PAGE_SIZE);
+    if (!enoughMemory(size, shared || (perms & PERM_W) !== 0)) return null;
     const base = this.placeMapping(addr, size, fixed);
     if (base === null) return null;
     const r = this.mm.map(base, size, perms | PERM_U, '[mmap]');
@@ -452,9 +474,14 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
       // the live part of the stack: from a page below sp (the red zone and more) to the top; below it is dead
       const from = Math.max(r.base, Math.floor(sp / PAGE_SIZE) * PAGE_SIZE - PAGE_SIZE) - r.base;
       const bytes = guestBytes(r.size);
-      bytes.set(r.bytes.subarray(from), from);
+      k.forkCopiedBytes += copyWrittenPages(bytes, r.bytes, from);
       copy = mm.map(r.base, r.size, r.perms, r.name, undefined, bytes);
-    } else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, guestCopy(r.bytes));
+    } else {
+      // private memory: the child gets the pages the parent wrote; the others stay zero pages on both sides
+      const bytes = guestBytes(r.size);
+      k.forkCopiedBytes += copyWrittenPages(bytes, r.bytes);
+      copy = mm.map(r.base, r.size, r.perms, r.name, undefined, bytes);
+    }
     if (parent.shared.has(r)) shared.add(copy);
     if (r === parent.heap) heap = copy;
   }

@@ -20,7 +20,7 @@ import { PERM_R, PERM_W, PERM_X } from '../../memory/memory';
 import { fromVAddr, toVAddr } from '../../memory/address';
 import { guestBytes } from '../../memory/guestRam';
 import { NO_RESULT } from '../hypercalls';
-import { UserProcess } from './process';
+import { MACHINE_RAM, UserProcess, enoughMemory } from './process';
 import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './results';
 import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
@@ -105,6 +105,9 @@ const MEMORY_SYSCALLS = {
     if (u > 1n << 36n) return E('ENOMEM');
     const n = Number(u);
     const perms = protPerms(i32(prot));
+    // committed memory (private writable, shared anonymous) beyond the machine's RAM is -ENOMEM
+    const committed = (f & 3) === MAP_SHARED ? (f & MAP_ANONYMOUS) !== 0 : (perms & PERM_W) !== 0;
+    if (!enoughMemory(Math.ceil(n / 4096) * 4096, committed)) return E('ENOMEM');
     const a = toVAddr(addr);
     const fixed = (f & MAP_FIXED) !== 0;
     if (fixed && !pageAligned(a)) return E('EINVAL');
@@ -215,8 +218,8 @@ const MEMORY_SYSCALLS = {
     const b = new Uint8Array(112);
     const dv = new DataView(b.buffer);
     dv.setBigInt64(0, c.proc.kernel.clock.now(c.cpu.id) / 1_000_000_000n, true); // uptime
-    dv.setBigUint64(32, 1n << 30n, true); // totalram
-    dv.setBigUint64(40, 1n << 29n, true); // freeram
+    dv.setBigUint64(32, BigInt(MACHINE_RAM), true); // totalram
+    dv.setBigUint64(40, BigInt(MACHINE_RAM / 2), true); // freeram
     dv.setUint16(80, c.proc.kernel.processes.size, true); // procs
     dv.setUint32(104, 1, true); // mem_unit
     return copyToUser(c.proc.mm, info, b) ? 0n : E('EFAULT');
