@@ -30,6 +30,7 @@ import type { Cpu, SyscallName } from '../../arch/types';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
 import { KTask } from '../task';
+import { MACHINE_RAM, MAX_AREA } from '../ram';
 import { CharDevice, Inode } from '../fs/vfs';
 import { addStandardNodes } from '../fs/populate';
 import {
@@ -85,18 +86,8 @@ function atRandom(seed: bigint): Uint8Array {
 const alignUp = (v: number, a: number): number => Math.ceil(v / a) * a;
 
 /**
- * The machine's RAM as sysinfo(2) reports it (totalram; no swap). A private
- * writable mapping or heap larger than this is refused with -ENOMEM, as
- * Linux's default overcommit heuristic (vm.overcommit_memory = 0) refuses
- * a request of more pages than RAM + swap.
- */
-export const MACHINE_RAM = 1 << 30;
-/** The largest area the emulator can hold in one piece (a typed array's limit): larger ones are -ENOMEM too. */
-export const MAX_AREA = 2 ** 32;
-
-/**
  * Whether an area of `size` bytes can be had (Linux's __vm_enough_memory
- * for a single request): `committed` for what Linux charges (VM_ACCOUNT:
+ * for a single request, against the machine's RAM: ../ram.ts): `committed` for what Linux charges (VM_ACCOUNT:
  * private writable memory, and anonymous MAP_SHARED memory, which is shmem).
  */
 export function enoughMemory(size: number, committed: boolean): boolean {
@@ -201,7 +192,7 @@ export class UserProcess {
     if (!exe) return this.exePath;
     const p = this.kernel.fs.pathOf(exe);
     if (p !== '(deleted)') return p;
-    return exe.hostPath !== undefined ? resolveHostPath(exe.hostPath) : this.exePath;
+    return exe.hostPath !== undefined ? resolveHostPath(exe.hostPath.toString()) : this.exePath;
   }
 
   /** vfork: the child exec'd or ended, the parent runs again with the child's pid */

@@ -20,7 +20,8 @@ import { PERM_R, PERM_W, PERM_X } from '../../memory/memory';
 import { fromVAddr, toVAddr } from '../../memory/address';
 import { guestBytes } from '../../memory/guestRam';
 import { NO_RESULT } from '../hypercalls';
-import { MACHINE_RAM, UserProcess, enoughMemory } from './process';
+import { UserProcess, enoughMemory } from './process';
+import { MACHINE_RAM } from '../ram';
 import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './results';
 import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
@@ -105,8 +106,9 @@ const MEMORY_SYSCALLS = {
     if (u > 1n << 36n) return E('ENOMEM');
     const n = Number(u);
     const perms = protPerms(i32(prot));
-    // committed memory (private writable, shared anonymous) beyond the machine's RAM is -ENOMEM
-    const committed = (f & 3) === MAP_SHARED ? (f & MAP_ANONYMOUS) !== 0 : (perms & PERM_W) !== 0;
+    // committed memory (private writable, shared anonymous) beyond the machine's RAM is -ENOMEM; so is a private
+    // file mapping, whose pages are copied here (Linux shares them until written)
+    const committed = (f & 3) === MAP_SHARED ? (f & MAP_ANONYMOUS) !== 0 : (perms & PERM_W) !== 0 || (f & MAP_ANONYMOUS) === 0;
     if (!enoughMemory(Math.ceil(n / 4096) * 4096, committed)) return E('ENOMEM');
     const a = toVAddr(addr);
     const fixed = (f & MAP_FIXED) !== 0;
@@ -265,16 +267,15 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
   const base = c.proc.placeMapping(addr, size, fixed);
   if (base === null) return E('ENOMEM');
   const name = inode.fs.pathOf(inode);
-  const pages = inode.pages();
   const o = Number(off);
-  if (shared && o + size <= pages.size) {
+  const pages = shared ? inode.pages() : null;
+  if (pages && o + size <= pages.size) {
     const r = c.proc.mm.mapBacking(base, size, perms | 8, name, pages, o);
     c.proc.shared.add(r);
   } else {
     // private (or past the file's pages): the bytes copied; past the end of the file reads zero
     const bytes = guestBytes(size);
-    const data = inode.data();
-    if (o < data.length) bytes.set(data.subarray(o, Math.min(data.length, o + size)));
+    inode.copyOut(o, bytes);
     const r = c.proc.mm.map(base, size, perms | 8, name, undefined, bytes);
     if (shared) c.proc.shared.add(r);
   }
