@@ -7,8 +7,9 @@
  *   own later writes, and the host copies only the written pages (the
  *   kernel's count of bytes fork copied, and the test process's resident
  *   memory, stay far below the mapped size);
- *   mmap / brk beyond the machine's RAM (1 GiB, what sysinfo reports):
- *   -ENOMEM / the break unchanged, not an internal error;
+ *   mmap / brk / mprotect to writable beyond the machine's RAM (1 GiB,
+ *   what sysinfo reports): -ENOMEM / the break unchanged, not an internal
+ *   error;
  *   rt_sigsuspend / rt_sigprocmask / rt_sigaction with a sigsetsize other
  *   than 8: -EINVAL at once.
  */
@@ -33,6 +34,9 @@ const EXPECTED = [
   'mmap 2 GiB -12',
   'mmap shared 2 GiB -12',
   'mmap 16 GiB -12',
+  'mmap PROT_NONE 2 GiB ok 1',
+  'mprotect it writable -12',
+  'mprotect 1 MiB of it writable 0',
   'brk +4 GiB unchanged 1',
   'brk +5000 MiB unchanged 1',
   'rt_sigsuspend size 4 -22',

@@ -317,11 +317,15 @@ export class UserProcess {
   /** mprotect(2) over whole and partial areas; false when part of the range is unmapped. */
   mprotect(addr: VAddr, len: number, perms: number): boolean {
     const end = addr + alignUp(len, PAGE_SIZE);
+    // private memory made writable is committed now (Linux charges it at mprotect): more than the RAM is -ENOMEM
+    let newlyCommitted = 0;
     for (let a = addr; a < end;) {
       const r = this.mm.regionAt(a);
       if (!r) return false;
+      if ((perms & PERM_W) && !(r.perms & PERM_W) && !this.shared.has(r)) newlyCommitted += Math.min(r.end, end) - a;
       a = r.end;
     }
+    if (!enoughMemory(newlyCommitted, true)) return false;
     for (const r of [...this.mm.allRegions()]) {
       if (r.end <= addr || r.base >= end) continue;
       const lo = Math.max(r.base, addr), hi = Math.min(r.end, end);

@@ -10,8 +10,10 @@
 
 #if defined(__x86_64__)
 #define NR_brk 12
+#define NR_mprotect 10
 #else
 #define NR_brk 214
+#define NR_mprotect 226
 #endif
 #define PROT_RW 3
 #define MAP_PRIVATE_ANON 0x22
@@ -59,6 +61,13 @@ void cstart(long *sp)
 	kv("mmap 2 GiB", mmap_anon(2 * GIB, MAP_PRIVATE_ANON));
 	kv("mmap shared 2 GiB", mmap_anon(2 * GIB, MAP_SHARED_ANON));
 	kv("mmap 16 GiB", mmap_anon(16 * GIB, MAP_PRIVATE_ANON));
+	/* reserved without access (not committed), then made writable: committed then, refused */
+	long r = sys6(NR_mmap, 0, 2 * GIB, 0, MAP_PRIVATE_ANON, -1, 0);
+	kv("mmap PROT_NONE 2 GiB ok", r > 0);
+	kv("mprotect it writable", sys3(NR_mprotect, r, 2 * GIB, PROT_RW));
+	kv("mprotect 1 MiB of it writable", sys3(NR_mprotect, r, 1L << 20, PROT_RW));
+	((volatile char *)r)[4096] = 1;
+	sys2(NR_munmap, r, 2 * GIB);
 	kv("brk +4 GiB unchanged", sys1(NR_brk, b0 + 4 * GIB) == b0);
 	kv("brk +5000 MiB unchanged", sys1(NR_brk, b0 + (5000L << 20)) == b0);
 	/* a wrong sigsetsize */
