@@ -7,7 +7,6 @@
  * /tmp. Bad input is one clear line naming the file and what is wrong.
  */
 import { lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type * as zlib from 'node:zlib';
 import { CharDevice, FsErrno, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Vfs } from './vfs';
 import { MACHINE_RAM } from '../ram';
