@@ -159,8 +159,9 @@ export class Inode {
       this.bytes = grown;
       this.cache = null;
     }
-    // past the end the pages are zero: the zero pages of what is written stay untouched
-    if (pos >= this.size && pos % PAGE_SIZE === 0) copyWrittenPages(this.bytes!.subarray(pos, end), src);
+    // past the end the pages are zero while no mapping of them exists (one could have stored past the end):
+    // the zero pages of what is written then stay untouched
+    if (pos >= this.size && pos % PAGE_SIZE === 0 && !this.cache) copyWrittenPages(this.bytes!.subarray(pos, end), src);
     else this.bytes!.set(src, pos);
     if (end > this.size) this.size = end;
     this.mtimeNs = this.ctimeNs = nowNs;
