@@ -93,6 +93,8 @@ export class Kernel implements KernelApi {
   readonly sysctl = new SysctlTable();
   /** seed of the user processes' randomness (getrandom, AT_RANDOM): the same seed, the same bytes */
   randomSeed = 0n;
+  /** bytes of private memory fork copied into children so far (only the pages a parent had written) */
+  forkCopiedBytes = 0;
   /** the filesystem user processes see (populated by --rootfs / --initramfs, device nodes at the first process) */
   readonly fs = new Vfs();
   /**

@@ -73,7 +73,8 @@ class Arena {
   }
 
   release(off: number, size: number): void {
-    new Uint8Array(this.buffer as ArrayBuffer, off, size).fill(0);
+    // zero what was written; pages never written stay untouched on the host
+    zeroWrittenPages(new Uint8Array(this.buffer as ArrayBuffer, off, size));
     this.used -= size;
     const f = this.free;
     let i = 0;
@@ -154,4 +155,44 @@ export function guestRegisterFile(n: number): { lo: Int32Array; hi: Int32Array }
 export function arenaOffset(v: ArrayBufferView): number {
   const a = theArena();
   return a.buffer !== null && v.buffer === a.buffer ? v.byteOffset : -1;
+}
+
+const SCAN = 65536;
+const ZERO_SCAN = new Uint8Array(SCAN);
+const ZERO_PAGE = ZERO_SCAN.subarray(0, 4096);
+const isZero = (b: Uint8Array): boolean => Buffer.compare(b, b.length === SCAN ? ZERO_SCAN : ZERO_PAGE.subarray(0, b.length)) === 0;
+
+/** Zero the pages of `b` that are not all zero already (see copyWrittenPages). */
+function zeroWrittenPages(b: Uint8Array): void {
+  for (let o = 0; o < b.length; o += SCAN) {
+    const end = Math.min(b.length, o + SCAN);
+    if (end - o === SCAN && isZero(b.subarray(o, end))) continue;
+    for (let p = o; p < end; p += 4096) {
+      const page = b.subarray(p, Math.min(end, p + 4096));
+      if (!isZero(page)) page.fill(0);
+    }
+  }
+}
+
+/**
+ * Copy `src` into the zero-filled `dst` (same length) from byte `from` on,
+ * page by page, leaving out the pages that are all zero: a page the program
+ * never wrote stays untouched on the host in both (what copy-on-write of
+ * the zero page gives Linux's fork). Reading an untouched page maps the
+ * host's zero page, not memory. Returns the bytes copied.
+ */
+export function copyWrittenPages(dst: Uint8Array, src: Uint8Array, from = 0): number {
+  if (dst.length !== src.length) throw new RangeError(`copyWrittenPages: ${dst.length} bytes into ${src.length}`);
+  let copied = 0;
+  for (let o = from; o < src.length; o += SCAN) {
+    const end = Math.min(src.length, o + SCAN);
+    if (end - o === SCAN && isZero(src.subarray(o, end))) continue;
+    for (let p = o; p < end; p += 4096) {
+      const page = src.subarray(p, Math.min(end, p + 4096));
+      if (isZero(page)) continue;
+      dst.set(page, p);
+      copied += page.length;
+    }
+  }
+  return copied;
 }

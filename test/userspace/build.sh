@@ -39,6 +39,16 @@ for prog in $PROGS; do
     clang --target=aarch64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument $A64 -$opt -Iprograms programs/$prog.c -o bin/$prog-aarch64-clang-$opt.elf
   done
 done
+# edge/limits: memory and signal-mask requests at the edges (no qemu golden: the expected figures are the
+# machine's own, its RAM and limits; see test/userspace/limits.test.ts)
+mkdir -p bin/edge
+gcc $X86 -O2 -Iprograms programs/limits.c -o bin/edge/limits-x86_64.elf
+clang --target=aarch64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument $A64 -O2 -Iprograms programs/limits.c -o bin/edge/limits-aarch64.elf
+clang --target=riscv64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument -static -nostdlib -ffreestanding -fno-pic -no-pie \
+  -march=rv64imac -mabi=lp64 -mno-relax -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none \
+  -O2 -Iprograms programs/limits.c -o bin/edge/limits-riscv64.elf
+# edge/rootfs: a program reading what a fuzzed rootfs and initramfs left (test/userspace/rootfsEdges.test.ts)
+gcc $X86 -O2 -Iprograms programs/rootfs.c -o bin/edge/rootfs-x86_64.elf
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for f in bin/*.elf; do

@@ -19,33 +19,13 @@ import { RootfsError, populateFromCpio } from '../../emulator/kernel/fs/populate
 import { execProcess } from '../../emulator/kernel/user/process';
 import { Errno } from '../../emulator/kernel/abi';
 import { repoPath } from '../util/paths';
+import { cpio } from './cpio';
 import { x86_64 } from '../../emulator/arch/x86_64/index';
 import { Memory, PERM_R, PERM_U, PERM_X } from '../../emulator/memory/memory';
 import { Backing } from '../../emulator/memory/backing';
 
 const BIN = repoPath('test', 'userspace', 'bin');
 const GOLDEN = repoPath('test', 'userspace', 'golden');
-
-/** A cpio newc archive of entries (as the kernel's gen_init_cpio writes them). */
-function cpio(entries: { name: string; mode: number; data?: Uint8Array | string; rdev?: [number, number] }[]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const enc = new TextEncoder();
-  const pad = (n: number): Uint8Array => new Uint8Array((4 - (n % 4)) % 4);
-  let ino = 100;
-  for (const e of [...entries, { name: 'TRAILER!!!', mode: 0 }]) {
-    const data = typeof e.data === 'string' ? enc.encode(e.data) : e.data ?? new Uint8Array(0);
-    const name = enc.encode(e.name + '\0');
-    const hex = (v: number): string => v.toString(16).padStart(8, '0');
-    const rdev = 'rdev' in e && e.rdev ? e.rdev : [0, 0];
-    const header = '070701' + [ino++, e.mode, 0, 0, 1, 0, data.length, 0, 0, rdev[0], rdev[1], name.length, 0].map(hex).join('');
-    parts.push(enc.encode(header), name, pad(110 + name.length), data, pad(data.length));
-  }
-  const total = parts.reduce((a, p) => a + p.length, 0);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  return out;
-}
 
 describe('user-space kernel pieces', () => {
   test('an initramfs (gzip-compressed cpio newc) holds the program; run from it, it prints what qemu printed', () => {

@@ -7,9 +7,12 @@
  * /tmp. Bad input is one clear line naming the file and what is wrong.
  */
 import { lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type * as zlib from 'node:zlib';
-import { CharDevice, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Vfs } from './vfs';
+import { CharDevice, FsErrno, S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Vfs } from './vfs';
+import { MACHINE_RAM } from '../ram';
+
+/** The most an initramfs may unpack to: the machine's RAM (its files live in memory, as in Linux's rootfs). */
+const MAX_UNPACKED = MACHINE_RAM;
 
 /** A problem with what the filesystem is populated from (the message says what and where). */
 export class RootfsError extends Error {}
@@ -19,36 +22,55 @@ export function populateVfs(fs: Vfs, src: { rootfs?: string; initramfs?: readonl
   if (src.rootfs !== undefined) populateFromHost(fs, src.rootfs);
   for (const f of src.initramfs ?? []) {
     let bytes: Uint8Array;
-    try { bytes = readFileSync(f); } catch (e) {
+    try {
+      const size = statSync(f).size;
+      if (size > MAX_UNPACKED) throw new RootfsError(`initramfs ${f}: ${size} bytes, more than the machine's memory (${MACHINE_RAM >> 20} MiB RAM)`);
+      bytes = readFileSync(f);
+    } catch (e) {
+      if (e instanceof RootfsError) throw e;
       throw new RootfsError(`initramfs ${f}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
     }
     populateFromCpio(fs, bytes, f);
   }
 }
 
-/** Copy a host directory tree in (symlinks as symlinks; other node types skipped). */
+/**
+ * Copy a host directory tree in (symlinks as symlinks; other node types
+ * skipped). Host names are bytes (a name need not be UTF-8): the host is
+ * reached by those bytes, and the emulated tree names the file by their
+ * UTF-8 decoding, as a program's path is decoded.
+ */
 export function populateFromHost(fs: Vfs, hostDir: string): void {
   let st;
   try { st = statSync(hostDir); } catch {
     throw new RootfsError(`rootfs ${hostDir}: no such directory`);
   }
   if (!st.isDirectory()) throw new RootfsError(`rootfs ${hostDir}: not a directory`);
-  const walk = (host: string, into: string): void => {
-    let names: string[];
-    try { names = readdirSync(host).sort(); } catch (e) {
-      throw new RootfsError(`rootfs ${host}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+  const walk = (host: Buffer, into: string): void => {
+    let names: { name: string; raw: Buffer }[];
+    try {
+      names = readdirSync(host, { encoding: 'buffer' }).map(raw => ({ name: td.decode(raw), raw }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : Buffer.compare(a.raw, b.raw)));
+    } catch (e) {
+      throw new RootfsError(`rootfs ${host.toString()}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
     }
-    for (const name of names) {
-      const h = join(host, name);
+    for (const { name, raw } of names) {
+      const h = Buffer.concat([host, SLASH, raw]);
       const p = `${into}/${name}`;
-      const s = lstatSync(h);
-      if (s.isSymbolicLink()) fs.symlink(p, readlinkSync(h));
+      let s;
+      try { s = lstatSync(h); } catch (e) {
+        throw new RootfsError(`rootfs ${h.toString()}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+      }
+      if (s.isSymbolicLink()) fs.symlink(p, td.decode(readlinkSync(h, { encoding: 'buffer' })));
       else if (s.isDirectory()) { fs.mkdirp(p, s.mode & 0o7777); walk(h, p); }
-      else if (s.isFile()) fs.writeFile(p, { host: h, size: s.size }, s.mode & 0o7777);
+      else if (s.isFile()) fs.writeFile(p, { host: isUtf8(raw) && isUtf8(host) ? h.toString() : h, size: s.size }, s.mode & 0o7777);
     }
   };
-  walk(hostDir, '');
+  walk(Buffer.from(hostDir), '');
 }
+
+const SLASH = Buffer.from('/');
+const isUtf8 = (b: Buffer): boolean => { try { new TextDecoder('utf-8', { fatal: true }).decode(b); return true; } catch { return false; } };
 
 const td = new TextDecoder();
 
@@ -57,7 +79,13 @@ export function populateFromCpio(fs: Vfs, bytes: Uint8Array, file: string): void
   let data = bytes;
   if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
     // node:zlib loaded here, not at start-up (a cold start pays ~3 ms for it; few runs have a gzip initramfs)
-    try { data = new Uint8Array((require('node:zlib') as typeof zlib).gunzipSync(data)); } catch (e) {
+    // the archive is unpacked into the machine's memory: more than its RAM is refused, not unpacked
+    const z = require('node:zlib') as typeof zlib;
+    // one output chunk as large as the bound (untouched until written): no second copy when the chunks are joined
+    try { data = z.gunzipSync(data, { maxOutputLength: MAX_UNPACKED, chunkSize: MAX_UNPACKED }); } catch (e) {
+      if (e instanceof RangeError && /maxOutputLength|larger than/i.test(e.message)) {
+        throw new RootfsError(`initramfs ${file}: unpacks to more than ${MAX_UNPACKED >> 20} MiB, the machine's memory (${MACHINE_RAM >> 20} MiB RAM)`);
+      }
       throw new RootfsError(`initramfs ${file}: corrupt gzip data (${e instanceof Error ? e.message : String(e)})`);
     }
   }
@@ -86,21 +114,38 @@ export function populateFromCpio(fs: Vfs, bytes: Uint8Array, file: string): void
     if (name === 'TRAILER!!!') return;
     const body = data.subarray(dataAt, dataAt + filesize);
     const path = '/' + name.replace(/^\.?\/+/, '').replace(/^\.$/, '');
-    if (path !== '/') {
-      switch (mode & S_IFMT) {
-        case S_IFDIR: fs.mkdirp(path, mode & 0o7777); break;
-        case S_IFREG: fs.writeFile(path, Uint8Array.from(body), mode & 0o7777); break;
-        case S_IFLNK: fs.symlink(path, td.decode(body)); break;
-        case S_IFCHR: {
-          const dev = knownDevice(rmajor, rminor);
-          if (dev) fs.device(path, dev, rmajor, rminor, mode & 0o7777);
-          break;
+    if (path !== '/' && canCreate(fs, path, (mode & S_IFMT) === S_IFDIR)) {
+      try {
+        switch (mode & S_IFMT) {
+          case S_IFDIR: fs.mkdirp(path, mode & 0o7777); break;
+          case S_IFREG: fs.writeFile(path, body, mode & 0o7777); break;
+          case S_IFLNK: fs.symlink(path, td.decode(body)); break;
+          case S_IFCHR: {
+            const dev = knownDevice(rmajor, rminor);
+            if (dev) fs.device(path, dev, rmajor, rminor, mode & 0o7777);
+            break;
+          }
+          default: break; // block devices, fifos, sockets: not kept
         }
-        default: break; // block devices, fifos, sockets: not kept
+      } catch (e) {
+        // an entry under something that is not a directory ("a" a file, then "a/b"): skipped, as Linux's unpacker does
+        if (!(e instanceof FsErrno && e.errno === 'ENOTDIR')) throw e;
       }
     }
     off = align4(dataAt + filesize);
   }
+}
+
+/**
+ * Whether an archive entry may take `path`, as Linux's unpacker decides
+ * (maybe_unlink, then create): what is there is replaced, but a non-empty
+ * directory stays (rmdir fails, the new entry is skipped) and an existing
+ * directory is kept for a directory entry.
+ */
+function canCreate(fs: Vfs, path: string, dirEntry: boolean): boolean {
+  const r = fs.lookup(path, fs.root, false);
+  if (!r.ok || !r.inode.isDir) return true;
+  return dirEntry || r.inode.children!.size === 0;
 }
 
 export const nullDevice: CharDevice = { name: 'null', read: () => new Uint8Array(0), write: b => b.length };

@@ -15,14 +15,47 @@
  * symlinks followed (40 at most: ELOOP) except the last when asked not to,
  * ENOENT / ENOTDIR / EEXIST... as errno numbers (emulator/kernel/abi.ts).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { Backing, PAGE_SIZE } from '../../memory/backing';
-import { guestBytes } from '../../memory/guestRam';
-import { Errno } from '../abi';
+import { copyWrittenPages, guestBytes } from '../../memory/guestRam';
+import { Errno, ErrnoName } from '../abi';
+import { MACHINE_RAM } from '../ram';
 
 export const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000, S_IFLNK = 0o120000, S_IFCHR = 0o020000, S_IFIFO = 0o010000;
 /** Linux's MAXSYMLINKS */
 const MAX_SYMLINKS = 40;
+
+/**
+ * A file operation the machine cannot do for this file: the system call
+ * returns -errno (the message, naming the file, goes to the kernel log).
+ */
+export class FsErrno extends Error {
+  constructor(readonly errno: ErrnoName, message: string) { super(message); }
+}
+
+/** The most bytes a file's pages can hold in memory (the machine's RAM, see ../ram.ts). */
+export const MAX_FILE_PAGES = MACHINE_RAM;
+/** The most bytes one read of a host file too large to hold returns (a short read, as a regular file may give). */
+const HOST_READ_PIECE = 16 << 20;
+
+/** Bytes [pos, pos+len) of a host file, read in place (its size may have changed: what is there). */
+function readHost(path: string | Buffer, pos: number, len: number, into?: Uint8Array): Uint8Array {
+  const out = into ?? new Uint8Array(len);
+  let fd: number;
+  try { fd = openSync(path, 'r'); } catch (e) {
+    throw new FsErrno('EIO', `${path.toString()}: the host file cannot be read (${e instanceof Error ? e.message : String(e)})`);
+  }
+  try {
+    let got = 0;
+    while (got < len) {
+      const n = readSync(fd, out, got, Math.min(len - got, HOST_READ_PIECE), pos + got);
+      if (n === 0) break;
+      got += n;
+    }
+    // a file that shrank since: what is there (the rest of `into` stays zero)
+    return into || got === out.length ? out : out.subarray(0, got);
+  } finally { closeSync(fd); }
+}
 
 /** A character device: what reads and writes of its open files do. */
 export interface CharDevice {
@@ -45,8 +78,8 @@ export class Inode {
   /** regular file: its bytes [0, size); `data` may be longer (capacity) */
   private bytes: Uint8Array | null = null;
   size = 0;
-  /** regular file from the host, read on first use */
-  hostPath?: string;
+  /** regular file from the host, read on first use (a Buffer when its name is not UTF-8) */
+  hostPath?: string | Buffer;
   /** directory entries (not `.` / `..`) */
   readonly children?: Map<string, Inode>;
   /** directory: its parent (the root's is itself) */
@@ -74,47 +107,73 @@ export class Inode {
     return this.bytes!.subarray(0, this.size);
   }
 
-  private load(): void {
+  /** The file's bytes in memory, `capacity` bytes of pages at least: a host file's first `keep` bytes (default all) read in. */
+  private load(keep = Infinity, capacity = 0): void {
     if (this.bytes) return;
     if (this.hostPath !== undefined) {
-      const b = readFileSync(this.hostPath);
-      this.bytes = guestBytes(roundPage(b.length));
-      this.bytes.set(b);
-      this.size = b.length;
+      const n = Math.min(keep, this.size);
+      if (Math.max(n, capacity) > MAX_FILE_PAGES) throw this.tooLarge('ENOMEM', n);
+      this.bytes = guestBytes(roundPage(Math.max(n, capacity)));
+      readHost(this.hostPath, 0, n, this.bytes.subarray(0, n));
+      this.size = n;
     } else {
-      this.bytes = guestBytes(roundPage(this.size));
+      this.bytes = guestBytes(roundPage(Math.max(this.size, capacity)));
     }
   }
 
-  /** Read up to len bytes at pos. */
+  private tooLarge(errno: ErrnoName, size: number): FsErrno {
+    const what = errno === 'EFBIG' ? 'would grow to' : 'has';
+    return new FsErrno(errno, `${this.fs.pathOf(this)}: ${what} ${size} bytes, more than the ${MAX_FILE_PAGES >> 20} MiB of the machine's memory can hold as pages`);
+  }
+
+  /** A host file too large to hold in memory: read in pieces from the host, never loaded whole. */
+  private get inPieces(): boolean { return !this.bytes && this.hostPath !== undefined && this.size > MAX_FILE_PAGES; }
+
+  /** Read up to len bytes at pos (a host file too large to hold in memory: at most 16 MiB, from the host). */
   read(pos: number, len: number): Uint8Array {
+    if (this.inPieces) {
+      if (pos >= this.size) return new Uint8Array(0);
+      return readHost(this.hostPath!, pos, Math.min(len, this.size - pos, HOST_READ_PIECE));
+    }
     const d = this.data();
     if (pos >= d.length) return new Uint8Array(0);
     return d.slice(pos, Math.min(d.length, pos + len));
   }
 
+  /** Copy the file's bytes from pos into `into` (those there are; the rest of `into` is left as it is). */
+  copyOut(pos: number, into: Uint8Array): void {
+    if (pos >= this.size) return;
+    if (this.inPieces) { readHost(this.hostPath!, pos, Math.min(into.length, this.size - pos), into); return; }
+    into.set(this.data().subarray(pos, pos + into.length));
+  }
+
   /** Write at pos (growing the file); the page cache sees it while the file keeps its capacity. */
   write(pos: number, src: Uint8Array, nowNs: bigint): number {
-    this.load();
     const end = pos + src.length;
+    if (end > MAX_FILE_PAGES) throw this.tooLarge('EFBIG', end);
+    this.load();
     if (end > this.bytes!.length) {
       // a bigger page frame set: mappings made before keep the old pages (documented limit)
-      const grown = guestBytes(roundPage(Math.max(end, this.bytes!.length * 2)));
-      grown.set(this.bytes!.subarray(0, this.size));
+      const grown = guestBytes(roundPage(Math.min(MAX_FILE_PAGES, Math.max(end, this.bytes!.length * 2))));
+      copyWrittenPages(grown.subarray(0, this.bytes!.length), this.bytes!);
       this.bytes = grown;
       this.cache = null;
     }
-    this.bytes!.set(src, pos);
+    // past the end the pages are zero while no mapping of them exists (one could have stored past the end):
+    // the zero pages of what is written then stay untouched
+    if (pos >= this.size && pos % PAGE_SIZE === 0 && !this.cache) copyWrittenPages(this.bytes!.subarray(pos, end), src);
+    else this.bytes!.set(src, pos);
     if (end > this.size) this.size = end;
     this.mtimeNs = this.ctimeNs = nowNs;
     return src.length;
   }
 
   truncate(len: number, nowNs: bigint): void {
-    this.load();
+    if (len > MAX_FILE_PAGES) throw this.tooLarge('EFBIG', len);
+    this.load(len, len);
     if (len > this.bytes!.length) {
       const grown = guestBytes(roundPage(len));
-      grown.set(this.bytes!.subarray(0, this.size));
+      copyWrittenPages(grown.subarray(0, this.bytes!.length), this.bytes!);
       this.bytes = grown;
       this.cache = null;
     }
@@ -226,19 +285,24 @@ export class Vfs {
     dir.mtimeNs = dir.ctimeNs = this.now();
   }
 
+  /** The directory at `path`, made with its missing parents (a symlink to a directory is followed); ENOTDIR when a component is something else. */
   mkdirp(path: string, mode = 0o755): Inode {
     let dir = this.root;
     for (const part of path.split('/').filter(p => p)) {
       let next = dir.children!.get(part);
       if (!next) { next = this.newInode(S_IFDIR | mode); next.nlink = 2; this.link(dir, part, next); }
-      if (!next.isDir) throw new Error(`${path}: ${part} is not a directory`);
+      if (next.isLink) {
+        const r = this.lookup(part, dir);
+        if (r.ok) next = r.inode;
+      }
+      if (!next.isDir) throw new FsErrno('ENOTDIR', `${path}: ${part} is not a directory`);
       dir = next;
     }
     return dir;
   }
 
   /** Create (or replace) a regular file with these bytes; returns it. */
-  writeFile(path: string, bytes: Uint8Array | { host: string; size: number }, mode = 0o644): Inode {
+  writeFile(path: string, bytes: Uint8Array | { host: string | Buffer; size: number }, mode = 0o644): Inode {
     const slash = path.lastIndexOf('/');
     const dir = this.mkdirp(path.slice(0, Math.max(0, slash)));
     const name = path.slice(slash + 1);

@@ -42,6 +42,9 @@ import { KernelExport, licenseIsGplCompatible, readKsymtab } from './exports';
 import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, modinfo, moduleName, parseRelObject } from './object';
 
 const SHT_NOBITS = 8;
+/** How far the module area reaches from the exec area, either side (x86_64 Linux's MODULES_LEN is about 1 GiB too). */
+const MODULE_AREA = 0x40000000;
+const sizeText = (n: number): string => n >= 1 << 20 ? `${Math.floor(n / (1 << 20))} MiB` : `${n} bytes`;
 const STB_WEAK = 2, STT_SECTION = 3, STT_FILE = 4, STT_FUNC = 2, STT_OBJECT = 1;
 
 export type ModuleState = 'coming' | 'live' | 'going' | 'unloaded';
@@ -162,6 +165,11 @@ export class ModuleTable {
     };
     const coreL = place(alloc.filter(s => !isInit(s)));
     const initL = place(alloc.filter(isInit));
+    for (const [part, l] of [['core', coreL], ['init', initL]] as const) {
+      if (!Number.isSafeInteger(l.size) || l.size > MODULE_AREA) {
+        throw new ModuleError(`${name}: module_alloc of its ${part} (${sizeText(l.size)}) failed: larger than the module area (${sizeText(MODULE_AREA)}) (Cannot allocate memory, err -12)`);
+      }
+    }
     const addrOf = new Map<number, bigint>();
     let core: ModuleArea, init: ModuleArea | null = null;
     const regions: Region[] = [];
@@ -190,7 +198,8 @@ export class ModuleTable {
     } catch (e) { unwind(); throw e; }
     // apply_relocations, on copies of the section bytes
     const images = new Map<number, Uint8Array>();
-    for (const s of alloc) images.set(s.index, s.type === SHT_NOBITS ? new Uint8Array(Number(s.size)) : s.data.slice());
+    // .bss needs no image: the fresh area is zero, and its pages stay untouched on the host
+    for (const s of alloc) if (s.type !== SHT_NOBITS) images.set(s.index, s.data.slice());
     for (const [target, relas] of obj.relas) {
       const sec = obj.sections[target];
       const bytes = images.get(target);
@@ -368,11 +377,13 @@ export class ModuleTable {
     const free = (a: number): boolean => Number.isSafeInteger(a) && !mem.allRegions().some(r => a < r.end && r.base < a + pages);
     if (this.cursorUp === null) this.cursorUp = execHi;
     if (this.cursorDown === null) this.cursorDown = execLo;
-    const limit = 0x40000000; // stay within 1 GiB of the exec area: every code model here reaches it
+    // the module area: within 1 GiB of the exec area, either side (every code model here reaches it); a part
+    // that does not fit wholly is refused before anything is allocated, as Linux's module_alloc fails
+    const limit = MODULE_AREA;
     let base: number | null = null;
-    for (let a = this.cursorUp; a - execHi < limit; a += PAGE_SIZE) if (free(a)) { base = a; this.cursorUp = a + pages; break; }
+    for (let a = this.cursorUp; a + pages - execHi <= limit; a += PAGE_SIZE) if (free(a)) { base = a; this.cursorUp = a + pages; break; }
     if (base === null) {
-      for (let a = this.cursorDown - pages; execLo - a < limit; a -= PAGE_SIZE) if (free(a)) { base = a; this.cursorDown = a; break; }
+      for (let a = this.cursorDown - pages; execLo - a <= limit; a -= PAGE_SIZE) if (free(a)) { base = a; this.cursorDown = a; break; }
     }
     if (base === null) throw new RangeError(`no free ${pages} bytes within reach of the kernel text`);
     return mem.map(base, pages, PERM_R | PERM_W | PERM_X, `module ${name}`);

@@ -32,6 +32,9 @@ const WNOHANG = 1;
 const SIG_BLOCK = 0, SIG_UNBLOCK = 1, SIG_SETMASK = 2;
 
 /** The system calls that never restart after a handler (signal(7): pause, sigsuspend). */
+/** sizeof(sigset_t) on every arch here: the rt_sig* calls refuse any other size with -EINVAL, as Linux does */
+const SIGSET_SIZE = 8n;
+
 const NEVER_RESTART = new Set<SyscallName>(['pause', 'rt_sigsuspend']);
 
 const enc = new TextEncoder();
@@ -242,7 +245,8 @@ export const PROC_SYSCALLS = {
   kill: (c, [pid, sig]) => killPid(c, i32(pid), i32(sig)),
   tkill: (c, [tid, sig]) => killPid(c, Math.max(1, i32(tid)), i32(sig)),
   tgkill: (c, [, tid, sig]) => killPid(c, Math.max(1, i32(tid)), i32(sig)),
-  rt_sigaction: (c, [sig, act, oact]) => {
+  rt_sigaction: (c, [sig, act, oact, size]) => {
+    if (size !== SIGSET_SIZE) return E('EINVAL');
     const s = i32(sig);
     if (s < 1 || s > NSIG) return E('EINVAL');
     const old = c.proc.signals.action(s);
@@ -255,7 +259,8 @@ export const PROC_SYSCALLS = {
     if (oact !== 0n && !copyToUser(c.proc.mm, oact, sigactionBytes(c, old))) return E('EFAULT');
     return 0n;
   },
-  rt_sigprocmask: (c, [how, set, oset]) => {
+  rt_sigprocmask: (c, [how, set, oset, size]) => {
+    if (size !== SIGSET_SIZE) return E('EINVAL');
     const sigs = c.proc.signals;
     const old = sigs.blocked;
     if (set !== 0n) {
@@ -288,7 +293,8 @@ export const PROC_SYSCALLS = {
     c.task.state = 'blocked';
     return RESTART;
   },
-  rt_sigsuspend: (c, [set]) => {
+  rt_sigsuspend: (c, [set, size]) => {
+    if (size !== SIGSET_SIZE) return E('EINVAL');
     const m = readSigset(c, set);
     if (m === null) return E('EFAULT');
     if (c.proc.suspendMask === null) c.proc.suspendMask = c.proc.signals.blocked;

@@ -25,11 +25,12 @@ import { parseElf } from '../../elf/elfFile';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { VAddr, fromVAddr, mustVAddr } from '../../memory/address';
 import type { Backing } from '../../memory/backing';
-import { guestBytes, guestCopy } from '../../memory/guestRam';
+import { copyWrittenPages, guestBytes, guestCopy } from '../../memory/guestRam';
 import type { Cpu, SyscallName } from '../../arch/types';
 import { mapImage, PT_LOAD, PT_PHDR } from '../imageLoader';
 import { Kernel, PAGE_SIZE, INIT_PID } from '../kernel';
 import { KTask } from '../task';
+import { MACHINE_RAM, MAX_AREA } from '../ram';
 import { CharDevice, Inode } from '../fs/vfs';
 import { addStandardNodes } from '../fs/populate';
 import {
@@ -89,6 +90,16 @@ function atRandom(seed: bigint): Uint8Array {
 }
 
 const alignUp = (v: number, a: number): number => Math.ceil(v / a) * a;
+
+/**
+ * Whether an area of `size` bytes can be had (Linux's __vm_enough_memory
+ * for a single request, against the machine's RAM: ../ram.ts): `committed` for what Linux charges (VM_ACCOUNT:
+ * private writable memory, and anonymous MAP_SHARED memory, which is shmem).
+ */
+export function enoughMemory(size: number, committed: boolean): boolean {
+  if (!Number.isSafeInteger(size) || size > MAX_AREA) return false;
+  return !committed || size <= MACHINE_RAM;
+}
 /** the stack mapped at exec: it grows on faults below it (growStack) */
 const INITIAL_STACK = 128 * 1024;
 
@@ -188,7 +199,7 @@ export class UserProcess {
     if (!exe) return this.exePath;
     const p = this.kernel.fs.pathOf(exe);
     if (p !== '(deleted)') return p;
-    return exe.hostPath !== undefined ? resolveHostPath(exe.hostPath) : this.exePath;
+    return exe.hostPath !== undefined ? resolveHostPath(exe.hostPath.toString()) : this.exePath;
   }
 
   /** vfork: the child exec'd or ended, the parent runs again with the child's pid */
@@ -222,10 +233,11 @@ export class UserProcess {
     const curEnd = this.heap ? this.heap.end : this.brkStart;
     if (newEnd !== curEnd) {
       const size = newEnd - this.brkStart;
+      if (size > 0 && !enoughMemory(size, true)) return this.brk;
       if (size > 0 && this.collides(this.brkStart, size, this.heap)) return this.brk;
       const backing = guestBytes(size);
       if (this.heap) {
-        backing.set(this.heap.bytes.subarray(0, Math.min(size, this.heap.size)));
+        copyWrittenPages(backing.subarray(0, Math.min(size, this.heap.size)), this.heap.bytes.subarray(0, Math.min(size, this.heap.size)));
         this.mm.unmap(this.heap);
         this.heap = null;
       }
@@ -254,6 +266,7 @@ export class UserProcess {
   /** Anonymous mmap: a fresh zeroed area below the previous ones (or at a fixed address). */
   mmapAnon(addr: VAddr, len: number, perms: number, fixed: boolean, shared = false): VAddr | null {
     const size = alignUp(len, PAGE_SIZE);
+    if (!enoughMemory(size, shared || (perms & PERM_W) !== 0)) return null;
     const base = this.placeMapping(addr, size, fixed);
     if (base === null) return null;
     const r = this.mm.map(base, size, perms | PERM_U, '[mmap]');
@@ -311,11 +324,15 @@ export class UserProcess {
   /** mprotect(2) over whole and partial areas; false when part of the range is unmapped. */
   mprotect(addr: VAddr, len: number, perms: number): boolean {
     const end = addr + alignUp(len, PAGE_SIZE);
+    // private memory made writable is committed now (Linux charges it at mprotect): more than the RAM is -ENOMEM
+    let newlyCommitted = 0;
     for (let a = addr; a < end;) {
       const r = this.mm.regionAt(a);
       if (!r) return false;
+      if ((perms & PERM_W) && !(r.perms & PERM_W) && !this.shared.has(r)) newlyCommitted += Math.min(r.end, end) - a;
       a = r.end;
     }
+    if (!enoughMemory(newlyCommitted, true)) return false;
     for (const r of [...this.mm.allRegions()]) {
       if (r.end <= addr || r.base >= end) continue;
       const lo = Math.max(r.base, addr), hi = Math.min(r.end, end);
@@ -459,9 +476,14 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
       // the live part of the stack: from a page below sp (the red zone and more) to the top; below it is dead
       const from = Math.max(r.base, Math.floor(sp / PAGE_SIZE) * PAGE_SIZE - PAGE_SIZE) - r.base;
       const bytes = guestBytes(r.size);
-      bytes.set(r.bytes.subarray(from), from);
+      k.forkCopiedBytes += copyWrittenPages(bytes, r.bytes, from);
       copy = mm.map(r.base, r.size, r.perms, r.name, undefined, bytes);
-    } else copy = mm.map(r.base, r.size, r.perms, r.name, undefined, guestCopy(r.bytes));
+    } else {
+      // private memory: the child gets the pages the parent wrote; the others stay zero pages on both sides
+      const bytes = guestBytes(r.size);
+      k.forkCopiedBytes += copyWrittenPages(bytes, r.bytes);
+      copy = mm.map(r.base, r.size, r.perms, r.name, undefined, bytes);
+    }
     if (parent.shared.has(r)) shared.add(copy);
     if (r === parent.heap) heap = copy;
   }

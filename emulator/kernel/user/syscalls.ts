@@ -20,7 +20,8 @@ import { PERM_R, PERM_W, PERM_X } from '../../memory/memory';
 import { fromVAddr, toVAddr } from '../../memory/address';
 import { guestBytes } from '../../memory/guestRam';
 import { NO_RESULT } from '../hypercalls';
-import { UserProcess } from './process';
+import { UserProcess, enoughMemory } from './process';
+import { MACHINE_RAM } from '../ram';
 import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './results';
 import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
@@ -105,6 +106,10 @@ const MEMORY_SYSCALLS = {
     if (u > 1n << 36n) return E('ENOMEM');
     const n = Number(u);
     const perms = protPerms(i32(prot));
+    // committed memory (private writable, shared anonymous) beyond the machine's RAM is -ENOMEM; so is a private
+    // file mapping, whose pages are copied here (Linux shares them until written)
+    const committed = (f & 3) === MAP_SHARED ? (f & MAP_ANONYMOUS) !== 0 : (perms & PERM_W) !== 0 || (f & MAP_ANONYMOUS) === 0;
+    if (!enoughMemory(Math.ceil(n / 4096) * 4096, committed)) return E('ENOMEM');
     const a = toVAddr(addr);
     const fixed = (f & MAP_FIXED) !== 0;
     if (fixed && !pageAligned(a)) return E('EINVAL');
@@ -215,8 +220,8 @@ const MEMORY_SYSCALLS = {
     const b = new Uint8Array(112);
     const dv = new DataView(b.buffer);
     dv.setBigInt64(0, c.proc.kernel.clock.now(c.cpu.id) / 1_000_000_000n, true); // uptime
-    dv.setBigUint64(32, 1n << 30n, true); // totalram
-    dv.setBigUint64(40, 1n << 29n, true); // freeram
+    dv.setBigUint64(32, BigInt(MACHINE_RAM), true); // totalram
+    dv.setBigUint64(40, BigInt(MACHINE_RAM / 2), true); // freeram
     dv.setUint16(80, c.proc.kernel.processes.size, true); // procs
     dv.setUint32(104, 1, true); // mem_unit
     return copyToUser(c.proc.mm, info, b) ? 0n : E('EFAULT');
@@ -262,16 +267,15 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
   const base = c.proc.placeMapping(addr, size, fixed);
   if (base === null) return E('ENOMEM');
   const name = inode.fs.pathOf(inode);
-  const pages = inode.pages();
   const o = Number(off);
-  if (shared && o + size <= pages.size) {
+  const pages = shared ? inode.pages() : null;
+  if (pages && o + size <= pages.size) {
     const r = c.proc.mm.mapBacking(base, size, perms | 8, name, pages, o);
     c.proc.shared.add(r);
   } else {
     // private (or past the file's pages): the bytes copied; past the end of the file reads zero
     const bytes = guestBytes(size);
-    const data = inode.data();
-    if (o < data.length) bytes.set(data.subarray(o, Math.min(data.length, o + size)));
+    inode.copyOut(o, bytes);
     const r = c.proc.mm.map(base, size, perms | 8, name, undefined, bytes);
     if (shared) c.proc.shared.add(r);
   }

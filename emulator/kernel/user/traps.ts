@@ -12,14 +12,15 @@
  * task is woken (or returns -EINTR when a handler without SA_RESTART runs
  * first: procSyscalls.ts dispatchSignals).
  */
-import { Cpu, Trap } from '../../arch/types';
+import { Cpu, SyscallName, Trap } from '../../arch/types';
 import { hex } from '../../memory/address';
 import { Errno } from '../abi';
 import { NO_RESULT } from '../hypercalls';
 import type { Kernel } from '../kernel';
 import { KTask } from '../task';
 import { SYSCALLS } from './syscalls';
-import { RESTART } from './results';
+import { RESTART, SyscallCtx, SyscallResult } from './results';
+import { FsErrno } from '../fs/vfs';
 import { deliverSignal, dispatchSignals } from './procSyscalls';
 import { SIGFPE, SIGILL, SIGSEGV, SIGTRAP } from './signals';
 import { exitProcess, signaledStatus } from './process';
@@ -81,7 +82,7 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
       }
       cpu.setReg(abi.ret, BigInt(-Errno.ENOSYS));
     } else {
-      const r = SYSCALLS[name]({ proc, cpu, task }, abi.args.map(i => cpu.getReg(i)));
+      const r = syscallOrErrno(k, name, { proc, cpu, task }, abi.args.map(i => cpu.getReg(i)));
       if (r === RESTART) {
         // sleep; the call runs again from its instruction when the task is woken
         const at = trap.pc - BigInt(abi.insnSize);
@@ -116,4 +117,20 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
 export function onUserSwitchIn(k: Kernel, cpu: Cpu, task: KTask): void {
   const proc = k.processes.get(task.pid);
   if (proc && proc.signals.hasDeliverable()) dispatchSignals(k, proc, cpu);
+}
+
+/**
+ * Run a system call; a file operation the machine cannot do for the file
+ * (FsErrno: a host file too large to hold, one that cannot be read) is the
+ * call's -errno, and its reason one line in the kernel log per process.
+ */
+function syscallOrErrno(k: Kernel, name: SyscallName, c: SyscallCtx, args: readonly bigint[]): SyscallResult {
+  try {
+    return SYSCALLS[name](c, args);
+  } catch (e) {
+    if (!(e instanceof FsErrno)) throw e;
+    const line = `kprobe-debug: ${c.task.comm}[${c.task.pid}]: ${name}: ${e.message}: -${e.errno}`;
+    if (!c.proc.reportedText.has(line)) { c.proc.reportedText.add(line); k.warn(c.cpu.id, line); }
+    return BigInt(-Errno[e.errno]);
+  }
 }
