@@ -379,12 +379,7 @@ export class KprobeSession extends LoggingDebugSession {
    * the probes are put back as the breakpoints now are.
    */
   protected override dispatchRequest(request: DebugProtocol.Request): void {
-    const tt = this.machine?.timeTravel;
-    if (tt && changesMachine(request)) {
-      const wasPast = tt.inPast;
-      tt.mutating(request.command);
-      if (wasPast) this.probes?.resyncAfterTimeTravel();
-    }
+    if (this.machine?.timeTravel && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
     super.dispatchRequest(request);
   }
 

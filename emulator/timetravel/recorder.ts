@@ -171,7 +171,12 @@ export class TimeTravel {
    * recorded future; the next forward call snapshots the changed machine.
    */
   mutating(what: string): void {
-    if (this.inPast) this.truncate();
+    if (this.inPast) {
+      const from = this.point(), to = this.frontierPoint();
+      this.truncate();
+      const text = discardedText(what, from, to);
+      for (const l of this.messages) l(text);
+    }
     const last = this.ops[this.ops.length - 1];
     if (last?.kind === 'mutation') return;
     this.ops.push({ kind: 'mutation', what, at: this.point() });
@@ -524,6 +529,14 @@ export class TimeTravel {
   private hitSeq(): number {
     return this.m.kernel.hitSeq;
   }
+}
+
+/** The Debug Console's line for a change at `from` that discarded the recording up to `to`. */
+function discardedText(what: string, from: Point, to: Point): string {
+  const hits = to.hits - from.hits;
+  const which = hits === 0 ? '' : hits === 1 ? ` (hit ${to.hits})` : ` (hits ${from.hits + 1}-${to.hits})`;
+  return `time travel: ${what} at ${from.g} instructions (after hit ${from.hits}) discarded the recorded future: `
+    + `${to.g - from.g} instructions and ${hits} hit${hits === 1 ? '' : 's'}${which}; the run goes on from here, recorded anew`;
 }
 
 function describe(t: TravelTarget): string {
