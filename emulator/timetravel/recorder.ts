@@ -115,6 +115,10 @@ export class TimeTravel {
 
   /** the machine is behind the end of its recording */
   get inPast(): boolean { return this.cursor.op < this.ops.length || this.cursor.mid !== null; }
+  /** where the machine is in the recording: at the start of recorded call `op` (ops.length: the end), or inside it */
+  get position(): { op: number; inside: boolean } { return { op: this.cursor.op, inside: this.cursor.mid !== null }; }
+  /** recorded calls (forward calls and changes) so far */
+  get recordedCalls(): number { return this.ops.length; }
   /** bytes held by snapshots */
   get snapshotBytes(): number { return this.bytes; }
   get snapshotCount(): number { return this.snaps.size; }
@@ -178,10 +182,12 @@ export class TimeTravel {
       for (const l of this.messages) l(text);
     }
     const last = this.ops[this.ops.length - 1];
-    if (last?.kind === 'mutation') return;
-    this.ops.push({ kind: 'mutation', what, at: this.point() });
+    if (last?.kind !== 'mutation') this.ops.push({ kind: 'mutation', what, at: this.point() });
     this.cursor = { op: this.ops.length, mid: null };
     this.needSnapshot = true;
+    // a snapshot here is of the machine before this change (one made after an earlier change at this point): the next one replaces it
+    const stale = this.snaps.get(this.ops.length);
+    if (stale) { this.snaps.delete(this.ops.length); this.bytes -= stale.cost; }
   }
 
   /**
