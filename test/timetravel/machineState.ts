@@ -88,14 +88,18 @@ export function stateLines(root: object, skip: (path: string) => boolean = () =>
   return { paths, values, views };
 }
 
-/** The first difference between two machines' state lines ("path: a | b"), or undefined when they are the same. */
-export function firstDifference(a: StateLines, b: StateLines): string | undefined {
+/** The first differences (up to `max`) between two machines' state lines ("path: a | b"), or undefined when they are the same. */
+export function firstDifference(a: StateLines, b: StateLines, max = 4): string | undefined {
   const n = Math.min(a.values.length, b.values.length);
-  for (let i = 0; i < n; i++) {
-    if (a.values[i] !== b.values[i] || a.paths[i] !== b.paths[i]) return `${a.paths[i]}: ${a.values[i]} | ${b.paths[i]}: ${b.values[i]}${bytesDiffer(a.views.get(i), b.views.get(i))}`;
+  const out: string[] = [];
+  for (let i = 0; i < n && out.length < max; i++) {
+    if (a.values[i] !== b.values[i] || a.paths[i] !== b.paths[i]) {
+      out.push(`${a.paths[i]}: ${a.values[i]} | ${b.paths[i]}: ${b.values[i]}${bytesDiffer(a.views.get(i), b.views.get(i))}`);
+      if (a.paths[i] !== b.paths[i]) break; // the walks parted: what follows is not comparable
+    }
   }
-  if (a.values.length !== b.values.length) return `${a.values.length} lines | ${b.values.length} lines (${a.paths[n] ?? b.paths[n]})`;
-  return undefined;
+  if (out.length === 0 && a.values.length !== b.values.length) out.push(`${a.values.length} lines | ${b.values.length} lines (${a.paths[n] ?? b.paths[n]})`);
+  return out.length ? out.join('\n') : undefined;
 }
 
 /** " (from byte N: a... | b...)" where two typed arrays' bytes first differ */
