@@ -404,12 +404,7 @@ export class KprobeSession extends LoggingDebugSession {
     // arguments that do not fit the protocol: an error naming them, before anything changes
     const bad = requestArgumentsProblem(request.command, request.arguments);
     if (bad) return this.sendErrorResponse(new Response(request), dapError('badArguments', `${request.command}: ${bad}`));
-    const tt = this.machine?.timeTravel;
-    if (tt && changesMachine(request)) {
-      const wasPast = tt.inPast;
-      tt.mutating(request.command);
-      if (wasPast) this.probes?.resyncAfterTimeTravel();
-    }
+    if (this.machine?.timeTravel && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
     super.dispatchRequest(request);
   }
 

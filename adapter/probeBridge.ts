@@ -432,19 +432,34 @@ export class ProbeBridge {
   /**
    * Time travel discarded the recorded future from a point in the past: the
    * machine has the probes of that moment. Make them the breakpoints the
-   * client has now (every breakpoint probe removed and registered again
-   * under its DAP id), as a restart does.
+   * client has now by the difference alone, as a run that made these changes
+   * at this point would: a breakpoint whose probe the machine has at this
+   * point keeps it (its hit counts, its slot, its boost), a probe no
+   * breakpoint has any more is removed, a breakpoint added since is
+   * registered again under its DAP id (a `breakpoint` changed event).
+   * Bindings name probes of the recorded run only (every binding made in a
+   * discarded future is made again here), so a probe id the machine has is
+   * the probe the breakpoint was bound to.
    */
   resyncAfterTimeTravel(): void {
-    const records = [...this.records].sort((a, b) => a[0] - b[0]);
-    this.mgr.removeAll('breakpoint');
-    this.records.clear();
-    this.bySource.clear();
-    this.functionIds = [];
-    this.instructionIds = [];
-    this.dataIds = [];
-    for (const [dapId] of records) this.ids.forget(dapId);
-    const changed = this.restoreBreakpoints(records);
+    const present = new Set(this.mgr.list('breakpoint').map(e => e.id));
+    const kept = new Set<number>();
+    const again: [number, BreakpointRecord][] = [];
+    for (const [dapId, rec] of [...this.records].sort((a, b) => a[0] - b[0])) {
+      const p = this.ids.probeOf(dapId);
+      if (p !== undefined && present.has(p)) kept.add(p);
+      else again.push([dapId, rec]);
+    }
+    for (const id of present) if (!kept.has(id)) this.mgr.remove(id);
+    // stale bindings first: a probe registered below may get the id one of them names
+    for (const [dapId] of again) this.ids.forget(dapId);
+    const changed: DebugProtocol.Breakpoint[] = [];
+    for (const [dapId, rec] of again) {
+      this.ids.bind(dapId, this.add(rec).id);
+      const g = rec.group;
+      const b = this.toDap(dapId, g.kind === 'source' ? g.path : undefined);
+      changed.push(g.kind === 'source' && rec.mode === 'kretprobe' ? { ...b, line: g.line } : b);
+    }
     if (changed.length) this.onBreakpointsChanged?.(changed);
   }
 

@@ -51,6 +51,18 @@ export function changesMachine(request: DebugProtocol.Request): boolean {
   return request.command === 'evaluate' && typeof expression === 'string' && /(^|[^=!<>])=(?!=)|\+\+|--/.test(expression);
 }
 
+/** How the Debug Console names a change request when it discards the recorded future. */
+function changeName(request: DebugProtocol.Request): string {
+  switch (request.command) {
+    case 'setBreakpoints': case 'setFunctionBreakpoints': case 'setInstructionBreakpoints': case 'setDataBreakpoints': case 'setExceptionBreakpoints':
+      return `a breakpoint change (${request.command})`;
+    case 'setVariable': case 'setExpression': case 'writeMemory': case 'evaluate':
+      return `a write (${request.command})`;
+    default:
+      return `a probe change (${request.command})`;
+  }
+}
+
 /** What a stop at a recorded point reported: shown again when time travel lands there. */
 interface StopNote { cpu: number; reportPc?: bigint; hit?: BreakpointHit }
 
@@ -64,6 +76,23 @@ export class SessionTimeTravel {
   noteStop(cpu: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
     const k = this.positionKey();
     if (k !== undefined && (reportPc !== undefined || hit)) this.notes.set(k, { cpu, reportPc, hit });
+  }
+
+  /**
+   * A request that changes the machine (changesMachine) is about to run. In
+   * the past the recorded future is discarded (the recorder says how much in
+   * the Debug Console), the stops noted there are forgotten, and `resync`
+   * makes the probes of this point the client's breakpoints.
+   */
+  beforeChange(request: DebugProtocol.Request, resync: () => void): void {
+    const tt = this.m.timeTravel;
+    if (!tt) return;
+    const wasPast = tt.inPast;
+    tt.mutating(changeName(request));
+    if (!wasPast) return;
+    const g = this.m.totalInstructions;
+    for (const k of [...this.notes.keys()]) if (Number(k.slice(0, k.indexOf(':'))) > g) this.notes.delete(k);
+    resync();
   }
 
   /** What a stop of `cpu` at the machine's current point reported, when there was one. */

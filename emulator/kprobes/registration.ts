@@ -189,6 +189,24 @@ export class KprobeRegistration {
       if (!k) continue;
       for (const q of [k.current, k.prev.kp]) if (q && (q === ap || members.includes(q) || q.ainsn === ap.ainsn)) return true;
     }
+    return this.cpuInSlot(ap);
+  }
+
+  /**
+   * A CPU runs the probe's slot with no probe current: a boosted hit (the
+   * copy and its jmp back run without a trap), e.g. a debugger stopped there.
+   * Linux keeps such a slot until no task can be inside it (collect_garbage_slots
+   * after synchronize_rcu_tasks); reusing it would overwrite the jmp under the CPU.
+   */
+  private cpuInSlot(ap: Kprobe): boolean {
+    const a = ap.ainsn;
+    if (a === undefined || a.mode !== 'slot' || a.insn === 0n) return false;
+    const end = a.insn + BigInt(this.engine.slots.slotSize);
+    for (const cpu of this.engine.kernel.cpus) {
+      if (cpu.id < 0) continue;
+      const pc = cpu.getPc();
+      if (pc >= a.insn && pc < end) return true;
+    }
     return false;
   }
 

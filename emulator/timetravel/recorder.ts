@@ -115,6 +115,10 @@ export class TimeTravel {
 
   /** the machine is behind the end of its recording */
   get inPast(): boolean { return this.cursor.op < this.ops.length || this.cursor.mid !== null; }
+  /** where the machine is in the recording: at the start of recorded call `op` (ops.length: the end), or inside it */
+  get position(): { op: number; inside: boolean } { return { op: this.cursor.op, inside: this.cursor.mid !== null }; }
+  /** recorded calls (forward calls and changes) so far */
+  get recordedCalls(): number { return this.ops.length; }
   /** bytes held by snapshots */
   get snapshotBytes(): number { return this.bytes; }
   get snapshotCount(): number { return this.snaps.size; }
@@ -171,12 +175,19 @@ export class TimeTravel {
    * recorded future; the next forward call snapshots the changed machine.
    */
   mutating(what: string): void {
-    if (this.inPast) this.truncate();
+    if (this.inPast) {
+      const from = this.point(), to = this.frontierPoint();
+      this.truncate();
+      const text = discardedText(what, from, to);
+      for (const l of this.messages) l(text);
+    }
     const last = this.ops[this.ops.length - 1];
-    if (last?.kind === 'mutation') return;
-    this.ops.push({ kind: 'mutation', what, at: this.point() });
+    if (last?.kind !== 'mutation') this.ops.push({ kind: 'mutation', what, at: this.point() });
     this.cursor = { op: this.ops.length, mid: null };
     this.needSnapshot = true;
+    // a snapshot here is of the machine before this change (one made after an earlier change at this point): the next one replaces it
+    const stale = this.snaps.get(this.ops.length);
+    if (stale) { this.snaps.delete(this.ops.length); this.bytes -= stale.cost; }
   }
 
   /**
@@ -524,6 +535,14 @@ export class TimeTravel {
   private hitSeq(): number {
     return this.m.kernel.hitSeq;
   }
+}
+
+/** The Debug Console's line for a change at `from` that discarded the recording up to `to`. */
+function discardedText(what: string, from: Point, to: Point): string {
+  const hits = to.hits - from.hits;
+  const which = hits === 0 ? '' : hits === 1 ? ` (hit ${to.hits})` : ` (hits ${from.hits + 1}-${to.hits})`;
+  return `time travel: ${what} at ${from.g} instructions (after hit ${from.hits}) discarded the recorded future: `
+    + `${to.g - from.g} instructions and ${hits} hit${hits === 1 ? '' : 's'}${which}; the run goes on from here, recorded anew`;
 }
 
 function describe(t: TravelTarget): string {

@@ -7,6 +7,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { FORK_C, Harness, markerLine, within } from './dapHarness';
+import { ProbeRequest, type ProbeStateBody } from '../../adapter/dapCustom';
 
 describe('reverse execution (DAP stepBack / reverseContinue)', () => {
   const h = new Harness();
@@ -66,6 +67,55 @@ describe('reverse execution (DAP stepBack / reverseContinue)', () => {
     // past the end of the recording the kernel runs live and prints on
     await h.continueToStop();
     assert.ok(kernelLines(out).length >= printedAtEnd);
+  });
+
+  /** the Kprobes view's hit and miss counts of the row at `name` */
+  async function counts(name: RegExp): Promise<string> {
+    const st = (await h.dc.customRequest(ProbeRequest.list)).body as ProbeStateBody;
+    const row = st.kprobes.find(k => name.test(k.name));
+    assert.ok(row, `a Kprobes row ${name} (${st.kprobes.map(k => k.name).join(', ')})`);
+    return `${row.nhit}/${row.nmissed}`;
+  }
+
+  test('a breakpoint added at a replayed stop: no oops, the counts stay as of that point, the Debug Console says what was discarded, and the run goes on as a fresh run making the change there', async () => {
+    const line = markerLine(FORK_C, 'do_fork_body');
+    const setup = async (): Promise<void> => {
+      await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line }] });
+    };
+    // the fresh run: to hit 3, add r:sys_open there, continue
+    let out: string[] = [];
+    h.dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+    await h.launchWith(setup);
+    let ev = await h.continueToStop();
+    for (let i = 0; i < 2; i++) ev = await h.continueToStop();
+    const freshCounts = await counts(/^do_fork/);
+    await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'r:sys_open' }] });
+    ev = await h.continueToStop(ev.body.threadId!);
+    const fresh = { reason: ev.body.reason, seen: await seen(ev.body.threadId!), counts: await counts(/^do_fork/) };
+    assert.deepEqual(out.filter(l => /int3: |Oops/.test(l)), []);
+    await h.dc.stop();
+    // the issue's sequence: hits 1-4, back to hit 1, forward (replaying) to hit 3, the same change there
+    await h.startClient();
+    out = [];
+    h.dc.on('output', (e: DebugProtocol.OutputEvent) => out.push(e.body.output));
+    await h.launchWith(setup);
+    ev = await h.continueToStop();
+    for (let i = 0; i < 3; i++) ev = await h.continueToStop();
+    for (let i = 0; i < 3; i++) {
+      const stop = h.dc.waitForEvent('stopped');
+      await within(h.dc.reverseContinueRequest({ threadId: ev.body.threadId! }), 'reverse continue');
+      ev = await within(stop, 'the stop after reverse continue') as DebugProtocol.StoppedEvent;
+    }
+    for (let i = 0; i < 2; i++) ev = await h.continueToStop();
+    assert.equal(await counts(/^do_fork/), freshCounts, 'the counts at the replayed stop are those of that point');
+    await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'r:sys_open' }] });
+    assert.equal(await counts(/^do_fork/), freshCounts, 'the change keeps the counts of that point');
+    const said = out.map(l => /time travel: a breakpoint change \(setFunctionBreakpoints\) at \d+ instructions \(after hit 3\) discarded the recorded future: (\d+) instructions and 1 hit \(hit 4\)/.exec(l)).find(m => m);
+    assert.ok(said && Number(said[1]) > 0, `the Debug Console says what was discarded:\n${out.filter(l => /time travel/.test(l)).join('')}`);
+    ev = await h.continueToStop(ev.body.threadId!);
+    assert.deepEqual(out.filter(l => /int3: |Oops/.test(l)), [], 'no oops after the change in the past');
+    assert.deepEqual({ reason: ev.body.reason, seen: await seen(ev.body.threadId!), counts: await counts(/^do_fork/) }, fresh,
+      'the same next stop as the fresh run that made the change at hit 3');
   });
 
   test('step back by instruction and by line undoes the steps', async () => {

@@ -288,9 +288,22 @@ function hexAddr(a: bigint): string {
   return `0x${BigInt.asUintN(64, a).toString(16)}`;
 }
 
-/** buffers already built, by probe address, with their content (identical buffers are reused: safe for a CPU still inside) */
+/**
+ * buffers already built, by probe address, with their content (identical buffers are reused: safe for a CPU still
+ * inside). Not machine state (a WeakMap the time-travel snapshots do not see): a buffer is reused only while memory
+ * still holds it, so after the machine went back to before it was built its address (given out again since) is not.
+ */
 const built = new WeakMap<KprobesArchContext, Map<bigint, BuiltBuffer[]>>();
 interface BuiltBuffer { readonly code: Uint8Array; readonly buf: bigint }
+
+/** memory at `at` holds `code` */
+function holds(ctx: KprobesArchContext, at: bigint, code: Uint8Array): boolean {
+  try {
+    return sameBytes(ctx.kernel.mem.readBytes(mustVAddr(at), code.length), code);
+  } catch {
+    return false;
+  }
+}
 
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
   const chk = canOptimize(ctx, addr);
@@ -320,7 +333,7 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   let code: Uint8Array | string = '';
   for (const b of cache) {
     code = build(b.buf);
-    if (typeof code !== 'string' && sameBytes(code, b.code)) { buf = b.buf; break; }
+    if (typeof code !== 'string' && sameBytes(code, b.code) && holds(ctx, b.buf, code)) { buf = b.buf; break; }
   }
   if (buf === undefined) {
     buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);

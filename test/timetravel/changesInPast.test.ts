@@ -1,0 +1,280 @@
+/**
+ * Property: a change made in the past gives exactly the machine a fresh run
+ * making the same changes at the same points has. Random sequences (seeded,
+ * reproducible: KPROBE_TT_SEED=<seed> runs one) of continue, instruction
+ * step, reverse continue and step back (adapter/timeTravel.ts, as the
+ * session moves), and adding or removing a probe of every kind the debug
+ * facade has: source-line kprobe and hardware breakpoints, a function
+ * breakpoint, `p:` and `r:` targets, a Kretprobe-mode breakpoint, an
+ * instruction breakpoint, a data breakpoint and a kwatch. A change in the
+ * past goes through the session's path (SessionTimeTravel.beforeChange:
+ * the recorded future is discarded). Meanwhile the test keeps the history
+ * that stays (the forward calls made live, cut where a change in the past
+ * dropped the rest, and the changes); at the end a fresh machine runs that
+ * history without ever going back, to the session's position, and both
+ * are compared: the whole machine state (machineState.ts) and the probe-hit
+ * log; then both run to the end and are compared again.
+ * KPROBE_TT_EACH=1 compares after every action; KPROBE_TT_ACTIONS=N makes
+ * the sequences N actions long.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { bootForDebug } from '../../emulator/debug/launch';
+import type { Machine } from '../../emulator/machine';
+import type { ProbeManager } from '../../emulator/probes';
+import { SessionTimeTravel } from '../../adapter/timeTravel';
+import { repoPath } from '../util/paths';
+import { firstDifference, stateLines } from './machineState';
+
+const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
+const SEEDS = process.env.KPROBE_TT_SEED ? [Number(process.env.KPROBE_TT_SEED)] : [1, 2, 7];
+/** KPROBE_TT_EACH=1: compare after every action, not only at the end (to find the first action that parts them) */
+const EACH = process.env.KPROBE_TT_EACH === '1';
+/** actions per sequence (KPROBE_TT_ACTIONS=N for longer ones) */
+const ACTIONS = Number(process.env.KPROBE_TT_ACTIONS ?? 28);
+/** instructions per forward call of a continue, and calls per continue at most */
+const SLICE = 25_000;
+const SLICES_PER_CONTINUE = 4;
+
+/**
+ * Fields that are caches of the host's work, not machine state: they count
+ * how the host got somewhere (how many instructions one call of the CPU's
+ * run loop covered, decode-cache generations), which a re-execution in
+ * other slices changes without changing the machine.
+ */
+const HOST_WORK = /\.(tlbGeneration|instret|limit|innerInsns|lastR|lastW|lastX|cache|cacheMem|codePages|sliceLeft|stepLeft|jitState|th)$/;
+
+function markerLine(file: string, name: string): number {
+  const i = readFileSync(repoPath('examples', 'kernel', file), 'utf8').split('\n').findIndex(l => l.includes(`/* #BP ${name} */`));
+  assert.ok(i >= 0, `#BP ${name} in ${file}`);
+  return i + 1;
+}
+
+/** a probe to add: what both machines register */
+type AddSpec = { name: string; add(mgr: ProbeManager, m: Machine): number };
+
+function specs(m: Machine): AddSpec[] {
+  const sym = (name: string): bigint => {
+    const s = m.image.symbols.lookup(name);
+    assert.ok(s, `symbol ${name}`);
+    return s.value;
+  };
+  const line = (file: string, marker: string) => ({ kind: 'line' as const, file, line: markerLine(file, marker) });
+  return [
+    { name: 'line do_fork_body', add: mgr => mgr.addBreakpoint({ target: line('fork.c', 'do_fork_body') }).id },
+    { name: 'line sys_open_ok', add: mgr => mgr.addBreakpoint({ target: line('fs.c', 'sys_open_ok') }).id },
+    { name: 'hardware line vfs_read_loop', add: mgr => mgr.addBreakpoint({ target: line('fs.c', 'vfs_read_loop'), mode: 'hardware' }).id },
+    { name: 'function do_fork', add: mgr => mgr.addBreakpoint({ target: { kind: 'symbol', name: 'do_fork', offset: 0n } }).id },
+    { name: 'p:alloc_pid', add: mgr => mgr.addBreakpoint({ target: 'p:alloc_pid' }).id },
+    { name: 'r:sys_open', add: mgr => mgr.addBreakpoint({ target: 'r:sys_open' }).id },
+    { name: 'kretprobe copy_process', add: mgr => mgr.addBreakpoint({ target: { kind: 'symbol', name: 'copy_process', offset: 0n }, mode: 'kretprobe' }).id },
+    { name: 'instruction forks_done', add: mgr => mgr.addBreakpoint({ target: { kind: 'address', addr: sym('forks_done') } }).id },
+    { name: 'data nr_forks', add: mgr => mgr.addDataBreakpoint({ addr: sym('nr_forks'), len: 8, access: 'write' }).id },
+    {
+      name: 'kwatch boot_counter',
+      add: mgr => {
+        const r = mgr.addProbeFile('kwatch boot_counter len=8 type=w {\n  printk("boot_counter %lu\\n", new);\n}\n', 'property.kprobe');
+        assert.equal(r.probes.length, 1, r.errors.join('; '));
+        return r.probes[0].id;
+      },
+    },
+  ];
+}
+
+type Change = { kind: 'add'; spec: number } | { kind: 'remove'; id: number };
+type Target = { kind: 'hit'; seq: number } | { kind: 'retired'; cpu: number; retired: number };
+/** the history that stays: forward calls (cut at `target` when a change in the past dropped the rest) and changes */
+type Entry = (
+  | { kind: 'slice'; budget: number; after: Point; target?: Target }
+  | { kind: 'step'; cpu: number; count: number; after: Point; target?: Target }
+  | { kind: 'change'; change: Change }
+) & { /** the recorder's call the entry is (TimeTravel.recordedCalls - 1 after it) */ op: number };
+interface Point { g: number; hits: number; retired: number[] }
+
+function pointOf(m: Machine): Point { return { g: m.totalInstructions, hits: m.kernel.hitSeq, retired: m.retired.slice() }; }
+
+function mulberry32(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function boot(arch: string): Machine {
+  return bootForDebug({ program: repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`), cpus: 2, record: true });
+}
+
+function applyChange(m: Machine, all: AddSpec[], c: Change): void {
+  if (c.kind === 'add') all[c.spec].add(m.probes, m);
+  else assert.ok(m.probes.remove(c.id), `remove probe ${c.id}`);
+}
+
+/** The session under test: the actions, and the history it leaves. */
+class Session {
+  readonly m: Machine;
+  readonly travel: SessionTimeTravel;
+  history: Entry[] = [];
+  readonly log: string[] = [];
+  /** how the machine got to where it is in the past (the stop that ends a cut forward call) */
+  private arrival: Target | null = null;
+  readonly all: AddSpec[];
+
+  constructor(arch: string) {
+    this.m = boot(arch);
+    this.travel = new SessionTimeTravel(this.m);
+    this.all = specs(this.m);
+  }
+
+  private get tt() { return this.m.timeTravel!; }
+  private frontier(): Point | undefined {
+    for (let i = this.history.length - 1; i >= 0; i--) { const e = this.history[i]; if (e.kind !== 'change') return e.after; }
+    return undefined;
+  }
+
+  continue(): void {
+    for (let i = 0; i < SLICES_PER_CONTINUE; i++) {
+      const live = !this.tt.inPast;
+      const r = this.m.runSlice(SLICE);
+      if (live) this.history.push({ kind: 'slice', budget: SLICE, after: pointOf(this.m), op: this.tt.recordedCalls - 1 });
+      else this.arrival = null; // a recorded forward call's end
+      if (r.kind !== 'running') break;
+    }
+  }
+
+  step(cpu: number): void {
+    const past = this.tt.inPast;
+    const want = this.m.retired[cpu] + 1;
+    const end = this.frontier();
+    this.m.stepCpu(cpu, 1);
+    if (!past) this.history.push({ kind: 'step', cpu, count: 1, after: pointOf(this.m), op: this.tt.recordedCalls - 1 });
+    else if (!this.tt.inPast && end && this.m.totalInstructions > end.g) {
+      // the recording ended on the way: the rest of the step ran live
+      this.history.push({ kind: 'step', cpu, count: want - end.retired[cpu], after: pointOf(this.m), op: this.tt.recordedCalls - 1 });
+    } else this.arrival = { kind: 'retired', cpu, retired: this.m.retired[cpu] };
+  }
+
+  reverseContinue(): void {
+    const s = this.travel.reverseContinue();
+    this.arrival = s.reason === 'entry' ? null : { kind: 'hit', seq: this.m.kernel.hitSeq };
+  }
+
+  stepBack(cpu: number): void {
+    try {
+      this.travel.stepBack(cpu, 'instruction');
+    } catch (e) {
+      assert.match(String(e), /has not run an instruction yet|not in the recording/, `step back after ${this.log.join(', ')}`);
+      return;
+    }
+    this.arrival = { kind: 'retired', cpu, retired: this.m.retired[cpu] };
+  }
+
+  change(c: Change): void {
+    if (this.tt.inPast) this.history = this.upTo();
+    this.travel.beforeChange({ command: 'setBreakpoints' } as DebugProtocol.Request, () => { /* the facade's probes are the machine's */ });
+    applyChange(this.m, this.all, c);
+    this.history.push({ kind: 'change', change: c, op: this.tt.recordedCalls - 1 });
+  }
+
+  /**
+   * The history as it stays when the future after the machine's point is
+   * dropped: the recorded calls before the recorder's position, and the
+   * call it is inside of cut at the stop that brought it there.
+   */
+  upTo(): Entry[] {
+    const h = this.history.map(e => ({ ...e }));
+    if (!this.tt.inPast) return h;
+    const { op, inside } = this.tt.position;
+    const keep = h.filter(e => e.op < op || (inside && e.op === op));
+    const last = keep[keep.length - 1];
+    if (inside) {
+      assert.ok(last && last.op === op && last.kind !== 'change', `the recorded call ${op} the machine is inside of is a forward call of the history`);
+      assert.ok(this.arrival, `how the machine got inside call ${op} (${JSON.stringify(pointOf(this.m))})`);
+      last.target = this.arrival;
+      last.after = pointOf(this.m);
+    }
+    return keep;
+  }
+}
+
+/** A fresh machine running the history forward only, to the session's point. */
+function fresh(arch: string, history: readonly Entry[], all: (m: Machine) => AddSpec[]): Machine {
+  const m = boot(arch);
+  const specsHere = all(m);
+  for (const e of history) {
+    if (e.kind === 'change') { applyChange(m, specsHere, e.change); continue; }
+    if (e.target?.kind === 'hit') m.kernel.hitStopAt = e.target.seq;
+    if (e.target?.kind === 'retired') m.travelStop = { cpu: e.target.cpu, retired: e.target.retired };
+    try {
+      // a cut call ends at its target (a stop that the call, made live, went past)
+      if (e.kind === 'slice') m.runSlice(e.budget);
+      else m.stepCpu(e.cpu, e.count);
+    } finally {
+      m.kernel.hitStopAt = 0;
+      m.travelStop = null;
+    }
+    assert.deepEqual(pointOf(m), e.after, `the fresh machine after ${JSON.stringify(e)}`);
+  }
+  return m;
+}
+
+function compare(a: Machine, b: Machine, what: string): void {
+  const skip = (path: string): boolean => HOST_WORK.test(path);
+  const sa = stateLines(a, skip), sb = stateLines(b, skip);
+  assert.equal(firstDifference(sa, sb), undefined, `${what}: the machine state`);
+  const seq = a.kernel.hitSeq;
+  const hits = (m: Machine) => m.hitLog.records().filter(r => r.seq <= seq).map(r => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+  assert.deepEqual(hits(a), hits(b), `${what}: the probe-hit log`);
+}
+
+function runToEnd(m: Machine): void {
+  // every stop of a breakpoint returns from runSlice: as many calls as it takes
+  for (let i = 0; i < 200_000 && m.exit === null; i++) m.runSlice(200_000);
+  assert.ok(m.exit, 'the machine ends');
+}
+
+describe('a change in the past = a fresh run making the same changes at the same points (random sequences)', () => {
+  for (const arch of ARCHES) {
+    for (const seed of SEEDS) {
+      test(`${arch}, seed ${seed} (KPROBE_TT_SEED=${seed} repeats it)`, () => {
+        const rnd = mulberry32(seed * 1000 + ARCHES.indexOf(arch));
+        const s = new Session(arch);
+        // a first breakpoint, so that continues stop and reverse continues have hits to go to
+        s.change({ kind: 'add', spec: 0 });
+        for (let n = 0; n < ACTIONS && s.m.exit === null; n++) {
+          const x = rnd();
+          const cpu = Math.floor(rnd() * s.m.cpus.length);
+          if (x < 0.3) { s.log.push('continue'); s.continue(); }
+          else if (x < 0.42) { s.log.push(`step ${cpu}`); s.step(cpu); }
+          else if (x < 0.57) { s.log.push('reverse continue'); s.reverseContinue(); }
+          else if (x < 0.67) { s.log.push(`step back ${cpu}`); s.stepBack(cpu); }
+          else if (x < 0.87) {
+            const spec = Math.floor(rnd() * s.all.length);
+            s.log.push(`add ${s.all[spec].name}${s.m.timeTravel!.inPast ? ' (in the past)' : ''}`);
+            s.change({ kind: 'add', spec });
+          } else {
+            const ids = s.m.probes.list().map(p => p.id);
+            if (!ids.length) continue;
+            const id = ids[Math.floor(rnd() * ids.length)];
+            s.log.push(`remove ${id}${s.m.timeTravel!.inPast ? ' (in the past)' : ''}`);
+            s.change({ kind: 'remove', id });
+          }
+          s.log[s.log.length - 1] += ` -> ${s.m.totalInstructions}/${s.m.kernel.hitSeq}${s.m.timeTravel!.inPast ? ' (past)' : ''}`;
+          if (EACH) compare(s.m, fresh(arch, s.upTo(), specs), `seed ${seed} on ${arch}: ${s.log.join(', ')}`);
+        }
+        const steps = `seed ${seed} on ${arch}: ${s.log.join(', ')}`;
+        compare(s.m, fresh(arch, s.upTo(), specs), `${steps}; at the session's point`);
+        // going on, the session follows the recording (the changes in it included), then runs live
+        const f = fresh(arch, s.history, specs);
+        runToEnd(s.m);
+        runToEnd(f);
+        compare(s.m, f, `${steps}; at the end of both runs`);
+      });
+    }
+  }
+});
