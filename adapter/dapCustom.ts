@@ -219,6 +219,8 @@ export interface ProbeInfo extends ProbeInfoBase {
   maxactive?: number;
   /** the hit log's last warning about this probe (missed hits, suggested maxactive) */
   warning?: ProbeRowWarning;
+  /** a kprobe_events definition's event (`kprobes/myopen`): its hits write trace lines, it never stops */
+  event?: string;
 }
 
 /** One uprobe as the Uprobes view shows it: the inode/offset table of uprobe_events. */

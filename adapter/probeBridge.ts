@@ -74,6 +74,8 @@ export function drain<T>(steps: Generator<void, T>): T {
 export interface BreakpointRecord {
   /** where, as the manager takes it */
   target: ProbeTarget;
+  /** a kprobe_events definition as written (the manager parses it: its event, fetch args and mode) */
+  definition?: string;
   mode: BreakpointMode;
   bp: ClientBreakpoint;
   group: { kind: 'source'; path: string; line: number } | { kind: 'function' } | { kind: 'instruction' } | { kind: 'data' };
@@ -256,14 +258,17 @@ export class ProbeBridge {
     const out: DebugProtocol.Breakpoint[] = [];
     for (const bp of bps) {
       yield;
-      // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010"
-      const t = parseBreakpointTarget(bp.name);
+      // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010", or a kprobe_events definition
+      // ("p:myopen sys_open path=+0(%di):string": traces, never stops), checked against the image's registers and symbols
+      const symbols = this.machine.kernel.image.symbols;
+      const t = parseBreakpointTarget(bp.name, this.machine.kernel.arch, n => symbols.lookup(n) !== undefined);
       if (typeof t === 'string') {
         out.push({ verified: false, message: t, reason: 'failed' });
         continue;
       }
-      const mode: BreakpointMode = modeOf(bp.mode, t.mode ?? 'kprobe');
-      const id = this.register({ target: t.target, mode, bp, group: { kind: 'function' } });
+      // an event's mode is its definition's (p or r)
+      const mode: BreakpointMode = t.event ? t.mode ?? 'kprobe' : modeOf(bp.mode, t.mode ?? 'kprobe');
+      const id = this.register({ target: t.target, definition: t.event ? bp.name : undefined, mode, bp, group: { kind: 'function' } });
       this.functionIds.push(id);
       out.push(this.toDap(id));
     }
@@ -490,7 +495,7 @@ export class ProbeBridge {
     if (rec.data) return this.mgr.addDataBreakpoint(rec.data);
     const bp = rec.bp;
     return this.mgr.addBreakpoint({
-      target: rec.target, mode: rec.mode,
+      target: rec.definition ?? rec.target, mode: rec.mode,
       condition: bp.condition, hitCondition: bp.hitCondition, logMessage: bp.logMessage,
     });
   }
@@ -501,6 +506,7 @@ export class ProbeBridge {
     const site = e.sites.find(s => s.registered) ?? e.sites[0];
     const b: DebugProtocol.Breakpoint = { id: dapId, verified: e.verified };
     if (e.message) b.message = e.message;
+    else if (e.event && e.verified) b.message = `trace event ${e.event}: each hit prints its trace line to the Debug Console; it never stops`;
     if (!e.verified) b.reason = 'failed';
     if (site?.addr !== undefined) b.instructionReference = formatAddress(site.addr);
     if (site?.source) {

@@ -125,6 +125,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     const warning = site.engineId !== undefined ? ctx.warningOf?.(site.engineId) : undefined;
     if (warning) row.warning = warning;
     if (site.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+    if (e.event) row.event = e.event;
     rows.push(row);
   }
   if (rows.length) return rows;
@@ -140,6 +141,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     nhit: e.hits, nmissed: e.nmissed,
   };
   if (site?.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+  if (e.event) row.event = e.event;
   return [row];
 }
 

@@ -60,6 +60,8 @@ interface UserProbe {
   user?: UprobeSite;
   /** kwatch / hardware / watch: one debug register per site */
   hw?: HwSite[];
+  /** a kprobe_events definition's event, `GROUP/EVENT` */
+  event?: string;
 }
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
@@ -236,6 +238,7 @@ export class ProbeManager {
     const up: UserProbe = {
       id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target), targetKind: spec.target.kind,
       file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
+      event: eventName(spec.event?.def),
     };
     this.probes.set(up.id, up);
     if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label);
@@ -357,6 +360,7 @@ export class ProbeManager {
     const up: UserProbe = {
       id: this.nextId++, origin: 'breakpoint', kind: mode,
       target: typeof target === 'string' ? String(req.target) : targetText(target), sites: [], enabled: req.enabled !== false,
+      event: eventName(event?.def),
     };
     this.probes.set(up.id, up);
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
@@ -582,9 +586,14 @@ export class ProbeManager {
       message: up.message, nextLine: up.nextLine, sites,
       hits: sites.reduce((a, s) => a + s.hits, 0),
       nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
-      conditionHits: up.bp?.hits,
+      conditionHits: up.bp?.hits, event: up.event,
     };
   }
+}
+
+/** A kprobe_events definition's `GROUP/EVENT` (absent: no definition). */
+function eventName(def: { group: string; event: string } | undefined): string | undefined {
+  return def ? `${def.group}/${def.event}` : undefined;
 }
 
 function siteText(s: ProbeSite): string {
