@@ -27,6 +27,8 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
+import { installHandlerBreakpoints } from './handlerBreakpoints';
+import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import { SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
@@ -97,6 +99,13 @@ export class ProbeManager {
     this.opts = opts;
     // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
     kernel.addRoundHook(() => this.runDeferred());
+    // breakpoints in code that runs inside kprobe handlers stop there (debugger breakpoints, not reentries)
+    if (engine) installHandlerBreakpoints(kernel, engine, () => this.stoppingBreakpoints());
+  }
+
+  /** the breakpoints with a kprobes runtime (handlerBreakpoints.ts) */
+  private *stoppingBreakpoints(): Generator<HandlerBreakpointSource> {
+    for (const up of this.probes.values()) if (up.origin === 'breakpoint' && up.bp && up.sites.length) yield { bp: up.bp, sites: up.sites };
   }
 
   /** The kprobes engine; a clear error on a machine without one. */
