@@ -137,6 +137,9 @@ export class ProbeBridge {
     if (this.mgr.hasKprobes) {
       this.mgr.engine.events.on(e => {
         if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
+        // a module's own kprobe came or went: breakpoints in its handlers change kind (their message says it)
+        // (after the register call returned: the C API lists its probe then)
+        if (e.type === 'registered' || e.type === 'unregistered') queueMicrotask(() => this.handlerKindsChanged());
         this.onChange();
       });
     }
@@ -397,6 +400,31 @@ export class ProbeBridge {
     return out;
   }
 
+  /** C-registered probes seen at the last handlerKindsChanged */
+  private cProbes = 0;
+
+  /** The probes C code registered changed in number: `breakpoint` events for the breakpoints whose kind message changed. */
+  private handlerKindsChanged(): void {
+    const n = this.mgr.engine.cApi.registered().length;
+    if (n === this.cProbes) return;
+    this.cProbes = n;
+    const changed: DebugProtocol.Breakpoint[] = [];
+    for (const [dapId, rec] of this.records) {
+      const e = this.entryOf(dapId);
+      if (!e?.verified || rec.mode !== 'kprobe' || rec.data) continue;
+      const was = this.kindMessages.get(dapId);
+      const now = e.inHandler;
+      if (was === now) continue;
+      if (now === undefined) this.kindMessages.delete(dapId); else this.kindMessages.set(dapId, now);
+      const g = rec.group;
+      changed.push(this.toDap(dapId, g.kind === 'source' ? g.path : undefined));
+    }
+    if (changed.length) this.onBreakpointsChanged?.(changed);
+  }
+
+  /** the handler-code message last sent per DAP id */
+  private readonly kindMessages = new Map<number, string>();
+
   /** breakpoints whose verification changed (a module loaded or unloaded): the session sends `breakpoint` events */
   onBreakpointsChanged?: (bps: DebugProtocol.Breakpoint[]) => void;
 
@@ -507,6 +535,9 @@ export class ProbeBridge {
     const b: DebugProtocol.Breakpoint = { id: dapId, verified: e.verified };
     if (e.message) b.message = e.message;
     else if (e.event && e.verified) b.message = `trace event ${e.event}: each hit prints its trace line to the Debug Console; it never stops`;
+    else if (e.inHandler && e.verified) {
+      b.message = `debugger breakpoint in kprobe handler code (${e.inHandler}): it stops inside the handler, as kgdb's breakpoints do, instead of being a reentered kprobe; elsewhere it is a kprobe`;
+    }
     if (!e.verified) b.reason = 'failed';
     if (site?.addr !== undefined) b.instructionReference = formatAddress(site.addr);
     if (site?.source) {
@@ -573,12 +604,23 @@ export class ProbeBridge {
   }
 
   setEnabled(id: number, on: boolean): void {
+    if (id < 0) { this.setKernelProbeEnabled(-id, on); return; }
     const err = this.mgr.setEnabled(this.probeIdOf(id), on);
     if (err) throw new Error(err);
     this.onChange();
   }
 
+  /** enable_kprobe / disable_kprobe on a probe the kernel's or a module's code registered (its row's id: the engine id negated) */
+  private setKernelProbeEnabled(engineId: number, on: boolean): void {
+    const e = this.mgr.hasKprobes ? this.mgr.engine.listEntries().find(x => x.probe.id === engineId) : undefined;
+    if (!e) throw new Error(`no probe with id ${-engineId}`);
+    const r = on ? this.mgr.engine.enableKprobe(e.probe) : this.mgr.engine.disableKprobe(e.probe);
+    if (r !== 0) throw new Error(`${on ? 'enable' : 'disable'}_kprobe failed: ${r}`);
+    this.onChange();
+  }
+
   unregister(id: number): void {
+    if (id < 0) throw new Error('this probe was registered by the kernel\'s or a module\'s own code: that code unregisters it (unload the module)');
     if (!this.mgr.remove(this.probeIdOf(id))) throw new Error(`no probe with id ${id}`);
     this.ids.forget(id);
     this.records.delete(id);

@@ -80,6 +80,8 @@ export function kprobeDescription(p: ProbeInfo, ended = false): string {
     parts.push('hits/missed', px(p.address));
     if (p.module) parts.push(p.module);
     if (p.kind === 'kretprobe' && p.maxactive !== undefined) parts.push(`maxactive ${p.maxactive}`);
+    if (p.inHandler) parts.push('debugger breakpoint in handler code');
+    if (p.registeredBy) parts.push(`registered by ${p.registeredBy}`);
     if (p.warning) parts.push(kprobeWarningShort(p.warning));
   }
   return parts.join('  ');
@@ -94,6 +96,8 @@ export function kprobeWarningShort(w: NonNullable<ProbeInfo['warning']>): string
 export function kprobeTooltip(p: ProbeInfo, ended = false): string {
   const lines = [kprobeRow(p), `${p.kind} ${p.name}`, `address ${p.address}`];
   if (p.event) lines.push(`trace event ${p.event} (traces each hit, never stops)`);
+  if (p.inHandler) lines.push(`debugger breakpoint: ${p.inHandler}; it stops inside the handler (not a reentered kprobe)`);
+  if (p.registeredBy) lines.push(`registered by module ${p.registeredBy} (register_kprobe from its code)`);
   if (p.module) lines.push(`module ${p.module}`);
   if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
   if (p.warning) {

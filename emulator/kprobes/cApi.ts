@@ -310,6 +310,11 @@ export class KprobesCApi {
     return offsets.map(o => this.r64(g + BigInt(o))).filter(x => x !== 0n);
   }
 
+  /** The probes C code registered (register_kprobe & co.): the engine's probe, the guest struct, the handlers' addresses. */
+  registered(): readonly { kp: Kprobe; guest: bigint; handlers: readonly bigint[] }[] {
+    return [...this.probes.values()];
+  }
+
   /**
    * Probes still registered whose struct or handlers are in [lo, hi) (a
    * module going away): the documentation's warning, in the kernel log, for

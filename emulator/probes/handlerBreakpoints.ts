@@ -47,6 +47,29 @@ function sameSymbol(a: { name: string; value: bigint }, b: { name: string; value
   return a.name === b.name && a.value === b.value;
 }
 
+/**
+ * Whether code at `addr` runs inside a kprobe handler: the function is a
+ * handler of a probe C code registered, or of the module of one. The text
+ * says which (`handler_pre, the pre/post/fault handler of the kprobe at
+ * do_fork+0x0`); undefined: ordinary code.
+ */
+export function handlerCodeAt(kernel: KernelApi, engine: KprobesEngine, addr: bigint): string | undefined {
+  const syms = kernel.image.symbols;
+  const at = syms.resolve(addr);
+  if (!at) return undefined;
+  let sameModule: string | undefined;
+  for (const c of engine.cApi.registered()) {
+    const probed = c.kp.addr !== undefined ? engine.where(c.kp.addr) : '?';
+    for (const h of c.handlers) {
+      const hs = syms.resolve(h);
+      if (!hs) continue;
+      if (sameSymbol(hs.sym, at.sym)) return `${at.sym.name} is a handler of the kprobe at ${probed}`;
+      if (at.sym.module !== undefined && hs.sym.module === at.sym.module) sameModule ??= `${at.sym.name} is in module ${at.sym.module}, whose handlers of the kprobe at ${probed} may call it`;
+    }
+  }
+  return sameModule;
+}
+
 /** Install the engine's hooks; `breakpoints` lists the manager's breakpoints now. */
 export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngine, breakpoints: () => Iterable<HandlerBreakpointSource>): void {
   engine.runHandlerOnCpu = (fn: bigint): boolean => {

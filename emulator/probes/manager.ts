@@ -27,7 +27,7 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { installHandlerBreakpoints } from './handlerBreakpoints';
+import { handlerCodeAt, installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import { SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
@@ -588,6 +588,8 @@ export class ProbeManager {
       };
     });
     const registered = up.sites.filter(s => s.registered);
+    const first = registered[0]?.kp.addr;
+    const inHandler = up.origin === 'breakpoint' && up.kind === 'kprobe' && first !== undefined && this.kengine ? handlerCodeAt(this.kernel, this.kengine, first) : undefined;
     return {
       id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
       verified: registered.length > 0,
@@ -595,7 +597,7 @@ export class ProbeManager {
       message: up.message, nextLine: up.nextLine, sites,
       hits: sites.reduce((a, s) => a + s.hits, 0),
       nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
-      conditionHits: up.bp?.hits, event: up.event,
+      conditionHits: up.bp?.hits, event: up.event, inHandler,
     };
   }
 }

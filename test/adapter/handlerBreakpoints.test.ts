@@ -4,8 +4,10 @@
  * stops inside the handler while do_fork's kprobe is being handled (a
  * debugger breakpoint, as kgdb's, not a reentered kprobe counted as missed),
  * shows the handler's variables, steps through it, and continuing finishes
- * the probed function's hit: the module's kprobe counts every hit, none
- * missed, and the post_handler ran for each.
+ * the probed function's hit: the module's kprobe (a Kprobes row of its own,
+ * registered by the module) counts every hit, none missed, and the
+ * post_handler ran for each. The breakpoint's message says it is a
+ * debugger breakpoint in handler code.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,11 +40,18 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
       bps = (await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line }] })).body.breakpoints;
     }, { program: kernelImage(arch), modules: [repoPath('examples', 'modules', 'build', `kprobe_example-${arch}.ko`)], stopAtExit: true });
     assert.equal(bps.length, 1);
+    const changes: DebugProtocol.Breakpoint[] = [];
+    h.dc.on('breakpoint', (e: DebugProtocol.BreakpointEvent) => changes.push(e.body.breakpoint));
 
     const stop = await h.continueToStop();
     assert.equal(stop.body.reason, 'breakpoint', `${stop.body.description}: ${out.join('').split('\n').filter(l => /missed|pre_handler|Planted/.test(l)).slice(0, 5).join('\n')} ${JSON.stringify(bps)}`);
     assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at do_fork\+0x0 is being handled\)/);
     const threadId = stop.body.threadId as number;
+    // the breakpoint says which kind it is once the module's kprobe (whose handler holds it) is registered
+    const kind = changes.filter(b => b.id === bps[0].id).pop();
+    assert.match(kind?.message ?? '', /^debugger breakpoint in kprobe handler code \(handler_pre is a handler of the kprobe at do_fork\+0x0\)/);
+    const during = (await within(h.dc.customRequest(ProbeRequest.list) as Promise<DebugProtocol.Response>, 'the probe list')).body as ProbeStateBody;
+    assert.match(during.kprobes.find(r => r.id === bps[0].id)?.inHandler ?? '', /^handler_pre is a handler of the kprobe at do_fork\+0x0/);
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, /^handler_pre\b/);
     assert.equal(frames[0].line, line);
@@ -69,5 +78,12 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     const post = text.split('\n').filter(l => /post_handler: p->addr=/.test(l)).length;
     assert.ok(pre > 2);
     assert.equal(post, pre, 'the post_handler ran after each pre_handler (the probed instruction was single-stepped)');
+    // the module's own kprobe in the Kprobes view: every hit counted, none missed
+    const st = (await within(h.dc.customRequest(ProbeRequest.list) as Promise<DebugProtocol.Response>, 'the probe list')).body as ProbeStateBody;
+    const mod = st.kprobes.find(r => r.registeredBy === 'kprobe_example');
+    assert.ok(mod, JSON.stringify(st.kprobes.map(r => r.name)));
+    assert.equal(mod.name, 'do_fork+0x0');
+    assert.equal(mod.nhit, pre);
+    assert.equal(mod.nmissed, 0);
   });
 });
