@@ -26,6 +26,7 @@ import { DebugMemory } from '../emulator/debug/memory';
 import { probePatches, patchNotes } from '../emulator/debug/probePatches';
 import { debugRegisterRows, moduleRows, probeState, warningsByProbe } from './probeView';
 import { SourceMap } from './sourceMap';
+import { ParkedBreakpoints } from './parkedBreakpoints';
 import { UserPrograms } from '../emulator/debug/userPrograms';
 
 /**
@@ -185,7 +186,11 @@ export class ProbeBridge {
 
   /** setSourceBreakpoints one breakpoint at a time: yields after each removal and each registration */
   *setSourceBreakpointsSteps(clientPath: string, bps: readonly ClientBreakpoint[]): Generator<void, DebugProtocol.Breakpoint[]> {
-    for (const id of this.bySource.get(clientPath) ?? []) { this.forget(id); yield; }
+    const parked = this.parking.park(this.bySource.get(clientPath) ?? [], id => {
+      const g = this.records.get(id)?.group;
+      return g?.kind === 'source' ? `${clientPath}:${g.line}` : undefined;
+    }, bps.map(b => `${clientPath}:${b.line ?? 0}`));
+    for (const id of this.bySource.get(clientPath) ?? []) { if (!parked.has(id)) this.forget(id); yield; }
     this.bySource.delete(clientPath);
     const file = this.dwarfFileFor(clientPath);
     const out: DebugProtocol.Breakpoint[] = [];
@@ -193,6 +198,8 @@ export class ProbeBridge {
     for (const bp of bps) {
       yield;
       const line = bp.line ?? 0;
+      const back = this.unpark(`${clientPath}:${line}`, bp);
+      if (back !== undefined) { ids.push(back); out.push(this.toDap(back, clientPath)); continue; }
       if (!file) {
         const user = this.userLine(clientPath, line, bp.mode === 'kretprobe');
         if (typeof user === 'string') {
@@ -257,10 +264,13 @@ export class ProbeBridge {
   *setFunctionBreakpointsSteps(bps: readonly (ClientBreakpoint & { name: string })[]): Generator<void, DebugProtocol.Breakpoint[]> {
     const old = this.functionIds;
     this.functionIds = [];
-    for (const id of old) { this.forget(id); yield; }
+    const parked = this.parking.park(old, id => this.parking.functionKeyOf(id), bps.map(b => ParkedBreakpoints.functionKey(b.name)));
+    for (const id of old) { if (!parked.has(id)) this.forget(id); yield; }
     const out: DebugProtocol.Breakpoint[] = [];
     for (const bp of bps) {
       yield;
+      const back = this.unpark(ParkedBreakpoints.functionKey(bp.name), bp);
+      if (back !== undefined) { this.functionIds.push(back); out.push(this.toDap(back)); continue; }
       // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010", or a kprobe_events definition
       // ("p:myopen sys_open path=+0(%di):string": traces, never stops), checked against the image's registers and symbols
       const symbols = this.machine.kernel.image.symbols;
@@ -273,6 +283,7 @@ export class ProbeBridge {
       const mode: BreakpointMode = t.event ? t.mode ?? 'kprobe' : modeOf(bp.mode, t.mode ?? 'kprobe');
       const id = this.register({ target: t.target, definition: t.event ? bp.name : undefined, mode, bp, group: { kind: 'function' } });
       this.functionIds.push(id);
+      this.parking.setFunctionKey(id, bp.name);
       out.push(this.toDap(id));
     }
     this.onChange();
@@ -306,7 +317,25 @@ export class ProbeBridge {
     return out;
   }
 
+  /** breakpoints the Kprobes view disabled and the client dropped (parkedBreakpoints.ts) */
+  private readonly parking = new ParkedBreakpoints();
+
+  /** A breakpoint the client sends again where a parked one is (ticked again): that one, enabled; undefined if none (or it changed). */
+  private unpark(key: string, bp: ClientBreakpoint): number | undefined {
+    const id = this.parking.take(key);
+    if (id === undefined) return undefined;
+    const rec = this.records.get(id);
+    const p = this.ids.probeOf(id);
+    const same = rec && rec.bp.condition === bp.condition && rec.bp.hitCondition === bp.hitCondition && rec.bp.logMessage === bp.logMessage
+      && (bp.mode === undefined || bp.mode === rec.mode);
+    if (!same || p === undefined) { this.forget(id); return undefined; }
+    this.parking.setDisabled(id, false);
+    this.mgr.setEnabled(p, true);
+    return id;
+  }
+
   private forget(dapId: number): void {
+    this.parking.forget(dapId);
     const p = this.ids.probeOf(dapId);
     if (p !== undefined) this.mgr.remove(p);
     this.ids.forget(dapId);
@@ -496,6 +525,7 @@ export class ProbeBridge {
     for (const [dapId, rec] of records) {
       const e = this.add(rec);
       this.ids.bind(dapId, e.id);
+      if (this.parking.isDisabled(dapId)) this.mgr.setEnabled(e.id, false);
       this.records.set(dapId, rec);
       const g = rec.group;
       if (g.kind === 'source') {
@@ -607,6 +637,8 @@ export class ProbeBridge {
     if (id < 0) { this.setKernelProbeEnabled(-id, on); return; }
     const err = this.mgr.setEnabled(this.probeIdOf(id), on);
     if (err) throw new Error(err);
+    // a breakpoint's probe: the extension unticks (ticks) the breakpoint next; an unticked one stays registered, disabled
+    if (this.records.has(id)) this.parking.setDisabled(id, !on);
     this.onChange();
   }
 
@@ -622,6 +654,7 @@ export class ProbeBridge {
   unregister(id: number): void {
     if (id < 0) throw new Error('this probe was registered by the kernel\'s or a module\'s own code: that code unregisters it (unload the module)');
     if (!this.mgr.remove(this.probeIdOf(id))) throw new Error(`no probe with id ${id}`);
+    this.parking.forget(id);
     this.ids.forget(id);
     this.records.delete(id);
     for (const [k, ids] of this.bySource) this.bySource.set(k, ids.filter(x => x !== id));
