@@ -40,21 +40,38 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
       bps = (await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line }] })).body.breakpoints;
     }, { program: kernelImage(arch), modules: [repoPath('examples', 'modules', 'build', `kprobe_example-${arch}.ko`)], stopAtExit: true });
     assert.equal(bps.length, 1);
-    const changes: DebugProtocol.Breakpoint[] = [];
-    h.dc.on('breakpoint', (e: DebugProtocol.BreakpointEvent) => changes.push(e.body.breakpoint));
+    const kindRe = /^debugger breakpoint in kprobe handler code \(handler_pre is a handler of the kprobe at do_fork\+0x0\)/;
+    const kind = within(new Promise<DebugProtocol.Breakpoint>(resolve => h.dc.on('breakpoint', (e: DebugProtocol.BreakpointEvent) => {
+      if (e.body.breakpoint.id === bps[0].id && kindRe.test(e.body.breakpoint.message ?? '')) resolve(e.body.breakpoint);
+    })), 'the breakpoint event saying the breakpoint is in handler code');
 
     const stop = await h.continueToStop();
     assert.equal(stop.body.reason, 'breakpoint', `${stop.body.description}: ${out.join('').split('\n').filter(l => /missed|pre_handler|Planted/.test(l)).slice(0, 5).join('\n')} ${JSON.stringify(bps)}`);
     assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at do_fork\+0x0 is being handled\)/);
     const threadId = stop.body.threadId as number;
     // the breakpoint says which kind it is once the module's kprobe (whose handler holds it) is registered
-    const kind = changes.filter(b => b.id === bps[0].id).pop();
-    assert.match(kind?.message ?? '', /^debugger breakpoint in kprobe handler code \(handler_pre is a handler of the kprobe at do_fork\+0x0\)/);
+    assert.equal((await kind).verified, true);
     const during = (await within(h.dc.customRequest(ProbeRequest.list) as Promise<DebugProtocol.Response>, 'the probe list')).body as ProbeStateBody;
     assert.match(during.kprobes.find(r => r.id === bps[0].id)?.inHandler ?? '', /^handler_pre is a handler of the kprobe at do_fork\+0x0/);
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, /^handler_pre\b/);
     assert.equal(frames[0].line, line);
+    const scopes = (await h.dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
+    const names: string[] = [];
+    for (const s of scopes.filter(x => !/register/i.test(x.name))) {
+      names.push(...(await h.dc.variablesRequest({ variablesReference: s.variablesReference })).body.variables.map(v => v.name));
+    }
+    assert.ok(names.includes('p') && names.includes('regs'), `${scopes.map(x => x.name).join(',')}: ${names.join(' ')}`);
+    // the handler's own p: the module's struct kprobe on do_fork
+    const args = scopes.find(x => x.name === 'Arguments');
+    assert.ok(args);
+    const p = (await h.dc.variablesRequest({ variablesReference: args.variablesReference })).body.variables.find(v => v.name === 'p');
+    assert.ok(p && p.variablesReference > 0, JSON.stringify(p));
+    const fields = (await h.dc.variablesRequest({ variablesReference: p.variablesReference })).body.variables;
+    const deref = fields.length === 1 && fields[0].variablesReference > 0 && !fields.some(f => f.name === 'symbol_name')
+      ? (await h.dc.variablesRequest({ variablesReference: fields[0].variablesReference })).body.variables : fields;
+    assert.match(deref.find(f => f.name === 'symbol_name')?.value ?? '', /"do_fork"/, JSON.stringify(deref.map(f => [f.name, f.value])));
+
     // step over the printk (a second site of the line stops first on arches that have one): the next line of the handler
     let step = await h.stepAndWait(() => h.dc.nextRequest({ threadId }));
     for (let i = 0; i < 3 && step.body.reason === 'breakpoint' && (await h.topFrame(threadId)).line === line; i++) {
