@@ -102,5 +102,9 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     assert.equal(mod.name, 'do_fork+0x0');
     assert.equal(mod.nhit, pre);
     assert.equal(mod.nmissed, 0);
+    // the view's Disable / Enable reach it (disable_kprobe / enable_kprobe); its module unregisters it, not the view
+    await within(h.dc.customRequest(ProbeRequest.setEnabled, { id: mod.id, enabled: false }) as Promise<DebugProtocol.Response>, 'disable');
+    assert.match((await within(h.dc.customRequest(ProbeRequest.debugfs) as Promise<DebugProtocol.Response>, 'debugfs')).body.list, /do_fork\+0x0 +\[DISABLED\]/);
+    await assert.rejects(h.dc.customRequest(ProbeRequest.unregister, { id: mod.id }), /registered by the kernel's or a module's own code/);
   });
 });

@@ -70,6 +70,12 @@ suite('breakpoint kinds: kprobe_events definitions and breakpoints in kprobe han
       const frame = await topFrame(session, stop.threadId as number);
       assert.match(frame.name, /^handler_pre\b/);
       assert.equal(frame.line, line);
+      // the handler's arguments (the module's DWARF)
+      const scopes = (await session.customRequest('scopes', { frameId: frame.id }) as DebugProtocol.ScopesResponse['body']).scopes;
+      const args = scopes.find(x => x.name === 'Arguments');
+      assert.ok(args, scopes.map(x => x.name).join(', '));
+      const names = (await session.customRequest('variables', { variablesReference: args.variablesReference }) as DebugProtocol.VariablesResponse['body']).variables.map(v => v.name);
+      assert.deepEqual(names, ['p', 'regs']);
       // the editor shows the handler's line; the Kprobes view says which kind the breakpoint is
       await until(vscode.window.onDidChangeActiveTextEditor, () => vscode.window.activeTextEditor?.document.uri.fsPath === src.fsPath, 'kprobe_example.c in the editor');
       await until(api.probes.onDidChange, () => kprobeItems(api).some(r => r.description.includes('debugger breakpoint in handler code')), 'the breakpoint\'s row marked');
