@@ -13,6 +13,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
+import { kprobeListLine } from '../../extension/probeRows';
 import { KPROBE_ARCHES } from '../kprobes/harness';
 import { Harness, kernelImage, lineOf, within } from './dapHarness';
 import { repoPath } from '../util/paths';
@@ -100,6 +101,8 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     const mod = st.kprobes.find(r => r.registeredBy === 'kprobe_example');
     assert.ok(mod, JSON.stringify(st.kprobes.map(r => r.name)));
     assert.equal(mod.name, 'do_fork+0x0');
+    const list = (await within(h.dc.customRequest(ProbeRequest.debugfs) as Promise<DebugProtocol.Response>, 'debugfs')).body.list as string;
+    assert.ok(list.split('\n').map(l => l.trimEnd()).includes(kprobeListLine(mod)), `${kprobeListLine(mod)} in\n${list}`);
     assert.equal(mod.nhit, pre);
     assert.equal(mod.nmissed, 0);
     // the view's Disable / Enable reach it (disable_kprobe / enable_kprobe); its module unregisters it, not the view
