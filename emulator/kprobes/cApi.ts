@@ -220,7 +220,12 @@ export class KprobesCApi {
         return Number(BigInt.asIntN(32, this.callWithRegs(regs, pre, [g], kp, g, [], kp.addr)));
       };
     }
-    if (post) kp.post_handler = (_p, regs, flags) => { this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]); };
+    if (post) {
+      kp.post_handler = (_p, regs, flags) => {
+        if (this.engine.runHandlerOnCpu?.(post) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, post, g, regs.ip, [BigInt(flags)]); return; }
+        this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]);
+      };
+    }
     if (fault) kp.fault_handler = (_p, regs, trapnr) => Number(BigInt.asIntN(32, this.callWithRegs(regs, fault, [g], kp, g, [BigInt(trapnr)])));
     return kp;
   }
@@ -425,17 +430,17 @@ export class KprobesCApi {
     }
   }
 
-  /** a pre_handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
-  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint): void {
+  /** a pre / post handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
+  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = []): void {
     const layout = PT_REGS[this.engine.kernel.arch.name];
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
     const cpu = regs.cpu;
     this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc });
-    this.onCpu.defer(cpu, fn, [g, frame], frame, g);
+    this.onCpu.defer(cpu, fn, [g, frame, ...extra], frame, g);
   }
 
-  /** the deferred pre_handler returned (the probed context is back): what callWithRegs does after its call */
+  /** the deferred handler returned (the probed context is back): what callWithRegs does after its call */
   private handlerReturned(cpu: Cpu, frame: bigint, g: bigint): void {
     const regs = this.engine.regsOf(cpu);
     PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });

@@ -1,6 +1,6 @@
 /**
- * A module's C pre_handler run as ordinary code on the CPU instead of a
- * nested call, so that a debugger can stop inside it.
+ * A module's C pre_handler (or post_handler) run as ordinary code on the
+ * CPU instead of a nested call, so that a debugger can stop inside it.
  *
  * A nested call (nestedCall.ts) runs the handler to its return inside the
  * engine's trap handling: nothing can stop the machine half way through it
@@ -14,8 +14,9 @@
  * When it returns to the stub the probed context comes back (with what the
  * handler wrote into its struct pt_regs) and the hit goes on where the
  * nested call would have returned: single-step (or not, by the handler's
- * return value), post_handler. The kprobe status is Linux's while the
- * handler runs (HIT_ACTIVE): a probe hit inside it is still a reentry.
+ * return value), post_handler; after a post_handler, the end of the hit.
+ * The kprobe status is Linux's while the handler runs (HIT_ACTIVE,
+ * HIT_SSDONE): a probe hit inside it is still a reentry.
  *
  * Its state is plain data on the engine's objects (time travel captures it).
  */
@@ -55,7 +56,7 @@ export class HandlerOnCpu {
   /** the return stub's address (0n before the first call) */
   stub(): bigint { return this.stubAddr; }
 
-  /** whether a handler call on `cpu` is asked for now (the pre_handler of an int3 hit) */
+  /** whether a handler call on `cpu` may be deferred now (the pre_handlers of an int3 hit, the post_handlers after its single-step) */
   canDefer(cpu: Cpu): boolean { return this.engine.onCpuHitCpu === cpu.id && !this.running.has(cpu.id); }
 
   /** the pre_handler: the call is made once the hit's handlers ran (start); its value is then the return value */

@@ -340,7 +340,17 @@ export class KprobeTraps {
 
   /** post-handler and ctlblk bookkeeping; returns true when the task itself is single-stepping */
   private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (kcb.status !== KprobeStatus.REENTER) this.engine.postHandlerHit(cur, regs, kcb);
+    if (kcb.status !== KprobeStatus.REENTER) {
+      // a C post_handler the debugger has a breakpoint in runs on the CPU (not while the task single-steps itself)
+      const own = this.engine.hooks.taskSinglestepping?.(regs) ?? false;
+      if (!own) this.engine.onCpuHitCpu = regs.cpu.id;
+      try {
+        this.engine.postHandlerHit(cur, regs, kcb);
+      } finally {
+        this.engine.onCpuHitCpu = -1;
+      }
+      if (!own && this.engine.startHandlerOnCpu(regs.cpu, () => { this.engine.resetCurrent(kcb); this.engine.collectGarbage(); })) return false;
+    }
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
     else this.engine.resetCurrent(kcb);
     this.engine.collectGarbage();

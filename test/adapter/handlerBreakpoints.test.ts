@@ -110,4 +110,26 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     assert.match((await within(h.dc.customRequest(ProbeRequest.debugfs) as Promise<DebugProtocol.Response>, 'debugfs')).body.list, /do_fork\+0x0 +\[DISABLED\]/);
     await assert.rejects(h.dc.customRequest(ProbeRequest.unregister, { id: mod.id }), /registered by the kernel's or a module's own code/);
   });
+
+  test('a breakpoint in handler_post stops there too, after the probed instruction ran; the run then ends normally', async () => {
+    const out = collectOutput();
+    const line = lineOf(SRC, 'printk("post_handler: p->addr');
+    await h.launchWith(async () => {
+      await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line }] });
+    }, { program: kernelImage(arch), modules: [repoPath('examples', 'modules', 'build', `kprobe_example-${arch}.ko`)], stopAtExit: true });
+    const stop = await h.continueToStop();
+    assert.equal(stop.body.reason, 'breakpoint');
+    assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at do_fork\+0x0 is being handled\)/);
+    const top = await h.topFrame(stop.body.threadId as number);
+    assert.match(top.name, /^handler_post\b/);
+    assert.equal(top.line, line);
+    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [] });
+    const end = await h.continueToStop(stop.body.threadId);
+    assert.notEqual(end.body.reason, 'breakpoint');
+    const text = out.join('');
+    assert.doesNotMatch(text, /hits? missed/);
+    const pre = text.split('\n').filter(l => /pre_handler: p->addr=/.test(l)).length;
+    assert.ok(pre > 2);
+    assert.equal(text.split('\n').filter(l => /post_handler: p->addr=/.test(l)).length, pre);
+  });
 });
