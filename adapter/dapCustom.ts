@@ -219,6 +219,12 @@ export interface ProbeInfo extends ProbeInfoBase {
   maxactive?: number;
   /** the hit log's last warning about this probe (missed hits, suggested maxactive) */
   warning?: ProbeRowWarning;
+  /** a kprobe_events definition's event (`kprobes/myopen`): its hits write trace lines, it never stops */
+  event?: string;
+  /** a breakpoint in kprobe handler code: it stops there as a debugger breakpoint (which handler) */
+  inHandler?: string;
+  /** a probe C code registered (register_kprobe from a module): the module whose code registered it */
+  registeredBy?: string;
 }
 
 /** One uprobe as the Uprobes view shows it: the inode/offset table of uprobe_events. */

@@ -23,6 +23,7 @@ import { formatAddress } from './disassemble';
 import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables, setRegister } from './registers';
+import type { KernelModule } from '../emulator/kernel/modules/modules';
 import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } from '../emulator/debug/variables';
 import type { FrameState, InlineFrame } from '../emulator/debug/variables';
 import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
@@ -366,8 +367,9 @@ export class StopInspector {
     const shown = this.frames(cpuIndex)[frameIdx];
     if (!shown || shown.idle) return undefined;
     const st = this.frameState(cpuIndex, frameIdx);
-    // a user task's frame: its program's DWARF
-    return st ? frameVariables(shown.image ?? m.image, st, memReader(cpu)) : undefined;
+    // a user task's frame: its program's DWARF; a frame in a loaded module's code: the module's
+    const mod = st && !shown.image ? m.loadedModules()?.find(x => inModule(x, st.pc))?.debugImage?.() : undefined;
+    return st ? frameVariables(shown.image ?? mod ?? m.image, st, memReader(cpu)) : undefined;
   }
 
   scopes(frameId: number): DebugProtocol.Scope[] {
@@ -454,4 +456,9 @@ export class StopInspector {
     if (!cpu || ref % FRAME_STRIDE !== 0 || ref >= PROBE_SCOPE_BASE) throw new Error('only the registers of the innermost frame can be changed');
     return setRegister(m.arch, cpu, name, value);
   }
+}
+
+/** pc is in a module's code (core, or init while not freed) */
+function inModule(m: KernelModule, pc: bigint): boolean {
+  return (pc >= m.core.lo && pc < m.core.hi) || (m.init !== null && !m.initFreed && pc >= m.init.lo && pc < m.init.hi);
 }

@@ -26,6 +26,7 @@ import { DebugMemory } from '../emulator/debug/memory';
 import { probePatches, patchNotes } from '../emulator/debug/probePatches';
 import { debugRegisterRows, moduleRows, probeState, warningsByProbe } from './probeView';
 import { SourceMap } from './sourceMap';
+import { ParkedBreakpoints } from './parkedBreakpoints';
 import { UserPrograms } from '../emulator/debug/userPrograms';
 
 /**
@@ -74,6 +75,8 @@ export function drain<T>(steps: Generator<void, T>): T {
 export interface BreakpointRecord {
   /** where, as the manager takes it */
   target: ProbeTarget;
+  /** a kprobe_events definition as written (the manager parses it: its event, fetch args and mode) */
+  definition?: string;
   mode: BreakpointMode;
   bp: ClientBreakpoint;
   group: { kind: 'source'; path: string; line: number } | { kind: 'function' } | { kind: 'instruction' } | { kind: 'data' };
@@ -135,6 +138,9 @@ export class ProbeBridge {
     if (this.mgr.hasKprobes) {
       this.mgr.engine.events.on(e => {
         if (e.type === 'hit' || e.type === 'missed') { this.dirty = true; return; }
+        // a module's own kprobe came or went: breakpoints in its handlers change kind (their message says it)
+        // (after the register call returned: the C API lists its probe then)
+        if (e.type === 'registered' || e.type === 'unregistered') queueMicrotask(() => this.handlerKindsChanged());
         this.onChange();
       });
     }
@@ -180,7 +186,11 @@ export class ProbeBridge {
 
   /** setSourceBreakpoints one breakpoint at a time: yields after each removal and each registration */
   *setSourceBreakpointsSteps(clientPath: string, bps: readonly ClientBreakpoint[]): Generator<void, DebugProtocol.Breakpoint[]> {
-    for (const id of this.bySource.get(clientPath) ?? []) { this.forget(id); yield; }
+    const parked = this.parking.park(this.bySource.get(clientPath) ?? [], id => {
+      const g = this.records.get(id)?.group;
+      return g?.kind === 'source' ? `${clientPath}:${g.line}` : undefined;
+    }, bps.map(b => `${clientPath}:${b.line ?? 0}`));
+    for (const id of this.bySource.get(clientPath) ?? []) { if (!parked.has(id)) this.forget(id); yield; }
     this.bySource.delete(clientPath);
     const file = this.dwarfFileFor(clientPath);
     const out: DebugProtocol.Breakpoint[] = [];
@@ -188,6 +198,8 @@ export class ProbeBridge {
     for (const bp of bps) {
       yield;
       const line = bp.line ?? 0;
+      const back = this.unpark(`${clientPath}:${line}`, bp);
+      if (back !== undefined) { ids.push(back); out.push(this.toDap(back, clientPath)); continue; }
       if (!file) {
         const user = this.userLine(clientPath, line, bp.mode === 'kretprobe');
         if (typeof user === 'string') {
@@ -252,19 +264,26 @@ export class ProbeBridge {
   *setFunctionBreakpointsSteps(bps: readonly (ClientBreakpoint & { name: string })[]): Generator<void, DebugProtocol.Breakpoint[]> {
     const old = this.functionIds;
     this.functionIds = [];
-    for (const id of old) { this.forget(id); yield; }
+    const parked = this.parking.park(old, id => this.parking.functionKeyOf(id), bps.map(b => ParkedBreakpoints.functionKey(b.name)));
+    for (const id of old) { if (!parked.has(id)) this.forget(id); yield; }
     const out: DebugProtocol.Breakpoint[] = [];
     for (const bp of bps) {
       yield;
-      // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010"
-      const t = parseBreakpointTarget(bp.name);
+      const back = this.unpark(ParkedBreakpoints.functionKey(bp.name), bp);
+      if (back !== undefined) { this.functionIds.push(back); out.push(this.toDap(back)); continue; }
+      // user text: "do_fork", "do_fork+0x4", "r:sys_open", "0xffffffff81000010", or a kprobe_events definition
+      // ("p:myopen sys_open path=+0(%di):string": traces, never stops), checked against the image's registers and symbols
+      const symbols = this.machine.kernel.image.symbols;
+      const t = parseBreakpointTarget(bp.name, this.machine.kernel.arch, n => symbols.lookup(n) !== undefined);
       if (typeof t === 'string') {
         out.push({ verified: false, message: t, reason: 'failed' });
         continue;
       }
-      const mode: BreakpointMode = modeOf(bp.mode, t.mode ?? 'kprobe');
-      const id = this.register({ target: t.target, mode, bp, group: { kind: 'function' } });
+      // an event's mode is its definition's (p or r)
+      const mode: BreakpointMode = t.event ? t.mode ?? 'kprobe' : modeOf(bp.mode, t.mode ?? 'kprobe');
+      const id = this.register({ target: t.target, definition: t.event ? bp.name : undefined, mode, bp, group: { kind: 'function' } });
       this.functionIds.push(id);
+      this.parking.setFunctionKey(id, bp.name);
       out.push(this.toDap(id));
     }
     this.onChange();
@@ -298,7 +317,25 @@ export class ProbeBridge {
     return out;
   }
 
+  /** breakpoints the Kprobes view disabled and the client dropped (parkedBreakpoints.ts) */
+  private readonly parking = new ParkedBreakpoints();
+
+  /** A breakpoint the client sends again where a parked one is (ticked again): that one, enabled; undefined if none (or it changed). */
+  private unpark(key: string, bp: ClientBreakpoint): number | undefined {
+    const id = this.parking.take(key);
+    if (id === undefined) return undefined;
+    const rec = this.records.get(id);
+    const p = this.ids.probeOf(id);
+    const same = rec && rec.bp.condition === bp.condition && rec.bp.hitCondition === bp.hitCondition && rec.bp.logMessage === bp.logMessage
+      && (bp.mode === undefined || bp.mode === rec.mode);
+    if (!same || p === undefined) { this.forget(id); return undefined; }
+    this.parking.setDisabled(id, false);
+    this.mgr.setEnabled(p, true);
+    return id;
+  }
+
   private forget(dapId: number): void {
+    this.parking.forget(dapId);
     const p = this.ids.probeOf(dapId);
     if (p !== undefined) this.mgr.remove(p);
     this.ids.forget(dapId);
@@ -392,6 +429,31 @@ export class ProbeBridge {
     return out;
   }
 
+  /** C-registered probes seen at the last handlerKindsChanged */
+  private cProbes = 0;
+
+  /** The probes C code registered changed in number: `breakpoint` events for the breakpoints whose kind message changed. */
+  private handlerKindsChanged(): void {
+    const n = this.mgr.engine.cApi.registered().length;
+    if (n === this.cProbes) return;
+    this.cProbes = n;
+    const changed: DebugProtocol.Breakpoint[] = [];
+    for (const [dapId, rec] of this.records) {
+      const e = this.entryOf(dapId);
+      if (!e?.verified || rec.mode !== 'kprobe' || rec.data) continue;
+      const was = this.kindMessages.get(dapId);
+      const now = e.inHandler;
+      if (was === now) continue;
+      if (now === undefined) this.kindMessages.delete(dapId); else this.kindMessages.set(dapId, now);
+      const g = rec.group;
+      changed.push(this.toDap(dapId, g.kind === 'source' ? g.path : undefined));
+    }
+    if (changed.length) this.onBreakpointsChanged?.(changed);
+  }
+
+  /** the handler-code message last sent per DAP id */
+  private readonly kindMessages = new Map<number, string>();
+
   /** breakpoints whose verification changed (a module loaded or unloaded): the session sends `breakpoint` events */
   onBreakpointsChanged?: (bps: DebugProtocol.Breakpoint[]) => void;
 
@@ -478,6 +540,7 @@ export class ProbeBridge {
     for (const [dapId, rec] of records) {
       const e = this.add(rec);
       this.ids.bind(dapId, e.id);
+      if (this.parking.isDisabled(dapId)) this.mgr.setEnabled(e.id, false);
       this.records.set(dapId, rec);
       const g = rec.group;
       if (g.kind === 'source') {
@@ -505,7 +568,7 @@ export class ProbeBridge {
     if (rec.data) return this.mgr.addDataBreakpoint(rec.data);
     const bp = rec.bp;
     return this.mgr.addBreakpoint({
-      target: rec.target, mode: rec.mode,
+      target: rec.definition ?? rec.target, mode: rec.mode,
       condition: bp.condition, hitCondition: bp.hitCondition, logMessage: bp.logMessage,
     });
   }
@@ -516,6 +579,10 @@ export class ProbeBridge {
     const site = e.sites.find(s => s.registered) ?? e.sites[0];
     const b: DebugProtocol.Breakpoint = { id: dapId, verified: e.verified };
     if (e.message) b.message = e.message;
+    else if (e.event && e.verified) b.message = `trace event ${e.event}: each hit prints its trace line to the Debug Console; it never stops`;
+    else if (e.inHandler && e.verified) {
+      b.message = `debugger breakpoint in kprobe handler code (${e.inHandler}): it stops inside the handler, as kgdb's breakpoints do, instead of being a reentered kprobe; elsewhere it is a kprobe`;
+    }
     if (!e.verified) b.reason = 'failed';
     if (site?.addr !== undefined) b.instructionReference = formatAddress(site.addr);
     if (site?.source) {
@@ -582,13 +649,27 @@ export class ProbeBridge {
   }
 
   setEnabled(id: number, on: boolean): void {
+    if (id < 0) { this.setKernelProbeEnabled(-id, on); return; }
     const err = this.mgr.setEnabled(this.probeIdOf(id), on);
     if (err) throw new Error(err);
+    // a breakpoint's probe: the extension unticks (ticks) the breakpoint next; an unticked one stays registered, disabled
+    if (this.records.has(id)) this.parking.setDisabled(id, !on);
+    this.onChange();
+  }
+
+  /** enable_kprobe / disable_kprobe on a probe the kernel's or a module's code registered (its row's id: the engine id negated) */
+  private setKernelProbeEnabled(engineId: number, on: boolean): void {
+    const e = this.mgr.hasKprobes ? this.mgr.engine.listEntries().find(x => x.probe.id === engineId) : undefined;
+    if (!e) throw new Error(`no probe with id ${-engineId}`);
+    const r = on ? this.mgr.engine.enableKprobe(e.probe) : this.mgr.engine.disableKprobe(e.probe);
+    if (r !== 0) throw new Error(`${on ? 'enable' : 'disable'}_kprobe failed: ${r}`);
     this.onChange();
   }
 
   unregister(id: number): void {
+    if (id < 0) throw new Error('this probe was registered by the kernel\'s or a module\'s own code: that code unregisters it (unload the module)');
     if (!this.mgr.remove(this.probeIdOf(id))) throw new Error(`no probe with id ${id}`);
+    this.parking.forget(id);
     this.ids.forget(id);
     this.records.delete(id);
     for (const [k, ids] of this.bySource) this.bySource.set(k, ids.filter(x => x !== id));

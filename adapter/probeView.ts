@@ -50,7 +50,48 @@ export function probeState(ctx: ProbeViewContext): ProbeStateBody {
   for (const e of engine.listEntries()) if (e.probe.id !== undefined) byEngineId.set(e.probe.id, e);
   const kprobes: ProbeInfo[] = [];
   for (const e of entries) if (!e.user) kprobes.push(...rowsOf(ctx, e, byEngineId));
+  kprobes.push(...kernelCodeRows(ctx, entries));
   return { kprobes, uprobes, enabled: ctx.mgr.kprobesEnabled, optimization: engine.optimization };
+}
+
+/**
+ * The probes the kernel's or a module's own C code registered
+ * (register_kprobe & co., not the debugger's): as debugfs lists them, with
+ * the module whose code registered them. Their id is the engine id
+ * negated (the views' actions reach the engine's probe with it).
+ */
+function kernelCodeRows(ctx: ProbeViewContext, entries: readonly ProbeEntry[]): ProbeInfo[] {
+  const engine = ctx.mgr.engine;
+  const owned = new Set<number>();
+  for (const e of entries) for (const s of e.sites) if (s.engineId !== undefined) owned.add(s.engineId);
+  const byKp = new Map(engine.cApi.registered().map(c => [c.kp, c.guest] as const));
+  const syms = engine.kernel.image.symbols;
+  const rows: ProbeInfo[] = [];
+  for (const { addr, probe, aggregate } of engine.listEntries()) {
+    if (probe.id === undefined || owned.has(probe.id)) continue;
+    const kind = KIND_OF_LETTER[engine.kindOf(probe)];
+    const rp = kind === 'kretprobe' ? engine.kretprobeOf(probe) : undefined;
+    const pfl = (aggregate ?? probe).flags ?? 0;
+    const at = syms.resolve(addr);
+    const where = at ? `${at.sym.name}+0x${at.offset.toString(16)}` : formatAddress(addr);
+    const guest = byKp.get(probe) ?? (rp ? byKp.get(rp.kp) : undefined);
+    const row: ProbeInfo = {
+      id: -probe.id, engineId: probe.id, kind, registered: true,
+      name: kind === 'kretprobe' ? `r:${where}` : kind === 'jprobe' ? `j:${where}` : where,
+      address: formatAddress(addr), enabled: !kprobeDisabled(probe), gone: ((probe.flags ?? 0) & KPROBE_FLAG_GONE) !== 0,
+      optimized: (pfl & KPROBE_FLAG_OPTIMIZED) !== 0, ftrace: (pfl & KPROBE_FLAG_FTRACE) !== 0,
+      nhit: probe.hits ?? 0, nmissed: (probe.nmissed ?? 0) + (rp?.nmissed ?? 0),
+      registeredBy: guest !== undefined ? syms.resolve(guest)?.sym.module ?? 'the kernel' : 'the kernel',
+    };
+    if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); if (at.sym.module) row.module = at.sym.module; }
+    if (rp?.maxactive !== undefined) row.maxactive = rp.maxactive;
+    const warning = ctx.warningOf?.(probe.id);
+    if (warning) row.warning = warning;
+    const line = engine.kernel.image.lines?.lineForAddress(addr);
+    if (line) row.source = { path: ctx.toLocal(line.file), line: line.line };
+    rows.push(row);
+  }
+  return rows;
 }
 
 /**
@@ -117,7 +158,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
       nhit: site.hits,
       nmissed: site.nmissed,
     };
-    if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); }
+    if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); if (at.sym.module) row.module = at.sym.module; }
     if (kind === 'kretprobe') {
       const rp = engine.kretprobeOf(probe);
       if (rp?.maxactive !== undefined) row.maxactive = rp.maxactive;
@@ -125,6 +166,8 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     const warning = site.engineId !== undefined ? ctx.warningOf?.(site.engineId) : undefined;
     if (warning) row.warning = warning;
     if (site.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+    if (e.event) row.event = e.event;
+    if (e.inHandler) row.inHandler = e.inHandler;
     rows.push(row);
   }
   if (rows.length) return rows;
@@ -140,6 +183,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     nhit: e.hits, nmissed: e.nmissed,
   };
   if (site?.source) row.source = { path: ctx.toLocal(site.source.file), line: site.source.line };
+  if (e.event) row.event = e.event;
   return [row];
 }
 

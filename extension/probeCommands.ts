@@ -19,8 +19,18 @@ export function registerProbeCommands(store: ProbeStore, log: vscode.LogOutputCh
       }
     });
   return [
-    run(Command.enableProbe, a => store.request(ProbeRequest.setEnabled, { id: probeOf(a).id, enabled: true })),
-    run(Command.disableProbe, a => store.request(ProbeRequest.setEnabled, { id: probeOf(a).id, enabled: false })),
+    run(Command.enableProbe, async a => {
+      const id = probeOf(a).id;
+      const r = await store.request(ProbeRequest.setEnabled, { id, enabled: true });
+      tick(id);
+      return r;
+    }),
+    run(Command.disableProbe, async a => {
+      const id = probeOf(a).id;
+      const r = await store.request(ProbeRequest.setEnabled, { id, enabled: false });
+      await untick(store, id);
+      return r;
+    }),
     run(Command.unregisterProbe, a => store.request(ProbeRequest.unregister, { id: probeOf(a).id })),
     run(Command.enableAll, () => store.request(ProbeRequest.setGlobalEnabled, { enabled: true })),
     run(Command.disableAll, () => store.request(ProbeRequest.setGlobalEnabled, { enabled: false })),
@@ -54,6 +64,49 @@ export function registerProbeCommands(store: ProbeStore, log: vscode.LogOutputCh
       return vscode.window.showTextDocument(doc, { preview: true });
     }),
   ];
+}
+
+/**
+ * VS Code breakpoints unticked by Disable Probe, by their DAP id: the
+ * probe of a breakpoint is the breakpoint, so disabling it unticks the
+ * breakpoint (the adapter keeps the probe registered and disabled, see
+ * adapter/parkedBreakpoints.ts) and Enable Probe ticks it again.
+ */
+const unticked = new Map<number, vscode.Breakpoint>();
+
+/** the same breakpoint, ticked or not (the API's breakpoints are immutable) */
+function withEnabled(b: vscode.Breakpoint, enabled: boolean): vscode.Breakpoint | undefined {
+  if (b instanceof vscode.SourceBreakpoint) return new vscode.SourceBreakpoint(b.location, enabled, b.condition, b.hitCondition, b.logMessage);
+  if (b instanceof vscode.FunctionBreakpoint) return new vscode.FunctionBreakpoint(b.functionName, enabled, b.condition, b.hitCondition, b.logMessage);
+  return undefined;
+}
+
+/** Untick the VS Code breakpoint whose DAP id is `id` (none: a probe file's probe, nothing to untick). */
+async function untick(store: ProbeStore, id: number): Promise<void> {
+  const session = store.session;
+  if (!session) return;
+  for (const b of vscode.debug.breakpoints) {
+    if (!b.enabled) continue;
+    const dap = await session.getDebugProtocolBreakpoint(b) as { id?: number } | undefined;
+    if (dap?.id !== id) continue;
+    const off = withEnabled(b, false);
+    if (!off) return;
+    vscode.debug.removeBreakpoints([b]);
+    vscode.debug.addBreakpoints([off]);
+    unticked.set(id, off);
+    return;
+  }
+}
+
+/** Tick again the breakpoint Disable Probe unticked (still there: the user may have removed it meanwhile). */
+function tick(id: number): void {
+  const b = unticked.get(id);
+  unticked.delete(id);
+  if (!b || !vscode.debug.breakpoints.includes(b)) return;
+  const on = withEnabled(b, true);
+  if (!on) return;
+  vscode.debug.removeBreakpoints([b]);
+  vscode.debug.addBreakpoints([on]);
 }
 
 /** The module a command was invoked on: a Modules view node or its name. */

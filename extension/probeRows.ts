@@ -62,10 +62,11 @@ function hitsMissed(p: { nhit: number; nmissed: number }): string {
  * flags, hits/missed); an unregistered probe's name carries its failure.
  */
 export function kprobeLabel(p: ProbeInfo): string {
-  if (!p.registered) return p.name;
+  if (!p.registered) return p.event ? `${p.event}: ${p.name}` : p.name;
   const where = p.symbol !== undefined ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}` : px(p.address);
   const flags = kprobeFlags(p);
-  return `${KPROBE_KIND_LETTER[p.kind]} ${where}${flags ? ` ${flags}` : ''} ${hitsMissed(p)}`;
+  // a kprobe_events probe: its event first, as its trace lines start (`myopen: (sys_open+0x0/...)`)
+  return `${KPROBE_KIND_LETTER[p.kind]} ${p.event ? `${p.event}: ` : ''}${where}${flags ? ` ${flags}` : ''} ${hitsMissed(p)}`;
 }
 
 /**
@@ -79,6 +80,8 @@ export function kprobeDescription(p: ProbeInfo, ended = false): string {
     parts.push('hits/missed', px(p.address));
     if (p.module) parts.push(p.module);
     if (p.kind === 'kretprobe' && p.maxactive !== undefined) parts.push(`maxactive ${p.maxactive}`);
+    if (p.inHandler) parts.push('debugger breakpoint in handler code');
+    if (p.registeredBy) parts.push(`registered by ${p.registeredBy}`);
     if (p.warning) parts.push(kprobeWarningShort(p.warning));
   }
   return parts.join('  ');
@@ -92,6 +95,9 @@ export function kprobeWarningShort(w: NonNullable<ProbeInfo['warning']>): string
 /** Kprobes row tooltip: the full debugfs line with its counters, then what else is known. */
 export function kprobeTooltip(p: ProbeInfo, ended = false): string {
   const lines = [kprobeRow(p), `${p.kind} ${p.name}`, `address ${p.address}`];
+  if (p.event) lines.push(`trace event ${p.event} (traces each hit, never stops)`);
+  if (p.inHandler) lines.push(`debugger breakpoint: ${p.inHandler}; it stops inside the handler (not a reentered kprobe)`);
+  if (p.registeredBy) lines.push(`registered by module ${p.registeredBy} (register_kprobe from its code)`);
   if (p.module) lines.push(`module ${p.module}`);
   if (p.source) lines.push(`${p.source.path}:${p.source.line}`);
   if (p.warning) {

@@ -35,6 +35,7 @@ import { fixupStackTrace } from './debugfs';
 import { taskAddress } from '../probes/env';
 import { dumpStackLines, emulatorCodeAt, walkFrames } from '../probes/stack';
 import { KprobeStatus } from './kprobe';
+import { HandlerOnCpu } from './handlerOnCpu';
 
 /** field offsets of examples/include/linux/kprobes.h (LP64) */
 export const LAYOUT = {
@@ -106,7 +107,12 @@ export class KprobesCApi {
   /** struct kwatch of each debug register a module's register_kwatch holds */
   private readonly kwatches = new Map<number, bigint>();
 
-  constructor(private readonly engine: KprobesEngine) {}
+  /** C pre_handlers run as ordinary code on the CPU (the debugger has a breakpoint in them) */
+  readonly onCpu: HandlerOnCpu;
+
+  constructor(private readonly engine: KprobesEngine) {
+    this.onCpu = new HandlerOnCpu(engine, (cpu, frame, guest) => this.handlerReturned(cpu, frame, guest));
+  }
 
   /** whether the arch's pt_regs frame is described (the API is offered) */
   get supported(): boolean { return PT_REGS[this.engine.kernel.arch.name] !== undefined; }
@@ -208,8 +214,18 @@ export class KprobesCApi {
     kp.offset = BigInt(this.r32(g + BigInt(L.offset)));
     const pre = this.r64(g + BigInt(L.pre_handler)), post = this.r64(g + BigInt(L.post_handler)), fault = this.r64(g + BigInt(L.fault_handler));
     // a pre handler's context is the probed instruction; a post / fault handler's is where the CPU stands
-    if (pre) kp.pre_handler = (_p, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, pre, [g], kp, g, [], kp.addr)));
-    if (post) kp.post_handler = (_p, regs, flags) => { this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]); };
+    if (pre) {
+      kp.pre_handler = (_p, regs) => {
+        if (this.engine.runHandlerOnCpu?.(pre) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, pre, g, kp.addr ?? regs.ip); return 0; }
+        return Number(BigInt.asIntN(32, this.callWithRegs(regs, pre, [g], kp, g, [], kp.addr)));
+      };
+    }
+    if (post) {
+      kp.post_handler = (_p, regs, flags) => {
+        if (this.engine.runHandlerOnCpu?.(post) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, post, g, regs.ip, [BigInt(flags)]); return; }
+        this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]);
+      };
+    }
     if (fault) kp.fault_handler = (_p, regs, trapnr) => Number(BigInt.asIntN(32, this.callWithRegs(regs, fault, [g], kp, g, [BigInt(trapnr)])));
     return kp;
   }
@@ -297,6 +313,11 @@ export class KprobesCApi {
 
   private handlerAddrs(g: bigint, offsets: readonly number[]): bigint[] {
     return offsets.map(o => this.r64(g + BigInt(o))).filter(x => x !== 0n);
+  }
+
+  /** The probes C code registered (register_kprobe & co.): the engine's probe, the guest struct, the handlers' addresses. */
+  registered(): readonly { kp: Kprobe; guest: bigint; handlers: readonly bigint[] }[] {
+    return [...this.probes.values()];
   }
 
   /**
@@ -409,6 +430,29 @@ export class KprobesCApi {
     }
   }
 
+  /** a pre / post handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
+  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = []): void {
+    const layout = PT_REGS[this.engine.kernel.arch.name];
+    const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
+    layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
+    const cpu = regs.cpu;
+    this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc });
+    this.onCpu.defer(cpu, fn, [g, frame, ...extra], frame, g);
+  }
+
+  /** the deferred handler returned (the probed context is back): what callWithRegs does after its call */
+  private handlerReturned(cpu: Cpu, frame: bigint, g: bigint): void {
+    const regs = this.engine.regsOf(cpu);
+    PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
+    this.frames.push(frame);
+    for (let i = this.contexts.length - 1; i >= 0; i--) if (this.contexts[i].cpu === cpu.id) { this.contexts.splice(i, 1); break; }
+    const kp = this.probes.get(g)?.kp;
+    if (kp) {
+      this.w64(g + BigInt(LAYOUT.kprobe.nmissed), BigInt(kp.nmissed ?? 0));
+      this.w32(g + BigInt(LAYOUT.kprobe.flags), kp.flags ?? 0);
+    }
+  }
+
   // ------------------------------------------------ handler contexts, stack traces
 
   private readonly contexts: HandlerContext[] = [];
@@ -455,7 +499,8 @@ export class KprobesCApi {
       pc = this.r64(slot);
       now[abi.spReg] = slot + 8n;
     } else pc = cpu.getReg(ra.reg);
-    const stub = this.engine.nestedReturnStub();
+    // a handler's return stubs: the nested call's, the one of a handler run on the CPU
+    const stubs = [this.engine.nestedReturnStub(), this.onCpu.stub()].filter(s => s !== 0n);
     const outer = this.contexts.filter(c => c.cpu === cpu.id);
     const readCode = (a: bigint, n: number): Uint8Array => this.engine.readTextWithoutProbes(k.mem, a, n);
     const raw: bigint[] = [];
@@ -464,7 +509,7 @@ export class KprobesCApi {
       const frames = walkFrames(k, this.cpuWith(cpu, at.regs, at.pc), task, { pc: at.pc, readCode });
       // a return handler's context: the trampoline stands for the instance being handled (no longer on the task's list)
       if (at.returnTo !== undefined && this.engine.kretprobes.isTrampoline(frames[0])) frames[0] = at.returnTo;
-      const end = stub === 0n ? -1 : frames.indexOf(stub);
+      const end = frames.findIndex(f => stubs.includes(f));
       const next: HandlerContext | undefined = end >= 0 ? outer.pop() : undefined;
       raw.push(...(next ? frames.slice(0, end + 1) : frames));
       at = next;

@@ -215,6 +215,29 @@ export class KprobesEngine {
   /** the nested-call return stub (0n until the first callKernelFunction) */
   nestedReturnStub(): bigint { return this.nested.stub(); }
 
+  // ------------------------------------------- the debugger in handler code (handlerOnCpu.ts)
+
+  /**
+   * The debugger: whether a C handler at `fn` runs as ordinary code on the
+   * CPU (it has a breakpoint in it) instead of a nested call. Set once, when
+   * the debugger's probe manager is made.
+   */
+  runHandlerOnCpu?: (fn: bigint) => boolean;
+  /**
+   * The debugger: a probe hit while another probe's handler runs (a kprobes
+   * reentry) that is the debugger's breakpoint stops instead of being missed
+   * (kgdb's breakpoints are not kprobes); true when it is one.
+   */
+  debuggerReentry?: (p: Kprobe, regs: PtRegs) => boolean;
+  /** the CPU whose int3 hit runs its pre_handlers now (-1: none): a C pre_handler may be run on it as ordinary code */
+  onCpuHitCpu = -1;
+  /** nested calls in progress (a stop cannot happen inside one) */
+  get nestedCallDepth(): number { return this.nested.depth; }
+  /** the int3 path after the pre_handlers: a deferred C pre_handler starts on the CPU (`then` gets its return value) */
+  startHandlerOnCpu(cpu: Cpu, then: (ret: number) => void): boolean { return this.capi?.onCpu.start(cpu, then) ?? false; }
+  /** a hit whose pre_handlers failed: no deferred call */
+  dropHandlerOnCpu(cpu: Cpu): void { this.capi?.onCpu.drop(cpu); }
+
   info(p: Kprobe): ProbeInfo {
     const addr = p.addr ?? 0n;
     return {

@@ -127,7 +127,7 @@ export class KprobesFtrace {
     try {
       const p = e.getKprobe(site);
       if (p && !kprobeDisabled(p) && ((p.flags ?? 0) & KPROBE_FLAG_FTRACE)) {
-        if (kcb.current) e.incNmissed(p, cpu.id);
+        if (kcb.current) { if (!e.debuggerReentry?.(p, regs)) e.incNmissed(p, cpu.id); }
         else {
           kcb.current = p;
           kcb.status = KprobeStatus.HIT_ACTIVE;

@@ -234,14 +234,24 @@ export class KprobeTraps {
     kcb.current = p;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     let ret = 0;
+    engine.onCpuHitCpu = cpu.id;
     try {
       ret = engine.preHandlerHit(p, regs);
     } catch (e) {
+      engine.onCpuHitCpu = -1;
+      engine.dropHandlerOnCpu(cpu);
       if (e instanceof HandlerOops) { engine.resetCurrent(kcb); return; }
       throw e;
     }
+    engine.onCpuHitCpu = -1;
+    // a C pre_handler the debugger has a breakpoint in runs on the CPU now; the hit goes on when it returns
+    if (engine.startHandlerOnCpu(cpu, r => this.afterPreHandlers(p, regs, kcb, r || ret))) return;
+    this.afterPreHandlers(p, regs, kcb, ret);
+  }
+
+  private afterPreHandlers(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, ret: number): void {
     if (!ret) this.setupSinglestep(p, regs, kcb, false);
-    else engine.resetCurrent(kcb);
+    else this.engine.resetCurrent(kcb);
   }
 
   /** reenter_kprobe() */
@@ -250,6 +260,8 @@ export class KprobeTraps {
       case KprobeStatus.HIT_SSDONE:
       case KprobeStatus.HIT_ACTIVE:
       case KprobeStatus.HIT_SS:
+        // the debugger's breakpoint in handler code: a stop, not a miss
+        if (this.engine.debuggerReentry?.(p, regs)) { this.setupSinglestep(p, regs, kcb, true); return true; }
         this.engine.incNmissed(p, regs.cpu.id);
         this.setupSinglestep(p, regs, kcb, true);
         return true;
@@ -328,7 +340,17 @@ export class KprobeTraps {
 
   /** post-handler and ctlblk bookkeeping; returns true when the task itself is single-stepping */
   private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (kcb.status !== KprobeStatus.REENTER) this.engine.postHandlerHit(cur, regs, kcb);
+    if (kcb.status !== KprobeStatus.REENTER) {
+      // a C post_handler the debugger has a breakpoint in runs on the CPU (not while the task single-steps itself)
+      const own = this.engine.hooks.taskSinglestepping?.(regs) ?? false;
+      if (!own) this.engine.onCpuHitCpu = regs.cpu.id;
+      try {
+        this.engine.postHandlerHit(cur, regs, kcb);
+      } finally {
+        this.engine.onCpuHitCpu = -1;
+      }
+      if (!own && this.engine.startHandlerOnCpu(regs.cpu, () => { this.engine.resetCurrent(kcb); this.engine.collectGarbage(); })) return false;
+    }
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
     else this.engine.resetCurrent(kcb);
     this.engine.collectGarbage();
@@ -365,7 +387,7 @@ export class KprobeTraps {
     const p = native ? this.engine.getKprobeV(native.at) : this.engine.getKprobe(addr);
     try {
       if (!p || kprobeDisabled(p)) return true;
-      if (kcb.current) { this.engine.incNmissed(p, cpu.id); return true; }
+      if (kcb.current) { if (!this.engine.debuggerReentry?.(p, regs)) this.engine.incNmissed(p, cpu.id); return true; }
       kcb.current = p;
       kcb.status = KprobeStatus.HIT_ACTIVE;
       this.engine.preHandlerHit(p, regs); // the return value is ignored for optimized probes

@@ -27,6 +27,8 @@ import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, w
 import type { Kprobe } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
+import { handlerCodeAt, installHandlerBreakpoints } from './handlerBreakpoints';
+import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import { SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
@@ -60,6 +62,8 @@ interface UserProbe {
   user?: UprobeSite;
   /** kwatch / hardware / watch: one debug register per site */
   hw?: HwSite[];
+  /** a kprobe_events definition's event, `GROUP/EVENT` */
+  event?: string;
 }
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
@@ -95,6 +99,13 @@ export class ProbeManager {
     this.opts = opts;
     // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
     kernel.addRoundHook(() => this.runDeferred());
+    // breakpoints in code that runs inside kprobe handlers stop there (debugger breakpoints, not reentries)
+    if (engine) installHandlerBreakpoints(kernel, engine, () => this.stoppingBreakpoints());
+  }
+
+  /** the breakpoints with a kprobes runtime (handlerBreakpoints.ts) */
+  private *stoppingBreakpoints(): Generator<HandlerBreakpointSource> {
+    for (const up of this.probes.values()) if (up.origin === 'breakpoint' && up.bp && up.sites.length) yield { bp: up.bp, sites: up.sites };
   }
 
   /** The kprobes engine; a clear error on a machine without one. */
@@ -239,6 +250,7 @@ export class ProbeManager {
     const up: UserProbe = {
       id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target), targetKind: spec.target.kind,
       file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
+      event: eventName(spec.event?.def),
     };
     this.probes.set(up.id, up);
     if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label);
@@ -360,6 +372,7 @@ export class ProbeManager {
     const up: UserProbe = {
       id: this.nextId++, origin: 'breakpoint', kind: mode,
       target: typeof target === 'string' ? String(req.target) : targetText(target), sites: [], enabled: req.enabled !== false,
+      event: eventName(event?.def),
     };
     this.probes.set(up.id, up);
     const fail = (message: string): ProbeEntry => { up.message = message; return this.snapshot(up); };
@@ -578,6 +591,8 @@ export class ProbeManager {
       };
     });
     const registered = up.sites.filter(s => s.registered);
+    const first = registered[0]?.kp.addr;
+    const inHandler = up.origin === 'breakpoint' && up.kind === 'kprobe' && first !== undefined && this.kengine ? handlerCodeAt(this.kernel, this.kengine, first) : undefined;
     return {
       id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
       verified: registered.length > 0,
@@ -585,9 +600,14 @@ export class ProbeManager {
       message: up.message, nextLine: up.nextLine, sites,
       hits: sites.reduce((a, s) => a + s.hits, 0),
       nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
-      conditionHits: up.bp?.hits,
+      conditionHits: up.bp?.hits, event: up.event, inHandler,
     };
   }
+}
+
+/** A kprobe_events definition's `GROUP/EVENT` (absent: no definition). */
+function eventName(def: { group: string; event: string } | undefined): string | undefined {
+  return def ? `${def.group}/${def.event}` : undefined;
 }
 
 function siteText(s: ProbeSite): string {

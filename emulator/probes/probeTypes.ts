@@ -57,6 +57,10 @@ export interface ProbeEntry {
   nmissed: number;
   /** breakpoints: hits whose condition held (what hitCondition counts) */
   conditionHits?: number;
+  /** a kprobe_events breakpoint or probe-file line: its event as `GROUP/EVENT` (its hits write trace lines) */
+  event?: string;
+  /** a breakpoint in code that runs inside a kprobe handler (it stops there as a debugger breakpoint): which handler */
+  inHandler?: string;
   /** uprobes: the probed file and offset (the uprobes engine's table key) */
   user?: { path: string; inode: bigint; offset: bigint; vaddr?: bigint; where?: string; event?: string };
   /** kwatch / hardware / watch: the debug register and what it watches (a hardware breakpoint: its first site's) */

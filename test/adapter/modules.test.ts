@@ -51,7 +51,7 @@ describe('adapter: breakpoints in a module\'s C source', () => {
   beforeEach(async () => { await h.startClient(); });
   afterEach(async () => { await h.dc.stop(); });
 
-  test('a breakpoint in kprobe_example.c\'s init stops in the insmod thread; one in its handler is a probe hit inside a handler: missed, as Linux counts it', async () => {
+  test('a breakpoint in kprobe_example.c\'s init stops in the insmod thread; one in its handler stops inside the handler (a debugger breakpoint, not a reentered kprobe)', async () => {
     const src = repoPath('examples', 'modules', 'kprobe_example.c');
     const initLine = lineOf(src, 'ret = register_kprobe(&kp);');
     const handlerLine = lineOf(src, 'printk("pre_handler: p->addr');
@@ -66,9 +66,13 @@ describe('adapter: breakpoints in a module\'s C source', () => {
     assert.match(frames[0].name, /^(kprobe_init|init_module)\+0x[0-9a-f]+ \[kprobe_example\]$/); // module_init aliases init_module
     assert.equal(frames[0].line, initLine);
     assert.match(frames[0].source?.path ?? '', /kprobe_example\.c$/);
-    // run on: the handler breakpoint is only ever reached inside the kprobe's own handler (a reentry): never a stop
+    // run on: the handler breakpoint is only ever reached inside the kprobe's own handler: a debugger breakpoint stops there
+    const inHandler = await h.continueToStop(stop.body.threadId as number);
+    assert.equal(inHandler.body.reason, 'breakpoint');
+    assert.match((await h.topFrame(inHandler.body.threadId as number)).name, /^handler_pre\+0x[0-9a-f]+ \[kprobe_example\]$/);
+    await h.dc.setBreakpointsRequest({ source: { path: src }, breakpoints: [] });
     const exited = h.dc.waitForEvent('exited');
-    await h.dc.continueRequest({ threadId: stop.body.threadId as number });
+    await h.dc.continueRequest({ threadId: inHandler.body.threadId as number });
     await within(exited, 'the end of the machine');
   });
 });

@@ -357,4 +357,34 @@ describe('kprobe debug adapter: probes, views, disassembly marks, memory', () =>
     assert.ok(lines.length > 0, 'the snippet printed');
     for (const l of lines) assert.match(l, /^\[ *\d+\.\d{6}\] snippet: fork flags=[0-9a-f]+$/);
   });
+
+  test('Disable Probe on a breakpoint, which the client then drops (unticked): its probe stays listed [DISABLED] with its hits; ticked again it is the same breakpoint, enabled', async () => {
+    const line = markerLine(FORK_C, 'do_fork_body');
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await h.launchWith(async () => {
+      bps = (await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line }] })).body.breakpoints;
+    });
+    const id = bps[0].id as number;
+    const stop = await h.continueToStop();
+    assert.equal(stop.body.reason, 'breakpoint');
+    await req(ProbeRequest.setEnabled, { id, enabled: false });
+    // the extension unticks the breakpoint: the client's next request leaves it out
+    await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [] });
+    const off = (await probeList()).kprobes.filter(p => p.id === id);
+    assert.equal(off.length, 1, 'still listed');
+    assert.equal(off[0].enabled, false);
+    assert.equal(off[0].nhit, 1);
+    assert.match((await debugfs()).list, /do_fork\+0x[0-9a-f]+ +\[DISABLED\]/);
+    // ticked again (Enable Probe, or the checkbox): the same breakpoint id, enabled, its hits kept
+    const again = (await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line }] })).body.breakpoints;
+    assert.equal(again[0].id, id);
+    assert.equal(again[0].verified, true);
+    const on = (await probeList()).kprobes.filter(p => p.id === id);
+    assert.equal(on.length, 1);
+    assert.equal(on[0].enabled, true);
+    assert.equal(on[0].nhit, 1);
+    // a breakpoint removed without Disable Probe goes away as before
+    await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [] });
+    assert.equal((await probeList()).kprobes.filter(p => p.id === id).length, 0);
+  });
 });

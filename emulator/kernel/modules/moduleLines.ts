@@ -7,7 +7,7 @@
  * that breakpoints in a module's C source, stack frames in module code and
  * the source of probes there are found like the kernel's own.
  */
-import type { ElfSection, LineRow, LineTable } from '../../elf/types';
+import type { ElfImage, ElfSection, LineRow, LineTable } from '../../elf/types';
 import { parseDebugLine } from '../../elf/dwarf/debugLine';
 import { readCompDirs } from '../../elf/dwarf/compDirs';
 import type { ArchModuleRelocs } from './relocations';
@@ -44,6 +44,33 @@ export function moduleLineTable(obj: RelObject, relocs: ArchModuleRelocs, values
   } catch {
     return null;
   }
+}
+
+/**
+ * The module's debug information at its load addresses, as an image the
+ * DWARF readers take (emulator/debug/variables.ts: a frame's arguments and
+ * locals in module code): the kernel image with the module's .debug_*
+ * sections, relocated as for its line table. Undefined without
+ * .debug_info, or when a relocation fails.
+ */
+export function moduleDebugImage(kernelImage: ElfImage, obj: RelObject, relocs: ArchModuleRelocs, values: readonly bigint[]): ElfImage | undefined {
+  const byName = new Map(obj.sections.filter(s => s.name.startsWith('.debug_')).map(s => [s.name, s] as const));
+  if (!byName.has('.debug_info')) return undefined;
+  const symValue = (i: number): bigint => {
+    const s = obj.symbols[i];
+    const sec: ElfSection | undefined = obj.sections[s.shndx];
+    return sec && (sec.flags & SHF_ALLOC) === 0n ? s.value : values[i];
+  };
+  const relocated = new Map<string, ElfSection>();
+  for (const [name, s] of byName) {
+    const bytes = s.data.slice();
+    const relas = obj.debugRelas.get(s.index);
+    if (relas && relocs.applyRelocateAdd({ bytes, addr: 0n, name }, relas, symValue)) return undefined;
+    relocated.set(name, { ...s, flags: s.flags, data: bytes });
+  }
+  const image = Object.create(kernelImage) as ElfImage & { section(name: string): ElfSection | undefined };
+  image.section = (name: string): ElfSection | undefined => relocated.get(name);
+  return image;
 }
 
 /** The kernel's line table plus the loaded modules' (each covering its own address ranges). */

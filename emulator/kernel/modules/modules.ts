@@ -31,13 +31,13 @@
  */
 import type { Kernel } from '../kernel';
 import { Errno } from '../abi';
-import type { ElfSection, ElfSymbol } from '../../elf/types';
+import type { ElfImage, ElfSection, ElfSymbol } from '../../elf/types';
 import { fromVAddr, hex, mustVAddr, toVAddr } from '../../memory/address';
 import { PERM_R, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { PAGE_SIZE } from '../../memory/backing';
 import type { ArchModuleRelocs } from './relocations';
 import { KallsymsTable } from './kallsyms';
-import { CompositeLines, moduleLineTable } from './moduleLines';
+import { CompositeLines, moduleDebugImage, moduleLineTable } from './moduleLines';
 import { KernelExport, licenseIsGplCompatible, readKsymtab } from './exports';
 import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, modinfo, moduleName, parseRelObject } from './object';
 
@@ -70,6 +70,8 @@ export interface KernelModule {
   readonly params: ReadonlyMap<string, string>;
   /** the module's own symbols (functions and objects) */
   readonly symbols: readonly ElfSymbol[];
+  /** its DWARF at its load addresses (made on first use; undefined: none) */
+  readonly debugImage?: () => ElfImage | undefined;
 }
 
 export interface ModuleHooks {
@@ -228,7 +230,7 @@ export class ModuleTable {
     };
     const mod: KernelModule = {
       name, path, state: 'coming', core, init, initFreed: false, sections, initFn: fn('init_module'), exitFn: fn('cleanup_module'),
-      uses, usedBy: new Set(), params: paramMap, symbols,
+      uses, usedBy: new Set(), params: paramMap, symbols, debugImage: lazy(() => moduleDebugImage(this.kernel.image, obj, this.relocs, values)),
     };
     for (const u of uses) u.usedBy.add(mod);
     this.mods.set(name, mod);
@@ -480,4 +482,14 @@ export class ModuleTable {
     if (s && s.bind !== 'local' && (s.type === 'func' || s.type === 'object' || s.type === 'notype') && toVAddr(s.value) !== null) return s.value;
     return undefined;
   }
+}
+
+/** fn's value, computed on the first call */
+function lazy<T>(fn: () => T): () => T {
+  let done = false;
+  let v: T;
+  return () => {
+    if (!done) { v = fn(); done = true; }
+    return v;
+  };
 }

@@ -1,0 +1,118 @@
+/**
+ * A module's C pre_handler (or post_handler) run as ordinary code on the
+ * CPU instead of a nested call, so that a debugger can stop inside it.
+ *
+ * A nested call (nestedCall.ts) runs the handler to its return inside the
+ * engine's trap handling: nothing can stop the machine half way through it
+ * (the host's stack is in the middle of the hit). When the debugger has a
+ * breakpoint in a handler's code (KprobesEngine.runHandlerOnCpu says so),
+ * the int3 path of a hit (traps.ts kprobeInt3) hands the handler's call
+ * here instead: the probed context is saved, the CPU is set up to call
+ * handler(kp, regs) with its return address at an engine stub
+ * (`kprobe_handler_return`), and the trap returns; the handler then runs
+ * as any kernel code does (it can stop, be stepped, be gone back through).
+ * When it returns to the stub the probed context comes back (with what the
+ * handler wrote into its struct pt_regs) and the hit goes on where the
+ * nested call would have returned: single-step (or not, by the handler's
+ * return value), post_handler; after a post_handler, the end of the hit.
+ * The kprobe status is Linux's while the handler runs (HIT_ACTIVE,
+ * HIT_SSDONE): a probe hit inside it is still a reentry.
+ *
+ * Its state is plain data on the engine's objects (time travel captures it).
+ */
+import type { Cpu, CpuContext } from '../arch/types';
+import { mustVAddr } from '../memory/address';
+import type { KprobesEngine } from './core';
+
+/** The stub's symbol in frames and listings. */
+export const HANDLER_RETURN_SYMBOL = 'kprobe_handler_return';
+
+/** One handler call made on a CPU: what to put back when it returns. */
+interface OnCpuCall {
+  /** the probed context at the hit */
+  saved: CpuContext;
+  /** the struct pt_regs frame the handler got */
+  frame: bigint;
+  /** guest struct kprobe (its nmissed and flags follow the engine's after the call) */
+  guest: bigint;
+  /** what the hit does next with the handler's return value */
+  then: (ret: number) => void;
+}
+
+/** A handler call asked for by the pre_handler, started by the int3 path. */
+interface Pending { fn: bigint; args: bigint[]; frame: bigint; guest: bigint }
+
+export class HandlerOnCpu {
+  private stubAddr = 0n;
+  /** per CPU id: the call asked for during this hit's pre_handler */
+  private readonly pending = new Map<number, Pending>();
+  /** per CPU id: the handler running on it */
+  private readonly running = new Map<number, OnCpuCall>();
+
+  constructor(private readonly engine: KprobesEngine,
+    /** the handler returned: its frame back into the probed registers, the guest struct's counters (cApi) */
+    private readonly finish: (cpu: Cpu, frame: bigint, guest: bigint) => void) {}
+
+  /** the return stub's address (0n before the first call) */
+  stub(): bigint { return this.stubAddr; }
+
+  /** whether a handler call on `cpu` may be deferred now (the pre_handlers of an int3 hit, the post_handlers after its single-step) */
+  canDefer(cpu: Cpu): boolean { return this.engine.onCpuHitCpu === cpu.id && !this.running.has(cpu.id); }
+
+  /** the pre_handler: the call is made once the hit's handlers ran (start); its value is then the return value */
+  defer(cpu: Cpu, fn: bigint, args: bigint[], frame: bigint, guest: bigint): void {
+    this.pending.set(cpu.id, { fn, args, frame, guest });
+  }
+
+  /** the int3 path after the pre_handlers: start the deferred call, if any (then() gets its return value later) */
+  start(cpu: Cpu, then: (ret: number) => void): boolean {
+    const p = this.pending.get(cpu.id);
+    if (!p) return false;
+    this.pending.delete(cpu.id);
+    const abi = this.engine.kernel.arch.abi;
+    const saved = cpu.saveContext();
+    this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then });
+    // the nested call's frame: below the interrupted one (red zone and more), ABI alignment, return at the stub
+    let sp = (cpu.getReg(abi.spReg) - 512n) & ~15n;
+    const ret = this.returnStub();
+    if (abi.returnAddress.kind === 'stack') {
+      sp -= BigInt(abi.pointerSize);
+      cpu.mem.write64(mustVAddr(sp), ret);
+    } else cpu.setReg(abi.returnAddress.reg, ret);
+    cpu.setReg(abi.spReg, sp);
+    p.args.forEach((a, i) => cpu.setReg(abi.argRegs[i], BigInt.asUintN(64, a)));
+    cpu.setPc(p.fn);
+    return true;
+  }
+
+  /** a hit whose pre_handlers failed (oops): the call is not made */
+  drop(cpu: Cpu): void { this.pending.delete(cpu.id); }
+
+  /** whether a handler runs on the CPU as ordinary code now */
+  runningOn(cpu: number): boolean { return this.running.has(cpu); }
+
+  private returnStub(): bigint {
+    if (this.stubAddr !== 0n) return this.stubAddr;
+    const bp = this.engine.kernel.arch.breakpointInsn;
+    const a = this.engine.slots.allocCode(Math.max(16, bp.length), HANDLER_RETURN_SYMBOL, {
+      breakpoint: (cpu, _regs, _kcb, addr) => addr === a && this.returned(cpu),
+    });
+    const code = new Uint8Array(16);
+    for (let i = 0; i + bp.length <= code.length; i += bp.length) code.set(bp, i);
+    this.engine.slots.write(a, code);
+    this.stubAddr = a;
+    return a;
+  }
+
+  /** the handler returned to the stub: the probed context back, the hit goes on */
+  private returned(cpu: Cpu): boolean {
+    const c = this.running.get(cpu.id);
+    if (!c) return false;
+    this.running.delete(cpu.id);
+    const ret = Number(BigInt.asIntN(32, cpu.getReg(this.engine.kernel.arch.abi.retReg)));
+    cpu.restoreContext(c.saved);
+    this.finish(cpu, c.frame, c.guest);
+    c.then(ret);
+    return true;
+  }
+}

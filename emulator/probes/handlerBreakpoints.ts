@@ -1,0 +1,111 @@
+/**
+ * Breakpoints in code that runs inside a kprobe handler (a module's C
+ * pre_handler and what it calls): debugger breakpoints there, not kprobes.
+ *
+ * A breakpoint is a kprobe, and a kprobe hit while another probe is being
+ * handled is a reentry that Linux only counts (nmissed): a breakpoint in
+ * handler_pre would never stop. kgdb's breakpoints are not kprobes and stop
+ * there, so the debugger's do too, in two parts (the engine's hooks,
+ * kprobes/core.ts):
+ *
+ *   runHandlerOnCpu   a C handler whose function (or any function of its
+ *                     module) holds an enabled stopping breakpoint runs as
+ *                     ordinary code on the CPU rather than as a nested call
+ *                     (kprobes/handlerOnCpu.ts), so that the machine can
+ *                     stop in the middle of it;
+ *   debuggerReentry   a reentry at one of our breakpoints, outside a nested
+ *                     call, is a debugger hit: condition, hit count, log
+ *                     message as for any breakpoint, a stop that names the
+ *                     probe being handled, and no nmissed. The probed
+ *                     instruction is then single-stepped as a reentry
+ *                     (KPROBE_REENTER), so the outer hit goes on unchanged.
+ *
+ * Everywhere else a breakpoint stays a kprobe.
+ */
+import type { KernelApi } from '../kernel/types';
+import type { Kprobe, KprobesEngine, PtRegs } from '../kprobes';
+import type { BreakpointRuntime } from './breakpoints';
+import { evaluate } from './breakpoints';
+import { ProbeHandlerEnv } from './env';
+import type { SiteRegistration } from './register';
+import { siteDisabled } from './register';
+import { whereOf } from './targets';
+
+/** One stopping breakpoint of the manager: its runtime and engine sites. */
+export interface HandlerBreakpointSource { bp: BreakpointRuntime; sites: readonly SiteRegistration[] }
+
+/** The site of a kprobe-mode breakpoint at `addr` (registered, enabled), if any. */
+function siteAt(bps: Iterable<HandlerBreakpointSource>, addr: bigint): { bp: BreakpointRuntime; site: SiteRegistration } | undefined {
+  for (const b of bps) {
+    if (b.bp.mode !== 'kprobe') continue;
+    for (const s of b.sites) if (s.registered && s.kp.addr === addr && !siteDisabled(s)) return { bp: b.bp, site: s };
+  }
+  return undefined;
+}
+
+function sameSymbol(a: { name: string; value: bigint }, b: { name: string; value: bigint }): boolean {
+  return a.name === b.name && a.value === b.value;
+}
+
+/**
+ * Whether code at `addr` runs inside a kprobe handler: the function is a
+ * handler of a probe C code registered, or of the module of one. The text
+ * says which (`handler_pre, the pre/post/fault handler of the kprobe at
+ * do_fork+0x0`); undefined: ordinary code.
+ */
+export function handlerCodeAt(kernel: KernelApi, engine: KprobesEngine, addr: bigint): string | undefined {
+  const syms = kernel.image.symbols;
+  const at = syms.resolve(addr);
+  if (!at) return undefined;
+  let sameModule: string | undefined;
+  for (const c of engine.cApi.registered()) {
+    const probed = c.kp.addr !== undefined ? engine.where(c.kp.addr) : '?';
+    for (const h of c.handlers) {
+      const hs = syms.resolve(h);
+      if (!hs) continue;
+      if (sameSymbol(hs.sym, at.sym)) return `${at.sym.name} is a handler of the kprobe at ${probed}`;
+      if (at.sym.module !== undefined && hs.sym.module === at.sym.module) sameModule ??= `${at.sym.name} is in module ${at.sym.module}, whose handlers of the kprobe at ${probed} may call it`;
+    }
+  }
+  return sameModule;
+}
+
+/** Install the engine's hooks; `breakpoints` lists the manager's breakpoints now. */
+export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngine, breakpoints: () => Iterable<HandlerBreakpointSource>): void {
+  engine.runHandlerOnCpu = (fn: bigint): boolean => {
+    // the table of now (loading a module replaces it with one that has the modules' symbols)
+    const syms = kernel.image.symbols;
+    const h = syms.resolve(fn);
+    if (!h) return false;
+    for (const b of breakpoints()) {
+      if (b.bp.mode !== 'kprobe') continue;
+      for (const s of b.sites) {
+        if (!s.registered || siteDisabled(s) || s.kp.addr === undefined) continue;
+        const at = syms.resolve(s.kp.addr);
+        if (at && (sameSymbol(at.sym, h.sym) || (h.sym.module !== undefined && at.sym.module === h.sym.module))) return true;
+      }
+    }
+    return false;
+  };
+  engine.debuggerReentry = (p: Kprobe, regs: PtRegs): boolean => {
+    // inside a nested call nothing can stop: the hit stays a reentry
+    if (p.addr === undefined || engine.nestedCallDepth > 0) return false;
+    const found = siteAt(breakpoints(), p.addr);
+    if (!found) return false;
+    const { bp, site } = found;
+    const addr = p.addr;
+    const cpu = regs.cpu.id;
+    site.kp.hits = (site.kp.hits ?? 0) + 1;
+    const env = (): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel, engine, regs, kp: site.kp, beforeInsn: true, charge: bp.charge });
+    if (evaluate(bp, env, cpu, () => whereOf(kernel.image, addr))) {
+      const where = whereOf(kernel.image, addr);
+      const outer = engine.ctlblk(cpu).current;
+      const handled = outer?.addr !== undefined ? engine.where(outer.addr) : 'a probe';
+      bp.onStop({
+        breakpointId: bp.id, probeId: site.kp.id ?? 0, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
+        description: `breakpoint at ${where}, in a kprobe handler (the kprobe at ${handled} is being handled)`,
+      });
+    }
+    return true;
+  };
+}
