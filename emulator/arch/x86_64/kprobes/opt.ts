@@ -195,6 +195,30 @@ interface FunctionScan {
   start: bigint;
   end: bigint;
   insns: DecodedInsn[];
+  /** what every probe in the function asks of the scan, worked out on the first */
+  facts?: FunctionFacts;
+}
+
+/** Per-function answers shared by every probe of one function. */
+interface FunctionFacts {
+  /** instruction index by address */
+  readonly index: Map<bigint, number>;
+  /** the branching instructions (indirect jumps, jumps, conditional jumps, calls) in address order */
+  readonly branches: readonly DecodedInsn[];
+  /** the exception table the verdict below was taken from, and its first entry inside the function */
+  exTable?: readonly { insn: bigint; fixup: bigint }[];
+  exEntry?: { insn: bigint; fixup: bigint };
+}
+
+function factsOf(fn: FunctionScan): FunctionFacts {
+  if (fn.facts) return fn.facts;
+  const index = new Map<bigint, number>();
+  const branches: DecodedInsn[] = [];
+  fn.insns.forEach((d, i) => {
+    index.set(d.addr, i);
+    if (d.flow === 'indirectJump' || d.flow === 'jump' || d.flow === 'condJump' || d.flow === 'call') branches.push(d);
+  });
+  return (fn.facts = { index, branches });
 }
 
 /**
@@ -251,7 +275,8 @@ function decodeFunction(ctx: KprobesArchContext, name: string, start: bigint, co
 function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | string {
   const fn = scanFunction(ctx, addr);
   if (typeof fn === 'string') return fn;
-  const i0 = fn.insns.findIndex(d => d.addr === addr);
+  const facts = factsOf(fn);
+  const i0 = facts.index.get(addr) ?? -1;
   if (i0 < 0) return 'the probe is not on an instruction boundary';
   let size = 0;
   for (let i = i0; size < JMP32_SIZE; i++) {
@@ -262,18 +287,22 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
   const end = addr + BigInt(size);
   if (end > fn.end) return 'the detoured region crosses the end of the function';
   const inJtpr = (t: bigint): boolean => t > addr && t < end;
-  for (const d of fn.insns) {
+  for (const d of facts.branches) {
     if (d.flow === 'indirectJump') return `indirect jump at ${hexAddr(d.addr)} (jump table)`;
     if ((d.flow === 'jump' || d.flow === 'condJump' || d.flow === 'call') && d.target !== undefined && inJtpr(d.target)) {
       return `${d.mnemonic} at ${hexAddr(d.addr)} jumps into the detoured region`;
     }
   }
   // can_optimize: search_exception_tables() on every instruction of the function
-  for (const e of ctx.exceptionTable()) {
-    if (e.insn >= fn.start && e.insn < fn.end) {
-      return `the function has an exception table entry (__ex_table: ${hexAddr(e.insn)} -> fixup ${hexAddr(e.fixup)}); `
-        + 'its fixup code could jump into the detoured region';
-    }
+  const table = ctx.exceptionTable();
+  if (facts.exTable !== table) {
+    facts.exTable = table;
+    facts.exEntry = table.find(e => e.insn >= fn.start && e.insn < fn.end);
+  }
+  const e = facts.exEntry;
+  if (e) {
+    return `the function has an exception table entry (__ex_table: ${hexAddr(e.insn)} -> fixup ${hexAddr(e.fixup)}); `
+      + 'its fixup code could jump into the detoured region';
   }
   for (let i = i0, s = 0; s < size; i++) {
     const d = fn.insns[i];
