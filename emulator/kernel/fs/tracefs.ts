@@ -1,0 +1,112 @@
+/**
+ * tracefs's kprobe files (kernel/trace/trace_kprobe.c, trace.c):
+ *
+ *   kprobe_events   reading lists every live kprobe event (the kernel's
+ *                   event table, as --list prints it); each written line is
+ *                   one definition for the same parser that --event and
+ *                   .kprobe files use: `p:[GRP/]EVENT SYM[+off] ARGS`,
+ *                   `r...`, `-:[GRP/]EVENT`; opening it with O_TRUNC (`>`)
+ *                   removes the events defined here first, O_APPEND (`>>`)
+ *                   keeps them. A bad definition fails the write with
+ *                   -EINVAL (a probe point the kernel refuses: -ENOENT for
+ *                   an unknown symbol, -EILSEQ off an instruction boundary)
+ *                   and adds an error_log entry, as Linux's
+ *                   trace_probe_log_err does.
+ *   kprobe_profile  per event: hits and misses
+ *   error_log       the last errors: "[SECONDS] trace_kprobe: error: MSG",
+ *                   the command, '^' under Linux's column; `>` clears it
+ */
+import { Errno } from '../abi';
+import type { Kernel } from '../kernel';
+import { errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, stripEventComment } from '../../tracing/events';
+import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
+import type { Inode } from './vfs';
+
+/** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
+export interface EventProbeSource {
+  compileProbeFile(text: string, fileName: string): { specs: readonly unknown[]; diagnostics: readonly { line: number; column: number; message: string; severity: string }[] };
+  addProbeSpecs(specs: readonly never[], fileName: string): { probes: readonly { id: number; verified: boolean }[]; errors: string[] };
+  remove(id: number): boolean;
+}
+
+/** tracing/error_log keeps this many entries (TRACING_LOG_ERRS_MAX) */
+const LOG_ERRS_MAX = 16;
+/** the file name of definitions written to kprobe_events, in probe labels */
+const EVENTS_FILE = 'kprobe_events';
+
+export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
+  const fs = k.fs;
+  const root = pseudoDir(fs, 0o700);
+  const errors: string[] = [];
+  /** events defined through kprobe_events: "GRP/EVENT" -> probe id */
+  const defined = new Map<string, number>();
+
+  const logError = (text: string, column: number, message: string): void => {
+    const ns = k.clock.now();
+    const stamp = `[${String(ns / 1_000_000_000n).padStart(5)}.${String((ns % 1_000_000_000n) / 1000n).padStart(6, '0')}] `;
+    errors.push(stamp + errorLog(text, { column, message }));
+    if (errors.length > LOG_ERRS_MAX) errors.shift();
+  };
+
+  /** One line written to kprobe_events: 0 or -errno. */
+  const command = (line: string): number => {
+    const src = probes();
+    const r = parseEventDefinition(line);
+    if (!r.ok) { logError(line, r.error.column, r.error.message); return -Errno.EINVAL; }
+    const cmd = r.cmd;
+    if (cmd.op === 'remove') {
+      const key = [...defined.keys()].find(key => key === `${cmd.group}/${cmd.event}` || (cmd.group === undefined && key.endsWith(`/${cmd.event}`)));
+      if (key === undefined) return -Errno.ENOENT;
+      src?.remove(defined.get(key)!);
+      defined.delete(key);
+      return 0;
+    }
+    if (!src) { logError(line, 1, 'kprobes are not available on this machine'); return -Errno.ENODEV; }
+    const key = `${cmd.group}/${cmd.event}`;
+    if (defined.has(key)) return -Errno.EEXIST;
+    const c = src.compileProbeFile(line, EVENTS_FILE);
+    const bad = c.diagnostics.find(d => d.severity === 'error');
+    if (bad) { logError(line, bad.column, bad.message); return -Errno.EINVAL; }
+    const added = src.addProbeSpecs(c.specs as never[], EVENTS_FILE);
+    if (added.errors.length) {
+      for (const p of added.probes) src.remove(p.id);
+      const why = added.errors.join('; ');
+      const errno = /ENOENT/.test(why) ? Errno.ENOENT : /EILSEQ/.test(why) ? Errno.EILSEQ : Errno.EINVAL;
+      // trace_kprobe's messages for a refused registration, at the probe point
+      const message = errno === Errno.ENOENT ? 'Invalid probed address or symbol'
+        : errno === Errno.EILSEQ ? 'Probe point is not an instruction boundary' : 'Failed to register probe event';
+      logError(line, cmd.targetColumn, message);
+      return -errno;
+    }
+    if (added.probes[0]) defined.set(key, added.probes[0].id);
+    return 0;
+  };
+
+  const events: PseudoFile = {
+    show: () => kprobeEvents(k),
+    write: text => {
+      for (const raw of text.split('\n')) {
+        const line = stripEventComment(raw).trim();
+        if (!line) continue;
+        const rc = command(line);
+        if (rc < 0) return rc;
+      }
+      return new TextEncoder().encode(text).length;
+    },
+    truncate: () => {
+      const src = probes();
+      for (const id of defined.values()) src?.remove(id);
+      defined.clear();
+    },
+  };
+  addPseudoFiles(fs, root, {
+    kprobe_events: events,
+    kprobe_profile: { show: () => kprobeProfile(k) },
+    error_log: {
+      show: () => errors.join(''),
+      write: (text: string) => new TextEncoder().encode(text).length,
+      truncate: () => { errors.length = 0; },
+    },
+  });
+  return root;
+}
