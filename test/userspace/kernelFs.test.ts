@@ -1,0 +1,162 @@
+/**
+ * The kernel's own filesystems as user programs see them: Debian's
+ * busybox-static (test/userspace/debian/fetch.sh) mounts, reads and writes
+ * them through the ordinary system calls.
+ *
+ * Expected formats: /proc/mounts lines as a Debian 12 (Linux 6.1) system
+ * shows its systemd mounts ("proc /proc proc rw,nosuid,nodev,noexec,relatime
+ * 0 0"; a plain `mount -t tmpfs` is "rw,relatime"); error_log entries as
+ * Documentation/trace/ftrace.rst shows them ("[ SECONDS] SUBSYSTEM: error:
+ * MESSAGE", "  Command: ...", '^' under the position); kprobes/list
+ * byte for byte what `kprobe-run run --list` prints under
+ * "# cat /sys/kernel/debug/kprobes/list" (the same probe manager text).
+ *
+ * The kernel side is the userinit fixture (x86_64: it starts the --exec
+ * program as init), probed on its fx_puts / fx_putl by symbol.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { loadElf } from '../../emulator/elf/elfFile';
+import { Machine } from '../../emulator/machine';
+import { runCli } from '../../emulator/cli/main';
+import { captureIo } from '../../emulator/cli/io';
+import { repoPath } from '../util/paths';
+
+const DEB = repoPath('test', 'userspace', 'debian');
+const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
+
+/** busybox for an arch, fetched when missing; undefined (the test skips) when it cannot be had */
+function busybox(arch: string): string | undefined {
+  const bb = join(DEB, 'cache', arch, 'bin', 'busybox');
+  if (!existsSync(bb)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
+  return existsSync(bb) ? bb : undefined;
+}
+
+/** A root filesystem holding /bin/busybox (removed after f). */
+async function withRoot<T>(bb: string, f: (root: string) => Promise<T> | T): Promise<T> {
+  const root = mkdtempSync(join(tmpdir(), 'kprobe-kernelfs-'));
+  try {
+    mkdirSync(join(root, 'bin'));
+    copyFileSync(bb, join(root, 'bin', 'busybox'));
+    return await f(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The console without the kernel's notes on system calls it does not implement (cat tries sendfile first) */
+const withoutSyscallNotes = (s: string): string => s.split('\n').filter(l => !/^kprobe-debug: \S+: unimplemented syscall /.test(l)).join('\n');
+
+/** `kprobe-run run userinit.elf --rootfs ROOT --exec "/bin/busybox sh -c SCRIPT" ARGS...` */
+async function runScript(root: string, script: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const c = captureIo();
+  const code = await runCli(['run', KERNEL, '--rootfs', root, '--exec', `/bin/busybox sh -c '${script.replace(/'/g, `'\\''`)}'`, ...args], c.io);
+  return { code, out: withoutSyscallNotes(c.stdout()), err: c.stderr() };
+}
+
+/** what `--list` printed under a "# cat FILE" header, up to the next header */
+function listBlock(out: string, file: string): string {
+  const head = `# cat ${file}\n`;
+  const at = out.lastIndexOf(head);
+  assert.ok(at >= 0, `no "${head.trim()}" in\n${out}`);
+  const rest = out.slice(at + head.length);
+  const next = rest.search(/^# /m);
+  return next < 0 ? rest : rest.slice(0, next);
+}
+
+/** the console between two marker lines the script echoed */
+function between(out: string, from: string, to: string): string {
+  const a = out.indexOf(`${from}\n`), b = out.indexOf(`${to}\n`);
+  assert.ok(a >= 0 && b > a, `markers ${from}/${to} in\n${out}`);
+  return out.slice(a + from.length + 1, b);
+}
+
+describe('kernel filesystems from user space (busybox-static; fetch: test/userspace/debian/fetch.sh)', () => {
+  test('amd64: cat /sys/kernel/debug/kprobes/list is the --list block byte for byte; 0/1 to /proc/sys/debug/kprobes-optimization clears and restores [OPTIMIZED]', async t => {
+    const bb = busybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    await withRoot(bb, async root => {
+      const L = '/sys/kernel/debug/kprobes/list', OPT = '/proc/sys/debug/kprobes-optimization';
+      const r = await runScript(root, [
+        `echo @1; cat ${L}; cat ${OPT}`,
+        `echo 0 > ${OPT}; echo @2; cat ${L}; cat ${OPT}`,
+        `echo 1 > ${OPT}; echo @3; cat ${L}; echo @4`,
+      ].join('; '), '--event', 'p:myprobe fx_puts', '--list');
+      assert.equal(r.code, 0, r.err + r.out);
+      const block = listBlock(r.out, L);
+      assert.match(block, /^ffffffff[0-9a-f]{8}  k  fx_puts\+0x0    \[OPTIMIZED\]\n$/);
+      assert.equal(between(r.out, '@1', '@2'), `${block}1\n`);
+      assert.equal(between(r.out, '@2', '@3'), `${block.replace('[OPTIMIZED]', '')}0\n`);
+      assert.equal(between(r.out, '@3', '@4'), block);
+    });
+  });
+
+  test('amd64: kprobe_events: >> adds an event (listed, registered), -: removes it, > clears; a bad definition fails the write with its errno and an error_log entry', async t => {
+    const bb = busybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    await withRoot(bb, async root => {
+      const EV = '/sys/kernel/tracing/kprobe_events', L = '/sys/kernel/debug/kprobes/list';
+      const r = await runScript(root, [
+        `echo "p:p2 fx_putl" >> ${EV}; echo @1; cat ${EV}; cat ${L}; cat /sys/kernel/debug/tracing/kprobe_events`,
+        `echo "-:p2" >> ${EV}; echo @2; cat ${EV}; cat ${L}`,
+        `echo "p:p3 fx_putl" >> ${EV}; echo "p:bad nosuch" > ${EV}; echo rc=$?; echo "p:bad2 fx_puts \\$stack10000" >> ${EV}; echo rc=$?`,
+        `echo @3; cat ${EV}; cat ${L}; echo @4; cat /sys/kernel/tracing/error_log; echo @5`,
+        `echo > /sys/kernel/tracing/error_log; cat /sys/kernel/tracing/error_log; echo @6`,
+      ].join('; '), '--event', 'p:myprobe fx_puts');
+      assert.equal(r.code, 0, r.err + r.out);
+      const puts = /ffffffff[0-9a-f]{8}  k  fx_puts\+0x0    \[OPTIMIZED\]\n/.source, putl = puts.replace('puts', 'putl');
+      assert.match(between(r.out, '@1', '@2'), new RegExp(`^p:kprobes/myprobe fx_puts\\np:kprobes/p2 fx_putl\\n${puts}${putl}p:kprobes/myprobe fx_puts\\np:kprobes/p2 fx_putl\\n$`));
+      assert.match(between(r.out, '@2', '@3'), new RegExp(`^p:kprobes/myprobe fx_puts\\n${puts}sh: write error: No such file or directory\\nrc=1\\nsh: write error: Invalid argument\\nrc=1\\n$`));
+      // `>` removed p3 (defined here) before the bad line; the --event probe stays
+      assert.match(between(r.out, '@3', '@4'), new RegExp(`^p:kprobes/myprobe fx_puts\\n${puts}$`));
+      const log = between(r.out, '@4', '@5').split('\n');
+      assert.match(log[0], /^\[ +\d+\.\d{6}\] trace_kprobe: error: Invalid probed address or symbol$/);
+      assert.equal(log[1], '  Command: p:bad nosuch');
+      assert.equal(log[2], `${' '.repeat('  Command: p:bad '.length)}^`);
+      assert.match(log[3], /^\[ +\d+\.\d{6}\] trace_kprobe: error: .*stack/i);
+      assert.equal(log[4], '  Command: p:bad2 fx_puts $stack10000');
+      assert.match(log[5], /^ +\^$/);
+      assert.equal(between(r.out, '@5', '@6'), '', 'writing with O_TRUNC clears error_log');
+    });
+  });
+
+  for (const arch of ['amd64', 'arm64']) {
+    test(`${arch}: /proc/mounts as Linux lists it; mount/umount of tmpfs; an unknown type is ENODEV, a missing mount point ENOENT, a non-mount EINVAL; /proc/version`, async t => {
+      const bb = busybox(arch);
+      if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+      await withRoot(bb, root => {
+        let out = '';
+        const io = { stdout: (b: Uint8Array) => { out += Buffer.from(b).toString(); }, stderr: (b: Uint8Array) => { out += Buffer.from(b).toString(); } };
+        const script = [
+          'cat /proc/mounts; mount -t tmpfs none /nonexistent; mkdir /mnt; mount -t nosuchfs none /mnt',
+          'mount -t tmpfs scratch /mnt && echo hi > /mnt/f && cat /mnt/f; grep /mnt /proc/mounts; umount /mnt; ls -a /mnt; umount /mnt; echo rc=$?',
+          'cat /proc/version',
+        ].join('; ');
+        const m = Machine.forUserProgram(loadElf(bb), ['/bin/busybox', 'sh', '-c', script], io, { rootfs: root, execPath: '/bin/busybox' });
+        const exit = m.run();
+        assert.equal(exit.code, 0, out);
+        assert.equal(withoutSyscallNotes(out), [
+          'rootfs / rootfs rw 0 0',
+          'proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0',
+          'sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0',
+          'debugfs /sys/kernel/debug debugfs rw,nosuid,nodev,noexec,relatime 0 0',
+          'tracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0',
+          'tracefs /sys/kernel/debug/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0',
+          'mount: mounting none on /nonexistent failed: No such file or directory',
+          'mount: mounting none on /mnt failed: No such device',
+          'hi',
+          'scratch /mnt tmpfs rw,relatime 0 0',
+          '.', '..',
+          'umount: can\'t unmount /mnt: Invalid argument',
+          'rc=1',
+          'Linux version 6.1.0-kprobe-debug (kprobe-debug@kprobe-debug) (kprobe-debug emulator) #1 SMP',
+          '',
+        ].join('\n'));
+      });
+    });
+  }
+});
