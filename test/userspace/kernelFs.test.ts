@@ -25,6 +25,7 @@ import { Machine } from '../../emulator/machine';
 import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
+import { openPseudo } from '../../emulator/kernel/fs/pseudo';
 
 const DEB = repoPath('test', 'userspace', 'debian');
 const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
@@ -159,4 +160,51 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
       });
     });
   }
+
+  test('amd64: /proc/self is the caller\'s pid; /proc/<pid>/{status,maps,exe} of each live process (status as proc_pid_status begins)', async t => {
+    const bb = busybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    await withRoot(bb, async root => {
+      // the shell ($$) and the cat it forks: each reads its own /proc/self
+      const r = await runScript(root, 'echo $$; readlink /proc/self; ls -l /proc/self/exe; cat /proc/self/status; cat /proc/$$/status; head -n 1 /proc/$$/maps');
+      assert.equal(r.code, 0, r.err + r.out);
+      const lines = r.out.slice(r.out.indexOf('kernel: starting user space\n') + 28).split('\n');
+      const sh = Number(lines[0]);
+      assert.ok(sh > 1, lines[0]);
+      // readlink runs as a child of the shell: its own pid
+      assert.ok(Number(lines[1]) > sh, lines[1]);
+      assert.match(lines[2], /^lrwxrwxrwx +1 0 +0 +12 .* \/proc\/self\/exe -> \/bin\/busybox$/);
+      const status = (pid: number, ppid: number, name: string, state: string): string[] => [
+        `Name:\t${name}`, 'Umask:\t0022', `State:\t${state}`, `Tgid:\t${pid}`, 'Ngid:\t0', `Pid:\t${pid}`, `PPid:\t${ppid}`,
+        'TracerPid:\t0', 'Uid:\t0\t0\t0\t0', 'Gid:\t0\t0\t0\t0'];
+      const cat = Number(lines[8].replace('Pid:\t', ''));
+      assert.notEqual(cat, sh, 'cat is a child process');
+      assert.deepEqual(lines.slice(3, 13), status(cat, sh, 'cat', 'R (running)'));
+      assert.deepEqual(lines.slice(13, 23), status(sh, 0, 'busybox', 'S (sleeping)'));
+      assert.match(lines[23], /^[0-9a-f]{8}-[0-9a-f]{8} r--p 00000000 00:01 \d+ +\/bin\/busybox$/);
+    });
+  });
+
+  test('debugfs kprobes/blacklist: the image\'s NOKPROBE_SYMBOL ranges as Linux prints them (0xSTART-0xEND\\tsym), on each arch', () => {
+    for (const arch of ['x86_64', 'aarch64', 'riscv64']) {
+      const image = loadElf(repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`));
+      const m = new Machine(image);
+      const r = m.kernel.fs.lookup('/sys/kernel/debug/kprobes/blacklist', m.kernel.fs.root);
+      assert.ok(r.ok && r.inode.pseudo, arch);
+      const dev = openPseudo(r.inode.pseudo, 0);
+      assert.ok(typeof dev !== 'number');
+      const text = new TextDecoder().decode(dev.read(1 << 20) as Uint8Array);
+      const lines = text.split('\n').slice(0, -1);
+      assert.ok(lines.length > 0, `${arch}: the example kernel marks functions NOKPROBE_SYMBOL`);
+      for (const l of lines) {
+        const mm = /^0x([0-9a-f]{16})-0x([0-9a-f]{16})\t(\S+)$/.exec(l);
+        assert.ok(mm, `${arch}: ${JSON.stringify(l)}`);
+        const sym = image.symbols.lookup(mm[3]);
+        assert.ok(sym, `${arch}: ${mm[3]} is a symbol`);
+        assert.equal(BigInt(`0x${mm[1]}`), sym.value, `${arch}: ${mm[3]} starts at its symbol`);
+        assert.equal(BigInt(`0x${mm[2]}`), sym.value + sym.size, `${arch}: ${mm[3]} ends after its size`);
+      }
+      assert.ok(lines.some(l => l.endsWith('\tnotify_die')) || arch !== 'x86_64', text);
+    }
+  });
 });

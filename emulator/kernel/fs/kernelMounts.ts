@@ -29,7 +29,7 @@ export function mountKernelFilesystems(k: Kernel, probes: () => KernelFsProbes |
     addPseudoFiles(fs, root, { 'kernel/debug': pseudoDir(fs, 0o700), 'kernel/tracing': pseudoDir(fs, 0o700) });
     return root;
   });
-  t.registerType('debugfs', fs => makeDebugfs(fs, probes));
+  t.registerType('debugfs', fs => makeDebugfs(fs, probes, () => k.blacklist()));
   t.registerType('tracefs', () => makeTracefs(k, probes));
   const mounts: [string, string][] = [['proc', '/proc'], ['sysfs', '/sys'], ['debugfs', '/sys/kernel/debug'], ['tracefs', '/sys/kernel/tracing'], ['tracefs', '/sys/kernel/debug/tracing']];
   for (const [type, path] of mounts) {

@@ -122,11 +122,15 @@ function mountOptions(flags: number): string {
 /** seq_escape's " \t\n\\" as octal escapes */
 const mangle = (s: string): string => s.replace(/[ \t\n\\]/g, c => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 
-const tables = new WeakMap<Kernel, MountTable>();
+/**
+ * The table lives on the kernel object itself (under a symbol), so that it
+ * is machine state: time travel's snapshots capture and put back the
+ * mounts with the rest.
+ */
+const TABLE = Symbol('mount table');
+type WithTable = { [TABLE]?: MountTable };
 
 /** The kernel's mount table (made on first use). */
 export function mountTable(k: Kernel): MountTable {
-  let t = tables.get(k);
-  if (!t) { t = new MountTable(k.fs); tables.set(k, t); }
-  return t;
+  return (k as unknown as WithTable)[TABLE] ??= new MountTable(k.fs);
 }

@@ -5,12 +5,13 @@
  * table (emulator/kernel/sysctl.ts): reading shows the entry, writing it is
  * `sysctl -w` (a bad value: -EINVAL, as proc_dointvec_minmax answers).
  * Entries registered after the mount (a subsystem that starts later)
- * appear at the next lookup. /proc/self/maps and /proc/self/exe keep
- * their own resolution in the file system calls.
+ * appear at the next lookup, as do the per-process directories and
+ * /proc/self (procPid.ts).
  */
 import { Errno } from '../abi';
 import type { Kernel } from '../kernel';
 import { mountTable } from './mounts';
+import { refreshPids } from './procPid';
 import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
 import type { Inode } from './vfs';
 
@@ -41,16 +42,17 @@ export function makeProcfs(k: Kernel): Inode {
     mounts: { show: () => mountTable(k).show() },
     version: { show: procVersion },
   });
-  const sysctls = new Set<string>();
+  // entries registered since the last look get their file (the tree itself says which exist)
   root.refresh = () => {
     const add: Record<string, PseudoFile> = {};
     for (const name of k.sysctl.names()) {
-      if (sysctls.has(name)) continue;
-      sysctls.add(name);
       const path = k.sysctl.entry(name)!.procPath.replace(/^\/proc\//, '');
-      add[path] = sysctlFile(k, name);
+      let at: Inode | undefined = root;
+      for (const part of path.split('/')) at = at?.children?.get(part);
+      if (!at) add[path] = sysctlFile(k, name);
     }
     addPseudoFiles(fs, root, add);
+    refreshPids(k, root);
   };
   root.refresh();
   return root;

@@ -37,9 +37,14 @@ const EVENTS_FILE = 'kprobe_events';
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
   const root = pseudoDir(fs, 0o700);
-  const errors: string[] = [];
-  /** events defined through kprobe_events: "GRP/EVENT" -> probe id */
-  const defined = new Map<string, number>();
+  // machine state in an object the tree reaches (kprobe_events' `state`), so time travel puts it back
+  const state = {
+    /** error_log entries, oldest first */
+    errors: [] as string[],
+    /** events defined through kprobe_events: "GRP/EVENT" -> probe id */
+    defined: new Map<string, number>(),
+  };
+  const { errors, defined } = state;
 
   const logError = (text: string, column: number, message: string): void => {
     const ns = k.clock.now();
@@ -82,7 +87,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     return 0;
   };
 
-  const events: PseudoFile = {
+  const events: PseudoFile & { state: typeof state } = {
+    state,
     show: () => kprobeEvents(k),
     write: text => {
       for (const raw of text.split('\n')) {

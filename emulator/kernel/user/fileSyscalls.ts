@@ -59,7 +59,8 @@ function procMapsFile(c: SyscallCtx, path: string): Resolved | undefined {
 function resolve(c: SyscallCtx, dirfd: number, path: string, follow = true): Resolved {
   const maps = procMapsFile(c, path);
   if (maps) return maps;
-  if (procExe(c, path)) {
+  // not followed, it is the link procfs has (lstat, readlink)
+  if (procExe(c, path) && (follow || !c.proc.kernel.fs.lookup(path, c.proc.cwd, false).ok)) {
     if (!follow) return { ok: false, errno: Errno.EINVAL };
     return c.proc.exe ? { ok: true, inode: c.proc.exe } : { ok: false, errno: Errno.ENOENT };
   }
