@@ -192,7 +192,7 @@ export class Machine {
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
-    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? this.probes : null));
+    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? this.probes : null), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {

@@ -16,7 +16,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -206,5 +206,36 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
       }
       assert.ok(lines.some(l => l.endsWith('\tnotify_die')) || arch !== 'x86_64', text);
     }
+  });
+
+  test('/proc/kallsyms (nm\'s type letters, module symbols with \\t[mod]) and /proc/modules (m_show\'s line) follow insmod', () => {
+    const image = loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf'));
+    const m = new Machine(image);
+    const read = (path: string): string => {
+      const r = m.kernel.fs.lookup(path, m.kernel.fs.root);
+      assert.ok(r.ok && r.inode.pseudo, path);
+      const dev = openPseudo(r.inode.pseudo, 0);
+      assert.ok(typeof dev !== 'number');
+      return new TextDecoder().decode(dev.read(1 << 24) as Uint8Array);
+    };
+    assert.equal(read('/proc/modules'), '');
+    const before = read('/proc/kallsyms');
+    const fork = image.symbols.lookup('do_fork')!;
+    assert.ok(before.includes(`${fork.value.toString(16).padStart(16, '0')} T do_fork\n`), 'a global function: T');
+    assert.ok(!before.includes('['), 'no module symbols yet');
+    for (const l of before.split('\n').slice(0, -1)) assert.match(l, /^[0-9a-f]{16} [TtDdBbRrAaWwVv] \S+$/);
+    const ko = repoPath('examples', 'modules', 'build', 'kprobe_example-x86_64.ko');
+    const mod = m.modules.load(new Uint8Array(readFileSync(ko)), ko);
+    const base = mod.core.lo.toString(16).padStart(16, '0');
+    assert.equal(read('/proc/modules'), `kprobe_example ${mod.core.hi - mod.core.lo + (mod.init ? mod.init.hi - mod.init.lo : 0n)} 0 - Loading 0x${base} (O)\n`);
+    m.run();
+    assert.match(read('/proc/modules'), new RegExp(`^kprobe_example \\d+ 0 - Live 0x${base} \\(O\\)\\n$`));
+    const after = read('/proc/kallsyms');
+    assert.ok(after.startsWith(before), 'the kernel\'s symbols first, as before');
+    const modLines = after.slice(before.length).split('\n').slice(0, -1);
+    assert.ok(modLines.length > 0);
+    for (const l of modLines) assert.match(l, /^[0-9a-f]{16} [TtDd] \S+\t\[kprobe_example\]$/);
+    const pre = mod.symbols.find(s => s.name === 'handler_pre')!;
+    assert.ok(modLines.includes(`${pre.value.toString(16).padStart(16, '0')} ${pre.bind === 'local' ? 't' : 'T'} handler_pre\t[kprobe_example]`));
   });
 });

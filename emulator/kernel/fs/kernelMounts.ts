@@ -10,6 +10,7 @@
  * need not have /proc and /sys).
  */
 import type { Kernel } from '../kernel';
+import type { KernelModule } from '../modules/modules';
 import { KprobesDebugSource, makeDebugfs } from './debugfs';
 import { MS_NODEV, MS_NOEXEC, MS_NOSUID, mountTable } from './mounts';
 import { makeProcfs } from './procfs';
@@ -21,9 +22,9 @@ export type KernelFsProbes = KprobesDebugSource & EventProbeSource;
 
 const FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 
-export function mountKernelFilesystems(k: Kernel, probes: () => KernelFsProbes | null): void {
+export function mountKernelFilesystems(k: Kernel, probes: () => KernelFsProbes | null, modules: () => readonly KernelModule[] = () => []): void {
   const t = mountTable(k);
-  t.registerType('proc', () => makeProcfs(k));
+  t.registerType('proc', () => makeProcfs(k, modules));
   t.registerType('sysfs', fs => {
     const root = pseudoDir(fs);
     addPseudoFiles(fs, root, { 'kernel/debug': pseudoDir(fs, 0o700), 'kernel/tracing': pseudoDir(fs, 0o700) });

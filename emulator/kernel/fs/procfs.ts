@@ -1,6 +1,6 @@
 /**
  * procfs (fs/proc) as a mountable filesystem: `mounts` (the mount table,
- * fs/mounts.ts), `version` (Linux's linux_proc_banner, with the release
+ * fs/mounts.ts), `kallsyms` and `modules` (procKsyms.ts), `version` (Linux's linux_proc_banner, with the release
  * uname(2) gives), and `sys/...`, one file per entry of the kernel's sysctl
  * table (emulator/kernel/sysctl.ts): reading shows the entry, writing it is
  * `sysctl -w` (a bad value: -EINVAL, as proc_dointvec_minmax answers).
@@ -12,6 +12,8 @@ import { Errno } from '../abi';
 import type { Kernel } from '../kernel';
 import { mountTable } from './mounts';
 import { refreshPids } from './procPid';
+import { procKallsyms, procModules } from './procKsyms';
+import type { KernelModule } from '../modules/modules';
 import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
 import type { Inode } from './vfs';
 
@@ -34,13 +36,15 @@ function sysctlFile(k: Kernel, name: string): PseudoFile {
   };
 }
 
-/** The root of a procfs instance of this kernel. */
-export function makeProcfs(k: Kernel): Inode {
+/** The root of a procfs instance of this kernel; `modules`: the loaded modules (none on a machine without module support). */
+export function makeProcfs(k: Kernel, modules: () => readonly KernelModule[] = () => []): Inode {
   const fs = k.fs;
   const root = pseudoDir(fs, 0o555);
   addPseudoFiles(fs, root, {
     mounts: { show: () => mountTable(k).show() },
     version: { show: procVersion },
+    kallsyms: { show: () => procKallsyms(k, modules()) },
+    modules: { show: () => procModules(modules()) },
   });
   // entries registered since the last look get their file (the tree itself says which exist)
   root.refresh = () => {
