@@ -238,4 +238,23 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
     const pre = mod.symbols.find(s => s.name === 'handler_pre')!;
     assert.ok(modLines.includes(`${pre.value.toString(16).padStart(16, '0')} ${pre.bind === 'local' ? 't' : 'T'} handler_pre\t[kprobe_example]`));
   });
+
+  test('amd64: writing 0/1 to /sys/kernel/debug/kprobes/enabled is the knob (list flags, --list\'s enabled); other text is EINVAL; /proc/<pid>/stat has do_task_stat\'s 52 fields', async t => {
+    const bb = busybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    await withRoot(bb, async root => {
+      const EN = '/sys/kernel/debug/kprobes/enabled', L = '/sys/kernel/debug/kprobes/list';
+      const r = await runScript(root, [
+        `echo @1; echo 0 > ${EN}; cat ${EN}; cat ${L}; echo 1 > ${EN}; cat ${EN}; cat ${L}; echo maybe > ${EN}; echo rc=$?; echo 0 > ${EN}; echo @2`,
+        'cat /proc/$$/stat; echo @3',
+      ].join('; '), '--event', 'p:myprobe fx_puts', '--list');
+      assert.equal(r.code, 0, r.err + r.out);
+      const line = /ffffffff[0-9a-f]{8}  k  fx_puts\+0x0    /.source;
+      assert.match(between(r.out, '@1', '@2'), new RegExp(`^0\\n${line}\\n1\\n${line}\\[OPTIMIZED\\]\\nsh: write error: Invalid argument\\nrc=1\\n$`));
+      assert.equal(listBlock(r.out, EN), '0\n', 'the knob stays where user space left it');
+      const stat = between(r.out, '@2', '@3').trimEnd().split(' ');
+      assert.equal(stat.length, 52, stat.join(' '));
+      assert.match(stat.slice(0, 3).join(' '), /^\d+ \(busybox\) [RS]$/);
+    });
+  });
 });

@@ -4,6 +4,11 @@
  *
  *   status   "Name:\tcomm", Umask, State, Tgid, Ngid, Pid, PPid, TracerPid,
  *            Uid, Gid as proc_pid_status begins (every process is root)
+ *   stat     do_task_stat's one line of 52 fields: pid, (comm), state,
+ *            ppid, pgrp, session, tty 0, tpgid -1, ..., priority 20, nice 0,
+ *            num_threads 1, vsize (bytes mapped), rss (pages), exit_signal
+ *            17 (SIGCHLD), processor; the counters the emulated kernel does
+ *            not keep (faults, times, start time, addresses) are 0
  *   maps     the process's mappings (user/procMaps.ts)
  *   exe      a link to the executable's path
  *
@@ -14,6 +19,7 @@
 import type { Kernel } from '../kernel';
 import type { UserProcess } from '../user/process';
 import { procMaps } from '../user/procMaps';
+import { PERM_U } from '../../memory/memory';
 import { addPseudoFiles, pseudoDir, pseudoLink } from './pseudo';
 import type { Inode } from './vfs';
 
@@ -33,10 +39,23 @@ function status(k: Kernel, p: UserProcess): string {
   ].join('\n');
 }
 
+function stat(k: Kernel, p: UserProcess): string {
+  const state = stateOf(k, p)[0];
+  let vsize = 0;
+  for (const r of p.mm.allRegions()) if ((r.perms & PERM_U) !== 0) vsize += r.size;
+  const f = [
+    p.pid, `(${p.comm.slice(0, 15)})`, state, p.parent?.pid ?? 0, p.pgid, p.sid, 0, -1, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 20, 0, 1, 0, 0, vsize, Math.ceil(vsize / 4096), '18446744073709551615',
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17, p.task.cpu, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, p.waitStatus ?? 0,
+  ];
+  return `${f.join(' ')}\n`;
+}
+
 function pidDir(k: Kernel, p: UserProcess): Inode {
   const fs = k.fs;
   const d = pseudoDir(fs, 0o555);
   addPseudoFiles(fs, d, {
+    stat: { show: () => stat(k, p) },
     status: { show: () => status(k, p) },
     maps: { show: () => procMaps(k, p) },
     exe: pseudoLink(fs, ''),
