@@ -86,6 +86,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
         `echo @1; cat ${L}; cat ${OPT}`,
         `echo 0 > ${OPT}; echo @2; cat ${L}; cat ${OPT}`,
         `echo 1 > ${OPT}; echo @3; cat ${L}; echo @4`,
+        'cat /sys/kernel/tracing/kprobe_profile; echo @5',
       ].join('; '), '--event', 'p:myprobe fx_puts', '--list');
       assert.equal(r.code, 0, r.err + r.out);
       const block = listBlock(r.out, L);
@@ -93,6 +94,9 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
       assert.equal(between(r.out, '@1', '@2'), `${block}1\n`);
       assert.equal(between(r.out, '@2', '@3'), `${block.replace('[OPTIMIZED]', '')}0\n`);
       assert.equal(between(r.out, '@3', '@4'), block);
+      // kprobe_profile's "  %-44s %15lu %15lu" line; the hit count grows until power-off
+      assert.match(between(r.out, '@4', '@5'), /^  myprobe {38} +\d+ {15}0\n$/);
+      assert.match(listBlock(r.out, '/sys/kernel/debug/tracing/kprobe_profile'), /^  myprobe {38} +\d+ {15}0\n$/);
     });
   });
 
