@@ -261,4 +261,33 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
       assert.match(stat.slice(0, 3).join(' '), /^\d+ \(busybox\) [RS]$/);
     });
   });
+
+  test('tracefs written through its files (no user program): kprobe_events defines an event; tracing_on 0 stops its trace lines while kprobe_profile still counts the hits', () => {
+    const run = (on: string): { lines: number; profile: string } => {
+      const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')));
+      const open = (path: string, flags: number) => {
+        const r = m.kernel.fs.lookup(path, m.kernel.fs.root);
+        assert.ok(r.ok && r.inode.pseudo, path);
+        const dev = openPseudo(r.inode.pseudo, flags);
+        assert.ok(typeof dev !== 'number', path);
+        return dev;
+      };
+      const O_WRONLY = 1, O_TRUNC = 0o1000;
+      const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+      assert.equal(open('/sys/kernel/tracing/kprobe_events', O_WRONLY | O_TRUNC).write(enc('p:myprobe do_fork\n')), 18);
+      assert.equal(open('/sys/kernel/tracing/tracing_on', O_WRONLY).write(enc(`${on}\n`)), 2);
+      assert.equal(open('/sys/kernel/tracing/tracing_on', O_WRONLY).write(enc('on\n')), -22, 'not a number: -EINVAL');
+      assert.equal(new TextDecoder().decode(open('/sys/kernel/tracing/tracing_on', 0).read(10) as Uint8Array), `${on}\n`);
+      m.run();
+      return {
+        lines: m.printkRecords.filter(r => / myprobe: \(do_fork\+0x0\//.test(r.text)).length,
+        profile: new TextDecoder().decode(open('/sys/kernel/tracing/kprobe_profile', 0).read(4096) as Uint8Array),
+      };
+    };
+    const on = run('1'), off = run('0');
+    const hits = (p: string): number => Number(/^  myprobe +(\d+) +0\n$/.exec(p)?.[1]);
+    assert.ok(on.lines > 0 && on.lines === hits(on.profile), `${on.lines} lines, profile ${on.profile}`);
+    assert.equal(off.lines, 0, 'tracing_on 0: no trace lines');
+    assert.equal(hits(off.profile), hits(on.profile), 'the event still counts its hits');
+  });
 });

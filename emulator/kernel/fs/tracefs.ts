@@ -13,12 +13,14 @@
  *                   and adds an error_log entry, as Linux's
  *                   trace_probe_log_err does.
  *   kprobe_profile  per event: hits and misses
+ *   tracing_on      "1\n" / "0\n"; writing 0 stops the trace lines (the events
+ *                   still count their hits), a number other than 0 restarts them
  *   error_log       the last errors: "[SECONDS] trace_kprobe: error: MSG",
  *                   the command, '^' under Linux's column; `>` clears it
  */
 import { Errno } from '../abi';
 import type { Kernel } from '../kernel';
-import { errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, stripEventComment } from '../../tracing/events';
+import { errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, setTracingOn, stripEventComment, tracingOn } from '../../tracing/events';
 import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
 import type { Inode } from './vfs';
 
@@ -108,6 +110,16 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   addPseudoFiles(fs, root, {
     kprobe_events: events,
     kprobe_profile: { show: () => kprobeProfile(k) },
+    tracing_on: {
+      show: () => (tracingOn(k) ? '1\n' : '0\n'),
+      // kstrtoul_from_user: a decimal number, a trailing newline allowed
+      write: (text: string) => {
+        const m = /^\s*(\d+)\n?$/.exec(text);
+        if (!m) return -Errno.EINVAL;
+        setTracingOn(k, m[1] !== '0' && !/^0+$/.test(m[1]));
+        return new TextEncoder().encode(text).length;
+      },
+    },
     error_log: {
       show: () => errors.join(''),
       write: (text: string) => new TextEncoder().encode(text).length,
