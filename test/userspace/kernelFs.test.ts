@@ -100,21 +100,24 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
     });
   });
 
-  test('amd64: kprobe_events: >> adds an event (listed, registered), -: removes it, > clears; a bad definition fails the write with its errno and an error_log entry', async t => {
+  test('amd64: kprobe_events: >> adds an event (registered disabled, as Linux does), events/GRP/EVENT/enable arms it, -: removes it (EBUSY while enabled), > clears; a bad definition fails the write with its errno and an error_log entry', async t => {
     const bb = busybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const EV = '/sys/kernel/tracing/kprobe_events', L = '/sys/kernel/debug/kprobes/list';
       const r = await runScript(root, [
         `echo "p:p2 fx_putl" >> ${EV}; echo @1; cat ${EV}; cat ${L}; cat /sys/kernel/debug/tracing/kprobe_events`,
-        `echo "-:p2" >> ${EV}; echo @2; cat ${EV}; cat ${L}`,
+        `cat /sys/kernel/tracing/events/kprobes/p2/enable; echo 1 > /sys/kernel/tracing/events/kprobes/p2/enable; cat ${L}; echo "-:p2" >> ${EV}; echo rc=$?`,
+        `echo 0 > /sys/kernel/tracing/events/kprobes/p2/enable; echo "-:p2" >> ${EV}; echo @2; cat ${EV}; cat ${L}; ls /sys/kernel/tracing/events`,
         `echo "p:p3 fx_putl" >> ${EV}; echo "p:bad nosuch" > ${EV}; echo rc=$?; echo "p:bad2 fx_puts \\$stack10000" >> ${EV}; echo rc=$?`,
         `echo @3; cat ${EV}; cat ${L}; echo @4; cat /sys/kernel/tracing/error_log; echo @5`,
         `echo > /sys/kernel/tracing/error_log; cat /sys/kernel/tracing/error_log; echo @6`,
       ].join('; '), '--event', 'p:myprobe fx_puts');
       assert.equal(r.code, 0, r.err + r.out);
       const puts = /ffffffff[0-9a-f]{8}  k  fx_puts\+0x0    \[OPTIMIZED\]\n/.source, putl = puts.replace('puts', 'putl');
-      assert.match(between(r.out, '@1', '@2'), new RegExp(`^p:kprobes/myprobe fx_puts\\np:kprobes/p2 fx_putl\\n${puts}${putl}p:kprobes/myprobe fx_puts\\np:kprobes/p2 fx_putl\\n$`));
+      const putlOff = putl.replace('OPTIMIZED', 'DISABLED');
+      assert.match(between(r.out, '@1', '@2'), new RegExp(`^p:kprobes/myprobe fx_puts\\np:kprobes/p2 fx_putl\\n${puts}${putlOff}p:kprobes/myprobe fx_puts\\np:kprobes/p2 fx_putl\\n`
+        + `0\\n${puts}${putl}sh: write error: Device or resource busy\\nrc=1\\n$`));
       assert.match(between(r.out, '@2', '@3'), new RegExp(`^p:kprobes/myprobe fx_puts\\n${puts}sh: write error: No such file or directory\\nrc=1\\nsh: write error: Invalid argument\\nrc=1\\n$`));
       // `>` removed p3 (defined here) before the bad line; the --event probe stays
       assert.match(between(r.out, '@3', '@4'), new RegExp(`^p:kprobes/myprobe fx_puts\\n${puts}$`));
@@ -262,7 +265,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
     });
   });
 
-  test('tracefs written through its files (no user program): kprobe_events defines an event; tracing_on 0 stops its trace lines while kprobe_profile still counts the hits', () => {
+  test('tracefs written through its files (no user program): kprobe_events defines an event, its enable file arms it; tracing_on 0 stops its trace lines while kprobe_profile still counts the hits', () => {
     const run = (on: string): { lines: number; profile: string } => {
       const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')));
       const open = (path: string, flags: number) => {
@@ -275,6 +278,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
       const O_WRONLY = 1, O_TRUNC = 0o1000;
       const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
       assert.equal(open('/sys/kernel/tracing/kprobe_events', O_WRONLY | O_TRUNC).write(enc('p:myprobe do_fork\n')), 18);
+      assert.equal(open('/sys/kernel/tracing/events/kprobes/myprobe/enable', O_WRONLY).write(enc('1\n')), 2);
       assert.equal(open('/sys/kernel/tracing/tracing_on', O_WRONLY).write(enc(`${on}\n`)), 2);
       assert.equal(open('/sys/kernel/tracing/tracing_on', O_WRONLY).write(enc('on\n')), -22, 'not a number: -EINVAL');
       assert.equal(new TextDecoder().decode(open('/sys/kernel/tracing/tracing_on', 0).read(10) as Uint8Array), `${on}\n`);

@@ -12,6 +12,10 @@
  *                   an unknown symbol, -EILSEQ off an instruction boundary)
  *                   and adds an error_log entry, as Linux's
  *                   trace_probe_log_err does.
+ *                   A new event is registered disabled, as Linux's are;
+ *                   removing or clearing an enabled one is -EBUSY.
+ *   events/GRP/EVENT/enable  "0\n"/"1\n": writing 1 arms the event's probe,
+ *                   0 disarms it (the events defined here)
  *   kprobe_profile  per event: hits and misses
  *   tracing_on      "1\n" / "0\n"; writing 0 stops the trace lines (the events
  *                   still count their hits), a number other than 0 restarts them
@@ -29,6 +33,8 @@ export interface EventProbeSource {
   compileProbeFile(text: string, fileName: string): { specs: readonly unknown[]; diagnostics: readonly { line: number; column: number; message: string; severity: string }[] };
   addProbeSpecs(specs: readonly never[], fileName: string): { probes: readonly { id: number; verified: boolean }[]; errors: string[] };
   remove(id: number): boolean;
+  /** enable_kprobe / disable_kprobe: the error text, or undefined when done */
+  setEnabled(id: number, on: boolean): string | undefined;
 }
 
 /** tracing/error_log keeps this many entries (TRACING_LOG_ERRS_MAX) */
@@ -45,8 +51,10 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     errors: [] as string[],
     /** events defined through kprobe_events: "GRP/EVENT" -> probe id */
     defined: new Map<string, number>(),
+    /** those of them enabled (events/GRP/EVENT/enable) */
+    enabled: new Set<string>(),
   };
-  const { errors, defined } = state;
+  const { errors, defined, enabled } = state;
 
   const logError = (text: string, column: number, message: string): void => {
     const ns = k.clock.now();
@@ -64,6 +72,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     if (cmd.op === 'remove') {
       const key = [...defined.keys()].find(key => key === `${cmd.group}/${cmd.event}` || (cmd.group === undefined && key.endsWith(`/${cmd.event}`)));
       if (key === undefined) return -Errno.ENOENT;
+      // Linux refuses to remove an enabled event
+      if (enabled.has(key)) return -Errno.EBUSY;
       src?.remove(defined.get(key)!);
       defined.delete(key);
       return 0;
@@ -85,7 +95,11 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       logError(line, cmd.targetColumn, message);
       return -errno;
     }
-    if (added.probes[0]) defined.set(key, added.probes[0].id);
+    const id = added.probes[0]?.id;
+    if (id === undefined) return -Errno.EINVAL;
+    // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED)
+    src.setEnabled(id, false);
+    defined.set(key, id);
     return 0;
   };
 
@@ -102,12 +116,40 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       return new TextEncoder().encode(text).length;
     },
     truncate: () => {
+      if (enabled.size) return -Errno.EBUSY;
       const src = probes();
       for (const id of defined.values()) src?.remove(id);
       defined.clear();
     },
   };
+  /** events/GRP/EVENT/enable of an event defined here */
+  const enableFile = (key: string): PseudoFile => ({
+    show: () => (enabled.has(key) ? '1\n' : '0\n'),
+    write: (text: string) => {
+      const id = defined.get(key);
+      const v = text.trim();
+      if (id === undefined) return -Errno.ENODEV;
+      if (v !== '0' && v !== '1') return -Errno.EINVAL;
+      const err = probes()?.setEnabled(id, v === '1');
+      if (err !== undefined) return -Errno.EINVAL;
+      if (v === '1') enabled.add(key); else enabled.delete(key);
+      return new TextEncoder().encode(text).length;
+    },
+  });
+  const eventsDir = pseudoDir(fs);
+  // the event directories follow the defined events at each lookup
+  eventsDir.refresh = () => {
+    for (const [group, g] of [...eventsDir.children!]) {
+      for (const name of [...g.children!.keys()]) if (!defined.has(`${group}/${name}`)) { g.children!.delete(name); g.nlink--; }
+      if (!g.children!.size) { eventsDir.children!.delete(group); eventsDir.nlink--; }
+    }
+    for (const key of defined.keys()) {
+      const [group, name] = key.split('/');
+      if (!eventsDir.children!.get(group)?.children!.has(name)) addPseudoFiles(fs, eventsDir, { [`${key}/enable`]: enableFile(key) });
+    }
+  };
   addPseudoFiles(fs, root, {
+    events: eventsDir,
     kprobe_events: events,
     kprobe_profile: { show: () => kprobeProfile(k) },
     tracing_on: {
