@@ -25,6 +25,7 @@ import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
 import { ProbeManager, ProbeManagerOptions } from './probes/manager';
+import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
 import { machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
 import { TICK_NS } from './kernel/clock';
@@ -191,6 +192,7 @@ export class Machine {
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
+    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? this.probes : null), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {

@@ -227,7 +227,7 @@ export type SyscallName =
   | 'pipe' | 'pipe2' | 'ioctl' | 'getcwd' | 'chdir' | 'fchdir' | 'mkdir' | 'mkdirat' | 'rmdir' | 'unlink' | 'unlinkat'
   | 'rename' | 'renameat' | 'renameat2' | 'readlink' | 'readlinkat' | 'symlink' | 'symlinkat' | 'link' | 'linkat'
   | 'access' | 'faccessat' | 'faccessat2' | 'umask' | 'ftruncate' | 'truncate' | 'fsync' | 'fdatasync'
-  | 'chmod' | 'fchmod' | 'fchmodat' | 'chown' | 'fchown' | 'lchown' | 'fchownat'
+  | 'chmod' | 'fchmod' | 'fchmodat' | 'chown' | 'fchown' | 'lchown' | 'fchownat' | 'mount' | 'umount2'
   // processes and signals
   | 'fork' | 'vfork' | 'clone' | 'execve' | 'exit' | 'exit_group' | 'wait4' | 'getpid' | 'getppid' | 'gettid'
   | 'getpgid' | 'setpgid' | 'getpgrp' | 'getsid' | 'setsid' | 'kill' | 'tkill' | 'tgkill' | 'rt_sigaction'

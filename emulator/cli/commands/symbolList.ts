@@ -16,7 +16,7 @@ const SHN_UNDEF = 0, SHN_ABS = 0xfff1, SHN_COMMON = 0xfff2;
 const SHF_WRITE = 1n, SHF_EXECINSTR = 4n;
 const SHT_NOBITS = 8;
 
-function typeLetter(img: ElfImage, s: ElfSymbol): string {
+export function typeLetter(img: ElfImage, s: ElfSymbol): string {
   if (s.shndx === SHN_UNDEF) return s.bind === 'weak' ? (s.type === 'object' ? 'v' : 'w') : 'U';
   if (s.bind === 'weak') return s.type === 'object' ? 'V' : 'W';
   let c: string;

@@ -20,6 +20,7 @@ import { Backing, PAGE_SIZE } from '../../memory/backing';
 import { copyWrittenPages, guestBytes } from '../../memory/guestRam';
 import { Errno, ErrnoName } from '../abi';
 import { MACHINE_RAM } from '../ram';
+import type { PseudoFile } from './pseudo';
 
 export const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000, S_IFLNK = 0o120000, S_IFCHR = 0o020000, S_IFIFO = 0o010000;
 /** Linux's MAXSYMLINKS */
@@ -91,6 +92,14 @@ export class Inode {
   rdev = 0;
   /** the page cache of a regular file (one Backing, shared by every mapping) */
   private cache: Backing | null = null;
+  /** a pseudo-file (procfs, debugfs, tracefs): its contents made at open, its writes to a handler (fs/pseudo.ts) */
+  pseudo?: PseudoFile;
+  /** a directory whose entries follow live state (/proc's pids): brings `children` up to date before use */
+  refresh?: () => void;
+  /** a mount point: the root of the filesystem mounted on it (fs/mounts.ts) */
+  mounted?: Inode;
+  /** a mounted filesystem's root: the directory it is mounted on */
+  mountPoint?: Inode;
 
   constructor(readonly fs: Vfs, readonly ino: bigint, public mode: number) {
     if ((mode & S_IFMT) === S_IFDIR) this.children = new Map();
@@ -216,6 +225,7 @@ export class Vfs {
   /** Absolute path of an inode (its first name; a file unlinked everywhere shows `(deleted)`). */
   pathOf(target: Inode): string {
     if (target === this.root) return '/';
+    if (target.mountPoint) return this.pathOf(target.mountPoint);
     const parts: string[] = [];
     const seen = new Set<Inode>();
     const find = (dir: Inode, prefix: string[]): boolean => {
@@ -224,7 +234,7 @@ export class Vfs {
       for (const [name, c] of dir.children ?? []) {
         if (c === target) { parts.push(...prefix, name); return true; }
       }
-      for (const [name, c] of dir.children ?? []) if (c.isDir && find(c, [...prefix, name])) return true;
+      for (const [name, c] of dir.children ?? []) if (c.isDir && find(c.mounted ?? c, [...prefix, name])) return true;
       return false;
     };
     if (target.isDir && target.parent && target.parent !== target) {
@@ -246,11 +256,13 @@ export class Vfs {
       const name = parts[i];
       const last = i === parts.length - 1;
       if (!dir.isDir) return fail('ENOTDIR');
+      dir.refresh?.();
       let next: Inode | undefined;
       if (name === '.') next = dir;
-      else if (name === '..') next = dir.parent ?? dir;
+      else if (name === '..') next = (dir.mountPoint ?? dir).parent ?? dir;
       else next = dir.children!.get(name);
       if (!next) return fail('ENOENT');
+      while (next.mounted && name !== '..') next = next.mounted;
       if (next.isLink && (!last || follow)) {
         if (depth >= MAX_SYMLINKS) return fail('ELOOP');
         const r = this.lookup(next.target!, dir, true, depth + 1);

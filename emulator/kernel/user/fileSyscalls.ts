@@ -17,6 +17,7 @@ import { FdEntry, O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_EXCL, O_NONBLOCK, O
 import { E, RESTART, SyscallCtx, SyscallHandler, SyscallResult, i32, neg } from './results';
 import { deliverSignal } from './procSyscalls';
 import { procMaps } from './procMaps';
+import { openPseudo } from '../fs/pseudo';
 import { SIGPIPE } from './signals';
 
 
@@ -58,7 +59,8 @@ function procMapsFile(c: SyscallCtx, path: string): Resolved | undefined {
 function resolve(c: SyscallCtx, dirfd: number, path: string, follow = true): Resolved {
   const maps = procMapsFile(c, path);
   if (maps) return maps;
-  if (procExe(c, path)) {
+  // not followed, it is the link procfs has (lstat, readlink)
+  if (procExe(c, path) && (follow || !c.proc.kernel.fs.lookup(path, c.proc.cwd, false).ok)) {
     if (!follow) return { ok: false, errno: Errno.EINVAL };
     return c.proc.exe ? { ok: true, inode: c.proc.exe } : { ok: false, errno: Errno.ENOENT };
   }
@@ -106,7 +108,9 @@ function openInode(c: SyscallCtx, dirfd: number, path: string, flags: number, mo
   const acc = flags & O_ACCMODE;
   if (inode.isDir && acc !== O_RDONLY) return E('EISDIR');
   if ((flags & O_TRUNC) && inode.isReg && acc !== O_RDONLY) inode.truncate(0, fs.now());
-  const file = new OpenFile('inode', flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC), inode);
+  const pseudo = inode.pseudo ? openPseudo(inode.pseudo, flags) : null;
+  if (typeof pseudo === 'number') return neg(-pseudo);
+  const file = new OpenFile('inode', flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC), inode, null, pseudo);
   const fd = c.proc.fds.install(file, (flags & O_CLOEXEC) !== 0);
   return fd === null ? E('EMFILE') : BigInt(fd);
 }
@@ -283,6 +287,7 @@ function getdents64(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint): bigi
   if (!e) return E('EBADF');
   const dir = e.file.inode;
   if (!dir?.isDir) return E('ENOTDIR');
+  dir.refresh?.();
   const entries: [string, Inode][] = [['.', dir], ['..', dir.parent ?? dir], ...dir.children!];
   const max = Math.min(Number(BigInt.asUintN(64, count) & 0xffffffn), IO_MAX);
   const out = new Uint8Array(max);

@@ -26,6 +26,7 @@ import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './result
 import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
 import { FILE_SYSCALLS } from './fileSyscalls';
+import { MOUNT_SYSCALLS } from './mountSyscalls';
 import { PROC_SYSCALLS } from './procSyscalls';
 
 export { RESTART } from './results';
@@ -282,4 +283,4 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
   return fromVAddr(base);
 }
 
-export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...PROC_SYSCALLS };
+export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...PROC_SYSCALLS, ...MOUNT_SYSCALLS };

@@ -27,3 +27,4 @@ export {
   addTraceEvent, kprobeEventEntries, kprobeProfile, kprobeProfileRows, formatProfileLine, kprobeEvents, eventDefinitionLine,
 } from './profile';
 export type { TraceEventEntry, ProfileRow } from './profile';
+export { tracingOn, setTracingOn } from './tracingOn';

@@ -7,6 +7,7 @@
  */
 import type { KernelApi } from '../../kernel/types';
 import type { EventAdd } from './types';
+import { tracingOn } from './tracingOn';
 import { FetchEnv, fetchArgsText } from './fetchArgs';
 import { KPROBE_FLAGS, UPROBE_FLAGS, kprobeLocation, kretprobeLocation, traceLine, uprobeLocation } from './format';
 
@@ -89,6 +90,7 @@ export function traceEventLine(kernel: KernelApi, def: EventAdd, env: HitEnv, hi
 
 /** Print a hit's trace line into the kernel log (source 'probe'); never throws into the probed CPU. */
 export function emitTraceEvent(kernel: KernelApi, def: EventAdd, env: HitEnv, hit: EventHit): void {
+  if (!tracingOn(kernel)) return;
   let line: string;
   try {
     line = traceEventLine(kernel, def, env, hit);
