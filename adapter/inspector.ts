@@ -237,7 +237,7 @@ export class StopInspector {
     fixed.forEach((f, i) => {
       const lookupPc = i === 0 ? f.addr : f.addr - 1n;
       const skipInlineEntry = i === 0 ? skip0 : false;
-      const fns = inlineFrames(m.image, lookupPc, skipInlineEntry);
+      const fns = inlineFrames(this.moduleDebugImageAt(lookupPc) ?? m.image, lookupPc, skipInlineEntry);
       const base = { pc: f.addr, lookupPc, viaTrampoline: f.replaced ? f.raw : undefined, physical: i, skipInlineEntry };
       if (!fns.length) out.push({ ...base, inlineDepth: 0 });
       else fns.forEach((fn, d) => out.push({ ...base, inlineDepth: d, fn, viaTrampoline: d === fns.length - 1 ? base.viaTrampoline : undefined }));
@@ -292,8 +292,15 @@ export class StopInspector {
       }
       const img = f.image ?? m.image;
       const own = symbolAt(img, f.pc) === undefined && !f.image ? emulatorCodeAt(m.kernel, this.probes.mgr.engine, f.pc) : undefined;
+      // an inline frame's caller is at the inlined call (its DW_AT_call_file / call_line)
+      const line = own ? undefined : f.inlineDepth > 0 && f.fn?.call
+        ? { file: f.fn.call.file ?? img.lines?.lineForAddress(f.lookupPc)?.file ?? '', line: f.fn.call.line, column: f.fn.call.column }
+        : img.lines?.lineForAddress(f.lookupPc);
+      // a frame with a source line is named by its function, as a C debugger's
+      // call stack (the exact address is its instructionPointerReference);
+      // code without one keeps sym+0xoff, the only hint where in it the pc is;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = (f.fn?.inlined ? f.fn.function : symbolAt(img, f.pc) ?? own?.name ?? formatAddress(f.pc))
+      const name = (line ? this.functionName(f, img) : symbolAt(img, f.pc) ?? own?.name ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       if (own) {
         const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name, this.emulatorSource(own.kind), this.client.line(1), 0);
@@ -301,10 +308,6 @@ export class StopInspector {
         sf.presentationHint = f.viaTrampoline !== undefined ? 'label' : 'subtle';
         return sf;
       }
-      // an inline frame's caller is at the inlined call (its DW_AT_call_file / call_line)
-      const line = f.inlineDepth > 0 && f.fn?.call
-        ? { file: f.fn.call.file ?? img.lines?.lineForAddress(f.lookupPc)?.file ?? '', line: f.fn.call.line, column: f.fn.call.column }
-        : img.lines?.lineForAddress(f.lookupPc);
       const local = line?.file ? this.sources.toLocal(line.file) : undefined;
       const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name,
         local ? new Source(path.basename(local), this.client.path(local)) : undefined,
@@ -315,6 +318,23 @@ export class StopInspector {
       return sf;
     });
     return { stackFrames: frames, totalFrames: walked.length };
+  }
+
+  /**
+   * A frame's function: its DWARF name (a module's module_init function is
+   * its C name, not the init_module alias), else its symbol without the
+   * offset; ` [module]` after code of a loaded module.
+   */
+  private functionName(f: WalkedFrame, img: ElfImage): string {
+    const mod = f.image ? undefined : this.machine.loadedModules()?.find(x => inModule(x, f.pc));
+    const dwarf = f.fn && f.fn.function !== '?' ? f.fn.function : undefined;
+    const fn = dwarf ?? img.symbols.resolve(f.pc)?.sym.name ?? formatAddress(f.pc);
+    return mod ? `${fn} [${mod.name}]` : fn;
+  }
+
+  /** The debug image of the loaded module whose code holds pc (undefined: not module code, or no .debug_info). */
+  private moduleDebugImageAt(pc: bigint): ElfImage | undefined {
+    return this.machine.loadedModules()?.find(x => inModule(x, pc))?.debugImage?.();
   }
 
   private emulatorSource(kind: EmulatorSourceKind): Source {
@@ -368,7 +388,7 @@ export class StopInspector {
     if (!shown || shown.idle) return undefined;
     const st = this.frameState(cpuIndex, frameIdx);
     // a user task's frame: its program's DWARF; a frame in a loaded module's code: the module's
-    const mod = st && !shown.image ? m.loadedModules()?.find(x => inModule(x, st.pc))?.debugImage?.() : undefined;
+    const mod = st && !shown.image ? this.moduleDebugImageAt(st.pc) : undefined;
     return st ? frameVariables(shown.image ?? mod ?? m.image, st, memReader(cpu)) : undefined;
   }
 

@@ -15,6 +15,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { archByName } from '../../emulator/arch/registry';
 import { KPROBE_ARCHES, portInfo } from '../kprobes/harness';
 import { FORK_C, Harness, kernelImage, markerLine } from './dapHarness';
+import { assertFrameAt } from './frameAt';
 
 const h = new Harness();
 
@@ -50,7 +51,7 @@ for (const arch of KPROBE_ARCHES) describe(`kprobe debug adapter on the ${arch} 
     assert.equal(ev.body.reason, 'breakpoint');
     const threadId = ev.body.threadId!;
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
-    assert.equal(frames[0].name, 'do_fork+0x0');
+    assertFrameAt(frames[0], 'do_fork', 0n, program);
     assert.equal(frames.at(-1)?.name, 'ret_from_fork+0x0', frames.map(x => x.name).join(' < '));
     const scopes = (await h.dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
     const regScope = scopes.find(s => /register/i.test(s.name));

@@ -10,6 +10,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness } from './dapHarness';
+import { assertFrameAt } from './frameAt';
 
 const h = new Harness();
 
@@ -42,7 +43,7 @@ describe('adapter: Break on Value Change from the Variables view', () => {
 
   test('the Globals scope of do_fork holds fork.c\'s nr_forks; Break on Value Change on it stops after the next fork\'s increment', async () => {
     const frames = await stopInDoFork();
-    assert.equal(frames[0].name.replace(/\+0x[0-9a-f]+$/, ''), 'do_fork');
+    assertFrameAt(frames[0], 'do_fork', 0n);
     const globals = await scope(frames[0].id, 'Globals');
     const list = await vars(globals.variablesReference);
     const nr = list.find(v => v.name === 'nr_forks');

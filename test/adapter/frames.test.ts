@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadElf } from '../../emulator/elf/elfFile';
+import { framePc, frameOffsetIn, symbolAddress } from './frameAt';
 import { debugInfoOf } from '../../emulator/elf/dwarf/info';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { FORK_C, Harness, KERNEL, markerLine } from './dapHarness';
@@ -32,7 +33,7 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     });
     const ev = await h.continueToStop();
     const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
-    assert.match(frames[0].name, /^do_fork\+0x/);
+    assert.equal(frames[0].name, 'do_fork');
     const last = frames[frames.length - 1];
     assert.equal(last.name, 'ret_from_fork+0x0', frames.map(f => f.name).join(' <- '));
     assert.ok(last.source?.sourceReference, 'a source with a reference, not "Unknown Source"');
@@ -51,6 +52,27 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     assert.match((await h.dc.evaluateRequest({ expression: '(char *)p->addr', frameId: frames[0].id, context: 'watch' })).body.result, /^0x[0-9a-f]{16} ".*"$/);
   });
 
+  test('a frame with a source line is named by its function alone; its instructionPointerReference is the exact pc', async () => {
+    let bp: DebugProtocol.Breakpoint | undefined;
+    await h.launchWith(async () => {
+      bp = (await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] })).body.breakpoints[0];
+    });
+    assert.ok(bp?.verified && bp.instructionReference, JSON.stringify(bp));
+    const ev = await h.continueToStop();
+    const frames = (await h.dc.stackTraceRequest({ threadId: ev.body.threadId! })).body.stackFrames;
+    const names = frames.map(f => f.name).join(' <- ');
+    // the name is the function, as VS Code users expect; the offset is in the address
+    assert.equal(frames[0].name, 'do_fork', names);
+    assert.equal(frames[0].line, markerLine(FORK_C, 'do_fork_body'));
+    assert.equal(framePc(frames[0]), BigInt(bp.instructionReference), 'the pc of the breakpoint, exactly');
+    assert.ok(framePc(frames[0]) > symbolAddress('do_fork'), 'past the entry: the offset is only in the address');
+    // every frame with a source line is named without +0x; code the emulator owns keeps its offset
+    for (const f of frames) {
+      if (f.source?.path) assert.doesNotMatch(f.name, /\+0x/, names);
+      else assert.match(f.name, /\+0x[0-9a-f]+/, names);
+    }
+  });
+
   test('an inlined call is a frame of its own, as gdb shows it: the inlined function at the line, its caller at the call', async () => {
     // lib.c's static out_char is inlined into vsnprintf and out_number (no out-of-line copy)
     const libC = FORK_C.replace(/fork\.c$/, 'lib.c');
@@ -66,7 +88,8 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     const names = frames.map(f => `${f.name}@${f.line}`).join(' <- ');
     assert.equal(frames[0].name, 'out_char', names);
     assert.equal(frames[0].line, line);
-    assert.match(frames[1].name, /^(vsnprintf|out_number)\+0x/, names);
+    assert.match(frames[1].name, /^(vsnprintf|out_number)$/, names);
+    assert.ok(frameOffsetIn(frames[1], frames[1].name) > 0n, 'the call is inside its caller');
     assert.equal(frames[1].source?.path, libC);
     assert.match(lines[frames[1].line - 1], /\bout_char\(&?o, /, `frame 1 is at an out_char call: lib.c:${frames[1].line}`);
     // one physical frame: the same pc
@@ -80,13 +103,13 @@ describe('kprobe debug adapter: frames in code the emulator owns', () => {
     };
     assert.deepEqual(await argNames(frames[0].id), ['o', 'c']);
     const callerArgs = await argNames(frames[1].id);
-    if (frames[1].name.startsWith('vsnprintf+')) assert.deepEqual(callerArgs, ['buf', 'size', 'fmt', 'ap']);
+    if (frames[1].name === 'vsnprintf') assert.deepEqual(callerArgs, ['buf', 'size', 'fmt', 'ap']);
     else assert.ok(callerArgs.includes('o') && !callerArgs.includes('c'), callerArgs.join(', '));
     // evaluate in the inlined frame sees its names; the caller's frame its own
     assert.equal((await h.evaluate('c', frames[0].id)).type, 'char');
     assert.equal((await h.evaluate('o', frames[0].id)).type, 'struct outbuf *');
     assert.match(await h.evaluateError('fmt', frames[0].id), /not declared/);
-    if (frames[1].name.startsWith('vsnprintf+')) {
+    if (frames[1].name === 'vsnprintf') {
       assert.equal((await h.evaluate('o', frames[1].id)).type, 'struct outbuf');
       assert.equal((await h.evaluate('fmt', frames[1].id)).type, 'const char *');
     }
