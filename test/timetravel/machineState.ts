@@ -22,6 +22,9 @@ function leaf(o: object): string | undefined {
   return undefined;
 }
 
+/** an array element never set (a hole: filter and forEach skip it, an undefined they do not) */
+const HOLE = Symbol('hole');
+
 /** FNV-1a over the bytes of a view (4 bytes at a time where aligned) */
 function hashView(v: ArrayBufferView): string {
   let h = 0x811c9dc5;
@@ -67,7 +70,7 @@ export function stateLines(root: object, skip: (path: string) => boolean = () =>
     const children: [unknown, string][] = [];
     if (Array.isArray(o)) {
       values.push(`Array(${o.length})`);
-      for (let i = 0; i < o.length; i++) children.push([o[i], `${path}[${i}]`]);
+      for (let i = 0; i < o.length; i++) children.push([i in o ? o[i] : HOLE, `${path}[${i}]`]);
     } else if (o instanceof Map) {
       values.push(`Map(${o.size})`);
       let i = 0;
