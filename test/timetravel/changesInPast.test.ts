@@ -42,9 +42,12 @@ const SLICES_PER_CONTINUE = 4;
  * Fields that are caches of the host's work, not machine state: they count
  * how the host got somewhere (how many instructions one call of the CPU's
  * run loop covered, decode-cache generations), which a re-execution in
- * other slices changes without changing the machine.
+ * other slices changes without changing the machine; the kprobes engine's
+ * counts of detour frames translated code had already saved (the
+ * translator is shared by the machines of the process: one may interpret
+ * what the other runs translated).
  */
-const HOST_WORK = /\.(tlbGeneration|instret|limit|innerInsns|lastR|lastW|lastX|cache|cacheMem|codePages|sliceLeft|stepLeft|jitState|th)$/;
+const HOST_WORK = /\.(tlbGeneration|instret|limit|innerInsns|lastR|lastW|lastX|cache|cacheMem|codePages|sliceLeft|stepLeft|jitState|th|presavedOptFrames|presavedKretFrames)$/;
 
 /**
  * The x86 CPU's eager flags word (fBits) while the lazy-flags record holds
