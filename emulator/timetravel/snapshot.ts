@@ -229,8 +229,16 @@ export function restore(s: Snapshot): void {
       }
       case 1: {
         const a = e.o;
-        a.length = e.vals.length;
-        for (let i = 0; i < e.vals.length; i++) if (a[i] !== e.vals[i]) a[i] = e.vals[i];
+        const vals = e.vals;
+        a.length = vals.length;
+        for (let i = 0; i < vals.length; i++) {
+          const v = vals[i];
+          // a hole stays a hole (filter, forEach and `in` skip it; an undefined they do not)
+          if (a[i] !== v || (v === undefined && (i in a) !== (i in vals))) {
+            if (v === undefined && !(i in vals)) delete a[i];
+            else a[i] = v;
+          }
+        }
         break;
       }
       case 2: {

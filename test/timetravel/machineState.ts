@@ -22,6 +22,9 @@ function leaf(o: object): string | undefined {
   return undefined;
 }
 
+/** an array element never set (a hole: filter and forEach skip it, an undefined they do not) */
+const HOLE = Symbol('hole');
+
 /** FNV-1a over the bytes of a view (4 bytes at a time where aligned) */
 function hashView(v: ArrayBufferView): string {
   let h = 0x811c9dc5;
@@ -45,16 +48,20 @@ function primitive(v: unknown): string {
   }
 }
 
-/** The state lines of everything reachable from `root`; a path `skip` accepts is a line '-' (not walked). */
-export function stateLines(root: object, skip: (path: string) => boolean = () => false): StateLines {
+/**
+ * The state lines of everything reachable from `root`; a path `skip` accepts
+ * is a line '-' (not walked). `skip` also gets the object holding the value
+ * (undefined for the root) for fields that are state only in some states.
+ */
+export function stateLines(root: object, skip: (path: string, owner?: object) => boolean = () => false): StateLines {
   const paths: string[] = [];
   const values: string[] = [];
   const views = new Map<number, ArrayBufferView>();
   const ids = new Map<object, number>();
-  const stack: [unknown, string][] = [[root, 'machine']];
+  const stack: [unknown, string, object?][] = [[root, 'machine']];
   while (stack.length) {
-    const [v, path] = stack.pop()!;
-    if (skip(path)) { paths.push(path); values.push('-'); continue; }
+    const [v, path, owner] = stack.pop()!;
+    if (skip(path, owner)) { paths.push(path); values.push('-'); continue; }
     if (v === null || (typeof v !== 'object' && typeof v !== 'function')) { paths.push(path); values.push(primitive(v)); continue; }
     const o = v as object;
     const seen = ids.get(o);
@@ -64,23 +71,23 @@ export function stateLines(root: object, skip: (path: string) => boolean = () =>
     paths.push(path);
     if (l !== undefined) { values.push(l); continue; }
     if (ArrayBuffer.isView(o)) { views.set(values.length, o); values.push(hashView(o)); continue; }
-    const children: [unknown, string][] = [];
+    const children: [unknown, string, object][] = [];
     if (Array.isArray(o)) {
       values.push(`Array(${o.length})`);
-      for (let i = 0; i < o.length; i++) children.push([o[i], `${path}[${i}]`]);
+      for (let i = 0; i < o.length; i++) children.push([i in o ? o[i] : HOLE, `${path}[${i}]`, o]);
     } else if (o instanceof Map) {
       values.push(`Map(${o.size})`);
       let i = 0;
-      for (const [k, x] of o) { children.push([k, `${path}.key${i}`], [x, `${path}.get(${typeof k === 'object' ? i : primitive(k)})`]); i++; }
+      for (const [k, x] of o) { children.push([k, `${path}.key${i}`, o], [x, `${path}.get(${typeof k === 'object' ? i : primitive(k)})`, o]); i++; }
     } else if (o instanceof Set) {
       values.push(`Set(${o.size})`);
       let i = 0;
-      for (const x of o) children.push([x, `${path}.item${i++}`]);
+      for (const x of o) children.push([x, `${path}.item${i++}`, o]);
     } else {
       values.push(o.constructor?.name ?? 'Object');
       for (const key of Reflect.ownKeys(o)) {
         const d = Object.getOwnPropertyDescriptor(o, key);
-        children.push([d && 'value' in d ? d.value : undefined, `${path}.${String(key)}`]);
+        children.push([d && 'value' in d ? d.value : undefined, `${path}.${String(key)}`, o]);
       }
     }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
