@@ -120,12 +120,22 @@ export function measureCycles(image: ElfImage, mode: Mode, target = TARGET): { c
   return { cycles: r.cycles, hits: r.hits, insns: r.insns };
 }
 
+/**
+ * The process CPU time (user + system, ns) of each hostRun, in call order:
+ * on a host shared with other work, wall time also counts the time this
+ * process waited for a core; CPU time does not.
+ */
+const cpuNsLog: number[] = [];
+
 /** One host-timed run of the benchmark image (no cycle counter attached); bench.elf (x86_64) unless another image is given. */
 function hostRun(mode: Mode, image: ElfImage = benchImage()): TimedRun {
   const { m, hits } = setup(image, mode, BENCH_TARGET);
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const exit = m.run();
   const ns = Number(process.hrtime.bigint() - t0);
+  const c = process.cpuUsage(c0);
+  cpuNsLog.push((c.user + c.system) * 1000);
   if (exit.reason !== 'poweroff') throw new Error(`bench.elf run (${mode}) ended with ${exit.reason}: ${exit.detail}`);
   const calls = checkBenchOutput(m, `bench.elf (${mode})`);
   if (mode !== 'none' && hits() !== calls) throw new Error(`bench.elf (${mode}): ${hits()} hits for ${calls} calls`);
@@ -149,12 +159,17 @@ export function benchOverhead(quick = false): string[] {
   // cycles column describe the same probe path (bench_target and fib share their prologue)
   const benchBase = quick ? null : run(benchImage(), 'none', true, BENCH_TARGET);
   let baseNs = 0, hostHits = 0;
+  const hostMedian: Partial<Record<Mode, number>> = {};
+  const cpuMedian: Partial<Record<Mode, number>> = {};
   for (const mode of MODES) {
     const c = run(sample, mode, true);
     const cyc = (c.cycles - baseCycles.cycles) / Math.max(1, c.hits);
+    cpuNsLog.length = 0;
     const h = hostPerHit(() => hostRun(mode), base, rounds);
     baseNs = h.baselineNs;
     hostHits = h.hits;
+    hostMedian[mode] = h.median;
+    cpuMedian[mode] = cpuPerHit(h.hits);
     let benchCyc = '';
     if (benchBase) {
       const bc = run(benchImage(), mode, true, BENCH_TARGET);
@@ -163,8 +178,32 @@ export function benchOverhead(quick = false): string[] {
     out.push(`  ${mode.padEnd(4)} ${String(c.hits).padStart(8)} ${cyc.toFixed(0).padStart(12)} ${(cyc / GHZ / 1000).toFixed(3).padStart(13)}   ${(DOC_US[mode] ?? '').padEnd(12)} ${benchCyc}${formatHostPerHit(h)}`);
   }
   out.push(`  host baseline: bench.elf ${(baseNs / 1e6).toFixed(1)} ms for ${hostHits} calls (${(baseNs / hostHits).toFixed(0)} ns per call of the loop)`);
+  // the documentation's claims as host-time ratios: optimization makes a hit cheaper (o/k < 1), boosting a return probe too (rb/r, ro/r < 1)
+  const ratios = (t: Partial<Record<Mode, number>>): string => {
+    const q = (a: Mode, b: Mode): string => ((t[a] ?? NaN) / (t[b] ?? NaN)).toFixed(2);
+    return `o/k ${q('o', 'k')}  b/k ${q('b', 'k')}  rb/r ${q('rb', 'r')}  ro/r ${q('ro', 'r')}`;
+  };
+  out.push(`  host ratios (medians): ${ratios(hostMedian)}`);
+  out.push(`  host CPU time per hit (process user+system, the same runs' rounds, median): ${MODES.map(m => `${m} ${(cpuMedian[m] ?? NaN).toFixed(0)}`).join('  ')} ns`);
+  out.push(`  host CPU time ratios: ${ratios(cpuMedian)}`);
   out.push(...benchOverheadArches(rounds));
   return out;
+}
+
+/**
+ * Median over the rounds of (mode - baseline) CPU ns / hits, from the CPU
+ * times hostRun logged while hostPerHit ran one mode: one unmeasured run
+ * of the baseline and of the mode, then per round the pair B M (even
+ * rounds) or M B (odd rounds), as hostPerHit documents.
+ */
+function cpuPerHit(hits: number): number {
+  const per: number[] = [];
+  for (let i = 0; 3 + 2 * i < cpuNsLog.length; i++) {
+    const first = cpuNsLog[2 + 2 * i], second = cpuNsLog[3 + 2 * i];
+    per.push((i % 2 === 0 ? second - first : first - second) / hits);
+  }
+  const s = [...per].sort((x, y) => x - y), h = s.length >> 1;
+  return s.length === 0 ? NaN : s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
 }
 
 /**

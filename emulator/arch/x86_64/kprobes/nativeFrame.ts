@@ -94,6 +94,9 @@ export class X86NativeFrame implements NativeCallbackFrame {
   word = 0;
   /** sp at the entry (the probe's sp / the sp after the probed function's ret) */
   sp0: VAddr = 0;
+  /** sp0's 32-bit halves, as rsp held them (the restore puts them back without splitting sp0 again) */
+  spLo = 0;
+  spHi = 0;
   /** address of the native entry's int3 */
   entry: VAddr = 0;
   /** between nativeEnter and nativeLeave */
@@ -245,6 +248,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   if (mem.isObserved || mem.watcher !== null) mem.wroteInPlace(frame, opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET, 'engine');
   const f = takeFrame(cpu);
   f.kind = kind; f.region = region; f.frame = frame; f.word = i; f.sp0 = sp0; f.presaved = saved;
+  f.spLo = cpu.lo[4]; f.spHi = sph;
   f.entry = cpu.rip - INT3_LEN;
   // enterCallback reloads the flags from the frame: the value just read, so they stay as they are
   cpu.rip = ip;
@@ -301,6 +305,7 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number
     cpu.rip = retInsn;
     return;
   }
-  cpu.setRegAddr(4, ftrace ? f.sp0 + 8 : f.sp0);
+  if (ftrace) cpu.setRegAddr(4, f.sp0 + 8);
+  else { cpu.lo[4] = f.spLo; cpu.hi[4] = f.spHi; }
   cpu.rip = resume;
 }
