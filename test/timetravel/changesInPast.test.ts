@@ -24,6 +24,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { bootForDebug } from '../../emulator/debug/launch';
 import type { Machine } from '../../emulator/machine';
 import type { ProbeManager } from '../../emulator/probes';
+import { X0_SINK } from '../../emulator/arch/riscv64/insn';
 import { SessionTimeTravel } from '../../adapter/timeTravel';
 import { repoPath } from '../util/paths';
 import { firstDifference, stateLines } from './machineState';
@@ -59,6 +60,19 @@ const HOST_WORK = /\.(tlbGeneration|instret|limit|innerInsns|lastR|lastW|lastX|c
  */
 function deadFlagBits(path: string, owner?: object): boolean {
   return path.endsWith('.fBits') && owner !== undefined && 'fOp' in owner && (owner as { fOp: unknown }).fOp !== 0;
+}
+
+/**
+ * The riscv CPU's register file without its x0 sink slot (X0_SINK, the last
+ * one): the interpreter's executors write there what an instruction writes
+ * to x0 (the link of every `j` and `ret`), translated code drops such
+ * writes and a restored context clears it; nothing reads it (x0 reads as
+ * slot 0, the saved context says 0). Its leftover depends on which of them
+ * ran last (the translator is shared by the machines of the process).
+ */
+function stateOf(arch: string): (path: string, view: ArrayBufferView) => ArrayBufferView {
+  const registers = /\.regFile\.(lo|hi)$/;
+  return (path, v) => (arch === 'riscv64' && registers.test(path) && v instanceof Int32Array ? v.subarray(0, X0_SINK) : v);
 }
 
 function markerLine(file: string, name: string): number {
@@ -240,7 +254,7 @@ function fresh(arch: string, history: readonly Entry[], all: (m: Machine) => Add
 
 function compare(a: Machine, b: Machine, what: string): void {
   const skip = (path: string, owner?: object): boolean => HOST_WORK.test(path) || deadFlagBits(path, owner);
-  const sa = stateLines(a, skip), sb = stateLines(b, skip);
+  const sa = stateLines(a, skip, stateOf(a.arch.name)), sb = stateLines(b, skip, stateOf(b.arch.name));
   assert.equal(firstDifference(sa, sb), undefined, `${what}: the machine state`);
   const seq = a.kernel.hitSeq;
   const hits = (m: Machine) => m.hitLog.records().filter(r => r.seq <= seq).map(r => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
@@ -252,6 +266,25 @@ function runToEnd(m: Machine): void {
   for (let i = 0; i < 200_000 && m.exit === null; i++) m.runSlice(200_000);
   assert.ok(m.exit, 'the machine ends');
 }
+
+/**
+ * The kernel's task switch, a kprobe handler's return and lockstep save and
+ * restore a CPU's context on some host paths and not on others (translated
+ * code that saved a detour frame itself, a block run interpreted): the
+ * round trip must leave the same machine to the comparison. (x86_64 is not
+ * here: a restored context holds its flags eagerly where the CPU had a
+ * lazy-flags record, the same flags in another form.)
+ */
+describe('the compared state is the machine, not how the host got there', () => {
+  for (const arch of ['aarch64', 'riscv64']) {
+    test(`${arch}: CPUs whose context was saved and restored are the same machine`, () => {
+      const a = boot(arch), b = boot(arch);
+      for (const m of [a, b]) m.runSlice(SLICE);
+      for (const c of b.kernel.cpus) c.restoreContext(c.saveContext());
+      compare(a, b, `${arch} after ${SLICE} instructions`);
+    });
+  }
+});
 
 describe('a change in the past = a fresh run making the same changes at the same points (random sequences)', () => {
   for (const arch of ARCHES) {

@@ -52,8 +52,14 @@ function primitive(v: unknown): string {
  * The state lines of everything reachable from `root`; a path `skip` accepts
  * is a line '-' (not walked). `skip` also gets the object holding the value
  * (undefined for the root) for fields that are state only in some states.
+ * `stateOf` gives the part of a typed array that is state (a register file
+ * with scratch slots), the whole array by default.
  */
-export function stateLines(root: object, skip: (path: string, owner?: object) => boolean = () => false): StateLines {
+export function stateLines(
+  root: object,
+  skip: (path: string, owner?: object) => boolean = () => false,
+  stateOf: (path: string, view: ArrayBufferView) => ArrayBufferView = (_, v) => v,
+): StateLines {
   const paths: string[] = [];
   const values: string[] = [];
   const views = new Map<number, ArrayBufferView>();
@@ -70,7 +76,7 @@ export function stateLines(root: object, skip: (path: string, owner?: object) =>
     const l = leaf(o);
     paths.push(path);
     if (l !== undefined) { values.push(l); continue; }
-    if (ArrayBuffer.isView(o)) { views.set(values.length, o); values.push(hashView(o)); continue; }
+    if (ArrayBuffer.isView(o)) { const part = stateOf(path, o); views.set(values.length, part); values.push(hashView(part)); continue; }
     const children: [unknown, string, object][] = [];
     if (Array.isArray(o)) {
       values.push(`Array(${o.length})`);
