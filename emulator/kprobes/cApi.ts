@@ -266,7 +266,13 @@ export class KprobesCApi {
       };
       // the return handler's context stands at the trampoline, its real return address the instance's
       if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
-      if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g, [], kp.addr)));
+      if (entry) {
+        rp.entry_handler = (ri, regs) => {
+          // a breakpoint in it: the call is made on the CPU, pre_handler_kretprobe goes on when it returns (chainHandlerOnCpu)
+          if (this.engine.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, entry, g, kp.addr ?? regs.ip, [], this.instance(ri, g)); return 0; }
+          return Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g, [], kp.addr)));
+        };
+      }
       return { r: errnoOf(this.engine.registerKretprobeResult(rp)), probe: { rp, handlers: [handler, entry].filter(x => x !== 0n) } };
     });
   }
@@ -431,13 +437,13 @@ export class KprobesCApi {
   }
 
   /** a pre / post handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
-  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = []): void {
+  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = [], first: bigint = g): void {
     const layout = PT_REGS[this.engine.kernel.arch.name];
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
     const cpu = regs.cpu;
     this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc });
-    this.onCpu.defer(cpu, fn, [g, frame, ...extra], frame, g);
+    this.onCpu.defer(cpu, fn, [first, frame, ...extra], frame, g);
   }
 
   /** the deferred handler returned (the probed context is back): what callWithRegs does after its call */

@@ -235,6 +235,8 @@ export class KprobesEngine {
   get nestedCallDepth(): number { return this.nested.depth; }
   /** the int3 path after the pre_handlers: a deferred C pre_handler starts on the CPU (`then` gets its return value) */
   startHandlerOnCpu(cpu: Cpu, then: (ret: number) => void): boolean { return this.capi?.onCpu.start(cpu, then) ?? false; }
+  /** a handler call was just deferred on the CPU: its caller goes on in `after` (its return value) once it returns */
+  chainHandlerOnCpu(cpu: Cpu, after: (ret: number) => number): boolean { return this.capi?.onCpu.chain(cpu, after) ?? false; }
   /** a hit whose pre_handlers failed: no deferred call */
   dropHandlerOnCpu(cpu: Cpu): void { this.capi?.onCpu.drop(cpu); }
 

@@ -37,10 +37,12 @@ interface OnCpuCall {
   guest: bigint;
   /** what the hit does next with the handler's return value */
   then: (ret: number) => void;
+  /** the rest of the handler's caller (a kretprobe's entry), before then(); its value goes to then() */
+  after?: (ret: number) => number;
 }
 
 /** A handler call asked for by the pre_handler, started by the int3 path. */
-interface Pending { fn: bigint; args: bigint[]; frame: bigint; guest: bigint }
+interface Pending { fn: bigint; args: bigint[]; frame: bigint; guest: bigint; after?: (ret: number) => number }
 
 export class HandlerOnCpu {
   private stubAddr = 0n;
@@ -64,6 +66,18 @@ export class HandlerOnCpu {
     this.pending.set(cpu.id, { fn, args, frame, guest });
   }
 
+  /**
+   * The engine code that called the handler (pre_handler_kretprobe for an
+   * entry_handler) goes on after the call returns: `after` gets the
+   * handler's return value. False when no call was deferred on the CPU.
+   */
+  chain(cpu: Cpu, after: (ret: number) => number): boolean {
+    const p = this.pending.get(cpu.id);
+    if (!p) return false;
+    p.after = after;
+    return true;
+  }
+
   /** the int3 path after the pre_handlers: start the deferred call, if any (then() gets its return value later) */
   start(cpu: Cpu, then: (ret: number) => void): boolean {
     const p = this.pending.get(cpu.id);
@@ -71,7 +85,7 @@ export class HandlerOnCpu {
     this.pending.delete(cpu.id);
     const abi = this.engine.kernel.arch.abi;
     const saved = cpu.saveContext();
-    this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then });
+    this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then, after: p.after });
     // the nested call's frame: below the interrupted one (red zone and more), ABI alignment, return at the stub
     let sp = (cpu.getReg(abi.spReg) - 512n) & ~15n;
     const ret = this.returnStub();
@@ -112,7 +126,7 @@ export class HandlerOnCpu {
     const ret = Number(BigInt.asIntN(32, cpu.getReg(this.engine.kernel.arch.abi.retReg)));
     cpu.restoreContext(c.saved);
     this.finish(cpu, c.frame, c.guest);
-    c.then(ret);
+    c.then(c.after ? c.after(ret) : ret);
     return true;
   }
 }

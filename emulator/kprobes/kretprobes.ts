@@ -311,8 +311,17 @@ export class Kretprobes {
         st.free.push(ri);
         throw e;
       }
+      // the entry handler runs on the CPU (the debugger has a breakpoint in it): the rest once it returns
+      if (this.engine.chainHandlerOnCpu(regs.cpu, ret => { this.afterEntryHandler(p, ri, key, this.engine.regsOf(regs.cpu), ret); return 0; })) return 0;
       if (r) { this.recycle(ri); return 0; }
     }
+    this.afterEntryHandler(p, ri, key, regs, 0);
+    return 0;
+  }
+
+  /** pre_handler_kretprobe() after entry_handler (its return value `r`): the return hijacked, or the instance back */
+  private afterEntryHandler(p: Kprobe, ri: TimedInstance, key: TaskKey, regs: PtRegs, r: number): void {
+    if (r) { this.recycle(ri); return; }
     try {
       try { this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline, this.trampolineV); } catch (e) { this.engine.handlerFailed(p, regs, e); }
     } catch (e) {
@@ -320,7 +329,6 @@ export class Kretprobes {
       throw e;
     }
     this.instancesFor(key).list.push(ri);
-    return 0;
   }
 
   /** the stack pointer at ri's entry */
