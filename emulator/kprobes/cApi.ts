@@ -265,7 +265,14 @@ export class KprobesCApi {
         kp, maxactive: this.mem().read32(mustVAddr(g + BigInt(L.maxactive))) | 0, data_size: Number(this.r64(g + BigInt(L.data_size))),
       };
       // the return handler's context stands at the trampoline, its real return address the instance's
-      if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
+      if (handler) {
+        this.returnHandlers.set(rp, handler);
+        rp.handler = (ri, regs) => {
+          // a breakpoint in it: the call is made on the CPU, the trampoline's walk goes on when it returns
+          if (this.engine.runHandlerOnCpu?.(handler) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, handler, g, regs.ip, [], this.instance(ri, g), ri.ret_addr); return 0; }
+          return Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
+        };
+      }
       if (entry) {
         rp.entry_handler = (ri, regs) => {
           // a breakpoint in it: the call is made on the CPU, pre_handler_kretprobe goes on when it returns (chainHandlerOnCpu)
@@ -395,6 +402,15 @@ export class KprobesCApi {
     this.probes.delete(g);
   }
 
+  /** a module kretprobe's C return handler, by its engine kretprobe */
+  private readonly returnHandlers = new WeakMap<Kretprobe, bigint>();
+
+  /** whether the debugger runs rp's C return handler on the CPU (it has a breakpoint in it) */
+  returnHandlerOnCpu(rp: Kretprobe): boolean {
+    const h = this.returnHandlers.get(rp);
+    return h !== undefined && (this.engine.runHandlerOnCpu?.(h) ?? false);
+  }
+
   /** a struct kretprobe_instance for the C handler (in the engine's data area, one per instance) */
   private readonly instances = new Map<KretprobeInstance, bigint>();
   private instance(ri: KretprobeInstance, rpGuest: bigint): bigint {
@@ -437,12 +453,12 @@ export class KprobesCApi {
   }
 
   /** a pre / post handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
-  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = [], first: bigint = g): void {
+  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = [], first: bigint = g, returnTo?: bigint): void {
     const layout = PT_REGS[this.engine.kernel.arch.name];
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
     const cpu = regs.cpu;
-    this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc });
+    this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc, returnTo });
     this.onCpu.defer(cpu, fn, [first, frame, ...extra], frame, g);
   }
 

@@ -237,6 +237,8 @@ export class KprobesEngine {
   startHandlerOnCpu(cpu: Cpu, then: (ret: number) => void): boolean { return this.capi?.onCpu.start(cpu, then) ?? false; }
   /** a handler call was just deferred on the CPU: its caller goes on in `after` (its return value) once it returns */
   chainHandlerOnCpu(cpu: Cpu, after: (ret: number) => number): boolean { return this.capi?.onCpu.chain(cpu, after) ?? false; }
+  /** whether a module kretprobe's C return handler runs on the CPU (its instances then return through the breakpoint trampoline) */
+  returnHandlerOnCpu(rp: Kretprobe): boolean { return this.capi?.returnHandlerOnCpu(rp) ?? false; }
   /** a hit whose pre_handlers failed: no deferred call */
   dropHandlerOnCpu(cpu: Cpu): void { this.capi?.onCpu.drop(cpu); }
 

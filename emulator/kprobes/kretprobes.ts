@@ -25,6 +25,9 @@ import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
 import type { PtRegs } from './ptRegs';
 
+/** a return walk waits for a return handler running on the CPU */
+const ON_CPU = 2;
+
 /** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
 export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
 
@@ -323,7 +326,10 @@ export class Kretprobes {
   private afterEntryHandler(p: Kprobe, ri: TimedInstance, key: TaskKey, regs: PtRegs, r: number): void {
     if (r) { this.recycle(ri); return; }
     try {
-      try { this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline, this.trampolineV); } catch (e) { this.engine.handlerFailed(p, regs, e); }
+      const int3 = this.int3Return(ri.rp);
+      try {
+        this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, int3 ? this.int3Trampoline : this.trampoline, int3 ? this.int3TrampolineV : this.trampolineV);
+      } catch (e) { this.engine.handlerFailed(p, regs, e); }
     } catch (e) {
       this.recycle(ri);
       throw e;
@@ -420,11 +426,52 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) {
-      if (this.origV === this.origV) regs.setIpV(this.origV);
-      else regs.ip = this.origB;
-    }
+    if (this.engine.runHandlerOnCpu !== undefined) return this.trampolineHitOnCpu(cpu, regs, kcb);
+    if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) this.resumeAtReturn(regs);
     return true;
+  }
+
+  private resumeAtReturn(regs: PtRegs): void {
+    if (this.origV === this.origV) regs.setIpV(this.origV);
+    else regs.ip = this.origB;
+  }
+
+  /**
+   * trampolineHit with the debugger present: a C return handler it has a
+   * breakpoint in runs on the CPU as ordinary code (handlerOnCpu.ts); the
+   * walk through the task's instances goes on when it returns, and the
+   * control block is put back once the walk is over.
+   */
+  private trampolineHitOnCpu(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    const current = kcb.current, status = kcb.status, instance = kcb.instance;
+    const done = (ok: boolean): void => {
+      kcb.current = current;
+      kcb.status = status;
+      kcb.instance = instance;
+      if (ok) this.resumeAtReturn(this.engine.regsOf(cpu));
+    };
+    const then = (r: number): void => {
+      if (r === ON_CPU) this.engine.startHandlerOnCpu(cpu, then);
+      else done(r === 1);
+    };
+    kcb.current = this.trampolineProbe;
+    kcb.status = KprobeStatus.HIT_ACTIVE;
+    let r: boolean | typeof ON_CPU;
+    try {
+      r = this.trampolineHandler(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV, true);
+    } catch (e) {
+      done(false);
+      if (!(e instanceof HandlerOops)) throw e;
+      return true;
+    }
+    if (r === ON_CPU) this.engine.startHandlerOnCpu(cpu, then);
+    else done(r);
+    return true;
+  }
+
+  /** whether new instances of rp return through the breakpoint trampoline: the debugger runs its C return handler on the CPU */
+  private int3Return(rp: Kretprobe): boolean {
+    return this.engine.runHandlerOnCpu !== undefined && this.boost && this.engine.returnHandlerOnCpu(rp);
   }
 
   /**
@@ -468,7 +515,7 @@ export class Kretprobes {
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     try {
-      return this.trampolineHandler(cpu, regs, kcb, tramp, trampV);
+      return this.trampolineHandler(cpu, regs, kcb, tramp, trampV) === true;
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
       return false;
@@ -479,15 +526,23 @@ export class Kretprobes {
     }
   }
 
-  /** Runs the return handlers; true: resume at the real return address (origV), false: nothing to resume. */
-  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): boolean {
+  /**
+   * Runs the return handlers; true: resume at the real return address
+   * (origV), false: nothing to resume; ON_CPU (`onCpu`: the breakpoint
+   * trampoline with the debugger present): a return handler was started on
+   * the CPU, and the rest of the walk runs when it returns.
+   */
+  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr, onCpu = false): boolean | typeof ON_CPU {
     const key = this.taskKey(cpu.id);
-    const rec = this.byTask.get(key);
-    const list = rec === undefined ? [] : rec.list;
     // handlers see ip at the trampoline (as modern x86 does)
     regs.setIpV(trampV);
-    let origV: VAddr = 0;
-    let last: KretprobeInstance | undefined;
+    return this.walkReturns(cpu, regs, kcb, tramp, key, this.byTask.get(key), 0, undefined, onCpu);
+  }
+
+  /** trampolineHandler's walk through the task's instances, from where it stands (origV, last) */
+  private walkReturns(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, key: TaskKey, rec: TaskInstances | undefined,
+    origV: VAddr, last: KretprobeInstance | undefined, onCpu: boolean): boolean | typeof ON_CPU {
+    const list = rec === undefined ? [] : rec.list;
     const kernel = this.engine.kernel;
     while (list.length > 0) {
       const ri = list.pop() as TimedInstance;
@@ -505,31 +560,65 @@ export class Kretprobes {
         kcb.current = kp;
         const outer = rec.running;
         rec.running = ri;
+        let deferred = false;
+        if (onCpu) this.engine.onCpuHitCpu = cpu.id;
         try {
           // engine.guarded() without a closure per return
           try { handler(ri, regs); } catch (e) { this.engine.handlerFailed(kp, regs, e); }
+          // the handler runs on the CPU (with ri running and kp current): the walk goes on when it returns
+          deferred = onCpu && this.engine.chainHandlerOnCpu(cpu, () => {
+            rec.running = outer;
+            kcb.current = this.trampolineProbe;
+            try {
+              const retV = ri.retV;
+              const r = this.afterReturnHandler(cpu, ri);
+              if (r === 'go on') return this.resultCode(this.walkReturns(cpu, this.engine.regsOf(cpu), kcb, tramp, key, rec, retV, ri, true));
+              return this.resultCode(this.endWalk(cpu, tramp, retV, ri));
+            } catch (e) {
+              if (e instanceof HandlerOops) return 0;
+              throw e;
+            }
+          });
         } finally {
-          rec.running = outer;
+          if (onCpu) this.engine.onCpuHitCpu = -1;
+          if (!deferred) rec.running = outer;
         }
+        if (deferred) return ON_CPU;
         kcb.current = this.trampolineProbe;
       }
       origV = ri.retV;
-      if (origV !== origV) this.origB = ri.ret_addr;
       last = ri;
-      const rpAddr = st?.base ?? 0n;
-      const kpAddr = ri.rp.kp.addr ?? 0n;
-      this.recycle(ri);
-      if (origV === 0 || !this.isTrampolineV(origV)) {
-        if (origV === 0) this.bug(cpu, rpAddr, kpAddr);
-        break;
-      }
+      const r = this.afterReturnHandler(cpu, ri);
+      if (r === 'end') break;
     }
+    return this.endWalk(cpu, tramp, origV, last);
+  }
+
+  /** an instance whose return handler ran: recycled; 'go on' to the next instance or 'end' the walk (a BUG oopses: HandlerOops) */
+  private afterReturnHandler(cpu: Cpu, ri: TimedInstance): 'go on' | 'end' {
+    const origV = ri.retV;
+    if (origV !== origV) this.origB = ri.ret_addr;
+    const rpAddr = ri.st?.base ?? 0n;
+    const kpAddr = ri.rp.kp.addr ?? 0n;
+    this.recycle(ri);
+    if (origV === 0 || !this.isTrampolineV(origV)) {
+      if (origV === 0) this.bug(cpu, rpAddr, kpAddr);
+      return 'end';
+    }
+    return 'go on';
+  }
+
+  /** the walk's end: the real return address to resume at (origV), or a BUG */
+  private endWalk(cpu: Cpu, tramp: bigint, origV: VAddr, last: KretprobeInstance | undefined): boolean {
     if (!last) { this.bug(cpu, 0n, tramp); return false; }
     if (origV === 0) return false;
     if (this.isTrampolineV(origV)) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return false; }
     this.origV = origV;
     return true;
   }
+
+  /** a walk's result as the number handed on to the next on-CPU step */
+  private resultCode(r: boolean | typeof ON_CPU): number { return r === ON_CPU ? ON_CPU : r ? 1 : 0; }
 
   /** the real return address the last trampolineHandler that returned true found (NaN: not canonical, origB holds it) */
   private origV: VAddr = 0;
