@@ -249,10 +249,22 @@ export class KprobesCApi {
   }
 
   private registerKprobe(g: bigint): number {
-    return this.registerGuest(g, kp => ({
-      r: this.engine.registerKprobe(kp),
-      probe: { handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) },
-    }));
+    return this.registerGuest(g, kp => {
+      this.kprobeHandlers.set(kp, this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler]));
+      return {
+        r: this.engine.registerKprobe(kp),
+        probe: { handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) },
+      };
+    });
+  }
+
+  /** a module kprobe's C pre / post handlers, by its engine kprobe */
+  private readonly kprobeHandlers = new WeakMap<Kprobe, bigint[]>();
+
+  /** whether the debugger runs a C pre / post handler of kp on the CPU (it has a breakpoint in it) */
+  handlersOnCpu(kp: Kprobe): boolean {
+    const hs = this.kprobeHandlers.get(kp);
+    return hs !== undefined && hs.some(h => this.engine.runHandlerOnCpu?.(h) ?? false);
   }
 
   private registerKretprobe(g: bigint): number {

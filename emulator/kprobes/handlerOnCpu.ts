@@ -79,15 +79,17 @@ export class HandlerOnCpu {
   }
 
   /** the int3 path after the pre_handlers: start the deferred call, if any (then() gets its return value later) */
-  start(cpu: Cpu, then: (ret: number) => void): boolean {
+  start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean {
     const p = this.pending.get(cpu.id);
     if (!p) return false;
     this.pending.delete(cpu.id);
     const abi = this.engine.kernel.arch.abi;
     const saved = cpu.saveContext();
     this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then, after: p.after });
-    // the nested call's frame: below the interrupted one (red zone and more), ABI alignment, return at the stub
-    let sp = (cpu.getReg(abi.spReg) - 512n) & ~15n;
+    // the nested call's frame: below the interrupted one (red zone and more) and below `below` (a detour's saved
+    // registers), ABI alignment, return at the stub
+    const top = below !== undefined && below < cpu.getReg(abi.spReg) ? below : cpu.getReg(abi.spReg);
+    let sp = (top - 512n) & ~15n;
     const ret = this.returnStub();
     if (abi.returnAddress.kind === 'stack') {
       sp -= BigInt(abi.pointerSize);
