@@ -1,6 +1,7 @@
 /**
- * A module's C pre_handler (or post_handler) run as ordinary code on the
- * CPU instead of a nested call, so that a debugger can stop inside it.
+ * A module's C handler (pre_handler, post_handler, a kretprobe's
+ * entry_handler or return handler) run as ordinary code on the CPU instead
+ * of a nested call, so that a debugger can stop inside it.
  *
  * A nested call (nestedCall.ts) runs the handler to its return inside the
  * engine's trap handling: nothing can stop the machine half way through it
@@ -17,6 +18,12 @@
  * return value), post_handler; after a post_handler, the end of the hit.
  * The kprobe status is Linux's while the handler runs (HIT_ACTIVE,
  * HIT_SSDONE): a probe hit inside it is still a reentry.
+ * The other paths that call handlers defer them the same way: a detour
+ * buffer's or the ftrace trampoline's template callback (the callback
+ * ends when the handler returns; `below`: the template's saved frame),
+ * pre_handler_kretprobe (the rest of it `chain`ed after the entry
+ * handler) and the breakpoint trampoline's walk through a task's
+ * kretprobe instances (the walk goes on when a return handler returns).
  *
  * Its state is plain data on the engine's objects (time travel captures it).
  */
