@@ -23,6 +23,7 @@ import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
+import { MissedCalls, MissedState } from './kretprobeMissed';
 import type { PtRegs } from './ptRegs';
 
 /** a return walk waits for a return handler running on the CPU */
@@ -51,28 +52,13 @@ interface TaskInstances {
   running: KretprobeInstance | undefined;
 }
 
-interface RpState {
+interface RpState extends MissedState {
   rp: Kretprobe;
   free: TimedInstance[];
   /** unregistered: live instances are dropped on return, handlers skipped */
   dead: boolean;
   /** emulated address standing for the kretprobe object (start of its instance data block) */
   base: bigint;
-  /**
-   * The most instances wanted at once: instances in use plus the calls
-   * that missed one and were still running at that time (the maxactive
-   * that would have sufficed; the nmissed warning's suggestion).
-   */
-  maxConcurrent: number;
-  /**
-   * Per task, the entry stack pointers of calls that found no instance and
-   * may still be running, outermost first. A call with entry sp S has
-   * returned once the same task is seen at an entry or a return with a
-   * stack pointer >= S (a running call's callees are all below S).
-   */
-  missedOut: Map<TaskKey, bigint[]>;
-  /** the calls in missedOut */
-  missedCount: number;
 }
 
 /** header bytes before the instances' data in the emulated block */
@@ -111,12 +97,13 @@ export class Kretprobes {
   private readonly byTask = new Map<TaskKey, TaskInstances>();
   /** the key standing for CPU n while no task is current there ("cpuN") */
   private readonly cpuKeys: string[] = [];
-  /** kretprobes with missed calls that may still be running (their RpState.missedOut) */
-  private readonly missing = new Set<RpState>();
+  /** calls that found no instance and may still be running (RpState.missedOut) */
+  private readonly missed: MissedCalls;
   /** the trampoline's kprobe (not in the table, not listed) */
   readonly trampolineProbe: Kprobe;
 
   constructor(private readonly engine: KprobesEngine, boost = true) {
+    this.missed = new MissedCalls(engine);
     const code = engine.hooks.kretprobeTrampolineCode;
     const bp = engine.kernel.arch.breakpointInsn;
     // kretprobe_trampoline: a breakpoint on its first byte
@@ -286,7 +273,7 @@ export class Kretprobes {
     if (!ri) {
       rp.nmissed = (rp.nmissed ?? 0) + 1;
       if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: p.id ?? 0, addr: p.addr ?? 0n, cpu });
-      this.missedCall(st, cpu, regs.sp);
+      this.missed.missed(st, kernel.current(cpu) ?? this.cpuKey(cpu), regs.sp);
       if (kernel.probeMissed !== undefined) {
         kernel.probeMissed({
           reason: 'maxactive', kind: 'kretprobe-entry', cpu, probeId: p.id ?? 0, addr: p.addr ?? 0n, probe: this.engine.probeName(p),
@@ -302,7 +289,7 @@ export class Kretprobes {
     ri.entrySpV = spV;
     ri.entrySp = spV === spV ? 0n : regs.sp;
     const key = ri.task ?? this.cpuKey(cpu);
-    this.countConcurrency(st, key, ri);
+    this.missed.entered(st, key, this.entrySp(ri));
     if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
     const entry = rp.entry_handler;
     if (entry) {
@@ -342,64 +329,6 @@ export class Kretprobes {
     return ri.entrySpV === ri.entrySpV ? fromVAddr(ri.entrySpV) : ri.entrySp;
   }
 
-  /** an entry took an instance: the calls running at once now (instances in use + missed calls still running) */
-  private countConcurrency(st: RpState, key: TaskKey, ri: TimedInstance): void {
-    if (st.missedCount > 0) {
-      this.pruneMissed(st, key, this.entrySp(ri));
-      this.pruneOtherTasks(st, key);
-    }
-    const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
-    if (n > st.maxConcurrent) st.maxConcurrent = n;
-  }
-
-  /** an entry found no instance: the call is running without one until its task is seen back at its level */
-  private missedCall(st: RpState, cpu: number, sp: bigint): void {
-    const kernel = this.engine.kernel;
-    const key: TaskKey = kernel.current(cpu) ?? this.cpuKey(cpu);
-    this.pruneMissed(st, key, sp);
-    this.pruneOtherTasks(st, key);
-    let list = st.missedOut.get(key);
-    if (!list) { list = []; st.missedOut.set(key, list); }
-    list.push(sp);
-    st.missedCount++;
-    if (st.missedCount === 1) this.missing.add(st);
-    const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
-    if (n > st.maxConcurrent) st.maxConcurrent = n;
-  }
-
-  /**
-   * The other tasks with missed calls: those that have returned, by where
-   * their stacks are now (a task on a CPU: its stack pointer; one off
-   * the CPUs: the saved one, and none in flight when it is in user mode
-   * or gone).
-   */
-  private pruneOtherTasks(st: RpState, key: TaskKey): void {
-    const kernel = this.engine.kernel;
-    for (const other of [...st.missedOut.keys()]) {
-      if (other === key) continue;
-      if (typeof other === 'string') {
-        const c = kernel.cpus[Number(other.slice(3))];
-        if (c && kernel.current(c.id) === undefined) this.pruneMissed(st, other, this.engine.regsOf(c).sp);
-        continue;
-      }
-      const c = kernel.cpus[other.cpu];
-      let sp: bigint | null | undefined;
-      if (c && kernel.current(c.id) === other) sp = this.engine.regsOf(c).sp;
-      else sp = kernel.savedKernelSp?.(other);
-      if (sp === undefined) continue;
-      this.pruneMissed(st, other, sp === null ? 1n << 64n : sp); // null: every call of it has returned
-    }
-  }
-
-  /** the task is at stack level `sp`: its missed calls that entered at or below it have returned */
-  private pruneMissed(st: RpState, key: TaskKey, sp: bigint): void {
-    const list = st.missedOut.get(key);
-    if (!list) return;
-    while (list.length > 0 && list[list.length - 1] <= sp) { list.pop(); st.missedCount--; }
-    if (list.length === 0) st.missedOut.delete(key);
-    if (st.missedCount === 0) this.missing.delete(st);
-  }
-
   private recycle(ri: TimedInstance): void {
     const st = ri.st;
     ri.retV = 0;
@@ -411,13 +340,7 @@ export class Kretprobes {
 
   /** kprobe_flush_task(): a task exited; its live instances go back to their free lists */
   flushTask(t: Task): void {
-    for (const st of this.missing) {
-      const calls = st.missedOut.get(t);
-      if (!calls) continue;
-      st.missedCount -= calls.length;
-      st.missedOut.delete(t);
-      if (st.missedCount === 0) this.missing.delete(st);
-    }
+    this.missed.flushTask(t);
     const rec = this.byTask.get(t);
     if (!rec) return;
     this.byTask.delete(t);
@@ -549,7 +472,7 @@ export class Kretprobes {
       const st = ri.st;
       const handler = ri.rp.handler;
       if (st && !st.dead) {
-        if (st.missedCount > 0) this.pruneMissed(st, key, this.entrySp(ri));
+        if (st.missedCount > 0) this.missed.returnedTo(st, key, this.entrySp(ri));
         if (kernel.probeHit !== undefined) {
           const kp = ri.rp.kp;
           kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.engine.probeName(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
