@@ -367,28 +367,27 @@ export class Kretprobes {
    */
   private trampolineHitOnCpu(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
     const current = kcb.current, status = kcb.status, instance = kcb.instance;
-    const done = (ok: boolean): void => {
-      kcb.current = current;
-      kcb.status = status;
-      kcb.instance = instance;
-      if (ok) this.resumeAtReturn(this.engine.regsOf(cpu));
-    };
-    const then = (r: number): void => {
-      if (r === ON_CPU) this.engine.startHandlerOnCpu(cpu, then);
-      else done(r === 1);
-    };
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
-    let r: boolean | typeof ON_CPU;
+    let r: boolean | typeof ON_CPU = false;
     try {
       r = this.trampolineHandler(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV, true);
     } catch (e) {
-      done(false);
       if (!(e instanceof HandlerOops)) throw e;
-      return true;
+    } finally {
+      if (r !== ON_CPU) { kcb.current = current; kcb.status = status; kcb.instance = instance; }
     }
-    if (r === ON_CPU) this.engine.startHandlerOnCpu(cpu, then);
-    else done(r);
+    if (r === true) this.resumeAtReturn(regs);
+    if (r !== ON_CPU) return true;
+    // a return handler runs on the CPU: the walk's next steps come as each returns (closures only here)
+    const then = (v: number): void => {
+      if (v === ON_CPU) { this.engine.startHandlerOnCpu(cpu, then); return; }
+      kcb.current = current;
+      kcb.status = status;
+      kcb.instance = instance;
+      if (v === 1) this.resumeAtReturn(this.engine.regsOf(cpu));
+    };
+    this.engine.startHandlerOnCpu(cpu, then);
     return true;
   }
 
