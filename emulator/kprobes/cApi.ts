@@ -303,7 +303,16 @@ export class KprobesCApi {
       if (entry === 0n) return { r: -22 };
       // the entry runs with the probed function's arguments (the engine saves and restores the context around it)
       const jp: Jprobe = {
-        kp, entry: (args, regs) => { this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.callKernelFunction(regs.cpu, entry, args)); },
+        kp, entry: (args, regs) => {
+          // a breakpoint in it: the call is made on the CPU, the jprobe's longjmp comes when it returns (chainHandlerOnCpu)
+          if (this.engine.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) {
+            const cpu = regs.cpu;
+            this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc: kp.addr ?? regs.ip });
+            this.onCpu.defer(cpu, entry, [...args], 0n, g);
+            return;
+          }
+          this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.callKernelFunction(regs.cpu, entry, args));
+        },
       };
       return { r: this.engine.registerJprobe(jp), probe: { jp, handlers: [entry] } };
     });
@@ -477,8 +486,11 @@ export class KprobesCApi {
   /** the deferred handler returned (the probed context is back): what callWithRegs does after its call */
   private handlerReturned(cpu: Cpu, frame: bigint, g: bigint): void {
     const regs = this.engine.regsOf(cpu);
-    PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
-    this.frames.push(frame);
+    // frame 0: a jprobe entry (no struct pt_regs; its longjmp puts the context back)
+    if (frame !== 0n) {
+      PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
+      this.frames.push(frame);
+    }
     for (let i = this.contexts.length - 1; i >= 0; i--) if (this.contexts[i].cpu === cpu.id) { this.contexts.splice(i, 1); break; }
     const kp = this.probes.get(g)?.kp;
     if (kp) {
