@@ -1,6 +1,6 @@
 /**
  * A module's C handler (pre_handler, post_handler, a kretprobe's
- * entry_handler or return handler) run as ordinary code on the CPU instead
+ * entry_handler or return handler, a jprobe's entry) run as ordinary code on the CPU instead
  * of a nested call, so that a debugger can stop inside it.
  *
  * A nested call (nestedCall.ts) runs the handler to its return inside the
@@ -23,7 +23,8 @@
  * ends when the handler returns; `below`: the template's saved frame),
  * pre_handler_kretprobe (the rest of it `chain`ed after the entry
  * handler) and the breakpoint trampoline's walk through a task's
- * kretprobe instances (the walk goes on when a return handler returns).
+ * kretprobe instances (the walk goes on when a return handler returns),
+ * and a jprobe's setjmp_pre_handler (its longjmp `chain`ed after the entry).
  *
  * Its state is plain data on the engine's objects (time travel captures it).
  */
