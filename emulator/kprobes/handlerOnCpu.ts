@@ -1,7 +1,8 @@
 /**
  * A module's C handler (pre_handler, post_handler, a kretprobe's
- * entry_handler or return handler, a jprobe's entry) run as ordinary code on the CPU instead
- * of a nested call, so that a debugger can stop inside it.
+ * entry_handler or return handler, a jprobe's entry) run as ordinary code
+ * on the CPU instead of a nested call, so that a debugger can stop inside
+ * it.
  *
  * A nested call (nestedCall.ts) runs the handler to its return inside the
  * engine's trap handling: nothing can stop the machine half way through it
