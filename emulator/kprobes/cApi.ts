@@ -249,10 +249,22 @@ export class KprobesCApi {
   }
 
   private registerKprobe(g: bigint): number {
-    return this.registerGuest(g, kp => ({
-      r: this.engine.registerKprobe(kp),
-      probe: { handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) },
-    }));
+    return this.registerGuest(g, kp => {
+      this.kprobeHandlers.set(kp, this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler]));
+      return {
+        r: this.engine.registerKprobe(kp),
+        probe: { handlers: this.handlerAddrs(g, [LAYOUT.kprobe.pre_handler, LAYOUT.kprobe.post_handler, LAYOUT.kprobe.fault_handler]) },
+      };
+    });
+  }
+
+  /** a module kprobe's C pre / post handlers, by its engine kprobe */
+  private readonly kprobeHandlers = new WeakMap<Kprobe, bigint[]>();
+
+  /** whether the debugger runs a C pre / post handler of kp on the CPU (it has a breakpoint in it) */
+  handlersOnCpu(kp: Kprobe): boolean {
+    const hs = this.kprobeHandlers.get(kp);
+    return hs !== undefined && hs.some(h => this.engine.runHandlerOnCpu?.(h) ?? false);
   }
 
   private registerKretprobe(g: bigint): number {
@@ -265,8 +277,21 @@ export class KprobesCApi {
         kp, maxactive: this.mem().read32(mustVAddr(g + BigInt(L.maxactive))) | 0, data_size: Number(this.r64(g + BigInt(L.data_size))),
       };
       // the return handler's context stands at the trampoline, its real return address the instance's
-      if (handler) rp.handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
-      if (entry) rp.entry_handler = (ri, regs) => Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g, [], kp.addr)));
+      if (handler) {
+        this.returnHandlers.set(rp, handler);
+        rp.handler = (ri, regs) => {
+          // a breakpoint in it: the call is made on the CPU, the trampoline's walk goes on when it returns
+          if (this.engine.runHandlerOnCpu?.(handler) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, handler, g, regs.ip, [], this.instance(ri, g), ri.ret_addr); return 0; }
+          return Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
+        };
+      }
+      if (entry) {
+        rp.entry_handler = (ri, regs) => {
+          // a breakpoint in it: the call is made on the CPU, pre_handler_kretprobe goes on when it returns (chainHandlerOnCpu)
+          if (this.engine.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, entry, g, kp.addr ?? regs.ip, [], this.instance(ri, g)); return 0; }
+          return Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g, [], kp.addr)));
+        };
+      }
       return { r: errnoOf(this.engine.registerKretprobeResult(rp)), probe: { rp, handlers: [handler, entry].filter(x => x !== 0n) } };
     });
   }
@@ -278,7 +303,16 @@ export class KprobesCApi {
       if (entry === 0n) return { r: -22 };
       // the entry runs with the probed function's arguments (the engine saves and restores the context around it)
       const jp: Jprobe = {
-        kp, entry: (args, regs) => { this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.callKernelFunction(regs.cpu, entry, args)); },
+        kp, entry: (args, regs) => {
+          // a breakpoint in it: the call is made on the CPU, the jprobe's longjmp comes when it returns (chainHandlerOnCpu)
+          if (this.engine.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) {
+            const cpu = regs.cpu;
+            this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc: kp.addr ?? regs.ip });
+            this.onCpu.defer(cpu, entry, [...args], 0n, g);
+            return;
+          }
+          this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.callKernelFunction(regs.cpu, entry, args));
+        },
       };
       return { r: this.engine.registerJprobe(jp), probe: { jp, handlers: [entry] } };
     });
@@ -389,6 +423,15 @@ export class KprobesCApi {
     this.probes.delete(g);
   }
 
+  /** a module kretprobe's C return handler, by its engine kretprobe */
+  private readonly returnHandlers = new WeakMap<Kretprobe, bigint>();
+
+  /** whether the debugger runs rp's C return handler on the CPU (it has a breakpoint in it) */
+  returnHandlerOnCpu(rp: Kretprobe): boolean {
+    const h = this.returnHandlers.get(rp);
+    return h !== undefined && (this.engine.runHandlerOnCpu?.(h) ?? false);
+  }
+
   /** a struct kretprobe_instance for the C handler (in the engine's data area, one per instance) */
   private readonly instances = new Map<KretprobeInstance, bigint>();
   private instance(ri: KretprobeInstance, rpGuest: bigint): bigint {
@@ -431,20 +474,23 @@ export class KprobesCApi {
   }
 
   /** a pre / post handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
-  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = []): void {
+  private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = [], first: bigint = g, returnTo?: bigint): void {
     const layout = PT_REGS[this.engine.kernel.arch.name];
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
     const cpu = regs.cpu;
-    this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc });
-    this.onCpu.defer(cpu, fn, [g, frame, ...extra], frame, g);
+    this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc, returnTo });
+    this.onCpu.defer(cpu, fn, [first, frame, ...extra], frame, g);
   }
 
   /** the deferred handler returned (the probed context is back): what callWithRegs does after its call */
   private handlerReturned(cpu: Cpu, frame: bigint, g: bigint): void {
     const regs = this.engine.regsOf(cpu);
-    PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
-    this.frames.push(frame);
+    // frame 0: a jprobe entry (no struct pt_regs; its longjmp puts the context back)
+    if (frame !== 0n) {
+      PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
+      this.frames.push(frame);
+    }
     for (let i = this.contexts.length - 1; i >= 0; i--) if (this.contexts[i].cpu === cpu.id) { this.contexts.splice(i, 1); break; }
     const kp = this.probes.get(g)?.kp;
     if (kp) {

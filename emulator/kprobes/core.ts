@@ -234,7 +234,21 @@ export class KprobesEngine {
   /** nested calls in progress (a stop cannot happen inside one) */
   get nestedCallDepth(): number { return this.nested.depth; }
   /** the int3 path after the pre_handlers: a deferred C pre_handler starts on the CPU (`then` gets its return value) */
-  startHandlerOnCpu(cpu: Cpu, then: (ret: number) => void): boolean { return this.capi?.onCpu.start(cpu, then) ?? false; }
+  startHandlerOnCpu(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean { return this.capi?.onCpu.start(cpu, then, below) ?? false; }
+  /**
+   * Whether a C handler of p (or of a member of its aggregate) runs on the
+   * CPU now: a detour's or ftrace trampoline's native entry then leaves the
+   * hit to its template, whose callback can run a handler on the CPU.
+   */
+  handlersOnCpu(p: Kprobe): boolean {
+    if (this.runHandlerOnCpu === undefined || !this.capi) return false;
+    const capi = this.capi;
+    return (this.t.aggrList.get(p) ?? [p]).some(kp => capi.handlersOnCpu(kp));
+  }
+  /** a handler call was just deferred on the CPU: its caller goes on in `after` (its return value) once it returns */
+  chainHandlerOnCpu(cpu: Cpu, after: (ret: number) => number): boolean { return this.capi?.onCpu.chain(cpu, after) ?? false; }
+  /** whether a module kretprobe's C return handler runs on the CPU (its instances then return through the breakpoint trampoline) */
+  returnHandlerOnCpu(rp: Kretprobe): boolean { return this.capi?.returnHandlerOnCpu(rp) ?? false; }
   /** a hit whose pre_handlers failed: no deferred call */
   dropHandlerOnCpu(cpu: Cpu): void { this.capi?.onCpu.drop(cpu); }
 

@@ -115,6 +115,9 @@ export class KprobesFtrace {
     let nf: NativeCallbackFrame | null = null;
     let frame: CallbackFrame | null = null;
     if (native) {
+      // a C handler the debugger stops in runs from the template's callback (its saved frame is real)
+      const np = e.runHandlerOnCpu !== undefined ? e.getKprobe(site) : undefined;
+      if (np && e.handlersOnCpu(np)) return true;
       nf = opt.enterNative && opt.leaveNative ? opt.enterNative(e.ctx, regs, mustVAddr(ip), 'ftrace') : null;
       if (!nf) return true; // the template runs as instructions and calls back at its callback
       e.stats.nativeFtraceFrames++;
@@ -124,6 +127,9 @@ export class KprobesFtrace {
     e.stats.ftraceHits++;
     const origIp = site + BigInt(f.callSize);
     let resume = origIp;
+    // the template's callback: a C handler the debugger has a breakpoint in runs on the CPU, the callback ends when it returns
+    const onCpu = frame !== null && e.runHandlerOnCpu !== undefined;
+    let deferred = false;
     try {
       const p = e.getKprobe(site);
       if (p && !kprobeDisabled(p) && ((p.flags ?? 0) & KPROBE_FLAG_FTRACE)) {
@@ -132,23 +138,60 @@ export class KprobesFtrace {
           kcb.current = p;
           kcb.status = KprobeStatus.HIT_ACTIVE;
           regs.ip = ip;
-          if (!e.preHandlerHit(p, regs)) {
-            // as if the call site had been single-stepped (it is a no-op call)
-            regs.ip = origIp;
-            e.postHandlerHit(p, regs, kcb);
-            regs.ip = origIp;
-          }
-          resume = regs.ip;
-          e.resetCurrent(kcb);
+          deferred = this.handlersFrom(cpu, regs, kcb, p, ip, origIp, onCpu ? frame : null, r => { resume = r; });
         }
       }
     } catch (err) {
+      if (onCpu) e.dropHandlerOnCpu(cpu);
       e.resetCurrent(kcb);
       if (!(err instanceof HandlerOops)) throw err;
     } finally {
       if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(e.ctx, regs, nf, resume);
-      else opt.leaveCallback(e.ctx, regs, frame as CallbackFrame, resume);
+      else if (!deferred) opt.leaveCallback(e.ctx, regs, frame as CallbackFrame, resume);
     }
     return true;
+  }
+
+  /**
+   * kprobe_ftrace_handler's handlers: pre_handler, then (its value 0) the
+   * post_handler as if the call site had been single-stepped. With `frame`
+   * (the template's callback, the debugger present) a C handler that holds
+   * a breakpoint runs on the CPU: true, and the rest of the hit and the
+   * callback's end come when it returns. `resumeAt` gets where the call
+   * site's caller goes on.
+   */
+  private handlersFrom(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, p: Kprobe, ip: bigint, origIp: bigint,
+    frame: CallbackFrame | null, resumeAt: (r: bigint) => void): boolean {
+    const e = this.engine, opt = this.opt as NonNullable<typeof this.opt>;
+    const end = (): void => { resumeAt(regs.ip); e.resetCurrent(kcb); };
+    // after the callback returned (the handler ran on the CPU): the template goes on
+    const leave = (): void => {
+      const r = e.regsOf(cpu);
+      const resume = r.ip;
+      e.resetCurrent(kcb);
+      opt.leaveCallback(e.ctx, r, frame as CallbackFrame, resume);
+    };
+    const post = (): boolean => {
+      // as if the call site had been single-stepped (it is a no-op call)
+      regs.ip = origIp;
+      if (frame) e.onCpuHitCpu = cpu.id;
+      try { e.postHandlerHit(p, regs, kcb); } finally { e.onCpuHitCpu = -1; }
+      if (frame && e.startHandlerOnCpu(cpu, () => { e.regsOf(cpu).ip = origIp; leave(); }, frame.frame)) return true;
+      regs.ip = origIp;
+      return false;
+    };
+    if (frame) e.onCpuHitCpu = cpu.id;
+    let ret: number;
+    try { ret = e.preHandlerHit(p, regs); } finally { e.onCpuHitCpu = -1; }
+    if (frame && e.startHandlerOnCpu(cpu, v => {
+      // the pre_handlers' value: 0 goes on to the post_handler, else the handler set where to resume
+      const r = v || ret;
+      if (!r && post()) return;
+      if (!r) e.regsOf(cpu).ip = origIp;
+      leave();
+    }, frame.frame)) return true;
+    if (!ret && post()) return true;
+    end();
+    return false;
   }
 }

@@ -1,6 +1,8 @@
 /**
- * A module's C pre_handler (or post_handler) run as ordinary code on the
- * CPU instead of a nested call, so that a debugger can stop inside it.
+ * A module's C handler (pre_handler, post_handler, a kretprobe's
+ * entry_handler or return handler, a jprobe's entry) run as ordinary code
+ * on the CPU instead of a nested call, so that a debugger can stop inside
+ * it.
  *
  * A nested call (nestedCall.ts) runs the handler to its return inside the
  * engine's trap handling: nothing can stop the machine half way through it
@@ -17,6 +19,13 @@
  * return value), post_handler; after a post_handler, the end of the hit.
  * The kprobe status is Linux's while the handler runs (HIT_ACTIVE,
  * HIT_SSDONE): a probe hit inside it is still a reentry.
+ * The other paths that call handlers defer them the same way: a detour
+ * buffer's or the ftrace trampoline's template callback (the callback
+ * ends when the handler returns; `below`: the template's saved frame),
+ * pre_handler_kretprobe (the rest of it `chain`ed after the entry
+ * handler) and the breakpoint trampoline's walk through a task's
+ * kretprobe instances (the walk goes on when a return handler returns),
+ * and a jprobe's setjmp_pre_handler (its longjmp `chain`ed after the entry).
  *
  * Its state is plain data on the engine's objects (time travel captures it).
  */
@@ -37,10 +46,12 @@ interface OnCpuCall {
   guest: bigint;
   /** what the hit does next with the handler's return value */
   then: (ret: number) => void;
+  /** the rest of the handler's caller (a kretprobe's entry), before then(); its value goes to then() */
+  after?: (ret: number) => number;
 }
 
 /** A handler call asked for by the pre_handler, started by the int3 path. */
-interface Pending { fn: bigint; args: bigint[]; frame: bigint; guest: bigint }
+interface Pending { fn: bigint; args: bigint[]; frame: bigint; guest: bigint; after?: (ret: number) => number }
 
 export class HandlerOnCpu {
   private stubAddr = 0n;
@@ -64,16 +75,30 @@ export class HandlerOnCpu {
     this.pending.set(cpu.id, { fn, args, frame, guest });
   }
 
+  /**
+   * The engine code that called the handler (pre_handler_kretprobe for an
+   * entry_handler) goes on after the call returns: `after` gets the
+   * handler's return value. False when no call was deferred on the CPU.
+   */
+  chain(cpu: Cpu, after: (ret: number) => number): boolean {
+    const p = this.pending.get(cpu.id);
+    if (!p) return false;
+    p.after = after;
+    return true;
+  }
+
   /** the int3 path after the pre_handlers: start the deferred call, if any (then() gets its return value later) */
-  start(cpu: Cpu, then: (ret: number) => void): boolean {
+  start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean {
     const p = this.pending.get(cpu.id);
     if (!p) return false;
     this.pending.delete(cpu.id);
     const abi = this.engine.kernel.arch.abi;
     const saved = cpu.saveContext();
-    this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then });
-    // the nested call's frame: below the interrupted one (red zone and more), ABI alignment, return at the stub
-    let sp = (cpu.getReg(abi.spReg) - 512n) & ~15n;
+    this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then, after: p.after });
+    // the nested call's frame: below the interrupted one (red zone and more) and below `below` (a detour's saved
+    // registers), ABI alignment, return at the stub
+    const top = below !== undefined && below < cpu.getReg(abi.spReg) ? below : cpu.getReg(abi.spReg);
+    let sp = (top - 512n) & ~15n;
     const ret = this.returnStub();
     if (abi.returnAddress.kind === 'stack') {
       sp -= BigInt(abi.pointerSize);
@@ -112,7 +137,7 @@ export class HandlerOnCpu {
     const ret = Number(BigInt.asIntN(32, cpu.getReg(this.engine.kernel.arch.abi.retReg)));
     cpu.restoreContext(c.saved);
     this.finish(cpu, c.frame, c.guest);
-    c.then(ret);
+    c.then(c.after ? c.after(ret) : ret);
     return true;
   }
 }

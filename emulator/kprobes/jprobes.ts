@@ -75,6 +75,12 @@ export class Jprobes {
     let stack: Uint8Array | null = null;
     try { stack = cpu.mem.readBytes(mustVAddr(sp), n); } catch { stack = null; }
     const args = this.engine.kernel.arch.abi.argRegs.map(i => cpu.getReg(i));
+    // longjmp_break_handler: the probed function sees its own stack and registers again
+    const longjmp = (): void => {
+      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack, 'engine');
+      cpu.restoreContext(saved);
+    };
+    let deferred = false;
     this.depth++;
     try {
       // guarded(), with jprobe_return()'s unwinding caught here first (one throw per hit, not a rethrow)
@@ -83,11 +89,11 @@ export class Jprobes {
       } catch (e) {
         if (!(e instanceof JprobeReturn)) this.engine.handlerFailed(p, regs, e);
       }
+      // a C entry the debugger stops in runs on the CPU: the longjmp once it returns
+      deferred = this.engine.chainHandlerOnCpu(cpu, () => { longjmp(); return 0; });
     } finally {
       this.depth--;
-      // longjmp_break_handler: the probed function sees its own stack and registers again
-      if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack, 'engine');
-      cpu.restoreContext(saved);
+      if (!deferred) longjmp();
     }
     return 0;
   }

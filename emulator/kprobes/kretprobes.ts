@@ -23,7 +23,11 @@ import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
+import { MissedCalls, MissedState } from './kretprobeMissed';
 import type { PtRegs } from './ptRegs';
+
+/** a return walk waits for a return handler running on the CPU */
+const ON_CPU = 2;
 
 /** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
 export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
@@ -48,28 +52,13 @@ interface TaskInstances {
   running: KretprobeInstance | undefined;
 }
 
-interface RpState {
+interface RpState extends MissedState {
   rp: Kretprobe;
   free: TimedInstance[];
   /** unregistered: live instances are dropped on return, handlers skipped */
   dead: boolean;
   /** emulated address standing for the kretprobe object (start of its instance data block) */
   base: bigint;
-  /**
-   * The most instances wanted at once: instances in use plus the calls
-   * that missed one and were still running at that time (the maxactive
-   * that would have sufficed; the nmissed warning's suggestion).
-   */
-  maxConcurrent: number;
-  /**
-   * Per task, the entry stack pointers of calls that found no instance and
-   * may still be running, outermost first. A call with entry sp S has
-   * returned once the same task is seen at an entry or a return with a
-   * stack pointer >= S (a running call's callees are all below S).
-   */
-  missedOut: Map<TaskKey, bigint[]>;
-  /** the calls in missedOut */
-  missedCount: number;
 }
 
 /** header bytes before the instances' data in the emulated block */
@@ -108,12 +97,13 @@ export class Kretprobes {
   private readonly byTask = new Map<TaskKey, TaskInstances>();
   /** the key standing for CPU n while no task is current there ("cpuN") */
   private readonly cpuKeys: string[] = [];
-  /** kretprobes with missed calls that may still be running (their RpState.missedOut) */
-  private readonly missing = new Set<RpState>();
+  /** calls that found no instance and may still be running (RpState.missedOut) */
+  private readonly missed: MissedCalls;
   /** the trampoline's kprobe (not in the table, not listed) */
   readonly trampolineProbe: Kprobe;
 
   constructor(private readonly engine: KprobesEngine, boost = true) {
+    this.missed = new MissedCalls(engine);
     const code = engine.hooks.kretprobeTrampolineCode;
     const bp = engine.kernel.arch.breakpointInsn;
     // kretprobe_trampoline: a breakpoint on its first byte
@@ -283,7 +273,7 @@ export class Kretprobes {
     if (!ri) {
       rp.nmissed = (rp.nmissed ?? 0) + 1;
       if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: p.id ?? 0, addr: p.addr ?? 0n, cpu });
-      this.missedCall(st, cpu, regs.sp);
+      this.missed.missed(st, kernel.current(cpu) ?? this.cpuKey(cpu), regs.sp);
       if (kernel.probeMissed !== undefined) {
         kernel.probeMissed({
           reason: 'maxactive', kind: 'kretprobe-entry', cpu, probeId: p.id ?? 0, addr: p.addr ?? 0n, probe: this.engine.probeName(p),
@@ -299,7 +289,7 @@ export class Kretprobes {
     ri.entrySpV = spV;
     ri.entrySp = spV === spV ? 0n : regs.sp;
     const key = ri.task ?? this.cpuKey(cpu);
-    this.countConcurrency(st, key, ri);
+    this.missed.entered(st, key, this.entrySp(ri));
     if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
     const entry = rp.entry_handler;
     if (entry) {
@@ -311,79 +301,32 @@ export class Kretprobes {
         st.free.push(ri);
         throw e;
       }
+      // the entry handler runs on the CPU (the debugger has a breakpoint in it): the rest once it returns
+      if (this.engine.chainHandlerOnCpu(regs.cpu, ret => { this.afterEntryHandler(p, ri, key, this.engine.regsOf(regs.cpu), ret); return 0; })) return 0;
       if (r) { this.recycle(ri); return 0; }
     }
+    this.afterEntryHandler(p, ri, key, regs, 0);
+    return 0;
+  }
+
+  /** pre_handler_kretprobe() after entry_handler (its return value `r`): the return hijacked, or the instance back */
+  private afterEntryHandler(p: Kprobe, ri: TimedInstance, key: TaskKey, regs: PtRegs, r: number): void {
+    if (r) { this.recycle(ri); return; }
     try {
-      try { this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, this.trampoline, this.trampolineV); } catch (e) { this.engine.handlerFailed(p, regs, e); }
+      const int3 = this.int3Return(ri.rp);
+      try {
+        this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, int3 ? this.int3Trampoline : this.trampoline, int3 ? this.int3TrampolineV : this.trampolineV);
+      } catch (e) { this.engine.handlerFailed(p, regs, e); }
     } catch (e) {
       this.recycle(ri);
       throw e;
     }
     this.instancesFor(key).list.push(ri);
-    return 0;
   }
 
   /** the stack pointer at ri's entry */
   private entrySp(ri: TimedInstance): bigint {
     return ri.entrySpV === ri.entrySpV ? fromVAddr(ri.entrySpV) : ri.entrySp;
-  }
-
-  /** an entry took an instance: the calls running at once now (instances in use + missed calls still running) */
-  private countConcurrency(st: RpState, key: TaskKey, ri: TimedInstance): void {
-    if (st.missedCount > 0) {
-      this.pruneMissed(st, key, this.entrySp(ri));
-      this.pruneOtherTasks(st, key);
-    }
-    const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
-    if (n > st.maxConcurrent) st.maxConcurrent = n;
-  }
-
-  /** an entry found no instance: the call is running without one until its task is seen back at its level */
-  private missedCall(st: RpState, cpu: number, sp: bigint): void {
-    const kernel = this.engine.kernel;
-    const key: TaskKey = kernel.current(cpu) ?? this.cpuKey(cpu);
-    this.pruneMissed(st, key, sp);
-    this.pruneOtherTasks(st, key);
-    let list = st.missedOut.get(key);
-    if (!list) { list = []; st.missedOut.set(key, list); }
-    list.push(sp);
-    st.missedCount++;
-    if (st.missedCount === 1) this.missing.add(st);
-    const n = (st.rp.maxactive ?? 0) - st.free.length + st.missedCount;
-    if (n > st.maxConcurrent) st.maxConcurrent = n;
-  }
-
-  /**
-   * The other tasks with missed calls: those that have returned, by where
-   * their stacks are now (a task on a CPU: its stack pointer; one off
-   * the CPUs: the saved one, and none in flight when it is in user mode
-   * or gone).
-   */
-  private pruneOtherTasks(st: RpState, key: TaskKey): void {
-    const kernel = this.engine.kernel;
-    for (const other of [...st.missedOut.keys()]) {
-      if (other === key) continue;
-      if (typeof other === 'string') {
-        const c = kernel.cpus[Number(other.slice(3))];
-        if (c && kernel.current(c.id) === undefined) this.pruneMissed(st, other, this.engine.regsOf(c).sp);
-        continue;
-      }
-      const c = kernel.cpus[other.cpu];
-      let sp: bigint | null | undefined;
-      if (c && kernel.current(c.id) === other) sp = this.engine.regsOf(c).sp;
-      else sp = kernel.savedKernelSp?.(other);
-      if (sp === undefined) continue;
-      this.pruneMissed(st, other, sp === null ? 1n << 64n : sp); // null: every call of it has returned
-    }
-  }
-
-  /** the task is at stack level `sp`: its missed calls that entered at or below it have returned */
-  private pruneMissed(st: RpState, key: TaskKey, sp: bigint): void {
-    const list = st.missedOut.get(key);
-    if (!list) return;
-    while (list.length > 0 && list[list.length - 1] <= sp) { list.pop(); st.missedCount--; }
-    if (list.length === 0) st.missedOut.delete(key);
-    if (st.missedCount === 0) this.missing.delete(st);
   }
 
   private recycle(ri: TimedInstance): void {
@@ -397,13 +340,7 @@ export class Kretprobes {
 
   /** kprobe_flush_task(): a task exited; its live instances go back to their free lists */
   flushTask(t: Task): void {
-    for (const st of this.missing) {
-      const calls = st.missedOut.get(t);
-      if (!calls) continue;
-      st.missedCount -= calls.length;
-      st.missedOut.delete(t);
-      if (st.missedCount === 0) this.missing.delete(st);
-    }
+    this.missed.flushTask(t);
     const rec = this.byTask.get(t);
     if (!rec) return;
     this.byTask.delete(t);
@@ -412,11 +349,51 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) {
-      if (this.origV === this.origV) regs.setIpV(this.origV);
-      else regs.ip = this.origB;
-    }
+    if (this.engine.runHandlerOnCpu !== undefined) return this.trampolineHitOnCpu(cpu, regs, kcb);
+    if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) this.resumeAtReturn(regs);
     return true;
+  }
+
+  private resumeAtReturn(regs: PtRegs): void {
+    if (this.origV === this.origV) regs.setIpV(this.origV);
+    else regs.ip = this.origB;
+  }
+
+  /**
+   * trampolineHit with the debugger present: a C return handler it has a
+   * breakpoint in runs on the CPU as ordinary code (handlerOnCpu.ts); the
+   * walk through the task's instances goes on when it returns, and the
+   * control block is put back once the walk is over.
+   */
+  private trampolineHitOnCpu(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    const current = kcb.current, status = kcb.status, instance = kcb.instance;
+    kcb.current = this.trampolineProbe;
+    kcb.status = KprobeStatus.HIT_ACTIVE;
+    let r: boolean | typeof ON_CPU = false;
+    try {
+      r = this.trampolineHandler(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV, true);
+    } catch (e) {
+      if (!(e instanceof HandlerOops)) throw e;
+    } finally {
+      if (r !== ON_CPU) { kcb.current = current; kcb.status = status; kcb.instance = instance; }
+    }
+    if (r === true) this.resumeAtReturn(regs);
+    if (r !== ON_CPU) return true;
+    // a return handler runs on the CPU: the walk's next steps come as each returns (closures only here)
+    const then = (v: number): void => {
+      if (v === ON_CPU) { this.engine.startHandlerOnCpu(cpu, then); return; }
+      kcb.current = current;
+      kcb.status = status;
+      kcb.instance = instance;
+      if (v === 1) this.resumeAtReturn(this.engine.regsOf(cpu));
+    };
+    this.engine.startHandlerOnCpu(cpu, then);
+    return true;
+  }
+
+  /** whether new instances of rp return through the breakpoint trampoline: the debugger runs its C return handler on the CPU */
+  private int3Return(rp: Kretprobe): boolean {
+    return this.engine.runHandlerOnCpu !== undefined && this.boost && this.engine.returnHandlerOnCpu(rp);
   }
 
   /**
@@ -460,7 +437,7 @@ export class Kretprobes {
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     try {
-      return this.trampolineHandler(cpu, regs, kcb, tramp, trampV);
+      return this.trampolineHandler(cpu, regs, kcb, tramp, trampV) === true;
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
       return false;
@@ -471,22 +448,30 @@ export class Kretprobes {
     }
   }
 
-  /** Runs the return handlers; true: resume at the real return address (origV), false: nothing to resume. */
-  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): boolean {
+  /**
+   * Runs the return handlers; true: resume at the real return address
+   * (origV), false: nothing to resume; ON_CPU (`onCpu`: the breakpoint
+   * trampoline with the debugger present): a return handler was started on
+   * the CPU, and the rest of the walk runs when it returns.
+   */
+  private trampolineHandler(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr, onCpu = false): boolean | typeof ON_CPU {
     const key = this.taskKey(cpu.id);
-    const rec = this.byTask.get(key);
-    const list = rec === undefined ? [] : rec.list;
     // handlers see ip at the trampoline (as modern x86 does)
     regs.setIpV(trampV);
-    let origV: VAddr = 0;
-    let last: KretprobeInstance | undefined;
+    return this.walkReturns(cpu, regs, kcb, tramp, key, this.byTask.get(key), 0, undefined, onCpu);
+  }
+
+  /** trampolineHandler's walk through the task's instances, from where it stands (origV, last) */
+  private walkReturns(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, key: TaskKey, rec: TaskInstances | undefined,
+    origV: VAddr, last: KretprobeInstance | undefined, onCpu: boolean): boolean | typeof ON_CPU {
+    const list = rec === undefined ? [] : rec.list;
     const kernel = this.engine.kernel;
     while (list.length > 0) {
       const ri = list.pop() as TimedInstance;
       const st = ri.st;
       const handler = ri.rp.handler;
       if (st && !st.dead) {
-        if (st.missedCount > 0) this.pruneMissed(st, key, this.entrySp(ri));
+        if (st.missedCount > 0) this.missed.returnedTo(st, key, this.entrySp(ri));
         if (kernel.probeHit !== undefined) {
           const kp = ri.rp.kp;
           kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.engine.probeName(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
@@ -497,31 +482,65 @@ export class Kretprobes {
         kcb.current = kp;
         const outer = rec.running;
         rec.running = ri;
+        let deferred = false;
+        if (onCpu) this.engine.onCpuHitCpu = cpu.id;
         try {
           // engine.guarded() without a closure per return
           try { handler(ri, regs); } catch (e) { this.engine.handlerFailed(kp, regs, e); }
+          // the handler runs on the CPU (with ri running and kp current): the walk goes on when it returns
+          deferred = onCpu && this.engine.chainHandlerOnCpu(cpu, () => {
+            rec.running = outer;
+            kcb.current = this.trampolineProbe;
+            try {
+              const retV = ri.retV;
+              const r = this.afterReturnHandler(cpu, ri);
+              if (r === 'go on') return this.resultCode(this.walkReturns(cpu, this.engine.regsOf(cpu), kcb, tramp, key, rec, retV, ri, true));
+              return this.resultCode(this.endWalk(cpu, tramp, retV, ri));
+            } catch (e) {
+              if (e instanceof HandlerOops) return 0;
+              throw e;
+            }
+          });
         } finally {
-          rec.running = outer;
+          if (onCpu) this.engine.onCpuHitCpu = -1;
+          if (!deferred) rec.running = outer;
         }
+        if (deferred) return ON_CPU;
         kcb.current = this.trampolineProbe;
       }
       origV = ri.retV;
-      if (origV !== origV) this.origB = ri.ret_addr;
       last = ri;
-      const rpAddr = st?.base ?? 0n;
-      const kpAddr = ri.rp.kp.addr ?? 0n;
-      this.recycle(ri);
-      if (origV === 0 || !this.isTrampolineV(origV)) {
-        if (origV === 0) this.bug(cpu, rpAddr, kpAddr);
-        break;
-      }
+      const r = this.afterReturnHandler(cpu, ri);
+      if (r === 'end') break;
     }
+    return this.endWalk(cpu, tramp, origV, last);
+  }
+
+  /** an instance whose return handler ran: recycled; 'go on' to the next instance or 'end' the walk (a BUG oopses: HandlerOops) */
+  private afterReturnHandler(cpu: Cpu, ri: TimedInstance): 'go on' | 'end' {
+    const origV = ri.retV;
+    if (origV !== origV) this.origB = ri.ret_addr;
+    const rpAddr = ri.st?.base ?? 0n;
+    const kpAddr = ri.rp.kp.addr ?? 0n;
+    this.recycle(ri);
+    if (origV === 0 || !this.isTrampolineV(origV)) {
+      if (origV === 0) this.bug(cpu, rpAddr, kpAddr);
+      return 'end';
+    }
+    return 'go on';
+  }
+
+  /** the walk's end: the real return address to resume at (origV), or a BUG */
+  private endWalk(cpu: Cpu, tramp: bigint, origV: VAddr, last: KretprobeInstance | undefined): boolean {
     if (!last) { this.bug(cpu, 0n, tramp); return false; }
     if (origV === 0) return false;
     if (this.isTrampolineV(origV)) { this.bug(cpu, this.objectAddress(last.rp), last.rp.kp.addr ?? 0n); return false; }
     this.origV = origV;
     return true;
   }
+
+  /** a walk's result as the number handed on to the next on-CPU step */
+  private resultCode(r: boolean | typeof ON_CPU): number { return r === ON_CPU ? ON_CPU : r ? 1 : 0; }
 
   /** the real return address the last trampolineHandler that returned true found (NaN: not canonical, origB holds it) */
   private origV: VAddr = 0;

@@ -376,6 +376,9 @@ export class KprobeTraps {
     let nf: NativeCallbackFrame | null = null;
     let frame: CallbackFrame | null = null;
     if (native) {
+      // a C handler the debugger stops in runs from the template's callback (its saved frame is real)
+      const np = this.engine.runHandlerOnCpu !== undefined ? this.engine.getKprobeV(native.at) : undefined;
+      if (np && this.engine.handlersOnCpu(np)) return true;
       nf = opt.enterNative?.(this.engine.ctx, regs, native.ip, 'optprobe') ?? null;
       if (!nf) return true; // the template runs as instructions and calls back at its callback
       this.engine.stats.nativeOptFrames++;
@@ -385,20 +388,38 @@ export class KprobeTraps {
     }
     this.engine.stats.optCallbacks++;
     const p = native ? this.engine.getKprobeV(native.at) : this.engine.getKprobe(addr);
+    // the template's callback: a C pre_handler the debugger has a breakpoint in runs on the CPU, the callback ends when it returns
+    const onCpu = frame !== null && this.engine.runHandlerOnCpu !== undefined;
+    let deferred = false;
     try {
       if (!p || kprobeDisabled(p)) return true;
       if (kcb.current) { if (!this.engine.debuggerReentry?.(p, regs)) this.engine.incNmissed(p, cpu.id); return true; }
       kcb.current = p;
       kcb.status = KprobeStatus.HIT_ACTIVE;
-      this.engine.preHandlerHit(p, regs); // the return value is ignored for optimized probes
+      if (onCpu) this.engine.onCpuHitCpu = cpu.id;
+      try {
+        this.engine.preHandlerHit(p, regs); // the return value is ignored for optimized probes
+      } finally {
+        if (onCpu) this.engine.onCpuHitCpu = -1;
+      }
+      if (onCpu) {
+        const f = frame as CallbackFrame;
+        deferred = this.engine.startHandlerOnCpu(cpu, () => {
+          this.engine.resetCurrent(kcb);
+          opt.leaveCallback(this.engine.ctx, this.engine.regsOf(cpu), f);
+          this.engine.collectGarbage();
+        }, f.frame);
+        if (deferred) return true;
+      }
       this.engine.resetCurrent(kcb);
     } catch (e) {
+      if (onCpu) this.engine.dropHandlerOnCpu(cpu);
       this.engine.resetCurrent(kcb);
       if (e instanceof HandlerOops) return true;
       throw e;
     } finally {
       if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(this.engine.ctx, regs, nf);
-      else opt.leaveCallback(this.engine.ctx, regs, frame as CallbackFrame);
+      else if (!deferred) opt.leaveCallback(this.engine.ctx, regs, frame as CallbackFrame);
     }
     this.engine.collectGarbage();
     return true;

@@ -1,6 +1,7 @@
 /**
  * Breakpoints in code that runs inside a kprobe handler (a module's C
- * pre_handler and what it calls): debugger breakpoints there, not kprobes.
+ * pre / post handler, a kretprobe's entry or return handler, a jprobe's
+ * entry, and what they call): debugger breakpoints there, not kprobes.
  *
  * A breakpoint is a kprobe, and a kprobe hit while another probe is being
  * handled is a reentry that Linux only counts (nmissed): a breakpoint in

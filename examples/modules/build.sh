@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p examples/modules/build
-for m in kprobe_example kretprobe_example jprobe_example test_kprobes kwatch_example; do
+for m in kprobe_example kretprobe_example jprobe_example test_kprobes kwatch_example fast_kprobe_example; do
   clang --target=x86_64-linux-gnu -c -O2 -ffreestanding -fno-pic -fno-stack-protector -mcmodel=kernel -mno-red-zone \
     -fno-common -fno-asynchronous-unwind-tables -g -fdebug-prefix-map="$PWD"=. -Iexamples/include \
     examples/modules/$m.c -o examples/modules/build/$m-x86_64.ko
