@@ -129,7 +129,7 @@ export class ProbeManager {
    * one 'emulator' line in the kernel log says it happened. A request for
    * the other kind (unregister_kretprobe from a kprobe) is -EINVAL.
    */
-  private controlFor(up: UserProbe, label: string): (op: ProbeControlOp, kind: 'kprobe' | 'kretprobe') => number {
+  private controlFor(up: UserProbe, label: () => string): (op: ProbeControlOp, kind: 'kprobe' | 'kretprobe') => number {
     return (op, kind) => {
       if ((kind === 'kretprobe') !== (up.kind === 'kretprobe')) return -22; // -EINVAL
       this.deferred.push(() => {
@@ -137,11 +137,11 @@ export class ProbeManager {
         const fn = `${op}_${kind}`;
         if (op === 'unregister') {
           this.remove(up.id);
-          this.kernel.printk(-1, `${label}: unregistered by its handler (${fn})`, 'emulator');
+          this.kernel.printk(-1, `${label()}: unregistered by its handler (${fn})`, 'emulator');
           return;
         }
         const err = this.setEnabled(up.id, op === 'enable');
-        this.kernel.printk(-1, `${label}: ${err ? `${fn} from its handler failed: ${err}` : `${op}d by its handler (${fn})`}`, 'emulator');
+        this.kernel.printk(-1, `${label()}: ${err ? `${fn} from its handler failed: ${err}` : `${op}d by its handler (${fn})`}`, 'emulator');
       });
       return 0;
     };
@@ -267,7 +267,8 @@ export class ProbeManager {
     }
     const ctx = {
       kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
-      control: this.controlFor(up, label),
+      // the label is text only a handler's request prints: made then, not kept per probe
+      control: this.controlFor(up, () => fileProbeLabel(fileName, spec)),
     };
     up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
     const errs = this.registerAll(up).map(e => `${label}${e}`);
