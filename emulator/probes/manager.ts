@@ -267,8 +267,7 @@ export class ProbeManager {
     }
     const ctx = {
       kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
-      // the label is text only a handler's request prints: made then, not kept per probe
-      control: this.controlFor(up, () => fileProbeLabel(fileName, spec)),
+      control: this.controlFor(up, lazyLabel(fileName, spec)),
     };
     up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
     const errs = this.registerAll(up).map(e => `${label}${e}`);
@@ -639,4 +638,13 @@ function compileBreakpointParts(bp: BreakpointRuntime, req: Pick<BreakpointReque
 function firstError(d: readonly Diagnostic[]): string {
   const e = d.find(x => x.severity === 'error') ?? d[0];
   return e ? `${e.line}:${e.column}: ${e.message}` : 'does not compile';
+}
+
+/**
+ * The probe's label, for a handler's unregister/disable/enable request to
+ * print: made then, not kept per probe (a function of its own, so that the
+ * closure a probe keeps holds nothing of the registering call's locals).
+ */
+function lazyLabel(fileName: string, spec: ProbeSpec): () => string {
+  return () => fileProbeLabel(fileName, spec);
 }
