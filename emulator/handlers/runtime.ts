@@ -24,20 +24,22 @@ export const NULL_PAGE_END = 0x1000n;
 export const MAX_STRING = 4096;
 
 export class StringPool {
-  private readonly entries: { addr: bigint; bytes: Uint8Array }[] = [];
+  // made at the first string: most handlers have no string literal, and a probe file keeps one pool per handler
+  private entries: { addr: bigint; bytes: Uint8Array }[] | undefined;
   private next: bigint;
-  private readonly byText = new Map<string, bigint>();
+  private byText: Map<string, bigint> | undefined;
   constructor(readonly base: bigint) { this.next = base; }
 
   /** Address of a NUL-terminated copy of `s` (latin-1 bytes: one char = one byte). */
   intern(s: string): bigint {
-    const known = this.byText.get(s);
+    const byText = (this.byText ??= new Map());
+    const known = byText.get(s);
     if (known !== undefined) return known;
     const bytes = new Uint8Array(s.length + 1);
     for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i) & 0xff;
     const addr = this.next;
-    this.entries.push({ addr, bytes });
-    this.byText.set(s, addr);
+    (this.entries ??= []).push({ addr, bytes });
+    byText.set(s, addr);
     this.next += BigInt((bytes.length + 7) & ~7) + 8n;
     return addr;
   }
@@ -47,7 +49,7 @@ export class StringPool {
 
   /** The string's bytes and the offset of addr inside them, or undefined (outside any string). */
   find(addr: bigint): { bytes: Uint8Array; off: number } | undefined {
-    for (const e of this.entries) {
+    for (const e of this.entries ?? []) {
       if (addr >= e.addr && addr < e.addr + BigInt(e.bytes.length)) return { bytes: e.bytes, off: Number(addr - e.addr) };
     }
     return undefined;

@@ -212,8 +212,12 @@ export class Optimizer {
     }
   }
 
-  /** The temporary condition that keeps addr from being optimized, or undefined when none. */
-  private blocked(addr: bigint, e: OptEntry): string | undefined {
+  /**
+   * The temporary condition that keeps addr from being optimized, or
+   * undefined when none; explain = false: a fixed text where the reason
+   * would name an address (only whether it is blocked is asked).
+   */
+  private blocked(addr: bigint, e: OptEntry, explain = true): string | undefined {
     const eng = this.engine;
     if (!this.on) return 'debug.kprobes_optimization is 0';
     if (!eng.enabled) return 'kprobes are disarmed (debugfs enabled = 0)';
@@ -225,7 +229,7 @@ export class Optimizer {
     if (members.some(k => eng.kindOf(k) === 'j')) return 'jprobes are not optimized';
     const hooks = this.hooks as OptprobesArchHooks;
     for (let i = 1n; i < BigInt(e.op.size); i++) {
-      if (eng.getKprobe(addr + i) && hooks.checkOptimizedKprobe(e.op, addr + i)) return `another probe at ${eng.where(addr + i)} is inside the region`;
+      if (eng.getKprobe(addr + i) && hooks.checkOptimizedKprobe(e.op, addr + i)) return explain ? `another probe at ${eng.where(addr + i)} is inside the region` : 'another probe is inside the region';
     }
     return undefined;
   }
@@ -252,7 +256,7 @@ export class Optimizer {
   private reconsiderEntry(a: bigint, e: OptEntry): void {
     const now = Number(this.engine.kernel.timeNs());
     {
-      const want = this.blocked(a, e) === undefined;
+      const want = this.blocked(a, e, false) === undefined;
       if (want && e.state === 'prepared') {
         this.setState(a, e, 'queued');
         e.deadline = now + this.delayNs;
@@ -285,7 +289,7 @@ export class Optimizer {
     for (const a of this.queued) {
       const e = this.entries.get(a) as OptEntry;
       const inside = pcs.some(pc => pc > a && pc < a + BigInt(e.op.size));
-      if ((force || e.deadline <= now) && !inside && this.blocked(a, e) === undefined) due.push([a, e]);
+      if ((force || e.deadline <= now) && !inside && this.blocked(a, e, false) === undefined) due.push([a, e]);
       else next = Math.min(next, inside ? now + 1 : e.deadline);
     }
     this.nextDeadline = next;

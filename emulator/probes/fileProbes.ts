@@ -47,21 +47,12 @@ export function fileProbeLabel(fileName: string, spec: ProbeSpec): string {
 
 /** Build the (not yet registered) engine objects of a probe-file probe, one per site. */
 export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, fileName: string, sites: ProbeSite[]): SiteRegistration[] {
-  const gate = new FaultGate();
-  const label: FaultLabel = { fileName, probe: `${spec.kind} ${targetText(spec.target)}` };
-  const h = spec.handlers;
-  const disabled = spec.attrs.disabled === true;
-  const env = (input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: ctx.control, ...input });
-  const watch = new RunawayWatch();
-  const run = (handler: CompiledHandler, input: Omit<EnvInput, 'kernel' | 'engine'>): bigint => {
-    const v = runInProbe(handler, env(input), gate);
-    watch.completed();
-    return v;
-  };
-  const runaway = (cpu: number): void => disableRunaway(ctx, regs, fileProbeLabel(fileName, spec), watch.limit, cpu);
-  const faultHandler = faultHandlerFor(ctx, gate, label, h.fault, env, watch, runaway);
+  const probe = new FileProbeRuntime(ctx, spec, fileName);
+  const faultHandler: KprobeFaultHandler = (p, regs, trapnr) => probe.fault(p, regs, trapnr);
   const def = spec.event?.def;
   if (def) return buildEventSites(ctx, spec, def, sites, faultHandler);
+  const h = spec.handlers;
+  const disabled = spec.attrs.disabled === true;
   const regs: SiteRegistration[] = sites.map(site => {
     const kp = newKprobe(site, disabled);
     kp.fault_handler = faultHandler;
@@ -70,8 +61,8 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
     switch (spec.kind) {
       case 'kprobe': {
         const pre = h.pre, post = h.post;
-        if (pre) kp.pre_handler = (p, regs) => (asInt(run(pre, { kp: p, regs, beforeInsn: true })) !== 0 ? 1 : 0);
-        if (post) kp.post_handler = (p, regs, flags) => { run(post, { kp: p, regs, postFlags: BigInt(flags) }); };
+        if (pre) kp.pre_handler = (p, regs) => (asInt(probe.run(pre, { kp: p, regs, beforeInsn: true })) !== 0 ? 1 : 0);
+        if (post) kp.post_handler = (p, regs, flags) => { probe.run(post, { kp: p, regs, postFlags: BigInt(flags) }); };
         break;
       }
       case 'kretprobe': {
@@ -80,20 +71,98 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
           kp,
           maxactive: spec.attrs.maxactive ?? 0,
           data_size: spec.attrs.data_size ?? 0,
-          entry_handler: entry ? (ri: KretprobeInstance, regs: PtRegs) => asInt(run(entry, { kp: ri.rp.kp, ri, regs, beforeInsn: true })) : undefined,
-          handler: ret ? (ri: KretprobeInstance, regs: PtRegs) => { run(ret, { kp: ri.rp.kp, ri, regs }); return 0; } : undefined,
+          entry_handler: entry ? (ri: KretprobeInstance, regs: PtRegs) => asInt(probe.run(entry, { kp: ri.rp.kp, ri, regs, beforeInsn: true })) : undefined,
+          handler: ret ? (ri: KretprobeInstance, regs: PtRegs) => { probe.run(ret, { kp: ri.rp.kp, ri, regs }); return 0; } : undefined,
         };
         break;
       }
       case 'jprobe': {
         const body = h.jprobe;
-        reg.jp = { kp, entry: (_args, regs) => { if (body) run(body, { kp, regs, beforeInsn: true }); } };
+        reg.jp = { kp, entry: (_args, regs) => { if (body) probe.run(body, { kp, regs, beforeInsn: true }); } };
         break;
       }
     }
     return reg;
   });
+  probe.regs = regs;
   return regs;
+}
+
+/**
+ * The handler runtime of one probe-file probe, shared by its sites: the
+ * fault gate between a handler run and the fault_handler, and the runaway
+ * streak. Both are made at the probe's first hit: a file of thousands of
+ * probes most of which never fire keeps nothing per probe but this.
+ */
+class FileProbeRuntime {
+  regs: readonly SiteRegistration[] = [];
+  private gate?: FaultGate;
+  private watch?: RunawayWatch;
+  private readonly policy: HandlerFaultPolicy;
+
+  constructor(private readonly ctx: FileProbeContext, private readonly spec: ProbeSpec, private readonly fileName: string) {
+    this.policy = ctx.handlerFaults ?? DEFAULT_HANDLER_FAULTS;
+  }
+
+  private env(input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv {
+    const ctx = this.ctx;
+    return new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: ctx.control, ...input });
+  }
+
+  private theGate(): FaultGate { return (this.gate ??= new FaultGate()); }
+  private theWatch(): RunawayWatch { return (this.watch ??= new RunawayWatch()); }
+
+  run(handler: CompiledHandler, input: Omit<EnvInput, 'kernel' | 'engine'>): bigint {
+    const v = runInProbe(handler, this.env(input), this.theGate());
+    this.theWatch().completed();
+    return v;
+  }
+
+  /**
+   * The fault_handler of a probe-file probe. A parked handler fault: the
+   * user's fault snippet runs (trapnr per the fault kind); a budget fault, or
+   * any fault under the 'report' policy, is reported and handled (return 1:
+   * the probe goes on); under 'oops' the snippet's return value decides, and
+   * not handled oopses the CPU naming the handler's file:line:col (return 0:
+   * the engine's own oops is then a no-op). A real fault while
+   * single-stepping: the user's fault snippet decides, none = not handled.
+   */
+  fault(p: Kprobe, regs: PtRegs, trapnr: number): number {
+    const ctx = this.ctx;
+    const pending = this.gate ? this.gate.take() : null;
+    if (!pending) return this.runUserFault(p, regs, trapnr);
+    const policy = this.policy;
+    const watch = this.theWatch();
+    const f = pending.fault;
+    const userTrapnr = trapnrForFault(ctx.kernel, f.kind);
+    if (f.kind === 'budget' || policy === 'report') {
+      report(ctx, regs, this.label(), pending.handler, f, p);
+      this.runUserFault(p, regs, userTrapnr);
+      if (f.kind !== 'budget') watch.completed();
+      else if (watch.budgetFault()) disableRunaway(ctx, this.regs, fileProbeLabel(this.fileName, this.spec), watch.limit, regs.cpu.id);
+      return 1;
+    }
+    watch.completed();
+    if (this.runUserFault(p, regs, userTrapnr)) return 1;
+    oopsForHandlerFault(ctx.kernel, regs.cpu, f, faultText(ctx, this.label(), pending.handler, f, p));
+    return 0;
+  }
+
+  private runUserFault(p: Kprobe, regs: PtRegs, trapnr: number): number {
+    const fault = this.spec.handlers.fault;
+    if (!fault) return 0;
+    const inner = new FaultGate();
+    try {
+      return asInt(runInProbe(fault, this.env({ kp: p, regs, trapnr }), inner)) !== 0 ? 1 : 0;
+    } catch (e) {
+      const f = inner.take();
+      if (!f) throw e;
+      report(this.ctx, regs, this.label(), 'fault', f.fault, p);
+      return 0;
+    }
+  }
+
+  private label(): FaultLabel { return { fileName: this.fileName, probe: `${this.spec.kind} ${targetText(this.spec.target)}` }; }
 }
 
 /**
@@ -140,49 +209,6 @@ function disableRunaway(ctx: FileProbeContext, regs: readonly SiteRegistration[]
   if (!off.length) return;
   const at = off.map(r => whereOf(ctx.kernel.image, r.kp.addr ?? 0n)).join(', ');
   ctx.kernel.printk(cpu, `kprobe at ${at} disabled: its handlers exceeded their step budget on ${times} hits in a row (${label})`, 'emulator');
-}
-
-/**
- * The fault_handler of a probe-file probe. A parked handler fault: the
- * user's fault snippet runs (trapnr per the fault kind); a budget fault, or
- * any fault under the 'report' policy, is reported and handled (return 1:
- * the probe goes on); under 'oops' the snippet's return value decides, and
- * not handled oopses the CPU naming the handler's file:line:col (return 0:
- * the engine's own oops is then a no-op). A real fault while
- * single-stepping: the user's fault snippet decides, none = not handled.
- */
-function faultHandlerFor(ctx: FileProbeContext, gate: FaultGate, label: FaultLabel, fault: CompiledHandler | undefined,
-  env: (input: Omit<EnvInput, 'kernel' | 'engine'>) => ProbeHandlerEnv, watch: RunawayWatch, runaway: (cpu: number) => void): KprobeFaultHandler {
-  const policy = ctx.handlerFaults ?? DEFAULT_HANDLER_FAULTS;
-  const runUserFault = (p: Kprobe, regs: PtRegs, trapnr: number): number => {
-    if (!fault) return 0;
-    const inner = new FaultGate();
-    try {
-      return asInt(runInProbe(fault, env({ kp: p, regs, trapnr }), inner)) !== 0 ? 1 : 0;
-    } catch (e) {
-      const f = inner.take();
-      if (!f) throw e;
-      report(ctx, regs, label, 'fault', f.fault, p);
-      return 0;
-    }
-  };
-  return (p, regs, trapnr) => {
-    const pending = gate.take();
-    if (!pending) return runUserFault(p, regs, trapnr);
-    const f = pending.fault;
-    const userTrapnr = trapnrForFault(ctx.kernel, f.kind);
-    if (f.kind === 'budget' || policy === 'report') {
-      report(ctx, regs, label, pending.handler, f, p);
-      runUserFault(p, regs, userTrapnr);
-      if (f.kind !== 'budget') watch.completed();
-      else if (watch.budgetFault()) runaway(regs.cpu.id);
-      return 1;
-    }
-    watch.completed();
-    if (runUserFault(p, regs, userTrapnr)) return 1;
-    oopsForHandlerFault(ctx.kernel, regs.cpu, f, faultText(ctx, label, pending.handler, f, p));
-    return 0;
-  };
 }
 
 interface FaultLabel { fileName: string; probe: string }

@@ -129,7 +129,7 @@ export class ProbeManager {
    * one 'emulator' line in the kernel log says it happened. A request for
    * the other kind (unregister_kretprobe from a kprobe) is -EINVAL.
    */
-  private controlFor(up: UserProbe, label: string): (op: ProbeControlOp, kind: 'kprobe' | 'kretprobe') => number {
+  private controlFor(up: UserProbe, label: () => string): (op: ProbeControlOp, kind: 'kprobe' | 'kretprobe') => number {
     return (op, kind) => {
       if ((kind === 'kretprobe') !== (up.kind === 'kretprobe')) return -22; // -EINVAL
       this.deferred.push(() => {
@@ -137,11 +137,11 @@ export class ProbeManager {
         const fn = `${op}_${kind}`;
         if (op === 'unregister') {
           this.remove(up.id);
-          this.kernel.printk(-1, `${label}: unregistered by its handler (${fn})`, 'emulator');
+          this.kernel.printk(-1, `${label()}: unregistered by its handler (${fn})`, 'emulator');
           return;
         }
         const err = this.setEnabled(up.id, op === 'enable');
-        this.kernel.printk(-1, `${label}: ${err ? `${fn} from its handler failed: ${err}` : `${op}d by its handler (${fn})`}`, 'emulator');
+        this.kernel.printk(-1, `${label()}: ${err ? `${fn} from its handler failed: ${err}` : `${op}d by its handler (${fn})`}`, 'emulator');
       });
       return 0;
     };
@@ -267,7 +267,7 @@ export class ProbeManager {
     }
     const ctx = {
       kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
-      control: this.controlFor(up, label),
+      control: this.controlFor(up, lazyLabel(fileName, spec)),
     };
     up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
     const errs = this.registerAll(up).map(e => `${label}${e}`);
@@ -638,4 +638,13 @@ function compileBreakpointParts(bp: BreakpointRuntime, req: Pick<BreakpointReque
 function firstError(d: readonly Diagnostic[]): string {
   const e = d.find(x => x.severity === 'error') ?? d[0];
   return e ? `${e.line}:${e.column}: ${e.message}` : 'does not compile';
+}
+
+/**
+ * The probe's label, for a handler's unregister/disable/enable request to
+ * print: made then, not kept per probe (a function of its own, so that the
+ * closure a probe keeps holds nothing of the registering call's locals).
+ */
+function lazyLabel(fileName: string, spec: ProbeSpec): () => string {
+  return () => fileProbeLabel(fileName, spec);
 }

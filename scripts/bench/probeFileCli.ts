@@ -5,13 +5,17 @@
  * best of the rounds) against the same run with an empty probe file, and the
  * CLI path's stages in this process (CPU ms): the image header, compiling
  * the file, registering its probes, and of that the engine's register_kprobe
- * of the same addresses alone. Needs `npm run build` (dist/cli.js).
+ * of the same addresses alone, and the heap the compiled and registered
+ * probes keep alive (bytes per probe, after a full collection). Needs
+ * `npm run build` (dist/cli.js).
  * Standalone: node scripts/bench.mjs (section probeFileCli).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
 import { parseProbeFileImage } from '../../emulator/handlers';
@@ -41,6 +45,10 @@ function coldTargets(n: number): string[] {
   return out;
 }
 
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+/** heap bytes in use after a full collection: what the stages keep alive */
+const heapKept = (): number => { gc(); return process.memoryUsage().heapUsed; };
 const cpuMs = (): number => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
 const targets = coldTargets(N);
 const dir = mkdtempSync(join(tmpdir(), 'kprobe-bench-'));
@@ -82,12 +90,19 @@ const lap = (): string => { const n = cpuMs(); const d = n - t; t = n; return d.
 parseProbeFileImage(text, 'big.kprobe');
 console.log(`  image header     ${lap()}`);
 const m = new Machine(image, { cpus: 1 });
+const kept0 = heapKept();
 lap();
 const c = m.probes.compileProbeFile(text, 'big.kprobe');
 console.log(`  compile          ${lap()}`);
+const kept1 = heapKept();
+lap();
 const r = m.probes.addProbeSpecs(c.specs, 'big.kprobe');
 if (r.errors.length) throw new Error(r.errors[0]);
 console.log(`  register         ${lap()}`);
+const kept2 = heapKept();
+const perProbe = (a: number, b: number): string => ((b - a) / N).toFixed(0).padStart(6);
+console.log(`  heap kept per probe, bytes: compiled ${perProbe(kept0, kept1)}, registered ${perProbe(kept1, kept2)} (the list of ${r.probes.length} probes included)`);
+lap();
 const m2 = new Machine(image, { cpus: 1 });
 const addrs = targets.map(tg => { const [s, off] = tg.split('+'); return (image.symbols.lookup(s)?.value ?? 0n) + BigInt(off); });
 lap();

@@ -53,12 +53,38 @@ export function decodeInsn(fetch: ByteFetch, addr: number): Insn | null {
 }
 const TOO_LONG = { tooLong: true };
 
+/**
+ * The last instruction decoded from bytes at each address. Decoding reads
+ * the bytes in order and depends on nothing else, so an earlier decode at
+ * the same address whose bytes start the new input is the same
+ * instruction: registering a probe looks at one instruction several times
+ * (the function scan, the safety checks, the slot copy, the detour buffer's
+ * relocation). An Insn is never changed once decoded. Bounded: cleared
+ * when full.
+ */
+const byAddr = new Map<number, Insn>();
+const BY_ADDR_MAX = 1 << 12;
+
 /** Decode one instruction from `bytes` (running past their end is undecodable: null). */
 export function decodeBytes(bytes: Uint8Array, addr: number): Insn | null {
-  return decodeInsn(k => {
+  const seen = byAddr.get(addr);
+  if (seen !== undefined && startsWith(bytes, seen.bytes)) return seen;
+  const insn = decodeInsn(k => {
     if (k >= bytes.length) throw TOO_LONG;
     return bytes[k];
   }, addr);
+  if (insn !== null) {
+    if (byAddr.size >= BY_ADDR_MAX) byAddr.clear();
+    byAddr.set(addr, insn);
+  }
+  return insn;
+}
+
+function startsWith(bytes: Uint8Array, head: Uint8Array): boolean {
+  const n = head.length;
+  if (bytes.length < n) return false;
+  for (let i = 0; i < n; i++) if (bytes[i] !== head[i]) return false;
+  return true;
 }
 
 /** The instruction's bytes as they are fetched, at most MAX_INSN_LEN. */

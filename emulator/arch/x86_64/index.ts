@@ -13,7 +13,7 @@ import { x86_64ModuleRelocs } from './modules';
 import { Memory, MemoryFault } from '../../memory/memory';
 import { toVAddr, mustVAddr } from '../../memory/address';
 import { X86Cpu } from './cpu';
-import { decodeInsn } from './decoder';
+import { decodeBytes, decodeInsn } from './decoder';
 import { disassembleBytes, toDecoded } from './disasm';
 import { X86_REGS } from './regs';
 import { x86_64Info } from './info';
@@ -63,10 +63,15 @@ export const x86_64: ArchOps = {
   },
 
   decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null {
-    return decodeWith(k => {
-      if (k >= bytes.length) throw new RangeError('instruction runs past the supplied bytes');
-      return bytes[k];
-    }, addr);
+    const v = toVAddr(addr);
+    if (v === null) return null;
+    try {
+      const insn = decodeBytes(bytes, v);
+      return insn ? toDecoded(insn) : null;
+    } catch (e) {
+      if (e instanceof MemoryFault || e instanceof RangeError) return null;
+      throw e;
+    }
   },
 
   disassemble(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null {
