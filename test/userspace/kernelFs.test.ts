@@ -30,11 +30,16 @@ import { openPseudo } from '../../emulator/kernel/fs/pseudo';
 const DEB = repoPath('test', 'userspace', 'debian');
 const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
 
-/** busybox for an arch, fetched when missing; undefined (the test skips) when it cannot be had */
+/**
+ * busybox for an arch, fetched when missing; undefined (the test skips) when it cannot be had — outside CI only:
+ * CI fetches it (.ci/run), so there a missing busybox is a failure, not a skip
+ */
 function busybox(arch: string): string | undefined {
   const bb = join(DEB, 'cache', arch, 'bin', 'busybox');
   if (!existsSync(bb)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
-  return existsSync(bb) ? bb : undefined;
+  if (existsSync(bb)) return bb;
+  if (process.env.CI) throw new Error(`busybox-static:${arch} is missing in CI (test/userspace/debian/fetch.sh)`);
+  return undefined;
 }
 
 /** A root filesystem holding /bin/busybox (removed after f). */
