@@ -54,12 +54,43 @@ export function resolveSpec(root: string, file: string, spec: string): string {
   return relative(root, found).split(sep).join('/');
 }
 
+/**
+ * The files a compiled file loads at run time: the relative require()s of
+ * `out/<file>.js`, mapped back to the source paths. TypeScript drops an
+ * import whose names are only used as types, so this tells a value import
+ * from a type-only one however the import is written. Undefined when the
+ * file has not been compiled.
+ */
+export function runtimeImports(root: string, srcRel: string, outDir = 'out'): Set<string> | undefined {
+  const js = join(root, outDir, srcRel.replace(/\.ts$/, '.js'));
+  if (!existsSync(js)) return undefined;
+  const out = new Set<string>();
+  const re = /require\("(\.[^"]+)"\)/g;
+  const src = readFileSync(js, 'utf8');
+  for (let m; (m = re.exec(src)) !== null;) {
+    const abs = resolve(dirname(join(root, srcRel)), m[1]);
+    const found = [abs + '.ts', join(abs, 'index.ts'), abs].find(p => existsSync(p) && statSync(p).isFile()) ?? abs;
+    out.add(relative(root, found).split(sep).join('/'));
+  }
+  return out;
+}
+
+/**
+ * Every import of the TypeScript files under `dirs`. `typeOnly` is taken
+ * from the compiled output where there is one (see runtimeImports), else
+ * from the import's form.
+ */
 export function importEdges(root: string, dirs: readonly string[]): ImportEdge[] {
   const edges: ImportEdge[] = [];
   for (const d of dirs) {
     for (const abs of tsFiles(join(root, d))) {
       const from = relative(root, abs).split(sep).join('/');
-      for (const i of importsOf(abs)) edges.push({ from, to: resolveSpec(root, abs, i.spec), spec: i.spec, typeOnly: i.typeOnly });
+      const loaded = runtimeImports(root, from);
+      for (const i of importsOf(abs)) {
+        const to = resolveSpec(root, abs, i.spec);
+        const typeOnly = loaded && i.spec.startsWith('.') ? !loaded.has(to) : i.typeOnly;
+        edges.push({ from, to, spec: i.spec, typeOnly });
+      }
     }
   }
   return edges;
