@@ -21,10 +21,28 @@
  *                   still count their hits), a number other than 0 restarts them
  *   error_log       the last errors: "[SECONDS] trace_kprobe: error: MSG",
  *                   the command, '^' under Linux's column; `>` clears it
+ *   uprobe_events   the same for uprobe definitions (PATH:OFFSET targets);
+ *                   each file lists and accepts only its own kind, and `>`
+ *                   clears only its own kind
+ *   dynamic_events  every dynamic event, either kind, in both directions
+ *   trace           the trace buffer under the nop tracer's header (not
+ *                   consumed); `>` (O_TRUNC) clears it
+ *   trace_pipe      the buffered lines, consumed by reading. Linux blocks a
+ *                   reader of an empty trace_pipe until a line comes; here
+ *                   the read ends (EOF) instead, so `cat trace_pipe` returns
+ *   buffer_size_kb  the per-CPU buffer size in KiB (oldest lines overwritten)
+ *   current_tracer  "nop" (the only tracer: available_tracers)
+ *   events/enable, events/GRP/enable  "0", "1", or "X" when mixed; writing
+ *                   0 or 1 disables or enables every event below
+ *   events/GRP/EVENT/id  the event's number (dynamic events from 2000 up)
  */
 import { Errno } from '../abi';
 import type { Kernel } from '../kernel';
-import { errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, setTracingOn, stripEventComment, tracingOn } from '../../tracing/events';
+import {
+  clearTrace, consumeTrace, errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
+  setTracingOn, stripEventComment, traceBufferKb, traceText, tracingOn,
+} from '../../tracing/events';
+import type { EventAdd } from '../../tracing/events';
 import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
 import type { Inode } from './vfs';
 
@@ -35,12 +53,24 @@ export interface EventProbeSource {
   remove(id: number): boolean;
   /** enable_kprobe / disable_kprobe: the error text, or undefined when done */
   setEnabled(id: number, on: boolean): string | undefined;
+  /** uprobe_events and uprobe_profile: the registered uprobes' lines */
+  uprobeEvents(): string;
+  uprobeProfile(): string;
 }
 
 /** tracing/error_log keeps this many entries (TRACING_LOG_ERRS_MAX) */
 const LOG_ERRS_MAX = 16;
 /** the file name of definitions written to kprobe_events, in probe labels */
 const EVENTS_FILE = 'kprobe_events';
+/** the first number `id` gives a dynamic event (Linux's dynamic event ids come after the static events') */
+const FIRST_EVENT_ID = 2000;
+
+/** Which definitions a file of tracefs takes: kprobe_events kernel probes, uprobe_events user probes, dynamic_events both. */
+type EventsKind = 'kprobe' | 'uprobe' | 'dynamic';
+const isUser = (d: EventAdd): boolean => d.target.kind === 'user';
+const takes = (kind: EventsKind, d: EventAdd): boolean => kind === 'dynamic' || (kind === 'uprobe') === isUser(d);
+
+const bytesOf = (text: string): number => new TextEncoder().encode(text).length;
 
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
@@ -53,29 +83,43 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     defined: new Map<string, number>(),
     /** those of them enabled (events/GRP/EVENT/enable) */
     enabled: new Set<string>(),
+    /** "GRP/EVENT" -> its events/GRP/EVENT/id number */
+    ids: new Map<string, number>(),
+    /** "GRP/EVENT" -> its definition (which file's kind it is) */
+    kinds: new Map<string, EventAdd>(),
+    nextId: FIRST_EVENT_ID,
   };
-  const { errors, defined, enabled } = state;
+  const { errors, defined, enabled, ids, kinds } = state;
 
-  const logError = (text: string, column: number, message: string): void => {
+  const logError = (text: string, column: number, message: string, kind: EventsKind = 'dynamic'): void => {
     const ns = k.clock.now();
     const stamp = `[${String(ns / 1_000_000_000n).padStart(5)}.${String((ns % 1_000_000_000n) / 1000n).padStart(6, '0')}] `;
-    errors.push(stamp + errorLog(text, { column, message }));
+    // the subsystem of the file written (trace_kprobe / trace_uprobe); dynamic_events: the definition's kind
+    const subsystem = kind === 'kprobe' ? 'trace_kprobe' : kind === 'uprobe' ? 'trace_uprobe' : undefined;
+    errors.push(stamp + errorLog(text, { column, message }, subsystem));
     if (errors.length > LOG_ERRS_MAX) errors.shift();
   };
 
-  /** One line written to kprobe_events: 0 or -errno. */
-  const command = (line: string): number => {
+  /** One line written to kprobe_events / uprobe_events / dynamic_events: 0 or -errno. */
+  const command = (line: string, kind: EventsKind): number => {
     const src = probes();
     const r = parseEventDefinition(line);
-    if (!r.ok) { logError(line, r.error.column, r.error.message); return -Errno.EINVAL; }
+    if (!r.ok) { logError(line, r.error.column, r.error.message, kind); return -Errno.EINVAL; }
     const cmd = r.cmd;
+    if (cmd.op !== 'remove' && !takes(kind, cmd)) {
+      // Linux parses the probe point as its own file's kind: a symbol is no PATH:OFFSET, a path no kernel symbol
+      logError(line, cmd.targetColumn, kind === 'uprobe' ? 'Failed to parse address or file.' : 'Invalid probed address or symbol', kind);
+      return -Errno.EINVAL;
+    }
     if (cmd.op === 'remove') {
       const key = [...defined.keys()].find(key => key === `${cmd.group}/${cmd.event}` || (cmd.group === undefined && key.endsWith(`/${cmd.event}`)));
-      if (key === undefined) return -Errno.ENOENT;
+      if (key === undefined || !takes(kind, kinds.get(key)!)) return -Errno.ENOENT;
       // Linux refuses to remove an enabled event
       if (enabled.has(key)) return -Errno.EBUSY;
       src?.remove(defined.get(key)!);
       defined.delete(key);
+      kinds.delete(key);
+      ids.delete(key);
       return 0;
     }
     if (!src) { logError(line, 1, 'kprobes are not available on this machine'); return -Errno.ENODEV; }
@@ -83,7 +127,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     if (defined.has(key)) return -Errno.EEXIST;
     const c = src.compileProbeFile(line, EVENTS_FILE);
     const bad = c.diagnostics.find(d => d.severity === 'error');
-    if (bad) { logError(line, bad.column, bad.message); return -Errno.EINVAL; }
+    if (bad) { logError(line, bad.column, bad.message, kind); return -Errno.EINVAL; }
     const added = src.addProbeSpecs(c.specs as never[], EVENTS_FILE);
     if (added.errors.length) {
       for (const p of added.probes) src.remove(p.id);
@@ -92,7 +136,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       // trace_kprobe's messages for a refused registration, at the probe point
       const message = errno === Errno.ENOENT ? 'Invalid probed address or symbol'
         : errno === Errno.EILSEQ ? 'Probe point is not an instruction boundary' : 'Failed to register probe event';
-      logError(line, cmd.targetColumn, message);
+      logError(line, cmd.targetColumn, message, kind);
       return -errno;
     }
     const id = added.probes[0]?.id;
@@ -100,28 +144,57 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED)
     src.setEnabled(id, false);
     defined.set(key, id);
+    kinds.set(key, cmd);
+    ids.set(key, state.nextId++);
     return 0;
   };
 
-  const events: PseudoFile & { state: typeof state } = {
-    state,
-    show: () => kprobeEvents(k),
+  /** What a file of `kind` lists: kprobe events from the kernel's event table, uprobe events from the probes. */
+  const listed = (kind: EventsKind): string =>
+    (kind === 'uprobe' ? '' : kprobeEvents(k)) + (kind === 'kprobe' ? '' : probes()?.uprobeEvents() ?? '');
+  const eventsFile = (kind: EventsKind): PseudoFile => ({
+    show: () => listed(kind),
     write: text => {
       for (const raw of text.split('\n')) {
         const line = stripEventComment(raw).trim();
         if (!line) continue;
-        const rc = command(line);
+        const rc = command(line, kind);
         if (rc < 0) return rc;
       }
-      return new TextEncoder().encode(text).length;
+      return bytesOf(text);
     },
     truncate: () => {
-      if (enabled.size) return -Errno.EBUSY;
+      const mine = [...defined.keys()].filter(key => takes(kind, kinds.get(key)!));
+      if (mine.some(key => enabled.has(key))) return -Errno.EBUSY;
       const src = probes();
-      for (const id of defined.values()) src?.remove(id);
-      defined.clear();
+      for (const key of mine) { src?.remove(defined.get(key)!); defined.delete(key); ids.delete(key); kinds.delete(key); }
     },
+  });
+  const events: PseudoFile & { state: typeof state } = { state, ...eventsFile('kprobe') };
+
+  /** Enable or disable the defined events whose key passes `pick`: 0 or -errno. */
+  const setEnabledWhere = (pick: (key: string) => boolean, on: boolean): number => {
+    for (const [key, id] of defined) {
+      if (!pick(key) || enabled.has(key) === on) continue;
+      if (probes()?.setEnabled(id, on) !== undefined) return -Errno.EINVAL;
+      if (on) enabled.add(key); else enabled.delete(key);
+    }
+    return 0;
   };
+  /** events/enable and events/GRP/enable: "0", "1", "X" (mixed); a write of 0 or 1 reaches every event below */
+  const enableAll = (pick: (key: string) => boolean): PseudoFile => ({
+    show: () => {
+      const keys = [...defined.keys()].filter(pick);
+      const on = keys.filter(key => enabled.has(key)).length;
+      return on === 0 ? '0\n' : on === keys.length ? '1\n' : 'X\n';
+    },
+    write: (text: string) => {
+      const v = text.trim();
+      if (v !== '0' && v !== '1') return -Errno.EINVAL;
+      const rc = setEnabledWhere(pick, v === '1');
+      return rc < 0 ? rc : bytesOf(text);
+    },
+  });
   /** events/GRP/EVENT/enable of an event defined here */
   const enableFile = (key: string): PseudoFile => ({
     show: () => (enabled.has(key) ? '1\n' : '0\n'),
@@ -140,18 +213,49 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   // the event directories follow the defined events at each lookup
   eventsDir.refresh = () => {
     for (const [group, g] of [...eventsDir.children!]) {
-      for (const name of [...g.children!.keys()]) if (!defined.has(`${group}/${name}`)) { g.children!.delete(name); g.nlink--; }
-      if (!g.children!.size) { eventsDir.children!.delete(group); eventsDir.nlink--; }
+      if (!g.children) continue; // events/enable
+      for (const [name, e] of [...g.children]) {
+        if (e.children && !defined.has(`${group}/${name}`)) { g.children.delete(name); g.nlink--; }
+      }
+      if (![...g.children.values()].some(e => e.children)) { eventsDir.children!.delete(group); eventsDir.nlink--; }
     }
     for (const key of defined.keys()) {
       const [group, name] = key.split('/');
-      if (!eventsDir.children!.get(group)?.children!.has(name)) addPseudoFiles(fs, eventsDir, { [`${key}/enable`]: enableFile(key) });
+      if (!eventsDir.children!.get(group)?.children!.has(name)) {
+        addPseudoFiles(fs, eventsDir, { [`${key}/enable`]: enableFile(key), [`${key}/id`]: { show: () => `${ids.get(key) ?? 0}\n` } });
+      }
+      const g = eventsDir.children!.get(group)!;
+      if (!g.children!.has('enable')) addPseudoFiles(fs, g, { enable: enableAll(other => other.startsWith(`${group}/`)) });
     }
   };
   addPseudoFiles(fs, root, {
     events: eventsDir,
     kprobe_events: events,
+    uprobe_events: eventsFile('uprobe'),
+    dynamic_events: eventsFile('dynamic'),
     kprobe_profile: { show: () => kprobeProfile(k) },
+    uprobe_profile: { show: () => probes()?.uprobeProfile() ?? '' },
+    'events/enable': enableAll(() => true),
+    trace: {
+      show: () => traceText(k, k.cpus.length),
+      write: (text: string) => bytesOf(text),
+      truncate: () => clearTrace(k),
+    },
+    trace_pipe: { show: () => consumeTrace(k) },
+    buffer_size_kb: {
+      show: () => `${traceBufferKb(k)}\n`,
+      write: (text: string) => {
+        const m = /^\s*(\d+)\n?$/.exec(text);
+        if (!m || Number(m[1]) === 0) return -Errno.EINVAL;
+        setTraceBufferKb(k, Number(m[1]));
+        return bytesOf(text);
+      },
+    },
+    current_tracer: {
+      show: () => 'nop\n',
+      write: (text: string) => (text.trim() === 'nop' ? bytesOf(text) : -Errno.EINVAL),
+    },
+    available_tracers: { show: () => 'nop\n' },
     tracing_on: {
       show: () => (tracingOn(k) ? '1\n' : '0\n'),
       // kstrtoul_from_user: a decimal number, a trailing newline allowed

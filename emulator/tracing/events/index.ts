@@ -7,6 +7,7 @@
  *   format.ts     trace-file lines (context columns, probe locations)
  *   runtime.ts    a hit: evaluate through the probe handler environment, print the line
  *   profile.ts    kprobe_events and kprobe_profile of a kernel
+ *   traceBuffer.ts the per-CPU ring buffer behind tracefs `trace` / `trace_pipe`
  *
  * The language server side (handlers/probeFile.ts, probeCheck.ts) imports
  * parse.ts alone: no kernel, no CPU.
@@ -28,3 +29,4 @@ export {
 } from './profile';
 export type { TraceEventEntry, ProfileRow } from './profile';
 export { tracingOn, setTracingOn } from './tracingOn';
+export { recordTraceLine, traceText, consumeTrace, clearTrace, traceBufferKb, setTraceBufferKb, DEFAULT_BUFFER_KB } from './traceBuffer';

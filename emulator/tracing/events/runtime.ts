@@ -2,12 +2,14 @@
  * A dynamic event's hit: its fetch arguments evaluated on the CPU that hit
  * (through the probe handler environment the probes already give their
  * handlers: registers, guest memory with faults caught, `current`), the
- * trace line formatted and written where handler output goes (the kernel
- * log, source 'probe': the CLI's stdout, the Debug Console).
+ * trace line formatted, kept in the trace buffer (tracefs `trace`) and
+ * written where handler output goes (the kernel log, source 'probe': the
+ * CLI's stdout, the Debug Console).
  */
 import type { KernelApi } from '../../kernel/types';
 import type { EventAdd } from './types';
 import { tracingOn } from './tracingOn';
+import { recordTraceLine } from './traceBuffer';
 import { FetchEnv, fetchArgsText } from './fetchArgs';
 import { KPROBE_FLAGS, UPROBE_FLAGS, kprobeLocation, kretprobeLocation, traceLine, uprobeLocation } from './format';
 
@@ -97,5 +99,6 @@ export function emitTraceEvent(kernel: KernelApi, def: EventAdd, env: HitEnv, hi
   } catch (e) {
     line = `${def.event}: trace line failed: ${e instanceof Error ? e.message : String(e)}`;
   }
+  recordTraceLine(kernel, env.smpProcessorId(), env.ktimeGet(), line);
   kernel.printk(env.smpProcessorId(), line, 'probe');
 }
