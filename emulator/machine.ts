@@ -20,7 +20,7 @@ import type { TranslateMode } from './jit';
 import { ArchOps, Cpu } from './arch/types';
 import { archForElfMachine, hwDebugArchFor, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
 import { HwBreakpoints, Kwatches } from './hwbp';
-import { ModuleTable } from './kernel/modules/modules';
+import { ModuleTable, setModuleTableFactory } from './kernel/modules/modules';
 import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
@@ -194,6 +194,8 @@ export class Machine {
     populateVfs(this.kernel.fs, opts);
     mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? this.probes : null), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
+    // init_module / finit_module from user space make the table as insmod does
+    if (!user && moduleRelocsFor(this.arch.name)) setModuleTableFactory(this.kernel, () => this.modules);
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {
       installUserInit(this.kernel, opts.exec ?? []);

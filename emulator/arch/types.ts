@@ -228,6 +228,8 @@ export type SyscallName =
   | 'rename' | 'renameat' | 'renameat2' | 'readlink' | 'readlinkat' | 'symlink' | 'symlinkat' | 'link' | 'linkat'
   | 'access' | 'faccessat' | 'faccessat2' | 'umask' | 'ftruncate' | 'truncate' | 'fsync' | 'fdatasync'
   | 'chmod' | 'fchmod' | 'fchmodat' | 'chown' | 'fchown' | 'lchown' | 'fchownat' | 'mount' | 'umount2'
+  // modules
+  | 'init_module' | 'finit_module' | 'delete_module'
   // processes and signals
   | 'fork' | 'vfork' | 'clone' | 'execve' | 'exit' | 'exit_group' | 'wait4' | 'getpid' | 'getppid' | 'gettid'
   | 'getpgid' | 'setpgid' | 'getpgrp' | 'getsid' | 'setsid' | 'kill' | 'tkill' | 'tgkill' | 'rt_sigaction'

@@ -43,7 +43,7 @@ const SYSCALLS: Readonly<Record<number, SyscallName>> = {
   265: 'linkat', 266: 'symlinkat', 267: 'readlinkat', 268: 'fchmodat', 269: 'faccessat', 273: 'set_robust_list',
   292: 'dup3', 293: 'pipe2', 302: 'prlimit64', 316: 'renameat2', 318: 'getrandom', 332: 'statx', 439: 'faccessat2',
   334: 'rseq', 26: 'msync', 201: 'time', 157: 'prctl', 204: 'sched_getaffinity', 99: 'sysinfo', 100: 'times', 98: 'getrusage', 7: 'poll', 271: 'ppoll',
-  165: 'mount', 166: 'umount2',
+  165: 'mount', 166: 'umount2', 175: 'init_module', 176: 'delete_module', 313: 'finit_module',
 };
 
 export const x86_64Info: ArchInfo = {

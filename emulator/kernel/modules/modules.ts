@@ -89,6 +89,12 @@ export class ModuleError extends Error {}
 const tables = new WeakMap<Kernel, ModuleTable>();
 export function moduleTableOf(kernel: Kernel): ModuleTable | undefined { return tables.get(kernel); }
 
+/** how a kernel makes its module table on first use (the machine that composes it says; none: no module support) */
+const factories = new WeakMap<Kernel, () => ModuleTable>();
+export function setModuleTableFactory(kernel: Kernel, make: () => ModuleTable): void { factories.set(kernel, make); }
+/** The kernel's module table, made now if it has module support and none was made yet (init_module from user space). */
+export function moduleTableFor(kernel: Kernel): ModuleTable | undefined { return tables.get(kernel) ?? factories.get(kernel)?.(); }
+
 export class ModuleTable {
   private readonly mods = new Map<string, KernelModule>();
   private readonly freed: { lo: bigint; hi: bigint; module: string; why: string }[] = [];

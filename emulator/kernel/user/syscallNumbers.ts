@@ -23,5 +23,5 @@ export const GENERIC_SYSCALLS: Readonly<Record<number, SyscallName>> = {
   215: 'munmap', 220: 'clone', 221: 'execve', 222: 'mmap', 226: 'mprotect', 233: 'madvise', 260: 'wait4',
   261: 'prlimit64', 276: 'renameat2', 278: 'getrandom', 291: 'statx', 439: 'faccessat2',
   293: 'rseq', 227: 'msync', 167: 'prctl', 123: 'sched_getaffinity', 179: 'sysinfo', 153: 'times', 165: 'getrusage', 73: 'ppoll',
-  39: 'umount2', 40: 'mount',
+  39: 'umount2', 40: 'mount', 105: 'init_module', 106: 'delete_module', 273: 'finit_module',
 };

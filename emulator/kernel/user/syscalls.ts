@@ -27,6 +27,7 @@ import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
 import { FILE_SYSCALLS } from './fileSyscalls';
 import { MOUNT_SYSCALLS } from './mountSyscalls';
+import { MODULE_SYSCALLS } from './moduleSyscalls';
 import { PROC_SYSCALLS } from './procSyscalls';
 
 export { RESTART } from './results';
@@ -283,4 +284,4 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
   return fromVAddr(base);
 }
 
-export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...PROC_SYSCALLS, ...MOUNT_SYSCALLS };
+export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...PROC_SYSCALLS, ...MOUNT_SYSCALLS, ...MODULE_SYSCALLS };
