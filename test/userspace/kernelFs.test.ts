@@ -352,6 +352,20 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   });
 });
 
+describe('procfs /proc/<pid>/cmdline', () => {
+  test('amd64: /proc/<pid>/cmdline is the argv strings, each with its NUL, as they lie in the process (proc_pid_cmdline_read)', async t => {
+    const bb = busybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    await withRoot(bb, async root => {
+      const script = 'echo @1; tr "\\000" "|" < /proc/$$/cmdline; echo; tr "\\000" "|" < /proc/self/cmdline; echo; echo @2';
+      const r = await runScript(root, script);
+      assert.equal(r.code, 0, r.err + r.out);
+      // the shell's own argv (sh -c SCRIPT), then tr's: busybox sh runs the applet tr in a forked child without an exec, so its memory (and argv) is the shell's
+      assert.equal(between(r.out, '@1', '@2'), `/bin/busybox|sh|-c|${script}|\n/bin/busybox|sh|-c|${script}|\n`);
+    });
+  });
+});
+
 /** An ELF executable's entry point and its file offset (in the PT_LOAD segment that holds it). */
 function entryPoint(path: string): { entry: bigint; offset: bigint } {
   const b = readFileSync(path);

@@ -11,6 +11,8 @@
  *            not keep (faults, times, start time, addresses) are 0
  *   maps     the process's mappings (user/procMaps.ts)
  *   exe      a link to the executable's path
+ *   cmdline  the argv strings as they are in the process's memory now
+ *            (mm->arg_start..arg_end, each with its NUL); empty for a zombie
  *
  * The directories follow the process list at each lookup (a process that
  * ended is gone); `self` is pointed at the pid of the task running the
@@ -20,6 +22,7 @@ import type { Kernel } from '../kernel';
 import type { UserProcess } from '../user/process';
 import { procMaps } from '../user/procMaps';
 import { PERM_U } from '../../memory/memory';
+import { copyFromUser } from '../user/uaccess';
 import { addPseudoFiles, pseudoDir, pseudoLink } from './pseudo';
 import type { Inode } from './vfs';
 
@@ -51,6 +54,14 @@ function stat(k: Kernel, p: UserProcess): string {
   return `${f.join(' ')}\n`;
 }
 
+/** proc_pid_cmdline_read: the bytes of the argument area (empty once the process is a zombie or when unreadable) */
+function cmdline(p: UserProcess): string {
+  const { start, end } = p.args;
+  if (p.waitStatus !== null || end <= start) return '';
+  const b = copyFromUser(p.mm, start, Number(end - start));
+  return b ? new TextDecoder('latin1').decode(b) : '';
+}
+
 function pidDir(k: Kernel, p: UserProcess): Inode {
   const fs = k.fs;
   const d = pseudoDir(fs, 0o555);
@@ -58,6 +69,7 @@ function pidDir(k: Kernel, p: UserProcess): Inode {
     stat: { show: () => stat(k, p) },
     status: { show: () => status(k, p) },
     maps: { show: () => procMaps(k, p) },
+    cmdline: { show: () => cmdline(p) },
     exe: pseudoLink(fs, ''),
   });
   return d;

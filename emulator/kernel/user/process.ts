@@ -133,7 +133,10 @@ export function hostStreams(io: UserIo, quietWhen: { readonly quiet: boolean } =
 }
 
 /** What a program image gives a new address space: where to start, the stack pointer, the heap. */
-interface LoadedProgram { mm: Memory; entry: bigint; sp: bigint; brkStart: VAddr; mmapTop: VAddr; stackBase: bigint; stackTop: bigint }
+interface LoadedProgram { mm: Memory; entry: bigint; sp: bigint; brkStart: VAddr; mmapTop: VAddr; stackBase: bigint; stackTop: bigint; args: ArgArea }
+
+/** Where the argv strings lie on the initial stack (mm->arg_start, arg_end): /proc/<pid>/cmdline reads them there. */
+export interface ArgArea { start: bigint; end: bigint }
 
 export class UserProcess {
   /** current program break and its start */
@@ -142,6 +145,8 @@ export class UserProcess {
   heap: Region | null = null;
   /** next mmap address (areas are handed out downwards from here) */
   mmapTop: VAddr;
+  /** the argv strings on the stack (/proc/<pid>/cmdline) */
+  args: ArgArea = { start: 0n, end: 0n };
   /** syscall numbers already reported as unimplemented */
   readonly reported = new Set<number>();
   /** the address set with set_tid_address */
@@ -413,6 +418,10 @@ function loadProgram(k: Kernel, image: ElfImage, argv: readonly string[], env: r
     mm, entry: image.entry, sp: fromVAddr(stack.sp),
     brkStart: alignUp(mustVAddr(loaded.high), PAGE_SIZE), mmapTop: stackTop - stackSize - 0x10000000,
     stackBase: fromVAddr(stackTop - stackSize), stackTop: fromVAddr(stackTop),
+    // the strings are laid out argv[0] lowest, each with its NUL
+    args: argv.length
+      ? { start: stack.argvAddrs[0], end: stack.argvAddrs[argv.length - 1] + BigInt(new TextEncoder().encode(argv[argv.length - 1]).length + 1) }
+      : { start: 0n, end: 0n },
   };
 }
 
@@ -430,6 +439,7 @@ export function spawnUserProgram(k: Kernel, image: ElfImage, opts: UserProgramOp
   const proc = new UserProcess(k, p.mm, image, opts.io, p.brkStart, p.mmapTop);
   proc.exe = opts.exe ?? null;
   proc.exePath = execPath;
+  proc.args = p.args;
   if (opts.cwd) proc.cwd = k.fs.mkdirp(opts.cwd);
   const streams = hostStreams(opts.io, k.log.replay);
   addStandardNodes(k.fs, streams.stdin, k.randomSeed);
@@ -489,6 +499,7 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
   }
   const child = new UserProcess(k, mm, parent.image, parent.io, parent.brkStart, parent.mmapTop);
   child.brk = parent.brk;
+  child.args = parent.args;
   child.heap = heap;
   for (const r of shared) child.shared.add(r);
   child.fds = parent.fds.clone();
@@ -534,6 +545,7 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   proc.mm = p.mm;
   proc.image = image;
   proc.brkStart = proc.brk = p.brkStart;
+  proc.args = p.args;
   proc.heap = null;
   proc.mmapTop = p.mmapTop;
   proc.shared.clear();
