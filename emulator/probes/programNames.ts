@@ -22,7 +22,7 @@ import type { CType } from '../handlers/ctypes';
 import { ScopeAt, globalDie, namesAt, refOf } from '../elf/dwarf/scopes';
 import { dwarfCType, typeNamed } from '../elf/dwarf/ctype';
 import { DW_AT, Die, debugInfoOf } from '../elf/dwarf/info';
-import { cfiFor } from '../unwind';
+import { cfiFor } from '../unwind/unwinder';
 import { resolveTarget } from './targets';
 import type { ProbeTarget } from '../handlers';
 
