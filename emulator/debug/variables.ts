@@ -21,7 +21,7 @@ import { Location, evalLocation } from '../elf/dwarf/location';
 import { ScopeAt, frameScope, globalDie, nameOf, outermostFunction, refOf, scopeChildren } from '../elf/dwarf/scopes';
 import { bitfieldOffset, sizeOf, strip, typeText } from '../elf/dwarf/typeDies';
 import { charText } from '../handlers/ctypes';
-import { entryValue } from './callSites';
+import { CallerFrame, entryValue } from '../elf/dwarf/callSites';
 
 // The scope readers moved to elf/dwarf/scopes.ts; these names stay here for importers outside this
 // change (adapter/inspector.ts, debug/globals.ts, test/unit/dwarf-inline-frames.test.ts, test/unit/dwarf-bad-input.test.ts)
@@ -39,7 +39,7 @@ export interface FrameState extends ScopeAt {
   /** the frame's canonical frame address (from the CFI), when known */
   cfa?: bigint;
   /** the caller as the CFI recovers it (its registers, and the return address into it), when known */
-  caller?: { returnAddress: bigint; regs: ReadonlyMap<number, bigint> };
+  caller?: CallerFrame;
 }
 
 /** Bytes of memory, or undefined when they cannot be read. */
@@ -96,7 +96,7 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
     read: memUint,
     addrx: (i: bigint) => di.addrIndex(u, i),
     baseType: (o: bigint) => di.baseType(u, o),
-    entryValue: (block: Uint8Array) => entryValue(di, frame, block, memUint, little),
+    entryValue: (block: Uint8Array) => entryValue(di, frame.caller, block, memUint, little),
     frameBase: (): bigint | undefined => {
       if (frameBaseCache !== null) return frameBaseCache;
       frameBaseCache = undefined;
