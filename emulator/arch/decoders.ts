@@ -4,10 +4,10 @@
  * decoder (test/structure/layering.test.ts): the probe-file check "this
  * kprobe address is inside an instruction" (issue 11 item 13) decodes the
  * image's function from its start, as the probe manager does at
- * registration (emulator/probes/insnBoundary.ts).
+ * registration (./insnBoundary.ts).
  */
 import type { ElfImage } from '../elf/types';
-import { splitInstruction } from '../probes/insnBoundary';
+import { splitInstruction } from './insnBoundary';
 import { archByName } from './registry';
 
 /**

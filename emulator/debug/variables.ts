@@ -1,12 +1,13 @@
 /**
- * The variables of a stopped frame from DWARF (issue 14): the function
- * holding the pc (a DW_TAG_subprogram, with the inlined subroutines and
- * lexical blocks that hold it), its parameters and the locals in scope at
- * the pc, each with its C type, its location evaluated with the frame's
- * registers (DWARF numbers), CFA and frame base, and its value formatted as
- * gdb prints it: integers in decimal, chars as `65 'A'`, pointers in hex
- * (`char *` with the string), enums by name, `<optimized out>` where the
- * compiler left no location, structs / unions / arrays summarized.
+ * The variables of a stopped frame from DWARF, with their values (issue
+ * 14): the parameters and the locals in scope at the frame's pc (the
+ * scopes, names and types are elf/dwarf's: scopes.ts, typeDies.ts), each
+ * with its location evaluated with the frame's registers (DWARF numbers),
+ * CFA and frame base, and its value formatted as gdb prints it: integers in
+ * decimal, chars as `65 'A'`, pointers in hex (`char *` with the string),
+ * enums by name, `<optimized out>` where the compiler left no location,
+ * structs / unions / arrays summarized; the frames of a CPU by its call
+ * frame information; globals by name.
  *
  * Arch-neutral: the frame comes in DWARF register numbers, memory through a
  * reader; nothing here knows a register name.
@@ -15,12 +16,21 @@ import type { ElfImage } from '../elf/types';
 import type { ArchOps, Cpu } from '../arch/types';
 import { cfiFor } from '../unwind';
 import { mustVAddr, toVAddr } from '../memory/address';
-import { DW_AT, DebugInfo, Die, debugInfoOf } from '../elf/dwarf/info';
+import { DW_AT, DW_ATE, DebugInfo, Die, TAG, debugInfoOf } from '../elf/dwarf/info';
 import { Location, evalLocation } from '../elf/dwarf/location';
+import { ScopeAt, frameScope, globalDie, nameOf, outermostFunction, refOf, scopeChildren } from '../elf/dwarf/scopes';
+import { bitfieldOffset, sizeOf, strip, typeText } from '../elf/dwarf/typeDies';
 import { charText } from '../handlers/ctypes';
-import { entryValue } from './callSites';
+import { CallerFrame, entryValue } from '../elf/dwarf/callSites';
 
-export interface FrameState {
+// The scope readers moved to elf/dwarf/scopes.ts; these names stay here for importers outside this
+// change (adapter/inspector.ts, debug/globals.ts, test/unit/dwarf-inline-frames.test.ts, test/unit/dwarf-bad-input.test.ts)
+// until they import elf/dwarf (or the debug facade) themselves.
+export { TAG } from '../elf/dwarf/info';
+export { inlineFrames, namesAt } from '../elf/dwarf/scopes';
+export type { InlineFrame } from '../elf/dwarf/scopes';
+
+export interface FrameState extends ScopeAt {
   pc: bigint;
   /** the frame's place in the walk: 0 = the CPU's registers, 1 = its caller... (default 0) */
   level?: number;
@@ -29,19 +39,8 @@ export interface FrameState {
   /** the frame's canonical frame address (from the CFI), when known */
   cfa?: bigint;
   /** the caller as the CFI recovers it (its registers, and the return address into it), when known */
-  caller?: { returnAddress: bigint; regs: ReadonlyMap<number, bigint> };
-  /** which function of the frame: 0 = the innermost inlined call holding pc, 1 = its caller... (default 0) */
-  inlineDepth?: number;
-  /**
-   * At the first instruction of an inlined call, show the caller (gdb's
-   * skip_inline_frames; default true). A stop at a line or instruction
-   * breakpoint there shows the inlined function, as gdb does.
-   */
-  skipInlineEntry?: boolean;
+  caller?: CallerFrame;
 }
-
-/** Where to look a frame's scope up: its pc, which inline frame, the inline-entry rule. */
-export interface ScopeAt { inlineDepth?: number; skipInlineEntry?: boolean }
 
 /** Bytes of memory, or undefined when they cannot be read. */
 export type MemReader = (addr: bigint, size: number) => Uint8Array | undefined;
@@ -64,13 +63,6 @@ export type FrameVariables =
   | { ok: true; function: string; params: FrameVariable[]; locals: FrameVariable[] }
   /** broken: the debug info is there but cannot be read (the reason says what and where) */
   | { ok: false; reason: string; broken?: true };
-
-export const TAG = {
-  formal_parameter: 0x05, lexical_block: 0x0b, pointer_type: 0x0f, structure_type: 0x13, typedef: 0x16, union_type: 0x17,
-  inlined_subroutine: 0x1d, base_type: 0x24, const_type: 0x26, enumerator: 0x28, enumeration_type: 0x04, array_type: 0x01,
-  subprogram: 0x2e, variable: 0x34, volatile_type: 0x35, subroutine_type: 0x15, restrict_type: 0x37, subrange_type: 0x21,
-  atomic_type: 0x47,
-} as const;
 
 /** The variables of a frame, or why there are none ("no debug info for this frame: ..."). */
 export function frameVariables(image: ElfImage, frame: FrameState, read: MemReader): FrameVariables {
@@ -104,7 +96,7 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
     read: memUint,
     addrx: (i: bigint) => di.addrIndex(u, i),
     baseType: (o: bigint) => di.baseType(u, o),
-    entryValue: (block: Uint8Array) => entryValue(di, frame, block, memUint, little),
+    entryValue: (block: Uint8Array) => entryValue(di, frame.caller, block, memUint, little),
     frameBase: (): bigint | undefined => {
       if (frameBaseCache !== null) return frameBaseCache;
       frameBaseCache = undefined;
@@ -132,142 +124,8 @@ export function frameVariables(image: ElfImage, frame: FrameState, read: MemRead
   return { ok: true, function: fname, params, locals };
 }
 
-/**
- * At the first instruction of an inlined call the call has not begun yet for
- * the user: the frame is the caller's (gdb's skip_inline_frames), and a
- * breakpoint on the caller shows the caller's variables there.
- */
-function atInlineEntry(di: DebugInfo, d: Die, pc: bigint): boolean {
-  return di.entryPc(d) === pc;
-}
-
-/**
- * The DIEs holding pc, outermost first: the subprogram, then the lexical
- * blocks and inlined subroutines nested in it (an inlined call at its first
- * instruction left out unless `skipInlineEntry` is false). Undefined when no
- * function of the unit covers pc.
- */
-function scopeChain(di: DebugInfo, root: Die, pc: bigint, skipInlineEntry: boolean): Die[] | undefined {
-  const holds = (d: Die): boolean => di.ranges(d).some(([lo, hi]) => pc >= lo && pc < hi);
-  const chain: Die[] = [];
-  const seen = new Set<Die>();
-  let scope: Die | undefined = root.children.find(c => c.tag === TAG.subprogram && holds(c));
-  while (scope && !seen.has(scope)) {
-    seen.add(scope);
-    chain.push(scope);
-    scope = scope.children.find(c => (c.tag === TAG.lexical_block || (c.tag === TAG.inlined_subroutine && !(skipInlineEntry && atInlineEntry(di, c, pc)))) && holds(c));
-  }
-  return chain.length ? chain : undefined;
-}
-
-/**
- * A scope's children, with the parameters and variables of its abstract
- * origin that no concrete child stands for (an inlined call or an
- * out-of-line copy whose compiler dropped a variable it kept no location
- * for: gdb's inherit_abstract_dies shows them `<optimized out>`).
- */
-function scopeChildren(di: DebugInfo, d: Die): readonly Die[] {
-  const origin = di.ref(d, DW_AT.abstract_origin);
-  if (!origin || origin === d) return d.children;
-  const covered = new Set<Die>();
-  for (const c of d.children) { const o = di.ref(c, DW_AT.abstract_origin); if (o) covered.add(o); }
-  const extra = origin.children.filter(c => (c.tag === TAG.formal_parameter || c.tag === TAG.variable) && !covered.has(c));
-  return extra.length ? [...d.children, ...extra] : d.children;
-}
-
-/** The chain cut into one run of DIEs per function (the subprogram, then each inlined call), innermost first. */
-function functionScopes(chain: readonly Die[]): Die[][] {
-  const out: Die[][] = [];
-  for (const d of chain) {
-    if (d.tag === TAG.subprogram || d.tag === TAG.inlined_subroutine || !out.length) out.unshift([d]);
-    else out[0].push(d);
-  }
-  return out;
-}
-
-/** The DIEs of the function a frame shows (its inline depth; the outermost when deeper than the chain). */
-function frameScope(di: DebugInfo, root: Die, pc: bigint, at: ScopeAt): Die[] | undefined {
-  const chain = scopeChain(di, root, pc, at.skipInlineEntry !== false);
-  if (!chain) return undefined;
-  const fns = functionScopes(chain);
-  return fns[Math.min(at.inlineDepth ?? 0, fns.length - 1)];
-}
-
-function outermostFunction(di: DebugInfo, root: Die, pc: bigint): Die | undefined {
-  return root.children.find(c => c.tag === TAG.subprogram && di.ranges(c).some(([lo, hi]) => pc >= lo && pc < hi));
-}
-
-/** One function of a physical frame: the innermost inlined call first, the real (outermost) function last. */
-export interface InlineFrame {
-  function: string;
-  /** an inlined call (false for the physical frame's own function) */
-  inlined: boolean;
-  /**
-   * Where this function is at pc when it is not the innermost: the source
-   * position of the inlined call it made (the callee's DW_AT_call_file /
-   * call_line / call_column).
-   */
-  call?: { file?: string; line: number; column: number };
-}
-
-/**
- * The functions a pc is in, innermost first, as gdb's backtrace shows a
- * physical frame: each inlined call holding pc (except, by default, one at
- * its first instruction), then the subprogram. Empty when no debug info
- * covers pc or it cannot be read.
- */
-export function inlineFrames(image: ElfImage, pc: bigint, skipInlineEntry = true): InlineFrame[] {
-  let di: DebugInfo;
-  try { di = debugInfoOf(image); } catch { return []; }
-  try {
-    const u = di.unitFor(pc);
-    const root = u ? di.root(u) : null;
-    if (!u || !root) return [];
-    const chain = scopeChain(di, root, pc, skipInlineEntry);
-    if (!chain) return [];
-    const fns = functionScopes(chain);
-    const stmt = di.attr(root, DW_AT.stmt_list);
-    const unitLine = stmt && stmt.kind === 'uint' ? Number(stmt.value) : undefined;
-    return fns.map((f, i) => {
-      const head = f[0];
-      const out: InlineFrame = { function: nameOf(di, head) ?? '?', inlined: head.tag === TAG.inlined_subroutine };
-      const callee = i > 0 ? fns[i - 1][0] : undefined;
-      const line = callee ? di.attr(callee, DW_AT.call_line) : undefined;
-      if (callee && line?.kind === 'uint') {
-        const fileAttr = di.attr(callee, DW_AT.call_file);
-        const col = di.attr(callee, DW_AT.call_column);
-        const file = fileAttr?.kind === 'uint' && unitLine !== undefined ? image.lines?.fileOf?.(unitLine, Number(fileAttr.value)) : undefined;
-        out.call = { file, line: Number(line.value), column: col?.kind === 'uint' ? Number(col.value) : 0 };
-      }
-      return out;
-    });
-  } catch {
-    return [];
-  }
-}
-
 function safe<T>(f: () => T): T | undefined {
   try { return f(); } catch { return undefined; }
-}
-
-/** DW_AT_name, through DW_AT_abstract_origin / DW_AT_specification */
-export function nameOf(di: DebugInfo, d: Die): string | undefined {
-  for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
-    const n = di.name(x);
-    if (n !== undefined) return n;
-    x = di.ref(x, DW_AT.abstract_origin) ?? di.ref(x, DW_AT.specification);
-  }
-  return undefined;
-}
-
-/** an attribute's DIE reference, through abstract_origin */
-export function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
-  for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
-    const r = di.ref(x, at);
-    if (r) return r;
-    x = di.ref(x, DW_AT.abstract_origin);
-  }
-  return undefined;
 }
 
 function variable(di: DebugInfo, d: Die, kind: 'param' | 'local', pc: bigint, ctx: Parameters<typeof evalLocation>[1], read: MemReader, little: boolean): FrameVariable {
@@ -332,6 +190,7 @@ const MAX_ELEMENTS = 256;
  */
 export function childrenOf(x: Expandable, read: MemReader): FrameVariable[] {
   const di = debugInfoOf(x.image);
+  imageOfDi.set(di, x.image);
   const little = x.image.endian === 'little';
   const t = x.type;
   const out: FrameVariable[] = [];
@@ -378,71 +237,6 @@ export function childrenOf(x: Expandable, read: MemReader): FrameVariable[] {
     } else out.push(member(name, mt, x.addr + off));
   }
   return out;
-}
-
-/**
- * A bitfield member's offset in bits from the struct's start: DWARF 4+
- * data_bit_offset; DWARF 2/3 style (clang 14) bit_offset from the most
- * significant bit of a storage unit of byte_size bytes (else the member
- * type's size) at data_member_location (little-endian layout here).
- */
-export function bitfieldOffset(di: DebugInfo, m: Die, typeSize: number): number {
-  const off = di.uint(m, DW_AT.data_member_location) ?? 0n;
-  const dbo = di.uint(m, DW_AT.data_bit_offset);
-  if (dbo !== undefined) return Number(dbo);
-  const old = di.uint(m, DW_AT.bit_offset);
-  if (old === undefined) return Number(off * 8n);
-  const unitBits = (di.uint(m, DW_AT.byte_size) ?? BigInt(typeSize)) * 8n;
-  return Number(off * 8n + unitBits - old - (di.uint(m, DW_AT.bit_size) ?? 0n));
-}
-
-/** Strip typedefs and qualifiers */
-export function strip(di: DebugInfo, t: Die | undefined): Die | undefined {
-  for (let i = 0; t && i < 32; i++) {
-    if (t.tag !== TAG.typedef && t.tag !== TAG.const_type && t.tag !== TAG.volatile_type && t.tag !== TAG.restrict_type && t.tag !== TAG.atomic_type) return t;
-    t = di.ref(t, DW_AT.type);
-  }
-  return t;
-}
-
-function sizeOf(di: DebugInfo, t: Die | undefined, addressSize: number): number | undefined {
-  const s = strip(di, t);
-  if (!s) return undefined;
-  if (s.tag === TAG.pointer_type) return Number(di.uint(s, DW_AT.byte_size) ?? BigInt(addressSize));
-  if (s.tag === TAG.array_type && di.uint(s, DW_AT.byte_size) === undefined) {
-    const el = sizeOf(di, di.ref(s, DW_AT.type), addressSize);
-    if (el === undefined) return undefined;
-    return s.children.filter(c => c.tag === TAG.subrange_type)
-      .reduce((n, c) => n * Math.max(0, Number(di.uint(c, DW_AT.count) ?? ((di.uint(c, DW_AT.upper_bound) ?? -1n) + 1n))), el);
-  }
-  const b = di.uint(s, DW_AT.byte_size);
-  return b === undefined ? undefined : Number(b);
-}
-
-/** The C spelling of a type, as gdb prints it in `ptype`-like one-liners. */
-export function typeText(di: DebugInfo, t: Die | undefined, depth = 0): string {
-  if (!t) return 'void';
-  if (depth > 16) return '...';
-  const inner = (): string => typeText(di, di.ref(t, DW_AT.type), depth + 1);
-  const named = (kw: string): string => `${kw} ${di.name(t) ?? '{...}'}`;
-  switch (t.tag) {
-    case TAG.base_type: case TAG.typedef: return di.name(t) ?? '?';
-    case TAG.pointer_type: { const i = di.ref(t, DW_AT.type); return i?.tag === TAG.subroutine_type ? `${typeText(di, di.ref(i, DW_AT.type), depth + 1)} (*)(...)` : `${inner()} *`; }
-    case TAG.const_type: return `const ${inner()}`;
-    case TAG.volatile_type: return `volatile ${inner()}`;
-    case TAG.structure_type: return named('struct');
-    case TAG.union_type: return named('union');
-    case TAG.enumeration_type: return named('enum');
-    case TAG.array_type: {
-      const dims = t.children.filter(c => c.tag === TAG.subrange_type).map(c => {
-        const n = di.uint(c, DW_AT.count) ?? ((di.uint(c, DW_AT.upper_bound) ?? -1n) + 1n);
-        return `[${n >= 0n ? n : ''}]`;
-      });
-      return `${inner()} ${dims.join('')}`;
-    }
-    case TAG.subroutine_type: return `${inner()} (...)`;
-    default: return inner();
-  }
 }
 
 function bytesToUint(b: Uint8Array, little: boolean): bigint {
@@ -519,9 +313,6 @@ function valueBytes(loc: Location, size: number, ctx: Parameters<typeof evalLoca
     default: return Array(size).fill(undefined);
   }
 }
-
-export const DW_ATE = { boolean: 0x02, float: 0x04, signed: 0x05, signed_char: 0x06, unsigned: 0x07, unsigned_char: 0x08 } as const;
-
 
 /** A scalar value (raw bits of the type's size) as gdb prints it. */
 function formatScalar(di: DebugInfo, type: Die | undefined, raw: bigint, read: MemReader): string {
@@ -671,6 +462,7 @@ export function globalVariable(image: ElfImage, name: string, read: MemReader, p
   const g = globalDie(image, name, pc);
   if (!g) return undefined;
   const { di, unit: u, die: d } = g;
+  imageOfDi.set(di, image);
   const little = image.endian === 'little';
   const ctx = {
     addressSize: u.addressSize, little, reg: () => undefined,
@@ -681,78 +473,6 @@ export function globalVariable(image: ElfImage, name: string, read: MemReader, p
   return variable(di, d, 'local', pc ?? 0n, ctx, read, little);
 }
 
-/**
- * The DIE of a global or file-static variable by name: a definition with a
- * location (or a constant) in the unit holding pc first, then in the other
- * units, else one the compiler left without (optimized out).
- */
-export function globalDie(image: ElfImage, name: string, pc?: bigint): { di: DebugInfo; unit: Die['unit']; die: Die } | undefined {
-  const di = debugInfoOf(image);
-  imageOfDi.set(di, image);
-  const first = pc !== undefined ? di.unitFor(pc) : undefined;
-  const units = first ? [first, ...di.units().filter(u => u !== first)] : di.units();
-  for (const withLocation of [true, false]) {
-    for (const u of units) {
-      if (u.error) continue;
-      const root = di.root(u);
-      const d = root?.children.find(c => c.tag === TAG.variable && di.name(c) === name && !c.attrs.has(DW_AT.declaration)
-        && (!withLocation || c.attrs.has(DW_AT.location) || c.attrs.has(DW_AT.const_value)));
-      if (d) return { di, unit: u, die: d };
-    }
-  }
-  return undefined;
-}
-
-/** A DWARF name in scope at a pc: its DIE, type and location expression there (undefined: optimized out) */
-export interface ScopedName {
-  name: string;
-  die: Die;
-  kind: 'param' | 'local';
-  type: Die | undefined;
-  /** the location expression in effect at the pc; undefined when optimized out there */
-  expr: Uint8Array | undefined;
-  /** a constant value (DW_AT_const_value) instead of a location */
-  constValue?: bigint;
-}
-
-/**
- * The parameters and locals in scope at a pc without a frame (what a probe
- * handler compiled for that pc can name), with the function's name; undefined
- * when no debug info covers the pc.
- */
-export function namesAt(image: ElfImage, pc: bigint, at: ScopeAt = {}):
-  { function: string; di: DebugInfo; names: Map<string, ScopedName>; frameBase?: Uint8Array } | undefined {
-  const di = debugInfoOf(image);
-  imageOfDi.set(di, image);
-  const u = di.unitFor(pc);
-  const root = u ? di.root(u) : null;
-  if (!u || !root) return undefined;
-  const chain = frameScope(di, root, pc, at);
-  if (!chain) return undefined;
-  const paramOwner = chain[0];
-  const names = new Map<string, ScopedName>();
-  for (const d of chain) {
-    for (const c of scopeChildren(di, d)) {
-      const isParam = c.tag === TAG.formal_parameter && d === paramOwner;
-      if (!isParam && c.tag !== TAG.variable) continue;
-      const name = nameOf(di, c);
-      if (name === undefined) continue;
-      const cv = di.attr(c, DW_AT.const_value);
-      let expr: Uint8Array | undefined;
-      try { expr = di.locationAt(c, DW_AT.location, pc); } catch { expr = undefined; }
-      // inner scopes shadow outer ones (the chain goes outward to inward)
-      names.set(name, {
-        name, die: c, kind: isParam ? 'param' : 'local', type: refOf(di, c, DW_AT.type), expr,
-        constValue: cv && (cv.kind === 'uint' || cv.kind === 'sint') ? cv.value : undefined,
-      });
-    }
-  }
-  // the frame base is the physical function's (the subprogram's), also in an inlined frame (DW_OP_fbreg locations)
-  const fn = outermostFunction(di, root, pc) ?? chain[0];
-  let frameBase: Uint8Array | undefined;
-  try { frameBase = di.locationAt(fn, DW_AT.frame_base, pc); } catch { frameBase = undefined; }
-  return { function: nameOf(di, paramOwner) ?? '?', di, names, frameBase };
-}
 
 
 /** A struct / union / array in memory as gdb prints it (`{x = 1, y = 2}`, `"abc"`, `{0 <repeats 16 times>}`). */

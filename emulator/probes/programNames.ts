@@ -3,7 +3,7 @@
  * at pc can name the probed function's parameters and locals in scope
  * there, and the program's globals and statics (`printk("%s\n", filename)`,
  * `file->name`, `last_pid`), as perf probe's fetch args do, with their C
- * types (structs, unions, arrays and enums from emulator/debug/ctype.ts).
+ * types (structs, unions, arrays and enums from emulator/elf/dwarf/ctype.ts).
  * The compiler asks `programNamesAt(image, arch, pc)` for a name; the
  * binding's place() evaluates the name's location at that pc with the
  * handler's registers (pt_regs names through the port's DWARF numbering),
@@ -19,10 +19,10 @@ import { evalLocation } from '../elf/dwarf/location';
 import type { ElfImage } from '../elf/types';
 import type { HandlerEnv, ProgramName, ProgramPlace } from '../handlers';
 import type { CType } from '../handlers/ctypes';
-import { ScopeAt, globalDie, namesAt, refOf } from '../debug/variables';
-import { dwarfCType, typeNamed } from '../debug/ctype';
+import { ScopeAt, globalDie, namesAt, refOf } from '../elf/dwarf/scopes';
+import { dwarfCType, typeNamed } from '../elf/dwarf/ctype';
 import { DW_AT, Die, debugInfoOf } from '../elf/dwarf/info';
-import { cfiFor } from '../unwind';
+import { cfiFor } from '../unwind/unwinder';
 import { resolveTarget } from './targets';
 import type { ProbeTarget } from '../handlers';
 

@@ -11,7 +11,7 @@ import { PROBE_KEYWORD_DOCS } from './docs';
 import { portByName } from '../../emulator/ports';
 import { parseTargetText } from '../../emulator/probes/targets';
 import { programNamesAtTarget } from '../../emulator/probes/programNames';
-import { namesAt } from '../../emulator/debug/variables';
+import { namesAt } from '../../emulator/elf/dwarf/scopes';
 import { typeName } from '../../emulator/handlers/ctypes';
 import type { ProgramName } from '../../emulator/handlers';
 

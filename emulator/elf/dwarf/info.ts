@@ -48,6 +48,17 @@ export const DW_TAG: Readonly<Record<number, string>> = {
   0x4109: 'GNU_call_site', 0x410a: 'GNU_call_site_parameter',
 };
 
+/** DW_TAG codes the scope, type and value readers test for */
+export const TAG = {
+  formal_parameter: 0x05, lexical_block: 0x0b, pointer_type: 0x0f, structure_type: 0x13, typedef: 0x16, union_type: 0x17,
+  inlined_subroutine: 0x1d, base_type: 0x24, const_type: 0x26, enumerator: 0x28, enumeration_type: 0x04, array_type: 0x01,
+  subprogram: 0x2e, variable: 0x34, volatile_type: 0x35, subroutine_type: 0x15, restrict_type: 0x37, subrange_type: 0x21,
+  atomic_type: 0x47,
+} as const;
+
+/** DW_ATE base type encodings */
+export const DW_ATE = { boolean: 0x02, float: 0x04, signed: 0x05, signed_char: 0x06, unsigned: 0x07, unsigned_char: 0x08 } as const;
+
 /** DW_AT codes the debugger reads */
 export const DW_AT = {
   sibling: 0x01, location: 0x02, name: 0x03, byte_size: 0x0b, stmt_list: 0x10, low_pc: 0x11, high_pc: 0x12,

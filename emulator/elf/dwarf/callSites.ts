@@ -1,11 +1,15 @@
 /**
  * DW_OP_entry_value through call sites (issue 14): the value a register had
  * when a frame's function was entered, from what the caller's call site
- * says it passed there. Used by frame variables (variables.ts).
+ * says it passed there. Used by the debugger's frame variables
+ * (emulator/debug/variables.ts), with the caller's registers as the CFI
+ * recovers them.
  */
-import { DW_AT, DebugInfo, Die } from '../elf/dwarf/info';
-import { evalLocation } from '../elf/dwarf/location';
-import type { FrameState } from './variables';
+import { DW_AT, DebugInfo, Die } from './info';
+import { evalLocation } from './location';
+
+/** A frame's caller as the CFI recovers it: the return address into it and its registers by DWARF number. */
+export interface CallerFrame { returnAddress: bigint; regs: ReadonlyMap<number, bigint> }
 
 /** DW_TAG_subprogram, lexical_block, inlined_subroutine: the scopes a call site can be nested in */
 const SCOPE_TAGS = new Set([0x2e, 0x0b, 0x1d]);
@@ -22,9 +26,8 @@ const AT_CALL_RETURN_PC = 0x7d, AT_CALL_VALUE = 0x7e, AT_GNU_CALL_SITE_VALUE = 0
  * with the registers the CFI recovers). Undefined when any of that is
  * missing: the value is then <optimized out>, never guessed.
  */
-export function entryValue(di: DebugInfo, frame: FrameState, block: Uint8Array, read: (a: bigint, n: number) => bigint | undefined, little: boolean): bigint | undefined {
+export function entryValue(di: DebugInfo, caller: CallerFrame | undefined, block: Uint8Array, read: (a: bigint, n: number) => bigint | undefined, little: boolean): bigint | undefined {
   const reg = block.length === 1 && block[0] >= 0x50 && block[0] <= 0x6f ? block[0] - 0x50 : undefined;
-  const caller = frame.caller;
   if (reg === undefined || !caller) return undefined;
   const ra = caller.returnAddress;
   const u = di.unitFor(ra - 1n);
