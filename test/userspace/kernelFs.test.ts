@@ -352,6 +352,67 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   });
 });
 
+describe('tracefs event files', () => {
+  test('events/GRP/EVENT/format (trace_events.c f_show: common fields, probe fields, one packed field per argument, print fmt), available_events, set_event (GRP:EVENT, !, *:*, > disables all)', () => {
+    const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')));
+    const file = (path: string, flags: number) => {
+      const r = m.kernel.fs.lookup(path, m.kernel.fs.root);
+      assert.ok(r.ok && r.inode.pseudo, path);
+      const dev = openPseudo(r.inode.pseudo, flags);
+      assert.ok(typeof dev !== 'number', path);
+      return dev;
+    };
+    const O_WRONLY = 1, O_TRUNC = 0o1000, O_APPEND = 0o2000;
+    const T = '/sys/kernel/tracing';
+    const write = (path: string, text: string, flags = O_WRONLY | O_APPEND): number | Uint8Array => file(`${T}/${path}`, flags).write(new TextEncoder().encode(text));
+    const read = (path: string): string => new TextDecoder().decode(file(`${T}/${path}`, 0).read(1 << 16) as Uint8Array);
+    assert.equal(write('kprobe_events', 'p:myprobe do_fork a=%di:u32 b=%si:s8 c=%dx:x16 d=+0(%di):string e=%cx:symbol\n'), 77);
+    assert.equal(write('kprobe_events', 'r:myret do_fork $retval\n'), 24);
+    assert.equal(read('available_events'), 'kprobes:myprobe\nkprobes:myret\n');
+    // the example of Documentation/trace/events.rst's format, with trace_kprobe's fields: __probe_ip, then the arguments packed
+    assert.equal(read('events/kprobes/myprobe/format'), [
+      'name: myprobe', 'ID: 2000', 'format:',
+      '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
+      '\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;',
+      '\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;',
+      '\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;',
+      '',
+      '\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;',
+      '\tfield:u32 a;\toffset:16;\tsize:4;\tsigned:0;',
+      '\tfield:s8 b;\toffset:20;\tsize:1;\tsigned:1;',
+      '\tfield:x16 c;\toffset:21;\tsize:2;\tsigned:0;',
+      '\tfield:__data_loc char[] d;\toffset:23;\tsize:4;\tsigned:0;',
+      '\tfield:symbol e;\toffset:27;\tsize:8;\tsigned:0;',
+      '',
+      'print fmt: "(%lx) a=%u b=%d c=0x%x d=\\"%s\\" e=%pS", REC->__probe_ip, REC->a, REC->b, REC->c, __get_str(d), REC->e',
+      '',
+    ].join('\n'));
+    const ret = read('events/kprobes/myret/format').split('\n');
+    assert.deepEqual(ret.slice(0, 2), ['name: myret', 'ID: 2001']);
+    assert.deepEqual(ret.slice(8, 11), [
+      '\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;',
+      '\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;',
+      '\tfield:x64 arg1;\toffset:24;\tsize:8;\tsigned:0;',
+    ]);
+    assert.equal(ret[12], 'print fmt: "(%lx <- %lx) arg1=0x%Lx", REC->__probe_func, REC->__probe_ret_ip, REC->arg1');
+    // set_event: enable by GRP:EVENT, by EVENT alone; '!' disables; an unknown event is -EINVAL; > disables all
+    assert.equal(read('set_event'), '');
+    assert.equal(write('set_event', 'kprobes:myprobe\n', O_WRONLY | O_TRUNC), 16);
+    assert.equal(write('set_event', 'myret\n'), 6);
+    assert.equal(read('set_event'), 'kprobes:myprobe\nkprobes:myret\n');
+    assert.equal(read('events/kprobes/myprobe/enable'), '1\n');
+    assert.equal(write('set_event', '!kprobes:myprobe\n'), 17);
+    assert.equal(read('set_event'), 'kprobes:myret\n');
+    assert.equal(read('events/enable'), 'X\n');
+    assert.equal(write('set_event', 'nosuch:event\n'), -22);
+    assert.equal(write('set_event', '*:*\n'), 4);
+    assert.equal(read('events/enable'), '1\n');
+    assert.equal(write('set_event', '', O_WRONLY | O_TRUNC), 0);
+    assert.equal(read('set_event'), '');
+    assert.equal(read('events/kprobes/enable'), '0\n');
+  });
+});
+
 describe('procfs /proc/<pid>/cmdline', () => {
   test('amd64: /proc/<pid>/cmdline is the argv strings, each with its NUL, as they lie in the process (proc_pid_cmdline_read)', async t => {
     const bb = busybox('amd64');

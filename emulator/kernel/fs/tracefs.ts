@@ -35,11 +35,16 @@
  *   events/enable, events/GRP/enable  "0", "1", or "X" when mixed; writing
  *                   0 or 1 disables or enables every event below
  *   events/GRP/EVENT/id  the event's number (dynamic events from 2000 up)
+ *   events/GRP/EVENT/format  its fields and print format (tracing/events/eventFormat.ts)
+ *   available_events  "GRP:EVENT" per event defined through these files
+ *   set_event       the enabled ones, "GRP:EVENT" each; writing "GRP:EVENT"
+ *                   (or "EVENT", "GRP:*", "*:*") enables, a leading '!'
+ *                   disables, `>` disables them all first (ftrace_event_write)
  */
 import { Errno } from '../abi';
 import type { Kernel } from '../kernel';
 import {
-  clearTrace, consumeTrace, errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
+  clearTrace, consumeTrace, errorLog, eventFormat, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
   setTracingOn, stripEventComment, traceBufferKb, traceText, tracingOn,
 } from '../../tracing/events';
 import type { EventAdd } from '../../tracing/events';
@@ -222,7 +227,11 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     for (const key of defined.keys()) {
       const [group, name] = key.split('/');
       if (!eventsDir.children!.get(group)?.children!.has(name)) {
-        addPseudoFiles(fs, eventsDir, { [`${key}/enable`]: enableFile(key), [`${key}/id`]: { show: () => `${ids.get(key) ?? 0}\n` } });
+        addPseudoFiles(fs, eventsDir, {
+          [`${key}/enable`]: enableFile(key),
+          [`${key}/id`]: { show: () => `${ids.get(key) ?? 0}\n` },
+          [`${key}/format`]: { show: () => (kinds.has(key) ? eventFormat(kinds.get(key)!, ids.get(key) ?? 0) : '') },
+        });
       }
       const g = eventsDir.children!.get(group)!;
       if (!g.children!.has('enable')) addPseudoFiles(fs, g, { enable: enableAll(other => other.startsWith(`${group}/`)) });
@@ -236,6 +245,23 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     kprobe_profile: { show: () => kprobeProfile(k) },
     uprobe_profile: { show: () => probes()?.uprobeProfile() ?? '' },
     'events/enable': enableAll(() => true),
+    available_events: { show: () => [...defined.keys()].map(key => `${key.replace('/', ':')}\n`).join('') },
+    set_event: {
+      show: () => [...defined.keys()].filter(key => enabled.has(key)).map(key => `${key.replace('/', ':')}\n`).join(''),
+      write: (text: string) => {
+        for (const word of text.split(/\s+/).filter(Boolean)) {
+          const on = !word.startsWith('!');
+          const spec = on ? word : word.slice(1);
+          const [group, event] = spec.includes(':') ? spec.split(':', 2) : ['*', spec];
+          const match = (g: string, e: string): boolean => (group === '*' || group === g) && (event === '*' || event === e);
+          if (![...defined.keys()].some(key => match(...(key.split('/') as [string, string])))) return -Errno.EINVAL;
+          const rc = setEnabledWhere(key => match(...(key.split('/') as [string, string])), on);
+          if (rc < 0) return rc;
+        }
+        return bytesOf(text);
+      },
+      truncate: () => { setEnabledWhere(() => true, false); },
+    },
     trace: {
       show: () => traceText(k, k.cpus.length),
       write: (text: string) => bytesOf(text),

@@ -8,6 +8,7 @@
  *   runtime.ts    a hit: evaluate through the probe handler environment, print the line
  *   profile.ts    kprobe_events and kprobe_profile of a kernel
  *   traceBuffer.ts the per-CPU ring buffer behind tracefs `trace` / `trace_pipe`
+ *   eventFormat.ts an event's `format` file (fields and print fmt)
  *
  * The language server side (handlers/probeFile.ts, probeCheck.ts) imports
  * parse.ts alone: no kernel, no CPU.
@@ -30,3 +31,4 @@ export {
 export type { TraceEventEntry, ProfileRow } from './profile';
 export { tracingOn, setTracingOn } from './tracingOn';
 export { recordTraceLine, traceText, consumeTrace, clearTrace, traceBufferKb, setTraceBufferKb, DEFAULT_BUFFER_KB } from './traceBuffer';
+export { eventFormat } from './eventFormat';
