@@ -301,7 +301,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
     assert.equal(hits(off.profile), hits(on.profile), 'the event still counts its hits');
   });
 
-  test('amd64: tracefs trace buffer: uprobe_events / kprobe_events / dynamic_events each take their own kind; an enabled event fills `trace` under the nop header, trace_pipe consumes, `> trace` clears; events/enable, events/GRP/enable, EVENT/id, uprobe_profile, buffer_size_kb, current_tracer', async t => {
+  test('amd64: tracefs trace buffer: uprobe_events / kprobe_events / dynamic_events each take their own kind; an enabled event fills `trace` under the nop header, trace_pipe consumes and a reader of an empty one sleeps until a line comes, `> trace` clears; events/enable, events/GRP/enable, EVENT/id, uprobe_profile, buffer_size_kb, current_tracer', async t => {
     const bb = busybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const { offset: off, entry } = entryPoint(bb);
@@ -312,7 +312,10 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
         `echo "p:ub2 /bin/busybox:0x${off.toString(16)}" >> ${T}/kprobe_events; echo rc=$?; echo "p:kb fx_putl" >> ${T}/kprobe_events`,
         `echo @1; cat ${T}/dynamic_events; echo @2; cat ${T}/kprobe_events; cat ${T}/events/enable ${T}/events/uprobes/ub/id ${T}/events/kprobes/kb/id`,
         `echo 1 > ${T}/events/uprobes/enable; cat ${T}/events/enable ${T}/events/uprobes/enable; /bin/busybox true; /bin/busybox true`,
-        `echo @3; cat ${T}/trace; echo @4; cat ${T}/uprobe_events ${T}/uprobe_profile; echo @5; cat ${T}/trace_pipe; echo @6; cat ${T}/trace_pipe; echo @7`,
+        `echo @3; cat ${T}/trace; echo @4; cat ${T}/uprobe_events ${T}/uprobe_profile; echo @5; head -n 1 ${T}/trace_pipe | sed s/^/P1:/; echo @6; head -n 1 ${T}/trace_pipe | sed s/^/P2:/`,
+        // a reader of an empty trace_pipe sleeps until a line comes: drain it with the event off, start the reader, then hit
+        `echo 0 > ${T}/events/enable; head -n 1 ${T}/trace_pipe > /dev/null; (head -n 2 ${T}/trace_pipe | sed s/^/P3:/; echo reader done) & echo 1 > ${T}/events/enable`,
+        `/bin/busybox true; /bin/busybox true; wait; echo @7`,
         `echo > ${T}/trace; cat ${T}/trace; echo @8; cat ${T}/buffer_size_kb ${T}/current_tracer ${T}/available_tracers; echo function > ${T}/current_tracer; echo rc=$?`,
         `echo > ${T}/uprobe_events; echo rc=$?; echo 0 > ${T}/events/enable; cat ${T}/events/enable; echo > ${T}/uprobe_events; cat ${T}/dynamic_events; echo @9; cat ${T}/error_log`,
       ].join('; '));
@@ -336,9 +339,19 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
       const listed = between(r.out, '@4', '@5').split('\n').filter(l => !/ ub: \(/.test(l));
       assert.equal(listed[0], `p:uprobes/ub /bin/busybox:0x${off.toString(16).padStart(16, '0')}`);
       assert.match(listed[1], /^  \/bin\/busybox ub {43} +\d+$/);
-      // trace_pipe takes what it shows: the second read sees only the hits since the first (its own cat's exec)
-      const pipe1 = between(r.out, '@5', '@6').split('\n').filter(Boolean), pipe2 = between(r.out, '@6', '@7').split('\n').filter(Boolean);
-      assert.ok(pipe1.length > lines.length && pipe2.length < pipe1.length, `${pipe1.length} then ${pipe2.length}`);
+      // trace_pipe takes what it gives: head's read took every line there was (P1 prints the oldest); the next read
+      // sees only lines written since (the hits of that head's own exec and sed's)
+      const pick = (tag: string, from: string, to: string): string[] => between(r.out, from, to).split('\n').filter(l => l.startsWith(tag)).map(l => l.slice(tag.length));
+      const pidOf = (l: string): number => Number(/-(\d+) +\[/.exec(l)![1]);
+      assert.deepEqual(pick('P1:', '@5', '@6'), [lines[0]]);
+      const p2 = pick('P2:', '@6', '@7');
+      assert.equal(p2.length, 1);
+      assert.ok(pidOf(p2[0]) > Math.max(...lines.map(pidOf)), `${p2[0]} after ${lines.join('\n')}`);
+      // the sleeping reader got the two lines that came after it and ended
+      const p3 = between(r.out, '@6', '@7');
+      assert.equal(pick('P3:', '@6', '@7').length, 2, p3);
+      for (const l of pick('P3:', '@6', '@7')) assert.match(l, new RegExp(`^ +\\S+-\\d+ +\\[\\d{3}\\] \\.{5} +\\d+\\.\\d{6}: ${ev}$`));
+      assert.ok(p3.indexOf('reader done') > p3.lastIndexOf('P3:'), p3);
       const cleared = between(r.out, '@7', '@8').split('\n').filter(l => l.startsWith('# entries'));
       assert.match(cleared[0], /^# entries-in-buffer\/entries-written: [01]\/[01]   #P:\d+$/);
       assert.equal(between(r.out, '@8', '@9').split('\n').filter(l => !/ ub: \(/.test(l)).join('\n'),

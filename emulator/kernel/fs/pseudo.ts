@@ -16,6 +16,12 @@ export interface PseudoFile {
   write?(text: string, opts: { append: boolean }): number;
   /** open(O_TRUNC) for writing: what `>` does (kprobe_events: clear every event) */
   truncate?(): number | void;
+  /**
+   * A consuming stream instead of a snapshot (trace_pipe): each read takes up
+   * to `len` bytes, null while there is nothing; `wait` asks to be woken when
+   * there is (a blocking read sleeps meanwhile).
+   */
+  stream?: { read(len: number): Uint8Array | null; wait(wake: () => void): void };
 }
 
 /** A pseudo-file inode (mode 0444 when it has no write handler, 0644 when it has one and shows, 0200 for write-only). */
@@ -64,7 +70,16 @@ const O_ACCMODE = 3, O_RDONLY = 0, O_TRUNC = 0o1000, O_APPEND = 0o2000;
 export function openPseudo(file: PseudoFile, flags: number): CharDevice | number {
   const acc = flags & O_ACCMODE;
   if (acc !== O_RDONLY && !file.write) return -Errno.EACCES;
-  if (acc === O_RDONLY && !file.show) return -Errno.EACCES;
+  if (acc === O_RDONLY && !file.show && !file.stream) return -Errno.EACCES;
+  const stream = file.stream;
+  if (stream && acc === O_RDONLY) {
+    return {
+      name: 'pseudo-stream',
+      read: (len: number) => stream.read(len) ?? -Errno.EAGAIN,
+      write: () => -Errno.EINVAL,
+      waitReadable: wake => stream.wait(wake),
+    };
+  }
   if ((flags & O_TRUNC) && acc !== O_RDONLY && file.truncate) {
     const r = file.truncate();
     if (typeof r === 'number' && r < 0) return r;

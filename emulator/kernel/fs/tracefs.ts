@@ -27,9 +27,10 @@
  *   dynamic_events  every dynamic event, either kind, in both directions
  *   trace           the trace buffer under the nop tracer's header (not
  *                   consumed); `>` (O_TRUNC) clears it
- *   trace_pipe      the buffered lines, consumed by reading. Linux blocks a
- *                   reader of an empty trace_pipe until a line comes; here
- *                   the read ends (EOF) instead, so `cat trace_pipe` returns
+ *   trace_pipe      the buffered lines, consumed by reading (whole lines that
+ *                   fit the read); a read of an empty trace_pipe sleeps until
+ *                   a line comes (O_NONBLOCK: -EAGAIN), so `cat trace_pipe`
+ *                   runs until it is killed, as on Linux
  *   buffer_size_kb  the per-CPU buffer size in KiB (oldest lines overwritten)
  *   current_tracer  "nop" (the only tracer: available_tracers)
  *   events/enable, events/GRP/enable  "0", "1", or "X" when mixed; writing
@@ -44,7 +45,7 @@
 import { Errno } from '../abi';
 import type { Kernel } from '../kernel';
 import {
-  clearTrace, consumeTrace, errorLog, eventFormat, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
+  clearTrace, consumeTrace, onTraceLine, errorLog, eventFormat, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
   setTracingOn, stripEventComment, traceBufferKb, traceText, tracingOn,
 } from '../../tracing/events';
 import type { EventAdd } from '../../tracing/events';
@@ -267,7 +268,12 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       write: (text: string) => bytesOf(text),
       truncate: () => clearTrace(k),
     },
-    trace_pipe: { show: () => consumeTrace(k) },
+    trace_pipe: {
+      stream: {
+        read: (len: number) => { const t = consumeTrace(k, len); return t === null ? null : new TextEncoder().encode(t); },
+        wait: (wake: () => void) => onTraceLine(k, wake),
+      },
+    },
     buffer_size_kb: {
       show: () => `${traceBufferKb(k)}\n`,
       write: (text: string) => {

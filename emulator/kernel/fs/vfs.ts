@@ -67,6 +67,11 @@ export interface CharDevice {
   write(bytes: Uint8Array): number;
   /** a terminal: TCGETS and TIOCGWINSZ answer */
   readonly tty?: boolean;
+  /**
+   * A device whose read returns -EAGAIN while it has nothing yet (trace_pipe):
+   * `wake` is called once data comes; a blocking read sleeps until then.
+   */
+  waitReadable?(wake: () => void): void;
 }
 
 export class Inode {

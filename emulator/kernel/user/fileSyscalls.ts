@@ -127,7 +127,16 @@ function readFile(c: SyscallCtx, f: OpenFile, len: number, at?: number): Uint8Ar
     return RESTART;
   }
   const dev = f.chr;
-  if (dev) { const r = dev.read(len); return typeof r === 'number' ? neg(-r) : r; }
+  if (dev) {
+    const r = dev.read(len);
+    // nothing yet on a device that can wait: sleep until it has data, as a pipe reader does
+    if (r === -Errno.EAGAIN && dev.waitReadable && !(f.flags & O_NONBLOCK)) {
+      const task = c.task, k = c.proc.kernel;
+      dev.waitReadable(() => k.sched.wake(task));
+      return RESTART;
+    }
+    return typeof r === 'number' ? neg(-r) : r;
+  }
   const inode = f.inode!;
   if (inode.isDir) return E('EISDIR');
   const pos = at ?? f.pos;

@@ -30,5 +30,5 @@ export {
 } from './profile';
 export type { TraceEventEntry, ProfileRow } from './profile';
 export { tracingOn, setTracingOn } from './tracingOn';
-export { recordTraceLine, traceText, consumeTrace, clearTrace, traceBufferKb, setTraceBufferKb, DEFAULT_BUFFER_KB } from './traceBuffer';
+export { recordTraceLine, traceText, consumeTrace, onTraceLine, clearTrace, traceBufferKb, setTraceBufferKb, DEFAULT_BUFFER_KB } from './traceBuffer';
 export { eventFormat } from './eventFormat';

@@ -19,7 +19,7 @@ export const DEFAULT_BUFFER_KB = 1408;
 /** a ring-buffer event's header and the trace_entry before the text, counted against the buffer size */
 const EVENT_OVERHEAD = 16;
 
-interface Entry { seq: number; ns: bigint; text: string; bytes: number }
+interface Entry { seq: number; cpu: number; ns: bigint; text: string; bytes: number }
 
 interface TraceBuffer {
   perCpu: Map<number, Entry[]>;
@@ -28,11 +28,13 @@ interface TraceBuffer {
   /** lines written since the last clear, overwritten ones included */
   written: number;
   seq: number;
+  /** readers of an empty trace_pipe, woken by the next line */
+  waiters: (() => void)[];
 }
 
 function bufferOf(kernel: object): TraceBuffer {
   const k = kernel as { [BUFFER]?: TraceBuffer };
-  return (k[BUFFER] ??= { perCpu: new Map(), bytes: new Map(), sizeKb: DEFAULT_BUFFER_KB, written: 0, seq: 0 });
+  return (k[BUFFER] ??= { perCpu: new Map(), bytes: new Map(), sizeKb: DEFAULT_BUFFER_KB, written: 0, seq: 0, waiters: [] });
 }
 
 /** Keep a trace line (without its newline) written on `cpu` at `ns`. */
@@ -42,11 +44,12 @@ export function recordTraceLine(kernel: object, cpu: number, ns: bigint, text: s
   b.perCpu.set(cpu, list);
   const bytes = text.length + EVENT_OVERHEAD;
   let used = (b.bytes.get(cpu) ?? 0) + bytes;
-  list.push({ seq: b.seq++, ns, text, bytes });
+  list.push({ seq: b.seq++, cpu, ns, text, bytes });
   const limit = b.sizeKb * 1024;
   while (used > limit && list.length) used -= list.shift()!.bytes;
   b.bytes.set(cpu, used);
   b.written++;
+  for (const wake of b.waiters.splice(0)) wake();
 }
 
 /** Every buffered line, oldest first (by time, then by the order they were written). */
@@ -80,13 +83,30 @@ export function traceText(kernel: object, cpus: number): string {
   return header(b, cpus) + entries(b).map(e => `${e.text}\n`).join('');
 }
 
-/** `trace_pipe`: the buffered lines, consumed (a second read sees only what came after). */
-export function consumeTrace(kernel: object): string {
+/**
+ * `trace_pipe`: the oldest whole lines that fit in `max` bytes, consumed
+ * (at least one line, cut to `max`, when the first alone is longer); null
+ * when the buffer is empty.
+ */
+export function consumeTrace(kernel: object, max: number): string | null {
   const b = bufferOf(kernel);
-  const text = entries(b).map(e => `${e.text}\n`).join('');
-  b.perCpu.clear();
-  b.bytes.clear();
-  return text;
+  const all = entries(b);
+  if (!all.length) return null;
+  let text = '';
+  for (const e of all) {
+    const line = `${e.text}\n`;
+    if (text && text.length + line.length > max) break;
+    text += line;
+    // the oldest line of its CPU's buffer (entries() merges the buffers in order)
+    b.perCpu.get(e.cpu)!.shift();
+    b.bytes.set(e.cpu, (b.bytes.get(e.cpu) ?? 0) - e.bytes);
+  }
+  return text.slice(0, Math.max(max, 0));
+}
+
+/** Call `wake` once the next trace line is written (a reader sleeping on an empty trace_pipe). */
+export function onTraceLine(kernel: object, wake: () => void): void {
+  bufferOf(kernel).waiters.push(wake);
 }
 
 /** `echo > trace`: empty every CPU's buffer and restart the written count. */
