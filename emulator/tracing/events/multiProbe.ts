@@ -19,9 +19,9 @@ function pastEnd(def: EventAdd): number {
   return (def.endColumn ?? def.text.length + 1) + 1;
 }
 
+/** trace_probe_compare_arg_type: the name, the fetch type (a bitfield's is its container's) and the array length */
 function sameArgType(a: FetchArgDef, b: FetchArgDef): boolean {
-  return a.name === b.name && a.type.name === b.type.name && (a.count ?? 0) === (b.count ?? 0)
-    && a.type.bitfield?.width === b.type.bitfield?.width && a.type.bitfield?.offset === b.type.bitfield?.offset;
+  return a.name === b.name && a.type.name === b.type.name && (a.count ?? 0) === (b.count ?? 0);
 }
 
 function samePlace(a: EventTarget, b: EventTarget): boolean {
