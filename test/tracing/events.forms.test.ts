@@ -172,6 +172,17 @@ describe('arrays and bitfields: parsed and fetched', () => {
   });
 });
 
+test('symstr: the value as its symbol, in quotes; only for values and kernel loads', () => {
+  const mem = new Map<bigint, number>();
+  poke(mem, 0x1000n, le64(0xffffffff81000040n));
+  const env = { ...envOf({ di: 0xffffffff81000010n, si: 0x1000n }, mem), symbolize: (a: bigint) => `fn+0x${(a - 0xffffffff81000000n).toString(16)}/0x80` };
+  const d = add('p:e f a=%di:symstr b=+0(%si):symstr');
+  assert.equal(fetchArgsText(d.args, env), ' a="fn+0x10/0x80" b="fn+0x40/0x80"');
+  assert.equal(bad('p:e f $stack:symstr'), '14 BAD_SYMSTRING');
+  assert.equal(bad('p:e f \\1:symstr'), '10 BAD_SYMSTRING');
+  assert.equal(bad('p:e f +0(%di):symstr[2]'), '15 BAD_STRING');
+});
+
 describe('user memory: +u...() and ustring fault on a kernel address, as access_ok makes them', () => {
   const mem = new Map<bigint, number>();
   const KADDR = 0xffffffff81000000n;

@@ -44,6 +44,7 @@ const INT_TYPES: readonly FetchType[] = [1, 2, 4, 8].flatMap(size => {
 export function fetchType(name: string, pointerSize = 8): FetchType | undefined {
   if (name === 'string') return { name, kind: 'string', size: 8, signed: false, hex: false };
   if (name === 'ustring') return { name, kind: 'string', size: 8, signed: false, hex: false, user: true };
+  if (name === 'symstr') return { name, kind: 'string', size: 8, signed: false, hex: false, symstr: true };
   if (name === 'symbol') return { name, kind: 'symbol', size: pointerSize === 4 ? 4 : 8, signed: false, hex: true };
   return INT_TYPES.find(t => t.name === name);
 }
@@ -136,13 +137,18 @@ export function parseArg(word: string, col: number, index: number, ctx: ArgConte
   const source = parseSource(expr, bodyCol, prog, ctx);
   const op = finalOp(source, ctx.kernel);
   // the store instruction: strings keep IMM/COMM/DATA's value and need one more; so do non-memory values
-  if (type.kind === 'string') {
+  if (type.symstr) {
+    // the symbol of a value: a register, $stackN, $retval, $argN or a kernel memory load
+    if (op !== 'value' && op !== 'deref') throw fail(typeCol, 'BAD_SYMSTRING', `: symstr takes a value (%REG, $stackN, $retval, $argN, +OFFS(...)), not ${expr}`);
+    if (source.k === 'stackp') throw fail(typeCol, 'BAD_SYMSTRING', `: symstr takes a value (%REG, $stackN, $retval, $argN, +OFFS(...)), not ${expr}`);
+    step(prog, bodyCol);
+  } else if (type.kind === 'string') {
     if (op === 'value') throw fail(typeCol, 'BAD_STRING', `: use +0(${expr}):${typeName} for the string ${expr} points to`);
     if (op === 'imm' || op === 'comm' || op === 'data' || count !== undefined) step(prog, bodyCol);
   } else if (op !== 'deref' && op !== 'uderef') {
     step(prog, bodyCol);
   }
-  const store = type.kind === 'string' ? 'string' : op === 'deref' ? 'mem' : op === 'uderef' ? 'umem' : 'raw';
+  const store = type.symstr ? 'symstr' : type.kind === 'string' ? 'string' : op === 'deref' ? 'mem' : op === 'uderef' ? 'umem' : 'raw';
   if (typeName?.startsWith('b')) type = { ...type, bitfield: bitfield(typeName, type, typeCol, prog) };
   if (count !== undefined) {
     if (store !== 'mem' && store !== 'string') throw fail(typeCol, 'BAD_STRING', `: an array (${typeName}[${count}]) is read from memory: use +0(${expr}):${typeName}[${count}]`);

@@ -3,7 +3,7 @@
  * through a FetchEnv (registers of the CPU that hit, guest memory whose
  * faults are caught, the current task), printed as the kernel's trace file
  * prints it (trace_probe.c's print_type_*): u/s decimal, x 0x-hex,
- * symbol as %pS, string in double quotes, a bitfield as its bits shifted
+ * symbol as %pS, string in double quotes (symstr: the value's %pS), a bitfield as its bits shifted
  * down, an array as {v0,v1,...}; a fault while fetching prints `(fault)`.
  * User-memory reads (+u...(), ustring, every uprobe dereference) go through
  * the user-access check Linux's copy_from_user_nofault makes: an address in
@@ -120,6 +120,8 @@ function readString(env: FetchEnv, addr: bigint, user: boolean): string {
 }
 
 function fetchTyped(s: FetchSource, t: FetchType, env: FetchEnv): string {
+  // symstr: the value (a memory source's loaded long) as its symbol
+  if (t.symstr) return `"${env.symbolize(value(s, env))}"`;
   if (t.kind === 'string') {
     if (s.k === 'comm') return `"${env.comm()}"`;
     if (s.k === 'immstr') return `"${s.value}"`;

@@ -4,8 +4,8 @@
  * accepts: ftracetest decides which cases to run by grepping these lines
  * (`r\[maxactive\]`, `$arg<N>`, `imm-value`, `Create/append/`,
  * `place (kretprobe): .*%return`, `<type>\[<array-size>\]`, ...), so a form
- * named here must work. Left out: event probes (`e:`), synthetic events
- * (`s:`), the `symstr` type.
+ * named here must work. Left out: event probes (`e:`) and synthetic
+ * events (`s:`).
  */
 export function probeEventsReadme(): string {
   return [
@@ -28,6 +28,6 @@ export function probeEventsReadme(): string {
     '\t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\"imm-string"\n',
     '\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, string, symbol,\n',
     '\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n',
-    '\t           <type>\\[<array-size>\\]\n',
+    '\t           symstr, <type>\\[<array-size>\\]\n',
   ].join('');
 }

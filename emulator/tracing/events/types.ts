@@ -30,7 +30,7 @@ export type FetchSource =
   /** +|-[u]OFFS(FETCHARG): memory at the inner value plus OFFS (`user`: user-space memory) */
   | { k: 'deref'; offset: bigint; user: boolean; inner: FetchSource };
 
-/** A fetch argument's type (u8..s64, x8..x64, string, ustring, symbol). */
+/** A fetch argument's type (u8..s64, x8..x64, string, ustring, symstr, symbol). */
 export interface FetchType {
   name: string;
   kind: 'int' | 'string' | 'symbol';
@@ -40,6 +40,8 @@ export interface FetchType {
   hex: boolean;
   /** ustring: the string is read from user memory */
   user?: boolean;
+  /** symstr: the string is the value's symbol, "sym+0xoff/0xsize" (sprint_symbol) */
+  symstr?: boolean;
   /**
    * b<width>@<offset>/<container>: the `width` bits from bit `offset` of
    * the container (an unsigned int of `size` bytes), printed as it is
