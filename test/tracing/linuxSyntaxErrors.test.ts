@@ -74,6 +74,21 @@ function linuxErrors(): Map<string, string> {
   return m;
 }
 
+/** one edit (a letter changed, added or dropped) turns a into b */
+function oneEdit(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1 || a === b) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return a.slice(i + 1) === b.slice(i + 1) || a.slice(i) === b.slice(i + 1) || a.slice(i + 1) === b.slice(i);
+}
+
+/** the ERRORS code a case's comment names, read past a one-letter slip (the .tc writes ARG_NAME_TOO_LOG for ARG_NAME_TOO_LONG) */
+function codeOf(written: string, errors: Map<string, string>): string | undefined {
+  if (errors.has(written)) return written;
+  const near = [...errors.keys()].filter(k => oneEdit(written, k));
+  return near.length === 1 ? near[0] : undefined;
+}
+
 /** the check_error calls of a .tc file, with the error code their comment names */
 function staticCases(text: string): StaticCase[] {
   const out: StaticCase[] = [];
@@ -172,7 +187,8 @@ describe("Linux 6.1's kprobe/uprobe syntax-error selftests: Linux's error column
         if (!r) continue;
         const cmd = r.marked.replace(/\^/g, '');
         const column = r.marked.lastIndexOf('^') + 1;
-        const text = errors.get(c.code);
+        const code = codeOf(c.code, errors);
+        const text = code !== undefined ? errors.get(code) : undefined;
         const got = ourError(cmd, r.events);
         const ok = got !== 'accepted' && got.column === column && (text === undefined || got.message === text);
         if (ok) matched++;
@@ -190,7 +206,11 @@ describe("Linux 6.1's kprobe/uprobe syntax-error selftests: Linux's error column
           + `(of ${cases.length} written); `
           + `unsupported (behind a feature guard our README or kprobes/list does not satisfy): ${unsupported.length}`
           + unsupported.map(c => `\n#   line ${c.line} ${c.code}: ${c.literal}`).join(''));
-        for (const c of cases) if (!errors.has(c.code)) console.log(`#   line ${c.line}: '${c.code}' is not in trace_probe.h's ERRORS (position checked only)`);
+        for (const c of cases) {
+          const code = codeOf(c.code, errors);
+          if (code === undefined) console.log(`#   line ${c.line}: '${c.code}' is not in trace_probe.h's ERRORS (position checked only)`);
+          else if (code !== c.code) console.log(`#   line ${c.line}: '${c.code}' read as ${code}`);
+        }
         assert.equal(reached.length + unsupported.length, cases.length);
       });
     });
