@@ -295,7 +295,8 @@ export function resolveEventArch(def: EventAdd, arch: EventArch, symbolExists?: 
 
 /**
  * The kernel's error_log entry for a bad definition: the message (Linux's
- * own text when the error carries Linux's code, else ours), the command,
+ * own text when the error carries Linux's code, else ours), the command as
+ * Linux logs it (its words joined by one blank, as argv_split left them),
  * and a '^' under the column:
  *
  *   trace_kprobe: error: Invalid register name
@@ -304,7 +305,21 @@ export function resolveEventArch(def: EventAdd, arch: EventArch, symbolExists?: 
  */
 export function errorLog(text: string, err: EventError, subsystem = /\S+\/\S*:/.test(text.split(/\s+/)[1] ?? '') ? 'trace_uprobe' : 'trace_kprobe'): string {
   const lead = '  Command: ';
-  return `${subsystem}: error: ${linuxErrorMessage(err)}\n${lead}${text}\n${' '.repeat(lead.length + Math.max(0, err.column - 1))}^\n`;
+  const { command, column } = loggedCommand(text, err.column);
+  return `${subsystem}: error: ${linuxErrorMessage(err)}\n${lead}${command}\n${' '.repeat(lead.length + Math.max(0, column - 1))}^\n`;
+}
+
+/** the command's words joined by one blank, and where a 1-based column of the text falls in it */
+export function loggedCommand(text: string, column: number): { command: string; column: number } {
+  const w = words(text);
+  if (!w.length) return { command: text, column };
+  let at = 1;
+  let mapped = column - w[0].column + 1;
+  for (const x of w) {
+    if (x.column <= column) mapped = at + (column - x.column);
+    at += x.text.length + 1;
+  }
+  return { command: w.map(x => x.text).join(' '), column: Math.max(1, mapped) };
 }
 
 /** Whether a line is a dynamic-event definition (starts with p, r[N] or -:, then ':' or a blank). */
