@@ -66,7 +66,7 @@ function placeText(def: EventAdd): string {
   const t = def.target;
   switch (t.kind) {
     case 'symbol': return `${t.module ? `${t.module}:` : ''}${t.name}${t.offset ? `+${t.offset}` : ''}`;
-    case 'address': return `0x${t.addr.toString(16)}`;
+    case 'address': return `0x${t.addr.toString(16).padStart(16, '0')}`;
     case 'user': {
       const off = t.offset !== undefined ? `0x${t.offset.toString(16).padStart(16, '0')}` : `${t.symbol}${t.symOffset ? `+0x${t.symOffset.toString(16)}` : ''}`;
       return `${t.path}:${off}${t.refCtr ? `(0x${t.refCtr.toString(16)})` : ''}`;
