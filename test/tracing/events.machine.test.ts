@@ -141,7 +141,7 @@ describe('kprobe_events lines in a .kprobe file, on the sample kernel', () => {
       '4:14 $retval is not available on probe: it is for return probes (r...)',
       "5:3 no event 'nosuch' is defined before this line (-: removes an event an earlier line of this file defined)",
       "7:1 event 'kprobes/e4' is already defined at line 6 (remove it first with -:kprobes/e4)",
-      '8:13 Retprobe address must be an function entry: a return probe takes SYM or SYM+0, not do_fork+4',
+      '8:6 Retprobe address must be an function entry: a return probe takes SYM or SYM+0, not do_fork+4',
       "9:17 Invalid memory address: the image has no symbol 'no_such_symbol' (@SYM)",
     ]);
     assert.deepEqual(r.probes.map(p => p.event?.name ?? p.kind), ['kprobe', 'e4', 'ok']);
@@ -188,7 +188,7 @@ describe('kprobe_events definitions as function breakpoints', () => {
     };
     assert.match(msg('p:bp kprobe_target %foo') ?? '', /^kprobe_events: column 20: Invalid register name '%foo' for x86_64: expected one of %r15/);
     assert.equal(msg('p:bp kprobe_target x=%di:u7'), "kprobe_events: column 26: Unknown type 'u7': expected u8, u16, u32, u64, s8, s16, s32, s64, x8, x16, x32, x64, string, ustring or symbol");
-    assert.equal(msg('r:bp kprobe_target+8'), 'kprobe_events: column 19: Retprobe address must be an function entry: a return probe takes SYM or SYM+0, not kprobe_target+8');
+    assert.equal(msg('r:bp kprobe_target+8'), 'kprobe_events: column 6: Retprobe address must be an function entry: a return probe takes SYM or SYM+0, not kprobe_target+8');
     assert.equal(msg('p5:bp kprobe_target'), 'kprobe_events: column 2: Maxactive is not for kprobe: only a return probe (r5) takes MAXACTIVE');
     assert.equal(msg('-:bp'), 'kprobe_events: column 1: -:bp removes an event in tracefs; to remove an event breakpoint, delete the breakpoint');
     assert.match(msg('p:bp no_such_fn %di') ?? '', /register_kprobe failed: -ENOENT/);

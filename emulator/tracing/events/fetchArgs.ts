@@ -3,8 +3,11 @@
  * through a FetchEnv (registers of the CPU that hit, guest memory whose
  * faults are caught, the current task), printed as the kernel's trace file
  * prints it (trace_probe.c's print_type_*): u/s decimal, x 0x-hex,
- * symbol as %pS, string in double quotes; a fault while fetching prints
- * `(fault)`. Values are bigint from end to end.
+ * symbol as %pS, string in double quotes (symstr: the value's %pS), a bitfield as its bits shifted
+ * down, an array as {v0,v1,...}; a fault while fetching prints `(fault)`.
+ * User-memory reads (+u...(), ustring, every uprobe dereference) go through
+ * the user-access check Linux's copy_from_user_nofault makes: an address in
+ * the kernel's half faults. Values are bigint from end to end.
  */
 import type { FetchArgDef, FetchSource, FetchType } from './types';
 
@@ -29,6 +32,19 @@ export interface FetchEnv {
   fileOffset?(offset: bigint): bigint | undefined;
   /** %pS of an address: "sym+0xoff/0xsize", or 0x... */
   symbolize(addr: bigint): string;
+  /** access_ok: whether user memory may be read at addr (default: the lower half of the address space) */
+  userAddress?(addr: bigint): boolean;
+}
+
+/**
+ * Where user space ends when the env does not say: the kernel owns the
+ * upper half on x86_64, arm64 and riscv64 (its addresses have bit 63 set),
+ * so a user-memory read of a kernel address fails as access_ok makes it.
+ */
+const KERNEL_HALF = 1n << 63n;
+
+function userOk(env: FetchEnv, addr: bigint): boolean {
+  return env.userAddress ? env.userAddress(addr) : addr < KERNEL_HALF;
 }
 
 /** Bytes of a fetched string at most (Linux: MAX_STRING_SIZE is PATH_MAX). */
@@ -74,6 +90,7 @@ function address(s: FetchSource, env: FetchEnv): bigint {
 }
 
 function load(env: FetchEnv, addr: bigint, size: 1 | 2 | 4 | 8, user: boolean): bigint {
+  if (user && !userOk(env, addr)) throw new FetchFault(`user read of a kernel address 0x${addr.toString(16)}`);
   try {
     return env.read(addr, size, user);
   } catch {
@@ -84,7 +101,7 @@ function load(env: FetchEnv, addr: bigint, size: 1 | 2 | 4 | 8, user: boolean): 
 /** The printed value of one argument at a hit ("0x2a", "-2", "\"/etc/motd\"", "do_fork+0x0/0x80", "(fault)"). */
 export function fetchArgText(a: FetchArgDef, env: FetchEnv): string {
   try {
-    return fetchTyped(a.source, a.type, env);
+    return a.count !== undefined ? fetchArray(a.source, a.type, a.count, env) : fetchTyped(a.source, a.type, env);
   } catch (e) {
     if (e instanceof FetchFault) return '(fault)';
     // a register the CPU does not have, a bad address: what the kernel's fetch would report as a fault
@@ -92,17 +109,24 @@ export function fetchArgText(a: FetchArgDef, env: FetchEnv): string {
   }
 }
 
+/** a NUL-terminated string at addr, in double quotes */
+function readString(env: FetchEnv, addr: bigint, user: boolean): string {
+  if (user && !userOk(env, addr)) throw new FetchFault(`user string at a kernel address 0x${addr.toString(16)}`);
+  try {
+    return `"${env.readString(addr, MAX_STRING_SIZE - 1, user)}"`;
+  } catch {
+    throw new FetchFault('string fault');
+  }
+}
+
 function fetchTyped(s: FetchSource, t: FetchType, env: FetchEnv): string {
+  // symstr: the value (a memory source's loaded long) as its symbol
+  if (t.symstr) return `"${env.symbolize(value(s, env))}"`;
   if (t.kind === 'string') {
     if (s.k === 'comm') return `"${env.comm()}"`;
     if (s.k === 'immstr') return `"${s.value}"`;
     const user = t.user === true || (s.k === 'deref' && s.user);
-    const addr = s.k === 'imm' ? s.value : address(s, env);
-    try {
-      return `"${env.readString(addr, MAX_STRING_SIZE - 1, user)}"`;
-    } catch {
-      throw new FetchFault('string fault');
-    }
+    return readString(env, s.k === 'imm' ? s.value : address(s, env), user);
   }
   // memory sources load the type's own size at the final address; the others are cast (low bytes)
   const raw = s.k === 'mem' || s.k === 'sym' || s.k === 'foffs' || s.k === 'deref'
@@ -111,10 +135,31 @@ function fetchTyped(s: FetchSource, t: FetchType, env: FetchEnv): string {
   return formatValue(raw, t, env);
 }
 
-/** An integer of a fetch type as print_type_* prints it. */
+/**
+ * TYPE[N] (FETCH_OP_LP_ARRAY): N values of the type one after another at
+ * the argument's address; for strings, N pointers one after another there,
+ * each to a string. Printed {v0,v1,...}.
+ */
+function fetchArray(s: FetchSource, t: FetchType, n: number, env: FetchEnv): string {
+  const base = address(s, env);
+  const user = s.k === 'deref' && s.user;
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    if (t.kind === 'string') {
+      const ptr = load(env, BigInt.asUintN(64, base + BigInt(i * LONG)), LONG, user);
+      out.push(readString(env, ptr, t.user === true || user));
+    } else {
+      out.push(formatValue(load(env, BigInt.asUintN(64, base + BigInt(i * t.size)), t.size, user), t, env));
+    }
+  }
+  return `{${out.join(',')}}`;
+}
+
+/** An integer of a fetch type as print_type_* prints it (a bitfield: its bits, shifted down, FETCH_OP_MOD_BF). */
 export function formatValue(raw: bigint, t: FetchType, env?: Pick<FetchEnv, 'symbolize'>): string {
   const bits = t.size * 8;
-  const u = BigInt.asUintN(bits, raw);
+  let u = BigInt.asUintN(bits, raw);
+  if (t.bitfield) u = BigInt.asUintN(bits, u << BigInt(bits - t.bitfield.width - t.bitfield.offset)) >> BigInt(bits - t.bitfield.width);
   if (t.kind === 'symbol') return env ? env.symbolize(u) : `0x${u.toString(16)}`;
   if (t.hex) return `0x${u.toString(16)}`;
   return t.signed ? BigInt.asIntN(bits, u).toString() : u.toString();

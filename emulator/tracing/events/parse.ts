@@ -2,78 +2,55 @@
  * Parser of tracefs dynamic-event definitions, the lines users write to
  * /sys/kernel/debug/tracing/kprobe_events and uprobe_events:
  *
- *   p[:[GRP/][EVENT]] [MOD:]SYM[+offs]|MEMADDR [FETCHARGS]
+ *   p[:[GRP/][EVENT]] [MOD:]SYM[+offs][%return]|MEMADDR [FETCHARGS]
  *   r[MAXACTIVE][:[GRP/][EVENT]] [MOD:]SYM[+0]|MEMADDR [FETCHARGS]
- *   p[:[GRP/]EVENT] PATH:OFFSET [FETCHARGS]        (a PATH makes it a uprobe)
- *   r[:[GRP/]EVENT] PATH:OFFSET [FETCHARGS]
- *   -:[GRP/]EVENT
+ *   p[:[GRP/]EVENT] PATH:OFFSET[%return][(REF_CTR_OFFSET)] [FETCHARGS]   (a PATH makes it a uprobe)
+ *   r[:[GRP/]EVENT] PATH:OFFSET[(REF_CTR_OFFSET)] [FETCHARGS]
+ *   -:[GRP/][EVENT] [PROBEPOINT [NAME=FETCHARG...]]
  *
  * FETCHARGS: [NAME=]FETCHARG[:TYPE], FETCHARG one of %REG, @ADDR,
  * @SYM[+|-offs], @+OFFSET (uprobes), $stackN, $stack, $argN, $retval,
  * $comm, +|-[u]OFFS(FETCHARG), \IMM, \"STR"; TYPE one of u8..u64, s8..s64,
- * x8..x64, string, ustring, symbol (default: x64, string for $comm).
+ * x8..x64, string, ustring, symbol, b<width>@<offset>/<container>, and
+ * TYPE[N] arrays (default: x64, string for $comm) (argParse.ts).
  *
- * Never throws: an error names the 1-based column and what was expected,
- * as the kernel's tracefs error_log points at the bad word. Registers are
- * checked against an architecture when one is given (resolveEventArch does
- * it later for text parsed without one).
+ * The checks are Linux 6.1's (trace_kprobe.c __trace_kprobe_create,
+ * trace_uprobe.c __trace_uprobe_create, trace_probe.c), in Linux's order:
+ * the probe point, then the event name, then the arguments; an error
+ * carries Linux's code and is at the column Linux's error_log puts its '^'
+ * (test/tracing/linuxSyntaxErrors.test.ts runs Linux's own selftests of
+ * that). Never throws. Registers are checked against an architecture when
+ * one is given (resolveEventArch does it later for text parsed without
+ * one); kernel symbols and user files when the options can look them up.
  */
-import type { ArchInfo } from '../../arch/types';
-import type { EventAdd, EventCommand, EventError, EventTarget, FetchArgDef, FetchSource, FetchType } from './types';
+import { ProbeFail, fail, failPlain, failWith, linuxErrorMessage } from './errors';
+import { IDENT, parseArg, regList, resolveReg } from './argParse';
+import type { ArgContext, EventArch } from './argParse';
+import { kstrtol, kstrtoul, kstrtouint } from './kstrto';
+import { KRETPROBE_MAXACTIVE_MAX, MAX_EVENT_NAME_LEN, MAX_TRACE_ARGS } from './limits';
+import type { EventAdd, EventCommand, EventError, EventTarget, FetchSource } from './types';
 
-/** Linux's limits (trace_probe.h): arguments per event, name lengths, dereference nesting, kretprobe maxactive */
-export const MAX_TRACE_ARGS = 128;
-export const MAX_EVENT_NAME_LEN = 64;
-export const MAX_ARG_NAME_LEN = 32;
-export const MAX_DEREF_NESTING = 12;
-export const KRETPROBE_MAXACTIVE_MAX = 4096;
-/** $stackN / $argN upper bound (the kernel's PARAM_MAX_STACK) */
-const PARAM_MAX_STACK = 4096 / 8;
-
-/** What the parser needs of an architecture: register names and aliases, the long size. */
-export type EventArch = Pick<ArchInfo, 'name' | 'regs' | 'regAliases'> & { abi: { pointerSize: number } };
+export { KRETPROBE_MAXACTIVE_MAX, MAX_TRACE_ARGS } from './limits';
+export { fetchType } from './argParse';
+export type { EventArch } from './argParse';
 
 export interface EventParseOptions {
   /** check and resolve %REG names (without: resolveEventArch later) */
   arch?: EventArch;
+  /**
+   * how many kernel symbols have this name (Linux: 0 is "Invalid probed
+   * address or symbol", more than 1 "The symbol is not unique"); without it
+   * the symbol is looked up when the probe is registered
+   */
+  symbolCount?: (name: string) => number;
+  /** what a uprobe's PATH is: a regular file, something else, or undefined when there is nothing */
+  fileKind?: (path: string) => 'file' | 'other' | undefined;
 }
 
 export type EventParseResult = { ok: true; cmd: EventCommand } | { ok: false; error: EventError };
 
-class Fail extends Error {
-  constructor(readonly column: number, message: string) { super(message); }
-}
-
-const INT_TYPES: readonly FetchType[] = [1, 2, 4, 8].flatMap(size => {
-  const bits = size * 8;
-  return [
-    { name: `u${bits}`, kind: 'int', size, signed: false, hex: false },
-    { name: `s${bits}`, kind: 'int', size, signed: true, hex: false },
-    { name: `x${bits}`, kind: 'int', size, signed: false, hex: true },
-  ] as FetchType[];
-});
-
-/** the named fetch type, or undefined */
-export function fetchType(name: string, pointerSize = 8): FetchType | undefined {
-  if (name === 'string') return { name, kind: 'string', size: 8, signed: false, hex: false };
-  if (name === 'ustring') return { name, kind: 'string', size: 8, signed: false, hex: false, user: true };
-  if (name === 'symbol') return { name, kind: 'symbol', size: pointerSize === 4 ? 4 : 8, signed: false, hex: true };
-  return INT_TYPES.find(t => t.name === name);
-}
-
-const TYPE_NAMES = 'u8, u16, u32, u64, s8, s16, s32, s64, x8, x16, x32, x64, string, ustring or symbol';
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const NUMBER = /^(0[xX][0-9a-fA-F]+|[0-9]+)$/;
-
-/** kstrtoul(s, 0): decimal, 0x hex or 0 octal; undefined when it is not a number or exceeds 64 bits */
-function parseUnsigned(s: string): bigint | undefined {
-  let v: bigint;
-  if (/^0[xX][0-9a-fA-F]+$/.test(s)) v = BigInt(s);
-  else if (/^0[0-7]+$/.test(s)) v = BigInt('0o' + s.slice(1));
-  else if (/^[0-9]+$/.test(s)) v = BigInt(s);
-  else return undefined;
-  return v < 1n << 64n ? v : undefined;
-}
+/** the is_good_system_name of a group: a C identifier that may also hold '-' */
+const GROUP = /^[A-Za-z_-][A-Za-z0-9_-]*$/;
 
 interface Word { text: string; column: number }
 
@@ -91,7 +68,11 @@ export function parseEventDefinition(text: string, opts: EventParseOptions = {})
   try {
     return { ok: true, cmd: parseOrThrow(text, opts) };
   } catch (e) {
-    if (e instanceof Fail) return { ok: false, error: { column: e.column, message: e.message } };
+    if (e instanceof ProbeFail) {
+      const error: EventError = { column: e.column, message: e.message };
+      if (e.code !== undefined) error.code = e.code;
+      return { ok: false, error };
+    }
     return { ok: false, error: { column: 1, message: `cannot parse the definition: ${e instanceof Error ? e.message : String(e)}` } };
   }
 }
@@ -99,308 +80,196 @@ export function parseEventDefinition(text: string, opts: EventParseOptions = {})
 function parseOrThrow(raw: string, opts: EventParseOptions): EventCommand {
   const w = words(raw);
   const text = raw.trim();
-  if (!w.length) throw new Fail(1, 'empty definition: expected p[:[GRP/]EVENT] TARGET [FETCHARGS], r[MAXACTIVE][:[GRP/]EVENT] TARGET [FETCHARGS] or -:[GRP/]EVENT');
+  if (!w.length) throw failPlain(1, 'empty definition: expected p[:[GRP/]EVENT] TARGET [FETCHARGS], r[MAXACTIVE][:[GRP/]EVENT] TARGET [FETCHARGS] or -:[GRP/]EVENT');
   const head = w[0];
-  if (head.text.startsWith('-')) {
-    if (!head.text.startsWith('-:')) throw new Fail(head.column + 1, "expected ':' after '-' (-:[GRP/]EVENT removes an event)");
-    const { group, event } = eventName(head.text.slice(2), head.column + 2, true);
-    if (!event) throw new Fail(head.column + 2, 'Event name is not specified: expected -:[GRP/]EVENT');
-    if (w.length > 1) throw new Fail(w[1].column, `-:${head.text.slice(2)} takes no arguments (it removes the event by name)`);
-    return { op: 'remove', group, event, text };
+  if (head.text.startsWith('-')) return parseRemove(w, text);
+  const kind = head.text[0];
+  if (kind !== 'p' && kind !== 'r') {
+    throw failPlain(head.column, `expected 'p' (probe), 'r' (return probe) or '-:' (remove) at the start of the definition, not '${head.text}'`);
   }
-  const m = /^([pr])([0-9]*)(?::(.*))?$/.exec(head.text);
-  if (!m) {
-    const bad = /^([pr])([0-9]*)(.)/.exec(head.text);
-    if (bad) throw new Fail(head.column + 1 + bad[2].length, `expected ':' or a blank after '${bad[1]}${bad[2]}' but found '${bad[3]}'`);
-    throw new Fail(head.column, `expected 'p' (probe), 'r' (return probe) or '-:' (remove) at the start of the definition, not '${head.text}'`);
-  }
-  const type = m[1] as 'p' | 'r';
+  const colon = head.text.indexOf(':', 1);
+  const eventText = colon >= 0 ? head.text.slice(colon + 1) : undefined;
+  const mid = head.text.slice(1, colon >= 0 ? colon : undefined);
   let maxactive: number | undefined;
-  if (m[2]) {
-    if (type === 'p') throw new Fail(head.column + 1, `Maxactive is not for kprobe: only a return probe (r${m[2]}) takes MAXACTIVE`);
-    const n = Number(m[2]);
-    if (n > KRETPROBE_MAXACTIVE_MAX) throw new Fail(head.column + 1, `Maxactive is too big: ${m[2]} (at most ${KRETPROBE_MAXACTIVE_MAX})`);
-    maxactive = n;
+  if (/^[0-9]/.test(mid)) {
+    if (kind === 'p') throw fail(head.column + 1, 'MAXACT_NO_KPROBE', `: only a return probe (r${mid}) takes MAXACTIVE`);
+    // r0: kprobetrace.rst documents 0 as the default maxactive, and so does this parser (6.1's code says BAD_MAXACT)
+    const n = mid.length > MAX_EVENT_NAME_LEN - 1 ? undefined : kstrtouint(mid);
+    if (n === undefined) throw fail(head.column + 1, 'BAD_MAXACT', ` '${mid}': expected a number from 1 to ${KRETPROBE_MAXACTIVE_MAX}`);
+    if (n > BigInt(KRETPROBE_MAXACTIVE_MAX)) throw fail(head.column + 1, 'MAXACT_TOO_BIG', `: ${mid} (at most ${KRETPROBE_MAXACTIVE_MAX})`);
+    maxactive = Number(n);
+  } else if (mid) {
+    throw failPlain(head.column + 1, `expected ':' or a blank after '${kind}' but found '${mid[0]}'`);
   }
-  let group: string | undefined, event: string | undefined;
-  if (m[3] !== undefined) {
-    const col = head.column + 2 + m[2].length;
-    if (m[3] === '') throw new Fail(col, `Event name is not specified: expected [GRP/]EVENT after '${type}${m[2]}:'`);
-    ({ group, event } = eventName(m[3], col, false));
+  if (w.length < 2) {
+    if (eventText !== undefined) eventName(eventText, head.column + colon + 1, head.text.slice(0, colon + 1));
+    throw failPlain(raw.trimEnd().length + 1, 'missing the probe point: expected [MOD:]SYM[+offs] or MEMADDR (a kprobe), or PATH:OFFSET (a uprobe)');
   }
-  if (w.length < 2) throw new Fail(raw.trimEnd().length + 1, 'missing the probe point: expected [MOD:]SYM[+offs] or MEMADDR (a kprobe), or PATH:OFFSET (a uprobe)');
   const tw = w[1];
-  const target = parseTarget(tw, type);
+  const place = parsePlace(tw, kind === 'r', opts);
+  const target = place.target;
   const subsystem = target.kind === 'user' ? 'uprobe' : 'kprobe';
-  if (maxactive !== undefined && subsystem === 'uprobe') throw new Fail(head.column + 1, 'Maxactive is not for uprobe: r[MAXACTIVE] applies to kretprobes only');
+  if (maxactive !== undefined && subsystem === 'uprobe') throw failPlain(head.column + 1, 'Maxactive is not for uprobe: r[MAXACTIVE] applies to kretprobes only');
+  let group: string | undefined, event: string | undefined;
+  if (eventText !== undefined) ({ group, event } = eventName(eventText, head.column + colon + 1, head.text.slice(0, colon + 1)));
+  const type = place.ret ? 'r' : 'p';
+  const last = w[w.length - 1];
   const def: EventAdd = {
     op: 'add', type, subsystem, group: group ?? (subsystem === 'uprobe' ? 'uprobes' : 'kprobes'),
     event: event ?? defaultEventName(type, target), target, targetText: tw.text, targetColumn: tw.column, args: [], text,
+    column: head.column, endColumn: last.column + last.text.length,
   };
   if (maxactive !== undefined) def.maxactive = maxactive;
-  if (w.length - 2 > MAX_TRACE_ARGS) throw new Fail(w[2 + MAX_TRACE_ARGS].column, `Too many arguments: an event has at most ${MAX_TRACE_ARGS}`);
-  const names = new Set<string>();
-  w.slice(2).forEach((aw, i) => {
-    const a = parseArg(aw, i, def, opts);
-    if (names.has(a.name)) throw new Fail(aw.column, `This argument name is already used: '${a.name}'`);
-    names.add(a.name);
-    def.args.push(a);
-  });
+  if (w.length - 2 > MAX_TRACE_ARGS) throw failPlain(w[2 + MAX_TRACE_ARGS].column, `Too many arguments: an event has at most ${MAX_TRACE_ARGS}`);
+  const ctx: ArgContext = {
+    kernel: subsystem === 'kprobe', ret: type === 'r', fentry: place.fentry, targetText: tw.text, arch: opts.arch, names: new Set(), size: 0,
+  };
+  w.slice(2).forEach((aw, i) => def.args.push(parseArg(aw.text, aw.column, i, ctx)));
   return def;
 }
 
-/** [GRP/]EVENT (GRP/ alone: the event name is generated) */
-function eventName(s: string, col: number, remove: boolean): { group?: string; event?: string } {
+/** -:[GRP/][EVENT] [PROBEPOINT [ARGS]] (dyn_event_release: Linux logs no error for these) */
+function parseRemove(w: Word[], text: string): EventCommand {
+  const head = w[0];
+  if (!head.text.startsWith('-:')) throw failPlain(head.column + 1, "expected ':' after '-' (-:[GRP/]EVENT removes an event)");
+  const s = head.text.slice(2);
   const slash = s.indexOf('/');
+  const group = slash >= 0 ? s.slice(0, slash) : undefined;
+  const event = slash >= 0 ? s.slice(slash + 1) : s;
+  if (group === undefined && !event) throw failPlain(head.column + 2, 'Event name is not specified: expected -:[GRP/]EVENT');
+  const cmd: EventCommand = { op: 'remove', group, event, text };
+  if (w.length > 1) cmd.match = w.slice(1).map(x => x.text);
+  return cmd;
+}
+
+/** traceprobe_parse_event_name: [GRP/]EVENT or GRP.EVENT at 1-based column `col` (GRP/ alone: the event name is generated) */
+function eventName(s: string, col: number, lead: string): { group?: string; event?: string } {
+  let slash = s.indexOf('/');
+  if (slash < 0) slash = s.indexOf('.');
   let group: string | undefined;
   let ev = s;
+  let ecol = col;
   if (slash >= 0) {
     group = s.slice(0, slash);
+    if (!group) throw fail(col, 'NO_GROUP_NAME', ` before '${s[slash]}'`);
+    if (slash + 1 > MAX_EVENT_NAME_LEN) throw fail(col, 'GROUP_TOO_LONG', ` (at most ${MAX_EVENT_NAME_LEN - 1} characters)`);
+    if (!GROUP.test(group)) throw fail(col, 'BAD_GROUP_NAME', `, not '${group}'`);
     ev = s.slice(slash + 1);
-    if (!group) throw new Fail(col, 'Group name is not specified: expected GRP before \'/\'');
-    if (group.length > MAX_EVENT_NAME_LEN) throw new Fail(col, `Group name is too long (at most ${MAX_EVENT_NAME_LEN} characters)`);
-    if (!IDENT.test(group)) throw new Fail(col, `Group name must follow the same rules as C identifiers, not '${group}'`);
-    if (!ev && remove) throw new Fail(col + slash + 1, 'Event name is not specified: expected -:GRP/EVENT');
+    ecol = col + slash + 1;
   }
-  if (!ev) return { group };
-  const ecol = col + (slash >= 0 ? slash + 1 : 0);
-  if (ev.length > MAX_EVENT_NAME_LEN) throw new Fail(ecol, `Event name is too long (at most ${MAX_EVENT_NAME_LEN} characters)`);
-  if (!IDENT.test(ev)) throw new Fail(ecol, `Event name must follow the same rules as C identifiers, not '${ev}'`);
+  if (!ev) {
+    if (slash >= 0) return { group };
+    throw fail(ecol, 'NO_EVENT_NAME', `: expected [GRP/]EVENT after '${lead}'`);
+  }
+  if (ev.length >= MAX_EVENT_NAME_LEN) throw fail(ecol, 'EVENT_TOO_LONG', ` (at most ${MAX_EVENT_NAME_LEN - 1} characters)`);
+  if (!IDENT.test(ev)) throw fail(ecol, 'BAD_EVENT_NAME', `, not '${ev}'`);
   return { group, event: ev };
 }
 
-/** the kernel's generated name: p_SYM_OFFS / r_SYM_OFFS / p_0xADDR; uprobes p_BASENAME_0xOFFSET; non-identifier characters become '_' */
+/**
+ * The kernel's generated name: p_SYM_OFFS / r_SYM_OFFS / p_0xADDR (':' and
+ * '.' become '_'); uprobes p_BASE_0xOFFSET, BASE the file's name up to its
+ * first '.', '-' or '_' (Linux writes 'p' for uretprobes too).
+ */
 export function defaultEventName(type: 'p' | 'r', t: EventTarget): string {
   let s: string;
   switch (t.kind) {
     case 'symbol': s = `${type}_${t.module ? `${t.module}:` : ''}${t.name}_${t.offset}`; break;
     case 'address': s = `${type}_0x${t.addr.toString(16)}`; break;
     case 'user': {
-      const base = t.path.split('/').pop() ?? t.path;
-      s = t.offset !== undefined ? `${type}_${base}_0x${t.offset.toString(16)}` : `${type}_${base}_${t.symbol}${t.symOffset ? `_0x${t.symOffset.toString(16)}` : ''}`;
+      const file = t.path.split('/').pop() ?? t.path;
+      const base = file.split(/[.\-_]/)[0];
+      s = t.offset !== undefined ? `p_${base}_0x${t.offset.toString(16)}` : `p_${base}_${t.symbol}${t.symOffset ? `_0x${t.symOffset.toString(16)}` : ''}`;
       break;
     }
   }
-  s = s.replace(/[^A-Za-z0-9_]/g, '_');
+  s = s.replace(/[^A-Za-z0-9_]/g, '_').slice(0, MAX_EVENT_NAME_LEN - 1);
   return /^[0-9]/.test(s) ? `_${s}` : s;
 }
 
-function parseTarget(tw: Word, type: 'p' | 'r'): EventTarget {
+interface Place { target: EventTarget; ret: boolean; fentry: boolean }
+
+function parsePlace(tw: Word, ret: boolean, opts: EventParseOptions): Place {
+  const s = tw.text;
+  const addr = kstrtoul(s);
+  if (addr !== undefined) {
+    if (addr === 0n) throw fail(tw.column, 'FAIL_REG_PROBE', ': address 0');
+    return { target: { kind: 'address', addr }, ret, fentry: false };
+  }
+  if (s.includes('/')) return parseUserPlace(tw, ret, opts);
+  let sym = s;
+  const pct = s.indexOf('%');
+  if (pct >= 0) {
+    if (s.slice(pct) !== '%return') throw fail(tw.column + pct, 'BAD_ADDR_SUFFIX', ` '${s.slice(pct)}': expected %return`);
+    sym = s.slice(0, pct);
+    ret = true;
+  }
+  // traceprobe_split_symbol_offset: the offset from the first '+' or '-'
+  const so = /[+-]/.exec(sym);
+  const name = so ? sym.slice(0, so.index) : sym;
+  const offset = so ? kstrtol(sym.slice(so.index)) : 0n;
+  if (/^[0-9]/.test(s)) throw failWith(tw.column, 'BAD_PROBE_ADDR', `Invalid probed address or symbol '${s}': expected a number (MEMADDR) or [MOD:]SYM[+offs]`);
+  if (offset === undefined || offset < 0n || offset > 0xffffffffn) {
+    throw fail(tw.column, 'BAD_PROBE_ADDR', ` '${s}': expected [MOD:]SYM[+offs] or MEMADDR${offset !== undefined && offset < 0n ? ' (a negative offset is not allowed)' : ''}`);
+  }
+  const mc = name.indexOf(':');
+  const module = mc >= 0 ? name.slice(0, mc) : undefined;
+  const fn = mc >= 0 ? name.slice(mc + 1) : name;
+  if ((module !== undefined && !IDENT.test(module)) || !/^[A-Za-z_.][\w.$]*$/.test(fn)) {
+    throw fail(tw.column, 'BAD_PROBE_ADDR', ` '${s}': expected [MOD:]SYM[+offs] or MEMADDR`);
+  }
+  const count = module === undefined ? opts.symbolCount?.(fn) : undefined;
+  // kprobe_on_func_entry: a return probe is at a function's entry (an unknown symbol is reported below)
+  if (ret && offset !== 0n && count !== 0) throw fail(tw.column, 'BAD_RETPROBE', `: a return probe takes SYM or SYM+0, not ${sym}`);
+  if (count === 0) throw fail(tw.column, 'BAD_PROBE_ADDR', `: the kernel has no symbol '${fn}'`);
+  if (count !== undefined && count > 1) throw fail(tw.column, 'NON_UNIQ_SYMBOL', `: ${count} symbols are named '${fn}' (probe one by its address)`);
+  const target: EventTarget = module !== undefined ? { kind: 'symbol', module, name: fn, offset } : { kind: 'symbol', name: fn, offset };
+  return { target, ret, fentry: offset === 0n };
+}
+
+/** PATH:OFFSET[%return][(REF_CTR_OFFSET)] (and PATH:SYM[+offs], an extension of this emulator) */
+function parseUserPlace(tw: Word, ret: boolean, opts: EventParseOptions): Place {
   const s = tw.text;
   const colon = s.lastIndexOf(':');
-  if (s.includes('/')) {
-    // PATH:OFFSET (a uprobe)
-    if (colon < 0 || colon < s.lastIndexOf('/')) throw new Fail(tw.column + s.length, `expected ':OFFSET' after the path '${s}' (PATH:OFFSET)`);
-    const path = s.slice(0, colon);
-    const what = s.slice(colon + 1);
-    const wcol = tw.column + colon + 1;
-    if (what.includes('(')) throw new Fail(wcol + what.indexOf('('), 'reference counters (PATH:OFFSET(REFCTR)) are not supported');
-    if (!what) throw new Fail(wcol, 'Invalid uprobe offset: expected a number after the path (PATH:OFFSET)');
-    if (/^[0-9]/.test(what)) {
-      const off = parseUnsigned(what);
-      if (off === undefined) throw new Fail(wcol, `Invalid uprobe offset '${what}': expected a decimal or 0x hex number`);
-      return { kind: 'user', path, offset: off };
-    }
-    const m = /^([A-Za-z_][\w.$]*)(?:\+(\S+))?$/.exec(what);
-    if (!m) throw new Fail(wcol, `Invalid uprobe offset '${what}': expected a number (or a symbol of the program)`);
-    const so = m[2] !== undefined ? parseUnsigned(m[2]) : 0n;
-    if (so === undefined || so > 0xffffffffn) throw new Fail(wcol + m[1].length + 1, `Invalid probed address suffix '+${m[2]}': expected a number`);
-    if (type === 'r' && so !== 0n) throw new Fail(wcol + m[1].length, 'Retprobe address must be an function entry: a return probe takes no offset (or +0)');
-    return { kind: 'user', path, symbol: m[1], symOffset: so };
+  if (colon < 0 || colon < s.lastIndexOf('/')) throw failPlain(tw.column + s.length, `expected ':OFFSET' after the path '${s}' (PATH:OFFSET)`);
+  const path = s.slice(0, colon);
+  const kind = opts.fileKind?.(path);
+  if (opts.fileKind && kind === undefined) throw fail(tw.column, 'FILE_NOT_FOUND', `: ${path}`);
+  if (kind === 'other') throw fail(tw.column, 'NO_REGULAR_FILE', `: ${path}`);
+  const at = tw.column + colon + 1;
+  let what = s.slice(colon + 1);
+  let refCtr: bigint | undefined;
+  const open = what.indexOf('(');
+  if (open >= 0) {
+    const close = what.indexOf(')', open);
+    if (close < 0) throw fail(at + what.length, 'REFCNT_OPEN_BRACE', ": expected ')'");
+    if (close + 1 < what.length) throw fail(at + close + 1, 'BAD_REFCNT_SUFFIX', `: nothing may follow ')', not '${what.slice(close + 1)}'`);
+    refCtr = kstrtoul(what.slice(open + 1, close));
+    if (refCtr === undefined) throw fail(at + open + 1, 'BAD_REFCNT', ` '${what.slice(open + 1, close)}': expected a number`);
+    what = what.slice(0, open);
   }
-  if (/^[0-9]/.test(s)) {
-    const addr = parseUnsigned(s);
-    if (addr === undefined) throw new Fail(tw.column, `Invalid probed address or symbol '${s}': expected a number (MEMADDR) or [MOD:]SYM[+offs]`);
-    if (addr === 0n) throw new Fail(tw.column, 'Invalid probed address: 0');
-    return { kind: 'address', addr };
+  const pct = what.indexOf('%');
+  if (pct >= 0) {
+    if (what.slice(pct) !== '%return') throw fail(at + pct, 'BAD_ADDR_SUFFIX', ` '${what.slice(pct)}': expected %return`);
+    what = what.slice(0, pct);
+    ret = true;
   }
-  let module: string | undefined;
-  let sym = s;
-  let col = tw.column;
-  if (colon >= 0) {
-    module = s.slice(0, colon);
-    sym = s.slice(colon + 1);
-    if (!IDENT.test(module)) throw new Fail(tw.column, `Invalid module name '${module}' (MOD:SYM)`);
-    col += colon + 1;
+  if (!what) throw fail(at, 'BAD_UPROBE_OFFS', ': expected a number after the path (PATH:OFFSET)');
+  if (/^[0-9]/.test(what)) {
+    const off = kstrtoul(what);
+    if (off === undefined) throw fail(at, 'BAD_UPROBE_OFFS', ` '${what}': expected a decimal or 0x hex number`);
+    const target: EventTarget = { kind: 'user', path, offset: off };
+    if (refCtr !== undefined) target.refCtr = refCtr;
+    return { target, ret, fentry: false };
   }
-  const m = /^([A-Za-z_.][\w.$]*)(?:([+-])(.*))?$/.exec(sym);
-  if (!m) throw new Fail(col, `Invalid probed address or symbol '${sym}': expected [MOD:]SYM[+offs] or MEMADDR`);
-  let offset = 0n;
-  if (m[2] !== undefined) {
-    const ocol = col + m[1].length;
-    if (m[2] === '-') throw new Fail(ocol, 'Invalid probed address suffix: a negative offset is not allowed (SYM+offs)');
-    if (m[3] === 'return' || m[3] === '') throw new Fail(ocol + 1, `Invalid probed address suffix '+${m[3]}': expected an offset number`);
-    const v = parseUnsigned(m[3]);
-    if (v === undefined || v > 0xffffffffn) throw new Fail(ocol + 1, `Invalid probed address suffix '+${m[3]}': expected an offset number`);
-    offset = v;
-    if (type === 'r' && v !== 0n) throw new Fail(ocol, `Retprobe address must be an function entry: a return probe takes SYM or SYM+0, not ${sym}`);
-  }
-  return module !== undefined ? { kind: 'symbol', module, name: m[1], offset } : { kind: 'symbol', name: m[1], offset };
-}
-
-/** [NAME=]FETCHARG[:TYPE] */
-function parseArg(aw: Word, index: number, def: EventAdd, opts: EventParseOptions): FetchArgDef {
-  let s = aw.text;
-  let col = aw.column;
-  let name = `arg${index + 1}`;
-  const eq = s.indexOf('=');
-  // a name comes before the first '=' (an immediate string \"a=b" has its '=' after the backslash)
-  if (eq >= 0 && !s.slice(0, eq).includes('\\')) {
-    const n = s.slice(0, eq);
-    if (!n) throw new Fail(col, 'Argument name is not specified before \'=\'');
-    if (n.length > MAX_ARG_NAME_LEN) throw new Fail(col, `Argument name is too long (at most ${MAX_ARG_NAME_LEN} characters)`);
-    if (!IDENT.test(n)) throw new Fail(col, `Argument name must follow the same rules as C identifiers, not '${n}'`);
-    name = n;
-    s = s.slice(eq + 1);
-    col += eq + 1;
-    if (!s) throw new Fail(col, `No argument expression after '${n}='`);
-  }
-  const argText = s;
-  // the type: after the last ':' that is outside parentheses and past an immediate string
-  let typeName: string | undefined;
-  let typeCol = 0;
-  const closing = Math.max(s.lastIndexOf(')'), s.startsWith('\\"') ? s.lastIndexOf('"') : -1);
-  const tc = s.indexOf(':', closing + 1);
-  if (tc >= 0) {
-    typeName = s.slice(tc + 1);
-    typeCol = col + tc + 1;
-    s = s.slice(0, tc);
-    if (!s) throw new Fail(col, 'No argument expression before the type');
-  }
-  const source = parseSource(s, col, def, 0, opts);
-  const pointerSize = opts.arch?.abi.pointerSize ?? 8;
-  let type: FetchType;
-  if (typeName === undefined) {
-    type = source.k === 'comm' || source.k === 'immstr' ? (fetchType('string') as FetchType) : (fetchType(pointerSize === 4 ? 'x32' : 'x64') as FetchType);
-  } else {
-    if (/\[/.test(typeName)) throw new Fail(typeCol + typeName.indexOf('['), `array types (${typeName}) are not supported here: fetch each element with its own +OFFS(...) argument`);
-    if (/^b[0-9]/.test(typeName)) throw new Fail(typeCol, `bitfield types (${typeName}) are not supported here: fetch the container and mask it`);
-    const t = fetchType(typeName, pointerSize);
-    if (!t) throw new Fail(typeCol, `Unknown type '${typeName}': expected ${TYPE_NAMES}`);
-    type = t;
-  }
-  if (source.k === 'comm' && type.kind !== 'string') throw new Fail(typeCol, `$comm can only be a string, not ${type.name}`);
-  if (source.k === 'immstr' && type.kind !== 'string') throw new Fail(typeCol, `an immediate string can only be a string, not ${type.name}`);
-  if (type.kind === 'string' && !isMemory(source) && source.k !== 'comm' && source.k !== 'immstr' && source.k !== 'imm') {
-    throw new Fail(typeCol, `String accepts only memory argument: use +0(${s}):${type.name} for the string ${s} points to`);
-  }
-  return { name, text: argText, source, type, column: aw.column };
-}
-
-/** a memory fetch: the final step loads from an address */
-export function isMemory(s: FetchSource): boolean {
-  return s.k === 'deref' || s.k === 'mem' || s.k === 'sym' || s.k === 'foffs';
-}
-
-function parseSource(s: string, col: number, def: EventAdd, depth: number, opts: EventParseOptions): FetchSource {
-  const uprobe = def.subsystem === 'uprobe';
-  switch (s[0]) {
-    case '%': {
-      const r = s.slice(1);
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(r)) throw new Fail(col, `Invalid register name '${s}': expected %REG${opts.arch ? ` (${regList(opts.arch)})` : ''}`);
-      const src: FetchSource = { k: 'reg', reg: r, text: r, column: col };
-      if (opts.arch) {
-        const e = resolveReg(src, opts.arch);
-        if (e) throw new Fail(e.column, e.message);
-      }
-      return src;
-    }
-    case '@': {
-      const r = s.slice(1);
-      if (r.startsWith('+')) {
-        if (!uprobe) throw new Fail(col, 'File offset is not available with kprobe: @+OFFSET is for uprobes');
-        const off = parseUnsigned(r.slice(1));
-        if (off === undefined) throw new Fail(col + 2, `Invalid file offset value '${r.slice(1)}'`);
-        return { k: 'foffs', offset: off };
-      }
-      if (/^[0-9]/.test(r)) {
-        const a = parseUnsigned(r);
-        if (a === undefined) throw new Fail(col + 1, `Invalid memory address '${r}': expected a number`);
-        return { k: 'mem', addr: a };
-      }
-      if (uprobe) throw new Fail(col + 1, 'Symbol is not available with uprobe: use @ADDR or @+OFFSET');
-      const m = /^([A-Za-z_.][\w.$]*)(?:([+-])(.*))?$/.exec(r);
-      if (!m) throw new Fail(col + 1, `Invalid memory address '${r}': expected @ADDR or @SYM[+|-offs]`);
-      let offset = 0n;
-      if (m[2] !== undefined) {
-        const v = parseUnsigned(m[3]);
-        if (v === undefined) throw new Fail(col + 2 + m[1].length, `Invalid offset '${m[3]}' after @${m[1]}${m[2]}: expected a number`);
-        offset = m[2] === '-' ? -v : v;
-      }
-      return { k: 'sym', name: m[1], offset, column: col + 1 };
-    }
-    case '$': {
-      const v = s.slice(1);
-      if (v === 'stack') return { k: 'stackp' };
-      if (v === 'retval') {
-        if (def.type !== 'r') throw new Fail(col, '$retval is not available on probe: it is for return probes (r...)');
-        return { k: 'retval' };
-      }
-      if (v === 'comm' || v === 'COMM') return { k: 'comm' };
-      let m = /^stack(.*)$/.exec(v);
-      if (m) {
-        if (!/^[0-9]+$/.test(m[1]) || Number(m[1]) > PARAM_MAX_STACK) throw new Fail(col + 6, `Invalid stack number '${m[1]}': expected $stackN with 0 <= N <= ${PARAM_MAX_STACK}`);
-        return { k: 'stack', n: Number(m[1]) };
-      }
-      m = /^arg(.*)$/.exec(v);
-      if (m) {
-        if (!/^[0-9]+$/.test(m[1]) || Number(m[1]) < 1 || Number(m[1]) > PARAM_MAX_STACK) throw new Fail(col + 4, `Invalid argument number '${m[1]}': expected $argN with N >= 1`);
-        if (uprobe) throw new Fail(col, '$argN is not available with uprobe events: use the ABI registers (%di, %x0, %a0...)');
-        if (def.type === 'r') throw new Fail(col, '$argN is only available at function entry: on a return probe use $retval');
-        if (def.target.kind === 'symbol' && def.target.offset !== 0n) throw new Fail(col, `$argN is only available at function entry (offset 0), not at ${def.targetText}`);
-        return { k: 'arg', n: Number(m[1]) };
-      }
-      throw new Fail(col, `Invalid $-variable '${s}': expected $stack, $stackN, $argN, $retval or $comm`);
-    }
-    case '\\': {
-      const r = s.slice(1);
-      if (r.startsWith('"')) {
-        if (r.length < 2 || !r.endsWith('"')) throw new Fail(col + 1, 'String is not closed with \'"\'');
-        return { k: 'immstr', value: r.slice(1, -1) };
-      }
-      const neg = r.startsWith('-');
-      const v = parseUnsigned(neg ? r.slice(1) : r);
-      if (v === undefined) throw new Fail(col + 1, `Invalid immediate value '${r}': expected \\NUMBER or \\"STRING"`);
-      return { k: 'imm', value: BigInt.asUintN(64, neg ? -v : v) };
-    }
-    case '+': case '-': {
-      const m = /^([+-])(u?)([^(]*)(\(?)/.exec(s) as RegExpExecArray;
-      const offText = m[3];
-      const ocol = col + 1 + m[2].length;
-      if (!m[4]) {
-        const num = (/^(0[xX][0-9a-fA-F]*|[0-9]*)/.exec(offText) as RegExpExecArray)[0];
-        if (!num) throw new Fail(ocol, `Invalid dereference offset '${offText}': expected a number`);
-        throw new Fail(ocol + num.length, `Dereference needs a brace: expected ${m[1]}${m[2]}${num}(FETCHARG)`);
-      }
-      const off = parseUnsigned(offText);
-      if (off === undefined) throw new Fail(ocol, `Invalid dereference offset '${offText}': expected a number`);
-      if (!s.endsWith(')')) throw new Fail(col + s.length, 'Dereference brace is not closed: expected \')\' at the end');
-      if (depth + 1 > MAX_DEREF_NESTING) throw new Fail(col, `Dereference is too much nested (at most ${MAX_DEREF_NESTING} levels)`);
-      const innerCol = col + m[0].length;
-      const innerText = s.slice(m[0].length, -1);
-      if (!innerText) throw new Fail(innerCol, 'expected a FETCHARG inside the braces');
-      const inner = parseSource(innerText, innerCol, def, depth + 1, opts);
-      if (inner.k === 'comm') throw new Fail(innerCol, '$comm can not be dereferenced');
-      if (inner.k === 'immstr') throw new Fail(innerCol, 'an immediate string can not be dereferenced');
-      return { k: 'deref', offset: m[1] === '-' ? -off : off, user: m[2] === 'u' || uprobe, inner };
-    }
-    default:
-      throw new Fail(col, `Invalid fetch argument '${s}': expected %REG, @ADDR, @SYM[+|-offs], $stackN, $stack, $argN, $retval, $comm, +|-[u]OFFS(FETCHARG) or \\IMM`);
-  }
-}
-
-function regList(arch: EventArch): string {
-  return arch.regs.map(r => `%${r.name}`).join(' ');
-}
-
-/** Resolve a %REG against an architecture (aliases: %rax -> ax); an error naming the column otherwise. */
-function resolveReg(src: Extract<FetchSource, { k: 'reg' }>, arch: EventArch): EventError | undefined {
-  const names = new Set(arch.regs.map(r => r.name));
-  const n = src.text;
-  const lower = n.toLowerCase();
-  const hit = names.has(n) ? n : names.has(lower) ? lower : arch.regAliases?.[lower];
-  if (hit !== undefined && (names.has(hit) || hit === 'ip' || hit === 'pc')) { src.reg = hit; return undefined; }
-  return { column: src.column, message: `Invalid register name '%${n}' for ${arch.name}: expected one of ${regList(arch)}` };
+  const m = /^([A-Za-z_][\w.$]*)(?:\+(\S+))?$/.exec(what);
+  if (!m) throw fail(at, 'BAD_UPROBE_OFFS', ` '${what}': expected a number (or a symbol of the program)`);
+  const so = m[2] !== undefined ? kstrtoul(m[2]) : 0n;
+  if (so === undefined || so > 0xffffffffn) throw failPlain(at + m[1].length + 1, `Invalid probed address suffix '+${m[2]}': expected a number`);
+  if (ret && so !== 0n) throw failPlain(at + m[1].length, 'Retprobe address must be an function entry: a return probe takes no offset (or +0)');
+  const target: EventTarget = { kind: 'user', path, symbol: m[1], symOffset: so };
+  if (refCtr !== undefined) target.refCtr = refCtr;
+  return { target, ret, fentry: false };
 }
 
 function walk(s: FetchSource, f: (s: FetchSource) => void): void {
@@ -425,16 +294,32 @@ export function resolveEventArch(def: EventAdd, arch: EventArch, symbolExists?: 
 }
 
 /**
- * The kernel's error_log entry for a bad definition: the message, the
- * command, and a '^' under the column:
+ * The kernel's error_log entry for a bad definition: the message (Linux's
+ * own text when the error carries Linux's code, else ours), the command as
+ * Linux logs it (its words joined by one blank, as argv_split left them),
+ * and a '^' under the column:
  *
- *   trace_kprobe: error: Invalid register name '%foo' ...
+ *   trace_kprobe: error: Invalid register name
  *     Command: p:myprobe do_sys_open %foo
  *                                    ^
  */
 export function errorLog(text: string, err: EventError, subsystem = /\S+\/\S*:/.test(text.split(/\s+/)[1] ?? '') ? 'trace_uprobe' : 'trace_kprobe'): string {
   const lead = '  Command: ';
-  return `${subsystem}: error: ${err.message}\n${lead}${text}\n${' '.repeat(lead.length + Math.max(0, err.column - 1))}^\n`;
+  const { command, column } = loggedCommand(text, err.column);
+  return `${subsystem}: error: ${linuxErrorMessage(err)}\n${lead}${command}\n${' '.repeat(lead.length + Math.max(0, column - 1))}^\n`;
+}
+
+/** the command's words joined by one blank, and where a 1-based column of the text falls in it */
+export function loggedCommand(text: string, column: number): { command: string; column: number } {
+  const w = words(text);
+  if (!w.length) return { command: text, column };
+  let at = 1;
+  let mapped = column - w[0].column + 1;
+  for (const x of w) {
+    if (x.column <= column) mapped = at + (column - x.column);
+    at += x.text.length + 1;
+  }
+  return { command: w.map(x => x.text).join(' '), column: Math.max(1, mapped) };
 }
 
 /** Whether a line is a dynamic-event definition (starts with p, r[N] or -:, then ':' or a blank). */

@@ -30,7 +30,7 @@ export type FetchSource =
   /** +|-[u]OFFS(FETCHARG): memory at the inner value plus OFFS (`user`: user-space memory) */
   | { k: 'deref'; offset: bigint; user: boolean; inner: FetchSource };
 
-/** A fetch argument's type (u8..s64, x8..x64, string, ustring, symbol). */
+/** A fetch argument's type (u8..s64, x8..x64, string, ustring, symstr, symbol). */
 export interface FetchType {
   name: string;
   kind: 'int' | 'string' | 'symbol';
@@ -40,6 +40,13 @@ export interface FetchType {
   hex: boolean;
   /** ustring: the string is read from user memory */
   user?: boolean;
+  /** symstr: the string is the value's symbol, "sym+0xoff/0xsize" (sprint_symbol) */
+  symstr?: boolean;
+  /**
+   * b<width>@<offset>/<container>: the `width` bits from bit `offset` of
+   * the container (an unsigned int of `size` bytes), printed as it is
+   */
+  bitfield?: { width: number; offset: number };
 }
 
 export interface FetchArgDef {
@@ -49,6 +56,8 @@ export interface FetchArgDef {
   text: string;
   source: FetchSource;
   type: FetchType;
+  /** TYPE[N]: an array of N elements (consecutive values; for strings, consecutive pointers to strings) */
+  count?: number;
   /** 1-based column of the argument in the definition text */
   column: number;
 }
@@ -58,13 +67,17 @@ export type EventTarget =
   | { kind: 'symbol'; module?: string; name: string; offset: bigint }
   /** MEMADDR */
   | { kind: 'address'; addr: bigint }
-  /** PATH:OFFSET (or PATH:SYM[+offs], an extension of this emulator) */
-  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint };
+  /**
+   * PATH:OFFSET[(REF_CTR_OFFSET)] (or PATH:SYM[+offs], an extension of this
+   * emulator); `refCtr`: the file offset of the probe's reference counter
+   * (a USDT semaphore), incremented while the probe is armed
+   */
+  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint; refCtr?: bigint };
 
 /** `p...` / `r...`: define an event. */
 export interface EventAdd {
   op: 'add';
-  /** 'p' probe, 'r' return probe */
+  /** 'p' probe, 'r' return probe (r..., or p with the %return suffix) */
   type: 'p' | 'r';
   /** kprobes or uprobes, from the target's form (a PATH is a uprobe) */
   subsystem: 'kprobe' | 'uprobe';
@@ -77,16 +90,27 @@ export interface EventAdd {
   targetText: string;
   /** 1-based column of the target */
   targetColumn: number;
+  /** 1-based column of the definition's first word (p..., r...) */
+  column?: number;
+  /** 1-based column just past the definition's last word */
+  endColumn?: number;
   args: FetchArgDef[];
   /** the definition text as written (comments and surrounding blanks removed) */
   text: string;
 }
 
-/** `-:[GRP/]EVENT`: remove an event. */
+/**
+ * `-:[GRP/]EVENT [PROBEPOINT [NAME=FETCHARG...]]`: remove an event (an empty
+ * EVENT after GRP/: every event of the group); with a probe point, only the
+ * probes of the event at that point whose arguments begin with those given
+ * (removeMatches).
+ */
 export interface EventRemove {
   op: 'remove';
   group?: string;
   event: string;
+  /** the words after -:[GRP/]EVENT as written */
+  match?: string[];
   text: string;
 }
 
@@ -95,5 +119,8 @@ export type EventCommand = EventAdd | EventRemove;
 /** A definition error: where (1-based column in the definition text) and what was expected. */
 export interface EventError {
   column: number;
+  /** Linux's error_log message (errors.ts), then what was expected after ': ' */
   message: string;
+  /** Linux's error code (errors.ts PROBE_ERRORS), when Linux reports this error in its error_log */
+  code?: string;
 }
