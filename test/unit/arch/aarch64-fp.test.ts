@@ -1,15 +1,14 @@
 /**
- * AArch64 FP and AdvSIMD against qemu-aarch64 (issue 15): 86 instructions
- * of test/fixtures/a64/fp-ops.txt (scalar arithmetic, fused multiply-add,
- * sqrt, conversions between precisions and to/from integers in every
- * rounding mode, frint*, compares into NZCV, fmov; vector FP; the AdvSIMD
- * integer, permute, narrowing/widening and reduction forms) on edge-case
- * and random operands, under the four FPCR rounding modes and with
- * FPCR.DN — 100,000 cases recorded by test/fixtures/a64/gen-fp.sh. The
- * emulator's v0, x0 and NZCV must be bit-identical, and FPSR's invalid
- * (IOC) and divide-by-zero (DZC) flags; the inexact, underflow, overflow
- * and input-denormal flags are not modelled (exec/fpsimd.ts) and are
- * masked out.
+ * AArch64 FP and AdvSIMD against qemu-aarch64 (compiled aarch64 user programs
+ * use both): 86 instructions of test/fixtures/a64/fp-ops.txt (scalar
+ * arithmetic, fused multiply-add, sqrt, conversions between precisions and
+ * to/from integers in every rounding mode, frint*, compares into NZCV, fmov;
+ * vector FP; the AdvSIMD integer, permute, narrowing/widening and reduction
+ * forms) on edge-case and random operands, under the four FPCR rounding modes
+ * and with FPCR.DN — 100,000 cases recorded by test/fixtures/a64/gen-fp.sh.
+ * The emulator's v0, x0 and NZCV must be bit-identical, and FPSR's invalid
+ * (IOC) and divide-by-zero (DZC) flags; the inexact, underflow, overflow and
+ * input-denormal flags are not modelled (exec/fpsimd.ts) and are masked out.
  *
  * Rounding modes: the emulator rounds arithmetic to nearest whatever FPCR
  * says (said in exec/fpsimd.ts), so arithmetic cases under another mode

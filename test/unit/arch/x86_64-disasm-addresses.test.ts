@@ -1,10 +1,11 @@
 /**
- * x86_64 disassembler, 'addresses' style (issue 11 item 6): sign-extended
- * 32-bit immediates and displacements that are kernel addresses print as
- * 64-bit addresses, absolute [disp32] operands print the address they reach,
- * and a symbolizer names them (and branch targets, and RIP-relative
- * operands in llvm's `# 0x... <name>` comment). The 'llvm' style keeps
- * llvm-objdump's text (checked against the goldens in x86_64-decode.test.ts).
+ * x86_64 disassembler, 'addresses' style (the debugger's Disassembly view of
+ * kernel code): sign-extended 32-bit immediates and displacements that are
+ * kernel addresses print as 64-bit addresses, absolute [disp32] operands
+ * print the address they reach, and a symbolizer names them (and branch
+ * targets, and RIP-relative operands in llvm's `# 0x... <name>` comment). The
+ * 'llvm' style keeps llvm-objdump's text (checked against the goldens in
+ * x86_64-decode.test.ts).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';

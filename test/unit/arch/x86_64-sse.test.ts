@@ -1,14 +1,14 @@
 /**
- * SSE/SSE2 against the host CPU (issue 15): 80 operations (arithmetic,
- * min/max, sqrt, compares, comis/ucomis flags, conversions under every
- * rounding mode, integer SIMD, shifts, shuffles, unpacks, packs, masks)
- * over edge-case doubles and singles (zeros, denormals, infinities, quiet
- * and signalling NaNs with payloads, integer-conversion limits, ties) and
- * random bits — 50,000 cases recorded by test/fixtures/x86/gen-sse.sh on
- * an x86_64 host. The emulator's result registers must be bit-identical,
- * and so must MXCSR's invalid (IE) and divide-by-zero (ZE) flags; the
- * precision, underflow, overflow and denormal flags are not modelled (said
- * in exec/sse.ts) and are masked out here.
+ * SSE/SSE2 against the host CPU (x86_64 user programs do their floating point
+ * in SSE2): 80 operations (arithmetic, min/max, sqrt, compares, comis/ucomis
+ * flags, conversions under every rounding mode, integer SIMD, shifts,
+ * shuffles, unpacks, packs, masks) over edge-case doubles and singles (zeros,
+ * denormals, infinities, quiet and signalling NaNs with payloads,
+ * integer-conversion limits, ties) and random bits — 50,000 cases recorded by
+ * test/fixtures/x86/gen-sse.sh on an x86_64 host. The emulator's result
+ * registers must be bit-identical, and so must MXCSR's invalid (IE) and
+ * divide-by-zero (ZE) flags; the precision, underflow, overflow and denormal
+ * flags are not modelled (said in exec/sse.ts) and are masked out here.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

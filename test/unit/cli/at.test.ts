@@ -1,8 +1,9 @@
 /**
- * `kprobe-run run --at N:ACTION` (issue 11 item 8: run-time actions from the
- * CLI): disable / enable / unregister a --probes probe, the debugfs enabled
- * knob and a sysctl after N instructions; deterministic (two runs print the
- * same); bad actions are one-line errors naming the option.
+ * `kprobe-run run --at N:ACTION` (run-time actions from the CLI, what a
+ * module or a shell does to a live kernel): disable / enable / unregister a
+ * --probes probe, the debugfs enabled knob and a sysctl after N instructions;
+ * deterministic (two runs print the same); bad actions are one-line errors
+ * naming the option.
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';

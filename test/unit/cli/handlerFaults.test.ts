@@ -1,9 +1,10 @@
 /**
- * kprobe-run run with probe handlers that fault or run away (issue 11 items
- * 9 and 10), through runCli with a capturing io. One output rule: what the
- * kernel and the handlers print goes to stdout, what the emulator says about
- * the run (source 'emulator': oops reports, handler fault reports, the
- * runaway-probe message) goes to stderr with the CLI's other errors.
+ * kprobe-run run with probe handlers that fault or run away (a handler is
+ * user code: its faults are reports, never a crash), through runCli with a
+ * capturing io. One output rule: what the kernel and the handlers print goes
+ * to stdout, what the emulator says about the run (source 'emulator': oops
+ * reports, handler fault reports, the runaway-probe message) goes to stderr
+ * with the CLI's other errors.
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';

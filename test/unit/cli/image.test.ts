@@ -235,7 +235,7 @@ describe('kprobe-run lines', () => {
   });
 });
 
-describe('an image for an architecture without a port (issue 12: arm32)', () => {
+describe('an image for an architecture without a port (arm32)', () => {
   test('run and exec say so in one line, nothing runs', async () => {
     const image = repoPath('test', 'fixtures', 'elf', 'bin', 'arm32.elf');
     for (const cmd of ['run', 'exec']) {

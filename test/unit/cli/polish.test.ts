@@ -1,9 +1,10 @@
 /**
- * CLI polish (issue 11 items 12 and 14): an unknown command is named as one
- * with the list of commands; `run --help` describes every option; misspelled
- * symbols get a "did you mean"; nm-like symbol listings; an unknown symbol in
- * one probe of a .kprobe file is that probe's -ENOENT while the others run;
- * `run --probes f.kprobe` without IMAGE boots the image of the file's header.
+ * CLI polish (a mistyped command, option or symbol says what to type): an
+ * unknown command is named as one with the list of commands; `run --help`
+ * describes every option; misspelled symbols get a "did you mean"; nm-like
+ * symbol listings; an unknown symbol in one probe of a .kprobe file is that
+ * probe's -ENOENT while the others run; `run --probes f.kprobe` without IMAGE
+ * boots the image of the file's header.
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';

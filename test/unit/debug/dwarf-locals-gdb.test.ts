@@ -1,11 +1,12 @@
 /**
- * Frame variables against gdb (issue 14 proof): vars.c built by gcc and
- * clang at -O0/-O2/-Os, run by the emulator as a user program and stopped
- * at the pcs where gdb-multiarch stopped it under qemu-x86_64's gdbstub
- * (breakpoints on walk, a line in its loop, mix, a line in mix; goldens by
- * test/fixtures/dwarf/gdb-locals.sh). At every stop the arguments and the
- * locals the debugger shows are gdb's `info args` / `info locals`, name for
- * name and value for value (`<optimized out>` where gdb says so).
+ * Frame variables against gdb (the reference a user compares with): vars.c
+ * built by gcc and clang at -O0/-O2/-Os, run by the emulator as a user
+ * program and stopped at the pcs where gdb-multiarch stopped it under
+ * qemu-x86_64's gdbstub (breakpoints on walk, a line in its loop, mix, a line
+ * in mix; goldens by test/fixtures/dwarf/gdb-locals.sh). At every stop the
+ * arguments and the locals the debugger shows are gdb's `info args` / `info
+ * locals`, name for name and value for value (`<optimized out>` where gdb
+ * says so).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

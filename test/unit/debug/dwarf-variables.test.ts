@@ -1,5 +1,5 @@
 /**
- * Frame variables from DWARF (emulator/debug/variables.ts, issue 14 part 2)
+ * Frame variables from DWARF (emulator/debug/variables.ts: the Variables view)
  * on the sample kernel of every arch with a CPU, stopped by kprobes:
  * - at do_fork's entry the six parameters have their C types and the values
  *   of the ABI argument registers (their location lists say so), the locals

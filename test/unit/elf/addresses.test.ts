@@ -1,8 +1,9 @@
 /**
- * Load-time address checks (issue 11 item 17): a non-canonical e_entry, a
- * LOAD segment that wraps past 2^64, leaves the canonical range or overlaps
- * another are ImageErrors naming the field and the file, from parseElf and
- * from `kprobe-run run` (never "internal error").
+ * Load-time address checks (a bad image is a clear error, not a JS
+ * exception): a non-canonical e_entry, a LOAD segment that wraps past 2^64,
+ * leaves the canonical range or overlaps another are ImageErrors naming the
+ * field and the file, from parseElf and from `kprobe-run run` (never
+ * "internal error").
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';

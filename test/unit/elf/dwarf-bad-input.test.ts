@@ -1,7 +1,8 @@
 /**
- * Bad DWARF (issue 14): truncated or inconsistent debug sections degrade to
- * "no debug info for this frame" with a reason, or a variable shown as
- * `<error: ...>` — never a JS exception, a hang, or a value made up.
+ * Bad DWARF (a debugger meets stripped, truncated and broken images):
+ * truncated or inconsistent debug sections degrade to "no debug info for this
+ * frame" with a reason, or a variable shown as `<error: ...>` — never a JS
+ * exception, a hang, or a value made up.
  *
  * Targeted cases (each with the answer it must give): a bad abbreviation
  * code in the unit of the frame, a truncated .debug_info, a type reference

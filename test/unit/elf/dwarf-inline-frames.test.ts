@@ -1,16 +1,15 @@
 /**
- * Inlined frames against gdb (issue 14 proof): vars.c's always-inline
- * `square`, called from walk (vars.c:37), built by gcc and clang at
- * -O0/-O2/-Os, run by the emulator as a user program and stopped where
- * gdb-multiarch stopped it under qemu-x86_64's gdbstub: at a line
+ * Inlined frames against gdb (the reference a user compares with): vars.c's
+ * always-inline `square`, called from walk (vars.c:37), built by gcc and
+ * clang at -O0/-O2/-Os, run by the emulator as a user program and stopped
+ * where gdb-multiarch stopped it under qemu-x86_64's gdbstub: at a line
  * breakpoint on square's line (vars.c:28), then instruction by instruction
  * (goldens by test/fixtures/dwarf/gdb-frames.sh). At every stop the frames
- * (each inlined call its own frame, with its function and line; its caller
- * at the call's line) are gdb's backtrace, and frames 0 and 1 have gdb's
- * arguments and locals — inside square only square's names, in walk
- * walk's. The inline-entry rule is gdb's: at an inlined call's first
- * instruction a line breakpoint stops in the inlined function, a step in
- * the caller.
+ * (each inlined call its own frame, with its function and line; its caller at
+ * the call's line) are gdb's backtrace, and frames 0 and 1 have gdb's
+ * arguments and locals — inside square only square's names, in walk walk's.
+ * The inline-entry rule is gdb's: at an inlined call's first instruction a
+ * line breakpoint stops in the inlined function, a step in the caller.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,8 +1,9 @@
 /**
- * Kprobes view rows (issue 11 item 3): what must survive the side bar's cut
- * (kind, symbol+offset, debugfs flags, hits/missed) is in the label, the
- * address and the rest in the description, the full debugfs line with its
- * counters in the tooltip; an ended session's rows carry the ended mark.
+ * Kprobes view rows (a narrow side bar cuts long labels): what must survive
+ * the side bar's cut (kind, symbol+offset, debugfs flags, hits/missed) is in
+ * the label, the address and the rest in the description, the full debugfs
+ * line with its counters in the tooltip; an ended session's rows carry the
+ * ended mark.
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';

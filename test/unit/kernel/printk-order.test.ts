@@ -1,8 +1,8 @@
 /**
- * printk record order (issue 11 item 4, emulator/kernel/printk.ts ORDER):
- * records come in execution order, as Linux's ring buffer keeps them; each
- * CPU's stamps never go back, and a stamp going back between CPUs does so by
- * less than one quantum (two CPUs of the same round).
+ * printk record order (emulator/kernel/printk.ts ORDER; the console and the
+ * Debug Console read it): records come in execution order, as Linux's ring
+ * buffer keeps them; each CPU's stamps never go back, and a stamp going back
+ * between CPUs does so by less than one quantum (two CPUs of the same round).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
