@@ -34,7 +34,7 @@ function probeFile(name: string, text: string): string {
 }
 
 describe('kprobe-run run: handler faults and runaway handlers', () => {
-  test('the issue\'s printk loop with --max-instructions 2000000: ends promptly, bounded output, the probe disabled once', async () => {
+  test('an endless printk loop in a pre handler with --max-instructions 2000000: ends promptly, bounded output, the probe disabled once', async () => {
     const f = probeFile('loop.kprobe', 'kprobe do_fork { pre { while (1) { printk("x\\n"); } return 0; } }\n');
     const t0 = Date.now();
     const r = await cli('run', IMAGE, '--probes', f, '--max-instructions', '2000000');
