@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fast inner loop for one or a few test files: bundle each with esbuild (no
 # type check) into out-quick/ and run them with node's test runner.
-#   scripts/quicktest.sh test/unit/x86_alu.test.ts [more.test.ts ...]
+#   scripts/quicktest.sh test/unit/arch/x86_64-alu.test.ts [more.test.ts ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 outs=()

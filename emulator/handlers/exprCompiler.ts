@@ -9,21 +9,19 @@
  *   x86 shift instructions do); left shifts of signed values wrap;
  * - x / 0, x % 0 and INT_MIN / -1 are 'divide' faults (x86 raises #DE);
  * - signed overflow wraps (gcc -fwrapv, as the kernel builds).
+ *
+ * What a name means (locals, the handler's context names and fields, the
+ * program's DWARF names) is in names.ts; the places that can be assigned
+ * and `=`, `op=`, `++`, `--` over them are in lvalues.ts.
  */
 import { Expr, MAX_NESTING, Span, nestingMessage } from './ast';
-import { CURRENT_FIELDS, ContextName, FieldDef, PROBE_FIELDS, REG_TYPE, RI_FIELDS, RP_FIELDS, fieldType } from './context';
+import { ContextName } from './context';
 import { CType, IntType, StructType, T, converter, findMember, isAggregate, isCharPtr, isInt, isPtr, promote, ptrTo, sameType, sizeOf, typeName, usualArith } from './ctypes';
+import { LV, compileAssign, compileIncDec } from './lvalues';
+import { compileName, contextMember, placeAddress } from './names';
 import { diagAt } from './parser';
-import { Ev, Frame, StringPool, fault, internDynamic, readMem, writeMem } from './runtime';
-import { Diagnostic, HandlerKind, HandlerWatchInfo, ProgramName, ProgramPlace } from './types';
-
-export type LV =
-  | { kind: 'slot'; slot: number }
-  | { kind: 'static'; slot: number }
-  | { kind: 'reg'; name: string }
-  | { kind: 'mem'; addr: Ev; size: number }
-  /** a program name (DWARF) wherever it is when the handler runs: memory, a register, or only a value */
-  | { kind: 'prog'; place: (f: Frame) => ProgramPlace; name: string };
+import { Ev, Frame, StringPool, ZERO, fault, readMem } from './runtime';
+import { Diagnostic, HandlerKind, ProgramName } from './types';
 
 export interface TE {
   t: CType;
@@ -62,15 +60,6 @@ export interface ExprCompilerOptions {
   /** program names may be assigned (the debugger), else they are read-only (handlers) */
   programWritable?: boolean;
   charSigned: boolean;
-}
-
-const ZERO: Ev = () => 0n;
-
-/** the watchpoint hit of a kwatch handler's run ('context' fault when the environment has none) */
-function watchOf(f: Frame, name: string, span: Span): HandlerWatchInfo {
-  const w = f.env.watch;
-  if (!w) throw fault('context', `'${name}' is not available: no watchpoint hit in this context`, span);
-  return w;
 }
 
 export class ExprCompiler {
@@ -170,7 +159,7 @@ export class ExprCompiler {
         const addr = this.lits.intern(e.value);
         return { t: ptrTo(T.char), ev: () => addr, span: e.span, str: e.value };
       }
-      case 'ident': return this.ident(e.name, e.span);
+      case 'ident': return compileName(this, e.name, e.span);
       case 'member': return this.member(e);
       case 'index': {
         const a = this.value(e.obj), b = this.value(e.index);
@@ -181,7 +170,7 @@ export class ExprCompiler {
       }
       case 'call': return this.call(e);
       case 'unary': return this.unary(e);
-      case 'incdec': return this.incdec(e);
+      case 'incdec': return compileIncDec(this, e);
       case 'cast': {
         const r = this.expr(e.arg);
         if (r.bad) return { ...this.bad(e.span), t: e.type };
@@ -214,7 +203,7 @@ export class ExprCompiler {
         const ev: Ev = e.op === '&&' ? f => (x(f) !== 0n && y(f) !== 0n ? 1n : 0n) : f => (x(f) !== 0n || y(f) !== 0n ? 1n : 0n);
         return { t: T.int, ev, span: e.span, bad: a.bad || b.bad };
       }
-      case 'assign': return this.assign(e.op, e.target, e.value, e.span);
+      case 'assign': return compileAssign(this, e.op, e.target, e.value, e.span);
       case 'cond': {
         const c = this.scalar(e.test);
         const a = this.expr(e.then), b = this.expr(e.else);
@@ -244,161 +233,11 @@ export class ExprCompiler {
     return this.value(e);
   }
 
-  private ident(name: string, span: Span): TE {
-    const l = this.lookup(name);
-    if (l) {
-      const slot = l.slot;
-      if (l.isStatic) return { t: l.type, ev: f => f.statics[slot], span, lv: { kind: 'static', slot } };
-      return { t: l.type, ev: f => f.slots[slot], span, lv: { kind: 'slot', slot } };
-    }
-    switch (name) {
-      case 'regs': case 'p': case 'ri': case 'current':
-        if (!this.has(name)) { this.error(span, `'${name}' is not available in a ${this.o.kind} handler`); return this.bad(span); }
-        return { t: T.void, ev: ZERO, span, ctx: name };
-      case 'trapnr':
-        if (!this.has('trapnr')) { this.error(span, `'trapnr' is only available in fault handlers`); return this.bad(span); }
-        this.used.add('trapnr');
-        return { t: T.int, ev: f => BigInt.asIntN(32, BigInt(f.env.trapnr ?? 0)), span, readonlyWhy: "'trapnr' is read-only" };
-      case 'flags':
-        if (!this.has('flags')) break;
-        return { t: T.ulong, ev: f => BigInt.asUintN(64, f.env.postFlags ?? 0n), span, readonlyWhy: "'flags' is read-only" };
-      case 'jiffies':
-        return { t: T.ulong, ev: f => BigInt.asUintN(64, f.env.jiffies()), span, readonlyWhy: "'jiffies' is read-only" };
-      case 'debugreg': case 'addr': case 'access': case 'old': case 'new': {
-        if (!this.has('watch')) break;
-        this.used.add(name);
-        const ro = `'${name}' is read-only`;
-        switch (name) {
-          case 'debugreg': return { t: T.int, ev: f => BigInt(watchOf(f, name, span).debugreg), span, readonlyWhy: ro };
-          case 'access': return { t: T.int, ev: f => BigInt(watchOf(f, name, span).access), span, readonlyWhy: ro };
-          case 'addr': return { t: T.ulong, ev: f => BigInt.asUintN(64, watchOf(f, name, span).addr), span, readonlyWhy: ro };
-          case 'old': return { t: T.ulong, ev: f => BigInt.asUintN(64, watchOf(f, name, span).old), span, readonlyWhy: ro };
-          case 'new': return { t: T.ulong, ev: f => BigInt.asUintN(64, watchOf(f, name, span).new), span, readonlyWhy: ro };
-        }
-        break;
-      }
-      case 'HW_BREAKPOINT_R': return { t: T.int, ev: () => 1n, span, constant: 1n };
-      case 'HW_BREAKPOINT_W': return { t: T.int, ev: () => 2n, span, constant: 2n };
-      case 'HW_BREAKPOINT_RW': return { t: T.int, ev: () => 3n, span, constant: 3n };
-      case 'HW_BREAKPOINT_X': return { t: T.int, ev: () => 4n, span, constant: 4n };
-      case 'NULL': return { t: ptrTo(T.void), ev: ZERO, span, constant: 0n };
-      case 'true': return { t: T.int, ev: () => 1n, span, constant: 1n };
-      case 'false': return { t: T.int, ev: ZERO, span, constant: 0n };
-    }
-    const m = /^arg([0-5])$/.exec(name);
-    if (m && this.has('args')) {
-      const reg = this.o.argRegs[Number(m[1])];
-      if (reg === undefined) { this.error(span, `'${name}' is not available: the argument registers of this architecture are unknown`); return this.bad(span); }
-      this.used.add(`regs->${reg}`);
-      return { t: REG_TYPE, ev: f => BigInt.asUintN(64, f.env.getReg(reg)), span, lv: { kind: 'reg', name: reg } };
-    }
-    const pn = this.o.programName?.(name);
-    if (pn) {
-      if ('unavailable' in pn) { this.error(span, `'${name}' ${pn.unavailable}`); return this.bad(span); }
-      this.used.add(`dwarf:${name}`);
-      const what = pn.what;
-      const place = (f: Frame): ProgramPlace => {
-        try {
-          return pn.place(f.env);
-        } catch (e) {
-          throw fault('memory', `'${name}' (${what}): ${e instanceof Error ? e.message : String(e)}`, span);
-        }
-      };
-      const lv: LV = { kind: 'prog', place, name };
-      const lvReadonly = this.o.programWritable ? undefined : `'${name}' (${what}) is read-only in a handler`;
-      if (isAggregate(pn.type)) {
-        const t = pn.type;
-        const addrOf = this.placeAddress(lv, span);
-        return { t, ev: addrOf, span, lv, lvReadonly: lvReadonly ?? `cannot assign a whole ${typeName(t)}` };
-      }
-      const { get } = this.access(lv, pn.type, span);
-      return { t: pn.type, ev: f => get(f, 0n), span, lv, lvReadonly };
-    }
-    let hint = '';
-    if (this.o.regNames.includes(name) && this.has('regs')) hint = ` (did you mean regs->${name}?)`;
-    else if (name === 'flags') hint = ' (flags is only available in post handlers; the flags register is regs->flags)';
-    else if (m) hint = ` (arguments are available in ${['pre', 'entry', 'jprobe', 'condition', 'log'].join('/')} handlers)`;
-    this.error(span, `'${name}' is not declared${hint}`);
-    return this.bad(span);
-  }
-
-  /** the address of a program name's place (a fault when it is not in memory) */
-  private placeAddress(lv: Extract<LV, { kind: 'prog' }>, span: Span): Ev {
-    const place = lv.place, name = lv.name;
-    return f => {
-      const p = place(f);
-      if (p.kind === 'memory') return p.addr;
-      throw fault('memory', `'${name}' has no address here: it is ${p.kind === 'register' ? `in register ${p.reg}` : 'a value the compiler computed'}`, span);
-    };
-  }
-
   private member(e: Extract<Expr, { k: 'member' }>): TE {
     const obj = this.expr(e.obj);
     if (obj.bad) return this.bad(e.span);
     if (!obj.ctx) return this.structMember(obj, e);
-    if (!e.arrow) { this.error(e.span, `'${obj.ctx}' is a pointer; use '${obj.ctx}->${e.field}'`); return this.bad(e.span); }
-    const ctx = obj.ctx;
-    if (ctx === 'ri' && e.field === 'rp') {
-      this.used.add('ri->rp');
-      return { t: T.void, ev: ZERO, span: e.span, ctx: 'rp' };
-    }
-    if (ctx === 'rp') {
-      const fd = RP_FIELDS.find(x => x.name === e.field);
-      if (!fd) {
-        this.error(e.fieldSpan, `struct kretprobe has no field '${e.field}' here (fields: ${RP_FIELDS.map(x => x.name).join(', ')})`);
-        return this.bad(e.span);
-      }
-      this.used.add(`ri->rp->${fd.name}`);
-      const k = fd.name as 'maxactive' | 'nmissed';
-      const span = e.span;
-      return {
-        t: fd.type, span, readonlyWhy: `'ri->rp->${k}' is read-only`,
-        ev: f => {
-          const ri = f.env.ri;
-          if (!ri) throw fault('context', "'ri' is not available here (not a return probe)", span);
-          return BigInt.asIntN(32, ri.rp?.[k] ?? 0n);
-        },
-      };
-    }
-    if (ctx === 'regs') {
-      const name = e.field;
-      if (!this.o.regNames.includes(name)) {
-        this.error(e.fieldSpan, `unknown register '${name}' in struct pt_regs (fields: ${this.o.regNames.join(' ')})`);
-        return this.bad(e.span);
-      }
-      this.used.add(`regs->${name}`);
-      return { t: REG_TYPE, ev: f => BigInt.asUintN(64, f.env.getReg(name)), span: e.span, lv: { kind: 'reg', name } };
-    }
-    const fields: readonly FieldDef[] = ctx === 'p' ? PROBE_FIELDS : ctx === 'ri' ? RI_FIELDS : CURRENT_FIELDS;
-    const fd = fields.find(x => x.name === e.field);
-    const structName = ctx === 'p' ? 'kprobe' : ctx === 'ri' ? 'kretprobe_instance' : 'task_struct';
-    if (!fd) {
-      this.error(e.fieldSpan, `struct ${structName} has no field '${e.field}' here (fields: ${fields.map(x => x.name).join(', ')})`);
-      return this.bad(e.span);
-    }
-    this.used.add(`${ctx}->${fd.name}`);
-    const span = e.span;
-    const ro = `'${ctx}->${fd.name}' is read-only`;
-    const field = fd.name;
-    const missing = (what: string): never => { throw fault('context', `'${ctx}' is not available here (${what})`, span); };
-    let ev: Ev;
-    if (ctx === 'p') {
-      if (field === 'symbol_name') ev = f => internDynamic(f, (f.env.probe ?? missing('no probe')).symbol_name);
-      else if (field === 'offset') ev = f => BigInt.asUintN(32, (f.env.probe ?? missing('no probe')).offset);
-      else if (field === 'flags') ev = f => BigInt.asUintN(32, (f.env.probe ?? missing('no probe')).flags);
-      else {
-        const k = field as 'addr' | 'nmissed';
-        ev = f => BigInt.asUintN(64, (f.env.probe ?? missing('no probe'))[k]);
-      }
-    } else if (ctx === 'ri') {
-      const k = field as 'ret_addr' | 'task' | 'data';
-      ev = f => BigInt.asUintN(64, (f.env.ri ?? missing('not a return probe'))[k]);
-    } else {
-      if (field === 'pid') ev = f => BigInt.asIntN(32, BigInt(f.env.current.pid));
-      else if (field === 'comm') ev = f => internDynamic(f, f.env.current.comm);
-      else ev = f => BigInt.asUintN(64, f.env.current.mm);
-    }
-    return { t: fieldType(fd, this.o.charSigned), ev, span, readonlyWhy: ro };
+    return contextMember(this, obj.ctx, e);
   }
 
   /** `s.member` / `p->member` on a struct or union of the program (DWARF) */
@@ -546,7 +385,7 @@ export class ExprCompiler {
       const r = this.expr(e.arg);
       if (r.bad) return this.bad(span);
       if (r.lv?.kind === 'mem') return { t: ptrTo(r.t), ev: r.lv.addr, span };
-      if (r.lv?.kind === 'prog') return { t: ptrTo(r.t), ev: this.placeAddress(r.lv, span), span };
+      if (r.lv?.kind === 'prog') return { t: ptrTo(r.t), ev: placeAddress(r.lv, span), span };
       if (r.ctx) { this.error(span, `the address of '${r.ctx}' is not available`); return this.bad(span); }
       this.error(span, r.lv?.kind === 'slot' ? 'cannot take the address of a local variable (handler locals are not in emulated memory)' : r.lv?.kind === 'reg' ? 'cannot take the address of a register' : 'cannot take the address of this expression');
       return this.bad(span);
@@ -563,109 +402,6 @@ export class ExprCompiler {
     const x = r.ev;
     const fn = e.op === '-' ? (v: bigint) => cv(-v) : e.op === '~' ? (v: bigint) => cv(~v) : (v: bigint) => cv(v);
     return { t, ev: f => fn(x(f)), span, constant: r.constant !== undefined ? fn(r.constant) : undefined };
-  }
-
-  /** get/set access to an lvalue, evaluating the address once. */
-  access(lv: LV, t: CType, span: Span): { prep: Ev; get: (f: Frame, a: bigint) => bigint; set: (f: Frame, a: bigint, v: bigint) => void } {
-    const cv = converter(t);
-    switch (lv.kind) {
-      case 'slot': { const s = lv.slot; return { prep: ZERO, get: f => f.slots[s], set: (f, _a, v) => { f.slots[s] = v; } }; }
-      case 'static': { const s = lv.slot; return { prep: ZERO, get: f => f.statics[s], set: (f, _a, v) => { f.statics[s] = v; } }; }
-      case 'reg': { const n = lv.name; return { prep: ZERO, get: f => BigInt.asUintN(64, f.env.getReg(n)), set: (f, _a, v) => f.env.setReg(n, v) }; }
-      case 'mem': {
-        const size = lv.size as 1 | 2 | 4 | 8;
-        return { prep: lv.addr, get: (f, a) => cv(readMem(f, a, size, span)), set: (f, a, v) => writeMem(f, a, size, v, span) };
-      }
-      case 'prog': {
-        const size = Math.min(8, sizeOf(t)) as 1 | 2 | 4 | 8;
-        const place = lv.place;
-        return {
-          prep: ZERO,
-          get: f => {
-            const p = place(f);
-            if (p.kind === 'memory') return cv(readMem(f, p.addr, size, span));
-            if (p.kind === 'register') return cv(f.env.getReg(p.reg));
-            return cv(p.value);
-          },
-          set: (f, _a, v) => {
-            const p = place(f);
-            if (p.kind === 'memory') writeMem(f, p.addr, size, v, span);
-            else if (p.kind === 'register') f.env.setReg(p.reg, size === 8 ? v : (BigInt.asUintN(64, f.env.getReg(p.reg)) & ~((1n << BigInt(size * 8)) - 1n)) | BigInt.asUintN(size * 8, v));
-            else throw fault('context', `'${lv.name}' cannot be assigned here: the compiler left only its value, not a place`, span);
-          },
-        };
-      }
-    }
-  }
-
-  /** Record an assignment to a register (used / regWrites). */
-  private noteRegWrite(lv: LV, span: Span): void {
-    if (lv.kind !== 'reg') return;
-    this.used.add(`write:regs->${lv.name}`);
-    if (!this.regWrites.has(lv.name)) this.regWrites.set(lv.name, span);
-  }
-
-  /** Check that r is assignable; report and return false if not. */
-  assignable(r: TE, span: Span): r is TE & { lv: LV } {
-    if (r.bad) return false;
-    if (r.lv && r.lvReadonly) { this.error(span, r.lvReadonly); return false; }
-    if (r.lv) return true;
-    this.error(span, r.readonlyWhy ?? (r.ctx ? `cannot assign to '${r.ctx}'` : r.str !== undefined ? 'cannot assign to a string literal' : 'expression is not assignable'));
-    return false;
-  }
-
-  private assign(op: string, target: Expr, value: Expr, span: Span): TE {
-    const l = this.expr(target);
-    const r = this.value(value);
-    if (!this.assignable(l, target.span) || r.bad) return this.bad(span);
-    this.noteRegWrite(l.lv, target.span);
-    const acc = this.access(l.lv, l.t, span);
-    if (op === '=') {
-      const val = this.coerce(r, l.t, 'assignment');
-      const { prep, set } = acc;
-      return { t: l.t, ev: f => { const a = prep(f); const v = val(f); set(f, a, v); return v; }, span };
-    }
-    const bop = op.slice(0, -1);
-    const cur: TE = { t: l.t, ev: ZERO, span: l.span };
-    // Compute with a placeholder for the current value, read once through the accessor.
-    let curVal = 0n;
-    cur.ev = () => curVal;
-    const res = this.binary(bop, cur, r, span);
-    if (res.bad) return this.bad(span);
-    const cv = converter(l.t);
-    const { prep, get, set } = acc;
-    const rev = res.ev;
-    return {
-      t: l.t, span, ev: f => {
-        const a = prep(f);
-        const saved = curVal;
-        curVal = get(f, a);
-        let v: bigint;
-        try { v = cv(rev(f)); } finally { curVal = saved; }
-        set(f, a, v);
-        return v;
-      },
-    };
-  }
-
-  private incdec(e: Extract<Expr, { k: 'incdec' }>): TE {
-    const l = this.expr(e.arg);
-    if (!this.assignable(l, e.arg.span)) return this.bad(e.span);
-    this.noteRegWrite(l.lv, e.arg.span);
-    if (l.t.kind === 'void') { this.error(e.span, `invalid operand to '${e.op}'`); return this.bad(e.span); }
-    const delta = (e.op === '++' ? 1n : -1n) * (isPtr(l.t) ? BigInt(sizeOf(l.t.to)) : 1n);
-    const cv = converter(l.t);
-    const { prep, get, set } = this.access(l.lv, l.t, e.span);
-    const prefix = e.prefix;
-    return {
-      t: l.t, span: e.span, ev: f => {
-        const a = prep(f);
-        const old = get(f, a);
-        const nv = cv(old + delta);
-        set(f, a, nv);
-        return prefix ? nv : old;
-      },
-    };
   }
 
   /** Builtin calls live in calls.ts; this hook is replaced there. */

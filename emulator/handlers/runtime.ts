@@ -71,6 +71,9 @@ export interface Frame {
 
 export type Ev = (f: Frame) => bigint;
 
+/** the constant 0 */
+export const ZERO: Ev = () => 0n;
+
 export function fault(kind: HandlerFaultKind, message: string, span: Span, addr?: bigint, access?: 'read' | 'write'): HandlerFault {
   return new HandlerFault(kind, message, span.line, span.column, addr, access);
 }

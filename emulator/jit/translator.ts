@@ -26,19 +26,24 @@
  * interpreter while the CPU single-steps, has an execute breakpoint armed,
  * or a data watch (the run loop does not enter translated code then).
  *
- * Lockstep (checking every entry against the interpreter) is lockstep.ts.
+ * Lockstep (checking every entry against the interpreter) is lockstep.ts;
+ * the code cache's records (units, code spaces) codeCache.ts; a CPU's state
+ * block and TLB fill rule cpuState.ts; block formation blockBuilder.ts.
  *
  * The code cache holds at most CODE_CACHE_BYTES of WebAssembly (a stated
  * ceiling; the engine's machine code for it is a small multiple of it):
  * when a new module would pass it, every module is dropped and translation
  * starts again.
  */
-import { compileBlocks, compileHub, chainSlot, dispatchTable, BackendBlock, CHAIN_BYTES, EXIT_FAULT, EXIT_HELPER, EXIT_JUMP, HELPER_EXTRA, ST_PC, ST_SPACE, ST_STATUS, ST_SCRATCH, STATE_BYTES, TLB_READ, TLB_WRITE, TLB_ENTRIES } from './backend';
-import { FrontEnd, IrBuilder } from './ir';
+import { compileBlocks, compileHub, chainSlot, dispatchTable, BackendBlock, CHAIN_BYTES, EXIT_FAULT, EXIT_HELPER, EXIT_JUMP, HELPER_EXTRA, ST_PC, ST_SPACE, ST_STATUS, ST_SCRATCH, STATE_BYTES } from './backend';
+import { buildBlock } from './blockBuilder';
+import { CodeSpace, FnSlot, JitEntry, PAGE, Unit, listPages, unlistPages } from './codeCache';
+import { AnyCpu, CpuJit, fillTlb, flushTlb } from './cpuState';
+import type { FrontEnd } from './ir';
 import type { DecodeCache } from '../cpu/decodeCache';
 import { JIT_HOT_ARRIVALS, JIT_HOT_ARRIVALS_LOCKSTEP } from '../cpu/interp';
 import type { InterpCpu, RunnableInsn } from '../cpu/interp';
-import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
+import { Memory } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
 import { hostOwned } from '../timetravel/marks';
@@ -46,8 +51,6 @@ import { enterLockstep, logCpuStore, StoreLog } from './lockstep';
 
 /** arrivals at an instruction before its block is translated */
 // tiering threshold: JIT_HOT_ARRIVALS in cpu/interp.ts
-/** instructions per block at most */
-export const MAX_BLOCK_INSNS = 64;
 /** blocks per module (one guest page) at most */
 const MAX_UNIT_BLOCKS = 128;
 /** arrivals that make an instruction join its page's next translation early: hotArrivals / WARM_DIVISOR, at least MIN_WARM */
@@ -60,127 +63,12 @@ const MAX_REJITS = 16;
 const MAX_REWRITES = 16;
 /** code-cache ceiling: bytes of WebAssembly */
 export const CODE_CACHE_BYTES = 32 * 1024 * 1024;
-const PAGE = 4096;
-
-/** What the translator keeps on a decoded instruction that starts a translated block. */
-export interface JitEntry { readonly unit: Unit; readonly index: number }
 
 /** A decoded instruction as the translator sees it (every arch's decoded instructions have these fields). */
 export type JitInsn<C> = RunnableInsn<C>;
 
-type AnyCpu = InterpCpu<unknown, RunnableInsn<unknown>> & { lo: Int32Array; hi: Int32Array };
-
-/** A block's IR as built (kept by its module for the page's next translation). */
-interface BuiltBlock extends Omit<BackendBlock, 'helperIndex'> {
-  /** by instruction index: the instruction when it runs as a helper, else null */
-  readonly helpers: readonly (RunnableInsn<unknown> | null)[];
-  /** by instruction index: the pc after which the block goes on past its helper (IrBuilder.helper's `then`), else NaN */
-  readonly thens: readonly VAddr[];
-  /** pages the block's instructions touch */
-  readonly pages: readonly number[];
-}
-
 /** translate(): not now (the block waits for its page's next translation) */
 const LATER = Symbol('later');
-
-/** One translated guest page: its module, its blocks' entry instructions, the instructions its helpers run. */
-export class Unit {
-  /** the index of the module's run() in the translator's function table (-1: none yet, or freed: slot) */
-  get fn(): number { return this.slot.fn; }
-  /** translations of its page before this one (re-translations as more of the page's blocks got hot) */
-  generation = 0;
-  entries: RunnableInsn<unknown>[] = [];
-  helpers: RunnableInsn<unknown>[] = [];
-  /** by helper index: the pc after which its block goes on past it (NaN: only the instruction's next) */
-  helperThens: VAddr[] = [];
-  /** the u16 table of indirect-jump targets in the page (backend.ts dispatchTable), kept alive with the module */
-  tableBytes: Uint8Array | null = null;
-  /** the IR of each block, by its entry instruction */
-  readonly built = new Map<RunnableInsn<unknown>, BuiltBlock>();
-  /** pages whose bytes the blocks cover (a block's last instruction may cross into the next page) */
-  pages: number[] = [];
-  bytes = 0;
-  dead = false;
-  /** the translator's weak reference to this unit (code-cache accounting) */
-  ref: WeakRef<Unit> | null = null;
-  readonly space: WeakRef<CodeSpace>;
-  /**
-   * its function-table index (fn -1: none, or freed), shared with the
-   * translator's finalizer: the index is freed once, by drop() or when the
-   * unit is collected, whichever comes first
-   */
-  readonly slot: FnSlot = { fn: -1 };
-  /** the id of the space that translated it */
-  readonly home: number;
-  /** the other spaces that run it (a file's text page shared by processes: CodeSpace.adopted), weakly */
-  adopters: WeakRef<CodeSpace>[] | null = null;
-  constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); this.home = space.id; }
-}
-
-/** A unit's function-table index, as the translator's finalizer holds it (nothing of the unit's). */
-interface FnSlot { fn: number }
-
-let spaceCount = 0;
-
-/** The translations of one decode cache (one address space and privilege mode). */
-class CodeSpace {
-  /** the space's key in the chain table */
-  readonly id = ++spaceCount;
-  readonly units = new Map<number, Unit>();
-  /**
-   * Units of other spaces this one runs: a page array of a file's text is
-   * shared by the processes mapping it (DecodeCache), and so are its
-   * instructions' translations. They are in byPage too, so that a code
-   * write this space hears of drops them even when the space that made
-   * them is gone (and no longer hears anything).
-   */
-  readonly adopted = new Set<Unit>();
-  /** page key -> units covering it (their own page and the one before when a block crosses; adopted ones too) */
-  readonly byPage = new Map<number, Set<Unit>>();
-  /** hot blocks waiting for their page's next translation */
-  readonly waiting = new Map<number, Set<RunnableInsn<unknown>>>();
-  /** arrivals at a page's waiting blocks since its last translation */
-  readonly waitingArrivals = new Map<number, number>();
-  /** invalidations per page (a page whose code keeps being rewritten stays interpreted) */
-  readonly rewrites = new Map<number, number>();
-  constructor(readonly cache: DecodeCache<RunnableInsn<unknown>>) {}
-}
-
-/** u in sp.byPage under every page it covers */
-function listPages(sp: CodeSpace, u: Unit): void {
-  for (const p of u.pages) { let s = sp.byPage.get(p); if (!s) { s = new Set(); sp.byPage.set(p, s); } s.add(u); }
-}
-function unlistPages(sp: CodeSpace, u: Unit): void {
-  for (const p of u.pages) sp.byPage.get(p)?.delete(u);
-}
-
-/** Per-CPU translator state: its block in the arena (exit, scratch, TLB) and what its TLB was filled for. */
-class CpuJit {
-  tlbMem: Memory | null = null;
-  tlbUser = false;
-  tlbGen = -1;
-  /** instret when the current call into translated code started (helpers keep the CPU's count exact) */
-  base = 0;
-  /** the current call's budget (instructions it may retire) */
-  budget = 0;
-  lastHelper: RunnableInsn<unknown> | null = null;
-  error: unknown = null;
-  /** lockstep: a helper ran host code (an inline breakpoint's handlers) that a replay would run twice */
-  impure = false;
-  /** the register file the CPU's rf offset was taken from, and that offset */
-  lo: Int32Array | null = null;
-  rf = -1;
-  /** the decode cache of the last entry and its code space */
-  cache: object | null = null;
-  space: CodeSpace | null = null;
-  /** the state's bytes as int32 words */
-  readonly words: Int32Array;
-  /** the translator whose state this is (a CPU may be run by another one later: lockstep and on in tests) */
-  constructor(readonly owner: object, readonly st: number, readonly bytes: Uint8Array) {
-    this.words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
-    hostOwned(this); // the translator's, though the CPU holds it (InterpCpu.jitState): not machine state
-  }
-}
 
 export interface TranslatorStats {
   /** invalidations: modules dropped because bytes they translated were written (re-translations that replace a module are not counted) */
@@ -296,7 +184,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       s = new CpuJit(this, st, bytes);
       this.cpuState.set(cpu, s);
       this.cpus.set(st, new WeakRef(cpu));
-      this.flushTlb(s);
+      flushTlb(s);
     }
     cpu.jitState = s;
     return s;
@@ -313,10 +201,6 @@ export class Translator<C, I extends RunnableInsn<C>> {
     return sp;
   }
 
-  private flushTlb(s: CpuJit): void {
-    // every word 0x7fffffff: a tag (0x7fffffff7fffffff) no page number can equal (the read and write TLBs are adjacent)
-    s.words.fill(0x7fffffff, TLB_READ >> 2, (TLB_WRITE + TLB_ENTRIES * 16) >> 2);
-  }
 
   // ---------------------------------------------------------------- invalidation
   private invalidate(sp: CodeSpace, addr: VAddr, len: number): void {
@@ -383,7 +267,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     return {
       k: {
         mem: guestMemory() as WebAssembly.Memory,
-        fill: (st: number, lo: number, hi: number, write: number) => this.fill(st, lo, hi, write),
+        fill: (st: number, lo: number, hi: number, write: number) => fillTlb(this.view, this.cpus.get(st)?.deref(), st, lo, hi, write),
         helper: (st: number, index: number, retired: number) => this.helper(fn, st, index, retired),
         logStore: (_st: number, host: number, size: number) => this.logStore(host, size),
       },
@@ -435,7 +319,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const pages = new Set<number>([key]);
     for (const s of starts) {
       // a block the page's previous module had is reused as it was built (its instructions are unchanged: a change would have dropped that module)
-      const b = old?.built.get(s) ?? this.buildBlock(cpu, sp, s, key);
+      const b = old?.built.get(s) ?? buildBlock(this.fe, cpu, sp, s, key);
       if (b === null) continue;
       unit.built.set(s, b);
       for (const p of b.pages) pages.add(p);
@@ -482,43 +366,6 @@ export class Translator<C, I extends RunnableInsn<C>> {
     return (insn as unknown as { jit: JitEntry | null }).jit;
   }
 
-  private buildBlock(cpu: AnyCpu, sp: CodeSpace, start: RunnableInsn<unknown>, key: number): BuiltBlock | null {
-    const b = new IrBuilder<I>(start.addr);
-    const helpers: (RunnableInsn<unknown> | null)[] = [];
-    const thens: VAddr[] = [];
-    const pages = new Set<number>();
-    let pc = start.addr;
-    let insn: RunnableInsn<unknown> | null = start;
-    for (let count = 0; ; count++) {
-      if (insn === null) {
-        try { insn = sp.cache.get(pc); } catch { insn = null; }
-        if (insn === null) { if (count === 0) return null; b.jmp(pc); break; }
-      }
-      const i = insn as unknown as I;
-      b.begin(i, pc, insn.next);
-      helpers.push(null);
-      thens.push(NaN);
-      if (!this.fe.emit(b, i, cpu as unknown as C)) {
-        helpers[helpers.length - 1] = insn;
-        b.helper();
-        if (!b.isEnded && this.fe.endsBlock(i)) b.fall();
-      } else {
-        // the front end emitted a helper of its own making (IrBuilder.helper(run))
-        const run = b.helperRuns.get(b.insns.length - 1);
-        if (run !== undefined) helpers[helpers.length - 1] = run as unknown as RunnableInsn<unknown>;
-        thens[thens.length - 1] = b.helperThens.get(b.insns.length - 1) ?? NaN;
-      }
-      const last = insn.addr + insn.len - 1;
-      pages.add(Math.floor(last / PAGE));
-      if (b.isEnded) break;
-      pc = insn.next;
-      if (count + 1 >= MAX_BLOCK_INSNS || Math.floor(pc / PAGE) !== key) { b.fall(); break; }
-      insn = null;
-    }
-    const last = b.insns[b.insns.length - 1];
-    return { start: start.addr, ops: b.ops, temps: b.temps, count: b.insns.length, helpers, thens, next: last.next, pages: [...pages] };
-  }
-
   // ---------------------------------------------------------------- running
   /**
    * Run translated code from `insn` (translating it first when needed) with
@@ -552,7 +399,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     }
     const mem = cpu.mem;
     if (s.tlbMem !== mem || s.tlbUser !== cpu.userMode || s.tlbGen !== mem.tlbGeneration) {
-      this.flushTlb(s); s.tlbMem = mem; s.tlbUser = cpu.userMode; s.tlbGen = mem.tlbGeneration;
+      flushTlb(s); s.tlbMem = mem; s.tlbUser = cpu.userMode; s.tlbGen = mem.tlbGeneration;
     }
     if (s.lo !== cpu.lo) { s.lo = cpu.lo; s.rf = arenaOffset(cpu.lo); }
     const v = this.view, st = s.st, rf = s.rf;
@@ -596,7 +443,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
         if (t === LATER) break;
         if (t === null) { nx.hot = -1e9; break; }
         // translating may have decoded new pages (stores to them now leave): the TLB follows
-        if (mem.tlbGeneration !== s.tlbGen) { this.flushTlb(s); s.tlbGen = mem.tlbGeneration; }
+        if (mem.tlbGeneration !== s.tlbGen) { flushTlb(s); s.tlbGen = mem.tlbGeneration; }
         e = t;
         this.link(sp, pc, e.unit, e.index);
         continue;
@@ -625,44 +472,6 @@ export class Translator<C, I extends RunnableInsn<C>> {
   lastHelper: RunnableInsn<unknown> | null = null;
   lastError: unknown = null;
 
-
-  private fill(st: number, lo: number, hi: number, write: number): number {
-    const cpu = this.cpus.get(st)?.deref();
-    if (cpu === undefined) return 0;
-    const a = vaddrFromHalves(lo, hi);
-    const mem = cpu.mem;
-    if (a === null || mem.watcher !== null) return 0;
-    const page = Math.floor(a / PAGE) * PAGE;
-    const r = mem.regionAt(a);
-    if (r === undefined || r.device) return 0;
-    const p = r.perms;
-    if (cpu.userMode && (p & PERM_U) === 0) return 0;
-    if (write) {
-      if ((p & PERM_W) === 0 || mem.isObserved) return 0;
-      // executable bytes: only a page from which no CPU decoded, through any window in any space
-      if (r.codeMapped && this.decodedAnywhere(r, page)) return 0;
-    }
-    else if ((p & PERM_R) === 0) return 0;
-    const host = arenaOffset(r.bytes);
-    if (host < 0) return 0;
-    const vp = page / PAGE;
-    const e = st + (write ? TLB_WRITE : TLB_READ) + ((vp & (TLB_ENTRIES - 1)) << 4);
-    const v = this.view;
-    v.setInt32(e, vp | 0, true);
-    v.setInt32(e + 4, Math.floor(vp / 4294967296), true);
-    // the region's part of the page (the arena offset of the page's first byte may lie before the region's bytes: only [lo, hi) is used)
-    v.setInt32(e + 8, host + (page - r.base), true);
-    v.setUint16(e + 12, Math.max(page, r.base) - page, true);
-    v.setUint16(e + 14, Math.min(page + PAGE, r.end) - page, true);
-    return 1;
-  }
-
-  /** whether some CPU decoded instructions from the page's bytes, through any executable window of them in any address space */
-  private decodedAnywhere(r: Region, page: VAddr): boolean {
-    const off = r.offset + (page - r.base);
-    return r.backing.aliases(off, PAGE).some(a => (a.region.perms & PERM_X) !== 0
-      && (a.memory.codePages.has(Math.floor(a.vaddr / PAGE)) || a.memory.codePages.has(Math.floor((a.vaddr + a.len - 1) / PAGE))));
-  }
 
   private helper(fn: number, st: number, index: number, retired: number): number {
     let cpu = this.curCpu as AnyCpu, s = this.curS as CpuJit;

@@ -1,13 +1,14 @@
 /**
- * DWARF variables (issue 14): per sample kernel, the time from loading the
- * image to the first frame variables at a probe stop (load + boot to the
- * first do_fork hit + frameVariables there: what the debugger does from
- * launch to its first Variables response, without the DAP transport), the
- * cost of that first frameVariables alone (the reader parses only the unit
- * holding the pc), a later one (cached unit), and the heap the reader holds
- * after the first call and after reading every unit's DIE tree (worst case).
- * Heap figures are after a forced GC when node runs with --expose-gc
- * (bench.mjs passes it; run alone without it they are approximate).
+ * DWARF variables (the debugger's first Variables response): per sample
+ * kernel, the time from loading the image to the first frame variables at a
+ * probe stop (load + boot to the first do_fork hit + frameVariables there:
+ * what the debugger does from launch to its first Variables response, without
+ * the DAP transport), the cost of that first frameVariables alone (the reader
+ * parses only the unit holding the pc), a later one (cached unit), and the
+ * heap the reader holds after the first call and after reading every unit's
+ * DIE tree (worst case). Heap figures are after a forced GC when node runs
+ * with --expose-gc (bench.mjs passes it; run alone without it they are
+ * approximate).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 /**
- * Registration cost and the hit cost of many armed probes (issue 11 item 16:
- * 10,000 probes registered in <= 1 s; the hit cost with 10,000 probes within
- * 10 % of one probe).
+ * Registration cost and the hit cost of many armed probes (targets: 10,000
+ * probes registered in <= 1 s; the hit cost with 10,000 probes within 10 % of
+ * one probe).
  * 1. Sample kernel (x86_64): kprobes on every instruction start of its
  *    functions (up to N = 100, 1000, all), registered one by one through
  *    register_kprobe, then unregistered in one batch.

@@ -1,12 +1,13 @@
 /**
- * User-space speed (issue 15): emulated instructions per second on a
- * floating-point-and-string program at default compiler flags
- * (test/userspace/bin/fpstr-*: SSE2 / FP+AdvSIMD, vectorised loops,
- * repeated 300 times), on Debian's busybox-static doing floating-point
- * work (awk), string work (md5sum and sort of a 256 KiB file) and shell
- * work (a loop forking pipelines), per architecture, next to the integer
- * loopbench of the CPU section; with qemu-user's wall time on the same
- * ELF when it is installed. busybox rows need test/userspace/debian/fetch.sh.
+ * User-space speed (compiled programs and busybox, not only the sample
+ * kernel): emulated instructions per second on a floating-point-and-string
+ * program at default compiler flags (test/userspace/bin/fpstr-*: SSE2 /
+ * FP+AdvSIMD, vectorised loops, repeated 300 times), on Debian's
+ * busybox-static doing floating-point work (awk), string work (md5sum and
+ * sort of a 256 KiB file) and shell work (a loop forking pipelines), per
+ * architecture, next to the integer loopbench of the CPU section; with
+ * qemu-user's wall time on the same ELF when it is installed. busybox rows
+ * need test/userspace/debian/fetch.sh.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
