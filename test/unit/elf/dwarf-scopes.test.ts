@@ -11,12 +11,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadElf } from '../../emulator/elf/elfFile';
-import { DW_AT } from '../../emulator/elf/dwarf/info';
-import { globalDie, inlineFrames, namesAt, refOf } from '../../emulator/elf/dwarf/scopes';
-import { bitfieldOffset, sizeOf, strip, typeText } from '../../emulator/elf/dwarf/typeDies';
-import { typeNamed } from '../../emulator/elf/dwarf/ctype';
-import { repoPath } from '../util/paths';
+import { loadElf } from '../../../emulator/elf/elfFile';
+import { DW_AT } from '../../../emulator/elf/dwarf/info';
+import { globalDie, inlineFrames, namesAt, refOf } from '../../../emulator/elf/dwarf/scopes';
+import { bitfieldOffset, sizeOf, strip, typeText } from '../../../emulator/elf/dwarf/typeDies';
+import { typeNamed } from '../../../emulator/elf/dwarf/ctype';
+import { repoPath } from '../../util/paths';
 
 const DIR = repoPath('test', 'fixtures', 'dwarf');
 const BUILDS = ['gcc-O0', 'gcc-O2', 'gcc-Os', 'clang-O0', 'clang-O2', 'clang-O2-dwarf4'];
