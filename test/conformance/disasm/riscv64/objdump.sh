@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the llvm-objdump goldens the riscv64 disassembler is compared
-# with (test/unit/rv64_disasm.test.ts): the sample kernel and the
+# with (test/unit/arch/riscv64-disasm.test.ts): the sample kernel and the
 # differential programs, `llvm-objdump -d` default output, and the F/D
 # instruction listing fp-insns.s.
 set -euo pipefail
