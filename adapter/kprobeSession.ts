@@ -1,5 +1,5 @@
 /**
- * The kprobe debug adapter: DAP <-> Machine. Owns no emulation logic.
+ * The kprobe debug adapter: DAP <-> the debug facade's DebugTarget (emulator/debug/index.ts). Owns no emulation logic.
  *
  *   threads      = CPUs ("CPU 0: init [1]"), ids cpu+1
  *   output       = printk lines (Debug Console)
@@ -14,32 +14,28 @@
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
 import * as path from 'node:path';
-import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
   InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
   TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
-import { Machine } from '../emulator/machine';
-import { PrintkRecord } from '../emulator/kernel/types';
-import { whereOf } from '../emulator/probes';
+import { formatAddress, launchTarget } from '../emulator/debug/index';
+import type { DebugMemory, DebugTarget, PrintkRecord, RunController, RunEnd, SessionTimeTravel, StepKind, TravelStop } from '../emulator/debug/index';
 import { readMemory, writeMemory } from './memoryAccess';
-import { DebugMemory } from '../emulator/debug/memory';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
-import { disassemble, formatAddress } from './disassemble';
-import { RunController, RunEnd } from '../emulator/debug/runControl';
-import { SessionTimeTravel, TravelStop, changesMachine } from './timeTravel';
+import { disassemble } from './disassemble';
+import { changesMachine } from './timeTravel';
 
 import { dapError, errorText } from './errors';
 import { requestArgumentsProblem } from './requestArgs';
 import { SourceMap } from './sourceMap';
-import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
+import { BREAKPOINT_MODES, BreakpointIds } from './breakpointIds';
+import { ProbeBridge } from './probeBridge';
+import { ProbeControls } from './probeControls';
 import { evaluateForDap } from './evaluateRequest';
 import { dataBreakpointInfo } from './dataBreakpointInfo';
 import { FRAME_STRIDE, StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
-import { StepKind, Stepper } from '../emulator/debug/stepper';
 import { answerHitRequest, HitTimeline, isHitRequest } from './timelineRequests';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
@@ -80,7 +76,7 @@ function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => b
 
 
 export class KprobeSession extends LoggingDebugSession {
-  private machine: Machine | undefined;
+  private target: DebugTarget | undefined;
   /** continue and steps: one driver of the machine loop */
   private runner: RunController | undefined;
   private sources: SourceMap | undefined;
@@ -98,6 +94,8 @@ export class KprobeSession extends LoggingDebugSession {
   private ended = false;
   private readonly disposers: (() => void)[] = [];
   private probes: ProbeBridge | undefined;
+  /** the views' requests (adapter/probeControls.ts) */
+  private controls: ProbeControls | undefined;
   /** DAP breakpoint ids (the session's, kept across restarts) */
   private readonly bpIds = new BreakpointIds();
   private stateTimer: NodeJS.Timeout | undefined;
@@ -150,7 +148,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: LaunchRequestArgs): Promise<void> {
-    let m: Machine;
+    let m: DebugTarget;
     try {
       m = this.boot(args);
     } catch (e) {
@@ -173,29 +171,29 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Make m the session's machine: runner, probes (launch probe files), printk output, state timer. */
-  private attachMachine(m: Machine, args: LaunchRequestArgs): void {
-    this.machine = m;
-    this.travelling = new SessionTimeTravel(m);
+  private attachMachine(m: DebugTarget, args: LaunchRequestArgs): void {
+    this.target = m;
+    this.travelling = m.timeTravel;
     this.sources = new SourceMap(m.image.path);
     this.disposers.push(m.onPrintk(r => this.printk(r)));
-    this.runner = new RunController(m, e => this.onRunEnd(e));
+    this.runner = m.runController(e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
     this.bpIds.clearProbes();
     this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState(), this.bpIds);
-    const timeline = this.timeline = new HitTimeline(m.hitLog, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.kernel.hitSeq);
+    this.controls = new ProbeControls(m, this.probes, () => this.scheduleProbeState());
+    const timeline = this.timeline = new HitTimeline(m.hits, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.hitSeq());
     this.disposers.push(() => timeline.dispose());
     this.inspector = new StopInspector(m, this.probes, this.sources, {
       path: p => this.convertDebuggerPathToClient(p),
       line: n => this.convertDebuggerLineToClient(n),
       column: n => this.convertDebuggerColumnToClient(n),
     }, line => this.output(line + '\n', 'console'));
-    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
-    this.probes.onModuleError = line => this.output(`kprobe: ${line}\n`, 'console');
-    const tt = m.timeTravel;
-    if (tt) this.disposers.push(tt.onMessage(line => this.output(`kprobe: ${line}\n`, 'console')));
+    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpuCount} CPU${m.cpuCount > 1 ? 's' : ''})\n`, 'console');
+    this.controls.onModuleError = line => this.output(`kprobe: ${line}\n`, 'console');
+    this.disposers.push(m.onTimeTravelMessage(line => this.output(`kprobe: ${line}\n`, 'console')));
     this.probes.onBreakpointsChanged = bps => { for (const b of bps) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b))); };
     // modules first: probe files may name their symbols
-    loadLaunchModules(m, args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
+    m.loadLaunchModules(args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
     }
@@ -235,7 +233,7 @@ export class KprobeSession extends LoggingDebugSession {
     const prev = this.launchArgs;
     if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, dapError('nothingToRestart'));
     const fresh = args?.arguments && 'program' in args.arguments ? args.arguments as LaunchRequestArgs : prev;
-    let m: Machine;
+    let m: DebugTarget;
     try {
       m = this.boot(fresh);
     } catch (e) {
@@ -269,8 +267,8 @@ export class KprobeSession extends LoggingDebugSession {
     return out;
   }
 
-  private boot(args: LaunchRequestArgs): Machine {
-    return bootForDebug(args);
+  private boot(args: LaunchRequestArgs): DebugTarget {
+    return launchTarget(args);
   }
 
 
@@ -311,7 +309,7 @@ export class KprobeSession extends LoggingDebugSession {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
     // at the end of the run (stopAtExit), and not gone back: continue ends the session
-    if (this.exitSeen && this.machine?.exit && !this.machine.timeTravel?.inPast) return this.end(this.machine.exit.code);
+    if (this.exitSeen && this.target?.exit && !this.target.inPast) return this.end(this.target.exit.code);
     this.exitSeen = false;
     this.runner?.cancel();
     this.forgetStops();
@@ -321,7 +319,7 @@ export class KprobeSession extends LoggingDebugSession {
   protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
     this.sendResponse(response);
     if (this.runner?.running) this.runner.pause();
-    else if (this.machine && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
+    else if (this.target && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
   }
 
   protected override nextRequest(response: DebugProtocol.NextResponse, args: DebugProtocol.NextArguments): void {
@@ -348,8 +346,7 @@ export class KprobeSession extends LoggingDebugSession {
 
   /** The timeline's navigator (adapter/timelineRequests.ts `_probeGoToHit`): to the stop after a hit. */
   get timeTravel(): { goToHit(seq: number): Promise<void> } | undefined {
-    const m = this.machine;
-    if (!m?.timeTravel) return undefined;
+    if (!this.target?.recording) return undefined;
     return {
       goToHit: seq => new Promise<void>((resolve, reject) => this.afterBreakpoints(() => {
         if (this.runner?.running) return reject(new Error('the machine is running; pause it first'));
@@ -404,7 +401,7 @@ export class KprobeSession extends LoggingDebugSession {
     // arguments that do not fit the protocol: an error naming them, before anything changes
     const bad = requestArgumentsProblem(request.command, request.arguments);
     if (bad) return this.sendErrorResponse(new Response(request), dapError('badArguments', `${request.command}: ${bad}`));
-    if (this.machine?.timeTravel && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
+    if (this.target?.recording && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
     super.dispatchRequest(request);
   }
 
@@ -436,20 +433,17 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   private stepNow(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
-    const m = this.machine;
+    const m = this.target;
     if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     const cpuIndex = threadId - 1;
-    const cpu = m.cpus[cpuIndex];
+    const cpu = m.cpu(cpuIndex);
     if (!cpu) return this.sendErrorResponse(response, dapError('noSuchThread', `no CPU for thread ${threadId}`));
     if (this.runner?.running) return this.sendErrorResponse(response, dapError('running'));
     const inspector = this.inspector;
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
-    // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
-    const view = this.memoryView(m);
-    const code = (a: bigint, n: number): Uint8Array => view.readCode(a, n);
     // out of the physical function (an inlined call's frame steps out with its function)
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex).find(f => f.physical === 1)?.pc : undefined;
-    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
+    const stepper = m.stepper(cpuIndex, kind, pc, returnAddress);
     this.sendResponse(response);
     this.forgetStops();
     this.runner?.step(stepper);
@@ -488,7 +482,7 @@ export class KprobeSession extends LoggingDebugSession {
         this.output(`kprobe: machine ${s.detail ? `stopped: ${s.detail}` : 'powered off'} (exit code ${s.code})\n`, 'console');
         this.sendProbeState(); // the final counters
         // "stopAtExit" with a recording: stay at the end, so that the run can be gone back through
-        if (this.launchArgs?.stopAtExit === true && this.machine?.timeTravel && !this.exitSeen) {
+        if (this.launchArgs?.stopAtExit === true && this.target?.recording && !this.exitSeen) {
           this.exitSeen = true;
           this.output('kprobe: stopped at the end of the run: Step Back and Reverse Continue go back in time; Continue or Stop ends the session\n', 'console');
           this.sendEvent(stopped('pause', this.lastStoppedThread, `Powered off (exit code ${s.code})`));
@@ -506,8 +500,8 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Kernel memory as the client sees it: probed code reads as its original bytes. */
-  private memoryView(m: Machine): DebugMemory {
-    return this.probes?.memoryView() ?? DebugMemory.of(m);
+  private memoryView(m: DebugTarget): DebugMemory {
+    return m.memory();
   }
 
   private printk(r: PrintkRecord): void {
@@ -523,14 +517,9 @@ export class KprobeSession extends LoggingDebugSession {
   // ---- inspection -----------------------------------------------------------------
 
   protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
-    const m = this.machine;
-    response.body = { threads: m ? m.cpus.map((_, i) => new Thread(i + 1, this.threadName(i))) : [] };
+    const m = this.target;
+    response.body = { threads: m ? Array.from({ length: m.cpuCount }, (_, i) => new Thread(i + 1, m.threadName(i))) : [] };
     this.sendResponse(response);
-  }
-
-  private threadName(cpu: number): string {
-    const t = this.machine?.kernel.current(cpu);
-    return t ? `CPU ${cpu}: ${t.comm} [${t.pid}]` : `CPU ${cpu}: swapper/${cpu}`;
   }
 
   protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
@@ -587,7 +576,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override readMemoryRequest(response: DebugProtocol.ReadMemoryResponse, args: DebugProtocol.ReadMemoryArguments): void {
-    const m = this.machine;
+    const m = this.target;
     if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
@@ -599,7 +588,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override writeMemoryRequest(response: DebugProtocol.WriteMemoryResponse, args: DebugProtocol.WriteMemoryArguments): void {
-    const m = this.machine;
+    const m = this.target;
     if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       const w = writeMemory(this.memoryView(m), args);
@@ -612,19 +601,12 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override disassembleRequest(response: DebugProtocol.DisassembleResponse, args: DebugProtocol.DisassembleArguments): void {
-    const m = this.machine;
+    const m = this.target;
     if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
       const sources = this.sources;
-      const p = this.probes;
-      const view = this.memoryView(m);
       // original instructions, with what the probes wrote over them as notes
-      response.body = { instructions: disassemble({
-        arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
-        readCode: (a, n) => view.readCode(a, n),
-        notes: p?.disassemblyNotes(),
-        extraSymbol: p ? a => symbolizeEngineAddress(p.mgr.engine, a) : undefined,
-      }, args) };
+      response.body = { instructions: disassemble((base, at, count) => m.disassemble(base, at, count), args, f => sources ? sources.toLocal(f) : f) };
       this.sendResponse(response);
     } catch (e) {
       this.sendErrorResponse(response, dapError('disassemble', e));
@@ -647,15 +629,14 @@ export class KprobeSession extends LoggingDebugSession {
 
   /** evaluate in a frame (its DWARF names, its registers); used by evaluate and setVariable */
   private evaluateIn(frame: number, expression: string, context?: string): ReturnType<typeof evaluateForDap> {
-    const m = this.machine;
-    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
-    const mgr = this.probes?.mgr;
+    const m = this.target;
+    const cpu = m?.cpu(Math.floor(frame / FRAME_STRIDE) - 1) ?? m?.cpu(0);
     const insp = this.inspector;
-    if (!m || !cpu || !mgr || !insp) return { ok: false, error: 'evaluate', message: 'not launched' };
+    if (!m || !cpu || !this.probes || !insp) return { ok: false, error: 'evaluate', message: 'not launched' };
     const index = frame % FRAME_STRIDE;
     const state = insp.frameState(cpu.id, index);
-    return evaluateForDap({
-      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: insp.probeStopFor(cpu.id),
+    return evaluateForDap(m, {
+      cpuIndex: cpu.id, stop: insp.probeStopFor(cpu.id),
       expression, context,
       frameVariables: () => insp.frameVariables(cpu.id, index),
       frame: state ? { index, state } : undefined,
@@ -695,9 +676,9 @@ export class KprobeSession extends LoggingDebugSession {
 
   protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
     const p = this.probes;
-    if (!p || !this.machine || !this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
+    if (!p || !this.target || !this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
-      response.body = dataBreakpointInfo({ machine: this.machine, probes: p, inspector: this.inspector }, args);
+      response.body = dataBreakpointInfo({ target: this.target, inspector: this.inspector }, args);
     } catch (e) {
       return this.sendErrorResponse(response, dapError('variables', e));
     }
@@ -749,9 +730,9 @@ export class KprobeSession extends LoggingDebugSession {
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
     if (isHitRequest(command)) return answerHitRequest(this.timeline, this, command, args, response, { ok: r => this.sendResponse(r), fail: (r, m) => this.sendErrorResponse(r, m) });
     if (!isProbeRequest(command)) return super.customRequest(command, response, args);
-    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
+    if (!this.controls) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
-      response.body = handleProbeRequest(this.probes, command, args);
+      response.body = handleProbeRequest(this.controls, command, args);
     } catch (e) {
       return this.sendErrorResponse(response, dapError('probeRequest', e));
     }
@@ -772,7 +753,7 @@ export class KprobeSession extends LoggingDebugSession {
   private sendProbeState(): void {
     if (!this.probes || this.ended) return;
     const t0 = performance.now();
-    this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.state()));
+    this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.rows()));
     const t1 = performance.now();
     this.nextStateAt = t1 + STATE_COST_FACTOR * (t1 - t0);
   }
