@@ -17,7 +17,6 @@ import { formatAddress, IDLE_FRAME, THREAD_RETURN_FRAME } from '../emulator/debu
 import type {
   BreakpointHit, DebugTarget, ElfImage, EmulatorCodeKind, Expandable, FrameState, FrameVariable, FrameVariables, ProbeStop, WalkedFrame,
 } from '../emulator/debug/index';
-import type { ProbeBridge } from './probeBridge';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables } from './registers';
 import type { SourceMap } from './sourceMap';
@@ -63,7 +62,7 @@ export class StopInspector {
   /** reasons already logged (each once per session) */
   private readonly logged = new Set<string>();
 
-  constructor(private readonly target: DebugTarget, private readonly probes: ProbeBridge,
+  constructor(private readonly target: DebugTarget,
     private readonly sources: SourceMap, private readonly client: ClientConversions,
     private readonly log: (line: string) => void = () => {}) {}
 

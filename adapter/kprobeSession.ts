@@ -15,28 +15,24 @@
  */
 import * as path from 'node:path';
 import {
-  InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
+  InitializedEvent, OutputEvent, StoppedEvent,
+  TerminatedEvent, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { formatAddress, launchTarget } from '../emulator/debug/index';
-import type { DebugMemory, DebugTarget, PrintkRecord, RunController, RunEnd, SessionTimeTravel, StepKind, TravelStop } from '../emulator/debug/index';
-import { readMemory, writeMemory } from './memoryAccess';
+import { launchTarget } from '../emulator/debug/index';
+import type { DebugTarget, PrintkRecord, RunController, RunEnd, SessionTimeTravel, StepKind, TravelStop } from '../emulator/debug/index';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
-import { disassemble } from './disassemble';
 import { changesMachine } from './timeTravel';
-
-import { dapError, errorText } from './errors';
+import { dapError } from './errors';
 import { requestArgumentsProblem } from './requestArgs';
 import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds } from './breakpointIds';
 import { ProbeBridge } from './probeBridge';
 import { ProbeControls } from './probeControls';
-import { evaluateForDap } from './evaluateRequest';
-import { dataBreakpointInfo } from './dataBreakpointInfo';
-import { FRAME_STRIDE, StopInspector } from './inspector';
+import { StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
 import { answerHitRequest, HitTimeline, isHitRequest } from './timelineRequests';
+import { BreakpointSession } from './breakpointSession';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
@@ -49,62 +45,22 @@ const STATE_INTERVAL_MS = 250;
  * bytes queued for the client (a disconnect response is not stuck behind them).
  */
 const STATE_COST_FACTOR = 20;
-/** host time a breakpoint request runs before the session answers other requests (applyBreakpoints) */
-const BREAKPOINT_SLICE_MS = 20;
-
-/** Drive a step generator in slices of `sliceMs` of host time, yielding to the event loop between slices. */
-function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => boolean): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const slice = (): void => {
-      try {
-        // a session that ended (disconnect, terminate) applies no more breakpoints
-        if (!alive()) return reject(new Error('the session ended before the breakpoints were applied'));
-        const until = performance.now() + sliceMs;
-        for (;;) {
-          const r = steps.next();
-          if (r.done) return resolve(r.value);
-          if (performance.now() >= until) break;
-        }
-        setImmediate(slice);
-      } catch (e) {
-        reject(e);
-      }
-    };
-    slice();
-  });
-}
-
-
-export class KprobeSession extends LoggingDebugSession {
-  private target: DebugTarget | undefined;
+export class KprobeSession extends BreakpointSession {
   /** continue and steps: one driver of the machine loop */
   private runner: RunController | undefined;
-  private sources: SourceMap | undefined;
   private configurationDone!: Promise<void>;
-  /** the breakpoint requests being applied, in order (applyBreakpoints) */
-  private breakpointWork: Promise<void> = Promise.resolve();
-  /** breakpoint requests being applied: the views get the state once they are done, not every interval meanwhile */
-  private applyingBreakpoints = 0;
   /** performance.now() before which no periodic state event is sent (STATE_COST_FACTOR) */
   private nextStateAt = 0;
-  /** a probe changed while breakpoint requests were applied */
-  private stateAfterBreakpoints = false;
   private markConfigured!: () => void;
   private stopOnEntry = false;
-  private ended = false;
   private readonly disposers: (() => void)[] = [];
-  private probes: ProbeBridge | undefined;
   /** the views' requests (adapter/probeControls.ts) */
   private controls: ProbeControls | undefined;
   /** DAP breakpoint ids (the session's, kept across restarts) */
   private readonly bpIds = new BreakpointIds();
   private stateTimer: NodeJS.Timeout | undefined;
   private statePending = false;
-  /** stack, scopes and variables of the stopped machine (adapter/inspector.ts) */
-  private inspector: StopInspector | undefined;
   private launchArgs: LaunchRequestArgs | undefined;
-  /** thread of the last stop (evaluate without a frame) */
-  private lastStoppedThread = 1;
   /** the probe-hit log's requests and events (adapter/timelineRequests.ts) */
   private timeline: HitTimeline | undefined;
 
@@ -161,7 +117,7 @@ export class KprobeSession extends LoggingDebugSession {
     // Breakpoints come now (setBreakpoints...), then configurationDone.
     this.sendEvent(new InitializedEvent());
     await this.configurationDone;
-    await this.breakpointWork;
+    await this.breakpointsApplied;
     if (this.ended) return;
     if (this.stopOnEntry) {
       m.scheduleFirstTasks();
@@ -183,7 +139,7 @@ export class KprobeSession extends LoggingDebugSession {
     this.controls = new ProbeControls(m, this.probes, () => this.scheduleProbeState());
     const timeline = this.timeline = new HitTimeline(m.hits, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.hitSeq());
     this.disposers.push(() => timeline.dispose());
-    this.inspector = new StopInspector(m, this.probes, this.sources, {
+    this.inspector = new StopInspector(m, this.sources, {
       path: p => this.convertDebuggerPathToClient(p),
       line: n => this.convertDebuggerLineToClient(n),
       column: n => this.convertDebuggerColumnToClient(n),
@@ -499,10 +455,6 @@ export class KprobeSession extends LoggingDebugSession {
     }
   }
 
-  /** Kernel memory as the client sees it: probed code reads as its original bytes. */
-  private memoryView(m: DebugTarget): DebugMemory {
-    return m.memory();
-  }
 
   private printk(r: PrintkRecord): void {
     const secs = Number(r.timeNs / 1000n) / 1e6;
@@ -512,217 +464,6 @@ export class KprobeSession extends LoggingDebugSession {
 
   private output(text: string, category: 'console' | 'stdout' | 'stderr'): void {
     this.sendEvent(new OutputEvent(text, category));
-  }
-
-  // ---- inspection -----------------------------------------------------------------
-
-  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
-    const m = this.target;
-    response.body = { threads: m ? Array.from({ length: m.cpuCount }, (_, i) => new Thread(i + 1, m.threadName(i))) : [] };
-    this.sendResponse(response);
-  }
-
-  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      response.body = this.inspector.stackTrace(args);
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('stackTrace', e));
-    }
-  }
-
-  /** The text of a frame's source in code the emulator owns (StopInspector.sourceText). */
-  protected override sourceRequest(response: DebugProtocol.SourceResponse, args: DebugProtocol.SourceArguments): void {
-    const ref = args.source?.sourceReference ?? args.sourceReference;
-    const content = this.inspector?.sourceText(ref);
-    if (content === undefined) return this.sendErrorResponse(response, dapError('stackTrace', `no source with reference ${ref}`));
-    response.body = { content, mimeType: 'text/plain' };
-    this.sendResponse(response);
-  }
-
-  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    response.body = { scopes: this.inspector?.scopes(args.frameId) ?? [] };
-    this.sendResponse(response);
-  }
-
-  protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      response.body = { variables: this.inspector.variables(args.variablesReference) };
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('variables', e));
-    }
-  }
-
-  protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      const target = this.inspector.dwarfTarget(args.variablesReference, args.name);
-      if (target) {
-        // a C variable (DWARF) or one of its members: `lvalue = (value)` in its frame, then its value as shown again
-        const r = this.evaluateIn(target.frameId, `${target.lvalue} = (${args.value})`, 'repl');
-        if (!r.ok) throw new Error(r.message.replace(/^cannot evaluate "[^"]*": /, ''));
-        const again = this.inspector.variables(args.variablesReference).find(v => v.name === args.name);
-        response.body = { value: again?.value ?? r.body?.result ?? args.value, type: again?.type, variablesReference: again?.variablesReference ?? 0 };
-        return this.sendResponse(response);
-      }
-      response.body = { value: this.inspector.setVariable(args.variablesReference, args.name, args.value) };
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('setVariable', e));
-    }
-  }
-
-  protected override readMemoryRequest(response: DebugProtocol.ReadMemoryResponse, args: DebugProtocol.ReadMemoryArguments): void {
-    const m = this.target;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
-      response.body = readMemory(this.memoryView(m), args);
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('readMemory', e));
-    }
-  }
-
-  protected override writeMemoryRequest(response: DebugProtocol.WriteMemoryResponse, args: DebugProtocol.WriteMemoryArguments): void {
-    const m = this.target;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      const w = writeMemory(this.memoryView(m), args);
-      response.body = { bytesWritten: w.count };
-      this.sendResponse(response);
-      this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('writeMemory', e));
-    }
-  }
-
-  protected override disassembleRequest(response: DebugProtocol.DisassembleResponse, args: DebugProtocol.DisassembleArguments): void {
-    const m = this.target;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      const sources = this.sources;
-      // original instructions, with what the probes wrote over them as notes
-      response.body = { instructions: disassemble((base, at, count) => m.disassemble(base, at, count), args, f => sources ? sources.toLocal(f) : f) };
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('disassemble', e));
-    }
-  }
-
-  /**
-   * Handler-language expressions over the stopped CPU of the frame's thread
-   * (`regs->ax`, `*(u32 *)(regs->si + 8)`, `p->addr` at a probe stop,
-   * `symbol("do_fork")`, `jiffies`...), `$reg` for a register, and bare
-   * kernel symbol names (their address; hovers over a C identifier use it first).
-   */
-  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
-    const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
-    const r = this.evaluateIn(frame, args.expression, args.context);
-    if (!r.ok) return this.sendErrorResponse(response, dapError(r.error, r.message));
-    response.body = r.body;
-    this.sendResponse(response);
-  }
-
-  /** evaluate in a frame (its DWARF names, its registers); used by evaluate and setVariable */
-  private evaluateIn(frame: number, expression: string, context?: string): ReturnType<typeof evaluateForDap> {
-    const m = this.target;
-    const cpu = m?.cpu(Math.floor(frame / FRAME_STRIDE) - 1) ?? m?.cpu(0);
-    const insp = this.inspector;
-    if (!m || !cpu || !this.probes || !insp) return { ok: false, error: 'evaluate', message: 'not launched' };
-    const index = frame % FRAME_STRIDE;
-    const state = insp.frameState(cpu.id, index);
-    return evaluateForDap(m, {
-      cpuIndex: cpu.id, stop: insp.probeStopFor(cpu.id),
-      expression, context,
-      frameVariables: () => insp.frameVariables(cpu.id, index),
-      frame: state ? { index, state } : undefined,
-      image: insp.frameImage(cpu.id, index),
-      expandRef: (x, viaPointer) => insp.expandRef(cpu.id, (cpu.id + 1) * FRAME_STRIDE + index, x, expression, viaPointer),
-    });
-  }
-
-  // ---- breakpoints ------------------------------------------------------------------
-
-  protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
-    const bps = args.breakpoints ?? (args.lines ?? []).map(line => ({ line }));
-    const p = this.probes;
-    const clientPath = args.source.path ? this.convertClientPathToDebugger(args.source.path) : undefined;
-    if (!p || !clientPath) {
-      response.body = { breakpoints: bps.map(b => ({ verified: false, line: b.line, message: p ? 'breakpoints need a source file path' : 'not launched', reason: 'failed' as const })) };
-      return this.sendResponse(response);
-    }
-    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), breakpoints => {
-      for (const b of breakpoints) {
-        if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
-        if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
-      }
-      response.body = { breakpoints };
-    });
-  }
-
-  protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
-  }
-
-  protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
-  }
-
-  protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
-    const p = this.probes;
-    if (!p || !this.target || !this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      response.body = dataBreakpointInfo({ target: this.target, inspector: this.inspector }, args);
-    } catch (e) {
-      return this.sendErrorResponse(response, dapError('variables', e));
-    }
-    this.sendResponse(response);
-  }
-
-  protected override setDataBreakpointsRequest(response: DebugProtocol.SetDataBreakpointsResponse, args: DebugProtocol.SetDataBreakpointsArguments): void {
-    const p = this.probes;
-    if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
-    // in order with the other breakpoint requests (applyBreakpoints)
-    this.applyingBreakpoints++;
-    this.breakpointWork = this.breakpointWork.then(() => p.setDataBreakpoints(args.breakpoints)).then(
-      breakpoints => { response.body = { breakpoints }; this.sendResponse(response); },
-      e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    ).finally(() => this.breakpointRequestDone());
-  }
-
-  /**
-   * Apply a breakpoint request in slices of BREAKPOINT_SLICE_MS, yielding
-   * to the event loop in between, so that a large set (10,000 function
-   * breakpoints) does not block the session: other requests (threads,
-   * stackTrace, evaluate, pause...) are answered meanwhile. Breakpoint
-   * requests are applied one after the other in arrival order; continue,
-   * the steps and the launch's first run wait until every breakpoint
-   * request received before them is applied. A running machine goes on
-   * between slices, as a kernel runs while probes are registered.
-   */
-  private applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
-    this.applyingBreakpoints++;
-    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS, () => !this.ended)).then(
-      bps => { fill(bps); this.sendResponse(response); },
-      e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    ).finally(() => this.breakpointRequestDone());
-  }
-
-  private breakpointRequestDone(): void {
-    if (--this.applyingBreakpoints > 0 || !this.stateAfterBreakpoints) return;
-    this.stateAfterBreakpoints = false;
-    this.scheduleProbeState();
-  }
-
-  /** run `f` once every breakpoint request received so far is applied */
-  private afterBreakpoints(f: () => void): void {
-    void this.breakpointWork.then(f);
   }
 
   // ---- _probe* ----------------------------------------------------------------------
@@ -740,7 +481,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** A state event soon (a probe changed); while breakpoint requests are applied, one once they are done. */
-  private scheduleProbeState(): void {
+  protected scheduleProbeState(): void {
     if (this.applyingBreakpoints > 0) { this.stateAfterBreakpoints = true; return; }
     if (this.statePending) return;
     this.statePending = true;
