@@ -3,19 +3,18 @@
  * threads (one per CPU), stackTrace / source / scopes / variables /
  * setVariable (adapter/inspector.ts), read/writeMemory (original bytes of
  * probed code, no writes over a probe: memoryAccess.ts), disassemble
- * (disassemble.ts), evaluate (evaluateRequest.ts). The session
+ * (disassemble.ts), evaluate (the target's: emulator/debug/evaluate.ts). The session
  * (kprobeSession.ts) builds on it; it sets the target and its helpers at launch.
  */
 import { LoggingDebugSession, Thread, Event as DapEvent } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { formatAddress } from '../emulator/debug/index';
-import type { DebugMemory, DebugTarget } from '../emulator/debug/index';
+import type { DebugMemory, DebugTarget, EvaluateAnswer } from '../emulator/debug/index';
 import { readMemory, writeMemory } from './memoryAccess';
 import { disassemble } from './disassemble';
 import { dapError } from './errors';
 import type { SourceMap } from './sourceMap';
 import type { ProbeBridge } from './probeBridge';
-import { evaluateForDap } from './evaluateRequest';
 import { FRAME_STRIDE } from './inspector';
 import type { StopInspector } from './inspector';
 
@@ -145,14 +144,15 @@ export abstract class InspectionSession extends LoggingDebugSession {
   }
 
   /** evaluate in a frame (its DWARF names, its registers); used by evaluate and setVariable */
-  protected evaluateIn(frame: number, expression: string, context?: string): ReturnType<typeof evaluateForDap> {
+  protected evaluateIn(frame: number, expression: string, context?: string): EvaluateAnswer {
     const m = this.target;
     const cpu = m?.cpu(Math.floor(frame / FRAME_STRIDE) - 1) ?? m?.cpu(0);
     const insp = this.inspector;
     if (!m || !cpu || !this.probes || !insp) return { ok: false, error: 'evaluate', message: 'not launched' };
     const index = frame % FRAME_STRIDE;
     const state = insp.frameState(cpu.id, index);
-    return evaluateForDap(m, {
+    // the target's answer has the shape of DAP's evaluate body
+    return m.evaluate({
       cpuIndex: cpu.id, stop: insp.probeStopFor(cpu.id),
       expression, context,
       frameVariables: () => insp.frameVariables(cpu.id, index),

@@ -1,16 +1,16 @@
 /**
- * The kprobe debug adapter: DAP <-> the debug facade's DebugTarget (emulator/debug/index.ts). Owns no emulation logic.
+ * The kprobe debug adapter: DAP <-> the debug facade's DebugTarget
+ * (emulator/debug/index.ts). Owns no emulation logic.
  *
  *   threads      = CPUs ("CPU 0: init [1]"), ids cpu+1
  *   output       = printk lines (Debug Console)
- *   stackTrace   = frame-pointer walk + DWARF lines        (adapter/inspector.ts)
- *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop (inspector.ts)
- *   evaluate     = handler-language expressions over the stopped CPU
+ *   stackTrace, scopes, variables, read/writeMemory, disassemble, evaluate
+ *                = adapter/inspectionSession.ts over the target
+ *   set*Breakpoints = adapter/breakpointSession.ts -> ProbeBridge -> the target's resolver
  *   next/stepIn/stepOut = source lines of the selected CPU (emulator/debug/stepper.ts)
  *   continue/pause/steps = one run controller (emulator/debug/runControl.ts)
+ *   stepBack/reverseContinue = the target's time travel (emulator/debug/timeTravel.ts)
  *   restart      = a new machine with the same launch arguments and breakpoints
- *   read/writeMemory = original bytes of probed code; no writes over a probe (memoryAccess.ts)
- *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
 import * as path from 'node:path';

@@ -23,7 +23,9 @@ import type { ElfImage } from '../elf/types';
 import type { ProbeTarget } from '../handlers';
 import { parseBreakpointTarget, resolveTarget } from '../probes';
 import type { BreakpointMode } from '../probes';
-import type { UserPrograms } from './userPrograms';
+import type { UserProgram, UserPrograms } from './userPrograms';
+
+const PT_LOAD = 1;
 
 /** What a breakpoint asks for. `mode` is the client's word (kprobe unless it names another). */
 export type BreakpointRequestSpec =
@@ -108,16 +110,18 @@ function resolveSource(ctx: ResolverContext, spec: Extract<BreakpointRequestSpec
   return { ok: true, target: { kind: 'line', file, line: at }, mode: breakpointModeOf(spec.mode), line: at };
 }
 
+/** The addresses of a source line's code, else of the next line with code (where gdb moves a breakpoint). */
+function codeAtOrAfter(lines: NonNullable<ElfImage['lines']>, file: string, line: number): { line: number; addrs: bigint[] } | undefined {
+  const addrs = lines.addressesForLine(file, line);
+  if (addrs.length) return { line, addrs };
+  const next = lines.nextLineWithCode(file, line);
+  return next === undefined ? undefined : { line: next, addrs: lines.addressesForLine(file, next) };
+}
+
 /** The function symbol whose code holds a source line (or the next line with code). */
 function functionAtLine(image: ElfImage, file: string, line: number): string | undefined {
-  const lines = image.lines;
-  if (!lines) return undefined;
-  let addrs = lines.addressesForLine(file, line);
-  if (!addrs.length) {
-    const next = lines.nextLineWithCode(file, line);
-    if (next !== undefined) addrs = lines.addressesForLine(file, next);
-  }
-  const at = addrs.length ? image.symbols.resolve(addrs[0]) : undefined;
+  const code = image.lines ? codeAtOrAfter(image.lines, file, line) : undefined;
+  const at = code?.addrs.length ? image.symbols.resolve(code.addrs[0]) : undefined;
   return at?.sym.name;
 }
 
@@ -143,7 +147,7 @@ function resolveUserLine(ctx: ResolverContext, spec: Extract<BreakpointRequestSp
   if (!progs) return failed(`no line information for ${path} in the kernel image`);
   const found = progs.programFor(spec.same);
   if (!found) return failed(`no line information for ${path} in the kernel image or in a program of the machine's filesystem`);
-  const site = progs.lineSite(found.program, found.file, line);
+  const site = userLineSite(found.program, found.file, line);
   if (!site) return failed(`no code at ${name}:${line} (or below it) in ${found.program.path}`, true);
   if (spec.mode === 'hardware') {
     return { ok: false, message: 'hardware breakpoints are kernel breakpoints: a user program line takes a kprobe-mode breakpoint (a uprobe)' };
@@ -155,4 +159,34 @@ function resolveUserLine(ctx: ResolverContext, spec: Extract<BreakpointRequestSp
     return { ok: true, target: { kind: 'user', path: found.program.path, symbol: fn.sym.name, symOffset: 0n }, mode: 'kretprobe', line };
   }
   return { ok: true, target: { kind: 'user', path: found.program.path, offset: site.offset }, mode: 'kprobe', line: site.line };
+}
+
+/** A source line of a user program as a uprobe target. */
+export interface UserLineSite {
+  program: UserProgram;
+  /** the line that has code (the asked line, or the next one with code) */
+  line: number;
+  vaddr: bigint;
+  offset: bigint;
+}
+
+/** Where the code of `file:line` (or the next line with code) is in a user program, as a file offset. */
+function userLineSite(program: UserProgram, file: string, line: number): UserLineSite | undefined {
+  const code = program.image.lines ? codeAtOrAfter(program.image.lines, file, line) : undefined;
+  if (!code) return undefined;
+  const at = code.line;
+  const addrs = code.addrs;
+  const sorted = [...addrs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let vaddr = sorted[0];
+  if (vaddr === undefined) return undefined;
+  // a function's first line: past the prologue, where the line table has the line again (gdb's
+  // skip_prologue_using_sal), so that the parameters are in their homes when the breakpoint stops
+  const fn = program.image.symbols.resolve(vaddr);
+  if (fn && fn.offset === 0n && fn.sym.type === 'func') {
+    const next = sorted.find(a => a > vaddr && a < fn.sym.value + (fn.sym.size || 1n));
+    if (next !== undefined) vaddr = next;
+  }
+  const seg = program.image.segments.find(s => s.type === PT_LOAD && vaddr >= s.vaddr && vaddr < s.vaddr + s.filesz);
+  if (!seg) return undefined;
+  return { program, line: at, vaddr, offset: vaddr - seg.vaddr + seg.offset };
 }
