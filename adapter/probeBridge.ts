@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { formatAddress, parseAddress } from '../emulator/debug/index';
-import type { BreakpointHit, BreakpointResolution, DataBreakpointRequest, DebugProbes, DebugTarget, ProbeEntry } from '../emulator/debug/index';
+import type { BreakpointHit, DataBreakpointRequest, DebugProbes, DebugTarget, ProbeEntry } from '../emulator/debug/index';
 import { BreakpointIds, drain, parseDataId } from './breakpointIds';
 import type { BreakpointRecord, ClientBreakpoint } from './breakpointIds';
 import { SourceMap } from './sourceMap';
@@ -100,16 +100,16 @@ export class ProbeBridge {
       const line = bp.line ?? 0;
       const back = this.unpark(`${clientPath}:${line}`, bp);
       if (back !== undefined) { ids.push(back); out.push(this.toDap(back, clientPath)); continue; }
-      const r = this.target.resolveBreakpoint({ kind: 'source', path: clientPath, line, mode: bp.mode, same: f => this.sources.same(clientPath, f) });
+      const r = this.target.placeBreakpoint({ kind: 'source', path: clientPath, line, mode: bp.mode, same: f => this.sources.same(clientPath, f) }, bp);
       if (!r.ok) {
         if (!r.pending) { out.push({ verified: false, line, message: r.message, reason: 'failed' }); continue; }
         // pending: a module loaded later may have this file (verified then, with a `breakpoint` event)
-        const id = this.register({ target: r.pending, mode: 'kprobe', bp, group: { kind: 'source', path: clientPath, line } });
+        const id = this.placed(r.pending.entry, { target: r.pending.target, mode: 'kprobe', bp, group: { kind: 'source', path: clientPath, line } });
         ids.push(id);
         out.push({ ...this.toDap(id, clientPath), line, message: r.message });
         continue;
       }
-      const id = this.register({ target: r.target, mode: r.mode, bp, group: { kind: 'source', path: clientPath, line: r.line ?? line } });
+      const id = this.placed(r.entry, { target: r.target, mode: r.mode, bp, group: { kind: 'source', path: clientPath, line: r.line ?? line } });
       ids.push(id);
       // a kretprobe sits at the function entry; the breakpoint stays on the line the user chose
       out.push(r.keepsLine ? { ...this.toDap(id, clientPath), line } : this.toDap(id, clientPath));
@@ -134,12 +134,12 @@ export class ProbeBridge {
       yield;
       const back = this.unpark(ParkedBreakpoints.functionKey(bp.name), bp);
       if (back !== undefined) { this.functionIds.push(back); out.push(this.toDap(back)); continue; }
-      const r = this.target.resolveBreakpoint({ kind: 'function', text: bp.name, mode: bp.mode });
+      const r = this.target.placeBreakpoint({ kind: 'function', text: bp.name, mode: bp.mode }, bp);
       if (!r.ok) {
         out.push({ verified: false, message: r.message, reason: 'failed' });
         continue;
       }
-      const id = this.register({ target: r.target, definition: r.definition, mode: r.mode, bp, group: { kind: 'function' } });
+      const id = this.placed(r.entry, { target: r.target, definition: r.definition, mode: r.mode, bp, group: { kind: 'function' } });
       this.functionIds.push(id);
       this.parking.setFunctionKey(id, bp.name);
       out.push(this.toDap(id));
@@ -167,7 +167,9 @@ export class ProbeBridge {
         out.push({ verified: false, message: e instanceof Error ? e.message : String(e), reason: 'failed' });
         continue;
       }
-      const id = this.register({ ...this.resolved(this.target.resolveBreakpoint({ kind: 'instruction', addr, mode: bp.mode })), bp, group: { kind: 'instruction' } });
+      const r = this.target.placeBreakpoint({ kind: 'instruction', addr, mode: bp.mode }, bp);
+      if (!r.ok) { out.push({ verified: false, message: r.message, reason: 'failed' }); continue; }
+      const id = this.placed(r.entry, { target: r.target, mode: r.mode, bp, group: { kind: 'instruction' } });
       this.instructionIds.push(id);
       out.push(this.toDap(id));
     }
@@ -208,10 +210,11 @@ export class ProbeBridge {
     return id;
   }
 
-  /** An address always resolves (the engine says later whether a probe can go there). */
-  private resolved(r: BreakpointResolution): Pick<BreakpointRecord, 'target' | 'mode'> {
-    if (!r.ok) throw new Error(r.message);
-    return { target: r.target, mode: r.mode };
+  /** A breakpoint the target placed: a new DAP id for its probe, and how it was asked for (to register it again). */
+  private placed(entry: ProbeEntry, rec: BreakpointRecord): number {
+    const id = this.ids.add(entry.id);
+    this.records.set(id, rec);
+    return id;
   }
 
   /** DAP setDataBreakpoints: replaces every data breakpoint (each one debug register, on every CPU). */

@@ -24,7 +24,7 @@ export { formatAddress, parseAddress } from './addresses';
 export { MAX_DISASSEMBLY_ROWS } from './disassembly';
 export type { DisassemblyRow } from './disassembly';
 export { breakpointModeOf } from './resolver';
-export type { BreakpointRequestSpec, BreakpointResolution } from './resolver';
+export type { BreakpointParts, BreakpointPlacement, BreakpointRequestSpec, BreakpointResolution } from './resolver';
 export { hitsSince, histogramRows, histogramInfo, bucketRange } from './hitQueries';
 export type { HistogramRow, HitLogView } from './hitQueries';
 export { RI_DATA_GONE } from './stoppedEnv';

@@ -13,7 +13,8 @@ import type { Machine } from '../machine';
 import { resolveDataTarget } from '../probes/dataTarget';
 import type { DataTarget } from '../probes/dataTarget';
 import { symbolAt, whereOf } from '../probes';
-import type { BreakpointHit } from '../probes';
+import type { BreakpointHit, BreakpointMode, ProbeEntry } from '../probes';
+import type { ProbeTarget } from '../handlers';
 import type { HwBpRequest } from '../hwbp';
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
@@ -31,7 +32,7 @@ import { debugRegisterRows, moduleRows, probeState, warningsByProbe } from './pr
 import { registerRows, setRegister } from './registers';
 import type { RegisterRow } from './registers';
 import { resolveBreakpoint } from './resolver';
-import type { BreakpointRequestSpec, BreakpointResolution } from './resolver';
+import type { BreakpointParts, BreakpointPlacement, BreakpointRequestSpec, BreakpointResolution } from './resolver';
 import type { ProbeStateBody } from './rows';
 import { RunController } from './runControl';
 import type { RunEnd } from './runControl';
@@ -172,6 +173,17 @@ export class MachineTarget implements DebugTarget {
       image: this.m.image, arch: this.m.arch, userPrograms: this.m.probes.uprobes ? this.userPrograms : null,
       modulesSupported: this.m.loadedModules() !== undefined,
     }, spec);
+  }
+
+  placeBreakpoint(spec: BreakpointRequestSpec, parts: BreakpointParts): BreakpointPlacement {
+    const r = this.resolveBreakpoint(spec);
+    const add = (target: ProbeTarget, mode: BreakpointMode, definition?: string): ProbeEntry => this.m.probes.addBreakpoint({
+      target: definition ?? target, mode, condition: parts.condition, hitCondition: parts.hitCondition, logMessage: parts.logMessage,
+    });
+    if (r.ok) return { ...r, entry: add(r.target, r.mode, r.definition) };
+    // no line information yet: registered unverified, a module loaded later may bring the file
+    if (r.pending) return { ok: false, message: r.message, pending: { target: r.pending, entry: add(r.pending, 'kprobe') } };
+    return { ok: false, message: r.message };
   }
 
   sourceFiles(): readonly string[] { return this.m.image.lines?.files() ?? []; }

@@ -22,7 +22,7 @@ import type { ArchOps } from '../arch/types';
 import type { ElfImage } from '../elf/types';
 import type { ProbeTarget } from '../handlers';
 import { parseBreakpointTarget, resolveTarget } from '../probes';
-import type { BreakpointMode } from '../probes';
+import type { BreakpointMode, ProbeEntry } from '../probes';
 import type { UserProgram, UserPrograms } from './userPrograms';
 
 const PT_LOAD = 1;
@@ -53,6 +53,18 @@ export type BreakpointResolution =
     /** the reason is a line without code in a known file, not an unknown file */
     noCode?: boolean;
   };
+
+/** A breakpoint resolved and registered: the resolution with the probe manager's entry (a pending one too). */
+export type BreakpointPlacement =
+  | (Extract<BreakpointResolution, { ok: true }> & { entry: ProbeEntry })
+  | { ok: false; message: string; pending?: { target: ProbeTarget; entry: ProbeEntry } };
+
+/** What a breakpoint adds to where it is: a condition, a hit condition, a log message (the handler language compiles them). */
+export interface BreakpointParts {
+  condition?: string;
+  hitCondition?: string;
+  logMessage?: string;
+}
 
 /** What the resolver reads of the machine. */
 export interface ResolverContext {

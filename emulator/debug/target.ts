@@ -24,7 +24,7 @@ import type { EmulatorCode, WalkedFrame } from './frames';
 import type { HitLogView } from './hitQueries';
 import type { DebugMemory } from './memory';
 import type { RegisterRow } from './registers';
-import type { BreakpointRequestSpec, BreakpointResolution } from './resolver';
+import type { BreakpointParts, BreakpointPlacement, BreakpointRequestSpec, BreakpointResolution } from './resolver';
 import type { ProbeStateBody } from './rows';
 import type { RunController, RunEnd } from './runControl';
 import type { StepKind, Stepper } from './stepper';
@@ -110,6 +110,8 @@ export interface DebugTarget {
   readonly probes: DebugProbes;
   /** source file / function / instruction / event -> where the probe goes, or why not (resolver.ts) */
   resolveBreakpoint(spec: BreakpointRequestSpec): BreakpointResolution;
+  /** resolve and register: the probe a breakpoint becomes (pending ones too: verified when a module brings their file) */
+  placeBreakpoint(spec: BreakpointRequestSpec, parts: BreakpointParts): BreakpointPlacement;
   /** DWARF files of the kernel image and its loaded modules' line tables */
   sourceFiles(): readonly string[];
   readonly userPrograms: UserPrograms;

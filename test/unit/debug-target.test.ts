@@ -133,6 +133,37 @@ describe('DebugTarget.resolveBreakpoint: the one resolver', () => {
   });
 });
 
+describe('DebugTarget.placeBreakpoint: resolved and registered in one call', () => {
+  test('a line without code: the probe is on the next line with code, with its condition compiled', () => {
+    const t = boot();
+    const file = t.sourceFiles().find(sameFile);
+    assert.ok(file && t.image.lines);
+    const lines = t.image.lines;
+    let empty: number | undefined;
+    for (let l = markerLine(FORK_C, 'do_fork_body') - 1; l > 0 && empty === undefined; l--) {
+      if (!lines.addressesForLine(file, l).length && lines.nextLineWithCode(file, l) !== undefined) empty = l;
+    }
+    assert.ok(empty !== undefined);
+    const r = t.placeBreakpoint({ kind: 'source', path: FORK_C, line: empty, same: sameFile }, { condition: '1 == 1' });
+    assert.ok(r.ok, r.ok ? undefined : r.message);
+    assert.equal(r.entry.verified, true, r.entry.message);
+    assert.equal(r.entry.sites[0]?.source?.line, lines.nextLineWithCode(file, empty));
+    assert.equal(t.probes.get(r.entry.id)?.id, r.entry.id, 'the probe manager lists it');
+  });
+
+  test('a bad function text registers nothing; a bad condition is the entry\'s message', () => {
+    const t = boot();
+    const before = t.probes.list().length;
+    const bad = t.placeBreakpoint({ kind: 'function', text: 'not a target!' }, {});
+    assert.equal(bad.ok, false);
+    assert.equal(t.probes.list().length, before);
+    const cond = t.placeBreakpoint({ kind: 'function', text: 'do_fork' }, { condition: '1 +' });
+    assert.ok(cond.ok);
+    assert.equal(cond.entry.verified, false);
+    assert.ok(cond.entry.message);
+  });
+});
+
 describe('DebugTarget: disassembly rows and probe rows', () => {
   test('rows at a function: symbol, original bytes; a kprobe there adds a note and the patched bytes', () => {
     const t = boot();
