@@ -13,7 +13,7 @@ import type { DebugMemory, DebugTarget, EvaluateAnswer } from '../emulator/debug
 import { readMemory, writeMemory } from './memoryAccess';
 import { disassemble } from './disassemble';
 import { dapError } from './errors';
-import type { SourceMap } from './sourceMap';
+import type { SourceMap } from '../emulator/debug/index';
 import type { ProbeBridge } from './probeBridge';
 import { FRAME_STRIDE } from './inspector';
 import type { StopInspector } from './inspector';

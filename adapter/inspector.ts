@@ -15,11 +15,10 @@ import { Scope, Source, StackFrame } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { formatAddress, IDLE_FRAME, THREAD_RETURN_FRAME } from '../emulator/debug/index';
 import type {
-  BreakpointHit, DebugTarget, ElfImage, EmulatorCodeKind, Expandable, FrameState, FrameVariable, FrameVariables, ProbeStop, WalkedFrame,
+  BreakpointHit, DebugTarget, ElfImage, SourceMap, EmulatorCodeKind, Expandable, FrameState, FrameVariable, FrameVariables, ProbeStop, WalkedFrame,
 } from '../emulator/debug/index';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
 import { registerVariables } from './registers';
-import type { SourceMap } from './sourceMap';
 
 export const FRAME_STRIDE = 1000;
 export const PROBE_SCOPE_BASE = 1_000_000;

@@ -25,7 +25,6 @@ import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { changesMachine } from './timeTravel';
 import { dapError } from './errors';
 import { requestArgumentsProblem } from './requestArgs';
-import { SourceMap } from './sourceMap';
 import { BREAKPOINT_MODES, BreakpointIds } from './breakpointIds';
 import { ProbeBridge } from './probeBridge';
 import { ProbeControls } from './probeControls';
@@ -130,12 +129,12 @@ export class KprobeSession extends BreakpointSession {
   private attachMachine(m: DebugTarget, args: LaunchRequestArgs): void {
     this.target = m;
     this.travelling = m.timeTravel;
-    this.sources = new SourceMap(m.image.path);
+    this.sources = m.sources;
     this.disposers.push(m.onPrintk(r => this.printk(r)));
     this.runner = m.runController(e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
     this.bpIds.clearProbes();
-    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState(), this.bpIds);
+    this.probes = new ProbeBridge(m, () => this.scheduleProbeState(), this.bpIds);
     this.controls = new ProbeControls(m, this.probes, () => this.scheduleProbeState());
     const timeline = this.timeline = new HitTimeline(m.hits, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.hitSeq());
     this.disposers.push(() => timeline.dispose());

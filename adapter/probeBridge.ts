@@ -18,7 +18,6 @@ import { formatAddress, parseAddress } from '../emulator/debug/index';
 import type { BreakpointHit, DataBreakpointRequest, DebugProbes, DebugTarget, ProbeEntry } from '../emulator/debug/index';
 import { BreakpointIds, drain, parseDataId } from './breakpointIds';
 import type { BreakpointRecord, ClientBreakpoint } from './breakpointIds';
-import { SourceMap } from './sourceMap';
 import { ParkedBreakpoints } from './parkedBreakpoints';
 
 export class ProbeBridge {
@@ -37,7 +36,7 @@ export class ProbeBridge {
   /** uprobe hits seen at the last takeDirty */
   private uprobeHits = 0;
 
-  constructor(private readonly target: DebugTarget, private readonly sources: SourceMap, private readonly onChange: () => void,
+  constructor(private readonly target: DebugTarget, private readonly onChange: () => void,
     /** the session's DAP ids (outlive one machine) */
     readonly ids: BreakpointIds = new BreakpointIds()) {
     this.probes = target.probes;
@@ -100,7 +99,7 @@ export class ProbeBridge {
       const line = bp.line ?? 0;
       const back = this.unpark(`${clientPath}:${line}`, bp);
       if (back !== undefined) { ids.push(back); out.push(this.toDap(back, clientPath)); continue; }
-      const r = this.target.placeBreakpoint({ kind: 'source', path: clientPath, line, mode: bp.mode, same: f => this.sources.same(clientPath, f) }, bp);
+      const r = this.target.placeBreakpoint({ kind: 'source', path: clientPath, line, mode: bp.mode }, bp);
       if (!r.ok) {
         if (!r.pending) { out.push({ verified: false, line, message: r.message, reason: 'failed' }); continue; }
         // pending: a module loaded later may have this file (verified then, with a `breakpoint` event)
@@ -283,7 +282,7 @@ export class ProbeBridge {
         continue;
       }
       if (e.verified || g.kind !== 'source' || rec.target.kind !== 'line') continue;
-      const r = this.target.resolveBreakpoint({ kind: 'source', path: g.path, line: g.line, mode: rec.mode, same: f => this.sources.same(g.path, f) });
+      const r = this.target.resolveBreakpoint({ kind: 'source', path: g.path, line: g.line, mode: rec.mode });
       if (!r.ok || r.target.kind !== 'line') continue;
       this.probes.remove(e.id);
       rec.target = r.target;
@@ -390,7 +389,7 @@ export class ProbeBridge {
     if (site?.addr !== undefined) b.instructionReference = formatAddress(site.addr);
     if (site?.source) {
       b.line = site.source.line;
-      const local = clientPath ?? this.sources.toLocal(site.source.file);
+      const local = clientPath ?? this.target.sources.toLocal(site.source.file);
       b.source = { path: local, name: local.split(/[\\/]/).pop() };
     }
     return b;
@@ -398,7 +397,7 @@ export class ProbeBridge {
 
   /** A snapshot of the views' rows with the adapter's ids and the client's paths. */
   rows(): ReturnType<DebugTarget['probeRows']> {
-    return this.target.probeRows({ toLocal: f => this.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
+    return this.target.probeRows({ toLocal: f => this.target.sources.toLocal(f), idOf: p => this.ids.idOf(p) });
   }
 
   /** The manager's probe id behind an adapter id; a clear error when there is none. */

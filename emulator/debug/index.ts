@@ -40,6 +40,7 @@ export type { StepKind, Stepper } from './stepper';
 export type { TravelStop, SessionTimeTravel, MachineChange } from './timeTravel';
 export type { DebugMemory } from './memory';
 export type { UserPrograms } from './userPrograms';
+export type { SourceMap } from './sourceMap';
 export type { Expandable, FrameState, FrameVariable, FrameVariables, InlineFrame } from './variables';
 export type * from './rows';
 export type { HitRecord, MissWarning } from '../trace/hitLog';

@@ -41,6 +41,7 @@ import type { StepKind } from './stepper';
 import type { ProbeStop } from './stoppedEnv';
 import { SessionTimeTravel } from './timeTravel';
 import { UserPrograms } from './userPrograms';
+import { SourceMap } from './sourceMap';
 import type { Expandable, FrameState, FrameVariable, FrameVariables } from './variables';
 import type { DebugProbes, DebugTarget, EvaluateRequest, ProbeChange, RowsContext } from './target';
 import { formatAddress } from './addresses';
@@ -48,11 +49,13 @@ import { formatAddress } from './addresses';
 export class MachineTarget implements DebugTarget {
   readonly kind = 'emulator';
   readonly userPrograms: UserPrograms;
+  readonly sources: SourceMap;
   readonly timeTravel: SessionTimeTravel;
   private readonly stack: MachineFrames;
 
   constructor(private readonly m: Machine) {
     this.userPrograms = new UserPrograms(m.kernel);
+    this.sources = new SourceMap(m.image.path);
     this.stack = new MachineFrames(m, pid => this.userPrograms.imageOf(pid));
     this.timeTravel = new SessionTimeTravel(m);
   }
@@ -170,7 +173,7 @@ export class MachineTarget implements DebugTarget {
 
   resolveBreakpoint(spec: BreakpointRequestSpec): BreakpointResolution {
     return resolveBreakpoint({
-      image: this.m.image, arch: this.m.arch, userPrograms: this.m.probes.uprobes ? this.userPrograms : null,
+      image: this.m.image, arch: this.m.arch, same: (p, f) => this.sources.same(p, f), userPrograms: this.m.probes.uprobes ? this.userPrograms : null,
       modulesSupported: this.m.loadedModules() !== undefined,
     }, spec);
   }

@@ -29,7 +29,7 @@ const PT_LOAD = 1;
 
 /** What a breakpoint asks for. `mode` is the client's word (kprobe unless it names another). */
 export type BreakpointRequestSpec =
-  | { kind: 'source'; path: string; line: number; mode?: string; same(dwarfFile: string): boolean }
+  | { kind: 'source'; path: string; line: number; mode?: string }
   | { kind: 'function'; text: string; mode?: string }
   | { kind: 'instruction'; addr: bigint; mode?: string };
 
@@ -69,6 +69,8 @@ export interface BreakpointParts {
 /** What the resolver reads of the machine. */
 export interface ResolverContext {
   image: ElfImage;
+  /** whether a front end's path names the same file as a DWARF file name */
+  same(path: string, dwarfFile: string): boolean;
   arch: ArchOps;
   /** null: no uprobes engine on this machine */
   userPrograms: UserPrograms | null;
@@ -108,7 +110,7 @@ export function kernelFileFor(image: ElfImage, same: (dwarfFile: string) => bool
 
 function resolveSource(ctx: ResolverContext, spec: Extract<BreakpointRequestSpec, { kind: 'source' }>): BreakpointResolution {
   const { line } = spec;
-  const file = kernelFileFor(ctx.image, spec.same);
+  const file = kernelFileFor(ctx.image, f => ctx.same(spec.path, f));
   if (!file) return resolveUserLine(ctx, spec);
   if (spec.mode === 'kretprobe') {
     const fn = functionAtLine(ctx.image, file, line);
@@ -157,7 +159,7 @@ function resolveUserLine(ctx: ResolverContext, spec: Extract<BreakpointRequestSp
   };
   const progs = ctx.userPrograms;
   if (!progs) return failed(`no line information for ${path} in the kernel image`);
-  const found = progs.programFor(spec.same);
+  const found = progs.programFor(f => ctx.same(path, f));
   if (!found) return failed(`no line information for ${path} in the kernel image or in a program of the machine's filesystem`);
   const site = userLineSite(found.program, found.file, line);
   if (!site) return failed(`no code at ${name}:${line} (or below it) in ${found.program.path}`, true);

@@ -30,6 +30,7 @@ import type { RunController, RunEnd } from './runControl';
 import type { StepKind, Stepper } from './stepper';
 import type { SessionTimeTravel } from './timeTravel';
 import type { ProbeStop } from './stoppedEnv';
+import type { SourceMap } from './sourceMap';
 import type { Expandable, FrameState, FrameVariable, FrameVariables } from './variables';
 import type { UserPrograms } from './userPrograms';
 
@@ -112,6 +113,8 @@ export interface DebugTarget {
   resolveBreakpoint(spec: BreakpointRequestSpec): BreakpointResolution;
   /** resolve and register: the probe a breakpoint becomes (pending ones too: verified when a module brings their file) */
   placeBreakpoint(spec: BreakpointRequestSpec, parts: BreakpointParts): BreakpointPlacement;
+  /** where the sources DWARF names are on this host (and which front-end path is which DWARF file) */
+  readonly sources: SourceMap;
   /** DWARF files of the kernel image and its loaded modules' line tables */
   sourceFiles(): readonly string[];
   readonly userPrograms: UserPrograms;
