@@ -19,20 +19,15 @@
  * error (thrown: the session answers it as a DAP error).
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { Machine } from '../emulator/machine';
-import { resolveDataTarget } from '../emulator/probes/dataTarget';
-import type { DataTarget } from '../emulator/probes/dataTarget';
-import { symbolAt } from '../emulator/probes';
-import { formatAddress, parseAddress } from './disassemble';
-import { frameContext } from './evaluateRequest';
+import { formatAddress, parseAddress } from '../emulator/debug/index';
+import type { DataTarget, DebugTarget } from '../emulator/debug/index';
+import { dataIdOf } from './breakpointIds';
 import { ARGS_SCOPE_BASE, FRAME_STRIDE, GLOBALS_SCOPE_BASE, StopInspector } from './inspector';
-import type { ProbeBridge } from './probeBridge';
 
 type InfoBody = DebugProtocol.DataBreakpointInfoResponse['body'];
 
 export interface DataInfoContext {
-  machine: Machine;
-  probes: ProbeBridge;
+  target: DebugTarget;
   inspector: StopInspector;
 }
 
@@ -76,17 +71,14 @@ export function dataBreakpointInfo(ctx: DataInfoContext, args: DebugProtocol.Dat
 
 /** An expression's address and size: in a frame (its names, its registers), else over memory. */
 function target(ctx: DataInfoContext, expression: string, frame: { cpuIndex: number; frameId: number } | undefined): DataTarget | string {
-  const { machine: m, probes: p, inspector: insp } = ctx;
-  const mgr = p.mgr;
-  if (!frame) return mgr.dataTarget(expression);
-  const cpu = m.cpus[frame.cpuIndex];
+  const { target: t, inspector: insp } = ctx;
+  if (!frame) return t.dataTarget(expression);
   const index = frame.frameId % FRAME_STRIDE;
   const state = insp.frameState(frame.cpuIndex, index);
-  const { env, opts } = frameContext({
-    machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: insp.probeStopFor(frame.cpuIndex),
+  return t.dataTarget(expression, {
+    cpuIndex: frame.cpuIndex, stop: insp.probeStopFor(frame.cpuIndex),
     frame: state ? { index, state } : undefined, image: insp.frameImage(frame.cpuIndex, index),
   });
-  return resolveDataTarget(m.kernel, opts, expression, env);
 }
 
 /**
@@ -102,8 +94,8 @@ function addressInfo(ctx: DataInfoContext, text: string, bytes: number | undefin
     let addr: bigint;
     try { addr = parseAddress(expr, 'address'); } catch (e) { return none(e instanceof Error ? e.message : String(e)); }
     const n = len ?? bytes ?? 1;
-    const sym = ctx.machine.kernel.image.symbols.resolve(addr);
-    let description = `${n} byte${n === 1 ? '' : 's'} at ${formatAddress(addr)}${sym ? ` <${symbolAt(ctx.machine.image, addr) ?? sym.sym.name}>` : ''}`;
+    const sym = ctx.target.image.symbols.resolve(addr);
+    let description = `${n} byte${n === 1 ? '' : 's'} at ${formatAddress(addr)}${sym ? ` <${ctx.target.symbolAt(addr) ?? sym.sym.name}>` : ''}`;
     // VS Code's prompt watches 1 byte unless told `ADDRESS + N`: say how big the object there is
     if (sym && sym.offset === 0n && sym.sym.type !== 'func' && sym.sym.size > BigInt(n)) {
       description += ` (${sym.sym.name} is ${sym.sym.size} bytes: enter "${formatAddress(addr)} + ${sym.sym.size}" to watch all of it)`;
@@ -116,9 +108,33 @@ function addressInfo(ctx: DataInfoContext, text: string, bytes: number | undefin
   return watchable(ctx, len !== undefined ? { ...t, len, description: `${t.description}, ${len} byte${len === 1 ? '' : 's'} watched` } : t);
 }
 
-/** The debug registers' verdict on a target (ProbeBridge: alignment, length, access kinds) with its description. */
+/**
+ * What a data breakpoint on `expression` (a variable's C name, `&sym`,
+ * `*(u32 *)0x...`) or on `bytes` at an address would watch, and the access
+ * kinds the CPU's debug registers can watch (x86: no read-only watch).
+ */
+export function watchInfo(t: DebugTarget, expression: string, asAddress: boolean, bytes?: number): InfoBody {
+  const unavailable = t.debugRegistersUnavailable();
+  if (unavailable) return { dataId: null, description: `data breakpoints need debug registers: ${unavailable}` };
+  let w: { addr: bigint; len: number; description: string } | string;
+  if (asAddress) {
+    let addr: bigint | undefined;
+    try { addr = parseAddress(expression.trim(), 'address'); } catch (e) { w = e instanceof Error ? e.message : String(e); }
+    w ??= { addr: addr as bigint, len: bytes ?? 1, description: `${bytes ?? 1} byte(s) at ${expression.trim()}` };
+  } else {
+    w = t.dataTarget(expression);
+    if (typeof w !== 'string' && bytes !== undefined) w = { ...w, len: bytes };
+  }
+  if (typeof w === 'string') return { dataId: null, description: w };
+  const bad = t.validateWatch({ addr: w.addr, len: w.len, type: 'w' });
+  if (bad) return { dataId: null, description: `${w.description}: the debug registers cannot watch it: ${bad.reason}` };
+  const accessTypes: DebugProtocol.DataBreakpointAccessType[] = t.validateWatch({ addr: w.addr, len: w.len, type: 'r' }) ? ['write', 'readWrite'] : ['read', 'write', 'readWrite'];
+  return { dataId: dataIdOf(w.addr, w.len), description: w.description, accessTypes, canPersist: true };
+}
+
+/** The debug registers' verdict on a target (alignment, length, access kinds) with its description. */
 function watchable(ctx: DataInfoContext, t: DataTarget): InfoBody {
-  const r = ctx.probes.dataBreakpointInfo(formatAddress(t.addr), true, t.len);
+  const r = watchInfo(ctx.target, formatAddress(t.addr), true, t.len);
   if (r.dataId) return { ...r, description: t.description };
   return none(r.description.replace(/^\d+ byte\(s\) at \S+/, t.description));
 }

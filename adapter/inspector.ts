@@ -13,24 +13,12 @@
 import * as path from 'node:path';
 import { Scope, Source, StackFrame } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { Machine } from '../emulator/machine';
-import { symbolAt, walkFrames } from '../emulator/probes';
-import type { BreakpointHit } from '../emulator/probes';
-import { emulatorCodeAt, IDLE_FRAME, THREAD_RETURN_FRAME } from '../emulator/probes/stack';
-import type { EmulatorCodeKind } from '../emulator/probes/stack';
-import { fixupStackTrace } from '../emulator/kprobes';
-import { formatAddress } from './disassemble';
-import type { ProbeBridge } from './probeBridge';
+import { formatAddress, IDLE_FRAME, THREAD_RETURN_FRAME } from '../emulator/debug/index';
+import type {
+  BreakpointHit, DebugTarget, ElfImage, SourceMap, EmulatorCodeKind, Expandable, FrameState, FrameVariable, FrameVariables, ProbeStop, WalkedFrame,
+} from '../emulator/debug/index';
 import { PROBE_SCOPE_NAME, probeScopeVariables } from './probeScope';
-import { registerVariables, setRegister } from './registers';
-import type { KernelModule } from '../emulator/kernel/modules/modules';
-import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } from '../emulator/debug/variables';
-import type { FrameState, InlineFrame } from '../emulator/debug/variables';
-import type { Expandable, FrameVariable, FrameVariables } from '../emulator/debug/variables';
-import { unitGlobals } from '../emulator/debug/globals';
-import type { SourceMap } from './sourceMap';
-import type { ElfImage } from '../emulator/elf/types';
-import type { ProbeStop } from './stoppedEnv';
+import { registerVariables } from './registers';
 
 export const FRAME_STRIDE = 1000;
 export const PROBE_SCOPE_BASE = 1_000_000;
@@ -62,25 +50,7 @@ export interface ClientConversions {
   column(n: number): number;
 }
 
-export interface WalkedFrame {
-  pc: bigint;
-  /** where to look the source line up (a caller's pc is a return address: the byte before it) */
-  lookupPc: bigint;
-  /** the stack held the kretprobe trampoline here (the real return address is pc) */
-  viaTrampoline?: bigint;
-  /** the CPU is idle (no task): the one frame of Linux's idle task, not a walk of stale registers */
-  idle?: true;
-  /** the frame of the stack walk this is a function of (0 = the CPU's registers) */
-  physical: number;
-  /** which function of that frame: 0 = its innermost inlined call ... the real function last (gdb's inline frames) */
-  inlineDepth: number;
-  /** that function from DWARF (undefined without debug info) */
-  fn?: InlineFrame;
-  /** gdb's inline-entry rule for this frame's scope (frame 0 at a line / instruction breakpoint: false) */
-  skipInlineEntry: boolean;
-  /** the program the frame is in when not the kernel image (a user task's frames: its own ELF) */
-  image?: ElfImage;
-}
+export type { WalkedFrame };
 
 export class StopInspector {
   /** per CPU: the pc to show for frame 0 while the CPU has not moved since a breakpoint stop */
@@ -91,16 +61,16 @@ export class StopInspector {
   /** reasons already logged (each once per session) */
   private readonly logged = new Set<string>();
 
-  constructor(private readonly machine: Machine, private readonly probes: ProbeBridge,
+  constructor(private readonly target: DebugTarget,
     private readonly sources: SourceMap, private readonly client: ClientConversions,
     private readonly log: (line: string) => void = () => {}) {}
 
   /** A stop of a CPU: the pc the stop reports (a probe address) and the breakpoint hit behind it. */
   recordStop(cpuIndex: number, reportPc: bigint | undefined, hit: BreakpointHit | undefined): void {
-    const cpu = this.machine.cpus[cpuIndex];
+    const cpu = this.target.cpu(cpuIndex);
     if (!cpu) return;
     if (reportPc !== undefined) this.reportPc.set(cpuIndex, { cpuPc: cpu.getPc(), pc: reportPc });
-    const stop = hit ? this.probeStopOf(hit) : undefined;
+    const stop = hit ? this.target.probeStop(hit) : undefined;
     if (stop) this.probeStops.set(cpuIndex, { cpuPc: cpu.getPc(), stop });
   }
 
@@ -153,15 +123,13 @@ export class StopInspector {
     }
     const frameId = ref >= ARGS_SCOPE_BASE ? ref % 1_000_000 : ref >= PROBE_SCOPE_BASE ? (ref - PROBE_SCOPE_BASE + 1) * FRAME_STRIDE : ref;
     const cpuIndex = Math.floor(frameId / FRAME_STRIDE) - 1;
-    return this.machine.cpus[cpuIndex] && this.frames(cpuIndex)[frameId % FRAME_STRIDE] ? { cpuIndex, frameId } : undefined;
+    return this.target.cpu(cpuIndex) && this.frames(cpuIndex)[frameId % FRAME_STRIDE] ? { cpuIndex, frameId } : undefined;
   }
 
   /** The Globals scope of a frame: its unit's globals and statics (undefined: no debug info covers its pc). */
   frameGlobals(cpuIndex: number, frameIdx: number): FrameVariable[] | undefined {
-    const cpu = this.machine.cpus[cpuIndex];
-    const shown = cpu ? this.frames(cpuIndex)[frameIdx] : undefined;
-    if (!cpu || !shown || shown.idle) return undefined;
-    return unitGlobals(shown.image ?? this.machine.image, shown.lookupPc, memReader(cpu));
+    const shown = this.target.cpu(cpuIndex) ? this.frames(cpuIndex)[frameIdx] : undefined;
+    return shown ? this.target.frameGlobals(cpuIndex, shown) : undefined;
   }
 
   /** What setVariable on a DWARF variable assigns: the frame and the C lvalue (undefined: not a DWARF variable). */
@@ -178,13 +146,9 @@ export class StopInspector {
 
   /** The registers of a CPU's frame as the CFI recovers them (the frame the stack trace shows), or undefined. */
   frameState(cpuIndex: number, frameIdx: number): FrameState | undefined {
-    const m = this.machine;
-    const cpu = m.cpus[cpuIndex];
-    if (!cpu) return undefined;
+    if (!this.target.cpu(cpuIndex)) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
-    if (!shown || shown.idle) return undefined;
-    const st = unwindStates(shown.image ?? m.image, m.arch, cpu, shown.physical + 1, this.pcOf(cpuIndex))[shown.physical];
-    return st && st.pc === shown.lookupPc ? { ...st, inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry } : undefined;
+    return shown ? this.target.frameState(cpuIndex, shown, this.pcOf(cpuIndex)) : undefined;
   }
 
   /** The program a frame is in when not the kernel image (a user task's frame). */
@@ -194,73 +158,21 @@ export class StopInspector {
 
   /** The pc to show for a CPU (the probe address at a breakpoint stop, else the CPU's pc). */
   pcOf(cpuIndex: number): bigint {
-    const cpu = this.machine.cpus[cpuIndex];
+    const cpu = this.target.cpu(cpuIndex) as NonNullable<ReturnType<DebugTarget['cpu']>>;
     const rep = this.reportPc.get(cpuIndex);
     return rep && rep.cpuPc === cpu.getPc() ? rep.pc : cpu.getPc();
   }
 
   /** The probe stop of a CPU while it has not moved since. */
   probeStopFor(cpuIndex: number): ProbeStop | undefined {
-    const cpu = this.machine.cpus[cpuIndex];
+    const cpu = this.target.cpu(cpuIndex);
     const p = this.probeStops.get(cpuIndex);
     return cpu && p && p.cpuPc === cpu.getPc() ? p.stop : undefined;
   }
 
-  /** The engine's probe behind a breakpoint hit. */
-  private probeStopOf(hit: BreakpointHit): ProbeStop | undefined {
-    // hardware and data breakpoints have no kprobe behind them
-    if (hit.mode !== 'kprobe' && hit.mode !== 'kretprobe') return undefined;
-    const kp = this.probes.mgr.engine.probesAt(hit.addr).find(k => k.id === hit.probeId);
-    if (!kp) return undefined;
-    return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };
-  }
-
-  /** Frames of a CPU: frame 0 = the pc (the probe address at a breakpoint stop), callers from the frame-pointer walk. */
+  /** Frames of a CPU: frame 0 = the pc (the probe address at a breakpoint stop), callers from the target's stack walk. */
   frames(cpuIndex: number): WalkedFrame[] {
-    const m = this.machine;
-    const cpu = m.cpus[cpuIndex];
-    const task = m.kernel.current(cpuIndex);
-    if (!task) {
-      const pc = cpu.getPc();
-      return [{ pc, lookupPc: pc, idle: true, physical: 0, inlineDepth: 0, skipInlineEntry: true }];
-    }
-    const user = cpu.userMode ? this.probes.userPrograms.imageOf(task.pid) : undefined;
-    if (user) return this.userFrames(cpuIndex, user);
-    const engine = this.probes.mgr.engine;
-    const raw = walkFrames(m.kernel, cpu, task, { pc: this.pcOf(cpuIndex), readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
-    const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
-    // a caller frame's pc is a return address: its source line is the call's,
-    // so look up the byte before it (inside the call instruction on every arch);
-    // each frame shows the inlined calls holding its pc first, as gdb's backtrace
-    const skip0 = !this.stopShowsInlineEntry(cpuIndex);
-    const out: WalkedFrame[] = [];
-    fixed.forEach((f, i) => {
-      const lookupPc = i === 0 ? f.addr : f.addr - 1n;
-      const skipInlineEntry = i === 0 ? skip0 : false;
-      const fns = inlineFrames(this.moduleDebugImageAt(lookupPc) ?? m.image, lookupPc, skipInlineEntry);
-      const base = { pc: f.addr, lookupPc, viaTrampoline: f.replaced ? f.raw : undefined, physical: i, skipInlineEntry };
-      if (!fns.length) out.push({ ...base, inlineDepth: 0 });
-      else fns.forEach((fn, d) => out.push({ ...base, inlineDepth: d, fn, viaTrampoline: d === fns.length - 1 ? base.viaTrampoline : undefined }));
-    });
-    return out;
-  }
-
-  /**
-   * A user task's frames (a uprobe stop, a step in user code): its
-   * program's CFI (.debug_frame / .eh_frame) unwinds the user stack from the
-   * pc to show; names and lines come from that program's ELF.
-   */
-  private userFrames(cpuIndex: number, image: ElfImage): WalkedFrame[] {
-    const m = this.machine;
-    const cpu = m.cpus[cpuIndex];
-    const states = unwindStates(image, m.arch, cpu, 64, this.pcOf(cpuIndex));
-    const out: WalkedFrame[] = [];
-    for (const [i, st] of states.entries()) {
-      if (i > 0 && (st.pc === 0n || !image.symbols.resolve(st.pc))) break;
-      out.push({ pc: st.pc, lookupPc: i === 0 ? st.pc : st.pc - 1n, physical: i, inlineDepth: 0, skipInlineEntry: i === 0, image });
-      if (st.cfa === undefined) break;
-    }
-    return out;
+    return this.target.frames(cpuIndex, this.pcOf(cpuIndex), this.stopShowsInlineEntry(cpuIndex));
   }
 
   /**
@@ -272,14 +184,14 @@ export class StopInspector {
   private stopShowsInlineEntry(cpuIndex: number): boolean {
     const stop = this.probeStopFor(cpuIndex);
     if (!stop || stop.mode !== 'kprobe') return false;
-    const k = this.probes.mgr.get(stop.breakpointId)?.targetKind;
+    const k = this.target.probes.get(stop.breakpointId)?.targetKind;
     return k === 'line' || k === 'address';
   }
 
   stackTrace(args: DebugProtocol.StackTraceArguments): NonNullable<DebugProtocol.StackTraceResponse['body']> {
-    const m = this.machine;
+    const t = this.target;
     const cpuIndex = args.threadId - 1;
-    if (!m.cpus[cpuIndex]) throw new Error(`no CPU for thread ${args.threadId}`);
+    if (!t.cpu(cpuIndex)) throw new Error(`no CPU for thread ${args.threadId}`);
     const walked = this.frames(cpuIndex);
     const start = args.startFrame ?? 0;
     const levels = args.levels && args.levels > 0 ? args.levels : walked.length;
@@ -290,8 +202,8 @@ export class StopInspector {
         sf.presentationHint = 'subtle';
         return sf;
       }
-      const img = f.image ?? m.image;
-      const own = symbolAt(img, f.pc) === undefined && !f.image ? emulatorCodeAt(m.kernel, this.probes.mgr.engine, f.pc) : undefined;
+      const img = f.image ?? t.image;
+      const own = t.symbolAt(f.pc, img) === undefined && !f.image ? t.emulatorCode(f.pc) : undefined;
       // an inline frame's caller is at the inlined call (its DW_AT_call_file / call_line)
       const line = own ? undefined : f.inlineDepth > 0 && f.fn?.call
         ? { file: f.fn.call.file ?? img.lines?.lineForAddress(f.lookupPc)?.file ?? '', line: f.fn.call.line, column: f.fn.call.column }
@@ -300,7 +212,7 @@ export class StopInspector {
       // call stack (the exact address is its instructionPointerReference);
       // code without one keeps sym+0xoff, the only hint where in it the pc is;
       // a return address a kretprobe replaced: show the real one, say so
-      const name = (line ? this.functionName(f, img) : symbolAt(img, f.pc) ?? own?.name ?? formatAddress(f.pc))
+      const name = (line ? this.functionName(f, img) : t.symbolAt(f.pc, img) ?? own?.name ?? formatAddress(f.pc))
         + (f.viaTrampoline !== undefined ? ` [kretprobe: stack holds trampoline ${formatAddress(f.viaTrampoline)}]` : '');
       if (own) {
         const sf = new StackFrame((cpuIndex + 1) * FRAME_STRIDE + idx, name, this.emulatorSource(own.kind), this.client.line(1), 0);
@@ -326,15 +238,10 @@ export class StopInspector {
    * offset; ` [module]` after code of a loaded module.
    */
   private functionName(f: WalkedFrame, img: ElfImage): string {
-    const mod = f.image ? undefined : this.machine.loadedModules()?.find(x => inModule(x, f.pc));
+    const mod = f.image ? undefined : this.target.moduleAt(f.pc);
     const dwarf = f.fn && f.fn.function !== '?' ? f.fn.function : undefined;
     const fn = dwarf ?? img.symbols.resolve(f.pc)?.sym.name ?? formatAddress(f.pc);
     return mod ? `${fn} [${mod.name}]` : fn;
-  }
-
-  /** The debug image of the loaded module whose code holds pc (undefined: not module code, or no .debug_info). */
-  private moduleDebugImageAt(pc: bigint): ElfImage | undefined {
-    return this.machine.loadedModules()?.find(x => inModule(x, pc))?.debugImage?.();
   }
 
   private emulatorSource(kind: EmulatorSourceKind): Source {
@@ -346,8 +253,7 @@ export class StopInspector {
 
   /** The text of an emulator source (DAP `source` request), undefined for an unknown reference. */
   sourceText(ref: number): string | undefined {
-    const m = this.machine;
-    const page = m.kernel.layout.execArea;
+    const page = this.target.threadReturnPage;
     switch (ref) {
       case EMULATOR_SOURCES['thread-return'].ref:
         return [
@@ -381,15 +287,11 @@ export class StopInspector {
    * walk does not reach that frame at the frame the stack trace shows.
    */
   frameVariables(cpuIndex: number, frameIdx = 0): FrameVariables | undefined {
-    const m = this.machine;
-    const cpu = m.cpus[cpuIndex];
-    if (!cpu) return undefined;
+    if (!this.target.cpu(cpuIndex)) return undefined;
     const shown = this.frames(cpuIndex)[frameIdx];
     if (!shown || shown.idle) return undefined;
     const st = this.frameState(cpuIndex, frameIdx);
-    // a user task's frame: its program's DWARF; a frame in a loaded module's code: the module's
-    const mod = st && !shown.image ? this.moduleDebugImageAt(st.pc) : undefined;
-    return st ? frameVariables(shown.image ?? mod ?? m.image, st, memReader(cpu)) : undefined;
+    return st ? this.target.frameVariables(cpuIndex, shown, st) : undefined;
   }
 
   scopes(frameId: number): DebugProtocol.Scope[] {
@@ -403,7 +305,7 @@ export class StopInspector {
         // the frame shows registers only; why is in the Debug Console, once
         this.logged.add(v.reason);
         const f = this.frames(cpuIndex)[frameId % FRAME_STRIDE];
-        this.log(`kprobe: no debug info for this frame${f ? ` (${symbolAt(this.machine.image, f.pc) ?? formatAddress(f.pc)})` : ''}: ${v.reason}`);
+        this.log(`kprobe: no debug info for this frame${f ? ` (${this.target.symbolAt(f.pc) ?? formatAddress(f.pc)})` : ''}: ${v.reason}`);
       }
       if (v?.ok) {
         const args = new Scope('Arguments', ARGS_SCOPE_BASE + frameId, false) as DebugProtocol.Scope;
@@ -426,12 +328,11 @@ export class StopInspector {
   }
 
   variables(ref: number): DebugProtocol.Variable[] {
-    const m = this.machine;
+    const t = this.target;
     if (ref >= VALUE_REF_BASE) {
       const e = this.valueRefs.get(ref);
       if (!e) throw new Error('this value is from an earlier stop: expand it again from its scope');
-      const cpu = m.cpus[e.cpuIndex];
-      return childrenOf(e.x, memReader(cpu)).map(v => this.dapVariable(v, e.cpuIndex, e.frameId, e));
+      return t.children(e.x, e.cpuIndex).map(v => this.dapVariable(v, e.cpuIndex, e.frameId, e));
     }
     if (ref >= GLOBALS_SCOPE_BASE) {
       const frameId = ref % 1_000_000;
@@ -447,23 +348,23 @@ export class StopInspector {
       return list.map(x => this.dapVariable(x, cpuIndex, frameId));
     }
     if (ref >= PROBE_SCOPE_BASE) return this.probeVariables(ref - PROBE_SCOPE_BASE);
-    const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];
+    const cpuIndex = Math.floor(ref / FRAME_STRIDE) - 1;
     const frame = ref % FRAME_STRIDE;
-    if (!cpu) throw new Error('unknown variables reference');
-    if (frame === 0) return registerVariables(m.arch, cpu);
+    if (!t.cpu(cpuIndex)) throw new Error('unknown variables reference');
+    if (frame === 0) return registerVariables(t.registers(cpuIndex));
     // Callers: only what the frame-pointer walk recovers.
-    const f = this.frames(cpu.id)[frame];
+    const f = this.frames(cpuIndex)[frame];
     return f ? [{ name: 'pc', value: formatAddress(f.pc), variablesReference: 0, presentationHint: { attributes: ['readOnly'] } }] : [];
   }
 
   private probeVariables(cpuIndex: number): DebugProtocol.Variable[] {
-    const m = this.machine;
+    const t = this.target;
     const stop = this.probeStopFor(cpuIndex);
     if (!stop) return [];
     return probeScopeVariables({
-      stop, entry: this.probes.mgr.get(stop.breakpointId),
-      where: a => symbolAt(m.image, a),
-      task: m.kernel.current(cpuIndex),
+      stop, entry: t.probes.get(stop.breakpointId),
+      where: a => t.symbolAt(a),
+      task: t.currentTask(cpuIndex),
       // as the engine registered it (breakpoints leave it 0: register_kretprobe's default)
       maxactive: stop.maxactive,
     });
@@ -471,14 +372,8 @@ export class StopInspector {
 
   /** Writes a register of a frame-0 Registers scope; the value as shown. Throws a clear error otherwise. */
   setVariable(ref: number, name: string, value: string): string {
-    const m = this.machine;
-    const cpu = m.cpus[Math.floor(ref / FRAME_STRIDE) - 1];
-    if (!cpu || ref % FRAME_STRIDE !== 0 || ref >= PROBE_SCOPE_BASE) throw new Error('only the registers of the innermost frame can be changed');
-    return setRegister(m.arch, cpu, name, value);
+    const cpuIndex = Math.floor(ref / FRAME_STRIDE) - 1;
+    if (!this.target.cpu(cpuIndex) || ref % FRAME_STRIDE !== 0 || ref >= PROBE_SCOPE_BASE) throw new Error('only the registers of the innermost frame can be changed');
+    return this.target.setRegister(cpuIndex, name, value);
   }
-}
-
-/** pc is in a module's code (core, or init while not freed) */
-function inModule(m: KernelModule, pc: bigint): boolean {
-  return (pc >= m.core.lo && pc < m.core.hi) || (m.init !== null && !m.initFreed && pc >= m.init.lo && pc < m.init.hi);
 }

@@ -1,46 +1,37 @@
 /**
- * The kprobe debug adapter: DAP <-> Machine. Owns no emulation logic.
+ * The kprobe debug adapter: DAP <-> the debug facade's DebugTarget
+ * (emulator/debug/index.ts). Owns no emulation logic.
  *
  *   threads      = CPUs ("CPU 0: init [1]"), ids cpu+1
  *   output       = printk lines (Debug Console)
- *   stackTrace   = frame-pointer walk + DWARF lines        (adapter/inspector.ts)
- *   scopes       = Registers (writable) per frame; Probe at a breakpoint stop (inspector.ts)
- *   evaluate     = handler-language expressions over the stopped CPU
+ *   stackTrace, scopes, variables, read/writeMemory, disassemble, evaluate
+ *                = adapter/inspectionSession.ts over the target
+ *   set*Breakpoints = adapter/breakpointSession.ts -> ProbeBridge -> the target's resolver
  *   next/stepIn/stepOut = source lines of the selected CPU (emulator/debug/stepper.ts)
  *   continue/pause/steps = one run controller (emulator/debug/runControl.ts)
+ *   stepBack/reverseContinue = the target's time travel (emulator/debug/timeTravel.ts)
  *   restart      = a new machine with the same launch arguments and breakpoints
- *   read/writeMemory = original bytes of probed code; no writes over a probe (memoryAccess.ts)
- *   disassemble  = symbol+0xoff labels, original instructions, probe patches noted
  *   _probe* custom requests/events (adapter/dapCustom.ts, adapter/probeRequests.ts)
  */
 import * as path from 'node:path';
-import { symbolizeEngineAddress } from '../emulator/kprobes';
 import {
-  InitializedEvent, LoggingDebugSession, OutputEvent, StoppedEvent,
-  TerminatedEvent, Thread, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
+  InitializedEvent, OutputEvent, StoppedEvent,
+  TerminatedEvent, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { bootForDebug, loadLaunchModules } from '../emulator/debug/launch';
-import { Machine } from '../emulator/machine';
-import { PrintkRecord } from '../emulator/kernel/types';
-import { whereOf } from '../emulator/probes';
-import { readMemory, writeMemory } from './memoryAccess';
-import { DebugMemory } from '../emulator/debug/memory';
+import { launchTarget } from '../emulator/debug/index';
+import type { DebugTarget, PrintkRecord, RunController, RunEnd, SessionTimeTravel, StepKind, TravelStop } from '../emulator/debug/index';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
-import { disassemble, formatAddress } from './disassemble';
-import { RunController, RunEnd } from '../emulator/debug/runControl';
-import { SessionTimeTravel, TravelStop, changesMachine } from './timeTravel';
-
-import { dapError, errorText } from './errors';
+import { changesMachine } from './timeTravel';
+import { dapError } from './errors';
 import { requestArgumentsProblem } from './requestArgs';
-import { SourceMap } from './sourceMap';
-import { BREAKPOINT_MODES, BreakpointIds, ProbeBridge } from './probeBridge';
-import { evaluateForDap } from './evaluateRequest';
-import { dataBreakpointInfo } from './dataBreakpointInfo';
-import { FRAME_STRIDE, StopInspector } from './inspector';
+import { BREAKPOINT_MODES, BreakpointIds } from './breakpointIds';
+import { ProbeBridge } from './probeBridge';
+import { ProbeControls } from './probeControls';
+import { StopInspector } from './inspector';
 import { handleProbeRequest, isProbeRequest } from './probeRequests';
-import { StepKind, Stepper } from '../emulator/debug/stepper';
 import { answerHitRequest, HitTimeline, isHitRequest } from './timelineRequests';
+import { BreakpointSession } from './breakpointSession';
 
 type LaunchRequestArgs = DebugProtocol.LaunchRequestArguments & Partial<KprobeLaunchArgs>;
 
@@ -53,60 +44,22 @@ const STATE_INTERVAL_MS = 250;
  * bytes queued for the client (a disconnect response is not stuck behind them).
  */
 const STATE_COST_FACTOR = 20;
-/** host time a breakpoint request runs before the session answers other requests (applyBreakpoints) */
-const BREAKPOINT_SLICE_MS = 20;
-
-/** Drive a step generator in slices of `sliceMs` of host time, yielding to the event loop between slices. */
-function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => boolean): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const slice = (): void => {
-      try {
-        // a session that ended (disconnect, terminate) applies no more breakpoints
-        if (!alive()) return reject(new Error('the session ended before the breakpoints were applied'));
-        const until = performance.now() + sliceMs;
-        for (;;) {
-          const r = steps.next();
-          if (r.done) return resolve(r.value);
-          if (performance.now() >= until) break;
-        }
-        setImmediate(slice);
-      } catch (e) {
-        reject(e);
-      }
-    };
-    slice();
-  });
-}
-
-
-export class KprobeSession extends LoggingDebugSession {
-  private machine: Machine | undefined;
+export class KprobeSession extends BreakpointSession {
   /** continue and steps: one driver of the machine loop */
   private runner: RunController | undefined;
-  private sources: SourceMap | undefined;
   private configurationDone!: Promise<void>;
-  /** the breakpoint requests being applied, in order (applyBreakpoints) */
-  private breakpointWork: Promise<void> = Promise.resolve();
-  /** breakpoint requests being applied: the views get the state once they are done, not every interval meanwhile */
-  private applyingBreakpoints = 0;
   /** performance.now() before which no periodic state event is sent (STATE_COST_FACTOR) */
   private nextStateAt = 0;
-  /** a probe changed while breakpoint requests were applied */
-  private stateAfterBreakpoints = false;
   private markConfigured!: () => void;
   private stopOnEntry = false;
-  private ended = false;
   private readonly disposers: (() => void)[] = [];
-  private probes: ProbeBridge | undefined;
+  /** the views' requests (adapter/probeControls.ts) */
+  private controls: ProbeControls | undefined;
   /** DAP breakpoint ids (the session's, kept across restarts) */
   private readonly bpIds = new BreakpointIds();
   private stateTimer: NodeJS.Timeout | undefined;
   private statePending = false;
-  /** stack, scopes and variables of the stopped machine (adapter/inspector.ts) */
-  private inspector: StopInspector | undefined;
   private launchArgs: LaunchRequestArgs | undefined;
-  /** thread of the last stop (evaluate without a frame) */
-  private lastStoppedThread = 1;
   /** the probe-hit log's requests and events (adapter/timelineRequests.ts) */
   private timeline: HitTimeline | undefined;
 
@@ -150,7 +103,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: LaunchRequestArgs): Promise<void> {
-    let m: Machine;
+    let m: DebugTarget;
     try {
       m = this.boot(args);
     } catch (e) {
@@ -163,7 +116,7 @@ export class KprobeSession extends LoggingDebugSession {
     // Breakpoints come now (setBreakpoints...), then configurationDone.
     this.sendEvent(new InitializedEvent());
     await this.configurationDone;
-    await this.breakpointWork;
+    await this.breakpointsApplied;
     if (this.ended) return;
     if (this.stopOnEntry) {
       m.scheduleFirstTasks();
@@ -173,29 +126,29 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** Make m the session's machine: runner, probes (launch probe files), printk output, state timer. */
-  private attachMachine(m: Machine, args: LaunchRequestArgs): void {
-    this.machine = m;
-    this.travelling = new SessionTimeTravel(m);
-    this.sources = new SourceMap(m.image.path);
+  private attachMachine(m: DebugTarget, args: LaunchRequestArgs): void {
+    this.target = m;
+    this.travelling = m.timeTravel;
+    this.sources = m.sources;
     this.disposers.push(m.onPrintk(r => this.printk(r)));
-    this.runner = new RunController(m, e => this.onRunEnd(e));
+    this.runner = m.runController(e => this.onRunEnd(e));
     this.stopOnEntry = !!args.stopOnEntry;
     this.bpIds.clearProbes();
-    this.probes = new ProbeBridge(m, this.sources, () => this.scheduleProbeState(), this.bpIds);
-    const timeline = this.timeline = new HitTimeline(m.hitLog, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.kernel.hitSeq);
+    this.probes = new ProbeBridge(m, () => this.scheduleProbeState(), this.bpIds);
+    this.controls = new ProbeControls(m, this.probes, () => this.scheduleProbeState());
+    const timeline = this.timeline = new HitTimeline(m.hits, e => this.sendEvent(e), line => this.output(line + '\n', 'console'), () => this.scheduleProbeState(), () => m.hitSeq());
     this.disposers.push(() => timeline.dispose());
-    this.inspector = new StopInspector(m, this.probes, this.sources, {
+    this.inspector = new StopInspector(m, this.sources, {
       path: p => this.convertDebuggerPathToClient(p),
       line: n => this.convertDebuggerLineToClient(n),
       column: n => this.convertDebuggerColumnToClient(n),
     }, line => this.output(line + '\n', 'console'));
-    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpus.length} CPU${m.cpus.length > 1 ? 's' : ''})\n`, 'console');
-    this.probes.onModuleError = line => this.output(`kprobe: ${line}\n`, 'console');
-    const tt = m.timeTravel;
-    if (tt) this.disposers.push(tt.onMessage(line => this.output(`kprobe: ${line}\n`, 'console')));
+    this.output(`kprobe: booting ${m.image.path} (${m.arch.name}, ${m.cpuCount} CPU${m.cpuCount > 1 ? 's' : ''})\n`, 'console');
+    this.controls.onModuleError = line => this.output(`kprobe: ${line}\n`, 'console');
+    this.disposers.push(m.onTimeTravelMessage(line => this.output(`kprobe: ${line}\n`, 'console')));
     this.probes.onBreakpointsChanged = bps => { for (const b of bps) this.sendEvent(new BreakpointEvent('changed', this.clientBreakpoint(b))); };
     // modules first: probe files may name their symbols
-    loadLaunchModules(m, args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
+    m.loadLaunchModules(args.modules ?? [], line => this.output(`kprobe: ${line}\n`, 'console'));
     for (const file of args.probes ?? []) {
       for (const line of this.probes.addProbeFile(path.resolve(file))) this.output(line + '\n', 'console');
     }
@@ -235,7 +188,7 @@ export class KprobeSession extends LoggingDebugSession {
     const prev = this.launchArgs;
     if (!prev || !this.probes || this.ended) return this.sendErrorResponse(response, dapError('nothingToRestart'));
     const fresh = args?.arguments && 'program' in args.arguments ? args.arguments as LaunchRequestArgs : prev;
-    let m: Machine;
+    let m: DebugTarget;
     try {
       m = this.boot(fresh);
     } catch (e) {
@@ -269,8 +222,8 @@ export class KprobeSession extends LoggingDebugSession {
     return out;
   }
 
-  private boot(args: LaunchRequestArgs): Machine {
-    return bootForDebug(args);
+  private boot(args: LaunchRequestArgs): DebugTarget {
+    return launchTarget(args);
   }
 
 
@@ -311,7 +264,7 @@ export class KprobeSession extends LoggingDebugSession {
     response.body = { allThreadsContinued: true };
     this.sendResponse(response);
     // at the end of the run (stopAtExit), and not gone back: continue ends the session
-    if (this.exitSeen && this.machine?.exit && !this.machine.timeTravel?.inPast) return this.end(this.machine.exit.code);
+    if (this.exitSeen && this.target?.exit && !this.target.inPast) return this.end(this.target.exit.code);
     this.exitSeen = false;
     this.runner?.cancel();
     this.forgetStops();
@@ -321,7 +274,7 @@ export class KprobeSession extends LoggingDebugSession {
   protected override pauseRequest(response: DebugProtocol.PauseResponse): void {
     this.sendResponse(response);
     if (this.runner?.running) this.runner.pause();
-    else if (this.machine && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
+    else if (this.target && !this.ended) this.sendEvent(stopped('pause', this.lastStoppedThread, 'Paused'));
   }
 
   protected override nextRequest(response: DebugProtocol.NextResponse, args: DebugProtocol.NextArguments): void {
@@ -348,8 +301,7 @@ export class KprobeSession extends LoggingDebugSession {
 
   /** The timeline's navigator (adapter/timelineRequests.ts `_probeGoToHit`): to the stop after a hit. */
   get timeTravel(): { goToHit(seq: number): Promise<void> } | undefined {
-    const m = this.machine;
-    if (!m?.timeTravel) return undefined;
+    if (!this.target?.recording) return undefined;
     return {
       goToHit: seq => new Promise<void>((resolve, reject) => this.afterBreakpoints(() => {
         if (this.runner?.running) return reject(new Error('the machine is running; pause it first'));
@@ -404,7 +356,7 @@ export class KprobeSession extends LoggingDebugSession {
     // arguments that do not fit the protocol: an error naming them, before anything changes
     const bad = requestArgumentsProblem(request.command, request.arguments);
     if (bad) return this.sendErrorResponse(new Response(request), dapError('badArguments', `${request.command}: ${bad}`));
-    if (this.machine?.timeTravel && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
+    if (this.target?.recording && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
     super.dispatchRequest(request);
   }
 
@@ -436,20 +388,17 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   private stepNow(response: DebugProtocol.Response, threadId: number, kind: StepKind): void {
-    const m = this.machine;
+    const m = this.target;
     if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
     const cpuIndex = threadId - 1;
-    const cpu = m.cpus[cpuIndex];
+    const cpu = m.cpu(cpuIndex);
     if (!cpu) return this.sendErrorResponse(response, dapError('noSuchThread', `no CPU for thread ${threadId}`));
     if (this.runner?.running) return this.sendErrorResponse(response, dapError('running'));
     const inspector = this.inspector;
     const pc = inspector ? inspector.pcOf(cpuIndex) : cpu.getPc();
-    // original code (probes hidden); a non-canonical address is a clear error, caught by the stepper's decode
-    const view = this.memoryView(m);
-    const code = (a: bigint, n: number): Uint8Array => view.readCode(a, n);
     // out of the physical function (an inlined call's frame steps out with its function)
     const returnAddress = kind === 'out' ? inspector?.frames(cpuIndex).find(f => f.physical === 1)?.pc : undefined;
-    const stepper = new Stepper(m, cpuIndex, kind, { pc, readCode: code, returnAddress, where: a => whereOf(m.image, a) });
+    const stepper = m.stepper(cpuIndex, kind, pc, returnAddress);
     this.sendResponse(response);
     this.forgetStops();
     this.runner?.step(stepper);
@@ -488,7 +437,7 @@ export class KprobeSession extends LoggingDebugSession {
         this.output(`kprobe: machine ${s.detail ? `stopped: ${s.detail}` : 'powered off'} (exit code ${s.code})\n`, 'console');
         this.sendProbeState(); // the final counters
         // "stopAtExit" with a recording: stay at the end, so that the run can be gone back through
-        if (this.launchArgs?.stopAtExit === true && this.machine?.timeTravel && !this.exitSeen) {
+        if (this.launchArgs?.stopAtExit === true && this.target?.recording && !this.exitSeen) {
           this.exitSeen = true;
           this.output('kprobe: stopped at the end of the run: Step Back and Reverse Continue go back in time; Continue or Stop ends the session\n', 'console');
           this.sendEvent(stopped('pause', this.lastStoppedThread, `Powered off (exit code ${s.code})`));
@@ -505,10 +454,6 @@ export class KprobeSession extends LoggingDebugSession {
     }
   }
 
-  /** Kernel memory as the client sees it: probed code reads as its original bytes. */
-  private memoryView(m: Machine): DebugMemory {
-    return this.probes?.memoryView() ?? DebugMemory.of(m);
-  }
 
   private printk(r: PrintkRecord): void {
     const secs = Number(r.timeNs / 1000n) / 1e6;
@@ -520,238 +465,14 @@ export class KprobeSession extends LoggingDebugSession {
     this.sendEvent(new OutputEvent(text, category));
   }
 
-  // ---- inspection -----------------------------------------------------------------
-
-  protected override threadsRequest(response: DebugProtocol.ThreadsResponse): void {
-    const m = this.machine;
-    response.body = { threads: m ? m.cpus.map((_, i) => new Thread(i + 1, this.threadName(i))) : [] };
-    this.sendResponse(response);
-  }
-
-  private threadName(cpu: number): string {
-    const t = this.machine?.kernel.current(cpu);
-    return t ? `CPU ${cpu}: ${t.comm} [${t.pid}]` : `CPU ${cpu}: swapper/${cpu}`;
-  }
-
-  protected override stackTraceRequest(response: DebugProtocol.StackTraceResponse, args: DebugProtocol.StackTraceArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      response.body = this.inspector.stackTrace(args);
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('stackTrace', e));
-    }
-  }
-
-  /** The text of a frame's source in code the emulator owns (StopInspector.sourceText). */
-  protected override sourceRequest(response: DebugProtocol.SourceResponse, args: DebugProtocol.SourceArguments): void {
-    const ref = args.source?.sourceReference ?? args.sourceReference;
-    const content = this.inspector?.sourceText(ref);
-    if (content === undefined) return this.sendErrorResponse(response, dapError('stackTrace', `no source with reference ${ref}`));
-    response.body = { content, mimeType: 'text/plain' };
-    this.sendResponse(response);
-  }
-
-  protected override scopesRequest(response: DebugProtocol.ScopesResponse, args: DebugProtocol.ScopesArguments): void {
-    response.body = { scopes: this.inspector?.scopes(args.frameId) ?? [] };
-    this.sendResponse(response);
-  }
-
-  protected override variablesRequest(response: DebugProtocol.VariablesResponse, args: DebugProtocol.VariablesArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      response.body = { variables: this.inspector.variables(args.variablesReference) };
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('variables', e));
-    }
-  }
-
-  protected override setVariableRequest(response: DebugProtocol.SetVariableResponse, args: DebugProtocol.SetVariableArguments): void {
-    if (!this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      const target = this.inspector.dwarfTarget(args.variablesReference, args.name);
-      if (target) {
-        // a C variable (DWARF) or one of its members: `lvalue = (value)` in its frame, then its value as shown again
-        const r = this.evaluateIn(target.frameId, `${target.lvalue} = (${args.value})`, 'repl');
-        if (!r.ok) throw new Error(r.message.replace(/^cannot evaluate "[^"]*": /, ''));
-        const again = this.inspector.variables(args.variablesReference).find(v => v.name === args.name);
-        response.body = { value: again?.value ?? r.body?.result ?? args.value, type: again?.type, variablesReference: again?.variablesReference ?? 0 };
-        return this.sendResponse(response);
-      }
-      response.body = { value: this.inspector.setVariable(args.variablesReference, args.name, args.value) };
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('setVariable', e));
-    }
-  }
-
-  protected override readMemoryRequest(response: DebugProtocol.ReadMemoryResponse, args: DebugProtocol.ReadMemoryArguments): void {
-    const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      // probed code reads as its original bytes (`_probeReadMemory` with patched: true shows the breakpoints)
-      response.body = readMemory(this.memoryView(m), args);
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('readMemory', e));
-    }
-  }
-
-  protected override writeMemoryRequest(response: DebugProtocol.WriteMemoryResponse, args: DebugProtocol.WriteMemoryArguments): void {
-    const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      const w = writeMemory(this.memoryView(m), args);
-      response.body = { bytesWritten: w.count };
-      this.sendResponse(response);
-      this.sendEvent(new DapEvent('memory', { memoryReference: formatAddress(w.start), offset: 0, count: w.count }));
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('writeMemory', e));
-    }
-  }
-
-  protected override disassembleRequest(response: DebugProtocol.DisassembleResponse, args: DebugProtocol.DisassembleArguments): void {
-    const m = this.machine;
-    if (!m) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      const sources = this.sources;
-      const p = this.probes;
-      const view = this.memoryView(m);
-      // original instructions, with what the probes wrote over them as notes
-      response.body = { instructions: disassemble({
-        arch: m.arch, mem: m.kernel.mem, image: m.image, sourcePath: f => sources ? sources.toLocal(f) : f,
-        readCode: (a, n) => view.readCode(a, n),
-        notes: p?.disassemblyNotes(),
-        extraSymbol: p ? a => symbolizeEngineAddress(p.mgr.engine, a) : undefined,
-      }, args) };
-      this.sendResponse(response);
-    } catch (e) {
-      this.sendErrorResponse(response, dapError('disassemble', e));
-    }
-  }
-
-  /**
-   * Handler-language expressions over the stopped CPU of the frame's thread
-   * (`regs->ax`, `*(u32 *)(regs->si + 8)`, `p->addr` at a probe stop,
-   * `symbol("do_fork")`, `jiffies`...), `$reg` for a register, and bare
-   * kernel symbol names (their address; hovers over a C identifier use it first).
-   */
-  protected override evaluateRequest(response: DebugProtocol.EvaluateResponse, args: DebugProtocol.EvaluateArguments): void {
-    const frame = args.frameId ?? this.lastStoppedThread * FRAME_STRIDE;
-    const r = this.evaluateIn(frame, args.expression, args.context);
-    if (!r.ok) return this.sendErrorResponse(response, dapError(r.error, r.message));
-    response.body = r.body;
-    this.sendResponse(response);
-  }
-
-  /** evaluate in a frame (its DWARF names, its registers); used by evaluate and setVariable */
-  private evaluateIn(frame: number, expression: string, context?: string): ReturnType<typeof evaluateForDap> {
-    const m = this.machine;
-    const cpu = m?.cpus[Math.floor(frame / FRAME_STRIDE) - 1] ?? m?.cpus[0];
-    const mgr = this.probes?.mgr;
-    const insp = this.inspector;
-    if (!m || !cpu || !mgr || !insp) return { ok: false, error: 'evaluate', message: 'not launched' };
-    const index = frame % FRAME_STRIDE;
-    const state = insp.frameState(cpu.id, index);
-    return evaluateForDap({
-      machine: m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu, stop: insp.probeStopFor(cpu.id),
-      expression, context,
-      frameVariables: () => insp.frameVariables(cpu.id, index),
-      frame: state ? { index, state } : undefined,
-      image: insp.frameImage(cpu.id, index),
-      expandRef: (x, viaPointer) => insp.expandRef(cpu.id, (cpu.id + 1) * FRAME_STRIDE + index, x, expression, viaPointer),
-    });
-  }
-
-  // ---- breakpoints ------------------------------------------------------------------
-
-  protected override setBreakPointsRequest(response: DebugProtocol.SetBreakpointsResponse, args: DebugProtocol.SetBreakpointsArguments): void {
-    const bps = args.breakpoints ?? (args.lines ?? []).map(line => ({ line }));
-    const p = this.probes;
-    const clientPath = args.source.path ? this.convertClientPathToDebugger(args.source.path) : undefined;
-    if (!p || !clientPath) {
-      response.body = { breakpoints: bps.map(b => ({ verified: false, line: b.line, message: p ? 'breakpoints need a source file path' : 'not launched', reason: 'failed' as const })) };
-      return this.sendResponse(response);
-    }
-    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), breakpoints => {
-      for (const b of breakpoints) {
-        if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
-        if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
-      }
-      response.body = { breakpoints };
-    });
-  }
-
-  protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
-  }
-
-  protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
-    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
-  }
-
-  protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
-    const p = this.probes;
-    if (!p || !this.machine || !this.inspector) return this.sendErrorResponse(response, dapError('notLaunched'));
-    try {
-      response.body = dataBreakpointInfo({ machine: this.machine, probes: p, inspector: this.inspector }, args);
-    } catch (e) {
-      return this.sendErrorResponse(response, dapError('variables', e));
-    }
-    this.sendResponse(response);
-  }
-
-  protected override setDataBreakpointsRequest(response: DebugProtocol.SetDataBreakpointsResponse, args: DebugProtocol.SetDataBreakpointsArguments): void {
-    const p = this.probes;
-    if (!p) return this.sendErrorResponse(response, dapError('notLaunched'));
-    // in order with the other breakpoint requests (applyBreakpoints)
-    this.applyingBreakpoints++;
-    this.breakpointWork = this.breakpointWork.then(() => p.setDataBreakpoints(args.breakpoints)).then(
-      breakpoints => { response.body = { breakpoints }; this.sendResponse(response); },
-      e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    ).finally(() => this.breakpointRequestDone());
-  }
-
-  /**
-   * Apply a breakpoint request in slices of BREAKPOINT_SLICE_MS, yielding
-   * to the event loop in between, so that a large set (10,000 function
-   * breakpoints) does not block the session: other requests (threads,
-   * stackTrace, evaluate, pause...) are answered meanwhile. Breakpoint
-   * requests are applied one after the other in arrival order; continue,
-   * the steps and the launch's first run wait until every breakpoint
-   * request received before them is applied. A running machine goes on
-   * between slices, as a kernel runs while probes are registered.
-   */
-  private applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
-    this.applyingBreakpoints++;
-    this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS, () => !this.ended)).then(
-      bps => { fill(bps); this.sendResponse(response); },
-      e => this.sendErrorResponse(response, dapError('breakpoints', e)),
-    ).finally(() => this.breakpointRequestDone());
-  }
-
-  private breakpointRequestDone(): void {
-    if (--this.applyingBreakpoints > 0 || !this.stateAfterBreakpoints) return;
-    this.stateAfterBreakpoints = false;
-    this.scheduleProbeState();
-  }
-
-  /** run `f` once every breakpoint request received so far is applied */
-  private afterBreakpoints(f: () => void): void {
-    void this.breakpointWork.then(f);
-  }
-
   // ---- _probe* ----------------------------------------------------------------------
 
   protected override customRequest(command: string, response: DebugProtocol.Response, args: unknown): void {
     if (isHitRequest(command)) return answerHitRequest(this.timeline, this, command, args, response, { ok: r => this.sendResponse(r), fail: (r, m) => this.sendErrorResponse(r, m) });
     if (!isProbeRequest(command)) return super.customRequest(command, response, args);
-    if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
+    if (!this.controls) return this.sendErrorResponse(response, dapError('notLaunched'));
     try {
-      response.body = handleProbeRequest(this.probes, command, args);
+      response.body = handleProbeRequest(this.controls, command, args);
     } catch (e) {
       return this.sendErrorResponse(response, dapError('probeRequest', e));
     }
@@ -759,7 +480,7 @@ export class KprobeSession extends LoggingDebugSession {
   }
 
   /** A state event soon (a probe changed); while breakpoint requests are applied, one once they are done. */
-  private scheduleProbeState(): void {
+  protected scheduleProbeState(): void {
     if (this.applyingBreakpoints > 0) { this.stateAfterBreakpoints = true; return; }
     if (this.statePending) return;
     this.statePending = true;
@@ -772,7 +493,7 @@ export class KprobeSession extends LoggingDebugSession {
   private sendProbeState(): void {
     if (!this.probes || this.ended) return;
     const t0 = performance.now();
-    this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.state()));
+    this.sendEvent(new DapEvent(ProbeEvent.state, this.probes.rows()));
     const t1 = performance.now();
     this.nextStateAt = t1 + STATE_COST_FACTOR * (t1 - t0);
   }

@@ -5,8 +5,8 @@
  * references and base64 data.
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { DebugMemory } from '../emulator/debug/memory';
-import { formatAddress, parseAddress } from './disassemble';
+import { formatAddress, parseAddress } from '../emulator/debug/index';
+import type { DebugMemory } from '../emulator/debug/index';
 
 /** Most bytes one readMemory returns. */
 export const MAX_MEMORY_READ = 1 << 20;

@@ -1,19 +1,19 @@
 /**
- * The `_probe*` custom requests (adapter/dapCustom.ts) over a ProbeBridge:
- * argument checks with a clear error per request, then the bridge call.
+ * The `_probe*` custom requests (adapter/dapCustom.ts) over ProbeControls:
+ * argument checks with a clear error per request, then the controls' call.
  * Returns the response body (the state snapshot for the view requests).
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest, ProbeRequestName } from './dapCustom';
 import { readMemory } from './memoryAccess';
-import type { ProbeBridge } from './probeBridge';
+import type { ProbeControls } from './probeControls';
 
 export function isProbeRequest(command: string): command is ProbeRequestName {
   return (Object.values(ProbeRequest) as string[]).includes(command);
 }
 
 /** Runs one `_probe*` request; throws an Error whose message names the request and what is wrong. */
-export function handleProbeRequest(p: ProbeBridge, command: ProbeRequestName, args: unknown): unknown {
+export function handleProbeRequest(p: ProbeControls, command: ProbeRequestName, args: unknown): unknown {
   const a = (args ?? {}) as Record<string, unknown>;
   switch (command) {
     case ProbeRequest.list:

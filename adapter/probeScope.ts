@@ -7,12 +7,8 @@
  * handler-language evaluateName, so "Add to Watch" evaluates it again.
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { ProbeEntry } from '../emulator/probes';
-import { formatAddress } from './disassemble';
-import type { ProbeStop } from './stoppedEnv';
-import { RI_DATA_GONE } from './stoppedEnv';
-import { taskAddress } from '../emulator/probes';
-import type { Task } from '../emulator/kernel/types';
+import { formatAddress, RI_DATA_GONE, taskAddress } from '../emulator/debug/index';
+import type { ProbeEntry, ProbeStop, Task } from '../emulator/debug/index';
 
 export const PROBE_SCOPE_NAME = 'Probe';
 

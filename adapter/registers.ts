@@ -1,51 +1,17 @@
 /**
- * The Registers scope: one DAP variable per ArchOps register, hex values,
- * writable through setVariable (decimal, 0x hex, negative values wrap to the
- * register width).
+ * The Registers scope: one DAP variable per register row of the debug
+ * target (emulator/debug/registers.ts), writable through setVariable.
  */
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { ArchOps, Cpu } from '../emulator/arch/types';
+import type { RegisterRow } from '../emulator/debug/index';
 
-export function formatRegister(value: bigint, bits: number): string {
-  return '0x' + BigInt.asUintN(bits, value).toString(16).padStart(Math.ceil(bits / 4), '0');
-}
-
-export function registerVariables(arch: ArchOps, cpu: Cpu): DebugProtocol.Variable[] {
-  return arch.regs.map((r, i) => {
-    const v = i === arch.abi.pcReg ? cpu.getPc() : cpu.getReg(i);
-    return {
-      name: r.name,
-      value: formatRegister(v, r.bits),
-      type: `u${r.bits}`,
-      variablesReference: 0,
-      evaluateName: `$${r.name}`,
-      presentationHint: { kind: 'property' },
-    };
-  });
-}
-
-/** Parses a register value typed by the user; a clear error when it is not a number. */
-export function parseRegisterValue(text: string, bits: number, name: string): bigint {
-  const t = text.trim().replace(/_/g, '');
-  let v: bigint;
-  try {
-    if (!/^-?(0x[0-9a-f]+|0b[01]+|0o[0-7]+|\d+)$/i.test(t)) throw new Error('syntax');
-    v = t.startsWith('-') ? -BigInt(t.slice(1)) : BigInt(t);
-  } catch {
-    throw new Error(`register ${name}: "${text}" is not a number (use decimal or 0x hex)`);
-  }
-  const max = (1n << BigInt(bits)) - 1n;
-  const min = -(1n << BigInt(bits - 1));
-  if (v > max || v < min) throw new Error(`register ${name}: ${text} does not fit in ${bits} bits`);
-  return BigInt.asUintN(bits, v);
-}
-
-/** Writes a register by name; returns the value as displayed afterwards. */
-export function setRegister(arch: ArchOps, cpu: Cpu, name: string, text: string): string {
-  const i = arch.regs.findIndex(r => r.name === name);
-  if (i < 0) throw new Error(`no register named ${name} on ${arch.name}`);
-  const bits = arch.regs[i].bits;
-  const v = parseRegisterValue(text, bits, name);
-  if (i === arch.abi.pcReg) cpu.setPc(v); else cpu.setReg(i, v);
-  return formatRegister(i === arch.abi.pcReg ? cpu.getPc() : cpu.getReg(i), bits);
+export function registerVariables(rows: readonly RegisterRow[]): DebugProtocol.Variable[] {
+  return rows.map(r => ({
+    name: r.name,
+    value: r.value,
+    type: `u${r.bits}`,
+    variablesReference: 0,
+    evaluateName: `$${r.name}`,
+    presentationHint: { kind: 'property' },
+  }));
 }

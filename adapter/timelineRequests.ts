@@ -14,14 +14,12 @@
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Event as DapEvent } from '@vscode/debugadapter';
 import {
-  HitInfo, HitRequest, HitRequestName, ProbeEvent, ProbeHistogram, ProbeHistogramsBody, ProbeHitsChangedBody,
+  HitInfo, HitRequest, HitRequestName, ProbeEvent, ProbeHistogramsBody, ProbeHitsChangedBody,
   ProbeTimelineBody, ProbeWarningBody,
 } from './dapCustom';
 import { dapError } from './errors';
-import { formatAddress } from './disassemble';
-import type { HitLog, HitRecord } from '../emulator/trace/hitLog';
-import type { MissWarning } from '../emulator/trace/warnings';
-import { formatHistogram, LatencyHistogram } from '../emulator/trace/histogram';
+import { formatAddress, hitsSince, histogramRows } from '../emulator/debug/index';
+import type { HitLogView, HitRecord, MissWarning } from '../emulator/debug/index';
 
 /** Wall time between two `_probeHitsChanged` events while hits keep coming. */
 export const HITS_INTERVAL_MS = 250;
@@ -48,24 +46,6 @@ export function hitInfo(r: HitRecord): HitInfo {
   return h;
 }
 
-/** The range of log2 bucket `k` of emulator/trace/histogram.ts: [0], [1], then [2^(k-1), 2^k). */
-export function bucketRange(k: number): { lo: number; hi: number } {
-  return k < 2 ? { lo: k, hi: k + 1 } : { lo: 2 ** (k - 1), hi: 2 ** k };
-}
-
-/**
- * A histogram of the log as DAP carries it: the buckets from the first to
- * the last non-empty one (the ones bpftrace prints), with the text bpftrace
- * prints.
- */
-export function histogramInfo(h: LatencyHistogram): ProbeHistogram {
-  const first = h.buckets.findIndex(c => c > 0);
-  let last = h.buckets.length - 1;
-  while (last >= 0 && !(h.buckets[last] > 0)) last--;
-  const buckets = first < 0 ? [] : h.buckets.slice(first, last + 1).map((count, i) => ({ ...bucketRange(first + i), count }));
-  return { probeId: h.probeId, probe: h.probe, buckets, text: formatHistogram(h) };
-}
-
 export class HitTimeline {
   private dirty = false;
   /** the hit the machine is at (set at a stop or by a go-to; a new hit clears it) */
@@ -74,7 +54,7 @@ export class HitTimeline {
   private readonly unsubscribe: (() => void)[] = [];
 
   constructor(
-    private readonly log: HitLog,
+    private readonly log: HitLogView,
     private readonly send: (event: DebugProtocol.Event) => void,
     /** prints a line in the Debug Console */
     private readonly print: (line: string) => void,
@@ -102,24 +82,13 @@ export class HitTimeline {
   }
 
   timeline(sinceSeq?: number): ProbeTimelineBody {
-    const all = this.log.records();
-    let from = 0;
-    if (sinceSeq !== undefined) {
-      // records are oldest first with increasing seq: the first one after sinceSeq
-      let lo = 0, hi = all.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (Number(all[mid].seq) <= sinceSeq) lo = mid + 1; else hi = mid;
-      }
-      from = lo;
-    }
-    const body: ProbeTimelineBody = { hits: all.slice(from).map(hitInfo), dropped: this.log.dropped, lastSeq: Number(this.log.lastSeq) };
+    const body: ProbeTimelineBody = { hits: hitsSince(this.log, sinceSeq).map(hitInfo), dropped: this.log.dropped, lastSeq: Number(this.log.lastSeq) };
     if (this.nowSeq !== undefined) body.nowSeq = this.nowSeq;
     return body;
   }
 
   histograms(): ProbeHistogramsBody {
-    return { histograms: this.log.histograms().map(histogramInfo) };
+    return { histograms: histogramRows(this.log) };
   }
 
   /**

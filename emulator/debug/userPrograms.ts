@@ -1,9 +1,9 @@
 /**
  * The user programs of a machine's filesystem as the debugger sees them
  * (issue 16): which executable's DWARF line table has a source file (a
- * gutter breakpoint in that file becomes a uprobe on the program), where a
- * source line's code is as (path, file offset), and the program a user
- * task runs (to symbolize its stack).
+ * gutter breakpoint in that file becomes a uprobe on the program: where is
+ * the breakpoint resolver's, resolver.ts), and the program a user task runs
+ * (to symbolize its stack).
  *
  * The tree is walked once per machine on first use: regular files with an
  * execute bit that start with the ELF magic and parse as ELF (at most
@@ -14,7 +14,6 @@ import type { Inode } from '../kernel/fs/vfs';
 import { parsedImage } from '../kernel/user/process';
 import type { ElfImage } from '../elf/types';
 
-const PT_LOAD = 1;
 const MAX_PROGRAM_BYTES = 64 * 1024 * 1024;
 const MAX_FILES = 20000;
 
@@ -22,15 +21,6 @@ export interface UserProgram {
   path: string;
   inode: Inode;
   image: ElfImage;
-}
-
-/** A source line of a user program as a uprobe target. */
-export interface UserLineSite {
-  program: UserProgram;
-  /** the line that has code (the asked line, or the next one with code) */
-  line: number;
-  vaddr: bigint;
-  offset: bigint;
 }
 
 export class UserPrograms {
@@ -72,33 +62,6 @@ export class UserPrograms {
       if (f !== undefined) return { program: p, file: f };
     }
     return undefined;
-  }
-
-  /** Where the code of `file:line` (or the next line with code) is in the program, as a file offset. */
-  lineSite(program: UserProgram, file: string, line: number): UserLineSite | undefined {
-    const lines = program.image.lines;
-    if (!lines) return undefined;
-    let at = line;
-    let addrs = lines.addressesForLine(file, at);
-    if (!addrs.length) {
-      const next = lines.nextLineWithCode(file, line);
-      if (next === undefined) return undefined;
-      at = next;
-      addrs = lines.addressesForLine(file, at);
-    }
-    const sorted = [...addrs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    let vaddr = sorted[0];
-    if (vaddr === undefined) return undefined;
-    // a function's first line: past the prologue, where the line table has the line again (gdb's
-    // skip_prologue_using_sal), so that the parameters are in their homes when the breakpoint stops
-    const fn = program.image.symbols.resolve(vaddr);
-    if (fn && fn.offset === 0n && fn.sym.type === 'func') {
-      const next = sorted.find(a => a > vaddr && a < fn.sym.value + (fn.sym.size || 1n));
-      if (next !== undefined) vaddr = next;
-    }
-    const seg = program.image.segments.find(s => s.type === PT_LOAD && vaddr >= s.vaddr && vaddr < s.vaddr + s.filesz);
-    if (!seg) return undefined;
-    return { program, line: at, vaddr, offset: vaddr - seg.vaddr + seg.offset };
   }
 
   /** The program image the user task `pid` runs, if it is a user process. */

@@ -16,7 +16,8 @@ import {
   HitInfo, HitRequest, ProbeEvent, ProbeHistogramsBody, ProbeHitsChangedBody, ProbeRequest, ProbeStateBody,
   ProbeTimelineBody, ProbeWarningBody,
 } from '../../adapter/dapCustom';
-import { answerHitRequest, bucketRange, HitTimeline, histogramInfo, HITS_INTERVAL_MS, NO_TIME_TRAVEL } from '../../adapter/timelineRequests';
+import { answerHitRequest, HitTimeline, HITS_INTERVAL_MS, NO_TIME_TRAVEL } from '../../adapter/timelineRequests';
+import { bucketRange, histogramInfo } from '../../emulator/debug/hitQueries';
 import { HitLog, HitRecord } from '../../emulator/trace/hitLog';
 import { bucketOf } from '../../emulator/trace/histogram';
 import { Harness, lineOf, within } from './dapHarness';

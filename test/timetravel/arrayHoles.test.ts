@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { bootForDebug } from '../../emulator/debug/launch';
-import { SessionTimeTravel } from '../../adapter/timeTravel';
+import { SessionTimeTravel } from '../../emulator/debug/timeTravel';
 import { repoPath } from '../util/paths';
 
 test('restore keeps an array hole a hole, and an undefined an undefined', () => {

@@ -25,7 +25,7 @@ import { bootForDebug } from '../../emulator/debug/launch';
 import type { Machine } from '../../emulator/machine';
 import type { ProbeManager } from '../../emulator/probes';
 import { X0_SINK } from '../../emulator/arch/riscv64/insn';
-import { SessionTimeTravel } from '../../adapter/timeTravel';
+import { SessionTimeTravel } from '../../emulator/debug/timeTravel';
 import { repoPath } from '../util/paths';
 import { firstDifference, stateLines } from './machineState';
 

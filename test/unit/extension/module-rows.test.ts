@@ -1,7 +1,7 @@
-/** Rows of the Modules view (extension/moduleTree.ts texts, adapter/probeView.ts moduleRows). */
+/** Rows of the Modules view (extension/moduleTree.ts texts, emulator/debug/probeRows.ts moduleRows). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { moduleRows } from '../../../adapter/probeView';
+import { moduleRows } from '../../../emulator/debug/probeRows';
 import type { KernelModule } from '../../../emulator/kernel/modules/modules';
 import { moduleDescription, moduleLabel } from '../../../extension/probeRows';
 

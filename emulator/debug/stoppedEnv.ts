@@ -1,7 +1,7 @@
 /**
  * The handler language's HandlerEnv over a STOPPED CPU (DAP evaluate and the
  * Probe scope): emulator/probes' ProbeHandlerEnv on the CPU's pt_regs view,
- * plus what the adapter knows about the stop:
+ * plus what the debugger knows about the stop:
  *   - at a kprobe breakpoint stop `p` is the probe that hit and `regs->ip`
  *     (the pc register) reads as the probe address, not the instruction slot
  *     the CPU really sits in (the same pc the stack trace shows);
@@ -12,13 +12,13 @@
  *     error naming that.
  * printk() / dump_stack() from the Debug Console go to the kernel log.
  */
-import type { Cpu } from '../emulator/arch/types';
-import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress } from '../emulator/handlers';
-import type { KernelApi } from '../emulator/kernel/types';
-import type { Kprobe, KprobesEngine } from '../emulator/kprobes';
-import { ProbeHandlerEnv, taskAddress } from '../emulator/probes';
+import type { Cpu } from '../arch/types';
+import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress } from '../handlers';
+import type { KernelApi } from '../kernel/types';
+import type { Kprobe, KprobesEngine } from '../kprobes';
+import { ProbeHandlerEnv, taskAddress } from '../probes';
 
-/** What the adapter remembers of a breakpoint stop on one CPU. */
+/** What the debugger remembers of a breakpoint stop on one CPU. */
 export interface ProbeStop {
   mode: 'kprobe' | 'kretprobe';
   /** the engine's kprobe (rp.kp for a kretprobe) */

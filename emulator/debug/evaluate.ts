@@ -1,27 +1,27 @@
 /**
- * The DAP `evaluate` request over a stopped CPU: `$reg` (or a register
- * spelled gdb's way: `$rdi`, `rdi`) for a register, handler-language
- * expressions (emulator/handlers/evaluate.ts) over a StoppedCpuEnv, and
- * C names the program's DWARF knows (a parameter or local of the innermost
- * frame, a global or static: their value), bare kernel symbol names
- * without debug info (their address). Errors are answers
- * in the console, never notifications (adapter/errors.ts).
+ * An expression over a stopped CPU, as a debugger's watch, hover and
+ * console evaluate it: `$reg` (or a register spelled gdb's way: `$rdi`,
+ * `rdi`) for a register, handler-language expressions
+ * (emulator/handlers/evaluate.ts) over a StoppedCpuEnv, and C names the
+ * program's DWARF knows (a parameter or local of the innermost frame, a
+ * global or static: their value), bare kernel symbol names without debug
+ * info (their address). A failure is an answer with its message.
  */
-import type { DebugProtocol } from '@vscode/debugprotocol';
-import type { ArchInfo, Cpu } from '../emulator/arch/types';
-import type { CompileOptions } from '../emulator/handlers';
-import type { KprobesEngine } from '../emulator/kprobes';
-import type { Machine } from '../emulator/machine';
-import { symbolAt } from '../emulator/probes';
-import { formatAddress } from './disassemble';
-import { evaluateExpression, formatValue, isIdentifier } from '../emulator/handlers';
-import { registerVariables } from './registers';
-import { ProbeStop, StoppedCpuEnv } from './stoppedEnv';
-import { aggregateValue, globalVariable, memReader } from '../emulator/debug/variables';
-import type { Expandable, FrameState, FrameVariables } from '../emulator/debug/variables';
-import type { DwarfOrigin } from '../emulator/debug/ctype';
-import type { ElfImage } from '../emulator/elf/types';
-import { dwarfRegName, programGlobals, programNamesAt, programTypes } from '../emulator/probes/programNames';
+import type { ArchInfo, Cpu } from '../arch/types';
+import type { CompileOptions } from '../handlers';
+import type { KprobesEngine } from '../kprobes';
+import type { Machine } from '../machine';
+import { symbolAt } from '../probes';
+import { formatAddress } from './addresses';
+import { evaluateExpression, formatValue, isIdentifier } from '../handlers';
+import { registerRows } from './registers';
+import { StoppedCpuEnv } from './stoppedEnv';
+import type { ProbeStop } from './stoppedEnv';
+import { aggregateValue, globalVariable, memReader } from './variables';
+import type { Expandable, FrameState, FrameVariables } from './variables';
+import type { DwarfOrigin } from './ctype';
+import type { ElfImage } from '../elf/types';
+import { dwarfRegName, programGlobals, programNamesAt, programTypes } from '../probes/programNames';
 
 export interface EvaluateInput {
   machine: Machine;
@@ -37,14 +37,22 @@ export interface EvaluateInput {
   frameVariables?: () => FrameVariables | undefined;
   /** the frame asked for: its index (0 = innermost) and registers as the CFI recovers them */
   frame?: { index: number; state: FrameState };
-  /** a variablesReference for an expandable value (a struct / array in memory, a pointer to a struct) */
+  /** a reference for an expandable value (a struct / array in memory, a pointer to a struct); 0 when none */
   expandRef?: (x: Expandable, viaPointer: boolean) => number;
   /** the program the frame is in when not the kernel image (a user task's frame: its ELF and DWARF) */
   image?: ElfImage;
 }
 
+/** What an evaluation shows: its text, its C type, an expandable value's reference, the memory it points at. */
+export interface EvaluateBody {
+  result: string;
+  type?: string;
+  variablesReference: number;
+  memoryReference?: string;
+}
+
 export type EvaluateAnswer =
-  | { ok: true; body: DebugProtocol.EvaluateResponse['body'] }
+  | { ok: true; body: EvaluateBody }
   | { ok: false; error: 'evaluateNoRegister' | 'evaluate'; message: string };
 
 /** The pt_regs name a register spelling means on an arch (`rdi` -> `di` on x86_64), undefined when none. */
@@ -53,7 +61,7 @@ export function registerNamed(arch: ArchInfo, name: string): string | undefined 
   return arch.regAliases?.[name.toLowerCase()];
 }
 
-export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
+export function evaluate(inp: EvaluateInput): EvaluateAnswer {
   const { machine: m, cpu } = inp;
   const image = inp.image ?? m.image;
   const expr = inp.expression.trim();
@@ -69,7 +77,7 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   // `$name`, or a bare register name that is no kernel symbol (gdb habits: `rdi`, `$rip`)
   const regName = reg ? registerNamed(m.arch, reg[1]) : !sym && inp.context !== 'hover' && /^\w+$/.test(expr) ? registerNamed(m.arch, expr) : undefined;
   if (reg || regName) {
-    const v = regName ? registerVariables(m.arch, cpu).find(x => x.name === regName) : undefined;
+    const v = regName ? registerRows(m.arch, cpu).find(x => x.name === regName) : undefined;
     if (!v) return { ok: false, error: 'evaluateNoRegister', message: `no register ${reg ? reg[1] : expr} on ${m.arch.name} (registers: ${m.arch.regs.map(r => r.name).join(' ')})` };
     return { ok: true, body: { result: v.value, variablesReference: 0, memoryReference: v.value } };
   }
@@ -81,7 +89,7 @@ export function evaluateForDap(inp: EvaluateInput): EvaluateAnswer {
   const r = evaluateInFrame(inp, expr);
   if (r.ok) {
     const v = r.value;
-    const body: DebugProtocol.EvaluateResponse['body'] = { result: formatValue(v, a => symbolAt(image, a)), type: v.typeName, variablesReference: 0 };
+    const body: EvaluateBody = { result: formatValue(v, a => symbolAt(image, a)), type: v.typeName, variablesReference: 0 };
     if (v.type.kind === 'ptr') body.memoryReference = formatAddress(BigInt.asUintN(64, v.value));
     // the program's structs and arrays: gdb's text, expandable; a pointer to a struct expands to the struct
     const origin = (t: typeof v.type): DwarfOrigin | undefined => ((t.kind === 'struct' || t.kind === 'array') ? t.origin as DwarfOrigin | undefined : undefined);

@@ -7,13 +7,13 @@
  * maxactive is read from the registered struct kretprobe
  * (engine.kretprobeOf(kp), Linux's container_of).
  */
-import type { Kprobe } from '../emulator/kprobes';
-import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../emulator/kprobes';
-import type { ProbeEntry, ProbeManager } from '../emulator/probes';
-import type { DebugRegisterHolder, DebugRegisterInfo, HwProbeKind, KprobeKind, ModuleInfo, ProbeInfo, ProbeRowWarning, ProbeStateBody, UprobeInfo } from './dapCustom';
-import type { HwBp, HwBreakpoints } from '../emulator/hwbp';
-import type { KernelModule } from '../emulator/kernel/modules/modules';
-import { formatAddress } from './disassemble';
+import type { Kprobe } from '../kprobes';
+import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../kprobes';
+import type { ProbeEntry, ProbeManager } from '../probes';
+import type { DebugRegisterHolder, DebugRegisterInfo, HwProbeKind, KprobeKind, ModuleInfo, ProbeInfo, ProbeRowWarning, ProbeStateBody, UprobeInfo } from './rows';
+import type { HwBp, HwBreakpoints } from '../hwbp';
+import type { KernelModule } from '../kernel/modules/modules';
+import { formatAddress } from './addresses';
 
 const KIND_OF_LETTER: Readonly<Record<'k' | 'r' | 'j', KprobeKind>> = { k: 'kprobe', r: 'kretprobe', j: 'jprobe' };
 

@@ -1,5 +1,5 @@
 /**
- * Maps source file names recorded in DWARF (often relative, e.g.
+ * The debug target's sources: maps source file names recorded in DWARF (often relative, e.g.
  * "examples/kernel/fork.c" or "./lib.c") to files on this machine, and back.
  * Candidate roots: the directories from the image's own folder up to three
  * levels above it (the sample images live in examples/kernel/build/), then
