@@ -41,7 +41,7 @@ import { INIT_PID } from './kernel/kernel';
 import { HitLog } from './trace/hitLog';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import { immutableState } from './timetravel/marks';
+import { immutableState } from './base/marks';
 import { TimeTravel, TimeTravelOptions } from './timetravel/recorder';
 
 export interface MachineOptions {

@@ -41,7 +41,7 @@ import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 import { enterLockstep, logCpuStore, StoreLog } from './lockstep';
 
 /** arrivals at an instruction before its block is translated */

@@ -26,7 +26,7 @@
  */
 import type { Machine, SliceResult } from '../machine';
 import { capture, restore, Snapshot } from './snapshot';
-import { hostOwned } from './marks';
+import { hostOwned } from '../base/marks';
 
 export interface TimeTravelOptions {
   /** ceiling on the bytes the snapshots hold (default 512 MiB) */

@@ -15,7 +15,7 @@
  *  - per probe, the warning for its missed hits (deduplicated: see
  *    warnings.ts).
  *
- * Time travel: the log is host-owned (timetravel/marks.ts): going back in
+ * Time travel: the log is host-owned (base/marks.ts): going back in
  * time keeps what was recorded. When the machine re-executes from an
  * earlier state, the hits it replays carry the sequence numbers they had
  * (kernel.hitSeq is restored with the machine): record() ignores a hit
@@ -27,7 +27,7 @@
  * before its next hit are that hit's handlers' (handlers run synchronously
  * on the CPU that hit): Kernel attaches them to the record (`output`).
  */
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 import { LatencyHistogram, histogramAdd, histogramRemove, newHistogram } from './histogram';
 import { MissInfo, MissWarning, WarningListener, WarningState, shouldEmit, warningOf } from './warnings';
 

@@ -5,7 +5,7 @@
  * cache of what the probe objects say: derived state for time travel (the
  * snapshotter empties it after a restore).
  */
-import { derivedState } from '../timetravel/marks';
+import { derivedState } from '../base/marks';
 
 export class ProbeNameCache<K extends object> {
   private names = new WeakMap<K, string>();
