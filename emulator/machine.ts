@@ -23,6 +23,7 @@ import { HwBreakpoints, Kwatches } from './hwbp';
 import { ModuleTable } from './kernel/modules/modules';
 import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
+import { fixupStackTrace, symbolizeEngineAddress } from './kprobes';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
 import { ProbeManager, ProbeManagerOptions } from './probes/manager';
 import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
@@ -32,7 +33,7 @@ import { TICK_NS } from './kernel/clock';
 import { Kernel } from './kernel/kernel';
 import { PrintkListener } from './kernel/printk';
 import { KTask } from './kernel/task';
-import { PrintkRecord, StopRequest } from './kernel/types';
+import { PrintkRecord, StopRequest, UnwindHooks } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
 import { populateVfs } from './kernel/fs/populate';
 import { S_IFREG } from './kernel/fs/vfs';
@@ -128,6 +129,20 @@ function withProgramFile(k: Kernel, image: ElfImage, user: UserProgramOptions): 
   return { ...user, exe: inode, execPath: path, file: inode.pages() };
 }
 
+/**
+ * What the kernel's stack walks (kernel/stack.ts) ask of the kprobes
+ * engine: the bytes under its breakpoints, its trampoline, the real return
+ * addresses of live kretprobe instances, the names of its code.
+ */
+function kprobesUnwindHooks(k: Kernel, engine: KprobesEngine): UnwindHooks {
+  return {
+    readCode: (addr, len) => engine.readTextWithoutProbes(k.mem, addr, len),
+    kretprobeTrampoline: () => engine.kretprobeTrampoline,
+    fixupStackTrace: (task, addrs, cpu) => fixupStackTrace(engine, task, addrs, cpu),
+    symbolize: addr => symbolizeEngineAddress(engine, addr),
+  };
+}
+
 /** Resolve the CPU table of an image (clear error when there is none). */
 export function archForImage(image: ElfImage): ArchOps {
   const arch = archForElfMachine(image.machine);
@@ -184,6 +199,7 @@ export class Machine {
     this.retired = this.cpus.map(() => 0);
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
+    if (this.engine) this.kernel.unwindHooks = kprobesUnwindHooks(this.kernel, this.engine);
     const up = uprobesArchFor(this.arch.name);
     this.uprobesEngine = up ? new UprobesEngine(this.kernel, up) : null;
     this.hwbp = new HwBreakpoints(this.kernel, hwDebugArchFor(this.arch.name));

@@ -37,7 +37,7 @@ import type { UserProcess } from './user/process';
 import type { UserMmObserver } from './user/mmObserver';
 import { Vfs } from './fs/vfs';
 import type { Backing } from '../memory/backing';
-import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
+import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook, UnwindHooks } from './types';
 import type { HitKind, HitLog } from '../trace/hitLog';
 import type { MissInfo } from '../trace/warnings';
 
@@ -112,6 +112,8 @@ export class Kernel implements KernelApi {
   instructionsRetired: () => number = () => 0;
   /** instructions of the running CPU's current run not yet accounted by the machine (KernelApi.runRetired) */
   runRetired = 0;
+  /** what stack walks ask of the kprobes engine (KernelApi.unwindHooks; the machine installs them with the engine) */
+  unwindHooks: UnwindHooks | null = null;
 
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];

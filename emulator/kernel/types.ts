@@ -138,8 +138,37 @@ export interface KernelApi {
   runRetired?: number;
   /** (optional, the hit log) a missed probe hit (nmissed), for the warnings */
   probeMissed?(info: MissInfo): void;
+  /** (optional) what stack walks ask of the kprobes engine (stack.ts); absent or null: no engine */
+  readonly unwindHooks?: UnwindHooks | null;
   /** (optional, the hit log) a task off its CPU: the kernel stack pointer it resumes with, null when it has no kernel call in flight (user mode, exited) */
   savedKernelSp?(t: Task): bigint | null;
+}
+
+/** One frame of a stack trace after UnwindHooks.fixupStackTrace. */
+export interface FixedFrame {
+  /** the address to show: the real return address when `replaced` */
+  addr: bigint;
+  /** the address found on the stack (the trampoline when replaced) */
+  raw: bigint;
+  replaced: boolean;
+}
+
+/**
+ * What the stack walker (stack.ts) asks of the probes engine that patches
+ * kernel code and return addresses: Linux's unwinders ask kprobes the same
+ * (kretprobe_find_ret_addr, is_kprobe_*_slot). Installed by whoever composes
+ * the machine (KernelApi.unwindHooks); without them a trace is walked as the
+ * memory holds it.
+ */
+export interface UnwindHooks {
+  /** code bytes as they are without breakpoints */
+  readCode(addr: bigint, len: number): Uint8Array;
+  /** the address kretprobed functions return to (kretprobe_trampoline) */
+  kretprobeTrampoline(): bigint;
+  /** return addresses (innermost first) with each trampoline entry replaced by the real return address of `task` (undefined: the idle context of `cpu`) */
+  fixupStackTrace(task: Task | undefined, addrs: readonly bigint[], cpu: number): FixedFrame[];
+  /** %pS-style name of the engine's own code (instruction slots, trampolines), undefined elsewhere */
+  symbolize(addr: bigint): string | undefined;
 }
 
 export interface StopRequest {

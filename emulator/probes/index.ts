@@ -28,8 +28,10 @@ export { parseHitCondition } from './breakpoints';
 export type { EngineProbeKind } from './register';
 export { resolveTarget, parseTargetText, parseBreakpointTarget, targetText, whereOf, symbolAt } from './targets';
 export type { ProbeSite, TargetResolution } from './targets';
-export { ProbeHandlerEnv, taskAddress } from './env';
-export { dumpStackLines, walkFrames } from './stack';
+export { ProbeHandlerEnv } from './env';
+// kernel-layer helpers the adapter still takes from here (adapter/stoppedEnv.ts, probeScope.ts, inspector.ts)
+export { taskAddress } from '../kernel/task';
+export { walkFrames } from '../kernel/stack';
 export { DEFAULT_HANDLER_FAULTS, HANDLER_FAULT_POLICIES } from './invoke';
 export type { HandlerFaultPolicy } from './invoke';
 export { RUNAWAY_DISABLE_AFTER } from './runaway';

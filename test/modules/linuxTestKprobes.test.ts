@@ -29,7 +29,7 @@ import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { LAYOUT } from '../../emulator/kprobes/cApi';
 import { mustVAddr } from '../../emulator/memory/address';
-import { taskAddress } from '../../emulator/probes/env';
+import { taskAddress } from '../../emulator/kernel/task';
 import { repoPath } from '../util/paths';
 
 const LINUX = repoPath('test', 'modules', 'linux');
