@@ -16,7 +16,7 @@
  * instruction interleaving and the same console transcript, whatever slice
  * budgets the caller uses.
  */
-import type { TranslateMode } from './jit';
+import { FrontEnd, TranslateMode, defaultTranslateMode, translatorFor } from './jit';
 import { ArchOps, Cpu } from './arch/types';
 import { archForElfMachine, hwDebugArchFor, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
 import { HwBreakpoints, Kwatches } from './hwbp';
@@ -189,9 +189,10 @@ export class Machine {
     immutableState(image); // the ELF, its symbols and DWARF: never part of a time-travel snapshot
     this.quantum = machineOption('quantum', opts.quantum);
     this.maxInstructions = machineOption('maxInstructions', opts.maxInstructions);
+    const translate = opts.translate === true ? 'on' : opts.translate === false ? 'off' : opts.translate;
     this.kernel = new Kernel(this.arch, image, {
       cpus: machineOption('cpus', opts.cpus), quantum: this.quantum,
-      translate: opts.translate === true ? 'on' : opts.translate === false ? 'off' : opts.translate,
+      translator: translatorFor(this.arch.name, this.arch.jit as FrontEnd<unknown, never> | undefined, translate ?? defaultTranslateMode()),
     }, !user);
     this.cpus = this.kernel.cpus;
     this.kernel.attachHitLog(this.hits = new HitLog(machineOption('hitLogSize', opts.hitLogSize)));
