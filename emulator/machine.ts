@@ -2,10 +2,12 @@
  * The Machine: CPUs + emulated kernel + the deterministic run loop, and the
  * subsystems it owns: the kprobes engine (created at boot, as Linux's
  * init_kprobes, where the architecture has kprobes; it registers its
- * sysctls in the kernel's table) and the probe manager (.kprobe files and
- * debugger breakpoints on top of the engine). Every front end (CLI, DAP
- * adapter, tests) drives this object; it knows nothing of DAP or VS Code
- * (vscode-mock-debug's mockRuntime idea).
+ * sysctls in the kernel's table), the uprobes engine and the debug
+ * registers. The probe manager (.kprobe files and debugger breakpoints on
+ * top of the engines) is composed above it (probes/attach.ts probesOf) and
+ * attached to its probe-layer slot, where the kernel's tracefs finds it.
+ * Every front end (CLI, DAP adapter, tests) drives this object; it knows
+ * nothing of DAP or VS Code (vscode-mock-debug's mockRuntime idea).
  *
  * Interleaving: the machine runs in rounds; in each round CPU 0, 1, ... N-1
  * in turn run up to `quantum` instructions of their current task (an idle or
@@ -23,10 +25,15 @@ import { HwBreakpoints, Kwatches } from './hwbp';
 import { ModuleTable } from './kernel/modules/modules';
 import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
-import { fixupStackTrace, symbolizeEngineAddress } from './kprobes';
+import { fixupStackTrace, formatKprobeList, readKprobesEnabled, symbolizeEngineAddress, writeKprobesEnabled } from './kprobes';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
-import { ProbeManager, ProbeManagerOptions } from './probes/manager';
+import type { ProbeManagerOptions } from './probes/types';
+// temporary: the adapter's `machine.probes` (see the getter)
+import type { ProbeManager } from './probes/manager';
+import { probesOf } from './probes/attach';
 import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
+import type { KprobesDebugSource } from './kernel/fs/debugfs';
+import type { EventProbeSource } from './kernel/fs/tracefs';
 import { machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
 import { TICK_NS } from './kernel/clock';
@@ -60,7 +67,7 @@ export interface MachineOptions {
    * engine with Linux's defaults wherever the architecture has kprobes.
    */
   kprobes?: KprobesEngineOptions | false;
-  /** the probe manager's options (handler step budget) */
+  /** the options the probe manager is built with (handler step budget...; probes/attach.ts probesOf) */
   probes?: ProbeManagerOptions;
   /** what the emulated filesystem holds at boot: a host directory's tree (read lazily, never written) and initramfs archives */
   rootfs?: string;
@@ -143,6 +150,19 @@ function kprobesUnwindHooks(k: Kernel, engine: KprobesEngine): UnwindHooks {
   };
 }
 
+/** /sys/kernel/debug/kprobes/{list,enabled,blacklist} over the kprobes engine (or none). */
+function kprobesDebugSource(engine: KprobesEngine | null): KprobesDebugSource {
+  return {
+    hasKprobes: engine !== null,
+    debugfsList: () => (engine ? formatKprobeList(engine) : ''),
+    get kprobesEnabled() { return engine ? readKprobesEnabled(engine) === '1\n' : false; },
+    writeKprobesEnabled: text => {
+      if (!engine) throw new Error('kprobes: this machine has no kprobes engine (a user-program machine): only uprobes can be placed');
+      return writeKprobesEnabled(engine, text);
+    },
+  };
+}
+
 /** Resolve the CPU table of an image (clear error when there is none). */
 export function archForImage(image: ElfImage): ArchOps {
   const arch = archForElfMachine(image.machine);
@@ -162,8 +182,9 @@ export class Machine {
   private readonly moduleListeners: (() => void)[] = [];
   /** the module list changed (loaded, live, going, unloaded) */
   onModulesChange(l: () => void): void { this.moduleListeners.push(l); }
-  private manager: ProbeManager | null = null;
-  private readonly probeOptions: ProbeManagerOptions;
+  private probeLayer: EventProbeSource | null = null;
+  /** the options the probe manager is built with (MachineOptions.probes; probes/attach.ts) */
+  readonly probeOptions: ProbeManagerOptions;
   readonly arch: ArchOps;
   readonly cpus: readonly Cpu[];
   readonly maxInstructions: number;
@@ -209,7 +230,9 @@ export class Machine {
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
-    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? this.probes : null), () => this.loadedModules() ?? []);
+    const debug = kprobesDebugSource(this.engine);
+    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? debug : null),
+      () => (this.engine || this.uprobesEngine ? this.probeLayer : null), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {
@@ -291,12 +314,30 @@ export class Machine {
   get hitLog(): HitLog { return this.hits; }
   private readonly hits: HitLog;
 
-  /** The probe manager (.kprobe files, breakpoints), created on first use on top of the kprobes and uprobes engines. */
-  get probes(): ProbeManager {
-    if (!this.manager && !this.engine && !this.uprobesEngine) this.kprobes; // the clear error: neither engine here
-    this.manager ??= new ProbeManager(this.kernel, this.engine, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) }, this.uprobesEngine,
-      this.hasKernelImage ? { hwbp: this.hwbp, kwatch: () => this.kwatch } : undefined);
-    return this.manager;
+  /** Whether this machine has a uprobes engine. */
+  get hasUprobes(): boolean { return this.uprobesEngine !== null; }
+
+  /** Whether this machine runs a kernel image (false: one user program, no kernel to probe or watch). */
+  get isKernelMachine(): boolean { return this.hasKernelImage; }
+
+  /**
+   * The probe manager the layer above attached (probes/attach.ts probesOf),
+   * null until then: the kernel's tracefs defines kprobe_events /
+   * uprobe_events probes through it. Machine state: time travel puts it back.
+   */
+  get attachedProbes(): EventProbeSource | null { return this.probeLayer; }
+
+  /**
+   * The probe manager: a temporary path for adapter/probeBridge.ts, which is
+   * to call probes/attach.ts probesOf(machine) instead; then this getter and
+   * its import go.
+   */
+  get probes(): ProbeManager { return probesOf(this); }
+
+  /** Attach the probe manager (once; probes/attach.ts). */
+  attachProbes(layer: EventProbeSource): void {
+    if (this.probeLayer && this.probeLayer !== layer) throw new Error('this machine already has a probe manager');
+    this.probeLayer = layer;
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * ProbeManager: the one bridge from user-written probes to the kprobes
  * engine, shared by the CLI (`--probes`) and the DAP adapter (breakpoints).
- * One per machine, owned by it: `machine.probes` (on top of the engine the
- * machine started at boot, `machine.kprobes`).
+ * One per machine, composed over it and attached to it: `probesOf(machine)`
+ * (attach.ts; on top of the engine the machine started at boot,
+ * `machine.kprobes`).
  *
  * Two sources of probes, one id space, one list:
  *   - probe files: addProbeFile(text, fileName) compiles a .kprobe file and
@@ -44,8 +45,8 @@ import { resolveDataTarget } from './dataTarget';
 import type { DataTarget } from './dataTarget';
 import type { HandlerEnv } from '../handlers';
 
-export * from './probeTypes';
-import type { BreakpointRequest, ManagerProbeKind, ProbeEntry, ProbeFileResult, ProbeManagerOptions, ProbeOrigin, ProbeSiteInfo } from './probeTypes';
+export * from './types';
+import type { BreakpointRequest, ManagerProbeKind, ProbeEntry, ProbeFileResult, ProbeManagerOptions, ProbeOrigin, ProbeSiteInfo } from './types';
 
 interface UserProbe {
   id: number;
@@ -77,7 +78,6 @@ export class ProbeManager {
   private readonly stepBudget?: number;
   private readonly opts: ProbeManagerOptions;
 
-  /** The machine owns its manager: use Machine.probes. */
   /** handler requests (unregister_kprobe(p), disable_kprobe(p)...) waiting for the end of the scheduling round */
   private readonly deferred: (() => void)[] = [];
 

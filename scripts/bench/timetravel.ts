@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
 import { repoRoot } from './lib/root';
+import { probesOf } from '../../emulator/probes/attach';
 
 const root = repoRoot('timetravel');
 const quick = process.argv.includes('--quick');
@@ -25,7 +26,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 function sampleKernel(): Machine {
   const m = new Machine(loadElf(join(root, 'examples/kernel/build/kernel-x86_64.elf')));
   for (const f of ['kprobe_example', 'kretprobe_example', 'jprobe_example']) {
-    m.probes.addProbeFile(readFileSync(join(root, `examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
+    probesOf(m).addProbeFile(readFileSync(join(root, `examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
   }
   return m;
 }

@@ -14,6 +14,7 @@ import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { bootForDebug } from '../../emulator/debug/launch';
 import { SessionTimeTravel } from '../../adapter/timeTravel';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 test('restore keeps an array hole a hole, and an undefined an undefined', () => {
   const holey: (string | null | undefined)[] = [];
@@ -40,7 +41,7 @@ test('aarch64: back to before a hardware breakpoint existed, a data breakpoint s
   assert.ok(addr !== undefined, 'symbol nr_forks');
   const oopses = (): number => m.printkRecords.filter(r => r.text.includes('Internal error') || r.text.includes('kprobe-debug:')).length;
   travel.beforeChange(change, () => undefined);
-  m.probes.addDataBreakpoint({ addr, len: 8, access: 'write' });
+  probesOf(m).addDataBreakpoint({ addr, len: 8, access: 'write' });
   // the watchpoint's first two stops: the run up to them is recorded with only watchpoint slots ever set
   let r = m.runSlice(5_000_000);
   for (let stops = 0; stops < 2;) {
@@ -53,9 +54,9 @@ test('aarch64: back to before a hardware breakpoint existed, a data breakpoint s
   const at = { g: m.totalInstructions, hits: m.kernel.hitSeq };
   // an execute slot set and cleared at this stop
   travel.beforeChange(change, () => undefined);
-  const hw = m.probes.addBreakpoint({ target: { kind: 'symbol', name: 'do_fork', offset: 0n }, mode: 'hardware' });
+  const hw = probesOf(m).addBreakpoint({ target: { kind: 'symbol', name: 'do_fork', offset: 0n }, mode: 'hardware' });
   travel.beforeChange(change, () => undefined);
-  assert.ok(m.probes.remove(hw.id));
+  assert.ok(probesOf(m).remove(hw.id));
   const before = oopses();
   const back = travel.reverseContinue();
   assert.ok(m.totalInstructions < at.g && m.kernel.hitSeq === at.hits - 1, `back at the first stop (${back.description})`);

@@ -28,6 +28,7 @@ import { X0_SINK } from '../../emulator/arch/riscv64/insn';
 import { SessionTimeTravel } from '../../adapter/timeTravel';
 import { repoPath } from '../util/paths';
 import { firstDifference, stateLines } from './machineState';
+import { probesOf } from '../../emulator/probes/attach';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const SEEDS = process.env.KPROBE_TT_SEED ? [Number(process.env.KPROBE_TT_SEED)] : [1, 2, 7];
@@ -140,8 +141,8 @@ function boot(arch: string): Machine {
 }
 
 function applyChange(m: Machine, all: AddSpec[], c: Change): void {
-  if (c.kind === 'add') all[c.spec].add(m.probes, m);
-  else assert.ok(m.probes.remove(c.id), `remove probe ${c.id}`);
+  if (c.kind === 'add') all[c.spec].add(probesOf(m), m);
+  else assert.ok(probesOf(m).remove(c.id), `remove probe ${c.id}`);
 }
 
 /** The session under test: the actions, and the history it leaves. */
@@ -306,7 +307,7 @@ describe('a change in the past = a fresh run making the same changes at the same
             s.log.push(`add ${s.all[spec].name}${s.m.timeTravel!.inPast ? ' (in the past)' : ''}`);
             s.change({ kind: 'add', spec });
           } else {
-            const ids = s.m.probes.list().map(p => p.id);
+            const ids = probesOf(s.m).list().map(p => p.id);
             if (!ids.length) continue;
             const id = ids[Math.floor(rnd() * ids.length)];
             s.log.push(`remove ${id}${s.m.timeTravel!.inPast ? ' (in the past)' : ''}`);

@@ -13,6 +13,7 @@ import { Machine, SliceResult } from '../../emulator/machine';
 import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { repoPath } from '../util/paths';
 import { kprobeProfile } from '../../emulator/tracing/events';
+import { probesOf } from '../../emulator/probes/attach';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const PROBE_FILES = ['kprobe_example', 'kretprobe_example', 'jprobe_example', 'kwatch_example'];
@@ -21,7 +22,7 @@ function kernel(arch: string, probes: boolean): Machine {
   const m = new Machine(loadElf(repoPath(`examples/kernel/build/kernel-${arch}.elf`)));
   if (probes) {
     for (const f of PROBE_FILES) {
-      const r = m.probes.addProbeFile(readFileSync(repoPath(`examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
+      const r = probesOf(m).addProbeFile(readFileSync(repoPath(`examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
       assert.deepEqual(r.errors, [], f);
     }
   }
@@ -156,7 +157,7 @@ describe('reverse continue', () => {
     // forward oracle: breakpoints that stop, on a machine without recording
     const targets = ['do_fork', 'sys_open'];
     const forward = kernel('x86_64', true);
-    for (const t of targets) forward.probes.addBreakpoint({ target: t });
+    for (const t of targets) probesOf(forward).addBreakpoint({ target: t });
     const stops: string[] = [];
     for (;;) {
       const r = forward.runSlice(50_000);
@@ -166,10 +167,10 @@ describe('reverse continue', () => {
     assert.ok(stops.length >= 4, `the breakpoints stop (${stops.length})`);
     // the same machine recorded, run to its end, then backwards hit by hit
     const m = kernel('x86_64', true);
-    for (const t of targets) m.probes.addBreakpoint({ target: t });
+    for (const t of targets) probesOf(m).addBreakpoint({ target: t });
     const tt = m.record({ interval: 50_000, captureRatio: 0 });
     runToEnd(m);
-    const ids = new Set(m.probes.list('breakpoint').flatMap(e => e.sites.flatMap(s => s.engineId === undefined ? [] : [s.engineId])));
+    const ids = new Set(probesOf(m).list('breakpoint').flatMap(e => e.sites.flatMap(s => s.engineId === undefined ? [] : [s.engineId])));
     const recs = m.hitLog.records();
     const wanted = (seq: number) => { const h = recs.find(x => x.seq === seq); return h !== undefined && ids.has(h.probeId) && h.kind === 'kprobe'; };
     const back: string[] = [];
@@ -208,7 +209,7 @@ describe('user space: a process under uprobes', () => {
     const stdout: string[] = [];
     const io = { stdout: (b: Uint8Array) => { stdout.push(Buffer.from(b).toString('latin1')); }, stderr: () => undefined };
     const m = Machine.forUserProgram(loadElf(repoPath('examples/rootfs/bin/uprobed')), ['/bin/uprobed'], io, { rootfs: repoPath('examples/rootfs'), execPath: '/bin/uprobed' });
-    const r0 = m.probes.addProbeFile(readFileSync(repoPath('examples/probes/uprobe_example.kprobe'), 'utf8'), 'uprobe_example.kprobe');
+    const r0 = probesOf(m).addProbeFile(readFileSync(repoPath('examples/probes/uprobe_example.kprobe'), 'utf8'), 'uprobe_example.kprobe');
     assert.deepEqual(r0.errors, []);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
@@ -269,7 +270,7 @@ describe('recording limits and changes in the past', () => {
     const outF: string[] = [];
     fresh.onPrintk(r => outF.push(r.text));
     fresh.runSlice(200_000);
-    fresh.probes.addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
+    probesOf(fresh).addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
     runToEnd(fresh);
     // recorded: run to the end, go back to the same point, make the same change, run to the end
     const m = kernel('x86_64', false);
@@ -284,7 +285,7 @@ describe('recording limits and changes in the past', () => {
     assert.deepEqual(m.retired, p, 'back where the fresh machine added its breakpoint');
     tt.mutating('setBreakpoints');
     assert.equal(tt.inPast, false, 'the future is gone');
-    m.probes.addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
+    probesOf(m).addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
     runToEnd(m);
     assert.equal(stateOf(m), stateOf(fresh));
     const hits = (x: Machine) => x.hitLog.records().map(h => `${h.seq} ${h.kind} ${h.cpu} ${h.pid} ${h.probe} ${h.instructions} ${h.timeNs}`);
@@ -313,7 +314,7 @@ describe('recording limits and changes in the past', () => {
 
   test('kprobe_events: the trace lines and kprobe_profile follow the machine back and forward', () => {
     const m = kernel('x86_64', false);
-    const r0 = m.probes.addProbeFile(readFileSync(repoPath('examples/probes/kprobe_events_example.kprobe'), 'utf8'), 'kprobe_events_example.kprobe');
+    const r0 = probesOf(m).addProbeFile(readFileSync(repoPath('examples/probes/kprobe_events_example.kprobe'), 'utf8'), 'kprobe_events_example.kprobe');
     assert.deepEqual(r0.errors, []);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
