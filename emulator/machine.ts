@@ -50,7 +50,8 @@ import { HitLog } from './trace/hitLog';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { immutableState } from './base/marks';
-import { TimeTravel, TimeTravelOptions } from './timetravel/recorder';
+// temporary: the adapter's `machine.timeTravel` and debug/launch.ts's `machine.record()` (see them)
+import { recordMachine, TimeTravel, TimeTravelOptions, timeTravelOf } from './timetravel/recorder';
 
 export interface MachineOptions {
   /** emulated CPUs (default 2; 1..64) */
@@ -111,6 +112,16 @@ export type SliceResult =
   | { kind: 'exited'; code: number; reason: 'poweroff' | 'halted'; detail: string }
   /** maxInstructions reached */
   | { kind: 'limit'; instructions: number };
+
+/**
+ * The calls that move the machine forward as a recorder attached to it
+ * takes them (timetravel/recorder.ts): it records each call and makes it
+ * (Machine.advanceSlice / advanceStep) or replays its recording.
+ */
+export interface RunRecorder {
+  runSlice(budget: number): SliceResult;
+  stepCpu(cpu: number, count: number): SliceResult;
+}
 
 /** exit code of the `halted` outcome */
 export const HALTED_EXIT_CODE = 1;
@@ -198,7 +209,7 @@ export class Machine {
   stepLeft = 0;
   /** time travel: stop once this CPU has retired this many instructions (set only while re-executing) */
   travelStop: { cpu: number; retired: number } | null = null;
-  private travel: TimeTravel | null = null;
+  private travel: RunRecorder | null = null;
   private cursor = 0;
   private ranThisRound = false;
   private final: MachineExit | null = null;
@@ -248,16 +259,24 @@ export class Machine {
   }
 
   /**
-   * Record this machine's history from now on so that it can go back in
-   * time (timetravel/recorder.ts); returns the recorder (the same one when
-   * already recording).
+   * The recorder attached to this machine (timetravel/recorder.ts
+   * recordMachine), null when not recording: runSlice / stepCpu go through it.
    */
-  record(opts: TimeTravelOptions = {}): TimeTravel {
-    return this.travel ??= new TimeTravel(this, opts);
+  get recorder(): RunRecorder | null { return this.travel; }
+
+  /** Attach a recorder (once): from now on runSlice / stepCpu go through it. @internal (timetravel/) */
+  attachRecorder(r: RunRecorder): void {
+    if (this.travel && this.travel !== r) throw new Error('this machine already has a recorder');
+    this.travel = r;
   }
 
-  /** the time-travel recorder, when recording */
-  get timeTravel(): TimeTravel | null { return this.travel; }
+  /**
+   * Temporary paths for debug/launch.ts (`record`) and the adapter
+   * (`timeTravel`), which are to call timetravel/recorder.ts recordMachine /
+   * timeTravelOf instead; then these two and their import go.
+   */
+  record(opts: TimeTravelOptions = {}): TimeTravel { return recordMachine(this, opts); }
+  get timeTravel(): TimeTravel | null { return timeTravelOf(this); }
 
   /** The kprobes engine (started at boot); a clear error where there is none. */
   get kprobes(): KprobesEngine {

@@ -15,6 +15,7 @@ import { bootForDebug } from '../../emulator/debug/launch';
 import { SessionTimeTravel } from '../../adapter/timeTravel';
 import { repoPath } from '../util/paths';
 import { probesOf } from '../../emulator/probes/attach';
+import { timeTravelOf } from '../../emulator/timetravel/recorder';
 
 test('restore keeps an array hole a hole, and an undefined an undefined', () => {
   const holey: (string | null | undefined)[] = [];
@@ -36,7 +37,7 @@ test('aarch64: back to before a hardware breakpoint existed, a data breakpoint s
   const m = bootForDebug({ program: repoPath('examples', 'kernel', 'build', 'kernel-aarch64.elf'), cpus: 2, record: true });
   const travel = new SessionTimeTravel(m);
   const messages: string[] = [];
-  m.timeTravel!.onMessage(t => messages.push(t));
+  timeTravelOf(m)!.onMessage(t => messages.push(t));
   const addr = m.image.symbols.lookup('nr_forks')?.value;
   assert.ok(addr !== undefined, 'symbol nr_forks');
   const oopses = (): number => m.printkRecords.filter(r => r.text.includes('Internal error') || r.text.includes('kprobe-debug:')).length;

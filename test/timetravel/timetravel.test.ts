@@ -14,6 +14,7 @@ import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { repoPath } from '../util/paths';
 import { kprobeProfile } from '../../emulator/tracing/events';
 import { probesOf } from '../../emulator/probes/attach';
+import { recordMachine } from '../../emulator/timetravel/recorder';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const PROBE_FILES = ['kprobe_example', 'kretprobe_example', 'jprobe_example', 'kwatch_example'];
@@ -101,7 +102,7 @@ for (const arch of ARCHES) {
       const m = kernel(arch, arch === 'x86_64');
       const out: string[] = [];
       m.onPrintk(r => out.push(r.text));
-      const tt = m.record({ interval: 40_000, captureRatio: 0 });
+      const tt = recordMachine(m, { interval: 40_000, captureRatio: 0 });
       const rnd = lcg(7);
       const marks: { cpu: number; retired: number; state: string }[] = [];
       for (;;) {
@@ -134,7 +135,7 @@ for (const arch of ARCHES) {
 
     test('a step back then a step forward is no step at all', () => {
       const m = kernel(arch, false);
-      const tt = m.record({ interval: 30_000, captureRatio: 0 });
+      const tt = recordMachine(m, { interval: 30_000, captureRatio: 0 });
       m.runSlice(120_000);
       const rnd = lcg(3);
       for (let i = 0; i < 12; i++) {
@@ -168,7 +169,7 @@ describe('reverse continue', () => {
     // the same machine recorded, run to its end, then backwards hit by hit
     const m = kernel('x86_64', true);
     for (const t of targets) probesOf(m).addBreakpoint({ target: t });
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     runToEnd(m);
     const ids = new Set(probesOf(m).list('breakpoint').flatMap(e => e.sites.flatMap(s => s.engineId === undefined ? [] : [s.engineId])));
     const recs = m.hitLog.records();
@@ -185,7 +186,7 @@ describe('reverse continue', () => {
 
   test('every kind of hit (kprobe, kretprobe entry and return, jprobe, watchpoint) is a place to go back to', () => {
     const m = kernel('x86_64', true);
-    const tt = m.record({ interval: 60_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 60_000, captureRatio: 0 });
     runToEnd(m);
     const recs = m.hitLog.records();
     const kinds = new Set(recs.map(h => h.kind));
@@ -213,7 +214,7 @@ describe('user space: a process under uprobes', () => {
     assert.deepEqual(r0.errors, []);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
-    const tt = m.record({ interval: 40_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 40_000, captureRatio: 0 });
     const marks: { cpu: number; retired: number; state: string }[] = [];
     const rnd = lcg(11);
     for (;;) {
@@ -247,7 +248,7 @@ describe('recording limits and changes in the past', () => {
   test('the snapshot memory stays under its ceiling; the oldest points go, with a message', () => {
     const m = kernel('x86_64', true);
     const maxBytes = 6 * 1024 * 1024 + 512 * 1024;
-    const tt = m.record({ interval: 20_000, captureRatio: 0, maxBytes });
+    const tt = recordMachine(m, { interval: 20_000, captureRatio: 0, maxBytes });
     const messages: string[] = [];
     tt.onMessage(t => messages.push(t));
     let peak = 0;
@@ -276,7 +277,7 @@ describe('recording limits and changes in the past', () => {
     const m = kernel('x86_64', false);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     m.runSlice(200_000);
     const p = m.retired.slice();
     runToEnd(m);
@@ -298,7 +299,7 @@ describe('recording limits and changes in the past', () => {
 
   test('a change nobody reported makes the re-execution differ: the future is dropped with a message, and the run goes on', () => {
     const m = kernel('x86_64', false);
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     const messages: string[] = [];
     tt.onMessage(t => messages.push(t));
     m.runSlice(150_000);
@@ -318,7 +319,7 @@ describe('recording limits and changes in the past', () => {
     assert.deepEqual(r0.errors, []);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     m.runSlice(300_000);
     const mid = kprobeProfile(m.kernel), at = m.retired.slice();
     runToEnd(m);
