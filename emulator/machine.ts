@@ -33,7 +33,7 @@ import type { ProbeManager } from './probes/manager';
 import { probesOf } from './probes/attach';
 import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
 import type { KprobesDebugSource } from './kernel/fs/debugfs';
-import type { EventProbeSource } from './kernel/fs/tracefs';
+import { EventProbeSource, makeTracefs } from './tracing/tracefs';
 import { machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
 import { TICK_NS } from './kernel/clock';
@@ -242,8 +242,9 @@ export class Machine {
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
     const debug = kprobesDebugSource(this.engine);
+    const events = (): EventProbeSource | null => (this.engine || this.uprobesEngine ? this.probeLayer : null);
     mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? debug : null),
-      () => (this.engine || this.uprobesEngine ? this.probeLayer : null), () => this.loadedModules() ?? []);
+      () => makeTracefs(this.kernel, events), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
     if (user) spawnUserProgram(this.kernel, image, user.exe ? user : withProgramFile(this.kernel, image, user), INIT_PID);
     else {

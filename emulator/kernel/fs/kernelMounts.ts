@@ -15,16 +15,16 @@ import { KprobesDebugSource, makeDebugfs } from './debugfs';
 import { MS_NODEV, MS_NOEXEC, MS_NOSUID, mountTable } from './mounts';
 import { makeProcfs } from './procfs';
 import { addPseudoFiles, pseudoDir } from './pseudo';
-import { EventProbeSource, makeTracefs } from './tracefs';
+import type { Inode } from './vfs';
 
 const FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 
 /**
  * `kprobes`: the kprobes engine's debugfs files (null: no probes engine);
- * `events`: where tracefs defines kprobe_events / uprobe_events probes (the
- * probe manager; null: none attached).
+ * `tracefs`: makes a tracefs tree (the tracing subsystem's, handed in by
+ * the machine: emulator/tracing/tracefs.ts).
  */
-export function mountKernelFilesystems(k: Kernel, kprobes: () => KprobesDebugSource | null, events: () => EventProbeSource | null,
+export function mountKernelFilesystems(k: Kernel, kprobes: () => KprobesDebugSource | null, tracefs: () => Inode,
   modules: () => readonly KernelModule[] = () => []): void {
   const t = mountTable(k);
   t.registerType('proc', () => makeProcfs(k, modules));
@@ -34,7 +34,7 @@ export function mountKernelFilesystems(k: Kernel, kprobes: () => KprobesDebugSou
     return root;
   });
   t.registerType('debugfs', fs => makeDebugfs(fs, kprobes, () => k.blacklist()));
-  t.registerType('tracefs', () => makeTracefs(k, events));
+  t.registerType('tracefs', tracefs);
   const mounts: [string, string][] = [['proc', '/proc'], ['sysfs', '/sys'], ['debugfs', '/sys/kernel/debug'], ['tracefs', '/sys/kernel/tracing'], ['tracefs', '/sys/kernel/debug/tracing']];
   for (const [type, path] of mounts) {
     const rc = t.mountAt(path, type, type, FLAGS);

@@ -21,12 +21,16 @@
  *                   still count their hits), a number other than 0 restarts them
  *   error_log       the last errors: "[SECONDS] trace_kprobe: error: MSG",
  *                   the command, '^' under Linux's column; `>` clears it
+ *
+ * The kernel's mount table knows the type; the machine hands it this
+ * filesystem (kernel/fs/kernelMounts.ts), as the tracing subsystem sits
+ * above the kernel's filesystem code.
  */
-import { Errno } from '../abi';
-import type { Kernel } from '../kernel';
-import { errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, setTracingOn, stripEventComment, tracingOn } from '../../tracing/events';
-import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
-import type { Inode } from './vfs';
+import { Errno } from '../kernel/abi';
+import type { Kernel } from '../kernel/kernel';
+import { errorLog, kprobeEvents, kprobeProfile, parseEventDefinition, setTracingOn, stripEventComment, tracingOn } from './events';
+import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
+import type { Inode } from '../kernel/fs/vfs';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
 export interface EventProbeSource {
