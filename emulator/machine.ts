@@ -2,10 +2,12 @@
  * The Machine: CPUs + emulated kernel + the deterministic run loop, and the
  * subsystems it owns: the kprobes engine (created at boot, as Linux's
  * init_kprobes, where the architecture has kprobes; it registers its
- * sysctls in the kernel's table) and the probe manager (.kprobe files and
- * debugger breakpoints on top of the engine). Every front end (CLI, DAP
- * adapter, tests) drives this object; it knows nothing of DAP or VS Code
- * (vscode-mock-debug's mockRuntime idea).
+ * sysctls in the kernel's table), the uprobes engine and the debug
+ * registers. The probe manager (.kprobe files and debugger breakpoints on
+ * top of the engines) is composed above it (probes/attach.ts probesOf) and
+ * attached to its probe-layer slot, where the kernel's tracefs finds it.
+ * Every front end (CLI, DAP adapter, tests) drives this object; it knows
+ * nothing of DAP or VS Code (vscode-mock-debug's mockRuntime idea).
  *
  * Interleaving: the machine runs in rounds; in each round CPU 0, 1, ... N-1
  * in turn run up to `quantum` instructions of their current task (an idle or
@@ -16,23 +18,26 @@
  * instruction interleaving and the same console transcript, whatever slice
  * budgets the caller uses.
  */
-import type { TranslateMode } from './jit';
+import { FrontEnd, TranslateMode, defaultTranslateMode, translatorFor } from './jit';
 import { ArchOps, Cpu } from './arch/types';
 import { archForElfMachine, hwDebugArchFor, kprobesArchFor, moduleRelocsFor, uprobesArchFor } from './arch/registry';
 import { HwBreakpoints, Kwatches } from './hwbp';
 import { ModuleTable, setModuleTableFactory } from './kernel/modules/modules';
 import { UprobesEngine } from './uprobes/core';
 import { KprobesEngine } from './kprobes/core';
+import { fixupStackTrace, formatKprobeList, readKprobesEnabled, symbolizeEngineAddress, writeKprobesEnabled } from './kprobes';
 import type { KprobesEngineOptions } from './kprobes/engineTypes';
-import { ProbeManager, ProbeManagerOptions } from './probes/manager';
+import type { ProbeManagerOptions } from './probes/types';
 import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
+import type { KprobesDebugSource } from './kernel/fs/debugfs';
+import { EventProbeSource, makeTracefs } from './tracing/tracefs';
 import { machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
 import { TICK_NS } from './kernel/clock';
 import { Kernel } from './kernel/kernel';
 import { PrintkListener } from './kernel/printk';
 import { KTask } from './kernel/task';
-import { PrintkRecord, StopRequest } from './kernel/types';
+import { PrintkRecord, StopRequest, UnwindHooks } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
 import { populateVfs } from './kernel/fs/populate';
 import { S_IFREG } from './kernel/fs/vfs';
@@ -41,8 +46,7 @@ import { INIT_PID } from './kernel/kernel';
 import { HitLog } from './trace/hitLog';
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import { immutableState } from './timetravel/marks';
-import { TimeTravel, TimeTravelOptions } from './timetravel/recorder';
+import { immutableState } from './base/marks';
 
 export interface MachineOptions {
   /** emulated CPUs (default 2; 1..64) */
@@ -59,7 +63,7 @@ export interface MachineOptions {
    * engine with Linux's defaults wherever the architecture has kprobes.
    */
   kprobes?: KprobesEngineOptions | false;
-  /** the probe manager's options (handler step budget) */
+  /** the options the probe manager is built with (handler step budget...; probes/attach.ts probesOf) */
   probes?: ProbeManagerOptions;
   /** what the emulated filesystem holds at boot: a host directory's tree (read lazily, never written) and initramfs archives */
   rootfs?: string;
@@ -104,6 +108,16 @@ export type SliceResult =
   /** maxInstructions reached */
   | { kind: 'limit'; instructions: number };
 
+/**
+ * The calls that move the machine forward as a recorder attached to it
+ * takes them (timetravel/recorder.ts): it records each call and makes it
+ * (Machine.advanceSlice / advanceStep) or replays its recording.
+ */
+export interface RunRecorder {
+  runSlice(budget: number): SliceResult;
+  stepCpu(cpu: number, count: number): SliceResult;
+}
+
 /** exit code of the `halted` outcome */
 export const HALTED_EXIT_CODE = 1;
 
@@ -128,6 +142,33 @@ function withProgramFile(k: Kernel, image: ElfImage, user: UserProgramOptions): 
   return { ...user, exe: inode, execPath: path, file: inode.pages() };
 }
 
+/**
+ * What the kernel's stack walks (kernel/stack.ts) ask of the kprobes
+ * engine: the bytes under its breakpoints, its trampoline, the real return
+ * addresses of live kretprobe instances, the names of its code.
+ */
+function kprobesUnwindHooks(k: Kernel, engine: KprobesEngine): UnwindHooks {
+  return {
+    readCode: (addr, len) => engine.readTextWithoutProbes(k.mem, addr, len),
+    kretprobeTrampoline: () => engine.kretprobeTrampoline,
+    fixupStackTrace: (task, addrs, cpu) => fixupStackTrace(engine, task, addrs, cpu),
+    symbolize: addr => symbolizeEngineAddress(engine, addr),
+  };
+}
+
+/** /sys/kernel/debug/kprobes/{list,enabled,blacklist} over the kprobes engine (or none). */
+function kprobesDebugSource(engine: KprobesEngine | null): KprobesDebugSource {
+  return {
+    hasKprobes: engine !== null,
+    debugfsList: () => (engine ? formatKprobeList(engine) : ''),
+    get kprobesEnabled() { return engine ? readKprobesEnabled(engine) === '1\n' : false; },
+    writeKprobesEnabled: text => {
+      if (!engine) throw new Error('kprobes: this machine has no kprobes engine (a user-program machine): only uprobes can be placed');
+      return writeKprobesEnabled(engine, text);
+    },
+  };
+}
+
 /** Resolve the CPU table of an image (clear error when there is none). */
 export function archForImage(image: ElfImage): ArchOps {
   const arch = archForElfMachine(image.machine);
@@ -147,8 +188,9 @@ export class Machine {
   private readonly moduleListeners: (() => void)[] = [];
   /** the module list changed (loaded, live, going, unloaded) */
   onModulesChange(l: () => void): void { this.moduleListeners.push(l); }
-  private manager: ProbeManager | null = null;
-  private readonly probeOptions: ProbeManagerOptions;
+  private probeLayer: EventProbeSource | null = null;
+  /** the options the probe manager is built with (MachineOptions.probes; probes/attach.ts) */
+  readonly probeOptions: ProbeManagerOptions;
   readonly arch: ArchOps;
   readonly cpus: readonly Cpu[];
   readonly maxInstructions: number;
@@ -162,7 +204,7 @@ export class Machine {
   stepLeft = 0;
   /** time travel: stop once this CPU has retired this many instructions (set only while re-executing) */
   travelStop: { cpu: number; retired: number } | null = null;
-  private travel: TimeTravel | null = null;
+  private travel: RunRecorder | null = null;
   private cursor = 0;
   private ranThisRound = false;
   private final: MachineExit | null = null;
@@ -174,9 +216,10 @@ export class Machine {
     immutableState(image); // the ELF, its symbols and DWARF: never part of a time-travel snapshot
     this.quantum = machineOption('quantum', opts.quantum);
     this.maxInstructions = machineOption('maxInstructions', opts.maxInstructions);
+    const translate = opts.translate === true ? 'on' : opts.translate === false ? 'off' : opts.translate;
     this.kernel = new Kernel(this.arch, image, {
       cpus: machineOption('cpus', opts.cpus), quantum: this.quantum,
-      translate: opts.translate === true ? 'on' : opts.translate === false ? 'off' : opts.translate,
+      translator: translatorFor(this.arch.name, this.arch.jit as FrontEnd<unknown, never> | undefined, translate ?? defaultTranslateMode()),
     }, !user);
     this.cpus = this.kernel.cpus;
     this.kernel.attachHitLog(this.hits = new HitLog(machineOption('hitLogSize', opts.hitLogSize)));
@@ -184,6 +227,7 @@ export class Machine {
     this.retired = this.cpus.map(() => 0);
     const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
     this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
+    if (this.engine) this.kernel.unwindHooks = kprobesUnwindHooks(this.kernel, this.engine);
     const up = uprobesArchFor(this.arch.name);
     this.uprobesEngine = up ? new UprobesEngine(this.kernel, up) : null;
     this.hwbp = new HwBreakpoints(this.kernel, hwDebugArchFor(this.arch.name));
@@ -192,7 +236,10 @@ export class Machine {
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     populateVfs(this.kernel.fs, opts);
-    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? this.probes : null), () => this.loadedModules() ?? []);
+    const debug = kprobesDebugSource(this.engine);
+    const events = (): EventProbeSource | null => (this.engine || this.uprobesEngine ? this.probeLayer : null);
+    mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? debug : null),
+      () => makeTracefs(this.kernel, events), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
     // init_module / finit_module from user space make the table as insmod does
     if (!user && moduleRelocsFor(this.arch.name)) setModuleTableFactory(this.kernel, () => this.modules);
@@ -210,16 +257,16 @@ export class Machine {
   }
 
   /**
-   * Record this machine's history from now on so that it can go back in
-   * time (timetravel/recorder.ts); returns the recorder (the same one when
-   * already recording).
+   * The recorder attached to this machine (timetravel/recorder.ts
+   * recordMachine), null when not recording: runSlice / stepCpu go through it.
    */
-  record(opts: TimeTravelOptions = {}): TimeTravel {
-    return this.travel ??= new TimeTravel(this, opts);
-  }
+  get recorder(): RunRecorder | null { return this.travel; }
 
-  /** the time-travel recorder, when recording */
-  get timeTravel(): TimeTravel | null { return this.travel; }
+  /** Attach a recorder (once): from now on runSlice / stepCpu go through it. @internal (timetravel/) */
+  attachRecorder(r: RunRecorder): void {
+    if (this.travel && this.travel !== r) throw new Error('this machine already has a recorder');
+    this.travel = r;
+  }
 
   /** The kprobes engine (started at boot); a clear error where there is none. */
   get kprobes(): KprobesEngine {
@@ -276,12 +323,23 @@ export class Machine {
   get hitLog(): HitLog { return this.hits; }
   private readonly hits: HitLog;
 
-  /** The probe manager (.kprobe files, breakpoints), created on first use on top of the kprobes and uprobes engines. */
-  get probes(): ProbeManager {
-    if (!this.manager && !this.engine && !this.uprobesEngine) this.kprobes; // the clear error: neither engine here
-    this.manager ??= new ProbeManager(this.kernel, this.engine, { ...this.probeOptions, chargeSteps: (c, n) => this.charge(c, n) }, this.uprobesEngine,
-      this.hasKernelImage ? { hwbp: this.hwbp, kwatch: () => this.kwatch } : undefined);
-    return this.manager;
+  /** Whether this machine has a uprobes engine. */
+  get hasUprobes(): boolean { return this.uprobesEngine !== null; }
+
+  /** Whether this machine runs a kernel image (false: one user program, no kernel to probe or watch). */
+  get isKernelMachine(): boolean { return this.hasKernelImage; }
+
+  /**
+   * The probe manager the layer above attached (probes/attach.ts probesOf),
+   * null until then: the kernel's tracefs defines kprobe_events /
+   * uprobe_events probes through it. Machine state: time travel puts it back.
+   */
+  get attachedProbes(): EventProbeSource | null { return this.probeLayer; }
+
+  /** Attach the probe manager (once; probes/attach.ts). */
+  attachProbes(layer: EventProbeSource): void {
+    if (this.probeLayer && this.probeLayer !== layer) throw new Error('this machine already has a probe manager');
+    this.probeLayer = layer;
   }
 
   /**

@@ -10,7 +10,7 @@
 import { Memory } from '../memory/memory';
 import { VAddr } from '../memory/address';
 import { FAULT_UD } from './faults';
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 import { nextTlbGeneration } from '../memory/tlbGeneration';
 
 const PAGE = 4096;

@@ -9,9 +9,9 @@
 import type { ElfImage } from '../elf/types';
 import type { Machine } from '../machine';
 import type { KernelModule } from '../kernel/modules/modules';
-import { walkFrames } from '../probes';
-import { emulatorCodeAt } from '../probes/stack';
-import type { EmulatorCodeKind } from '../probes/stack';
+import { emulatorCodeAt, walkFrames } from '../kernel/stack';
+import { probesOf } from '../probes/attach';
+import type { EmulatorCodeKind } from '../kernel/stack';
 import { fixupStackTrace } from '../kprobes';
 import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } from './variables';
 import type { Expandable, FrameState, FrameVariable, FrameVariables, InlineFrame } from './variables';
@@ -64,7 +64,7 @@ export class MachineFrames {
     }
     const user = cpu.userMode ? this.userImageOf(task.pid) : undefined;
     if (user) return this.userFrames(cpuIndex, user, pc);
-    const engine = m.probes.engine;
+    const engine = probesOf(m).engine;
     const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
     // a caller frame's pc is a return address: its source line is the call's,
@@ -136,7 +136,7 @@ export class MachineFrames {
 
   /** Code the emulator owns at a kernel address (thread-return page, kprobes slots...), undefined elsewhere. */
   emulatorCode(pc: bigint): EmulatorCode | undefined {
-    return emulatorCodeAt(this.machine.kernel, this.machine.probes.engine, pc);
+    return emulatorCodeAt(this.machine.kernel, pc);
   }
 
   /** The loaded module whose code holds pc. */

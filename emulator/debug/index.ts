@@ -29,9 +29,9 @@ export { hitsSince, histogramRows, histogramInfo, bucketRange } from './hitQueri
 export type { HistogramRow, HitLogView } from './hitQueries';
 export { RI_DATA_GONE } from './stoppedEnv';
 export type { ProbeStop } from './stoppedEnv';
-export { IDLE_FRAME, THREAD_RETURN_FRAME } from '../probes/stack';
-export type { EmulatorCodeKind } from '../probes/stack';
-export { taskAddress } from '../probes';
+export { IDLE_FRAME, THREAD_RETURN_FRAME } from '../kernel/stack';
+export type { EmulatorCodeKind } from '../kernel/stack';
+export { taskAddress } from '../kernel/task';
 export type { EmulatorCode, WalkedFrame } from './frames';
 export type { RegisterRow } from './registers';
 export type { EvaluateAnswer, EvaluateBody } from './evaluate';

@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { loadElf } from '../elf/elfFile';
+import { recordMachine } from '../timetravel/recorder';
 import { TIME_TRAVEL_DEFAULTS } from '../timetravel/recorder';
 import { Machine } from '../machine';
 import { machineOptionError } from '../machineOptions';
@@ -91,7 +92,7 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
     initramfs: ok.initramfs?.map(f => path.resolve(f)), exec: ok.exec,
     translate: ok.translate,
   });
-  if (ok.record !== false) m.record({ maxBytes: (ok.recordMemoryMB ?? TIME_TRAVEL_DEFAULTS.maxBytes / 1048576) * 1048576 });
+  if (ok.record !== false) recordMachine(m, { maxBytes: (ok.recordMemoryMB ?? TIME_TRAVEL_DEFAULTS.maxBytes / 1048576) * 1048576 });
   return m;
 }
 

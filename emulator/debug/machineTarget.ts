@@ -13,6 +13,8 @@ import type { Machine } from '../machine';
 import { resolveDataTarget } from '../probes/dataTarget';
 import type { DataTarget } from '../probes/dataTarget';
 import { symbolAt, whereOf } from '../probes';
+import { probesOf } from '../probes/attach';
+import { timeTravelOf } from '../timetravel/recorder';
 import type { BreakpointHit, BreakpointMode, ProbeEntry } from '../probes';
 import type { ProbeTarget } from '../handlers';
 import type { HwBpRequest } from '../hwbp';
@@ -102,12 +104,12 @@ export class MachineTarget implements DebugTarget {
   }
 
   evaluate(req: EvaluateRequest): EvaluateAnswer {
-    const mgr = this.m.probes;
+    const mgr = probesOf(this.m);
     return evaluate({ ...req, machine: this.m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu: this.needCpu(req.cpuIndex) });
   }
 
   dataTarget(expression: string, at?: { cpuIndex: number; stop?: ProbeStop; frame?: EvaluateRequest['frame']; image?: ElfImage }): DataTarget | string {
-    const mgr = this.m.probes;
+    const mgr = probesOf(this.m);
     if (!at) return mgr.dataTarget(expression);
     const { env, opts } = frameContext({
       machine: this.m, engine: mgr.engine, compileOptions: mgr.compileOptions(), cpu: this.needCpu(at.cpuIndex),
@@ -119,13 +121,13 @@ export class MachineTarget implements DebugTarget {
   probeStop(hit: BreakpointHit): ProbeStop | undefined {
     // hardware and data breakpoints have no kprobe behind them
     if (hit.mode !== 'kprobe' && hit.mode !== 'kretprobe') return undefined;
-    const kp = this.m.probes.engine.probesAt(hit.addr).find(k => k.id === hit.probeId);
+    const kp = probesOf(this.m).engine.probesAt(hit.addr).find(k => k.id === hit.probeId);
     if (!kp) return undefined;
     return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };
   }
 
   userImage(pid: number): ElfImage | undefined { return this.userPrograms.imageOf(pid); }
-  compileOptions(): CompileOptions { return this.m.probes.compileOptions(); }
+  compileOptions(): CompileOptions { return probesOf(this.m).compileOptions(); }
 
   private needCpu(index: number): Cpu {
     const cpu = this.m.cpus[index];
@@ -156,8 +158,8 @@ export class MachineTarget implements DebugTarget {
     const hwExec = m.hwbp.list().filter(b => b.req.type === 'x' && b.active);
     const hwNotes = (addr: bigint, len: number): string[] =>
       hwExec.filter(b => b.req.addr >= addr && b.req.addr < addr + BigInt(len)).map(b => `hardware breakpoint (${b.registerName}, ${b.owner})`);
-    if (!m.probes.hasKprobes) return hwNotes;
-    const patches = probePatches(m.probes.engine, m.arch);
+    if (!probesOf(m).hasKprobes) return hwNotes;
+    const patches = probePatches(probesOf(m).engine, m.arch);
     const arch = m.arch;
     let bp = 'breakpoint';
     try { bp = arch.decodeBytes(arch.breakpointInsn, 0n)?.mnemonic ?? bp; } catch { /* keep the generic word */ }
@@ -169,18 +171,18 @@ export class MachineTarget implements DebugTarget {
 
   // ---- breakpoints and probes
 
-  get probes(): DebugProbes { return this.m.probes; }
+  get probes(): DebugProbes { return probesOf(this.m); }
 
   resolveBreakpoint(spec: BreakpointRequestSpec): BreakpointResolution {
     return resolveBreakpoint({
-      image: this.m.image, arch: this.m.arch, same: (p, f) => this.sources.same(p, f), userPrograms: this.m.probes.uprobes ? this.userPrograms : null,
+      image: this.m.image, arch: this.m.arch, same: (p, f) => this.sources.same(p, f), userPrograms: probesOf(this.m).uprobes ? this.userPrograms : null,
       modulesSupported: this.m.loadedModules() !== undefined,
     }, spec);
   }
 
   placeBreakpoint(spec: BreakpointRequestSpec, parts: BreakpointParts): BreakpointPlacement {
     const r = this.resolveBreakpoint(spec);
-    const add = (target: ProbeTarget, mode: BreakpointMode, definition?: string): ProbeEntry => this.m.probes.addBreakpoint({
+    const add = (target: ProbeTarget, mode: BreakpointMode, definition?: string): ProbeEntry => probesOf(this.m).addBreakpoint({
       target: definition ?? target, mode, condition: parts.condition, hitCondition: parts.hitCondition, logMessage: parts.logMessage,
     });
     if (r.ok) return { ...r, entry: add(r.target, r.mode, r.definition) };
@@ -192,7 +194,7 @@ export class MachineTarget implements DebugTarget {
   sourceFiles(): readonly string[] { return this.m.image.lines?.files() ?? []; }
 
   onProbeChange(listener: (what: ProbeChange) => void): () => void {
-    const mgr = this.m.probes;
+    const mgr = probesOf(this.m);
     const off: (() => void)[] = [];
     if (mgr.hasKprobes) {
       off.push(mgr.engine.events.on(e => {
@@ -208,14 +210,14 @@ export class MachineTarget implements DebugTarget {
   }
 
   uprobeHits(): number {
-    const st = this.m.probes.uprobes?.stats;
+    const st = probesOf(this.m).uprobes?.stats;
     return st ? st.hits + st.retHits : 0;
   }
 
-  kernelProbeCount(): number { return this.m.probes.engine.cApi.registered().length; }
+  kernelProbeCount(): number { return probesOf(this.m).engine.cApi.registered().length; }
 
   setKernelProbeEnabled(engineId: number, on: boolean): void {
-    const mgr = this.m.probes;
+    const mgr = probesOf(this.m);
     const e = mgr.hasKprobes ? mgr.engine.listEntries().find(x => x.probe.id === engineId) : undefined;
     if (!e) throw new Error(`no probe with id ${-engineId}`);
     const r = on ? mgr.engine.enableKprobe(e.probe) : mgr.engine.disableKprobe(e.probe);
@@ -224,7 +226,7 @@ export class MachineTarget implements DebugTarget {
 
   probeRows(ctx: RowsContext): ProbeStateBody {
     const m = this.m;
-    const mgr = m.probes;
+    const mgr = probesOf(m);
     // the hit log's missed-hit warnings on the kprobes' rows (uprobe and watchpoint ids are other engines')
     const warnings = warningsByProbe(m.hitLog.warnings().filter(w => w.kind !== 'uprobe' && w.kind !== 'uretprobe' && w.kind !== 'watchpoint'));
     const st = probeState({ mgr, toLocal: ctx.toLocal, idOf: ctx.idOf, warningOf: id => warnings.get(id) });
@@ -273,8 +275,8 @@ export class MachineTarget implements DebugTarget {
   get hits(): HitLogView { return this.m.hitLog; }
   hitSeq(): number { return this.m.kernel.hitSeq; }
   onTimeTravelMessage(listener: (line: string) => void): () => void {
-    return this.m.timeTravel?.onMessage(listener) ?? (() => undefined);
+    return timeTravelOf(this.m)?.onMessage(listener) ?? (() => undefined);
   }
-  get inPast(): boolean { return this.m.timeTravel?.inPast ?? false; }
-  get recording(): boolean { return this.m.timeTravel !== null; }
+  get inPast(): boolean { return timeTravelOf(this.m)?.inPast ?? false; }
+  get recording(): boolean { return timeTravelOf(this.m) !== null; }
 }

@@ -16,7 +16,8 @@ import type { Cpu } from '../arch/types';
 import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, SymbolizedAddress } from '../handlers';
 import type { KernelApi } from '../kernel/types';
 import type { Kprobe, KprobesEngine } from '../kprobes';
-import { ProbeHandlerEnv, taskAddress } from '../probes';
+import { ProbeHandlerEnv } from '../probes';
+import { taskAddress } from '../kernel/task';
 
 /** What the debugger remembers of a breakpoint stop on one CPU. */
 export interface ProbeStop {

@@ -17,6 +17,7 @@
  */
 import type { Machine } from '../machine';
 import type { BreakpointHit } from '../probes';
+import { timeTravelOf } from '../timetravel/recorder';
 import type { TravelResult } from '../timetravel/recorder';
 import type { HitRecord } from '../trace/hitLog';
 import { kprobeDisabled } from '../kprobes/kprobe';
@@ -70,7 +71,7 @@ export class SessionTimeTravel {
    * makes the probes of this point the client's breakpoints.
    */
   beforeChange(request: MachineChange, resync: () => void): void {
-    const tt = this.m.timeTravel;
+    const tt = timeTravelOf(this.m);
     if (!tt) return;
     const wasPast = tt.inPast;
     tt.mutating(changeName(request));
@@ -89,7 +90,7 @@ export class SessionTimeTravel {
 
   private positionKey(): string | undefined {
     const m = this.m;
-    return m.timeTravel ? `${m.totalInstructions}:${m.kernel.hitSeq}:${m.retired.join(',')}` : undefined;
+    return timeTravelOf(m) ? `${m.totalInstructions}:${m.kernel.hitSeq}:${m.retired.join(',')}` : undefined;
   }
 
   /** The selected CPU one instruction or one source line back. */
@@ -171,7 +172,7 @@ export class SessionTimeTravel {
   positionLine(): string {
     const m = this.m;
     const secs = Number(m.kernel.clock.now() / 1000n) / 1e6;
-    return `kprobe: time travel: now at ${m.totalInstructions} instructions, [${secs.toFixed(6)}], after hit ${this.hitSeq()}${m.timeTravel?.inPast ? ' (continue replays the recording)' : ''}`;
+    return `kprobe: time travel: now at ${m.totalInstructions} instructions, [${secs.toFixed(6)}], after hit ${this.hitSeq()}${timeTravelOf(m)?.inPast ? ' (continue replays the recording)' : ''}`;
   }
 
   private stop(r: TravelResult, reason: TravelStop['reason'], cpu: number, description: string): TravelStop {
@@ -180,7 +181,7 @@ export class SessionTimeTravel {
   }
 
   private need() {
-    const tt = this.m.timeTravel;
+    const tt = timeTravelOf(this.m);
     if (!tt) throw new Error('time travel is off in this session (launch attribute "record": false)');
     return tt;
   }

@@ -11,7 +11,7 @@ import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory, PERM_R, PERM_U, PERM_W, PERM_X, Region } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset } from '../memory/guestRam';
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 
 export type AnyCpu = InterpCpu<unknown, RunnableInsn<unknown>> & { lo: Int32Array; hi: Int32Array };
 

@@ -46,7 +46,7 @@ import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
 import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 import { enterLockstep, logCpuStore, StoreLog } from './lockstep';
 
 /** arrivals at an instruction before its block is translated */

@@ -17,7 +17,7 @@
  * without any permission. Returning from a thread function fetches there;
  * the kernel recognises that exec fault as "thread returned" (exit code 0).
  */
-import { FrontEnd, TranslateMode, Translator, defaultTranslateMode, translatorFor } from '../jit';
+import type { JitRunner } from '../cpu/interp';
 import { SysctlTable } from './sysctl';
 import { machineOption } from '../machineOptions';
 import { ArchOps, Cpu, Trap } from '../arch/types';
@@ -37,9 +37,7 @@ import type { UserProcess } from './user/process';
 import type { UserMmObserver } from './user/mmObserver';
 import { Vfs } from './fs/vfs';
 import type { Backing } from '../memory/backing';
-import { KernelApi, KernelLayout, PrintkRecord, StopRequest, Task, TrapHook } from './types';
-import type { HitKind, HitLog } from '../trace/hitLog';
-import type { MissInfo } from '../trace/warnings';
+import { HitKind, KernelApi, KernelLayout, MissInfo, PrintkRecord, ProbeHitSink, StopRequest, Task, TrapHook, UnwindHooks } from './types';
 
 export const PAGE_SIZE = 4096;
 /** pid of the first task; its end powers the machine off */
@@ -51,8 +49,8 @@ export const DEFAULT_THREAD_COMM = 'kthread';
 export interface KernelOptions {
   cpus: number;
   quantum: number;
-  /** the block translator's mode (emulator/jit/index.ts); default: the process default (on) */
-  translate?: TranslateMode;
+  /** the block translator the CPUs run translated code with (the machine picks it: emulator/jit/index.ts); absent or null: the interpreter alone */
+  translator?: JitRunner<unknown, never> | null;
 }
 
 /** Handles traps raised in user mode (installed by the user-process support). */
@@ -107,11 +105,13 @@ export class Kernel implements KernelApi {
   /** Missed probe hits so far (probeMissed): machine state, as hitSeq */
   missSeq = 0;
   /** the hit log the hits go to (host-owned; Machine.hitLog), or null */
-  hitLog: HitLog | null = null;
+  hitLog: ProbeHitSink | null = null;
   /** machine-wide instructions retired (Machine.totalInstructions: the machine installs it) */
   instructionsRetired: () => number = () => 0;
   /** instructions of the running CPU's current run not yet accounted by the machine (KernelApi.runRetired) */
   runRetired = 0;
+  /** what stack walks ask of the kprobes engine (KernelApi.unwindHooks; the machine installs them with the engine) */
+  unwindHooks: UnwindHooks | null = null;
 
   private readonly hooks: TrapHook[] = [];
   private readonly preemptBlockers: ((cpu: number) => boolean)[] = [];
@@ -126,7 +126,7 @@ export class Kernel implements KernelApi {
   private nextStackSlot = 0;
   private readonly scratch: Cpu;
   /** the block translator the CPUs use (null: the interpreter alone) */
-  readonly translator: Translator<unknown, never> | null;
+  readonly translator: JitRunner<unknown, never> | null;
   private readonly warnedHypercalls = new Set<number>();
   private exTable: Map<VAddr, bigint> | null = null;
   private blacklistRanges: { start: bigint; end: bigint; name: string }[] | null = null;
@@ -144,7 +144,7 @@ export class Kernel implements KernelApi {
     this.execEnd = exec + this.layout.execAreaSize;
     this.cpus = [];
     for (let i = 0; i < opts.cpus; i++) this.cpus.push(arch.createCpu(i, this.mem));
-    this.translator = translatorFor(arch.name, arch.jit as FrontEnd<unknown, never> | undefined, opts.translate ?? defaultTranslateMode());
+    this.translator = opts.translator ?? null;
     for (const c of this.cpus) (c as unknown as { jit: unknown }).jit = this.translator;
     this.scratch = arch.createCpu(-1, this.mem);
     this.clock = new VirtualClock(opts.cpus, opts.quantum);
@@ -381,7 +381,7 @@ export class Kernel implements KernelApi {
   // ---- probe hits (emulator/trace) --------------------------------------------
 
   /** Send the hits to `log` (and the probe handlers' printk lines, as their hits' output). */
-  attachHitLog(log: HitLog): void {
+  attachHitLog(log: ProbeHitSink): void {
     this.hitLog = log;
     this.log.onRecord(r => { if (r.source === 'probe') log.output(r.cpu, r.text); });
   }

@@ -28,7 +28,7 @@
  * (Machine.onPrintk), so both print the same lines in the same order; the
  * Debug Console shows each record's stamp as it is.
  */
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 import { PrintkRecord } from './types';
 
 export type PrintkListener = (r: PrintkRecord) => void;

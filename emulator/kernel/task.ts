@@ -7,6 +7,26 @@ import { CpuContext } from '../arch/types';
 import { Memory, Region } from '../memory/memory';
 import { Task, TaskState } from './types';
 
+/**
+ * Tasks have no task_struct in emulated memory: `current` / `ri->task` get
+ * a stable pseudo address per pid in the direct-map range (not mapped:
+ * dereferencing it is a memory fault).
+ */
+export const TASK_STRUCT_BASE = 0xffff888000000000n;
+export const TASK_STRUCT_STRIDE = 0x2000n;
+/** Same idea for a user process's mm (kernel threads have mm == 0). */
+export const MM_STRUCT_BASE = 0xffff888100000000n;
+
+/** The pseudo task_struct address of a task (`current`, `ri->task`); 0 for none (an idle CPU). */
+export function taskAddress(t: Task | undefined): bigint {
+  return t ? TASK_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
+}
+
+/** The pseudo mm_struct address of a task: 0 for a kernel thread. */
+export function mmAddress(t: Task): bigint {
+  return t.user ? MM_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
+}
+
 /** Linux TASK_COMM_LEN - 1: the longest comm kept */
 export const TASK_COMM_MAX = 15;
 

@@ -7,8 +7,6 @@ import type { SysctlTable } from './sysctl';
 import { ArchOps, Cpu, Trap } from '../arch/types';
 import { Memory } from '../memory/memory';
 import { ElfImage } from '../elf/types';
-import type { HitKind } from '../trace/hitLog';
-import type { MissInfo } from '../trace/warnings';
 
 /** Layout of the emulated kernel's own virtual areas (x86_64 values; other arches put
  *  theirs in their ArchOps-adjacent layout table). */
@@ -59,6 +57,59 @@ export interface PrintkRecord {
   text: string;
   /** 'kernel' = from the image, 'probe' = from a probe handler, 'emulator' = oops, warnings */
   source: 'kernel' | 'probe' | 'emulator';
+}
+
+/** The kind of a probe hit (the hit log's records, emulator/trace). */
+export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+
+/** why a hit was missed */
+export type MissReason =
+  /** a kretprobe found no free instance (maxactive too small) */
+  | 'maxactive'
+  /** a probe was hit while a probe handler (or single-step) ran on the same CPU */
+  | 'reentry'
+  /** another engine limit (uretprobe nesting depth, no out-of-line slot); `detail` says which */
+  | 'other';
+
+/** What an engine reports for one missed hit (kernel.probeMissed). */
+export interface MissInfo {
+  reason: MissReason;
+  /** the kind of probe that missed ('kretprobe-entry' for a kretprobe out of instances) */
+  kind: HitKind;
+  cpu: number;
+  probeId: number;
+  addr: bigint;
+  /** the probe's display name (built by the engine only on the miss path) */
+  probe: string;
+  /** the probe's missed count after this miss (its nmissed) */
+  missed: number;
+  /** maxactive: the kretprobe's maxactive and the most concurrent calls seen (active instances + missed ones at the same time) */
+  maxactive?: number;
+  concurrency?: number;
+  /** reentry: the probe being handled on that CPU when the hit was missed */
+  runningProbeId?: number;
+  runningProbe?: string;
+  /** other: what limit */
+  detail?: string;
+}
+
+/**
+ * Where the kernel sends the probe hits it numbers (Kernel.attachHitLog):
+ * the hit log of emulator/trace implements it; the kernel knows no more of
+ * it than this.
+ */
+export interface ProbeHitSink {
+  /** the seq of the latest hit recorded (a hit at or below it is one replayed after going back in time) */
+  readonly lastSeq: number;
+  /** record a hit; `latencyNs`: NaN when the hit has none */
+  hit(seq: number, instructions: number, timeNs: number, cpu: number, pid: number, comm: string,
+    kind: HitKind, probeId: number, probe: string, addr: bigint, latencyNs: number): unknown;
+  /** a hit replayed after going back in time: not recorded again */
+  replayed(cpu: number): void;
+  /** a line a probe handler printed on `cpu` (its latest hit's output) */
+  output(cpu: number, line: string): void;
+  /** a missed hit, numbered `missSeq` */
+  missed(missSeq: number, info: MissInfo): unknown;
 }
 
 export interface KernelApi {
@@ -138,8 +189,37 @@ export interface KernelApi {
   runRetired?: number;
   /** (optional, the hit log) a missed probe hit (nmissed), for the warnings */
   probeMissed?(info: MissInfo): void;
+  /** (optional) what stack walks ask of the kprobes engine (stack.ts); absent or null: no engine */
+  readonly unwindHooks?: UnwindHooks | null;
   /** (optional, the hit log) a task off its CPU: the kernel stack pointer it resumes with, null when it has no kernel call in flight (user mode, exited) */
   savedKernelSp?(t: Task): bigint | null;
+}
+
+/** One frame of a stack trace after UnwindHooks.fixupStackTrace. */
+export interface FixedFrame {
+  /** the address to show: the real return address when `replaced` */
+  addr: bigint;
+  /** the address found on the stack (the trampoline when replaced) */
+  raw: bigint;
+  replaced: boolean;
+}
+
+/**
+ * What the stack walker (stack.ts) asks of the probes engine that patches
+ * kernel code and return addresses: Linux's unwinders ask kprobes the same
+ * (kretprobe_find_ret_addr, is_kprobe_*_slot). Installed by whoever composes
+ * the machine (KernelApi.unwindHooks); without them a trace is walked as the
+ * memory holds it.
+ */
+export interface UnwindHooks {
+  /** code bytes as they are without breakpoints */
+  readCode(addr: bigint, len: number): Uint8Array;
+  /** the address kretprobed functions return to (kretprobe_trampoline) */
+  kretprobeTrampoline(): bigint;
+  /** return addresses (innermost first) with each trampoline entry replaced by the real return address of `task` (undefined: the idle context of `cpu`) */
+  fixupStackTrace(task: Task | undefined, addrs: readonly bigint[], cpu: number): FixedFrame[];
+  /** %pS-style name of the engine's own code (instruction slots, trampolines), undefined elsewhere */
+  symbolize(addr: bigint): string | undefined;
 }
 
 export interface StopRequest {

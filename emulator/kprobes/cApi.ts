@@ -32,8 +32,8 @@ import type { Jprobe, Kprobe, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 import { mustVAddr } from '../memory/address';
 import { fixupStackTrace } from './debugfs';
-import { taskAddress } from '../probes/env';
-import { dumpStackLines, emulatorCodeAt, walkFrames } from '../probes/stack';
+import { taskAddress } from '../kernel/task';
+import { dumpStackLines, emulatorCodeAt, walkFrames } from '../kernel/stack';
 import { KprobeStatus } from './kprobe';
 import { HandlerOnCpu } from './handlerOnCpu';
 
@@ -158,7 +158,7 @@ export class KprobesCApi {
       }
       case 'dump_stack': {
         // the caller's frame first: the stub's return address is in the module function that called it
-        const lines = dumpStackLines(this.engine.kernel, this.engine, cpu);
+        const lines = dumpStackLines(this.engine.kernel, cpu);
         this.engine.kernel.printk(cpu.id, lines.join('\n'), 'kernel');
         break;
       }
@@ -578,7 +578,7 @@ export class KprobesCApi {
     for (let i = 0; i < nr; i++) {
       const a = this.r64(entries + BigInt(8 * i));
       // the engine's code and the kernel-thread return page (ret_from_fork) by their names
-      const own = emulatorCodeAt(this.engine.kernel, this.engine, a);
+      const own = emulatorCodeAt(this.engine.kernel, a);
       lines.push(pad + (own ? own.name : this.engine.kernel.image.symbols.format(a, true)));
     }
     if (lines.length) this.engine.kernel.printk(cpu.id, lines.join('\n'), 'kernel');

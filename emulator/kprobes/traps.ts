@@ -9,7 +9,7 @@
  */
 import type { Cpu, Trap } from '../arch/types';
 import type { NativeEntryRoute } from '../cpu/interp';
-import { onRestore } from '../timetravel/marks';
+import { onRestore } from '../base/marks';
 import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
 import { type CallbackFrame, defaultSinglestepDone, type InlineBreakpointCpu, type NativeCallbackFrame } from './archHooks';
 import type { EngineCode } from './codeRegistry';

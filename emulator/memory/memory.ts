@@ -31,7 +31,7 @@ import type { WriteObserver, WriteSource } from './writeSource';
 import { HARDWARE_VISIBLE } from './writeSource';
 import { guestBytes } from './guestRam';
 import { nextTlbGeneration } from './tlbGeneration';
-import { hostOwned, onRestore } from '../timetravel/marks';
+import { hostOwned, onRestore } from '../base/marks';
 
 /** What sees a CPU's data accesses while it runs on this address space (its debug registers' match unit, cpu/hwDebug.ts). */
 export interface AccessWatcher {

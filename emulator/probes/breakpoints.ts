@@ -19,7 +19,8 @@
  * that faults prints the fault on the console; a faulting condition stops
  * (so the user sees it), like gdb.
  */
-import type { CompiledHandler, HandlerFault } from '../handlers';
+import type { CompiledHandler, CompileOptions, Diagnostic, HandlerFault } from '../handlers';
+import { compileHandler, compileLogMessage } from '../handlers';
 import type { KernelApi, StopRequest } from '../kernel/types';
 import type { KprobesEngine, KretprobeInstance, PtRegs, Kprobe } from '../kprobes';
 import { hex } from '../memory/address';
@@ -29,6 +30,7 @@ import { SiteRegistration, newKprobe } from './register';
 import type { ProbeSite } from './targets';
 import { whereOf } from './targets';
 import { addTraceEvent, emitTraceEvent } from '../tracing/events';
+import type { BreakpointRequest } from './types';
 import type { EventHit, TraceEventEntry } from '../tracing/events';
 
 /**
@@ -211,4 +213,29 @@ export function buildBreakpointSites(bp: BreakpointRuntime, sites: ProbeSite[], 
 /** The StopRequest for a hit. */
 export function stopRequestFor(hit: BreakpointHit): StopRequest {
   return { reason: hit.mode === 'data' ? 'data breakpoint' : 'breakpoint', description: hit.description, reportPc: hit.reportPc, probeId: hit.probeId };
+}
+
+/** A breakpoint's condition, log message and hit condition compiled into its runtime; the error text of the first bad one. */
+export function compileBreakpointParts(bp: BreakpointRuntime, req: Pick<BreakpointRequest, 'condition' | 'hitCondition' | 'logMessage'>, copts: CompileOptions): string | undefined {
+  if (req.condition !== undefined && req.condition.trim() !== '') {
+    const c = compileHandler(req.condition, 'condition', copts);
+    if (!c.handler) return `condition: ${firstError(c.diagnostics)}`;
+    bp.condition = c.handler;
+  }
+  if (req.logMessage !== undefined && req.logMessage !== '') {
+    const c = compileLogMessage(req.logMessage, copts);
+    if (!c.handler) return `log message: ${firstError(c.diagnostics)}`;
+    bp.logMessage = c.handler;
+  }
+  if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
+    const h = parseHitCondition(req.hitCondition);
+    if (typeof h === 'string') return h;
+    bp.hit = h;
+  }
+  return undefined;
+}
+
+function firstError(d: readonly Diagnostic[]): string {
+  const e = d.find(x => x.severity === 'error') ?? d[0];
+  return e ? `${e.line}:${e.column}: ${e.message}` : 'does not compile';
 }

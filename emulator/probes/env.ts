@@ -12,21 +12,12 @@
  */
 import type { Cpu } from '../arch/types';
 import type { HandlerEnv, HandlerProbeInfo, HandlerRetInstanceInfo, HandlerWatchInfo, ProbeControlOp, SymbolizedAddress } from '../handlers';
-import type { KernelApi, Task } from '../kernel/types';
+import type { KernelApi } from '../kernel/types';
 import type { Kprobe, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import type { Memory } from '../memory/memory';
 import { mustVAddr, toVAddr } from '../memory/address';
-import { dumpStackLines, userStackLines } from './stack';
-
-/**
- * Tasks have no task_struct in emulated memory: `current` / `ri->task` get
- * a stable pseudo address per pid in the direct-map range (not mapped:
- * dereferencing it is a memory fault).
- */
-export const TASK_STRUCT_BASE = 0xffff888000000000n;
-export const TASK_STRUCT_STRIDE = 0x2000n;
-/** Same idea for a user process's mm (kernel threads have mm == 0). */
-export const MM_STRUCT_BASE = 0xffff888100000000n;
+import { dumpStackLines, userStackLines } from '../kernel/stack';
+import { mmAddress, taskAddress } from '../kernel/task';
 
 /**
  * What one handler step (a statement or a loop iteration) costs the CPU
@@ -35,10 +26,6 @@ export const MM_STRUCT_BASE = 0xffff888100000000n;
  * maxInstructions limit.
  */
 export const HANDLER_STEP_SLOTS = 1;
-
-export function taskAddress(t: Task | undefined): bigint {
-  return t ? TASK_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
-}
 
 export interface EnvInput {
   kernel: KernelApi;
@@ -134,7 +121,7 @@ export class ProbeHandlerEnv implements HandlerEnv {
     if (this.currentInfo) return this.currentInfo;
     const t = this.kernel.current(this.cpu.id);
     return this.currentInfo = t
-      ? { pid: t.pid, comm: t.comm, mm: t.user ? MM_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n }
+      ? { pid: t.pid, comm: t.comm, mm: mmAddress(t) }
       : { pid: 0, comm: `swapper/${this.cpu.id}`, mm: 0n };
   }
 
@@ -185,7 +172,7 @@ export class ProbeHandlerEnv implements HandlerEnv {
     const { ri, kp, beforeInsn, engine } = this.input;
     const lines = !engine || this.cpu.userMode
       ? userStackLines(this.kernel, this.cpu, beforeInsn && kp?.addr !== undefined ? kp.addr : this.cpu.getPc())
-      : dumpStackLines(this.kernel, engine, this.cpu, {
+      : dumpStackLines(this.kernel, this.cpu, {
         returnTo: ri && !beforeInsn ? ri.ret_addr : undefined,
         pc: beforeInsn && kp?.addr !== undefined ? kp.addr : undefined,
       });

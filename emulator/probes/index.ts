@@ -1,9 +1,9 @@
 /**
  * User probes -> kprobes engine: probe files (.kprobe) and debugger
- * breakpoints, one ProbeManager per machine (`machine.probes`).
+ * breakpoints, one ProbeManager per machine (`probesOf(machine)`, attach.ts).
  * See manager.ts for the API. A debug adapter's use, in short:
  *
- *   const mgr = machine.probes;                      // on the machine's KprobesEngine
+ *   const mgr = probesOf(machine);                  // on the machine's KprobesEngine
  *   mgr.onBreakpointHit(hit => ...);                // optional: hit.breakpointId, hit.where, hit.hitCount
  *   const bp = mgr.addBreakpoint({ target: 'fork.c:32', condition: 'arg0 & 0x100', hitCondition: '>=2' });
  *   // bp.verified / bp.message / bp.nextLine (line without code) / bp.sites[i].source.line
@@ -20,6 +20,7 @@
  * finishes the probe normally.
  */
 export { ProbeManager } from './manager';
+export { attachProbes, probesOf } from './attach';
 export type {
   ProbeEntry, ProbeSiteInfo, ProbeOrigin, BreakpointRequest, ProbeFileResult, ProbeManagerOptions, BreakpointHitListener,
 } from './manager';
@@ -28,8 +29,7 @@ export { parseHitCondition } from './breakpoints';
 export type { EngineProbeKind } from './register';
 export { resolveTarget, parseTargetText, parseBreakpointTarget, targetText, whereOf, symbolAt } from './targets';
 export type { ProbeSite, TargetResolution } from './targets';
-export { ProbeHandlerEnv, taskAddress } from './env';
-export { dumpStackLines, walkFrames } from './stack';
+export { ProbeHandlerEnv } from './env';
 export { DEFAULT_HANDLER_FAULTS, HANDLER_FAULT_POLICIES } from './invoke';
 export type { HandlerFaultPolicy } from './invoke';
 export { RUNAWAY_DISABLE_AFTER } from './runaway';

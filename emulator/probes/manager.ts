@@ -1,8 +1,9 @@
 /**
  * ProbeManager: the one bridge from user-written probes to the kprobes
  * engine, shared by the CLI (`--probes`) and the DAP adapter (breakpoints).
- * One per machine, owned by it: `machine.probes` (on top of the engine the
- * machine started at boot, `machine.kprobes`).
+ * One per machine, composed over it and attached to it: `probesOf(machine)`
+ * (attach.ts; on top of the engine the machine started at boot,
+ * `machine.kprobes`).
  *
  * Two sources of probes, one id space, one list:
  *   - probe files: addProbeFile(text, fileName) compiles a .kprobe file and
@@ -17,54 +18,34 @@
  * an expression's address and size); see hwProbeSet.ts (delegated to) and
  * hwProbes.ts.
  * remove / setEnabled / get / list work on all. list() carries hits,
- * nmissed and the debugfs flags text per site; debugfsList() is
- * /sys/kernel/debug/kprobes/list.
+ * nmissed and the debugfs flags text per site (the rows: entries.ts);
+ * debugfsList() is /sys/kernel/debug/kprobes/list.
  */
 import type { CheckOptions, CompileOptions, Diagnostic, ProbeControlOp, ProbeSpec, ProbeTarget } from '../handlers';
-import { compileHandler, compileLogMessage, compileProbeFile } from '../handlers';
+import { compileProbeFile } from '../handlers';
 import type { KernelApi } from '../kernel/types';
-import { KprobesEngine, formatKprobeList, kprobeListFlags, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
-import type { Kprobe } from '../kprobes';
-import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, parseHitCondition, stopRequestFor } from './breakpoints';
+import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
+import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, compileBreakpointParts, stopRequestFor } from './breakpoints';
+import { probeEntry, UserProbe } from './entries';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { handlerCodeAt, installHandlerBreakpoints } from './handlerBreakpoints';
+import { installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
-import { SiteRegistration, registerSite, setSiteEnabled, siteDisabled, unregisterSite } from './register';
+import { registerSite, setSiteEnabled, unregisterSite } from './register';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 import type { Kernel } from '../kernel/kernel';
 import type { UprobesEngine } from '../uprobes';
 import { USER_PROBE_KINDS } from '../handlers/probeFile';
 import { buildBreakpointConsumer, buildFileUprobeConsumer, resolveUserTarget, userProgramNames } from './userProbes';
 import { UprobeSite, uprobeWhere } from './uprobeSite';
-import type { HwSite } from './hwProbes';
 import { HwProbeSet } from './hwProbeSet';
 import type { DataBreakpointRequest, ProbeManagerHw } from './hwProbeSet';
 import { resolveDataTarget } from './dataTarget';
 import type { DataTarget } from './dataTarget';
 import type { HandlerEnv } from '../handlers';
 
-export * from './probeTypes';
-import type { BreakpointRequest, ManagerProbeKind, ProbeEntry, ProbeFileResult, ProbeManagerOptions, ProbeOrigin, ProbeSiteInfo } from './probeTypes';
-
-interface UserProbe {
-  id: number;
-  origin: ProbeOrigin;
-  kind: ManagerProbeKind;
-  target: string;
-  targetKind?: ProbeTarget['kind'];
-  file?: { name: string; line: number; column: number };
-  sites: SiteRegistration[];
-  enabled: boolean;
-  message?: string;
-  nextLine?: number;
-  bp?: BreakpointRuntime;
-  user?: UprobeSite;
-  /** kwatch / hardware / watch: one debug register per site */
-  hw?: HwSite[];
-  /** a kprobe_events definition's event, `GROUP/EVENT` */
-  event?: string;
-}
+export * from './types';
+import type { BreakpointRequest, ProbeEntry, ProbeFileResult, ProbeManagerOptions, ProbeOrigin } from './types';
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
 
@@ -77,7 +58,6 @@ export class ProbeManager {
   private readonly stepBudget?: number;
   private readonly opts: ProbeManagerOptions;
 
-  /** The machine owns its manager: use Machine.probes. */
   /** handler requests (unregister_kprobe(p), disable_kprobe(p)...) waiting for the end of the scheduling round */
   private readonly deferred: (() => void)[] = [];
 
@@ -547,6 +527,11 @@ export class ProbeManager {
   }
 
   /** Registration warnings (a probe inside an instruction): the probe's message, and one 'emulator' line each in the kernel log. */
+  /** the probe as the lists show it (entries.ts) */
+  private snapshot(up: UserProbe): ProbeEntry {
+    return probeEntry({ kernel: this.kernel, engine: this.kengine, uprobes: this.uprobes, hw: this.hwProbes }, up);
+  }
+
   private warn(up: UserProbe, label: string): void {
     const warnings = up.sites.filter(s => s.registered && s.warning).map(s => `warning: ${s.warning}`);
     if (!warnings.length) return;
@@ -554,90 +539,11 @@ export class ProbeManager {
     for (const w of warnings) this.kernel.printk(-1, `${label}: ${w}`, 'emulator');
   }
 
-  /** a uprobe probe as the lists show it: one site, the (inode, offset) of its file */
-  private userSnapshot(up: UserProbe, u: UprobeSite): ProbeEntry {
-    const site = u.siteInfo(this.uprobes, up.enabled);
-    const r = u.res;
-    return {
-      id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
-      verified: u.registered, enabled: up.enabled, message: up.message, sites: [site], hits: u.hits, nmissed: site.nmissed,
-      conditionHits: up.bp?.hits,
-      user: { path: r.path, inode: r.inode.ino, offset: r.offset, vaddr: r.vaddr, where: r.where, event: u.event ? `${u.event.group}/${u.event.name}` : undefined },
-    };
-  }
-
-  /** a registered kprobe's debugfs list flags ([GONE][DISABLED][OPTIMIZED][FTRACE]) */
-  private debugfsFlags(kp: Kprobe): string {
-    return kprobeListFlags(kp, this.engine.getKprobe(kp.addr as bigint) ?? kp);
-  }
-
-  private snapshot(up: UserProbe): ProbeEntry {
-    if (up.user) return this.userSnapshot(up, up.user);
-    if (up.hw) return this.hwProbes.snapshot(up, up.hw);
-    const image = this.kernel.image;
-    const sites: ProbeSiteInfo[] = up.sites.map(s => {
-      const addr = s.registered ? s.kp.addr : s.site.resolved;
-      const line = addr !== undefined ? image.lines?.lineForAddress(addr) : undefined;
-      return {
-        addr,
-        where: addr !== undefined ? whereOf(image, addr) : siteText(s.site),
-        source: line ? { file: line.file, line: line.line } : undefined,
-        engineId: s.registered ? s.kp.id : undefined,
-        registered: s.registered,
-        error: s.error,
-        hits: s.kp.hits ?? 0,
-        nmissed: (s.kp.nmissed ?? 0) + (s.rp?.nmissed ?? 0),
-        flags: s.registered ? this.debugfsFlags(s.kp) : '',
-      };
-    });
-    const registered = up.sites.filter(s => s.registered);
-    const first = registered[0]?.kp.addr;
-    const inHandler = up.origin === 'breakpoint' && up.kind === 'kprobe' && first !== undefined && this.kengine ? handlerCodeAt(this.kernel, this.kengine, first) : undefined;
-    return {
-      id: up.id, origin: up.origin, kind: up.kind, target: up.target, targetKind: up.targetKind, file: up.file,
-      verified: registered.length > 0,
-      enabled: registered.length ? registered.some(s => !siteDisabled(s)) : up.enabled,
-      message: up.message, nextLine: up.nextLine, sites,
-      hits: sites.reduce((a, s) => a + s.hits, 0),
-      nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
-      conditionHits: up.bp?.hits, event: up.event, inHandler,
-    };
-  }
 }
 
 /** A kprobe_events definition's `GROUP/EVENT` (absent: no definition). */
 function eventName(def: { group: string; event: string } | undefined): string | undefined {
   return def ? `${def.group}/${def.event}` : undefined;
-}
-
-function siteText(s: ProbeSite): string {
-  if (s.symbol_name !== undefined) return s.offset ? `${s.symbol_name}+0x${s.offset.toString(16)}` : s.symbol_name;
-  return s.addr !== undefined ? `0x${s.addr.toString(16)}` : '?';
-}
-
-/** A breakpoint's condition, log message and hit condition compiled into its runtime; the error text of the first bad one. */
-function compileBreakpointParts(bp: BreakpointRuntime, req: Pick<BreakpointRequest, 'condition' | 'hitCondition' | 'logMessage'>, copts: CompileOptions): string | undefined {
-  if (req.condition !== undefined && req.condition.trim() !== '') {
-    const c = compileHandler(req.condition, 'condition', copts);
-    if (!c.handler) return `condition: ${firstError(c.diagnostics)}`;
-    bp.condition = c.handler;
-  }
-  if (req.logMessage !== undefined && req.logMessage !== '') {
-    const c = compileLogMessage(req.logMessage, copts);
-    if (!c.handler) return `log message: ${firstError(c.diagnostics)}`;
-    bp.logMessage = c.handler;
-  }
-  if (req.hitCondition !== undefined && req.hitCondition.trim() !== '') {
-    const h = parseHitCondition(req.hitCondition);
-    if (typeof h === 'string') return h;
-    bp.hit = h;
-  }
-  return undefined;
-}
-
-function firstError(d: readonly Diagnostic[]): string {
-  const e = d.find(x => x.severity === 'error') ?? d[0];
-  return e ? `${e.line}:${e.column}: ${e.message}` : 'does not compile';
 }
 
 /**

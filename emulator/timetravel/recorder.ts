@@ -24,9 +24,9 @@
  * the total passes `maxBytes` the oldest snapshot and the history before
  * the next one are dropped, with a message.
  */
-import type { Machine, SliceResult } from '../machine';
+import type { Machine, RunRecorder, SliceResult } from '../machine';
 import { capture, restore, Snapshot } from './snapshot';
-import { hostOwned } from './marks';
+import { hostOwned } from '../base/marks';
 
 export interface TimeTravelOptions {
   /** ceiling on the bytes the snapshots hold (default 512 MiB) */
@@ -82,7 +82,26 @@ export class ReplayDivergence extends Error {}
 
 interface HitInfo { seq: number; instructions: number }
 
-export class TimeTravel {
+/**
+ * Record the machine's history from now on so that it can go back in time:
+ * the recorder attaches itself to the machine (its runSlice / stepCpu go
+ * through it); the same one when already recording.
+ */
+export function recordMachine(m: Machine, opts: TimeTravelOptions = {}): TimeTravel {
+  const have = timeTravelOf(m);
+  if (have) return have;
+  const tt = new TimeTravel(m, opts);
+  m.attachRecorder(tt);
+  return tt;
+}
+
+/** The machine's time-travel recorder, when it is recording. */
+export function timeTravelOf(m: Machine): TimeTravel | null {
+  const r = m.recorder;
+  return r instanceof TimeTravel ? r : null;
+}
+
+export class TimeTravel implements RunRecorder {
   private readonly ops: Op[] = [];
   /** op index -> the machine as the op started (index ops.length: the frontier, taken when going back) */
   private readonly snaps = new Map<number, Snapshot>();

@@ -7,7 +7,7 @@
  * without being copied; objects created after the snapshot become
  * unreachable from the root again.
  *
- * What is walked and what is not: timetravel/marks.ts (host-owned,
+ * What is walked and what is not: base/marks.ts (host-owned,
  * immutable, derived). Functions, WebAssembly objects, promises and weak
  * collections are leaves (kept by reference). An ArrayBuffer reached
  * directly is a leaf too; its bytes are captured through the views that
@@ -24,7 +24,7 @@
  * seen — machine code keeps its state in objects (tested by the
  * back-then-forward tests, timetravel tests).
  */
-import { ChangedBytes, derivedReset, isHostOwned, isImmutable, RestoreHook, restoreHook } from './marks';
+import { ChangedBytes, derivedReset, isHostOwned, isImmutable, RestoreHook, restoreHook } from '../base/marks';
 
 const CHUNK = 4096;
 

@@ -15,7 +15,7 @@
  *  - per probe, the warning for its missed hits (deduplicated: see
  *    warnings.ts).
  *
- * Time travel: the log is host-owned (timetravel/marks.ts): going back in
+ * Time travel: the log is host-owned (base/marks.ts): going back in
  * time keeps what was recorded. When the machine re-executes from an
  * earlier state, the hits it replays carry the sequence numbers they had
  * (kernel.hitSeq is restored with the machine): record() ignores a hit
@@ -27,13 +27,16 @@
  * before its next hit are that hit's handlers' (handlers run synchronously
  * on the CPU that hit): Kernel attaches them to the record (`output`).
  */
-import { hostOwned } from '../timetravel/marks';
+import { hostOwned } from '../base/marks';
 import { LatencyHistogram, histogramAdd, histogramRemove, newHistogram } from './histogram';
 import { MissInfo, MissWarning, WarningListener, WarningState, shouldEmit, warningOf } from './warnings';
 
 export type { MissInfo, MissWarning, MissWarning as HitWarning, WarningListener } from './warnings';
 
-export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+import type { HitKind, ProbeHitSink } from '../kernel/types';
+
+// the kernel declares the hit kinds it numbers (kernel/types.ts)
+export type { HitKind } from '../kernel/types';
 
 export interface HitRecord {
   /** the hit's number: kernel.hitSeq after it (1, 2, ...; missed hits have none) */
@@ -128,7 +131,7 @@ const F_SEQ = 0, F_INSN = 1, F_TIME = 2, F_LAT = 3, B_ADDR = 4;
 /** int32 slots in a row (x 2 of the float64 ones) */
 const W_CPU = 10, W_PID = 11, W_PROBE = 12, W_KIND = 13;
 
-export class HitLog {
+export class HitLog implements ProbeHitSink {
   /** capacity of the ring */
   readonly size: number;
   /** records overwritten because the ring was full */

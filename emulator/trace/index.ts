@@ -9,4 +9,3 @@ export type { LatencyHistogram } from './histogram';
 export { warningOf } from './warnings';
 export type { MissInfo, MissReason, MissWarning, WarningListener } from './warnings';
 export { formatHistograms, formatWarnings, hitLogListSection } from './report';
-export { ProbeNameCache } from './nameCache';

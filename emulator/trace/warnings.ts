@@ -12,38 +12,10 @@
  * per probe). warnings() always gives each probe's latest state (its missed
  * count and suggestion as of its last miss), one entry per probe.
  */
-import type { HitKind } from './hitLog';
+import type { HitKind, MissInfo, MissReason } from '../kernel/types';
 
-/** why a hit was missed */
-export type MissReason =
-  /** a kretprobe found no free instance (maxactive too small) */
-  | 'maxactive'
-  /** a probe was hit while a probe handler (or single-step) ran on the same CPU */
-  | 'reentry'
-  /** another engine limit (uretprobe nesting depth, no out-of-line slot); `detail` says which */
-  | 'other';
-
-/** What an engine reports for one missed hit (kernel.probeMissed). */
-export interface MissInfo {
-  reason: MissReason;
-  /** the kind of probe that missed ('kretprobe-entry' for a kretprobe out of instances) */
-  kind: HitKind;
-  cpu: number;
-  probeId: number;
-  addr: bigint;
-  /** the probe's display name (built by the engine only on the miss path) */
-  probe: string;
-  /** the probe's missed count after this miss (its nmissed) */
-  missed: number;
-  /** maxactive: the kretprobe's maxactive and the most concurrent calls seen (active instances + missed ones at the same time) */
-  maxactive?: number;
-  concurrency?: number;
-  /** reentry: the probe being handled on that CPU when the hit was missed */
-  runningProbeId?: number;
-  runningProbe?: string;
-  /** other: what limit */
-  detail?: string;
-}
+// the kernel declares what the engines report (kernel/types.ts); the warnings are made of it here
+export type { MissInfo, MissReason } from '../kernel/types';
 
 /** A warning for a probe's missed hits (the Debug Console and the Kprobes view show these). */
 export interface MissWarning {

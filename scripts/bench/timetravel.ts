@@ -17,6 +17,8 @@ import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { Machine } from '../../emulator/machine';
 import { repoRoot } from './lib/root';
+import { probesOf } from '../../emulator/probes/attach';
+import { recordMachine } from '../../emulator/timetravel/recorder';
 
 const root = repoRoot('timetravel');
 const quick = process.argv.includes('--quick');
@@ -25,7 +27,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 function sampleKernel(): Machine {
   const m = new Machine(loadElf(join(root, 'examples/kernel/build/kernel-x86_64.elf')));
   for (const f of ['kprobe_example', 'kretprobe_example', 'jprobe_example']) {
-    m.probes.addProbeFile(readFileSync(join(root, `examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
+    probesOf(m).addProbeFile(readFileSync(join(root, `examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
   }
   return m;
 }
@@ -48,7 +50,7 @@ interface Timing { seconds: number; instructions: number; snapshots: number; byt
 function once(make: () => Machine, record: boolean): Timing {
   gc?.();
   const m = make();
-  const tt = record ? m.record() : null;
+  const tt = record ? recordMachine(m) : null;
   const t0 = performance.now();
   runAll(m);
   const seconds = (performance.now() - t0) / 1000;
@@ -78,7 +80,7 @@ for (const [name, make] of [['sample kernel + probes', sampleKernel], ...(quick 
 // reverse moves on the sample kernel, recorded with the defaults
 {
   const m = sampleKernel();
-  const tt = m.record();
+  const tt = recordMachine(m);
   runAll(m);
   const recs = m.hitLog.records();
   let seed = 1;

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { insns, KPROBE_ARCHES, rig } from './harness';
 import { Kprobe, Kretprobe, symbolizeEngineAddress } from '../../emulator/kprobes';
-import { walkFrames } from '../../emulator/probes/stack';
+import { walkFrames } from '../../emulator/kernel/stack';
 
 for (const arch of KPROBE_ARCHES) describe(`symbolizeEngineAddress (${arch})`, () => {
   test('the kretprobe trampoline, instruction slots (in use and free), image addresses', () => {

@@ -12,7 +12,7 @@ import { insns, KPROBE_ARCHES, portInfo, returnAddressOnEntry, rig, selftestLine
 import type { Kprobe, Kretprobe, KretprobeInstance, PtRegs } from '../../emulator/kprobes';
 import { fixupStackTrace, kprobesArchFor } from '../../emulator/kprobes';
 import { mustVAddr } from '../../emulator/memory/address';
-import { walkFrames } from '../../emulator/probes/stack';
+import { walkFrames } from '../../emulator/kernel/stack';
 
 /**
  * The address `fn`'s call to `callee` returns to, seen by a probe on

@@ -14,6 +14,7 @@ import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
 import { probeRig, runAll, sampleImage, sym, TARGET_CALLS } from '../probes/helpers';
+import { probesOf } from '../../emulator/probes/attach';
 
 /** what read_boot_counter does to boot_counter: one `incq` per call (main.c calls it 96 times) */
 const BOOT_COUNTER_CALLS = 96;
@@ -238,7 +239,7 @@ describe('debugger breakpoints on debug registers', () => {
 describe('riscv64: no debug registers', () => {
   test('kwatch lines, hardware and data breakpoints are refused saying so (-ENODEV)', () => {
     const machine = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-riscv64.elf')), { cpus: 1, maxInstructions: 1_000_000 });
-    const mgr = machine.probes;
+    const mgr = probesOf(machine);
     const r = mgr.addProbeFile('kwatch boot_counter len=8 type=w { }\n', 'r.kprobe');
     assert.deepEqual(r.diagnostics, []);
     assert.deepEqual(r.errors, ['r.kprobe:1:1: kwatch boot_counter: register_kwatch failed: -ENODEV (riscv64: no debug registers are emulated on this architecture\'s CPU)']);

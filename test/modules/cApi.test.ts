@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 let ARCH = 'x86_64';
 const KERNEL = (): string => repoPath('examples', 'kernel', 'build', `kernel-${ARCH}.elf`);
@@ -47,11 +48,11 @@ for (const arch of ['x86_64', 'aarch64', 'riscv64']) describe(`the documentation
     const ip = arch === 'x86_64' ? doFork + 1n : doFork;
     assert.match(pre, new RegExp(`^pre_handler: p->addr=0x${doFork.toString(16)}, ip=${ip.toString(16)}$`));
     // the probe is the engine's: listed, with the C handlers' module as their owner's symbols
-    assert.match(m.probes.debugfsList(), new RegExp(`^${doFork.toString(16).padStart(16, '0')} {2}k {2}do_fork\\+0x0 `, 'm'));
+    assert.match(probesOf(m).debugfsList(), new RegExp(`^${doFork.toString(16).padStart(16, '0')} {2}k {2}do_fork\\+0x0 `, 'm'));
     assert.equal(m.modules.unload('kprobe_example'), undefined);
     runUntil(m, () => m.modules.get('kprobe_example') === undefined, 'unloaded');
     assert.ok(log.includes(`kprobe at 0x${doFork.toString(16)} unregistered`));
-    assert.equal(m.probes.debugfsList(), '');
+    assert.equal(probesOf(m).debugfsList(), '');
     const pres = log.filter(l => l.startsWith('pre_handler')).length;
     assert.equal(log.filter(l => l.startsWith('post_handler')).length, pres);
     assert.equal(m.run().reason, 'poweroff');
@@ -63,7 +64,7 @@ for (const arch of ['x86_64', 'aarch64', 'riscv64']) describe(`the documentation
     const mod = m.modules.load(new Uint8Array(readFileSync(MOD('kprobe_example'))), MOD('kprobe_example'));
     runUntil(m, () => mod.state === 'live', 'init');
     const start = log.length;
-    const r = m.probes.addProbeFile('kprobe do_fork { pre { printk("snippet pre\\n"); } }', 'agg.kprobe');
+    const r = probesOf(m).addProbeFile('kprobe do_fork { pre { printk("snippet pre\\n"); } }', 'agg.kprobe');
     assert.deepEqual(r.errors, []);
     const addr = m.kernel.image.symbols.lookup('do_fork')!.value;
     assert.equal(m.kprobes.probesAt(addr).length, 2);
@@ -120,7 +121,7 @@ for (const arch of ['x86_64', 'aarch64', 'riscv64']) describe(`the documentation
     runUntil(m, () => mod.state === 'live', 'init');
     assert.ok(log.includes('test_kprobes: started'));
     assert.ok(log.includes('test_kprobes: passed 11 tests with no errors'), log.filter(l => l.startsWith('test_kprobes')).join('\n'));
-    assert.equal(m.probes.debugfsList(), '', 'it unregistered everything');
+    assert.equal(probesOf(m).debugfsList(), '', 'it unregistered everything');
   });
 
   test('kretprobe_example: entry_handler stamps the instance data, the return handler logs sys_open\'s value; exit reports nmissed', () => {

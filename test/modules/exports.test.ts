@@ -23,6 +23,7 @@ import { KPROBE_FLAG_GONE } from '../../emulator/kprobes';
 import { readKsymtab } from '../../emulator/kernel/modules/exports';
 import type { ElfImage } from '../../emulator/elf/types';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 const KERNEL = (arch: string): string => repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`);
 const MOD = (name: string, cc = 'clang'): string => repoPath('test', 'fixtures', 'modules', 'bin', `${name}-x86_64-${cc}.ko`);
@@ -155,7 +156,7 @@ describe('delete_module() from a kernel thread (the DeleteModule hypercall)', ()
       runUntil(m, () => m.modules.get('hello') === undefined, 'hello removed');
       assert.equal(hello.state, 'unloaded');
       assert.equal(m.kernel.image.symbols.lookup('hello_helper'), undefined);
-      return { log: log.filter(l => l.startsWith('hello:')), list: m.probes.debugfsList(), flags: probe.flags ?? 0 };
+      return { log: log.filter(l => l.startsWith('hello:')), list: probesOf(m).debugfsList(), flags: probe.flags ?? 0 };
     };
     const viaHypercall = run('hypercall');
     const viaRmmod = run('rmmod');

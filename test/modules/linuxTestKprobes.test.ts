@@ -29,8 +29,9 @@ import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { LAYOUT } from '../../emulator/kprobes/cApi';
 import { mustVAddr } from '../../emulator/memory/address';
-import { taskAddress } from '../../emulator/probes/env';
+import { taskAddress } from '../../emulator/kernel/task';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 const LINUX = repoPath('test', 'modules', 'linux');
 const CACHE = join(LINUX, 'cache');
@@ -144,7 +145,7 @@ for (const ver of series()) describe(`Linux's lib/test_kprobes.c (KUnit) from De
       assert.deepEqual(ktap.slice(-3), [`# ${suite}: pass:${n} fail:0 skip:0 total:${n}`, `# Totals: pass:${n} fail:0 skip:0 total:${n}`,
         `ok 1 ${suite}`], ktap.join('\n'));
       // nothing left behind: no probe registered, no kretprobe instance pending; the module unloads
-      assert.equal(m.probes.debugfsList(), '');
+      assert.equal(probesOf(m).debugfsList(), '');
       assert.equal(m.modules.unload('test_kprobes'), undefined);
       for (let i = 0; i < 200 && m.modules.get('test_kprobes'); i++) m.runSlice(10_000);
       assert.equal(m.modules.get('test_kprobes'), undefined);
@@ -323,7 +324,7 @@ for (const arch of ARCHES) describe(`the kernel functions for modules beyond lib
     m.kernel.mem.write64(mustVAddr(p + BigInt(LAYOUT.kprobe.symbol_name)), str(m, 'test_kprobes:tk_target'));
     assert.equal(call('register_kprobe', [p]), 0n);
     assert.equal(m.kernel.mem.read64(mustVAddr(p + BigInt(LAYOUT.kprobe.addr))), tk);
-    assert.match(m.probes.debugfsList(), /^[0-9a-f]{16} {2}k {2}tk_target\+0x0 {2}test_kprobes $/m);
+    assert.match(probesOf(m).debugfsList(), /^[0-9a-f]{16} {2}k {2}tk_target\+0x0 {2}test_kprobes $/m);
     call('unregister_kprobe', [p]);
     m.kernel.mem.write64(mustVAddr(p + BigInt(LAYOUT.kprobe.addr)), 0n);
     m.kernel.mem.write64(mustVAddr(p + BigInt(LAYOUT.kprobe.symbol_name)), str(m, 'other_module:tk_target'));

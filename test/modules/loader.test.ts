@@ -16,6 +16,7 @@ import { Machine } from '../../emulator/machine';
 import type { Kprobe } from '../../emulator/kprobes';
 import { KPROBE_FLAG_GONE } from '../../emulator/kprobes';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
 const MOD = (name: string, cc: string): string => repoPath('test', 'fixtures', 'modules', 'bin', `${name}-x86_64-${cc}.ko`);
@@ -74,7 +75,7 @@ for (const cc of ['clang', 'gcc']) {
       const onSetup: Kprobe = { symbol_name: 'hello_setup', pre_handler: () => { hits.push('setup'); return 0; } };
       assert.equal(m.kprobes.registerKprobe(onHelper), 0);
       assert.equal(m.kprobes.registerKprobe(onSetup), 0);
-      assert.match(m.probes.debugfsList(), /k {2}hello_helper\+0x0 {2}hello \n/);
+      assert.match(probesOf(m).debugfsList(), /k {2}hello_helper\+0x0 {2}hello \n/);
       runUntil(m, () => m.modules.get('hello')?.state === 'live', 'init done');
       assert.deepEqual(hits, ['setup', 'helper']);
       assert.ok(((onSetup.flags ?? 0) & KPROBE_FLAG_GONE) !== 0, 'the probe on __init code is gone');
@@ -83,12 +84,12 @@ for (const cc of ['clang', 'gcc']) {
       runUntil(m, () => m.modules.get('hello') === undefined, 'unloaded');
       assert.deepEqual(hits, ['setup', 'helper', 'helper'], 'exit called the helper once more');
       assert.ok(((onHelper.flags ?? 0) & KPROBE_FLAG_GONE) !== 0);
-      const list = m.probes.debugfsList();
+      const list = probesOf(m).debugfsList();
       assert.equal(list.split('\n').filter(l => l.endsWith('[GONE]')).length, 2, list);
       assert.equal(m.kprobes.enableKprobe(onHelper), -22, 'a gone probe cannot be enabled');
       m.kprobes.unregisterKprobe(onHelper);
       m.kprobes.unregisterKprobe(onSetup);
-      assert.equal(m.probes.debugfsList(), '');
+      assert.equal(probesOf(m).debugfsList(), '');
       assert.equal(m.run().reason, 'poweroff');
     });
 

@@ -22,6 +22,7 @@ import { mustVAddr } from '../../emulator/memory/address';
 import { addFile, probeRig, runAll, sampleImage, sym } from './helpers';
 import { sampleImage as imageFor } from '../kprobes/harness';
 import { PORTS } from '../../emulator/ports';
+import { probesOf } from '../../emulator/probes/attach';
 
 const hitsOf = (lines: string[], text: string): number => lines.filter(l => l === text).length;
 const emulatorLines = (m: Machine): string[] => m.printkRecords.filter(r => r.source === 'emulator').map(r => r.text);
@@ -115,12 +116,12 @@ describe('handler kernel API (item 8)', () => {
   for (const port of PORTS.filter(p => p.hasCpu)) {
     test(`${port.name}: a handler calls an image function; its probe's hit inside counts nmissed`, () => {
       const m = new Machine(imageFor(port.name), { cpus: 2, maxInstructions: 50_000_000 });
-      const r = addFile(m.probes, 'kprobe kprobe_target { pre { static int n; if (n++ < 3) printk("t2 = %ld\\n", kprobe_target2(30)); return 0; } }\n'
+      const r = addFile(probesOf(m), 'kprobe kprobe_target { pre { static int n; if (n++ < 3) printk("t2 = %ld\\n", kprobe_target2(30)); return 0; } }\n'
         + 'kprobe kprobe_target2 { pre { return 0; } }\n');
       assert.deepEqual(r.errors, []);
       const out = runAll(m);
       assert.equal(hitsOf(out.lines, 't2 = 11'), 3);
-      assert.equal(m.probes.get(r.probes[1].id)?.nmissed, 3);
+      assert.equal(probesOf(m).get(r.probes[1].id)?.nmissed, 3);
       assert.ok(out.lines.some(l => l.startsWith('summary:') && l.endsWith('checksum f5eea83031290534')), 'the kernel\'s results are unchanged');
     });
   }

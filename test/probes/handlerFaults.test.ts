@@ -15,6 +15,7 @@ import { HANDLER_STEP_SLOTS, RUNAWAY_DISABLE_AFTER } from '../../emulator/probes
 import { RunawayWatch } from '../../emulator/probes/runaway';
 import { DEFAULT_STEP_BUDGET } from '../../emulator/handlers';
 import { TARGET_CALLS, addFile, probeRig, runAll, sampleImage } from './helpers';
+import { probesOf } from '../../emulator/probes/attach';
 
 /** 1-based line:column of the first occurrence of needle in text */
 function posOf(text: string, needle: string): string {
@@ -132,17 +133,17 @@ kprobe kprobe_target {
     const limit = plain.totalInstructions + 1_000_000;
     const m = new Machine(sampleImage(), { cpus: 2, maxInstructions: limit });
     // ~2 steps per iteration, well below the step budget; 97 hits: about 3.9 M steps
-    addFile(m.probes, 'kprobe kprobe_target { pre { unsigned long i; for (i = 0; i < 20000; i++) ; return 0; } }');
+    addFile(probesOf(m), 'kprobe kprobe_target { pre { unsigned long i; for (i = 0; i < 20000; i++) ; return 0; } }');
     const out = runAll(m);
     assert.equal(out.exit.reason, 'limit');
     assert.ok(m.totalInstructions >= limit);
-    assert.ok(m.probes.list()[0].hits < TARGET_CALLS);
+    assert.ok(probesOf(m).list()[0].hits < TARGET_CALLS);
   });
 
   test(`the issue's printk loop with maxInstructions 2000000 ends promptly: disabled after ${RUNAWAY_DISABLE_AFTER} budget faults in a row, said once`, () => {
     const m = new Machine(sampleImage(), { cpus: 2, maxInstructions: 2_000_000 });
     const text = 'kprobe do_fork { pre { while (1) { printk("x\\n"); } return 0; } }';
-    addFile(m.probes, text, 'loop.kprobe');
+    addFile(probesOf(m), text, 'loop.kprobe');
     const t0 = Date.now();
     const out = runAll(m);
     const ms = Date.now() - t0;
@@ -150,7 +151,7 @@ kprobe kprobe_target {
     const xs = out.lines.filter(l => l === 'x').length;
     assert.ok(xs <= RUNAWAY_DISABLE_AFTER * DEFAULT_STEP_BUDGET / 2, `${xs} lines`);
     assert.ok(xs > 0);
-    const e = m.probes.list()[0];
+    const e = probesOf(m).list()[0];
     assert.equal(e.hits, RUNAWAY_DISABLE_AFTER);
     assert.equal(e.enabled, false);
     assert.ok(e.sites[0].flags.includes('[DISABLED]'), e.sites[0].flags);

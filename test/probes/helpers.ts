@@ -12,6 +12,7 @@ import type { StopRequest } from '../../emulator/kernel/types';
 import { Machine, MachineExit } from '../../emulator/machine';
 import { ProbeManager, ProbeManagerOptions } from '../../emulator/probes';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 export const KERNEL_DIR = repoPath('examples', 'kernel');
 export const SAMPLE_IMAGE = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
@@ -50,7 +51,7 @@ export interface ProbeRig {
 export function probeRig(opts: { cpus?: number } & ProbeManagerOptions = {}): ProbeRig {
   const { cpus, ...probes } = opts;
   const machine = new Machine(sampleImage(), { cpus: cpus ?? 2, maxInstructions: 50_000_000, probes });
-  const mgr = machine.probes;
+  const mgr = probesOf(machine);
   return { machine, mgr };
 }
 

@@ -12,12 +12,13 @@ import { Machine } from '../../emulator/machine';
 import { PORTS } from '../../emulator/ports';
 import { sampleImage } from '../kprobes/harness';
 import { runAll } from './helpers';
+import { probesOf } from '../../emulator/probes/attach';
 
 describe('DWARF names in probe handlers', () => {
   for (const port of PORTS.filter(p => p.hasCpu)) {
     test(`${port.name}: sys_open's filename and flags, do_fork's clone_flags: the same as the argument registers`, () => {
       const m = new Machine(sampleImage(port.name), { cpus: 2, maxInstructions: 50_000_000 });
-      const r = m.probes.addProbeFile(
+      const r = probesOf(m).addProbeFile(
         'kprobe sys_open { pre { printk("open %s|%s flags=%d|%d\\n", filename, (char *)arg0, flags, (int)arg1); return 0; } }\n'
         + 'kretprobe do_fork { entry { printk("fork %lu|%lu\\n", clone_flags, arg0); return 0; } }\n', 'names.kprobe');
       assert.deepEqual(r.diagnostics, []);
@@ -39,18 +40,18 @@ describe('DWARF names in probe handlers', () => {
 
   test('a name without a location at the pc is a compile error naming the place; context names win', () => {
     const m = new Machine(sampleImage('x86_64'), { cpus: 1 });
-    const d = m.probes.compileProbeFile('kprobe do_fork { pre { return err; } }\nkprobe do_fork { pre { return regs->di == 0; } }\n', 'o.kprobe').diagnostics;
+    const d = probesOf(m).compileProbeFile('kprobe do_fork { pre { return err; } }\nkprobe do_fork { pre { return regs->di == 0; } }\n', 'o.kprobe').diagnostics;
     assert.deepEqual(d.map(x => `${x.line}:${x.column}: ${x.message}`), [
       "1:31: 'err' (local of do_fork) is optimized out at do_fork+0x0: the compiler kept no location for it there",
     ]);
-    const post = m.probes.compileProbeFile('kprobe sys_open { post { printk("%s", filename); } }\n', 'p.kprobe').diagnostics;
+    const post = probesOf(m).compileProbeFile('kprobe sys_open { post { printk("%s", filename); } }\n', 'p.kprobe').diagnostics;
     assert.match(post.map(x => x.message).join('\n'), /'filename' is not declared/, 'post handlers run after the instruction: no program names');
   });
 
   for (const port of PORTS.filter(p => p.hasCpu)) {
     test(`${port.name}: struct members through a pointer argument, a cast to the program's struct type, globals and statics in any handler`, () => {
       const m = new Machine(sampleImage(port.name), { cpus: 1, maxInstructions: 50_000_000 });
-      const r = m.probes.addProbeFile(
+      const r = probesOf(m).addProbeFile(
         'kprobe vfs_read { pre { printk("read %s fd=%d size=%lu|%d sizeof=%lu\\n", file->name, file->fd, (*file).size, ((struct file *)arg0)->fd, sizeof(struct file)); return 0; } }\n'
         + 'kretprobe alloc_pid { return { printk("pid %ld|%ld\\n", regs_return_value(regs), last_pid); return 0; } }\n', 'structs.kprobe');
       assert.deepEqual(r.diagnostics, []);
@@ -74,14 +75,14 @@ describe('DWARF names in probe handlers', () => {
     const m = new Machine(sampleImage('x86_64'), { cpus: 1, maxInstructions: 50_000_000 });
     const logged: string[] = [];
     m.onPrintk(rec => logged.push(rec.text));
-    const e = m.probes.addBreakpoint({ target: 'vfs_read', condition: 'file->fd == 3 && count > 0', logMessage: 'log {file->name} fd={file->fd} count={count} last_pid={last_pid}' });
+    const e = probesOf(m).addBreakpoint({ target: 'vfs_read', condition: 'file->fd == 3 && count > 0', logMessage: 'log {file->name} fd={file->fd} count={count} last_pid={last_pid}' });
     assert.equal(e.verified, true, e.message);
     runAll(m);
     const lines = logged.filter(l => l.includes('log '));
     assert.ok(lines.length >= 1, logged.slice(-20).join('\n'));
     for (const l of lines) assert.match(l, /log \/\S+ fd=3 count=\d+ last_pid=\d+/);
     // a misspelt member: the breakpoint is not verified and says why
-    const bad = m.probes.addBreakpoint({ target: 'vfs_read', condition: 'file->fdd == 3' });
+    const bad = probesOf(m).addBreakpoint({ target: 'vfs_read', condition: 'file->fdd == 3' });
     assert.equal(bad.verified, false);
     assert.match(bad.message ?? '', /condition: .*struct file has no member 'fdd'/);
   });

@@ -13,6 +13,7 @@ import { MACHINE_LIMITS, machineOption, machineOptionError } from '../../emulato
 import { Machine } from '../../emulator/machine';
 import { SysctlTable } from '../../emulator/kernel/sysctl';
 import { sampleImage } from '../kprobes/harness';
+import { probesOf } from '../../emulator/probes/attach';
 
 describe('machine options', () => {
   test('package.json\'s launch schema states the same cpus range and default', () => {
@@ -40,8 +41,8 @@ describe('the Machine owns its subsystems', () => {
     const m = new Machine(sampleImage(), { cpus: 1, kprobes: { optimization: false } });
     assert.ok(m.hasKprobes);
     assert.equal(m.kprobes, m.kprobes);
-    assert.equal(m.probes.engine, m.kprobes);
-    assert.equal(m.probes, m.probes);
+    assert.equal(probesOf(m).engine, m.kprobes);
+    assert.equal(probesOf(m), probesOf(m));
     assert.equal(m.kernel.sysctl.read('debug.kprobes_optimization'), '0\n', 'the launch option is the sysctl\'s value at boot');
     assert.deepEqual(m.writeSysctl('debug.kprobes_optimization', '1'), { errno: 0 });
     assert.equal(m.kprobes.optimization, true);

@@ -14,6 +14,8 @@ import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { bootForDebug } from '../../emulator/debug/launch';
 import { SessionTimeTravel } from '../../emulator/debug/timeTravel';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
+import { timeTravelOf } from '../../emulator/timetravel/recorder';
 
 test('restore keeps an array hole a hole, and an undefined an undefined', () => {
   const holey: (string | null | undefined)[] = [];
@@ -35,12 +37,12 @@ test('aarch64: back to before a hardware breakpoint existed, a data breakpoint s
   const m = bootForDebug({ program: repoPath('examples', 'kernel', 'build', 'kernel-aarch64.elf'), cpus: 2, record: true });
   const travel = new SessionTimeTravel(m);
   const messages: string[] = [];
-  m.timeTravel!.onMessage(t => messages.push(t));
+  timeTravelOf(m)!.onMessage(t => messages.push(t));
   const addr = m.image.symbols.lookup('nr_forks')?.value;
   assert.ok(addr !== undefined, 'symbol nr_forks');
   const oopses = (): number => m.printkRecords.filter(r => r.text.includes('Internal error') || r.text.includes('kprobe-debug:')).length;
   travel.beforeChange(change, () => undefined);
-  m.probes.addDataBreakpoint({ addr, len: 8, access: 'write' });
+  probesOf(m).addDataBreakpoint({ addr, len: 8, access: 'write' });
   // the watchpoint's first two stops: the run up to them is recorded with only watchpoint slots ever set
   let r = m.runSlice(5_000_000);
   for (let stops = 0; stops < 2;) {
@@ -53,9 +55,9 @@ test('aarch64: back to before a hardware breakpoint existed, a data breakpoint s
   const at = { g: m.totalInstructions, hits: m.kernel.hitSeq };
   // an execute slot set and cleared at this stop
   travel.beforeChange(change, () => undefined);
-  const hw = m.probes.addBreakpoint({ target: { kind: 'symbol', name: 'do_fork', offset: 0n }, mode: 'hardware' });
+  const hw = probesOf(m).addBreakpoint({ target: { kind: 'symbol', name: 'do_fork', offset: 0n }, mode: 'hardware' });
   travel.beforeChange(change, () => undefined);
-  assert.ok(m.probes.remove(hw.id));
+  assert.ok(probesOf(m).remove(hw.id));
   const before = oopses();
   const back = travel.reverseContinue();
   assert.ok(m.totalInstructions < at.g && m.kernel.hitSeq === at.hits - 1, `back at the first stop (${back.description})`);

@@ -28,6 +28,8 @@ import { X0_SINK } from '../../emulator/arch/riscv64/insn';
 import { SessionTimeTravel } from '../../emulator/debug/timeTravel';
 import { repoPath } from '../util/paths';
 import { firstDifference, stateLines } from './machineState';
+import { probesOf } from '../../emulator/probes/attach';
+import { timeTravelOf } from '../../emulator/timetravel/recorder';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const SEEDS = process.env.KPROBE_TT_SEED ? [Number(process.env.KPROBE_TT_SEED)] : [1, 2, 7];
@@ -140,8 +142,8 @@ function boot(arch: string): Machine {
 }
 
 function applyChange(m: Machine, all: AddSpec[], c: Change): void {
-  if (c.kind === 'add') all[c.spec].add(m.probes, m);
-  else assert.ok(m.probes.remove(c.id), `remove probe ${c.id}`);
+  if (c.kind === 'add') all[c.spec].add(probesOf(m), m);
+  else assert.ok(probesOf(m).remove(c.id), `remove probe ${c.id}`);
 }
 
 /** The session under test: the actions, and the history it leaves. */
@@ -160,7 +162,7 @@ class Session {
     this.all = specs(this.m);
   }
 
-  private get tt() { return this.m.timeTravel!; }
+  private get tt() { return timeTravelOf(this.m)!; }
   private frontier(): Point | undefined {
     for (let i = this.history.length - 1; i >= 0; i--) { const e = this.history[i]; if (e.kind !== 'change') return e.after; }
     return undefined;
@@ -303,16 +305,16 @@ describe('a change in the past = a fresh run making the same changes at the same
           else if (x < 0.67) { s.log.push(`step back ${cpu}`); s.stepBack(cpu); }
           else if (x < 0.87) {
             const spec = Math.floor(rnd() * s.all.length);
-            s.log.push(`add ${s.all[spec].name}${s.m.timeTravel!.inPast ? ' (in the past)' : ''}`);
+            s.log.push(`add ${s.all[spec].name}${timeTravelOf(s.m)!.inPast ? ' (in the past)' : ''}`);
             s.change({ kind: 'add', spec });
           } else {
-            const ids = s.m.probes.list().map(p => p.id);
+            const ids = probesOf(s.m).list().map(p => p.id);
             if (!ids.length) continue;
             const id = ids[Math.floor(rnd() * ids.length)];
-            s.log.push(`remove ${id}${s.m.timeTravel!.inPast ? ' (in the past)' : ''}`);
+            s.log.push(`remove ${id}${timeTravelOf(s.m)!.inPast ? ' (in the past)' : ''}`);
             s.change({ kind: 'remove', id });
           }
-          s.log[s.log.length - 1] += ` -> ${s.m.totalInstructions}/${s.m.kernel.hitSeq}${s.m.timeTravel!.inPast ? ' (past)' : ''}`;
+          s.log[s.log.length - 1] += ` -> ${s.m.totalInstructions}/${s.m.kernel.hitSeq}${timeTravelOf(s.m)!.inPast ? ' (past)' : ''}`;
           if (EACH) compare(s.m, fresh(arch, s.upTo(), specs), `seed ${seed} on ${arch}: ${s.log.join(', ')}`);
         }
         const steps = `seed ${seed} on ${arch}: ${s.log.join(', ')}`;

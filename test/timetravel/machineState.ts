@@ -2,12 +2,12 @@
  * A machine's whole state as lines, for comparing two machines: every object
  * reachable from the Machine walked in a fixed order (own keys, array
  * elements, map and set entries in insertion order), the same things the
- * time-travel snapshots capture (timetravel/marks.ts): host-owned, immutable
+ * time-travel snapshots capture (base/marks.ts): host-owned, immutable
  * and derived objects are named, not walked; functions are leaves; typed
  * arrays are hashed. Two machines that made the same run give the same
  * lines; the first line that differs says where they part (its path).
  */
-import { derivedReset, isHostOwned, isImmutable } from '../../emulator/timetravel/marks';
+import { derivedReset, isHostOwned, isImmutable } from '../../emulator/base/marks';
 
 export interface StateLines { paths: string[]; values: string[]; /** the typed arrays by line (to say where two differ) */ views: Map<number, ArrayBufferView> }
 

@@ -13,6 +13,8 @@ import { Machine, SliceResult } from '../../emulator/machine';
 import { capture, restore } from '../../emulator/timetravel/snapshot';
 import { repoPath } from '../util/paths';
 import { kprobeProfile } from '../../emulator/tracing/events';
+import { probesOf } from '../../emulator/probes/attach';
+import { recordMachine } from '../../emulator/timetravel/recorder';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const PROBE_FILES = ['kprobe_example', 'kretprobe_example', 'jprobe_example', 'kwatch_example'];
@@ -21,7 +23,7 @@ function kernel(arch: string, probes: boolean): Machine {
   const m = new Machine(loadElf(repoPath(`examples/kernel/build/kernel-${arch}.elf`)));
   if (probes) {
     for (const f of PROBE_FILES) {
-      const r = m.probes.addProbeFile(readFileSync(repoPath(`examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
+      const r = probesOf(m).addProbeFile(readFileSync(repoPath(`examples/probes/${f}.kprobe`), 'utf8'), `${f}.kprobe`);
       assert.deepEqual(r.errors, [], f);
     }
   }
@@ -100,7 +102,7 @@ for (const arch of ARCHES) {
       const m = kernel(arch, arch === 'x86_64');
       const out: string[] = [];
       m.onPrintk(r => out.push(r.text));
-      const tt = m.record({ interval: 40_000, captureRatio: 0 });
+      const tt = recordMachine(m, { interval: 40_000, captureRatio: 0 });
       const rnd = lcg(7);
       const marks: { cpu: number; retired: number; state: string }[] = [];
       for (;;) {
@@ -133,7 +135,7 @@ for (const arch of ARCHES) {
 
     test('a step back then a step forward is no step at all', () => {
       const m = kernel(arch, false);
-      const tt = m.record({ interval: 30_000, captureRatio: 0 });
+      const tt = recordMachine(m, { interval: 30_000, captureRatio: 0 });
       m.runSlice(120_000);
       const rnd = lcg(3);
       for (let i = 0; i < 12; i++) {
@@ -156,7 +158,7 @@ describe('reverse continue', () => {
     // forward oracle: breakpoints that stop, on a machine without recording
     const targets = ['do_fork', 'sys_open'];
     const forward = kernel('x86_64', true);
-    for (const t of targets) forward.probes.addBreakpoint({ target: t });
+    for (const t of targets) probesOf(forward).addBreakpoint({ target: t });
     const stops: string[] = [];
     for (;;) {
       const r = forward.runSlice(50_000);
@@ -166,10 +168,10 @@ describe('reverse continue', () => {
     assert.ok(stops.length >= 4, `the breakpoints stop (${stops.length})`);
     // the same machine recorded, run to its end, then backwards hit by hit
     const m = kernel('x86_64', true);
-    for (const t of targets) m.probes.addBreakpoint({ target: t });
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    for (const t of targets) probesOf(m).addBreakpoint({ target: t });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     runToEnd(m);
-    const ids = new Set(m.probes.list('breakpoint').flatMap(e => e.sites.flatMap(s => s.engineId === undefined ? [] : [s.engineId])));
+    const ids = new Set(probesOf(m).list('breakpoint').flatMap(e => e.sites.flatMap(s => s.engineId === undefined ? [] : [s.engineId])));
     const recs = m.hitLog.records();
     const wanted = (seq: number) => { const h = recs.find(x => x.seq === seq); return h !== undefined && ids.has(h.probeId) && h.kind === 'kprobe'; };
     const back: string[] = [];
@@ -184,7 +186,7 @@ describe('reverse continue', () => {
 
   test('every kind of hit (kprobe, kretprobe entry and return, jprobe, watchpoint) is a place to go back to', () => {
     const m = kernel('x86_64', true);
-    const tt = m.record({ interval: 60_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 60_000, captureRatio: 0 });
     runToEnd(m);
     const recs = m.hitLog.records();
     const kinds = new Set(recs.map(h => h.kind));
@@ -208,11 +210,11 @@ describe('user space: a process under uprobes', () => {
     const stdout: string[] = [];
     const io = { stdout: (b: Uint8Array) => { stdout.push(Buffer.from(b).toString('latin1')); }, stderr: () => undefined };
     const m = Machine.forUserProgram(loadElf(repoPath('examples/rootfs/bin/uprobed')), ['/bin/uprobed'], io, { rootfs: repoPath('examples/rootfs'), execPath: '/bin/uprobed' });
-    const r0 = m.probes.addProbeFile(readFileSync(repoPath('examples/probes/uprobe_example.kprobe'), 'utf8'), 'uprobe_example.kprobe');
+    const r0 = probesOf(m).addProbeFile(readFileSync(repoPath('examples/probes/uprobe_example.kprobe'), 'utf8'), 'uprobe_example.kprobe');
     assert.deepEqual(r0.errors, []);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
-    const tt = m.record({ interval: 40_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 40_000, captureRatio: 0 });
     const marks: { cpu: number; retired: number; state: string }[] = [];
     const rnd = lcg(11);
     for (;;) {
@@ -246,7 +248,7 @@ describe('recording limits and changes in the past', () => {
   test('the snapshot memory stays under its ceiling; the oldest points go, with a message', () => {
     const m = kernel('x86_64', true);
     const maxBytes = 6 * 1024 * 1024 + 512 * 1024;
-    const tt = m.record({ interval: 20_000, captureRatio: 0, maxBytes });
+    const tt = recordMachine(m, { interval: 20_000, captureRatio: 0, maxBytes });
     const messages: string[] = [];
     tt.onMessage(t => messages.push(t));
     let peak = 0;
@@ -269,13 +271,13 @@ describe('recording limits and changes in the past', () => {
     const outF: string[] = [];
     fresh.onPrintk(r => outF.push(r.text));
     fresh.runSlice(200_000);
-    fresh.probes.addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
+    probesOf(fresh).addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
     runToEnd(fresh);
     // recorded: run to the end, go back to the same point, make the same change, run to the end
     const m = kernel('x86_64', false);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     m.runSlice(200_000);
     const p = m.retired.slice();
     runToEnd(m);
@@ -284,7 +286,7 @@ describe('recording limits and changes in the past', () => {
     assert.deepEqual(m.retired, p, 'back where the fresh machine added its breakpoint');
     tt.mutating('setBreakpoints');
     assert.equal(tt.inPast, false, 'the future is gone');
-    m.probes.addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
+    probesOf(m).addBreakpoint({ target: 'do_fork', logMessage: 'fork flags={arg0}' });
     runToEnd(m);
     assert.equal(stateOf(m), stateOf(fresh));
     const hits = (x: Machine) => x.hitLog.records().map(h => `${h.seq} ${h.kind} ${h.cpu} ${h.pid} ${h.probe} ${h.instructions} ${h.timeNs}`);
@@ -297,7 +299,7 @@ describe('recording limits and changes in the past', () => {
 
   test('a change nobody reported makes the re-execution differ: the future is dropped with a message, and the run goes on', () => {
     const m = kernel('x86_64', false);
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     const messages: string[] = [];
     tt.onMessage(t => messages.push(t));
     m.runSlice(150_000);
@@ -313,11 +315,11 @@ describe('recording limits and changes in the past', () => {
 
   test('kprobe_events: the trace lines and kprobe_profile follow the machine back and forward', () => {
     const m = kernel('x86_64', false);
-    const r0 = m.probes.addProbeFile(readFileSync(repoPath('examples/probes/kprobe_events_example.kprobe'), 'utf8'), 'kprobe_events_example.kprobe');
+    const r0 = probesOf(m).addProbeFile(readFileSync(repoPath('examples/probes/kprobe_events_example.kprobe'), 'utf8'), 'kprobe_events_example.kprobe');
     assert.deepEqual(r0.errors, []);
     const out: string[] = [];
     m.onPrintk(r => out.push(r.text));
-    const tt = m.record({ interval: 50_000, captureRatio: 0 });
+    const tt = recordMachine(m, { interval: 50_000, captureRatio: 0 });
     m.runSlice(300_000);
     const mid = kprobeProfile(m.kernel), at = m.retired.slice();
     runToEnd(m);

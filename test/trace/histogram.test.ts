@@ -9,7 +9,7 @@ import {
   bucketLabel, bucketOf, formatHistogram, HitLog, HitRecord, histIndexLabel, LatencyHistogram, NO_OUTPUT,
 } from '../../emulator/trace';
 import { newHistogram, histogramAdd } from '../../emulator/trace/histogram';
-import { isHostOwned } from '../../emulator/timetravel/marks';
+import { isHostOwned } from '../../emulator/base/marks';
 
 function rec(seq: number, extra: Partial<HitRecord> = {}): HitRecord {
   return {

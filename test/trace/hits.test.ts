@@ -18,6 +18,7 @@ import { Machine } from '../../emulator/machine';
 import { Prog } from '../uprobes/prog';
 import { readFileSync } from 'node:fs';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 interface Seen { seq: number; cpu: number; pid: number; comm: string }
 
@@ -255,9 +256,9 @@ describe('replays and handler output', () => {
   test('a probe file\'s handler output is attached to its hit (kretprobe_example: sys_open failures)', () => {
     const r = rig({ cpus: 2 });
     const f = repoPath('examples', 'probes', 'kretprobe_example.kprobe');
-    const c = r.machine.probes.compileProbeFile(readFileSync(f, 'utf8'), f);
+    const c = probesOf(r.machine).compileProbeFile(readFileSync(f, 'utf8'), f);
     assert.deepEqual(c.diagnostics.filter(d => d.severity === 'error'), []);
-    assert.deepEqual(r.machine.probes.addProbeSpecs(c.specs, f).errors, []);
+    assert.deepEqual(probesOf(r.machine).addProbeSpecs(c.specs, f).errors, []);
     const lines = r.run().filter(l => /^sys_open: return val = -\d+/.test(l));
     assert.ok(lines.length > 0);
     const returns = ofKind(r.machine, 'kretprobe-return');

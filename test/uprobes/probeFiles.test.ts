@@ -18,6 +18,7 @@ import { compileProbeFile, parseProbeFile } from '../../emulator/handlers';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
+import { probesOf } from '../../emulator/probes/attach';
 
 const BIN = (arch: string, opt = 'O2'): string => repoPath('test', 'uprobes', 'bin', `uprobed-${arch}-gcc-${opt}.elf`);
 const GOLDEN = (opt = 'O2'): string => readFileSync(repoPath('test', 'uprobes', 'golden', `uprobed-x86_64-gcc-${opt}.out`), 'utf8');
@@ -37,7 +38,7 @@ function runWith(arch: string, probes: string, opts: { handlerFaults?: 'oops' | 
       stdout: b => { out += Buffer.from(b).toString(); }, stderr: b => { out += Buffer.from(b).toString(); },
     }, { cpus: 2, rootfs: root, execPath: '/prog', probes: { handlerFaults: opts.handlerFaults } });
     m.onPrintk(r => log.push(r.text));
-    const r = m.probes.addProbeFile(probes, 't.kprobe');
+    const r = probesOf(m).addProbeFile(probes, 't.kprobe');
     assert.deepEqual(r.diagnostics.filter(d => d.severity === 'error'), []);
     m.run();
     return { out, log, m, errors: r.errors };
@@ -100,12 +101,12 @@ describe('uprobes from probe files on a machine', () => {
     assert.ok(lines.includes('tail -> 16'));
     // the trace line of the uprobe_events line: leaf(2) is the first call (above), by pid 1 "prog"
     const ev = r.log.find(l => / leafev: /.test(l)) ?? '';
-    assert.match(ev, new RegExp(`^ {12}prog-1 {7}\\[000\\] \\.{5} +\\d+\\.\\d{6}: leafev: \\(0x${r.m.probes.list()[3].user?.vaddr?.toString(16)}\\) n=2 c="prog"$`), r.log.slice(0, 5).join('\n'));
-    const leaf = r.m.probes.list()[0];
+    assert.match(ev, new RegExp(`^ {12}prog-1 {7}\\[000\\] \\.{5} +\\d+\\.\\d{6}: leafev: \\(0x${probesOf(r.m).list()[3].user?.vaddr?.toString(16)}\\) n=2 c="prog"$`), r.log.slice(0, 5).join('\n'));
+    const leaf = probesOf(r.m).list()[0];
     assert.equal(leaf.kind, 'uprobe');
     assert.equal(leaf.hits, 30); // 20 in work, 5 in the child, 1 each of leaf/tail/after longjmp/child/exec
-    assert.equal(r.m.probes.list()[1].hits, 1);
-    assert.match(r.m.probes.uprobeEvents(), /^p:uprobes\/p_prog_0x[0-9a-f]+ \/prog:0x[0-9a-f]{16}\nr:uprobes\/r_prog_0x[0-9a-f]+ \/prog:0x[0-9a-f]{16}\np:uprobes\/p_prog_0x[0-9a-f]+ \/prog:0x[0-9a-f]{16}\np:test\/leafev \/prog:0x[0-9a-f]{16}\n$/);
+    assert.equal(probesOf(r.m).list()[1].hits, 1);
+    assert.match(probesOf(r.m).uprobeEvents(), /^p:uprobes\/p_prog_0x[0-9a-f]+ \/prog:0x[0-9a-f]{16}\nr:uprobes\/r_prog_0x[0-9a-f]+ \/prog:0x[0-9a-f]{16}\np:uprobes\/p_prog_0x[0-9a-f]+ \/prog:0x[0-9a-f]{16}\np:test\/leafev \/prog:0x[0-9a-f]{16}\n$/);
   });
 
   for (const arch of ['aarch64', 'riscv64']) {
@@ -134,7 +135,7 @@ describe('uprobes from probe files on a machine', () => {
     assert.match(r.errors[3], /uprobe_register failed: -EINVAL \(\/prog:0x7fffffff: offset is outside the file/);
     assert.match(r.errors[4], /uprobe_register failed: -EINVAL \(\/prog:0x[0-9a-f]+: not on an instruction boundary: 0x[0-9a-f]+ is inside \S+ at leaf\+0x0/);
     assert.equal(r.m.uprobes.list().length, 0);
-    assert.ok(r.m.probes.list().every(p => !p.verified));
+    assert.ok(probesOf(r.m).list().every(p => !p.verified));
   });
 
   test('a handler fault: reported and the program goes on (report), or the CPU oopses naming the handler (oops, the default)', () => {
@@ -158,24 +159,24 @@ describe('uprobes from probe files on a machine', () => {
         { cpus: 1, rootfs: root, execPath: '/prog' });
       const regions = (): string[] => m.kernel.processes.get(1)!.mm.allRegions().map(x => `${x.base.toString(16)}-${x.end.toString(16)}`);
       const before = regions();
-      const r = m.probes.addProbeFile('uprobe /prog:leaf { pre { } }', 't.kprobe');
+      const r = probesOf(m).addProbeFile('uprobe /prog:leaf { pre { } }', 't.kprobe');
       assert.notDeepEqual(regions(), before, 'the probed page is a private copy');
       const id = r.probes[0].id;
       const inode = m.kernel.fs.lookup('/prog', m.kernel.fs.root);
       assert.ok(inode.ok);
       const u = () => m.uprobes.get(inode.inode, r.probes[0].user!.offset);
       assert.equal(u()?.insertions.size, 1);
-      assert.equal(m.probes.setEnabled(id, false), undefined);
+      assert.equal(probesOf(m).setEnabled(id, false), undefined);
       assert.equal(u(), undefined);
       assert.deepEqual(regions(), before, 'the file page is back and the mapping one region again');
-      assert.equal(m.probes.get(id)?.enabled, false);
-      assert.equal(m.probes.get(id)?.sites[0].flags, '[DISABLED]');
-      assert.equal(m.probes.setEnabled(id, true), undefined);
+      assert.equal(probesOf(m).get(id)?.enabled, false);
+      assert.equal(probesOf(m).get(id)?.sites[0].flags, '[DISABLED]');
+      assert.equal(probesOf(m).setEnabled(id, true), undefined);
       assert.equal(u()?.insertions.size, 1);
       m.run();
       assert.equal(out, GOLDEN());
-      assert.equal(m.probes.get(id)?.hits, 30);
-      assert.equal(m.probes.remove(id), true);
+      assert.equal(probesOf(m).get(id)?.hits, 30);
+      assert.equal(probesOf(m).remove(id), true);
       assert.equal(u(), undefined);
     } finally {
       rmSync(root, { recursive: true, force: true });

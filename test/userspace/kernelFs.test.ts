@@ -26,6 +26,7 @@ import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { openPseudo } from '../../emulator/kernel/fs/pseudo';
+import { attachProbes } from '../../emulator/probes/attach';
 
 const DEB = repoPath('test', 'userspace', 'debian');
 const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
@@ -274,6 +275,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   test('tracefs written through its files (no user program): kprobe_events defines an event, its enable file arms it; tracing_on 0 stops its trace lines while kprobe_profile still counts the hits', () => {
     const run = (on: string): { lines: number; profile: string } => {
       const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')));
+      attachProbes(m);
       const open = (path: string, flags: number) => {
         const r = m.kernel.fs.lookup(path, m.kernel.fs.root);
         assert.ok(r.ok && r.inode.pseudo, path);

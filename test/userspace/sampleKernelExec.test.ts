@@ -18,6 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { repoPath } from '../util/paths';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine, SliceResult } from '../../emulator/machine';
+import { recordMachine } from '../../emulator/timetravel/recorder';
 
 const CLI = repoPath('dist', 'cli.js');
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
@@ -108,7 +109,7 @@ describe('a kernel that powers off without starting the programs it was given', 
 describe('time travel over user space started by the sample kernel', () => {
   test('back before kp_user_init and forward: the same kernel log (program lines included) and the same end', () => {
     const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')), { cpus: 2, rootfs: root, exec: ['/bin/uprobed-x86_64'] });
-    const tt = m.record({ interval: 50_000 });
+    const tt = recordMachine(m, { interval: 50_000 });
     const messages: string[] = [];
     tt.onMessage(t => messages.push(t));
     const toEnd = (): SliceResult => { let r: SliceResult; do { r = m.runSlice(50_000); } while (r.kind === 'running' || r.kind === 'stopped'); return r; };

@@ -23,6 +23,7 @@ import type { Machine } from '../../machine';
 import type { ProbeEntry } from '../../probes';
 import { CliError, CliIo } from '../io';
 import { registerRunOption, RunContext } from './runOptions';
+import { probesOf } from '../../probes/attach';
 
 const ACTIONS = ['kprobes-enabled', 'sysctl', 'disable', 'enable', 'unregister'] as const;
 type ActionName = typeof ACTIONS[number];
@@ -43,7 +44,7 @@ const matches = (e: ProbeEntry, which: string): boolean =>
 
 /** The live probe `which` names, or the one an earlier action unregistered (gone). */
 function findProbe(m: Machine, which: string, opt: string): { entry: ProbeEntry; goneAt?: number } {
-  const all = m.probes.list('file');
+  const all = probesOf(m).list('file');
   const byPos = all.filter(e => matches(e, which));
   if (byPos.length === 1) return { entry: byPos[0] };
   const byTarget = all.filter(e => e.target === which);
@@ -61,7 +62,7 @@ function action(name: ActionName, arg: string, opt: string): (m: Machine, io: Cl
   switch (name) {
     case 'kprobes-enabled':
       return m => {
-        if (m.probes.writeKprobesEnabled(arg) !== 0) throw new CliError(`${opt}: the enabled knob takes 0 or 1, not '${arg}'`);
+        if (probesOf(m).writeKprobesEnabled(arg) !== 0) throw new CliError(`${opt}: the enabled knob takes 0 or 1, not '${arg}'`);
         return `/sys/kernel/debug/kprobes/enabled = ${arg}`;
       };
     case 'sysctl':
@@ -82,13 +83,13 @@ function action(name: ActionName, arg: string, opt: string): (m: Machine, io: Cl
           throw new CliError(`${opt}: ${what}: -EINVAL, the probe was ${since}`);
         }
         if (name === 'unregister') {
-          m.probes.remove(e.id);
+          probesOf(m).remove(e.id);
           const list = unregistered.get(m) ?? [];
           list.push({ entry: e, at: m.totalInstructions });
           unregistered.set(m, list);
           return what;
         }
-        const err = m.probes.setEnabled(e.id, name === 'enable');
+        const err = probesOf(m).setEnabled(e.id, name === 'enable');
         if (err) throw new CliError(`${opt}: ${err}`);
         return what;
       };

@@ -14,6 +14,7 @@ import { Machine } from '../../machine';
 import { CliError, CliIo, processIo, processWrite, registerCommand } from '../io';
 import { printStats, reportExit, runMachine } from './run';
 import { newRunContext, optionsHelp, optionsSynopsis, parseRunArgs } from './runOptions';
+import { attachProbes } from '../../probes/attach';
 
 /** Byte sinks for the program: raw bytes to the process streams, decoded text to other CliIo's. */
 function sinks(io: CliIo): { stdout(b: Uint8Array): void; stderr(b: Uint8Array): void } {
@@ -63,6 +64,7 @@ registerCommand('exec', {
     const m = Machine.forUserProgram(image, [path, ...rest], userIo, {
       ...ctx.machine, cwd: ctx.machine.rootfs === undefined ? process.cwd() : undefined,
     });
+    attachProbes(m); // the probe layer over the engines, before anything runs (guest-written kprobe_events find it)
     m.onPrintk(r => io.err(r.text + '\n'));
     const { exit, seconds } = await runMachine(m, ctx, io);
     const code = reportExit(path, exit, io);

@@ -2,7 +2,7 @@
 import { ElfImage, ImageError, PT_LOAD, loadElf } from '../../elf';
 import { hex } from '../../memory/address';
 import { CliError, CliIo, registerCommand } from '../io';
-import { symbolListing } from './symbolList';
+import { symbolListing } from '../../elf/symbolList';
 
 const TYPES: Record<number, string> = { 0: 'NONE', 1: 'REL (relocatable)', 2: 'EXEC (executable)', 3: 'DYN (shared object / PIE)', 4: 'CORE' };
 

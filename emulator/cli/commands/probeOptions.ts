@@ -36,6 +36,7 @@ import { hex } from '../../memory/address';
 import { RunContext, registerRunOption } from './runOptions';
 import { errorLog, kprobeEvents, kprobeProfile } from '../../tracing/events';
 import { hitLogListSection } from '../../trace/report';
+import { probesOf } from '../../probes/attach';
 
 interface ProbeCliState {
   files: string[];
@@ -76,7 +77,7 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   if (st.files.length === 0 && st.events.length === 0 && st.enabled === undefined) return;
   let mgr: ProbeManager;
   try {
-    mgr = m.probes;
+    mgr = probesOf(m);
   } catch (e) {
     throw new CliError(`--probes: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -197,7 +198,7 @@ export function printKprobeEvents(m: Machine, io: CliIo): void {
  */
 export function printList(m: Machine, io: CliIo): void {
   let mgr: ProbeManager;
-  try { mgr = m.probes; } catch (e) {
+  try { mgr = probesOf(m); } catch (e) {
     io.out(`# /sys/kernel/debug/kprobes: ${e instanceof Error ? e.message : String(e)}\n`);
     return;
   }

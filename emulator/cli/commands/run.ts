@@ -17,6 +17,7 @@ import { CliError, CliIo, registerCommand } from '../io';
 import { probeFilesImage } from './probeOptions';
 import { RunContext, defaultImage, newRunContext, optionsHelp, optionsSynopsis, parseRunArgs } from './runOptions';
 import { formatWarnings } from '../../trace/report';
+import { attachProbes } from '../../probes/attach';
 
 export const LIMIT_EXIT_CODE = 124;
 
@@ -79,6 +80,7 @@ registerCommand('run', {
     if (!path) throw new CliError('run: no IMAGE given, no probe file names one, and the sample kernel examples/kernel/build/kernel-x86_64.elf was not found');
     const image = loadElf(path);
     const m = new Machine(image, ctx.machine);
+    attachProbes(m); // the probe layer over the engines, before anything runs (guest-written kprobe_events find it)
     m.onPrintk(r => (r.source === 'emulator' ? io.err : io.out)(r.text + '\n'));
     const { exit, seconds } = await runMachine(m, ctx, io);
     // missed probe hits (kretprobe maxactive too small, reentry): each probe's latest warning, on stderr at the end

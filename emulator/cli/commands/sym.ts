@@ -4,12 +4,12 @@
  *   ADDR      -> "symbol+0xoff/0xsize" (kernel %pS style)
  *   NAME+OFF  -> "0xADDR symbol+0xoff/0xsize"
  * An unknown NAME is an error with a "did you mean" (nearest names, else names containing it).
- * `kprobe-run sym IMAGE --list [PATTERN]`: nm-like listing (symbolList.ts).
+ * `kprobe-run sym IMAGE --list [PATTERN]`: nm-like listing (elf/symbolList.ts).
  */
 import { ElfSymbol, ImageError, SymbolTable, loadElf, requireSymbols, similarSymbols } from '../../elf';
 import { hex } from '../../memory/address';
 import { CliError, CliIo, registerCommand } from '../io';
-import { symbolListing } from './symbolList';
+import { symbolListing } from '../../elf/symbolList';
 
 const NUMBER = /^(0x[0-9a-f]+|[0-9]+)$/i;
 const LIMIT = 2n ** 64n;

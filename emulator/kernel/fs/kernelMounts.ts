@@ -15,14 +15,17 @@ import { KprobesDebugSource, makeDebugfs } from './debugfs';
 import { MS_NODEV, MS_NOEXEC, MS_NOSUID, mountTable } from './mounts';
 import { makeProcfs } from './procfs';
 import { addPseudoFiles, pseudoDir } from './pseudo';
-import { EventProbeSource, makeTracefs } from './tracefs';
-
-/** The probe manager, where the machine has one (kprobes engine, event definitions). */
-export type KernelFsProbes = KprobesDebugSource & EventProbeSource;
+import type { Inode } from './vfs';
 
 const FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 
-export function mountKernelFilesystems(k: Kernel, probes: () => KernelFsProbes | null, modules: () => readonly KernelModule[] = () => []): void {
+/**
+ * `kprobes`: the kprobes engine's debugfs files (null: no probes engine);
+ * `tracefs`: makes a tracefs tree (the tracing subsystem's, handed in by
+ * the machine: emulator/tracing/tracefs.ts).
+ */
+export function mountKernelFilesystems(k: Kernel, kprobes: () => KprobesDebugSource | null, tracefs: () => Inode,
+  modules: () => readonly KernelModule[] = () => []): void {
   const t = mountTable(k);
   t.registerType('proc', () => makeProcfs(k, modules));
   t.registerType('sysfs', fs => {
@@ -30,8 +33,8 @@ export function mountKernelFilesystems(k: Kernel, probes: () => KernelFsProbes |
     addPseudoFiles(fs, root, { 'kernel/debug': pseudoDir(fs, 0o700), 'kernel/tracing': pseudoDir(fs, 0o700) });
     return root;
   });
-  t.registerType('debugfs', fs => makeDebugfs(fs, probes, () => k.blacklist()));
-  t.registerType('tracefs', () => makeTracefs(k, probes));
+  t.registerType('debugfs', fs => makeDebugfs(fs, kprobes, () => k.blacklist()));
+  t.registerType('tracefs', tracefs);
   const mounts: [string, string][] = [['proc', '/proc'], ['sysfs', '/sys'], ['debugfs', '/sys/kernel/debug'], ['tracefs', '/sys/kernel/tracing'], ['tracefs', '/sys/kernel/debug/tracing']];
   for (const [type, path] of mounts) {
     const rc = t.mountAt(path, type, type, FLAGS);

@@ -13,7 +13,7 @@
 import type { ElfSymbol } from '../../elf';
 import type { Kernel } from '../kernel';
 import type { KernelModule } from '../modules/modules';
-import { typeLetter } from '../../cli/commands/symbolList';
+import { typeLetter } from '../../elf/symbolList';
 
 const px = (v: bigint): string => BigInt.asUintN(64, v).toString(16).padStart(16, '0');
 const byAddress = (a: ElfSymbol, b: ElfSymbol): number => (a.value < b.value ? -1 : a.value > b.value ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

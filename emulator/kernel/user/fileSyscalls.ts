@@ -1,89 +1,31 @@
 /**
- * File system calls of user processes (issue 15) over the emulated
- * filesystem (emulator/kernel/fs/vfs.ts) and the open-file model
- * (files.ts): open/openat/creat, read/write and their vectored and
- * positioned forms, lseek, the stat family (struct stat as the arch lays it
- * out, statx), getdents64, fcntl, dup*, pipes, the console's ioctls,
- * directories, links, renames, umask, truncation.
+ * File system calls of user processes over the emulated filesystem
+ * (emulator/kernel/fs/vfs.ts) and the open-file model (files.ts):
+ * open/openat/creat, read/write and their vectored and positioned forms,
+ * lseek, getdents64, fcntl, dup*, pipes, poll, the console's ioctls, cwd,
+ * access, modes and owners, umask, truncation. The stat family is
+ * statSyscalls.ts, the name calls (mkdir, unlink, rename, links)
+ * nameiSyscalls.ts, the paths of the *at calls pathAt.ts.
  *
  * Every process runs as root (uid 0): permission bits are kept and shown
  * but only the execute bits are checked (execve, access X_OK).
  */
 import { Errno } from '../abi';
 import type { SyscallName } from '../../arch/types';
-import { Inode, S_IFDIR, S_IFMT, S_IFREG } from '../fs/vfs';
-import { copyFromUser, copyToUser, readUserString } from './uaccess';
-import { FdEntry, O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_EXCL, O_NONBLOCK, O_RDONLY, O_TRUNC, O_WRONLY, OpenFile, Pipe } from './files';
+import { Inode, S_IFMT, S_IFREG } from '../fs/vfs';
+import { copyFromUser, copyToUser } from './uaccess';
+import { O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_EXCL, O_NONBLOCK, O_RDONLY, O_TRUNC, O_WRONLY, OpenFile, Pipe } from './files';
 import { E, RESTART, SyscallCtx, SyscallHandler, SyscallResult, i32, neg } from './results';
 import { deliverSignal } from './procSyscalls';
-import { procMaps } from './procMaps';
 import { openPseudo } from '../fs/pseudo';
 import { SIGPIPE } from './signals';
+import { AT_FDCWD, AT_SYMLINK_NOFOLLOW, fdEntry, parentOf, pathArg, resolve, userPath } from './pathAt';
 
-
-export const AT_FDCWD = -100, AT_SYMLINK_NOFOLLOW = 0x100, AT_REMOVEDIR = 0x200, AT_EMPTY_PATH = 0x1000;
 const IO_MAX = 1 << 24;
 const PIPE_BUF = 4096;
 const F_DUPFD = 0, F_GETFD = 1, F_SETFD = 2, F_GETFL = 3, F_SETFL = 4, F_DUPFD_CLOEXEC = 1030, FD_CLOEXEC = 1;
 const TCGETS = 0x5401, TIOCGWINSZ = 0x5413, TIOCGPGRP = 0x540f;
 const SEEK_SET = 0, SEEK_CUR = 1, SEEK_END = 2;
-
-type Resolved = { ok: true; inode: Inode } | { ok: false; errno: number };
-
-/** The directory a relative path starts from: the cwd (AT_FDCWD) or an open directory. */
-function startDir(c: SyscallCtx, dirfd: number): Inode | number {
-  if (dirfd === AT_FDCWD) return c.proc.cwd;
-  const e = c.proc.fds.get(dirfd);
-  if (!e) return Errno.EBADF;
-  if (!e.file.inode?.isDir) return Errno.ENOTDIR;
-  return e.file.inode;
-}
-
-/** /proc/self/exe (and /proc/<own pid>/exe): the process's executable. */
-function procExe(c: SyscallCtx, path: string): boolean {
-  return path === '/proc/self/exe' || path === `/proc/${c.proc.pid}/exe`;
-}
-
-/** /proc/self/maps, /proc/<pid>/maps: a file of the text at open time (an inode in no directory) */
-function procMapsFile(c: SyscallCtx, path: string): Resolved | undefined {
-  const m = /^\/proc\/(self|\d+)\/maps$/.exec(path);
-  if (!m) return undefined;
-  const k = c.proc.kernel;
-  const proc = m[1] === 'self' ? c.proc : k.processes.get(Number(m[1]));
-  if (!proc || proc.waitStatus !== null) return { ok: false, errno: Errno.ENOENT };
-  const f = k.fs.newInode(S_IFREG | 0o444);
-  f.write(0, new TextEncoder().encode(procMaps(k, proc)), k.fs.now());
-  return { ok: true, inode: f };
-}
-
-function resolve(c: SyscallCtx, dirfd: number, path: string, follow = true): Resolved {
-  const maps = procMapsFile(c, path);
-  if (maps) return maps;
-  // not followed, it is the link procfs has (lstat, readlink)
-  if (procExe(c, path) && (follow || !c.proc.kernel.fs.lookup(path, c.proc.cwd, false).ok)) {
-    if (!follow) return { ok: false, errno: Errno.EINVAL };
-    return c.proc.exe ? { ok: true, inode: c.proc.exe } : { ok: false, errno: Errno.ENOENT };
-  }
-  const start = path.startsWith('/') ? c.proc.cwd : startDir(c, dirfd);
-  if (typeof start === 'number') return { ok: false, errno: start };
-  return c.proc.kernel.fs.lookup(path, start, follow);
-}
-
-function parentOf(c: SyscallCtx, dirfd: number, path: string): { ok: true; dir: Inode; name: string } | { ok: false; errno: number } {
-  const start = path.startsWith('/') ? c.proc.cwd : startDir(c, dirfd);
-  if (typeof start === 'number') return { ok: false, errno: start };
-  return c.proc.kernel.fs.parentOf(path, start);
-}
-
-
-function userPath(c: SyscallCtx, p: bigint): string | number {
-  const s = readUserString(c.proc.mm, p, 4096);
-  if (s === null) return Errno.EFAULT;
-  if (s === '') return Errno.ENOENT;
-  return s;
-}
-
-function fdEntry(c: SyscallCtx, fd: bigint): FdEntry | undefined { return c.proc.fds.get(i32(fd)); }
 
 function openInode(c: SyscallCtx, dirfd: number, path: string, flags: number, mode: number): bigint {
   const fs = c.proc.kernel.fs;
@@ -171,7 +113,6 @@ function writeFile(c: SyscallCtx, f: OpenFile, bytes: Uint8Array, at?: number): 
   return BigInt(bytes.length);
 }
 
-
 /** The iovec array of readv/writev: (base, len) pairs. */
 function iovecs(c: SyscallCtx, iov: bigint, cnt: bigint): [bigint, number][] | bigint {
   const n = i32(cnt);
@@ -208,85 +149,6 @@ function doWrite(c: SyscallCtx, fd: bigint, buf: bigint, count: bigint, at?: num
   const bytes = n === 0 ? new Uint8Array(0) : copyFromUser(c.proc.mm, buf, n);
   if (!bytes) return E('EFAULT');
   return writeFile(c, e.file, bytes, at);
-}
-
-/** struct stat as this arch lays it out (x86_64's own, or asm-generic's for arm64 / riscv). */
-function statBytes(c: SyscallCtx, i: Inode): Uint8Array {
-  const layout = c.proc.kernel.arch.kernel.user.stat;
-  const size = i.isReg ? i.size : i.isLink ? i.size : i.isDir ? 4096 : 0;
-  // allocated as tmpfs does: whole pages, in 512-byte blocks
-  const blocks = BigInt(Math.ceil(size / 4096) * 8);
-  const sec = i.mtimeNs / 1_000_000_000n, nsec = i.mtimeNs % 1_000_000_000n;
-  const csec = i.ctimeNs / 1_000_000_000n, cnsec = i.ctimeNs % 1_000_000_000n;
-  const nlink = BigInt(i.isDir ? 2 + [...i.children!.values()].filter(x => x.isDir).length : i.nlink);
-  const b = new Uint8Array(layout === 'x86_64' ? 144 : 128);
-  const dv = new DataView(b.buffer);
-  const dev = 0x800n; // one filesystem: device 8:0... numbered as a tmpfs would be (0:x); kept constant
-  if (layout === 'x86_64') {
-    dv.setBigUint64(0, dev, true); dv.setBigUint64(8, i.ino, true); dv.setBigUint64(16, nlink, true);
-    dv.setUint32(24, i.mode, true); dv.setUint32(28, i.uid, true); dv.setUint32(32, i.gid, true);
-    dv.setBigUint64(40, BigInt(i.rdev), true); dv.setBigInt64(48, BigInt(size), true); dv.setBigInt64(56, 4096n, true);
-    dv.setBigInt64(64, blocks, true);
-    dv.setBigInt64(72, sec, true); dv.setBigInt64(80, nsec, true);
-    dv.setBigInt64(88, sec, true); dv.setBigInt64(96, nsec, true);
-    dv.setBigInt64(104, csec, true); dv.setBigInt64(112, cnsec, true);
-  } else {
-    dv.setBigUint64(0, dev, true); dv.setBigUint64(8, i.ino, true); dv.setUint32(16, i.mode, true);
-    dv.setUint32(20, Number(nlink), true); dv.setUint32(24, i.uid, true); dv.setUint32(28, i.gid, true);
-    dv.setBigUint64(32, BigInt(i.rdev), true); dv.setBigInt64(48, BigInt(size), true); dv.setInt32(56, 4096, true);
-    dv.setBigInt64(64, blocks, true);
-    dv.setBigInt64(72, sec, true); dv.setBigInt64(80, nsec, true);
-    dv.setBigInt64(88, sec, true); dv.setBigInt64(96, nsec, true);
-    dv.setBigInt64(104, csec, true); dv.setBigInt64(112, cnsec, true);
-  }
-  return b;
-}
-
-function statxBytes(i: Inode): Uint8Array {
-  const b = new Uint8Array(256);
-  const dv = new DataView(b.buffer);
-  const size = i.isReg || i.isLink ? i.size : i.isDir ? 4096 : 0;
-  dv.setUint32(0, 0x7ff, true); // STATX_BASIC_STATS
-  dv.setUint32(4, 4096, true);
-  dv.setUint32(16, i.isDir ? 2 + [...i.children!.values()].filter(x => x.isDir).length : i.nlink, true);
-  dv.setUint32(20, i.uid, true); dv.setUint32(24, i.gid, true); dv.setUint16(28, i.mode, true);
-  dv.setBigUint64(32, i.ino, true); dv.setBigUint64(40, BigInt(size), true); dv.setBigUint64(48, BigInt(Math.ceil(size / 4096) * 8), true);
-  const ts = (off: number, ns: bigint): void => { dv.setBigInt64(off, ns / 1_000_000_000n, true); dv.setUint32(off + 8, Number(ns % 1_000_000_000n), true); };
-  ts(0x40, i.mtimeNs); ts(0x50, i.ctimeNs); ts(0x60, i.ctimeNs); ts(0x70, i.mtimeNs);
-  dv.setUint32(0x80, i.rdev >> 8, true); dv.setUint32(0x84, i.rdev & 0xff, true);
-  dv.setUint32(0x88, 8, true); dv.setUint32(0x8c, 0, true);
-  return b;
-}
-
-function statAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, buf: bigint, flags: number, x = false): bigint {
-  let inode: Inode;
-  const path = readUserString(c.proc.mm, pathPtr, 4096);
-  if (path === null) return E('EFAULT');
-  if (path === '' && (flags & AT_EMPTY_PATH)) {
-    if (dirfd === AT_FDCWD) inode = c.proc.cwd;
-    else { const e = c.proc.fds.get(dirfd); if (!e) return E('EBADF'); if (!e.file.inode) return fstatPipe(c, buf, x); inode = e.file.inode; }
-  } else {
-    if (path === '') return E('ENOENT');
-    const r = resolve(c, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW) === 0);
-    if (!r.ok) return neg(r.errno);
-    inode = r.inode;
-  }
-  return copyToUser(c.proc.mm, buf, x ? statxBytes(inode) : statBytes(c, inode)) ? 0n : E('EFAULT');
-}
-
-/** fstat of a pipe or a host stream: a FIFO / character device with no inode in the tree */
-function fstatPipe(c: SyscallCtx, buf: bigint, x: boolean, dev?: boolean): bigint {
-  // an inode of no filesystem (pipefs / the host's tty in Linux): it takes no number from the tree
-  const fake = new Inode(c.proc.kernel.fs, 0n, dev ? 0o020620 : 0o010600);
-  if (dev) fake.rdev = (136 << 8);
-  return copyToUser(c.proc.mm, buf, x ? statxBytes(fake) : statBytes(c, fake)) ? 0n : E('EFAULT');
-}
-
-function fstat(c: SyscallCtx, fd: bigint, buf: bigint): bigint {
-  const e = fdEntry(c, fd);
-  if (!e) return E('EBADF');
-  if (!e.file.inode) return fstatPipe(c, buf, false, e.file.device !== null);
-  return copyToUser(c.proc.mm, buf, statBytes(c, e.file.inode)) ? 0n : E('EFAULT');
 }
 
 const DT = (i: Inode): number => ((i.mode & S_IFMT) >> 12);
@@ -368,114 +230,6 @@ function ioctl(c: SyscallCtx, fd: bigint, req: bigint, arg: bigint): bigint {
   return E('ENOTTY');
 }
 
-function mkdirAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, mode: number): bigint {
-  const path = userPath(c, pathPtr);
-  if (typeof path === 'number') return neg(path);
-  const p = parentOf(c, dirfd, path);
-  if (!p.ok) return neg(p.errno);
-  if (p.dir.children!.has(p.name) || p.name === '.' || p.name === '..') return E('EEXIST');
-  const fs = c.proc.kernel.fs;
-  const d = fs.newInode(S_IFDIR | (mode & 0o7777 & ~c.proc.umask));
-  d.nlink = 2;
-  fs.link(p.dir, p.name, d);
-  return 0n;
-}
-
-function unlinkAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, flags: number): bigint {
-  const path = userPath(c, pathPtr);
-  if (typeof path === 'number') return neg(path);
-  const p = parentOf(c, dirfd, path);
-  if (!p.ok) return neg(p.errno);
-  if (p.name === '.' ) return E('EINVAL');
-  if (p.name === '..') return E('ENOTEMPTY');
-  const victim = p.dir.children!.get(p.name);
-  if (!victim) return E('ENOENT');
-  if (flags & AT_REMOVEDIR) {
-    if (!victim.isDir) return E('ENOTDIR');
-    if (victim.children!.size) return E('ENOTEMPTY');
-    if (victim === c.proc.kernel.fs.root) return E('EBUSY');
-    p.dir.nlink--;
-  } else if (victim.isDir) return E('EISDIR');
-  p.dir.children!.delete(p.name);
-  victim.nlink--;
-  p.dir.mtimeNs = p.dir.ctimeNs = c.proc.kernel.fs.now();
-  return 0n;
-}
-
-function renameAt(c: SyscallCtx, olddirfd: number, oldPtr: bigint, newdirfd: number, newPtr: bigint, flags: number): bigint {
-  const op = userPath(c, oldPtr), np = userPath(c, newPtr);
-  if (typeof op === 'number') return neg(op);
-  if (typeof np === 'number') return neg(np);
-  const a = parentOf(c, olddirfd, op), b = parentOf(c, newdirfd, np);
-  if (!a.ok) return neg(a.errno);
-  if (!b.ok) return neg(b.errno);
-  const src = a.dir.children!.get(a.name);
-  if (!src) return E('ENOENT');
-  const dst = b.dir.children!.get(b.name);
-  if (dst === src) return 0n;
-  if (dst && (flags & 1)) return E('EEXIST');
-  if (src.isDir) {
-    // no directory into itself
-    for (let d: Inode | undefined = b.dir; d; d = d.parent === d ? undefined : d.parent) if (d === src) return E('EINVAL');
-    if (dst && !dst.isDir) return E('ENOTDIR');
-    if (dst && dst.children!.size) return E('ENOTEMPTY');
-  } else if (dst?.isDir) return E('EISDIR');
-  const fs = c.proc.kernel.fs;
-  if (dst) { b.dir.children!.delete(b.name); dst.nlink--; if (dst.isDir) b.dir.nlink--; }
-  a.dir.children!.delete(a.name);
-  if (src.isDir) a.dir.nlink--;
-  fs.link(b.dir, b.name, src);
-  return 0n;
-}
-
-function readlinkAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, buf: bigint, size: bigint): bigint {
-  const path = userPath(c, pathPtr);
-  if (typeof path === 'number') return neg(path);
-  const n = i32(size);
-  if (n <= 0) return E('EINVAL');
-  let target: string;
-  if (procExe(c, path)) target = c.proc.exeLink();
-  else {
-    const r = resolve(c, dirfd, path, false);
-    if (!r.ok) return neg(r.errno);
-    if (!r.inode.isLink) return E('EINVAL');
-    target = r.inode.target!;
-  }
-  const b = new TextEncoder().encode(target).subarray(0, n);
-  return copyToUser(c.proc.mm, buf, b) ? BigInt(b.length) : E('EFAULT');
-}
-
-function symlinkAt(c: SyscallCtx, targetPtr: bigint, dirfd: number, pathPtr: bigint): bigint {
-  const target = readUserString(c.proc.mm, targetPtr, 4096);
-  if (target === null) return E('EFAULT');
-  const path = userPath(c, pathPtr);
-  if (typeof path === 'number') return neg(path);
-  const p = parentOf(c, dirfd, path);
-  if (!p.ok) return neg(p.errno);
-  if (p.dir.children!.has(p.name)) return E('EEXIST');
-  const fs = c.proc.kernel.fs;
-  const l = fs.newInode(0o120777);
-  l.target = target;
-  l.size = new TextEncoder().encode(target).length;
-  fs.link(p.dir, p.name, l);
-  return 0n;
-}
-
-function linkAt(c: SyscallCtx, olddirfd: number, oldPtr: bigint, newdirfd: number, newPtr: bigint, flags: number): bigint {
-  const op = userPath(c, oldPtr), np = userPath(c, newPtr);
-  if (typeof op === 'number') return neg(op);
-  if (typeof np === 'number') return neg(np);
-  const r = resolve(c, olddirfd, op, (flags & 0x400) !== 0);
-  if (!r.ok) return neg(r.errno);
-  if (r.inode.isDir) return E('EPERM');
-  const p = parentOf(c, newdirfd, np);
-  if (!p.ok) return neg(p.errno);
-  if (p.dir.children!.has(p.name)) return E('EEXIST');
-  p.dir.children!.set(p.name, r.inode);
-  r.inode.nlink++;
-  return 0n;
-}
-
 function accessAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, mode: number, flags = 0): bigint {
   const path = userPath(c, pathPtr);
   if (typeof path === 'number') return neg(path);
@@ -506,11 +260,6 @@ function chmodInode(i: Inode, mode: number): bigint {
   i.mode = (i.mode & S_IFMT) | (mode & 0o7777);
   i.ctimeNs = i.fs.now();
   return 0n;
-}
-
-function pathArg<T>(c: SyscallCtx, p: bigint, f: (path: string) => T): T | bigint {
-  const s = userPath(c, p);
-  return typeof s === 'number' ? neg(s) : f(s);
 }
 
 /** poll / ppoll: pipes by their fill, everything else always ready; sleeps (restarts) when nothing is and the timeout allows */
@@ -612,11 +361,6 @@ export const FILE_SYSCALLS = {
     f.pos = Number(n);
     return n;
   },
-  fstat: (c, [fd, buf]) => fstat(c, fd, buf),
-  stat: (c, [p, buf]) => statAt(c, AT_FDCWD, p, buf, 0),
-  lstat: (c, [p, buf]) => statAt(c, AT_FDCWD, p, buf, AT_SYMLINK_NOFOLLOW),
-  newfstatat: (c, [dirfd, p, buf, flags]) => statAt(c, i32(dirfd), p, buf, i32(flags)),
-  statx: (c, [dirfd, p, flags, , buf]) => statAt(c, i32(dirfd), p, buf, i32(flags), true),
   getdents64: (c, [fd, buf, count]) => getdents64(c, fd, buf, count),
   fcntl: (c, [fd, cmd, arg]) => {
     const e = fdEntry(c, fd);
@@ -657,20 +401,6 @@ export const FILE_SYSCALLS = {
   },
   chdir: (c, [p]) => pathArg(c, p, path => { const r = resolve(c, AT_FDCWD, path); return r.ok ? chdirTo(c, r.inode) : neg(r.errno); }),
   fchdir: (c, [fd]) => { const e = fdEntry(c, fd); return !e ? E('EBADF') : e.file.inode ? chdirTo(c, e.file.inode) : E('ENOTDIR'); },
-  mkdir: (c, [p, mode]) => mkdirAt(c, AT_FDCWD, p, i32(mode)),
-  mkdirat: (c, [dirfd, p, mode]) => mkdirAt(c, i32(dirfd), p, i32(mode)),
-  rmdir: (c, [p]) => unlinkAt(c, AT_FDCWD, p, AT_REMOVEDIR),
-  unlink: (c, [p]) => unlinkAt(c, AT_FDCWD, p, 0),
-  unlinkat: (c, [dirfd, p, flags]) => unlinkAt(c, i32(dirfd), p, i32(flags)),
-  rename: (c, [a, b]) => renameAt(c, AT_FDCWD, a, AT_FDCWD, b, 0),
-  renameat: (c, [ad, a, bd, b]) => renameAt(c, i32(ad), a, i32(bd), b, 0),
-  renameat2: (c, [ad, a, bd, b, flags]) => renameAt(c, i32(ad), a, i32(bd), b, i32(flags)),
-  readlink: (c, [p, buf, size]) => readlinkAt(c, AT_FDCWD, p, buf, size),
-  readlinkat: (c, [dirfd, p, buf, size]) => readlinkAt(c, i32(dirfd), p, buf, size),
-  symlink: (c, [t, p]) => symlinkAt(c, t, AT_FDCWD, p),
-  symlinkat: (c, [t, dirfd, p]) => symlinkAt(c, t, i32(dirfd), p),
-  link: (c, [a, b]) => linkAt(c, AT_FDCWD, a, AT_FDCWD, b, 0),
-  linkat: (c, [ad, a, bd, b, flags]) => linkAt(c, i32(ad), a, i32(bd), b, i32(flags)),
   access: (c, [p, mode]) => accessAt(c, AT_FDCWD, p, i32(mode)),
   faccessat: (c, [dirfd, p, mode]) => accessAt(c, i32(dirfd), p, i32(mode)),
   faccessat2: (c, [dirfd, p, mode, flags]) => accessAt(c, i32(dirfd), p, i32(mode), i32(flags)),

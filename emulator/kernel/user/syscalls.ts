@@ -26,6 +26,8 @@ import { E, SyscallCtx, SyscallHandler, SyscallResult, i32, int } from './result
 import type { SyscallName } from '../../arch/types';
 import { copyFromUser, copyToUser, words } from './uaccess';
 import { FILE_SYSCALLS } from './fileSyscalls';
+import { NAMEI_SYSCALLS } from './nameiSyscalls';
+import { STAT_SYSCALLS } from './statSyscalls';
 import { MOUNT_SYSCALLS } from './mountSyscalls';
 import { MODULE_SYSCALLS } from './moduleSyscalls';
 import { PROC_SYSCALLS } from './procSyscalls';
@@ -284,4 +286,4 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
   return fromVAddr(base);
 }
 
-export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...PROC_SYSCALLS, ...MOUNT_SYSCALLS, ...MODULE_SYSCALLS };
+export const SYSCALLS: Readonly<Record<SyscallName, SyscallHandler>> = { ...MEMORY_SYSCALLS, ...FILE_SYSCALLS, ...STAT_SYSCALLS, ...NAMEI_SYSCALLS, ...PROC_SYSCALLS, ...MOUNT_SYSCALLS, ...MODULE_SYSCALLS };

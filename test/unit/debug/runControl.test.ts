@@ -11,6 +11,7 @@ import { RunController, RunEnd } from '../../../emulator/debug/runControl';
 import { Stepper } from '../../../emulator/debug/stepper';
 import { whereOf } from '../../../emulator/probes';
 import { sampleImage } from '../../kprobes/harness';
+import { probesOf } from '../../../emulator/probes/attach';
 
 function rig(opts: { maxInstructions?: number } = {}): { m: Machine; rc: RunController; ends: RunEnd[]; crank(): boolean } {
   const m = new Machine(sampleImage(), { cpus: 2, maxInstructions: opts.maxInstructions ?? 0 });
@@ -65,7 +66,7 @@ describe('RunController', () => {
 
   test('a breakpoint stop ends a continue with the stop request', () => {
     const r = rig();
-    const e = r.m.probes.addBreakpoint({ target: 'do_fork' });
+    const e = probesOf(r.m).addBreakpoint({ target: 'do_fork' });
     assert.ok(e.verified, e.message);
     r.rc.resume();
     while (r.ends.length === 0 && r.crank());

@@ -11,18 +11,19 @@ import { readFileSync } from 'node:fs';
 import { loadElf } from '../../../emulator/elf';
 import type { ElfImage } from '../../../emulator/elf/types';
 import { Machine } from '../../../emulator/machine';
-import { walkFrames } from '../../../emulator/probes';
-import type { WalkOptions } from '../../../emulator/probes/stack';
+import { walkFrames } from '../../../emulator/kernel/stack';
+import type { WalkOptions } from '../../../emulator/kernel/stack';
 import { cfiError, cfiFor } from '../../../emulator/unwind';
 import { fixture, FIXTURE_DIR } from '../../fixtures/elf/goldens';
 import { marker, sampleImage } from '../../probes/helpers';
+import { probesOf } from '../../../emulator/probes/attach';
 
 interface Walks { auto: bigint[]; cfi: bigint[]; fp: bigint[]; names: string[] }
 
 /** Run `image` with a breakpoint at `target`; at the `nth` stop (1-based) walk the stack three ways. */
 function walksAt(image: ElfImage, target: string, nth = 1): Walks {
   const machine = new Machine(image, { cpus: 1, maxInstructions: 50_000_000 });
-  const mgr = machine.probes;
+  const mgr = probesOf(machine);
   const e = mgr.addBreakpoint({ target });
   assert.equal(e.verified, true, e.message);
   let stops = 0;

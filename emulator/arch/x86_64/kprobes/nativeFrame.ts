@@ -36,7 +36,7 @@ import type { VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, Region } from '../../../memory/memory';
 import { X86Cpu } from '../cpu';
 import { PT_REGS, X86_REGS } from '../regs';
-import { derivedState } from '../../../timetravel/marks';
+import { derivedState } from '../../../base/marks';
 
 const TWO32 = 4294967296;
 

@@ -1,7 +1,12 @@
 /**
- * dump_stack() for probe handlers: a kernel-style "Call Trace:" of the probed
+ * Stack walking and dump_stack(): a kernel-style "Call Trace:" of a CPU's
  * context, kretprobe trampoline entries replaced by the real return
- * addresses (the engine's fixupStackTrace).
+ * addresses. What only the kprobes engine knows (its trampoline, the live
+ * kretprobe instances, the original bytes under its breakpoints, the names
+ * of its own code) comes through the hooks the kernel holds
+ * (KernelApi.unwindHooks, types.ts), installed by whoever composes the
+ * machine: Linux's unwinders likewise ask kprobes for the real return
+ * address of a kretprobe trampoline entry (kretprobe_find_ret_addr).
  *
  * Each frame is unwound on its own: from DWARF call frame information
  * (.debug_frame / .eh_frame, emulator/unwind) when an FDE covers its pc, from
@@ -14,9 +19,8 @@
  * (ArchOps.dwarfRegs).
  */
 import type { ArchOps, Cpu } from '../arch/types';
-import type { KernelApi, Task } from '../kernel/types';
+import type { KernelApi, Task } from './types';
 import { PAGE_SIZE } from '../memory/backing';
-import { fixupStackTrace, KprobesEngine, symbolizeEngineAddress } from '../kprobes';
 import { mustVAddr, toVAddr } from '../memory/address';
 import { cfiFor, CfiUnwinder, DwarfRegs } from '../unwind';
 import type { ElfImage } from '../elf/types';
@@ -24,7 +28,7 @@ import type { ElfImage } from '../elf/types';
 export interface WalkOptions {
   /** pc of frame 0 instead of the CPU's (a pre handler: the probe address, the instruction has not run) */
   pc?: bigint;
-  /** code bytes as they are without breakpoints (KprobesEngine.readTextWithoutProbes) */
+  /** code bytes as they are without breakpoints (UnwindHooks.readCode) */
   readCode?: (addr: bigint, len: number) => Uint8Array;
   /**
    * 'auto' (default): call frame information where an FDE covers the pc,
@@ -58,13 +62,13 @@ export type EmulatorCodeKind = 'thread-return' | 'kprobes';
  * %pS-style name of code the emulator owns, which the image's symbol table
  * does not know: `ret_from_fork+0x0` for the kernel-thread return page,
  * the kprobes engine's names (kretprobe_trampoline+0x0,
- * kprobe_insn_slot[do_fork]+0x0, ...: emulator/kprobes/symbolize.ts);
+ * kprobe_insn_slot[do_fork]+0x0, ...: UnwindHooks.symbolize);
  * undefined elsewhere.
  */
-export function emulatorCodeAt(kernel: KernelApi, engine: KprobesEngine, addr: bigint): { name: string; kind: EmulatorCodeKind } | undefined {
+export function emulatorCodeAt(kernel: KernelApi, addr: bigint): { name: string; kind: EmulatorCodeKind } | undefined {
   const page = kernel.layout.execArea;
   if (addr >= page && addr < page + BigInt(PAGE_SIZE)) return { name: `${THREAD_RETURN_FRAME}+0x${(addr - page).toString(16)}`, kind: 'thread-return' };
-  const name = symbolizeEngineAddress(engine, addr);
+  const name = kernel.unwindHooks?.symbolize(addr);
   return name !== undefined ? { name, kind: 'kprobes' } : undefined;
 }
 
@@ -217,25 +221,25 @@ function fpStep(ctx: WalkCtx, f: Frame): Frame | null {
  * pc of frame 0 when not the CPU's (pre handlers: the probe address);
  * `returnTo`: the real return address in a kretprobe return handler.
  */
-export function dumpStackLines(kernel: KernelApi, engine: KprobesEngine, cpu: Cpu, opts: { returnTo?: bigint; pc?: bigint } = {}): string[] {
+export function dumpStackLines(kernel: KernelApi, cpu: Cpu, opts: { returnTo?: bigint; pc?: bigint } = {}): string[] {
   const task = kernel.current(cpu.id);
   const lines = [
     `CPU: ${cpu.id} PID: ${task ? task.pid : 0} Comm: ${task ? task.comm : `swapper/${cpu.id}`} Not tainted`,
     'Call Trace:',
   ];
-  const raw = walkFrames(kernel, cpu, task, {
-    pc: opts.pc,
-    readCode: (a, n) => engine.readTextWithoutProbes(kernel.mem, a, n),
-  });
+  const hooks = kernel.unwindHooks;
+  const raw = walkFrames(kernel, cpu, task, { pc: opts.pc, readCode: hooks?.readCode });
+  const trampoline = hooks?.kretprobeTrampoline();
   // in a kretprobe return handler the pc is the trampoline and the instance is no longer listed
-  const first = raw[0] === engine.kretprobeTrampoline && opts.returnTo !== undefined ? [{ addr: opts.returnTo, raw: raw[0], replaced: true }] : [];
-  const fixed = [...first, ...fixupStackTrace(engine, task, raw.slice(first.length), cpu.id)];
+  const first = trampoline !== undefined && raw[0] === trampoline && opts.returnTo !== undefined ? [{ addr: opts.returnTo, raw: raw[0], replaced: true }] : [];
+  const rest = raw.slice(first.length);
+  const fixed = [...first, ...(hooks ? hooks.fixupStackTrace(task, rest, cpu.id) : rest.map(a => ({ addr: a, raw: a, replaced: false })))];
   for (const f of fixed) {
     const a = f.addr;
     if (!isText(kernel, a)) {
-      if (a === engine.kretprobeTrampoline) { lines.push(' kretprobe_trampoline+0x0/0x1'); continue; }
+      if (trampoline !== undefined && a === trampoline) { lines.push(' kretprobe_trampoline+0x0/0x1'); continue; }
       // the bottom of a kernel thread, as Linux's traces end in ret_from_fork
-      if (emulatorCodeAt(kernel, engine, a)?.kind === 'thread-return') lines.push(` ${THREAD_RETURN_FRAME}+0x${(a - kernel.layout.execArea).toString(16)}/0x${PAGE_SIZE.toString(16)}`);
+      if (emulatorCodeAt(kernel, a)?.kind === 'thread-return') lines.push(` ${THREAD_RETURN_FRAME}+0x${(a - kernel.layout.execArea).toString(16)}/0x${PAGE_SIZE.toString(16)}`);
       break;
     }
     lines.push(` ${kernel.image.symbols.format(a, true)}`);

@@ -41,16 +41,20 @@
  *   set_event       the enabled ones, "GRP:EVENT" each; writing "GRP:EVENT"
  *                   (or "EVENT", "GRP:*", "*:*") enables, a leading '!'
  *                   disables, `>` disables them all first (ftrace_event_write)
+ *
+ * The kernel's mount table knows the type; the machine hands it this
+ * filesystem (kernel/fs/kernelMounts.ts), as the tracing subsystem sits
+ * above the kernel's filesystem code.
  */
-import { Errno } from '../abi';
-import type { Kernel } from '../kernel';
+import { Errno } from '../kernel/abi';
+import type { Kernel } from '../kernel/kernel';
 import {
   clearTrace, consumeTrace, onTraceLine, errorLog, eventFormat, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
   setTracingOn, stripEventComment, traceBufferKb, traceText, tracingOn,
-} from '../../tracing/events';
-import type { EventAdd } from '../../tracing/events';
-import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
-import type { Inode } from './vfs';
+} from './events';
+import type { EventAdd } from './events';
+import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
+import type { Inode } from '../kernel/fs/vfs';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
 export interface EventProbeSource {

@@ -10,7 +10,7 @@
  * object; lower case for local symbols. Section and file symbols are left
  * out, as nm does.
  */
-import type { ElfImage, ElfSymbol } from '../../elf';
+import type { ElfImage, ElfSymbol } from './types';
 
 const SHN_UNDEF = 0, SHN_ABS = 0xfff1, SHN_COMMON = 0xfff2;
 const SHF_WRITE = 1n, SHF_EXECINSTR = 4n;
