@@ -370,6 +370,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
 describe('tracefs event files', () => {
   test('events/GRP/EVENT/format (trace_events.c f_show: common fields, probe fields, one packed field per argument, print fmt), available_events, set_event (GRP:EVENT, !, *:*, > disables all)', () => {
     const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')));
+    attachProbes(m);
     const file = (path: string, flags: number) => {
       const r = m.kernel.fs.lookup(path, m.kernel.fs.root);
       assert.ok(r.ok && r.inode.pseudo, path);
