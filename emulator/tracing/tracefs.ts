@@ -20,7 +20,15 @@
  *   tracing_on      "1\n" / "0\n"; writing 0 stops the trace lines (the events
  *                   still count their hits), a number other than 0 restarts them
  *   error_log       the last errors: "[SECONDS] trace_kprobe: error: MSG",
- *                   the command, '^' under Linux's column; `>` clears it
+ *                   the command, '^' under Linux's column (Linux's message
+ *                   for the parser's coded errors); `>` clears it
+ *                   An event may hold several probes of one kind, type and
+ *                   argument types (a definition naming an existing event
+ *                   appends a probe to it, else -EEXIST with Linux's error);
+ *                   `-:[GRP/]EVENT PROBEPOINT [ARGS]` removes only the
+ *                   matching probes, `-:GRP/` every event of the group
+ *   README          the mini-HOWTO's probe-event lines, true to what the
+ *                   parser takes (tracing/events/readme.ts)
  *   uprobe_events   the same for uprobe definitions (PATH:OFFSET targets);
  *                   each file lists and accepts only its own kind, and `>`
  *                   clears only its own kind
@@ -49,10 +57,10 @@
 import { Errno } from '../kernel/abi';
 import type { Kernel } from '../kernel/kernel';
 import {
-  clearTrace, consumeTrace, onTraceLine, errorLog, eventFormat, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
+  appendError, clearTrace, consumeTrace, onTraceLine, errorLog, probeEventsReadme, removeMatches, eventFormat, kprobeEvents, kprobeProfile, parseEventDefinition, eventDefinitionLine, setTraceBufferKb,
   setTracingOn, stripEventComment, traceBufferKb, traceText, tracingOn,
 } from './events';
-import type { EventAdd } from './events';
+import type { EventAdd, EventError } from './events';
 import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
 import type { Inode } from '../kernel/fs/vfs';
 
@@ -82,6 +90,16 @@ const takes = (kind: EventsKind, d: EventAdd): boolean => kind === 'dynamic' || 
 
 const bytesOf = (text: string): number => new TextEncoder().encode(text).length;
 
+/** Whether a definition's probe point is a PATH (a uprobe): its second word holds a '/'. */
+const isUserLine = (line: string): boolean => (line.trim().split(/\s+/)[1] ?? '').includes('/');
+
+/** What a uprobe's PATH is in the machine's filesystem (the parser's fileKind). */
+function fileKindOf(k: Kernel, path: string): 'file' | 'other' | undefined {
+  const r = k.fs.lookup(path, k.fs.root);
+  if (!r.ok) return undefined;
+  return r.inode.isReg ? 'file' : 'other';
+}
+
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
   const root = pseudoDir(fs, 0o700);
@@ -89,55 +107,67 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   const state = {
     /** error_log entries, oldest first */
     errors: [] as string[],
-    /** events defined through kprobe_events: "GRP/EVENT" -> probe id */
-    defined: new Map<string, number>(),
+    /** events defined through these files: "GRP/EVENT" -> its probes' ids (several probes may share an event) */
+    defined: new Map<string, number[]>(),
     /** those of them enabled (events/GRP/EVENT/enable) */
     enabled: new Set<string>(),
     /** "GRP/EVENT" -> its events/GRP/EVENT/id number */
     ids: new Map<string, number>(),
-    /** "GRP/EVENT" -> its definition (which file's kind it is) */
-    kinds: new Map<string, EventAdd>(),
+    /** "GRP/EVENT" -> the definitions of its probes, in the order of `defined` (the first says the event's kind and fields) */
+    kinds: new Map<string, EventAdd[]>(),
     nextId: FIRST_EVENT_ID,
   };
   const { errors, defined, enabled, ids, kinds } = state;
 
-  const logError = (text: string, column: number, message: string, kind: EventsKind = 'dynamic'): void => {
+  const logError = (text: string, err: EventError, kind: EventsKind = 'dynamic'): void => {
     const ns = k.clock.now();
     const stamp = `[${String(ns / 1_000_000_000n).padStart(5)}.${String((ns % 1_000_000_000n) / 1000n).padStart(6, '0')}] `;
     // the subsystem of the file written (trace_kprobe / trace_uprobe); dynamic_events: the definition's kind
     const subsystem = kind === 'kprobe' ? 'trace_kprobe' : kind === 'uprobe' ? 'trace_uprobe' : undefined;
-    errors.push(stamp + errorLog(text, { column, message }, subsystem));
+    errors.push(stamp + errorLog(text, err, subsystem));
     if (errors.length > LOG_ERRS_MAX) errors.shift();
   };
 
   /** One line written to kprobe_events / uprobe_events / dynamic_events: 0 or -errno. */
   const command = (line: string, kind: EventsKind): number => {
     const src = probes();
-    const r = parseEventDefinition(line);
-    if (!r.ok) { logError(line, r.error.column, r.error.message, kind); return -Errno.EINVAL; }
+    const r = parseEventDefinition(line, { symbolCount: name => (k.image.symbols.lookup(name) ? 1 : 0), fileKind: path => fileKindOf(k, path) });
+    if (!r.ok) {
+      logError(line, r.error, kind);
+      // trace_kprobe's errnos for a symbol that is not there (-ENOENT) or not unique (-EADDRNOTAVAIL); the rest -EINVAL
+      return r.error.code === 'BAD_PROBE_ADDR' && !isUserLine(line) ? -Errno.ENOENT : r.error.code === 'NON_UNIQ_SYMBOL' ? -Errno.EADDRNOTAVAIL : -Errno.EINVAL;
+    }
     const cmd = r.cmd;
     if (cmd.op !== 'remove' && !takes(kind, cmd)) {
       // Linux parses the probe point as its own file's kind: a symbol is no PATH:OFFSET, a path no kernel symbol
-      logError(line, cmd.targetColumn, kind === 'uprobe' ? 'Failed to parse address or file.' : 'Invalid probed address or symbol', kind);
+      logError(line, { column: cmd.targetColumn, message: kind === 'uprobe' ? 'Failed to parse address or file.' : 'Invalid probed address or symbol' }, kind);
       return -Errno.EINVAL;
     }
     if (cmd.op === 'remove') {
-      const key = [...defined.keys()].find(key => key === `${cmd.group}/${cmd.event}` || (cmd.group === undefined && key.endsWith(`/${cmd.event}`)));
-      if (key === undefined || !takes(kind, kinds.get(key)!)) return -Errno.ENOENT;
-      // Linux refuses to remove an enabled event
-      if (enabled.has(key)) return -Errno.EBUSY;
-      src?.remove(defined.get(key)!);
-      defined.delete(key);
-      kinds.delete(key);
-      ids.delete(key);
+      // the probes the command names: of an event (or a whole group with `-:GRP/`), those at the probe point given
+      const hits: [string, number][] = [];
+      for (const [key, defs] of kinds) {
+        defs.forEach((d, i) => { if (takes(kind, d) && removeMatches(cmd, d)) hits.push([key, i]); });
+      }
+      if (!hits.length) return -Errno.ENOENT;
+      // Linux refuses to remove a probe of an enabled event
+      if (hits.some(([key]) => enabled.has(key))) return -Errno.EBUSY;
+      for (const [key, i] of hits.reverse()) {
+        src?.remove(defined.get(key)![i]);
+        defined.get(key)!.splice(i, 1);
+        kinds.get(key)!.splice(i, 1);
+        if (!defined.get(key)!.length) { defined.delete(key); kinds.delete(key); ids.delete(key); }
+      }
       return 0;
     }
-    if (!src) { logError(line, 1, 'kprobes are not available on this machine'); return -Errno.ENODEV; }
+    if (!src) { logError(line, { column: 1, message: 'kprobes are not available on this machine' }); return -Errno.ENODEV; }
     const key = `${cmd.group}/${cmd.event}`;
-    if (defined.has(key)) return -Errno.EEXIST;
+    // a definition naming an existing event appends a probe to it, when kind, probe type and argument types agree
+    const clash = appendError(cmd, [...kinds.values()].flat());
+    if (clash) { logError(line, clash, kind); return -Errno.EEXIST; }
     const c = src.compileProbeFile(line, EVENTS_FILE);
     const bad = c.diagnostics.find(d => d.severity === 'error');
-    if (bad) { logError(line, bad.column, bad.message, kind); return -Errno.EINVAL; }
+    if (bad) { logError(line, { column: bad.column, message: bad.message }, kind); return -Errno.EINVAL; }
     const added = src.addProbeSpecs(c.specs as never[], EVENTS_FILE);
     if (added.errors.length) {
       for (const p of added.probes) src.remove(p.id);
@@ -146,16 +176,17 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       // trace_kprobe's messages for a refused registration, at the probe point
       const message = errno === Errno.ENOENT ? 'Invalid probed address or symbol'
         : errno === Errno.EILSEQ ? 'Probe point is not an instruction boundary' : 'Failed to register probe event';
-      logError(line, cmd.targetColumn, message, kind);
+      logError(line, { column: cmd.targetColumn, message }, kind);
       return -errno;
     }
     const id = added.probes[0]?.id;
     if (id === undefined) return -Errno.EINVAL;
-    // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED)
-    src.setEnabled(id, false);
-    defined.set(key, id);
-    kinds.set(key, cmd);
-    ids.set(key, state.nextId++);
+    // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED); a probe appended
+    // to an enabled event is enabled with it
+    src.setEnabled(id, enabled.has(key));
+    if (!defined.has(key)) { defined.set(key, []); kinds.set(key, []); ids.set(key, state.nextId++); }
+    defined.get(key)!.push(id);
+    kinds.get(key)!.push(cmd);
     return 0;
   };
 
@@ -174,19 +205,19 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       return bytesOf(text);
     },
     truncate: () => {
-      const mine = [...defined.keys()].filter(key => takes(kind, kinds.get(key)!));
+      const mine = [...defined.keys()].filter(key => takes(kind, kinds.get(key)![0]));
       if (mine.some(key => enabled.has(key))) return -Errno.EBUSY;
       const src = probes();
-      for (const key of mine) { src?.remove(defined.get(key)!); defined.delete(key); ids.delete(key); kinds.delete(key); }
+      for (const key of mine) { for (const id of defined.get(key)!) src?.remove(id); defined.delete(key); ids.delete(key); kinds.delete(key); }
     },
   });
   const events: PseudoFile & { state: typeof state } = { state, ...eventsFile('kprobe') };
 
   /** Enable or disable the defined events whose key passes `pick`: 0 or -errno. */
   const setEnabledWhere = (pick: (key: string) => boolean, on: boolean): number => {
-    for (const [key, id] of defined) {
+    for (const [key, list] of defined) {
       if (!pick(key) || enabled.has(key) === on) continue;
-      if (probes()?.setEnabled(id, on) !== undefined) return -Errno.EINVAL;
+      for (const id of list) if (probes()?.setEnabled(id, on) !== undefined) return -Errno.EINVAL;
       if (on) enabled.add(key); else enabled.delete(key);
     }
     return 0;
@@ -209,14 +240,11 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   const enableFile = (key: string): PseudoFile => ({
     show: () => (enabled.has(key) ? '1\n' : '0\n'),
     write: (text: string) => {
-      const id = defined.get(key);
       const v = text.trim();
-      if (id === undefined) return -Errno.ENODEV;
+      if (!defined.has(key)) return -Errno.ENODEV;
       if (v !== '0' && v !== '1') return -Errno.EINVAL;
-      const err = probes()?.setEnabled(id, v === '1');
-      if (err !== undefined) return -Errno.EINVAL;
-      if (v === '1') enabled.add(key); else enabled.delete(key);
-      return new TextEncoder().encode(text).length;
+      const rc = setEnabledWhere(other => other === key, v === '1');
+      return rc < 0 ? rc : bytesOf(text);
     },
   });
   const eventsDir = pseudoDir(fs);
@@ -235,7 +263,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
         addPseudoFiles(fs, eventsDir, {
           [`${key}/enable`]: enableFile(key),
           [`${key}/id`]: { show: () => `${ids.get(key) ?? 0}\n` },
-          [`${key}/format`]: { show: () => (kinds.has(key) ? eventFormat(kinds.get(key)!, ids.get(key) ?? 0) : '') },
+          [`${key}/format`]: { show: () => (kinds.has(key) ? eventFormat(kinds.get(key)![0], ids.get(key) ?? 0) : '') },
         });
       }
       const g = eventsDir.children!.get(group)!;
@@ -250,6 +278,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     kprobe_profile: { show: () => kprobeProfile(k) },
     uprobe_profile: { show: () => probes()?.uprobeProfile() ?? '' },
     'events/enable': enableAll(() => true),
+    README: { show: probeEventsReadme },
     available_events: { show: () => [...defined.keys()].map(key => `${key.replace('/', ':')}\n`).join('') },
     set_event: {
       show: () => [...defined.keys()].filter(key => enabled.has(key)).map(key => `${key.replace('/', ':')}\n`).join(''),

@@ -429,6 +429,44 @@ describe('tracefs event files', () => {
   });
 });
 
+describe('tracefs: several probes on one event', () => {
+  test('a definition naming an existing event appends a probe (same kind, type and argument types) or fails with EEXIST and Linux\'s error; -:EVENT PROBEPOINT removes only that probe; README is served', () => {
+    const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')));
+    attachProbes(m);
+    const file = (path: string, flags: number) => {
+      const r = m.kernel.fs.lookup(`/sys/kernel/tracing/${path}`, m.kernel.fs.root);
+      assert.ok(r.ok && r.inode.pseudo, path);
+      const dev = openPseudo(r.inode.pseudo, flags);
+      assert.ok(typeof dev !== 'number', path);
+      return dev;
+    };
+    const O_WRONLY = 1, O_APPEND = 0o2000;
+    const write = (text: string): number => file('kprobe_events', O_WRONLY | O_APPEND).write(new TextEncoder().encode(text)) as number;
+    const read = (path: string): string => new TextDecoder().decode(file(path, 0).read(1 << 16) as Uint8Array);
+    assert.equal(write('p:multi do_fork a=%di:u32\n'), 26);
+    assert.equal(write('p:multi sys_open a=%si:u32\n'), 27, 'same kind, type and argument types: appended');
+    assert.equal(read('kprobe_events'), 'p:kprobes/multi do_fork a=%di:u32\np:kprobes/multi sys_open a=%si:u32\n');
+    assert.equal(write('p:multi sys_open a=%si:u32\n'), -17, 'the same probe again: EEXIST');
+    assert.equal(write('r:multi sys_open\n'), -17, 'a return probe on a probe event: EEXIST');
+    assert.equal(write('p:multi do_fork a=%di:u64\n'), -17, 'another argument type: EEXIST');
+    const log = read('error_log').split('\n');
+    assert.match(log[0], /trace_kprobe: error: There is already the exact same probe event$/);
+    assert.match(log[3], /trace_kprobe: error: Probe type is different from existing probe$/);
+    assert.match(log[6], /trace_kprobe: error: Argument type or name is different from existing probe$/);
+    // enabling the event enables both probes; -: with a probe point removes one of them (not while enabled)
+    assert.equal(file('events/kprobes/multi/enable', O_WRONLY).write(new TextEncoder().encode('1\n')), 2);
+    assert.equal(write('-:multi sys_open\n'), -16, 'EBUSY while enabled');
+    assert.equal(file('events/kprobes/multi/enable', O_WRONLY).write(new TextEncoder().encode('0\n')), 2);
+    assert.equal(write('-:multi sys_open\n'), 17);
+    assert.equal(read('kprobe_events'), 'p:kprobes/multi do_fork a=%di:u32\n');
+    assert.equal(write('-:multi nosuch_place\n'), -2, 'no probe at that point: ENOENT');
+    assert.equal(write('-:kprobes/\n'), 11, '-:GRP/ removes every event of the group');
+    assert.equal(read('kprobe_events'), '');
+    // README: the probe-event syntax lines ftracetest looks for (trace_probe_show's mini-HOWTO)
+    assert.match(read('README'), /place: \[<module>:\]<symbol>\[\+<offset>\]\|<memaddr>/);
+  });
+});
+
 describe('procfs /proc/<pid>/cmdline', () => {
   test('amd64: /proc/<pid>/cmdline is the argv strings, each with its NUL, as they lie in the process (proc_pid_cmdline_read)', async t => {
     const bb = busybox('amd64');
