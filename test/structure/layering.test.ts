@@ -3,9 +3,11 @@
  * never imports vscode, adapter/ or extension/; arch-neutral emulator code
  * never imports an architecture's implementation (only a port's info part,
  * through emulator/ports.ts); the only place that loads implementations is
- * emulator/arch/registry.ts; and the language server's bundle holds no
- * interpreter, nor does the extension's (esbuild's metafile of the real
- * entry points).
+ * emulator/arch/registry.ts; the layers only point down (test/structure/
+ * ranks.ts); the adapter's one door into the machine is
+ * emulator/debug/index.ts; the language server's bundle holds exactly the
+ * emulator files listed below and no interpreter, nor does the extension's
+ * (esbuild's metafile of the real entry points).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +17,8 @@ import { build } from 'esbuild';
 import { repoPath, repoRoot } from '../util/paths';
 import { PORTS } from '../../emulator/ports';
 import { implementedPortNames } from '../../emulator/arch/registry';
+import { importEdges } from './importGraph';
+import { layerOf, rankViolations } from './ranks';
 
 const ROOT = repoRoot();
 
@@ -113,4 +117,52 @@ describe('layering', () => {
       assert.ok(inputs.includes('emulator/ports.ts'), `the ${label} reads the ports' info parts`);
     });
   }
+
+  const edges = importEdges(ROOT, ['adapter', 'extension', 'emulator']);
+
+  test('every emulator file belongs to a ranked layer, and layers import only lower ranks (type-only: interfaces too)', () => {
+    const unranked = files.map(f => f.rel).filter(f => { try { return layerOf(f) === undefined; } catch { return true; } });
+    assert.deepEqual(unranked, []);
+    assert.deepEqual(rankViolations(edges), []);
+  });
+
+  test('the rank check catches an import that points up (a deliberately wrong edge)', () => {
+    const wrong = [
+      { from: 'emulator/kernel/kernel.ts', to: 'emulator/probes/manager.ts', spec: '../probes/manager', typeOnly: false },
+      { from: 'emulator/memory/memory.ts', to: 'emulator/timetravel/recorder.ts', spec: '../timetravel/recorder', typeOnly: true },
+      { from: 'emulator/kprobes/core.ts', to: 'emulator/arch/types.ts', spec: '../arch/types', typeOnly: true },
+    ];
+    assert.deepEqual(rankViolations(wrong), [
+      'emulator/kernel/kernel.ts -> emulator/probes/manager.ts (kernel -> probes)',
+      'emulator/memory/memory.ts -> emulator/timetravel/recorder.ts (memory -> timetravel, type-only)',
+    ]);
+  });
+
+  test('the adapter reaches the machine only through emulator/debug/index.ts (other emulator imports are type-only)', () => {
+    const bad = edges.filter(e => e.from.startsWith('adapter/') && e.to.startsWith('emulator/') && !e.typeOnly && e.to !== 'emulator/debug/index.ts')
+      .map(e => `${e.from} -> ${e.to}`);
+    assert.ok(edges.some(e => e.from.startsWith('adapter/') && e.to === 'emulator/debug/index.ts'), 'the adapter uses the door');
+    assert.deepEqual(bad, []);
+  });
+
+  test('the language server bundle holds exactly the emulator files it is allowed', async () => {
+    const r = await build({
+      entryPoints: [repoPath('extension', 'languageServer', 'server.ts')], bundle: true, platform: 'node', target: 'node20',
+      format: 'cjs', external: ['vscode'], write: false, metafile: true, logLevel: 'silent', absWorkingDir: ROOT,
+    });
+    const inputs = Object.keys(r.metafile.inputs).filter(i => i.startsWith('emulator/')).sort();
+    const allowed = (i: string): boolean => LANGUAGE_SERVER_EMULATOR.some(a => a.endsWith('/') ? i.startsWith(a) : i === a);
+    assert.deepEqual(inputs.filter(i => !allowed(i)), []);
+  });
 });
+
+/**
+ * What the language server may bundle from emulator/: the ports' info parts,
+ * ABI facts, the handler language, ELF and DWARF (no CPU, kernel, engine or
+ * debugger). Keep emulator/README.md's sentence about it in step.
+ */
+const LANGUAGE_SERVER_EMULATOR: readonly string[] = [
+  'emulator/ports.ts', 'emulator/arch/types.ts', 'emulator/arch/abiFacts.ts',
+  ...PORTS.flatMap(p => [`emulator/arch/${p.name}/info.ts`, `emulator/arch/${p.name}/regs.ts`]),
+  'emulator/handlers/', 'emulator/elf/', 'emulator/memory/address.ts',
+];
