@@ -124,7 +124,7 @@ export class KprobesEngine implements KprobesShared {
       exceptionTable: () => this.exTable.entries,
     };
     this.data = new KernelData(kernel);
-    this.onCpu = new HandlerOnCpuGate(() => this.capi, t);
+    this.onCpu = new HandlerOnCpuGate(t);
     // ProbeInfo's [OPTIMIZED] asks the optimizer, made below (it describes the probes in its own events)
     this.describer = new KprobeDescriber(kernel, this.code, t, addr => this.optimizer.isOptimized(addr));
     const where = (addr: bigint): string => this.describer.where(addr);
@@ -219,7 +219,10 @@ export class KprobesEngine implements KprobesShared {
   get nestedCallDepth(): number { return this.nested.depth; }
 
   /** the kprobes functions C modules call (register_kprobe & co.), made on first use */
-  get cApi(): KprobesCApi { return this.capi ??= new KprobesCApi(this); }
+  get cApi(): KprobesCApi {
+    if (this.capi === null) this.onCpu.capi = this.capi = new KprobesCApi(this);
+    return this.capi;
+  }
 
   // ---------------------------------------------------------------- the probe table as debugfs and the debugger read it
 

@@ -28,8 +28,9 @@ import type { KprobeRegistration } from './registration';
 import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
-import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
-import { MissedCalls, MissedState } from './kretprobeMissed';
+import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
+import { RpState, TaskInstances, TimedInstance } from './kretprobeInstance';
+import { MissedCalls } from './kretprobeMissed';
 import type { PtRegs } from './ptRegs';
 
 /** a return walk waits for a return handler running on the CPU */
@@ -37,35 +38,6 @@ const ON_CPU = 2;
 
 /** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
 export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
-
-/** An instance with what the hit log needs: when and at which stack pointer its call entered. */
-class TimedInstance extends KretprobeInstanceRec {
-  constructor(rp: Kretprobe, data: bigint, readonly st: RpState) { super(rp, data); }
-  /** virtual time (ns) of the entry on its CPU (the return's latency is measured from it) */
-  entryNs = 0;
-  /**
-   * The stack pointer at the entry (the call's frame: missed calls deeper
-   * than it ended when it returns) as a VAddr; NaN when not canonical, and
-   * then entrySp holds it (read both through Kretprobes.entrySp).
-   */
-  entrySpV: VAddr = 0;
-  entrySp = 0n;
-}
-
-/** A task's live instances (innermost last) and the one whose return handler is running (already off the list). */
-interface TaskInstances {
-  list: TimedInstance[];
-  running: KretprobeInstance | undefined;
-}
-
-interface RpState extends MissedState {
-  rp: Kretprobe;
-  free: TimedInstance[];
-  /** unregistered: live instances are dropped on return, handlers skipped */
-  dead: boolean;
-  /** emulated address standing for the kretprobe object (start of its instance data block) */
-  base: bigint;
-}
 
 /** header bytes before the instances' data in the emulated block */
 const RP_HEADER = 16n;
@@ -322,7 +294,7 @@ export class Kretprobes {
     if (entry) {
       let r = 0;
       try {
-        // engine.guarded() without a closure per hit
+        // hits.guarded() without a closure per hit
         try { r = entry(ri, regs); } catch (e) { this.hits.handlerFailed(p, regs, e); r = 0; }
       } catch (e) {
         st.free.push(ri);
@@ -512,7 +484,7 @@ export class Kretprobes {
         let deferred = false;
         if (onCpu) this.gate.hitCpu = cpu.id;
         try {
-          // engine.guarded() without a closure per return
+          // hits.guarded() without a closure per return
           try { handler(ri, regs); } catch (e) { this.hits.handlerFailed(kp, regs, e); }
           // the handler runs on the CPU (with ri running and kp current): the walk goes on when it returns
           deferred = onCpu && this.gate.chain(cpu, () => {

@@ -30,17 +30,19 @@ export class HandlerOnCpuGate {
   /** the CPU whose hit runs its handlers now (-1: none): a C handler may be run on it as ordinary code */
   hitCpu = -1;
 
-  /** `capi`: the C API once made (null before: no C handler exists) */
-  constructor(private readonly capi: () => KprobesCApi | null, private readonly t: Pick<ProbeTable, 'aggrList'>) {}
+  /** the C API once made (the engine sets it; null before: no C handler exists) */
+  capi: Pick<KprobesCApi, 'onCpu' | 'handlersOnCpu' | 'returnHandlerOnCpu'> | null = null;
+
+  constructor(private readonly t: Pick<ProbeTable, 'aggrList'>) {}
 
   /** the hit path after the handlers: a deferred C handler starts on the CPU (`then` gets its return value) */
-  start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean { return this.capi()?.onCpu.start(cpu, then, below) ?? false; }
+  start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean { return this.capi?.onCpu.start(cpu, then, below) ?? false; }
 
   /** a handler call was just deferred on the CPU: its caller goes on in `after` (its return value) once it returns */
-  chain(cpu: Cpu, after: (ret: number) => number): boolean { return this.capi()?.onCpu.chain(cpu, after) ?? false; }
+  chain(cpu: Cpu, after: (ret: number) => number): boolean { return this.capi?.onCpu.chain(cpu, after) ?? false; }
 
   /** a hit whose handlers failed: no deferred call */
-  drop(cpu: Cpu): void { this.capi()?.onCpu.drop(cpu); }
+  drop(cpu: Cpu): void { this.capi?.onCpu.drop(cpu); }
 
   /**
    * Whether a C handler of p (or of a member of its aggregate) runs on the
@@ -48,11 +50,11 @@ export class HandlerOnCpuGate {
    * hit to its template, whose callback can run a handler on the CPU.
    */
   handlersOnCpu(p: Kprobe): boolean {
-    const capi = this.capi();
+    const capi = this.capi;
     if (this.runHandlerOnCpu === undefined || !capi) return false;
     return (this.t.aggrList.get(p) ?? [p]).some(kp => capi.handlersOnCpu(kp));
   }
 
   /** whether a module kretprobe's C return handler runs on the CPU (its instances then return through the breakpoint trampoline) */
-  returnHandlerOnCpu(rp: Kretprobe): boolean { return this.capi()?.returnHandlerOnCpu(rp) ?? false; }
+  returnHandlerOnCpu(rp: Kretprobe): boolean { return this.capi?.returnHandlerOnCpu(rp) ?? false; }
 }

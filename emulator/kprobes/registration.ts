@@ -2,8 +2,9 @@
  * Registration (Linux kernel/kprobes.c): register_kprobe() with its
  * checks (address rules in addressChecks.ts), aggregate probes
  * (register_aggr_kprobe / add_new_kprobe), register_kprobes() all or
- * nothing, unregister_kprobe(s) (__unregister_kprobe_top / bottom, the
- * slot freed once no CPU is inside it), enable_kprobe / disable_kprobe.
+ * nothing, unregister_kprobe(s) (__unregister_kprobe_top / bottom; the
+ * slot is freed by removal.ts once no CPU is inside it), kill_kprobe,
+ * enable_kprobe / disable_kprobe.
  */
 import { Errno } from '../kernel/abi';
 import type { KprobeArming } from './arming';

@@ -352,7 +352,7 @@ export class KprobeTraps {
    * A breakpoint inside an instruction slot page: the step breakpoint that
    * ends an out-of-line single-step on arches without a trace flag (arm64
    * kprobe_breakpoint_ss_handler, riscv kprobe_single_step_handler).
-   * @internal (core.ts: the slot pages' handler)
+   * (the slot pages' breakpoint handler: core.ts hands it to InsnSlots)
    */
   slotBreakpoint(cpu: Cpu, at: VAddr): boolean {
     return this.kprobeDebugHandler(cpu, 'breakpoint', at);
