@@ -97,10 +97,10 @@ export class KprobesEngine implements KprobesShared {
   private capi: KprobesCApi | null = null;
 
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
-    // the registry's table is the default until every constructor hands the hooks in (Machine)
+    if (kernel.sysctl.entry(SYSCTL_KPROBES_OPTIMIZATION)) throw new Error('kprobes: this kernel already has a kprobes engine (use Machine.kprobes)');
+    // the registry's table is the default until the Machine hands the hooks in
     const hooks = opts.hooks ?? kprobesArchFor(kernel.arch.name);
     if (!hooks) throw new Error(`kprobes: no arch support for ${kernel.arch.name}`);
-    if (kernel.sysctl.entry(SYSCTL_KPROBES_OPTIMIZATION)) throw new Error('kprobes: this kernel already has a kprobes engine (use Machine.kprobes)');
     this.hooks = hooks;
     const t = this.t;
     this.percpu = new KprobeCpus(kernel.arch, t.ctlblks);
