@@ -225,8 +225,9 @@ export class Machine {
     this.kernel.attachHitLog(this.hits = new HitLog(machineOption('hitLogSize', opts.hitLogSize)));
     this.kernel.instructionsRetired = () => this.totalInstructions;
     this.retired = this.cpus.map(() => 0);
-    const kprobesHere = opts.kprobes !== false && !user && (opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name)) !== undefined;
-    this.engine = kprobesHere ? new KprobesEngine(this.kernel, opts.kprobes || {}) : null;
+    // the port's kprobes hooks are handed to the engine (kprobes/ does not look in the registry)
+    const kprobeHooks = opts.kprobes === false || user ? undefined : opts.kprobes?.hooks ?? kprobesArchFor(this.arch.name);
+    this.engine = kprobeHooks ? new KprobesEngine(this.kernel, { ...(opts.kprobes || {}), hooks: kprobeHooks }) : null;
     if (this.engine) this.kernel.unwindHooks = kprobesUnwindHooks(this.kernel, this.engine);
     const up = uprobesArchFor(this.arch.name);
     this.uprobesEngine = up ? new UprobesEngine(this.kernel, up) : null;

@@ -30,7 +30,7 @@ import { hex, toVAddr } from '../memory/address';
 import type { HwBpRequest, HwDebugArchHooks } from './archHooks';
 import type { HwSlotMatch } from '../cpu/hwDebug';
 import { DebugRegAllocator, HwBpHolder, HwBpOwner, HwBpPool } from './allocator';
-import { ProbeNameCache } from '../trace/nameCache';
+import { ProbeNameCache } from '../kernel/probeNameCache';
 
 export interface HwBpHit {
   readonly bp: HwBp;

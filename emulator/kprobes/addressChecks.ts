@@ -8,12 +8,15 @@
 import { Errno } from '../kernel/abi';
 import { hex, mustVAddr } from '../memory/address';
 import { PERM_X } from '../memory/memory';
-import type { KprobesEngine } from './core';
+import type { KprobesShared } from './parts';
 import type { Kprobe } from './kprobe';
 import { addrFailure, KprobeRegError, KprobeRegResult, regFailed } from './regResult';
 
+/** what the address rules read: the kernel (symbols, text, blacklist), the arch hooks, the engine's own code */
+export type AddressCheckDeps = Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'code'>;
+
 /** kprobe_addr(): resolve symbol_name+offset or addr+offset; -EINVAL / -ENOENT */
-export function resolveAddr(e: KprobesEngine, p: Kprobe): bigint | number {
+export function resolveAddr(e: AddressCheckDeps, p: Kprobe): bigint | number {
   const hasSym = p.symbol_name !== undefined && p.symbol_name !== '';
   const hasAddr = p.addr !== undefined && p.addr !== 0n;
   if (hasSym === hasAddr) return -Errno.EINVAL;
@@ -28,9 +31,9 @@ export function resolveAddr(e: KprobesEngine, p: Kprobe): bigint | number {
 
 /**
  * kprobe_addr() and the function-entry rule of kretprobes (arch_kprobe_on_func_entry)
- * and jprobes: the address, or the refusal. @internal (kretprobes.ts, jprobes.ts)
+ * and jprobes: the address, or the refusal.
  */
-export function funcEntryAddr(e: KprobesEngine, p: Kprobe, kind: 'kretprobe' | 'jprobe', onEntry: (offset: bigint) => boolean): bigint | KprobeRegError {
+export function funcEntryAddr(e: AddressCheckDeps, p: Kprobe, kind: 'kretprobe' | 'jprobe', onEntry: (offset: bigint) => boolean): bigint | KprobeRegError {
   const addr = resolveAddr(e, p);
   if (typeof addr === 'number') return addrFailure(p, addr);
   const at = e.kernel.image.symbols.resolve(addr);
@@ -39,14 +42,14 @@ export function funcEntryAddr(e: KprobesEngine, p: Kprobe, kind: 'kretprobe' | '
 }
 
 /** within_kprobe_blacklist(): arch hook, then the image's NOKPROBE_SYMBOL list */
-export function withinKprobeBlacklist(e: KprobesEngine, addr: bigint): boolean {
+export function withinKprobeBlacklist(e: AddressCheckDeps, addr: bigint): boolean {
   if (e.hooks.withinKprobeBlacklist?.(e.ctx, addr)) return true;
   for (const b of e.kernel.blacklist()) if (addr >= b.start && addr < b.end) return true;
   return false;
 }
 
 /** kernel_text_address(): inside an executable segment of the image */
-export function kernelTextAddress(e: KprobesEngine, addr: bigint): boolean {
+export function kernelTextAddress(e: AddressCheckDeps, addr: bigint): boolean {
   for (const s of e.kernel.image.segments) {
     if (s.type === 1 && (s.flags & 1) && addr >= s.vaddr && addr < s.vaddr + s.memsz) return true;
   }
@@ -57,7 +60,7 @@ export function kernelTextAddress(e: KprobesEngine, addr: bigint): boolean {
 }
 
 /** check_kprobe_address_safe() */
-export function checkAddressSafe(e: KprobesEngine, addr: bigint): KprobeRegResult {
+export function checkAddressSafe(e: AddressCheckDeps, addr: bigint): KprobeRegResult {
   const own = e.code.symbolize(addr);
   if (own !== undefined) return regFailed(-Errno.EINVAL, `${hex(addr)} is inside the kprobes code ${own}`);
   if (!kernelTextAddress(e, addr)) return regFailed(-Errno.EINVAL, `${symbolic(e, addr)} is not in kernel text`);
@@ -66,10 +69,10 @@ export function checkAddressSafe(e: KprobesEngine, addr: bigint): KprobeRegResul
 }
 
 /** addr as symbol+0xoff (or hex) for a refusal's reason */
-export function symbolic(e: KprobesEngine, addr: bigint): string { return e.kernel.image.symbols.format(addr, false); }
+export function symbolic(e: AddressCheckDeps, addr: bigint): string { return e.kernel.image.symbols.format(addr, false); }
 
 /** why arch_prepare_kprobe (or the ftrace preparation) refused the probe at addr with `errno` */
-export function prepareFailure(e: KprobesEngine, addr: bigint, errno: number, ftrace: boolean): KprobeRegError {
+export function prepareFailure(e: AddressCheckDeps, addr: bigint, errno: number, ftrace: boolean): KprobeRegError {
   const where = symbolic(e, addr);
   if (errno === -Errno.ENOMEM) return regFailed(errno, 'no room left for an instruction slot');
   if (ftrace) return regFailed(errno, `the ftrace trampoline is out of reach of the call site at ${where}`);

@@ -6,21 +6,27 @@
  * and the code bytes as the debugger shows them (every armed probe's
  * original bytes put back).
  */
-import type { KprobesEngine } from './core';
 import { defaultArmKprobe, defaultDisarmKprobe } from './archHooks';
 import { Kprobe, KPROBE_FLAG_FTRACE, kprobeDisabled } from './kprobe';
 import { mustVAddr } from '../memory/address';
+import type { KprobesFtrace } from './ftrace';
+import type { Optimizer } from './optprobes';
+import type { KprobesShared } from './parts';
 import type { ProbeTable } from './probeTable';
 
 export class KprobeArming {
-  constructor(private readonly engine: KprobesEngine, private readonly t: ProbeTable) {}
+  constructor(
+    private readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'events'>, private readonly t: ProbeTable,
+    private readonly optimizer: Pick<Optimizer, 'overlay' | 'unoptimizeAt' | 'reconsider'>,
+    private readonly ftrace: Pick<KprobesFtrace, 'arm' | 'disarm'>,
+  ) {}
 
   /**
    * Read code bytes as the debugger should show them: every armed probe's
    * original bytes put back (default), or the bytes really in memory
    * (patched = true: the breakpoints are visible).
    */
-  readTextWithoutProbes(mem = this.engine.kernel.mem, addr: bigint, len: number, opts: { patched?: boolean } = {}): Uint8Array {
+  readTextWithoutProbes(mem = this.shared.kernel.mem, addr: bigint, len: number, opts: { patched?: boolean } = {}): Uint8Array {
     const out = mem.readBytes(mustVAddr(addr), len);
     if (opts.patched) return out;
     const end = addr + BigInt(len);
@@ -32,26 +38,26 @@ export class KprobeArming {
       for (let i = Math.max(0, -off); i < op.length && off + i < len; i++) out[off + i] = op[i];
     };
     // the probes whose saved opcode can overlap the read: those starting up to maxInsnLength-1 bytes before it
-    const reach = BigInt(this.engine.kernel.arch.maxInsnLength - 1);
+    const reach = BigInt(this.shared.kernel.arch.maxInsnLength - 1);
     for (const a of this.t.armed.within(addr - reach, end)) restore(a);
-    this.engine.optimizer.overlay(out, addr, len);
+    this.optimizer.overlay(out, addr, len);
     return out;
   }
 
   armKprobe(ap: Kprobe): void {
     const a = ap.addr as bigint;
     if (this.t.armed.has(a)) return;
-    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.engine.ftrace.arm(ap);
-    else (this.engine.hooks.armKprobe ?? defaultArmKprobe)(this.engine.ctx, ap);
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.ftrace.arm(ap);
+    else (this.shared.hooks.armKprobe ?? defaultArmKprobe)(this.shared.ctx, ap);
     this.t.armed.add(a);
   }
 
   disarmKprobe(ap: Kprobe): void {
     const a = ap.addr as bigint;
     if (!this.t.armed.has(a)) return;
-    this.engine.optimizer.unoptimizeAt(a); // __disarm_kprobe: unoptimize first
-    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.engine.ftrace.disarm(ap);
-    else (this.engine.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.engine.ctx, ap);
+    this.optimizer.unoptimizeAt(a); // __disarm_kprobe: unoptimize first
+    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) this.ftrace.disarm(ap);
+    else (this.shared.hooks.disarmKprobe ?? defaultDisarmKprobe)(this.shared.ctx, ap);
     this.t.armed.delete(a);
   }
 
@@ -67,7 +73,7 @@ export class KprobeArming {
       this.t.allDisarmed = true;
       for (const ap of this.t.table.values()) this.disarmKprobe(ap);
     }
-    this.engine.optimizer.reconsider();
-    this.engine.events.emit({ type: 'enabledChanged', enabled: on });
+    this.optimizer.reconsider();
+    this.shared.events.emit({ type: 'enabledChanged', enabled: on });
   }
 }

@@ -5,7 +5,7 @@
 import type { KprobesArchHooks } from './archHooks';
 
 export interface KprobesEngineOptions {
-  /** hook table to use instead of the registry's (tests, new ports) */
+  /** the arch's hook table, handed in by whoever makes the engine (the Machine: the registry's; tests, new ports: their own); absent: the registry's for kernel.arch */
   hooks?: KprobesArchHooks;
   /** debug.kprobes_optimization at start (default true, as in Linux) */
   optimization?: boolean;

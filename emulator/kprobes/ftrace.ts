@@ -24,9 +24,12 @@ import { Errno } from '../kernel/abi';
 import { mustVAddr, VAddr } from '../memory/address';
 import { textPoke } from '../memory/textPoke';
 import type { CallbackFrame, FtraceArchHooks, NativeCallbackFrame, OptprobesArchHooks } from './archHooks';
-import type { KprobesEngine } from './core';
 import { HandlerOops } from './errors';
 import { Kprobe, KprobeCtlblk, KprobeStatus, KPROBE_FLAG_FTRACE, kprobeDisabled } from './kprobe';
+import type { KprobeHitPath } from './hitPath';
+import type { HandlerOnCpuGate } from './onCpuGate';
+import type { KprobesShared } from './parts';
+import type { ProbeTable } from './probeTable';
 import type { PtRegs } from './ptRegs';
 
 /** the ftrace trampoline's symbol (Linux: ftrace_regs_caller's copy, listed as ftrace_trampoline) */
@@ -44,15 +47,22 @@ export class KprobesFtrace {
   private readonly hooks: FtraceArchHooks | undefined;
   private readonly opt: OptprobesArchHooks | undefined;
 
-  constructor(private readonly engine: KprobesEngine, private on: boolean) {
-    const f = engine.hooks.ftrace;
-    const opt = engine.hooks.optprobes;
+  /** `on`: CONFIG_KPROBES_ON_FTRACE (the engine option kprobesOnFtrace) */
+  constructor(
+    private readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'slots' | 'code' | 'stats' | 'percpu'>,
+    private readonly probes: Pick<ProbeTable, 'table'>,
+    private readonly hits: Pick<KprobeHitPath, 'preHandlerHit' | 'postHandlerHit' | 'resetCurrent' | 'incNmissed'>,
+    private readonly gate: HandlerOnCpuGate,
+    private on: boolean,
+  ) {
+    const f = shared.hooks.ftrace;
+    const opt = shared.hooks.optprobes;
     this.hooks = f && opt ? f : undefined;
     this.opt = opt;
     if (!this.hooks) return;
     const t = this.hooks.trampoline;
-    this.trampoline = engine.slots.allocCode(t.code.length, FTRACE_TRAMPOLINE_SYMBOL);
-    engine.slots.write(this.trampoline, t.code);
+    this.trampoline = shared.slots.allocCode(t.code.length, FTRACE_TRAMPOLINE_SYMBOL);
+    shared.slots.write(this.trampoline, t.code);
     this.size = t.code.length;
     this.callback = this.trampoline + BigInt(t.callbackOffset);
     if (t.nativeEntryOffset !== undefined) {
@@ -61,7 +71,7 @@ export class KprobesFtrace {
     }
     const isOurs = (addr: bigint): boolean => addr === this.callback || (addr === this.entry && addr !== 0n);
     const callbackV = mustVAddr(this.callback);
-    engine.code.attach(this.trampoline, {
+    shared.code.attach(this.trampoline, {
       // a hit compares VAddrs (entryV is NaN without a native entry: it equals nothing)
       breakpoint: (cpu, regs, kcb, _addr, _code, at) => (at === callbackV || at === this.entryV) && this.hit(cpu, regs, kcb, at === this.entryV),
       site: addr => (isOurs(addr) ? 'ftraceCallback' : 'none'),
@@ -75,7 +85,7 @@ export class KprobesFtrace {
   /** check_ftrace_location(): the ftrace call site covering addr, or undefined */
   location(addr: bigint): bigint | undefined {
     if (!this.enabled) return undefined;
-    return (this.hooks as FtraceArchHooks).ftraceLocation(this.engine.ctx, addr);
+    return (this.hooks as FtraceArchHooks).ftraceLocation(this.shared.ctx, addr);
   }
 
   /** arch_prepare_kprobe_ftrace: no slot, the original call saved (p.opcode, what disarm writes back). 0 or -errno. */
@@ -83,7 +93,7 @@ export class KprobesFtrace {
     const f = this.hooks as FtraceArchHooks;
     const site = p.addr as bigint;
     if (!f.redirectCall(site, this.trampoline)) return -Errno.EINVAL; // the trampoline is out of the call's reach
-    p.opcode = this.engine.ctx.readOriginal(site, f.callSize);
+    p.opcode = this.shared.ctx.readOriginal(site, f.callSize);
     p.ainsn = { insn: 0n, length: f.callSize, mode: 'simulate', arch: {}, boostable: -1 };
     return 0;
   }
@@ -92,12 +102,12 @@ export class KprobesFtrace {
   arm(p: Kprobe): void {
     const site = p.addr as bigint;
     const call = (this.hooks as FtraceArchHooks).redirectCall(site, this.trampoline) as Uint8Array;
-    textPoke(this.engine.kernel.mem, mustVAddr(site), call);
+    textPoke(this.shared.kernel.mem, mustVAddr(site), call);
   }
 
   /** disarm_kprobe_ftrace: the original call back */
   disarm(p: Kprobe): void {
-    if (p.opcode) textPoke(this.engine.kernel.mem, mustVAddr(p.addr as bigint), p.opcode);
+    if (p.opcode) textPoke(this.shared.kernel.mem, mustVAddr(p.addr as bigint), p.opcode);
   }
 
   /**
@@ -110,14 +120,14 @@ export class KprobesFtrace {
     if (!f || !opt) return false;
     const site = f.callSiteOf(regs, !native);
     if (site === undefined) return false;
-    const e = this.engine;
+    const e = this.shared, gate = this.gate, hits = this.hits;
     const ip = site + BigInt(e.kernel.arch.breakpointPcOffset);
     let nf: NativeCallbackFrame | null = null;
     let frame: CallbackFrame | null = null;
     if (native) {
       // a C handler the debugger stops in runs from the template's callback (its saved frame is real)
-      const np = e.runHandlerOnCpu !== undefined ? e.getKprobe(site) : undefined;
-      if (np && e.handlersOnCpu(np)) return true;
+      const np = gate.runHandlerOnCpu !== undefined ? this.probes.table.get(site) : undefined;
+      if (np && gate.handlersOnCpu(np)) return true;
       nf = opt.enterNative && opt.leaveNative ? opt.enterNative(e.ctx, regs, mustVAddr(ip), 'ftrace') : null;
       if (!nf) return true; // the template runs as instructions and calls back at its callback
       e.stats.nativeFtraceFrames++;
@@ -128,12 +138,12 @@ export class KprobesFtrace {
     const origIp = site + BigInt(f.callSize);
     let resume = origIp;
     // the template's callback: a C handler the debugger has a breakpoint in runs on the CPU, the callback ends when it returns
-    const onCpu = frame !== null && e.runHandlerOnCpu !== undefined;
+    const onCpu = frame !== null && gate.runHandlerOnCpu !== undefined;
     let deferred = false;
     try {
-      const p = e.getKprobe(site);
+      const p = this.probes.table.get(site);
       if (p && !kprobeDisabled(p) && ((p.flags ?? 0) & KPROBE_FLAG_FTRACE)) {
-        if (kcb.current) { if (!e.debuggerReentry?.(p, regs)) e.incNmissed(p, cpu.id); }
+        if (kcb.current) { if (!gate.debuggerReentry?.(p, regs)) hits.incNmissed(p, cpu.id); }
         else {
           kcb.current = p;
           kcb.status = KprobeStatus.HIT_ACTIVE;
@@ -142,8 +152,8 @@ export class KprobesFtrace {
         }
       }
     } catch (err) {
-      if (onCpu) e.dropHandlerOnCpu(cpu);
-      e.resetCurrent(kcb);
+      if (onCpu) gate.drop(cpu);
+      hits.resetCurrent(kcb);
       if (!(err instanceof HandlerOops)) throw err;
     } finally {
       if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(e.ctx, regs, nf, resume);
@@ -162,32 +172,32 @@ export class KprobesFtrace {
    */
   private handlersFrom(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, p: Kprobe, ip: bigint, origIp: bigint,
     frame: CallbackFrame | null, resumeAt: (r: bigint) => void): boolean {
-    const e = this.engine, opt = this.opt as NonNullable<typeof this.opt>;
-    const end = (): void => { resumeAt(regs.ip); e.resetCurrent(kcb); };
+    const e = this.shared, gate = this.gate, hits = this.hits, opt = this.opt as NonNullable<typeof this.opt>;
+    const end = (): void => { resumeAt(regs.ip); hits.resetCurrent(kcb); };
     // after the callback returned (the handler ran on the CPU): the template goes on
     const leave = (): void => {
-      const r = e.regsOf(cpu);
+      const r = e.percpu.regsOf(cpu);
       const resume = r.ip;
-      e.resetCurrent(kcb);
+      hits.resetCurrent(kcb);
       opt.leaveCallback(e.ctx, r, frame as CallbackFrame, resume);
     };
     const post = (): boolean => {
       // as if the call site had been single-stepped (it is a no-op call)
       regs.ip = origIp;
-      if (frame) e.onCpuHitCpu = cpu.id;
-      try { e.postHandlerHit(p, regs, kcb); } finally { e.onCpuHitCpu = -1; }
-      if (frame && e.startHandlerOnCpu(cpu, () => { e.regsOf(cpu).ip = origIp; leave(); }, frame.frame)) return true;
+      if (frame) gate.hitCpu = cpu.id;
+      try { hits.postHandlerHit(p, regs, kcb); } finally { gate.hitCpu = -1; }
+      if (frame && gate.start(cpu, () => { e.percpu.regsOf(cpu).ip = origIp; leave(); }, frame.frame)) return true;
       regs.ip = origIp;
       return false;
     };
-    if (frame) e.onCpuHitCpu = cpu.id;
+    if (frame) gate.hitCpu = cpu.id;
     let ret: number;
-    try { ret = e.preHandlerHit(p, regs); } finally { e.onCpuHitCpu = -1; }
-    if (frame && e.startHandlerOnCpu(cpu, v => {
+    try { ret = hits.preHandlerHit(p, regs); } finally { gate.hitCpu = -1; }
+    if (frame && gate.start(cpu, v => {
       // the pre_handlers' value: 0 goes on to the post_handler, else the handler set where to resume
       const r = v || ret;
       if (!r && post()) return;
-      if (!r) e.regsOf(cpu).ip = origIp;
+      if (!r) e.percpu.regsOf(cpu).ip = origIp;
       leave();
     }, frame.frame)) return true;
     if (!ret && post()) return true;

@@ -7,7 +7,7 @@
  * A nested call (nestedCall.ts) runs the handler to its return inside the
  * engine's trap handling: nothing can stop the machine half way through it
  * (the host's stack is in the middle of the hit). When the debugger has a
- * breakpoint in a handler's code (KprobesEngine.runHandlerOnCpu says so),
+ * breakpoint in a handler's code (the debugger's gate, onCpuGate.ts, says so),
  * the int3 path of a hit (traps.ts kprobeInt3) hands the handler's call
  * here instead: the probed context is saved, the CPU is set up to call
  * handler(kp, regs) with its return address at an engine stub
@@ -31,7 +31,11 @@
  */
 import type { Cpu, CpuContext } from '../arch/types';
 import { mustVAddr } from '../memory/address';
-import type { KprobesEngine } from './core';
+import type { HandlerOnCpuGate } from './onCpuGate';
+import type { KprobesShared } from './parts';
+
+/** what handler calls on the CPU use of the engine: the kernel, the slot pages (the return stub), the hit CPU of the debugger's gate */
+export type HandlerOnCpuEngine = Pick<KprobesShared, 'kernel' | 'slots'> & { readonly onCpu: Pick<HandlerOnCpuGate, 'hitCpu'> };
 
 /** The stub's symbol in frames and listings. */
 export const HANDLER_RETURN_SYMBOL = 'kprobe_handler_return';
@@ -60,7 +64,7 @@ export class HandlerOnCpu {
   /** per CPU id: the handler running on it */
   private readonly running = new Map<number, OnCpuCall>();
 
-  constructor(private readonly engine: KprobesEngine,
+  constructor(private readonly engine: HandlerOnCpuEngine,
     /** the handler returned: its frame back into the probed registers, the guest struct's counters (cApi) */
     private readonly finish: (cpu: Cpu, frame: bigint, guest: bigint) => void) {}
 
@@ -68,7 +72,7 @@ export class HandlerOnCpu {
   stub(): bigint { return this.stubAddr; }
 
   /** whether a handler call on `cpu` may be deferred now (the pre_handlers of an int3 hit, the post_handlers after its single-step) */
-  canDefer(cpu: Cpu): boolean { return this.engine.onCpuHitCpu === cpu.id && !this.running.has(cpu.id); }
+  canDefer(cpu: Cpu): boolean { return this.engine.onCpu.hitCpu === cpu.id && !this.running.has(cpu.id); }
 
   /** the pre_handler: the call is made once the hit's handlers ran (start); its value is then the return value */
   defer(cpu: Cpu, fn: bigint, args: bigint[], frame: bigint, guest: bigint): void {

@@ -4,19 +4,19 @@
  * probes at one address, kprobes_inc_nmissed_count(), and the guarded
  * call of a handler (a fault in a handler counts in nmissed and may be
  * fixed by its fault_handler; anything else oopses the CPU). The trap
- * handlers (traps.ts) and the ftrace / kretprobe paths call these through
- * the engine.
+ * handlers (traps.ts, optCallback.ts) and the ftrace / kretprobe / jprobe
+ * paths call these directly.
  */
 import type { Trap } from '../arch/types';
 import { fromVAddr, hex } from '../memory/address';
 import { MemoryFault } from '../memory/memory';
-import type { KprobesEngine } from './core';
+import type { KprobesShared } from './parts';
 import { HandlerOops, JprobeReturn } from './errors';
 import { Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled, ProbeKind } from './kprobe';
 import type { ProbeTable } from './probeTable';
 import type { PtRegs } from './ptRegs';
-import { ProbeNameCache } from '../trace/nameCache';
-import type { HitKind } from '../trace/hitLog';
+import { ProbeNameCache } from '../kernel/probeNameCache';
+import type { HitKind } from '../kernel/types';
 
 /** the hit log's kind of a kprobe of a ProbeKind */
 export const HIT_KIND_OF: Readonly<Record<ProbeKind, HitKind>> = { k: 'kprobe', r: 'kretprobe-entry', j: 'jprobe' };
@@ -25,17 +25,24 @@ export class KprobeHitPath {
   /** the hit log's display name of a probe ("do_fork+0x0"), built at its first hit */
   readonly names: ProbeNameCache<Kprobe>;
 
-  constructor(private readonly engine: KprobesEngine, private readonly t: ProbeTable) {
-    this.names = new ProbeNameCache<Kprobe>(p => engine.where(p.addr ?? 0n));
+  /** nesting depth of running jprobe entry handlers (jprobes.ts): jprobe_return() inside one is theirs to catch */
+  jprobeDepth = 0;
+
+  /** `where`: "symbol+0xoff" of an address (describe.ts) */
+  constructor(
+    private readonly shared: Pick<KprobesShared, 'kernel' | 'events' | 'percpu'>, private readonly t: ProbeTable,
+    private readonly where: (addr: bigint) => string,
+  ) {
+    this.names = new ProbeNameCache<Kprobe>(p => where(p.addr ?? 0n));
   }
 
   /** aggr_pre_handler: every enabled member in list order; a non-zero return stops there */
   aggrPreHandler(ap: Kprobe, regs: PtRegs): number {
-    const kcb = this.engine.ctlblk(regs.cpu.id);
+    const kcb = this.shared.percpu.ctlblk(regs.cpu.id);
     for (const kp of (this.t.aggrList.get(ap) ?? []).slice()) {
       if (kprobeDisabled(kp)) continue;
       kp.hits = (kp.hits ?? 0) + 1;
-      if (this.engine.events.active) this.emitHit(kp, regs.cpu.id);
+      if (this.shared.events.active) this.emitHit(kp, regs.cpu.id);
       this.logHit(kp, regs.cpu.id);
       if (kp.pre_handler) {
         kcb.instance = kp;
@@ -48,7 +55,7 @@ export class KprobeHitPath {
   }
 
   aggrPostHandler(ap: Kprobe, regs: PtRegs, flags: number): void {
-    const kcb = this.engine.ctlblk(regs.cpu.id);
+    const kcb = this.shared.percpu.ctlblk(regs.cpu.id);
     for (const kp of (this.t.aggrList.get(ap) ?? []).slice()) {
       if (kprobeDisabled(kp) || !kp.post_handler) continue;
       kcb.instance = kp;
@@ -60,19 +67,19 @@ export class KprobeHitPath {
 
   /** aggr_fault_handler: only the member whose handler is running */
   aggrFaultHandler(regs: PtRegs, trapnr: number): number {
-    const cur = this.engine.ctlblk(regs.cpu.id).instance;
+    const cur = this.shared.percpu.ctlblk(regs.cpu.id).instance;
     if (cur?.fault_handler) return cur.fault_handler(cur, regs, trapnr);
     return 0;
   }
 
-  /** the probe (or an enabled aggregate member) has a post_handler @internal (traps.ts via the engine) */
+  /** the probe (or an enabled aggregate member) has a post_handler */
   hasAnyPost(p: Kprobe): boolean {
     const list = this.t.aggrList.get(p);
     return list ? list.some(k => !kprobeDisabled(k) && !!k.post_handler) : !!p.post_handler;
   }
 
   private emitHit(p: Kprobe, cpu: number): void {
-    this.engine.events.emit({ type: 'hit', id: p.id ?? 0, addr: p.addr ?? 0n, cpu, kind: this.engine.kindOf(p) });
+    this.shared.events.emit({ type: 'hit', id: p.id ?? 0, addr: p.addr ?? 0n, cpu, kind: this.t.kindOf(p) });
   }
 
   /**
@@ -81,7 +88,7 @@ export class KprobeHitPath {
    * (kretprobes.ts: only when it got an instance; jprobes.ts).
    */
   private logHit(p: Kprobe, cpu: number): void {
-    const k = this.engine.kernel;
+    const k = this.shared.kernel;
     if (k.probeHit === undefined) return;
     if (p !== this.lastPlain) {
       if (p === this.lastOther) return;
@@ -97,8 +104,12 @@ export class KprobeHitPath {
   /** the last probe logHit found not to be a plain kprobe (a kretprobe's or jprobe's: recorded by its own handler) */
   private lastOther: Kprobe | null = null;
 
-  /** a probe's kind was set (core.setKind): forget the last plain and other ones */
-  kindChanged(): void { this.lastPlain = null; this.lastOther = null; }
+  /** kretprobes / jprobes mark their kprobe's kind (the hit log records those hits from their own handlers) */
+  setKind(p: Kprobe, k: ProbeKind): void {
+    this.t.kinds.set(p, k);
+    this.lastPlain = null;
+    this.lastOther = null;
+  }
 
   /**
    * kprobes_inc_nmissed_count(); each missed member is reported to the hit
@@ -107,15 +118,15 @@ export class KprobeHitPath {
    */
   incNmissed(p: Kprobe, cpu: number): void {
     const list = this.t.aggrList.get(p);
-    const kernel = this.engine.kernel;
-    const kcb = kernel.probeMissed !== undefined ? this.engine.ctlblk(cpu) : undefined;
+    const kernel = this.shared.kernel;
+    const kcb = kernel.probeMissed !== undefined ? this.shared.percpu.ctlblk(cpu) : undefined;
     const running = kcb ? kcb.instance ?? kcb.current : null;
     for (const k of list ?? [p]) {
       k.nmissed = (k.nmissed ?? 0) + 1;
-      if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: k.id ?? 0, addr: k.addr ?? 0n, cpu });
+      if (this.shared.events.active) this.shared.events.emit({ type: 'missed', id: k.id ?? 0, addr: k.addr ?? 0n, cpu });
       if (kernel.probeMissed !== undefined) {
         kernel.probeMissed({
-          reason: 'reentry', kind: HIT_KIND_OF[this.engine.kindOf(k)], cpu, probeId: k.id ?? 0, addr: k.addr ?? 0n,
+          reason: 'reentry', kind: HIT_KIND_OF[this.t.kindOf(k)], cpu, probeId: k.id ?? 0, addr: k.addr ?? 0n,
           probe: this.names.get(k), missed: k.nmissed,
           runningProbeId: running ? running.id ?? 0 : undefined, runningProbe: running ? this.names.get(running) : undefined,
         });
@@ -152,20 +163,19 @@ export class KprobeHitPath {
    * A handler of `who` threw `e`: returns when its fault_handler handled a
    * MemoryFault (the caller goes on with its fallback value); otherwise
    * oopses the CPU and throws HandlerOops (control-flow signals rethrown).
-   * @internal (jprobes.ts)
    */
   handlerFailed(who: Kprobe, regs: PtRegs, e: unknown): void {
-    if (e instanceof HandlerOops || (e instanceof JprobeReturn && this.engine.jprobes.depth > 0)) throw e;
+    if (e instanceof HandlerOops || (e instanceof JprobeReturn && this.jprobeDepth > 0)) throw e;
     if (e instanceof JprobeReturn) {
-      const msg = `jprobe_return() called outside a jprobe handler (${this.engine.where(who.addr ?? 0n)})`;
-      this.engine.kernel.oops(regs.cpu, null, msg);
+      const msg = `jprobe_return() called outside a jprobe handler (${this.where(who.addr ?? 0n)})`;
+      this.shared.kernel.oops(regs.cpu, null, msg);
       throw new HandlerOops(msg);
     }
     const cpu = regs.cpu;
-    const where = this.engine.where(who.addr ?? 0n);
+    const where = this.where(who.addr ?? 0n);
     if (e instanceof MemoryFault) {
       who.nmissed = (who.nmissed ?? 0) + 1;
-      const trapnr = this.engine.kernel.arch.abi.trapNumbers.pageFault ?? 14;
+      const trapnr = this.shared.kernel.arch.abi.trapNumbers.pageFault ?? 14;
       let handled = 0;
       if (who.fault_handler) {
         try { handled = who.fault_handler(who, regs, trapnr); } catch { handled = 0; }
@@ -175,24 +185,24 @@ export class KprobeHitPath {
         kind: 'pageFault', pc: cpu.getPc(), addr: e.address, access: e.access, present: e.present, user: false,
       };
       const msg = `BUG: unable to handle page fault for address: ${hex(fromVAddr(e.addr))} in a kprobe handler (${where})`;
-      this.engine.kernel.oops(cpu, trap, msg);
+      this.shared.kernel.oops(cpu, trap, msg);
       throw new HandlerOops(msg);
     }
     const msg = `kprobe handler (${where}) failed: ${e instanceof Error ? e.message : String(e)}`;
-    this.engine.kernel.oops(cpu, null, msg);
+    this.shared.kernel.oops(cpu, null, msg);
     throw new HandlerOops(msg);
   }
 
   /**
    * A hit's pre_handler path: the hit counted (aggregates count their
    * members), the event, the guarded handler. Throws HandlerOops when the
-   * CPU oopsed. @internal (ftrace.ts)
+   * CPU oopsed.
    */
   preHandlerHit(p: Kprobe, regs: PtRegs): number {
     const aggr = this.t.aggrList.has(p);
     if (!aggr) {
       p.hits = (p.hits ?? 0) + 1;
-      if (this.engine.events.active) this.emitHit(p, regs.cpu.id);
+      if (this.shared.events.active) this.emitHit(p, regs.cpu.id);
       this.logHit(p, regs.cpu.id);
     }
     const pre = p.pre_handler;
@@ -203,7 +213,7 @@ export class KprobeHitPath {
   /**
    * After the (real or emulated) single-step: HIT_SSDONE and the
    * post_handler(s), when the probe has any. A handler that oopsed the CPU
-   * ends here. @internal (ftrace.ts)
+   * ends here.
    */
   postHandlerHit(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
     if (!this.hasAnyPost(cur)) return;
@@ -220,7 +230,7 @@ export class KprobeHitPath {
     }
   }
 
-  /** the control block back to idle @internal (ftrace.ts) */
+  /** the control block back to idle */
   resetCurrent(kcb: KprobeCtlblk): void {
     kcb.current = null;
     kcb.status = KprobeStatus.NONE;

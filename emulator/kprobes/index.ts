@@ -5,7 +5,6 @@ export * from './kprobe';
 export { PtRegs } from './ptRegs';
 export type { KprobeEvent, KprobeListener, ProbeInfo } from './events';
 export type { KprobesArchHooks, KprobesArchContext, ProbeInsnDecision } from './archHooks';
-export { kprobesArchFor, kprobesArches } from '../arch/registry';
 export { formatKprobeList, kprobeListFlags, readKprobesEnabled, writeKprobesEnabled, readTextWithoutProbes, fixupStackTrace } from './debugfs';
 export type { FixedFrame } from './kretprobes';
 export { NestedCallError } from './nestedCall';

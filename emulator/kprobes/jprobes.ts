@@ -8,7 +8,12 @@
  */
 import { Errno } from '../kernel/abi';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
-import type { KprobesEngine } from './core';
+import { funcEntryAddr } from './addressChecks';
+import type { KprobeHitPath } from './hitPath';
+import type { HandlerOnCpuGate } from './onCpuGate';
+import type { KprobesShared } from './parts';
+import type { ProbeTable } from './probeTable';
+import type { KprobeRegistration } from './registration';
 import { JprobeReturn } from './errors';
 import { validateArray, validateJprobe } from './validate';
 import type { Jprobe, Kprobe } from './kprobe';
@@ -19,29 +24,32 @@ import { mustVAddr } from '../memory/address';
 export const JPROBE_MAX_STACK_SIZE = 64;
 
 export class Jprobes {
-  /** nesting depth of running jprobe entry handlers */
-  depth = 0;
-
-  constructor(private readonly engine: KprobesEngine) {}
+  constructor(
+    private readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'code'>,
+    private readonly t: Pick<ProbeTable, 'registered' | 'kindOf'>,
+    private readonly registration: Pick<KprobeRegistration, 'registerKprobeResult' | 'unregisterKprobes'>,
+    /** the handler invocation: the jprobe's kind, a failing entry handler, the hit log's name, the running entries' depth */
+    private readonly hits: Pick<KprobeHitPath, 'setKind' | 'handlerFailed' | 'names' | 'jprobeDepth'>,
+    private readonly gate: Pick<HandlerOnCpuGate, 'chain'>,
+  ) {}
 
   /** register_jprobe(): the address must be a function's first byte */
   register(jp: Jprobe): KprobeRegResult {
-    const e = this.engine;
     const v = validateJprobe(jp);
     if (v) return fieldFailure(v, 'struct jprobe');
-    if (e.isRegistered(jp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
-    const addr = e.funcEntryAddr(jp.kp, 'jprobe', offset => offset === 0n);
+    if (this.t.registered.has(jp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    const addr = funcEntryAddr(this.shared, jp.kp, 'jprobe', offset => offset === 0n);
     if (typeof addr !== 'bigint') return addr;
     const kp = jp.kp;
-    const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: e.kindOf(kp) };
+    const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: this.t.kindOf(kp) };
     kp.pre_handler = (p, regs) => this.setjmpPreHandler(jp, p, regs);
     kp.post_handler = undefined;
-    e.setKind(kp, 'j');
-    const r = e.registerKprobeResult(kp);
+    this.hits.setKind(kp, 'j');
+    const r = this.registration.registerKprobeResult(kp);
     if (r) {
       kp.pre_handler = saved.pre;
       kp.post_handler = saved.post;
-      e.setKind(kp, saved.kind);
+      this.hits.setKind(kp, saved.kind);
     }
     return r;
   }
@@ -60,39 +68,39 @@ export class Jprobes {
 
   unregisterMany(jps: Jprobe[]): void {
     if (!Array.isArray(jps)) return;
-    this.engine.unregisterKprobes(jps.filter(j => typeof j === 'object' && j !== null).map(j => j.kp));
+    this.registration.unregisterKprobes(jps.filter(j => typeof j === 'object' && j !== null).map(j => j.kp));
   }
 
   private setjmpPreHandler(jp: Jprobe, p: Kprobe, regs: PtRegs): number {
     const cpu = regs.cpu;
-    const kernel = this.engine.kernel;
-    if (kernel.probeHit !== undefined) kernel.probeHit('jprobe', cpu.id, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
+    const kernel = this.shared.kernel;
+    if (kernel.probeHit !== undefined) kernel.probeHit('jprobe', cpu.id, p.id ?? 0, p.addr ?? 0n, this.hits.names.get(p));
     const saved = cpu.saveContext();
     const sp = regs.sp;
-    const task = this.engine.kernel.current(cpu.id);
+    const task = this.shared.kernel.current(cpu.id);
     let n = JPROBE_MAX_STACK_SIZE;
     if (task && sp < task.stackTop && sp >= task.stackBase) n = Math.min(n, Number(task.stackTop - sp));
     let stack: Uint8Array | null = null;
     try { stack = cpu.mem.readBytes(mustVAddr(sp), n); } catch { stack = null; }
-    const args = this.engine.kernel.arch.abi.argRegs.map(i => cpu.getReg(i));
+    const args = this.shared.kernel.arch.abi.argRegs.map(i => cpu.getReg(i));
     // longjmp_break_handler: the probed function sees its own stack and registers again
     const longjmp = (): void => {
       if (stack) cpu.mem.writeBytes(mustVAddr(sp), stack, 'engine');
       cpu.restoreContext(saved);
     };
     let deferred = false;
-    this.depth++;
+    this.hits.jprobeDepth++;
     try {
       // guarded(), with jprobe_return()'s unwinding caught here first (one throw per hit, not a rethrow)
       try {
         jp.entry(args, regs);
       } catch (e) {
-        if (!(e instanceof JprobeReturn)) this.engine.handlerFailed(p, regs, e);
+        if (!(e instanceof JprobeReturn)) this.hits.handlerFailed(p, regs, e);
       }
       // a C entry the debugger stops in runs on the CPU: the longjmp once it returns
-      deferred = this.engine.chainHandlerOnCpu(cpu, () => { longjmp(); return 0; });
+      deferred = this.gate.chain(cpu, () => { longjmp(); return 0; });
     } finally {
-      this.depth--;
+      this.hits.jprobeDepth--;
       if (!deferred) longjmp();
     }
     return 0;

@@ -5,7 +5,7 @@
  * maxactive that would have sufficed: the nmissed warning's suggestion).
  */
 import type { Task } from '../kernel/types';
-import type { KprobesEngine } from './core';
+import type { KprobesShared } from './parts';
 import type { Kretprobe } from './kprobe';
 import type { TaskKey } from './kretprobes';
 
@@ -31,7 +31,7 @@ export class MissedCalls {
   /** kretprobes with missed calls that may still be running */
   private readonly missing = new Set<MissedState>();
 
-  constructor(private readonly engine: KprobesEngine) {}
+  constructor(private readonly shared: Pick<KprobesShared, 'kernel' | 'percpu'>) {}
 
   /** an entry took an instance (its call entered at `entrySp`): the calls running at once now */
   entered(st: MissedState, key: TaskKey, entrySp: bigint): void {
@@ -86,17 +86,17 @@ export class MissedCalls {
    * or gone).
    */
   private pruneOtherTasks(st: MissedState, key: TaskKey): void {
-    const kernel = this.engine.kernel;
+    const kernel = this.shared.kernel;
     for (const other of [...st.missedOut.keys()]) {
       if (other === key) continue;
       if (typeof other === 'string') {
         const c = kernel.cpus[Number(other.slice(3))];
-        if (c && kernel.current(c.id) === undefined) this.returnedTo(st, other, this.engine.regsOf(c).sp);
+        if (c && kernel.current(c.id) === undefined) this.returnedTo(st, other, this.shared.percpu.regsOf(c).sp);
         continue;
       }
       const c = kernel.cpus[other.cpu];
       let sp: bigint | null | undefined;
-      if (c && kernel.current(c.id) === other) sp = this.engine.regsOf(c).sp;
+      if (c && kernel.current(c.id) === other) sp = this.shared.percpu.regsOf(c).sp;
       else sp = kernel.savedKernelSp?.(other);
       if (sp === undefined) continue;
       this.returnedTo(st, other, sp === null ? 1n << 64n : sp); // null: every call of it has returned

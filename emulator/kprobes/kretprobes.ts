@@ -18,12 +18,19 @@ import type { Cpu } from '../arch/types';
 import type { Task } from '../kernel/types';
 import { fromVAddr, hex64, mustVAddr, VAddr } from '../memory/address';
 import { defaultKprobeOnFuncEntry } from './archHooks';
-import type { KprobesEngine } from './core';
+import { funcEntryAddr } from './addressChecks';
+import type { KprobeHitPath } from './hitPath';
+import type { KernelData } from './kdata';
+import type { HandlerOnCpuGate } from './onCpuGate';
+import type { KprobesShared } from './parts';
+import type { ProbeTable } from './probeTable';
+import type { KprobeRegistration } from './registration';
 import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
-import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
-import { MissedCalls, MissedState } from './kretprobeMissed';
+import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
+import { RpState, TaskInstances, TimedInstance } from './kretprobeInstance';
+import { MissedCalls } from './kretprobeMissed';
 import type { PtRegs } from './ptRegs';
 
 /** a return walk waits for a return handler running on the CPU */
@@ -31,35 +38,6 @@ const ON_CPU = 2;
 
 /** the symbol of both kretprobe trampolines (Linux: kretprobe_trampoline, __kretprobe_trampoline since 5.15) */
 export const KRETPROBE_TRAMPOLINE_SYMBOL = 'kretprobe_trampoline';
-
-/** An instance with what the hit log needs: when and at which stack pointer its call entered. */
-class TimedInstance extends KretprobeInstanceRec {
-  constructor(rp: Kretprobe, data: bigint, readonly st: RpState) { super(rp, data); }
-  /** virtual time (ns) of the entry on its CPU (the return's latency is measured from it) */
-  entryNs = 0;
-  /**
-   * The stack pointer at the entry (the call's frame: missed calls deeper
-   * than it ended when it returns) as a VAddr; NaN when not canonical, and
-   * then entrySp holds it (read both through Kretprobes.entrySp).
-   */
-  entrySpV: VAddr = 0;
-  entrySp = 0n;
-}
-
-/** A task's live instances (innermost last) and the one whose return handler is running (already off the list). */
-interface TaskInstances {
-  list: TimedInstance[];
-  running: KretprobeInstance | undefined;
-}
-
-interface RpState extends MissedState {
-  rp: Kretprobe;
-  free: TimedInstance[];
-  /** unregistered: live instances are dropped on return, handlers skipped */
-  dead: boolean;
-  /** emulated address standing for the kretprobe object (start of its instance data block) */
-  base: bigint;
-}
 
 /** header bytes before the instances' data in the emulated block */
 const RP_HEADER = 16n;
@@ -73,6 +51,18 @@ export interface FixedFrame {
   /** the address found on the stack (the trampoline when replaced) */
   raw: bigint;
   replaced: boolean;
+}
+
+/** What kretprobes work with: the parts they call, as narrow interfaces. */
+export interface KretprobesDeps {
+  readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'slots' | 'code' | 'stats' | 'events' | 'percpu'>;
+  /** writable kernel data (the instances' data areas) */
+  readonly data: KernelData;
+  readonly t: Pick<ProbeTable, 'registered' | 'kindOf'>;
+  readonly registration: Pick<KprobeRegistration, 'registerKprobeResult' | 'unregisterKprobes'>;
+  /** the handler invocation: the kretprobe's kind, a failing handler, the hit log's names */
+  readonly hits: Pick<KprobeHitPath, 'setKind' | 'handlerFailed' | 'names'>;
+  readonly gate: HandlerOnCpuGate;
 }
 
 export class Kretprobes {
@@ -102,28 +92,37 @@ export class Kretprobes {
   /** the trampoline's kprobe (not in the table, not listed) */
   readonly trampolineProbe: Kprobe;
 
-  constructor(private readonly engine: KprobesEngine, boost = true) {
-    this.missed = new MissedCalls(engine);
-    const code = engine.hooks.kretprobeTrampolineCode;
-    const bp = engine.kernel.arch.breakpointInsn;
+  private readonly shared: KretprobesDeps['shared'];
+  private readonly data: KernelData;
+  private readonly t: KretprobesDeps['t'];
+  private readonly registration: KretprobesDeps['registration'];
+  private readonly hits: KretprobesDeps['hits'];
+  private readonly gate: HandlerOnCpuGate;
+
+  constructor(d: KretprobesDeps, boost = true) {
+    ({ shared: this.shared, data: this.data, t: this.t, registration: this.registration, hits: this.hits, gate: this.gate } = d);
+    const shared = this.shared;
+    this.missed = new MissedCalls(shared);
+    const code = shared.hooks.kretprobeTrampolineCode;
+    const bp = shared.kernel.arch.breakpointInsn;
     // kretprobe_trampoline: a breakpoint on its first byte
-    this.int3Trampoline = engine.slots.allocCode(Math.max(code.length, bp.length), KRETPROBE_TRAMPOLINE_SYMBOL, {
+    this.int3Trampoline = shared.slots.allocCode(Math.max(code.length, bp.length), KRETPROBE_TRAMPOLINE_SYMBOL, {
       breakpoint: (cpu, regs, kcb, addr) => {
         if (addr !== this.int3Trampoline) return false;
-        engine.stats.kretTrampolineTraps++;
+        shared.stats.kretTrampolineTraps++;
         return this.trampolineHit(cpu, regs, kcb);
       },
       site: addr => (addr === this.int3Trampoline ? 'kretprobeTrampoline' : 'none'),
     });
     const armed = code.slice();
     armed.set(bp, 0);
-    engine.slots.write(this.int3Trampoline, armed);
+    shared.slots.write(this.int3Trampoline, armed);
     this.int3TrampolineV = mustVAddr(this.int3Trampoline);
     this.trampolineProbe = { addr: this.int3Trampoline, flags: 0, nmissed: 0, hits: 0, opcode: code.slice(0, bp.length), id: 0 };
-    const bt = engine.hooks.optprobes?.kretprobeBoostTrampoline;
+    const bt = shared.hooks.optprobes?.kretprobeBoostTrampoline;
     if (bt) {
-      this.boostTrampoline = engine.slots.allocCode(bt.code.length, KRETPROBE_TRAMPOLINE_SYMBOL);
-      engine.slots.write(this.boostTrampoline, bt.code);
+      this.boostTrampoline = shared.slots.allocCode(bt.code.length, KRETPROBE_TRAMPOLINE_SYMBOL);
+      shared.slots.write(this.boostTrampoline, bt.code);
       this.boostCallback = this.boostTrampoline + BigInt(bt.callbackOffset);
       this.boostEntry = bt.nativeEntryOffset === undefined ? 0n : this.boostTrampoline + BigInt(bt.nativeEntryOffset);
     } else {
@@ -138,7 +137,7 @@ export class Kretprobes {
       // the booster trampoline: its native entry (the address functions return to) and its callback
       const isOurs = (addr: bigint): boolean => addr === this.boostCallback || (addr === this.boostEntry && addr !== 0n);
       const boostCallbackV = mustVAddr(this.boostCallback);
-      engine.code.attach(this.boostTrampoline, {
+      shared.code.attach(this.boostTrampoline, {
         // a hit compares VAddrs (boostEntryV is NaN without a native entry: it equals nothing)
         breakpoint: (cpu, regs, kcb, _addr, _code, at) => (at === boostCallbackV || at === this.boostEntryV) && this.boostedTrampolineHit(cpu, regs, kcb, at === this.boostEntryV),
         site: addr => (isOurs(addr) ? 'kretprobeBoostCallback' : 'none'),
@@ -165,7 +164,7 @@ export class Kretprobes {
   }
 
   private taskKey(cpu: number): TaskKey {
-    return this.engine.kernel.current(cpu) ?? this.cpuKey(cpu);
+    return this.shared.kernel.current(cpu) ?? this.cpuKey(cpu);
   }
 
   private cpuKey(cpu: number): string {
@@ -191,11 +190,11 @@ export class Kretprobes {
    * the data area -ENOMEM, then the kprobe's own errors. A refusal carries its reason.
    */
   register(rp: Kretprobe): KprobeRegResult {
-    const e = this.engine;
+    const e = this.shared;
     const v = validateKretprobe(rp);
     if (v) return fieldFailure(v, 'struct kretprobe');
-    if (e.isRegistered(rp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
-    const addr = e.funcEntryAddr(rp.kp, 'kretprobe', e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry);
+    if (this.t.registered.has(rp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    const addr = funcEntryAddr(e, rp.kp, 'kretprobe', e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry);
     if (typeof addr !== 'bigint') return addr;
     let n = rp.maxactive ?? 0;
     if (n <= 0) n = Math.max(10, 2 * e.kernel.cpus.length);
@@ -203,7 +202,7 @@ export class Kretprobes {
     const size = Number(RP_HEADER) + stride * n;
     const noRoom = `${n} instances of ${stride} data bytes do not fit the kretprobe data area`;
     if (!Number.isSafeInteger(size)) return regFailed(-Errno.ENOMEM, noRoom);
-    const base = e.data.tryAlloc(size, 16);
+    const base = this.data.tryAlloc(size, 16);
     if (base === null) return regFailed(-Errno.ENOMEM, noRoom);
     const st: RpState = { rp, free: [], dead: false, base, maxConcurrent: 0, missedOut: new Map(), missedCount: 0 };
     for (let i = n - 1; i >= 0; i--) {
@@ -211,16 +210,16 @@ export class Kretprobes {
       st.free.push(ri);
     }
     const kp = rp.kp;
-    const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: e.kindOf(kp) };
+    const saved = { pre: kp.pre_handler, post: kp.post_handler, kind: this.t.kindOf(kp) };
     kp.pre_handler = (p, regs) => this.preHandlerKretprobe(st, p, regs);
     kp.post_handler = undefined;
-    e.setKind(kp, 'r');
-    const r = e.registerKprobeResult(kp);
+    this.hits.setKind(kp, 'r');
+    const r = this.registration.registerKprobeResult(kp);
     if (r) {
       kp.pre_handler = saved.pre;
       kp.post_handler = saved.post;
-      e.setKind(kp, saved.kind);
-      e.data.free(base, size);
+      this.hits.setKind(kp, saved.kind);
+      this.data.free(base, size);
       return r;
     }
     rp.maxactive = n;
@@ -246,8 +245,8 @@ export class Kretprobes {
     if (!Array.isArray(rps)) return;
     for (const rp of rps) {
       if (typeof rp !== 'object' || rp === null || typeof rp.kp !== 'object' || rp.kp === null) continue;
-      if (!this.engine.isRegistered(rp.kp)) { rp.kp.addr = undefined; continue; }
-      this.engine.unregisterKprobe(rp.kp);
+      if (!this.t.registered.has(rp.kp)) { rp.kp.addr = undefined; continue; }
+      this.registration.unregisterKprobes([rp.kp]);
       const st = this.state.get(rp);
       if (st) st.dead = true;
       this.state.delete(rp);
@@ -268,15 +267,15 @@ export class Kretprobes {
   private preHandlerKretprobe(st: RpState, p: Kprobe, regs: PtRegs): number {
     const rp = st.rp;
     const cpu = regs.cpu.id;
-    const kernel = this.engine.kernel;
+    const kernel = this.shared.kernel;
     const ri = st.free.pop();
     if (!ri) {
       rp.nmissed = (rp.nmissed ?? 0) + 1;
-      if (this.engine.events.active) this.engine.events.emit({ type: 'missed', id: p.id ?? 0, addr: p.addr ?? 0n, cpu });
+      if (this.shared.events.active) this.shared.events.emit({ type: 'missed', id: p.id ?? 0, addr: p.addr ?? 0n, cpu });
       this.missed.missed(st, kernel.current(cpu) ?? this.cpuKey(cpu), regs.sp);
       if (kernel.probeMissed !== undefined) {
         kernel.probeMissed({
-          reason: 'maxactive', kind: 'kretprobe-entry', cpu, probeId: p.id ?? 0, addr: p.addr ?? 0n, probe: this.engine.probeName(p),
+          reason: 'maxactive', kind: 'kretprobe-entry', cpu, probeId: p.id ?? 0, addr: p.addr ?? 0n, probe: this.hits.names.get(p),
           missed: rp.nmissed, maxactive: rp.maxactive ?? 0, concurrency: st.maxConcurrent,
         });
       }
@@ -290,19 +289,19 @@ export class Kretprobes {
     ri.entrySp = spV === spV ? 0n : regs.sp;
     const key = ri.task ?? this.cpuKey(cpu);
     this.missed.entered(st, key, this.entrySp(ri));
-    if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.engine.probeName(p));
+    if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.hits.names.get(p));
     const entry = rp.entry_handler;
     if (entry) {
       let r = 0;
       try {
-        // engine.guarded() without a closure per hit
-        try { r = entry(ri, regs); } catch (e) { this.engine.handlerFailed(p, regs, e); r = 0; }
+        // hits.guarded() without a closure per hit
+        try { r = entry(ri, regs); } catch (e) { this.hits.handlerFailed(p, regs, e); r = 0; }
       } catch (e) {
         st.free.push(ri);
         throw e;
       }
       // the entry handler runs on the CPU (the debugger has a breakpoint in it): the rest once it returns
-      if (this.engine.chainHandlerOnCpu(regs.cpu, ret => { this.afterEntryHandler(p, ri, key, this.engine.regsOf(regs.cpu), ret); return 0; })) return 0;
+      if (this.gate.chain(regs.cpu, ret => { this.afterEntryHandler(p, ri, key, this.shared.percpu.regsOf(regs.cpu), ret); return 0; })) return 0;
       if (r) { this.recycle(ri); return 0; }
     }
     this.afterEntryHandler(p, ri, key, regs, 0);
@@ -315,8 +314,8 @@ export class Kretprobes {
     try {
       const int3 = this.int3Return(ri.rp);
       try {
-        this.engine.hooks.prepareKretprobe(this.engine.ctx, ri, regs, int3 ? this.int3Trampoline : this.trampoline, int3 ? this.int3TrampolineV : this.trampolineV);
-      } catch (e) { this.engine.handlerFailed(p, regs, e); }
+        this.shared.hooks.prepareKretprobe(this.shared.ctx, ri, regs, int3 ? this.int3Trampoline : this.trampoline, int3 ? this.int3TrampolineV : this.trampolineV);
+      } catch (e) { this.hits.handlerFailed(p, regs, e); }
     } catch (e) {
       this.recycle(ri);
       throw e;
@@ -349,7 +348,7 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (this.engine.runHandlerOnCpu !== undefined) return this.trampolineHitOnCpu(cpu, regs, kcb);
+    if (this.gate.runHandlerOnCpu !== undefined) return this.trampolineHitOnCpu(cpu, regs, kcb);
     if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) this.resumeAtReturn(regs);
     return true;
   }
@@ -381,19 +380,19 @@ export class Kretprobes {
     if (r !== ON_CPU) return true;
     // a return handler runs on the CPU: the walk's next steps come as each returns (closures only here)
     const then = (v: number): void => {
-      if (v === ON_CPU) { this.engine.startHandlerOnCpu(cpu, then); return; }
+      if (v === ON_CPU) { this.gate.start(cpu, then); return; }
       kcb.current = current;
       kcb.status = status;
       kcb.instance = instance;
-      if (v === 1) this.resumeAtReturn(this.engine.regsOf(cpu));
+      if (v === 1) this.resumeAtReturn(this.shared.percpu.regsOf(cpu));
     };
-    this.engine.startHandlerOnCpu(cpu, then);
+    this.gate.start(cpu, then);
     return true;
   }
 
   /** whether new instances of rp return through the breakpoint trampoline: the debugger runs its C return handler on the CPU */
   private int3Return(rp: Kretprobe): boolean {
-    return this.engine.runHandlerOnCpu !== undefined && this.boost && this.engine.returnHandlerOnCpu(rp);
+    return this.gate.runHandlerOnCpu !== undefined && this.boost && this.gate.returnHandlerOnCpu(rp);
   }
 
   /**
@@ -406,21 +405,21 @@ export class Kretprobes {
    * the trampoline's template, which calls back here non-native).
    */
   boostedTrampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, native: boolean): boolean {
-    const opt = this.engine.hooks.optprobes;
+    const opt = this.shared.hooks.optprobes;
     if (!opt) return false;
-    const ctx = this.engine.ctx;
+    const ctx = this.shared.ctx;
     if (native) {
       const enter = opt.enterNative, leave = opt.leaveNative;
       const nf = enter && leave ? enter(ctx, regs, this.boostTrampolineV, 'kretprobe') : null;
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
-      this.engine.stats.kretBoostCallbacks++;
-      this.engine.stats.nativeKretFrames++;
-      if (nf.presaved) this.engine.stats.presavedKretFrames++;
+      this.shared.stats.kretBoostCallbacks++;
+      this.shared.stats.nativeKretFrames++;
+      if (nf.presaved) this.shared.stats.presavedKretFrames++;
       if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
       leave(ctx, regs, nf, this.origV === this.origV ? this.origV : this.origB);
       return true;
     }
-    this.engine.stats.kretBoostCallbacks++;
+    this.shared.stats.kretBoostCallbacks++;
     const frame = opt.enterCallback(ctx, regs, this.boostTrampoline, 'kretprobe');
     if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
     opt.leaveCallback(ctx, regs, frame, this.origBig());
@@ -465,7 +464,7 @@ export class Kretprobes {
   private walkReturns(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, key: TaskKey, rec: TaskInstances | undefined,
     origV: VAddr, last: KretprobeInstance | undefined, onCpu: boolean): boolean | typeof ON_CPU {
     const list = rec === undefined ? [] : rec.list;
-    const kernel = this.engine.kernel;
+    const kernel = this.shared.kernel;
     while (list.length > 0) {
       const ri = list.pop() as TimedInstance;
       const st = ri.st;
@@ -474,7 +473,7 @@ export class Kretprobes {
         if (st.missedCount > 0) this.missed.returnedTo(st, key, this.entrySp(ri));
         if (kernel.probeHit !== undefined) {
           const kp = ri.rp.kp;
-          kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.engine.probeName(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
+          kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.hits.names.get(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);
         }
       }
       if (st && !st.dead && handler && rec !== undefined) {
@@ -483,18 +482,18 @@ export class Kretprobes {
         const outer = rec.running;
         rec.running = ri;
         let deferred = false;
-        if (onCpu) this.engine.onCpuHitCpu = cpu.id;
+        if (onCpu) this.gate.hitCpu = cpu.id;
         try {
-          // engine.guarded() without a closure per return
-          try { handler(ri, regs); } catch (e) { this.engine.handlerFailed(kp, regs, e); }
+          // hits.guarded() without a closure per return
+          try { handler(ri, regs); } catch (e) { this.hits.handlerFailed(kp, regs, e); }
           // the handler runs on the CPU (with ri running and kp current): the walk goes on when it returns
-          deferred = onCpu && this.engine.chainHandlerOnCpu(cpu, () => {
+          deferred = onCpu && this.gate.chain(cpu, () => {
             rec.running = outer;
             kcb.current = this.trampolineProbe;
             try {
               const retV = ri.retV;
               const r = this.afterReturnHandler(cpu, ri);
-              if (r === 'go on') return this.resultCode(this.walkReturns(cpu, this.engine.regsOf(cpu), kcb, tramp, key, rec, retV, ri, true));
+              if (r === 'go on') return this.resultCode(this.walkReturns(cpu, this.shared.percpu.regsOf(cpu), kcb, tramp, key, rec, retV, ri, true));
               return this.resultCode(this.endWalk(cpu, tramp, retV, ri));
             } catch (e) {
               if (e instanceof HandlerOops) return 0;
@@ -502,7 +501,7 @@ export class Kretprobes {
             }
           });
         } finally {
-          if (onCpu) this.engine.onCpuHitCpu = -1;
+          if (onCpu) this.gate.hitCpu = -1;
           if (!deferred) rec.running = outer;
         }
         if (deferred) return ON_CPU;
@@ -559,8 +558,8 @@ export class Kretprobes {
   /** kretprobe_assert(): no matching instance */
   private bug(cpu: Cpu, rpAddr: bigint, kpAddr: bigint): void {
     const line = `kretprobe BUG!: Processing kretprobe ${hex64(rpAddr)} @ ${hex64(kpAddr)}`;
-    this.engine.kernel.printk(cpu.id, line, 'emulator');
-    this.engine.kernel.oops(cpu, null, line);
+    this.shared.kernel.printk(cpu.id, line, 'emulator');
+    this.shared.kernel.oops(cpu, null, line);
     throw new HandlerOops(line);
   }
 

@@ -9,7 +9,7 @@
  */
 import type { Cpu } from '../arch/types';
 import { mustVAddr } from '../memory/address';
-import type { KprobesEngine } from './core';
+import type { KprobesShared } from './parts';
 
 export class NestedCallError extends Error {}
 
@@ -18,7 +18,8 @@ export class NestedCaller {
   /** nested calls in progress (all CPUs) */
   depth = 0;
 
-  constructor(private readonly engine: KprobesEngine) {}
+  /** `where`: "symbol+0xoff" of an address (describe.ts), for the errors */
+  constructor(private readonly shared: Pick<KprobesShared, 'kernel' | 'slots'>, private readonly where: (addr: bigint) => string) {}
 
   /** the return breakpoint's stub if allocated (0n before the first nested call) */
   stub(): bigint { return this.sentinel; }
@@ -26,20 +27,20 @@ export class NestedCaller {
   /** address of the engine-owned return breakpoint */
   returnAddress(): bigint {
     if (this.sentinel === 0n) {
-      const bp = this.engine.kernel.arch.breakpointInsn;
-      this.sentinel = this.engine.slots.allocCode(Math.max(16, bp.length), 'kprobe_nested_call_return', {
+      const bp = this.shared.kernel.arch.breakpointInsn;
+      this.sentinel = this.shared.slots.allocCode(Math.max(16, bp.length), 'kprobe_nested_call_return', {
         site: (addr, code) => (addr === code.start ? 'nestedReturn' : 'none'),
       });
       const code = new Uint8Array(16);
       for (let i = 0; i + bp.length <= code.length; i += bp.length) code.set(bp, i);
-      this.engine.slots.write(this.sentinel, code);
+      this.shared.slots.write(this.sentinel, code);
     }
     return this.sentinel;
   }
 
   /** Call fn(args...) on cpu; returns the ABI return register. Throws NestedCallError when it cannot finish. */
   call(cpu: Cpu, fn: bigint, args: readonly bigint[], maxInstructions = 10_000_000): bigint {
-    const k = this.engine.kernel;
+    const k = this.shared.kernel;
     const abi = k.arch.abi;
     if (!k.handleTrap) throw new NestedCallError('the kernel offers no handleTrap(): nested calls are unavailable');
     if (args.length > abi.argRegs.length) throw new NestedCallError(`at most ${abi.argRegs.length} register arguments`);
@@ -68,10 +69,10 @@ export class NestedCaller {
         const before = cpu.getPc();
         k.handleTrap(cpu, t);
         if (t.kind !== 'hypercall' && t.kind !== 'singleStep' && t.kind !== 'breakpoint' && cpu.getPc() === before) {
-          throw new NestedCallError(`nested call to ${this.engine.where(fn)} stopped: ${t.kind} at ${this.engine.where(t.pc)}`);
+          throw new NestedCallError(`nested call to ${this.where(fn)} stopped: ${t.kind} at ${this.where(t.pc)}`);
         }
       }
-      throw new NestedCallError(`nested call to ${this.engine.where(fn)} did not return within ${maxInstructions} instructions`);
+      throw new NestedCallError(`nested call to ${this.where(fn)} did not return within ${maxInstructions} instructions`);
     } finally {
       this.depth--;
       cpu.restoreContext(saved);

@@ -34,12 +34,14 @@
 import type { CpuContext } from '../arch/types';
 import type { Task } from '../kernel/types';
 import type { ArchOptimizedInsn, OptprobesArchHooks } from './archHooks';
-import type { KprobesEngine } from './core';
+import type { KprobeDescriber } from './describe';
+import type { OptimizedCallback } from './optCallback';
+import type { KprobesShared } from './parts';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 import { mustVAddr, VAddr } from '../memory/address';
 import { offsetFrom } from './codeRegistry';
 import { probeName } from './symbolize';
-import { AddressSet } from './probeTable';
+import { AddressSet, type ProbeTable } from './probeTable';
 
 /** Delay between queueing and writing the jump, in emulated ns (Linux: 5 jiffies). */
 export const OPTIMIZE_DELAY_NS = 10_000;
@@ -90,7 +92,14 @@ export class Optimizer {
   /** debug.kprobes_optimization */
   private on = true;
 
-  constructor(private readonly engine: KprobesEngine, readonly hooks: OptprobesArchHooks | undefined, readonly delayNs: number) {}
+  /** `callback`: what a detour buffer's callback runs (optimized_callback); `hooks`: the arch's optprobes hooks (none: no jump optimization) */
+  constructor(
+    private readonly shared: Pick<KprobesShared, 'kernel' | 'ctx' | 'code' | 'events'>,
+    private readonly t: Pick<ProbeTable, 'table' | 'armed' | 'allDisarmed' | 'probesAt' | 'kindOf'>,
+    private readonly describe: Pick<KprobeDescriber, 'where' | 'info'>,
+    private readonly callback: Pick<OptimizedCallback, 'optimizedCallback'>,
+    readonly hooks: OptprobesArchHooks | undefined, readonly delayNs: number,
+  ) {}
 
   get enabled(): boolean { return this.on; }
 
@@ -99,7 +108,7 @@ export class Optimizer {
     if (on === this.on) return;
     this.on = on;
     this.reconsider();
-    this.engine.events.emit({ type: 'optimizationChanged', enabled: on });
+    this.shared.events.emit({ type: 'optimizationChanged', enabled: on });
   }
 
   /** A new probe address got its breakpoint: prepare its detour buffer (arch_prepare_optimized_kprobe). */
@@ -107,7 +116,7 @@ export class Optimizer {
     if (!this.hooks || this.entries.has(addr)) return;
     let r: ArchOptimizedInsn | string;
     try {
-      r = this.hooks.prepareOptimizedKprobe(this.engine.ctx, addr);
+      r = this.hooks.prepareOptimizedKprobe(this.shared.ctx, addr);
     } catch (e) {
       if (!(e instanceof RangeError)) throw e;
       r = `no room for a detour buffer (${e.message})`; // exec area exhausted
@@ -126,7 +135,7 @@ export class Optimizer {
    * named after its probe (optprobe_detour[do_fork]+0x10).
    */
   private attachDetour(addr: bigint, op: ArchOptimizedInsn): void {
-    const e = this.engine;
+    const e = this.shared;
     const entry = op.nativeEntry;
     const ne: NativeEntry | null = entry === undefined ? null
       : { addr, at: mustVAddr(addr), ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
@@ -134,9 +143,9 @@ export class Optimizer {
     // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
     const callbackV = mustVAddr(op.callback), entryV = ne === null ? NaN : mustVAddr(entry as bigint);
     e.code.attach(op.insn, {
-      breakpoint: (cpu, regs, kcb, _a, _code, at) => (at === callbackV || at === entryV) && e.traps.optimizedCallback(cpu, regs, kcb, addr, at === entryV ? ne : null),
+      breakpoint: (cpu, regs, kcb, _a, _code, at) => (at === callbackV || at === entryV) && this.callback.optimizedCallback(cpu, regs, kcb, addr, at === entryV ? ne : null),
       site: a => (isOurs(a) ? 'optprobeCallback' : 'none'),
-      symbolize: (a, code) => `${code.symbol}[${probeName(e, addr)}]${offsetFrom(a, code.start)}`,
+      symbolize: (a, code) => `${code.symbol}[${probeName(e.kernel, addr)}]${offsetFrom(a, code.start)}`,
       nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: { kind: 'optprobe', ip: ne.ip } },
     });
   }
@@ -151,7 +160,7 @@ export class Optimizer {
     const e = this.entries.get(addr);
     if (e) {
       if (e.state === 'optimized') this.unoptimize(addr, e);
-      this.engine.code.attach(e.op.insn, {}); // a kept buffer: owned and named, no callback
+      this.shared.code.attach(e.op.insn, {}); // a kept buffer: owned and named, no callback
       if (e.state !== 'prepared') this.detouring--;
       this.entries.delete(addr);
       this.entryAddrs.delete(addr);
@@ -188,8 +197,8 @@ export class Optimizer {
   status(addr: bigint): OptimizationStatus {
     const e = this.entries.get(addr);
     if (!e) {
-      const reason = !this.hooks ? `no jump optimization on ${this.engine.kernel.arch.name}`
-        : this.refused.get(addr) ?? (this.engine.getKprobe(addr) ? 'not prepared' : 'no probe at this address');
+      const reason = !this.hooks ? `no jump optimization on ${this.shared.kernel.arch.name}`
+        : this.refused.get(addr) ?? (this.t.table.get(addr) ? 'not prepared' : 'no probe at this address');
       return { state: 'none', reason };
     }
     const out: OptimizationStatus = { state: e.state, size: e.op.size, buffer: e.op.insn };
@@ -200,7 +209,7 @@ export class Optimizer {
   /** Original bytes under optimized jumps, for readTextWithoutProbes (the breakpoint byte is the core's). */
   overlay(out: Uint8Array, addr: bigint, len: number): void {
     const end = addr + BigInt(len);
-    const bpLen = this.engine.kernel.arch.breakpointInsn.length;
+    const bpLen = this.shared.kernel.arch.breakpointInsn.length;
     for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion), end)) {
       const e = this.entries.get(a) as OptEntry;
       if (e.state !== 'optimized') continue;
@@ -218,18 +227,18 @@ export class Optimizer {
    * would name an address (only whether it is blocked is asked).
    */
   private blocked(addr: bigint, e: OptEntry, explain = true): string | undefined {
-    const eng = this.engine;
+    const t = this.t;
     if (!this.on) return 'debug.kprobes_optimization is 0';
-    if (!eng.enabled) return 'kprobes are disarmed (debugfs enabled = 0)';
-    const ap = eng.getKprobe(addr);
-    if (!ap || !eng.isArmed(addr)) return 'the probe is not armed';
+    if (t.allDisarmed) return 'kprobes are disarmed (debugfs enabled = 0)';
+    const ap = t.table.get(addr);
+    if (!ap || !t.armed.has(addr)) return 'the probe is not armed';
     if (kprobeDisabled(ap)) return 'the probe is disabled';
-    const members = eng.probesAt(addr);
+    const members = t.probesAt(addr);
     if (members.some(k => !!k.post_handler)) return 'the probe has a post_handler';
-    if (members.some(k => eng.kindOf(k) === 'j')) return 'jprobes are not optimized';
+    if (members.some(k => t.kindOf(k) === 'j')) return 'jprobes are not optimized';
     const hooks = this.hooks as OptprobesArchHooks;
     for (let i = 1n; i < BigInt(e.op.size); i++) {
-      if (eng.getKprobe(addr + i) && hooks.checkOptimizedKprobe(e.op, addr + i)) return explain ? `another probe at ${eng.where(addr + i)} is inside the region` : 'another probe is inside the region';
+      if (t.table.get(addr + i) && hooks.checkOptimizedKprobe(e.op, addr + i)) return explain ? `another probe at ${this.describe.where(addr + i)} is inside the region` : 'another probe is inside the region';
     }
     return undefined;
   }
@@ -254,7 +263,7 @@ export class Optimizer {
   }
 
   private reconsiderEntry(a: bigint, e: OptEntry): void {
-    const now = Number(this.engine.kernel.timeNs());
+    const now = Number(this.shared.kernel.timeNs());
     {
       const want = this.blocked(a, e, false) === undefined;
       if (want && e.state === 'prepared') {
@@ -272,7 +281,7 @@ export class Optimizer {
   /** Called on every trap: run the optimizer once its deadline has passed. */
   poll(): void {
     if (this.nextDeadline === Infinity) return;
-    if (Number(this.engine.kernel.timeNs()) < this.nextDeadline) return;
+    if (Number(this.shared.kernel.timeNs()) < this.nextDeadline) return;
     this.run(false);
   }
 
@@ -282,7 +291,7 @@ export class Optimizer {
   }
 
   private run(force: boolean): void {
-    const now = Number(this.engine.kernel.timeNs());
+    const now = Number(this.shared.kernel.timeNs());
     const due: [bigint, OptEntry][] = [];
     let next = Infinity;
     const pcs = this.stoppedPcs();
@@ -294,10 +303,10 @@ export class Optimizer {
     }
     this.nextDeadline = next;
     if (due.length === 0 || !this.hooks) return;
-    this.hooks.optimizeKprobes(this.engine.ctx, due.map(([, e]) => e.op));
+    this.hooks.optimizeKprobes(this.shared.ctx, due.map(([, e]) => e.op));
     for (const [a, e] of due) {
       this.setState(a, e, 'optimized');
-      const ap = this.engine.getKprobe(a);
+      const ap = this.t.table.get(a);
       if (ap) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_OPTIMIZED;
       this.emit('optimized', a);
     }
@@ -311,22 +320,22 @@ export class Optimizer {
   }
 
   private unoptimize(addr: bigint, e: OptEntry): void {
-    (this.hooks as OptprobesArchHooks).unoptimizeKprobe(this.engine.ctx, e.op);
+    (this.hooks as OptprobesArchHooks).unoptimizeKprobe(this.shared.ctx, e.op);
     this.setState(addr, e, 'prepared');
-    const ap = this.engine.getKprobe(addr);
+    const ap = this.t.table.get(addr);
     if (ap) ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
     this.emit('unoptimized', addr);
   }
 
   private emit(type: 'optimized' | 'unoptimized', addr: bigint): void {
-    const ap = this.engine.getKprobe(addr);
+    const ap = this.t.table.get(addr);
     if (!ap) return;
-    for (const p of this.engine.probesAt(addr)) this.engine.events.emit({ type, probe: this.engine.info(p) });
+    for (const p of this.t.probesAt(addr)) this.shared.events.emit({ type, probe: this.describe.info(p) });
   }
 
   /** pcs of the CPUs and of switched-out tasks (where code may resume) */
   private stoppedPcs(): bigint[] {
-    const k = this.engine.kernel;
+    const k = this.shared.kernel;
     const out = k.cpus.map(c => c.getPc());
     let scratch: ReturnType<typeof k.arch.createCpu> | null = null;
     for (const t of k.tasks() as readonly TaskWithContext[]) {

@@ -59,6 +59,9 @@ export class ProbeTable {
   /** kprobes_all_disarmed (debugfs `enabled` = !this) */
   allDisarmed = false;
 
+  /** the probe's kind (a kprobe unless kretprobes / jprobes said otherwise) */
+  kindOf(p: Kprobe): ProbeKind { return this.kinds.get(p) ?? 'k'; }
+
   /** user probes at addr (members of an aggregate, or the probe itself) */
   probesAt(addr: bigint): readonly Kprobe[] {
     const p = this.table.get(addr);

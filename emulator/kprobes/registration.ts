@@ -2,39 +2,66 @@
  * Registration (Linux kernel/kprobes.c): register_kprobe() with its
  * checks (address rules in addressChecks.ts), aggregate probes
  * (register_aggr_kprobe / add_new_kprobe), register_kprobes() all or
- * nothing, unregister_kprobe(s) (__unregister_kprobe_top / bottom, the
- * slot freed once no CPU is inside it), enable_kprobe / disable_kprobe.
+ * nothing, unregister_kprobe(s) (__unregister_kprobe_top / bottom; the
+ * slot is freed by removal.ts once no CPU is inside it), kill_kprobe,
+ * enable_kprobe / disable_kprobe.
  */
 import { Errno } from '../kernel/abi';
-import type { KprobesEngine } from './core';
 import type { KprobeArming } from './arming';
+import type { KprobeDescriber } from './describe';
+import type { KprobesFtrace } from './ftrace';
 import type { KprobeHitPath } from './hitPath';
+import type { Optimizer } from './optprobes';
+import type { KprobesShared } from './parts';
+import type { KprobeRemoval } from './removal';
 import { checkAddressSafe, prepareFailure, resolveAddr, symbolic } from './addressChecks';
 import {
   Kprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled,
 } from './kprobe';
 import type { ProbeTable } from './probeTable';
-import { addrFailure, fieldFailure, KprobeRegResult, regFailed } from './regResult';
+import { addrFailure, errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { validateArray, validateKprobe } from './validate';
 
+/** What registration works with: the parts it calls, as narrow interfaces. */
+export interface KprobeRegistrationDeps {
+  readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'code' | 'events'>;
+  readonly t: ProbeTable;
+  readonly arming: Pick<KprobeArming, 'armKprobe' | 'disarmKprobe'>;
+  /** the aggregate probe's handlers */
+  readonly hits: Pick<KprobeHitPath, 'aggrPreHandler' | 'aggrPostHandler' | 'aggrFaultHandler'>;
+  readonly ftrace: Pick<KprobesFtrace, 'location' | 'prepare'>;
+  readonly optimizer: Pick<Optimizer, 'unoptimizeCovering' | 'reconsiderNear' | 'refuse' | 'prepare' | 'release'>;
+  readonly removal: Pick<KprobeRemoval, 'removeKprobe' | 'collectGarbage'>;
+  readonly describe: Pick<KprobeDescriber, 'info'>;
+}
+
 export class KprobeRegistration {
-  constructor(
-    private readonly engine: KprobesEngine, private readonly t: ProbeTable,
-    private readonly arming: KprobeArming, private readonly hits: KprobeHitPath,
-  ) {}
+  private readonly shared: KprobeRegistrationDeps['shared'];
+  private readonly t: ProbeTable;
+  private readonly arming: KprobeRegistrationDeps['arming'];
+  private readonly hits: KprobeRegistrationDeps['hits'];
+  private readonly ftrace: KprobeRegistrationDeps['ftrace'];
+  private readonly optimizer: KprobeRegistrationDeps['optimizer'];
+  private readonly removal: KprobeRegistrationDeps['removal'];
+  private readonly describe: KprobeRegistrationDeps['describe'];
+
+  constructor(d: KprobeRegistrationDeps) {
+    ({ shared: this.shared, t: this.t, arming: this.arming, hits: this.hits, ftrace: this.ftrace, optimizer: this.optimizer,
+      removal: this.removal, describe: this.describe } = d);
+  }
 
   /** register_kprobe() with the reason of a refusal (the debugger's message) */
   registerKprobeResult(p: Kprobe): KprobeRegResult {
     const v = validateKprobe(p);
     if (v) return fieldFailure(v, 'struct kprobe');
     if (this.t.registered.has(p)) return regFailed(-Errno.EINVAL, 'the probe is already registered'); // check_kprobe_rereg
-    const addr = resolveAddr(this.engine, p);
+    const addr = resolveAddr(this.shared, p);
     if (typeof addr === 'number') return addrFailure(p, addr);
     p.addr = addr;
     // check_ftrace_location(): an ftrace call site is probed at its first byte only
-    const site = this.engine.ftrace.location(addr);
-    if (site !== undefined && site !== addr) return regFailed(-Errno.EILSEQ, `${symbolic(this.engine, addr)} is not at an instruction boundary`);
-    const safe = checkAddressSafe(this.engine, addr);
+    const site = this.ftrace.location(addr);
+    if (site !== undefined && site !== addr) return regFailed(-Errno.EILSEQ, `${symbolic(this.shared, addr)} is not at an instruction boundary`);
+    const safe = checkAddressSafe(this.shared, addr);
     if (safe) return safe;
     p.flags = ((p.flags ?? 0) & KPROBE_FLAG_DISABLED) | (site !== undefined ? KPROBE_FLAG_FTRACE : 0);
     p.nmissed = 0;
@@ -42,30 +69,30 @@ export class KprobeRegistration {
     const old = this.t.table.get(addr);
     if (old) {
       const r = this.registerAggrKprobe(old, p);
-      if (r) return regFailed(r, `another jprobe is already registered at ${symbolic(this.engine, addr)}`);
+      if (r) return regFailed(r, `another jprobe is already registered at ${symbolic(this.shared, addr)}`);
     } else {
       // a breakpoint inside an optimized probe's jump: that probe falls back to its breakpoint first
-      this.engine.optimizer.unoptimizeCovering(addr);
+      this.optimizer.unoptimizeCovering(addr);
       let r: number;
       try {
-        r = site !== undefined ? this.engine.ftrace.prepare(p) : this.engine.hooks.prepareKprobe(this.engine.ctx, p);
+        r = site !== undefined ? this.ftrace.prepare(p) : this.shared.hooks.prepareKprobe(this.shared.ctx, p);
       } catch (e) {
         if (!(e instanceof RangeError)) throw e;
         r = -Errno.ENOMEM; // no room left for an instruction slot (exec area exhausted)
       }
-      if (r) { this.engine.optimizer.reconsiderNear(addr); return prepareFailure(this.engine, addr, r, site !== undefined); }
+      if (r) { this.optimizer.reconsiderNear(addr); return prepareFailure(this.shared, addr, r, site !== undefined); }
       this.t.table.set(addr, p);
       if (!this.t.allDisarmed && !kprobeDisabled(p)) this.arming.armKprobe(p);
     }
     p.id = this.t.nextId++;
     this.t.registered.add(p);
     this.t.regAddr.set(p, addr);
-    this.engine.events.emit({ type: 'registered', probe: this.engine.info(p) });
+    this.shared.events.emit({ type: 'registered', probe: this.describe.info(p) });
     if (!old) {
-      if (site !== undefined) this.engine.optimizer.refuse(addr, 'an ftrace-based probe ([FTRACE]) is not optimized');
-      else this.engine.optimizer.prepare(addr);
+      if (site !== undefined) this.optimizer.refuse(addr, 'an ftrace-based probe ([FTRACE]) is not optimized');
+      else this.optimizer.prepare(addr);
     }
-    this.engine.optimizer.reconsiderNear(addr);
+    this.optimizer.reconsiderNear(addr);
     return 0;
   }
 
@@ -87,8 +114,8 @@ export class KprobeRegistration {
       this.t.table.set(orig.addr as bigint, ap);
     }
     // add_new_kprobe: at most one jprobe, kept last; others go first (list_add_rcu)
-    if (this.engine.kindOf(p) === 'j') {
-      if (list.some(k => this.engine.kindOf(k) === 'j')) return -Errno.EEXIST;
+    if (this.t.kindOf(p) === 'j') {
+      if (list.some(k => this.t.kindOf(k) === 'j')) return -Errno.EEXIST;
       list.push(p);
     } else list.unshift(p);
     p.opcode = ap.opcode;
@@ -104,9 +131,9 @@ export class KprobeRegistration {
   registerKprobes(kps: Kprobe[]): number {
     if (!validateArray(kps)) return -Errno.EINVAL;
     for (let i = 0; i < kps.length; i++) {
-      const r = this.engine.registerKprobe(kps[i]);
+      const r = errnoOf(this.registerKprobeResult(kps[i]));
       if (r < 0) {
-        if (i > 0) this.engine.unregisterKprobes(kps.slice(0, i));
+        if (i > 0) this.unregisterKprobes(kps.slice(0, i));
         return r;
       }
     }
@@ -122,8 +149,8 @@ export class KprobeRegistration {
       if (this.unregisterKprobeTop(p) < 0) p.addr = undefined;
       else if (at !== undefined) touched.push(at);
     }
-    for (const a of touched) this.engine.optimizer.reconsiderNear(a);
-    this.collectGarbage();
+    for (const a of touched) this.optimizer.reconsiderNear(a);
+    this.removal.collectGarbage();
   }
 
   /** __unregister_kprobe_top + bottom */
@@ -135,15 +162,15 @@ export class KprobeRegistration {
     if (!list) {
       this.arming.disarmKprobe(ap);
       this.t.table.delete(addr);
-      this.engine.optimizer.release(addr);
-      this.removeKprobe(ap, true);
+      this.optimizer.release(addr);
+      this.removal.removeKprobe(ap, true);
     } else {
       list.splice(list.indexOf(p), 1);
       if (list.length === 0) {
         this.arming.disarmKprobe(ap);
         this.t.table.delete(addr);
-        this.engine.optimizer.release(addr);
-        this.removeKprobe(ap, true);
+        this.optimizer.release(addr);
+        this.removal.removeKprobe(ap, true);
       } else if (list.every(k => kprobeDisabled(k))) {
         ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
         this.arming.disarmKprobe(ap);
@@ -152,7 +179,7 @@ export class KprobeRegistration {
     this.t.registered.delete(p);
     this.t.regAddr.delete(p);
     p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
-    this.engine.events.emit({ type: 'unregistered', probe: this.engine.info(p) });
+    this.shared.events.emit({ type: 'unregistered', probe: this.describe.info(p) });
     return 0;
   }
 
@@ -166,59 +193,13 @@ export class KprobeRegistration {
   killKprobe(addr: bigint): boolean {
     const ap = this.t.table.get(addr);
     if (!ap || (ap.flags ?? 0) & KPROBE_FLAG_GONE) return false;
-    this.engine.optimizer.unoptimizeCovering(addr);
+    this.optimizer.unoptimizeCovering(addr);
     this.arming.disarmKprobe(ap);
     ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_GONE;
     for (const k of this.t.aggrList.get(ap) ?? []) k.flags = (k.flags ?? 0) | KPROBE_FLAG_GONE;
-    this.removeKprobe(ap);
-    this.engine.events.emit({ type: 'stateChanged', probe: this.engine.info(ap) });
+    this.removal.removeKprobe(ap);
+    this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(ap) });
     return true;
-  }
-
-  /** arch_remove_kprobe, deferred while a CPU is still inside the probe (not again for a [GONE] probe: kill_kprobe did it) */
-  private removeKprobe(ap: Kprobe, unregistering = false): void {
-    if (unregistering && (ap.flags ?? 0) & KPROBE_FLAG_GONE) return;
-    if ((ap.flags ?? 0) & KPROBE_FLAG_FTRACE) return; // no instruction slot
-    if (this.inUse(ap)) this.t.pendingRemove.push(ap);
-    else this.engine.hooks.removeKprobe(this.engine.ctx, ap);
-  }
-
-  private inUse(ap: Kprobe): boolean {
-    const members = this.t.aggrList.get(ap) ?? [];
-    for (const k of this.t.ctlblks) {
-      if (!k) continue;
-      for (const q of [k.current, k.prev.kp]) if (q && (q === ap || members.includes(q) || q.ainsn === ap.ainsn)) return true;
-    }
-    return this.cpuInSlot(ap);
-  }
-
-  /**
-   * A CPU runs the probe's slot with no probe current: a boosted hit (the
-   * copy and its jmp back run without a trap), e.g. a debugger stopped there.
-   * Linux keeps such a slot until no task can be inside it (collect_garbage_slots
-   * after synchronize_rcu_tasks); reusing it would overwrite the jmp under the CPU.
-   */
-  private cpuInSlot(ap: Kprobe): boolean {
-    const a = ap.ainsn;
-    if (a === undefined || a.mode !== 'slot' || a.insn === 0n) return false;
-    const end = a.insn + BigInt(this.engine.slots.slotSize);
-    for (const cpu of this.engine.kernel.cpus) {
-      if (cpu.id < 0) continue;
-      const pc = cpu.getPc();
-      if (pc >= a.insn && pc < end) return true;
-    }
-    return false;
-  }
-
-  /** free the slots of probes removed while in use, once no CPU is inside them @internal (traps.ts) */
-  collectGarbage(): void {
-    if (this.t.pendingRemove.length === 0) return;
-    const still: Kprobe[] = [];
-    for (const ap of this.t.pendingRemove) {
-      if (this.inUse(ap)) still.push(ap);
-      else this.engine.hooks.removeKprobe(this.engine.ctx, ap);
-    }
-    this.t.pendingRemove = still;
   }
 
   /** disable_kprobe(): 0 or -EINVAL */
@@ -230,8 +211,8 @@ export class KprobeRegistration {
     const list = this.t.aggrList.get(ap);
     if (list && list.every(k => kprobeDisabled(k))) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
     if (kprobeDisabled(ap)) this.arming.disarmKprobe(ap);
-    this.engine.optimizer.reconsiderNear(this.t.addrOf(p));
-    this.engine.events.emit({ type: 'stateChanged', probe: this.engine.info(p) });
+    this.optimizer.reconsiderNear(this.t.addrOf(p));
+    this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(p) });
     return 0;
   }
 
@@ -244,8 +225,8 @@ export class KprobeRegistration {
     const ap = this.t.table.get(this.t.addrOf(p)) as Kprobe;
     ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
     if (!this.t.allDisarmed) this.arming.armKprobe(ap);
-    this.engine.optimizer.reconsiderNear(this.t.addrOf(p));
-    this.engine.events.emit({ type: 'stateChanged', probe: this.engine.info(p) });
+    this.optimizer.reconsiderNear(this.t.addrOf(p));
+    this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(p) });
     return 0;
   }
 }

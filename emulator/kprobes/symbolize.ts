@@ -13,16 +13,17 @@
  *   optprobe_detour+0x..                  a kept detour buffer no probe uses now
  * undefined: not the engine's code.
  */
-import type { KprobesEngine } from './core';
+import type { KernelApi } from '../kernel/types';
+import type { EngineCodeRegistry } from './codeRegistry';
 
 /** "fn" for a function's first byte, else "fn+0xoff" (or the hex address) */
-export function probeName(engine: KprobesEngine, probe: bigint): string {
-  const r = engine.kernel.image.symbols.resolve(probe);
+export function probeName(kernel: Pick<KernelApi, 'image'>, probe: bigint): string {
+  const r = kernel.image.symbols.resolve(probe);
   if (!r) return `0x${BigInt.asUintN(64, probe).toString(16)}`;
   return r.offset === 0n ? r.sym.name : `${r.sym.name}+0x${r.offset.toString(16)}`;
 }
 
 /** a lookup in the engine's code registry (codeRegistry.ts): each range names its own addresses */
-export function symbolizeEngineAddress(engine: KprobesEngine, addr: bigint): string | undefined {
+export function symbolizeEngineAddress(engine: { readonly code: Pick<EngineCodeRegistry, 'symbolize'> }, addr: bigint): string | undefined {
   return engine.code.symbolize(addr);
 }

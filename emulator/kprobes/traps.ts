@@ -3,22 +3,41 @@
  * arch-neutral part): the die-notifier for int3, single-step and faults
  * (kprobe_int3_handler, kprobe_debug_handler / post_kprobe_handler,
  * kprobe_fault_handler), reentry, the single-step / boost / detour setup,
- * optimized_callback, and the CPU's inline breakpoint fast path for the
- * engine's native entries. The probe table, registration and the handler
- * invocation (pre/post/fault, nmissed) stay in core.ts.
+ * and the CPU's inline breakpoint fast path for the engine's native
+ * entries. It calls the handler invocation (pre/post/fault, nmissed) in
+ * hitPath.ts directly; optimized_callback is optCallback.ts.
  */
 import type { Cpu, Trap } from '../arch/types';
 import type { NativeEntryRoute } from '../cpu/interp';
+import type { KernelApi } from '../kernel/types';
 import { onRestore } from '../base/marks';
 import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
-import { type CallbackFrame, defaultSinglestepDone, type InlineBreakpointCpu, type NativeCallbackFrame } from './archHooks';
-import type { EngineCode } from './codeRegistry';
-import type { KprobesEngine } from './core';
+import { defaultSinglestepDone, type InlineBreakpointCpu, type KprobesArchContext, type KprobesArchHooks } from './archHooks';
+import type { EngineCode, EngineCodeRegistry } from './codeRegistry';
+import type { KprobeStats } from './engineTypes';
 import { HandlerOops } from './errors';
-import { Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled } from './kprobe';
+import type { KprobeHitPath } from './hitPath';
+import { Kprobe, KprobeCtlblk, KprobeStatus } from './kprobe';
 import type { NestedCaller } from './nestedCall';
-import type { NativeEntry } from './optprobes';
+import type { HandlerOnCpuGate } from './onCpuGate';
+import type { Optimizer } from './optprobes';
+import type { KprobesShared } from './parts';
+import type { KprobeCpus } from './perCpu';
+import type { ProbeMap, ProbeTable } from './probeTable';
 import type { PtRegs } from './ptRegs';
+import type { KprobeRemoval } from './removal';
+
+/** What the trap handlers work with: the parts they call, as narrow interfaces. */
+export interface KprobeTrapsDeps {
+  readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'code' | 'stats' | 'percpu'>;
+  readonly t: Pick<ProbeTable, 'table' | 'aggrList'>;
+  readonly hits: Pick<KprobeHitPath, 'preHandlerHit' | 'postHandlerHit' | 'resetCurrent' | 'incNmissed' | 'hasAnyPost'>;
+  /** frees the slots of probes removed while in use (removal.ts) */
+  readonly gc: Pick<KprobeRemoval, 'collectGarbage'>;
+  readonly optimizer: Pick<Optimizer, 'poll' | 'detourFor'>;
+  readonly gate: HandlerOnCpuGate;
+  readonly nested: Pick<NestedCaller, 'depth'>;
+}
 
 export class KprobeTraps {
   /** ArchOps.breakpointPcOffset as a bigint (trap pc -> breakpoint address) */
@@ -29,9 +48,33 @@ export class KprobeTraps {
   /** the CPUs' inline breakpoint handler (installed when the arch allows it) */
   private readonly inlineHandler = (cpu: Cpu, at: VAddr): boolean => this.inlineBreakpoint(cpu, at);
 
+  /** the kprobe booster (an emulator knob: the overhead table's k vs b) */
+  kprobeBooster = true;
+  private readonly kernel: KernelApi;
+  private readonly hooks: KprobesArchHooks;
+  private readonly ctx: KprobesArchContext;
+  private readonly code: EngineCodeRegistry;
+  private readonly stats: KprobeStats;
+  private readonly percpu: KprobeCpus;
+  private readonly table: ProbeMap;
+  private readonly aggrList: ReadonlyMap<Kprobe, Kprobe[]>;
+  private readonly hits: KprobeTrapsDeps['hits'];
+  private readonly gc: KprobeTrapsDeps['gc'];
+  private readonly optimizer: KprobeTrapsDeps['optimizer'];
+  private readonly gate: HandlerOnCpuGate;
+  private readonly nested: KprobeTrapsDeps['nested'];
+
   /** installs the trap hook and, when the arch and machine allow it, the CPUs' inline breakpoint */
-  constructor(private readonly engine: KprobesEngine, private readonly nested: NestedCaller) {
-    const kernel = engine.kernel, hooks = engine.hooks;
+  constructor(d: KprobeTrapsDeps) {
+    ({ kernel: this.kernel, hooks: this.hooks, ctx: this.ctx, code: this.code, stats: this.stats, percpu: this.percpu } = d.shared);
+    this.table = d.t.table;
+    this.aggrList = d.t.aggrList;
+    this.hits = d.hits;
+    this.gc = d.gc;
+    this.optimizer = d.optimizer;
+    this.gate = d.gate;
+    this.nested = d.nested;
+    const kernel = this.kernel, hooks = this.hooks;
     this.bpPcOffset = BigInt(kernel.arch.breakpointPcOffset);
     kernel.addTrapHook((cpu, trap) => this.onTrap(cpu, trap));
     if (hooks.installInlineBreakpoint) {
@@ -49,17 +92,17 @@ export class KprobeTraps {
       }
       // translated code that writes a native entry's frame itself relies on what the entry is
       const changed = (at: VAddr): void => kernel.mem.codeMeaningChanged(at, kernel.arch.breakpointInsn.length);
-      engine.code.onNativeEntryChange = changed;
+      this.code.onNativeEntryChange = changed;
       // a time-travel restore puts the registry back without attach(): the entries before and after it are told
       let before: VAddr[] = [];
-      const entries = (): VAddr[] => engine.code.ranges().flatMap(c => (c.nativeEntry === undefined ? [] : [c.nativeEntry.at]));
-      onRestore(engine.code, { before: () => { before = entries(); }, after: () => { for (const at of new Set([...before, ...entries()])) changed(at); } });
+      const entries = (): VAddr[] => this.code.ranges().flatMap(c => (c.nativeEntry === undefined ? [] : [c.nativeEntry.at]));
+      onRestore(this.code, { before: () => { before = entries(); }, after: () => { for (const at of new Set([...before, ...entries()])) changed(at); } });
     }
   }
 
   /** the die-notifier: int3, single-step and faults */
   private onTrap(cpu: Cpu, trap: Trap): boolean {
-    this.engine.optimizer.poll();
+    this.optimizer.poll();
     switch (trap.kind) {
       case 'breakpoint': return this.kprobeBreakpointHandler(cpu, trap.pc - this.bpPcOffset);
       case 'singleStep': return this.kprobeDebugHandler(cpu, 'singleStep', toVAddr(trap.pc) ?? NaN);
@@ -91,12 +134,11 @@ export class KprobeTraps {
   private inlineBreakpoint(cpu: Cpu, at: VAddr): boolean {
     const ctl = this.inlineCpus[cpu.id];
     if (ctl === null || ctl === undefined || cpu.userMode) return false; // probes and engine code are kernel code
-    const engine = this.engine;
     // the engine's own code first (probes are refused there: checkAddressSafe), then the probe table
-    const reg = engine.code;
+    const reg = this.code;
     const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
     if (code !== undefined) return code.breakpoint !== undefined && this.asTrap(cpu, ctl, at, undefined, code);
-    const p = engine.getKprobeV(at);
+    const p = this.table.byV.get(at);
     return p !== undefined && this.asTrap(cpu, ctl, at, p, undefined);
   }
 
@@ -107,8 +149,8 @@ export class KprobeTraps {
    * translations that hold the route, codeMeaningChanged).
    */
   private nativeEntryAt(at: VAddr): NativeEntryRoute<Cpu> | null {
-    if (this.engine.hooks.optprobes?.enterNative === undefined) return null; // the templates run as instructions
-    const reg = this.engine.code;
+    if (this.hooks.optprobes?.enterNative === undefined) return null; // the templates run as instructions
+    const reg = this.code;
     const code = at >= reg.minV && at < reg.maxV ? reg.findV(at) : undefined;
     const ne = code?.nativeEntry;
     const route = code?.breakpoint !== undefined && ne !== undefined && ne.at === at ? ne.route : undefined;
@@ -135,7 +177,7 @@ export class KprobeTraps {
   private inlineSingleStep(cpu: Cpu): boolean {
     const ctl = this.inlineCpus[cpu.id];
     if (ctl === null || ctl === undefined || cpu.userMode) return false;
-    const kcb = this.engine.ctlblk(cpu.id);
+    const kcb = this.percpu.ctlblk(cpu.id);
     if (kcb.current === null || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
     return this.asTrap(cpu, ctl, null, undefined, undefined);
   }
@@ -155,8 +197,7 @@ export class KprobeTraps {
    */
   private asTrap(cpu: Cpu, ctl: InlineBreakpointCpu, at: VAddr | null, p: Kprobe | undefined, code: EngineCode | undefined): boolean {
     // the machine's run state (quantum accounting, a pending stop, power off, oopses) is part of KernelApi
-    const engine = this.engine;
-    const m = engine.kernel;
+    const m = this.kernel;
     const task = m.current(cpu.id);
     const oops0 = m.oopsCount;
     const used = m.clock.used;
@@ -168,7 +209,7 @@ export class KprobeTraps {
     let handled = true;
     const host = ctl.enterHost();
     try {
-      engine.optimizer.poll();
+      this.optimizer.poll();
       handled = at === null ? this.kprobeDebugHandler(cpu, 'singleStep', ctl.pc) : this.breakpointAt(cpu, at, p, code as EngineCode);
     } catch (e) {
       const trap: Trap = at === null ? { kind: 'singleStep', pc: cpu.getPc() } : { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
@@ -187,11 +228,10 @@ export class KprobeTraps {
   /** what onTrap -> kprobeBreakpointHandler do for a breakpoint at `at`: probe p's, else the engine code's there */
   private breakpointAt(cpu: Cpu, at: VAddr, p: Kprobe | undefined, code: EngineCode): boolean {
     if (p !== undefined) { this.kprobeInt3(cpu, p); return true; }
-    const engine = this.engine;
     const ne = code.nativeEntry;
     const native = ne !== undefined && ne.at === at;
-    const handled = (code.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, engine.regsOf(cpu), engine.ctlblk(cpu.id), native ? ne.addr : at === code.startV ? code.start : this.addrOf(at), code, at);
-    if (handled && native) engine.stats[ne.stat]++;
+    const handled = (code.breakpoint as NonNullable<EngineCode['breakpoint']>)(cpu, this.percpu.regsOf(cpu), this.percpu.ctlblk(cpu.id), native ? ne.addr : at === code.startV ? code.start : this.addrOf(at), code, at);
+    if (handled && native) this.stats[ne.stat]++;
     return handled;
   }
 
@@ -209,14 +249,14 @@ export class KprobeTraps {
    * its owner: trampolines, detour buffers, a slot's step breakpoint).
    */
   private kprobeBreakpointHandler(cpu: Cpu, addr: bigint): boolean {
-    const p = this.engine.getKprobe(addr);
+    const p = this.table.get(addr);
     if (!p) {
-      const code = this.engine.code.find(addr);
-      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, this.engine.regsOf(cpu), this.engine.ctlblk(cpu.id), addr, code, toVAddr(addr) ?? NaN);
+      const code = this.code.find(addr);
+      if (code) return code.breakpoint !== undefined && code.breakpoint(cpu, this.percpu.regsOf(cpu), this.percpu.ctlblk(cpu.id), addr, code, toVAddr(addr) ?? NaN);
       // The breakpoint was removed after this CPU hit it: run the original instruction.
       try {
-        const now = this.engine.kernel.mem.readBytes(mustVAddr(addr), this.engine.kernel.arch.breakpointInsn.length);
-        if (!sameBytes(now, this.engine.kernel.arch.breakpointInsn)) { cpu.setPc(addr); return true; }
+        const now = this.kernel.mem.readBytes(mustVAddr(addr), this.kernel.arch.breakpointInsn.length);
+        if (!sameBytes(now, this.kernel.arch.breakpointInsn)) { cpu.setPc(addr); return true; }
       } catch { /* not mapped: not ours */ }
       return false;
     }
@@ -226,32 +266,31 @@ export class KprobeTraps {
 
   /** kprobe_int3_handler for the probe (or aggregate) p at the breakpoint */
   private kprobeInt3(cpu: Cpu, p: Kprobe): void {
-    const engine = this.engine;
-    const kcb = engine.ctlblk(cpu.id);
-    const regs = engine.regsOf(cpu);
-    engine.stats.int3Hits++;
+    const kcb = this.percpu.ctlblk(cpu.id);
+    const regs = this.percpu.regsOf(cpu);
+    this.stats.int3Hits++;
     if (kcb.current) { this.reenterKprobe(p, regs, kcb); return; }
     kcb.current = p;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     let ret = 0;
-    engine.onCpuHitCpu = cpu.id;
+    this.gate.hitCpu = cpu.id;
     try {
-      ret = engine.preHandlerHit(p, regs);
+      ret = this.hits.preHandlerHit(p, regs);
     } catch (e) {
-      engine.onCpuHitCpu = -1;
-      engine.dropHandlerOnCpu(cpu);
-      if (e instanceof HandlerOops) { engine.resetCurrent(kcb); return; }
+      this.gate.hitCpu = -1;
+      this.gate.drop(cpu);
+      if (e instanceof HandlerOops) { this.hits.resetCurrent(kcb); return; }
       throw e;
     }
-    engine.onCpuHitCpu = -1;
+    this.gate.hitCpu = -1;
     // a C pre_handler the debugger has a breakpoint in runs on the CPU now; the hit goes on when it returns
-    if (engine.startHandlerOnCpu(cpu, r => this.afterPreHandlers(p, regs, kcb, r || ret))) return;
+    if (this.gate.start(cpu, r => this.afterPreHandlers(p, regs, kcb, r || ret))) return;
     this.afterPreHandlers(p, regs, kcb, ret);
   }
 
   private afterPreHandlers(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, ret: number): void {
     if (!ret) this.setupSinglestep(p, regs, kcb, false);
-    else this.engine.resetCurrent(kcb);
+    else this.hits.resetCurrent(kcb);
   }
 
   /** reenter_kprobe() */
@@ -261,16 +300,16 @@ export class KprobeTraps {
       case KprobeStatus.HIT_ACTIVE:
       case KprobeStatus.HIT_SS:
         // the debugger's breakpoint in handler code: a stop, not a miss
-        if (this.engine.debuggerReentry?.(p, regs)) { this.setupSinglestep(p, regs, kcb, true); return true; }
-        this.engine.incNmissed(p, regs.cpu.id);
+        if (this.gate.debuggerReentry?.(p, regs)) { this.setupSinglestep(p, regs, kcb, true); return true; }
+        this.hits.incNmissed(p, regs.cpu.id);
         this.setupSinglestep(p, regs, kcb, true);
         return true;
       default: {
         // A probe hit while single-stepping a reentered probe: no way out.
-        this.engine.kernel.printk(regs.cpu.id, 'Unrecoverable kprobe detected.', 'emulator');
-        this.engine.kernel.printk(regs.cpu.id, `Dumping kprobe:\nName: ${p.symbol_name ?? ''}\nOffset: ${(p.offset ?? 0n).toString(16)}\nAddress: ${hex(p.addr ?? 0n)}`, 'emulator');
-        this.engine.kernel.oops(regs.cpu, null, 'kernel BUG at kernel/kprobes.c: reentered kprobe while single-stepping a reentered kprobe');
-        this.engine.resetCurrent(kcb);
+        this.kernel.printk(regs.cpu.id, 'Unrecoverable kprobe detected.', 'emulator');
+        this.kernel.printk(regs.cpu.id, `Dumping kprobe:\nName: ${p.symbol_name ?? ''}\nOffset: ${(p.offset ?? 0n).toString(16)}\nAddress: ${hex(p.addr ?? 0n)}`, 'emulator');
+        this.kernel.oops(regs.cpu, null, 'kernel BUG at kernel/kprobes.c: reentered kprobe while single-stepping a reentered kprobe');
+        this.hits.resetCurrent(kcb);
         return true;
       }
     }
@@ -278,21 +317,21 @@ export class KprobeTraps {
 
   private setupSinglestep(p: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, reenter: boolean): void {
     // setup_detour_execution: a queued or optimized probe resumes in its buffer's copied code
-    const op = this.engine.optimizer.detourFor(p.addr as bigint);
-    if (op && this.engine.hooks.optprobes) {
-      this.engine.stats.detourHits++;
-      this.engine.hooks.optprobes.setupDetourExecution(op, regs);
-      if (!reenter) this.engine.resetCurrent(kcb);
-      this.engine.collectGarbage();
+    const op = this.optimizer.detourFor(p.addr as bigint);
+    if (op && this.hooks.optprobes) {
+      this.stats.detourHits++;
+      this.hooks.optprobes.setupDetourExecution(op, regs);
+      if (!reenter) this.hits.resetCurrent(kcb);
+      this.gc.collectGarbage();
       return;
     }
     // the kprobe booster: jump into the slot (its jmp back is appended) when no post_handler must run
-    if (!reenter && this.engine.kprobeBoosterEnabled && p.ainsn?.boostable === 1 && p.ainsn.mode === 'slot' && !this.engine.hasAnyPost(p)) {
-      this.engine.stats.boostedHits++;
+    if (!reenter && this.kprobeBooster && p.ainsn?.boostable === 1 && p.ainsn.mode === 'slot' && !this.hits.hasAnyPost(p)) {
+      this.stats.boostedHits++;
       if (p.ainsn.insnV !== undefined) regs.setIpV(p.ainsn.insnV);
       else regs.ip = p.ainsn.insn;
-      this.engine.resetCurrent(kcb);
-      this.engine.collectGarbage();
+      this.hits.resetCurrent(kcb);
+      this.gc.collectGarbage();
       return;
     }
     if (reenter) {
@@ -300,20 +339,20 @@ export class KprobeTraps {
       kcb.current = p;
       kcb.status = KprobeStatus.REENTER;
     } else kcb.status = KprobeStatus.HIT_SS;
-    if (p.ainsn?.mode === 'simulate' && this.engine.hooks.simulate) {
+    if (p.ainsn?.mode === 'simulate' && this.hooks.simulate) {
       kcb.oldFlags = kcb.savedFlags = 0n;
-      this.engine.hooks.simulate(this.engine.ctx, p, regs);
+      this.hooks.simulate(this.ctx, p, regs);
       this.afterSinglestep(p, regs, kcb);
       return;
     }
-    this.engine.hooks.setupSinglestep(this.engine.ctx, p, regs, kcb);
+    this.hooks.setupSinglestep(this.ctx, p, regs, kcb);
   }
 
   /**
    * A breakpoint inside an instruction slot page: the step breakpoint that
    * ends an out-of-line single-step on arches without a trace flag (arm64
    * kprobe_breakpoint_ss_handler, riscv kprobe_single_step_handler).
-   * @internal (core.ts: the slot pages' handler)
+   * (the slot pages' breakpoint handler: core.ts hands it to InsnSlots)
    */
   slotBreakpoint(cpu: Cpu, at: VAddr): boolean {
     return this.kprobeDebugHandler(cpu, 'breakpoint', at);
@@ -327,13 +366,13 @@ export class KprobeTraps {
    * own address for a breakpoint, else the trap's pc (NaN: not canonical).
    */
   private kprobeDebugHandler(cpu: Cpu, kind: Trap['kind'], at: VAddr): boolean {
-    const kcb = this.engine.ctlblk(cpu.id);
+    const kcb = this.percpu.ctlblk(cpu.id);
     const cur = kcb.current;
     if (!cur || (kcb.status !== KprobeStatus.HIT_SS && kcb.status !== KprobeStatus.REENTER)) return false;
-    if (!(this.engine.hooks.singlestepDone ?? defaultSinglestepDone)(cur, kind, at)) return false;
-    const regs = this.engine.regsOf(cpu);
-    this.engine.stats.singleSteps++;
-    this.engine.hooks.resumeExecution(this.engine.ctx, cur, regs, kcb);
+    if (!(this.hooks.singlestepDone ?? defaultSinglestepDone)(cur, kind, at)) return false;
+    const regs = this.percpu.regsOf(cpu);
+    this.stats.singleSteps++;
+    this.hooks.resumeExecution(this.ctx, cur, regs, kcb);
     const own = this.afterSinglestep(cur, regs, kcb);
     return !own;
   }
@@ -342,87 +381,19 @@ export class KprobeTraps {
   private afterSinglestep(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk): boolean {
     if (kcb.status !== KprobeStatus.REENTER) {
       // a C post_handler the debugger has a breakpoint in runs on the CPU (not while the task single-steps itself)
-      const own = this.engine.hooks.taskSinglestepping?.(regs) ?? false;
-      if (!own) this.engine.onCpuHitCpu = regs.cpu.id;
+      const own = this.hooks.taskSinglestepping?.(regs) ?? false;
+      if (!own) this.gate.hitCpu = regs.cpu.id;
       try {
-        this.engine.postHandlerHit(cur, regs, kcb);
+        this.hits.postHandlerHit(cur, regs, kcb);
       } finally {
-        this.engine.onCpuHitCpu = -1;
+        this.gate.hitCpu = -1;
       }
-      if (!own && this.engine.startHandlerOnCpu(regs.cpu, () => { this.engine.resetCurrent(kcb); this.engine.collectGarbage(); })) return false;
+      if (!own && this.gate.start(regs.cpu, () => { this.hits.resetCurrent(kcb); this.gc.collectGarbage(); })) return false;
     }
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
-    else this.engine.resetCurrent(kcb);
-    this.engine.collectGarbage();
-    return this.engine.hooks.taskSinglestepping?.(regs) ?? false;
-  }
-
-  /**
-   * optimized_callback(): the detour buffer of the probe at addr called the
-   * engine. The live registers become the probed context (ip = addr + the
-   * breakpoint length, as a breakpoint hit shows it), the pre_handlers run
-   * (their return value and any change of ip are ignored, as documented),
-   * the registers go back into the buffer's saved frame, and the buffer
-   * goes on (restore, copied instructions, jump back). A hit while another
-   * probe is being handled on this CPU only counts as missed. `native`: the
-   * trap is the buffer's native entry — the arch does the template's save
-   * and restore itself and resumes at the copied instructions (when it
-   * cannot, the cpu runs the template, which calls back here non-native).
-   * @internal (optprobes.ts: the detour buffers' breakpoint handler)
-   */
-  optimizedCallback(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, addr: bigint, native: NativeEntry | null): boolean {
-    const opt = this.engine.hooks.optprobes;
-    if (!opt) return false;
-    let nf: NativeCallbackFrame | null = null;
-    let frame: CallbackFrame | null = null;
-    if (native) {
-      // a C handler the debugger stops in runs from the template's callback (its saved frame is real)
-      const np = this.engine.runHandlerOnCpu !== undefined ? this.engine.getKprobeV(native.at) : undefined;
-      if (np && this.engine.handlersOnCpu(np)) return true;
-      nf = opt.enterNative?.(this.engine.ctx, regs, native.ip, 'optprobe') ?? null;
-      if (!nf) return true; // the template runs as instructions and calls back at its callback
-      this.engine.stats.nativeOptFrames++;
-      if (nf.presaved) this.engine.stats.presavedOptFrames++;
-    } else {
-      frame = opt.enterCallback(this.engine.ctx, regs, addr + this.bpPcOffset, 'optprobe');
-    }
-    this.engine.stats.optCallbacks++;
-    const p = native ? this.engine.getKprobeV(native.at) : this.engine.getKprobe(addr);
-    // the template's callback: a C pre_handler the debugger has a breakpoint in runs on the CPU, the callback ends when it returns
-    const onCpu = frame !== null && this.engine.runHandlerOnCpu !== undefined;
-    let deferred = false;
-    try {
-      if (!p || kprobeDisabled(p)) return true;
-      if (kcb.current) { if (!this.engine.debuggerReentry?.(p, regs)) this.engine.incNmissed(p, cpu.id); return true; }
-      kcb.current = p;
-      kcb.status = KprobeStatus.HIT_ACTIVE;
-      if (onCpu) this.engine.onCpuHitCpu = cpu.id;
-      try {
-        this.engine.preHandlerHit(p, regs); // the return value is ignored for optimized probes
-      } finally {
-        if (onCpu) this.engine.onCpuHitCpu = -1;
-      }
-      if (onCpu) {
-        const f = frame as CallbackFrame;
-        deferred = this.engine.startHandlerOnCpu(cpu, () => {
-          this.engine.resetCurrent(kcb);
-          opt.leaveCallback(this.engine.ctx, this.engine.regsOf(cpu), f);
-          this.engine.collectGarbage();
-        }, f.frame);
-        if (deferred) return true;
-      }
-      this.engine.resetCurrent(kcb);
-    } catch (e) {
-      if (onCpu) this.engine.dropHandlerOnCpu(cpu);
-      this.engine.resetCurrent(kcb);
-      if (e instanceof HandlerOops) return true;
-      throw e;
-    } finally {
-      if (nf) (opt.leaveNative as NonNullable<typeof opt.leaveNative>)(this.engine.ctx, regs, nf);
-      else if (!deferred) opt.leaveCallback(this.engine.ctx, regs, frame as CallbackFrame);
-    }
-    this.engine.collectGarbage();
-    return true;
+    else this.hits.resetCurrent(kcb);
+    this.gc.collectGarbage();
+    return this.hooks.taskSinglestepping?.(regs) ?? false;
   }
 
   private restorePrevious(kcb: KprobeCtlblk): void {
@@ -435,37 +406,37 @@ export class KprobeTraps {
 
   /** kprobe_fault_handler */
   private kprobeFaultHandler(cpu: Cpu, trap: Trap): boolean {
-    const kcb = this.engine.ctlblk(cpu.id);
+    const kcb = this.percpu.ctlblk(cpu.id);
     const cur = kcb.current;
     if (!cur) return false;
-    const regs = this.engine.regsOf(cpu);
-    const trapnr = this.engine.kernel.arch.abi.trapNumbers[trap.kind] ?? -1;
+    const regs = this.percpu.regsOf(cpu);
+    const trapnr = this.kernel.arch.abi.trapNumbers[trap.kind] ?? -1;
     const slot = cur.ainsn?.insn ?? -1n;
     if ((kcb.status === KprobeStatus.HIT_SS || kcb.status === KprobeStatus.REENTER) && trap.pc === slot) {
       // The single-stepped copy faulted. The probe's fault_handler may handle it
       // (aggregates: no member handler runs during the single-step).
       let handled = 0;
-      const fh = this.engine.isAggregate(cur) ? undefined : cur.fault_handler;
+      const fh = this.aggrList.has(cur) ? undefined : cur.fault_handler;
       if (fh) {
         try { handled = fh(cur, regs, trapnr); } catch { handled = 0; }
       }
       if (handled) {
         // the handler fixed regs: stop single-stepping, restore the task's flags, keep its ip
         const ip = regs.ip;
-        this.engine.hooks.singlestepFault(this.engine.ctx, cur, regs, kcb);
+        this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
         if (ip !== slot) regs.ip = ip;
         this.finishFault(kcb);
         return true;
       }
       // make it look like the original instruction faulted, then the normal fault path
-      this.engine.hooks.singlestepFault(this.engine.ctx, cur, regs, kcb);
+      this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
       (trap as { pc: bigint }).pc = cur.addr as bigint;
       this.finishFault(kcb);
       return false;
     }
     if (kcb.status === KprobeStatus.HIT_ACTIVE || kcb.status === KprobeStatus.HIT_SSDONE) {
       // emulated code called from a handler faulted
-      this.engine.incNmissed(cur, cpu.id);
+      this.hits.incNmissed(cur, cpu.id);
       const fh = cur.fault_handler;
       if (fh) {
         try { if (fh(cur, regs, trapnr)) return true; } catch { /* treated as unhandled */ }
@@ -476,8 +447,8 @@ export class KprobeTraps {
 
   private finishFault(kcb: KprobeCtlblk): void {
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
-    else this.engine.resetCurrent(kcb);
-    this.engine.collectGarbage();
+    else this.hits.resetCurrent(kcb);
+    this.gc.collectGarbage();
   }
 }
 

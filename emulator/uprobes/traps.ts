@@ -27,8 +27,8 @@ import { hex, mustVAddr } from '../memory/address';
 import type { UprobesEngine } from './core';
 import { dispatchSignals } from '../kernel/user/procSyscalls';
 import { MAX_URETPROBE_DEPTH, ReturnInstance, UPROBE_HANDLER_REMOVE, Uprobe, UprobeTask } from './uprobe';
-import { ProbeNameCache } from '../trace/nameCache';
-import type { MissInfo } from '../trace/warnings';
+import { ProbeNameCache } from '../kernel/probeNameCache';
+import type { MissInfo } from '../kernel/types';
 
 /** a return instance with its entry's virtual time (the hit log's latency) */
 interface TimedReturn extends ReturnInstance {

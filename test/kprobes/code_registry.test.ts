@@ -7,7 +7,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KPROBE_ARCHES, rig } from './harness';
-import { kprobesArchFor, type Kprobe } from '../../emulator/kprobes';
+import type { Kprobe } from '../../emulator/kprobes';
+import { kprobesArchFor } from '../../emulator/arch/registry';
 import { EngineCodeRegistry } from '../../emulator/kprobes/codeRegistry';
 import { mustVAddr } from '../../emulator/memory/address';
 

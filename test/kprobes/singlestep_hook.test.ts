@@ -9,7 +9,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rig, selftestLines } from './harness';
 import { Errno } from '../../emulator/kernel/abi';
-import { Kprobe, KprobeStatus, KprobesArchHooks, kprobesArchFor } from '../../emulator/kprobes';
+import { Kprobe, KprobeStatus, KprobesArchHooks } from '../../emulator/kprobes';
+import { kprobesArchFor } from '../../emulator/arch/registry';
 import { mustVAddr } from '../../emulator/memory/address';
 
 const STATUS_NAMES = ['NONE', 'HIT_ACTIVE', 'HIT_SS', 'REENTER', 'HIT_SSDONE'];

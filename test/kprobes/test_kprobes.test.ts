@@ -10,7 +10,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { insns, KPROBE_ARCHES, portInfo, returnAddressOnEntry, rig, selftestLines } from './harness';
 import type { Kprobe, Kretprobe, KretprobeInstance, PtRegs } from '../../emulator/kprobes';
-import { fixupStackTrace, kprobesArchFor } from '../../emulator/kprobes';
+import { fixupStackTrace } from '../../emulator/kprobes';
+import { kprobesArchFor } from '../../emulator/arch/registry';
 import { mustVAddr } from '../../emulator/memory/address';
 import { walkFrames } from '../../emulator/kernel/stack';
 
