@@ -66,7 +66,7 @@ describe('.kprobe files: uprobe / uretprobe / uprobe_events syntax', () => {
       ['uprobe', { kind: 'user', path: '/usr/bin/my-app.v2', symbol: 'main', symOffset: 8n }, undefined],
       ['uretprobe', { kind: 'user', path: '/bin/app', symbol: 'leaf', symOffset: 0n }, undefined],
       ['uprobe', { kind: 'user', path: '/bin/app', offset: 0x10n }, { group: 'grp', name: 'ev' }],
-      ['uretprobe', { kind: 'user', path: '/bin/app', offset: 0x20n }, { group: 'uprobes', name: 'r_app_0x20' }],
+      ['uretprobe', { kind: 'user', path: '/bin/app', offset: 0x20n }, { group: 'uprobes', name: 'p_app_0x20' }], // trace_uprobe.c names a return probe "p_..." too
     ]);
   });
 
