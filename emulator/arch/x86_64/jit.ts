@@ -36,13 +36,11 @@
  * rsp itself is not canonical (the interpreter's #GP).
  */
 import type { FrontEnd, IrBuilder, IrOp, Temp } from '../../jit/ir';
-import type { X86Cpu } from './cpu';
+import type { NativeEntrySave, X86Cpu } from './cpu';
 import { Insn, NO_REG } from './insn';
 import type { VAddr } from '../../memory/address';
-import { NATIVE_SAVE } from './kprobes/nativeFrame';
 import type { NativeEntryRoute } from '../../cpu/interp';
 import { STOP_BREAKPOINT } from '../../cpu/faults';
-import { OPT_HEAD_LEN } from './kprobes/opt';
 import * as alu from './exec/alu';
 import * as mov from './exec/mov';
 import * as sh from './exec/shift';
@@ -596,13 +594,13 @@ const HANDLERS = new Map<Function, Handler>([
 ]);
 
 /**
- * int3 at a native entry the engine handles (it answers
- * InterpCpu.nativeEntryAt with the frame and the handlers' ip: an
- * optprobe detour buffer, the kretprobe booster trampoline): the
- * template's register save is written here, as nativeEnter would write it
- * (the same slots and values, the flags slot excepted: nativeEnter writes
- * that one, X86Cpu.frameSaved), and the int3 then runs as a helper that
- * knows it. The stores go through the TLB like any push: one the TLB
+ * int3 at a native entry its owner handles (it answers
+ * InterpCpu.nativeEntryAt with the frame's kind and the handlers' ip, and
+ * handed in the save's layout with its inline breakpoint:
+ * X86Cpu.nativeSave): the template's register save is written here, as the
+ * owner's native entry would write it (the same slots and values, the
+ * flags slot excepted: the owner writes that one, X86Cpu.frameSaved), and
+ * the int3 then runs as a helper that knows it. The stores go through the TLB like any push: one the TLB
  * cannot serve (the stack not plain writable RAM, watched, observed, not
  * canonical) leaves before the int3 and the interpreter runs it whole (its
  * own save, or the template). One multi-store (IrBuilder.stm): all the
@@ -611,13 +609,13 @@ const HANDLERS = new Map<Function, Handler>([
  * where the block goes on; after the booster's, on the real return
  * address (a jump the dispatcher follows).
  */
-function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>): void {
-  const b = e.b, S = NATIVE_SAVE, opt = route.kind === 'optprobe';
+function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>, S: NativeEntrySave): void {
+  const b = e.b, opt = route.kind === 'optprobe';
   const sp0 = b.get(RSP);
-  e.guard(e.nonCanonical(sp0)); // nativeEnter declines a non-canonical rsp (the template's push raises #GP)
+  e.guard(e.nonCanonical(sp0)); // the owner's entry declines a non-canonical rsp (the template's push raises #GP)
   const bytes = S.frameBytes[route.kind];
   const frame = e.bin('sub', sp0, e.c(bytes));
-  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot is stored as 0 here, nativeEnter's value replaces it
+  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot is stored as 0 here, the owner's value replaces it
   const vs: Temp[] = [];
   for (let s = 0; s < 15; s++) vs.push(b.get(S.gprs[s]));
   const at: Record<number, Temp> = {
@@ -628,7 +626,7 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>):
   for (let off = 15 * 8; off < bytes; off += 8) vs.push(at[off]);
   e.stm(frame, vs);
   if (opt) {
-    const resume = i.addr + OPT_HEAD_LEN;
+    const resume = i.addr + S.optResume;
     b.helper(savedFrameInt3(i, route), resume);
     b.jmp(resume);
   } else {
@@ -668,10 +666,10 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   emit(b: B, i: Insn, cpu: X86Cpu): boolean {
     if (this.em === null || this.em.b !== b) this.em = new BlockEmitter(b);
     const e = this.em;
-    if (i.def.exec === sys.int3 && cpu.nativeEntryAt !== null && !cpu.userMode) {
+    if (i.def.exec === sys.int3 && cpu.nativeEntryAt !== null && cpu.nativeSave !== null && !cpu.userMode) {
       const route = cpu.nativeEntryAt(i.addr);
       if (route !== null) {
-        nativeEntry(e, i, route);
+        nativeEntry(e, i, route, cpu.nativeSave);
         this.em = new BlockEmitter(b); // after a helper, the flags are the scratch record's
         return true;
       }
