@@ -32,9 +32,10 @@
  * fault (or write) exactly as hardware would.
  */
 import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHooks';
+import type { NativeEntrySave } from '../cpu';
 import type { VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, Region } from '../../../memory/memory';
-import { type NativeEntrySave, X86Cpu } from '../cpu';
+import { X86Cpu } from '../cpu';
 import { PT_REGS, X86_REGS } from '../regs';
 import { derivedState } from '../../../timetravel/marks';
 
