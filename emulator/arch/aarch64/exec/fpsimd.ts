@@ -24,7 +24,9 @@
 import type { Row } from '../insn';
 import { ldstUnsigned, ldstImm9, ldstRegOff, ldLiteral, ldstPair, ldst1Multiple, ld1rRow } from './fpsimdMem';
 import { fp2, fp3, fp1, fcmpRow, fccmpRow, fcselRow, fmovImm, convRow } from './fpScalar';
-import { simdModImm, threeSame, twoMisc, acrossRow, copyRow, extRow, shiftImmRow, threeDiff, permRow, tblRow, fpThreeSame, scalarShiftImm, scalarCopy, scalarPairwise, scalarMiscFp } from './advsimd';
+import { simdModImm, threeSame, twoMisc, acrossRow, copyRow, extRow, shiftImmRow, threeDiff, permRow, tblRow } from './advsimd';
+import { fpThreeSame } from './advsimdFp';
+import { scalarShiftImm, scalarCopy, scalarPairwise, scalarMiscFp } from './advsimdScalar';
 
 /** the SIMD&FP rows; before the integer load/store rows, whose masks do not look at the V bit */
 export const FPSIMD_ROWS: readonly Row[] = [
