@@ -176,6 +176,15 @@ export interface FrameRecordLayout {
   readonly pushFp?: { readonly bytes: Uint8Array; readonly spAdjust: number };
 }
 
+/**
+ * One 8-byte slot of the struct pt_regs a C kprobe handler is given
+ * (emulator/kprobes/cApi.ts writes the frame before the call and reads it
+ * back after): a register by its ArchInfo.regs name, read and written
+ * back; or a field this emulator keeps no register for, written as a
+ * constant and not read back (x86_64 orig_ax = -1, cs, ss).
+ */
+export type PtRegsSlot = string | { readonly name: string; readonly value: bigint };
+
 /** How an oops report prints one architecture's state (Linux's show_regs / show_opcodes). */
 export interface OopsStyle {
   /** label of the pc line: x86 "RIP", arm64 "pc", riscv "epc" */
@@ -275,6 +284,13 @@ export interface ArchInfo {
    * unwinding. The return-address column may map to the pc (x86_64: 16 -> ip).
    */
   readonly dwarfRegs?: readonly number[];
+  /**
+   * struct pt_regs as Linux lays it out for this arch (arch/<arch>/include/
+   * asm/ptrace.h), slot by slot from offset 0: what a C kprobe handler's
+   * `struct pt_regs *` points to. Omitted: C kprobe modules are not
+   * offered on this arch (register_kprobe and the rest are not resolved).
+   */
+  readonly ptRegsFrame?: readonly PtRegsSlot[];
   /** Linux can jump-optimize kprobes here (HAVE_OPTPROBES) */
   readonly optprobes: boolean;
   /** the emulated kernel's layout and oops style */

@@ -23,9 +23,9 @@
  * the probed context's, as in Linux). struct kprobe's nmissed and flags
  * follow the engine's after every hit.
  *
- * Ported for x86_64, aarch64 and riscv64 (Linux's pt_regs layouts, PT_REGS below).
+ * Offered on the ports whose info part lays out struct pt_regs (ArchInfo.ptRegsFrame).
  */
-import type { Cpu } from '../arch/types';
+import type { Cpu, PtRegsSlot } from '../arch/types';
 import { errnoOf } from './regResult';
 import type { KprobesEngine } from './core';
 import type { Jprobe, Kprobe, Kretprobe, KretprobeInstance } from './kprobe';
@@ -44,17 +44,6 @@ export const LAYOUT = {
   kretprobe_instance: { rp: 0, ret_addr: 8, task: 16, data: 24, size: 32 },
   jprobe: { entry: 96, size: 104 },
 } as const;
-
-/** struct pt_regs of each arch as Linux lays it out: register names (PtRegs names, '' = a constant) in order */
-const PT_REGS: Readonly<Record<string, readonly (string | { name: string; value: bigint })[]>> = {
-  x86_64: ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di',
-    { name: 'orig_ax', value: -1n }, 'ip', { name: 'cs', value: 0x10n }, 'flags', 'sp', { name: 'ss', value: 0x18n }],
-  // struct user_pt_regs: regs[31], sp, pc, pstate
-  aarch64: [...Array.from({ length: 31 }, (_, i) => `x${i}`), 'sp', 'pc', 'pstate'],
-  // struct pt_regs: epc, ra .. t6, status, badaddr, cause, orig_a0 (the port's register order)
-  riscv64: ['epc', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7',
-    's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9', 's10', 's11', 't3', 't4', 't5', 't6', 'status', 'badaddr', 'cause', 'orig_a0'],
-};
 
 export const C_API_FUNCTIONS = [
   'register_kprobe', 'unregister_kprobe', 'enable_kprobe', 'disable_kprobe',
@@ -114,8 +103,11 @@ export class KprobesCApi {
     this.onCpu = new HandlerOnCpu(engine, (cpu, frame, guest) => this.handlerReturned(cpu, frame, guest));
   }
 
+  /** the arch's struct pt_regs, slot by slot (only called where supported) */
+  private get ptRegsFrame(): readonly PtRegsSlot[] { return this.engine.kernel.arch.ptRegsFrame as readonly PtRegsSlot[]; }
+
   /** whether the arch's pt_regs frame is described (the API is offered) */
-  get supported(): boolean { return PT_REGS[this.engine.kernel.arch.name] !== undefined; }
+  get supported(): boolean { return this.engine.kernel.arch.ptRegsFrame !== undefined; }
 
   /** the address of an API function, its stub made on first use; undefined for other names */
   symbol(name: string): bigint | undefined {
@@ -461,7 +453,7 @@ export class KprobesCApi {
 
   /** fn(args..., struct pt_regs *, extra...) on the CPU, the frame written from regs before and read back after */
   private callHandler(regs: PtRegs, fn: bigint, args: readonly bigint[], extra: readonly bigint[], pc: bigint = regs.ip, returnTo?: bigint): bigint {
-    const layout = PT_REGS[this.engine.kernel.arch.name];
+    const layout = this.ptRegsFrame;
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     try {
       layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
@@ -475,7 +467,7 @@ export class KprobesCApi {
 
   /** a pre / post handler the debugger stops in: its frame and context as callHandler makes them, the call made by onCpu */
   private deferHandler(regs: PtRegs, fn: bigint, g: bigint, pc: bigint, extra: readonly bigint[] = [], first: bigint = g, returnTo?: bigint): void {
-    const layout = PT_REGS[this.engine.kernel.arch.name];
+    const layout = this.ptRegsFrame;
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
     const cpu = regs.cpu;
@@ -488,7 +480,7 @@ export class KprobesCApi {
     const regs = this.engine.regsOf(cpu);
     // frame 0: a jprobe entry (no struct pt_regs; its longjmp puts the context back)
     if (frame !== 0n) {
-      PT_REGS[this.engine.kernel.arch.name].forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
+      this.ptRegsFrame.forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
       this.frames.push(frame);
     }
     for (let i = this.contexts.length - 1; i >= 0; i--) if (this.contexts[i].cpu === cpu.id) { this.contexts.splice(i, 1); break; }

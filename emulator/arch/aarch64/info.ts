@@ -54,6 +54,8 @@ export const aarch64Info: ArchInfo = {
   frameRecord: { savedFpOffset: 0, returnAddressOffset: 8 },
   // AADWARF64: 0-30 x0-x30, 31 sp
   dwarfRegs: [...Array.from({ length: 31 }, (_, i) => X(i)), SP],
+  // struct user_pt_regs: regs[31], sp, pc, pstate
+  ptRegsFrame: [...Array.from({ length: 31 }, (_, i) => `x${i}`), 'sp', 'pc', 'pstate'],
   optprobes: false,
   kernel: {
     layout: {

@@ -61,6 +61,9 @@ export const riscv64Info: ArchInfo = {
   frameRecord: { savedFpOffset: -16, returnAddressOffset: -8, callerSpOffset: 0 },
   // DWARF 0-31 = x0-x31 (x0 has no pt_regs slot)
   dwarfRegs: [-1, ...Array.from({ length: 31 }, (_, i) => X(i + 1))],
+  // struct pt_regs: epc, ra .. t6, status, badaddr, cause, orig_a0 (the port's register order)
+  ptRegsFrame: ['epc', 'ra', 'sp', 'gp', 'tp', 't0', 't1', 't2', 's0', 's1', 'a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7',
+    's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9', 's10', 's11', 't3', 't4', 't5', 't6', 'status', 'badaddr', 'cause', 'orig_a0'],
   optprobes: false,
   kernel: {
     layout: {

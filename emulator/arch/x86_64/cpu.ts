@@ -68,6 +68,36 @@ export const MXCSR_DEFAULT = 0x1f80;
 /** The decode caches of every x86_64 address space (kernel and user mode each). */
 const X86_DECODE_CACHES = new DecodeCaches<Insn>((mem, ip) => decodeInsn(k => mem.fetch8(ip + k), ip), MAX_INSN_LEN);
 
+/**
+ * The register save of a native entry (a host-owned int3 whose owner does
+ * a template's save / handlers / restore itself: InterpCpu.nativeEntryAt),
+ * as the block translator writes it before the int3 (X86Cpu.frameSaved):
+ * a frame of 8-byte slots below sp, the general registers in slots 0..14,
+ * then the slots at the byte offsets below. By the route's kind: an
+ * 'optprobe' entry's frame has an ss slot (its sp slot holds sp - 8: the
+ * template pushed ss first) and its handlers go on `optResume` bytes after
+ * the int3; a 'kretprobe' entry's frame has no ss slot (sp slot = sp) and
+ * its handlers go on at a return address the run loop follows.
+ */
+export interface NativeEntrySave {
+  /** bytes of the frame below sp */
+  readonly frameBytes: Readonly<Record<'optprobe' | 'kretprobe', number>>;
+  /** hardware GPR number of slots 0..14 (slot s at byte 8s) */
+  readonly gprs: readonly number[];
+  /** byte offsets in the frame of the slots written with other values */
+  readonly origAx: number;
+  readonly ip: number;
+  readonly cs: number;
+  readonly flags: number;
+  readonly sp: number;
+  readonly ss: number;
+  /** the values of the cs and ss slots */
+  readonly kernelCs: number;
+  readonly kernelDs: number;
+  /** 'optprobe': bytes from the int3 to where its handlers' return goes on */
+  readonly optResume: number;
+}
+
 export class X86Cpu extends LazyFlags implements Cpu {
   private readonly regFile = guestRegisterFile(16);
   /** general registers' low and high halves (in the arena: translated code reads them, emulator/jit) */
@@ -112,6 +142,13 @@ export class X86Cpu extends LazyFlags implements Cpu {
    * that slot). Not part of the context: it lives inside one instruction.
    */
   frameSaved = false;
+  /**
+   * What the inline breakpoint owner's native entries save (the frame the
+   * translator writes before their int3 when InterpCpu.nativeEntryAt
+   * answers a route), handed in by that owner with its inline breakpoint;
+   * null: no native entry is translated.
+   */
+  nativeSave: NativeEntrySave | null = null;
   /** kprobes/nativeFrame.ts's state for this CPU (its native-entry frames, the stack region it last wrote); opaque here */
   nativeFrames: object | null = null;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }

@@ -74,6 +74,9 @@ export const x86_64Info: ArchInfo = {
   frameRecord: { savedFpOffset: 0, returnAddressOffset: 8, callerSpOffset: 16, pushFp: { bytes: Uint8Array.of(0x55), spAdjust: 8 } },
   // x86_64 psABI DWARF numbers 0-16: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, return address (rip)
   dwarfRegs: ['ax', 'dx', 'cx', 'bx', 'si', 'di', 'bp', 'sp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15', 'ip'].map(R),
+  // struct pt_regs: r15 .. di, orig_ax, ip, cs, flags, sp, ss
+  ptRegsFrame: ['r15', 'r14', 'r13', 'r12', 'bp', 'bx', 'r11', 'r10', 'r9', 'r8', 'ax', 'cx', 'dx', 'si', 'di',
+    { name: 'orig_ax', value: -1n }, 'ip', { name: 'cs', value: 0x10n }, 'flags', 'sp', { name: 'ss', value: 0x18n }],
   optprobes: true,
   kernel: {
     layout: {

@@ -28,6 +28,8 @@ import * as sys from './exec/system';
 import * as bmi from './exec/bmi';
 import * as fast from './exec/fast';
 import * as sse from './exec/sse';
+import * as sseInt from './exec/sseInt';
+import * as sseFp from './exec/sseFp';
 import * as x87 from './exec/x87';
 
 // the entry types live with Insn (insn.ts), so executors never import the table
@@ -322,94 +324,94 @@ d('0f 50', 'movmskps', 'Gd,Ux', sse.movmsk, { sub: 4 });
 d('66 0f 50', 'movmskpd', 'Gd,Ux', sse.movmsk, { sub: 8 });
 d('66 0f d7', 'pmovmskb', 'Gd,Ux', sse.movmsk, { sub: 1 });
 // floating-point arithmetic: sub = op + 16 * form
-const FARITH: [number, string, number][] = [[0x58, 'add', sse.F_ADD], [0x59, 'mul', sse.F_MUL], [0x5c, 'sub', sse.F_SUB],
-  [0x5d, 'min', sse.F_MIN], [0x5e, 'div', sse.F_DIV], [0x5f, 'max', sse.F_MAX], [0x51, 'sqrt', sse.F_SQRT]];
+const FARITH: [number, string, number][] = [[0x58, 'add', sseFp.F_ADD], [0x59, 'mul', sseFp.F_MUL], [0x5c, 'sub', sseFp.F_SUB],
+  [0x5d, 'min', sseFp.F_MIN], [0x5e, 'div', sseFp.F_DIV], [0x5f, 'max', sseFp.F_MAX], [0x51, 'sqrt', sseFp.F_SQRT]];
 for (const [op, name, sub] of FARITH) {
   const hx = op.toString(16);
-  d(`0f ${hx}`, `${name}ps`, 'Vx,Wx', sse.farith, { sub });
-  d(`66 0f ${hx}`, `${name}pd`, 'Vx,Wx', sse.farith, { sub: sub + 16 });
-  d(`f3 0f ${hx}`, `${name}ss`, 'Vx,Wd', sse.farith, { sub: sub + 32 });
-  d(`f2 0f ${hx}`, `${name}sd`, 'Vx,Wq', sse.farith, { sub: sub + 48 });
+  d(`0f ${hx}`, `${name}ps`, 'Vx,Wx', sseFp.farith, { sub });
+  d(`66 0f ${hx}`, `${name}pd`, 'Vx,Wx', sseFp.farith, { sub: sub + 16 });
+  d(`f3 0f ${hx}`, `${name}ss`, 'Vx,Wd', sseFp.farith, { sub: sub + 32 });
+  d(`f2 0f ${hx}`, `${name}sd`, 'Vx,Wq', sseFp.farith, { sub: sub + 48 });
 }
 for (const [op, name, sub] of [[0x54, 'and', 0], [0x55, 'andn', 1], [0x56, 'or', 2], [0x57, 'xor', 3]] as [number, string, number][]) {
-  d(`0f ${op.toString(16)}`, `${name}ps`, 'Vx,Wx', sse.flogic, { sub });
-  d(`66 0f ${op.toString(16)}`, `${name}pd`, 'Vx,Wx', sse.flogic, { sub });
+  d(`0f ${op.toString(16)}`, `${name}ps`, 'Vx,Wx', sseFp.flogic, { sub });
+  d(`66 0f ${op.toString(16)}`, `${name}pd`, 'Vx,Wx', sseFp.flogic, { sub });
 }
-d('0f c2', 'cmpps', 'Vx,Wx,Ib', sse.fcmp, { sub: 0 });
-d('66 0f c2', 'cmppd', 'Vx,Wx,Ib', sse.fcmp, { sub: 1 });
-d('f3 0f c2', 'cmpss', 'Vx,Wd,Ib', sse.fcmp, { sub: 2 });
-d('f2 0f c2', 'cmpsd', 'Vx,Wq,Ib', sse.fcmp, { sub: 3 });
-d('0f 2e', 'ucomiss', 'Vx,Wd', sse.fcomi, { sub: 0 });
-d('0f 2f', 'comiss', 'Vx,Wd', sse.fcomi, { sub: 1 });
-d('66 0f 2e', 'ucomisd', 'Vx,Wq', sse.fcomi, { sub: 2 });
-d('66 0f 2f', 'comisd', 'Vx,Wq', sse.fcomi, { sub: 3 });
-d('0f c6', 'shufps', 'Vx,Wx,Ib', sse.shufp, { sub: 0 });
-d('66 0f c6', 'shufpd', 'Vx,Wx,Ib', sse.shufp, { sub: 1 });
-d('0f 14', 'unpcklps', 'Vx,Wx', sse.unpack, { sub: 4 });
-d('0f 15', 'unpckhps', 'Vx,Wx', sse.unpack, { sub: 4 + 16 });
-d('66 0f 14', 'unpcklpd', 'Vx,Wx', sse.unpack, { sub: 8 });
-d('66 0f 15', 'unpckhpd', 'Vx,Wx', sse.unpack, { sub: 8 + 16 });
+d('0f c2', 'cmpps', 'Vx,Wx,Ib', sseFp.fcmp, { sub: 0 });
+d('66 0f c2', 'cmppd', 'Vx,Wx,Ib', sseFp.fcmp, { sub: 1 });
+d('f3 0f c2', 'cmpss', 'Vx,Wd,Ib', sseFp.fcmp, { sub: 2 });
+d('f2 0f c2', 'cmpsd', 'Vx,Wq,Ib', sseFp.fcmp, { sub: 3 });
+d('0f 2e', 'ucomiss', 'Vx,Wd', sseFp.fcomi, { sub: 0 });
+d('0f 2f', 'comiss', 'Vx,Wd', sseFp.fcomi, { sub: 1 });
+d('66 0f 2e', 'ucomisd', 'Vx,Wq', sseFp.fcomi, { sub: 2 });
+d('66 0f 2f', 'comisd', 'Vx,Wq', sseFp.fcomi, { sub: 3 });
+d('0f c6', 'shufps', 'Vx,Wx,Ib', sseInt.shufp, { sub: 0 });
+d('66 0f c6', 'shufpd', 'Vx,Wx,Ib', sseInt.shufp, { sub: 1 });
+d('0f 14', 'unpcklps', 'Vx,Wx', sseInt.unpack, { sub: 4 });
+d('0f 15', 'unpckhps', 'Vx,Wx', sseInt.unpack, { sub: 4 + 16 });
+d('66 0f 14', 'unpcklpd', 'Vx,Wx', sseInt.unpack, { sub: 8 });
+d('66 0f 15', 'unpckhpd', 'Vx,Wx', sseInt.unpack, { sub: 8 + 16 });
 // conversions
-d('f3 0f 2a', 'cvtsi2ss', 'Vx,Ey', sse.cvtSiTo, { sub: 0 });
-d('f2 0f 2a', 'cvtsi2sd', 'Vx,Ey', sse.cvtSiTo, { sub: 1 });
-d('f3 0f 2c', 'cvttss2si', 'Gy,Wd', sse.cvtToSi, { sub: 2 });
-d('f2 0f 2c', 'cvttsd2si', 'Gy,Wq', sse.cvtToSi, { sub: 3 });
-d('f3 0f 2d', 'cvtss2si', 'Gy,Wd', sse.cvtToSi, { sub: 0 });
-d('f2 0f 2d', 'cvtsd2si', 'Gy,Wq', sse.cvtToSi, { sub: 1 });
-d('f3 0f 5a', 'cvtss2sd', 'Vx,Wd', sse.cvtFF, { sub: 0 });
-d('f2 0f 5a', 'cvtsd2ss', 'Vx,Wq', sse.cvtFF, { sub: 1 });
-d('0f 5a', 'cvtps2pd', 'Vx,Wq', sse.cvtFF, { sub: 2 });
-d('66 0f 5a', 'cvtpd2ps', 'Vx,Wx', sse.cvtFF, { sub: 3 });
-d('0f 5b', 'cvtdq2ps', 'Vx,Wx', sse.cvtPacked, { sub: 0 });
-d('66 0f 5b', 'cvtps2dq', 'Vx,Wx', sse.cvtPacked, { sub: 1 });
-d('f3 0f 5b', 'cvttps2dq', 'Vx,Wx', sse.cvtPacked, { sub: 2 });
-d('f3 0f e6', 'cvtdq2pd', 'Vx,Wq', sse.cvtPacked, { sub: 3 });
-d('f2 0f e6', 'cvtpd2dq', 'Vx,Wx', sse.cvtPacked, { sub: 4 });
-d('66 0f e6', 'cvttpd2dq', 'Vx,Wx', sse.cvtPacked, { sub: 5 });
+d('f3 0f 2a', 'cvtsi2ss', 'Vx,Ey', sseFp.cvtSiTo, { sub: 0 });
+d('f2 0f 2a', 'cvtsi2sd', 'Vx,Ey', sseFp.cvtSiTo, { sub: 1 });
+d('f3 0f 2c', 'cvttss2si', 'Gy,Wd', sseFp.cvtToSi, { sub: 2 });
+d('f2 0f 2c', 'cvttsd2si', 'Gy,Wq', sseFp.cvtToSi, { sub: 3 });
+d('f3 0f 2d', 'cvtss2si', 'Gy,Wd', sseFp.cvtToSi, { sub: 0 });
+d('f2 0f 2d', 'cvtsd2si', 'Gy,Wq', sseFp.cvtToSi, { sub: 1 });
+d('f3 0f 5a', 'cvtss2sd', 'Vx,Wd', sseFp.cvtFF, { sub: 0 });
+d('f2 0f 5a', 'cvtsd2ss', 'Vx,Wq', sseFp.cvtFF, { sub: 1 });
+d('0f 5a', 'cvtps2pd', 'Vx,Wq', sseFp.cvtFF, { sub: 2 });
+d('66 0f 5a', 'cvtpd2ps', 'Vx,Wx', sseFp.cvtFF, { sub: 3 });
+d('0f 5b', 'cvtdq2ps', 'Vx,Wx', sseFp.cvtPacked, { sub: 0 });
+d('66 0f 5b', 'cvtps2dq', 'Vx,Wx', sseFp.cvtPacked, { sub: 1 });
+d('f3 0f 5b', 'cvttps2dq', 'Vx,Wx', sseFp.cvtPacked, { sub: 2 });
+d('f3 0f e6', 'cvtdq2pd', 'Vx,Wq', sseFp.cvtPacked, { sub: 3 });
+d('f2 0f e6', 'cvtpd2dq', 'Vx,Wx', sseFp.cvtPacked, { sub: 4 });
+d('66 0f e6', 'cvttpd2dq', 'Vx,Wx', sseFp.cvtPacked, { sub: 5 });
 // integer SIMD (66 0f xx)
 const PINT: [number, string, number][] = [
-  [0xfc, 'paddb', sse.PADDB], [0xfd, 'paddw', sse.PADDW], [0xfe, 'paddd', sse.PADDD], [0xd4, 'paddq', sse.PADDQ],
-  [0xf8, 'psubb', sse.PSUBB], [0xf9, 'psubw', sse.PSUBW], [0xfa, 'psubd', sse.PSUBD], [0xfb, 'psubq', sse.PSUBQ],
-  [0xec, 'paddsb', sse.PADDSB], [0xed, 'paddsw', sse.PADDSW], [0xdc, 'paddusb', sse.PADDUSB], [0xdd, 'paddusw', sse.PADDUSW],
-  [0xe8, 'psubsb', sse.PSUBSB], [0xe9, 'psubsw', sse.PSUBSW], [0xd8, 'psubusb', sse.PSUBUSB], [0xd9, 'psubusw', sse.PSUBUSW],
-  [0x74, 'pcmpeqb', sse.PCMPEQB], [0x75, 'pcmpeqw', sse.PCMPEQW], [0x76, 'pcmpeqd', sse.PCMPEQD],
-  [0x64, 'pcmpgtb', sse.PCMPGTB], [0x65, 'pcmpgtw', sse.PCMPGTW], [0x66, 'pcmpgtd', sse.PCMPGTD],
-  [0xda, 'pminub', sse.PMINUB], [0xde, 'pmaxub', sse.PMAXUB], [0xea, 'pminsw', sse.PMINSW], [0xee, 'pmaxsw', sse.PMAXSW],
-  [0xe0, 'pavgb', sse.PAVGB], [0xe3, 'pavgw', sse.PAVGW], [0xd5, 'pmullw', sse.PMULLW], [0xe5, 'pmulhw', sse.PMULHW],
-  [0xe4, 'pmulhuw', sse.PMULHUW], [0xdb, 'pand', sse.PAND], [0xdf, 'pandn', sse.PANDN], [0xeb, 'por', sse.POR], [0xef, 'pxor', sse.PXOR],
+  [0xfc, 'paddb', sseInt.PADDB], [0xfd, 'paddw', sseInt.PADDW], [0xfe, 'paddd', sseInt.PADDD], [0xd4, 'paddq', sseInt.PADDQ],
+  [0xf8, 'psubb', sseInt.PSUBB], [0xf9, 'psubw', sseInt.PSUBW], [0xfa, 'psubd', sseInt.PSUBD], [0xfb, 'psubq', sseInt.PSUBQ],
+  [0xec, 'paddsb', sseInt.PADDSB], [0xed, 'paddsw', sseInt.PADDSW], [0xdc, 'paddusb', sseInt.PADDUSB], [0xdd, 'paddusw', sseInt.PADDUSW],
+  [0xe8, 'psubsb', sseInt.PSUBSB], [0xe9, 'psubsw', sseInt.PSUBSW], [0xd8, 'psubusb', sseInt.PSUBUSB], [0xd9, 'psubusw', sseInt.PSUBUSW],
+  [0x74, 'pcmpeqb', sseInt.PCMPEQB], [0x75, 'pcmpeqw', sseInt.PCMPEQW], [0x76, 'pcmpeqd', sseInt.PCMPEQD],
+  [0x64, 'pcmpgtb', sseInt.PCMPGTB], [0x65, 'pcmpgtw', sseInt.PCMPGTW], [0x66, 'pcmpgtd', sseInt.PCMPGTD],
+  [0xda, 'pminub', sseInt.PMINUB], [0xde, 'pmaxub', sseInt.PMAXUB], [0xea, 'pminsw', sseInt.PMINSW], [0xee, 'pmaxsw', sseInt.PMAXSW],
+  [0xe0, 'pavgb', sseInt.PAVGB], [0xe3, 'pavgw', sseInt.PAVGW], [0xd5, 'pmullw', sseInt.PMULLW], [0xe5, 'pmulhw', sseInt.PMULHW],
+  [0xe4, 'pmulhuw', sseInt.PMULHUW], [0xdb, 'pand', sseInt.PAND], [0xdf, 'pandn', sseInt.PANDN], [0xeb, 'por', sseInt.POR], [0xef, 'pxor', sseInt.PXOR],
 ];
-for (const [op, name, sub] of PINT) d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sse.pint, { sub });
-d('66 0f f4', 'pmuludq', 'Vx,Wx', sse.pmuludq);
-d('66 0f f5', 'pmaddwd', 'Vx,Wx', sse.pmaddwd);
-d('66 0f f6', 'psadbw', 'Vx,Wx', sse.psadbw);
+for (const [op, name, sub] of PINT) d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sseInt.pint, { sub });
+d('66 0f f4', 'pmuludq', 'Vx,Wx', sseInt.pmuludq);
+d('66 0f f5', 'pmaddwd', 'Vx,Wx', sseInt.pmaddwd);
+d('66 0f f6', 'psadbw', 'Vx,Wx', sseInt.psadbw);
 // shifts: sub = lane bytes + 16 * kind (0 left, 1 right logical, 2 right arithmetic)
 for (const [op, name, sub] of [[0xf1, 'psllw', 2], [0xf2, 'pslld', 4], [0xf3, 'psllq', 8], [0xd1, 'psrlw', 18], [0xd2, 'psrld', 20],
   [0xd3, 'psrlq', 24], [0xe1, 'psraw', 34], [0xe2, 'psrad', 36]] as [number, string, number][]) {
-  d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sse.shiftX, { sub });
+  d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sseInt.shiftX, { sub });
 }
-d('66 0f 71/2', 'psrlw', 'Ux,Ib', sse.shiftI, { sub: 18 });
-d('66 0f 71/4', 'psraw', 'Ux,Ib', sse.shiftI, { sub: 34 });
-d('66 0f 71/6', 'psllw', 'Ux,Ib', sse.shiftI, { sub: 2 });
-d('66 0f 72/2', 'psrld', 'Ux,Ib', sse.shiftI, { sub: 20 });
-d('66 0f 72/4', 'psrad', 'Ux,Ib', sse.shiftI, { sub: 36 });
-d('66 0f 72/6', 'pslld', 'Ux,Ib', sse.shiftI, { sub: 4 });
-d('66 0f 73/2', 'psrlq', 'Ux,Ib', sse.shiftI, { sub: 24 });
-d('66 0f 73/3', 'psrldq', 'Ux,Ib', sse.shiftBytes, { sub: 0 });
-d('66 0f 73/6', 'psllq', 'Ux,Ib', sse.shiftI, { sub: 8 });
-d('66 0f 73/7', 'pslldq', 'Ux,Ib', sse.shiftBytes, { sub: 1 });
+d('66 0f 71/2', 'psrlw', 'Ux,Ib', sseInt.shiftI, { sub: 18 });
+d('66 0f 71/4', 'psraw', 'Ux,Ib', sseInt.shiftI, { sub: 34 });
+d('66 0f 71/6', 'psllw', 'Ux,Ib', sseInt.shiftI, { sub: 2 });
+d('66 0f 72/2', 'psrld', 'Ux,Ib', sseInt.shiftI, { sub: 20 });
+d('66 0f 72/4', 'psrad', 'Ux,Ib', sseInt.shiftI, { sub: 36 });
+d('66 0f 72/6', 'pslld', 'Ux,Ib', sseInt.shiftI, { sub: 4 });
+d('66 0f 73/2', 'psrlq', 'Ux,Ib', sseInt.shiftI, { sub: 24 });
+d('66 0f 73/3', 'psrldq', 'Ux,Ib', sseInt.shiftBytes, { sub: 0 });
+d('66 0f 73/6', 'psllq', 'Ux,Ib', sseInt.shiftI, { sub: 8 });
+d('66 0f 73/7', 'pslldq', 'Ux,Ib', sseInt.shiftBytes, { sub: 1 });
 // unpacks and packs
 for (const [op, name, sub] of [[0x60, 'punpcklbw', 1], [0x61, 'punpcklwd', 2], [0x62, 'punpckldq', 4], [0x6c, 'punpcklqdq', 8],
   [0x68, 'punpckhbw', 17], [0x69, 'punpckhwd', 18], [0x6a, 'punpckhdq', 20], [0x6d, 'punpckhqdq', 24]] as [number, string, number][]) {
-  d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sse.unpack, { sub });
+  d(`66 0f ${op.toString(16)}`, name, 'Vx,Wx', sseInt.unpack, { sub });
 }
-d('66 0f 63', 'packsswb', 'Vx,Wx', sse.pack, { sub: 0 });
-d('66 0f 67', 'packuswb', 'Vx,Wx', sse.pack, { sub: 1 });
-d('66 0f 6b', 'packssdw', 'Vx,Wx', sse.pack, { sub: 2 });
-d('66 0f 70', 'pshufd', 'Vx,Wx,Ib', sse.pshuf, { sub: 0 });
-d('f2 0f 70', 'pshuflw', 'Vx,Wx,Ib', sse.pshuf, { sub: 1 });
-d('f3 0f 70', 'pshufhw', 'Vx,Wx,Ib', sse.pshuf, { sub: 2 });
-d('66 0f c5', 'pextrw', 'Gd,Ux,Ib', sse.pextrw);
-d('66 0f c4', 'pinsrw', 'Vx,Ed,Ib', sse.pinsrw);
+d('66 0f 63', 'packsswb', 'Vx,Wx', sseInt.pack, { sub: 0 });
+d('66 0f 67', 'packuswb', 'Vx,Wx', sseInt.pack, { sub: 1 });
+d('66 0f 6b', 'packssdw', 'Vx,Wx', sseInt.pack, { sub: 2 });
+d('66 0f 70', 'pshufd', 'Vx,Wx,Ib', sseInt.pshuf, { sub: 0 });
+d('f2 0f 70', 'pshuflw', 'Vx,Wx,Ib', sseInt.pshuf, { sub: 1 });
+d('f3 0f 70', 'pshufhw', 'Vx,Wx,Ib', sseInt.pshuf, { sub: 2 });
+d('66 0f c5', 'pextrw', 'Gd,Ux,Ib', sseInt.pextrw);
+d('66 0f c4', 'pinsrw', 'Vx,Ed,Ib', sseInt.pinsrw);
 // state
 d('0f ae/0', 'fxsave', 'M', sse.fxsave);
 d('0f ae/1', 'fxrstor', 'M', sse.fxrstor);

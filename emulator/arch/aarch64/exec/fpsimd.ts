@@ -1,5 +1,5 @@
 /**
- * SIMD&FP (issue 15): the V registers as compilers and C libraries use them
+ * SIMD&FP: the V registers as compilers and C libraries use them
  * at default flags — loads and stores of B/H/S/D/Q registers (every
  * addressing form, pairs, literals, LD1/ST1 of 1-4 registers), scalar FP
  * (fmov in all its forms, arithmetic, fused multiply-add, compares into
@@ -7,7 +7,10 @@
  * and the AdvSIMD integer operations the string functions use (movi/mvni,
  * the three-same arithmetic / compare / logic / pairwise set, two-register
  * misc, across-lanes reductions, dup/ins/umov, ext, shifts by immediate,
- * narrowing / widening, permutes, tbl).
+ * narrowing / widening, permutes, tbl). The rows: fpsimdMem.ts (loads and
+ * stores), fpScalar.ts (scalar FP), advsimd.ts (AdvSIMD integer and data
+ * movement), advsimdFp.ts (AdvSIMD FP vector), advsimdScalar.ts (AdvSIMD
+ * scalar forms); the register views in fpsimdRegs.ts.
  *
  * Floating point follows the ARM ARM, not JavaScript: NaN operands are
  * processed as FPProcessNaNs does (the first signalling NaN, quieted, else
@@ -24,7 +27,9 @@
 import type { Row } from '../insn';
 import { ldstUnsigned, ldstImm9, ldstRegOff, ldLiteral, ldstPair, ldst1Multiple, ld1rRow } from './fpsimdMem';
 import { fp2, fp3, fp1, fcmpRow, fccmpRow, fcselRow, fmovImm, convRow } from './fpScalar';
-import { simdModImm, threeSame, twoMisc, acrossRow, copyRow, extRow, shiftImmRow, threeDiff, permRow, tblRow, fpThreeSame, scalarShiftImm, scalarCopy, scalarPairwise, scalarMiscFp } from './advsimd';
+import { simdModImm, threeSame, twoMisc, acrossRow, copyRow, extRow, shiftImmRow, threeDiff, permRow, tblRow } from './advsimd';
+import { fpThreeSame } from './advsimdFp';
+import { scalarShiftImm, scalarCopy, scalarPairwise, scalarMiscFp } from './advsimdScalar';
 
 /** the SIMD&FP rows; before the integer load/store rows, whose masks do not look at the V bit */
 export const FPSIMD_ROWS: readonly Row[] = [

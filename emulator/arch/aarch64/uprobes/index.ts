@@ -9,16 +9,12 @@
  * so the slot holds the instruction then `brk #0x006`, as the kprobes
  * slot does, and the step ends on that breakpoint. uretprobes hijack x30.
  */
-import { probeDecision, simulateInsn } from '../kprobes';
+import { BRK_SS, probeDecision, readWord, word } from '../kprobes/decodeInsn';
+import { simulateInsn } from '../kprobes/simulateInsn';
 import type { UprobesArchHooks } from '../../../uprobes/archHooks';
-
-const word = (w: number): Uint8Array => Uint8Array.of(w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24);
-const readWord = (b: Uint8Array): number => (b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)) >>> 0;
 
 /** BRK64_OPCODE_UPROBES */
 const BRK_UPROBES = 0xd42000a0;
-/** the step breakpoint after the slot's instruction */
-const BRK_SS = 0xd42000c0;
 
 export const aarch64UprobesHooks: UprobesArchHooks = {
   arch: 'aarch64',

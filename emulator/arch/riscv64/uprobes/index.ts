@@ -8,7 +8,8 @@
  * `ebreak` that ends the step (as Linux's arch_uprobe_copy_ixol appends
  * one). uretprobes hijack ra.
  */
-import { expanded, probeDecision, simulateInsn } from '../kprobes';
+import { expanded, probeDecision } from '../kprobes/decodeInsn';
+import { simulateInsn } from '../kprobes/simulateInsn';
 import type { UprobesArchHooks } from '../../../uprobes/archHooks';
 
 const C_EBREAK = Uint8Array.of(0x02, 0x90);

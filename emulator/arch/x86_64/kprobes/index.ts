@@ -29,7 +29,7 @@ import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { relocate } from '../relocate';
 import { canBoost } from './boost';
-import { jmpTo, x86_64Optprobes } from './opt';
+import { jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
 import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
@@ -230,12 +230,18 @@ function singlestepFault(_ctx: KprobesArchContext, p: Kprobe, regs: PtRegs, kcb:
   regs.flags = (regs.flags & ~TF) | kcb.oldFlags;
 }
 
-/** X86Cpu.inlineBreakpoint: int3 calls the engine's handler before it would trap */
+/**
+ * X86Cpu.inlineBreakpoint: int3 calls the engine's handler before it would
+ * trap; with it the layout of the native entries' save, which the block
+ * translator writes itself at an entry the engine's route names
+ * (X86Cpu.nativeSave, InterpCpu.nativeEntryAt)
+ */
 function installInlineBreakpoint(cpu: Cpu, handler: InlineBreakpointHandler | null): InlineBreakpointCpu | null {
   if (!(cpu instanceof X86Cpu)) return null;
-  if (handler === null) { cpu.inlineBreakpoint = null; return null; }
+  if (handler === null) { cpu.inlineBreakpoint = null; cpu.nativeSave = null; return null; }
   if (cpu.inlineBreakpoint !== null) return null;
   cpu.inlineBreakpoint = handler;
+  cpu.nativeSave = NATIVE_ENTRY_SAVE;
   return cpu;
 }
 

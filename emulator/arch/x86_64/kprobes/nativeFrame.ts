@@ -32,6 +32,7 @@
  * fault (or write) exactly as hardware would.
  */
 import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHooks';
+import type { NativeEntrySave } from '../cpu';
 import type { VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, Region } from '../../../memory/memory';
 import { X86Cpu } from '../cpu';
@@ -62,21 +63,21 @@ const INT3_LEN = 1;
 
 /**
  * The save as the block translator writes it before it runs a native
- * entry's int3 (X86Cpu.frameSaved; arch/x86_64/jit.ts), for an optprobe
+ * entry's int3 (X86Cpu.nativeSave, X86Cpu.frameSaved), for an optprobe
  * detour buffer and for the kretprobe booster trampoline: the frame's
  * bytes below sp, each slot's byte offset from the frame and the
  * constants nativeEnter stores there (optprobe: ss, and sp - 8 in the sp
  * slot; kretprobe: sp itself and no ss slot). The flags slot is
  * nativeEnter's to write (translated code stores 0 there first: the lazy
- * flags are evaluated once, in nativeEnter).
+ * flags are evaluated once, in nativeEnter). `optResume`: the detour
+ * buffer's head, opt.ts's to give.
  */
-export const NATIVE_SAVE = {
+export const NATIVE_SAVE: Omit<NativeEntrySave, 'optResume'> = {
   frameBytes: { optprobe: FRAME_BYTES_OPT, kretprobe: FRAME_BYTES_KRET },
   ss: S_SS * 4, sp: S_SP * 4, flags: S_FLAGS * 4, ip: S_IP * 4, origAx: S_ORIG_AX * 4, cs: S_CS * 4,
-  /** hardware GPR number of slots 0..14 (slot s at byte 8s) */
   gprs: SLOT_GPR,
   kernelDs: KERNEL_DS, kernelCs: KERNEL_CS,
-} as const;
+};
 
 /**
  * The native entry's frame: where the template's save went, and what its

@@ -73,8 +73,8 @@ import type { PtRegs } from '../../../kprobes/ptRegs';
 import { OPTPROBE_DETOUR_SYMBOL } from '../../../kprobes/archHooks';
 import { boostVerdict } from './boost';
 import { relocate } from '../relocate';
-import { nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
-import { X86Cpu } from '../cpu';
+import { NATIVE_SAVE, nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
+import { type NativeEntrySave, X86Cpu } from '../cpu';
 import { hi32, lo32, toVAddr, VAddr } from '../../../memory/address';
 
 const JMP32_SIZE = 5;
@@ -433,6 +433,9 @@ function leaveCallback(_ctx: KprobesArchContext, regs: PtRegs, f: CallbackFrame,
 
 /** bytes of the optprobe detour buffer before the copied instructions (native entry + template): where a native entry resumes */
 export const OPT_HEAD_LEN = optprobeTemplate().code.length;
+
+/** the native entries' save as the block translator writes it (X86Cpu.nativeSave) */
+export const NATIVE_ENTRY_SAVE: NativeEntrySave = { ...NATIVE_SAVE, optResume: OPT_HEAD_LEN };
 
 function enterNative(_ctx: KprobesArchContext, regs: PtRegs, ip: VAddr, kind: CallbackKind): NativeCallbackFrame | null {
   const cpu = regs.cpu;
