@@ -13,20 +13,10 @@ import type { KprobesArchHooks } from '../kprobes/archHooks';
 import type { UprobesArchHooks } from '../uprobes/archHooks';
 import type { ArchModuleRelocs } from '../kernel/modules/relocations';
 import type { HwDebugArchHooks } from '../hwbp/archHooks';
-import { PORTS, portByName, portForElfMachine } from '../ports';
+import type { ArchPort } from './portTypes';
 
-/** What emulator/arch/<name>/index.ts exports as `port`. */
-export interface ArchPort {
-  readonly ops: ArchOps;
-  /** the arch half of kprobes (Linux arch/<arch>/kernel/probes); absent: kprobes not ported there */
-  readonly kprobes?: KprobesArchHooks;
-  /** the arch half of uprobes (Linux arch/<arch>/kernel/uprobes.c); absent: uprobes not ported there */
-  readonly uprobes?: UprobesArchHooks;
-  /** module relocations (Linux arch/<arch>/kernel/module.c apply_relocate_add); absent: no loadable modules */
-  readonly modules?: ArchModuleRelocs;
-  /** debug registers (Linux arch/<arch>/kernel/hw_breakpoint.c); absent: no hardware breakpoints there */
-  readonly hwDebug?: HwDebugArchHooks;
-}
+export type { ArchPort } from './portTypes';
+import { PORTS, portByName, portForElfMachine } from '../ports';
 
 /** How each port with a CPU loads its implementation part (lazily: a require per port, run on first use). */
 const LOADERS: Readonly<Record<string, () => ArchPort>> = {

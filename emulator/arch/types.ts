@@ -155,7 +155,7 @@ export interface AbiInfo {
 
 /**
  * The frame record a frame-pointer ABI keeps, for stack walks where no call
- * frame information covers the pc (emulator/probes/stack.ts). Offsets are
+ * frame information covers the pc (emulator/kernel/stack.ts). Offsets are
  * bytes from the frame pointer. x86_64 (push rbp; mov rbp,rsp):
  * savedFp 0, returnAddress 8, callerSp 16; aarch64 (stp x29,x30; mov x29,sp):
  * savedFp 0, returnAddress 8; riscv64 (s0 = sp at entry): savedFp -16,

@@ -19,7 +19,7 @@ import { StoppedCpuEnv } from './stoppedEnv';
 import type { ProbeStop } from './stoppedEnv';
 import { aggregateValue, globalVariable, memReader } from './variables';
 import type { Expandable, FrameState, FrameVariables } from './variables';
-import type { DwarfOrigin } from './ctype';
+import type { DwarfOrigin } from '../elf/dwarf/ctype';
 import type { ElfImage } from '../elf/types';
 import { dwarfRegName, programGlobals, programNamesAt, programTypes } from '../probes/programNames';
 

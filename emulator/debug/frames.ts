@@ -13,8 +13,10 @@ import { emulatorCodeAt, walkFrames } from '../kernel/stack';
 import { probesOf } from '../probes/attach';
 import type { EmulatorCodeKind } from '../kernel/stack';
 import { fixupStackTrace } from '../kprobes';
-import { childrenOf, frameVariables, inlineFrames, memReader, unwindStates } from './variables';
-import type { Expandable, FrameState, FrameVariable, FrameVariables, InlineFrame } from './variables';
+import { childrenOf, frameVariables, memReader, unwindStates } from './variables';
+import type { Expandable, FrameState, FrameVariable, FrameVariables } from './variables';
+import { inlineFrames } from '../elf/dwarf/scopes';
+import type { InlineFrame } from '../elf/dwarf/scopes';
 import { unitGlobals } from './globals';
 
 export interface WalkedFrame {

@@ -6,7 +6,8 @@
  */
 import type { ElfImage } from '../elf/types';
 import { DW_AT, debugInfoOf } from '../elf/dwarf/info';
-import { TAG, globalVariable } from './variables';
+import { globalVariable } from './variables';
+import { TAG } from '../elf/dwarf/info';
 import type { FrameVariable, MemReader } from './variables';
 
 /** The unit's globals at pc, sorted by name; undefined when no debug info covers pc. */

@@ -41,7 +41,8 @@ export type { TravelStop, SessionTimeTravel, MachineChange } from './timeTravel'
 export type { DebugMemory } from './memory';
 export type { UserPrograms } from './userPrograms';
 export type { SourceMap } from './sourceMap';
-export type { Expandable, FrameState, FrameVariable, FrameVariables, InlineFrame } from './variables';
+export type { Expandable, FrameState, FrameVariable, FrameVariables } from './variables';
+export type { InlineFrame } from '../elf/dwarf/scopes';
 export type * from './rows';
 export type { HitRecord, MissWarning } from '../trace/hitLog';
 export type { BreakpointHit, BreakpointMode, ProbeEntry } from '../probes';

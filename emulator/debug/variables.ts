@@ -23,13 +23,6 @@ import { bitfieldOffset, sizeOf, strip, typeText } from '../elf/dwarf/typeDies';
 import { charText } from '../handlers/ctypes';
 import { CallerFrame, entryValue } from '../elf/dwarf/callSites';
 
-// The scope readers moved to elf/dwarf/scopes.ts; these names stay here for importers outside this
-// change (adapter/inspector.ts, debug/globals.ts, test/unit/dwarf-inline-frames.test.ts, test/unit/dwarf-bad-input.test.ts)
-// until they import elf/dwarf (or the debug facade) themselves.
-export { TAG } from '../elf/dwarf/info';
-export { inlineFrames, namesAt } from '../elf/dwarf/scopes';
-export type { InlineFrame } from '../elf/dwarf/scopes';
-
 export interface FrameState extends ScopeAt {
   pc: bigint;
   /** the frame's place in the walk: 0 = the CPU's registers, 1 = its caller... (default 0) */

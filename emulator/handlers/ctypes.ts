@@ -2,34 +2,16 @@
  * The C type model of the handler language (LP64): integer types, bool,
  * void and pointers, with C's integer promotions and usual arithmetic
  * conversions; and the program's own structs, unions and arrays (from its
- * DWARF: emulator/debug/ctype.ts), which live in emulated memory only.
+ * DWARF: emulator/elf/dwarf/ctype.ts), which live in emulated memory only.
  * Every runtime value is a bigint held in the canonical form of its static
  * type: signed types as BigInt.asIntN(bits), unsigned types and pointers as
  * BigInt.asUintN(bits); a struct / union / array value is its address.
  */
 
-export interface IntType {
-  readonly kind: 'int'; readonly size: 1 | 2 | 4 | 8; readonly signed: boolean; readonly name: string; readonly bool?: true;
-  /** an enum's enumerators by value (values print by name) */
-  readonly enumerators?: ReadonlyMap<bigint, string>;
-}
-/** `name`: how to spell it when `to` does not say it all (a function pointer: `int (*)(int)`) */
-export interface PtrType { readonly kind: 'ptr'; readonly to: CType; readonly name?: string }
-export interface VoidType { readonly kind: 'void' }
-/** A member of a struct or union: byte offset, or bit offset + size for a bitfield. */
-export interface Member { readonly name: string; readonly type: CType; readonly offset: number; readonly bits?: { readonly offset: number; readonly size: number } }
-/**
- * A struct or union of the program (DWARF): `name` as C spells it
- * (`struct file`, or its typedef's name), members read on demand;
- * `origin` is what made it (the debugger expands values through it).
- */
-export interface StructType {
-  readonly kind: 'struct'; readonly union: boolean; readonly name: string; readonly size: number;
-  members(): readonly Member[];
-  readonly origin?: unknown;
-}
-export interface ArrayType { readonly kind: 'array'; readonly of: CType; readonly count: number; readonly origin?: unknown }
-export type CType = IntType | PtrType | VoidType | StructType | ArrayType;
+import type { ArrayType, CType, IntType, Member, PtrType, StructType, VoidType } from '../elf/dwarf/cTypeModel';
+
+// the model itself is data the DWARF reader builds too: it lives with it (elf/dwarf/cTypeModel.ts)
+export type { ArrayType, CType, IntType, Member, PtrType, StructType, VoidType } from '../elf/dwarf/cTypeModel';
 
 function it(name: string, size: 1 | 2 | 4 | 8, signed: boolean): IntType {
   return { kind: 'int', size, signed, name };

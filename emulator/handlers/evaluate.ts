@@ -3,13 +3,13 @@
  * one C expression of the handler-snippet language (emulator/handlers),
  * compiled with the context of a breakpoint condition (`regs`, `p`, `ri`,
  * `current`, `jiffies`, `arg0..5`, `symbol("name")`...) and run once over a
- * HandlerEnv of the stopped CPU (adapter/stoppedEnv.ts).
+ * HandlerEnv of the stopped CPU (emulator/debug/stoppedEnv.ts).
  *
  * Unlike a condition (whose value is reduced to 0/1), the expression's value
  * and static C type are kept: integers print as hex and decimal, pointers as
  * hex with their symbol, `char *` with the string. The language's own
  * parser, compiler and runtime, assembled as compileLogMessage (logMessage.ts)
- * does; the debugger (adapter/evaluateRequest.ts) calls only this API.
+ * does; the debugger (emulator/debug/evaluate.ts) calls only this API.
  */
 import type { Expr } from './ast';
 import { HandlerCompiler } from './compiler';

@@ -34,5 +34,5 @@ export { DEFAULT_HANDLER_FAULTS, HANDLER_FAULT_POLICIES } from './invoke';
 export type { HandlerFaultPolicy } from './invoke';
 export { RUNAWAY_DISABLE_AFTER } from './runaway';
 export { HANDLER_STEP_SLOTS } from './env';
-export { DEFAULT_INSN_BOUNDARY, INSN_BOUNDARY_POLICIES, splitInstruction } from './insnBoundary';
-export type { InsnBoundaryPolicy, SplitInstruction } from './insnBoundary';
+export { DEFAULT_INSN_BOUNDARY, INSN_BOUNDARY_POLICIES } from './insnBoundary';
+export type { InsnBoundaryPolicy } from './insnBoundary';

@@ -14,7 +14,3 @@ export type InsnBoundaryPolicy = 'warn' | 'reject';
 export const INSN_BOUNDARY_POLICIES: readonly InsnBoundaryPolicy[] = ['warn', 'reject'];
 export const DEFAULT_INSN_BOUNDARY: InsnBoundaryPolicy = 'warn';
 
-// The check moved to arch/insnBoundary.ts; these names stay here for importers outside this change
-// (probes/register.ts, probes/index.ts) until they import it from there.
-export { splitInstruction } from '../arch/insnBoundary';
-export type { SplitInstruction } from '../arch/insnBoundary';

@@ -9,7 +9,9 @@ import { errnoName, Errno } from '../kernel/abi';
 import type { Jprobe, Kprobe, KprobeRegError, KprobeRegResult, KprobesEngine, Kretprobe } from '../kprobes';
 import { errnoOf, KPROBE_FLAG_DISABLED, kprobeDisabled } from '../kprobes';
 import type { ProbeSite } from './targets';
-import { InsnBoundaryPolicy, SplitInstruction, splitInstruction } from './insnBoundary';
+import type { InsnBoundaryPolicy } from './insnBoundary';
+import { splitInstruction } from '../arch/insnBoundary';
+import type { SplitInstruction } from '../arch/insnBoundary';
 
 export type EngineProbeKind = 'kprobe' | 'kretprobe' | 'jprobe';
 

@@ -1,5 +1,5 @@
 /**
- * Reverse execution over DAP (adapter/timeTravel.ts): stepBack and
+ * Reverse execution over DAP (emulator/debug/timeTravel.ts behind the debug facade): stepBack and
  * reverseContinue against the sample kernel, compared with the stops the
  * same session made going forward.
  */

@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitInstruction } from '../../emulator/probes';
+import { splitInstruction } from '../../emulator/arch/insnBoundary';
 import { addFile, probeRig, runAll, sampleImage, sym } from './helpers';
 
 const MOV = 'do_fork+0x3 is inside "mov rbp, rsp" (do_fork+0x1..+0x4)';

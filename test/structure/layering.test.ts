@@ -157,12 +157,16 @@ describe('layering', () => {
 });
 
 /**
- * What the language server may bundle from emulator/: the ports' info parts,
- * ABI facts, the handler language, ELF and DWARF (no CPU, kernel, engine or
- * debugger). Keep emulator/README.md's sentence about it in step.
+ * What the language server may bundle from emulator/: the ports' info parts
+ * and ABI facts; the handler language; ELF and DWARF (with the .ko reader
+ * for module symbols); the kprobe_events parser; the probe-target parser
+ * and the program-name binding the handler checker shares with the runtime,
+ * with the CFI unwinder that binding reads frame bases from. No CPU, kernel,
+ * kprobes engine, probe manager or debugger. emulator/README.md points here.
  */
 const LANGUAGE_SERVER_EMULATOR: readonly string[] = [
-  'emulator/ports.ts', 'emulator/arch/types.ts', 'emulator/arch/abiFacts.ts',
+  'emulator/ports.ts', 'emulator/arch/types.ts', 'emulator/arch/abiFacts.ts', 'emulator/arch/archKernel.ts', 'emulator/arch/syscallNumbers.ts',
   ...PORTS.flatMap(p => [`emulator/arch/${p.name}/info.ts`, `emulator/arch/${p.name}/regs.ts`]),
-  'emulator/handlers/', 'emulator/elf/', 'emulator/memory/address.ts',
+  'emulator/handlers/', 'emulator/elf/', 'emulator/memory/address.ts', 'emulator/kernel/modules/object.ts',
+  'emulator/tracing/events/', 'emulator/probes/targets.ts', 'emulator/probes/programNames.ts', 'emulator/unwind/',
 ];

@@ -15,10 +15,10 @@ export const RANKS: readonly (readonly string[])[] = [
   ['memory'],
   ['cpu', 'elf'],
   ['arch-info'],
-  ['unwind', 'jit', 'tracing'],
+  ['unwind', 'jit'],
   ['trace'],
   ['kernel'],
-  ['kprobes'],
+  ['kprobes', 'tracing'],
   ['uprobes', 'hwbp', 'handlers'],
   ['arch-ports'],
   ['arch-registry'],
@@ -44,7 +44,11 @@ export function layerOf(path: string): string | undefined {
     return undefined;
   }
   if (p[1] === 'arch') {
-    if (p.length === 3) return p[2] === 'registry.ts' || p[2] === 'decoders.ts' ? 'arch-registry' : 'arch-info';
+    if (p.length === 3) {
+      if (p[2] === 'registry.ts' || p[2] === 'decoders.ts') return 'arch-registry';
+      // the ports' contract sits with the ports, below the registry that loads them
+      return p[2] === 'portTypes.ts' ? 'arch-ports' : 'arch-info';
+    }
     if (portNames.includes(p[2]) && p.length === 4 && /^(info|regs)\.ts$/.test(p[3])) return 'arch-info';
     return 'arch-ports';
   }

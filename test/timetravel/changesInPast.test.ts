@@ -2,7 +2,7 @@
  * Property: a change made in the past gives exactly the machine a fresh run
  * making the same changes at the same points has. Random sequences (seeded,
  * reproducible: KPROBE_TT_SEED=<seed> runs one) of continue, instruction
- * step, reverse continue and step back (adapter/timeTravel.ts, as the
+ * step, reverse continue and step back (emulator/debug/timeTravel.ts, as the
  * session moves), and adding or removing a probe of every kind the debug
  * facade has: source-line kprobe and hardware breakpoints, a function
  * breakpoint, `p:` and `r:` targets, a Kretprobe-mode breakpoint, an

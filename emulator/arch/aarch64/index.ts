@@ -11,7 +11,7 @@ import { toVAddr, mustVAddr } from '../../memory/address';
 import { A64Cpu } from './cpu';
 import { decodeWord } from './decoder';
 import { toDecoded } from './disasm';
-import type { ArchPort } from '../registry';
+import type { ArchPort } from '../portTypes';
 import { aarch64UprobesHooks } from './uprobes';
 import { aarch64ModuleRelocs } from './modules';
 import { aarch64HwDebugHooks } from './hwBreakpoint';

@@ -5,8 +5,8 @@
  * system call table.
  */
 import type { ArchInfo, RegInfo } from '../types';
-import { EXEC_AREA_SIZE, KERNEL_STACK_SIZE, USER_STACK_SIZE, wordRegLabel } from '../../kernel/archKernel';
-import { GENERIC_SYSCALLS } from '../../kernel/user/syscallNumbers';
+import { EXEC_AREA_SIZE, KERNEL_STACK_SIZE, USER_STACK_SIZE, wordRegLabel } from '../archKernel';
+import { GENERIC_SYSCALLS } from '../syscallNumbers';
 
 /** ELF e_machine EM_AARCH64 */
 export const EM_AARCH64 = 183;

@@ -6,7 +6,7 @@
  */
 import type { ArchOps, Cpu, DecodedInsn } from '../types';
 import type { FrontEnd } from '../../jit/ir';
-import type { ArchPort } from '../registry';
+import type { ArchPort } from '../portTypes';
 import { riscv64UprobesHooks } from './uprobes';
 import { riscv64ModuleRelocs } from './modules';
 import { Memory, MemoryFault } from '../../memory/memory';

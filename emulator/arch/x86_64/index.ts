@@ -7,7 +7,7 @@ import type { FrontEnd } from '../../jit/ir';
 import { x86SignalFrames } from './signal';
 import { x86FrontEnd } from './jit';
 import { ArchOps, Cpu, DecodedInsn } from '../types';
-import type { ArchPort } from '../registry';
+import type { ArchPort } from '../portTypes';
 import { x86_64UprobesHooks } from './uprobes';
 import { x86_64ModuleRelocs } from './modules';
 import { Memory, MemoryFault } from '../../memory/memory';

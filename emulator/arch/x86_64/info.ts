@@ -4,7 +4,7 @@
  * numbers (arch/x86/entry/syscalls/syscall_64.tbl).
  */
 import type { ArchInfo, SyscallName } from '../types';
-import { EXEC_AREA_SIZE, KERNEL_STACK_SIZE, USER_STACK_SIZE } from '../../kernel/archKernel';
+import { EXEC_AREA_SIZE, KERNEL_STACK_SIZE, USER_STACK_SIZE } from '../archKernel';
 import { X86_REGS } from './regs';
 
 /** ELF e_machine EM_X86_64 */

@@ -1,7 +1,7 @@
 /**
  * System call implementations, by name (the number -> name mapping is per
  * architecture: x86_64's own table in its info part, asm-generic's in
- * syscallNumbers.ts). A handler returns the value for the return register,
+ * arch/syscallNumbers.ts). A handler returns the value for the return register,
  * NO_RESULT when the task no longer runs this call (exit, execve), or
  * RESTART after putting the task to sleep on something (a pipe, a child):
  * the call runs again from the start when the task is woken, as Linux's

@@ -22,9 +22,10 @@ import type { ElfImage, ElfSection } from '../../../emulator/elf/types';
 import { Machine } from '../../../emulator/machine';
 import { DW_AT, RawValue, debugInfoOf } from '../../../emulator/elf/dwarf/info';
 import {
-  FrameState, FrameVariable, childrenOf, frameVariables, globalVariable, inlineFrames, memReader, namesAt, unwindStates,
+  FrameState, FrameVariable, childrenOf, frameVariables, globalVariable, memReader, unwindStates,
 } from '../../../emulator/debug/variables';
-import { dwarfCType } from '../../../emulator/debug/ctype';
+import { dwarfCType } from '../../../emulator/elf/dwarf/ctype';
+import { inlineFrames, namesAt } from '../../../emulator/elf/dwarf/scopes';
 import { programNamesAt } from '../../../emulator/probes/programNames';
 import { repoPath } from '../../util/paths';
 

@@ -17,7 +17,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadElf } from '../../../emulator/elf/elfFile';
 import { Machine } from '../../../emulator/machine';
-import { FrameState, frameVariables, inlineFrames, memReader, unwindStates } from '../../../emulator/debug/variables';
+import { FrameState, frameVariables, memReader, unwindStates } from '../../../emulator/debug/variables';
+import { inlineFrames } from '../../../emulator/elf/dwarf/scopes';
 import type { ElfImage } from '../../../emulator/elf/types';
 import { repoPath } from '../../util/paths';
 

@@ -4,7 +4,7 @@
  * arches. Each port's info part (emulator/arch/<arch>/info.ts) holds its
  * own ArchKernelTable (layout, branch reach, oops style, user stack).
  */
-export type { ArchKernelTable, OopsStyle } from '../arch/types';
+export type { ArchKernelTable, OopsStyle } from './types';
 
 /** 16 KiB kernel stacks (THREAD_SIZE on x86_64), each followed by an unmapped guard gap of the same size. */
 export const KERNEL_STACK_SIZE = 16 * 1024;

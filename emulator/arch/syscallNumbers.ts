@@ -5,7 +5,7 @@
  * from arch/x86/entry/syscalls/syscall_64.tbl). Only calls the emulated
  * kernel implements (or knowingly stubs) are named.
  */
-import type { SyscallName } from '../../arch/types';
+import type { SyscallName } from './types';
 
 export type { SyscallName };
 
