@@ -279,11 +279,11 @@ export class StopInspector {
   }
 
   /**
-   * The DWARF variables of one of a CPU's frames (issue 14): parameters and
-   * locals in scope at its pc, with the registers the call frame
-   * information recovers for that frame (callers: callee-saved registers
-   * restored, the others unknown, so their variables may be
-   * `<optimized out>`). Undefined when the CPU does not exist or the CFI
+   * The DWARF variables of one of a CPU's frames (the Variables view's
+   * Arguments and Locals): parameters and locals in scope at its pc, with the
+   * registers the call frame information recovers for that frame (callers:
+   * callee-saved registers restored, the others unknown, so their variables may
+   * be `<optimized out>`). Undefined when the CPU does not exist or the CFI
    * walk does not reach that frame at the frame the stack trace shows.
    */
   frameVariables(cpuIndex: number, frameIdx = 0): FrameVariables | undefined {

@@ -2,9 +2,9 @@
  * The instruction decoders as a bundle of their own (dist/decoders.js),
  * loaded on demand by the language server, whose own bundle holds no CPU or
  * decoder (test/structure/layering.test.ts): the probe-file check "this
- * kprobe address is inside an instruction" (issue 11 item 13) decodes the
- * image's function from its start, as the probe manager does at
- * registration (./insnBoundary.ts).
+ * kprobe address is inside an instruction" (a breakpoint there would split
+ * it) decodes the image's function from its start, as the probe manager does
+ * at registration (./insnBoundary.ts).
  */
 import type { ElfImage } from '../elf/types';
 import { splitInstruction } from './insnBoundary';

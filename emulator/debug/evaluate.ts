@@ -33,7 +33,7 @@ export interface EvaluateInput {
   expression: string;
   /** DAP context: watch, repl, hover, clipboard... */
   context?: string;
-  /** the DWARF variables of the frame asked for (issue 14), when known */
+  /** the DWARF variables of the frame asked for (the names an expression may use), when known */
   frameVariables?: () => FrameVariables | undefined;
   /** the frame asked for: its index (0 = innermost) and registers as the CFI recovers them */
   frame?: { index: number; state: FrameState };

@@ -1,9 +1,9 @@
 /**
- * The user programs of a machine's filesystem as the debugger sees them
- * (issue 16): which executable's DWARF line table has a source file (a
- * gutter breakpoint in that file becomes a uprobe on the program: where is
- * the breakpoint resolver's, resolver.ts), and the program a user task runs
- * (to symbolize its stack).
+ * The user programs of a machine's filesystem as the debugger sees them, so
+ * that breakpoints can be set in their sources: which executable's DWARF line
+ * table has a source file (a gutter breakpoint in that file becomes a uprobe
+ * on the program: where is the breakpoint resolver's, resolver.ts), and the
+ * program a user task runs (to symbolize its stack).
  *
  * The tree is walked once per machine on first use: regular files with an
  * execute bit that start with the ELF magic and parse as ELF (at most

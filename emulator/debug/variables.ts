@@ -1,13 +1,13 @@
 /**
- * The variables of a stopped frame from DWARF, with their values (issue
- * 14): the parameters and the locals in scope at the frame's pc (the
- * scopes, names and types are elf/dwarf's: scopes.ts, typeDies.ts), each
- * with its location evaluated with the frame's registers (DWARF numbers),
- * CFA and frame base, and its value formatted as gdb prints it: integers in
- * decimal, chars as `65 'A'`, pointers in hex (`char *` with the string),
- * enums by name, `<optimized out>` where the compiler left no location,
- * structs / unions / arrays summarized; the frames of a CPU by its call
- * frame information; globals by name.
+ * The variables of a stopped frame from DWARF, with their values (what the
+ * Variables view shows): the parameters and the locals in scope at the
+ * frame's pc (the scopes, names and types are elf/dwarf's: scopes.ts,
+ * typeDies.ts), each with its location evaluated with the frame's registers
+ * (DWARF numbers), CFA and frame base, and its value formatted as gdb prints
+ * it: integers in decimal, chars as `65 'A'`, pointers in hex (`char *` with
+ * the string), enums by name, `<optimized out>` where the compiler left no
+ * location, structs / unions / arrays summarized; the frames of a CPU by its
+ * call frame information; globals by name.
  *
  * Arch-neutral: the frame comes in DWARF register numbers, memory through a
  * reader; nothing here knows a register name.

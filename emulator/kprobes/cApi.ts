@@ -1,5 +1,5 @@
 /**
- * The kprobes API for C modules (issue 17): register_kprobe(),
+ * The kprobes API for C modules written as for Linux: register_kprobe(),
  * unregister_kprobe(), enable_/disable_kprobe(), register_/
  * unregister_kretprobe(), the plural register_/unregister_kprobes() and
  * _kretprobes(), jprobes, dump_stack() and kallsyms_lookup_name() as

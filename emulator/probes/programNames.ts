@@ -1,15 +1,16 @@
 /**
- * DWARF names in probe handlers (issue 14): a handler compiled for a probe
- * at pc can name the probed function's parameters and locals in scope
- * there, and the program's globals and statics (`printk("%s\n", filename)`,
- * `file->name`, `last_pid`), as perf probe's fetch args do, with their C
- * types (structs, unions, arrays and enums from emulator/elf/dwarf/ctype.ts).
- * The compiler asks `programNamesAt(image, arch, pc)` for a name; the
- * binding's place() evaluates the name's location at that pc with the
- * handler's registers (pt_regs names through the port's DWARF numbering),
- * the CFA of the probed frame (call frame information) and memory. A name
- * the compiler left no location for at the pc is a compile-time error:
- * "'err' is optimized out at do_fork+0x0".
+ * DWARF names in probe handlers (the program's variables by name, not by
+ * register): a handler compiled for a probe at pc can name the probed
+ * function's parameters and locals in scope there, and the program's globals
+ * and statics (`printk("%s\n", filename)`, `file->name`, `last_pid`), as perf
+ * probe's fetch args do, with their C types (structs, unions, arrays and
+ * enums from emulator/elf/dwarf/ctype.ts). The compiler asks
+ * `programNamesAt(image, arch, pc)` for a name; the binding's place()
+ * evaluates the name's location at that pc with the handler's registers
+ * (pt_regs names through the port's DWARF numbering), the CFA of the probed
+ * frame (call frame information) and memory. A name the compiler left no
+ * location for at the pc is a compile-time error: "'err' is optimized out at
+ * do_fork+0x0".
  *
  * The debugger uses the same bindings for evaluate / setVariable in any
  * frame, with an env whose registers are that frame's (unwound) ones.

@@ -1,5 +1,6 @@
 /**
- * User-written probes in user programs (issue 16) on the uprobes engine:
+ * User-written probes in user programs on the uprobes engine, to trace and
+ * debug user space as well as the kernel:
  *
  *   uprobe PATH:0xOFF / PATH:symbol+off { pre { ... } fault { ... } }
  *   uretprobe PATH:symbol { entry { ... } return { ... } }

@@ -108,9 +108,9 @@ export function analyze(text: string, fileName: string, opts: AnalysisOptions): 
 }
 
 /**
- * Issue 11 item 13: a kprobe whose address splits an instruction is a
- * warning on its target (registered anyway by default, as Linux 2.6 does on
- * x86; -EILSEQ under the insnBoundary 'reject' setting).
+ * A kprobe whose address splits an instruction (a breakpoint there would
+ * corrupt it) is a warning on its target (registered anyway by default, as
+ * Linux 2.6 does on x86; -EILSEQ under the insnBoundary 'reject' setting).
  */
 function insnSplitWarnings(probes: readonly { kind: string; target?: ProbeTargetAst; targetSpan: LangSpan }[], opts: AnalysisOptions): LangDiagnostic[] {
   const check = opts.insnSplit;

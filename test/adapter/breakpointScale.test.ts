@@ -1,13 +1,13 @@
 /**
- * Issue 11 item 16: a large breakpoint set does not block the session. The
- * adapter applies a breakpoint request in slices and answers other requests
- * in between; continue waits until the breakpoints received before it are
- * applied; the breakpoints are all registered, and replacing the set
- * removes the old ones. While a request is applied the views get no
- * periodic probe state (each would list every probe so far: with 10,000
- * breakpoints they piled up hundreds of MB for the client ahead of the
- * disconnect response), one once it is done; a disconnect is answered while
- * a large request is still being applied.
+ * A large breakpoint set (thousands of probes) does not block the session.
+ * The adapter applies a breakpoint request in slices and answers other
+ * requests in between; continue waits until the breakpoints received before
+ * it are applied; the breakpoints are all registered, and replacing the set
+ * removes the old ones. While a request is applied the views get no periodic
+ * probe state (each would list every probe so far: with 10,000 breakpoints
+ * they piled up hundreds of MB for the client ahead of the disconnect
+ * response), one once it is done; a disconnect is answered while a large
+ * request is still being applied.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';

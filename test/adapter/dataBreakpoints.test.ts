@@ -1,10 +1,11 @@
 /**
- * DebugClient tests of the debug registers through DAP (issue 18):
- * dataBreakpointInfo for a variable, an expression and an address;
- * setDataBreakpoints with an access type and a condition; the stop naming
- * the register and the old and new value; a hardware-mode function
- * breakpoint that stops without patching memory; the Debug Registers rows
- * in `_probeState`; bad input with one clear message and nothing allocated.
+ * DebugClient tests of the debug registers through DAP (hardware watchpoints
+ * and breakpoints in VS Code): dataBreakpointInfo for a variable, an
+ * expression and an address; setDataBreakpoints with an access type and a
+ * condition; the stop naming the register and the old and new value; a
+ * hardware-mode function breakpoint that stops without patching memory; the
+ * Debug Registers rows in `_probeState`; bad input with one clear message and
+ * nothing allocated.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,9 +1,10 @@
 /**
- * DAP `disassemble` index contract (issue 11 item 1): the reply holds exactly
- * instructionCount entries and the instruction at memoryReference (+ offset)
- * is at index -instructionOffset; what lies before a function is decoded from
- * known instruction starts (checked against a forward decode from each
- * function's symbol), invalid padding where there is no code.
+ * DAP `disassemble` index contract (VS Code's Disassembly view relies on it):
+ * the reply holds exactly instructionCount entries and the instruction at
+ * memoryReference (+ offset) is at index -instructionOffset; what lies before
+ * a function is decoded from known instruction starts (checked against a
+ * forward decode from each function's symbol), invalid padding where there is
+ * no code.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * C expressions over the program's DWARF in the debugger (issue 14):
+ * C expressions over the program's DWARF in the debugger (written as in gdb):
  * members (`->`, `.`), indexing, `&`, `*`, `sizeof`, casts to the program's
  * struct types, enums by name, globals; watch-style evaluateName on
  * variables; setVariable on a register-located argument and on a struct
@@ -32,7 +32,7 @@ async function stopInVfsRead(): Promise<{ threadId: number; frame: DebugProtocol
 
 const num = (s: string): bigint => BigInt(s.split(' ')[0]);
 
-describe('C expressions over DWARF names and types (issue 14)', () => {
+describe('C expressions over DWARF names and types (written as in gdb)', () => {
   before(() => h.startServer());
   after(() => h.stopServer());
   beforeEach(async () => { await h.startClient(); });

@@ -1,8 +1,9 @@
 /**
- * Frames in code the emulator owns (issue 11 item 4): the kernel-thread
- * return page is `ret_from_fork`, an idle CPU shows one `do_idle` frame,
- * both with a source the adapter serves (never "Unknown Source"); the
- * string of a char array (`current->comm`) is shown as the string.
+ * Frames in code the emulator owns (named as Linux names them): the
+ * kernel-thread return page is `ret_from_fork`, an idle CPU shows one
+ * `do_idle` frame, both with a source the adapter serves (never "Unknown
+ * Source"); the string of a char array (`current->comm`) is shown as the
+ * string.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';

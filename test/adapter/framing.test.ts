@@ -1,8 +1,8 @@
 /**
- * Malformed DAP frames written as raw bytes to a spawned dist/adapter.js
- * (issue 11 item 15): each one gets an error response or an output event,
- * the adapter keeps running and answers the next well-formed request. Plus
- * the reader alone, fed byte by byte.
+ * Malformed DAP frames written as raw bytes to a spawned dist/adapter.js (a
+ * bad client must not kill the adapter): each one gets an error response or
+ * an output event, the adapter keeps running and answers the next well-formed
+ * request. Plus the reader alone, fed byte by byte.
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';

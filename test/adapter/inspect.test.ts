@@ -56,7 +56,7 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.match(ev.body.description ?? '', /^breakpoint at do_fork\+0x[0-9a-f]+$/);
     const scopes = (await h.dc.scopesRequest({ frameId: frame.id })).body.scopes.map(s => s.name);
     assert.deepEqual(scopes, ['Arguments', 'Locals', 'Globals', 'Probe', 'Registers']);
-    // DWARF (issue 14): do_fork's parameters with their C types; the first is the first argument register
+    // DWARF (the source's names, not only registers): do_fork's parameters with their C types; the first is the first argument register
     const args = await scopeVars(frame.id, 'Arguments');
     assert.deepEqual([...args.keys()], ['clone_flags', 'stack_start', 'regs', 'stack_size', 'parent_tidptr', 'child_tidptr']);
     assert.equal(args.get('regs')?.type, 'struct pt_regs *');
@@ -125,7 +125,7 @@ describe('kprobe debug adapter: capabilities, Probe scope, evaluate', () => {
     assert.match(hover.result, /^0xffffffff8[0-9a-f]{7} <copy_process>$/);
   });
 
-  test('evaluate and hover C names from DWARF: parameters of the frame, globals and statics by value (issue 14)', async () => {
+  test('evaluate and hover C names from DWARF: parameters of the frame, globals and statics by value (as gdb prints them)', async () => {
     const { frame } = await stopInDoFork();
     const args = await scopeVars(frame.id, 'Arguments');
     const flags = await h.evaluate('clone_flags', frame.id, 'repl');

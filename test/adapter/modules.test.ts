@@ -1,10 +1,10 @@
 /**
- * DebugClient test of the launch's `modules` (issue 17, first part): the
- * module is loaded after boot (a line in the Debug Console), its init's
- * printk is shown, a function breakpoint on one of its symbols is a kprobe
- * in module code that stops there (the frame named `sym+0xoff [mod]` in a
- * module without debug info, `function [mod]` in one with), and
- * a module that cannot be loaded is one line naming it.
+ * DebugClient test of the launch's `modules` (loading modules into a debugged
+ * kernel): the module is loaded after boot (a line in the Debug Console), its
+ * init's printk is shown, a function breakpoint on one of its symbols is a
+ * kprobe in module code that stops there (the frame named `sym+0xoff [mod]`
+ * in a module without debug info, `function [mod]` in one with), and a module
+ * that cannot be loaded is one line naming it.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';

@@ -237,7 +237,7 @@ describe('kprobe debug adapter: probes, views, disassembly marks, memory', () =>
     assert.deepEqual(await dapRead(fib.address, 5), original);
   });
 
-  test('disassemble shows absolute kernel addresses as addresses with their symbol, mnemonics in a column (issue 11 item 6)', async () => {
+  test('disassemble shows absolute kernel addresses as addresses with their symbol, mnemonics in a column (meant for people to read)', async () => {
     let bps: DebugProtocol.Breakpoint[] = [];
     await h.launchWith(async () => {
       bps = (await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_fork' }] })).body.breakpoints;

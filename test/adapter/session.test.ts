@@ -63,7 +63,7 @@ describe('kprobe debug adapter (DAP)', () => {
     await assert.rejects(dc.launch({ program: KERNEL, cpus: 0 }), /"cpus" must be an integer from 1 to 64/);
   });
 
-  test('a kernel that starts user space: the launch\'s rootfs and exec run a program whose output is in the Debug Console (issue 15)', async () => {
+  test('a kernel that starts user space: the launch\'s rootfs and exec run a program whose output is in the Debug Console (debugging a kernel with its user space)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'kprobe-launch-rootfs-'));
     try {
       mkdirSync(join(root, 'bin'));

@@ -1,6 +1,6 @@
 /**
- * DebugClient tests of breakpoints in user programs (issue 16): a kernel
- * that starts user space runs test/uprobes' uprobed program from the
+ * DebugClient tests of breakpoints in user programs (not only in the kernel):
+ * a kernel that starts user space runs test/uprobes' uprobed program from the
  * launch's rootfs; a gutter breakpoint in its source (found through the
  * program's DWARF in the machine's filesystem) becomes a uprobe: the stop
  * shows the user task's registers and its user stack symbolized from the

@@ -1,9 +1,10 @@
 /**
- * The one nesting limit (issue 11 items 11 and 18): long left-associative
- * chains, postfix chains, comma lists, ?: chains, parentheses and blocks all
- * end in the same positioned "nested too deeply" diagnostic from the parser
- * (never a stack overflow in the checker or the compiler), at the token
- * where MAX_NESTING is passed; code just under the limit compiles and runs.
+ * The one nesting limit (deep code is a diagnostic, never a crash): long
+ * left-associative chains, postfix chains, comma lists, ?: chains,
+ * parentheses and blocks all end in the same positioned "nested too deeply"
+ * diagnostic from the parser (never a stack overflow in the checker or the
+ * compiler), at the token where MAX_NESTING is passed; code just under the
+ * limit compiles and runs.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,9 +1,9 @@
 /**
- * register_kwatch from C (issue 18): examples/modules/kwatch_example.c
- * takes a debug register from its init, its C handler runs after each
- * write to boot_counter with the struct kwatch and pt_regs, rmmod gives the
- * register back; on riscv64 (no debug registers) the init gets -ENODEV and
- * the module is not loaded.
+ * register_kwatch from C (hardware watchpoints for modules):
+ * examples/modules/kwatch_example.c takes a debug register from its init, its
+ * C handler runs after each write to boot_counter with the struct kwatch and
+ * pt_regs, rmmod gives the register back; on riscv64 (no debug registers) the
+ * init gets -ENODEV and the module is not loaded.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
- * The optimizer with many probes (issue 11 item 16), on many.elf
- * (test/fixtures/kernel/many: bench_target called 400,000 times, plus
- * 1,600 functions nothing calls):
+ * The optimizer with many probes (10,000 armed probes must not change a hot
+ * probe's cost), on many.elf (test/fixtures/kernel/many: bench_target called
+ * 400,000 times, plus 1,600 functions nothing calls):
  * - 10,000 armed probes in the cold functions do not change what a hot
  *   probe does: bench_target's probe is optimized by the delayed optimizer
  *   even though every trap happens with the CPU inside its region (the

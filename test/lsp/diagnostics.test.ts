@@ -130,7 +130,7 @@ describe('kprobe language server: diagnostics', { timeout: 30_000 }, () => {
     assert.deepEqual(await open(text.replace('return 1; }\n', 'return 1; }\n  post { }\n')), []);
   });
 
-  test('warning: a kprobe offset or address inside an x86 instruction names the instruction (item 13); boundaries are clean', async () => {
+  test('warning: a kprobe offset or address inside an x86 instruction names the instruction (a breakpoint there would split it); boundaries are clean', async () => {
     const doFork = (await import('../../emulator/elf/elfFile')).loadElf(repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf')).symbols.lookup('do_fork');
     assert.ok(doFork);
     const inside = `0x${(doFork.value + 3n).toString(16)}`;
@@ -145,7 +145,7 @@ describe('kprobe language server: diagnostics', { timeout: 30_000 }, () => {
     assert.deepEqual(diags.filter(x => !/is inside/.test(x.message)), [], 'nothing else: +0x4 is a boundary');
   });
 
-  test('the handler kernel API is clean: batch, static, ri->rp, control functions, calls of image functions (item 8)', async () => {
+  test('the handler kernel API is clean: batch, static, ri->rp, control functions, calls of image functions (what a module\'s handler could call)', async () => {
     const text = `${HEADER}batch {
   kprobe kprobe_target { pre { static int n; long v = kprobe_target2(n++); if (v > 100) disable_kprobe(p); return 0; } }
   kretprobe alloc_pid maxactive=-1 { return { if (ri->rp->nmissed > 0) unregister_kretprobe(ri->rp); } }

@@ -1,8 +1,9 @@
 /**
- * The language server and the handler-language limits (issue 11 items 11,
- * 12, 18): a 5,000-term chain is one positioned "nested too deeply"
- * diagnostic (not an internal error at 0:0), and an unknown probe target is
- * still flagged, with a "did you mean" when a symbol of the image is near.
+ * The language server and the handler-language limits (each a clear,
+ * positioned diagnostic): a 5,000-term chain is one positioned "nested too
+ * deeply" diagnostic (not an internal error at 0:0), and an unknown probe
+ * target is still flagged, with a "did you mean" when a symbol of the image
+ * is near.
  */
 import { test, describe, before, after as afterAll } from 'node:test';
 import assert from 'node:assert/strict';

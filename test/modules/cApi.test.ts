@@ -1,10 +1,11 @@
 /**
  * The kprobes documentation's C samples as modules of the x86_64 sample
- * kernel (issue 17): examples/modules/kprobe_example.c and
- * kretprobe_example.c, built against examples/include/linux/*.h, call
- * register_kprobe / register_kretprobe from their init; their C handlers
- * run on the probed CPU with a struct pt_regs; a .kprobe snippet on the
- * same address makes one aggregate with the C probe; the exit unregisters.
+ * kernel (they must run as they do on Linux):
+ * examples/modules/kprobe_example.c and kretprobe_example.c, built against
+ * examples/include/linux/*.h, call register_kprobe / register_kretprobe from
+ * their init; their C handlers run on the probed CPU with a struct pt_regs; a
+ * .kprobe snippet on the same address makes one aggregate with the C probe;
+ * the exit unregisters.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

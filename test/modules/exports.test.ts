@@ -1,5 +1,5 @@
 /**
- * The image's exported symbols and delete_module() (issue 17):
+ * The image's exported symbols and delete_module() (modules as on Linux):
  *
  * - EXPORT_SYMBOL / EXPORT_SYMBOL_GPL (examples/kernel/kernel.h) fill the
  *   sample images' __ksymtab / __ksymtab_gpl; a module's undefined symbols

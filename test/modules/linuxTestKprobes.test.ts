@@ -1,11 +1,11 @@
 /**
- * The proof of issue 17: Linux's own lib/test_kprobes.c (a KUnit suite),
- * taken from Debian's linux-source packages by
- * test/modules/linux/fetch-test-kprobes.sh and built as a module by
- * test/modules/linux/build.sh against examples/include (<kunit/test.h> is
- * the project's minimal KUnit), is loaded into each arch's sample kernel:
- * its init runs the suite, and the KTAP lines it prints must say that
- * every case of the file ran, in the file's order, and passed.
+ * The proof that the kprobes C API behaves as Linux's: Linux's own
+ * lib/test_kprobes.c (a KUnit suite), taken from Debian's linux-source
+ * packages by test/modules/linux/fetch-test-kprobes.sh and built as a module
+ * by test/modules/linux/build.sh against examples/include (<kunit/test.h> is
+ * the project's minimal KUnit), is loaded into each arch's sample kernel: its
+ * init runs the suite, and the KTAP lines it prints must say that every case
+ * of the file ran, in the file's order, and passed.
  *
  * Deliberately broken engines show the lines would say otherwise: probes
  * disarmed (debugfs `enabled` = 0: registration works, no handler ever

@@ -1,11 +1,12 @@
 /**
- * Loadable modules in the sample x86_64 kernel (issue 17, first part):
- * objects built by clang and gcc (test/fixtures/modules/build.sh) are laid
- * out, their symbols resolved against the kernel's and other modules',
- * relocated, their init run in an "insmod" kernel thread and their exit in
- * "rmmod"; module symbols print as `sym+0xoff [mod]`; kprobes on module code
- * become [GONE] at unload and on __init code when init memory is freed;
- * bad modules are one clear error each, the kernel intact.
+ * Loadable modules in the sample x86_64 kernel (the loader itself, the first
+ * step toward C modules that use kprobes): objects built by clang and gcc
+ * (test/fixtures/modules/build.sh) are laid out, their symbols resolved
+ * against the kernel's and other modules', relocated, their init run in an
+ * "insmod" kernel thread and their exit in "rmmod"; module symbols print as
+ * `sym+0xoff [mod]`; kprobes on module code become [GONE] at unload and on
+ * __init code when init memory is freed; bad modules are one clear error
+ * each, the kernel intact.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

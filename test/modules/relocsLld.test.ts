@@ -1,10 +1,11 @@
 /**
- * Module relocations against a real linker (issue 17): each example module
- * of every arch (examples/modules/build/*.ko) and the loader's x86_64 gcc /
- * clang fixtures relocated by the arch's
+ * Module relocations against a real linker (a module's code must be patched
+ * exactly): each example module of every arch (examples/modules/build/*.ko)
+ * and the loader's x86_64 gcc / clang fixtures relocated by the arch's
  * applyRelocateAdd at the addresses ld.lld gave its sections
  * (test/fixtures/modules/lld/link.sh: undefined symbols --defsym'd at fixed
- * addresses, no string merging) must give the bytes lld wrote, section by section.
+ * addresses, no string merging) must give the bytes lld wrote, section by
+ * section.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
- * Issue 11 item 8: the kernel's API in handlers and run-time probe actions
- * from .kprobe files.
+ * The kernel's API in handlers (what a module's handler could call) and
+ * run-time probe actions from .kprobe files.
  * - static variables keep their value across hits (per probe and handler);
  *   their initializer must be a constant;
  * - ri->rp: maxactive (the default when registered with maxactive <= 0,
@@ -27,7 +27,7 @@ import { probesOf } from '../../emulator/probes/attach';
 const hitsOf = (lines: string[], text: string): number => lines.filter(l => l === text).length;
 const emulatorLines = (m: Machine): string[] => m.printkRecords.filter(r => r.source === 'emulator').map(r => r.text);
 
-describe('handler kernel API (item 8)', () => {
+describe('handler kernel API (what a module\'s handler could call)', () => {
   test('static variables count across hits; locals start at zero each hit', () => {
     const { machine, mgr } = probeRig();
     addFile(mgr, 'kprobe do_fork { pre { static int n; static long base = 100; int local; local++; n++; printk("%d %ld %d\\n", n, base + n, local); return 0; } }\n');

@@ -1,5 +1,6 @@
 /**
- * Issue 11 items 9 and 10 on the sample kernel:
+ * Handler faults and runaway handlers, as Linux would treat them, on the
+ * sample kernel:
  *  - a handler fault that nobody handles (no `fault` snippet, or one that
  *    returns 0; handler code has no exception-table fixup) oopses the CPU,
  *    the report naming the handler's file:line:col; the post handler never
@@ -31,7 +32,7 @@ kprobe kprobe_target {
   post { printk("post\\n"); }${fault}
 }`;
 
-describe('a handler fault nobody handles (item 9)', () => {
+describe('a handler fault nobody handles (an oops, as in Linux)', () => {
   for (const [what, fault] of [
     ['the fault handler returns 0', '\n  fault { printk("fault_handler trap %d\\n", trapnr); return 0; }'],
     ['there is no fault handler', ''],
@@ -99,7 +100,7 @@ describe('a handler fault nobody handles (item 9)', () => {
   });
 });
 
-describe('runaway handlers bounded as a whole (item 10)', () => {
+describe('runaway handlers bounded as a whole (they cannot hang the machine)', () => {
   test('handler steps are charged to the CPU\'s virtual time: ktime_get() after the handler sees them', () => {
     const steps = 5000;
     const { machine, mgr } = probeRig({ cpus: 1 });

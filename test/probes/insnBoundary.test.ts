@@ -1,9 +1,9 @@
 /**
- * Issue 11 item 13: a kprobe address that splits an x86 instruction. The
- * default keeps Linux 2.6's behaviour (registered, no check on CISC) and
- * warns, naming the instruction and its range; insnBoundary: 'reject'
- * behaves like today's kernels (-EILSEQ). Boundaries are decoded from the
- * function's start on the image's bytes.
+ * A kprobe address that splits an x86 instruction (a breakpoint there would
+ * corrupt it). The default keeps Linux 2.6's behaviour (registered, no check
+ * on CISC) and warns, naming the instruction and its range; insnBoundary:
+ * 'reject' behaves like today's kernels (-EILSEQ). Boundaries are decoded
+ * from the function's start on the image's bytes.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { addFile, probeRig, runAll, sampleImage, sym } from './helpers';
 
 const MOV = 'do_fork+0x3 is inside "mov rbp, rsp" (do_fork+0x1..+0x4)';
 
-describe('a probe offset inside an x86 instruction (item 13)', () => {
+describe('a probe offset inside an x86 instruction (a breakpoint there would split it)', () => {
   test('splitInstruction names the instruction and its range; instruction boundaries are not reported', () => {
     const { machine } = probeRig();
     const split = splitInstruction(sampleImage(), machine.arch, sym('do_fork') + 3n);

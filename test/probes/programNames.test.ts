@@ -1,5 +1,5 @@
 /**
- * DWARF names in .kprobe handlers (issue 14, perf probe's fetch args): a
+ * DWARF names in .kprobe handlers (as perf probe's fetch args name them): a
  * pre / entry / jprobe handler names the probed function's parameters and
  * locals in scope at the probe's pc; the value is fetched from the probed
  * context by the name's DWARF location (register, stack slot via the CFA...)

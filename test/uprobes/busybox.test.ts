@@ -1,10 +1,10 @@
 /**
- * uprobes on a program nobody here wrote (issue 16): Debian's stripped
- * busybox-static (test/userspace/debian/fetch.sh) with a uprobe on its
- * entry point, as perf would place one by file offset. Every busybox
- * process (the shell and the children it forks) then has the XOL area:
- * `cat /proc/self/maps` run under the probe prints exactly what it prints
- * without it plus one `[uprobes]` line, and a pipeline's output is the
+ * uprobes on a program nobody here wrote (not built for these tests):
+ * Debian's stripped busybox-static (test/userspace/debian/fetch.sh) with a
+ * uprobe on its entry point, as perf would place one by file offset. Every
+ * busybox process (the shell and the children it forks) then has the XOL
+ * area: `cat /proc/self/maps` run under the probe prints exactly what it
+ * prints without it plus one `[uprobes]` line, and a pipeline's output is the
  * same with and without the probe.
  */
 import { describe, test } from 'node:test';

@@ -1,5 +1,6 @@
 /**
- * uprobes from .kprobe files, the probe manager and kprobe-run (issue 16):
+ * uprobes from .kprobe files, the probe manager and kprobe-run (user-space
+ * probes written and managed as kernel ones are):
  * the `uprobe PATH:0xOFF | PATH:symbol[+off]` / `uretprobe PATH:symbol` blocks
  * and uprobe_events lines (`p:GRP/NAME PATH:OFF`, `r:...`) parse and check
  * with positions; handlers see the user task's registers, `current` and

@@ -1,12 +1,12 @@
 /**
- * uprobes under the whole user space (issue 16): the procs and fpstr
- * conformance programs (files, pipes, fork, exec of itself, kill, signal
- * handlers and masks, SIGPIPE; floating point and vectorised loops) run with
- * a uprobe and a uretprobe on every function entry. Their output must be
- * byte-identical to qemu-user's golden (the same text the unprobed runs
- * give): breakpoints, out-of-line steps (signals held back during them, as
- * uprobe_deny_signal does), return hijacks and per-process page copies must
- * be invisible to the program.
+ * uprobes under the whole user space (probes on every function of real
+ * programs): the procs and fpstr conformance programs (files, pipes, fork,
+ * exec of itself, kill, signal handlers and masks, SIGPIPE; floating point
+ * and vectorised loops) run with a uprobe and a uretprobe on every function
+ * entry. Their output must be byte-identical to qemu-user's golden (the same
+ * text the unprobed runs give): breakpoints, out-of-line steps (signals held
+ * back during them, as uprobe_deny_signal does), return hijacks and
+ * per-process page copies must be invisible to the program.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

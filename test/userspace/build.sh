@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Build the user-space conformance programs (issue 15) for x86_64 and
-# aarch64 with gcc and clang at -O0/-O2, and record what qemu-user prints
-# for them (stdout and exit code) as goldens, each run in an empty scratch
-# directory (the programs work in ./t).
+# Build the user-space conformance programs (the emulator must run them as
+# Linux does) for x86_64 and aarch64 with gcc and clang at -O0/-O2, and
+# record what qemu-user prints for them (stdout and exit code) as goldens,
+# each run in an empty scratch directory (the programs work in ./t).
 #   test/userspace/build.sh           build bin/*.elf, write golden/*.out|code
 # Needs gcc, clang, lld, aarch64-linux-gnu-gcc (with its glibc), musl-tools, qemu-user.
 # qemu-aarch64 on an x86_64 host cannot execve an aarch64 binary (no binfmt

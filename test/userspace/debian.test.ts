@@ -1,11 +1,12 @@
 /**
- * Real programs nobody here wrote (issue 15): Debian's busybox-static
- * (glibc, static, Debian's default flags) for amd64 and arm64, fetched by
- * test/userspace/debian/fetch.sh, runs a broad set of its applets in the
- * emulator and under qemu-user, in the same scratch tree: stdout, stderr
- * and exit code must be the same. Shell pipelines fork and exec busybox
- * itself; text tools, checksums, number formatting, find, tar and sort
- * exercise the C library's string, stdio and floating-point code.
+ * Real programs nobody here wrote (built by others, at flags our own programs
+ * do not use): Debian's busybox-static (glibc, static, Debian's default
+ * flags) for amd64 and arm64, fetched by test/userspace/debian/fetch.sh, runs
+ * a broad set of its applets in the emulator and under qemu-user, in the same
+ * scratch tree: stdout, stderr and exit code must be the same. Shell
+ * pipelines fork and exec busybox itself; text tools, checksums, number
+ * formatting, find, tar and sort exercise the C library's string, stdio and
+ * floating-point code.
  *
  * When the package cannot be fetched (offline) or qemu-user is missing,
  * each test says so and skips: `npm test` in CI fetches both (.ci/run).

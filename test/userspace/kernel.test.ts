@@ -1,10 +1,10 @@
 /**
- * The user-space kernel's pieces on their own (issue 15): the cpio newc
- * initramfs reader (a program run from one; corrupt archives are one clear
- * line each), the filesystem's path walk (symlinks, `..`, ELOOP, ENOTDIR),
- * execve of an ELF for another arch (-ENOEXEC with the reason in the
- * kernel log), an unimplemented instruction (SIGILL naming it, exit 132,
- * no crash of the emulator).
+ * The user-space kernel's pieces on their own (bad input is a clear error,
+ * never a crash): the cpio newc initramfs reader (a program run from one;
+ * corrupt archives are one clear line each), the filesystem's path walk
+ * (symlinks, `..`, ELOOP, ENOTDIR), execve of an ELF for another arch
+ * (-ENOEXEC with the reason in the kernel log), an unimplemented instruction
+ * (SIGILL naming it, exit 132, no crash of the emulator).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * User space against qemu-user (issue 15): libc.c — an ordinary program
+ * User space against qemu-user (byte-identical output): libc.c — an ordinary program
  * linked statically against glibc (gcc and clang for x86_64, gcc for
  * aarch64) and musl (x86_64): stdio and printf of doubles and long
  * doubles (the x87 unit), strtod, qsort, malloc, files,

@@ -1,9 +1,10 @@
 /**
  * package.json lists only the activation events VS Code does not generate
- * itself (issue 11 item 7): since 1.74 it derives onLanguage (contributed
- * languages with a configuration), onCommand (contributed commands) and
- * onView (contributed views) events from the contributions, and reports
- * listed copies as redundant. Debuggers get no generated events.
+ * itself (a listed copy of a generated event is a warning): since 1.74 it
+ * derives onLanguage (contributed languages with a configuration), onCommand
+ * (contributed commands) and onView (contributed views) events from the
+ * contributions, and reports listed copies as redundant. Debuggers get no
+ * generated events.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Module options of `kprobe-run run` (issue 17):
+ * Module options of `kprobe-run run` (C modules that register kprobes):
  *
  *   --module "FILE.ko [name=value]..."   (repeatable) insmod after boot, in
  *                                        order: each init runs when the

@@ -1,9 +1,9 @@
 /**
- * DW_OP_entry_value through call sites (issue 14): the value a register had
- * when a frame's function was entered, from what the caller's call site
- * says it passed there. Used by the debugger's frame variables
- * (emulator/debug/variables.ts), with the caller's registers as the CFI
- * recovers them.
+ * DW_OP_entry_value through call sites (parameters whose register the callee
+ * has since reused): the value a register had when a frame's function was
+ * entered, from what the caller's call site says it passed there. Used by the
+ * debugger's frame variables (emulator/debug/variables.ts), with the caller's
+ * registers as the CFI recovers them.
  */
 import { DW_AT, DebugInfo, Die } from './info';
 import { evalLocation } from './location';

@@ -1,12 +1,13 @@
 /**
  * .debug_info reader (DWARF 2-5, 32- and 64-bit DWARF) — the base of the
- * debugger's variables, types and locations (issue 14). Lazy: `units()`
- * reads only the unit headers; a unit's DIE tree is parsed the first time
- * it is asked for, so the sample kernel pays only for the units a frame
- * shows. Attribute values are resolved on access: string and address
- * indexes (DW_FORM_strx*, addrx*) through the unit's DW_AT_str_offsets_base
- * / DW_AT_addr_base, unit-relative references to .debug_info offsets,
- * loclistx / rnglistx through DW_AT_loclists_base / DW_AT_rnglists_base.
+ * debugger's variables, types and locations (debugging at the level of the C
+ * source). Lazy: `units()` reads only the unit headers; a unit's DIE tree is
+ * parsed the first time it is asked for, so the sample kernel pays only for
+ * the units a frame shows. Attribute values are resolved on access: string
+ * and address indexes (DW_FORM_strx*, addrx*) through the unit's
+ * DW_AT_str_offsets_base / DW_AT_addr_base, unit-relative references to
+ * .debug_info offsets, loclistx / rnglistx through DW_AT_loclists_base /
+ * DW_AT_rnglists_base.
  *
  * Bad input never throws out of this module's public methods: a unit whose
  * header or DIEs cannot be read is returned with `error` set (its reason)

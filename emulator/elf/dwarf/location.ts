@@ -1,7 +1,8 @@
 /**
- * DWARF location descriptions (issue 14): the expression stack machine as
- * compilers use it, location lists (DWARF 5 .debug_loclists, DWARF 4
- * .debug_loc) and range lists (.debug_rnglists, .debug_ranges) by pc.
+ * DWARF location descriptions (where each variable is at a pc, for the
+ * debugger): the expression stack machine as compilers use it, location lists
+ * (DWARF 5 .debug_loclists, DWARF 4 .debug_loc) and range lists
+ * (.debug_rnglists, .debug_ranges) by pc.
  *
  * A location is where a variable lives at a pc — memory, a register, a
  * value computed by the expression (DW_OP_stack_value, implicit_value),

@@ -1,10 +1,10 @@
 /**
- * The emulated kernel's filesystem (issue 15): one in-memory tree of inodes
- * with real inode numbers — directories, regular files, symlinks, character
- * devices — and a page cache: a regular file's pages are one Backing per
- * inode (emulator/memory/backing.ts), so every process that maps the file
- * sees the same page frames, and a byte of a mapping is identified by
- * (inode, file offset), which is what uprobes patch.
+ * The emulated kernel's filesystem (the files user programs run from and work
+ * on): one in-memory tree of inodes with real inode numbers — directories,
+ * regular files, symlinks, character devices — and a page cache: a regular
+ * file's pages are one Backing per inode (emulator/memory/backing.ts), so
+ * every process that maps the file sees the same page frames, and a byte of a
+ * mapping is identified by (inode, file offset), which is what uprobes patch.
  *
  * Populated from a host directory (lazily: a file's bytes are read from the
  * host the first time they are needed) and/or a cpio `newc` initramfs

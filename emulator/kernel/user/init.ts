@@ -1,15 +1,16 @@
 /**
- * Starting user space from a kernel image (issue 15): the user_init
- * hypercall (examples/include/kprobe_image.h kp_user_init) runs the
- * machine's programs (`kprobe-run run --exec "/bin/prog args"`, the launch
- * attribute `exec`) as Linux's kernel_init runs init: each a user process
- * from the machine's filesystem, with init's environment (HOME=/,
- * TERM=linux), its standard streams on the console. With `wait` the
- * calling kernel thread sleeps until they have all ended and gets the first
- * one's exit status; a call with `wait` after a call without it waits for
- * the programs that call started. A kernel that powers off without ever
- * making the call while it was given programs says so in the kernel log
- * (source 'emulator': the CLI's stderr, the Debug Console): they never ran.
+ * Starting user space from a kernel image (so that a kernel under the
+ * debugger or kprobe-run can run user programs): the user_init hypercall
+ * (examples/include/kprobe_image.h kp_user_init) runs the machine's programs
+ * (`kprobe-run run --exec "/bin/prog args"`, the launch attribute `exec`) as
+ * Linux's kernel_init runs init: each a user process from the machine's
+ * filesystem, with init's environment (HOME=/, TERM=linux), its standard
+ * streams on the console. With `wait` the calling kernel thread sleeps until
+ * they have all ended and gets the first one's exit status; a call with
+ * `wait` after a call without it waits for the programs that call started. A
+ * kernel that powers off without ever making the call while it was given
+ * programs says so in the kernel log (source 'emulator': the CLI's stderr,
+ * the Debug Console): they never ran.
  *
  * The state lives in a UserInit object reachable from the kernel, never in
  * closure variables, so that time travel puts it back with the machine.

@@ -1,5 +1,5 @@
 /**
- * Process and signal system calls (issue 15): fork / vfork / clone
+ * Process and signal system calls real programs make: fork / vfork / clone
  * (process semantics: CLONE_VM threads are not supported and say so;
  * CLONE_VM|CLONE_VFORK as posix_spawn uses it runs the child in a copy of
  * the address space on the stack it was given, the parent waiting until the

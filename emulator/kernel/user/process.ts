@@ -1,5 +1,5 @@
 /**
- * User processes running static Linux ELF executables (issue 15): each has
+ * User processes running unmodified static Linux ELF executables: each has
  * its own address space (PERM_U regions: segments, heap, mmap areas,
  * stack), the initial stack as Linux builds it, brk after the highest
  * segment, a descriptor table, a working directory, a parent and children.

@@ -1,11 +1,11 @@
 /**
- * Signals of user processes (issue 15): dispositions set by rt_sigaction,
- * the blocked mask of rt_sigprocmask, pending signals, and what happens
- * when one is delivered — Linux's default actions (terminate, ignore; core
- * dumps are terminations here; stop/continue are not modelled and act as
- * ignore, said in the kernel log), or a handler run on a signal frame the
- * port builds (ArchOps.signalFrames: the arch's struct rt_sigframe) and
- * left through rt_sigreturn.
+ * Signals of user processes (real programs depend on them): dispositions set
+ * by rt_sigaction, the blocked mask of rt_sigprocmask, pending signals, and
+ * what happens when one is delivered — Linux's default actions (terminate,
+ * ignore; core dumps are terminations here; stop/continue are not modelled
+ * and act as ignore, said in the kernel log), or a handler run on a signal
+ * frame the port builds (ArchOps.signalFrames: the arch's struct rt_sigframe)
+ * and left through rt_sigreturn.
  */
 export const SIGHUP = 1, SIGINT = 2, SIGQUIT = 3, SIGILL = 4, SIGTRAP = 5, SIGABRT = 6, SIGBUS = 7, SIGFPE = 8, SIGKILL = 9,
   SIGUSR1 = 10, SIGSEGV = 11, SIGUSR2 = 12, SIGPIPE = 13, SIGALRM = 14, SIGTERM = 15, SIGCHLD = 17, SIGCONT = 18,

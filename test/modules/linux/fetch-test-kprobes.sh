@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fetch Linux's own lib/test_kprobes.c (issue 17, "Proof") from Debian's
+# Fetch Linux's own lib/test_kprobes.c (the proof that the kprobes C API
+# behaves as Linux's: test/modules/linuxTestKprobes.test.ts) from Debian's
 # kernel source package, never from anywhere else, into
 # test/modules/linux/cache/linux-source-<series>/ (git-ignored: the project
 # does not commit Linux's source).

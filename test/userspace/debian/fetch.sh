@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetch statically linked programs a distribution ships, for the real-program
-# check of the user-space kernel (issue 15): Debian's busybox-static (glibc,
-# built at Debian's default flags) for amd64 and arm64, unpacked into
-# test/userspace/debian/cache/<arch>/ (not committed).
+# check of the user-space kernel (the same output as under qemu-user):
+# Debian's busybox-static (glibc, built at Debian's default flags) for amd64
+# and arm64, unpacked into test/userspace/debian/cache/<arch>/ (not committed).
 #   test/userspace/debian/fetch.sh        (as root for arm64: it adds the
 #                                           foreign architecture to dpkg)
 # Offline, or without apt: says so and exits 0 (the test then says what is

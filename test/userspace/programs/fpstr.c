@@ -1,7 +1,7 @@
 /*
  * fpstr.c - floating-point and string code as compilers emit it at default
  * flags (SSE2 on x86_64, FP/AdvSIMD on aarch64, loops vectorised at -O2 /
- * -O3), against qemu-user (issue 15). Prints the bits of every result in
+ * -O3), against qemu-user (bit for bit). Prints the bits of every result in
  * hex, so a one-ulp difference shows. With an argument N it repeats the
  * work N times (the benchmark's floating-point and string workloads).
  */

@@ -1,7 +1,7 @@
 /*
  * libc.c - an ordinary C program against the distribution's C library
  * (glibc or musl, linked statically at default flags), run by the emulator
- * and by qemu-user (issue 15): stdio with floating-point formatting,
+ * and by qemu-user (same output): stdio with floating-point formatting,
  * strtod, qsort, malloc, files and directories through stdio / dirent,
  * fork + pipe + waitpid, exec of itself, signals through signal() and
  * sigaction(), setjmp/longjmp, mmap of a file. Prints nothing that

@@ -1,7 +1,7 @@
 /*
  * procs.c - the emulated kernel's processes, files, pipes and signals
- * against qemu-user's (issue 15): everything it prints is the same on a
- * Linux host, so the output (and exit code) of the emulator must be
+ * against qemu-user's (as real programs use them): everything it prints is the
+ * same on a Linux host, so the output (and exit code) of the emulator must be
  * qemu's byte for byte. Works in a scratch directory "t" under its working
  * directory; prints no pid, inode or time (they differ between hosts).
  */

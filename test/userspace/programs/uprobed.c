@@ -1,5 +1,5 @@
 /*
- * uprobed.c - a program to put uprobes on (issue 16): plain functions,
+ * uprobed.c - a program to put uprobes and breakpoints on: plain functions,
  * recursion (nested uretprobe instances), a tail call (a chained return
  * instance), a global bumped through a RIP-relative operand at a function's
  * first instruction (x86 XOL fix-up), a longjmp out of a probed function

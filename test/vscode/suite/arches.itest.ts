@@ -1,10 +1,10 @@
 /**
- * The aarch64 and riscv64 sample kernels in a real VS Code (issues 12 and
- * 13): a gutter breakpoint in fork.c stops the kernel, the Kprobes view row
- * is the probe's debugfs line with its counters, the stopped frame is
- * do_fork on the line, and the Variables scopes of that frame hold do_fork's
- * arguments from DWARF (issue 14) with the value of the first argument
- * register.
+ * The aarch64 and riscv64 sample kernels in a real VS Code (the other two
+ * ports must debug as x86_64 does): a gutter breakpoint in fork.c stops the
+ * kernel, the Kprobes view row is the probe's debugfs line with its counters,
+ * the stopped frame is do_fork on the line, and the Variables scopes of that
+ * frame hold do_fork's arguments from DWARF (names, not only registers) with
+ * the value of the first argument register.
  */
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';

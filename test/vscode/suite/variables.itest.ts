@@ -1,10 +1,11 @@
 /*
- * The program's variables in VS Code's own UI (issue 14): stopped at a line
- * of vfs_read (fs.c), the Variables view opens the Arguments scope by itself
- * and shows `count`'s value; hovering `count` in the editor (VS Code's debug
- * hover, the command behind Ctrl+K Ctrl+I) evaluates it in the hover context
- * and shows the same value. What VS Code asked and what it got are read from
- * a debug adapter tracker: the requests are VS Code's, not the test's.
+ * The program's variables in VS Code's own UI (not only in DAP replies):
+ * stopped at a line of vfs_read (fs.c), the Variables view opens the
+ * Arguments scope by itself and shows `count`'s value; hovering `count` in
+ * the editor (VS Code's debug hover, the command behind Ctrl+K Ctrl+I)
+ * evaluates it in the hover context and shows the same value. What VS Code
+ * asked and what it got are read from a debug adapter tracker: the requests
+ * are VS Code's, not the test's.
  */
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';

@@ -1,7 +1,8 @@
 /**
- * The V registers as the SIMD&FP executors see them (issue 15): lanes of
- * 1/2/4/8 bytes, 64-bit halves, scalar and arrangement names for the
- * disassembler; the FPSR flag bits the executors set. See fpsimd.ts.
+ * The V registers as the SIMD&FP executors see them (compiled aarch64 user
+ * programs use them): lanes of 1/2/4/8 bytes, 64-bit halves, scalar and
+ * arrangement names for the disassembler; the FPSR flag bits the executors
+ * set. See fpsimd.ts.
  */
 import type { A64Cpu } from '../cpu';
 
