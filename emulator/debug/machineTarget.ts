@@ -16,6 +16,7 @@ import { symbolAt, whereOf } from '../probes';
 import { probesOf } from '../probes/attach';
 import { timeTravelOf } from '../timetravel/recorder';
 import type { BreakpointHit, BreakpointMode, ProbeEntry } from '../probes';
+import type { BreakpointRequest } from '../probes/types';
 import type { ProbeTarget } from '../handlers';
 import type { HwBpRequest } from '../hwbp';
 import { readFileSync } from 'node:fs';
@@ -182,10 +183,11 @@ export class MachineTarget implements DebugTarget {
 
   placeBreakpoint(spec: BreakpointRequestSpec, parts: BreakpointParts): BreakpointPlacement {
     const r = this.resolveBreakpoint(spec);
-    const add = (target: ProbeTarget, mode: BreakpointMode, definition?: string): ProbeEntry => probesOf(this.m).addBreakpoint({
+    const add = (target: ProbeTarget, mode: BreakpointMode, definition?: string, sites?: BreakpointRequest['sites']): ProbeEntry => probesOf(this.m).addBreakpoint({
       target: definition ?? target, mode, condition: parts.condition, hitCondition: parts.hitCondition, logMessage: parts.logMessage,
+      sites: definition === undefined ? sites : undefined,
     });
-    if (r.ok) return { ...r, entry: add(r.target, r.mode, r.definition) };
+    if (r.ok) return { ...r, entry: add(r.target, r.mode, r.definition, r.sites) };
     // no line information yet: registered unverified, a module loaded later may bring the file
     if (r.pending) return { ok: false, message: r.message, pending: { target: r.pending, entry: add(r.pending, 'kprobe') } };
     return { ok: false, message: r.message };

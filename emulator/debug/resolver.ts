@@ -22,6 +22,7 @@ import type { ArchOps } from '../arch/types';
 import type { ElfImage } from '../elf/types';
 import type { ProbeTarget } from '../handlers';
 import { parseBreakpointTarget, resolveTarget } from '../probes';
+import type { ProbeSite } from '../probes';
 import type { BreakpointMode, ProbeEntry } from '../probes';
 import type { UserProgram, UserPrograms } from './userPrograms';
 
@@ -44,6 +45,8 @@ export type BreakpointResolution =
     line?: number;
     /** source: the probe is at the function's entry but the breakpoint stays on the asked line (kretprobe) */
     keepsLine?: boolean;
+    /** the target's sites, when resolving it already found them (the probe manager then does not resolve it again) */
+    sites?: readonly ProbeSite[];
   }
   | {
     ok: false;
@@ -118,10 +121,10 @@ function resolveSource(ctx: ResolverContext, spec: Extract<BreakpointRequestSpec
     return { ok: true, target: { kind: 'symbol', name: fn, offset: 0n }, mode: 'kretprobe', line, keepsLine: true };
   }
   // a line without code: the next line with code (as gdb moves a breakpoint)
-  let at = line;
-  const r = resolveTarget(ctx.image, { kind: 'line', file, line });
-  if (!r.ok && r.nextLine !== undefined) at = r.nextLine;
-  return { ok: true, target: { kind: 'line', file, line: at }, mode: breakpointModeOf(spec.mode), line: at };
+  let r = resolveTarget(ctx.image, { kind: 'line', file, line });
+  const at = !r.ok && r.nextLine !== undefined ? r.nextLine : line;
+  if (at !== line) r = resolveTarget(ctx.image, { kind: 'line', file, line: at });
+  return { ok: true, target: { kind: 'line', file, line: at }, mode: breakpointModeOf(spec.mode), line: at, sites: r.ok ? r.sites : undefined };
 }
 
 /** The addresses of a source line's code, else of the next line with code (where gdb moves a breakpoint). */

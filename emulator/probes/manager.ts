@@ -366,7 +366,8 @@ export class ProbeManager {
       kernel: this.kernel, engine: this.engine, id: up.id, mode, hits: 0, charge: this.opts.chargeSteps,
       onStop: hit => this.onStop(hit), event,
     };
-    const res = resolveTarget(this.kernel.image, target);
+    // sites the caller resolved already (the debugger's resolver) are used as they are
+    const res = req.sites !== undefined && typeof req.target !== 'string' ? { ok: true as const, sites: [...req.sites] } : resolveTarget(this.kernel.image, target);
     // a kprobe's condition and log message name the program's variables in scope at its (first) site, and its globals
     const copts = this.compileOptions();
     const site = res.ok && (mode === 'kprobe' || mode === 'hardware') ? res.sites[0]?.resolved : undefined;

@@ -1,4 +1,5 @@
 /** The public types of ProbeManager (manager.ts re-exports them). */
+import type { ProbeSite } from './targets';
 import type { Diagnostic, ProbeTarget } from '../handlers';
 import type { BreakpointMode } from './breakpoints';
 import type { HandlerFaultPolicy } from './invoke';
@@ -76,6 +77,11 @@ export interface BreakpointRequest {
    * "fork.c:30"; text may start with "r:" (kretprobe mode) or "k:" (kprobe mode).
    */
   target: ProbeTarget | string;
+  /**
+   * The sites of `target` (a ProbeTarget) when the caller has resolved it
+   * already (the debugger's resolver): the manager does not resolve it again.
+   */
+  sites?: readonly ProbeSite[];
   /** default 'kprobe' (or what the "r:" / "p:" / "k:" prefix says, kprobe_events and perf-probe style) */
   mode?: BreakpointMode;
   /** handler-language condition: an expression or a body returning a value (stop when non-zero) */
