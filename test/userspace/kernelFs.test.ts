@@ -411,6 +411,11 @@ describe('tracefs event files', () => {
       '\tfield:x64 arg1;\toffset:24;\tsize:8;\tsigned:0;',
     ]);
     assert.equal(ret[12], 'print fmt: "(%lx <- %lx) arg1=0x%Lx", REC->__probe_func, REC->__probe_ret_ip, REC->arg1');
+    // an array TYPE[N]: one field of N elements, printed {fmt,...} element by element
+    assert.equal(write('kprobe_events', 'p:arr do_fork v=+0(%di):u16[3]\n'), 31);
+    const arr = read('events/kprobes/arr/format').split('\n');
+    assert.equal(arr[9], '\tfield:u16[3] v;\toffset:16;\tsize:6;\tsigned:0;');
+    assert.equal(arr[11], 'print fmt: "(%lx) v={%u,%u,%u}", REC->__probe_ip, REC->v[0], REC->v[1], REC->v[2]');
     // set_event: enable by GRP:EVENT, by EVENT alone; '!' disables; an unknown event is -EINVAL; > disables all
     assert.equal(read('set_event'), '');
     assert.equal(write('set_event', 'kprobes:myprobe\n', O_WRONLY | O_TRUNC), 16);

@@ -18,7 +18,8 @@
  *
  * Argument field types by the fetch type's name as Linux's fmttype gives
  * them (u32, s64, x16, symbol printed with %pS), a string as `__data_loc
- * char[]` (4 bytes: where the string lies in the entry).
+ * char[]` (4 bytes: where the string lies in the entry); an array TYPE[N]
+ * as one field of N elements printed `{fmt,fmt,...}`.
  */
 import type { EventAdd, FetchType } from './types';
 
@@ -63,6 +64,13 @@ export function eventFormat(def: EventAdd, id: number): string {
   const fmts: string[] = [], values: string[] = [];
   for (const a of def.args) {
     const f = fieldOf(a.type);
+    if (a.count !== undefined) {
+      // TYPE[N]: one field of N elements, printed as {v0,v1,...} (traceprobe_parse_probe_arg_body's "%s[%d]")
+      field(`${f.type}[${a.count}]`, a.name, f.size * a.count, f.signed);
+      fmts.push(` ${a.name}={${Array.from({ length: a.count }, () => f.fmt).join(',')}}`);
+      for (let j = 0; j < a.count; j++) values.push(f.value(`${a.name}[${j}]`));
+      continue;
+    }
     field(f.type, a.name, f.size, f.signed);
     fmts.push(` ${a.name}=${f.fmt}`);
     values.push(f.value(a.name));
