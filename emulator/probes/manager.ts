@@ -316,20 +316,23 @@ export class ProbeManager {
   }
 
   /**
-   * /sys/kernel/debug/tracing/uprobe_events: one line per registered
-   * uprobe / uretprobe of this manager ("p:uprobes/p_app_0x1136 /bin/app:0x0000000000001136").
+   * /sys/kernel/debug/tracing/uprobe_events: one line per uprobe / uretprobe
+   * of this manager that is defined ("p:uprobes/p_app_0x1136 /bin/app:0x0000000000001136"):
+   * registered, or disabled (as Linux lists a disabled event; it registers
+   * the uprobe when the event is enabled). One whose registration failed is
+   * not listed.
    */
   uprobeEvents(): string {
-    return this.registeredUprobes().map(u => `${u.eventLine()}\n`).join('');
+    return this.definedUprobes().map(u => `${u.eventLine()}\n`).join('');
   }
 
-  /** /sys/kernel/debug/tracing/uprobe_profile: per registered uprobe, its file, event name and hits. */
+  /** /sys/kernel/debug/tracing/uprobe_profile: per defined uprobe, its file, event name and hits. */
   uprobeProfile(): string {
-    return this.registeredUprobes().map(u => `${u.profileLine()}\n`).join('');
+    return this.definedUprobes().map(u => `${u.profileLine()}\n`).join('');
   }
 
-  private registeredUprobes(): UprobeSite[] {
-    return [...this.probes.values()].flatMap(up => (up.user?.registered ? [up.user] : []));
+  private definedUprobes(): UprobeSite[] {
+    return [...this.probes.values()].flatMap(up => (up.user && (up.user.registered || (!up.enabled && !up.user.error)) ? [up.user] : []));
   }
 
   // -------------------------------------------------------------- breakpoints
