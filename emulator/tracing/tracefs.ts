@@ -90,9 +90,6 @@ const takes = (kind: EventsKind, d: EventAdd): boolean => kind === 'dynamic' || 
 
 const bytesOf = (text: string): number => new TextEncoder().encode(text).length;
 
-/** Whether a definition's probe point is a PATH (a uprobe): its second word holds a '/'. */
-const isUserLine = (line: string): boolean => (line.trim().split(/\s+/)[1] ?? '').includes('/');
-
 /** What a uprobe's PATH is in the machine's filesystem (the parser's fileKind). */
 function fileKindOf(k: Kernel, path: string): 'file' | 'other' | undefined {
   const r = k.fs.lookup(path, k.fs.root);
@@ -134,8 +131,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     const r = parseEventDefinition(line, { symbolCount: name => (k.image.symbols.lookup(name) ? 1 : 0), fileKind: path => fileKindOf(k, path) });
     if (!r.ok) {
       logError(line, r.error, kind);
-      // trace_kprobe's errnos for a symbol that is not there (-ENOENT) or not unique (-EADDRNOTAVAIL); the rest -EINVAL
-      return r.error.code === 'BAD_PROBE_ADDR' && !isUserLine(line) ? -Errno.ENOENT : r.error.code === 'NON_UNIQ_SYMBOL' ? -Errno.EADDRNOTAVAIL : -Errno.EINVAL;
+      return -(r.error.errno ?? Errno.EINVAL);
     }
     const cmd = r.cmd;
     if (cmd.op !== 'remove' && !takes(kind, cmd)) {

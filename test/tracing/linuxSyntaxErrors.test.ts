@@ -18,7 +18,7 @@
  * our README does not claim: it is reported as unsupported, by line.
  *
  * The files come from Debian's linux-source-6.1
- * (test/modules/linux/fetch-ftrace-selftests.sh); without them the tests
+ * (test/modules/linux/fetch-test-kprobes.sh); without them the tests
  * skip, except in CI, which fetches them first.
  */
 import { describe, test } from 'node:test';
@@ -38,7 +38,7 @@ const SRC = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1');
 const FTRACE = join(SRC, 'tools', 'testing', 'selftests', 'ftrace');
 const TRACE_PROBE_H = join(SRC, 'kernel', 'trace', 'trace_probe.h');
 const FILES = ['kprobe_syntax_errors.tc', 'uprobe_syntax_errors.tc'];
-const HOWTO = 'run test/modules/linux/fetch-ftrace-selftests.sh (needs apt)';
+const HOWTO = 'run test/modules/linux/fetch-test-kprobes.sh (needs apt)';
 const x86 = PORTS.find(p => p.name === 'x86_64')!;
 
 /**

@@ -16,32 +16,20 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
+import { debianBusybox } from './debian/busybox';
 import { openPseudo } from '../../emulator/kernel/fs/pseudo';
 import { attachProbes } from '../../emulator/probes/attach';
 
-const DEB = repoPath('test', 'userspace', 'debian');
 const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
 
-/**
- * busybox for an arch, fetched when missing; undefined (the test skips) when it cannot be had — outside CI only:
- * CI fetches it (.ci/run), so there a missing busybox is a failure, not a skip
- */
-function busybox(arch: string): string | undefined {
-  const bb = join(DEB, 'cache', arch, 'bin', 'busybox');
-  if (!existsSync(bb)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
-  if (existsSync(bb)) return bb;
-  if (process.env.CI) throw new Error(`busybox-static:${arch} is missing in CI (test/userspace/debian/fetch.sh)`);
-  return undefined;
-}
 
 /** A root filesystem holding /bin/busybox (removed after f). */
 async function withRoot<T>(bb: string, f: (root: string) => Promise<T> | T): Promise<T> {
@@ -84,7 +72,7 @@ function between(out: string, from: string, to: string): string {
 
 describe('kernel filesystems from user space (busybox-static; fetch: test/userspace/debian/fetch.sh)', () => {
   test('amd64: cat /sys/kernel/debug/kprobes/list is the --list block byte for byte; 0/1 to /proc/sys/debug/kprobes-optimization clears and restores [OPTIMIZED]', async t => {
-    const bb = busybox('amd64');
+    const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const L = '/sys/kernel/debug/kprobes/list', OPT = '/proc/sys/debug/kprobes-optimization';
@@ -107,7 +95,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   });
 
   test('amd64: kprobe_events: >> adds an event (registered disabled, as Linux does), events/GRP/EVENT/enable arms it, -: removes it (EBUSY while enabled), > clears; a bad definition fails the write with its errno and an error_log entry', async t => {
-    const bb = busybox('amd64');
+    const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const EV = '/sys/kernel/tracing/kprobe_events', L = '/sys/kernel/debug/kprobes/list';
@@ -141,7 +129,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
 
   for (const arch of ['amd64', 'arm64']) {
     test(`${arch}: /proc/mounts as Linux lists it; mount/umount of tmpfs; an unknown type is ENODEV, a missing mount point ENOENT, a non-mount EINVAL; /proc/version`, async t => {
-      const bb = busybox(arch);
+      const bb = debianBusybox(arch);
       if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
       await withRoot(bb, root => {
         let out = '';
@@ -176,7 +164,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   }
 
   test('amd64: /proc/self is the caller\'s pid; /proc/<pid>/{status,maps,exe} of each live process (status as proc_pid_status begins)', async t => {
-    const bb = busybox('amd64');
+    const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       // the shell ($$) and the cat it forks: each reads its own /proc/self
@@ -254,7 +242,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   });
 
   test('amd64: writing 0/1 to /sys/kernel/debug/kprobes/enabled is the knob (list flags, --list\'s enabled); other text is EINVAL; /proc/<pid>/stat has do_task_stat\'s 52 fields', async t => {
-    const bb = busybox('amd64');
+    const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const EN = '/sys/kernel/debug/kprobes/enabled', L = '/sys/kernel/debug/kprobes/list';
@@ -304,7 +292,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   });
 
   test('amd64: tracefs trace buffer: uprobe_events / kprobe_events / dynamic_events each take their own kind; an enabled event fills `trace` under the nop header, trace_pipe consumes and a reader of an empty one sleeps until a line comes, `> trace` clears; events/enable, events/GRP/enable, EVENT/id, uprobe_profile, buffer_size_kb, current_tracer', async t => {
-    const bb = busybox('amd64');
+    const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const { offset: off, entry } = entryPoint(bb);
     await withRoot(bb, async root => {
@@ -475,7 +463,7 @@ describe('tracefs: several probes on one event', () => {
 
 describe('procfs /proc/<pid>/cmdline', () => {
   test('amd64: /proc/<pid>/cmdline is the argv strings, each with its NUL, as they lie in the process (proc_pid_cmdline_read)', async t => {
-    const bb = busybox('amd64');
+    const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const script = 'echo @1; tr "\\000" "|" < /proc/$$/cmdline; echo; tr "\\000" "|" < /proc/self/cmdline; echo; echo @2';

@@ -10,25 +10,16 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
+import { debianBusybox } from './debian/busybox';
 import { splitModuleParams } from '../../emulator/kernel/user/moduleSyscalls';
 
-const DEB = repoPath('test', 'userspace', 'debian');
 
-/** busybox for a Debian arch; undefined (the test skips) when it cannot be fetched, outside CI only */
-function busybox(arch: string): string | undefined {
-  const bb = join(DEB, 'cache', arch, 'bin', 'busybox');
-  if (!existsSync(bb)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
-  if (existsSync(bb)) return bb;
-  if (process.env.CI) throw new Error(`busybox-static:${arch} is missing in CI (test/userspace/debian/fetch.sh)`);
-  return undefined;
-}
 
 describe('module system calls from user space (busybox insmod / lsmod / rmmod)', () => {
   test('parse_args splits the parameter string: blanks between pairs, quotes around a value with blanks', () => {
@@ -38,7 +29,7 @@ describe('module system calls from user space (busybox insmod / lsmod / rmmod)',
 
   for (const [deb, arch] of [['amd64', 'x86_64'], ['arm64', 'aarch64']] as const) {
     test(`${arch}: insmod runs the module's init (its kprobe is listed), a second insmod is EEXIST, lsmod shows /proc/modules, rmmod runs its exit; a bad file is ENOEXEC, an unknown module ENOENT`, async t => {
-      const bb = busybox(deb);
+      const bb = debianBusybox(deb);
       if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
       const root = mkdtempSync(join(tmpdir(), 'kprobe-insmod-'));
       try {

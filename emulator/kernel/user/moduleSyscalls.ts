@@ -35,10 +35,10 @@ export function splitModuleParams(text: string): string[] {
   return out;
 }
 
-/** The errno in a module loader line ("... (File exists, err -17)"), else what a bad image gets. */
+/** The errno in a module loader line ("... (File exists, err -17)", "NAME: init returned -12"), else `fallback`. */
 function errnoOf(line: string, fallback: number): number {
-  const m = /err -(\d+)\)/.exec(line);
-  return m ? Number(m[1]) : fallback;
+  const m = /err -(\d+)\)|init returned -(\d+)/.exec(line);
+  return m ? Number(m[1] ?? m[2]) : fallback;
 }
 
 /**
@@ -60,7 +60,6 @@ function sleepUntilDone(c: SyscallCtx, start: (done: (err: string | null) => voi
   const k = c.proc.kernel;
   const now = start(err => {
     state.result = err === null ? 0n : neg(errnoOf(err, Errno.EINVAL));
-    if (/init returned -(\d+)/.test(err ?? '')) state.result = neg(Number(/init returned -(\d+)/.exec(err!)![1]));
     k.sched.wake(task);
   });
   if (now !== undefined) { delete task[CALL]; return now; }

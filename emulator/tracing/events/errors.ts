@@ -82,7 +82,18 @@ export function linuxErrorMessage(err: EventError): string {
 
 /** A definition error on its way out of the parser: Linux's code, the column, the message with what was expected. */
 export class ProbeFail extends Error {
+  /** the errno of a tracefs write, when not EINVAL */
+  errno?: number;
   constructor(readonly column: number, readonly code: ProbeErrorCode | undefined, message: string) { super(message); }
+}
+
+/** Linux's errnos for a probe point the kernel cannot place (uapi/asm-generic/errno*.h) */
+export const ENOENT = 2, EADDRNOTAVAIL = 99;
+
+/** `f` with the errno the write gets (trace_kprobe_create's -ENOENT / -EADDRNOTAVAIL for a symbol not there / not unique). */
+export function withErrno(f: ProbeFail, errno: number): ProbeFail {
+  f.errno = errno;
+  return f;
 }
 
 /**

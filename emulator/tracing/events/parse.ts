@@ -23,7 +23,7 @@
  * one is given (resolveEventArch does it later for text parsed without
  * one); kernel symbols and user files when the options can look them up.
  */
-import { ProbeFail, fail, failPlain, failWith, linuxErrorMessage } from './errors';
+import { EADDRNOTAVAIL, ENOENT, ProbeFail, fail, failPlain, failWith, linuxErrorMessage, withErrno } from './errors';
 import { IDENT, parseArg, regList, resolveReg } from './argParse';
 import type { ArgContext, EventArch } from './argParse';
 import { kstrtol, kstrtoul, kstrtouint } from './kstrto';
@@ -71,6 +71,7 @@ export function parseEventDefinition(text: string, opts: EventParseOptions = {})
     if (e instanceof ProbeFail) {
       const error: EventError = { column: e.column, message: e.message };
       if (e.code !== undefined) error.code = e.code;
+      if (e.errno !== undefined) error.errno = e.errno;
       return { ok: false, error };
     }
     return { ok: false, error: { column: 1, message: `cannot parse the definition: ${e instanceof Error ? e.message : String(e)}` } };
@@ -221,8 +222,8 @@ function parsePlace(tw: Word, ret: boolean, opts: EventParseOptions): Place {
   const count = module === undefined ? opts.symbolCount?.(fn) : undefined;
   // kprobe_on_func_entry: a return probe is at a function's entry (an unknown symbol is reported below)
   if (ret && offset !== 0n && count !== 0) throw fail(tw.column, 'BAD_RETPROBE', `: a return probe takes SYM or SYM+0, not ${sym}`);
-  if (count === 0) throw fail(tw.column, 'BAD_PROBE_ADDR', `: the kernel has no symbol '${fn}'`);
-  if (count !== undefined && count > 1) throw fail(tw.column, 'NON_UNIQ_SYMBOL', `: ${count} symbols are named '${fn}' (probe one by its address)`);
+  if (count === 0) throw withErrno(fail(tw.column, 'BAD_PROBE_ADDR', `: the kernel has no symbol '${fn}'`), ENOENT);
+  if (count !== undefined && count > 1) throw withErrno(fail(tw.column, 'NON_UNIQ_SYMBOL', `: ${count} symbols are named '${fn}' (probe one by its address)`), EADDRNOTAVAIL);
   const target: EventTarget = module !== undefined ? { kind: 'symbol', module, name: fn, offset } : { kind: 'symbol', name: fn, offset };
   return { target, ret, fentry: offset === 0n };
 }

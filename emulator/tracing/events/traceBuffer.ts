@@ -58,12 +58,11 @@ function entries(b: TraceBuffer): Entry[] {
 }
 
 /** The nop tracer's header with the irq-info columns (print_trace_header of `trace`). */
-function header(b: TraceBuffer, cpus: number): string {
-  const n = entries(b).length;
+function header(b: TraceBuffer, buffered: number, cpus: number): string {
   return [
     '# tracer: nop',
     '#',
-    `# entries-in-buffer/entries-written: ${n}/${b.written}   #P:${cpus}`,
+    `# entries-in-buffer/entries-written: ${buffered}/${b.written}   #P:${cpus}`,
     '#',
     '#                                _-----=> irqs-off/BH-disabled',
     '#                               / _----=> need-resched',
@@ -80,7 +79,8 @@ function header(b: TraceBuffer, cpus: number): string {
 /** The `trace` file: the header, then every buffered line. */
 export function traceText(kernel: object, cpus: number): string {
   const b = bufferOf(kernel);
-  return header(b, cpus) + entries(b).map(e => `${e.text}\n`).join('');
+  const all = entries(b);
+  return header(b, all.length, cpus) + all.map(e => `${e.text}\n`).join('');
 }
 
 /**

@@ -123,4 +123,6 @@ export interface EventError {
   message: string;
   /** Linux's error code (errors.ts PROBE_ERRORS), when Linux reports this error in its error_log */
   code?: string;
+  /** the errno a tracefs write gets for it, when not EINVAL (a symbol the kernel lacks: ENOENT) */
+  errno?: number;
 }
