@@ -22,7 +22,7 @@ export const RANKS: readonly (readonly string[])[] = [
   ['uprobes', 'hwbp', 'handlers'],
   ['arch-ports'],
   ['arch-registry'],
-  ['machine'],
+  ['machine', 'system'],
   ['probes'],
   ['timetravel'],
   ['debug'],
