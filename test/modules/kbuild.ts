@@ -20,13 +20,25 @@ export function unavailable(t: { skip(msg: string): void }, why: string): void {
   t.skip(why);
 }
 
-/** `make -C examples/include M=dir MO=<fresh dir> ARCH=arch vars...`: the output directory, or why it failed */
+/** the build tools that are not installed */
+function missingTools(): string[] {
+  return [['make', '--version'], ['clang', '--version'], ['ld.lld', '--version']]
+    .filter(([tool, arg]) => spawnSync(tool, [arg], { stdio: 'ignore' }).status !== 0).map(([tool]) => tool);
+}
+
+/**
+ * `make -C examples/include M=dir MO=<fresh dir> ARCH=arch vars...`: the
+ * output directory; { missing } when a tool is not installed; a build that
+ * fails with the tools there is an assertion failure (the headers are what
+ * is tested).
+ */
 export function kbuild(dir: string, arch: string, vars: readonly string[] = []): { out: string } | { missing: string } {
+  const tools = missingTools();
+  if (tools.length) return { missing: `${tools.join(', ')} not installed (Debian: apt-get install make clang lld)` };
   const out = mkdtempSync(join(tmpdir(), `kbuild-${arch}-`));
   const r = spawnSync('make', ['-s', '-C', repoPath('examples', 'include'), `M=${dir}`, `MO=${out}`, `ARCH=${arch}`, ...vars],
     { encoding: 'utf8', timeout: 300_000 });
-  if (r.error) return { missing: `make could not run (${r.error.message}): install make, clang and lld` };
-  if (r.status !== 0) return { missing: `make -C examples/include M=${dir} ARCH=${arch} failed (needs clang and ld.lld):\n${r.stderr.trim()}` };
+  assert.equal(r.status, 0, `make -C examples/include M=${dir} ARCH=${arch} ${vars.join(' ')} failed:\n${r.stderr}${r.error?.message ?? ''}`);
   return { out };
 }
 
