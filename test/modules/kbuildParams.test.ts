@@ -61,6 +61,7 @@ for (const arch of KBUILD_ARCHES) describe(`module parameters of a module built 
       + 'modparams_target [modparams]|19    |-00042|ok';
     assert.ok(log.includes(line), `expected ${line}\n${log.join('\n')}`);
     assert.ok(log.includes('no newline continued'), log.join('\n'));
+    assert.ok(log.includes('modparams: current: comm=insmod mm=0000000000000000 active_mm=0000000000000000 kthread=1 pid>0=1'), log.join('\n'));
   });
 
   test("bad values: Linux's lines and errno, nothing loaded", t => {

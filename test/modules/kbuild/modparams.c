@@ -10,6 +10,7 @@
 
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/sched.h>
 
 static int count = 1;
 module_param(count, int, 0644);
@@ -42,6 +43,9 @@ static int __init modparams_init(void)
 		count, big, small, verbose, loud, who, name, mask, level);
 	pr_info("%p|%px|%pS|%ps|%-6d|%06d|%c%c\n", modparams_target, modparams_target, modparams_target,
 		modparams_target, modparams_target(1), -42, 'o', 'k');
+	/* init runs in the loader's "insmod" kernel thread */
+	pr_info("current: comm=%s mm=%p active_mm=%p kthread=%d pid>0=%d\n", current->comm, current->mm,
+		current->active_mm, !!(current->flags & PF_KTHREAD), current->pid > 0);
 	pr_cont("");
 	printk(KERN_INFO "no newline");
 	pr_cont(" continued\n");
