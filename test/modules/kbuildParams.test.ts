@@ -20,11 +20,12 @@ import { hashPointer, ptrKey } from '../../emulator/kernel/printk';
 import { repoPath } from '../util/paths';
 import { KBUILD_ARCHES, builtModule, kbuild, unavailable } from './kbuild';
 
-function boot(arch: string): { m: Machine; log: string[] } {
+function boot(arch: string): { m: Machine; log: string[]; stamps: bigint[] } {
   const m = new Machine(loadElf(repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`)), { cpus: 1 });
   const log: string[] = [];
-  m.onPrintk(r => log.push(r.text));
-  return { m, log };
+  const stamps: bigint[] = [];
+  m.onPrintk(r => { log.push(r.text); stamps.push(r.timeNs); });
+  return { m, log, stamps };
 }
 
 function runUntil(m: Machine, cond: () => boolean, what: string, log: readonly string[]): void {
@@ -48,7 +49,7 @@ for (const arch of KBUILD_ARCHES) describe(`module parameters of a module built 
   test('every kind of parameter is set from name=value; printk formats as Linux (stack arguments, %p hashed, %pS, KERN_CONT)', t => {
     const path = ko(t);
     if (!path) return;
-    const { m, log } = boot(arch);
+    const { m, log, stamps } = boot(arch);
     const mod = m.modules.load(new Uint8Array(readFileSync(path)), path,
       ['count=0x10', 'big=18446744073709551615', 'small=-5', 'verbose', 'quiet', 'who=alice', 'name=bob', 'mask=0xff', 'level=0377', 'nope=1']);
     assert.equal(mod.name, 'modparams', 'named by its .modinfo, as Kbuild names it');
@@ -61,6 +62,11 @@ for (const arch of KBUILD_ARCHES) describe(`module parameters of a module built 
       + 'modparams_target [modparams]|19    |-00042|ok';
     assert.ok(log.includes(line), `expected ${line}\n${log.join('\n')}`);
     assert.ok(log.includes('no newline continued'), log.join('\n'));
+    // ktime_get(): the CPU's clock, which stamps the printk record a few instructions later
+    const k = log.findIndex(l => l.startsWith('modparams: ktime_get='));
+    assert.ok(k >= 0, log.join('\n'));
+    const ns = BigInt(log[k].slice('modparams: ktime_get='.length));
+    assert.ok(ns > 0n && stamps[k] >= ns && stamps[k] - ns < 1_000_000n, `ktime_get ${ns}, record stamped ${stamps[k]}`);
     assert.ok(log.includes('modparams: current: comm=insmod mm=0000000000000000 active_mm=0000000000000000 kthread=1 pid>0=1'), log.join('\n'));
   });
 

@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/ktime.h>
 
 static int count = 1;
 module_param(count, int, 0644);
@@ -46,6 +47,7 @@ static int __init modparams_init(void)
 	/* init runs in the loader's "insmod" kernel thread */
 	pr_info("current: comm=%s mm=%p active_mm=%p kthread=%d pid>0=%d\n", current->comm, current->mm,
 		current->active_mm, !!(current->flags & PF_KTHREAD), current->pid > 0);
+	pr_info("ktime_get=%lld\n", (long long)ktime_to_ns(ktime_get()));
 	pr_cont("");
 	printk(KERN_INFO "no newline");
 	pr_cont(" continued\n");
