@@ -25,10 +25,15 @@
 #define MODULE_PARAM_PREFIX /* empty */
 #define MAX_PARAM_PREFIX_LEN (64 - sizeof(unsigned long))
 
+/*
+ * The trailing ';' lets MODULE_LICENSE("GPL") stand without one, as the
+ * project's modules written for the earlier headers do (an extra ';' at
+ * file scope is allowed by GNU C).
+ */
 #define __MODULE_INFO(tag, name, info)                                         \
 	static const char __UNIQUE_ID(name)[]                                  \
 		__attribute__((__used__, __section__(".modinfo"), __aligned__(1))) \
-		= __stringify(tag) "=" info
+		= __stringify(tag) "=" info;
 #define __MODULE_PARM_TYPE(name, _type) __MODULE_INFO(parmtype, name##type, #name ":" _type)
 #define MODULE_PARM_DESC(_parm, desc) __MODULE_INFO(parm, _parm, #_parm ":" desc)
 
