@@ -40,6 +40,9 @@ const SAMPLES = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1'
 const KERNEL = (arch: string): string => repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`);
 const CONFIG = { x86_64: 'CONFIG_X86', aarch64: 'CONFIG_ARM64', riscv64: 'CONFIG_RISCV' } as const;
 const DEB = { x86_64: 'amd64', aarch64: 'arm64', riscv64: 'riscv64' } as const;
+/** <linux/kallsyms.h> in 6.1 (the size of the samples' symbol buffers) */
+const KSYM_NAME_LEN = 512;
+const LONG = 'x'.repeat(KSYM_NAME_LEN);
 type Arch = typeof KBUILD_ARCHES[number];
 
 // ---------------------------------------------------------------- the source's format strings
@@ -232,7 +235,8 @@ for (const arch of KBUILD_ARCHES) describe(`Linux's samples/kprobes, unmodified 
       copyFileSync(s.kprobe, join(root, 'lib', 'kprobe_example.ko'));
       const c = captureIo();
       const code = await runCli(['run', KERNEL(arch), '--rootfs', root, '--exec',
-        "/bin/busybox sh -c 'insmod /lib/kprobe_example.ko symbol=do_fork; echo rc=$?; lsmod; rmmod kprobe_example; echo rc=$?'"], c.io);
+        `/bin/busybox sh -c 'insmod /lib/kprobe_example.ko symbol=do_fork; echo rc=$?; lsmod; rmmod kprobe_example; echo rc=$?; `
+        + `insmod /lib/kprobe_example.ko symbol=${LONG}; echo rc=$?'`], c.io);
       const out = c.stdout().split('\n');
       assert.equal(code, 0, c.stderr() + out.join('\n'));
       const [, planted] = formats(body(s.src.kprobe, 'kprobe_init'));
@@ -243,6 +247,10 @@ for (const arch of KBUILD_ARCHES) describe(`Linux's samples/kprobes, unmodified 
       assert.ok(plantedAt >= 0 && goneAt > plantedAt, out.join('\n'));
       assert.ok(out.indexOf('rc=0') > plantedAt && out.lastIndexOf('rc=0') > goneAt, out.join('\n'));
       assert.ok(out.some(l => /^kprobe_example +\d+ +0 *$/.test(l)), `lsmod lists it by its .modinfo name:\n${out.join('\n')}`);
+      // a symbol longer than KSYM_NAME_LEN - 1: param_set_copystring's and parse_args' lines, insmod fails with ENOSPC (28)
+      const tooLong = [`symbol: string doesn't fit in ${KSYM_NAME_LEN - 1} chars.`, `kprobe_example: \`${LONG}' too large for parameter \`symbol'`,
+        "insmod: can't insert '/lib/kprobe_example.ko': No space left on device", 'rc=28'];
+      for (const l of tooLong) assert.ok(out.slice(goneAt).includes(l), `${l}\n${out.slice(goneAt).join('\n')}`);
       const hits = out.slice(plantedAt, goneAt);
       const want = handlerLines(s.src.kprobe, arch, 'do_fork', addr);
       for (const l of hits.filter(x => /^handler_(pre|post): /.test(x))) assert.ok(want.pre.test(l) || want.post.test(l), l);
