@@ -4,13 +4,17 @@
  * not running on its CPU.
  */
 import { CpuContext } from '../arch/types';
-import { Memory, Region } from '../memory/memory';
+import { Memory, PERM_R, PERM_W, Region } from '../memory/memory';
+import { mustVAddr } from '../memory/address';
+import { PAGE_SIZE } from '../memory/backing';
 import { Task, TaskState } from './types';
 
 /**
- * Tasks have no task_struct in emulated memory: `current` / `ri->task` get
- * a stable pseudo address per pid in the direct-map range (not mapped:
- * dereferencing it is a memory fault).
+ * A task's struct task_struct lives at a stable address per pid in the
+ * direct-map range: `current` / `ri->task` give it. Its page is mapped the
+ * first time the address is handed to C code, and the fields the kernel
+ * keeps (TASK_STRUCT) are written each time (publishTaskStruct); the rest
+ * of the stride is not mapped (reading past the struct is a memory fault).
  */
 export const TASK_STRUCT_BASE = 0xffff888000000000n;
 export const TASK_STRUCT_STRIDE = 0x2000n;
@@ -25,6 +29,40 @@ export function taskAddress(t: Task | undefined): bigint {
 /** The pseudo mm_struct address of a task: 0 for a kernel thread. */
 export function mmAddress(t: Task): bigint {
   return t.user ? MM_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
+}
+
+/**
+ * The fields of struct task_struct a module sees (examples/include/linux/
+ * sched.h, which must match): flags u32 (PF_KTHREAD), pid, tgid (pid_t),
+ * mm, active_mm (struct mm_struct *: NULL for a kernel thread), comm
+ * (TASK_COMM_LEN bytes).
+ */
+export const TASK_STRUCT = { flags: 0, pid: 4, tgid: 8, mm: 16, active_mm: 24, comm: 32, size: 48 } as const;
+/** Linux's PF_KTHREAD */
+export const PF_KTHREAD = 0x00200000;
+const TASK_COMM_LEN = 16;
+
+/**
+ * The task's struct task_struct written at taskAddress(t) in the kernel's
+ * memory as it is now (mm set for a user process, NULL and PF_KTHREAD for
+ * a kernel thread); its address (0 for none).
+ */
+export function publishTaskStruct(mem: Memory, t: Task | undefined): bigint {
+  if (!t) return 0n;
+  const a = taskAddress(t);
+  const v = mustVAddr(a);
+  if (!mem.isMapped(v, TASK_STRUCT.size)) mem.map(v, PAGE_SIZE, PERM_R | PERM_W, `task_struct of pid ${t.pid}`);
+  const b = new Uint8Array(TASK_STRUCT.size);
+  const dv = new DataView(b.buffer);
+  const mm = mmAddress(t);
+  dv.setUint32(TASK_STRUCT.flags, t.user ? 0 : PF_KTHREAD, true);
+  dv.setInt32(TASK_STRUCT.pid, t.pid, true);
+  dv.setInt32(TASK_STRUCT.tgid, (t as { tgid?: number }).tgid ?? t.pid, true);
+  dv.setBigUint64(TASK_STRUCT.mm, mm, true);
+  dv.setBigUint64(TASK_STRUCT.active_mm, mm, true);
+  b.set(new TextEncoder().encode(t.comm).subarray(0, TASK_COMM_LEN - 1), TASK_STRUCT.comm);
+  mem.writeBytes(v, b);
+  return a;
 }
 
 /** Linux TASK_COMM_LEN - 1: the longest comm kept */

@@ -32,7 +32,8 @@ import type { Jprobe, Kprobe, Kretprobe, KretprobeInstance } from './kprobe';
 import type { PtRegs } from './ptRegs';
 import { mustVAddr } from '../memory/address';
 import { fixupStackTrace } from './debugfs';
-import { taskAddress } from '../kernel/task';
+import { publishTaskStruct } from '../kernel/task';
+import { kernelVsprintfEnv, PrintkLog, readCBytes, VaArgs, vsprintf } from '../kernel/printk';
 import { dumpStackLines, emulatorCodeAt, walkFrames } from '../kernel/stack';
 import { KprobeStatus } from './kprobe';
 import { HandlerOnCpu } from './handlerOnCpu';
@@ -55,7 +56,11 @@ export const C_API_FUNCTIONS = [
   'preempt_count', 'arch_irqs_disabled', 'raw_smp_processor_id', 'get_current',
   'get_random_u32', 'get_random_u64', 'get_random_bytes',
   'register_kwatch', 'unregister_kwatch',
+  '_printk', 'ktime_get',
 ] as const;
+
+/** the longest printk format read (Linux's record text is at most 1024 bytes) */
+const PRINTK_FMT_MAX = 1024;
 
 /**
  * struct kwatch as examples/include/linux/kprobes.h lays it out (the kwatch
@@ -160,7 +165,9 @@ export class KprobesCApi {
       case 'preempt_count': ret = BigInt(this.contexts.filter(c => c.cpu === cpu.id).length); break;
       case 'arch_irqs_disabled': ret = this.engine.ctlblk(cpu.id).status !== KprobeStatus.NONE ? 1n : 0n; break;
       case 'raw_smp_processor_id': ret = BigInt(cpu.id); break;
-      case 'get_current': ret = taskAddress(this.engine.kernel.current(cpu.id)); break;
+      case 'get_current': ret = publishTaskStruct(this.engine.kernel.mem, this.engine.kernel.current(cpu.id)); break;
+      case '_printk': ret = BigInt(this.printk(cpu, regs)); break;
+      case 'ktime_get': ret = this.nowNs(cpu.id); break;
       case 'get_random_u32': ret = this.random() >> 32n; break;
       case 'get_random_u64': ret = this.random(); break;
       case 'get_random_bytes': this.randomBytes(arg(0), Number(BigInt.asUintN(32, arg(1)))); break;
@@ -432,7 +439,7 @@ export class KprobesCApi {
     const L = LAYOUT.kretprobe_instance;
     this.w64(a + BigInt(L.rp), rpGuest);
     this.w64(a + BigInt(L.ret_addr), ri.ret_addr);
-    this.w64(a + BigInt(L.task), taskAddress(ri.task));
+    this.w64(a + BigInt(L.task), publishTaskStruct(this.engine.kernel.mem, ri.task));
     this.w64(a + BigInt(L.data), ri.data);
     return a;
   }
@@ -576,6 +583,51 @@ export class KprobesCApi {
     if (lines.length) this.engine.kernel.printk(cpu.id, lines.join('\n'), 'kernel');
   }
 
+  // ------------------------------------------------ printk, time
+
+  /** the CPU's virtual time in ns (the clock printk stamps and KP_HC_TIME_NS read) */
+  private nowNs(cpu: number): bigint {
+    const clock = this.engine.kernel.clock as { now?(cpu: number): bigint; nowNs(cpu?: number): number };
+    return clock.now ? clock.now(cpu) : BigInt(Math.round(clock.nowNs(cpu)));
+  }
+
+  /**
+   * _printk(fmt, ...): the message formatted as Linux's vsprintf does
+   * (emulator/kernel/printk.ts), the variadic arguments where the calling
+   * convention puts them (the argument registers after fmt, then the
+   * stack), stored as printk stores it (KERN_<LEVEL> taken off, KERN_CONT
+   * continuing the CPU's line). Returns the message's length.
+   */
+  private printk(cpu: Cpu, regs: PtRegs): number {
+    const k = this.engine.kernel;
+    const mem = cpu.mem;
+    const fmt = readCBytes(mem, regs.arg(0), PRINTK_FMT_MAX) ?? new Uint8Array(0);
+    const text = vsprintf(fmt, this.varArgs(regs, 1), kernelVsprintfEnv(k, mem));
+    const log = (k as { log?: PrintkLog }).log;
+    if (log) log.printkBytes(cpu.id, text, this.nowNs(cpu.id));
+    else k.printk(cpu.id, new TextDecoder().decode(text).replace(/^(\x01[0-7c])+/, ''), 'kernel');
+    let n = text.length;
+    for (let i = 0; i + 1 < text.length && text[i] === 1; i += 2) n -= 2;
+    return n;
+  }
+
+  /** the arguments of a variadic call from argument `first` on: registers, then the caller's stack slots */
+  private varArgs(regs: PtRegs, first: number): VaArgs {
+    const abi = this.engine.kernel.arch.abi;
+    const nregs = abi.argRegs.length;
+    // the stack arguments start above the return address when the call pushed one (x86), else at sp
+    const ra = abi.returnAddress;
+    const stack = ra.kind === 'stack' ? regs.sp + BigInt(ra.offset) + 8n : regs.sp;
+    let i = first;
+    return {
+      next: () => {
+        const n = i++;
+        if (n < nregs) return regs.arg(n);
+        try { return this.r64(stack + BigInt(8 * (n - nregs))); } catch { return 0n; }
+      },
+    };
+  }
+
   // ------------------------------------------------ random numbers
 
   private randomState: bigint | undefined;
@@ -600,3 +652,4 @@ export class KprobesCApi {
     if (len) this.mem().writeBytes(mustVAddr(buf), out);
   }
 }
+

@@ -63,7 +63,7 @@ function newest(path: string): number {
 /** the module of a series for an arch, (re)built when missing or older than its source, the headers or build.sh; else why not */
 function moduleFor(ver: string, arch: string): { path: string } | { missing: string } {
   const src = join(CACHE, `linux-source-${ver}`, 'lib', 'test_kprobes.c');
-  const ko = join(CACHE, `linux-source-${ver}`, 'build', arch, 'test_kprobes.ko');
+  const ko = join(LINUX, 'build', `linux-source-${ver}`, arch, 'test_kprobes.ko');
   if (!existsSync(src)) {
     return { missing: `Linux's lib/test_kprobes.c (Debian's linux-source${ver === NONE ? '' : `-${ver}`}) is not fetched: ${HOWTO}` };
   }

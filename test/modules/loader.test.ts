@@ -124,7 +124,7 @@ describe('module parameters (module_param)', () => {
     const { m, log } = boot();
     const path = repoPath('test', 'fixtures', 'modules', 'bin', 'params-x86_64-clang.ko');
     const bytes = new Uint8Array(readFileSync(path));
-    assert.throws(() => m.modules.load(bytes, path, ['count=x']), /params: 'x' invalid for parameter 'count' \(Invalid argument, err -22\)/);
+    assert.throws(() => m.modules.load(bytes, path, ['count=x']), /params: `x' invalid for parameter `count' \(Invalid argument, err -22\)/);
     assert.equal(m.modules.get('params'), undefined);
     const mod = m.modules.load(bytes, path, ['count=7', 'big=-5', 'verbose=y', 'who=alice', 'nope=1']);
     runUntil(m, () => mod.state === 'live', 'init');

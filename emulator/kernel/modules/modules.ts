@@ -39,6 +39,7 @@ import type { ArchModuleRelocs } from './relocations';
 import { KallsymsTable } from './kallsyms';
 import { CompositeLines, moduleDebugImage, moduleLineTable } from './moduleLines';
 import { KernelExport, licenseIsGplCompatible, readKsymtab } from './exports';
+import { ModuleParam, ParamOpsTable, parseArgs, readParamTable } from './params';
 import { ObjSymbol, RelObject, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHN_COMMON, SHN_UNDEF, modinfo, moduleName, parseRelObject } from './object';
 
 const SHT_NOBITS = 8;
@@ -83,7 +84,10 @@ export interface ModuleHooks {
   kernelFunction?(name: string): bigint | undefined;
 }
 
-export class ModuleError extends Error {}
+/** A module that cannot be loaded: insmod's line (the errno in it); `logged`: the kernel log already has Linux's lines for it. */
+export class ModuleError extends Error {
+  constructor(message: string, readonly logged = false) { super(message); }
+}
 
 /** each kernel's module table (the DeleteModule hypercall finds it here; none: no module was ever loaded) */
 const tables = new WeakMap<Kernel, ModuleTable>();
@@ -110,6 +114,7 @@ export class ModuleTable {
 
   constructor(readonly kernel: Kernel, readonly relocs: ArchModuleRelocs, readonly hooks: ModuleHooks = {}) {
     this.exports = readKsymtab(kernel.image);
+    this.paramOps = new ParamOpsTable(kernel.mem, size => fromVAddr(this.mapArea(size, 'param_ops').base));
     tables.set(kernel, this);
     this.kallsyms = kernel.image.symbols instanceof KallsymsTable ? kernel.image.symbols : new KallsymsTable(kernel.image.symbols);
     kernel.image.symbols = this.kallsyms;
@@ -150,12 +155,12 @@ export class ModuleTable {
     }
     const name = moduleName(obj, path);
     if (this.mods.has(name)) throw new ModuleError(`${name}: module is already loaded (File exists, err -17)`);
-    const paramMap = new Map<string, string>();
-    for (const p of params) {
-      const m = /^([A-Za-z_][\w]*)=(.*)$/.exec(p);
-      if (!m) throw new ModuleError(`${name}: bad parameter '${p}' (expected name=value)`);
-      paramMap.set(m[1], m[2]);
-    }
+    // "name=value" or "name" alone (parse_args: a bool set to true)
+    const given: ModuleParam[] = params.map(p => {
+      const eq = p.indexOf('=');
+      return eq < 0 ? { name: p } : { name: p.slice(0, eq), value: p.slice(eq + 1) };
+    });
+    const paramMap = new Map<string, string>(given.map(p => [p.name, p.value ?? '']));
     // layout: core (everything allocated but .init*) and init
     const alloc = obj.sections.filter(s => (s.flags & SHF_ALLOC) !== 0n && s.size > 0n);
     const isInit = (s: ElfSection): boolean => s.name.startsWith('.init');
@@ -217,8 +222,8 @@ export class ModuleTable {
       if (err) { unwind(); throw new ModuleError(`${name}: ${err} (Invalid argument, err -22)`); }
     }
     for (const [i, b] of images) k.mem.writeBytes(mustVAddr(addrOf.get(i) as bigint), b, 'loader');
-    const paramErr = this.setParams(name, obj, addrOf, paramMap);
-    if (paramErr) { unwind(); throw new ModuleError(paramErr); }
+    const paramErr = this.setParams(name, obj, addrOf, given);
+    if (paramErr) { unwind(); throw paramErr; }
     const symbols: ElfSymbol[] = [];
     for (const s of obj.symbols) {
       if (s.shndx === SHN_UNDEF || s.shndx >= 0xff00 || s.type === STT_SECTION || s.type === STT_FILE || !s.name) continue;
@@ -399,52 +404,30 @@ export class ModuleTable {
   private cursorUp: number | null = null;
   private cursorDown: number | null = null;
 
+  /** the kernel's param_ops_<type> objects module_param() entries point to (params.ts) */
+  private readonly paramOps: ParamOpsTable;
+
   /**
-   * parse_args over the module's __param table (module_param: {name, arg,
-   * type, size} entries, relocated): each "name=value" written into its
-   * variable; a value that does not parse is -EINVAL (nothing loaded); an
-   * unknown name is ignored with Linux's line. charp strings are copied into
-   * a small area of the module.
+   * parse_args over the module's __param table (params.ts): each given
+   * parameter written into its variable, Linux's lines in the kernel log;
+   * the ModuleError of the first that fails (nothing loaded). charp
+   * strings are copied into a small area of their own.
    */
-  private setParams(mod: string, obj: RelObject, addrOf: ReadonlyMap<number, bigint>, params: ReadonlyMap<string, string>): string | undefined {
-    if (!params.size) return undefined;
+  private setParams(mod: string, obj: RelObject, addrOf: ReadonlyMap<number, bigint>, params: readonly ModuleParam[]): ModuleError | undefined {
+    if (!params.length) return undefined;
     const sec = obj.sections.find(s => s.name === '__param');
     const base = sec ? addrOf.get(sec.index) : undefined;
     const mem = this.kernel.mem;
-    const known = new Map<string, { arg: bigint; type: number; size: number }>();
-    if (sec && base !== undefined) {
-      for (let off = 0; off + 24 <= Number(sec.size); off += 24) {
-        const e = base + BigInt(off);
-        const name = mem.readCString(mustVAddr(BigInt.asUintN(64, mem.read64(mustVAddr(e)))), 64);
-        known.set(name, { arg: BigInt.asUintN(64, mem.read64(mustVAddr(e + 8n))), type: mem.read32(mustVAddr(e + 16n)), size: mem.read32(mustVAddr(e + 20n)) });
-      }
-    }
-    for (const [name, value] of params) {
-      const p = known.get(name);
-      if (!p) { this.kernel.printk(-1, `${mod}: unknown parameter '${name}' ignored`, 'kernel'); continue; }
-      const at = mustVAddr(p.arg);
-      if (p.type === 3) {
-        const bytes = new TextEncoder().encode(value + '\0');
-        const r = this.mapArea(bytes.length, `${mod} (param ${name})`);
-        mem.writeBytes(r.base, bytes, 'loader');
-        mem.write64(at, BigInt.asUintN(64, BigInt(r.base)));
-        continue;
-      }
-      let v: bigint;
-      if (p.type === 2) {
-        const b = /^(1|y|Y|true)$/.test(value) ? 1n : /^(0|n|N|false)$/.test(value) ? 0n : undefined;
-        if (b === undefined) return `${mod}: '${value}' invalid for parameter '${name}' (a bool: y/n/1/0) (Invalid argument, err -22)`;
-        v = b;
-      } else {
-        if (!/^-?(0[xX][0-9a-fA-F]+|[0-9]+)$/.test(value)) return `${mod}: '${value}' invalid for parameter '${name}' (Invalid argument, err -22)`;
-        v = value.startsWith('-') ? -BigInt(value.slice(1)) : BigInt(value);
-      }
-      if (p.size === 8) mem.write64(at, BigInt.asUintN(64, v));
-      else if (p.size === 4) mem.write32(at, Number(BigInt.asUintN(32, v)));
-      else if (p.size === 1) mem.write8(at, Number(BigInt.asUintN(8, v)));
-      else return `${mod}: parameter '${name}' has an unsupported size ${p.size}`;
-    }
-    return undefined;
+    const linuxLayout = obj.symbols.some(s => s.shndx === SHN_UNDEF && s.name.startsWith('param_ops_'));
+    const entries = sec && base !== undefined ? readParamTable(mem, this.paramOps, base, Number(sec.size), !linuxLayout) : [];
+    const failed = parseArgs(mod, entries, params, {
+      mem,
+      printk: line => this.kernel.printk(-1, line, 'kernel'),
+      alloc: size => fromVAddr(this.mapArea(size, `${mod} (param)`).base),
+    });
+    if (!failed) return undefined;
+    const why = failed.errno === Errno.ENOSPC ? 'No space left on device' : failed.errno === Errno.ERANGE ? 'Numerical result out of range' : 'Invalid argument';
+    return new ModuleError(`${failed.lines[failed.lines.length - 1]} (${why}, err -${failed.errno})`, true);
   }
 
   /** simplify_symbols: a symbol's final value */
@@ -465,14 +448,16 @@ export class ModuleTable {
   }
 
   /**
-   * find_symbol: live modules' globals, the kernel's own functions (kprobes
-   * API), then the image's exports: its __ksymtab (EXPORT_SYMBOL) and, for a
+   * find_symbol: the kernel's param_ops_<type> objects (module_param),
+   * live modules' globals, the kernel's own functions (kprobes API), then the image's exports: its __ksymtab (EXPORT_SYMBOL) and, for a
    * module with a GPL-compatible license, __ksymtab_gpl (EXPORT_SYMBOL_GPL);
    * any other global of such an image is not found ("Unknown symbol").
    * An image without __ksymtab exports all its global functions and objects
    * (images written before exports, or without kernel.h's macros).
    */
   private resolveExport(name: string, uses: Set<KernelModule>, gplOk: boolean): bigint | undefined {
+    const ops = this.paramOps.symbol(name);
+    if (ops !== undefined) return ops;
     for (const m of this.mods.values()) {
       if (m.state === 'unloaded' || m.state === 'going') continue;
       const s = m.symbols.find(x => x.name === name && x.bind === 'global');

@@ -12,12 +12,24 @@
 #define _KP_LINUX_KCONFIG_H
 
 /* what the emulated kernel provides to modules */
+/* the architecture, as its Kconfig names it (arch/x86, arch/arm64, arch/riscv) */
+#if defined(__x86_64__)
+#define CONFIG_X86 1
+#define CONFIG_X86_64 1
+#elif defined(__aarch64__)
+#define CONFIG_ARM64 1
+#elif defined(__riscv) && __riscv_xlen == 64
+#define CONFIG_RISCV 1
+#endif
 #define CONFIG_64BIT 1
 #define CONFIG_SMP 1
 #define CONFIG_PREEMPT 1                 /* the timer tick preempts kernel threads */
 #define CONFIG_PREEMPT_COUNT 1           /* preempt_count(): probe handlers run with preemption disabled */
 #define CONFIG_KPROBES 1
 #define CONFIG_KRETPROBES 1
+#define CONFIG_MODULES 1
+#define CONFIG_KALLSYMS 1
+#define CONFIG_PRINTK 1
 #define CONFIG_STACKTRACE 1              /* stack_trace_save() */
 #define CONFIG_FRAME_POINTER 1           /* modules are built with frame pointers: the unwinder follows them through module code */
 /* stack traces taken in a kretprobe handler show the real return addresses, not the trampoline */

@@ -9,6 +9,7 @@
 #define _KP_LINUX_KPROBES_H
 
 #include <linux/kernel.h>
+#include <linux/kallsyms.h>
 #include <linux/preempt.h>
 #include <linux/smp.h>
 #include <linux/sched.h>
@@ -42,6 +43,15 @@ typedef unsigned short kprobe_opcode_t;
 #else
 #error "the kprobes API for modules: x86_64, aarch64 or riscv64"
 #endif
+
+/*
+ * __kprobes: Linux's attribute for functions kprobes must not probe (its
+ * own handlers): they go into .kprobes.text. The sample kernel's
+ * blacklist holds the image's NOKPROBE_SYMBOL list; a module's
+ * .kprobes.text and NOKPROBE_SYMBOLs are not added to it.
+ */
+#define __kprobes __attribute__((__section__(".kprobes.text")))
+#define nokprobe_inline inline __attribute__((__always_inline__))
 
 struct kprobe;
 struct kretprobe_instance;
@@ -101,7 +111,6 @@ void unregister_kretprobes(struct kretprobe **rps, int num);
 int register_jprobe(struct jprobe *jp);
 void unregister_jprobe(struct jprobe *jp);
 void jprobe_return(void);
-unsigned long kallsyms_lookup_name(const char *name);
 
 /*
  * Kernel watchpoint probes (the early kprobes interface text): a debug

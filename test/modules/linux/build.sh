@@ -2,10 +2,16 @@
 # Build Linux's lib/test_kprobes.c (fetched by fetch-test-kprobes.sh into
 # cache/linux-source-<series>/) as a module of the sample kernel for x86_64,
 # aarch64 and riscv64, against examples/include (<kunit/test.h> is the
-# project's minimal KUnit). The objects derive from Linux's source, so they
-# stay in the git-ignored cache:
-#   cache/linux-source-<series>/build/lib/test_kprobes.c     the source as compiled (see PATCH)
-#   cache/linux-source-<series>/build/<arch>/test_kprobes.ko the module
+# project's minimal KUnit), and, where the series has them (6.1),
+# samples/kprobes/kprobe_example.c and kretprobe_example.c, unmodified,
+# with the headers' Kbuild-like Makefile:
+#   make -C examples/include M=<samples/kprobes> MO=<out> ARCH=<arch> CONFIG_SAMPLE_KPROBES=m CONFIG_SAMPLE_KRETPROBES=m
+# The objects derive from Linux's source and from this checkout's headers,
+# so they stay beside this script, git-ignored (not in the cache, which
+# only holds what was fetched):
+#   build/linux-source-<series>/lib/test_kprobes.c     the source as compiled (see PATCH)
+#   build/linux-source-<series>/<arch>/test_kprobes.ko the module
+#   build/linux-source-<series>/samples/<arch>/{kprobe,kretprobe}_example.ko
 #
 #   test/modules/linux/build.sh           every fetched series (fetches the default ones when none is)
 #   test/modules/linux/build.sh 6.12      one series
@@ -33,7 +39,7 @@
 # port of these tests) and a plain name resolves to the kernel's first, as
 # in Linux. The build stops if the patch does not apply to every
 # symbol_name of the file.
-# Needs clang (Debian: apt-get install clang).
+# Needs clang, and ld.lld for the samples (Debian: apt-get install clang lld).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -58,7 +64,7 @@ for s in "${series[@]}"; do
     echo "build.sh: $src/lib/test_kprobes.c is missing: run test/modules/linux/fetch-test-kprobes.sh $s" >&2
     exit 1
   fi
-  out="$src/build"
+  out="$here/build/linux-source-$s"
   rm -rf "$out" && mkdir -p "$out/lib"
   sed -E 's/(symbol_name[[:space:]]*=[[:space:]]*")/\1test_kprobes:/' "$src/lib/test_kprobes.c" > "$out/lib/test_kprobes.c"
   names=$(grep -c 'symbol_name[[:space:]]*=' "$src/lib/test_kprobes.c" || true)
@@ -79,5 +85,13 @@ for s in "${series[@]}"; do
     esac
     (cd "$out" && clang "${flags[@]}" "${common[@]}" lib/test_kprobes.c -o "$arch/test_kprobes.ko")
   done
-  echo "build.sh: linux-source-$s ($(cat "$src/VERSION" 2>/dev/null || echo '?')): $(cd "$out" && ls */test_kprobes.ko | tr '\n' ' ')"
+  if [ -d "$src/samples/kprobes" ] && ! command -v ld.lld >/dev/null; then
+    echo "build.sh: linux-source-$s: samples/kprobes not built: ld.lld is needed (apt-get install lld)" >&2
+  elif [ -d "$src/samples/kprobes" ]; then
+    for arch in x86_64 aarch64 riscv64; do
+      make -s -C "$include" M="$src/samples/kprobes" MO="$out/samples/$arch" ARCH=$arch \
+        CONFIG_SAMPLE_KPROBES=m CONFIG_SAMPLE_KRETPROBES=m
+    done
+  fi
+  echo "build.sh: linux-source-$s ($(cat "$src/VERSION" 2>/dev/null || echo '?')): $(cd "$out" && ls */test_kprobes.ko samples/*/*.ko 2>/dev/null | tr '\n' ' ')"
 done
