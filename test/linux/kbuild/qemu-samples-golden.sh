@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The oracle for Linux's kprobes samples on the full-system PC machine:
+# qemu-system-x86_64 (Debian's qemu-system-x86, TCG, no KVM) boots Debian's
+# kernel (test/linux/fetch-kernel.sh) with the busybox initramfs
+# (test/linux/make-initramfs.sh) followed by the samples' cpio
+# (test/linux/kbuild/modules-cpio.sh) as one concatenated initrd, and a
+# scripted console session loads each sample, runs a command that forks (so
+# kernel_clone runs while the probe is in), and unloads it:
+#   insmod /lib/modules/samples/kprobe_example.ko symbol=kernel_clone
+#   ls /lib/modules/samples
+#   rmmod kprobe_example
+#   insmod /lib/modules/samples/kretprobe_example.ko func=kernel_clone
+#   ls /lib/modules/samples
+#   rmmod kretprobe_example
+# then `reboot -f` (-no-reboot turns the reset into qemu's exit). Each command
+# is sent after the previous one's prompt, so the log never interleaves
+# typed input with output, and the host seconds of each step are measured.
+# Writes
+#   test/linux/kbuild/golden/qemu-samples.log  the console as the guest wrote it (kernel
+#                                              timestamps kept: they are qemu's host-speed
+#                                              times, compare lines without [    t.tttttt])
+#   test/linux/kbuild/golden/qemu-samples.txt  the qemu command, the inputs' versions and
+#                                              checksums, host seconds to the prompt and per step
+# The command line is p39's acpi-off one (1 vCPU, the 8259 PICs + PIT).
+# LINUX_CACHE=DIR reads the kernel and initramfs from another test/linux/cache.
+set -uo pipefail
+cd "$(dirname "$0")"
+me=kbuild/qemu-samples-golden.sh
+linux=${LINUX_CACHE:-../cache}
+kernel=$linux/vmlinuz base=$linux/initramfs.cpio.gz samples=cache/samples.cpio.gz
+for f in "$kernel" "$base"; do
+  [ -e "$f" ] || { echo "$me: no $f (run test/linux/fetch-kernel.sh and make-initramfs.sh)"; exit 1; }
+done
+[ -e "$samples" ] || { echo "$me: no $samples (run fetch-headers.sh, build-samples.sh, modules-cpio.sh here)"; exit 1; }
+command -v qemu-system-x86_64 >/dev/null || { echo "$me: no qemu-system-x86_64 (apt-get install qemu-system-x86)"; exit 1; }
+initrd=cache/initrd-samples.cpio
+cat "$base" "$samples" > "$initrd"
+append="console=ttyS0 nokaslr acpi=off panic=-1"
+cmd=(qemu-system-x86_64 -accel tcg -M pc -m 512 -smp 1 -nodefaults -display none -serial stdio
+  -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
+steps=('uname -r'
+  'ls /lib/modules/samples'
+  'insmod /lib/modules/samples/kprobe_example.ko symbol=kernel_clone'
+  'ls /lib/modules/samples'
+  'rmmod kprobe_example'
+  'insmod /lib/modules/samples/kretprobe_example.ko func=kernel_clone'
+  'ls /lib/modules/samples'
+  'rmmod kretprobe_example')
+mkdir -p golden
+log=golden/qemu-samples.log
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkfifo "$dir/in"
+now() { date +%s.%N; }
+prompts() { grep -o '/ # ' "$log" | wc -l; }
+# wait_prompts N SECONDS: until the log holds N prompts (or qemu exits / time runs out)
+wait_prompts() {
+  local i
+  for i in $(seq 1 $(( $2 * 20 ))); do
+    [ "$(prompts)" -ge "$1" ] && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+start=$(now)
+"${cmd[@]}" < "$dir/in" > "$log" 2>&1 &
+pid=$!
+exec 3> "$dir/in"
+if ! wait_prompts 1 300; then
+  echo "$me: no shell prompt (see test/linux/kbuild/$log)"; kill "$pid" 2>/dev/null; exit 1
+fi
+t=$(now)
+boot=$(echo "$t - $start" | bc)
+timing=()
+n=1
+for s in "${steps[@]}"; do
+  t0=$(now)
+  printf '%s\n' "$s" >&3
+  n=$((n + 1))
+  if ! wait_prompts "$n" 120; then
+    echo "$me: no prompt after '$s' (see test/linux/kbuild/$log)"; kill "$pid" 2>/dev/null; exit 1
+  fi
+  timing+=("$(printf '%6.2f s  %s' "$(echo "$(now) - $t0" | bc)" "$s")")
+done
+printf 'reboot -f\n' >&3
+for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill "$pid" 2>/dev/null
+exec 3>&-
+total=$(echo "$(now) - $start" | bc)
+{
+  echo "command: ${cmd[*]:0:$((${#cmd[@]} - 1))} \"$append\""
+  echo "kernel: $(cat "$linux/kernel/PACKAGE") $(cat "$linux/kernel/VERSION")"
+  echo "initrd: test/linux/make-initramfs.sh ($(md5sum < "$base" | cut -d' ' -f1)) + test/linux/kbuild/modules-cpio.sh ($(md5sum < "$samples" | cut -d' ' -f1))"
+  echo "modules: vermagic '$(cat cache/modules/VERMAGIC 2>/dev/null)', $(cd cache/modules && md5sum -- *.ko | awk '{printf "%s %s  ", $2, $1}')"
+  echo "host seconds (wall; host load average $(cut -d' ' -f1 /proc/loadavg)):"
+  printf '%6.2f s  start to the shell prompt\n' "$boot"
+  printf '%s\n' "${timing[@]}"
+  printf '%6.2f s  in all, to qemu exit\n' "$total"
+  echo "qemu: $(qemu-system-x86_64 --version | head -n 1)"
+} > golden/qemu-samples.txt
+echo "$me: prompt after $boot s, session done after $total s -> test/linux/kbuild/$log"
