@@ -5,7 +5,8 @@
  * which read all ones for every bus/device/function ("no device": vendor
  * 0xffff) and drop writes. Byte and word accesses to 0xcf8..0xcfb do not
  * touch CONFIG_ADDRESS (only a dword access at 0xcf8 does), as on the
- * PIIX/ICH host bridges.
+ * PIIX/ICH host bridges; a byte access at 0xcf9 is the chipset's reset
+ * control register, when one is given.
  */
 import type { PortDevice } from './ioBus';
 
@@ -17,7 +18,10 @@ export class PciConfigNoDevices implements PortDevice {
   private address = 0;
   private bytesCf8 = [0, 0, 0, 0];
 
+  constructor(private readonly resetControl: PortDevice | null = null) {}
+
   in(port: number, size: 1 | 2 | 4): number {
+    if (port === 0xcf9 && size === 1 && this.resetControl) return this.resetControl.in(port, 1);
     if (port === PCI_CONFIG_ADDRESS && size === 4) return this.address;
     if (port < 0xcfc) {
       let v = 0;
@@ -28,6 +32,7 @@ export class PciConfigNoDevices implements PortDevice {
   }
 
   out(port: number, size: 1 | 2 | 4, value: number): void {
+    if (port === 0xcf9 && size === 1 && this.resetControl) { this.resetControl.out(port, 1, value); return; }
     if (port === PCI_CONFIG_ADDRESS && size === 4) { this.address = (value & 0x80fffffc) >>> 0; return; }
     if (port < 0xcfc) for (let i = 0; i < size; i++) this.bytesCf8[(port - PCI_CONFIG_ADDRESS + i) & 3] = Math.floor(value / 2 ** (8 * i)) & 0xff;
   }

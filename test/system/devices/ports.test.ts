@@ -68,7 +68,7 @@ describe('reset paths', () => {
     const resets: [ResetReason, boolean][] = [];
     const fn = (why: ResetReason, hard: boolean): void => { resets.push([why, hard]); };
     const bus = new IoBus();
-    bus.register(0xcf9, 1, new ResetControl(fn));
+    bus.register(0xcf8, 8, new PciConfigNoDevices(new ResetControl(fn)));
     bus.register(0x92, 1, new SystemControlA(fn));
     const kbc = new KeyboardControllerReset(fn);
     bus.register(0x60, 1, kbc);
@@ -83,6 +83,9 @@ describe('reset paths', () => {
     assert.deepEqual(resets, []);
     bus.out(0xcf9, 1, 0x06);
     assert.deepEqual(resets, [['cf9', true]]);
+    bus.out(0xcf8, 4, 0x80000000);
+    assert.equal(bus.in(0xcf8, 4), 0x80000000, 'a dword at 0xcf8 is still CONFIG_ADDRESS, not a reset');
+    assert.equal(resets.length, 1);
   });
   test('0x92: a rising edge of bit 0 resets; A20 reads as on', () => {
     const { bus, resets } = withResets();
