@@ -4,7 +4,9 @@
 # busybox-static (amd64, fetched by test/userspace/debian/fetch.sh) as
 # /bin/busybox, an /init that mounts proc, sysfs, devtmpfs, tracefs and
 # debugfs and starts a shell on the console, and the /dev/console node the
-# kernel opens for init's stdio before any devtmpfs is mounted.
+# kernel opens for init's stdio before any devtmpfs is mounted; and, when
+# test/linux/build-modules.sh has built them, Linux's kprobes sample modules
+# (kprobe_example.ko, kretprobe_example.ko) in /root.
 #   test/linux/make-initramfs.sh            -> test/linux/cache/initramfs.cpio.gz
 #   test/linux/make-initramfs.sh OUT        -> OUT
 # The archive is written by this script itself (no cpio program, no root: the
@@ -69,6 +71,10 @@ entry dev/console $((0020600)) "" 5 1
 entry bin/busybox $((0100755)) "$busybox"
 entry bin/sh $((0120777)) "$linkfile"
 entry init $((0100755)) "$initfile"
+for ko in kprobe_example.ko kretprobe_example.ko; do
+  [ -f "cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "cache/modules/$ko"
+done
 entry TRAILER!!! 0
 gzip -n -9 < "$tmp" > "$out"
-echo "$me: $(cat ../userspace/debian/cache/amd64/PACKAGE 2>/dev/null || echo busybox) -> $out ($(stat -c %s "$out") bytes)"
+mods=$(ls cache/modules/*.ko 2>/dev/null | wc -l)
+echo "$me: $(cat ../userspace/debian/cache/amd64/PACKAGE 2>/dev/null || echo busybox) + $mods sample module(s) -> $out ($(stat -c %s "$out") bytes)"

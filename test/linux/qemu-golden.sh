@@ -2,7 +2,9 @@
 # The oracle the full-system PC machine is compared with: qemu-system-x86_64
 # (Debian's qemu-system-x86, TCG, no KVM) boots the same Debian kernel and
 # initramfs (test/linux/fetch-kernel.sh, make-initramfs.sh) to the busybox
-# prompt, a short scripted session runs, and `reboot -f` ends it (-no-reboot
+# prompt, a scripted session runs (what the machine is; Linux's own kprobes:
+# the sample modules' handler lines, a kprobe event in tracefs, the debugfs
+# list), and `reboot -f` ends it (-no-reboot
 # turns the reset into qemu's exit). Writes
 #   test/linux/golden/qemu-<variant>.log   the console, as the guest wrote it
 #   test/linux/golden/qemu-<variant>.txt   the exact qemu command, the host
@@ -36,7 +38,22 @@ session='uname -r
 cat /proc/cmdline
 grep -c ^processor /proc/cpuinfo
 cat /sys/kernel/debug/kprobes/enabled
-ls /sys/kernel/tracing/kprobe_events
+insmod /root/kprobe_example.ko
+true
+cat /sys/kernel/debug/kprobes/list
+rmmod kprobe_example
+insmod /root/kretprobe_example.ko
+true
+rmmod kretprobe_example
+cd /sys/kernel/tracing
+echo "p:myopen do_sys_openat2 dfd=%di:s32" > kprobe_events
+echo 1 > events/kprobes/myopen/enable
+cat /proc/version > /dev/null
+grep do_sys_openat2 /sys/kernel/debug/kprobes/list
+echo 0 > events/kprobes/myopen/enable
+grep -m 1 myopen: trace
+echo > kprobe_events
+cd /
 reboot -f
 '
 for v in "${variants[@]}"; do
