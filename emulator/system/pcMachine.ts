@@ -36,7 +36,7 @@ import { AcpiPm, PM1A_EVT, SLP_TYP_S5 } from './devices/acpiPm';
 import type { TimedDevice } from './devices/timed';
 import { buildAcpi } from './acpi/tables';
 import { applyBootPlan, planLinuxBoot, type BootFile, type LinuxBootPlan } from './boot/loader';
-import { ramRanges } from './boot/e820';
+import { EBDA, ramRanges } from './boot/e820';
 import type { Entry64State } from './boot/entry64';
 
 export interface PcMachineOptions {
@@ -70,6 +70,7 @@ class OpenBus implements Device {
 }
 
 const MIB = 1024 * 1024;
+export const BDA_EBDA_SEGMENT = 0x40e, BDA_BASE_MEMORY_KIB = 0x413;
 const VGA_WINDOW = 0xa0000, VGA_END = 0xc0000;
 
 export class PcMachine {
@@ -110,6 +111,7 @@ export class PcMachine {
     });
     this.mapMemory();
     applyBootPlan(this.memory, this.boot);
+    this.writeBiosDataArea();
     if (acpiBlob) this.memory.writeBytes(acpiBlob.base, acpiBlob.bytes, 'loader');
 
     for (let i = 0; i < cpus; i++) {
@@ -173,6 +175,16 @@ export class PcMachine {
   onConsole(l: (byte: number) => void): void { this.consoleListeners.push(l); }
   onLog(l: (line: string) => void): void { this.logListeners.push(l); }
   log(line: string): void { for (const l of this.logListeners) l(line); }
+
+  /**
+   * The two BIOS data area words Linux reads (the decompressor places its
+   * trampoline and reserve_bios_regions() reserves below them): the EBDA's
+   * segment at 0x40e and the conventional memory size in KiB at 0x413.
+   */
+  private writeBiosDataArea(): void {
+    this.memory.write16(BDA_EBDA_SEGMENT, EBDA >> 4);
+    this.memory.write16(BDA_BASE_MEMORY_KIB, EBDA >> 10);
+  }
 
   private mapMemory(): void {
     const rw = PERM_R | PERM_W | PERM_X;

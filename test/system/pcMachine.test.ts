@@ -41,6 +41,8 @@ describe('PcMachine', () => {
     assert.equal(m.memory.read64(m.boot.bootParams + BP.acpiRsdpAddr), 0xf0000n);
     assert.equal(new TextDecoder().decode(m.memory.readBytes(0xf0000, 8)), 'RSD PTR ');
     assert.equal(m.memory.read32(0xb8000), 0xffffffff);
+    assert.equal(m.memory.read16(0x40e) << 4, 0x9fc00, 'BDA: the EBDA segment');
+    assert.equal(m.memory.read16(0x413), 639, 'BDA: 639 KiB of conventional memory');
     assert.equal(m.entry.rip, BigInt(m.boot.loadAddress + 0x200));
   });
 
