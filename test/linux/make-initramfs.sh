@@ -6,7 +6,9 @@
 # debugfs and starts a shell on the console, and the /dev/console node the
 # kernel opens for init's stdio before any devtmpfs is mounted; and, when
 # test/linux/build-modules.sh has built them, Linux's kprobes sample modules
-# (kprobe_example.ko, kretprobe_example.ko) in /root.
+# (kprobe_example.ko, kretprobe_example.ko) in /root; and Linux's ftrace
+# selftests (tools/testing/selftests/ftrace from Debian's linux-source-6.1,
+# fetched by test/modules/linux/fetch-test-kprobes.sh) in /ftrace, when there.
 #   test/linux/make-initramfs.sh            -> test/linux/cache/initramfs.cpio.gz
 #   test/linux/make-initramfs.sh OUT        -> OUT
 # The archive is written by this script itself (no cpio program, no root: the
@@ -71,6 +73,17 @@ entry dev/console $((0020600)) "" 5 1
 entry bin/busybox $((0100755)) "$busybox"
 entry bin/sh $((0120777)) "$linkfile"
 entry init $((0100755)) "$initfile"
+selftests=../modules/linux/cache/linux-source-6.1/tools/testing/selftests/ftrace
+if [ -f "$selftests/ftracetest" ]; then
+  entry ftrace $((0040755))
+  while IFS= read -r rel; do
+    f="$selftests/$rel"
+    if [ -d "$f" ]; then entry "ftrace/$rel" $((0040755))
+    elif [ -x "$f" ]; then entry "ftrace/$rel" $((0100755)) "$f"
+    else entry "ftrace/$rel" $((0100644)) "$f"
+    fi
+  done < <(cd "$selftests" && find . -mindepth 1 \( -type d -o -type f \) | sed 's|^\./||' | LC_ALL=C sort)
+fi
 for ko in kprobe_example.ko kretprobe_example.ko; do
   [ -f "cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "cache/modules/$ko"
 done

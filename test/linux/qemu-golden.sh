@@ -19,7 +19,10 @@
 #              ACPI tables (MADT: the local APICs and the IO-APIC), no HPET
 #              (the machine has none: its clocks are the TSC, the local APIC
 #              timer, the PIT and the ACPI PM timer).
-#   test/linux/qemu-golden.sh [acpi-off|smp2]      (default: both)
+#   ftracetest 2 vCPUs as smp2; the session runs Linux's own ftrace selftests
+#              (/ftrace in the initramfs) on test.d/kprobe and test.d/dynevent:
+#              the PASS / FAIL / UNSUPPORTED counts our machine is compared with.
+#   test/linux/qemu-golden.sh [acpi-off|smp2|ftracetest]   (default: acpi-off smp2)
 # qemu's timestamps in the log are its own (host-speed) times: compare lines
 # without the [    t.tttttt] prefix.
 set -uo pipefail
@@ -66,9 +69,18 @@ reboot -f
 for v in "${variants[@]}"; do
   case $v in
     acpi-off) smp=1 machine=pc append="console=ttyS0 nokaslr acpi=off panic=-1" ;;
-    smp2) smp=2 machine=pc,hpet=off append="console=ttyS0 nokaslr panic=-1" ;;
-    *) echo "$me: unknown variant $v (acpi-off, smp2)"; exit 1 ;;
+    smp2|ftracetest) smp=2 machine=pc,hpet=off append="console=ttyS0 nokaslr panic=-1" ;;
+    *) echo "$me: unknown variant $v (acpi-off, smp2, ftracetest)"; exit 1 ;;
   esac
+  script=$session wait=600
+  if [ "$v" = ftracetest ]; then
+    script='cd /ftrace
+./ftracetest test.d/kprobe test.d/dynevent
+cd /
+reboot -f
+'
+    wait=9000
+  fi
   cmd=(qemu-system-x86_64 -accel tcg -M "$machine" -m 512 -smp "$smp" -nodefaults -display none -serial stdio
     -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
   log=golden/qemu-$v.log
@@ -92,8 +104,8 @@ for v in "${variants[@]}"; do
   if [ -z "$prompt" ]; then
     echo "$me: $v: no shell prompt (see test/linux/$log)"; kill "$pid" 2>/dev/null; exec 3>&-; rm -rf "$dir"; exit 1
   fi
-  printf '%s' "$session" >&3
-  for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  printf '%s' "$script" >&3
+  for _ in $(seq 1 "$wait"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill "$pid" 2>/dev/null
   exec 3>&-
   rm -rf "$dir"
