@@ -96,6 +96,28 @@ describe('PcMachine', () => {
     assert.equal(m.interruptLine(1).pendingVector(), 0x31);
   });
 
+  test('a halted machine skips from event to event: the PIT at "100 Hz" (11932 ticks of 1.193182 MHz: 10.000151 ms) interrupts 99 times in a virtual second, at the same times every run', () => {
+    const run = (): bigint[] => {
+      const m = new PcMachine(base({ acpi: false, cpus: 1 }));
+      linuxPics(m);
+      pit100Hz(m);
+      const times: bigint[] = [];
+      for (;;) {
+        const t = m.nextEventNs();
+        assert.ok(t !== null && t >= m.clock.nowNs(), 'the next event is never in the past');
+        if (t > 1_000_000_000n) break;
+        m.advanceDevices(t);
+        const line = m.interruptLine(0);
+        if (line.pendingVector() === 0x30) { line.acknowledge(0x30); outb(m, 0x20, 0x20); times.push(t); }
+      }
+      return times;
+    };
+    const a = run();
+    assert.equal(a.length, 99, 'the 100th edge comes at 1.0000159 s');
+    assert.equal(a[1] - a[0], 10_000_151n);
+    assert.deepEqual(run(), a);
+  });
+
   test('the reset paths and ACPI soft-off stop the machine, saying which', () => {
     const a = new PcMachine(base());
     outb(a, 0xcf9, 0x06);
