@@ -19,7 +19,7 @@
  */
 import { Memory, PERM_R, PERM_W, PERM_X, type Device } from '../memory/memory';
 import { SystemClock } from './clock';
-import type { InterruptLine } from './types';
+import type { InterruptLine, PlatformMsrs } from './types';
 import { IoBus } from './devices/ioBus';
 import { PicPair } from './devices/pic8259';
 import { Pit8254, PortB } from './devices/pit8254';
@@ -84,7 +84,8 @@ export class PcMachine {
   readonly apicBus = new ApicBus();
   readonly apics: LocalApic[] = [];
   readonly ioApic: IoApic;
-  readonly msrs: PcPlatformMsrs;
+  /** the platform's MSRs; one the platform does not have is logged once (the CPU then raises #GP) */
+  readonly msrs: PlatformMsrs;
   readonly boot: LinuxBootPlan;
   readonly cpus: number;
   /** the CPU whose instruction is running: its MMIO reaches its own local APIC */
@@ -119,7 +120,7 @@ export class PcMachine {
     }
     this.ioApic = new IoApic(this.apicBus, cpus);
     const router = new IsaIrqRouter(this.pics, this.ioApic);
-    this.msrs = new PcPlatformMsrs(this.apics);
+    this.msrs = this.loggedMsrs(new PcPlatformMsrs(this.apics));
     this.memory.map(APIC_DEFAULT_BASE, 0x1000, PERM_R | PERM_W, 'local APIC', new ApicMmio(this.apicBus, () => this.currentCpu));
     this.memory.map(IOAPIC_DEFAULT_BASE, 0x1000, PERM_R | PERM_W, 'IO-APIC', this.ioApic);
 
@@ -175,6 +176,28 @@ export class PcMachine {
   onConsole(l: (byte: number) => void): void { this.consoleListeners.push(l); }
   onLog(l: (line: string) => void): void { this.logListeners.push(l); }
   log(line: string): void { for (const l of this.logListeners) l(line); }
+
+  private loggedMsrs(inner: PlatformMsrs): PlatformMsrs {
+    const seen = new Set<string>();
+    const once = (op: string, cpu: number, msr: number, extra: string): void => {
+      const key = `${op} ${msr}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      this.log(`no MSR 0x${msr.toString(16)} on this platform (${op}${extra}) at ${this.where ? this.where() : `cpu${cpu}`}: #GP`);
+    };
+    return {
+      rdmsr: (cpu, msr) => {
+        const v = inner.rdmsr(cpu, msr);
+        if (v === undefined) once('rdmsr', cpu, msr, '');
+        return v;
+      },
+      wrmsr: (cpu, msr, value) => {
+        const ok = inner.wrmsr(cpu, msr, value);
+        if (!ok) once('wrmsr', cpu, msr, ` 0x${BigInt.asUintN(64, value).toString(16)}`);
+        return ok;
+      },
+    };
+  }
 
   /**
    * The two BIOS data area words Linux reads (the decompressor places its

@@ -140,6 +140,21 @@ describe('PcMachine', () => {
     assert.deepEqual(lines, ['no device at I/O port 0x2f9 (in, 1 byte) at cpu0 rip 0xffffffff81234567: reads all ones']);
   });
 
+  test('an MSR the platform does not have is #GP and logged once per MSR and direction; IA32_APIC_BASE is there', () => {
+    const m = new PcMachine(base());
+    const lines: string[] = [];
+    m.onLog(l => lines.push(l));
+    m.where = () => 'cpu1 rip 0xffffffff81000123';
+    assert.equal(m.msrs.rdmsr(1, 0xc0011029), undefined);
+    assert.equal(m.msrs.rdmsr(1, 0xc0011029), undefined);
+    assert.equal(m.msrs.wrmsr(1, 0xc0011029, 1n), false);
+    assert.equal(m.msrs.rdmsr(1, 0x1b), 0xfee00800n);
+    assert.deepEqual(lines, [
+      'no MSR 0xc0011029 on this platform (rdmsr) at cpu1 rip 0xffffffff81000123: #GP',
+      'no MSR 0xc0011029 on this platform (wrmsr 0x1) at cpu1 rip 0xffffffff81000123: #GP',
+    ]);
+  });
+
   test('bad setups: two CPUs without ACPI, a file that is not a bzImage', () => {
     assert.throws(() => new PcMachine(base({ acpi: false })), /--cpus 2 needs ACPI/);
     assert.throws(() => new PcMachine(base({ kernel: { name: 'vmlinux', data: new Uint8Array(4096) } })), BootError);
