@@ -147,8 +147,9 @@ export class Uart16550 implements PortDevice, TimedDevice {
     this.update();
   }
 
+  /** the character timeout, while it can still raise the IRQ pin (not when the pin is already up, RDI is off or OUT2 gates it) */
   nextEventNs(): bigint | null {
-    if (!this.timeoutCandidate()) return null;
+    if (!this.timeoutCandidate() || this.irqLevel || !(this.ier & IER_RDI) || (this.mcr & (MCR_OUT2 | MCR_LOOP)) !== MCR_OUT2) return null;
     return this.lastRxActivityNs + this.charTimeNs() * 4n;
   }
 

@@ -110,9 +110,13 @@ describe('16550A UART', () => {
     clock.ns = due; u.advance();
     assert.equal(line.level, true);
     assert.equal(r(IIR), IIR_TIMEOUT | 0xc0);
+    assert.equal(u.nextEventNs(), null, 'the pin is up: nothing more happens by itself');
     assert.equal(r(RBR), 0x33);
     assert.equal(r(IIR), IIR_NONE | 0xc0);
     assert.equal(u.nextEventNs(), null);
+    w(IER, 0);
+    u.receive([0x34]);
+    assert.equal(u.nextEventNs(), null, 'RDI off: no interrupt to schedule (a polling driver reads LSR)');
   });
 
   test('FCR: clearing the receive FIFO, and turning FIFOs off and on resets them', () => {
