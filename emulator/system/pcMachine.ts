@@ -18,6 +18,7 @@
  * 0xcf9 reset control. IRQs: 0 PIT (IO-APIC pin 2), 4 COM1, 8 RTC, 9 SCI.
  */
 import { Memory, PERM_R, PERM_W, PERM_X, type Device } from '../memory/memory';
+import { hostOwned, immutableState } from '../base/marks';
 import { SystemClock } from './clock';
 import type { InterruptLine, PlatformMsrs } from './types';
 import { IoBus } from './devices/ioBus';
@@ -93,8 +94,9 @@ export class PcMachine {
   /** set when the guest reset or powered the machine off */
   stopped: PcStop | null = null;
   private readonly timed: TimedDevice[] = [];
-  private readonly consoleListeners: ((byte: number) => void)[] = [];
-  private readonly logListeners: ((line: string) => void)[] = [];
+  /** the front ends' listeners: not machine state (time travel keeps them as they are) */
+  private readonly consoleListeners: ((byte: number) => void)[] = hostOwned([]);
+  private readonly logListeners: ((line: string) => void)[] = hostOwned([]);
   /** what the CPU is doing, for log lines (e.g. "cpu0 rip 0xffffffff81000000"), set by the CPU side */
   where: (() => string) | null = null;
 
@@ -106,10 +108,11 @@ export class PcMachine {
     this.cpus = cpus;
     this.clock = new SystemClock(opts.tscHz);
     const acpiBlob = acpi ? buildAcpi({ cpus, ioApicId: cpus }) : null;
-    this.boot = planLinuxBoot({
+    // the plan holds the kernel and initrd files: never changes, never snapshotted
+    this.boot = immutableState(planLinuxBoot({
       kernel: opts.kernel, initrd: opts.initrd, cmdline: opts.cmdline,
       memoryBytes: opts.memoryMiB * MIB, acpiRsdp: acpiBlob?.rsdp,
-    });
+    }));
     this.mapMemory();
     applyBootPlan(this.memory, this.boot);
     this.writeBiosDataArea();
