@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Build the initramfs the full-system PC machine (and qemu, for the golden)
+# boots Debian's kernel with: a newc cpio, gzip-compressed, holding Debian's
+# busybox-static (amd64, fetched by test/userspace/debian/fetch.sh) as
+# /bin/busybox, an /init that mounts proc, sysfs, devtmpfs, tracefs and
+# debugfs and starts a shell on the console, and the /dev/console node the
+# kernel opens for init's stdio before any devtmpfs is mounted; and, when
+# test/linux/build-modules.sh has built them, Linux's kprobes sample modules
+# (kprobe_example.ko, kretprobe_example.ko) in /root; and Linux's ftrace
+# selftests (tools/testing/selftests/ftrace from Debian's linux-source-6.1,
+# fetched by test/modules/linux/fetch-test-kprobes.sh) in /ftrace, when there.
+#   test/linux/make-initramfs.sh            -> test/linux/cache/initramfs.cpio.gz
+#   test/linux/make-initramfs.sh OUT        -> OUT
+# The archive is written by this script itself (no cpio program, no root: the
+# device node is only a header), in a fixed order with fixed inode numbers and
+# mtime 0, and gzip -n: the same busybox gives the same bytes.
+# Without busybox: says so and exits 0 (the tests then say what is missing).
+set -euo pipefail
+cd "$(dirname "$0")"
+me=make-initramfs.sh
+busybox=../userspace/debian/cache/amd64/bin/busybox
+out=${1:-cache/initramfs.cpio.gz}
+if [ ! -x "$busybox" ]; then
+  echo "$me: no $busybox (run test/userspace/debian/fetch.sh): skipping"
+  exit 0
+fi
+mkdir -p "$(dirname "$out")"
+
+read -r -d '' init <<'INIT' || true
+#!/bin/sh
+# /init of the kprobe-debug initramfs: the file systems a kprobes session
+# needs, then a shell on the console (PID 1 stays the shell's parent: the
+# shell exiting powers the machine off).
+/bin/busybox mkdir -p /proc /sys /dev /tmp /root /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
+echo "init: $(uname -sr) on $(cat /proc/cpuinfo | grep -c ^processor) cpu(s), proc sysfs devtmpfs tracefs debugfs mounted"
+export HOME=/root PS1='/ # ' PATH=/sbin:/usr/sbin:/bin:/usr/bin
+setsid cttyhack sh
+echo "init: the shell exited: powering off"
+poweroff -f
+INIT
+
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+ino=1
+# entry NAME MODE [FILE] [MAJOR MINOR]: one newc header (+ the file's bytes)
+entry() {
+  local name=$1 mode=$2 file=${3:-} maj=${4:-0} min=${5:-0} size=0 n
+  [ -n "$file" ] && size=$(stat -L -c %s "$file")
+  n=$(( ${#name} + 1 ))
+  printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X' \
+    "$ino" "$mode" 0 0 1 0 "$size" 0 0 "$maj" "$min" "$n" 0 >> "$tmp"
+  printf '%s\0' "$name" >> "$tmp"
+  head -c $(( (4 - (110 + n) % 4) % 4 )) /dev/zero >> "$tmp"
+  if [ -n "$file" ]; then
+    cat "$file" >> "$tmp"
+    head -c $(( (4 - size % 4) % 4 )) /dev/zero >> "$tmp"
+  fi
+  ino=$((ino + 1))
+}
+initfile=$(mktemp) linkfile=$(mktemp)
+trap 'rm -f "$tmp" "$initfile" "$linkfile"' EXIT
+printf '%s\n' "$init" > "$initfile"
+printf busybox > "$linkfile"
+entry . $((0040755))
+for d in bin dev proc sys tmp root sbin usr usr/bin usr/sbin; do entry "$d" $((0040755)); done
+entry dev/console $((0020600)) "" 5 1
+entry bin/busybox $((0100755)) "$busybox"
+entry bin/sh $((0120777)) "$linkfile"
+entry init $((0100755)) "$initfile"
+selftests=../modules/linux/cache/linux-source-6.1/tools/testing/selftests/ftrace
+if [ -f "$selftests/ftracetest" ]; then
+  entry ftrace $((0040755))
+  while IFS= read -r rel; do
+    f="$selftests/$rel"
+    if [ -d "$f" ]; then entry "ftrace/$rel" $((0040755))
+    elif [ -x "$f" ]; then entry "ftrace/$rel" $((0100755)) "$f"
+    else entry "ftrace/$rel" $((0100644)) "$f"
+    fi
+  done < <(cd "$selftests" && find . -mindepth 1 \( -type d -o -type f \) | sed 's|^\./||' | LC_ALL=C sort)
+fi
+for ko in kprobe_example.ko kretprobe_example.ko; do
+  [ -f "cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "cache/modules/$ko"
+done
+entry TRAILER!!! 0
+gzip -n -9 < "$tmp" > "$out"
+mods=$(ls cache/modules/*.ko 2>/dev/null | wc -l)
+echo "$me: $(cat ../userspace/debian/cache/amd64/PACKAGE 2>/dev/null || echo busybox) + $mods sample module(s) -> $out ($(stat -c %s "$out") bytes)"
