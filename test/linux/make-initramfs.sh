@@ -5,7 +5,7 @@
 # /bin/busybox, an /init that mounts proc, sysfs, devtmpfs, tracefs and
 # debugfs and starts a shell on the console, and the /dev/console node the
 # kernel opens for init's stdio before any devtmpfs is mounted; and, when
-# test/linux/build-modules.sh has built them, Linux's kprobes sample modules
+# test/linux/kbuild/build-samples.sh has built them (Kbuild against Debian's headers), Linux's kprobes sample modules
 # (kprobe_example.ko, kretprobe_example.ko) in /root; and Linux's ftrace
 # selftests (tools/testing/selftests/ftrace from Debian's linux-source-6.1,
 # fetched by test/modules/linux/fetch-test-kprobes.sh) in /ftrace, when there.
@@ -85,9 +85,9 @@ if [ -f "$selftests/ftracetest" ]; then
   done < <(cd "$selftests" && find . -mindepth 1 \( -type d -o -type f \) | sed 's|^\./||' | LC_ALL=C sort)
 fi
 for ko in kprobe_example.ko kretprobe_example.ko; do
-  [ -f "cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "cache/modules/$ko"
+  [ -f "kbuild/cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "kbuild/cache/modules/$ko"
 done
 entry TRAILER!!! 0
 gzip -n -9 < "$tmp" > "$out"
-mods=$(ls cache/modules/*.ko 2>/dev/null | wc -l)
+mods=$(ls kbuild/cache/modules/*.ko 2>/dev/null | wc -l)
 echo "$me: $(cat ../userspace/debian/cache/amd64/PACKAGE 2>/dev/null || echo busybox) + $mods sample module(s) -> $out ($(stat -c %s "$out") bytes)"
