@@ -34,8 +34,8 @@ export type ProbeTarget =
   | { kind: 'symbol'; name: string; offset: bigint; addr?: bigint }
   | { kind: 'address'; addr: bigint }
   | { kind: 'line'; file: string; line: number }
-  /** a user program's instruction: `PATH:0xOFFSET` (file offset) or `PATH:symbol[+off]` (its ELF symbol) */
-  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint };
+  /** a user program's instruction: `PATH:0xOFFSET` (file offset) or `PATH:symbol[+off]` (its ELF symbol); refCtr: `(REF_CTR_OFFSET)` */
+  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint; refCtr?: bigint };
 
 export interface ProbeAttrAst { name: string; value?: string; span: Span; valueSpan?: Span }
 export interface ProbeHandlerAst { kind: string; span: Span; body: SnippetAst }

@@ -15,6 +15,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
@@ -143,3 +147,27 @@ for (const arch of ARCHES) {
     });
   });
 }
+
+describe('uprobe_events PATH:OFFSET(REF_CTR_OFFSET) from the CLI', () => {
+  for (const arch of ARCHES) {
+    test(`${arch}: the event's uprobe counts in the program's semaphore; uprobe_events shows the counter's offset`, () => {
+      const root = mkdtempSync(join(tmpdir(), 'g4-refctr-'));
+      try {
+        copyFileSync(REFCTR_BIN(arch), join(root, 'prog'));
+        chmodSync(join(root, 'prog'), 0o755);
+        const img = loadElf(REFCTR_BIN(arch));
+        const probe = fileOffset(img, 'probed'), ref = fileOffset(img, 'probe_sem');
+        const r = spawnSync(process.execPath, [repoPath('dist', 'cli.js'), 'exec', '--rootfs', root, '--list',
+          '--event', `p:uprobes/sdt /prog:0x${probe.toString(16)}(0x${ref.toString(16)})`, '/prog'], { encoding: 'utf8' });
+        assert.equal(r.status, 0, r.stderr);
+        const sems = [...r.stdout.matchAll(/^sem (\d+)$/gm)].map(m => m[1]);
+        assert.deepEqual(sems, ['1', '1', '1', '1', '1', '1'], r.stdout);
+        assert.match(r.stdout, /^exec sem 1$/m);
+        assert.match(r.stdout, new RegExp(`^p:uprobes/sdt /prog:0x${probe.toString(16).padStart(16, '0')}\\(0x${ref.toString(16)}\\)$`, 'm'));
+        assert.equal([...r.stderr.matchAll(/ sdt: \(0x[0-9a-f]+\)/g)].length, 7, 'probed(0..5), then probed(1) after the exec');
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
+});
