@@ -41,6 +41,10 @@ import { Vfs } from './fs/vfs';
 import type { Backing } from '../memory/backing';
 import { HitKind, KernelApi, KernelLayout, MissInfo, PrintkRecord, ProbeHitSink, StopRequest, Task, TrapHook, UnwindHooks } from './types';
 
+/** MODULE_STATE_COMING / _LIVE / _GOING as the module notifier chain reports them */
+export type ModuleNotifyState = 'coming' | 'live' | 'going';
+export type ModuleNotifier = (module: string, state: ModuleNotifyState) => void;
+
 /** the flags-register bit that enables interrupts, where the CPU keeps one (arm64: DAIF clear is already unmasked) */
 const IRQ_ENABLE_BIT: Readonly<Record<string, bigint>> = { x86_64: X86_EFLAGS_IF, riscv64: SR_SIE };
 
@@ -90,6 +94,12 @@ export class Kernel implements KernelApi {
    * file mapping they stand for (/proc/PID/maps shows them as part of it)
    */
   readonly mapOrigins = new Map<Region, { backing: Backing; offset: number }>();
+  /**
+   * The module notifier chain (register_module_notifier): told when a
+   * module is coming (laid out, its symbols known, its init not yet run),
+   * live, or going (its exit about to run), in registration order
+   */
+  readonly moduleNotifiers: ModuleNotifier[] = [];
   /** a user task whose pending signals must wait (uprobes: while it steps a probed instruction out of line) */
   readonly signalDeferrers: ((pid: number) => boolean)[] = [];
   /** sysctl entries registered by the kernel's subsystems */
@@ -214,6 +224,11 @@ export class Kernel implements KernelApi {
     for (const h of this.roundHooks) h();
   }
   onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
+
+  /** blocking_notifier_call_chain(&module_notify_list, state, mod): every module notifier, in order */
+  notifyModule(name: string, state: ModuleNotifyState): void {
+    for (const n of this.moduleNotifiers.slice()) n(name, state);
+  }
 
   oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void {
     const rq = this.sched.rq[cpu.id];
