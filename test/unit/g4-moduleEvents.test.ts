@@ -59,7 +59,7 @@ describe('kprobe events on MOD:SYM', () => {
     });
   }
 
-  test('x86_64: a kprobe_events write for a module not loaded is accepted and listed; insmod arms it; rmmod leaves it defined, its kprobe [GONE]', async t => {
+  test('x86_64: a kprobe_events write for a module not loaded is accepted and listed; insmod arms it; rmmod leaves it defined, its kprobe [GONE]; a second insmod arms it again', async t => {
     const bb = debianBusybox('amd64');
     if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const root = mkdtempSync(join(tmpdir(), 'g4-modev-'));
@@ -75,6 +75,7 @@ describe('kprobe events on MOD:SYM', () => {
         `insmod /lib/kprobe_example.ko; cat ${L}; echo @3`,
         `rmmod kprobe_example; cat ${T}/trace; echo @4`,
         `cat ${T}/kprobe_events; cat ${L}; echo @5`,
+        `insmod /lib/kprobe_example.ko; rmmod kprobe_example; cat ${T}/trace; echo @6`,
       ].join('; ');
       const c = captureIo();
       const code = await runCli(['run', KERNEL('x86_64'), '--rootfs', root, '--exec', `/bin/busybox sh -c '${script}'`], c.io);
@@ -92,6 +93,10 @@ describe('kprobe events on MOD:SYM', () => {
       const after = between('@4', '@5');
       assert.match(after, /^p:kprobes\/pend kprobe_example:cleanup_module\n/);
       assert.match(after, /^[0-9a-f]{16} {2}k {2}0x[0-9a-f]+ \[GONE\]$/m);
+      // the module loaded again: the event's kprobe registered again at its new address, and its exit traced again
+      // (the hit's line is on the console too: the trace file's lines follow its header)
+      const traceFile = between('@5', '@6').split('#              | |').pop()!;
+      assert.equal([...traceFile.matchAll(/ pend: \(cleanup_module\+0x0\/0x[0-9a-f]+ \[kprobe_example\]\)$/gm)].length, 2, traceFile);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
