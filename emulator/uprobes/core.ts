@@ -336,6 +336,9 @@ export class UprobesEngine implements UserMmObserver {
     if (any) this.changed();
   }
 
+  /** uprobe_mmap of a file mapping made by mmap(2): reference-counter increments waiting for it are made (delayed_ref_ctr_inc) */
+  fileMapped(proc: UserProcess): void { this.refCtrs.mapped(proc); }
+
   /** uprobe_dup_mmap / uprobe_copy_process: the child's copied pages carry the breakpoints; its return instances too */
   forked(parent: UserProcess, child: UserProcess): void {
     this.pages.forked(parent.mm, child.mm);

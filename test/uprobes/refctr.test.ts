@@ -44,10 +44,10 @@ class RefProg {
   readonly m: Machine;
   readonly img: ElfImage;
   out = '';
-  constructor(readonly arch: string) {
+  constructor(readonly arch: string, args: string[] = []) {
     this.img = loadElf(REFCTR_BIN(arch));
     const io = { stdout: (b: Uint8Array) => { this.out += Buffer.from(b).toString(); }, stderr: (b: Uint8Array) => { this.out += Buffer.from(b).toString(); } };
-    this.m = Machine.forUserProgram(this.img, [REFCTR_BIN(arch)], io, { cpus: 1 });
+    this.m = Machine.forUserProgram(this.img, [REFCTR_BIN(arch), ...args], io, { cpus: 1 });
   }
   get init(): UserProcess { return this.m.kernel.processes.get(1)!; }
   get inode(): Inode { return this.init.exe!; }
@@ -145,6 +145,21 @@ for (const arch of ARCHES) {
       assert.equal(a.hits, 7);
       assert.equal(p.m.uprobes.get(p.inode, p.off('probed'))!.insertions.size, 0, 'the process ended: its breakpoint with it');
     });
+  });
+}
+
+for (const arch of ARCHES) {
+  test(`${arch}: a counter no writable mapping holds yet waits; the private writable mmap of the file that comes later gets the increment`, () => {
+    const p = new RefProg(arch, ['map']);
+    const E_MACHINE = 18n;
+    const machine = p.img.machine;
+    assert.equal(p.register('probed', counting({ hits: 0 }), E_MACHINE), 0);
+    // the breakpoint is in, the counter nowhere writable: the increment waits (delayed_uprobe_add)
+    assert.equal(p.m.uprobes.refCtrs.pending(p.init.mm), 1);
+    const e = p.m.run();
+    assert.equal(e.code, 0);
+    assert.match(p.out, new RegExp(`^mapped e_machine ${machine + 1}$`, 'm'), 'delayed_ref_ctr_inc at the mmap');
+    assert.equal(new Uint8Array(p.inode.data())[18] | (new Uint8Array(p.inode.data())[19] << 8), machine, 'the file keeps its bytes');
   });
 }
 
