@@ -278,6 +278,13 @@ export class ProbeManager {
     if (t.kind !== 'user') { up.message = 'not a user target'; return { up, errs: [`${label}: ${up.message}`] }; }
     const res = resolveUserTarget(c.kernel, t);
     if (typeof res === 'string') { up.message = res; return { up, errs: [`${label}: ${res}`] }; }
+    // trace_uprobe's validate_ref_ctr_offset: the events on one (inode, offset) share one reference counter
+    if (spec.event && [...this.probes.values()].some(o => o !== up && o.user?.event && o.user.res.inode === res.inode && o.user.res.offset === res.offset
+      && (o.user.res.refCtr ?? 0n) !== (res.refCtr ?? 0n))) {
+      this.kernel.printk(-1, 'trace_uprobe: Reference counter offset mismatch.', 'kernel');
+      up.message = 'Reference counter offset mismatch: another event on this file offset has another reference counter (-EINVAL)';
+      return { up, errs: [`${label}: ${up.message}`] };
+    }
     const uc = buildFileUprobeConsumer({ ...c, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps }, spec, res, label);
     up.user = new UprobeSite(res, spec.kind === 'uretprobe' ? 'uretprobe' : 'uprobe', uc, spec.event);
     const err = up.enabled ? this.registerUser(up) : undefined;

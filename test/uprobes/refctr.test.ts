@@ -185,4 +185,27 @@ describe('uprobe_events PATH:OFFSET(REF_CTR_OFFSET) from the CLI', () => {
       }
     });
   }
+
+  test('a second event on the same file offset with another reference counter is refused (trace_uprobe: Reference counter offset mismatch.); the first stays', () => {
+    const arch = 'x86_64';
+    const root = mkdtempSync(join(tmpdir(), 'g4-refctr-'));
+    try {
+      copyFileSync(REFCTR_BIN(arch), join(root, 'prog'));
+      chmodSync(join(root, 'prog'), 0o755);
+      const img = loadElf(REFCTR_BIN(arch));
+      const probe = fileOffset(img, 'probed').toString(16), ref = fileOffset(img, 'probe_sem');
+      const r = spawnSync(process.execPath, [repoPath('dist', 'cli.js'), 'exec', '--rootfs', root, '--list',
+        '--event', `p:uprobes/a /prog:0x${probe}(0x${ref.toString(16)})`,
+        '--event', `p:uprobes/b /prog:0x${probe}(0x${(ref + 2n).toString(16)})`,
+        '--event', `p:uprobes/c /prog:0x${probe}(0x${ref.toString(16)})`, '/prog'], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /--event:2:1: uprobe \/prog:0x[0-9a-f]+: Reference counter offset mismatch/);
+      assert.match(r.stdout + r.stderr, /^trace_uprobe: Reference counter offset mismatch\.$/m);
+      const listed = [...r.stdout.matchAll(/^p:uprobes\/(\w+) /gm)].map(m => m[1]);
+      assert.deepEqual(listed, ['a', 'c'], 'the same counter is fine');
+      assert.deepEqual([...r.stdout.matchAll(/^sem (\d+)$/gm)].map(m => m[1]), ['1', '1', '1', '1', '1', '1'], 'one uprobe, one breakpoint: 1');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
