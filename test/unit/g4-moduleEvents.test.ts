@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { moduleSymbol } from '../../emulator/tracing/events/parse';
+import { checkProbeFile, parseProbeFile } from '../../emulator/handlers';
+import { X86_REGS } from '../../emulator/arch/x86_64/regs';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
 
@@ -31,6 +33,13 @@ describe('kprobe events on MOD:SYM', () => {
     assert.deepEqual(moduleSymbol({ module: 'mymod', name: 'fn' }), { module: 'mymod', name: 'fn', symbol: 'mymod:fn' });
     assert.deepEqual(moduleSymbol({ name: 'do_fork' }), { name: 'do_fork', symbol: 'do_fork' });
     assert.deepEqual(moduleSymbol('nosuchmod:do_fork'), { module: 'nosuchmod', name: 'do_fork', symbol: 'nosuchmod:do_fork' });
+  });
+
+  test('an editor\'s check of a MOD:SYM event reports no unknown symbol (it waits for MOD); a plain unknown symbol still is one', () => {
+    const text = 'p:ev nosuchmod:do_fork\np:ev2 nope_fn\n';
+    const diags = checkProbeFile(parseProbeFile(text, 'e.kprobe').file, { regNames: X86_REGS.map(r => r.name), symbolExists: n => n === 'do_fork', imageArch: 'x86_64' })
+      .filter(d => d.severity === 'error');
+    assert.deepEqual(diags.map(d => [d.line, d.message]), [[2, "unknown symbol 'nope_fn' in the image"]]);
   });
 
   for (const arch of ['x86_64', 'riscv64']) {
