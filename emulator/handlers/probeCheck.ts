@@ -13,7 +13,7 @@ import { argRegsOf, charSignedOf } from './context';
 import { diagAt } from './parser';
 import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFile } from './probeFile';
 import { portByName } from '../ports';
-import { resolveEventArch } from '../tracing/events/parse';
+import { moduleSymbol, resolveEventArch } from '../tracing/events/parse';
 import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind, ProgramName } from './types';
 
 export interface CheckOptions {
@@ -235,7 +235,8 @@ function checkTarget(pr: ProbeAst, opts: CheckOptions, unknownTargets: UnknownTa
     return;
   }
   if (t.kind === 'symbol') {
-    if (unknownTargets === 'error' && opts.symbolExists && !opts.symbolExists(t.name)) {
+    // an event's MOD:SYM waits for its module (trace_kprobe accepts it while MOD is not loaded)
+    if (unknownTargets === 'error' && opts.symbolExists && !opts.symbolExists(t.name) && moduleSymbol(t.name).module === undefined) {
       err(pr.targetSpan, unknownSymbolMessage(t.name, opts.similarSymbols?.(t.name)));
     }
     if (t.offset !== 0n && pr.kind !== 'kprobe') err(pr.targetSpan, `a ${pr.kind} must be placed at a function entry (offset 0), not ${pr.targetText}`);

@@ -22,7 +22,7 @@ import { Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
 import { Diagnostic } from './types';
 import type { EventAdd } from '../tracing/events/types';
-import { parseEventDefinition, stripEventComment } from '../tracing/events/parse';
+import { moduleSymbol, parseEventDefinition, stripEventComment } from '../tracing/events/parse';
 
 export type ProbeKindName = 'kprobe' | 'kretprobe' | 'jprobe' | 'uprobe' | 'uretprobe' | 'kwatch';
 
@@ -34,8 +34,8 @@ export type ProbeTarget =
   | { kind: 'symbol'; name: string; offset: bigint; addr?: bigint }
   | { kind: 'address'; addr: bigint }
   | { kind: 'line'; file: string; line: number }
-  /** a user program's instruction: `PATH:0xOFFSET` (file offset) or `PATH:symbol[+off]` (its ELF symbol) */
-  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint };
+  /** a user program's instruction: `PATH:0xOFFSET` (file offset) or `PATH:symbol[+off]` (its ELF symbol); refCtr: `(REF_CTR_OFFSET)` */
+  | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint; refCtr?: bigint };
 
 export interface ProbeAttrAst { name: string; value?: string; span: Span; valueSpan?: Span }
 export interface ProbeHandlerAst { kind: string; span: Span; body: SnippetAst }
@@ -297,7 +297,7 @@ function parseEventLine(p: Parser, text: string, file: ProbeFileAst): ProbeAst |
   const user = cmd.subsystem === 'uprobe';
   const kind: ProbeKindName = user ? (cmd.type === 'r' ? 'uretprobe' : 'uprobe') : (cmd.type === 'r' ? 'kretprobe' : 'kprobe');
   const t = cmd.target;
-  const target: ProbeTarget = t.kind === 'symbol' ? { kind: 'symbol', name: t.name, offset: t.offset } : t.kind === 'address' ? { kind: 'address', addr: t.addr } : { ...t };
+  const target: ProbeTarget = t.kind === 'symbol' ? { kind: 'symbol', name: moduleSymbol(t).symbol, offset: t.offset } : t.kind === 'address' ? { kind: 'address', addr: t.addr } : { ...t };
   const targetSpan = at(cmd.targetColumn, cmd.targetText.length);
   const attrs: ProbeAttrAst[] = cmd.maxactive ? [{ name: 'maxactive', value: String(cmd.maxactive), span: at(2, String(cmd.maxactive).length) }] : [];
   return {

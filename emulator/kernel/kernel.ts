@@ -22,6 +22,8 @@ import { SysctlTable } from './sysctl';
 import { machineOption } from '../machineOptions';
 import { ArchOps, Cpu, Trap } from '../arch/types';
 import { ElfImage } from '../elf/types';
+import { X86_EFLAGS_IF } from '../arch/x86_64/info';
+import { SR_SIE } from '../arch/riscv64/info';
 import { Memory, PERM_R, PERM_W, PERM_X, Region, MemoryFault } from '../memory/memory';
 import { VAddr, fromVAddr, hex, mustVAddr, toVAddr } from '../memory/address';
 import { Errno, EXCEPTION_TABLE_SECTION, KPROBE_BLACKLIST_SECTION } from './abi';
@@ -38,6 +40,13 @@ import type { UserMmObserver } from './user/mmObserver';
 import { Vfs } from './fs/vfs';
 import type { Backing } from '../memory/backing';
 import { HitKind, KernelApi, KernelLayout, MissInfo, PrintkRecord, ProbeHitSink, StopRequest, Task, TrapHook, UnwindHooks } from './types';
+
+/** MODULE_STATE_COMING / _LIVE / _GOING as the module notifier chain reports them */
+export type ModuleNotifyState = 'coming' | 'live' | 'going';
+export type ModuleNotifier = (module: string, state: ModuleNotifyState) => void;
+
+/** the flags-register bit that enables interrupts, where the CPU keeps one (arm64: DAIF clear is already unmasked) */
+const IRQ_ENABLE_BIT: Readonly<Record<string, bigint>> = { x86_64: X86_EFLAGS_IF, riscv64: SR_SIE };
 
 export const PAGE_SIZE = 4096;
 /** pid of the first task; its end powers the machine off */
@@ -85,6 +94,12 @@ export class Kernel implements KernelApi {
    * file mapping they stand for (/proc/PID/maps shows them as part of it)
    */
   readonly mapOrigins = new Map<Region, { backing: Backing; offset: number }>();
+  /**
+   * The module notifier chain (register_module_notifier): told when a
+   * module is coming (laid out, its symbols known, its init not yet run),
+   * live, or going (its exit about to run), in registration order
+   */
+  readonly moduleNotifiers: ModuleNotifier[] = [];
   /** a user task whose pending signals must wait (uprobes: while it steps a probed instruction out of line) */
   readonly signalDeferrers: ((pid: number) => boolean)[] = [];
   /** sysctl entries registered by the kernel's subsystems */
@@ -210,6 +225,11 @@ export class Kernel implements KernelApi {
   }
   onTaskExit(listener: (t: Task) => void): void { this.exitListeners.push(listener); }
 
+  /** blocking_notifier_call_chain(&module_notify_list, state, mod): every module notifier, in order */
+  notifyModule(name: string, state: ModuleNotifyState): void {
+    for (const n of this.moduleNotifiers.slice()) n(name, state);
+  }
+
   oops(cpu: Cpu, trap: Trap | null, message: string, detail?: readonly string[]): void {
     const rq = this.sched.rq[cpu.id];
     if (!rq || rq.dead) return;
@@ -268,6 +288,9 @@ export class Kernel implements KernelApi {
     s.mem = this.mem;
     s.userMode = false;
     this.arch.initThread(s, fn, stack.top, arg, this.threadReturnAddress());
+    // Linux's kernel threads run with interrupts enabled (ret_from_fork), as their trap frames show (x86 flags 0x246 ...)
+    const irqsOn = IRQ_ENABLE_BIT[this.arch.name];
+    if (irqsOn !== undefined) s.setReg(this.arch.abi.flagsReg, s.getReg(this.arch.abi.flagsReg) | irqsOn);
     t.ctx = s.saveContext();
     t.userMode = false;
     this.allTasks.push(t);

@@ -3,9 +3,25 @@
  * probe. Reading gives the register now; writing changes the CPU, which is
  * what Linux does when it restores pt_regs on return from the trap.
  * Register names are ArchOps.regs names (x86_64: ip sp flags ax bx ... r15).
+ *
+ * A field Linux's trap entry makes from the CPU state rather than copying
+ * it reads as the trap frame holds it: riscv64 `status` with SPP set for a
+ * trap from the kernel and SIE moved into SPIE (so Linux's user_mode(regs)
+ * holds); writing it back changes the live state as returning from the
+ * trap would. x86_64 cs / ss and arm64 pstate's mode bits come from the
+ * CPU's privilege mode (the CPUs' getReg).
  */
 import type { ArchOps, Cpu } from '../arch/types';
 import { toVAddr, vaddrFromHalves, VAddr } from '../memory/address';
+import { statusFromTrapFrame, trapFrameStatus } from '../arch/riscv64/info';
+
+/** a pt_regs field as the trap frame holds it, from and back to the live register */
+interface TrapView { read(live: bigint, userMode: boolean): bigint; write(frame: bigint, live: bigint): bigint }
+
+/** the trap-frame fields of each arch, by pt_regs name */
+const TRAP_VIEWS: Readonly<Record<string, Readonly<Record<string, TrapView>>>> = {
+  riscv64: { status: { read: trapFrameStatus, write: statusFromTrapFrame } },
+};
 
 /** a CPU whose pc is a VAddr field (the interpreter CPUs: emulator/cpu/interp.ts); setPc(v) is pc = toVAddr(v) */
 interface NumericPcCpu { pc: VAddr }
@@ -20,8 +36,13 @@ export class PtRegs {
   private readonly lo: Int32Array;
   private readonly hi: Int32Array;
 
+  /** register index -> its trap-frame view (riscv64 status) */
+  private readonly views = new Map<number, TrapView>();
+
   constructor(readonly cpu: Cpu, readonly arch: ArchOps) {
     arch.regs.forEach((r, i) => this.byName.set(r.name, i));
+    const views = TRAP_VIEWS[arch.name];
+    if (views) for (const [name, v] of Object.entries(views)) { const i = this.byName.get(name); if (i !== undefined) this.views.set(i, v); }
     this.numericPc = typeof (cpu as unknown as Partial<NumericPcCpu>).pc === 'number';
     this.spSlot = cpu.lo !== undefined && cpu.hi !== undefined ? cpu.gprSlot?.(arch.abi.spReg) ?? -1 : -1;
     this.lo = this.spSlot >= 0 ? cpu.lo as Int32Array : new Int32Array(0);
@@ -55,9 +76,22 @@ export class PtRegs {
   get returnValue(): bigint { return this.cpu.getReg(this.arch.abi.retReg); }
   set returnValue(v: bigint) { this.cpu.setReg(this.arch.abi.retReg, BigInt.asUintN(64, v)); }
 
-  /** flags register (x86 eflags), or 0n when the arch has none */
-  get flags(): bigint { return this.arch.abi.flagsReg < 0 ? 0n : this.cpu.getReg(this.arch.abi.flagsReg); }
-  set flags(v: bigint) { if (this.arch.abi.flagsReg >= 0) this.cpu.setReg(this.arch.abi.flagsReg, v); }
+  /** flags register (x86 eflags, arm64 pstate, riscv status as the trap frame holds it), or 0n when the arch has none */
+  get flags(): bigint { return this.arch.abi.flagsReg < 0 ? 0n : this.read(this.arch.abi.flagsReg); }
+  set flags(v: bigint) { if (this.arch.abi.flagsReg >= 0) this.write(this.arch.abi.flagsReg, v); }
+
+  /** register i as pt_regs holds it */
+  private read(i: number): bigint {
+    const v = this.views.size ? this.views.get(i) : undefined;
+    const live = this.cpu.getReg(i);
+    return v ? v.read(live, this.cpu.userMode) : live;
+  }
+
+  private write(i: number, value: bigint): void {
+    const v = this.views.size ? this.views.get(i) : undefined;
+    const u = BigInt.asUintN(64, value);
+    this.cpu.setReg(i, v ? v.write(u, this.cpu.getReg(i)) : u);
+  }
 
   /** regs_get_kernel_argument(regs, n): integer argument n (0-based) at function entry */
   arg(n: number): bigint {
@@ -71,14 +105,14 @@ export class PtRegs {
     if (name === 'ip' || name === 'pc') return this.ip;
     const i = this.byName.get(name);
     if (i === undefined) throw new RangeError(`unknown register '${name}' for ${this.arch.name}`);
-    return this.cpu.getReg(i);
+    return this.read(i);
   }
 
   set(name: string, v: bigint): void {
     if (name === 'ip' || name === 'pc') { this.ip = v; return; }
     const i = this.byName.get(name);
     if (i === undefined) throw new RangeError(`unknown register '${name}' for ${this.arch.name}`);
-    this.cpu.setReg(i, BigInt.asUintN(64, v));
+    this.write(i, v);
   }
 
   /** register names, in ArchOps.regs order */

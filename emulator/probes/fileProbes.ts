@@ -27,6 +27,7 @@ import { RunawayWatch } from './runaway';
 import type { ProbeSite } from './targets';
 import { targetText, whereOf } from './targets';
 import { addTraceEvent, emitTraceEvent } from '../tracing/events';
+import { moduleEventWaiting } from '../tracing/events/moduleEvents';
 import type { EventAdd } from '../tracing/events';
 
 export interface FileProbeContext {
@@ -177,7 +178,7 @@ function buildEventSites(ctx: FileProbeContext, spec: ProbeSpec, def: EventAdd, 
   const entry = addTraceEvent(kernel, {
     def, nhit: 0,
     nmissed: () => regs.reduce((n, r) => n + (r.kp.nmissed ?? 0) + (r.rp?.nmissed ?? 0), 0),
-    live: () => regs.some(r => r.registered),
+    live: () => regs.some(r => r.registered) || moduleEventWaiting(kernel, def),
   });
   const regs: SiteRegistration[] = sites.map(site => {
     const kp = newKprobe(site, disabled);

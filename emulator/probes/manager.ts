@@ -32,6 +32,8 @@ import { installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import { registerSite, setSiteEnabled, unregisterSite } from './register';
+import { watchModuleEvent } from '../tracing/events/moduleEvents';
+import { KPROBE_FLAG_DISABLED, KPROBE_FLAG_GONE } from '../kprobes/kprobe';
 import { ProbeSite, parseBreakpointTarget, resolveTarget, targetText, whereOf } from './targets';
 import type { Kernel } from '../kernel/kernel';
 import type { UprobesEngine } from '../uprobes';
@@ -251,6 +253,11 @@ export class ProbeManager {
     };
     up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
     const errs = this.registerAll(up).map(e => `${label}${e}`);
+    // an event on MOD:SYM follows MOD's loads, and waits for MOD while it is not loaded (tracing/events/moduleEvents.ts)
+    const ev = spec.event?.def;
+    if (ev && spec.target.kind === 'symbol' && watchModuleEvent(this.kernel, spec.target.name, ev, {
+      event: ev.event, defined: () => this.probes.has(up.id), registered: () => up.sites.some(s => s.registered), reregister: () => this.reregister(up),
+    }, up.sites[0]?.errno ?? 0)) { errs.length = 0; up.message = `waiting for module ${spec.target.name.split(':')[0]}`; }
     this.warn(up, label);
     return { up, errs };
   }
@@ -271,6 +278,13 @@ export class ProbeManager {
     if (t.kind !== 'user') { up.message = 'not a user target'; return { up, errs: [`${label}: ${up.message}`] }; }
     const res = resolveUserTarget(c.kernel, t);
     if (typeof res === 'string') { up.message = res; return { up, errs: [`${label}: ${res}`] }; }
+    // trace_uprobe's validate_ref_ctr_offset: the events on one (inode, offset) share one reference counter
+    if (spec.event && [...this.probes.values()].some(o => o !== up && o.user?.event && o.user.res.inode === res.inode && o.user.res.offset === res.offset
+      && (o.user.res.refCtr ?? 0n) !== (res.refCtr ?? 0n))) {
+      this.kernel.printk(-1, 'trace_uprobe: Reference counter offset mismatch.', 'kernel');
+      up.message = 'Reference counter offset mismatch: another event on this file offset has another reference counter (-EINVAL)';
+      return { up, errs: [`${label}: ${up.message}`] };
+    }
     const uc = buildFileUprobeConsumer({ ...c, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps }, spec, res, label);
     up.user = new UprobeSite(res, spec.kind === 'uretprobe' ? 'uretprobe' : 'uprobe', uc, spec.event);
     const err = up.enabled ? this.registerUser(up) : undefined;
@@ -515,6 +529,18 @@ export class ProbeManager {
   writeKprobesEnabled(text: string): number { return writeKprobesEnabled(this.engine, text); }
 
   // ------------------------------------------------------------- internals
+
+  /** A MOD:SYM event's kprobes again as new (MOD came): unregistered, then registered, armed as the probe is; 0 or -errno. */
+  private reregister(up: UserProbe): number {
+    for (const s of up.sites) {
+      unregisterSite(this.engine, s);
+      if (s.kp.symbol_name !== undefined) s.kp.addr = undefined;
+      s.kp.flags = ((s.kp.flags ?? 0) & ~(KPROBE_FLAG_GONE | KPROBE_FLAG_DISABLED)) | (up.enabled ? 0 : KPROBE_FLAG_DISABLED);
+    }
+    up.message = undefined;
+    this.registerAll(up);
+    return up.sites.find(s => s.errno)?.errno ?? 0;
+  }
 
   /** Register every site; returns ": <site> <error>" suffixes for the failures. */
   private registerAll(up: UserProbe): string[] {

@@ -13,7 +13,7 @@
 import type { ElfImage } from '../elf/types';
 import { hex } from '../memory/address';
 import { parseTarget, ProbeTarget } from '../handlers';
-import { parseEventDefinition, resolveEventArch, looksLikeEventDefinition } from '../tracing/events/parse';
+import { moduleSymbol, parseEventDefinition, resolveEventArch, looksLikeEventDefinition } from '../tracing/events/parse';
 import type { EventArch } from '../tracing/events/parse';
 import type { TraceEventEntry } from '../tracing/events/profile';
 
@@ -92,7 +92,7 @@ export function parseBreakpointTarget(text: string, arch?: EventArch, symbolExis
     if (errs.length) return at(errs[0].column, errs[0].message);
   }
   const t = def.target;
-  const target: ProbeTarget = t.kind === 'symbol' ? { kind: 'symbol', name: t.name, offset: t.offset } : t.kind === 'address' ? { kind: 'address', addr: t.addr } : { ...t };
+  const target: ProbeTarget = t.kind === 'symbol' ? { kind: 'symbol', name: moduleSymbol(t).symbol, offset: t.offset } : t.kind === 'address' ? { kind: 'address', addr: t.addr } : { ...t };
   return { target, mode: def.type === 'r' ? 'kretprobe' : 'kprobe', event: { def, nhit: 0, nmissed: () => 0, live: () => false } };
 }
 

@@ -47,7 +47,7 @@ export class UprobeSite {
   /** uprobe_register; the error text, or undefined */
   register(engine: UprobesEngine): string | undefined {
     if (this.registered) return undefined;
-    const r = engine.register(this.res.inode, this.res.offset, this.uc);
+    const r = engine.register(this.res.inode, this.res.offset, this.uc, this.res.refCtr ?? 0n);
     if (r.errno === 0) { this.registered = true; this.error = undefined; return undefined; }
     this.error = `uprobe_register failed: -${errnoName(-r.errno)}${r.reason ? ` (${r.reason})` : ''}`;
     return this.error;
@@ -71,7 +71,8 @@ export class UprobeSite {
   /** its uprobe_events line: "p:uprobes/p_app_0x1136 /bin/app:0x0000000000001136" */
   eventLine(): string {
     const ev = this.eventName();
-    return `${this.kind === 'uretprobe' ? 'r' : 'p'}:${ev.group}/${ev.name} ${uprobeEventTarget(this.res.path, this.res.offset)}`;
+    const ref = this.res.refCtr ? `(0x${this.res.refCtr.toString(16)})` : '';
+    return `${this.kind === 'uretprobe' ? 'r' : 'p'}:${ev.group}/${ev.name} ${uprobeEventTarget(this.res.path, this.res.offset)}${ref}`;
   }
 
   /** its uprobe_profile line, as Linux prints it ("  %s %-44s %15lu") */

@@ -47,6 +47,8 @@ export interface UserTargetResolved {
   /** that symbol and offset */
   symbol?: string;
   symOffset?: bigint;
+  /** the file offset of the probe's reference counter (uprobe_events' `(REF_CTR_OFFSET)`) */
+  refCtr?: bigint;
 }
 
 /** Resolve `PATH:0xOFF` / `PATH:symbol+off` in the machine's filesystem; a message naming file and offset otherwise. */
@@ -75,9 +77,10 @@ export function resolveUserTarget(kernel: Kernel, t: Extract<ProbeTarget, { kind
     if (seg) vaddr = seg.vaddr + (o - seg.offset);
   }
   const at = vaddr !== undefined ? image.symbols.resolve(vaddr) : undefined;
+  const ref = t.refCtr ? { refCtr: t.refCtr } : {};
   return at
-    ? { inode, path: t.path, offset, vaddr, where: `${at.sym.name}+0x${at.offset.toString(16)}`, symbol: at.sym.name, symOffset: at.offset }
-    : { inode, path: t.path, offset, vaddr };
+    ? { inode, path: t.path, offset, vaddr, where: `${at.sym.name}+0x${at.offset.toString(16)}`, symbol: at.sym.name, symOffset: at.offset, ...ref }
+    : { inode, path: t.path, offset, vaddr, ...ref };
 }
 
 /** The text uprobe_events shows for a probe: "/bin/app:0x0000000000001136". */

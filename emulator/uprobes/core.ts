@@ -10,7 +10,10 @@
  * (uprobe_mmap); fork copies inserted breakpoints with the memory
  * (dup_mmap); exec and exit drop the process's state (uprobe_clear_state).
  * uprobeUnregister removes the consumer and, with the last one, every
- * breakpoint.
+ * breakpoint. register with a ref_ctr_offset (uprobe_register_refctr) also
+ * counts the breakpoints in the file's counter in each process (refCtr.ts);
+ * one (inode, offset) has one counter: another is -EINVAL, as Linux's
+ * ref_ctr_mismatch_warn says.
  *
  * The early interface (early.ts) registers a struct kprobe with its `user`
  * fields on the same pair; its breakpoints are inserted per page by the
@@ -36,6 +39,7 @@ import type { UprobesArchHooks } from './archHooks';
 import { UprobePages } from './pages';
 import { UprobeTraps } from './traps';
 import { XolArea, addXolArea } from './xol';
+import { RefCtrs } from './refCtr';
 import { Insertion, Uprobe, UprobeConsumer, UprobeProcess, UprobeTask } from './uprobe';
 
 const PT_LOAD = 1;
@@ -53,6 +57,8 @@ export class UprobesEngine implements UserMmObserver {
   private readonly utasks = new Map<number, UprobeTask>();
   readonly pages: UprobePages;
   readonly traps: UprobeTraps;
+  /** the reference counters of uprobes registered with one, and their delayed increments */
+  readonly refCtrs: RefCtrs;
   /** counters for the bench and the tests */
   readonly stats = { hits: 0, xolSteps: 0, simulated: 0, retHits: 0, removedByHandler: 0 };
   /** listeners told when the table or an insertion changes (the debugger's Uprobes view) */
@@ -61,6 +67,7 @@ export class UprobesEngine implements UserMmObserver {
   constructor(readonly kernel: Kernel, readonly hooks: UprobesArchHooks) {
     this.pages = new UprobePages(kernel.mapOrigins);
     this.traps = new UprobeTraps(this);
+    this.refCtrs = new RefCtrs(kernel);
     kernel.addTrapHook((cpu, trap) => this.traps.onTrap(cpu, trap));
     kernel.mmObservers.push(this);
     kernel.signalDeferrers.push(pid => this.utasks.get(pid)?.state === 'sstep');
@@ -80,9 +87,12 @@ export class UprobesEngine implements UserMmObserver {
     return this.register(inode, offset, uc).errno;
   }
 
-  /** uprobe_register with the reason of a failure */
-  register(inode: Inode, offset: bigint, uc: UprobeConsumer): UprobeResult {
-    const u = this.lookupOrPrepare(inode, offset);
+  /**
+   * uprobe_register_refctr (refCtrOffset 0: uprobe_register), with the
+   * reason of a failure
+   */
+  register(inode: Inode, offset: bigint, uc: UprobeConsumer, refCtrOffset = 0n): UprobeResult {
+    const u = this.lookupOrPrepare(inode, offset, refCtrOffset);
     if ('errno' in u) return u;
     if (u.consumers.includes(uc)) return { errno: -Errno.EINVAL, reason: 'this consumer is already registered on the probe' };
     u.consumers.push(uc);
@@ -126,13 +136,25 @@ export class UprobesEngine implements UserMmObserver {
   /** The uprobe inserted at vaddr in an address space. */
   at(mm: Memory, vaddr: bigint): Uprobe | undefined { return this.byAddr.get(mm)?.get(vaddr); }
 
-  /** @internal (early.ts) the uprobe of a pair, made (analysed) when new */
-  lookupOrPrepare(inode: Inode, offset: bigint): Uprobe | UprobeResult {
+  /**
+   * @internal (early.ts) the uprobe of a pair, made (analysed) when new
+   * (alloc_uprobe); an existing one with another reference counter is
+   * -EINVAL (the early interface's probes have none: they take the pair's)
+   */
+  lookupOrPrepare(inode: Inode, offset: bigint, refCtrOffset?: bigint): Uprobe | UprobeResult {
     const k = key(inode, offset);
     const have = this.table.get(k);
-    if (have) return have;
     const path = this.kernel.fs.pathOf(inode);
     const bad = (reason: string): UprobeResult => ({ errno: -Errno.EINVAL, reason: `${path}:0x${offset.toString(16)}: ${reason}` });
+    // __uprobe_register: the counter is a short, never across a page
+    if (refCtrOffset !== undefined && (refCtrOffset < 0n || refCtrOffset % 2n !== 0n)) return bad(`ref_ctr_offset 0x${refCtrOffset.toString(16)} is not 2-byte aligned`);
+    if (have) {
+      if (refCtrOffset === undefined || have.refCtrOffset === refCtrOffset) return have;
+      const msg = `ref_ctr_offset mismatch. inode: 0x${inode.ino.toString(16)} offset: 0x${offset.toString(16)} `
+        + `ref_ctr_offset(old): 0x${have.refCtrOffset.toString(16)} ref_ctr_offset(new): 0x${refCtrOffset.toString(16)}`;
+      this.kernel.warn(-1, msg);
+      return { errno: -Errno.EINVAL, reason: msg };
+    }
     if (!inode.isReg) return bad('not a regular file');
     if (offset < 0n || offset >= BigInt(inode.size)) return bad(`offset is outside the file (${inode.size} bytes)`);
     let image: ElfImage;
@@ -149,7 +171,7 @@ export class UprobesEngine implements UserMmObserver {
     const au = this.hooks.analyzeInsn(this.kernel.arch, bytes, vaddr);
     if (typeof au === 'string') return bad(au);
     const u: Uprobe = {
-      inode, offset, path, consumers: [], early: null, arch: au, insertions: new Map(), hits: 0, nmissed: 0, disabled: false,
+      inode, offset, path, refCtrOffset: refCtrOffset ?? 0n, consumers: [], early: null, arch: au, insertions: new Map(), hits: 0, nmissed: 0, disabled: false,
     };
     this.table.set(k, u);
     return u;
@@ -185,6 +207,7 @@ export class UprobesEngine implements UserMmObserver {
     if (u.consumers.length || u.early) return;
     for (const byVaddr of u.insertions.values()) if (byVaddr.size) return;
     this.table.delete(key(u.inode, u.offset));
+    this.refCtrs.forget(u, undefined); // put_uprobe: increments still waiting go with it
   }
 
   // --------------------------------------------------------- insertions
@@ -229,6 +252,9 @@ export class UprobesEngine implements UserMmObserver {
     let m = this.byAddr.get(mm);
     if (!m) this.byAddr.set(mm, m = new Map());
     m.set(vaddr, u);
+    // uprobe_write_opcode: the instruction replaced, the counter follows
+    const owner = this.processOf(mm);
+    if (owner) this.refCtrs.update(u, owner, 1);
     return 0;
   }
 
@@ -241,11 +267,13 @@ export class UprobesEngine implements UserMmObserver {
     u.insertions.get(mm)?.delete(ins.vaddr);
     if (u.insertions.get(mm)?.size === 0) u.insertions.delete(mm);
     this.byAddr.get(mm)?.delete(ins.vaddr);
-    if (this.processOf(mm) === undefined) return; // the space is gone with its pages
+    const owner = this.processOf(mm);
+    if (owner === undefined) return; // the space is gone with its pages
     try {
       this.pages.write(mm, ins.vaddr, u.arch.insn.subarray(0, this.hooks.swbpInsn.length));
       this.pages.restore(mm, ins.vaddr);
     } catch { /* unmapped since: nothing to put back */ }
+    this.refCtrs.update(u, owner, -1);
   }
 
   /** whether today's consumers want the breakpoint in proc (their filters) */
@@ -296,6 +324,7 @@ export class UprobesEngine implements UserMmObserver {
   /** uprobe_mmap: a new image mapped (exec, first process): insert what is registered on its file pages */
   imageMapped(proc: UserProcess): void {
     let any = false;
+    this.refCtrs.mapped(proc);
     for (const u of this.table.values()) {
       const modern = this.wantsModern(u, proc);
       if (!modern && !u.early) continue;
@@ -306,6 +335,9 @@ export class UprobesEngine implements UserMmObserver {
     }
     if (any) this.changed();
   }
+
+  /** uprobe_mmap of a file mapping made by mmap(2): reference-counter increments waiting for it are made (delayed_ref_ctr_inc) */
+  fileMapped(proc: UserProcess): void { this.refCtrs.mapped(proc); }
 
   /** uprobe_dup_mmap / uprobe_copy_process: the child's copied pages carry the breakpoints; its return instances too */
   forked(parent: UserProcess, child: UserProcess): void {
@@ -342,6 +374,7 @@ export class UprobesEngine implements UserMmObserver {
       this.dropIfUnused(u);
     }
     this.byAddr.delete(mm);
+    this.refCtrs.forget(undefined, mm);
     this.xolAreas.delete(mm);
     this.pages.forget(mm);
     this.utasks.delete(proc.pid);

@@ -87,6 +87,8 @@ export interface Uprobe {
   readonly offset: bigint;
   /** the file's path when registered (for listing) */
   readonly path: string;
+  /** the file offset of its reference counter (an SDT semaphore: refCtr.ts); 0: none */
+  readonly refCtrOffset: bigint;
   consumers: UprobeConsumer[];
   /** the early interface's probe on this pair (registered once) */
   early: UserKprobe | null;

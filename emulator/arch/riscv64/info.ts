@@ -26,6 +26,27 @@ export const RISCV64_REGS: RegInfo[] = [
 /** pt_regs index of xN (N >= 1) */
 const X = (n: number): number => n;
 const EPC = 0, STATUS = 32;
+
+/** sstatus bits of a trap frame (arch/riscv/include/asm/csr.h) */
+export const SR_SIE = 0x2n;
+export const SR_SPIE = 0x20n;
+export const SR_SPP = 0x100n;
+
+/**
+ * regs->status as Linux's trap entry saves it: the trap moved SIE into SPIE
+ * and cleared SIE, and SPP says where the trap came from (set: S-mode, the
+ * kernel; clear: U-mode). Linux always returns to user space with SPIE set
+ * (start_thread's SR_PIE), so a trap from user mode shows SPIE set.
+ */
+export function trapFrameStatus(live: bigint, userMode: boolean): bigint {
+  const spie = userMode || (live & SR_SIE) !== 0n ? SR_SPIE : 0n;
+  return (live & ~(SR_SIE | SR_SPIE | SR_SPP)) | spie | (userMode ? 0n : SR_SPP);
+}
+
+/** The live sstatus after a handler's regs->status (as sret: SIE from SPIE); SPP and SPIE stay as the CPU has them. */
+export function statusFromTrapFrame(frame: bigint, live: bigint): bigint {
+  return (frame & ~(SR_SIE | SR_SPIE | SR_SPP)) | ((frame & SR_SPIE) !== 0n ? SR_SIE : 0n) | (live & (SR_SPIE | SR_SPP));
+}
 const A = (n: number): number => X(10 + n);
 
 export const riscv64Info: ArchInfo = {

@@ -10,6 +10,9 @@ import { X86_REGS } from './regs';
 /** ELF e_machine EM_X86_64 */
 export const EM_X86_64 = 62;
 
+/** X86_EFLAGS_IF: interrupts enabled */
+export const X86_EFLAGS_IF = 0x200n;
+
 const R = (name: string): number => {
   const i = X86_REGS.findIndex(r => r.name === name);
   if (i < 0) throw new Error(`x86_64: no register ${name}`);

@@ -42,8 +42,11 @@ export class KallsymsTable implements SymbolTable {
   lookup(name: string): ElfSymbol | undefined {
     const b = this.base.lookup(name);
     if (b) return b;
+    // "MOD:SYM" (module_kallsyms_lookup_name): SYM in that module only
+    const colon = name.indexOf(':');
+    const mod = colon > 0 ? name.slice(0, colon) : undefined;
     for (const m of this.mods) {
-      const s = m.byName.get(name);
+      const s = mod === undefined ? m.byName.get(name) : m.name === mod ? m.byName.get(name.slice(colon + 1)) : undefined;
       if (s && s.value >= m.lo && s.value < m.hi) return s;
     }
     return undefined;

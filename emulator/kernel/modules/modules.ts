@@ -248,6 +248,7 @@ export class ModuleTable {
     this.kallsyms.add(name, symbols, init ? [core, init] : [core]);
     const table = moduleLineTable(obj, this.relocs, values);
     if (table) this.lines.add(name, table, init ? [core, init] : [core]);
+    k.notifyModule(name, 'coming');
     this.hooks.onChange?.();
     this.serialise(() => this.runInit(mod, done));
     return mod;
@@ -292,6 +293,7 @@ export class ModuleTable {
     if (refused) return refused.line;
     const mod = this.mods.get(name) as KernelModule;
     mod.state = 'going';
+    this.kernel.notifyModule(name, 'going');
     this.hooks.onChange?.();
     this.serialise(() => {
       const finish = (): void => {
@@ -317,6 +319,7 @@ export class ModuleTable {
       }
       if (r > 0) this.kernel.printk(-1, `do_init_module: '${mod.name}'->init suspiciously returned ${r}, it should follow 0/-E convention`, 'kernel');
       mod.state = 'live';
+      this.kernel.notifyModule(mod.name, 'live');
       this.freeInit(mod);
       this.hooks.onChange?.();
       this.next();

@@ -282,6 +282,9 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
     inode.copyOut(o, bytes);
     const r = c.proc.mm.map(base, size, perms | 8, name, undefined, bytes);
     if (shared) c.proc.shared.add(r);
+    // a private mapping stays the file's (vm_file): /proc/PID/maps names it, uprobes find a reference counter in it
+    else c.proc.kernel.mapOrigins.set(r, { backing: inode.pages(), offset: o });
+    for (const ob of c.proc.kernel.mmObservers) ob.fileMapped?.(c.proc, r);
   }
   return fromVAddr(base);
 }

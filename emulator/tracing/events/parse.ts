@@ -228,6 +228,20 @@ function parsePlace(tw: Word, ret: boolean, opts: EventParseOptions): Place {
   return { target, ret, fentry: offset === 0n };
 }
 
+/**
+ * The MOD:SYM of a kprobe event's probe point as trace_kprobe keeps it:
+ * `symbol` is the name its kprobe is registered by, "MOD:SYM" whole for a
+ * module's symbol (tk->symbol; kallsyms_lookup_name looks SYM up in MOD
+ * only, so `nosuchmod:do_fork` finds nothing while "nosuchmod" is not
+ * loaded, never the kernel's do_fork); `module` the module it waits for,
+ * split off such a name as trace_kprobe_module_exist does (the first ':').
+ */
+export function moduleSymbol(t: { module?: string; name: string } | string): { module?: string; name: string; symbol: string } {
+  if (typeof t !== 'string') return t.module !== undefined ? { module: t.module, name: t.name, symbol: `${t.module}:${t.name}` } : { name: t.name, symbol: t.name };
+  const colon = t.indexOf(':');
+  return colon > 0 ? { module: t.slice(0, colon), name: t.slice(colon + 1), symbol: t } : { name: t, symbol: t };
+}
+
 /** PATH:OFFSET[%return][(REF_CTR_OFFSET)] (and PATH:SYM[+offs], an extension of this emulator) */
 function parseUserPlace(tw: Word, ret: boolean, opts: EventParseOptions): Place {
   const s = tw.text;
