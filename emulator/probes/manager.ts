@@ -28,7 +28,7 @@ import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnable
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, compileBreakpointParts, stopRequestFor } from './breakpoints';
 import { probeEntry, UserProbe } from './entries';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { installHandlerBreakpoints } from './handlerBreakpoints';
+import { HandlerOnCpuCache, installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import { registerSite, setSiteEnabled, unregisterSite } from './register';
@@ -80,8 +80,13 @@ export class ProbeManager {
     // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
     kernel.addRoundHook(() => this.runDeferred());
     // breakpoints in code that runs inside kprobe handlers stop there (debugger breakpoints, not reentries)
-    if (engine) installHandlerBreakpoints(kernel, engine, () => this.stoppingBreakpoints());
+    if (engine) installHandlerBreakpoints(kernel, engine, () => this.stoppingBreakpoints(), () => this.siteGeneration, this.onCpuCache);
   }
+
+  /** bumped on every change of a probe's sites (registered, enabled or disabled, removed): handlerBreakpoints.ts caches by it */
+  private siteGeneration = 0;
+  /** which C handlers run on the CPU (they hold a breakpoint), per siteGeneration */
+  private readonly onCpuCache = new HandlerOnCpuCache();
 
   /** the breakpoints with a kprobes runtime (handlerBreakpoints.ts) */
   private *stoppingBreakpoints(): Generator<HandlerBreakpointSource> {
@@ -209,6 +214,7 @@ export class ProbeManager {
       }
       if (failure !== undefined) {
         const rolled = done.filter(u => u.sites.some(s => s.registered) || u.user?.registered);
+        this.siteGeneration++;
         for (const u of done) {
           for (const s of u.sites) unregisterSite(this.engine, s);
           this.unregisterUser(u);
@@ -459,6 +465,7 @@ export class ProbeManager {
   remove(id: number): boolean {
     const up = this.probes.get(id);
     if (!up) return false;
+    this.siteGeneration++;
     for (const s of up.sites) unregisterSite(this.engine, s);
     this.unregisterUser(up);
     for (const h of up.hw ?? []) h.unregister();
@@ -476,6 +483,7 @@ export class ProbeManager {
     const up = this.probes.get(id);
     if (!up) return `no probe with id ${id}`;
     up.enabled = on;
+    this.siteGeneration++;
     if (up.hw) {
       const err = this.hwProbes.setEnabled(up.hw, on);
       if (on) up.message = err;
@@ -520,6 +528,7 @@ export class ProbeManager {
   private registerAll(up: UserProbe): string[] {
     const errs: string[] = [];
     const many = up.sites.length > 1;
+    this.siteGeneration++;
     for (const s of up.sites) {
       s.insnBoundary = this.opts.insnBoundary;
       if (registerSite(this.engine, s) === 0) continue;
