@@ -180,17 +180,20 @@ export class ProbeManager {
    * register_kprobes() call: on the first failure the batch's probes already
    * registered are unregistered again (Linux's rollback) and stay listed,
    * not registered, with the reason; a batch with a probe that did not
-   * compile is not registered at all.
+   * compile is not registered at all. `entries: false`: the probes are not
+   * returned (only the errors).
    */
-  addProbeSpecs(specs: readonly ProbeSpec[], fileName: string): { probes: ProbeEntry[]; errors: string[] } {
+  addProbeSpecs(specs: readonly ProbeSpec[], fileName: string, opts: { entries?: boolean } = {}): { probes: ProbeEntry[]; errors: string[] } {
     const probes: ProbeEntry[] = [];
+    // the entries as the lists show them (a caller that only wants the errors, as the CLI, leaves them out: list() has them)
+    const entries = opts.entries !== false;
     const errors: string[] = [];
     for (let i = 0; i < specs.length;) {
       const b = specs[i].batch;
       if (!b) {
         const { up, errs } = this.addFileProbe(specs[i], fileName);
-        errors.push(...errs);
-        probes.push(this.snapshot(up));
+        for (const e of errs) errors.push(e);
+        if (entries) probes.push(this.snapshot(up));
         i++;
         continue;
       }
@@ -225,38 +228,40 @@ export class ProbeManager {
           + `${rolled.length} registered probe${rolled.length === 1 ? '' : 's'} of the batch unregistered again`);
         // the members after the failing one are never registered (Linux stops at the first failure)
       }
-      probes.push(...done.map(u => this.snapshot(u)));
+      if (entries) probes.push(...done.map(u => this.snapshot(u)));
     }
     return { probes, errors };
   }
 
   /** One probe-file probe: listed, resolved, built, registered; the error lines of its failures. */
   private addFileProbe(spec: ProbeSpec, fileName: string): { up: UserProbe; errs: string[] } {
-    const label = fileProbeLabel(fileName, spec);
+    // made when a message needs it (most probes of a big file need none)
+    const label = (): string => fileProbeLabel(fileName, spec);
     const up: UserProbe = {
       id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target), targetKind: spec.target.kind,
       file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
       event: eventName(spec.event?.def),
     };
     this.probes.set(up.id, up);
-    if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label);
-    if (spec.kind === 'kwatch') return this.addKwatch(up, spec, fileName, label);
+    if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label());
+    if (spec.kind === 'kwatch') return this.addKwatch(up, spec, fileName, label());
     if (!this.kengine) {
       up.message = 'this machine has no kprobes engine (a user-program machine): only uprobes can be placed';
-      return { up, errs: [`${label}: ${up.message}`] };
+      return { up, errs: [`${label()}: ${up.message}`] };
     }
     const res = resolveTarget(this.kernel.image, spec.target);
     if (!res.ok) {
       up.message = res.message;
       up.nextLine = res.nextLine;
-      return { up, errs: [`${label}: ${res.message}`] };
+      return { up, errs: [`${label()}: ${res.message}`] };
     }
     const ctx = {
       kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
       control: this.controlFor(up, lazyLabel(fileName, spec)),
     };
     up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
-    const errs = this.registerAll(up).map(e => `${label}${e}`);
+    const failed = this.registerAll(up);
+    const errs = failed.length ? failed.map(e => `${label()}${e}`) : failed;
     this.warn(up, label);
     return { up, errs };
   }
@@ -545,11 +550,12 @@ export class ProbeManager {
     return probeEntry({ kernel: this.kernel, engine: this.kengine, uprobes: this.uprobes, hw: this.hwProbes }, up);
   }
 
-  private warn(up: UserProbe, label: string): void {
+  private warn(up: UserProbe, label: string | (() => string)): void {
+    if (!up.sites.some(s => s.registered && s.warning)) return;
     const warnings = up.sites.filter(s => s.registered && s.warning).map(s => `warning: ${s.warning}`);
-    if (!warnings.length) return;
     up.message ??= warnings.join('; ');
-    for (const w of warnings) this.kernel.printk(-1, `${label}: ${w}`, 'emulator');
+    const text = typeof label === 'string' ? label : label();
+    for (const w of warnings) this.kernel.printk(-1, `${text}: ${w}`, 'emulator');
   }
 
 }
