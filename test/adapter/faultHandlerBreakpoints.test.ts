@@ -8,7 +8,10 @@
  * pre_handler it interrupted), so the debugger stops in it with its
  * variables; continuing goes on with the kernel's fault handling (the
  * __ex_table fixup: the read returns -EFAULT to the pre_handler) and the
- * run ends normally, every fault seen by the fault_handler.
+ * run ends normally, every fault seen by the fault_handler. The same for a
+ * fault of the single-stepped probed instruction (fault_step_example.c: a
+ * kprobe on probe_kernel_read_long's guarded load): the single-step ends,
+ * the fault_handler runs on the CPU, then the kernel's fixup.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,5 +78,34 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe fault_handl
     const faults = text.split('\n').filter(l => /fault_handler: p->addr=\S+, trap #\d+, fault \d+/.test(l)).length;
     assert.ok(pre > 2, lines());
     assert.equal(faults, pre, 'one fault_handler call per faulting read, each fixed up by the kernel');
+  });
+
+  test('stops in the fault_handler of a probe whose single-stepped instruction faults; continuing, the kernel fixes the read up', async () => {
+    const out = collectOutput();
+    const src = repoPath('test', 'adapter', 'fixtures', 'modules', 'fault_step_example.c');
+    const line = markerLine(src, 'STEP_FAULT');
+    await h.launchWith(async () => {
+      await h.dc.setBreakpointsRequest({ source: { path: src }, breakpoints: [{ line }] });
+    }, { program: kernelImage(arch), modules: [repoPath('test', 'adapter', 'fixtures', 'modules', 'build', `fault_step_example-${arch}.ko`)], stopAtExit: true });
+    const stop = await h.continueToStop();
+    const lines = (): string => out.join('').split('\n').filter(l => /missed|fault|Planted|Oops|BUG/.test(l)).slice(0, 6).join('\n');
+    assert.equal(stop.body.reason, 'breakpoint', `${stop.body.description}: ${lines()}`);
+    assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at probe_kernel_read_long\+0x[0-9a-f]+ is being handled\)/);
+    const threadId = stop.body.threadId as number;
+    const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
+    assert.match(frames[0].name, /^step_fault\b/);
+    assert.equal(frames[0].line, line);
+    const vars = await frameVars(frames[0].id);
+    const trapnr = vars.get('trapnr')?.value;
+    assert.ok(trapnr === TRAP_PAGE_FAULT[arch] || (arch === 'riscv64' && trapnr === '<optimized out>'), JSON.stringify(vars.get('trapnr')));
+    await h.dc.setBreakpointsRequest({ source: { path: src }, breakpoints: [] });
+    const end = await h.continueToStop(threadId);
+    assert.notEqual(end.body.reason, 'breakpoint');
+    const text = out.join('');
+    assert.doesNotMatch(text, /Oops|BUG:/);
+    const faults = text.split('\n').filter(l => /step_fault: p->addr=\S+, trap #\d+, fault \d+/.test(l)).length;
+    assert.ok(faults >= 2, lines());
+    // every worker finished (the faulting reads returned -EFAULT through the fixup)
+    assert.ok(text.split('\n').filter(l => /: done, read \d+ bytes, checksum/.test(l)).length >= 2, text.split('\n').slice(-8).join('\n'));
   });
 });
