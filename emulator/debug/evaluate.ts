@@ -3,21 +3,25 @@
  * console evaluate it: `$reg` (or a register spelled gdb's way: `$rdi`,
  * `rdi`) for a register, handler-language expressions
  * (emulator/handlers/evaluate.ts) over a StoppedCpuEnv, and C names the
- * program's DWARF knows (a parameter or local of the innermost frame, a
+ * program's DWARF knows (a parameter or local of the frame asked for, a
  * global or static: their value), bare kernel symbol names without debug
- * info (their address). A failure is an answer with its message.
+ * info (their address). The names are those of the program the frame is
+ * in (a module's code: the module's DWARF), then the globals of the
+ * kernel and the loaded modules. A failure is an answer with its message.
  */
 import type { ArchInfo, Cpu } from '../arch/types';
 import type { CompileOptions } from '../handlers';
 import type { KprobesEngine } from '../kprobes';
 import type { Machine } from '../machine';
 import { symbolAt } from '../probes';
+import { handlerCodeAt } from '../probes/handlerBreakpoints';
 import { formatAddress } from './addresses';
 import { evaluateExpression, formatValue, isIdentifier } from '../handlers';
 import { registerRows } from './registers';
 import { StoppedCpuEnv } from './stoppedEnv';
 import type { ProbeStop } from './stoppedEnv';
 import { aggregateValue, globalVariable, memReader } from './variables';
+import { inModule } from './frames';
 import type { Expandable, FrameState, FrameVariables } from './variables';
 import type { DwarfOrigin } from '../elf/dwarf/ctype';
 import type { ElfImage } from '../elf/types';
@@ -61,15 +65,41 @@ export function registerNamed(arch: ArchInfo, name: string): string | undefined 
   return arch.regAliases?.[name.toLowerCase()];
 }
 
+/**
+ * The program a frame is in: the image given (a user program's), else the
+ * debug image of the loaded module whose code holds the frame's pc, else
+ * the kernel's.
+ */
+export function frameImageOf(inp: Pick<EvaluateInput, 'machine' | 'cpu' | 'frame' | 'image'>): ElfImage {
+  if (inp.image) return inp.image;
+  const pc = inp.frame?.state.pc ?? inp.cpu.getPc();
+  return inp.machine.loadedModules()?.find(x => inModule(x, pc))?.debugImage?.() ?? inp.machine.image;
+}
+
+/**
+ * The other programs whose globals a kernel-side frame's expression may
+ * name, as gdb with the modules' symbol files added: the kernel and every
+ * loaded module with debug info, the frame's own left out (a user
+ * program's frame sees its own only).
+ */
+function otherImagesOf(inp: Pick<EvaluateInput, 'machine' | 'image'>, own: ElfImage): ElfImage[] {
+  if (inp.image) return [];
+  const all = [inp.machine.image, ...(inp.machine.loadedModules() ?? []).map(x => x.debugImage?.())];
+  return all.filter((x): x is ElfImage => x !== undefined && x !== own);
+}
+
 export function evaluate(inp: EvaluateInput): EvaluateAnswer {
   const { machine: m, cpu } = inp;
-  const image = inp.image ?? m.image;
+  const image = frameImageOf(inp);
   const expr = inp.expression.trim();
   // a C name the program knows (DWARF): a parameter or local of the innermost frame, else a global / static
+  // (the frame's program first, then the kernel's and the loaded modules')
   if (isIdentifier(expr)) {
     const fv = inp.frameVariables?.();
     const local = fv?.ok ? [...fv.params, ...fv.locals].find(x => x.name === expr) : undefined;
-    const v = local ?? globalVariable(image, expr, memReader(cpu), inp.frame?.state.pc ?? cpu.getPc());
+    const read = memReader(cpu);
+    let v = local ?? globalVariable(image, expr, read, inp.frame?.state.pc ?? cpu.getPc());
+    for (const o of v ? [] : otherImagesOf(inp, image)) if ((v = globalVariable(o, expr, read))) break;
     if (v) return { ok: true, body: { result: v.value, type: v.type, variablesReference: v.expand && inp.expandRef ? inp.expandRef(v.expand, / \*$/.test(v.type)) : 0 } };
   }
   const reg = /^\$(\w+)$/.exec(expr);
@@ -130,7 +160,7 @@ export function evaluateInFrame(inp: EvaluateInput, expr: string): ReturnType<ty
  */
 export function frameContext(inp: Omit<EvaluateInput, 'expression'>): { env: StoppedCpuEnv; opts: CompileOptions } {
   const { machine: m, cpu } = inp;
-  const image = inp.image ?? m.image;
+  const image = frameImageOf(inp);
   const st = inp.frame?.state;
   let callerRegs: Map<string, bigint> | undefined;
   if (st && (st.level ?? 0) > 0) {
@@ -146,13 +176,37 @@ export function frameContext(inp: Omit<EvaluateInput, 'expression'>): { env: Sto
   const pc = st?.pc ?? cpu.getPc();
   let names: ReturnType<typeof programNamesAt> | undefined;
   try { names = programNamesAt(image, m.arch, pc, { inlineDepth: st?.inlineDepth, skipInlineEntry: st?.skipInlineEntry }); } catch { names = undefined; }
+  const own = names ?? programGlobals(image, pc);
+  const others = otherImagesOf(inp, image);
+  const otherGlobals = others.map(o => programGlobals(o));
+  const ownTypes = programTypes(image);
+  const otherTypes = others.map(o => programTypes(o));
   const opts: CompileOptions = {
     ...inp.compileOptions,
-    programName: names ?? programGlobals(image, pc),
-    programType: programTypes(image),
+    // the frame's names, then the globals of the kernel and the loaded modules (a module's counter from a kernel frame)
+    programName: others.length === 0 ? own : (n: string) => {
+      const v = own(n);
+      if (v) return v;
+      for (const g of otherGlobals) { const w = g(n); if (w) return w; }
+      return undefined;
+    },
+    programType: others.length === 0 ? ownTypes : (kind, n) => {
+      const t = ownTypes(kind, n);
+      if (t) return t;
+      for (const f of otherTypes) { const u = f(kind, n); if (u) return u; }
+      return undefined;
+    },
     programWritable: true,
+    // a kprobe handler's frame (a module's pre handler...): its own p and regs, the probe being handled and its
+    // registers, as the Variables view shows them, before the context names (the debugger's breakpoint probe there)
+    programScopeFirst: inHandlerCode(inp, pc),
   };
   return { env, opts };
+}
+
+/** whether pc is in code that runs inside a kprobe handler (a C handler registered by a module, or its module's code) */
+function inHandlerCode(inp: Omit<EvaluateInput, 'expression'>, pc: bigint): boolean {
+  try { return handlerCodeAt(inp.machine.kernel, inp.engine, pc) !== undefined; } catch { return false; }
 }
 
 /** " (registers are regs->di here)" when the expression names a register without regs->. */

@@ -97,7 +97,7 @@ export function evaluateExpression(source: string, env: HandlerEnv, opts: Compil
   const compiler = new HandlerCompiler({
     kind: 'condition', regNames: opts.regNames, argRegs: argRegsOf(opts),
     context: CONTEXT_BY_KIND.condition, symbolExists: opts.symbolExists, functionExists: opts.functionExists, charSigned: charSignedOf(opts),
-    programName: opts.programName, programType: opts.programType, programWritable: opts.programWritable,
+    programName: opts.programName, programType: opts.programType, programWritable: opts.programWritable, programScopeFirst: opts.programScopeFirst,
   }, diagnostics, new StringPool(LITERAL_POOL_BASE));
   const te = compiler.valueOrAggregate(ast);
   const err = firstError(diagnostics);

@@ -59,6 +59,8 @@ export interface ExprCompilerOptions {
   programType?: (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined;
   /** program names may be assigned (the debugger), else they are read-only (handlers) */
   programWritable?: boolean;
+  /** parameters and locals of the program before the context names (CompileOptions.programScopeFirst) */
+  programScopeFirst?: boolean;
   charSigned: boolean;
 }
 

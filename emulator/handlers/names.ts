@@ -12,7 +12,7 @@ import { T, isAggregate, ptrTo, typeName } from './ctypes';
 import type { ExprCompiler, TE } from './exprCompiler';
 import { LV, access } from './lvalues';
 import { Ev, Frame, ZERO, fault, internDynamic } from './runtime';
-import { HandlerWatchInfo, ProgramPlace } from './types';
+import { HandlerWatchInfo, ProgramName, ProgramPlace } from './types';
 
 /** the watchpoint hit of a kwatch handler's run ('context' fault when the environment has none) */
 function watchOf(f: Frame, name: string, span: Span): HandlerWatchInfo {
@@ -27,6 +27,10 @@ export function compileName(c: ExprCompiler, name: string, span: Span): TE {
     const slot = l.slot;
     if (l.isStatic) return { t: l.type, ev: f => f.statics[slot], span, lv: { kind: 'static', slot } };
     return { t: l.type, ev: f => f.slots[slot], span, lv: { kind: 'slot', slot } };
+  }
+  if (c.o.programScopeFirst) {
+    const pn = c.o.programName?.(name);
+    if (pn?.scoped) return programNameTE(c, name, pn, span);
   }
   switch (name) {
     case 'regs': case 'p': case 'ri': case 'current':
@@ -70,33 +74,36 @@ export function compileName(c: ExprCompiler, name: string, span: Span): TE {
     return { t: REG_TYPE, ev: f => BigInt.asUintN(64, f.env.getReg(reg)), span, lv: { kind: 'reg', name: reg } };
   }
   const pn = c.o.programName?.(name);
-  if (pn) {
-    if ('unavailable' in pn) { c.error(span, `'${name}' ${pn.unavailable}`); return c.bad(span); }
-    c.used.add(`dwarf:${name}`);
-    const what = pn.what;
-    const place = (f: Frame): ProgramPlace => {
-      try {
-        return pn.place(f.env);
-      } catch (e) {
-        throw fault('memory', `'${name}' (${what}): ${e instanceof Error ? e.message : String(e)}`, span);
-      }
-    };
-    const lv: LV = { kind: 'prog', place, name };
-    const lvReadonly = c.o.programWritable ? undefined : `'${name}' (${what}) is read-only in a handler`;
-    if (isAggregate(pn.type)) {
-      const t = pn.type;
-      const addrOf = placeAddress(lv, span);
-      return { t, ev: addrOf, span, lv, lvReadonly: lvReadonly ?? `cannot assign a whole ${typeName(t)}` };
-    }
-    const { get } = access(lv, pn.type, span);
-    return { t: pn.type, ev: f => get(f, 0n), span, lv, lvReadonly };
-  }
+  if (pn) return programNameTE(c, name, pn, span);
   let hint = '';
   if (c.o.regNames.includes(name) && c.has('regs')) hint = ` (did you mean regs->${name}?)`;
   else if (name === 'flags') hint = ' (flags is only available in post handlers; the flags register is regs->flags)';
   else if (m) hint = ` (arguments are available in ${['pre', 'entry', 'jprobe', 'condition', 'log'].join('/')} handlers)`;
   c.error(span, `'${name}' is not declared${hint}`);
   return c.bad(span);
+}
+
+/** a name of the probed program (DWARF): its value at its place, assignable when the options allow */
+function programNameTE(c: ExprCompiler, name: string, pn: ProgramName, span: Span): TE {
+  if ('unavailable' in pn) { c.error(span, `'${name}' ${pn.unavailable}`); return c.bad(span); }
+  c.used.add(`dwarf:${name}`);
+  const what = pn.what;
+  const place = (f: Frame): ProgramPlace => {
+    try {
+      return pn.place(f.env);
+    } catch (e) {
+      throw fault('memory', `'${name}' (${what}): ${e instanceof Error ? e.message : String(e)}`, span);
+    }
+  };
+  const lv: LV = { kind: 'prog', place, name };
+  const lvReadonly = c.o.programWritable ? undefined : `'${name}' (${what}) is read-only in a handler`;
+  if (isAggregate(pn.type)) {
+    const t = pn.type;
+    const addrOf = placeAddress(lv, span);
+    return { t, ev: addrOf, span, lv, lvReadonly: lvReadonly ?? `cannot assign a whole ${typeName(t)}` };
+  }
+  const { get } = access(lv, pn.type, span);
+  return { t: pn.type, ev: f => get(f, 0n), span, lv, lvReadonly };
 }
 
 /** the address of a program name's place (a fault when it is not in memory) */

@@ -159,8 +159,11 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
       if (prev !== undefined) { err(h.span, `duplicate '${h.kind}' handler (the first is at line ${prev})`); continue; }
       seen.set(h.kind, h.span.line);
       // at the probed instruction (before it runs), the program's names in scope there
+      // (looked up at the snippet's first name that is none of its own: a snippet naming nothing costs no DWARF scope walk)
       const atPc = h.kind === 'pre' || h.kind === 'entry' || h.kind === 'jprobe';
-      const names = (atPc && pr.target && opts.programNamesFor ? opts.programNamesFor(pr.target) : undefined) ?? opts.programGlobals;
+      const target = pr.target;
+      const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
+      const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
       const r = compileSnippetAst(h.body, h.kind as HandlerKind, names ? { ...copts, programName: names } : copts, []);
       mine.push(...r.diagnostics);
       r.used.forEach(u => used.add(u));
@@ -184,6 +187,15 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
     }
   }
   return { diagnostics, probes };
+}
+
+/** A name lookup made at its first use (then kept). */
+function lazyNames(make: () => ((name: string) => ProgramName | undefined) | undefined): (name: string) => ProgramName | undefined {
+  let names: ((name: string) => ProgramName | undefined) | undefined | null = null;
+  return name => {
+    if (names === null) names = make();
+    return names?.(name);
+  };
 }
 
 /** a kprobe_events / uprobe_events line's registers (the image's arch) and @SYM symbols, at their columns */

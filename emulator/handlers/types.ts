@@ -168,8 +168,8 @@ export type ProgramPlace =
  * or why it cannot be used there.
  */
 export type ProgramName =
-  | { type: CType; place(env: HandlerEnv): ProgramPlace; what: string }
-  | { unavailable: string };
+  | { type: CType; place(env: HandlerEnv): ProgramPlace; what: string; scoped?: true }
+  | { unavailable: string; scoped?: true };
 
 /** A compile-time problem with a source range (all 1-based; end is exclusive). */
 export interface Diagnostic {
@@ -203,6 +203,13 @@ export interface CompileOptions {
   programType?(kind: 'struct' | 'union' | 'enum' | 'typedef', name: string): CType | undefined;
   /** Program names may be assigned (the debugger's evaluate / setVariable); handlers see them read-only */
   programWritable?: boolean;
+  /**
+   * The program's parameters and locals in scope (ProgramName.scoped) come
+   * before the context names (regs, p, ri...): a debugger's evaluate in a
+   * kprobe handler's frame, whose own `p` and `regs` are meant, as C's inner
+   * scope shadows.
+   */
+  programScopeFirst?: boolean;
   /** Maximum statements + loop iterations per invocation (default 100000); exceeding it is a 'budget' fault. */
   stepBudget?: number;
   /** Name used in messages (not in positions). */

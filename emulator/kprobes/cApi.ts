@@ -225,7 +225,13 @@ export class KprobesCApi {
         this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]);
       };
     }
-    if (fault) kp.fault_handler = (_p, regs, trapnr) => Number(BigInt.asIntN(32, this.callWithRegs(regs, fault, [g], kp, g, [BigInt(trapnr)])));
+    if (fault) {
+      kp.fault_handler = (_p, regs, trapnr) => {
+        // a breakpoint in it: the call is made on the CPU, the fault's trap handling goes on when it returns (traps.ts)
+        if (this.engine.runHandlerOnCpu?.(fault) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, fault, g, regs.ip, [BigInt(trapnr)]); return 0; }
+        return Number(BigInt.asIntN(32, this.callWithRegs(regs, fault, [g], kp, g, [BigInt(trapnr)])));
+      };
+    }
     return kp;
   }
 

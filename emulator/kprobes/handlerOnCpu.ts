@@ -19,6 +19,11 @@
  * return value), post_handler; after a post_handler, the end of the hit.
  * The kprobe status is Linux's while the handler runs (HIT_ACTIVE,
  * HIT_SSDONE): a probe hit inside it is still a reentry.
+ * A fault_handler is deferred the same way from the fault's trap (the
+ * fault taken inside a handler running on the CPU, or by the single-step
+ * of the probed instruction): it runs nested in the handler it interrupted
+ * (calls on a CPU are a stack), and when it returns the trap's handling
+ * goes on with its return value (traps.ts).
  * The other paths that call handlers defer them the same way: a detour
  * buffer's or the ftrace trampoline's template callback (the callback
  * ends when the handler returns; `below`: the template's saved frame),
@@ -61,8 +66,10 @@ export class HandlerOnCpu {
   private stubAddr = 0n;
   /** per CPU id: the call asked for during this hit's pre_handler */
   private readonly pending = new Map<number, Pending>();
-  /** per CPU id: the handler running on it */
-  private readonly running = new Map<number, OnCpuCall>();
+  /** per CPU id: the handlers running on it, innermost last (a fault_handler runs nested in the handler that faulted) */
+  private readonly running = new Map<number, OnCpuCall[]>();
+  /** the CPU whose fault's handler is being called now (-1: none): it may be deferred even while a handler runs there */
+  private faultCpu = -1;
 
   constructor(private readonly engine: HandlerOnCpuEngine,
     /** the handler returned: its frame back into the probed registers, the guest struct's counters (cApi) */
@@ -72,7 +79,19 @@ export class HandlerOnCpu {
   stub(): bigint { return this.stubAddr; }
 
   /** whether a handler call on `cpu` may be deferred now (the pre_handlers of an int3 hit, the post_handlers after its single-step) */
-  canDefer(cpu: Cpu): boolean { return this.engine.onCpu.hitCpu === cpu.id && !this.running.has(cpu.id); }
+  canDefer(cpu: Cpu): boolean {
+    return this.engine.onCpu.hitCpu === cpu.id && (!this.running.has(cpu.id) || this.faultCpu === cpu.id);
+  }
+
+  /**
+   * `call` calls a probe's fault_handler for a fault taken on `cpu`: the
+   * handler may be deferred (run on the CPU) even when the fault was taken
+   * inside a handler running there.
+   */
+  forFault<T>(cpu: Cpu, call: () => T): T {
+    this.faultCpu = cpu.id;
+    try { return call(); } finally { this.faultCpu = -1; }
+  }
 
   /** the pre_handler: the call is made once the hit's handlers ran (start); its value is then the return value */
   defer(cpu: Cpu, fn: bigint, args: bigint[], frame: bigint, guest: bigint): void {
@@ -98,7 +117,10 @@ export class HandlerOnCpu {
     this.pending.delete(cpu.id);
     const abi = this.engine.kernel.arch.abi;
     const saved = cpu.saveContext();
-    this.running.set(cpu.id, { saved, frame: p.frame, guest: p.guest, then, after: p.after });
+    const calls = this.running.get(cpu.id);
+    const call: OnCpuCall = { saved, frame: p.frame, guest: p.guest, then, after: p.after };
+    if (calls) calls.push(call);
+    else this.running.set(cpu.id, [call]);
     // the nested call's frame: below the interrupted one (red zone and more) and below `below` (a detour's saved
     // registers), ABI alignment, return at the stub
     const top = below !== undefined && below < cpu.getReg(abi.spReg) ? below : cpu.getReg(abi.spReg);
@@ -135,9 +157,10 @@ export class HandlerOnCpu {
 
   /** the handler returned to the stub: the probed context back, the hit goes on */
   private returned(cpu: Cpu): boolean {
-    const c = this.running.get(cpu.id);
+    const calls = this.running.get(cpu.id);
+    const c = calls?.pop();
     if (!c) return false;
-    this.running.delete(cpu.id);
+    if (calls?.length === 0) this.running.delete(cpu.id);
     const ret = Number(BigInt.asIntN(32, cpu.getReg(this.engine.kernel.arch.abi.retReg)));
     cpu.restoreContext(c.saved);
     this.finish(cpu, c.frame, c.guest);

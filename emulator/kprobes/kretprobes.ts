@@ -348,7 +348,7 @@ export class Kretprobes {
 
   /** The breakpoint at the trampoline was hit (trampoline_probe_handler). */
   trampolineHit(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
-    if (this.gate.runHandlerOnCpu !== undefined) return this.trampolineHitOnCpu(cpu, regs, kcb);
+    if (this.gate.runHandlerOnCpu !== undefined) return this.trampolineHitOnCpu(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV);
     if (this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV)) this.resumeAtReturn(regs);
     return true;
   }
@@ -364,13 +364,13 @@ export class Kretprobes {
    * walk through the task's instances goes on when it returns, and the
    * control block is put back once the walk is over.
    */
-  private trampolineHitOnCpu(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk): boolean {
+  private trampolineHitOnCpu(cpu: Cpu, regs: PtRegs, kcb: KprobeCtlblk, tramp: bigint, trampV: VAddr): boolean {
     const current = kcb.current, status = kcb.status, instance = kcb.instance;
     kcb.current = this.trampolineProbe;
     kcb.status = KprobeStatus.HIT_ACTIVE;
     let r: boolean | typeof ON_CPU = false;
     try {
-      r = this.trampolineHandler(cpu, regs, kcb, this.int3Trampoline, this.int3TrampolineV, true);
+      r = this.trampolineHandler(cpu, regs, kcb, tramp, trampV, true);
     } catch (e) {
       if (!(e instanceof HandlerOops)) throw e;
     } finally {
@@ -388,6 +388,22 @@ export class Kretprobes {
     };
     this.gate.start(cpu, then);
     return true;
+  }
+
+  /**
+   * Whether the walk through the task's instances that returns now calls a
+   * C return handler the debugger runs on the CPU (an instance that entered
+   * through the booster's trampoline before the breakpoint was set).
+   */
+  private walkHasHandlerOnCpu(cpu: Cpu): boolean {
+    const list = this.byTask.get(this.taskKey(cpu.id))?.list;
+    if (list === undefined) return false;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const ri = list[i] as TimedInstance;
+      if (this.gate.returnHandlerOnCpu(ri.rp)) return true;
+      if (!this.isTrampolineV(ri.retV)) break;
+    }
+    return false;
   }
 
   /** whether new instances of rp return through the breakpoint trampoline: the debugger runs its C return handler on the CPU */
@@ -409,6 +425,9 @@ export class Kretprobes {
     if (!opt) return false;
     const ctx = this.shared.ctx;
     if (native) {
+      // nothing saved yet (the function has just returned here, as to the breakpoint trampoline): a return handler the
+      // debugger has a breakpoint in runs on the CPU, the walk as the breakpoint trampoline's
+      if (this.gate.runHandlerOnCpu !== undefined && this.walkHasHandlerOnCpu(cpu)) return this.trampolineHitOnCpu(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV);
       const enter = opt.enterNative, leave = opt.leaveNative;
       const nf = enter && leave ? enter(ctx, regs, this.boostTrampolineV, 'kretprobe') : null;
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback

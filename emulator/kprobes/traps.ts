@@ -404,8 +404,18 @@ export class KprobeTraps {
     kcb.prev = { kp: null, status: KprobeStatus.NONE, oldFlags: 0n, savedFlags: 0n };
   }
 
-  /** kprobe_fault_handler */
+  /**
+   * kprobe_fault_handler. A C fault_handler the debugger has a breakpoint
+   * in (outside a nested call) runs on the CPU as ordinary code, nested in
+   * whatever the fault interrupted (a handler running there): the trap is
+   * taken, and when the fault_handler returns the rest of this function
+   * runs with its return value; a fault it left unhandled then goes on to
+   * the kernel's own handling (its __ex_table fixup, else an oops) as the
+   * trap would have (passFault).
+   */
   private kprobeFaultHandler(cpu: Cpu, trap: Trap): boolean {
+    // a fault the fault_handler run on the CPU left unhandled, dispatched again: the kernel's now
+    if (this.passFault === cpu.id) { this.passFault = -1; return false; }
     const kcb = this.percpu.ctlblk(cpu.id);
     const cur = kcb.current;
     if (!cur) return false;
@@ -415,35 +425,88 @@ export class KprobeTraps {
     if ((kcb.status === KprobeStatus.HIT_SS || kcb.status === KprobeStatus.REENTER) && trap.pc === slot) {
       // The single-stepped copy faulted. The probe's fault_handler may handle it
       // (aggregates: no member handler runs during the single-step).
-      let handled = 0;
       const fh = this.aggrList.has(cur) ? undefined : cur.fault_handler;
-      if (fh) {
-        try { handled = fh(cur, regs, trapnr); } catch { handled = 0; }
-      }
-      if (handled) {
-        // the handler fixed regs: stop single-stepping, restore the task's flags, keep its ip
-        const ip = regs.ip;
-        this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
-        if (ip !== slot) regs.ip = ip;
-        this.finishFault(kcb);
-        return true;
-      }
-      // make it look like the original instruction faulted, then the normal fault path
+      if (!fh) return this.steppedFaultDone(cur, regs, kcb, trap, slot, 0);
+      // the single-step ends before a fault_handler run on the CPU (no trace flag while it runs); it sees the slot's ip
+      const ip0 = regs.ip;
+      const flags0 = regs.flags;
       this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
-      (trap as { pc: bigint }).pc = cur.addr as bigint;
-      this.finishFault(kcb);
-      return false;
+      const stopped = { ip: regs.ip, flags: regs.flags };
+      regs.ip = ip0;
+      const handled = this.callFaultHandler(cpu, cur, regs, trapnr, fh, r => {
+        if (!this.steppedFaultDone(cur, regs, kcb, trap, slot, r, stopped)) this.passOn(cpu, trap);
+      });
+      if (handled === ON_CPU) return true;
+      regs.flags = flags0;
+      return this.steppedFaultDone(cur, regs, kcb, trap, slot, handled);
     }
     if (kcb.status === KprobeStatus.HIT_ACTIVE || kcb.status === KprobeStatus.HIT_SSDONE) {
       // emulated code called from a handler faulted
       this.hits.incNmissed(cur, cpu.id);
       const fh = cur.fault_handler;
       if (fh) {
-        try { if (fh(cur, regs, trapnr)) return true; } catch { /* treated as unhandled */ }
+        const handled = this.callFaultHandler(cpu, cur, regs, trapnr, fh, r => { if (!r) this.passOn(cpu, trap); });
+        if (handled === ON_CPU || handled) return true;
       }
     }
     return false;
   }
+
+  /**
+   * fault_handler(cur, regs, trapnr): its value (a throw is 0), or ON_CPU
+   * when the call was deferred onto the CPU (`then` gets the value when it
+   * returns). Deferred only outside a nested call, as the other handlers.
+   */
+  private callFaultHandler(cpu: Cpu, cur: Kprobe, regs: PtRegs, trapnr: number, fh: NonNullable<Kprobe['fault_handler']>,
+    then: (ret: number) => void): number {
+    const onCpu = this.gate.capi?.onCpu;
+    const mayDefer = onCpu !== undefined && this.gate.runHandlerOnCpu !== undefined && this.nested.depth === 0;
+    let handled = 0;
+    if (mayDefer) this.gate.hitCpu = cpu.id;
+    try {
+      handled = mayDefer ? onCpu.forFault(cpu, () => fh(cur, regs, trapnr)) : fh(cur, regs, trapnr);
+    } catch {
+      handled = 0;
+      if (mayDefer) this.gate.drop(cpu);
+    } finally {
+      if (mayDefer) this.gate.hitCpu = -1;
+    }
+    return mayDefer && this.gate.start(cpu, then) ? ON_CPU : handled;
+  }
+
+  /**
+   * The end of a fault of the single-stepped copy once its fault_handler
+   * returned `handled`: handled, the task's flags back and the ip the
+   * handler left (true); otherwise the fault made to look like the
+   * original instruction's (false: the kernel's to handle). `stopped`: the
+   * single-step already ended (a fault_handler run on the CPU), the
+   * registers singlestepFault left.
+   */
+  private steppedFaultDone(cur: Kprobe, regs: PtRegs, kcb: KprobeCtlblk, trap: Trap, slot: bigint, handled: number,
+    stopped?: { ip: bigint; flags: bigint }): boolean {
+    const ip = regs.ip;
+    if (stopped) { regs.ip = stopped.ip; regs.flags = stopped.flags; } else this.hooks.singlestepFault(this.ctx, cur, regs, kcb);
+    if (handled) {
+      // the handler fixed regs: stop single-stepping, restore the task's flags, keep its ip
+      if (ip !== slot) regs.ip = ip;
+      this.finishFault(kcb);
+      return true;
+    }
+    // make it look like the original instruction faulted, then the normal fault path
+    (trap as { pc: bigint }).pc = cur.addr as bigint;
+    this.finishFault(kcb);
+    return false;
+  }
+
+  /** a fault the fault_handler run on the CPU did not handle: the kernel's handling, as when the trap hook declines */
+  private passOn(cpu: Cpu, trap: Trap): void {
+    const dispatch = this.kernel.handleTrap;
+    if (dispatch === undefined) { this.kernel.oops(cpu, trap, ''); return; }
+    this.passFault = cpu.id;
+    try { dispatch.call(this.kernel, cpu, trap); } finally { this.passFault = -1; }
+  }
+  /** the CPU whose fault is being dispatched again after its fault_handler (-1: none) */
+  private passFault = -1;
 
   private finishFault(kcb: KprobeCtlblk): void {
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
@@ -451,6 +514,9 @@ export class KprobeTraps {
     this.gc.collectGarbage();
   }
 }
+
+/** callFaultHandler: the fault_handler runs on the CPU, its value comes later */
+const ON_CPU = -0x7fffffff;
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;

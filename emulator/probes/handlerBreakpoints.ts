@@ -13,7 +13,9 @@
  *                     module) holds an enabled stopping breakpoint runs as
  *                     ordinary code on the CPU rather than as a nested call
  *                     (kprobes/handlerOnCpu.ts), so that the machine can
- *                     stop in the middle of it;
+ *                     stop in the middle of it (the answer per handler is
+ *                     cached until the breakpoints or the symbol table
+ *                     change: HandlerOnCpuCache);
  *   debuggerReentry   a reentry at one of our breakpoints, outside a nested
  *                     call, is a debugger hit: condition, hit count, log
  *                     message as for any breakpoint, a stop that names the
@@ -23,6 +25,7 @@
  *
  * Everywhere else a breakpoint stays a kprobe.
  */
+import { derivedState } from '../base/marks';
 import type { KernelApi } from '../kernel/types';
 import type { Kprobe, KprobesEngine, PtRegs } from '../kprobes';
 import type { BreakpointRuntime } from './breakpoints';
@@ -71,9 +74,45 @@ export function handlerCodeAt(kernel: KernelApi, engine: KprobesEngine, addr: bi
   return sameModule;
 }
 
-/** Install the engine's hooks; `breakpoints` lists the manager's breakpoints now. */
-export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngine, breakpoints: () => Iterable<HandlerBreakpointSource>): void {
-  engine.runHandlerOnCpu = (fn: bigint): boolean => {
+/**
+ * runHandlerOnCpu's answers per handler address, asked at every hit of a
+ * probe with a C handler while a debugger is present: valid while the
+ * breakpoints' generation (bumped by the manager on every change of a
+ * breakpoint's sites: added, registered, enabled, disabled, removed) and
+ * the symbol table (a module load replaces it) are those they were found
+ * with. A cache of machine state: not captured by time travel, emptied
+ * after a restore.
+ */
+export class HandlerOnCpuCache {
+  private readonly byFn = new Map<bigint, boolean>();
+  private gen = -1;
+  private syms: unknown = null;
+
+  constructor() { derivedState(this, () => this.clear()); }
+
+  /** the answer for fn in this generation and table, computed by `find` when not known */
+  get(fn: bigint, generation: number, syms: unknown, find: (fn: bigint) => boolean): boolean {
+    if (generation !== this.gen || syms !== this.syms) {
+      this.byFn.clear();
+      this.gen = generation;
+      this.syms = syms;
+    }
+    let v = this.byFn.get(fn);
+    if (v === undefined) { v = find(fn); this.byFn.set(fn, v); }
+    return v;
+  }
+
+  private clear(): void { this.byFn.clear(); this.gen = -1; this.syms = null; }
+}
+
+/**
+ * Install the engine's hooks; `breakpoints` lists the manager's
+ * breakpoints now, `generation` tells their state's generation (cache:
+ * where the answers are kept between changes).
+ */
+export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngine, breakpoints: () => Iterable<HandlerBreakpointSource>,
+  generation: () => number, cache: HandlerOnCpuCache): void {
+  const find = (fn: bigint): boolean => {
     // the table of now (loading a module replaces it with one that has the modules' symbols)
     const syms = kernel.image.symbols;
     const h = syms.resolve(fn);
@@ -88,6 +127,7 @@ export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngi
     }
     return false;
   };
+  engine.runHandlerOnCpu = (fn: bigint): boolean => cache.get(fn, generation(), kernel.image.symbols, find);
   engine.debuggerReentry = (p: Kprobe, regs: PtRegs): boolean => {
     // inside a nested call nothing can stop: the hit stays a reentry
     if (p.addr === undefined || engine.nestedCallDepth > 0) return false;

@@ -28,7 +28,7 @@ import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnable
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, compileBreakpointParts, stopRequestFor } from './breakpoints';
 import { probeEntry, UserProbe } from './entries';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
-import { installHandlerBreakpoints } from './handlerBreakpoints';
+import { HandlerOnCpuCache, installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
 import { registerSite, setSiteEnabled, unregisterSite } from './register';
@@ -82,8 +82,13 @@ export class ProbeManager {
     // the deferred work of handlers runs at the end of the scheduling round, as a work item a handler schedules would
     kernel.addRoundHook(() => this.runDeferred());
     // breakpoints in code that runs inside kprobe handlers stop there (debugger breakpoints, not reentries)
-    if (engine) installHandlerBreakpoints(kernel, engine, () => this.stoppingBreakpoints());
+    if (engine) installHandlerBreakpoints(kernel, engine, () => this.stoppingBreakpoints(), () => this.siteGeneration, this.onCpuCache);
   }
+
+  /** bumped on every change of a probe's sites (registered, enabled or disabled, removed): handlerBreakpoints.ts caches by it */
+  private siteGeneration = 0;
+  /** which C handlers run on the CPU (they hold a breakpoint), per siteGeneration */
+  private readonly onCpuCache = new HandlerOnCpuCache();
 
   /** the breakpoints with a kprobes runtime (handlerBreakpoints.ts) */
   private *stoppingBreakpoints(): Generator<HandlerBreakpointSource> {
@@ -177,17 +182,20 @@ export class ProbeManager {
    * register_kprobes() call: on the first failure the batch's probes already
    * registered are unregistered again (Linux's rollback) and stay listed,
    * not registered, with the reason; a batch with a probe that did not
-   * compile is not registered at all.
+   * compile is not registered at all. `entries: false`: the probes are not
+   * returned (only the errors).
    */
-  addProbeSpecs(specs: readonly ProbeSpec[], fileName: string): { probes: ProbeEntry[]; errors: string[] } {
+  addProbeSpecs(specs: readonly ProbeSpec[], fileName: string, opts: { entries?: boolean } = {}): { probes: ProbeEntry[]; errors: string[] } {
     const probes: ProbeEntry[] = [];
+    // the entries as the lists show them (a caller that only wants the errors, as the CLI, leaves them out: list() has them)
+    const entries = opts.entries !== false;
     const errors: string[] = [];
     for (let i = 0; i < specs.length;) {
       const b = specs[i].batch;
       if (!b) {
         const { up, errs } = this.addFileProbe(specs[i], fileName);
-        errors.push(...errs);
-        probes.push(this.snapshot(up));
+        for (const e of errs) errors.push(e);
+        if (entries) probes.push(this.snapshot(up));
         i++;
         continue;
       }
@@ -211,6 +219,7 @@ export class ProbeManager {
       }
       if (failure !== undefined) {
         const rolled = done.filter(u => u.sites.some(s => s.registered) || u.user?.registered);
+        this.siteGeneration++;
         for (const u of done) {
           for (const s of u.sites) unregisterSite(this.engine, s);
           this.unregisterUser(u);
@@ -221,38 +230,40 @@ export class ProbeManager {
           + `${rolled.length} registered probe${rolled.length === 1 ? '' : 's'} of the batch unregistered again`);
         // the members after the failing one are never registered (Linux stops at the first failure)
       }
-      probes.push(...done.map(u => this.snapshot(u)));
+      if (entries) probes.push(...done.map(u => this.snapshot(u)));
     }
     return { probes, errors };
   }
 
   /** One probe-file probe: listed, resolved, built, registered; the error lines of its failures. */
   private addFileProbe(spec: ProbeSpec, fileName: string): { up: UserProbe; errs: string[] } {
-    const label = fileProbeLabel(fileName, spec);
+    // made when a message needs it (most probes of a big file need none)
+    const label = (): string => fileProbeLabel(fileName, spec);
     const up: UserProbe = {
       id: this.nextId++, origin: 'file', kind: spec.kind, target: targetText(spec.target), targetKind: spec.target.kind,
       file: { name: fileName, line: spec.line, column: spec.column }, sites: [], enabled: spec.attrs.disabled !== true,
       event: eventName(spec.event?.def),
     };
     this.probes.set(up.id, up);
-    if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label);
-    if (spec.kind === 'kwatch') return this.addKwatch(up, spec, fileName, label);
+    if (USER_PROBE_KINDS.includes(spec.kind)) return this.addUserFileProbe(up, spec, label());
+    if (spec.kind === 'kwatch') return this.addKwatch(up, spec, fileName, label());
     if (!this.kengine) {
       up.message = 'this machine has no kprobes engine (a user-program machine): only uprobes can be placed';
-      return { up, errs: [`${label}: ${up.message}`] };
+      return { up, errs: [`${label()}: ${up.message}`] };
     }
     const res = resolveTarget(this.kernel.image, spec.target);
     if (!res.ok) {
       up.message = res.message;
       up.nextLine = res.nextLine;
-      return { up, errs: [`${label}: ${res.message}`] };
+      return { up, errs: [`${label()}: ${res.message}`] };
     }
     const ctx = {
       kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
       control: this.controlFor(up, lazyLabel(fileName, spec)),
     };
     up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
-    const errs = this.registerAll(up).map(e => `${label}${e}`);
+    const failed = this.registerAll(up);
+    const errs = failed.length ? failed.map(e => `${label()}${e}`) : failed;
     // an event on MOD:SYM follows MOD's loads, and waits for MOD while it is not loaded (tracing/events/moduleEvents.ts)
     const ev = spec.event?.def;
     if (ev && spec.target.kind === 'symbol' && watchModuleEvent(this.kernel, spec.target.name, ev, {
@@ -473,6 +484,7 @@ export class ProbeManager {
   remove(id: number): boolean {
     const up = this.probes.get(id);
     if (!up) return false;
+    this.siteGeneration++;
     for (const s of up.sites) unregisterSite(this.engine, s);
     this.unregisterUser(up);
     for (const h of up.hw ?? []) h.unregister();
@@ -490,6 +502,7 @@ export class ProbeManager {
     const up = this.probes.get(id);
     if (!up) return `no probe with id ${id}`;
     up.enabled = on;
+    this.siteGeneration++;
     if (up.hw) {
       const err = this.hwProbes.setEnabled(up.hw, on);
       if (on) up.message = err;
@@ -546,6 +559,7 @@ export class ProbeManager {
   private registerAll(up: UserProbe): string[] {
     const errs: string[] = [];
     const many = up.sites.length > 1;
+    this.siteGeneration++;
     for (const s of up.sites) {
       s.insnBoundary = this.opts.insnBoundary;
       if (registerSite(this.engine, s) === 0) continue;
@@ -562,11 +576,12 @@ export class ProbeManager {
     return probeEntry({ kernel: this.kernel, engine: this.kengine, uprobes: this.uprobes, hw: this.hwProbes }, up);
   }
 
-  private warn(up: UserProbe, label: string): void {
+  private warn(up: UserProbe, label: string | (() => string)): void {
+    if (!up.sites.some(s => s.registered && s.warning)) return;
     const warnings = up.sites.filter(s => s.registered && s.warning).map(s => `warning: ${s.warning}`);
-    if (!warnings.length) return;
     up.message ??= warnings.join('; ');
-    for (const w of warnings) this.kernel.printk(-1, `${label}: ${w}`, 'emulator');
+    const text = typeof label === 'string' ? label : label();
+    for (const w of warnings) this.kernel.printk(-1, `${text}: ${w}`, 'emulator');
   }
 
 }

@@ -75,12 +75,12 @@ export function programNamesAt(image: ElfImage, arch: Arch, pc: bigint, at: Scop
     if (!n) return globals(name);
     const what = `${n.kind === 'param' ? 'parameter' : 'local'} of ${scope.function}`;
     const type = dwarfCType(image, n.type);
-    if (type.kind === 'void') return { unavailable: `(${what}) has no type` };
-    if (n.constValue !== undefined) { const value = n.constValue; return { type, what, place: () => ({ kind: 'value', value }) }; }
+    if (type.kind === 'void') return { unavailable: `(${what}) has no type`, scoped: true };
+    if (n.constValue !== undefined) { const value = n.constValue; return { type, what, scoped: true, place: () => ({ kind: 'value', value }) }; }
     const expr = n.expr;
-    if (!expr) return { unavailable: `(${what}) is optimized out at ${where}: the compiler kept no location for it there` };
+    if (!expr) return { unavailable: `(${what}) is optimized out at ${where}: the compiler kept no location for it there`, scoped: true };
     return {
-      type, what,
+      type, what, scoped: true,
       place(env: HandlerEnv): ProgramPlace {
         const reg = (d: number): bigint | undefined => {
           const r = regName(d);

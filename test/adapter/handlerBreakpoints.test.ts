@@ -15,7 +15,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { kprobeListLine } from '../../extension/probeRows';
 import { KPROBE_ARCHES } from '../kprobes/harness';
-import { Harness, kernelImage, lineOf, within } from './dapHarness';
+import { FORK_C, Harness, kernelImage, lineOf, markerLine, within } from './dapHarness';
 import { repoPath } from '../util/paths';
 
 const h = new Harness();
@@ -131,5 +131,34 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     const pre = text.split('\n').filter(l => /pre_handler: p->addr=/.test(l)).length;
     assert.ok(pre > 2);
     assert.equal(text.split('\n').filter(l => /post_handler: p->addr=/.test(l)).length, pre);
+  });
+
+  test('a breakpoint set in handler_pre after the handler already ran (without one) stops at the next hit', async () => {
+    const out = collectOutput();
+    const pre = (): number => out.join('').split('\n').filter(l => /pre_handler: p->addr=/.test(l)).length;
+    await h.launchWith(async () => {
+      await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [{ line: markerLine(FORK_C, 'do_fork_body') }] });
+    }, { program: kernelImage(arch), modules: [repoPath('examples', 'modules', 'build', `kprobe_example-${arch}.ko`)], stopAtExit: true });
+    // in do_fork's body: the module's pre_handler ran for this call already, as a nested call (no breakpoint in it then)
+    const inBody = await h.continueToStop();
+    assert.equal(inBody.body.reason, 'breakpoint');
+    const threadId = inBody.body.threadId as number;
+    assert.match((await h.topFrame(threadId)).name, /^do_fork\b/);
+    assert.ok(pre() >= 1, out.join(''));
+    const line = lineOf(SRC, 'printk("pre_handler: p->addr');
+    await h.dc.setBreakpointsRequest({ source: { path: FORK_C }, breakpoints: [] });
+    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line }] });
+    const before = pre();
+    const stop = await h.continueToStop(threadId);
+    assert.equal(stop.body.reason, 'breakpoint', `${stop.body.description}: ${out.join('').split('\n').filter(l => /missed/.test(l)).slice(0, 3).join('\n')}`);
+    assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at do_fork\+0x0 is being handled\)/);
+    const top = await h.topFrame(stop.body.threadId as number);
+    assert.match(top.name, /^handler_pre\b/);
+    assert.equal(top.line, line);
+    assert.equal(pre(), before, 'the next do_fork hit stopped, before its printk');
+    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [] });
+    const end = await h.continueToStop(stop.body.threadId);
+    assert.notEqual(end.body.reason, 'breakpoint');
+    assert.doesNotMatch(out.join(''), /hits? missed/);
   });
 });

@@ -13,11 +13,12 @@ import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { KPROBE_ARCHES } from '../kprobes/harness';
-import { Harness, kernelImage, lineOf, within } from './dapHarness';
+import { Harness, kernelImage, lineOf, markerLine, within } from './dapHarness';
 import { repoPath } from '../util/paths';
 
 const h = new Harness();
 const SRC = repoPath('examples', 'modules', 'kretprobe_example.c');
+const FS = repoPath('examples', 'kernel', 'fs.c');
 
 function collectOutput(): string[] {
   const out: string[] = [];
@@ -89,5 +90,36 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kretprobe handler 
     assert.ok(mod, JSON.stringify(st.kprobes.map(r => r.name)));
     assert.equal(mod.nmissed, 0);
     assert.equal(mod.nhit, returned);
+  });
+
+  test('an instance that entered before the breakpoint was set (through the kretprobe booster\'s trampoline on x86) stops in ret_handler when it returns', async () => {
+    const out = collectOutput();
+    const returnedLines = (): string[] => out.join('').split('\n').filter(l => /sys_open returned/.test(l));
+    await h.launchWith(async () => {
+      await h.dc.setBreakpointsRequest({ source: { path: FS }, breakpoints: [{ line: markerLine(FS, 'sys_open_ok') }] });
+    }, { program: kernelImage(arch), modules: [repoPath('examples', 'modules', 'build', `kretprobe_example-${arch}.ko`)], stopAtExit: true });
+    // inside sys_open: its kretprobe instance is live, its return address the trampoline chosen at its entry
+    const inside = await h.continueToStop();
+    assert.equal(inside.body.reason, 'breakpoint');
+    const threadId = inside.body.threadId as number;
+    assert.match((await h.topFrame(threadId)).name, /^sys_open\b/);
+    const before = returnedLines().length;
+    // now the breakpoint in the return handler; the one in sys_open goes
+    const line = lineOf(SRC, 'printk("%s returned');
+    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [{ line }] });
+    await h.dc.setBreakpointsRequest({ source: { path: FS }, breakpoints: [] });
+    const stop = await h.continueToStop(threadId);
+    assert.equal(stop.body.reason, 'breakpoint', `${stop.body.description}: ${out.join('').split('\n').filter(l => /missed|returned/.test(l)).slice(0, 5).join('\n')}`);
+    assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at /);
+    const top = await h.topFrame(stop.body.threadId as number);
+    assert.match(top.name, /^ret_handler\b/);
+    assert.equal(top.line, line);
+    // the very instance that was live at the first stop (no sys_open returned in between), not a later one
+    assert.equal(returnedLines().length, before, returnedLines().join('\n'));
+    await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [] });
+    const end = await h.continueToStop(stop.body.threadId);
+    assert.notEqual(end.body.reason, 'breakpoint');
+    assert.doesNotMatch(out.join(''), /hits? missed|kretprobe BUG/);
+    assert.ok(returnedLines().length > before);
   });
 });

@@ -108,7 +108,7 @@ export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   }
   if (st.enabled === false) mgr.writeKprobesEnabled('0');
   for (const c of compiled) {
-    const r = mgr.addProbeSpecs(c.specs, c.file);
+    const r = mgr.addProbeSpecs(c.specs, c.file, { entries: false });
     const hints = symbolHints(m, c.specs, c.file);
     for (const e of r.errors) io.err(`${e}${hints.find(h => e.startsWith(h.label))?.hint ?? ''}\n`);
   }
