@@ -6,7 +6,7 @@
  * ports, interrupt line, MSRs and clock the test drives.
  */
 import { Memory, PERM_R, PERM_W, PERM_X } from '../../../emulator/memory/memory';
-import { createSystemCpu } from '../../../emulator/arch/x86_64/sysmode/systemCpu';
+import { createSystemCpu, runSystemCpu } from '../../../emulator/arch/x86_64/sysmode/systemCpu';
 import type { X86Cpu } from '../../../emulator/arch/x86_64/cpu';
 import type { SystemState, X86Platform } from '../../../emulator/arch/x86_64/sysmode/state';
 import type { PagedMemory } from '../../../emulator/arch/x86_64/sysmode/paging';
@@ -146,3 +146,31 @@ export class SysMachine {
 }
 
 export const RAX = 0, RCX = 1, RDX = 2, RBX = 3, RSP = 4, RSI = 6, RDI = 7, R11 = 11;
+
+/** the handlers installHandlers puts in place: vector v's is a hlt at HANDLERS + 16 v */
+export const HANDLERS = 0x18000;
+const WITH_CODE = new Set([8, 10, 11, 12, 13, 14, 17]);
+
+/** an interrupt gate for each of the 32 exception vectors, to a handler that halts */
+export function installHandlers(m: SysMachine): void {
+  for (let v = 0; v < 32; v++) {
+    m.gate(v, HANDLERS + 16 * v, v === 8 ? { ist: 1 } : {});
+    m.code(HANDLERS + 16 * v, 'f4');
+  }
+}
+
+export interface Delivered { vector: number; errorCode?: number; rip: bigint; cs: number; rflags: number; rsp: bigint; ss: number }
+
+/** run until the CPU halts; the exception handler it halted in and the frame delivery pushed */
+export function runToHandler(m: SysMachine, budget = 1000): Delivered {
+  const r = runSystemCpu(m.cpu, budget);
+  if (r.event) throw new Error(`machine event: ${r.event.detail}`);
+  if (!r.halted) throw new Error(`did not halt (rip 0x${m.cpu.getPc().toString(16)})`);
+  const at = Number(m.cpu.getPc()) - 1 - HANDLERS;
+  if (at < 0 || at % 16 !== 0 || at / 16 >= 32) throw new Error(`halted outside the handlers, at 0x${m.cpu.getPc().toString(16)}`);
+  const vector = at / 16;
+  let sp = Number(m.reg(RSP));
+  const pop = (): bigint => { const v = new DataView(m.mem.readBytes(sp, 8).buffer).getBigUint64(0, true); sp += 8; return v; };
+  const errorCode = WITH_CODE.has(vector) ? Number(pop()) : undefined;
+  return { vector, errorCode, rip: pop(), cs: Number(pop()), rflags: Number(pop()), rsp: pop(), ss: Number(pop()) };
+}

@@ -98,13 +98,13 @@ export function cacheOp(cpu: X86Cpu, i: Insn): void { ring0(cpu, i); }
 // ---------------------------------------------------------------- MSRs
 export function rdmsr(cpu: X86Cpu, i: Insn): void {
   const s = ring0(cpu, i);
-  const v = readMsr(cpu, s, cpu.lo[1] >>> 0);
+  const v = readMsr(cpu, s, cpu.lo[1] >>> 0, i.addr);
   cpu.lo[0] = Number(v & 0xffffffffn) | 0; cpu.hi[0] = 0;
   cpu.lo[2] = Number(v >> 32n) | 0; cpu.hi[2] = 0;
 }
 export function wrmsr(cpu: X86Cpu, i: Insn): void {
   const s = ring0(cpu, i);
-  writeMsr(cpu, s, cpu.lo[1] >>> 0, u64(cpu.lo[0], cpu.lo[2]));
+  writeMsr(cpu, s, cpu.lo[1] >>> 0, u64(cpu.lo[0], cpu.lo[2]), i.addr);
   cpu.endRun(); // the platform's MSRs (the APIC's) may change what interrupts are deliverable
 }
 

@@ -30,7 +30,7 @@
  * instructions of that linear page are dropped.
  */
 import { Memory } from '../../../memory/memory';
-import type { VAddr } from '../../../memory/address';
+import { VAddr, fromVAddr, hex } from '../../../memory/address';
 import { nextTlbGeneration } from '../../../memory/tlbGeneration';
 import { X86Exception, VEC_PF, PF_P, PF_W, PF_U, PF_RSVD, PF_ID } from './exception';
 
@@ -124,7 +124,7 @@ export class PagedMemory extends Memory {
     if (acc === ACC_WRITE) code |= PF_W;
     if (this.userMode) code |= PF_U;
     if (acc === ACC_EXEC && this.nxe) code |= PF_ID;
-    throw new X86Exception(VEC_PF, code, `page fault: ${ACC_NAMES[acc]} at 0x${(a < 0 ? a + 2 * TWO48 * 32768 : a).toString(16)}`, a);
+    throw new X86Exception(VEC_PF, code, `page fault: ${ACC_NAMES[acc]} at ${hex(fromVAddr(a))}`, a);
   }
 
   /**
@@ -275,8 +275,9 @@ export class PagedMemory extends Memory {
     const w = this.watcher;
     this.watcher = null;
     try {
+      // bytes in address order: a fault on the second page reports its first byte (CR2)
       let v = 0;
-      for (let k = n - 1; k >= 0; k--) v = (v * 256) + this.read8(a + k);
+      for (let k = 0; k < n; k++) v += this.read8(a + k) * 2 ** (8 * k);
       return v | 0;
     } finally { this.watcher = w; }
   }
@@ -304,10 +305,10 @@ export class PagedMemory extends Memory {
     if ((a & 4095) > 4088) { this.writeSplit(a, 8, lo, hi); return; }
     this.phys.write64Halves(this.translate(a, ACC_WRITE), lo, hi);
   }
-  /** a write crossing a page: the last byte's page is translated first, so a fault there leaves memory unchanged */
+  /** a write crossing a page: both pages are translated first (CR2 of a fault: the first byte on the faulting page), so a fault leaves memory unchanged */
   private writeSplit(a: VAddr, n: number, lo: number, hi: number): void {
-    this.translate(a + n - 1, ACC_WRITE);
     this.translate(a, ACC_WRITE);
+    this.translate(Math.floor(a / PAGE) * PAGE + PAGE, ACC_WRITE);
     for (let k = 0; k < n; k++) {
       const b = k < 4 ? (lo >>> (8 * k)) & 0xff : (hi >>> (8 * (k - 4))) & 0xff;
       this.phys.write8(this.translate(a + k, ACC_WRITE), b);

@@ -123,7 +123,7 @@ function canon(v: bigint, what: string): VAddr {
 }
 
 /** RDMSR (CPL 0 checked by the caller): the value, or #GP(0) for an MSR neither the CPU nor the platform has */
-export function readMsr(cpu: X86Cpu, s: SystemState, msr: number): bigint {
+export function readMsr(cpu: X86Cpu, s: SystemState, msr: number, at: VAddr): bigint {
   switch (msr) {
     case MSR_EFER: return s.efer;
     case MSR_STAR: return s.star;
@@ -142,14 +142,14 @@ export function readMsr(cpu: X86Cpu, s: SystemState, msr: number): bigint {
     default: {
       const v = s.platform.msrs.rdmsr(cpu.id, msr);
       if (v !== undefined) return BigInt.asUintN(64, v);
-      s.reportOnce(`rdmsr:${msr}`, `cpu ${cpu.id}: rdmsr 0x${msr.toString(16)}: no such MSR (#GP) at rip 0x${fromVAddr(cpu.rip).toString(16)}`);
+      s.reportOnce(`rdmsr:${msr}`, `cpu ${cpu.id}: rdmsr 0x${msr.toString(16)}: no such MSR (#GP) at rip 0x${fromVAddr(at).toString(16)}`);
       throw gp(0, `rdmsr 0x${msr.toString(16)}: no such MSR`);
     }
   }
 }
 
 /** WRMSR (CPL 0 checked by the caller): #GP(0) for an unknown MSR or a value with reserved bits */
-export function writeMsr(cpu: X86Cpu, s: SystemState, msr: number, v: bigint): void {
+export function writeMsr(cpu: X86Cpu, s: SystemState, msr: number, v: bigint, at: VAddr): void {
   switch (msr) {
     case MSR_EFER: {
       if ((v & ~EFER_WRITABLE & ~EFER_LMA) !== 0n) throw gp(0, `wrmsr EFER: reserved bits in 0x${v.toString(16)}`);
@@ -182,7 +182,7 @@ export function writeMsr(cpu: X86Cpu, s: SystemState, msr: number, v: bigint): v
     case MSR_UCODE_REV: return; // writing 0 before CPUID(1) makes the revision readable: nothing to do
     default:
       if (s.platform.msrs.wrmsr(cpu.id, msr, v)) return;
-      s.reportOnce(`wrmsr:${msr}`, `cpu ${cpu.id}: wrmsr 0x${msr.toString(16)} = 0x${v.toString(16)}: no such MSR (#GP) at rip 0x${fromVAddr(cpu.rip).toString(16)}`);
+      s.reportOnce(`wrmsr:${msr}`, `cpu ${cpu.id}: wrmsr 0x${msr.toString(16)} = 0x${v.toString(16)}: no such MSR (#GP) at rip 0x${fromVAddr(at).toString(16)}`);
       throw gp(0, `wrmsr 0x${msr.toString(16)}: no such MSR or value refused`);
   }
 }
