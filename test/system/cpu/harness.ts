@@ -39,7 +39,8 @@ export class TestPlatform implements X86Platform {
   readonly irq = {
     pendingVector: (): number => this.pending.length > 0 ? this.pending[0] : -1,
     acknowledge: (v: number): void => { this.pending.shift(); this.acked.push(v); },
-    nmiPending: (): boolean => { const n = this.nmi; return n; },
+    /** an NMI is an edge: taken once when the CPU looks */
+    nmiPending: (): boolean => { const n = this.nmi; this.nmi = false; return n; },
   };
   readonly msrs = {
     rdmsr: (_cpu: number, msr: number): bigint | undefined => this.platformMsrs.get(msr),

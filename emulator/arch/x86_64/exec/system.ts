@@ -8,7 +8,7 @@ import type { Insn } from '../insn';
 import { CF, ARITH_MASK, SF, ZF, AF, PF } from '../flags';
 import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL } from '../../../cpu/faults';
 import { u64 } from '../../../memory/address';
-import { deliver, SOFT } from '../sysmode/delivery';
+import { deliverSoft } from '../sysmode/delivery';
 import { cpuidSys } from '../sysmode/cpuid';
 import { syscallSys } from './privileged';
 import { gp } from '../sysmode/exception';
@@ -24,7 +24,7 @@ export function int3(cpu: X86Cpu, i: Insn): void {
 /** int n: no IDT is modelled; software interrupts other than int3 are a #GP, like a missing IDT gate */
 export function intN(cpu: X86Cpu, i: Insn): void {
   const s = cpu.sys;
-  if (s !== null) { deliver(cpu, s, i.imm & 0xff, -1, SOFT); cpu.endRun(); return; } // through the IDT (a fault in delivery: at the int)
+  if (s !== null) { deliverSoft(cpu, s, i.imm & 0xff); cpu.endRun(); return; } // through the IDT (a fault in delivery: at the int)
   if ((i.imm & 0xff) === 3) { cpu.stop(STOP_BREAKPOINT); return; }
   cpu.stop(new GuestFault('generalProtection', `int 0x${(i.imm & 0xff).toString(16)}: no interrupt gate`));
 }

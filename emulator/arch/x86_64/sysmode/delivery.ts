@@ -71,6 +71,13 @@ export function deliver(cpu: X86Cpu, s: SystemState, vector: number, errorCode: 
   }
 }
 
+/**
+ * INT n / INT3 from inside the instruction: a fault while delivering is
+ * the instruction's (the run loop puts rip back at it and the fault is
+ * delivered as any other).
+ */
+export function deliverSoft(cpu: X86Cpu, s: SystemState, vector: number): void { deliverOnce(cpu, s, vector, -1, SOFT); }
+
 function deliverOnce(cpu: X86Cpu, s: SystemState, vector: number, errorCode: number, kind: number): void {
   const ext = kind === SOFT ? 0 : 1;
   const idtErr = vector * 8 + 2 + ext;
@@ -105,7 +112,6 @@ function deliverOnce(cpu: X86Cpu, s: SystemState, vector: number, errorCode: num
     for (let k = 0; k < frame.length; k++) mem.write64Halves(rsp - 8 * (k + 1), frame[k][0], frame[k][1]);
   } catch (e) {
     mem.userMode = user;
-    if (e instanceof X86Exception && e.vector === VEC_PF && newCpl !== cpl) throw e;
     throw e;
   }
   if (newCpl !== cpl) s.ss = newCpl; // a null selector with RPL = new CPL
@@ -211,7 +217,7 @@ export function runSystem(cpu: X86Cpu, s: SystemState, budget: number): SystemRu
 
 function takeTrap(cpu: X86Cpu, s: SystemState, trap: Trap): void {
   switch (trap.kind) {
-    case 'breakpoint': deliver(cpu, s, VEC_BP, -1, SOFT); return;
+    case 'breakpoint': deliver(cpu, s, VEC_BP, -1, SOFT); return; // int3 retired: rip is after it
     case 'singleStep': case 'hwBreakpoint': deliver(cpu, s, VEC_DB, -1, EXC); return;
     case 'halt': s.halted = true; return;
     case 'pageFault':
