@@ -7,11 +7,46 @@
  * interrupts off, rsi = the boot_params), or an application processor's
  * start in long mode.
  *
- * The CPU's memory is a PagedMemory over the platform's physical Memory
- * (RAM regions must be mapped PERM_R|W|X there: executable physical bytes
- * are what tells the decode caches of every CPU that code changed). The
- * block translator is not attached (X86Cpu.jit stays null): system mode is
- * interpreted.
+ * The platform's side of the contract (emulator/system/types.ts):
+ * - physical memory: one Memory shared by every CPU; RAM regions mapped
+ *   PERM_R|W|X (executable physical bytes are what tells the decode caches
+ *   of every CPU that code changed), MMIO as Device regions. A translated
+ *   access nothing backs ends the run with a 'busError' event.
+ * - interrupts: runSystemCpu asks the InterruptLine between runs of the
+ *   interpreter (an instruction boundary): NMI first (nmiPending() is an
+ *   edge: answer true once per NMI; it is not asked while an NMI handler
+ *   runs, until its IRETQ), then pendingVector() when RFLAGS.IF = 1 and no
+ *   STI / MOV SS shadow is pending, acknowledge(vector) as it is taken. A
+ *   run ends early after STI, POPF/IRETQ/SYSRETQ setting IF, WRMSR, MOV
+ *   CR8, OUT/OUTS and INT n, so an interrupt they make deliverable is taken
+ *   at the next boundary; when an MMIO write (an EOI, the TPR) or another
+ *   CPU (an IPI) makes one deliverable while this CPU runs, call its
+ *   endRun(), or give it short slices.
+ * - HLT: the run returns { halted: true } and the CPU stays halted until an
+ *   interrupt is taken (or an NMI); the platform advances its virtual clock
+ *   to its next device event (the idle time skipped) and calls again.
+ * - the TSC is VirtualClock.nowNs() at VirtualClock.tscHz (CPUID 0x15/0x16
+ *   advertise it), plus the offset a WRMSR to IA32_TSC sets.
+ * - MSRs the CPU does not own go to PlatformMsrs (IA32_APIC_BASE, TSC
+ *   deadline, ...); undefined / false there is #GP(0), logged once per MSR
+ *   with the rip through SystemState.log.
+ * - events (triple fault, bus error, a mode that is not emulated) are
+ *   { event } results: the guest stops, the host does not throw.
+ *
+ * Application processors: only long mode is emulated. Linux 6.1 starts an
+ * AP with INIT + SIPI at the real-mode trampoline (arch/x86/realmode/rm/
+ * trampoline_64.S), which goes 16 -> 32 -> 64-bit and jumps to
+ * trampoline_header->start (secondary_startup_64) with CR3 =
+ * trampoline_pgd, CR4 = trampoline_header->cr4, EFER = trampoline_header
+ * ->efer. The route without 16/32-bit emulation: on the SIPI, the platform
+ * reads those fields through the real_mode_header at vector << 12 (its
+ * layout follows the kernel's configuration: check it against the booted
+ * kernel's realmode/rm/header.S) and creates the AP with createSystemCpu
+ * at that state (any GDT with a 64-bit code segment at 0x10 and data at
+ * 0x18: secondary_startup_64 loads its own at once).
+ *
+ * The block translator is not attached (X86Cpu.jit stays null): system
+ * mode is interpreted. Do not attach one: its TLB does not know paging.
  */
 import type { Memory } from '../../../memory/memory';
 import { PERM_X } from '../../../memory/memory';
