@@ -140,3 +140,28 @@ describe('double and triple faults', () => {
     void UDATA;
   });
 });
+
+describe('the paths Linux takes', () => {
+  test('safe_halt (sti; hlt) with an interrupt already pending: HLT runs in the STI shadow, then the interrupt wakes it', () => {
+    const m = new SysMachine();
+    m.gate(0xec, KCODE + 0x100);
+    m.code(KCODE + 0x100, '48 ff c0 48 cf'); // inc rax; iretq
+    m.code(KCODE, 'fb f4 48 ff c3 fa f4'); // sti; hlt; inc rbx; cli; hlt
+    m.platform.pending.push(0xec);
+    const r = runSystemCpu(m.cpu, 100);
+    assert.deepEqual([r.halted, m.reg(RAX), m.reg(RBX), m.cpu.getPc()], [true, 1n, 1n, BigInt(KCODE + 7)]);
+    assert.deepEqual(m.platform.acked, [0xec]);
+  });
+  test('lretq to __KERNEL_CS (head_64.S reloads CS this way); a non-code selector #GP(sel)', () => {
+    const m = new SysMachine();
+    installHandlers(m);
+    // push 0x10; lea rax, [rip+3]; push rax; lretq; (target) inc rbx; hlt
+    m.code(KCODE, '6a 10 48 8d 05 03 00 00 00 50 48 cb 48 ff c3 f4');
+    runSystemCpu(m.cpu, 10);
+    assert.deepEqual([m.reg(RBX), m.sys.cs, Number(m.reg(4))], [1n, KERNEL_CS, KSTACK]);
+    const b = new SysMachine(); installHandlers(b);
+    b.code(KCODE, '6a 18 6a 00 48 cb'); // push 0x18 (data); push 0; lretq
+    const d = runToHandler(b);
+    assert.deepEqual([d.vector, d.errorCode], [13, 0x18]);
+  });
+});

@@ -241,3 +241,28 @@ describe('SWAPGS, SYSCALL, SYSRET', () => {
     void MSR_EFER;
   });
 });
+
+describe('string I/O and the rest', () => {
+  test('rep outsb / rep insw move rcx items between memory and a port, rsi / rdi stepping', () => {
+    const m = new SysMachine();
+    m.phys.writeBytes(KDATA, new Uint8Array([0x68, 0x69, 0x0a]));
+    m.platform.portValues.set(0x1f0, 0xbeef);
+    m.setReg(6, BigInt(KDATA)); m.setReg(7, BigInt(KDATA + 0x100)); m.setReg(RCX, 3n); m.setReg(RDX, 0x3f8n);
+    m.code(KCODE, 'f3 6e 66 ba f0 01 b1 02 66 f3 6d f4'); // rep outsb; mov dx, 0x1f0; mov cl, 2; rep insw
+    runSystemCpu(m.cpu, 20);
+    assert.deepEqual(m.platform.outs, [[0x3f8, 1, 0x68], [0x3f8, 1, 0x69], [0x3f8, 1, 0x0a]]);
+    assert.deepEqual([...m.phys.readBytes(KDATA + 0x100, 4)], [0xef, 0xbe, 0xef, 0xbe]);
+    assert.deepEqual([m.reg(RCX), m.reg(6), m.reg(7)], [0n, BigInt(KDATA + 3), BigInt(KDATA + 0x104)]);
+  });
+  test('SYSCALL with EFER.SCE = 0 is #UD; DEBUGCTL reads 0 and refuses LBR/BTF', () => {
+    const m = new SysMachine();
+    installHandlers(m);
+    m.code(KCODE, '0f 05');
+    assert.equal(runToHandler(m).vector, 6);
+    const d = new SysMachine(); installHandlers(d);
+    d.setReg(RBX, 5n);
+    d.code(KCODE, `b9 d9 01 00 00 0f 32 89 c3 ${wrmsrCode(0x1d9, 2n)}`); // rdmsr; mov ebx, eax; wrmsr 2
+    const x = runToHandler(d);
+    assert.deepEqual([d.reg(RBX), x.vector, x.errorCode], [0n, 13, 0]);
+  });
+});
