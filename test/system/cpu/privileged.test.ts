@@ -266,3 +266,17 @@ describe('string I/O and the rest', () => {
     assert.deepEqual([d.reg(RBX), x.vector, x.errorCode], [0n, 13, 0]);
   });
 });
+
+describe('MSRs Linux writes at every boot', () => {
+  test('IA32_SYSENTER_CS/ESP/EIP are kept (syscall_init writes them), a non-canonical SYSENTER_EIP #GP(0)', () => {
+    const m = new SysMachine();
+    installHandlers(m);
+    m.code(KCODE, `${wrmsrCode(0x174, 0x10n)} ${wrmsrCode(0x176, 0xffffffff81c017b0n)} b9 76 01 00 00 0f 32 f4`);
+    runSystemCpu(m.cpu, 20);
+    assert.deepEqual([m.reg(RAX), m.reg(RDX), m.sys.sysenter[0]], [0x81c017b0n, 0xffffffffn, 0x10n]);
+    m.sys.halted = false;
+    m.cpu.setPc(BigInt(KCODE + 0x100));
+    m.code(KCODE + 0x100, wrmsrCode(0x176, 0x0000800000000000n));
+    assert.equal(runToHandler(m).vector, 13);
+  });
+});

@@ -45,7 +45,7 @@ const EFER_WRITABLE = EFER_SCE | EFER_LME | EFER_NXE;
 export const MSR_TSC = 0x10, MSR_APIC_BASE = 0x1b, MSR_UCODE_REV = 0x8b, MSR_ARCH_CAPABILITIES = 0x10a, MSR_MISC_ENABLE = 0x1a0,
   MSR_PAT = 0x277, MSR_EFER = 0xc0000080, MSR_STAR = 0xc0000081, MSR_LSTAR = 0xc0000082, MSR_CSTAR = 0xc0000083,
   MSR_SFMASK = 0xc0000084, MSR_FS_BASE = 0xc0000100, MSR_GS_BASE = 0xc0000101, MSR_KERNEL_GS_BASE = 0xc0000102,
-  MSR_TSC_AUX = 0xc0000103, MSR_DEBUGCTL = 0x1d9;
+  MSR_TSC_AUX = 0xc0000103, MSR_DEBUGCTL = 0x1d9, MSR_SYSENTER_CS = 0x174, MSR_SYSENTER_ESP = 0x175, MSR_SYSENTER_EIP = 0x176;
 /**
  * IA32_ARCH_CAPABILITIES: RDCL_NO, SKIP_L1DFL_VMENTRY, SSB_NO, MDS_NO, PSCHANGE_MC_NO, TAA_NO,
  * SBDR_SSDP_NO, FBSDP_NO, PSDP_NO: an emulator has none of these speculation flaws, and saying so keeps
@@ -73,6 +73,8 @@ export class SystemState {
   ldtr = 0; ldtBase: VAddr = 0; ldtLimit = 0;
   star = 0n; lstar: VAddr = 0; cstar = 0n; sfmask = 0n; kernelGsBase: VAddr = 0; tscAux = 0n;
   pat = PAT_RESET; miscEnable = MISC_ENABLE_RESET;
+  /** IA32_SYSENTER_CS / ESP / EIP: kept (Linux's syscall_init writes them; SYSENTER itself is not offered in 64-bit mode) */
+  readonly sysenter = [0n, 0n, 0n];
   /** added to the clock's TSC value (a write to IA32_TSC) */
   tscOffset = 0n;
   /** the instruction after STI (or MOV SS) runs before any interrupt */
@@ -140,6 +142,7 @@ export function readMsr(cpu: X86Cpu, s: SystemState, msr: number, at: VAddr): bi
     case MSR_ARCH_CAPABILITIES: return ARCH_CAPABILITIES;
     case MSR_UCODE_REV: return 1n << 32n;
     case MSR_DEBUGCTL: return 0n;
+    case MSR_SYSENTER_CS: case MSR_SYSENTER_ESP: case MSR_SYSENTER_EIP: return s.sysenter[msr - MSR_SYSENTER_CS];
     default: {
       const v = s.platform.msrs.rdmsr(cpu.id, msr);
       if (v !== undefined) return BigInt.asUintN(64, v);
@@ -181,6 +184,8 @@ export function writeMsr(cpu: X86Cpu, s: SystemState, msr: number, v: bigint, at
       s.pat = v; return;
     case MSR_MISC_ENABLE: s.miscEnable = v; return;
     case MSR_UCODE_REV: return; // writing 0 before CPUID(1) makes the revision readable: nothing to do
+    case MSR_SYSENTER_CS: s.sysenter[0] = v & 0xffffn; return;
+    case MSR_SYSENTER_ESP: case MSR_SYSENTER_EIP: s.sysenter[msr - MSR_SYSENTER_CS] = fromVAddr(canon(v, 'SYSENTER')); return;
     case MSR_DEBUGCTL:
       // no last-branch records, no branch single-step: only 0 is a value this CPU has
       if (v !== 0n) throw gp(0, `wrmsr DEBUGCTL 0x${v.toString(16)}: LBR/BTF are not emulated`);
