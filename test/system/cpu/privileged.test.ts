@@ -10,6 +10,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { SysMachine, installHandlers, runToHandler, KCODE, UCODE, RAX, RBX, RCX, RDX, R11, USER_CS, USER_DS, USER32_CS, KERNEL_CS, TSS, GDT, KDATA, USTACK } from './harness';
 import { machine } from '../../fixtures/x86/harness';
+import { disassembleBytes } from '../../../emulator/arch/x86_64/disasm';
 import { runSystemCpu } from '../../../emulator/arch/x86_64/sysmode/systemCpu';
 import { MSR_LSTAR, MSR_STAR, MSR_SFMASK, MSR_EFER, EFER_SCE, MSR_KERNEL_GS_BASE } from '../../../emulator/arch/x86_64/sysmode/state';
 
@@ -278,5 +279,19 @@ describe('MSRs Linux writes at every boot', () => {
     m.cpu.setPc(BigInt(KCODE + 0x100));
     m.code(KCODE + 0x100, wrmsrCode(0x176, 0x0000800000000000n));
     assert.equal(runToHandler(m).vector, 13);
+  });
+});
+
+describe('the system instructions in the disassembler', () => {
+  test('named as llvm\'s Intel syntax names them (they were undecodable before)', () => {
+    const cases: [string, string][] = [
+      ['48cf', 'iretq'], ['480f07', 'sysretq'], ['48cb', 'retfq'], ['e460', 'in al, 0x60'], ['ee', 'out dx, al'], ['ed', 'in eax, dx'],
+      ['0f20d8', 'mov rax, cr3'], ['440f22c0', 'mov cr8, rax'], ['0f00d8', 'ltr ax'], ['0f01f8', 'swapgs'], ['0f01f9', 'rdtscp'],
+      ['0f30', 'wrmsr'], ['0f32', 'rdmsr'], ['f36e', 'rep outsb dx, byte ptr [rsi]'],
+    ];
+    for (const [hex, text] of cases) {
+      const d = disassembleBytes(Buffer.from(hex, 'hex'), 0x1000n);
+      assert.equal(`${d?.mnemonic} ${d?.operands}`.trim(), text, hex);
+    }
   });
 });
