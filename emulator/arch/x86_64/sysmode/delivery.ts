@@ -28,7 +28,7 @@ import { X86Exception, exceptionOf, VEC_BP, VEC_DB, VEC_DF, VEC_GP, VEC_NMI, VEC
 import { codeDescriptor, isCode, isWritableData, readDescriptor, tssStack, sysRead32, SREG_DS, SREG_ES, SREG_FS, SREG_GS, selectorOf } from './segments';
 
 const TWO32 = 4294967296;
-const IF = 0x200, NT = 0x4000, IOPL = 0x3000, AC = 0x40000, ID = 0x200000;
+const IF = 0x200, NT = 0x4000, IOPL = 0x3000;
 /** the kinds of event delivered: an exception (hardware), an external interrupt or NMI, a software INT n / INT3 */
 export const EXC = 0, EXT = 1, SOFT = 2;
 
@@ -233,4 +233,3 @@ function takeTrap(cpu: X86Cpu, s: SystemState, trap: Trap): void {
   }
 }
 
-export { AC, ID };
