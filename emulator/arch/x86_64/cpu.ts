@@ -24,6 +24,7 @@ import { Insn } from './insn';
 import { X87State, newX87 } from './exec/x87';
 import { decodeInsn, MAX_INSN_LEN } from './decoder';
 import { GuestFault } from '../../cpu/faults';
+import type { SystemState } from './sysmode/state';
 import { PT_REGS, PT_ORIG_AX, PT_IP, PT_CS, PT_FLAGS, PT_SS, PT_FS_BASE, PT_GS_BASE } from './regs';
 
 const TWO32 = 4294967296;
@@ -151,6 +152,12 @@ export class X86Cpu extends LazyFlags implements Cpu {
   nativeSave: NativeEntrySave | null = null;
   /** kprobes/nativeFrame.ts's state for this CPU (its native-entry frames, the stack region it last wrote); opaque here */
   nativeFrames: object | null = null;
+  /**
+   * The system half (sysmode/): set only on a full-system machine's CPU,
+   * whose memory is then a PagedMemory. null: the emulated-kernel
+   * machine's CPU, whose system instructions keep their old meaning.
+   */
+  sys: SystemState | null = null;
   constructor(id: number, mem: Memory) { super(id, mem, X86_DECODE_CACHES, 'x86_64'); }
 
   /** rip is the interpreter's pc */

@@ -218,7 +218,7 @@ function operandSize(def: OpDef, p: Prefixes): { osize: number; size: number } {
   const osize = def.f64 ? 8 : rexW ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
   for (const o of def.ops) {
     if (o.k === 'I' || o.k === 'J' || o.k === '1' || o.k === 'V' || o.k === 'W' || o.k === 'U' || !o.s) continue;
-    if (o.k === 'R' && o.fixed === 'CL') continue;
+    if (o.k === 'R' && (o.fixed === 'CL' || o.fixed === 'DX')) continue; // shift counts and port numbers: not the operand size
     return { osize, size: sizeOf(o.s, osize, rexW) };
   }
   return { osize, size: osize };
@@ -237,7 +237,7 @@ function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: numb
   const mod = modrm >> 6;
   const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
   const rmf = modrm & 7;
-  if (def.ops.some(o => o.k === 'D')) {
+  if (def.ops.some(o => o.k === 'D' || o.k === 'C')) {
     // mov to/from DRn: register to register whatever mod says (no SIB, no displacement); DR8+ (REX.R) is the executor's #UD
     insn.reg = regf;
     insn.rm = rmf | (rex & 1 ? 8 : 0);
@@ -350,7 +350,7 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   insn.cc = op.slot.low === 'cc' ? op.b & 0xf : def.srcSize ?? def.sub;
 
   const m: MemFields = { sibOff: -1, dispOff: -1, dispLen: 0, ripRel: false };
-  const usesModrm = def.ops.some(o => 'EGMVWUD'.includes(o.k));
+  const usesModrm = def.ops.some(o => 'EGMVWUDCS'.includes(o.k));
   if (usesModrm && modrm >= 0) {
     if (!decodeModrm(r, insn, def, modrm, p.rex, m)) return null;
   } else if (!usesModrm) opcodeRegisters(insn, def, op.b, p.rex);

@@ -166,6 +166,8 @@ function operandText(i: Insn, o: Operand, idx: number, f: Fmt): string {
     case 'W': return i.rm >= 0 ? `xmm${i.rm}` : memText(i, size, true, f);
     case 'B': return regName(size, i.vreg);
     case 'D': return `dr${i.reg}`;
+    case 'C': return `cr${i.reg}`;
+    case 'S': return ['es', 'cs', 'ss', 'ds', 'fs', 'gs'][i.reg] ?? `sreg${i.reg}`;
     case 'R':
       if (o.fixed === undefined) return regName(8, i.rm); // mov to/from DRn: ModRM.rm
       if (o.fixed === 'AL') return 'al';

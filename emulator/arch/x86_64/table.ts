@@ -31,6 +31,7 @@ import * as sse from './exec/sse';
 import * as sseInt from './exec/sseInt';
 import * as sseFp from './exec/sseFp';
 import * as x87 from './exec/x87';
+import * as priv from './exec/privileged';
 
 // the entry types live with Insn (insn.ts), so executors never import the table
 export type { Flow, Operand, OpDef } from './insn';
@@ -264,6 +265,45 @@ d('9d', 'popfq', '', sys.popf, { d64: true, sized: ['popf', 'popfq', 'popfq'] })
 // debug registers: ModRM.reg DRn, ModRM.rm the general register whatever mod says (always 64-bit)
 d('0f 21', 'mov', 'Rq,Dq', sys.movFromDr);
 d('0f 23', 'mov', 'Dq,Rq', sys.movToDr);
+// the system half's instructions (exec/privileged.ts: #UD on a CPU without one): control registers as the debug
+// registers (ModRM.reg CRn, ModRM.rm the general register), segment registers in ModRM.reg (S)
+d('0f 20', 'mov', 'Rq,Cq', priv.movFromCr);
+d('0f 22', 'mov', 'Cq,Rq', priv.movToCr);
+d('0f 06', 'clts', '', priv.clts);
+d('0f 08', 'invd', '', priv.cacheOp);
+d('0f 09', 'wbinvd', '', priv.cacheOp);
+d('0f 30', 'wrmsr', '', priv.wrmsr);
+d('0f 32', 'rdmsr', '', priv.rdmsr);
+d('0f 01 f9', 'rdtscp', '', priv.rdtscp);
+d('0f 01 f8', 'swapgs', '', priv.swapgs);
+d('f3 0f c7/7', 'rdpid', 'Eq', priv.rdpid);
+d('0f 01/0', 'sgdt', 'M', priv.descTable, { sub: 0 });
+d('0f 01/1', 'sidt', 'M', priv.descTable, { sub: 1 });
+d('0f 01/2', 'lgdt', 'M', priv.descTable, { sub: 2 });
+d('0f 01/3', 'lidt', 'M', priv.descTable, { sub: 3 });
+d('0f 01/7', 'invlpg', 'Mb', priv.invlpg);
+d('0f 00/0', 'sldt', 'Ew', priv.taskRegs, { sub: 0 });
+d('0f 00/1', 'str', 'Ev', priv.taskRegs, { sub: 1 });
+d('0f 00/2', 'lldt', 'Ew', priv.taskRegs, { sub: 2 });
+d('0f 00/3', 'ltr', 'Ew', priv.taskRegs, { sub: 3 });
+d('8c', 'mov', 'Ev,Sw', priv.movFromSreg);
+d('8e', 'mov', 'Sw,Ew', priv.movToSreg);
+d('cf', 'iretq', '', priv.iret, { flow: 'trap', sized: ['iret', 'iretd', 'iretq'] });
+d('0f 07', 'sysretq', '', priv.sysret, { flow: 'trap', sized: ['sysret', 'sysret', 'sysretq'] });
+d('cb', 'retf', '', priv.retFar, { flow: 'trap', sized: ['retfw', 'retf', 'retfq'] });
+d('ca', 'retf', 'Iw', priv.retFar, { flow: 'trap', sized: ['retfw', 'retf', 'retfq'] });
+d('e4', 'in', 'AL,Ib', priv.inPort);
+d('e5', 'in', 'eAX,Ib', priv.inPort);
+d('ec', 'in', 'AL,DX', priv.inPort);
+d('ed', 'in', 'eAX,DX', priv.inPort);
+d('e6', 'out', 'Ib,AL', priv.outPort);
+d('e7', 'out', 'Ib,eAX', priv.outPort);
+d('ee', 'out', 'DX,AL', priv.outPort);
+d('ef', 'out', 'DX,eAX', priv.outPort);
+d('6c', 'ins', 'Yb,DX', priv.stringIo, { str: true });
+d('6d', 'ins', 'Yz,DX', priv.stringIo, { str: true });
+d('6e', 'outs', 'DX,Xb', priv.stringIo, { str: true });
+d('6f', 'outs', 'DX,Xz', priv.stringIo, { str: true });
 
 export const NOP_DEF: OpDef = OPS.find(o => o.code === NOP_CODE) as OpDef;
 
@@ -502,7 +542,7 @@ const VEX_MAP: Record<string, number> = { '0f': 1, '0f38': 2, '0f3a': 3 };
 export const TWO_BYTE: (Slot | undefined)[] = new Array(256);
 
 function usesModrm(def: OpDef): boolean {
-  return def.ops.some(o => 'EGMVWUD'.includes(o.k));
+  return def.ops.some(o => 'EGMVWUDCS'.includes(o.k));
 }
 
 function install(def: OpDef): void {

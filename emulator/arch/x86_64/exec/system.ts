@@ -8,6 +8,10 @@ import type { Insn } from '../insn';
 import { CF, ARITH_MASK, SF, ZF, AF, PF } from '../flags';
 import { GuestFault, FAULT_UD, STOP_BREAKPOINT, STOP_HALT, STOP_HYPERCALL, STOP_SYSCALL } from '../../../cpu/faults';
 import { u64 } from '../../../memory/address';
+import { deliverSoft } from '../sysmode/delivery';
+import { cpuidSys } from '../sysmode/cpuid';
+import { syscallSys } from './privileged';
+import { gp } from '../sysmode/exception';
 
 export function nop(_cpu: X86Cpu, _i: Insn): void { /* nothing */ }
 
@@ -19,22 +23,32 @@ export function int3(cpu: X86Cpu, i: Insn): void {
 }
 /** int n: no IDT is modelled; software interrupts other than int3 are a #GP, like a missing IDT gate */
 export function intN(cpu: X86Cpu, i: Insn): void {
+  const s = cpu.sys;
+  if (s !== null) { deliverSoft(cpu, s, i.imm & 0xff); cpu.endRun(); return; } // through the IDT (a fault in delivery: at the int)
   if ((i.imm & 0xff) === 3) { cpu.stop(STOP_BREAKPOINT); return; }
   cpu.stop(new GuestFault('generalProtection', `int 0x${(i.imm & 0xff).toString(16)}: no interrupt gate`));
 }
 export function ud(cpu: X86Cpu, _i: Insn): void { cpu.stop(FAULT_UD); }
 
 export function hlt(cpu: X86Cpu, _i: Insn): void {
+  const s = cpu.sys;
+  if (s !== null && s.cpl !== 0) throw gp(0, 'hlt at CPL 3');
   cpu.stop(cpu.userMode ? new GuestFault('generalProtection', 'hlt in user mode') : STOP_HALT);
 }
 /** cli / sti: privileged (IOPL 0) */
 export function cliSti(cpu: X86Cpu, i: Insn): void {
-  if (cpu.userMode) throw new GuestFault('generalProtection', `${i.def.mnem} in user mode`);
+  const s = cpu.sys;
+  if (s !== null) {
+    // IOPL-sensitive (no VME/PVI); STI shadows interrupts for one instruction when it sets IF
+    if (s.cpl > ((cpu.otherFlags >>> 12) & 3)) throw gp(0, `${i.def.mnem} at CPL ${s.cpl}`);
+    if (i.cc && (cpu.otherFlags & 0x200) === 0) { s.intShadow = true; cpu.endRun(); }
+  } else if (cpu.userMode) throw new GuestFault('generalProtection', `${i.def.mnem} in user mode`);
   if (i.cc) cpu.otherFlags |= 0x200; else cpu.otherFlags &= ~0x200;
 }
 
 /** syscall: rcx = next rip, r11 = rflags (as hardware does), then trap to the emulated kernel */
 export function syscall(cpu: X86Cpu, _i: Insn): void {
+  if (cpu.sys !== null) { syscallSys(cpu, cpu.sys); return; }
   if (!cpu.userMode) { cpu.stop(FAULT_UD); return; } // no LSTAR: the emulated kernel only takes syscalls from user mode
   cpu.setRegAddr(1, cpu.rip);
   const f = cpu.getRflags();
@@ -43,11 +57,21 @@ export function syscall(cpu: X86Cpu, _i: Insn): void {
 }
 /** vmcall: hypercall from kernel mode; #UD from user mode */
 export function vmcall(cpu: X86Cpu, _i: Insn): void {
+  if (cpu.sys !== null) throw FAULT_UD; // no hypervisor below a system-mode CPU
   cpu.stop(cpu.userMode ? FAULT_UD : STOP_HYPERCALL);
 }
 
 /** rdtsc: the virtual clock is the CPU's retired-instruction count */
 export function rdtsc(cpu: X86Cpu, _i: Insn): void {
+  const s = cpu.sys;
+  if (s !== null) {
+    // the virtual clock's TSC (CR4.TSD: CPL 0 only)
+    if ((s.cr4 & 4) !== 0 && s.cpl !== 0) throw gp(0, 'rdtsc at CPL 3 with CR4.TSD');
+    const v = s.tsc();
+    cpu.lo[0] = Number(v & 0xffffffffn) | 0; cpu.hi[0] = 0;
+    cpu.lo[2] = Number(v >> 32n) | 0; cpu.hi[2] = 0;
+    return;
+  }
   const t = cpu.instret;
   const h = Math.floor(t / 4294967296);
   cpu.lo[0] = (t - h * 4294967296) | 0; cpu.hi[0] = 0;
@@ -67,6 +91,7 @@ function str4(s: string, k: number): number {
 export const CPUID1_EDX = 1 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 24 | 1 << 25 | 1 << 26;
 
 export function cpuid(cpu: X86Cpu, _i: Insn): void {
+  if (cpu.sys !== null) { cpuidSys(cpu, cpu.sys); return; }
   const leaf = cpu.lo[0] >>> 0;
   let a = 0, b = 0, c = 0, d = 0;
   switch (leaf) {
@@ -108,8 +133,10 @@ export function popf(cpu: X86Cpu, _i: Insn): void {
   const v = cpu.mem.read32(sp);
   cpu.setRegAddr(4, sp + 8);
   const keep = cpu.userMode ? cpu.otherFlags & (0x200 | 0x3000) : 0;
+  const wasIf = cpu.otherFlags & 0x200;
   cpu.setRflags(cpu.userMode ? (v & ~(0x200 | 0x3000)) | keep : v);
   cpu.resumeFlag = false;
+  if (cpu.sys !== null && wasIf === 0 && (cpu.otherFlags & 0x200) !== 0) cpu.endRun(); // interrupts are looked at between runs
 }
 
 /**
