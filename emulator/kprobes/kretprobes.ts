@@ -8,7 +8,7 @@
  * 6.2), arch code that saves the registers, calls the engine's return
  * handler path, restores the registers and returns to the real return
  * address — no exception. The booster is used when the arch provides it
- * (engine option kretprobeBooster, default on; setKretprobeBooster()).
+ * (engine option kretprobeBooster, default on; setBoost()).
  *
  * Instances belong to tasks (LIFO per task; a CPU stands in for the task
  * while none is current) and are recycled when a task exits.

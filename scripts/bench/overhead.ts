@@ -63,8 +63,8 @@ function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: K
   const kboost = mode === 'b' || mode === 'rb';
   const rboost = mode === 'rb' || mode === 'ro';
   e.setOptimization(optimized ? 1 : 0);
-  e.setKprobeBooster(kboost);
-  e.setKretprobeBooster(rboost);
+  e.traps.kprobeBooster = kboost;
+  e.kretprobes.setBoost(rboost);
   const kp: Kprobe = { symbol_name: target, pre_handler: () => 0 };
   const rp: Kretprobe = { kp: { symbol_name: target }, maxactive: 64, handler: () => 0 };
   // the entry handler ends by returning, which is jprobe_return() (engine.jprobeReturn() would
