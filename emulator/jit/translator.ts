@@ -105,6 +105,14 @@ export class Translator<C, I extends RunnableInsn<C>> {
   private readonly fnUnits: (WeakRef<Unit> | undefined)[] = [];
   private hotFn = -1;
   private hotUnit: Unit | null = null;
+  /**
+   * The one found before it, kept the same way: a probe hit's helpers
+   * alternate between units (the probed function's breakpoint, the slot's
+   * step breakpoint, the kretprobe trampoline), and WeakRef.deref is a
+   * runtime call (it keeps its target alive until the job ends).
+   */
+  private prevFn = -1;
+  private prevUnit: Unit | null = null;
   private codeBytes = 0;
   private readonly view: DataView;
   readonly stats: TranslatorStats = { translations: 0, modules: 0, codeBytes: 0, invalidations: 0, flushes: 0, entries: 0, translatedInsns: 0, compileMs: 0, calls: 0, lockstepChecked: 0, lockstepSkipped: 0 };
@@ -251,6 +259,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     this.table.set(f, null);
     this.fnUnits[f] = undefined;
     if (this.hotFn === f) { this.hotFn = -1; this.hotUnit = null; }
+    if (this.prevFn === f) { this.prevFn = -1; this.prevUnit = null; }
     this.freeFns.push(f);
   }
 
@@ -460,7 +469,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     this.lastError = s.error;
     s.base = outerBase; s.budget = outerBudget; s.error = outerError; s.lastHelper = outerLast;
     this.curCpu = outerCpu; this.curS = outerS;
-    if (outerCpu === null) { this.hotFn = -1; this.hotUnit = null; } // no translated code runs now
+    if (outerCpu === null) { this.hotFn = -1; this.hotUnit = null; this.prevFn = -1; this.prevUnit = null; } // no translated code runs now
     return total;
   }
 
@@ -477,12 +486,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     let cpu = this.curCpu as AnyCpu, s = this.curS as CpuJit;
     if (s === null || s.st !== st) { cpu = this.cpus.get(st)?.deref() as AnyCpu; s = this.cpuState.get(cpu) as CpuJit; }
     // the calling module's unit holds its index while its code can run (a dropped one's code exits at its helper's return)
-    let unit = this.hotUnit as Unit;
-    if (fn !== this.hotFn) {
-      const u = this.fnUnits[fn]?.deref();
-      if (u === undefined) throw new Error(`translator: a translated module called a helper with no unit at table index ${fn}`);
-      unit = u; this.hotFn = fn; this.hotUnit = u;
-    }
+    const unit = fn === this.hotFn ? this.hotUnit as Unit : this.helperUnit(fn);
     const insn = unit.helpers[index];
     const v = this.view;
     cpu.instret = s.base + retired;
@@ -540,6 +544,19 @@ export class Translator<C, I extends RunnableInsn<C>> {
       return EXIT_JUMP + x;
     }
     return 0;
+  }
+
+  /** the unit of a helper's module (table index fn) when it is not the hot one: the previous one, else through fnUnits */
+  private helperUnit(fn: number): Unit {
+    let u: Unit | undefined;
+    if (fn === this.prevFn) u = this.prevUnit as Unit;
+    else {
+      u = this.fnUnits[fn]?.deref();
+      if (u === undefined) throw new Error(`translator: a translated module called a helper with no unit at table index ${fn}`);
+    }
+    this.prevFn = this.hotFn; this.prevUnit = this.hotUnit;
+    this.hotFn = fn; this.hotUnit = u;
+    return u;
   }
 
   /** lockstep, around a helper's instruction: log its stores, mark the entry impure when host code runs; returns the CPU's inline breakpoint to put back */

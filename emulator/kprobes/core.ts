@@ -24,7 +24,7 @@
 import type { Cpu } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import type { KprobesArchContext, KprobesArchHooks } from './archHooks';
-import { KprobeEvents, ProbeInfo } from './events';
+import { KprobeEvents } from './events';
 import { InsnSlots } from './insnSlots';
 import { Jprobe, Kprobe, KprobeCtlblk, Kretprobe, KprobeStatus, ProbeKind } from './kprobe';
 import type { PtRegs } from './ptRegs';
@@ -75,7 +75,8 @@ export class KprobesEngine implements KprobesShared {
   readonly percpu: KprobeCpus;
   /** the debugger's gate into the hit paths (onCpuGate.ts) */
   readonly onCpu: HandlerOnCpuGate;
-  private readonly describer: KprobeDescriber;
+  /** %pS names and the ProbeInfo of events (describe.ts) */
+  readonly describer: KprobeDescriber;
   private readonly hits: KprobeHitPath;
   private readonly removal: KprobeRemoval;
   private readonly arming: KprobeArming;
@@ -91,8 +92,8 @@ export class KprobesEngine implements KprobesShared {
   readonly data: KernelData;
   private readonly nested: NestedCaller;
   private readonly exTable: ExceptionTable;
-  /** the trap handlers (traps.ts) */
-  private readonly traps: KprobeTraps;
+  /** the trap handlers (traps.ts; its kprobeBooster is the kprobe booster switch: the overhead table's k vs b) */
+  readonly traps: KprobeTraps;
   private capi: KprobesCApi | null = null;
 
   constructor(readonly kernel: KernelApi, opts: KprobesEngineOptions = {}) {
@@ -235,7 +236,6 @@ export class KprobesEngine implements KprobesShared {
   listEntries(): { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] { return this.t.listEntries(); }
   /** "symbol+0xoff" for an address (%pS; the engine's own code by its registered names) */
   where(addr: bigint): string { return this.describer.where(addr); }
-  info(p: Kprobe): ProbeInfo { return this.describer.info(p); }
   /** per-CPU kprobe_ctlblk */
   ctlblk(cpu: number): KprobeCtlblk { return this.percpu.ctlblk(cpu); }
   regsOf(cpu: Cpu): PtRegs { return this.percpu.regsOf(cpu); }
@@ -262,7 +262,7 @@ export class KprobesEngine implements KprobesShared {
     return this.arming.readTextWithoutProbes(mem, addr, len, opts);
   }
 
-  // ---------------------------------------------------------------- sysctl debug.kprobes_optimization, boosters
+  // ---------------------------------------------------------------- sysctl debug.kprobes_optimization
 
   /** sysctl debug.kprobes_optimization (true = 1) */
   get optimization(): boolean { return this.optimizer.enabled; }
@@ -274,13 +274,6 @@ export class KprobesEngine implements KprobesShared {
   optimizationStatus(addr: bigint): OptimizationStatus { return this.optimizer.status(addr); }
   /** the jump is written at addr ([OPTIMIZED]) */
   isOptimized(addr: bigint): boolean { return this.optimizer.isOptimized(addr); }
-
-  /** the kprobe booster switch (emulator knob; the overhead table's k vs b) */
-  get kprobeBoosterEnabled(): boolean { return this.traps.kprobeBooster; }
-  setKprobeBooster(on: boolean): void { this.traps.kprobeBooster = on; }
-  /** the kretprobe booster switch (new instances use the booster trampoline); the overhead table's r vs rb */
-  get kretprobeBoosterEnabled(): boolean { return this.kretprobes.boosted; }
-  setKretprobeBooster(on: boolean): void { this.kretprobes.setBoost(on); }
 
   // ---------------------------------------------------------------- the debugger's settings (onCpuGate.ts)
 

@@ -75,7 +75,10 @@ export class KprobeHitPath {
   /** the probe (or an enabled aggregate member) has a post_handler */
   hasAnyPost(p: Kprobe): boolean {
     const list = this.t.aggrList.get(p);
-    return list ? list.some(k => !kprobeDisabled(k) && !!k.post_handler) : !!p.post_handler;
+    if (list === undefined) return !!p.post_handler;
+    // no closure per hit (list.some would make one)
+    for (let i = 0; i < list.length; i++) if (!kprobeDisabled(list[i]) && !!list[i].post_handler) return true;
+    return false;
   }
 
   private emitHit(p: Kprobe, cpu: number): void {

@@ -3,7 +3,7 @@
  * and the per-kretprobe free list): an instance with its entry time and
  * stack pointer, a task's live instances, a registered kretprobe's state.
  */
-import type { VAddr } from '../memory/address';
+import { fromVAddr, VAddr } from '../memory/address';
 import { Kretprobe, KretprobeInstance, KretprobeInstanceRec } from './kprobe';
 import type { MissedState } from './kretprobeMissed';
 
@@ -15,10 +15,15 @@ export class TimedInstance extends KretprobeInstanceRec {
   /**
    * The stack pointer at the entry (the call's frame: missed calls deeper
    * than it ended when it returns) as a VAddr; NaN when not canonical, and
-   * then entrySp holds it (read both through Kretprobes.entrySp).
+   * then entrySp holds it (read both through entrySpOf).
    */
   entrySpV: VAddr = 0;
   entrySp = 0n;
+}
+
+/** the stack pointer at an instance's entry */
+export function entrySpOf(ri: Pick<TimedInstance, 'entrySpV' | 'entrySp'>): bigint {
+  return ri.entrySpV === ri.entrySpV ? fromVAddr(ri.entrySpV) : ri.entrySp;
 }
 
 /** A task's live instances (innermost last) and the one whose return handler is running (already off the list). */

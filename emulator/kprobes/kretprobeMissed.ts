@@ -8,6 +8,7 @@ import type { Task } from '../kernel/types';
 import type { KprobesShared } from './parts';
 import type { Kretprobe } from './kprobe';
 import type { TaskKey } from './kretprobes';
+import { entrySpOf, type TimedInstance } from './kretprobeInstance';
 
 /** The part of a kretprobe's state the missed calls use. */
 export interface MissedState {
@@ -33,10 +34,14 @@ export class MissedCalls {
 
   constructor(private readonly shared: Pick<KprobesShared, 'kernel' | 'percpu'>) {}
 
-  /** an entry took an instance (its call entered at `entrySp`): the calls running at once now */
-  entered(st: MissedState, key: TaskKey, entrySp: bigint): void {
+  /**
+   * An entry took the instance `ri` (its call entered at its entry stack
+   * pointer): the calls running at once now. The stack pointer is read
+   * only when there are missed calls (a bigint made per hit otherwise).
+   */
+  entered(st: MissedState, key: TaskKey, ri: Pick<TimedInstance, 'entrySpV' | 'entrySp'>): void {
     if (st.missedCount > 0) {
-      this.returnedTo(st, key, entrySp);
+      this.returnedTo(st, key, entrySpOf(ri));
       this.pruneOtherTasks(st, key);
     }
     this.count(st);

@@ -8,7 +8,7 @@
  * 6.2), arch code that saves the registers, calls the engine's return
  * handler path, restores the registers and returns to the real return
  * address — no exception. The booster is used when the arch provides it
- * (engine option kretprobeBooster, default on; setKretprobeBooster()).
+ * (engine option kretprobeBooster, default on; setBoost()).
  *
  * Instances belong to tasks (LIFO per task; a CPU stands in for the task
  * while none is current) and are recycled when a task exits.
@@ -29,7 +29,7 @@ import { HandlerOops } from './errors';
 import { validateArray, validateKretprobe } from './validate';
 import { errnoOf, fieldFailure, KprobeRegResult, regFailed } from './regResult';
 import { Kprobe, KprobeCtlblk, KprobeStatus, Kretprobe, KretprobeInstance } from './kprobe';
-import { RpState, TaskInstances, TimedInstance } from './kretprobeInstance';
+import { entrySpOf, RpState, TaskInstances, TimedInstance } from './kretprobeInstance';
 import { MissedCalls } from './kretprobeMissed';
 import type { PtRegs } from './ptRegs';
 
@@ -288,7 +288,7 @@ export class Kretprobes {
     ri.entrySpV = spV;
     ri.entrySp = spV === spV ? 0n : regs.sp;
     const key = ri.task ?? this.cpuKey(cpu);
-    this.missed.entered(st, key, this.entrySp(ri));
+    this.missed.entered(st, key, ri);
     if (kernel.probeHit !== undefined) kernel.probeHit('kretprobe-entry', cpu, p.id ?? 0, p.addr ?? 0n, this.hits.names.get(p));
     const entry = rp.entry_handler;
     if (entry) {
@@ -321,11 +321,6 @@ export class Kretprobes {
       throw e;
     }
     this.instancesFor(key).list.push(ri);
-  }
-
-  /** the stack pointer at ri's entry */
-  private entrySp(ri: TimedInstance): bigint {
-    return ri.entrySpV === ri.entrySpV ? fromVAddr(ri.entrySpV) : ri.entrySp;
   }
 
   private recycle(ri: TimedInstance): void {
@@ -489,7 +484,7 @@ export class Kretprobes {
       const st = ri.st;
       const handler = ri.rp.handler;
       if (st && !st.dead) {
-        if (st.missedCount > 0) this.missed.returnedTo(st, key, this.entrySp(ri));
+        if (st.missedCount > 0) this.missed.returnedTo(st, key, entrySpOf(ri));
         if (kernel.probeHit !== undefined) {
           const kp = ri.rp.kp;
           kernel.probeHit('kretprobe-return', cpu.id, kp.id ?? 0, kp.addr ?? 0n, this.hits.names.get(kp), kernel.clock.nowNs(cpu.id) - ri.entryNs);

@@ -35,11 +35,24 @@ export class HandlerOnCpuGate {
 
   constructor(private readonly t: Pick<ProbeTable, 'aggrList'>) {}
 
+  /*
+   * start / chain: a C handler is deferred onto the CPU only when the
+   * debugger runs it there (cApi.ts asks runHandlerOnCpu first), so
+   * without the debugger nothing is pending and no lookup is made (every
+   * hit comes here).
+   */
+
   /** the hit path after the handlers: a deferred C handler starts on the CPU (`then` gets its return value) */
-  start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean { return this.capi?.onCpu.start(cpu, then, below) ?? false; }
+  start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean {
+    if (this.runHandlerOnCpu === undefined) return false;
+    return this.capi?.onCpu.start(cpu, then, below) ?? false;
+  }
 
   /** a handler call was just deferred on the CPU: its caller goes on in `after` (its return value) once it returns */
-  chain(cpu: Cpu, after: (ret: number) => number): boolean { return this.capi?.onCpu.chain(cpu, after) ?? false; }
+  chain(cpu: Cpu, after: (ret: number) => number): boolean {
+    if (this.runHandlerOnCpu === undefined) return false;
+    return this.capi?.onCpu.chain(cpu, after) ?? false;
+  }
 
   /** a hit whose handlers failed: no deferred call */
   drop(cpu: Cpu): void { this.capi?.onCpu.drop(cpu); }

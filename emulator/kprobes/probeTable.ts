@@ -11,13 +11,48 @@ import { toVAddr, VAddr } from '../memory/address';
 import type { Kprobe, KprobeCtlblk, ProbeKind } from './kprobe';
 
 /**
+ * ProbeMap's entries by VAddr, with the last probe found kept: a hot
+ * probe is asked for hit after hit, and a kernel address is a number the
+ * Map hashes as a heap number on every lookup.
+ */
+export class VAddrProbes {
+  private readonly m = new Map<VAddr, Kprobe>();
+  /** the last address get found a probe at (NaN: none; NaN equals nothing) and that probe */
+  private lastAt: VAddr = NaN;
+  private lastP: Kprobe | undefined = undefined;
+
+  get(at: VAddr): Kprobe | undefined {
+    if (at === this.lastAt) return this.lastP;
+    const p = this.m.get(at);
+    if (p !== undefined) { this.lastAt = at; this.lastP = p; }
+    return p;
+  }
+
+  set(at: VAddr, p: Kprobe): void {
+    this.m.set(at, p);
+    if (at === this.lastAt) this.lastP = p;
+  }
+
+  delete(at: VAddr): void {
+    if (at === this.lastAt) { this.lastAt = NaN; this.lastP = undefined; }
+    this.m.delete(at);
+  }
+
+  clear(): void {
+    this.lastAt = NaN;
+    this.lastP = undefined;
+    this.m.clear();
+  }
+}
+
+/**
  * kprobe_table's map, also keyed by VAddr (`byV`): the CPU's inline
  * breakpoint asks with a number, and a bigint key costs a BigInt and a
  * bigint hash per hit.
  */
 export class ProbeMap extends Map<bigint, Kprobe> {
   /** the same entries by VAddr (canonical addresses only) */
-  readonly byV = new Map<VAddr, Kprobe>();
+  readonly byV = new VAddrProbes();
 
   override set(addr: bigint, p: Kprobe): this {
     super.set(addr, p);

@@ -63,8 +63,8 @@ function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: K
   const kboost = mode === 'b' || mode === 'rb';
   const rboost = mode === 'rb' || mode === 'ro';
   e.setOptimization(optimized ? 1 : 0);
-  e.setKprobeBooster(kboost);
-  e.setKretprobeBooster(rboost);
+  e.traps.kprobeBooster = kboost;
+  e.kretprobes.setBoost(rboost);
   const kp: Kprobe = { symbol_name: target, pre_handler: () => 0 };
   const rp: Kretprobe = { kp: { symbol_name: target }, maxactive: 64, handler: () => 0 };
   // the entry handler ends by returning, which is jprobe_return() (engine.jprobeReturn() would
@@ -207,10 +207,12 @@ function cpuPerHit(hits: number): number {
 }
 
 /**
- * Host ns per hit of k, r and kr on every arch with kprobes: the same
- * bench.c loop built for each (test/fixtures/kernel/bench/bench-<arch>.elf;
- * x86_64 is bench.elf), boosters and jump optimization off (arm64 and riscv
- * have neither), each mode against its arch's probe-less run. Each arch is
+ * Host ns per hit of k, b, o, r and kr on every arch with kprobes: the
+ * same bench.c loop built for each (test/fixtures/kernel/bench/bench-<arch>.elf;
+ * x86_64 is bench.elf), b and o only where the arch has the kprobe booster
+ * and jump optimization (arm64 and riscv have neither: n/a), each mode
+ * against its arch's probe-less run, as wall time and as process CPU time
+ * (--modes=k,r: only those modes, for an A/B of one path). Each arch is
  * measured in a process of its own, as kprobe-run and the debug adapter run
  * one machine per process: in one process shared by three CPU models the
  * engine's call sites see all three and run slower than any session would.
@@ -218,8 +220,8 @@ function cpuPerHit(hits: number): number {
 function benchOverheadArches(rounds: number): string[] {
   const dir = join(repoRoot(), 'test', 'fixtures', 'kernel', 'bench');
   const arches = ['x86_64', ...['aarch64', 'riscv64'].filter(a => existsSync(join(dir, `bench-${a}.elf`)))];
-  const out = [`\noverhead per arch: host ns per hit on bench-<arch>.elf (${BENCH_TARGET}(), 1 CPU, empty handlers, no boosters, no optimization), median of ${rounds} rounds, one process per arch`,
-    `  arch      ${(['k', 'r', 'kr'] as const).map(m => m.padEnd(26)).join('')}baseline ns/call`];
+  const out = [`\noverhead per arch: host ns per hit on bench-<arch>.elf (${BENCH_TARGET}(), 1 CPU, empty handlers; b and o where the arch has the booster and jump optimization), median of ${rounds} rounds, one process per arch; then the process CPU time per hit (user+system, median of the same rounds: less disturbed by other work on the host)`,
+    `  arch      ${ARCH_MODES.map(m => m.padEnd(26)).join('')}baseline ns/call`];
   for (const arch of arches) {
     const r = spawnSync(process.execPath, [...process.execArgv, process.argv[1], `--one-arch=${arch}`, `--rounds=${rounds}`], { encoding: 'utf8', env: process.env });
     const line = (r.stdout ?? '').split('\n').find(l => l.startsWith(ARCH_ROW));
@@ -229,21 +231,33 @@ function benchOverheadArches(rounds: number): string[] {
   return out;
 }
 
+/** the modes of the per-arch rows (b and o where the arch has the kprobe booster and jump optimization) */
+const ARCH_MODES = ['k', 'b', 'o', 'r', 'kr'] as const;
+
 /** the row a --one-arch child prints (after this marker) */
 const ARCH_ROW = 'overhead-arch-row:';
 
 /** One arch's row of benchOverheadArches (the child process's work). */
-function archRow(arch: string, rounds: number): string {
+function archRow(arch: string, rounds: number, modes: readonly string[] = ARCH_MODES): string {
   const image = arch === 'x86_64' ? benchImage() : loadElf(join(repoRoot(), 'test', 'fixtures', 'kernel', 'bench', `bench-${arch}.elf`));
   const base = (): TimedRun => hostRun('none', image);
   const cells: string[] = [];
   let baseNs = 0, calls = 1;
-  for (const mode of ['k', 'r', 'kr'] as const) {
+  const cpu: string[] = [];
+  const hooks = new Machine(image, { cpus: 1 }).kprobes.hooks;
+  for (const mode of ARCH_MODES.filter(m => modes.includes(m))) {
+    if ((mode === 'b' && !hooks.canBoost) || (mode === 'o' && !hooks.optprobes)) {
+      cells.push('n/a'.padEnd(26));
+      cpu.push(`${mode} n/a`);
+      continue;
+    }
+    cpuNsLog.length = 0;
     const h = hostPerHit(() => hostRun(mode, image), base, rounds);
     baseNs = h.baselineNs; calls = h.hits;
     cells.push(formatHostPerHit(h).padEnd(26));
+    cpu.push(`${mode} ${cpuPerHit(h.hits).toFixed(0)}`);
   }
-  return `  ${arch.padEnd(8)}  ${cells.join('')}${(baseNs / calls).toFixed(0)}`;
+  return `  ${arch.padEnd(8)}  ${cells.join('')}${(baseNs / calls).toFixed(0)}   CPU ns/hit: ${cpu.join('  ')}`;
 }
 
 // run as a script (its own bundle), not when a test bundle (test/**/*.test.ts) imports measureCycles
@@ -251,7 +265,9 @@ const oneArch = process.argv.find(a => a.startsWith('--one-arch='));
 if (require.main === module && oneArch !== undefined) {
   // a child of benchOverheadArches: one arch's row (KPROBE_TRANSLATE is the parent's)
   const rounds = Number(process.argv.find(a => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? ROUNDS);
-  console.log(ARCH_ROW + archRow(oneArch.slice('--one-arch='.length), rounds));
+  // --modes=k,r: only those modes (A/B comparisons of one path)
+  const modes = process.argv.find(a => a.startsWith('--modes='))?.slice('--modes='.length).split(',');
+  console.log(ARCH_ROW + archRow(oneArch.slice('--one-arch='.length), rounds, modes));
 } else if (require.main === module && process.argv.includes('--one-translator')) {
   // a child of the run below: one translator setting's tables (KPROBE_TRANSLATE is the parent's)
   for (const l of benchOverhead(process.argv.includes('--quick'))) console.log(l);

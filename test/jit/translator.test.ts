@@ -254,8 +254,8 @@ describe('translator: native entries whose save translated code writes (x86 deto
     const m = new Machine(benchImage(), { cpus: 1, translate });
     const e = m.kprobes;
     e.setOptimization(mode === 'o' ? 1 : 0);
-    e.setKprobeBooster(mode === 'rb');
-    e.setKretprobeBooster(mode === 'rb');
+    e.traps.kprobeBooster = mode === 'rb';
+    e.kretprobes.setBoost(mode === 'rb');
     const mem = m.kernel.mem;
     const seen: string[] = [];
     let n = 0;
@@ -303,8 +303,8 @@ describe('translator: a probe\'s single-step inside translated code (x86 TF)', (
     const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on') as NonNullable<ReturnType<typeof jitOn>>;
     // every hit single-steps the slot: no jump optimization, no boosters
     m.kprobes.setOptimization(0);
-    m.kprobes.setKprobeBooster(false);
-    m.kprobes.setKretprobeBooster(false);
+    m.kprobes.traps.kprobeBooster = false;
+    m.kprobes.kretprobes.setBoost(false);
     const seen: string[] = [];
     let n = 0;
     // the virtual time, the registers

@@ -76,7 +76,7 @@ describe('kprobe booster', () => {
     for (const variant of ['post', 'off'] as const) {
       const r = rig({ cpus: 1 });
       r.engine.setOptimization(0);
-      if (variant === 'off') r.engine.setKprobeBooster(false);
+      if (variant === 'off') r.engine.traps.kprobeBooster = false;
       let posts = 0;
       const kp: Kprobe = { symbol_name: 'kprobe_target', pre_handler: () => 0 };
       if (variant === 'post') kp.post_handler = () => { posts++; };
@@ -132,7 +132,7 @@ describe('kretprobe booster', () => {
   const runWith = (boost: boolean): { rets: bigint[]; r: ReturnType<typeof rig> } => {
     const r = rig({ cpus: 1 });
     r.engine.setOptimization(0);
-    r.engine.setKretprobeBooster(boost);
+    r.engine.kretprobes.setBoost(boost);
     const rets: bigint[] = [];
     const rp: Kretprobe = {
       kp: { symbol_name: 'kprobe_target' },

@@ -43,7 +43,7 @@ describe('KPROBES_ON_FTRACE: registration and arming', () => {
     assert.notEqual(bytesAt(r, site, 1)[0], 0xcc, 'not armed with int3');
     assert.equal(callTarget(r, site), r.engine.ftrace.trampoline);
     assert.deepEqual([...r.engine.readTextWithoutProbes(r.machine.kernel.mem, site, 5)], orig, 'the debugger sees the original call');
-    assert.equal(r.engine.info(kp).ftrace, true);
+    assert.equal(r.engine.describer.info(kp).ftrace, true);
     assert.match(r.engine.optimizationStatus(site).reason ?? '', /ftrace-based/);
     r.engine.unregisterKprobe(kp);
     assert.deepEqual(bytesAt(r, site, 5), orig);

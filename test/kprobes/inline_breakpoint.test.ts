@@ -55,7 +55,7 @@ function runBoth(inline: boolean): Outcome {
     handler: (_ri, regs) => { seen.push(`ret t=${k.timeNs()} ${snapshot(regs)}`); return 0; },
   };
   assert.equal(r.engine.registerKretprobe(rp), 0);
-  assert.ok(r.engine.kretprobeBoosterEnabled);
+  assert.ok(r.engine.kretprobes.boosted);
   const exit = r.machine.run();
   assert.equal(exit.reason, 'poweroff', exit.detail);
   return {

@@ -74,7 +74,7 @@ function runFib(native: boolean, translate?: TranslateMode, hooks?: KprobesArchH
     post_handler: () => undefined,
   };
   assert.equal(r.engine.registerKprobe(next), 0);
-  assert.ok(r.engine.kretprobeBoosterEnabled);
+  assert.ok(r.engine.kretprobes.boosted);
   beforeRun?.(r);
   const exit = r.machine.run();
   assert.equal(exit.reason, 'poweroff');
