@@ -46,9 +46,12 @@ typedef unsigned short kprobe_opcode_t;
 
 /*
  * __kprobes: Linux's attribute for functions kprobes must not probe (its
- * own handlers): they go into .kprobes.text. The sample kernel's
- * blacklist holds the image's NOKPROBE_SYMBOL list; a module's
- * .kprobes.text and NOKPROBE_SYMBOLs are not added to it.
+ * own handlers): they go into .kprobes.text. A module's .kprobes.text,
+ * .noinstr.text (noinstr, <linux/compiler.h>) and NOKPROBE_SYMBOL(fn)
+ * entries (section _kprobe_blacklist, <kprobe_image.h>) join the kprobe
+ * blacklist while the module is loaded, as in Linux: register_kprobe
+ * there returns -EINVAL, debugfs kprobes/blacklist lists them as
+ * "fn [module]".
  */
 #define __kprobes __attribute__((__section__(".kprobes.text")))
 #define nokprobe_inline inline __attribute__((__always_inline__))
