@@ -31,11 +31,11 @@ import type { ProbeManagerOptions } from './probes/types';
 import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
 import type { KprobesDebugSource } from './kernel/fs/debugfs';
 import { EventProbeSource, makeTracefs } from './tracing/tracefs';
-import { machineOption } from './machineOptions';
+import { kernelCmdlineError, machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
 import { TICK_NS } from './kernel/clock';
 import { Kernel } from './kernel/kernel';
-import { PrintkListener } from './kernel/printk';
+import { PrintkListener, setKernelCmdline } from './kernel/printk';
 import { KTask } from './kernel/task';
 import { PrintkRecord, StopRequest, UnwindHooks } from './kernel/types';
 import { UserIo, UserProgramOptions, spawnUserProgram } from './kernel/user/process';
@@ -80,6 +80,12 @@ export interface MachineOptions {
   randomSeed?: bigint;
   /** probe hits the hit log keeps (Machine.hitLog; default 65536, emulator/machineOptions.ts) */
   hitLogSize?: number;
+  /**
+   * the kernel command line, as a boot loader passes it (e.g.
+   * "no_hash_pointers": printk's %p prints raw addresses); default empty.
+   * One line, at most the arch's COMMAND_LINE_SIZE - 1 bytes
+   */
+  cmdline?: string;
 }
 
 export type ExitReason =
@@ -236,6 +242,11 @@ export class Machine {
     if (this.engine && !user) this.engine.cApi.kwatch = () => this.kwatch;
     this.probeOptions = opts.probes ?? {};
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
+    if (opts.cmdline !== undefined) {
+      const err = kernelCmdlineError(this.arch.name, opts.cmdline);
+      if (err) throw new RangeError(err);
+      setKernelCmdline(this.kernel, opts.cmdline);
+    }
     populateVfs(this.kernel.fs, opts);
     const debug = kprobesDebugSource(this.engine);
     const events = (): EventProbeSource | null => (this.engine || this.uprobesEngine ? this.probeLayer : null);

@@ -36,3 +36,21 @@ export function machineOption(name: MachineLimitName, value: number | undefined)
   if (err) throw new RangeError(err);
   return v;
 }
+
+/** COMMAND_LINE_SIZE of each arch's asm/setup.h (with its NUL): the longest kernel command line Linux keeps */
+export const COMMAND_LINE_SIZE: Readonly<Record<string, number>> = { x86_64: 2048, aarch64: 2048, riscv64: 1024 };
+
+/**
+ * Why a kernel command line is not acceptable for an arch (not a string,
+ * a NUL or line break in it, longer than the arch's COMMAND_LINE_SIZE
+ * allows), or undefined when it is.
+ */
+export function kernelCmdlineError(arch: string, value: unknown): string | undefined {
+  if (typeof value !== 'string') return `"cmdline" must be a string, got ${JSON.stringify(value)}`;
+  const bad = /[\0\n\r]/.exec(value);
+  if (bad) return `"cmdline" must be one line: ${JSON.stringify(bad[0])} at column ${bad.index + 1}`;
+  const max = (COMMAND_LINE_SIZE[arch] ?? 2048) - 1;
+  const len = new TextEncoder().encode(value).length;
+  if (len > max) return `"cmdline" is ${len} bytes; ${arch}'s COMMAND_LINE_SIZE allows ${max}`;
+  return undefined;
+}

@@ -145,6 +145,9 @@ export class Kernel implements KernelApi {
   private readonly warnedHypercalls = new Set<number>();
   private exTable: Map<VAddr, bigint> | null = null;
   private blacklistRanges: { start: bigint; end: bigint; name: string }[] | null = null;
+  /** each loaded module's own kprobe blacklist entries (modules/blacklist.ts), in load order */
+  private readonly moduleBlacklists = new Map<string, readonly { start: bigint; end: bigint; name: string }[]>();
+  private blacklistAll: readonly { start: bigint; end: bigint; name: string }[] | null = null;
 
   constructor(readonly arch: ArchOps, readonly image: ElfImage, opts: KernelOptions, kernelImage: boolean) {
     machineOption('cpus', opts.cpus);
@@ -247,7 +250,24 @@ export class Kernel implements KernelApi {
     rq.dead = true;
   }
 
+  /**
+   * The kprobe blacklist: the image's NOKPROBE_SYMBOL list, then each
+   * loaded module's entries (add_module_kprobe_blacklist appends them to
+   * the list as the module comes)
+   */
   blacklist(): readonly { start: bigint; end: bigint; name: string }[] {
+    if (!this.blacklistAll) this.blacklistAll = [...this.imageBlacklist(), ...[...this.moduleBlacklists.values()].flat()];
+    return this.blacklistAll;
+  }
+
+  /** a module's blacklist entries as it comes; null: dropped as it goes (remove_module_kprobe_blacklist) */
+  setModuleBlacklist(module: string, entries: readonly { start: bigint; end: bigint; name: string }[] | null): void {
+    if (entries) this.moduleBlacklists.set(module, entries);
+    else this.moduleBlacklists.delete(module);
+    this.blacklistAll = null;
+  }
+
+  private imageBlacklist(): readonly { start: bigint; end: bigint; name: string }[] {
     if (this.blacklistRanges) return this.blacklistRanges;
     const out: { start: bigint; end: bigint; name: string }[] = [];
     const sec = this.image.section(KPROBE_BLACKLIST_SECTION);

@@ -27,9 +27,10 @@
  * - Instructions allowed to fault (a guarded load, copy_from_user style)
  *   are listed in __ex_table as (instruction address, fixup address) pairs;
  *   the emulated kernel resumes at the fixup address on a fault there.
- * - There is no __kprobes attribute / .kprobes.text section in this
- *   interface: old Linux used it to blacklist whole functions; use
- *   NOKPROBE_SYMBOL instead (modern Linux does the same).
+ * - A kernel image's .kprobes.text section is not read: mark its
+ *   functions NOKPROBE_SYMBOL instead (modern Linux does the same). A
+ *   module's __kprobes (.kprobes.text) and noinstr (.noinstr.text)
+ *   functions are blacklisted while it is loaded, as Linux does.
  *
  * Hypercalls ("calls into the layer below the kernel"):
  *   x86_64 : vmcall   nr in rax, args rdi rsi rdx rcx, result in rax

@@ -37,6 +37,7 @@ import { PERM_R, PERM_W, PERM_X, Region } from '../../memory/memory';
 import { PAGE_SIZE } from '../../memory/backing';
 import type { ArchModuleRelocs } from './relocations';
 import { KallsymsTable } from './kallsyms';
+import { moduleKprobeBlacklist } from './blacklist';
 import { CompositeLines, moduleDebugImage, moduleLineTable } from './moduleLines';
 import { KernelExport, licenseIsGplCompatible, readKsymtab } from './exports';
 import { ModuleParam, ParamOpsTable, parseArgs, readParamTable } from './params';
@@ -248,6 +249,11 @@ export class ModuleTable {
     this.kallsyms.add(name, symbols, init ? [core, init] : [core]);
     const table = moduleLineTable(obj, this.relocs, values);
     if (table) this.lines.add(name, table, init ? [core, init] : [core]);
+    // kprobes' module notifier, first on the chain: the module's own blacklist before anything can probe it
+    k.setModuleBlacklist(name, moduleKprobeBlacklist(name, alloc.map(sec => ({
+      name: sec.name, addr: addrOf.get(sec.index) as bigint, size: sec.size, exec: (sec.flags & SHF_EXECINSTR) !== 0n,
+      init: isInit(sec), bytes: images.get(sec.index),
+    })), symbols, k.arch.abi.pointerSize));
     k.notifyModule(name, 'coming');
     this.hooks.onChange?.();
     this.serialise(() => this.runInit(mod, done));
@@ -293,6 +299,7 @@ export class ModuleTable {
     if (refused) return refused.line;
     const mod = this.mods.get(name) as KernelModule;
     mod.state = 'going';
+    this.kernel.setModuleBlacklist(name, null);
     this.kernel.notifyModule(name, 'going');
     this.hooks.onChange?.();
     this.serialise(() => {
@@ -365,6 +372,7 @@ export class ModuleTable {
     this.lines.remove(mod.name);
     for (const u of mod.uses) u.usedBy.delete(mod);
     mod.state = 'unloaded';
+    this.kernel.setModuleBlacklist(mod.name, null);
     this.mods.delete(mod.name);
     this.hooks.onChange?.();
   }

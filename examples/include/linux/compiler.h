@@ -21,6 +21,9 @@
 #define __printf(a, b) __attribute__((__format__(printf, a, b)))
 #define __must_check __attribute__((__warn_unused_result__))
 #define __weak __attribute__((__weak__))
+#define notrace __attribute__((__no_instrument_function__))
+/* code kprobes (and any instrumentation) must stay out of: .noinstr.text, in the kprobe blacklist */
+#define noinstr noinline notrace __section(".noinstr.text")
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define barrier() __asm__ __volatile__("" : : : "memory")

@@ -3,7 +3,8 @@
  * functions as a module of the emulated kernel sees them (Linux 2.6's API:
  * struct kprobe with fault_handler, kretprobes). The layouts are what the
  * engine reads (emulator/kprobes/cApi.ts LAYOUT): keep them in step.
- * x86_64, aarch64 and riscv64 (struct pt_regs as Linux lays it out on each).
+ * x86_64, aarch64 and riscv64 (struct pt_regs as Linux lays it out on each,
+ * with Linux's accessors: <asm/ptrace.h>).
  */
 #ifndef _KP_LINUX_KPROBES_H
 #define _KP_LINUX_KPROBES_H
@@ -15,40 +16,26 @@
 #include <linux/sched.h>
 #include <linux/stacktrace.h>
 
+#include <linux/ptrace.h>
+
 #if defined(__x86_64__)
-struct pt_regs {
-	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
-	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
-};
 typedef unsigned char kprobe_opcode_t;
-#define KP_REGS_IP(r) ((r)->ip)
-#define KP_REGS_RET(r) ((r)->ax)
 #elif defined(__aarch64__)
-struct pt_regs {
-	unsigned long regs[31];
-	unsigned long sp, pc, pstate;
-};
 typedef unsigned int kprobe_opcode_t;
-#define KP_REGS_IP(r) ((r)->pc)
-#define KP_REGS_RET(r) ((r)->regs[0])
 #elif defined(__riscv)
-struct pt_regs {
-	unsigned long epc, ra, sp, gp, tp, t0, t1, t2, s0, s1, a0, a1, a2, a3, a4, a5, a6, a7;
-	unsigned long s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, t3, t4, t5, t6;
-	unsigned long status, badaddr, cause, orig_a0;
-};
 typedef unsigned short kprobe_opcode_t;
-#define KP_REGS_IP(r) ((r)->epc)
-#define KP_REGS_RET(r) ((r)->a0)
 #else
 #error "the kprobes API for modules: x86_64, aarch64 or riscv64"
 #endif
 
 /*
  * __kprobes: Linux's attribute for functions kprobes must not probe (its
- * own handlers): they go into .kprobes.text. The sample kernel's
- * blacklist holds the image's NOKPROBE_SYMBOL list; a module's
- * .kprobes.text and NOKPROBE_SYMBOLs are not added to it.
+ * own handlers): they go into .kprobes.text. A module's .kprobes.text,
+ * .noinstr.text (noinstr, <linux/compiler.h>) and NOKPROBE_SYMBOL(fn)
+ * entries (section _kprobe_blacklist, <kprobe_image.h>) join the kprobe
+ * blacklist while the module is loaded, as in Linux: register_kprobe
+ * there returns -EINVAL, debugfs kprobes/blacklist lists them as
+ * "fn [module]".
  */
 #define __kprobes __attribute__((__section__(".kprobes.text")))
 #define nokprobe_inline inline __attribute__((__always_inline__))
@@ -140,9 +127,5 @@ struct kwatch {
 };
 int register_kwatch(unsigned long addr, unsigned char length, unsigned char type, kwatch_handler_t handler);
 void unregister_kwatch(int debugreg);
-
-static inline unsigned long regs_return_value(struct pt_regs *regs) { return KP_REGS_RET(regs); }
-/* the probed address as the handler sees it (x86: after the int3; arm64: the brk's own) */
-static inline unsigned long instruction_pointer(struct pt_regs *regs) { return KP_REGS_IP(regs); }
 
 #endif

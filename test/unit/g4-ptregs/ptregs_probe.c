@@ -1,23 +1,12 @@
 /*
  * Test module: a kprobe on do_fork whose pre_handler prints the pt_regs
  * fields Linux's trap entry fills from the CPU's mode (x86_64 flags / cs /
- * ss, arm64 pstate, riscv status) and user_mode(regs) as Linux's
- * asm/ptrace.h defines it on each arch. Built by build.sh.
+ * ss, arm64 pstate, riscv status) and user_mode(regs) from the headers'
+ * <asm/ptrace.h> (Linux's definition on each arch). Built by build.sh.
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/kprobes.h>
-
-#if defined(__x86_64__)
-#define user_mode(regs) (!!((regs)->cs & 3))
-#elif defined(__aarch64__)
-#define PSR_MODE_MASK 0x0000000f
-#define PSR_MODE_EL0t 0x00000000
-#define user_mode(regs) (((regs)->pstate & PSR_MODE_MASK) == PSR_MODE_EL0t)
-#elif defined(__riscv)
-#define SR_SPP 0x00000100UL
-#define user_mode(regs) (((regs)->status & SR_SPP) == 0)
-#endif
 
 static struct kprobe kp;
 static int seen;
