@@ -31,7 +31,7 @@ import type { ProbeManagerOptions } from './probes/types';
 import { mountKernelFilesystems } from './kernel/fs/kernelMounts';
 import type { KprobesDebugSource } from './kernel/fs/debugfs';
 import { EventProbeSource, makeTracefs } from './tracing/tracefs';
-import { kernelCmdlineError, machineOption } from './machineOptions';
+import { MachineOptionError, kernelCmdlineError, machineOption } from './machineOptions';
 import { ElfImage, ImageError } from './elf/types';
 import { TICK_NS } from './kernel/clock';
 import { Kernel } from './kernel/kernel';
@@ -244,7 +244,7 @@ export class Machine {
     this.kernel.randomSeed = BigInt.asUintN(64, opts.randomSeed ?? 0n);
     if (opts.cmdline !== undefined) {
       const err = kernelCmdlineError(this.arch.name, opts.cmdline);
-      if (err) throw new RangeError(err);
+      if (err) throw new MachineOptionError(err);
       setKernelCmdline(this.kernel, opts.cmdline);
     }
     populateVfs(this.kernel.fs, opts);

@@ -40,6 +40,11 @@ export function machineOption(name: MachineLimitName, value: number | undefined)
 /** COMMAND_LINE_SIZE of each arch's asm/setup.h (with its NUL): the longest kernel command line Linux keeps */
 export const COMMAND_LINE_SIZE: Readonly<Record<string, number>> = { x86_64: 2048, aarch64: 2048, riscv64: 1024 };
 
+/** A machine option the user gave that the machine cannot take (the message says which and why). */
+export class MachineOptionError extends Error {
+  constructor(message: string) { super(message); this.name = 'MachineOptionError'; }
+}
+
 /**
  * Why a kernel command line is not acceptable for an arch (not a string,
  * a NUL or line break in it, longer than the arch's COMMAND_LINE_SIZE

@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { nearestNames } from '../elf/nearNames';
 import { ImageError } from '../elf/types';
 import { RootfsError } from '../kernel/fs/populate';
+import { MachineOptionError } from '../machineOptions';
 import { CliCommand, CliError, CliIo, CommandRegistry, onOutputError, processIo } from './io';
 import { commands } from './commands';
 
@@ -54,7 +55,7 @@ function unknownCommand(name: string, reg: CommandRegistry, noFile: boolean): Cl
 
 /** One line describing an error for the user; unexpected errors are marked internal. */
 export function errorLine(e: unknown): string {
-  if (e instanceof ImageError || e instanceof CliError || e instanceof RootfsError) return oneLine(e.message);
+  if (e instanceof ImageError || e instanceof CliError || e instanceof RootfsError || e instanceof MachineOptionError) return oneLine(e.message);
   // an unexpected error's message may carry a stack or a dump: its first line only
   const first = (s: string): string => s.trim().split('\n')[0].trim();
   if (e instanceof Error) return `internal error: ${first(e.message) || e.name}`;

@@ -30,6 +30,8 @@ export interface LaunchSettings {
   insnBoundary?: InsnBoundaryPolicy;
   /** the machine's filesystem: a host directory's tree (never written) */
   rootfs?: string;
+  /** the kernel command line ("no_hash_pointers": %p prints raw addresses) */
+  cmdline?: string;
   /** cpio newc initramfs archives unpacked over it */
   initramfs?: string[];
   /** user programs the kernel starts with kp_user_init ("/bin/prog args") */
@@ -68,6 +70,7 @@ export function launchSettingsError(s: Partial<Record<keyof LaunchSettings, unkn
   if (s.probes !== undefined && (!Array.isArray(s.probes) || s.probes.some(f => typeof f !== 'string'))) {
     return `"probes" must be an array of .kprobe file paths, got ${JSON.stringify(s.probes)}`;
   }
+  if (s.cmdline !== undefined && typeof s.cmdline !== 'string') return `"cmdline" must be a string such as "no_hash_pointers", got ${JSON.stringify(s.cmdline)}`;
   if (s.rootfs !== undefined && (typeof s.rootfs !== 'string' || s.rootfs === '')) return `"rootfs" must name a directory, got ${JSON.stringify(s.rootfs)}`;
   for (const name of ['initramfs', 'exec', 'modules'] as const) {
     const v = s[name];
@@ -90,7 +93,7 @@ export function bootForDebug(s: Partial<Record<keyof LaunchSettings, unknown>>):
     probes: { handlerFaults: ok.handlerFaults, insnBoundary: ok.insnBoundary },
     rootfs: ok.rootfs === undefined ? undefined : path.resolve(ok.rootfs),
     initramfs: ok.initramfs?.map(f => path.resolve(f)), exec: ok.exec,
-    translate: ok.translate,
+    translate: ok.translate, cmdline: ok.cmdline,
   });
   if (ok.record !== false) recordMachine(m, { maxBytes: (ok.recordMemoryMB ?? TIME_TRAVEL_DEFAULTS.maxBytes / 1048576) * 1048576 });
   return m;

@@ -171,6 +171,24 @@ for (const arch of KBUILD_ARCHES) describe(`Linux's samples/kprobes, unmodified 
     checkHits(out, handlerLines(s.src.kprobe, arch, 'do_fork', addr), 2);
   });
 
+  test('kprobe-run run --cmdline no_hash_pointers: the planted line and every handler line print the raw address; a command line the kernel cannot take is one error line', async t => {
+    const s = samples(t, arch);
+    if (!s) return;
+    const addr = addrOf(arch, 'do_fork') as bigint;
+    const c = captureIo();
+    const code = await runCli(['run', KERNEL(arch), '--cmdline', 'quiet no_hash_pointers', '--module', `${s.kprobe} symbol=do_fork`], c.io);
+    assert.equal(code, 0, c.stderr());
+    const out = c.stdout().split('\n');
+    const [, planted] = formats(body(s.src.kprobe, 'kprobe_init'));
+    assert.ok(out.some(l => line(prefix(s.src.kprobe, 'kprobe_init'), planted, [pct_p(addr, true)]).test(l)), `${planted}\n${out.join('\n')}`);
+    checkHits(out, handlerLines(s.src.kprobe, arch, 'do_fork', addr, true), 2);
+    const bad = captureIo();
+    assert.notEqual(await runCli(['run', KERNEL(arch), '--cmdline', 'x'.repeat(4096)], bad.io), 0);
+    const err = bad.stderr().trim().split('\n');
+    assert.equal(err.length, 1, bad.stderr());
+    assert.match(err[0], /^kprobe-run: "cmdline" is 4096 bytes; \w+'s COMMAND_LINE_SIZE allows \d+$/);
+  });
+
   test("kprobe_example: no symbol= probes the default (kernel_clone); no_hash_pointers prints raw addresses; rmmod's line", t => {
     const s = samples(t, arch);
     if (!s) return;

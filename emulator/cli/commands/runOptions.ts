@@ -202,6 +202,11 @@ registerRunOption({
   apply: (v, ctx) => { ctx.machine.randomSeed = BigInt(parseCount('--random-seed', v)); },
 });
 registerRunOption({
+  name: '--cmdline', arg: 'TEXT',
+  help: 'the kernel command line, as a boot loader passes it (e.g. "no_hash_pointers": printk\'s %p prints raw addresses instead of hashes)',
+  apply: (v, ctx) => { ctx.machine.cmdline = v; },
+});
+registerRunOption({
   name: '--no-translate',
   help: 'run every instruction in the interpreter (no block translation to WebAssembly): slower, for comparison; the output and instruction counts are the same',
   apply: (_v, ctx) => { ctx.machine.translate = 'off'; },
