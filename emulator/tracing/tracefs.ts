@@ -63,6 +63,7 @@ import {
 import type { EventAdd, EventError } from './events';
 import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
 import type { Inode } from '../kernel/fs/vfs';
+import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
 export interface EventProbeSource {
@@ -180,7 +181,13 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED); a probe appended
     // to an enabled event is enabled with it
     src.setEnabled(id, enabled.has(key));
-    if (!defined.has(key)) { defined.set(key, []); kinds.set(key, []); ids.set(key, state.nextId++); }
+    if (!defined.has(key)) {
+      // the directories of a new event (and of a new group), made by the kernel's tracefs_create_dir (kernelService.ts)
+      const svc = kernelServiceOf(k);
+      if (![...defined.keys()].some(other => other.startsWith(`${cmd.group}/`))) svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: cmd.group });
+      svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: cmd.event });
+      defined.set(key, []); kinds.set(key, []); ids.set(key, state.nextId++);
+    }
     defined.get(key)!.push(id);
     kinds.get(key)!.push(cmd);
     return 0;

@@ -40,3 +40,34 @@ noinline int tcp_v4_rcv(struct sk_buff *skb)
 
 long net_rx_packets(void) { return READ_ONCE(rx_packets); }
 long net_rx_dropped(void) { return READ_ONCE(rx_dropped); }
+
+/*
+ * inet_csk_accept: take the first established connection off a listening
+ * socket's queue (net/ipv4/inet_connection_sock.c); NULL with *err =
+ * -EINVAL when the socket does not listen, -EAGAIN when nothing is queued.
+ */
+struct sock {
+	int listening;
+	int backlog;
+	struct sock *accept_queue;
+};
+
+noinline struct sock *inet_csk_accept(struct sock *sk, int flags, int *err, int kern)
+{
+	struct sock *child;
+
+	if (!sk->listening) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	child = sk->accept_queue;
+	if (!child) {
+		*err = -11; /* EAGAIN */
+		return NULL;
+	}
+	sk->accept_queue = child->accept_queue;
+	sk->backlog--;
+	*err = 0;
+	return child;
+}
+EXPORT_SYMBOL(inet_csk_accept);
