@@ -32,7 +32,8 @@
  *   uprobe_events   the same for uprobe definitions (PATH:OFFSET targets);
  *                   each file lists and accepts only its own kind, and `>`
  *                   clears only its own kind
- *   dynamic_events  every dynamic event, either kind, in both directions
+ *   dynamic_events  every dynamic event, either kind, in the order they were
+ *                   made (as Linux's dyn_event_list), in both directions
  *   trace           the trace buffer under the nop tracer's header (not
  *                   consumed); `>` (O_TRUNC) clears it
  *   trace_pipe      the buffered lines, consumed by reading (whole lines that
@@ -97,6 +98,9 @@ function fileKindOf(k: Kernel, path: string): 'file' | 'other' | undefined {
   if (!r.ok) return undefined;
   return r.inode.isReg ? 'file' : 'other';
 }
+
+/** a listing's lines, each with its newline */
+const splitLines = (text: string): string[] => text.match(/[^\n]*\n/g) ?? [];
 
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
@@ -193,9 +197,21 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     return 0;
   };
 
-  /** What a file of `kind` lists: kprobe events from the kernel's event table, uprobe events from the probes. */
-  const listed = (kind: EventsKind): string =>
-    (kind === 'uprobe' ? '' : kprobeEvents(k)) + (kind === 'kprobe' ? '' : probes()?.uprobeEvents() ?? '');
+  /**
+   * What a file of `kind` lists: kprobe events from the kernel's event table, uprobe events from the probes,
+   * both (dynamic_events) in the order they were made, as Linux's dyn_event_list keeps them: events defined
+   * at boot (--event, probe files) first, then those written here in the order of their first definition.
+   */
+  const listed = (kind: EventsKind): string => {
+    const lines = [
+      ...(kind === 'uprobe' ? [] : splitLines(kprobeEvents(k))),
+      ...(kind === 'kprobe' ? [] : splitLines(probes()?.uprobeEvents() ?? '')),
+    ];
+    if (kind !== 'dynamic') return lines.join('');
+    const order = new Map([...defined.keys()].map((key, i) => [key, i]));
+    const rank = (line: string): number => order.get(/^[a-z]\d*:([^ ]+)/i.exec(line)?.[1] ?? '') ?? -1;
+    return lines.map((line, i) => ({ line, i, r: rank(line) })).sort((a, b) => a.r - b.r || a.i - b.i).map(e => e.line).join('');
+  };
   const eventsFile = (kind: EventsKind): PseudoFile => ({
     show: () => listed(kind),
     write: text => {
