@@ -15,7 +15,7 @@
  *                         pointers need the system call to run in the
  *                         process's context in the kernel image
  *   multiple_kprobes.tc   FAIL: it wants 256 text symbols in kallsyms; the
- *                         sample kernel has 59
+ *                         sample kernel has under 60
  *   kprobe_module.tc      UNRESOLVED: no trace-printk module (modprobe)
  *   kprobe_ftrace.tc      UNSUPPORTED: no function tracer / stack_trace_filter
  *   kprobe_non_uniq_symbol.tc UNSUPPORTED: no duplicated name_show symbol
