@@ -32,7 +32,8 @@
  *   uprobe_events   the same for uprobe definitions (PATH:OFFSET targets);
  *                   each file lists and accepts only its own kind, and `>`
  *                   clears only its own kind
- *   dynamic_events  every dynamic event, either kind, in both directions
+ *   dynamic_events  every dynamic event, either kind, in the order they were
+ *                   made (as Linux's dyn_event_list), in both directions
  *   trace           the trace buffer under the nop tracer's header (not
  *                   consumed); `>` (O_TRUNC) clears it
  *   trace_pipe      the buffered lines, consumed by reading (whole lines that
@@ -44,6 +45,9 @@
  *   events/enable, events/GRP/enable  "0", "1", or "X" when mixed; writing
  *                   0 or 1 disables or enables every event below
  *   events/GRP/EVENT/id  the event's number (dynamic events from 2000 up)
+ *   events/GRP/EVENT/filter  "none", or the filter (tracing/events/filter.ts)
+ *                   applied to its trace lines; "0" clears; a bad one is
+ *                   -EINVAL with an error_log entry
  *   events/GRP/EVENT/format  its fields and print format (tracing/events/eventFormat.ts)
  *   available_events  "GRP:EVENT" per event defined through these files
  *   set_event       the enabled ones, "GRP:EVENT" each; writing "GRP:EVENT"
@@ -61,8 +65,10 @@ import {
   setTracingOn, stripEventComment, traceBufferKb, traceText, tracingOn,
 } from './events';
 import type { EventAdd, EventError } from './events';
+import { filterErrorLog, filterErrorText, filterFields, parseFilter, setEventFilter } from './events/filter';
 import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
 import type { Inode } from '../kernel/fs/vfs';
+import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
 export interface EventProbeSource {
@@ -97,6 +103,9 @@ function fileKindOf(k: Kernel, path: string): 'file' | 'other' | undefined {
   return r.inode.isReg ? 'file' : 'other';
 }
 
+/** a listing's lines, each with its newline */
+const splitLines = (text: string): string[] => text.match(/[^\n]*\n/g) ?? [];
+
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
   const root = pseudoDir(fs, 0o700);
@@ -113,17 +122,25 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     /** "GRP/EVENT" -> the definitions of its probes, in the order of `defined` (the first says the event's kind and fields) */
     kinds: new Map<string, EventAdd[]>(),
     nextId: FIRST_EVENT_ID,
+    /** "GRP/EVENT" -> what its filter file shows (absent: "none") */
+    filters: new Map<string, string>(),
   };
   const { errors, defined, enabled, ids, kinds } = state;
 
-  const logError = (text: string, err: EventError, kind: EventsKind = 'dynamic'): void => {
+  /** an error_log entry, stamped with the time (tracing_log_err) */
+  const logEntry = (entry: string): void => {
     const ns = k.clock.now();
     const stamp = `[${String(ns / 1_000_000_000n).padStart(5)}.${String((ns % 1_000_000_000n) / 1000n).padStart(6, '0')}] `;
-    // the subsystem of the file written (trace_kprobe / trace_uprobe); dynamic_events: the definition's kind
-    const subsystem = kind === 'kprobe' ? 'trace_kprobe' : kind === 'uprobe' ? 'trace_uprobe' : undefined;
-    errors.push(stamp + errorLog(text, err, subsystem));
+    errors.push(stamp + entry);
     if (errors.length > LOG_ERRS_MAX) errors.shift();
   };
+  const logError = (text: string, err: EventError, kind: EventsKind = 'dynamic'): void => {
+    // the subsystem of the file written (trace_kprobe / trace_uprobe); dynamic_events: the definition's kind
+    const subsystem = kind === 'kprobe' ? 'trace_kprobe' : kind === 'uprobe' ? 'trace_uprobe' : undefined;
+    logEntry(errorLog(text, err, subsystem));
+  };
+  /** an event is gone: so is its filter */
+  const forget = (key: string): void => { state.filters.delete(key); setEventFilter(k, key, null); };
 
   /** One line written to kprobe_events / uprobe_events / dynamic_events: 0 or -errno. */
   const command = (line: string, kind: EventsKind): number => {
@@ -152,7 +169,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
         src?.remove(defined.get(key)![i]);
         defined.get(key)!.splice(i, 1);
         kinds.get(key)!.splice(i, 1);
-        if (!defined.get(key)!.length) { defined.delete(key); kinds.delete(key); ids.delete(key); }
+        if (!defined.get(key)!.length) { defined.delete(key); kinds.delete(key); ids.delete(key); forget(key); }
       }
       return 0;
     }
@@ -180,15 +197,33 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED); a probe appended
     // to an enabled event is enabled with it
     src.setEnabled(id, enabled.has(key));
-    if (!defined.has(key)) { defined.set(key, []); kinds.set(key, []); ids.set(key, state.nextId++); }
+    if (!defined.has(key)) {
+      // the directories of a new event (and of a new group), made by the kernel's tracefs_create_dir (kernelService.ts)
+      const svc = kernelServiceOf(k);
+      if (![...defined.keys()].some(other => other.startsWith(`${cmd.group}/`))) svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: cmd.group });
+      svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: cmd.event });
+      defined.set(key, []); kinds.set(key, []); ids.set(key, state.nextId++);
+    }
     defined.get(key)!.push(id);
     kinds.get(key)!.push(cmd);
     return 0;
   };
 
-  /** What a file of `kind` lists: kprobe events from the kernel's event table, uprobe events from the probes. */
-  const listed = (kind: EventsKind): string =>
-    (kind === 'uprobe' ? '' : kprobeEvents(k)) + (kind === 'kprobe' ? '' : probes()?.uprobeEvents() ?? '');
+  /**
+   * What a file of `kind` lists: kprobe events from the kernel's event table, uprobe events from the probes,
+   * both (dynamic_events) in the order they were made, as Linux's dyn_event_list keeps them: events defined
+   * at boot (--event, probe files) first, then those written here in the order of their first definition.
+   */
+  const listed = (kind: EventsKind): string => {
+    const lines = [
+      ...(kind === 'uprobe' ? [] : splitLines(kprobeEvents(k))),
+      ...(kind === 'kprobe' ? [] : splitLines(probes()?.uprobeEvents() ?? '')),
+    ];
+    if (kind !== 'dynamic') return lines.join('');
+    const order = new Map([...defined.keys()].map((key, i) => [key, i]));
+    const rank = (line: string): number => order.get(/^[a-z]\d*:([^ ]+)/i.exec(line)?.[1] ?? '') ?? -1;
+    return lines.map((line, i) => ({ line, i, r: rank(line) })).sort((a, b) => a.r - b.r || a.i - b.i).map(e => e.line).join('');
+  };
   const eventsFile = (kind: EventsKind): PseudoFile => ({
     show: () => listed(kind),
     write: text => {
@@ -204,7 +239,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       const mine = [...defined.keys()].filter(key => takes(kind, kinds.get(key)![0]));
       if (mine.some(key => enabled.has(key))) return -Errno.EBUSY;
       const src = probes();
-      for (const key of mine) { for (const id of defined.get(key)!) src?.remove(id); defined.delete(key); ids.delete(key); kinds.delete(key); }
+      for (const key of mine) { for (const id of defined.get(key)!) src?.remove(id); defined.delete(key); ids.delete(key); kinds.delete(key); forget(key); }
     },
   });
   const events: PseudoFile & { state: typeof state } = { state, ...eventsFile('kprobe') };
@@ -243,6 +278,28 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       return rc < 0 ? rc : bytesOf(text);
     },
   });
+  /** events/GRP/EVENT/filter: "none", the filter as written, or its parse error (filter.ts) */
+  const filterFile = (key: string): PseudoFile => ({
+    show: () => state.filters.get(key) ?? 'none\n',
+    write: (text: string) => {
+      const def = kinds.get(key)?.[0];
+      if (!def) return -Errno.ENODEV;
+      const body = text.replace(/\n$/, '');
+      // "0" clears the filter
+      if (body.trim() === '0') { forget(key); return bytesOf(text); }
+      const r = parseFilter(body, filterFields(def));
+      if (!r.ok) {
+        // Linux keeps the failed string with its error on show, and the event unfiltered
+        state.filters.set(key, filterErrorText(body, r.error));
+        setEventFilter(k, key, null);
+        logEntry(filterErrorLog(body, r.error));
+        return -Errno.EINVAL;
+      }
+      state.filters.set(key, `${r.filter.text}\n`);
+      setEventFilter(k, key, r.filter);
+      return bytesOf(text);
+    },
+  });
   const eventsDir = pseudoDir(fs);
   // the event directories follow the defined events at each lookup
   eventsDir.refresh = () => {
@@ -259,6 +316,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
         addPseudoFiles(fs, eventsDir, {
           [`${key}/enable`]: enableFile(key),
           [`${key}/id`]: { show: () => `${ids.get(key) ?? 0}\n` },
+          [`${key}/filter`]: filterFile(key),
           [`${key}/format`]: { show: () => (kinds.has(key) ? eventFormat(kinds.get(key)![0], ids.get(key) ?? 0) : '') },
         });
       }

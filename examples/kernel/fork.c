@@ -48,3 +48,40 @@ long forks_done(void)
 {
 	return READ_ONCE(nr_forks);
 }
+
+/*
+ * kernel_clone: Linux 5.10+'s name for the fork path (kernel/fork.c), taking
+ * its arguments in a struct kernel_clone_args. The kernel's side of a user
+ * fork / vfork / clone: the flags are checked as copy_process checks them
+ * and a pid is allocated. Returns the pid or -errno. (do_fork above is the
+ * 2.6 form the kernel's own workers call.)
+ */
+static long nr_clones;
+
+noinline long kernel_clone(struct kernel_clone_args *args)
+{
+	int err = copy_process(args->flags, args->stack_size);
+	long pid;
+
+	if (err)
+		return err;
+	pid = alloc_pid();
+	if (args->parent_tid)
+		*args->parent_tid = (int)pid;
+	atomic_add_return(1, &nr_clones);
+	return pid;
+}
+
+/*
+ * do_exit: the end of a task (kernel/exit.c): its exit code is accounted.
+ * The workers that end with kp_thread_exit pass through it, and so does
+ * every user process that ends.
+ */
+static long nr_exits;
+long last_exit_code;
+
+noinline void do_exit(long code)
+{
+	WRITE_ONCE(last_exit_code, code);
+	atomic_add_return(1, &nr_exits);
+}

@@ -95,6 +95,19 @@ unsigned long atomic_add_return(long delta, long *v);
 struct pt_regs;
 long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,
 	     unsigned long stack_size, int *parent_tidptr, int *child_tidptr);
+/* Linux 5.10+'s fork arguments (include/linux/sched/task.h) */
+struct kernel_clone_args {
+	u64 flags;
+	int *pidfd;
+	int *child_tid;
+	int *parent_tid;
+	int exit_signal;
+	unsigned long stack;
+	unsigned long stack_size;
+	unsigned long tls;
+};
+long kernel_clone(struct kernel_clone_args *args);
+void do_exit(long code);
 
 /* fs.c */
 struct file {
@@ -132,6 +145,9 @@ u32 kprobe_recursed_target(u32 value);
 unsigned long kprobe_stacktrace_target(void);
 unsigned long kprobe_stacktrace_internal_target(void);
 unsigned long kprobe_stacktrace_driver(void);
+
+/* usersvc.c */
+long start_user_service(void);
 
 /* misc.c */
 unsigned long fib(unsigned int n);

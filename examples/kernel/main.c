@@ -130,8 +130,10 @@ static void worker_fn(void *arg)
 	}
 	w->checksum = h;
 	printk("%s: done, read %ld bytes, checksum %016lx\n", w->comm, w->bytes, h);
-	if (w->id & 1)
+	if (w->id & 1) {
+		do_exit(w->id);
 		kp_thread_exit(w->id);
+	}
 }
 
 /* CPU 0 runs the lib/test_kprobes.c-style targets once before any thread. */
@@ -194,6 +196,8 @@ void start_kernel(void)
 		}
 	}
 	nr_user = start_user_space();
+	if (nr_user > 0)
+		start_user_service();
 	for (int i = 0; i < NR_WORKERS; i++) {
 		long code = kp_thread_join(workers[i].pid);
 		printk("joined %s: exit code %ld\n", workers[i].comm, code);

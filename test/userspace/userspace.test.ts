@@ -31,12 +31,14 @@ import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
+import type { Backing } from '../../emulator/memory/backing';
 
 const DIR = repoPath('test', 'userspace');
 const CLI = repoPath('dist', 'cli.js');
 const builds = readdirSync(join(DIR, 'bin')).filter(f => f.endsWith('.elf')).map(f => f.slice(0, -4)).sort();
 
-function run(name: string, opts: { rootfs?: string } = {}): { out: Buffer; code: number; err: string; m: Machine } {
+/** textAtExit: the page cache pid 1's text region showed when its address space went (exec or exit) */
+function run(name: string, opts: { rootfs?: string } = {}): { out: Buffer; code: number; err: string; m: Machine; textAtExit?: Backing } {
   const path = join(DIR, 'bin', `${name}.elf`);
   const chunks: Uint8Array[] = [];
   let err = '';
@@ -44,8 +46,12 @@ function run(name: string, opts: { rootfs?: string } = {}): { out: Buffer; code:
     stdout: b => { chunks.push(Uint8Array.from(b)); },
     stderr: b => { err += Buffer.from(b).toString(); },
   }, { cpus: 2, rootfs: opts.rootfs });
+  let textAtExit: Backing | undefined;
+  m.kernel.mmObservers.push({
+    mmReleased: (p, mm) => { if (p.pid === 1) textAtExit = mm.allRegions().find(x => x.backing.identity.kind === 'file')?.backing; },
+  });
   const exit = m.run();
-  return { out: Buffer.concat(chunks), code: exit.code, err, m };
+  return { out: Buffer.concat(chunks), code: exit.code, err, m, textAtExit };
 }
 
 const golden = (name: string): { out: Buffer; code: number } => ({
@@ -96,12 +102,14 @@ describe('user space: processes, files, pipes, signals = qemu-user', () => {
     assert.notEqual(b.inode.ino, m2.inode.ino);
     // every child was waited for: only pid 1 remains
     assert.deepEqual([...k.processes.keys()], [1]);
-    // the program's own file: its text comes from its inode's pages
+    // the program's own file: its text came from its inode's pages (the mappings as they were at its end, r.textAtExit);
+    // the ended process's address space is gone (exit_mmap), so the page cache is mapped by nobody now
     const self = k.processes.get(1)!;
     assert.ok(self.exe?.isReg);
-    const text = self.mm.allRegions().find(x => x.backing.identity.kind === 'file');
-    assert.ok(text, 'a text region backed by the executable\'s page cache');
-    assert.equal(text.backing, self.exe!.pages());
+    assert.ok(r.textAtExit, 'a text region backed by the executable\'s page cache');
+    assert.equal(r.textAtExit, self.exe!.pages());
+    assert.deepEqual(self.mm.allRegions(), []);
+    assert.deepEqual(self.exe!.pages().mappings(), []);
     // children ran on both CPUs
     const cpus = new Set(k.tasks().map(x => x.cpu));
     assert.deepEqual([...cpus].sort(), [0, 1]);

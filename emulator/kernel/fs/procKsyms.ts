@@ -1,7 +1,8 @@
 /**
  * procfs's symbol and module files:
  *
- *   kallsyms  "%px %c %s\n" per kernel symbol, ascending by address, with
+ *   kallsyms  "%px %c %s\n" per kernel symbol (not those scripts/kallsyms
+ *             ignores: mapping symbols, local labels...), ascending by address, with
  *             nm's type letters (T/t text, D/d data, B/b bss, R/r read-only,
  *             W weak...) as scripts/kallsyms takes them from nm; then each
  *             loaded module's symbols, "%px %c %s\t[%s]\n" (t/T for
@@ -17,7 +18,10 @@ import { typeLetter } from '../../elf/symbolList';
 
 const px = (v: bigint): string => BigInt.asUintN(64, v).toString(16).padStart(16, '0');
 const byAddress = (a: ElfSymbol, b: ElfSymbol): number => (a.value < b.value ? -1 : a.value > b.value ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-const listed = (s: ElfSymbol): boolean => s.name !== '' && s.type !== 'section' && s.type !== 'file';
+/** scripts/kallsyms.c is_ignored_symbol's prefixes: ARM / RISC-V mapping symbols ($x, $d), local labels, CRCs, linker thunks */
+const IGNORED_PREFIXES = ['$', '.L', '__crc_', '__efistub_', '__kvm_nvhe_$', '__kvm_nvhe_.L', '__AArch64ADRPThunk_', '__kcfi_typeid_'];
+const listed = (s: ElfSymbol): boolean => s.name !== '' && s.type !== 'section' && s.type !== 'file'
+  && !IGNORED_PREFIXES.some(p => s.name.startsWith(p));
 
 export function procKallsyms(k: Kernel, modules: readonly KernelModule[]): string {
   const own = new Set<ElfSymbol>(modules.flatMap(m => m.symbols));

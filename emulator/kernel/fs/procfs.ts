@@ -1,6 +1,6 @@
 /**
  * procfs (fs/proc) as a mountable filesystem: `mounts` (the mount table,
- * fs/mounts.ts), `kallsyms` and `modules` (procKsyms.ts), `version` (Linux's linux_proc_banner, with the release
+ * fs/mounts.ts), `kallsyms` and `modules` (procKsyms.ts), `cpuinfo` (procCpuinfo.ts), `version` (Linux's linux_proc_banner, with the release
  * uname(2) gives), and `sys/...`, one file per entry of the kernel's sysctl
  * table (emulator/kernel/sysctl.ts): reading shows the entry, writing it is
  * `sysctl -w` (a bad value: -EINVAL, as proc_dointvec_minmax answers).
@@ -13,6 +13,7 @@ import type { Kernel } from '../kernel';
 import { mountTable } from './mounts';
 import { refreshPids } from './procPid';
 import { procKallsyms, procModules } from './procKsyms';
+import { procCpuinfo } from './procCpuinfo';
 import type { KernelModule } from '../modules/modules';
 import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
 import type { Inode } from './vfs';
@@ -43,6 +44,7 @@ export function makeProcfs(k: Kernel, modules: () => readonly KernelModule[] = (
   addPseudoFiles(fs, root, {
     mounts: { show: () => mountTable(k).show() },
     version: { show: procVersion },
+    cpuinfo: { show: () => procCpuinfo(k) },
     kallsyms: { show: () => procKallsyms(k, modules()) },
     modules: { show: () => procModules(modules()) },
   });

@@ -23,6 +23,7 @@ import type { Kernel } from '../kernel';
 import type { KTask } from '../task';
 import type { Task } from '../types';
 import { UserIo, pickCpu, spawnUserProgram } from './process';
+import { KernelService, USER_SERVE, UserRequestOp } from './kernelService';
 
 /** Linux's envp_init */
 const INIT_ENV = ['HOME=/', 'TERM=linux'];
@@ -60,11 +61,19 @@ export class UserInit {
   /** the kernel thread waiting for them */
   waiter: KTask | null = null;
 
-  constructor(private readonly k: Kernel, readonly commands: readonly string[]) {}
+  /** the image's thread doing the kernel's part of what user space does (kernelService.ts) */
+  readonly service: KernelService;
 
-  /** A task ended: one program fewer to wait for. */
+  constructor(private readonly k: Kernel, readonly commands: readonly string[]) {
+    this.service = new KernelService(k, () => this.started && this.pending.size === 0);
+  }
+
+  /** A task ended: a user process's end is do_exit's work; one program fewer to wait for. */
   taskExited(t: Task): void {
+    const proc = this.k.processes.get(t.pid);
+    if (proc) this.service.post({ op: UserRequestOp.Exit, args: [BigInt(proc.waitStatus ?? 0)] });
     if (!this.pending.delete(t.pid)) return;
+    if (this.pending.size === 0) this.service.userSpaceEnded();
     if (t.pid === this.first) this.firstCode = t.exitCode ?? 0;
     if (this.pending.size === 0 && this.waiter) {
       const w = this.waiter;
@@ -73,8 +82,14 @@ export class UserInit {
     }
   }
 
-  /** The hypercall: start the programs (first call), and with `wait` wait for them. */
+  /**
+   * The hypercall: start the programs (first call), and with `wait` wait for them; its serve form
+   * (first argument USER_SERVE, read from the register: the table passes `wait` as a flag) hands the
+   * image's thread the next request of user space (kernelService.ts).
+   */
   call(cpu: Cpu, wait: boolean): HypercallResult {
+    const abi = this.k.arch.abi.hypercall;
+    if (cpu.getReg(abi.args[0]) === USER_SERVE) return this.service.serve(cpu, cpu.getReg(abi.args[1]));
     if (this.started) {
       if (!wait || this.waited) return BigInt(-Errno.EBUSY);
       return this.wait(cpu);

@@ -20,6 +20,7 @@ import type { Kernel } from '../kernel';
 import { hex } from '../../memory/address';
 import { copyFromUser, copyToUser, readUserString, readUserStrings, words } from './uaccess';
 import { E, NO_RESULT, RESTART, SyscallCtx, SyscallHandler, i32, int, neg } from './results';
+import { kernelServiceOf, UserRequestOp } from './kernelService';
 import { UserProcess, execProcess, exitProcess, exitedStatus, forkProcess, signaledStatus } from './process';
 import {
   NSIG, SA_RESETHAND, SA_RESTART, SA_NODEFER, SIGCHLD, SIGKILL, SIGSTOP, SIG_DFL, SIG_IGN, SigAction, defaultAction, sigBit,
@@ -147,6 +148,8 @@ function doFork(c: SyscallCtx, flags: number, newsp: bigint, ptid: bigint, ctid:
   }
   const child = forkProcess(k, c.proc, c.cpu);
   const ct = child.task;
+  // the kernel image's kernel_clone runs for it (kernelService.ts)
+  kernelServiceOf(k)?.post({ op: UserRequestOp.Clone, args: [BigInt(flags), newsp] });
   const restore = (f: (cpu: Cpu) => void): void => {
     // edit the child's saved registers through the kernel's scratch CPU
     k.editContext(ct, f);

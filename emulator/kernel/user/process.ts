@@ -525,6 +525,17 @@ export function forkProcess(k: Kernel, parent: UserProcess, cpu: Cpu): UserProce
 }
 
 /**
+ * An address space nobody uses any more (exec replaced it, its process
+ * ended): its mappings go (exit_mmap), so that the pages they showed -
+ * a file's page cache, shared memory - stop counting it among their
+ * windows (a file exec'd thousands of times would otherwise carry every
+ * dead process's mapping).
+ */
+function releaseMm(mm: Memory): void {
+  for (const r of [...mm.allRegions()]) mm.unmap(r);
+}
+
+/**
  * execve(2) of an inode in the filesystem, in place: the new image, a
  * fresh address space, the registers at the entry. Returns an errno name
  * with a message for the kernel log when the file cannot be run (the
@@ -561,6 +572,7 @@ export function execProcess(k: Kernel, proc: UserProcess, cpu: Cpu, inode: Inode
   cpu.mem = p.mm;
   startRegisters(k, cpu, p.entry, p.sp);
   for (const o of k.mmObservers) o.mmReleased?.(proc, oldMm);
+  releaseMm(oldMm);
   for (const o of k.mmObservers) o.imageMapped?.(proc);
   return null;
 }
@@ -588,6 +600,7 @@ export function exitProcess(k: Kernel, proc: UserProcess, status: number): void 
   if (proc.waitStatus !== null) return;
   proc.waitStatus = status;
   for (const o of k.mmObservers) o.mmReleased?.(proc, proc.mm);
+  releaseMm(proc.mm);
   proc.fds.closeAll();
   proc.releaseVforkParent();
   const init = k.processes.get(INIT_PID);

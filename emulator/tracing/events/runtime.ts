@@ -10,7 +10,8 @@ import type { KernelApi } from '../../kernel/types';
 import type { EventAdd } from './types';
 import { tracingOn } from './tracingOn';
 import { recordTraceLine } from './traceBuffer';
-import { FetchEnv, fetchArgsText } from './fetchArgs';
+import { FetchEnv, fetchArgText } from './fetchArgs';
+import { FieldValue, argValue, eventFilter, filterMatch } from './filter';
 import { KPROBE_FLAGS, UPROBE_FLAGS, kprobeLocation, kretprobeLocation, traceLine, uprobeLocation } from './format';
 
 /** What the probe handler environment (probes/env.ts ProbeHandlerEnv) offers; structural, so no import of probes/. */
@@ -74,8 +75,8 @@ export function fetchEnvFor(kernel: KernelApi, env: HitEnv, hit: EventHit): Fetc
   };
 }
 
-/** The trace line of a hit (without printing it). */
-export function traceEventLine(kernel: KernelApi, def: EventAdd, env: HitEnv, hit: EventHit): string {
+/** The trace line of a hit (without printing it); null when the event's filter (tracefs events/GRP/EVENT/filter) drops it. */
+export function traceEventLine(kernel: KernelApi, def: EventAdd, env: HitEnv, hit: EventHit): string | null {
   const cur = env.current;
   const user = hit.kind === 'uprobe' || hit.kind === 'uretprobe';
   const idle = cur.pid === 0 && /^swapper/.test(cur.comm);
@@ -87,18 +88,36 @@ export function traceEventLine(kernel: KernelApi, def: EventAdd, env: HitEnv, hi
     case 'uprobe': location = uprobeLocation(hit.addr); break;
     case 'uretprobe': location = uprobeLocation(hit.retAddr ?? 0n, hit.addr); break;
   }
-  return traceLine(ctx, def.event, location, fetchArgsText(def.args, fetchEnvFor(kernel, env, hit)));
+  const fetch = fetchEnvFor(kernel, env, hit);
+  const texts = def.args.map(a => fetchArgText(a, fetch));
+  const filter = eventFilter(kernel, `${def.group}/${def.event}`);
+  if (filter && !filterMatch(filter, hitFields(def, hit, ctx, texts))) return null;
+  return traceLine(ctx, def.event, location, texts.map((t, i) => ` ${def.args[i].name}=${t}`).join(''));
+}
+
+/** The field values of a hit an event filter compares (filter.ts filterFields names them). */
+function hitFields(def: EventAdd, hit: EventHit, ctx: { comm: string; pid: number; cpu: number; flags: string }, texts: readonly string[]): Map<string, FieldValue> {
+  const num = (v: bigint | number, signed = false): FieldValue => ({ kind: 'num', v: BigInt(v), signed });
+  const m = new Map<string, FieldValue>([
+    ['common_pid', num(ctx.pid, true)], ['common_type', num(0)], ['common_flags', num(ctx.flags.startsWith('d') ? 1 : 0)],
+    ['common_preempt_count', num(0)], ['COMM', { kind: 'str', v: ctx.comm }], ['comm', { kind: 'str', v: ctx.comm }],
+    ['CPU', num(ctx.cpu)], ['cpu', num(ctx.cpu)],
+  ]);
+  if (def.type === 'r') { m.set('__probe_func', num(hit.addr)); m.set('__probe_ret_ip', num(hit.retAddr ?? 0n)); } else m.set('__probe_ip', num(hit.addr));
+  def.args.forEach((a, i) => { const v = argValue(a, texts[i]); if (v) m.set(a.name, v); });
+  return m;
 }
 
 /** Print a hit's trace line into the kernel log (source 'probe'); never throws into the probed CPU. */
 export function emitTraceEvent(kernel: KernelApi, def: EventAdd, env: HitEnv, hit: EventHit): void {
   if (!tracingOn(kernel)) return;
-  let line: string;
+  let line: string | null;
   try {
     line = traceEventLine(kernel, def, env, hit);
   } catch (e) {
     line = `${def.event}: trace line failed: ${e instanceof Error ? e.message : String(e)}`;
   }
+  if (line === null) return;
   recordTraceLine(kernel, env.smpProcessorId(), env.ktimeGet(), line);
   kernel.printk(env.smpProcessorId(), line, 'probe');
 }

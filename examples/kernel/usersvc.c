@@ -1,0 +1,85 @@
+/*
+ * usersvc.c - the kernel's part of what user space asks of it. The user
+ * processes' system calls are served by the emulated kernel below this
+ * image; what Linux does in kernel functions on their behalf is handed to
+ * a kernel thread here, which calls the functions of Linux's names with
+ * the same arguments: kernel_clone for a fork / vfork / clone (its flags),
+ * do_exit for a process that ends (its exit code), tracefs_create_dir for
+ * a directory tracefs makes (an event group or event, by name). So probes
+ * on those functions see user space at work, as on Linux.
+ *
+ * The thread asks for the next request with the user_init hypercall's
+ * serve form (kp_user_init's argument KP_USER_SERVE, the request buffer as
+ * the second argument): it sleeps until one is queued; 0 when user space
+ * has ended and nothing is left.
+ */
+#include "kernel.h"
+
+#define KP_USER_SERVE 2
+
+enum { UREQ_CLONE = 1, UREQ_EXIT = 2, UREQ_TRACEFS_MKDIR = 3 };
+
+/* as emulator/kernel/user/kernelService.ts writes it */
+struct user_request {
+	long op;
+	long arg[3];
+	char name[64];
+};
+
+/* Linux's banner format (init/version.c), as /proc/version prints it */
+const char linux_proc_banner[] = "%s version %s (kprobe-debug@kprobe-debug) (kprobe-debug emulator) %s\n";
+
+/* tracefs's directories as the kernel names them (fs/tracefs/inode.c) */
+struct dentry {
+	char name[64];
+	struct dentry *parent;
+};
+
+#define NR_DENTRIES 64
+static struct dentry dentries[NR_DENTRIES];
+static long nr_dentries;
+struct dentry tracefs_root = { "tracing", NULL };
+
+noinline struct dentry *tracefs_create_dir(const char *name, struct dentry *parent)
+{
+	struct dentry *d = &dentries[nr_dentries % NR_DENTRIES];
+	size_t n = strlen(name);
+
+	if (n >= sizeof(d->name))
+		return NULL;
+	memcpy(d->name, name, n + 1);
+	d->parent = parent ? parent : &tracefs_root;
+	nr_dentries++;
+	return d;
+}
+
+static void user_service(void *unused)
+{
+	struct user_request req;
+	struct kernel_clone_args args;
+
+	while (kp_hypercall4(KP_HC_USER_INIT, KP_USER_SERVE, (long)&req, 0, 0) > 0) {
+		switch (req.op) {
+		case UREQ_CLONE:
+			memset(&args, 0, sizeof(args));
+			args.flags = (u64)req.arg[0] & ~0xffUL;
+			args.exit_signal = (int)(req.arg[0] & 0xff);
+			args.stack = (unsigned long)req.arg[1];
+			kernel_clone(&args);
+			break;
+		case UREQ_EXIT:
+			do_exit(req.arg[0]);
+			break;
+		case UREQ_TRACEFS_MKDIR:
+			tracefs_create_dir(req.name, NULL);
+			break;
+		}
+	}
+}
+
+/* Start the thread that serves user space (once user space has started). */
+long start_user_service(void)
+{
+	long nr = kp_nr_cpus();
+	return kp_thread_create(user_service, NULL, nr > 1 ? nr - 1 : 0, "kusersvc");
+}

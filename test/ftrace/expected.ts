@@ -1,0 +1,48 @@
+/**
+ * The result of each Linux 6.1 ftracetest case (by its "description:"
+ * line) in the emulated kernel, per arch and directory, as achieved; see
+ * ftracetest.test.ts for why a case is not PASS. A change here is a change
+ * of what the emulated kernel can do: a PASS turned into anything else is a
+ * regression.
+ */
+export type Result = 'PASS' | 'FAIL' | 'UNRESOLVED' | 'UNTESTED' | 'UNSUPPORTED' | 'XFAIL' | 'UNDEFINED';
+
+const KPROBE: Record<string, Result> = {
+  'Kprobe dynamic event - adding and removing': 'PASS',
+  'Kprobe dynamic event - busy event check': 'PASS',
+  'Kprobe dynamic event with arguments': 'PASS',
+  'Kprobe event with comm arguments': 'PASS',
+  'Kprobe event string type argument': 'PASS',
+  'Kprobe event symbol argument': 'PASS',
+  'Kprobe event argument syntax': 'PASS',
+  'Kprobes event arguments with types': 'PASS',
+  'Kprobe event user-memory access': 'FAIL',
+  'Kprobe event auto/manual naming': 'PASS',
+  'Kprobe dynamic event with function tracer': 'UNSUPPORTED',
+  'Kprobe dynamic event - probing module': 'UNRESOLVED',
+  'Create/delete multiprobe on kprobe event': 'PASS',
+  'Test failure of registering kprobe on non unique symbol': 'UNSUPPORTED',
+  'Kprobe event parser error log check': 'PASS',
+  'Kretprobe dynamic event with arguments': 'PASS',
+  'Kretprobe dynamic event with maxactive': 'PASS',
+  'Kretprobe %return suffix test': 'PASS',
+  'Register/unregister many kprobe events': 'FAIL',
+  'Kprobe events - probe points': 'PASS',
+  'Kprobe profile': 'PASS',
+  'Uprobe event parser error log check': 'PASS',
+};
+
+const DYNEVENT: Record<string, Result> = {
+  'Generic dynamic event - add/remove eprobe events': 'UNSUPPORTED',
+  'Generic dynamic event - add/remove kprobe events': 'PASS',
+  'Generic dynamic event - add/remove synthetic events': 'UNSUPPORTED',
+  'Generic dynamic event - selective clear (compatibility)': 'UNSUPPORTED',
+  'Event probe event parser error log check': 'UNSUPPORTED',
+  'Generic dynamic event - generic clear event': 'UNSUPPORTED',
+  'Generic dynamic event - check if duplicate events are caught': 'UNSUPPORTED',
+};
+
+export const EXPECTED: Record<string, Record<string, Record<string, Result>>> = {
+  x86_64: { kprobe: KPROBE, dynevent: DYNEVENT },
+  aarch64: { kprobe: KPROBE, dynevent: DYNEVENT },
+};

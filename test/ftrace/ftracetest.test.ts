@@ -1,0 +1,102 @@
+/**
+ * Linux 6.1's own ftrace selftests, unmodified, inside the emulated user
+ * space: tools/testing/selftests/ftrace/ (fetched from Debian's
+ * linux-source-6.1 by test/modules/linux/fetch-test-kprobes.sh, never
+ * committed) is copied into a root filesystem with Debian's busybox-static
+ * (test/userspace/debian/fetch.sh), the sample kernel starts
+ *   /bin/busybox sh -c 'busybox --install -s /bin && sh /ftrace/ftracetest -v /ftrace/test.d/DIR'
+ * as init, and ftracetest's "[N] description\t[RESULT]" lines are counted per
+ * directory (kprobe/, dynevent/) and arch. Each case's result is asserted,
+ * so that a case that passes today and fails tomorrow is a failure here.
+ *
+ * What is not PASS, and why (the sample kernel is small, the emulator has
+ * no function tracer):
+ *   kprobe_args_user.tc   FAIL: do_sys_open / do_sys_openat2 with user
+ *                         pointers need the system call to run in the
+ *                         process's context in the kernel image
+ *   multiple_kprobes.tc   FAIL: it wants 256 text symbols in kallsyms; the
+ *                         sample kernel has under 60
+ *   kprobe_module.tc      UNRESOLVED: no trace-printk module (modprobe)
+ *   kprobe_ftrace.tc      UNSUPPORTED: no function tracer / stack_trace_filter
+ *   kprobe_non_uniq_symbol.tc UNSUPPORTED: no duplicated name_show symbol
+ *   dynevent/: eprobes, synthetic events and syscall events are not
+ *   implemented (UNSUPPORTED).
+ *
+ * Each run's counts and seconds (wall and CPU) are the test's diagnostics.
+ * Outside CI a missing fetch is a skip; in CI (which fetches both first) a
+ * failure. riscv64 is not run: its busybox-static (Debian trixie) installs
+ * signal handlers, and riscv64 user processes have no signal frames yet.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../../emulator/cli/main';
+import { captureIo } from '../../emulator/cli/io';
+import { repoPath } from '../util/paths';
+import { debianBusybox } from '../userspace/debian/busybox';
+import { EXPECTED, type Result } from './expected';
+
+const FTRACE = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1', 'tools', 'testing', 'selftests', 'ftrace');
+const ARCHES = [{ deb: 'amd64', arch: 'x86_64' }, { deb: 'arm64', arch: 'aarch64' }] as const;
+const DIRS = ['kprobe', 'dynevent'] as const;
+
+/** seconds: wall clock; cpuSeconds: this process's CPU time (user + system), the figure a loaded machine does not inflate */
+interface Run { results: Map<string, Result>; seconds: number; cpuSeconds: number; out: string }
+
+/** ftracetest over test.d/DIR in the sample kernel of `arch` with busybox `bb` */
+async function ftracetest(bb: string, arch: string, dir: string): Promise<Run> {
+  const root = mkdtempSync(join(tmpdir(), 'kprobe-ftracetest-'));
+  try {
+    mkdirSync(join(root, 'bin'));
+    mkdirSync(join(root, 'tmp'));
+    copyFileSync(bb, join(root, 'bin', 'busybox'));
+    cpSync(FTRACE, join(root, 'ftrace'), { recursive: true });
+    const c = captureIo();
+    const start = process.hrtime.bigint(), cpu0 = process.cpuUsage();
+    const code = await runCli(['run', repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`), '--rootfs', root,
+      '--exec', `/bin/busybox sh -c '/bin/busybox --install -s /bin && /bin/sh /ftrace/ftracetest -v /ftrace/test.d/${dir}'`,
+      '--max-instructions', '50000000000'], c.io);
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    const out = c.stdout();
+    // ftracetest exits 1 when a case did not pass; the machine exits with init's status
+    assert.ok(code === 0 || code === 1, `exit ${code}\n${c.stderr()}\n${out.slice(-4000)}`);
+    const results = new Map<string, Result>();
+    for (const m of out.matchAll(/^\[\d+\](.*)\t\[(PASS|FAIL|UNRESOLVED|UNTESTED|UNSUPPORTED|XFAIL|UNDEFINED)\]$/gm)) {
+      results.set(m[1].trim(), m[2] as Result);
+    }
+    return { results, seconds, cpuSeconds, out };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function counts(results: Map<string, Result>): Record<Result, number> {
+  const c: Record<Result, number> = { PASS: 0, FAIL: 0, UNRESOLVED: 0, UNTESTED: 0, UNSUPPORTED: 0, XFAIL: 0, UNDEFINED: 0 };
+  for (const r of results.values()) c[r]++;
+  return c;
+}
+
+describe('Linux 6.1 ftracetest (test.d/kprobe, test.d/dynevent) in the emulated user space, unmodified', () => {
+  for (const { deb, arch } of ARCHES) {
+    for (const dir of DIRS) {
+      test(`${arch}: ftracetest test.d/${dir}: each case's result`, async t => {
+        if (!existsSync(join(FTRACE, 'ftracetest'))) {
+          if (process.env.CI) assert.fail(`no ${FTRACE} in CI (.ci/run runs test/modules/linux/fetch-test-kprobes.sh first)`);
+          t.skip(`no ${FTRACE}: run test/modules/linux/fetch-test-kprobes.sh`);
+          return;
+        }
+        const bb = debianBusybox(deb);
+        if (!bb) { t.skip(`busybox-static:${deb} could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
+        const r = await ftracetest(bb, arch, dir);
+        const c = counts(r.results);
+        t.diagnostic(`${arch} ${dir}: PASS ${c.PASS} FAIL ${c.FAIL} UNRESOLVED ${c.UNRESOLVED} UNSUPPORTED ${c.UNSUPPORTED} UNTESTED ${c.UNTESTED} in ${r.seconds.toFixed(1)} s (CPU ${r.cpuSeconds.toFixed(1)} s)`);
+        const want = EXPECTED[arch][dir];
+        assert.deepEqual(Object.fromEntries(r.results), want, `ftracetest's results differ; its output ends:\n${r.out.slice(-6000)}`);
+      });
+    }
+  }
+});
