@@ -269,6 +269,9 @@ for (const arch of KBUILD_ARCHES) describe(`Linux's samples/kprobes, unmodified 
       const tooLong = [`symbol: string doesn't fit in ${KSYM_NAME_LEN - 1} chars.`, `kprobe_example: \`${LONG}' too large for parameter \`symbol'`,
         "insmod: can't insert '/lib/kprobe_example.ko': No space left on device", 'rc=28'];
       for (const l of tooLong) assert.ok(out.slice(goneAt).includes(l), `${l}\n${out.slice(goneAt).join('\n')}`);
+      // the loader printed the parameter's failure itself: every copy in the log is Linux's line, none with an errno suffix
+      // (busybox tries finit_module, then init_module: Linux logs the pair once per attempt)
+      assert.deepEqual([...new Set(out.filter(l => l.includes('too large for parameter')))], [tooLong[1]], out.slice(goneAt).join('\n'));
       const hits = out.slice(plantedAt, goneAt);
       const want = handlerLines(s.src.kprobe, arch, 'do_fork', addr);
       for (const l of hits.filter(x => /^handler_(pre|post): /.test(x))) assert.ok(want.pre.test(l) || want.post.test(l), l);

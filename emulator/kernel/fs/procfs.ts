@@ -14,6 +14,7 @@ import { mountTable } from './mounts';
 import { refreshPids } from './procPid';
 import { procKallsyms, procModules } from './procKsyms';
 import { procCpuinfo } from './procCpuinfo';
+import { kernelCmdline } from '../printk';
 import type { KernelModule } from '../modules/modules';
 import { PseudoFile, addPseudoFiles, pseudoDir } from './pseudo';
 import type { Inode } from './vfs';
@@ -44,6 +45,8 @@ export function makeProcfs(k: Kernel, modules: () => readonly KernelModule[] = (
   addPseudoFiles(fs, root, {
     mounts: { show: () => mountTable(k).show() },
     version: { show: procVersion },
+    // the saved command line and a newline (fs/proc/cmdline.c)
+    cmdline: { show: () => `${kernelCmdline(k)}\n` },
     cpuinfo: { show: () => procCpuinfo(k) },
     kallsyms: { show: () => procKallsyms(k, modules()) },
     modules: { show: () => procModules(modules()) },

@@ -12,7 +12,7 @@
  */
 import type { SyscallName } from '../../arch/types';
 import { Errno } from '../abi';
-import { moduleTableFor } from '../modules/modules';
+import { ModuleError, moduleTableFor } from '../modules/modules';
 import { ImageError } from '../../elf/types';
 import type { KTask } from '../task';
 import { copyFromUser, readUserString } from './uaccess';
@@ -79,8 +79,9 @@ function load(c: SyscallCtx, bytes: Uint8Array, path: string, params: string): S
       const line = e instanceof Error ? e.message : String(e);
       // a file that is no module for this kernel: -ENOEXEC, as elf_validity_check answers
       const errno = errnoOf(line, e instanceof ImageError ? Errno.ENOEXEC : Errno.EINVAL);
-      // Linux says nothing in its log when the module is already there (insmod's own message is enough)
-      if (errno !== Errno.EEXIST) k.printk(c.cpu.id, line, 'kernel');
+      // Linux says nothing in its log when the module is already there (insmod's own message is enough),
+      // and a load that printed its own reason (a bad parameter: parse_args's lines) is not logged twice
+      if (errno !== Errno.EEXIST && !(e instanceof ModuleError && e.logged)) k.printk(c.cpu.id, line, 'kernel');
       return neg(errno);
     }
   });
