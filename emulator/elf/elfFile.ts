@@ -43,6 +43,8 @@ import { machineName } from './machines';
 import { buildSymbolTable } from './symbols';
 import { parseDebugLine } from './dwarf/debugLine';
 import { readCompDirs } from './dwarf/compDirs';
+import { LazyLineTable } from './dwarf/lazyLines';
+import { debugInfoOf, DW_AT } from './dwarf/info';
 import { sectionContents } from './compressed';
 import { checkAddresses } from './addressChecks';
 import { codeOf, ElfyBody, elfyConstants, ElfyHeader, ElfyParser, flagsOf, newElfyParser } from './elfyWalk';
@@ -267,20 +269,51 @@ function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string): E
   return out;
 }
 
+/** .debug_line from this size up is read per unit on demand (LazyLineTable): a vmlinux's holds tens of millions of rows */
+export const LAZY_LINES_MIN = 4 << 20;
+
 function loadLines(image: ElfImage, byName: Map<string, ElfSection>, little: boolean): LineTable | null {
   const line = byName.get('.debug_line');
   if (!line || line.type === SHT_NOBITS) return null;
+  const debugLine = sectionContents(line, image.elfClass, little, image.path);
+  return debugLine.length >= LAZY_LINES_MIN ? lazyLines(image, debugLine) : eagerLines(image, byName, little, debugLine);
+}
+
+function eagerLines(image: ElfImage, byName: Map<string, ElfSection>, little: boolean, debugLine: Uint8Array): LineTable {
   const get = (name: string): Uint8Array | undefined => {
     const s = byName.get(name);
     return s ? sectionContents(s, image.elfClass, little, image.path) : undefined;
   };
-  const debugLine = sectionContents(line, image.elfClass, little, image.path);
   const info = get('.debug_info'), abbrev = get('.debug_abbrev'), str = get('.debug_str'), lineStr = get('.debug_line_str');
   const compDirs = readCompDirs({ info, abbrev, str, lineStr }, little);
   return parseDebugLine(
     { line: debugLine, str, lineStr },
     { little, file: image.path, compDirs, addressSize: image.elfClass / 8 },
   );
+}
+
+/**
+ * The per-unit line table: the unit of an address through .debug_info
+ * (.debug_aranges, else the units' root DIEs), DW_AT_comp_dir only read
+ * when a DWARF 2-4 unit needs it.
+ */
+export function lazyLines(image: ElfImage, debugLine: Uint8Array): LazyLineTable {
+  const little = image.endian === 'little';
+  const get = (name: string): Uint8Array | undefined => {
+    const s = image.section(name);
+    return s ? sectionContents(s, image.elfClass, little, image.path) : undefined;
+  };
+  const str = get('.debug_str'), lineStr = get('.debug_line_str');
+  let dirs: Map<number, string> | undefined;
+  const compDirs = { get: (off: number): string | undefined => (dirs ??= readCompDirs({ info: get('.debug_info'), abbrev: get('.debug_abbrev'), str, lineStr }, little)).get(off) };
+  const unitLineOffset = (addr: bigint): number | undefined => {
+    const di = debugInfoOf(image);
+    const u = di.unitFor(addr);
+    const head = u ? di.head(u) : null;
+    const v = head ? di.attr(head, DW_AT.stmt_list) : undefined;
+    return v && (v.kind === 'uint' || v.kind === 'secOffset') ? Number(v.value) : undefined;
+  };
+  return new LazyLineTable({ line: debugLine, str, lineStr }, { little, file: image.path, compDirs, addressSize: image.elfClass / 8 }, unitLineOffset);
 }
 
 /** Throws ImageError unless the image's architecture is one of `supported`. */

@@ -18,6 +18,7 @@ import { sectionContents } from '../compressed';
 import type { ElfImage } from '../types';
 import { DW_FORM, FormContext, readForm } from './forms';
 import { loclistAt, rangeList } from './location';
+import { ArangeIndex, readAranges } from './aranges';
 
 export interface DebugInfoSections {
   info?: Uint8Array;
@@ -31,6 +32,8 @@ export interface DebugInfoSections {
   /** DWARF 4 location and range lists */
   loc?: Uint8Array;
   ranges?: Uint8Array;
+  /** address -> unit index (optional; without it address lookups read the units' own ranges) */
+  aranges?: Uint8Array;
 }
 
 /** DW_TAG names (DWARF 5 table, the ones compilers emit for C) */
@@ -133,6 +136,8 @@ export class DebugInfo {
   private unitList: Unit[] | undefined;
   private readonly abbrevs = new Map<number, Map<number, Abbrev>>();
   private readonly trees = new Map<number, { root: Die | null; byOffset: Map<number, Die> }>();
+  private readonly heads = new Map<number, Die | null>();
+  private arangeIndex: ArangeIndex | null | undefined;
 
   constructor(private readonly s: DebugInfoSections, private readonly little = true) {}
 
@@ -188,8 +193,14 @@ export class DebugInfo {
 
   /** The DIE at a .debug_info offset (in any unit), or undefined. */
   dieAt(offset: number): Die | undefined {
-    const u = this.units().find(x => offset >= x.dieOffset && offset < x.end);
-    return u ? this.tree(u).byOffset.get(offset) : undefined;
+    const list = this.units();
+    let l = 0, h = list.length;
+    while (l < h) {
+      const m = (l + h) >> 1;
+      if (list[m].offset <= offset) l = m + 1; else h = m;
+    }
+    const u = list[l - 1];
+    return u && offset >= u.dieOffset && offset < u.end ? this.tree(u).byOffset.get(offset) : undefined;
   }
 
   /** DW_OP_convert's operand: the base type at an offset from the unit's header (size, signedness), or undefined. */
@@ -297,18 +308,54 @@ export class DebugInfo {
     return loclistAt(sec, Number(v.value), pc, ctx, 4);
   }
 
-  /** the unit whose ranges hold pc */
+  /**
+   * The unit whose ranges hold pc: through .debug_aranges when the image has
+   * it (no unit is read), else (and for units no address range set names) by
+   * each unit's root DIE's ranges.
+   */
   unitFor(pc: bigint): Unit | undefined {
+    if (this.arangeIndex === undefined) this.arangeIndex = readAranges(this.s.aranges, this.little) ?? null;
+    const idx = this.arangeIndex;
+    if (idx) {
+      const off = idx.unitAt(pc);
+      const u = off === undefined ? undefined : this.unitAtOffset(off);
+      if (u && !u.error) return u;
+    }
     for (const u of this.units()) {
-      if (u.error) continue;
-      const root = this.root(u);
-      if (root && this.ranges(root).some(([lo, hi]) => pc >= lo && pc < hi)) return u;
+      if (u.error || idx?.units.has(u.offset)) continue;
+      const head = this.head(u);
+      if (head && this.ranges(head).some(([lo, hi]) => pc >= lo && pc < hi)) return u;
     }
     return undefined;
   }
 
+  /** The unit whose header is at a .debug_info offset. */
+  unitAtOffset(offset: number): Unit | undefined {
+    const list = this.units();
+    let l = 0, h = list.length;
+    while (l < h) {
+      const m = (l + h) >> 1;
+      if (list[m].offset <= offset) l = m + 1; else h = m;
+    }
+    const u = list[l - 1];
+    return u && u.offset === offset ? u : undefined;
+  }
+
+  /** The unit's root DIE without its children (only the root's attributes are read), null when unreadable. */
+  head(u: Unit): Die | null {
+    const t = this.trees.get(u.offset);
+    if (t) return t.root;
+    let d = this.heads.get(u.offset);
+    if (d !== undefined) return d;
+    const one = { root: null as Die | null, byOffset: new Map<number, Die>() };
+    try { this.parseDies(u, one, true); } catch { one.root = null; }
+    d = one.root;
+    this.heads.set(u.offset, d);
+    return d;
+  }
+
   private unitBase(u: Unit): bigint {
-    const root = this.root(u);
+    const root = this.head(u);
     const lo = root ? this.attr(root, DW_AT.low_pc) : undefined;
     return lo && (lo.kind === 'addr' || lo.kind === 'uint') ? lo.value : 0n;
   }
@@ -369,7 +416,7 @@ export class DebugInfo {
     return m;
   }
 
-  private parseDies(u: Unit, t: { root: Die | null; byOffset: Map<number, Die> }): void {
+  private parseDies(u: Unit, t: { root: Die | null; byOffset: Map<number, Die> }, headOnly = false): void {
     const info = this.s.info as Uint8Array;
     const table = this.abbrevTable(u.abbrevOffset);
     const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
@@ -393,6 +440,7 @@ export class DebugInfo {
       else if (!t.root) t.root = die;
       else break; // a second top-level DIE: the unit is over
       t.byOffset.set(offset, die);
+      if (headOnly) break;
       if (ab.children) {
         if (stack.length >= MAX_DEPTH) throw new RangeError(`DIE at 0x${offset.toString(16)}: nested more than ${MAX_DEPTH} levels`);
         stack.push(die);
@@ -419,7 +467,7 @@ export class DebugInfo {
   }
 
   private rootUint(u: Unit, at: number): bigint | undefined {
-    const root = this.tree(u).root;
+    const root = this.head(u);
     const v = root?.attrs.get(at);
     return v && (v.kind === 'uint' || v.kind === 'secOffset') ? v.value : undefined;
   }
@@ -498,6 +546,7 @@ export function debugInfoOf(image: ElfImage): DebugInfo {
     info: get('.debug_info'), abbrev: get('.debug_abbrev'), str: get('.debug_str'), lineStr: get('.debug_line_str'),
     strOffsets: get('.debug_str_offsets'), addr: get('.debug_addr'),
     loclists: get('.debug_loclists'), rnglists: get('.debug_rnglists'), loc: get('.debug_loc'), ranges: get('.debug_ranges'),
+    aranges: get('.debug_aranges'),
   }, image.endian === 'little');
   cache.set(image, d);
   return d;
