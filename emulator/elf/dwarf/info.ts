@@ -282,7 +282,8 @@ export class DebugInfo {
         return rangeList(sec, Number(off), ctx, 5);
       }
       const sec = this.s.ranges;
-      return sec && rv.kind === 'secOffset' ? rangeList(sec, Number(rv.value), ctx, 4) : [];
+      // DWARF 2/3 give the offset in a data form (data4/data8), 4 in DW_FORM_sec_offset
+      return sec && (rv.kind === 'secOffset' || rv.kind === 'uint') ? rangeList(sec, Number(rv.value), ctx, 4) : [];
     } catch {
       return [];
     }
@@ -304,7 +305,7 @@ export class DebugInfo {
       return loclistAt(sec, Number(off), pc, ctx, 5);
     }
     const sec = this.s.loc;
-    if (!sec || v.kind !== 'secOffset') throw new RangeError('a location list without .debug_loc');
+    if (!sec || (v.kind !== 'secOffset' && v.kind !== 'uint')) throw new RangeError('a location list without .debug_loc');
     return loclistAt(sec, Number(v.value), pc, ctx, 4);
   }
 
