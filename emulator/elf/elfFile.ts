@@ -37,6 +37,7 @@
  *     sh_offset); they occupy none, so their data is empty here.
  */
 import { readFileSync } from 'node:fs';
+import { readElfSparse } from './sparseRead';
 import { ElfImage, ElfSection, ElfSegment, ImageError, LineTable, SymbolTable } from './types';
 import { ByteReader } from './reader';
 import { machineName } from './machines';
@@ -66,6 +67,8 @@ function hex(v: bigint | number): string {
 export function loadElf(path: string): ElfImage {
   let bytes: Uint8Array;
   try {
+    const sparse = readElfSparse(path);
+    if (sparse) return parseElf(sparse.bytes, path, sparse.skipped);
     bytes = readFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -145,8 +148,12 @@ function view(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
-/** Parse an ELF image held in memory. `path` names it in errors and in ElfImage.path. */
-export function parseElf(bytes: Uint8Array, path: string): ElfImage {
+/**
+ * Parse an ELF image held in memory. `path` names it in errors and in
+ * ElfImage.path. `withoutBytes`: indexes of sections whose bytes were not
+ * read (sparseRead.ts): they are listed with empty data.
+ */
+export function parseElf(bytes: Uint8Array, path: string, withoutBytes: ReadonlySet<number> = new Set()): ElfImage {
   checkIdent(bytes, path);
   const r = new ByteReader(bytes, bytes[5] === 1);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -165,7 +172,7 @@ export function parseElf(bytes: Uint8Array, path: string): ElfImage {
   }
   const segments = readSegments(r, h, body, path);
   checkAddresses(path, h.elfClass, machineName(h.machine, h.elfClass), h.entry, segments);
-  const sections = readSections(r, h, body, path);
+  const sections = readSections(r, h, body, path, withoutBytes);
 
   const symtab = sections.find((s) => s.type === SHT_SYMTAB) ?? sections.find((s) => s.type === SHT_DYNSYM);
   let symbols: SymbolTable;
@@ -241,7 +248,7 @@ function readSegments(r: ByteReader, h: Header, body: ElfyBody, path: string): E
   return out;
 }
 
-function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string): ElfSection[] {
+function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string, withoutBytes: ReadonlySet<number>): ElfSection[] {
   const out: ElfSection[] = [];
   const is64 = h.elfClass === 64;
   const size = BigInt(r.length);
@@ -264,7 +271,7 @@ function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string): E
     if (hasBytes && s.offset + s.size > size) {
       throw new ImageError(path, `truncated: section [${i}] ${s.name || '(unnamed)'} bytes ${hex(s.offset)}..${hex(s.offset + s.size)} beyond file size ${hex(size)}`);
     }
-    out.push({ ...s, data: hasBytes ? view(sh.data) : new Uint8Array(0) });
+    out.push({ ...s, data: hasBytes && !withoutBytes.has(i) ? view(sh.data) : new Uint8Array(0) });
   });
   return out;
 }

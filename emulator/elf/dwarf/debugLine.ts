@@ -91,9 +91,18 @@ export function parseDebugLineUnits(sections: DebugLineSections, opts: DebugLine
   return { units, rows };
 }
 
+/** joined paths: a vmlinux's thousands of units name the same few thousand headers (bounded; cleared when full) */
+const joined = new Map<string, string>();
+
 function joinPath(dir: string, name: string): string {
-  if (name.startsWith('/') || dir === '') return posix.normalize(name);
-  return posix.normalize(posix.join(dir, name));
+  const key = dir + '\0' + name;
+  let p = joined.get(key);
+  if (p === undefined) {
+    p = name.startsWith('/') || dir === '' ? posix.normalize(name) : posix.normalize(posix.join(dir, name));
+    if (joined.size >= 100_000) joined.clear();
+    joined.set(key, p);
+  }
+  return p;
 }
 
 /**

@@ -8,6 +8,7 @@
  *  - file:line -> addresses and the next line with code: only the units
  *    whose file table names a matching file;
  *  - rows(): every unit (what the eager table holds), on first call only.
+ * The decoded rows of the most recently used units are kept (KEPT_UNITS).
  * Per unit the answers are ElfLineTable's, so they equal the eager table's
  * wherever the address's unit is known. files() lists the files the units'
  * headers name (a superset of those with rows).
@@ -15,6 +16,13 @@
 import { LineRow, LineTable } from '../types';
 import { DebugLineOptions, DebugLineSections, FullLineRow, LineUnitHeader, readLineUnit } from './debugLine';
 import { ElfLineTable, matchFiles } from './lineTable';
+
+/**
+ * How many units' decoded rows are kept (least recently used dropped): a
+ * header's line (include/linux/fs.h) runs the programs of most units of a
+ * vmlinux, whose rows together take gigabytes.
+ */
+const KEPT_UNITS = 128;
 
 export class LazyLineTable implements LineTable {
   private headerList: LineUnitHeader[] | undefined;
@@ -64,12 +72,16 @@ export class LazyLineTable implements LineTable {
   /** the line table of the unit at a .debug_line offset, its program run once */
   unitTable(offset: number): ElfLineTable {
     let t = this.tables.get(offset);
-    if (!t) {
+    if (t) {
+      // most recently used last: the first entries are the ones dropped
+      this.tables.delete(offset);
+    } else {
       const rows: FullLineRow[] = [];
       const { header } = readLineUnit(this.sections, this.opts, offset, rows);
       t = new ElfLineTable(rows, [header]);
-      this.tables.set(offset, t);
+      if (this.tables.size >= KEPT_UNITS) this.tables.delete(this.tables.keys().next().value as number);
     }
+    this.tables.set(offset, t);
     return t;
   }
 

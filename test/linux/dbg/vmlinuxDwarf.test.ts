@@ -84,6 +84,10 @@ test('Debian vmlinux DWARF = llvm-dwarfdump / llvm-symbolizer on fs/open.c do_sy
   const image = loadElf(VMLINUX);
   const lines = image.lines;
   assert.ok(lines instanceof LazyLineTable, 'a vmlinux gets the per-unit line table');
+  // read sparsely: the relocations --emit-relocs left for the debug sections are listed without their bytes
+  const rela = image.section('.rela.debug_info');
+  assert.ok(rela && rela.size > 0n && rela.data.length === 0, '.rela.debug_info is not read');
+  assert.equal(image.section('.debug_info')?.data.length, Number(image.section('.debug_info')?.size));
 
   // the function by name: the ELF symbol and the DWARF subprogram's range
   const sym = image.symbols.lookup(g.fn.name);
