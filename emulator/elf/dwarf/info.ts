@@ -368,6 +368,74 @@ export class DebugInfo {
     return base + entry;
   }
 
+  /**
+   * Visit the unit's top-level DIEs (the root's children) without building
+   * its tree: each is given shallow (attributes, no children; dieAt(offset)
+   * gives the full one), its subtree skipped through DW_AT_sibling where the
+   * producer recorded one. For indexes over every unit of a big image.
+   */
+  eachTopLevel(u: Unit, visit: (d: Die) => void): void {
+    const t = this.trees.get(u.offset);
+    if (t) { for (const c of t.root?.children ?? []) visit(c); return; }
+    if (u.error) return;
+    const info = this.s.info as Uint8Array;
+    const table = this.abbrevTable(u.abbrevOffset);
+    const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
+    const r = new ByteReader(info.subarray(0, u.end), this.little, u.dieOffset);
+    const read = (): { offset: number; ab: Abbrev; attrs: Map<number, RawValue> } | undefined => {
+      const offset = r.pos;
+      const code = r.uleb();
+      if (code === 0) return undefined;
+      const ab = table.get(code);
+      if (!ab) throw new RangeError(`DIE at 0x${offset.toString(16)}: abbreviation code ${code} is not in the table at 0x${u.abbrevOffset.toString(16)}`);
+      const attrs = new Map<number, RawValue>();
+      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
+      return { offset, ab, attrs };
+    };
+    const root = read();
+    if (!root || !root.ab.children) return;
+    const parent: Die = { offset: root.offset, tag: root.ab.tag, attrs: root.attrs, parent: null, children: [], unit: u };
+    while (r.pos < u.end) {
+      const d = read();
+      if (!d) return;
+      visit({ offset: d.offset, tag: d.ab.tag, attrs: d.attrs, parent, children: [], unit: u });
+      if (!d.ab.children) continue;
+      const sib = d.attrs.get(DW_AT.sibling);
+      if (sib?.kind === 'ref' && sib.offset > d.offset && sib.offset <= u.end) { r.pos = sib.offset; continue; }
+      for (let depth = 1; depth > 0 && r.pos < u.end;) {
+        const c = read();
+        if (!c) depth--;
+        else if (c.ab.children) depth++;
+      }
+    }
+  }
+
+  /** The DIE at a .debug_info offset read alone (attributes, no children, no tree built); undefined when unreadable. */
+  shallowAt(offset: number): Die | undefined {
+    const list = this.units();
+    let l = 0, h = list.length;
+    while (l < h) {
+      const m = (l + h) >> 1;
+      if (list[m].offset <= offset) l = m + 1; else h = m;
+    }
+    const u = list[l - 1];
+    if (!u || u.error || offset < u.dieOffset || offset >= u.end) return undefined;
+    const t = this.trees.get(u.offset);
+    if (t) return t.byOffset.get(offset);
+    try {
+      const table = this.abbrevTable(u.abbrevOffset);
+      const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
+      const r = new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, offset);
+      const ab = table.get(r.uleb());
+      if (!ab) return undefined;
+      const attrs = new Map<number, RawValue>();
+      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
+      return { offset, tag: ab.tag, attrs, parent: null, children: [], unit: u };
+    } catch {
+      return undefined;
+    }
+  }
+
   /** the DIE a reference attribute points at */
   ref(d: Die, at: number): Die | undefined {
     const v = this.attr(d, at);

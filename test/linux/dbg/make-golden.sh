@@ -8,6 +8,7 @@
 #   param|variable NAME TYPE                 its DIE's direct children, types as llvm-dwarfdump names them
 #   row ADDR LINE COLUMN stmt|- FILE         its unit's line-table rows within [LOW, HIGH) (FILE: dir/name)
 #   symbolize ADDR FILE:LINE:COLUMN          llvm-symbolizer --no-inlines for each row address
+#   struct NAME SIZE / member NAME TYPE OFF  the struct its parameter `how` points to, with its members
 #
 #   test/linux/dbg/make-golden.sh [OUT]      (default golden/do_sys_openat2.txt)
 set -euo pipefail
@@ -76,6 +77,24 @@ PY
 awk '$1 == "row" { print $2 }' "$tmp/golden.txt" | sort -u > "$tmp/addrs"
 llvm-symbolizer --obj="$elf" --no-inlines < "$tmp/addrs" | awk 'NF' | paste - - > "$tmp/sym"
 paste "$tmp/addrs" "$tmp/sym" | awk -F'\t' '{ print "symbolize " $1 " " $3 }' >> "$tmp/golden.txt"
+# struct open_how: the parameter how's pointer type, then what it points to
+ptr=$(awk '/DW_AT_name\t\("how"\)/ { f = 1; next } f && /DW_AT_type/ { match($0, /0x[0-9a-f]+/); print substr($0, RSTART, RLENGTH); exit }' "$tmp/die.txt")
+st=$(llvm-dwarfdump --debug-info="$ptr" "$elf" | sed -n 's/.*DW_AT_type\t(\(0x[0-9a-f]*\).*/\1/p' | head -n 1)
+llvm-dwarfdump --debug-info="$st" -c "$elf" | python3 -c '
+import re, sys
+cur = None
+for l in sys.stdin:
+    m = re.search(r"DW_TAG_(\w+)", l)
+    if m: cur = {"tag": m.group(1)}; continue
+    m = re.search(r"DW_AT_(\w+)\t\((.*)\)$", l)
+    if not m or cur is None: continue
+    cur[m.group(1)] = m.group(2)
+    if cur["tag"] == "structure_type" and "name" in cur and "byte_size" in cur and not cur.get("done"):
+        print("struct %s %d" % (cur["name"].strip(chr(34)), int(cur["byte_size"], 16))); cur["done"] = 1
+    if cur["tag"] == "member" and "data_member_location" in cur and not cur.get("done"):
+        t = re.search(r"\"(.*)\"", cur["type"]).group(1)
+        print("member %s %s %d" % (cur["name"].strip(chr(34)), t, int(cur["data_member_location"], 16))); cur["done"] = 1
+' >> "$tmp/golden.txt"
 mkdir -p "$(dirname "$out")"
 cp "$tmp/golden.txt" "$out"
 echo "make-golden.sh: $(grep -c '^row' "$out") rows, $(grep -c '^symbolize' "$out") addresses -> $out"

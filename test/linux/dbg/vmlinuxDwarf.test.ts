@@ -5,7 +5,8 @@
  * llvm-symbolizer): fs/open.c's do_sys_openat2 found by name with its
  * DWARF range, its parameters and locals with their C types, every
  * breakpoint line of fs/open.c in it -> its addresses, and each of its
- * line-table addresses -> file:line:column. Every address is a kernel one
+ * line-table addresses -> file:line:column, the struct its `how` points to
+ * found by name (members and offsets), the global jiffies_64. Every address is a kernel one
  * (0xffffffff8...) compared as bigint. The big image's line table is the
  * per-unit one. Missing vmlinux: skipped outside CI, a failure in CI (CI
  * fetches it first). A vmlinux of another version than the golden's: the
@@ -20,7 +21,8 @@ import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../../emulator/elf';
 import { debugInfoOf, DW_AT, TAG } from '../../../emulator/elf/dwarf/info';
 import { LazyLineTable } from '../../../emulator/elf/dwarf/lazyLines';
-import { namesAt, outermostFunction } from '../../../emulator/elf/dwarf/scopes';
+import { globalDie, namesAt, outermostFunction } from '../../../emulator/elf/dwarf/scopes';
+import { typeNamed } from '../../../emulator/elf/dwarf/ctype';
 import { typeText } from '../../../emulator/elf/dwarf/typeDies';
 import { repoPath } from '../../util/paths';
 
@@ -38,16 +40,19 @@ interface Golden {
   children: { kind: string; name: string; type: string }[];
   rows: { addr: bigint; line: number; column: number; stmt: boolean; file: string }[];
   symbolize: { addr: bigint; file: string; line: number; column: number }[];
+  struct: { name: string; size: number; members: { name: string; offset: number }[] };
 }
 
 function parseGolden(text: string): Golden {
-  const g: Golden = { pkg: '', fn: { name: '', low: 0n, high: 0n }, children: [], rows: [], symbolize: [] };
+  const g: Golden = { pkg: '', fn: { name: '', low: 0n, high: 0n }, children: [], rows: [], symbolize: [], struct: { name: '', size: 0, members: [] } };
   for (const l of text.split('\n')) {
     const w = l.split(' ');
     if (w[0] === 'package') g.pkg = w.slice(1).join(' ');
     else if (w[0] === 'function') g.fn = { name: w[1], low: BigInt(w[2]), high: BigInt(w[3]) };
     else if (w[0] === 'param' || w[0] === 'variable') g.children.push({ kind: w[0], name: w[1], type: w.slice(2).join(' ') });
     else if (w[0] === 'row') g.rows.push({ addr: BigInt(w[1]), line: +w[2], column: +w[3], stmt: w[4] === 'stmt', file: w[5] });
+    else if (w[0] === 'struct') g.struct = { name: w[1], size: +w[2], members: [] };
+    else if (w[0] === 'member') g.struct.members.push({ name: w[1], offset: +w[w.length - 1] });
     else if (w[0] === 'symbolize') {
       const m = /^(.*):(\d+):(\d+)$/.exec(w.slice(2).join(' '));
       assert.ok(m, `golden line ${l}`);
@@ -116,6 +121,19 @@ test('Debian vmlinux DWARF = llvm-dwarfdump / llvm-symbolizer on fs/open.c do_sy
     assert.equal(llvmSpelling(typeText(scope!.di, n?.type)), c.type, c.name);
   }
   assert.equal(typeText(di, scope?.names.get('how')?.type), 'struct open_how *');
+
+  // a struct by name over every unit (the program's name index, no unit's tree read to find it)
+  const how = typeNamed(image, 'struct', g.struct.name);
+  assert.equal(how?.kind, 'struct');
+  if (how?.kind === 'struct') {
+    assert.equal(how.size, g.struct.size);
+    assert.deepEqual(how.members().map(m => ({ name: m.name, offset: m.offset })), g.struct.members);
+  }
+  // a global by name: its DW_OP_addr is the ELF symbol's 64-bit address, exact
+  const j = globalDie(image, 'jiffies_64');
+  const loc = j && di.attr(j.die, DW_AT.location);
+  assert.ok(loc?.kind === 'block' && loc.value[0] === 0x03, 'jiffies_64 at a DW_OP_addr');
+  assert.equal(new DataView(loc.value.buffer, loc.value.byteOffset + 1, 8).getBigUint64(0, true), image.symbols.lookup('jiffies_64')?.value);
 
   // fs/open.c:LINE -> addresses, within the function: the golden's is_stmt rows of that line
   const inFn = (a: bigint): boolean => a >= g.fn.low && a < g.fn.high;
