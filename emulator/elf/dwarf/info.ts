@@ -193,13 +193,7 @@ export class DebugInfo {
 
   /** The DIE at a .debug_info offset (in any unit), or undefined. */
   dieAt(offset: number): Die | undefined {
-    const list = this.units();
-    let l = 0, h = list.length;
-    while (l < h) {
-      const m = (l + h) >> 1;
-      if (list[m].offset <= offset) l = m + 1; else h = m;
-    }
-    const u = list[l - 1];
+    const u = this.unitContaining(offset);
     return u && offset >= u.dieOffset && offset < u.end ? this.tree(u).byOffset.get(offset) : undefined;
   }
 
@@ -330,15 +324,20 @@ export class DebugInfo {
     return undefined;
   }
 
-  /** The unit whose header is at a .debug_info offset. */
-  unitAtOffset(offset: number): Unit | undefined {
+  /** the last unit whose header starts at or before a .debug_info offset */
+  private unitContaining(offset: number): Unit | undefined {
     const list = this.units();
     let l = 0, h = list.length;
     while (l < h) {
       const m = (l + h) >> 1;
       if (list[m].offset <= offset) l = m + 1; else h = m;
     }
-    const u = list[l - 1];
+    return list[l - 1];
+  }
+
+  /** The unit whose header is at a .debug_info offset. */
+  unitAtOffset(offset: number): Unit | undefined {
+    const u = this.unitContaining(offset);
     return u && u.offset === offset ? u : undefined;
   }
 
@@ -378,20 +377,8 @@ export class DebugInfo {
     const t = this.trees.get(u.offset);
     if (t) { for (const c of t.root?.children ?? []) visit(c); return; }
     if (u.error) return;
-    const info = this.s.info as Uint8Array;
-    const table = this.abbrevTable(u.abbrevOffset);
-    const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
-    const r = new ByteReader(info.subarray(0, u.end), this.little, u.dieOffset);
-    const read = (): { offset: number; ab: Abbrev; attrs: Map<number, RawValue> } | undefined => {
-      const offset = r.pos;
-      const code = r.uleb();
-      if (code === 0) return undefined;
-      const ab = table.get(code);
-      if (!ab) throw new RangeError(`DIE at 0x${offset.toString(16)}: abbreviation code ${code} is not in the table at 0x${u.abbrevOffset.toString(16)}`);
-      const attrs = new Map<number, RawValue>();
-      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
-      return { offset, ab, attrs };
-    };
+    const r = new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, u.dieOffset);
+    const read = this.dieReader(u, r);
     const root = read();
     if (!root || !root.ab.children) return;
     const parent: Die = { offset: root.offset, tag: root.ab.tag, attrs: root.attrs, parent: null, children: [], unit: u };
@@ -412,28 +399,32 @@ export class DebugInfo {
 
   /** The DIE at a .debug_info offset read alone (attributes, no children, no tree built); undefined when unreadable. */
   shallowAt(offset: number): Die | undefined {
-    const list = this.units();
-    let l = 0, h = list.length;
-    while (l < h) {
-      const m = (l + h) >> 1;
-      if (list[m].offset <= offset) l = m + 1; else h = m;
-    }
-    const u = list[l - 1];
+    const u = this.unitContaining(offset);
     if (!u || u.error || offset < u.dieOffset || offset >= u.end) return undefined;
     const t = this.trees.get(u.offset);
     if (t) return t.byOffset.get(offset);
     try {
-      const table = this.abbrevTable(u.abbrevOffset);
-      const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
-      const r = new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, offset);
-      const ab = table.get(r.uleb());
-      if (!ab) return undefined;
-      const attrs = new Map<number, RawValue>();
-      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
-      return { offset, tag: ab.tag, attrs, parent: null, children: [], unit: u };
+      const d = this.dieReader(u, new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, offset))();
+      return d && { offset, tag: d.ab.tag, attrs: d.attrs, parent: null, children: [], unit: u };
     } catch {
       return undefined;
     }
+  }
+
+  /** reads one DIE's abbreviation and attributes at the reader's position (undefined: a null entry) */
+  private dieReader(u: Unit, r: ByteReader): () => { offset: number; ab: Abbrev; attrs: Map<number, RawValue> } | undefined {
+    const table = this.abbrevTable(u.abbrevOffset);
+    const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
+    return () => {
+      const offset = r.pos;
+      const code = r.uleb();
+      if (code === 0) return undefined;
+      const ab = table.get(code);
+      if (!ab) throw new RangeError(`DIE at 0x${offset.toString(16)}: abbreviation code ${code} is not in the table at 0x${u.abbrevOffset.toString(16)}`);
+      const attrs = new Map<number, RawValue>();
+      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
+      return { offset, ab, attrs };
+    };
   }
 
   /** the DIE a reference attribute points at */
