@@ -6,7 +6,8 @@
  * (symbol) and its DWARF ranges, its entry address -> file:line (the first
  * line-table query), that fs/open.c line -> addresses (a source breakpoint),
  * the parameters and locals with their C types at the entry (the frame's
- * Variables), a line of a header most units include (include/linux/fs.h:
+ * Variables), a struct and a global by name (what views of the guest's
+ * kprobes read: struct kprobe, kprobe_table), a line of a header most units include (include/linux/fs.h:
  * the worst case of a source breakpoint, every such unit's line program
  * runs), and the heap and peak RSS afterwards. Without the vmlinux the
  * section says how to fetch it.
@@ -16,7 +17,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
 import { debugInfoOf } from '../../emulator/elf/dwarf/info';
-import { namesAt, outermostFunction } from '../../emulator/elf/dwarf/scopes';
+import { globalDie, namesAt, outermostFunction } from '../../emulator/elf/dwarf/scopes';
+import { typeNamed } from '../../emulator/elf/dwarf/ctype';
 import { typeText } from '../../emulator/elf/dwarf/typeDies';
 import { repoRoot } from './lib/root';
 
@@ -55,6 +57,8 @@ if (!existsSync(path)) {
   step(`frame names at the entry with types`, () => namesAt(image, sym.value), n => n
     ? [...n.names.values()].map(v => `${v.kind === 'param' ? '' : 'local '}${typeText(n.di, v.type)} ${v.name}`).join(', ')
     : 'none');
+  step('struct kprobe by name (index over every unit)', () => typeNamed(image, 'struct', 'kprobe'), t => t?.kind === 'struct' ? `${t.size} bytes, ${t.members().length} members` : 'not found');
+  step('global kprobe_table by name', () => globalDie(image, 'kprobe_table'), g => g ? `DIE 0x${g.die.offset.toString(16)}` : 'not found');
   const rssFirst = process.resourceUsage().maxRSS * 1024;
   step('include/linux/fs.h:1 -> next line with code', () => image.lines?.nextLineWithCode('include/linux/fs.h', 1), l => `line ${l}`);
   console.log(`${'open + first line lookup'.padEnd(44)} ${ms(tFirst).padStart(8)}`);

@@ -373,19 +373,19 @@ export class DebugInfo {
    * gives the full one), its subtree skipped through DW_AT_sibling where the
    * producer recorded one. For indexes over every unit of a big image.
    */
-  eachTopLevel(u: Unit, visit: (d: Die) => void): void {
+  eachTopLevel(u: Unit, visit: (d: Die) => void, tags?: ReadonlySet<number>): void {
     const t = this.trees.get(u.offset);
-    if (t) { for (const c of t.root?.children ?? []) visit(c); return; }
+    if (t) { for (const c of t.root?.children ?? []) if (!tags || tags.has(c.tag)) visit(c); return; }
     if (u.error) return;
     const r = new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, u.dieOffset);
-    const read = this.dieReader(u, r);
+    const read = this.dieReader(u, r, tags);
     const root = read();
     if (!root || !root.ab.children) return;
     const parent: Die = { offset: root.offset, tag: root.ab.tag, attrs: root.attrs, parent: null, children: [], unit: u };
     while (r.pos < u.end) {
       const d = read();
       if (!d) return;
-      visit({ offset: d.offset, tag: d.ab.tag, attrs: d.attrs, parent, children: [], unit: u });
+      if (!tags || tags.has(d.ab.tag)) visit({ offset: d.offset, tag: d.ab.tag, attrs: d.attrs, parent, children: [], unit: u });
       if (!d.ab.children) continue;
       const sib = d.attrs.get(DW_AT.sibling);
       if (sib?.kind === 'ref' && sib.offset > d.offset && sib.offset <= u.end) { r.pos = sib.offset; continue; }
@@ -411,9 +411,13 @@ export class DebugInfo {
     }
   }
 
-  /** reads one DIE's abbreviation and attributes at the reader's position (undefined: a null entry) */
-  private dieReader(u: Unit, r: ByteReader): () => { offset: number; ab: Abbrev; attrs: Map<number, RawValue> } | undefined {
+  /**
+   * reads one DIE's abbreviation and attributes at the reader's position (undefined: a null entry); the
+   * attributes of a DIE whose tag `keep` lacks go to one reused map (valid until the next read)
+   */
+  private dieReader(u: Unit, r: ByteReader, keep?: ReadonlySet<number>): () => { offset: number; ab: Abbrev; attrs: Map<number, RawValue> } | undefined {
     const table = this.abbrevTable(u.abbrevOffset);
+    const scratch = new Map<number, RawValue>();
     const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
     return () => {
       const offset = r.pos;
@@ -421,7 +425,8 @@ export class DebugInfo {
       if (code === 0) return undefined;
       const ab = table.get(code);
       if (!ab) throw new RangeError(`DIE at 0x${offset.toString(16)}: abbreviation code ${code} is not in the table at 0x${u.abbrevOffset.toString(16)}`);
-      const attrs = new Map<number, RawValue>();
+      const attrs = !keep || keep.has(ab.tag) ? new Map<number, RawValue>() : scratch;
+      attrs.clear();
       for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
       return { offset, ab, attrs };
     };

@@ -18,6 +18,8 @@ const KINDS: Readonly<Record<number, string>> = {
   [TAG.structure_type]: 'struct', [TAG.union_type]: 'union', [TAG.enumeration_type]: 'enum', [TAG.typedef]: 'typedef',
 };
 
+const TAGS: ReadonlySet<number> = new Set([...Object.keys(KINDS).map(Number), TAG.variable]);
+
 const cache = new WeakMap<DebugInfo, NameIndex>();
 
 export function nameIndex(di: DebugInfo): NameIndex {
@@ -49,7 +51,7 @@ export function nameIndex(di: DebugInfo): NameIndex {
   };
   for (const u of di.units()) {
     if (u.error) continue;
-    try { di.eachTopLevel(u, visit); } catch { /* an unreadable unit adds nothing */ }
+    try { di.eachTopLevel(u, visit, TAGS); } catch { /* an unreadable unit adds nothing */ }
   }
   idx = { types, variables };
   cache.set(di, idx);
