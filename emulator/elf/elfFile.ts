@@ -37,12 +37,15 @@
  *     sh_offset); they occupy none, so their data is empty here.
  */
 import { readFileSync } from 'node:fs';
+import { readElfSparse } from './sparseRead';
 import { ElfImage, ElfSection, ElfSegment, ImageError, LineTable, SymbolTable } from './types';
 import { ByteReader } from './reader';
 import { machineName } from './machines';
 import { buildSymbolTable } from './symbols';
 import { parseDebugLine } from './dwarf/debugLine';
 import { readCompDirs } from './dwarf/compDirs';
+import { LazyLineTable } from './dwarf/lazyLines';
+import { debugInfoOf, DW_AT } from './dwarf/info';
 import { sectionContents } from './compressed';
 import { checkAddresses } from './addressChecks';
 import { codeOf, ElfyBody, elfyConstants, ElfyHeader, ElfyParser, flagsOf, newElfyParser } from './elfyWalk';
@@ -64,6 +67,8 @@ function hex(v: bigint | number): string {
 export function loadElf(path: string): ElfImage {
   let bytes: Uint8Array;
   try {
+    const sparse = readElfSparse(path);
+    if (sparse) return parseElf(sparse.bytes, path, sparse.skipped);
     bytes = readFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -143,8 +148,12 @@ function view(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
-/** Parse an ELF image held in memory. `path` names it in errors and in ElfImage.path. */
-export function parseElf(bytes: Uint8Array, path: string): ElfImage {
+/**
+ * Parse an ELF image held in memory. `path` names it in errors and in
+ * ElfImage.path. `withoutBytes`: indexes of sections whose bytes were not
+ * read (sparseRead.ts): they are listed with empty data.
+ */
+export function parseElf(bytes: Uint8Array, path: string, withoutBytes: ReadonlySet<number> = new Set()): ElfImage {
   checkIdent(bytes, path);
   const r = new ByteReader(bytes, bytes[5] === 1);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -163,7 +172,7 @@ export function parseElf(bytes: Uint8Array, path: string): ElfImage {
   }
   const segments = readSegments(r, h, body, path);
   checkAddresses(path, h.elfClass, machineName(h.machine, h.elfClass), h.entry, segments);
-  const sections = readSections(r, h, body, path);
+  const sections = readSections(r, h, body, path, withoutBytes);
 
   const symtab = sections.find((s) => s.type === SHT_SYMTAB) ?? sections.find((s) => s.type === SHT_DYNSYM);
   let symbols: SymbolTable;
@@ -239,7 +248,7 @@ function readSegments(r: ByteReader, h: Header, body: ElfyBody, path: string): E
   return out;
 }
 
-function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string): ElfSection[] {
+function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string, withoutBytes: ReadonlySet<number>): ElfSection[] {
   const out: ElfSection[] = [];
   const is64 = h.elfClass === 64;
   const size = BigInt(r.length);
@@ -262,25 +271,56 @@ function readSections(r: ByteReader, h: Header, body: ElfyBody, path: string): E
     if (hasBytes && s.offset + s.size > size) {
       throw new ImageError(path, `truncated: section [${i}] ${s.name || '(unnamed)'} bytes ${hex(s.offset)}..${hex(s.offset + s.size)} beyond file size ${hex(size)}`);
     }
-    out.push({ ...s, data: hasBytes ? view(sh.data) : new Uint8Array(0) });
+    out.push({ ...s, data: hasBytes && !withoutBytes.has(i) ? view(sh.data) : new Uint8Array(0) });
   });
   return out;
 }
 
+/** .debug_line from this size up is read per unit on demand (LazyLineTable): a vmlinux's holds tens of millions of rows */
+export const LAZY_LINES_MIN = 4 << 20;
+
 function loadLines(image: ElfImage, byName: Map<string, ElfSection>, little: boolean): LineTable | null {
   const line = byName.get('.debug_line');
   if (!line || line.type === SHT_NOBITS) return null;
+  const debugLine = sectionContents(line, image.elfClass, little, image.path);
+  return debugLine.length >= LAZY_LINES_MIN ? lazyLines(image, debugLine) : eagerLines(image, byName, little, debugLine);
+}
+
+function eagerLines(image: ElfImage, byName: Map<string, ElfSection>, little: boolean, debugLine: Uint8Array): LineTable {
   const get = (name: string): Uint8Array | undefined => {
     const s = byName.get(name);
     return s ? sectionContents(s, image.elfClass, little, image.path) : undefined;
   };
-  const debugLine = sectionContents(line, image.elfClass, little, image.path);
   const info = get('.debug_info'), abbrev = get('.debug_abbrev'), str = get('.debug_str'), lineStr = get('.debug_line_str');
   const compDirs = readCompDirs({ info, abbrev, str, lineStr }, little);
   return parseDebugLine(
     { line: debugLine, str, lineStr },
     { little, file: image.path, compDirs, addressSize: image.elfClass / 8 },
   );
+}
+
+/**
+ * The per-unit line table: the unit of an address through .debug_info
+ * (.debug_aranges, else the units' root DIEs), DW_AT_comp_dir only read
+ * when a DWARF 2-4 unit needs it.
+ */
+export function lazyLines(image: ElfImage, debugLine: Uint8Array): LazyLineTable {
+  const little = image.endian === 'little';
+  const get = (name: string): Uint8Array | undefined => {
+    const s = image.section(name);
+    return s ? sectionContents(s, image.elfClass, little, image.path) : undefined;
+  };
+  const str = get('.debug_str'), lineStr = get('.debug_line_str');
+  let dirs: Map<number, string> | undefined;
+  const compDirs = { get: (off: number): string | undefined => (dirs ??= readCompDirs({ info: get('.debug_info'), abbrev: get('.debug_abbrev'), str, lineStr }, little)).get(off) };
+  const unitLineOffset = (addr: bigint): number | undefined => {
+    const di = debugInfoOf(image);
+    const u = di.unitFor(addr);
+    const head = u ? di.head(u) : null;
+    const v = head ? di.attr(head, DW_AT.stmt_list) : undefined;
+    return v && (v.kind === 'uint' || v.kind === 'secOffset') ? Number(v.value) : undefined;
+  };
+  return new LazyLineTable({ line: debugLine, str, lineStr }, { little, file: image.path, compDirs, addressSize: image.elfClass / 8 }, unitLineOffset);
 }
 
 /** Throws ImageError unless the image's architecture is one of `supported`. */

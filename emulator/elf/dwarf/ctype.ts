@@ -15,6 +15,7 @@ import type { ElfImage } from '../types';
 import type { CType, IntType, Member, PtrType, StructType, VoidType } from './cTypeModel';
 import { DW_AT, DW_ATE, DebugInfo, Die, TAG, debugInfoOf } from './info';
 import { bitfieldOffset, strip, typeText } from './typeDies';
+import { nameIndex } from './nameIndex';
 
 const VOID: VoidType = { kind: 'void' };
 
@@ -136,35 +137,15 @@ function membersOf(image: ElfImage, di: DebugInfo, d: Die): Member[] {
   return out;
 }
 
-const indexes = new WeakMap<DebugInfo, Map<string, Die>>();
-
 /** `struct file`, `union u`, `enum e` or a typedef of the program by name (complete definitions first), or undefined. */
 export function typeNamed(image: ElfImage, kind: 'struct' | 'union' | 'enum' | 'typedef', name: string): CType | undefined {
   const di = debugInfoOf(image);
-  let idx = indexes.get(di);
-  if (!idx) {
-    idx = new Map();
-    const kinds: Record<number, string> = { [TAG.structure_type]: 'struct', [TAG.union_type]: 'union', [TAG.enumeration_type]: 'enum', [TAG.typedef]: 'typedef' };
-    for (const u of di.units()) {
-      if (u.error) continue;
-      const root = di.root(u);
-      for (const c of root?.children ?? []) {
-        const k = kinds[c.tag];
-        const n = k ? di.name(c) : undefined;
-        if (!k || n === undefined) continue;
-        const key = `${k} ${n}`;
-        const complete = !c.attrs.has(DW_AT.declaration);
-        if (!idx.has(key) || (complete && idx.get(key)?.attrs.has(DW_AT.declaration))) idx.set(key, c);
-      }
-    }
-    indexes.set(di, idx);
-  }
-  const d = idx.get(`${kind} ${name}`);
+  const off = nameIndex(di).types.get(`${kind} ${name}`);
+  const d = off === undefined ? undefined : di.dieAt(off);
   return d ? dwarfCType(image, d) : undefined;
 }
 
 /** The typedef and tag names of the program (for completion). */
 export function typeNames(image: ElfImage): string[] {
-  typeNamed(image, 'typedef', '');
-  return [...(indexes.get(debugInfoOf(image))?.keys() ?? [])];
+  return [...nameIndex(debugInfoOf(image)).types.keys()];
 }

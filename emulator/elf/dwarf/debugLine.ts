@@ -27,7 +27,7 @@ export interface DebugLineOptions {
   /** names the image in errors */
   file: string;
   /** DW_AT_comp_dir by .debug_line offset (DW_AT_stmt_list), for DWARF < 5 relative paths */
-  compDirs?: ReadonlyMap<number, string>;
+  compDirs?: { get(offset: number): string | undefined };
   /** address size for DWARF < 5 units (whose header does not say): 4 for ELF32, 8 for ELF64 */
   addressSize?: number;
 }
@@ -91,13 +91,41 @@ export function parseDebugLineUnits(sections: DebugLineSections, opts: DebugLine
   return { units, rows };
 }
 
+/** joined paths: a vmlinux's thousands of units name the same few thousand headers (bounded; cleared when full) */
+const joined = new Map<string, string>();
+
 function joinPath(dir: string, name: string): string {
-  if (name.startsWith('/') || dir === '') return posix.normalize(name);
-  return posix.normalize(posix.join(dir, name));
+  const key = dir + '\0' + name;
+  let p = joined.get(key);
+  if (p === undefined) {
+    p = name.startsWith('/') || dir === '' ? posix.normalize(name) : posix.normalize(posix.join(dir, name));
+    if (joined.size >= 100_000) joined.clear();
+    joined.set(key, p);
+  }
+  return p;
+}
+
+/**
+ * One line-table unit at a .debug_line offset: its header, and its rows
+ * appended to `rows` when given (without, the line program is not run).
+ * Returns the offset of the next unit. Errors are ImageError naming the offset.
+ */
+export function readLineUnit(sections: DebugLineSections, opts: DebugLineOptions, offset: number,
+  rows?: FullLineRow[]): { header: LineUnitHeader; next: number } {
+  const r = new ByteReader(sections.line, opts.little, offset);
+  const units: LineUnitHeader[] = [];
+  try {
+    parseUnit(r, sections, opts, units, rows);
+  } catch (e) {
+    if (e instanceof ImageError) throw e;
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new ImageError(opts.file, `malformed .debug_line unit at offset 0x${offset.toString(16)}: ${msg}`);
+  }
+  return { header: units[0], next: r.pos };
 }
 
 function parseUnit(r: ByteReader, sections: DebugLineSections, opts: DebugLineOptions,
-  units: LineUnitHeader[], rows: FullLineRow[]): void {
+  units: LineUnitHeader[], rows: FullLineRow[] | undefined): void {
   const offset = r.pos;
   const { length: unitLength, offsetSize } = r.initialLength();
   if (offsetSize === 4 && unitLength >= 0xfffffff0n) {
@@ -132,7 +160,7 @@ function parseUnit(r: ByteReader, sections: DebugLineSections, opts: DebugLineOp
   const ctx: FormContext = { offsetSize, addressSize: addressSize || 8, version, str: sections.str, lineStr: sections.lineStr };
   const includeDirs: string[] = [];
   const files: string[] = [];
-  const compDir = opts.compDirs?.get(offset) ?? '';
+  const compDir = version < 5 ? opts.compDirs?.get(offset) ?? '' : '';
   let v4Dirs: string[] = [];
   if (version >= 5) {
     const dirEntries = readEntryTable(r, ctx);
@@ -166,7 +194,7 @@ function parseUnit(r: ByteReader, sections: DebugLineSections, opts: DebugLineOp
   };
   units.push(header);
   r.pos = programStart;
-  runProgram(r, unitEnd, header, stdLengths, rows, v4Dirs, compDir);
+  if (rows) runProgram(r, unitEnd, header, stdLengths, rows, v4Dirs, compDir);
   r.pos = unitEnd;
 }
 

@@ -18,6 +18,7 @@ import { sectionContents } from '../compressed';
 import type { ElfImage } from '../types';
 import { DW_FORM, FormContext, readForm } from './forms';
 import { loclistAt, rangeList } from './location';
+import { ArangeIndex, readAranges } from './aranges';
 
 export interface DebugInfoSections {
   info?: Uint8Array;
@@ -31,6 +32,8 @@ export interface DebugInfoSections {
   /** DWARF 4 location and range lists */
   loc?: Uint8Array;
   ranges?: Uint8Array;
+  /** address -> unit index (optional; without it address lookups read the units' own ranges) */
+  aranges?: Uint8Array;
 }
 
 /** DW_TAG names (DWARF 5 table, the ones compilers emit for C) */
@@ -133,6 +136,8 @@ export class DebugInfo {
   private unitList: Unit[] | undefined;
   private readonly abbrevs = new Map<number, Map<number, Abbrev>>();
   private readonly trees = new Map<number, { root: Die | null; byOffset: Map<number, Die> }>();
+  private readonly heads = new Map<number, Die | null>();
+  private arangeIndex: ArangeIndex | null | undefined;
 
   constructor(private readonly s: DebugInfoSections, private readonly little = true) {}
 
@@ -188,8 +193,8 @@ export class DebugInfo {
 
   /** The DIE at a .debug_info offset (in any unit), or undefined. */
   dieAt(offset: number): Die | undefined {
-    const u = this.units().find(x => offset >= x.dieOffset && offset < x.end);
-    return u ? this.tree(u).byOffset.get(offset) : undefined;
+    const u = this.unitContaining(offset);
+    return u && offset >= u.dieOffset && offset < u.end ? this.tree(u).byOffset.get(offset) : undefined;
   }
 
   /** DW_OP_convert's operand: the base type at an offset from the unit's header (size, signedness), or undefined. */
@@ -271,7 +276,8 @@ export class DebugInfo {
         return rangeList(sec, Number(off), ctx, 5);
       }
       const sec = this.s.ranges;
-      return sec && rv.kind === 'secOffset' ? rangeList(sec, Number(rv.value), ctx, 4) : [];
+      // DWARF 2/3 give the offset in a data form (data4/data8), 4 in DW_FORM_sec_offset
+      return sec && (rv.kind === 'secOffset' || rv.kind === 'uint') ? rangeList(sec, Number(rv.value), ctx, 4) : [];
     } catch {
       return [];
     }
@@ -293,22 +299,63 @@ export class DebugInfo {
       return loclistAt(sec, Number(off), pc, ctx, 5);
     }
     const sec = this.s.loc;
-    if (!sec || v.kind !== 'secOffset') throw new RangeError('a location list without .debug_loc');
+    if (!sec || (v.kind !== 'secOffset' && v.kind !== 'uint')) throw new RangeError('a location list without .debug_loc');
     return loclistAt(sec, Number(v.value), pc, ctx, 4);
   }
 
-  /** the unit whose ranges hold pc */
+  /**
+   * The unit whose ranges hold pc: through .debug_aranges when the image has
+   * it (no unit is read), else (and for units no address range set names) by
+   * each unit's root DIE's ranges.
+   */
   unitFor(pc: bigint): Unit | undefined {
+    if (this.arangeIndex === undefined) this.arangeIndex = readAranges(this.s.aranges, this.little) ?? null;
+    const idx = this.arangeIndex;
+    if (idx) {
+      const off = idx.unitAt(pc);
+      const u = off === undefined ? undefined : this.unitAtOffset(off);
+      if (u && !u.error) return u;
+    }
     for (const u of this.units()) {
-      if (u.error) continue;
-      const root = this.root(u);
-      if (root && this.ranges(root).some(([lo, hi]) => pc >= lo && pc < hi)) return u;
+      if (u.error || idx?.units.has(u.offset)) continue;
+      const head = this.head(u);
+      if (head && this.ranges(head).some(([lo, hi]) => pc >= lo && pc < hi)) return u;
     }
     return undefined;
   }
 
+  /** the last unit whose header starts at or before a .debug_info offset */
+  private unitContaining(offset: number): Unit | undefined {
+    const list = this.units();
+    let l = 0, h = list.length;
+    while (l < h) {
+      const m = (l + h) >> 1;
+      if (list[m].offset <= offset) l = m + 1; else h = m;
+    }
+    return list[l - 1];
+  }
+
+  /** The unit whose header is at a .debug_info offset. */
+  unitAtOffset(offset: number): Unit | undefined {
+    const u = this.unitContaining(offset);
+    return u && u.offset === offset ? u : undefined;
+  }
+
+  /** The unit's root DIE without its children (only the root's attributes are read), null when unreadable. */
+  head(u: Unit): Die | null {
+    const t = this.trees.get(u.offset);
+    if (t) return t.root;
+    let d = this.heads.get(u.offset);
+    if (d !== undefined) return d;
+    const one = { root: null as Die | null, byOffset: new Map<number, Die>() };
+    try { this.parseDies(u, one, true); } catch { one.root = null; }
+    d = one.root;
+    this.heads.set(u.offset, d);
+    return d;
+  }
+
   private unitBase(u: Unit): bigint {
-    const root = this.root(u);
+    const root = this.head(u);
     const lo = root ? this.attr(root, DW_AT.low_pc) : undefined;
     return lo && (lo.kind === 'addr' || lo.kind === 'uint') ? lo.value : 0n;
   }
@@ -318,6 +365,71 @@ export class DebugInfo {
     const base = this.rootUint(u, baseAt) ?? 12n;
     const entry = new ByteReader(sec, this.little).uintAt(Number(base + index * BigInt(u.offsetSize)), u.offsetSize);
     return base + entry;
+  }
+
+  /**
+   * Visit the unit's top-level DIEs (the root's children) without building
+   * its tree: each is given shallow (attributes, no children; dieAt(offset)
+   * gives the full one), its subtree skipped through DW_AT_sibling where the
+   * producer recorded one. For indexes over every unit of a big image.
+   */
+  eachTopLevel(u: Unit, visit: (d: Die) => void, tags?: ReadonlySet<number>): void {
+    const t = this.trees.get(u.offset);
+    if (t) { for (const c of t.root?.children ?? []) if (!tags || tags.has(c.tag)) visit(c); return; }
+    if (u.error) return;
+    const r = new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, u.dieOffset);
+    const read = this.dieReader(u, r, tags);
+    const root = read();
+    if (!root || !root.ab.children) return;
+    const parent: Die = { offset: root.offset, tag: root.ab.tag, attrs: root.attrs, parent: null, children: [], unit: u };
+    while (r.pos < u.end) {
+      const d = read();
+      if (!d) return;
+      if (!tags || tags.has(d.ab.tag)) visit({ offset: d.offset, tag: d.ab.tag, attrs: d.attrs, parent, children: [], unit: u });
+      if (!d.ab.children) continue;
+      const sib = d.attrs.get(DW_AT.sibling);
+      if (sib?.kind === 'ref' && sib.offset > d.offset && sib.offset <= u.end) { r.pos = sib.offset; continue; }
+      for (let depth = 1; depth > 0 && r.pos < u.end;) {
+        const c = read();
+        if (!c) depth--;
+        else if (c.ab.children) depth++;
+      }
+    }
+  }
+
+  /** The DIE at a .debug_info offset read alone (attributes, no children, no tree built); undefined when unreadable. */
+  shallowAt(offset: number): Die | undefined {
+    const u = this.unitContaining(offset);
+    if (!u || u.error || offset < u.dieOffset || offset >= u.end) return undefined;
+    const t = this.trees.get(u.offset);
+    if (t) return t.byOffset.get(offset);
+    try {
+      const d = this.dieReader(u, new ByteReader((this.s.info as Uint8Array).subarray(0, u.end), this.little, offset))();
+      return d && { offset, tag: d.ab.tag, attrs: d.attrs, parent: null, children: [], unit: u };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * reads one DIE's abbreviation and attributes at the reader's position (undefined: a null entry); the
+   * attributes of a DIE whose tag `keep` lacks go to one reused map (valid until the next read)
+   */
+  private dieReader(u: Unit, r: ByteReader, keep?: ReadonlySet<number>): () => { offset: number; ab: Abbrev; attrs: Map<number, RawValue> } | undefined {
+    const table = this.abbrevTable(u.abbrevOffset);
+    const scratch = new Map<number, RawValue>();
+    const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
+    return () => {
+      const offset = r.pos;
+      const code = r.uleb();
+      if (code === 0) return undefined;
+      const ab = table.get(code);
+      if (!ab) throw new RangeError(`DIE at 0x${offset.toString(16)}: abbreviation code ${code} is not in the table at 0x${u.abbrevOffset.toString(16)}`);
+      const attrs = !keep || keep.has(ab.tag) ? new Map<number, RawValue>() : scratch;
+      attrs.clear();
+      for (const a of ab.attrs) attrs.set(a.at, readRaw(r, a.form, ctx, a.implicit, u.offset));
+      return { offset, ab, attrs };
+    };
   }
 
   /** the DIE a reference attribute points at */
@@ -369,7 +481,7 @@ export class DebugInfo {
     return m;
   }
 
-  private parseDies(u: Unit, t: { root: Die | null; byOffset: Map<number, Die> }): void {
+  private parseDies(u: Unit, t: { root: Die | null; byOffset: Map<number, Die> }, headOnly = false): void {
     const info = this.s.info as Uint8Array;
     const table = this.abbrevTable(u.abbrevOffset);
     const ctx: FormContext = { offsetSize: u.offsetSize, addressSize: u.addressSize, version: u.version, str: this.s.str, lineStr: this.s.lineStr };
@@ -393,6 +505,7 @@ export class DebugInfo {
       else if (!t.root) t.root = die;
       else break; // a second top-level DIE: the unit is over
       t.byOffset.set(offset, die);
+      if (headOnly) break;
       if (ab.children) {
         if (stack.length >= MAX_DEPTH) throw new RangeError(`DIE at 0x${offset.toString(16)}: nested more than ${MAX_DEPTH} levels`);
         stack.push(die);
@@ -419,7 +532,7 @@ export class DebugInfo {
   }
 
   private rootUint(u: Unit, at: number): bigint | undefined {
-    const root = this.tree(u).root;
+    const root = this.head(u);
     const v = root?.attrs.get(at);
     return v && (v.kind === 'uint' || v.kind === 'secOffset') ? v.value : undefined;
   }
@@ -498,6 +611,7 @@ export function debugInfoOf(image: ElfImage): DebugInfo {
     info: get('.debug_info'), abbrev: get('.debug_abbrev'), str: get('.debug_str'), lineStr: get('.debug_line_str'),
     strOffsets: get('.debug_str_offsets'), addr: get('.debug_addr'),
     loclists: get('.debug_loclists'), rnglists: get('.debug_rnglists'), loc: get('.debug_loc'), ranges: get('.debug_ranges'),
+    aranges: get('.debug_aranges'),
   }, image.endian === 'little');
   cache.set(image, d);
   return d;

@@ -84,20 +84,7 @@ export class ElfLineTable implements LineTable {
   matchFiles(file: string): string[] {
     const cached = this.matchCache.get(file);
     if (cached) return cached;
-    const q = normalizeSourcePath(file);
-    let out = this.fileList.filter((f) => f === q);
-    if (out.length === 0 && !isAbsolute(q)) {
-      const qc = components(q);
-      out = this.fileList.filter((f) => endsWithComponents(components(f), qc));
-    }
-    if (out.length === 0 && isAbsolute(q)) {
-      const qc = components(q);
-      let best = 0;
-      for (const f of this.fileList) {
-        const n = commonTail(components(f), qc);
-        if (n > best) { best = n; out = [f]; } else if (n === best && n > 0) out.push(f);
-      }
-    }
+    const out = matchFiles(this.fileList, file);
     this.matchCache.set(file, out);
     return out;
   }
@@ -156,6 +143,25 @@ export class ElfLineTable implements LineTable {
   rows(): readonly LineRow[] {
     return this.all;
   }
+}
+
+/** The files of `fileList` that `file` names (see the matching rules above). */
+export function matchFiles(fileList: readonly string[], file: string): string[] {
+  const q = normalizeSourcePath(file);
+  let out = fileList.filter((f) => f === q);
+  if (out.length === 0 && !isAbsolute(q)) {
+    const qc = components(q);
+    out = fileList.filter((f) => endsWithComponents(components(f), qc));
+  }
+  if (out.length === 0 && isAbsolute(q)) {
+    const qc = components(q);
+    let best = 0;
+    for (const f of fileList) {
+      const n = commonTail(components(f), qc);
+      if (n > best) { best = n; out = [f]; } else if (n === best && n > 0) out.push(f);
+    }
+  }
+  return out;
 }
 
 /** Linkers mark line sequences of discarded code with an all-ones address (or -2). */

@@ -9,6 +9,7 @@
  */
 import type { ElfImage } from '../types';
 import { DW_AT, DebugInfo, Die, TAG, debugInfoOf } from './info';
+import { nameIndex } from './nameIndex';
 
 /** Where to look a frame's scope up: its pc, which inline frame, the inline-entry rule. */
 export interface ScopeAt {
@@ -165,15 +166,18 @@ export function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
 export function globalDie(image: ElfImage, name: string, pc?: bigint): { di: DebugInfo; unit: Die['unit']; die: Die } | undefined {
   const di = debugInfoOf(image);
   const first = pc !== undefined ? di.unitFor(pc) : undefined;
-  const units = first ? [first, ...di.units().filter(u => u !== first)] : di.units();
+  const local = (withLocation: boolean): Die | undefined => first && !first.error
+    ? di.root(first)?.children.find(c => c.tag === TAG.variable && nameOf(di, c) === name && !c.attrs.has(DW_AT.declaration)
+      && (!withLocation || c.attrs.has(DW_AT.location) || c.attrs.has(DW_AT.const_value)))
+    : undefined;
+  // the other units through the program's name index (no unit's tree is read to find it)
+  const defs = nameIndex(di).variables.get(name) ?? [];
   for (const withLocation of [true, false]) {
-    for (const u of units) {
-      if (u.error) continue;
-      const root = di.root(u);
-      const d = root?.children.find(c => c.tag === TAG.variable && di.name(c) === name && !c.attrs.has(DW_AT.declaration)
-        && (!withLocation || c.attrs.has(DW_AT.location) || c.attrs.has(DW_AT.const_value)));
-      if (d) return { di, unit: u, die: d };
-    }
+    const d = local(withLocation) ?? (() => {
+      const hit = defs.find(x => (!withLocation || x.located) && !(first && x.offset >= first.dieOffset && x.offset < first.end));
+      return hit ? di.dieAt(hit.offset) : undefined;
+    })();
+    if (d) return { di, unit: d.unit, die: d };
   }
   return undefined;
 }
