@@ -197,6 +197,11 @@ export class Inode {
   }
 
   /** The file's pages: one Backing for every mapping (identity: inode, path). */
+  /** The file's pages, or undefined when the file is too large to hold them (a host file read in pieces). */
+  pagesIfHeld(): Backing | undefined {
+    return this.bytes || this.hostPath === undefined || this.size <= MAX_FILE_PAGES ? this.pages() : undefined;
+  }
+
   pages(): Backing {
     this.load();
     if (!this.cache) this.cache = Backing.file(this.ino, this.fs.pathOf(this), this.bytes!, 0n);

@@ -283,7 +283,11 @@ function mapFile(c: SyscallCtx, addr: number, len: number, perms: number, fixed:
     const r = c.proc.mm.map(base, size, perms | 8, name, undefined, bytes);
     if (shared) c.proc.shared.add(r);
     // a private mapping stays the file's (vm_file): /proc/PID/maps names it, uprobes find a reference counter in it
-    else c.proc.kernel.mapOrigins.set(r, { backing: inode.pages(), offset: o });
+    // (one too large to hold its pages, read in pieces, is not: it can hold no uprobe's counter either)
+    else {
+      const backing = inode.pagesIfHeld();
+      if (backing) c.proc.kernel.mapOrigins.set(r, { backing, offset: o });
+    }
     for (const ob of c.proc.kernel.mmObservers) ob.fileMapped?.(c.proc, r);
   }
   return fromVAddr(base);
