@@ -155,8 +155,8 @@ function withProgramFile(k: Kernel, image: ElfImage, user: UserProgramOptions): 
  */
 function kprobesUnwindHooks(k: Kernel, engine: KprobesEngine): UnwindHooks {
   return {
-    readCode: (addr, len) => engine.readTextWithoutProbes(k.mem, addr, len),
-    kretprobeTrampoline: () => engine.kretprobeTrampoline,
+    readCode: (addr, len) => engine.arming.readTextWithoutProbes(k.mem, addr, len),
+    kretprobeTrampoline: () => engine.kretprobes.trampoline,
     fixupStackTrace: (task, addrs, cpu) => fixupStackTrace(engine, task, addrs, cpu),
     symbolize: addr => symbolizeEngineAddress(engine, addr),
   };

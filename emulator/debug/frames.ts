@@ -67,7 +67,7 @@ export class MachineFrames {
     const user = cpu.userMode ? this.userImageOf(task.pid) : undefined;
     if (user) return this.userFrames(cpuIndex, user, pc);
     const engine = probesOf(m).engine;
-    const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.readTextWithoutProbes(m.kernel.mem, a, n) });
+    const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.arming.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
     // a caller frame's pc is a return address: its source line is the call's,
     // so look up the byte before it (inside the call instruction on every arch);

@@ -122,7 +122,7 @@ export class MachineTarget implements DebugTarget {
   probeStop(hit: BreakpointHit): ProbeStop | undefined {
     // hardware and data breakpoints have no kprobe behind them
     if (hit.mode !== 'kprobe' && hit.mode !== 'kretprobe') return undefined;
-    const kp = probesOf(this.m).engine.probesAt(hit.addr).find(k => k.id === hit.probeId);
+    const kp = probesOf(this.m).engine.probes.probesAt(hit.addr).find(k => k.id === hit.probeId);
     if (!kp) return undefined;
     return { mode: hit.mode, kp, addr: hit.addr, reportPc: hit.reportPc, returnValue: hit.returnValue, maxactive: hit.maxactive, breakpointId: hit.breakpointId };
   }
@@ -220,7 +220,7 @@ export class MachineTarget implements DebugTarget {
 
   setKernelProbeEnabled(engineId: number, on: boolean): void {
     const mgr = probesOf(this.m);
-    const e = mgr.hasKprobes ? mgr.engine.listEntries().find(x => x.probe.id === engineId) : undefined;
+    const e = mgr.hasKprobes ? mgr.engine.probes.listEntries().find(x => x.probe.id === engineId) : undefined;
     if (!e) throw new Error(`no probe with id ${-engineId}`);
     const r = on ? mgr.engine.enableKprobe(e.probe) : mgr.engine.disableKprobe(e.probe);
     if (r !== 0) throw new Error(`${on ? 'enable' : 'disable'}_kprobe failed: ${r}`);
@@ -233,7 +233,7 @@ export class MachineTarget implements DebugTarget {
     const warnings = warningsByProbe(m.hitLog.warnings().filter(w => w.kind !== 'uprobe' && w.kind !== 'uretprobe' && w.kind !== 'watchpoint'));
     const st = probeState({ mgr, toLocal: ctx.toLocal, idOf: ctx.idOf, warningOf: id => warnings.get(id) });
     const mods = m.loadedModules();
-    if (mods) st.modules = moduleRows(mods, mgr.hasKprobes ? mgr.engine.listEntries().map(e => e.addr) : []);
+    if (mods) st.modules = moduleRows(mods, mgr.hasKprobes ? mgr.engine.probes.listEntries().map(e => e.addr) : []);
     const hw = m.hwbp;
     if (hw.unavailable) st.debugRegistersUnavailable = hw.unavailable;
     else {

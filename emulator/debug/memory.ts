@@ -52,7 +52,7 @@ export class DebugMemory {
     const mem = machine.kernel.mem;
     if (!machine.hasKprobes) return new DebugMemory(mem);
     const engine = machine.kprobes;
-    return new DebugMemory(mem, (a, n) => engine.readTextWithoutProbes(mem, a, n), () => probePatches(engine, machine.arch));
+    return new DebugMemory(mem, (a, n) => engine.arming.readTextWithoutProbes(mem, a, n), () => probePatches(engine, machine.arch));
   }
 
   /** The probes' patches now. */

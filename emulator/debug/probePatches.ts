@@ -40,20 +40,20 @@ export function probePatches(engine: KprobesEngine, arch: ArchOps): ProbePatch[]
   const out: ProbePatch[] = [];
   const seen = new Set<bigint>();
   const bpLen = arch.breakpointInsn.length;
-  for (const { addr } of engine.listEntries()) {
+  for (const { addr } of engine.probes.listEntries()) {
     if (seen.has(addr)) continue;
     seen.add(addr);
-    const members = engine.probesAt(addr);
-    const kinds = members.map(p => engine.kindOf(p));
+    const members = engine.probes.probesAt(addr);
+    const kinds = members.map(p => engine.probes.kindOf(p));
     const disabled = members.length > 0 && members.every(p => kprobeDisabled(p));
-    const where = engine.where(addr);
-    if (engine.isOptimized(addr)) {
-      const st = engine.optimizationStatus(addr);
+    const where = engine.describer.where(addr);
+    if (engine.optimizer.isOptimized(addr)) {
+      const st = engine.optimizer.status(addr);
       const size = st.size ?? bpLen;
       out.push({ addr, end: addr + BigInt(size), patchLength: size, state: 'optimized', where, kinds, disabled, detour: st.buffer });
       continue;
     }
-    const state: PatchState = engine.isArmed(addr) ? 'breakpoint' : 'disarmed';
+    const state: PatchState = engine.probes.isArmed(addr) ? 'breakpoint' : 'disarmed';
     // the breakpoint covers the saved opcode: the arch's breakpoint, or its short form over a short instruction
     const written = engine.getKprobe(addr)?.opcode?.length ?? bpLen;
     const short = arch.shortBreakpoint && written === arch.shortBreakpoint.bytes.length && written !== bpLen ? arch.shortBreakpoint : undefined;
@@ -71,7 +71,7 @@ function probedLength(engine: KprobesEngine, arch: ArchOps, addr: bigint): numbe
   // the longest read that stays in mapped memory (a probe near the end of text)
   for (let len = arch.maxInsnLength; len >= arch.minInsnLength; len--) {
     try {
-      const d = arch.decodeBytes(engine.readTextWithoutProbes(mem, addr, len), addr);
+      const d = arch.decodeBytes(engine.arming.readTextWithoutProbes(mem, addr, len), addr);
       if (d) return d.length;
     } catch { /* shorter */ }
   }

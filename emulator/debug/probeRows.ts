@@ -5,7 +5,7 @@
  * ProbeManager's counters and the breakpoint ids the client knows.
  *
  * maxactive is read from the registered struct kretprobe
- * (engine.kretprobeOf(kp), Linux's container_of).
+ * (engine.kretprobes.of(kp), Linux's container_of).
  */
 import type { Kprobe } from '../kprobes';
 import { KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from '../kprobes';
@@ -47,7 +47,7 @@ export function probeState(ctx: ProbeViewContext): ProbeStateBody {
   if (!ctx.mgr.hasKprobes) return { kprobes: [], uprobes, enabled: false, optimization: false, unavailable: 'no kprobes engine on this machine' };
   const engine = ctx.mgr.engine;
   const byEngineId = new Map<number, { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }>();
-  for (const e of engine.listEntries()) if (e.probe.id !== undefined) byEngineId.set(e.probe.id, e);
+  for (const e of engine.probes.listEntries()) if (e.probe.id !== undefined) byEngineId.set(e.probe.id, e);
   const kprobes: ProbeInfo[] = [];
   for (const e of entries) if (!e.user) kprobes.push(...rowsOf(ctx, e, byEngineId));
   kprobes.push(...kernelCodeRows(ctx, entries));
@@ -67,10 +67,10 @@ function kernelCodeRows(ctx: ProbeViewContext, entries: readonly ProbeEntry[]): 
   const byKp = new Map(engine.cApi.registered().map(c => [c.kp, c.guest] as const));
   const syms = engine.kernel.image.symbols;
   const rows: ProbeInfo[] = [];
-  for (const { addr, probe, aggregate } of engine.listEntries()) {
+  for (const { addr, probe, aggregate } of engine.probes.listEntries()) {
     if (probe.id === undefined || owned.has(probe.id)) continue;
-    const kind = KIND_OF_LETTER[engine.kindOf(probe)];
-    const rp = kind === 'kretprobe' ? engine.kretprobeOf(probe) : undefined;
+    const kind = KIND_OF_LETTER[engine.probes.kindOf(probe)];
+    const rp = kind === 'kretprobe' ? engine.kretprobes.of(probe) : undefined;
     const pfl = (aggregate ?? probe).flags ?? 0;
     const at = syms.resolve(addr);
     const where = at ? `${at.sym.name}+0x${at.offset.toString(16)}` : formatAddress(addr);
@@ -141,7 +141,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     const entry = site.engineId !== undefined ? byEngineId.get(site.engineId) : undefined;
     if (!site.registered || !entry) continue;
     const { addr, probe, aggregate } = entry;
-    const kind = KIND_OF_LETTER[engine.kindOf(probe)];
+    const kind = KIND_OF_LETTER[engine.probes.kindOf(probe)];
     const fl = probe.flags ?? 0;
     const pfl = (aggregate ?? probe).flags ?? 0;
     const gone = (fl & KPROBE_FLAG_GONE) !== 0;
@@ -160,7 +160,7 @@ function rowsOf(ctx: ProbeViewContext, e: ProbeEntry,
     };
     if (at) { row.symbol = at.sym.name; row.offset = safeOffset(at.offset); if (at.sym.module) row.module = at.sym.module; }
     if (kind === 'kretprobe') {
-      const rp = engine.kretprobeOf(probe);
+      const rp = engine.kretprobes.of(probe);
       if (rp?.maxactive !== undefined) row.maxactive = rp.maxactive;
     }
     const warning = site.engineId !== undefined ? ctx.warningOf?.(site.engineId) : undefined;

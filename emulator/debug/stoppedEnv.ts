@@ -53,7 +53,7 @@ export class StoppedCpuEnv implements HandlerEnv {
     private readonly kernel: KernelApi, engine: KprobesEngine, private readonly cpu: Cpu, private readonly stop?: ProbeStop,
     private readonly callerRegs?: ReadonlyMap<string, bigint>,
   ) {
-    this.inner = new ProbeHandlerEnv({ kernel, engine, regs: engine.regsOf(cpu), kp: stop?.kp, beforeInsn: stop?.mode === 'kprobe' });
+    this.inner = new ProbeHandlerEnv({ kernel, engine, regs: engine.percpu.regsOf(cpu), kp: stop?.kp, beforeInsn: stop?.mode === 'kprobe' });
     this.probe = this.inner.probe;
     this.current = this.inner.current;
     this.pcName = kernel.arch.regs[kernel.arch.abi.pcReg]?.name ?? 'ip';

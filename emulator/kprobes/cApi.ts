@@ -163,7 +163,7 @@ export class KprobesCApi {
       case 'stack_trace_save': ret = BigInt(this.stackTraceSave(cpu, regs, arg(0), Number(BigInt.asUintN(32, arg(1))), Number(BigInt.asUintN(32, arg(2))))); break;
       case 'stack_trace_print': this.stackTracePrint(cpu, arg(0), Number(BigInt.asUintN(32, arg(1))), Number(BigInt.asIntN(32, arg(2)))); break;
       case 'preempt_count': ret = BigInt(this.contexts.filter(c => c.cpu === cpu.id).length); break;
-      case 'arch_irqs_disabled': ret = this.engine.ctlblk(cpu.id).status !== KprobeStatus.NONE ? 1n : 0n; break;
+      case 'arch_irqs_disabled': ret = this.engine.percpu.ctlblk(cpu.id).status !== KprobeStatus.NONE ? 1n : 0n; break;
       case 'raw_smp_processor_id': ret = BigInt(cpu.id); break;
       case 'get_current': ret = publishTaskStruct(this.engine.kernel.mem, this.engine.kernel.current(cpu.id)); break;
       case '_printk': ret = BigInt(this.printk(cpu, regs)); break;
@@ -215,20 +215,20 @@ export class KprobesCApi {
     // a pre handler's context is the probed instruction; a post / fault handler's is where the CPU stands
     if (pre) {
       kp.pre_handler = (_p, regs) => {
-        if (this.engine.runHandlerOnCpu?.(pre) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, pre, g, kp.addr ?? regs.ip); return 0; }
+        if (this.engine.onCpu.runHandlerOnCpu?.(pre) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, pre, g, kp.addr ?? regs.ip); return 0; }
         return Number(BigInt.asIntN(32, this.callWithRegs(regs, pre, [g], kp, g, [], kp.addr)));
       };
     }
     if (post) {
       kp.post_handler = (_p, regs, flags) => {
-        if (this.engine.runHandlerOnCpu?.(post) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, post, g, regs.ip, [BigInt(flags)]); return; }
+        if (this.engine.onCpu.runHandlerOnCpu?.(post) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, post, g, regs.ip, [BigInt(flags)]); return; }
         this.callWithRegs(regs, post, [g], kp, g, [BigInt(flags)]);
       };
     }
     if (fault) {
       kp.fault_handler = (_p, regs, trapnr) => {
         // a breakpoint in it: the call is made on the CPU, the fault's trap handling goes on when it returns (traps.ts)
-        if (this.engine.runHandlerOnCpu?.(fault) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, fault, g, regs.ip, [BigInt(trapnr)]); return 0; }
+        if (this.engine.onCpu.runHandlerOnCpu?.(fault) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, fault, g, regs.ip, [BigInt(trapnr)]); return 0; }
         return Number(BigInt.asIntN(32, this.callWithRegs(regs, fault, [g], kp, g, [BigInt(trapnr)])));
       };
     }
@@ -269,7 +269,7 @@ export class KprobesCApi {
   /** whether the debugger runs a C pre / post handler of kp on the CPU (it has a breakpoint in it) */
   handlersOnCpu(kp: Kprobe): boolean {
     const hs = this.kprobeHandlers.get(kp);
-    return hs !== undefined && hs.some(h => this.engine.runHandlerOnCpu?.(h) ?? false);
+    return hs !== undefined && hs.some(h => this.engine.onCpu.runHandlerOnCpu?.(h) ?? false);
   }
 
   private registerKretprobe(g: bigint): number {
@@ -286,14 +286,14 @@ export class KprobesCApi {
         this.returnHandlers.set(rp, handler);
         rp.handler = (ri, regs) => {
           // a breakpoint in it: the call is made on the CPU, the trampoline's walk goes on when it returns
-          if (this.engine.runHandlerOnCpu?.(handler) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, handler, g, regs.ip, [], this.instance(ri, g), ri.ret_addr); return 0; }
+          if (this.engine.onCpu.runHandlerOnCpu?.(handler) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, handler, g, regs.ip, [], this.instance(ri, g), ri.ret_addr); return 0; }
           return Number(BigInt.asIntN(32, this.callWithRegs(regs, handler, [this.instance(ri, g)], kp, g, [], undefined, ri.ret_addr)));
         };
       }
       if (entry) {
         rp.entry_handler = (ri, regs) => {
           // a breakpoint in it: the call is made on the CPU, pre_handler_kretprobe goes on when it returns (chainHandlerOnCpu)
-          if (this.engine.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, entry, g, kp.addr ?? regs.ip, [], this.instance(ri, g)); return 0; }
+          if (this.engine.onCpu.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) { this.deferHandler(regs, entry, g, kp.addr ?? regs.ip, [], this.instance(ri, g)); return 0; }
           return Number(BigInt.asIntN(32, this.callWithRegs(regs, entry, [this.instance(ri, g)], kp, g, [], kp.addr)));
         };
       }
@@ -310,13 +310,13 @@ export class KprobesCApi {
       const jp: Jprobe = {
         kp, entry: (args, regs) => {
           // a breakpoint in it: the call is made on the CPU, the jprobe's longjmp comes when it returns (chainHandlerOnCpu)
-          if (this.engine.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) {
+          if (this.engine.onCpu.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) {
             const cpu = regs.cpu;
             this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc: kp.addr ?? regs.ip });
             this.onCpu.defer(cpu, entry, [...args], 0n, g);
             return;
           }
-          this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.callKernelFunction(regs.cpu, entry, args));
+          this.inContext(regs.cpu, kp.addr ?? regs.ip, undefined, () => this.engine.nested.call(regs.cpu, entry, args));
         },
       };
       return { r: this.engine.registerJprobe(jp), probe: { jp, handlers: [entry] } };
@@ -370,7 +370,7 @@ export class KprobesCApi {
       const inside = (a: bigint): boolean => a >= lo && a < hi;
       if (!inside(c.guest) && !c.handlers.some(inside)) continue;
       n++;
-      const where = this.engine.where(c.kp.addr ?? 0n);
+      const where = this.engine.describer.where(c.kp.addr ?? 0n);
       this.engine.kernel.printk(-1, `kprobe-debug: module ${module} unloaded with its ${c.jp ? 'jprobe' : c.rp ? 'kretprobe' : 'kprobe'} at ${where} still registered: `
         + 'its handlers and struct are freed memory (unregister probes in module_exit)', 'emulator');
     }
@@ -434,7 +434,7 @@ export class KprobesCApi {
   /** whether the debugger runs rp's C return handler on the CPU (it has a breakpoint in it) */
   returnHandlerOnCpu(rp: Kretprobe): boolean {
     const h = this.returnHandlers.get(rp);
-    return h !== undefined && (this.engine.runHandlerOnCpu?.(h) ?? false);
+    return h !== undefined && (this.engine.onCpu.runHandlerOnCpu?.(h) ?? false);
   }
 
   /** a struct kretprobe_instance for the C handler (in the engine's data area, one per instance) */
@@ -470,7 +470,7 @@ export class KprobesCApi {
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     try {
       layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
-      const v = this.inContext(regs.cpu, pc, returnTo, () => this.engine.callKernelFunction(regs.cpu, fn, [...args, frame, ...extra]));
+      const v = this.inContext(regs.cpu, pc, returnTo, () => this.engine.nested.call(regs.cpu, fn, [...args, frame, ...extra]));
       layout.forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
       return v;
     } finally {
@@ -490,7 +490,7 @@ export class KprobesCApi {
 
   /** the deferred handler returned (the probed context is back): what callWithRegs does after its call */
   private handlerReturned(cpu: Cpu, frame: bigint, g: bigint): void {
-    const regs = this.engine.regsOf(cpu);
+    const regs = this.engine.percpu.regsOf(cpu);
     // frame 0: a jprobe entry (no struct pt_regs; its longjmp puts the context back)
     if (frame !== 0n) {
       this.ptRegsFrame.forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
@@ -551,9 +551,9 @@ export class KprobesCApi {
       now[abi.spReg] = slot + 8n;
     } else pc = cpu.getReg(ra.reg);
     // a handler's return stubs: the nested call's, the one of a handler run on the CPU
-    const stubs = [this.engine.nestedReturnStub(), this.onCpu.stub()].filter(s => s !== 0n);
+    const stubs = [this.engine.nested.stub(), this.onCpu.stub()].filter(s => s !== 0n);
     const outer = this.contexts.filter(c => c.cpu === cpu.id);
-    const readCode = (a: bigint, n: number): Uint8Array => this.engine.readTextWithoutProbes(k.mem, a, n);
+    const readCode = (a: bigint, n: number): Uint8Array => this.engine.arming.readTextWithoutProbes(k.mem, a, n);
     const raw: bigint[] = [];
     let at: HandlerContext | undefined = { cpu: cpu.id, regs: now, pc };
     while (at) {

@@ -1,7 +1,9 @@
 /**
  * The kprobes engine (Linux kernel/kprobes.c): it makes the parts, hands
  * each its collaborators, and keeps Linux's public API and the entry
- * points the front ends use (debugfs, sysctl, the debugger's views).
+ * points the front ends use (debugfs, sysctl); the debugger's views reach
+ * the part that owns what they read (probes, arming, optimizer, kretprobes,
+ * percpu, describer, nested, onCpu, traps).
  * The parts call each other directly, never through the engine:
  *   probeTable.ts   kprobe_table, the aggregates' lists, kinds, armed set
  *   perCpu.ts       kprobe_ctlblk and the pt_regs views
@@ -21,13 +23,11 @@
  * Everything arch-specific goes through the hook table (archHooks.ts) the
  * engine is given (KprobesEngineOptions.hooks).
  */
-import type { Cpu } from '../arch/types';
 import type { KernelApi } from '../kernel/types';
 import type { KprobesArchContext, KprobesArchHooks } from './archHooks';
 import { KprobeEvents } from './events';
 import { InsnSlots } from './insnSlots';
-import { Jprobe, Kprobe, KprobeCtlblk, Kretprobe, KprobeStatus, ProbeKind } from './kprobe';
-import type { PtRegs } from './ptRegs';
+import { Jprobe, Kprobe, Kretprobe, KprobeStatus } from './kprobe';
 import { Jprobes } from './jprobes';
 import { JPROBE_RETURN } from './errors';
 import { Kretprobes } from './kretprobes';
@@ -43,7 +43,7 @@ import { KprobeTraps } from './traps';
 import type { BreakpointSite, KprobesEngineOptions, KprobeStats } from './engineTypes';
 import { probeName } from './symbolize';
 import { EngineCodeRegistry, offsetFrom } from './codeRegistry';
-import { ProbeTable } from './probeTable';
+import { ProbeTable, type KprobeTableView } from './probeTable';
 import { KprobeArming } from './arming';
 import { KprobeHitPath } from './hitPath';
 import { KprobeRegistration } from './registration';
@@ -53,7 +53,6 @@ import { KprobeDescriber } from './describe';
 import { KprobeRemoval } from './removal';
 import { OptimizedCallback } from './optCallback';
 import type { KprobesShared } from './parts';
-import type { Memory } from '../memory/memory';
 
 export type { KprobesEngineOptions, KprobeStats, BreakpointSite };
 
@@ -71,6 +70,8 @@ export class KprobesEngine implements KprobesShared {
   };
   /** kprobe_table and its companions (probeTable.ts) */
   private readonly t = new ProbeTable();
+  /** the probe table as debugfs and the debugger read it: probes at an address, kinds, list order, armed (probeTable.ts) */
+  readonly probes: KprobeTableView = this.t;
   /** per-CPU kprobe_ctlblk and pt_regs views (perCpu.ts) */
   readonly percpu: KprobeCpus;
   /** the debugger's gate into the hit paths (onCpuGate.ts) */
@@ -79,7 +80,8 @@ export class KprobesEngine implements KprobesShared {
   readonly describer: KprobeDescriber;
   private readonly hits: KprobeHitPath;
   private readonly removal: KprobeRemoval;
-  private readonly arming: KprobeArming;
+  /** arming and the code bytes as the debugger shows them, every armed probe's original bytes put back (arming.ts) */
+  readonly arming: KprobeArming;
   private readonly registration: KprobeRegistration;
   /** the jump optimizer (optprobes.ts) */
   readonly optimizer: Optimizer;
@@ -90,7 +92,8 @@ export class KprobesEngine implements KprobesShared {
   private readonly jprobes: Jprobes;
   /** writable kernel data (kretprobe instance data) */
   readonly data: KernelData;
-  private readonly nested: NestedCaller;
+  /** calls of kernel functions from a handler on the CPU that hit the probe (nestedCall.ts) */
+  readonly nested: NestedCaller;
   private readonly exTable: ExceptionTable;
   /** the trap handlers (traps.ts; its kprobeBooster is the kprobe booster switch: the overhead table's k vs b) */
   readonly traps: KprobeTraps;
@@ -188,10 +191,6 @@ export class KprobesEngine implements KprobesShared {
   unregisterKretprobes(rps: Kretprobe[]): void { this.kretprobes.unregisterMany(rps); }
   enableKretprobe(rp: Kretprobe): number { return this.registration.enableKprobe(rp.kp); }
   disableKretprobe(rp: Kretprobe): number { return this.registration.disableKprobe(rp.kp); }
-  /** the registered kretprobe whose entry kprobe is kp (Linux: container_of(p, struct kretprobe, kp)) */
-  kretprobeOf(kp: Kprobe): Kretprobe | undefined { return this.kretprobes.of(kp); }
-  /** the kretprobe trampoline address new instances return to (the booster's when it is on) */
-  get kretprobeTrampoline(): bigint { return this.kretprobes.trampoline; }
 
   registerJprobe(jp: Jprobe): number { return errnoOf(this.jprobes.register(jp)); }
   /** register_jprobe() with the reason of a refusal */
@@ -208,16 +207,6 @@ export class KprobesEngine implements KprobesShared {
    */
   jprobeReturn(): never { throw JPROBE_RETURN; }
 
-  /**
-   * Call a kernel function from a handler on the CPU that hit the probe
-   * (probes hit inside are reentries: nmissed). Returns the return register.
-   */
-  callKernelFunction(cpu: Cpu, fn: bigint, args: readonly bigint[] = []): bigint { return this.nested.call(cpu, fn, args); }
-  /** the nested-call return stub (0n until the first callKernelFunction) */
-  nestedReturnStub(): bigint { return this.nested.stub(); }
-  /** nested calls in progress (a stop cannot happen inside one) */
-  get nestedCallDepth(): number { return this.nested.depth; }
-
   /** the kprobes functions C modules call (register_kprobe & co.), made on first use */
   get cApi(): KprobesCApi {
     if (this.capi === null) this.onCpu.capi = this.capi = new KprobesCApi(this);
@@ -228,17 +217,6 @@ export class KprobesEngine implements KprobesShared {
 
   /** get_kprobe(addr): the probe (or aggregate) at addr */
   getKprobe(addr: bigint): Kprobe | undefined { return this.t.table.get(addr); }
-  /** user probes at addr (members of an aggregate, or the probe itself) */
-  probesAt(addr: bigint): readonly Kprobe[] { return this.t.probesAt(addr); }
-  isRegistered(p: Kprobe): boolean { return this.t.registered.has(p); }
-  kindOf(p: Kprobe): ProbeKind { return this.t.kindOf(p); }
-  /** registered user probes, ascending by address then table order (debugfs list order) */
-  listEntries(): { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[] { return this.t.listEntries(); }
-  /** "symbol+0xoff" for an address (%pS; the engine's own code by its registered names) */
-  where(addr: bigint): string { return this.describer.where(addr); }
-  /** per-CPU kprobe_ctlblk */
-  ctlblk(cpu: number): KprobeCtlblk { return this.percpu.ctlblk(cpu); }
-  regsOf(cpu: Cpu): PtRegs { return this.percpu.regsOf(cpu); }
 
   /** what kind of engine site raised a breakpoint trap at addr (the breakpoint's own address) */
   breakpointSite(addr: bigint): BreakpointSite {
@@ -251,16 +229,6 @@ export class KprobesEngine implements KprobesShared {
   get enabled(): boolean { return !this.t.allDisarmed; }
   /** debugfs `enabled` knob: false disarms everything (probe states untouched), true re-arms all but [DISABLED] */
   setEnabled(on: boolean): void { this.arming.setEnabled(on); }
-  isArmed(addr: bigint): boolean { return this.t.armed.has(addr); }
-
-  /**
-   * Read code bytes as the debugger should show them: every armed probe's
-   * original bytes put back (default), or the bytes really in memory
-   * (patched = true: the breakpoints are visible).
-   */
-  readTextWithoutProbes(mem: Memory = this.kernel.mem, addr: bigint, len: number, opts: { patched?: boolean } = {}): Uint8Array {
-    return this.arming.readTextWithoutProbes(mem, addr, len, opts);
-  }
 
   // ---------------------------------------------------------------- sysctl debug.kprobes_optimization
 
@@ -270,17 +238,11 @@ export class KprobesEngine implements KprobesShared {
   setOptimization(on: 0 | 1 | boolean): void { this.optimizer.setEnabled(on === true || on === 1); }
   /** wait_for_kprobe_optimizer(): write the jumps of every queued probe now */
   waitForOptimizer(): void { this.optimizer.waitForOptimizer(); }
-  /** where an address stands with jump optimization (state, region, reason it is not optimized) */
+
+  // ---------------------------------------------------------------- kept for callers outside the kprobes folder's owner
+
+  /** optimizer.status(addr) (scripts/bench/registration.ts still calls it here) */
   optimizationStatus(addr: bigint): OptimizationStatus { return this.optimizer.status(addr); }
-  /** the jump is written at addr ([OPTIMIZED]) */
+  /** optimizer.isOptimized(addr) (scripts/bench/overhead.ts and test/jit/translator.test.ts still call it here) */
   isOptimized(addr: bigint): boolean { return this.optimizer.isOptimized(addr); }
-
-  // ---------------------------------------------------------------- the debugger's settings (onCpuGate.ts)
-
-  /** whether a C handler at `fn` runs as ordinary code on the CPU (the debugger has a breakpoint in it) */
-  get runHandlerOnCpu(): ((fn: bigint) => boolean) | undefined { return this.onCpu.runHandlerOnCpu; }
-  set runHandlerOnCpu(f: ((fn: bigint) => boolean) | undefined) { this.onCpu.runHandlerOnCpu = f; }
-  /** a reentry that is the debugger's breakpoint stops instead of being missed (true when it is one) */
-  get debuggerReentry(): ((p: Kprobe, regs: PtRegs) => boolean) | undefined { return this.onCpu.debuggerReentry; }
-  set debuggerReentry(f: ((p: Kprobe, regs: PtRegs) => boolean) | undefined) { this.onCpu.debuggerReentry = f; }
 }

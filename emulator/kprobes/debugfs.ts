@@ -19,12 +19,12 @@ import { Kprobe, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kp
 export function formatKprobeList(engine: KprobesEngine): string {
   let out = '';
   const syms = engine.kernel.image.symbols;
-  for (const { addr, probe, aggregate } of engine.listEntries()) {
+  for (const { addr, probe, aggregate } of engine.probes.listEntries()) {
     const pp = aggregate ?? probe;
     const r = syms.resolve(addr);
-    const type = engine.kindOf(probe);
+    const type = engine.probes.kindOf(probe);
     if (r) out += `${hex64(addr)}  ${type}  ${r.sym.name}+0x${r.offset.toString(16)}  ${r.sym.module ?? ' '} `;
-    else out += `${hex64(addr)}  ${type}  ${engine.where(addr)} `; // %pS
+    else out += `${hex64(addr)}  ${type}  ${engine.describer.where(addr)} `; // %pS
     out += kprobeListFlags(probe, pp) + '\n';
   }
   return out;
@@ -61,7 +61,7 @@ export function writeKprobesEnabled(engine: KprobesEngine, text: string): number
 /** Code bytes with the probes' original bytes back (default) or as patched in memory. */
 export function readTextWithoutProbes(engine: KprobesEngine, mem: Memory, addr: bigint, len: number,
   opts: { patched?: boolean } = {}): Uint8Array {
-  return engine.readTextWithoutProbes(mem, addr, len, opts);
+  return engine.arming.readTextWithoutProbes(mem, addr, len, opts);
 }
 
 /**

@@ -38,7 +38,7 @@ import type { KprobeDescriber } from './describe';
 import type { OptimizedCallback } from './optCallback';
 import type { KprobesShared } from './parts';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
-import { mustVAddr, VAddr } from '../memory/address';
+import { mustVAddr, toVAddr, VAddr } from '../memory/address';
 import { offsetFrom } from './codeRegistry';
 import { probeName } from './symbolize';
 import { AddressSet, type ProbeTable } from './probeTable';
@@ -237,8 +237,12 @@ export class Optimizer {
     if (members.some(k => !!k.post_handler)) return 'the probe has a post_handler';
     if (members.some(k => t.kindOf(k) === 'j')) return 'jprobes are not optimized';
     const hooks = this.hooks as OptprobesArchHooks;
-    for (let i = 1n; i < BigInt(e.op.size); i++) {
-      if (t.table.get(addr + i) && hooks.checkOptimizedKprobe(e.op, addr + i)) return explain ? `another probe at ${this.describe.where(addr + i)} is inside the region` : 'another probe is inside the region';
+    // the table's VAddr keys: a probe at every byte of the region is asked without a BigInt per byte
+    const v = toVAddr(addr);
+    for (let i = 1; i < e.op.size; i++) {
+      if (v !== null ? t.table.byV.get(v + i) === undefined : !t.table.get(addr + BigInt(i))) continue;
+      const other = addr + BigInt(i);
+      if (hooks.checkOptimizedKprobe(e.op, other)) return explain ? `another probe at ${this.describe.where(other)} is inside the region` : 'another probe is inside the region';
     }
     return undefined;
   }
@@ -256,9 +260,10 @@ export class Optimizer {
    * reconsider().
    */
   reconsiderNear(addr: bigint): void {
-    for (let a = addr - BigInt(this.maxRegion - 1); a <= addr; a++) {
-      const e = this.entries.get(a);
-      if (e && a + BigInt(e.op.size) > addr) this.reconsiderEntry(a, e);
+    // the prepared addresses in reach, ascending (a binary search, not a lookup per byte)
+    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion - 1), addr + 1n)) {
+      const e = this.entries.get(a) as OptEntry;
+      if (a + BigInt(e.op.size) > addr) this.reconsiderEntry(a, e);
     }
   }
 
@@ -328,6 +333,7 @@ export class Optimizer {
   }
 
   private emit(type: 'optimized' | 'unoptimized', addr: bigint): void {
+    if (!this.shared.events.active) return; // no listener: no ProbeInfo to build
     const ap = this.t.table.get(addr);
     if (!ap) return;
     for (const p of this.t.probesAt(addr)) this.shared.events.emit({ type, probe: this.describe.info(p) });

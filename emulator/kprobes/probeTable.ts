@@ -74,7 +74,16 @@ export class ProbeMap extends Map<bigint, Kprobe> {
   }
 }
 
-export class ProbeTable {
+/** what the debugger and debugfs read of the table (the engine's `probes`) */
+export interface KprobeTableView {
+  probesAt(addr: bigint): readonly Kprobe[];
+  kindOf(p: Kprobe): ProbeKind;
+  listEntries(): { addr: bigint; probe: Kprobe; aggregate: Kprobe | null }[];
+  isArmed(addr: bigint): boolean;
+  isRegistered(p: Kprobe): boolean;
+}
+
+export class ProbeTable implements KprobeTableView {
   /** kprobe_table: address -> probe (or aggregate probe) */
   readonly table = new ProbeMap();
   /** aggregate probe -> its member list (Linux ap->list) */
@@ -103,6 +112,10 @@ export class ProbeTable {
     if (!p) return [];
     return this.aggrList.get(p) ?? [p];
   }
+
+  /** the breakpoint (or the ftrace call, or the jump) is written at addr */
+  isArmed(addr: bigint): boolean { return this.armed.has(addr); }
+  isRegistered(p: Kprobe): boolean { return this.registered.has(p); }
 
   /** the address a registered probe was registered at (p.addr may have been changed by its owner since) */
   addrOf(p: Kprobe): bigint {

@@ -87,7 +87,7 @@ export class KprobeRegistration {
     p.id = this.t.nextId++;
     this.t.registered.add(p);
     this.t.regAddr.set(p, addr);
-    this.shared.events.emit({ type: 'registered', probe: this.describe.info(p) });
+    if (this.shared.events.active) this.shared.events.emit({ type: 'registered', probe: this.describe.info(p) });
     if (!old) {
       if (site !== undefined) this.optimizer.refuse(addr, 'an ftrace-based probe ([FTRACE]) is not optimized');
       else this.optimizer.prepare(addr);
@@ -179,7 +179,7 @@ export class KprobeRegistration {
     this.t.registered.delete(p);
     this.t.regAddr.delete(p);
     p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
-    this.shared.events.emit({ type: 'unregistered', probe: this.describe.info(p) });
+    if (this.shared.events.active) this.shared.events.emit({ type: 'unregistered', probe: this.describe.info(p) });
     return 0;
   }
 
@@ -198,7 +198,7 @@ export class KprobeRegistration {
     ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_GONE;
     for (const k of this.t.aggrList.get(ap) ?? []) k.flags = (k.flags ?? 0) | KPROBE_FLAG_GONE;
     this.removal.removeKprobe(ap);
-    this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(ap) });
+    if (this.shared.events.active) this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(ap) });
     return true;
   }
 
@@ -212,7 +212,7 @@ export class KprobeRegistration {
     if (list && list.every(k => kprobeDisabled(k))) ap.flags = (ap.flags ?? 0) | KPROBE_FLAG_DISABLED;
     if (kprobeDisabled(ap)) this.arming.disarmKprobe(ap);
     this.optimizer.reconsiderNear(this.t.addrOf(p));
-    this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(p) });
+    if (this.shared.events.active) this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(p) });
     return 0;
   }
 
@@ -226,7 +226,7 @@ export class KprobeRegistration {
     ap.flags = (ap.flags ?? 0) & ~KPROBE_FLAG_DISABLED;
     if (!this.t.allDisarmed) this.arming.armKprobe(ap);
     this.optimizer.reconsiderNear(this.t.addrOf(p));
-    this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(p) });
+    if (this.shared.events.active) this.shared.events.emit({ type: 'stateChanged', probe: this.describe.info(p) });
     return 0;
   }
 }

@@ -113,7 +113,7 @@ export class ProbeHandlerEnv implements HandlerEnv {
     if (!engine || this.cpu.userMode) throw new Error(`cannot call '${name}' from a handler running on a user task (a uprobe)`);
     this.flush();
     const before = this.cpu.instret;
-    const value = engine.callKernelFunction(this.cpu, sym.value, args);
+    const value = engine.nested.call(this.cpu, sym.value, args);
     return { value, instructions: this.cpu.instret - before };
   }
 

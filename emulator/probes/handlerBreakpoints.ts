@@ -63,7 +63,7 @@ export function handlerCodeAt(kernel: KernelApi, engine: KprobesEngine, addr: bi
   if (!at) return undefined;
   let sameModule: string | undefined;
   for (const c of engine.cApi.registered()) {
-    const probed = c.kp.addr !== undefined ? engine.where(c.kp.addr) : '?';
+    const probed = c.kp.addr !== undefined ? engine.describer.where(c.kp.addr) : '?';
     for (const h of c.handlers) {
       const hs = syms.resolve(h);
       if (!hs) continue;
@@ -127,10 +127,10 @@ export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngi
     }
     return false;
   };
-  engine.runHandlerOnCpu = (fn: bigint): boolean => cache.get(fn, generation(), kernel.image.symbols, find);
-  engine.debuggerReentry = (p: Kprobe, regs: PtRegs): boolean => {
+  engine.onCpu.runHandlerOnCpu = (fn: bigint): boolean => cache.get(fn, generation(), kernel.image.symbols, find);
+  engine.onCpu.debuggerReentry = (p: Kprobe, regs: PtRegs): boolean => {
     // inside a nested call nothing can stop: the hit stays a reentry
-    if (p.addr === undefined || engine.nestedCallDepth > 0) return false;
+    if (p.addr === undefined || engine.nested.depth > 0) return false;
     const found = siteAt(breakpoints(), p.addr);
     if (!found) return false;
     const { bp, site } = found;
@@ -140,8 +140,8 @@ export function installHandlerBreakpoints(kernel: KernelApi, engine: KprobesEngi
     const env = (): ProbeHandlerEnv => new ProbeHandlerEnv({ kernel, engine, regs, kp: site.kp, beforeInsn: true, charge: bp.charge });
     if (evaluate(bp, env, cpu, () => whereOf(kernel.image, addr))) {
       const where = whereOf(kernel.image, addr);
-      const outer = engine.ctlblk(cpu).current;
-      const handled = outer?.addr !== undefined ? engine.where(outer.addr) : 'a probe';
+      const outer = engine.percpu.ctlblk(cpu).current;
+      const handled = outer?.addr !== undefined ? engine.describer.where(outer.addr) : 'a probe';
       bp.onStop({
         breakpointId: bp.id, probeId: site.kp.id ?? 0, mode: 'kprobe', cpu, addr, where, reportPc: addr, hitCount: bp.hits,
         description: `breakpoint at ${where}, in a kprobe handler (the kprobe at ${handled} is being handled)`,

@@ -132,7 +132,7 @@ describe('arm64 kprobes', () => {
       assert.equal(r.engine.registerKprobe(kp), 0);
       assert.equal(r.engine.registerKretprobe(rp), 0);
       r.engine.waitForOptimizer();
-      const optimized = r.engine.isOptimized(kp.addr as bigint);
+      const optimized = r.engine.optimizer.isOptimized(kp.addr as bigint);
       r.run();
       return { k: kp.hits ?? 0, r: rp.kp.hits ?? 0, neg, optimized };
     };
@@ -144,7 +144,7 @@ describe('arm64 kprobes', () => {
     const st = rig(A64);
     const kp: Kprobe = { symbol_name: 'do_fork' };
     st.engine.registerKprobe(kp);
-    assert.match(st.engine.optimizationStatus(kp.addr as bigint).reason ?? '', /no jump optimization on aarch64/);
+    assert.match(st.engine.optimizer.status(kp.addr as bigint).reason ?? '', /no jump optimization on aarch64/);
   });
 
   test('each simulated class (b, bl, b.cond, cbz, cbnz, tbz, tbnz, br, blr, ret, adr, adrp, ldr literal): registers after the simulation = after the real instruction', () => {

@@ -136,7 +136,7 @@ describe('kretprobe booster', () => {
     const rets: bigint[] = [];
     const rp: Kretprobe = {
       kp: { symbol_name: 'kprobe_target' },
-      handler: (_ri, regs) => { rets.push(regs.returnValue & 0xffffffffn); assert.equal(regs.ip, r.engine.kretprobeTrampoline); return 0; },
+      handler: (_ri, regs) => { rets.push(regs.returnValue & 0xffffffffn); assert.equal(regs.ip, r.engine.kretprobes.trampoline); return 0; },
     };
     assert.equal(r.engine.registerKretprobe(rp), 0);
     r.run();
@@ -151,7 +151,7 @@ describe('kretprobe booster', () => {
     assert.equal(on.r.engine.stats.kretTrampolineTraps, 0);
     assert.equal(off.r.engine.stats.kretTrampolineTraps, 97);
     assert.equal(off.r.engine.stats.kretBoostCallbacks, 0);
-    assert.notEqual(on.r.engine.kretprobeTrampoline, off.r.engine.kretprobeTrampoline);
+    assert.notEqual(on.r.engine.kretprobes.trampoline, off.r.engine.kretprobes.trampoline);
   });
 
   test('recursive fib with an optimized entry probe: every instance returns, output unchanged', () => {
@@ -160,7 +160,7 @@ describe('kretprobe booster', () => {
     const rp: Kretprobe = { kp: { symbol_name: 'fib' }, maxactive: 64, handler: () => { n++; return 0; } };
     assert.equal(r.engine.registerKretprobe(rp), 0);
     const lines = r.run();
-    assert.ok(r.engine.isOptimized(r.sym('fib')), 'the entry probe got optimized');
+    assert.ok(r.engine.optimizer.isOptimized(r.sym('fib')), 'the entry probe got optimized');
     assert.equal(n + (rp.nmissed ?? 0), rp.kp.hits);
     assert.ok(r.engine.stats.optCallbacks > 0 && r.engine.stats.kretBoostCallbacks === n);
     assert.deepEqual([...lines].sort(), [...rig().run()].sort());

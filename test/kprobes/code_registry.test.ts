@@ -108,11 +108,11 @@ for (const arch of KPROBE_ARCHES) describe(`the engine's code ranges (${arch})`,
     const withProbe = [...fresh, 'kprobe_insn_slot', ...(hooks.optprobes ? ['optprobe_detour'] : [])];
     assert.deepEqual(symbols(), withProbe.sort());
     assert.equal(e.breakpointSite(r.sym('do_fork')), 'kprobe');
-    assert.equal(e.where(kp.ainsn?.insn as bigint), 'kprobe_insn_slot[do_fork]+0x0');
+    assert.equal(e.describer.where(kp.ainsn?.insn as bigint), 'kprobe_insn_slot[do_fork]+0x0');
     if (hooks.optprobes) {
-      const buf = e.optimizationStatus(r.sym('do_fork')).buffer as bigint;
+      const buf = e.optimizer.status(r.sym('do_fork')).buffer as bigint;
       assert.equal(e.breakpointSite(buf), 'optprobeCallback', "the buffer's native entry");
-      assert.equal(e.where(buf + 3n), 'optprobe_detour[do_fork]+0x3');
+      assert.equal(e.describer.where(buf + 3n), 'optprobe_detour[do_fork]+0x3');
     }
   });
 });

@@ -25,7 +25,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
         symbol_name: 'kprobe_target',
         post_handler: (_p, regs) => { posts++; regs.cpu.mem.read64(UNMAPPED); },
         fault_handler: (p, regs, trapnr) => {
-          const kcb = r.engine.ctlblk(regs.cpu.id);
+          const kcb = r.engine.percpu.ctlblk(regs.cpu.id);
           seen.push({ trapnr, status: kcb.status, current: kcb.current === p });
           return 1;
         },
@@ -65,8 +65,8 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       const lines = r.run();
       assert.ok(lines.some(l => l.includes('jprobe_return() called outside a jprobe handler (kprobe_target+0x0)')), lines.join('\n'));
       assert.ok(r.machine.kernel.oopsCount >= 1);
-      assert.equal(r.engine.ctlblk(0).current, null, 'control blocks reset');
-      assert.equal(r.engine.ctlblk(1).current, null);
+      assert.equal(r.engine.percpu.ctlblk(0).current, null, 'control blocks reset');
+      assert.equal(r.engine.percpu.ctlblk(1).current, null);
     });
 
     test('a jprobe entry\'s jprobe_return() kept and called later from a return handler: oops, no exception', () => {

@@ -42,9 +42,9 @@ describe('KPROBES_ON_FTRACE: registration and arming', () => {
     assert.equal(formatKprobeList(r.engine), `${hex64(site)}  k  traced_function+0x0    [FTRACE]\n`);
     assert.notEqual(bytesAt(r, site, 1)[0], 0xcc, 'not armed with int3');
     assert.equal(callTarget(r, site), r.engine.ftrace.trampoline);
-    assert.deepEqual([...r.engine.readTextWithoutProbes(r.machine.kernel.mem, site, 5)], orig, 'the debugger sees the original call');
+    assert.deepEqual([...r.engine.arming.readTextWithoutProbes(r.machine.kernel.mem, site, 5)], orig, 'the debugger sees the original call');
     assert.equal(r.engine.describer.info(kp).ftrace, true);
-    assert.match(r.engine.optimizationStatus(site).reason ?? '', /ftrace-based/);
+    assert.match(r.engine.optimizer.status(site).reason ?? '', /ftrace-based/);
     r.engine.unregisterKprobe(kp);
     assert.deepEqual(bytesAt(r, site, 5), orig);
     assert.equal(formatKprobeList(r.engine), '');
@@ -146,7 +146,7 @@ describe('KPROBES_ON_FTRACE: hits', () => {
     // a handler calling the traced function: its ftrace hit counts as missed (kprobe_running())
     const tf = r.sym('traced_function');
     const nested: bigint[] = [];
-    const kp: Kprobe = { symbol_name: 'kprobe_target', pre_handler: (_p, regs) => { nested.push(r.engine.callKernelFunction(regs.cpu, tf, [20n])); return 0; } };
+    const kp: Kprobe = { symbol_name: 'kprobe_target', pre_handler: (_p, regs) => { nested.push(r.engine.nested.call(regs.cpu, tf, [20n])); return 0; } };
     assert.equal(r.engine.registerKprobe(kp), 0);
     const lines = r.run();
     assert.ok(rets.length > 0);

@@ -40,7 +40,7 @@ function runBoth(inline: boolean): Outcome {
       hits++;
       seen.push(`t=${k.timeNs()} cpu=${regs.cpu.id} ${snapshot(regs)}`);
       if (hits % 50 === 1) {
-        const v = r.engine.callKernelFunction(regs.cpu, fib, [7n]);
+        const v = r.engine.nested.call(regs.cpu, fib, [7n]);
         seen.push(`fib(7)=${v} t=${k.timeNs()}`);
         k.printk(regs.cpu.id, `probe: fib hit ${hits}`, 'probe');
       }
@@ -49,7 +49,7 @@ function runBoth(inline: boolean): Outcome {
   };
   assert.equal(r.engine.registerKprobe(kp), 0);
   r.engine.waitForOptimizer();
-  assert.ok(r.engine.isOptimized(fib));
+  assert.ok(r.engine.optimizer.isOptimized(fib));
   const rp: Kretprobe = {
     kp: { symbol_name: 'kprobe_target' },
     handler: (_ri, regs) => { seen.push(`ret t=${k.timeNs()} ${snapshot(regs)}`); return 0; },

@@ -61,9 +61,9 @@ function runFib(native: boolean, translate?: TranslateMode, hooks?: KprobesArchH
   const rp: Kretprobe = { kp: { symbol_name: 'kprobe_target' }, handler: (_ri, regs) => { rets.push(snapshot(regs)); return 0; } };
   assert.equal(r.engine.registerKretprobe(rp), 0);
   r.engine.waitForOptimizer();
-  const size = r.engine.optimizationStatus(a).size;
+  const size = r.engine.optimizer.status(a).size;
   assert.ok(size, 'fib+0 is optimized');
-  assert.ok(r.engine.isOptimized(a));
+  assert.ok(r.engine.optimizer.isOptimized(a));
   // a breakpoint probe (a post_handler keeps it unoptimized: it writes nothing on the stack) just past the region
   const next: Kprobe = {
     addr: a + BigInt(size),
@@ -170,7 +170,7 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     const kp: Kprobe = { addr: a, pre_handler: () => 0 };
     assert.equal(r.engine.registerKprobe(kp), 0);
     r.engine.waitForOptimizer();
-    const buffer = r.engine.optimizationStatus(a).buffer;
+    const buffer = r.engine.optimizer.status(a).buffer;
     assert.ok(buffer !== undefined);
     assert.deepEqual(told.map(x => BigInt.asUintN(64, x)), [buffer], 'the entry attached');
     assert.equal(r.machine.run().reason, 'poweroff');
@@ -185,7 +185,7 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     const kp: Kprobe = { addr: a, pre_handler: () => 0 };
     assert.equal(r.engine.registerKprobe(kp), 0);
     r.engine.waitForOptimizer();
-    const buffer = r.engine.optimizationStatus(a).buffer as bigint;
+    const buffer = r.engine.optimizer.status(a).buffer as bigint;
     const at = mustVAddr(buffer);
     const snap = capture(r.machine);
     r.engine.unregisterKprobe(kp); // the buffer is kept, its native entry taken back
@@ -244,7 +244,7 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
           const frame = (): string => hexBytes(mem.readBytes(mustVAddr(sp - 168n), 168));
           const before = `${snapshot(regs)} ${frame()}`;
           if (n++ % 500 === 0) {
-            results.push(r.engine.callKernelFunction(regs.cpu, a, [6n]).toString());
+            results.push(r.engine.nested.call(regs.cpu, a, [6n]).toString());
             assert.equal(`${snapshot(regs)} ${frame()}`, before, 'the outer frame and registers after the nested call');
           }
           seen.push(before);
@@ -253,7 +253,7 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
       };
       assert.equal(r.engine.registerKprobe(kp), 0);
       r.engine.waitForOptimizer();
-      assert.ok(r.engine.isOptimized(a));
+      assert.ok(r.engine.optimizer.isOptimized(a));
       const exit = r.machine.run();
       assert.equal(exit.reason, 'poweroff');
       if (native) assert.ok(r.engine.stats.nativeOptFrames > r.engine.stats.optCallbacks / 2, 'the native entries ran');
@@ -281,7 +281,7 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     };
     assert.equal(r.engine.registerKprobe(kp), 0);
     r.engine.waitForOptimizer();
-    assert.ok(r.engine.isOptimized(a));
+    assert.ok(r.engine.optimizer.isOptimized(a));
     const lines = r.run();
     assert.equal(n, 97);
     assert.equal(r.engine.stats.nativeOptFrames, 97);

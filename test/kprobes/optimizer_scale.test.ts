@@ -56,10 +56,10 @@ describe('optimizer with 10,000 probes (many.elf)', () => {
     assert.equal(exit.reason, 'poweroff');
     const calls = checkBenchOutput(m, 'many.elf');
     assert.equal(hits, calls);
-    assert.equal(m.kprobes.optimizationStatus(target).state, 'optimized');
+    assert.equal(m.kprobes.optimizer.status(target).state, 'optimized');
     assert.ok(cold.every(k => (k.hits ?? 0) === 0), 'nothing calls the cold functions');
     // the probes are still all there, and the text comes back byte for byte
-    const fnBytes = (m2: Machine): Uint8Array => m2.kprobes.readTextWithoutProbes(m2.kernel.mem, sym('cold_0'), 4096);
+    const fnBytes = (m2: Machine): Uint8Array => m2.kprobes.arming.readTextWithoutProbes(m2.kernel.mem, sym('cold_0'), 4096);
     const pristine = fnBytes(new Machine(image, { cpus: 1 }));
     assert.deepEqual(fnBytes(m), pristine);
     m.kprobes.unregisterKprobes(cold);
@@ -71,7 +71,7 @@ describe('optimizer with 10,000 probes (many.elf)', () => {
     const target = sym('bench_target');
     const kp: Kprobe = { addr: target, pre_handler: () => 0 };
     assert.equal(m.kprobes.registerKprobe(kp), 0);
-    const first = m.kprobes.optimizationStatus(target);
+    const first = m.kprobes.optimizer.status(target);
     assert.notEqual(first.state, 'none', first.reason);
     const size = first.size as number;
     assert.ok(size >= 5);
@@ -83,7 +83,7 @@ describe('optimizer with 10,000 probes (many.elf)', () => {
     view.write(at, new Uint8Array([0xeb, rel & 0xff]));
     const kp2: Kprobe = { addr: target, pre_handler: () => 0 };
     assert.equal(m.kprobes.registerKprobe(kp2), 0);
-    const second = m.kprobes.optimizationStatus(target);
+    const second = m.kprobes.optimizer.status(target);
     assert.equal(second.state, 'none');
     assert.match(second.reason ?? '', /jumps into the detoured region/);
   });

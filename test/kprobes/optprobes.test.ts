@@ -37,14 +37,14 @@ function listedOptimized(r: Rig, addr: bigint): boolean {
 }
 
 function assertOptimized(r: Rig, addr: bigint, msg?: string): void {
-  const st = r.engine.optimizationStatus(addr);
+  const st = r.engine.optimizer.status(addr);
   assert.equal(st.state, 'optimized', `${msg ?? ''} ${st.reason ?? ''}`);
   assert.ok(isJmpTo(r, addr, st.buffer as bigint), 'e9 rel32 to the detour buffer');
   assert.equal(listedOptimized(r, addr), true);
 }
 
 function assertNotOptimized(r: Rig, addr: bigint, reason?: RegExp): void {
-  const st = r.engine.optimizationStatus(addr);
+  const st = r.engine.optimizer.status(addr);
   assert.notEqual(st.state, 'optimized');
   if (reason) assert.match(st.reason ?? '', reason);
   assert.equal(bytesAt(r, addr, 1)[0], 0xcc, 'still an int3 probe');
@@ -58,8 +58,8 @@ describe('safety checks', () => {
     const a = r.sym('fib');
     assert.equal(r.engine.registerKprobe({ addr: a, pre_handler: () => 0 }), 0);
     assert.equal(bytesAt(r, a, 1)[0], 0xcc, 'first an ordinary int3 probe');
-    assert.equal(r.engine.optimizationStatus(a).state, 'queued');
-    assert.equal(r.engine.optimizationStatus(a).size, 6);
+    assert.equal(r.engine.optimizer.status(a).state, 'queued');
+    assert.equal(r.engine.optimizer.status(a).size, 6);
     r.engine.waitForOptimizer();
     assertOptimized(r, a);
   });
@@ -104,7 +104,7 @@ describe('safety checks', () => {
     assert.equal(r.engine.registerKprobe({ addr: site.addr }), 0);
     r.engine.waitForOptimizer();
     assertNotOptimized(r, site.addr, /jumps into the detoured region/);
-    assert.equal(r.engine.optimizationStatus(site.addr).state, 'none', 'a permanent refusal (safety check), not a temporary one');
+    assert.equal(r.engine.optimizer.status(site.addr).state, 'none', 'a permanent refusal (safety check), not a temporary one');
     // fib+0 is the target of fib's own recursive call: a jump/call to the first byte is allowed
     const f = r.sym('fib');
     assert.ok(insns(r, 'fib').some(d => d.flow === 'call' && d.target === f));
@@ -149,7 +149,7 @@ describe('safety checks', () => {
     r.engine.waitForOptimizer();
     for (const a of sites) {
       assertNotOptimized(r, a, /exception table entry .*__ex_table.*fixup code could jump into the detoured region/);
-      assert.equal(r.engine.optimizationStatus(a).state, 'none', 'a permanent refusal (safety check)');
+      assert.equal(r.engine.optimizer.status(a).state, 'none', 'a permanent refusal (safety check)');
     }
     assert.deepEqual(r.run().filter(l => /fault|EFAULT|-14/.test(l)), rig().run().filter(l => /fault|EFAULT|-14/.test(l)));
     // functions without table entries still optimize
@@ -171,9 +171,9 @@ describe('safety checks', () => {
     assert.equal(r.engine.registerKprobe(post), 0);
     assert.equal(r.engine.registerKprobe(dis), 0);
     r.engine.waitForOptimizer();
-    assert.equal(r.engine.optimizationStatus(r.sym('fib')).state, 'prepared');
-    assert.match(r.engine.optimizationStatus(r.sym('fib')).reason ?? '', /post_handler/);
-    assert.match(r.engine.optimizationStatus(r.sym('kprobe_target')).reason ?? '', /disabled|not armed/);
+    assert.equal(r.engine.optimizer.status(r.sym('fib')).state, 'prepared');
+    assert.match(r.engine.optimizer.status(r.sym('fib')).reason ?? '', /post_handler/);
+    assert.match(r.engine.optimizer.status(r.sym('kprobe_target')).reason ?? '', /disabled|not armed/);
     assert.equal(listedOptimized(r, r.sym('fib')), false);
     // the conditions change: both get optimized
     r.engine.unregisterKprobe(post);
@@ -188,7 +188,7 @@ describe('safety checks', () => {
     const r = rig();
     assert.equal(r.engine.registerJprobe({ kp: { symbol_name: 'do_fork' }, entry: () => r.engine.jprobeReturn() }), 0);
     r.engine.waitForOptimizer();
-    assert.match(r.engine.optimizationStatus(r.sym('do_fork')).reason ?? '', /jprobe/);
+    assert.match(r.engine.optimizer.status(r.sym('do_fork')).reason ?? '', /jprobe/);
   });
 });
 
@@ -199,14 +199,14 @@ describe('the optimizer', () => {
     const kp: Kprobe = { addr: a, pre_handler: () => 0 };
     const t0 = r.machine.kernel.timeNs();
     assert.equal(r.engine.registerKprobe(kp), 0);
-    assert.equal(r.engine.optimizationStatus(a).state, 'queued');
+    assert.equal(r.engine.optimizer.status(a).state, 'queued');
     runUntil(r, () => (kp.hits ?? 0) > 0);
     // hit while queued: breakpoint trap, then straight into the copied instructions
-    if (!r.engine.isOptimized(a)) {
+    if (!r.engine.optimizer.isOptimized(a)) {
       assert.ok(r.engine.stats.detourHits > 0);
       assert.equal(r.engine.stats.singleSteps, 0, 'no single-step for a queued probe');
     }
-    runUntil(r, () => r.engine.isOptimized(a));
+    runUntil(r, () => r.engine.optimizer.isOptimized(a));
     assert.ok(r.machine.kernel.timeNs() - t0 >= BigInt(OPTIMIZE_DELAY_NS), 'not before the delay');
     assertOptimized(r, a);
     const int3Before = r.engine.stats.int3Hits;
@@ -253,7 +253,7 @@ describe('unoptimization triggers', () => {
     assertOptimized(r, a);
     return { r, a, kp };
   };
-  const orig = (r: Rig, a: bigint): number[] => [...r.engine.readTextWithoutProbes(r.machine.kernel.mem, a, 6)];
+  const orig = (r: Rig, a: bigint): number[] => [...r.engine.arming.readTextWithoutProbes(r.machine.kernel.mem, a, 6)];
 
   test('original bytes are shown while optimized', () => {
     const { r, a } = setup();
@@ -276,10 +276,10 @@ describe('unoptimization triggers', () => {
     const o = orig(r, a);
     r.engine.disableKprobe(kp);
     assert.deepEqual(bytesAt(r, a, 6), o);
-    assert.equal(r.engine.optimizationStatus(a).state, 'prepared');
+    assert.equal(r.engine.optimizer.status(a).state, 'prepared');
     r.engine.enableKprobe(kp);
     assert.equal(bytesAt(r, a, 1)[0], 0xcc);
-    assert.equal(r.engine.optimizationStatus(a).state, 'queued');
+    assert.equal(r.engine.optimizer.status(a).state, 'queued');
   });
 
   test('a new probe inside the region: jmp replaced by int3 + original bytes, both probes hit', () => {
@@ -289,21 +289,21 @@ describe('unoptimization triggers', () => {
     assert.equal(r.engine.registerKprobe(inner), 0);
     assert.deepEqual(bytesAt(r, a, 2), [0xcc, 0xcc]);
     assert.deepEqual(bytesAt(r, a + 2n, 4), o.slice(2));
-    assert.match(r.engine.optimizationStatus(a).reason ?? '', /inside the region/);
+    assert.match(r.engine.optimizer.status(a).reason ?? '', /inside the region/);
     r.engine.waitForOptimizer();
-    assert.equal(r.engine.isOptimized(a), false);
+    assert.equal(r.engine.optimizer.isOptimized(a), false);
     r.run();
     assert.equal(kp.hits, inner.hits);
     assert.ok((kp.hits ?? 0) > 0);
     r.engine.unregisterKprobe(inner);
-    assert.equal(r.engine.optimizationStatus(a).state, 'queued', 'retried when the blocking probe goes away');
+    assert.equal(r.engine.optimizer.status(a).state, 'queued', 'retried when the blocking probe goes away');
   });
 
   test('a post_handler added (aggregate member): unoptimized; its removal lets it optimize again', () => {
     const { r, a } = setup();
     const withPost: Kprobe = { addr: a, post_handler: () => undefined };
     assert.equal(r.engine.registerKprobe(withPost), 0);
-    assert.equal(r.engine.isOptimized(a), false);
+    assert.equal(r.engine.optimizer.isOptimized(a), false);
     assert.equal(bytesAt(r, a, 1)[0], 0xcc);
     assert.doesNotMatch(formatKprobeList(r.engine), /OPTIMIZED/);
     r.engine.unregisterKprobe(withPost);
@@ -375,7 +375,7 @@ describe('same results optimized or not', () => {
       assert.equal(r.engine.registerKretprobe(rp), 0);
       const lines = r.run();
       let optimized = 0;
-      for (const k of kps) if (r.engine.isOptimized(k.addr as bigint)) optimized++;
+      for (const k of kps) if (r.engine.optimizer.isOptimized(k.addr as bigint)) optimized++;
       return { lines, args, rets, optimized };
     };
     const on = run(true), off = run(false);

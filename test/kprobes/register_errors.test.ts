@@ -32,7 +32,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       assert.equal(rp.maxactive, 100000);
       assert.equal(rp.kp.pre_handler, pre);
       assert.equal(rp.nmissed, undefined);
-      assert.equal(r.engine.isRegistered(rp.kp), false);
+      assert.equal(r.engine.probes.isRegistered(rp.kp), false);
       assert.equal(formatKprobeList(r.engine), '');
       const ok: Kretprobe = { kp: { symbol_name: 'kprobe_target' }, maxactive: 4, data_size: 8 };
       assert.equal(r.engine.registerKretprobe(ok), 0);
@@ -62,7 +62,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       assert.equal(r.engine.registerKretprobe(rp), -Errno.EINVAL);
       assert.equal(rp.kp.pre_handler, undefined);
       assert.equal(rp.maxactive, 4);
-      assert.equal(r.engine.kindOf(rp.kp), 'k');
+      assert.equal(r.engine.probes.kindOf(rp.kp), 'k');
       const ok: Kretprobe = { kp: { symbol_name: 'kprobe_target' }, maxactive: 4, data_size: 8 };
       assert.equal(r.engine.registerKretprobe(ok), 0);
       assert.equal(r.engine.kretprobes.objectAddress(ok), firstObjectAddress(arch));
@@ -123,15 +123,15 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       assert.equal(r.engine.registerKprobe(kp), 0);
       kp.addr = 0x1234n;
       assert.equal(r.engine.disableKprobe(kp), 0);
-      assert.equal(r.engine.isArmed(fib), false);
+      assert.equal(r.engine.probes.isArmed(fib), false);
       assert.equal(kp.addr, fib, 'given back');
       kp.addr = 0x1234n;
       assert.equal(r.engine.enableKprobe(kp), 0);
-      assert.equal(r.engine.isArmed(fib), true);
+      assert.equal(r.engine.probes.isArmed(fib), true);
       kp.addr = undefined;
       r.engine.unregisterKprobe(kp);
       assert.equal(kp.addr, fib);
-      assert.equal(r.engine.isArmed(fib), false);
+      assert.equal(r.engine.probes.isArmed(fib), false);
       assert.equal(r.engine.getKprobe(fib), undefined);
       assert.equal(formatKprobeList(r.engine), '');
     });
@@ -146,7 +146,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       assert.deepEqual(e.registerKprobeResult({ symbol_name: 'fib', addr: r.sym('fib') }), { errno: -Errno.EINVAL, reason: 'give either a symbol or an address' });
       assert.deepEqual(e.registerKprobeResult({ symbol_name: 'notify_die' }), { errno: -Errno.EINVAL, reason: 'address is inside the kprobe blacklist' });
       assert.deepEqual(e.registerKprobeResult({ symbol_name: 'workers' }), { errno: -Errno.EINVAL, reason: 'workers+0x0 is not in kernel text' });
-      const tramp = e.kretprobeTrampoline;
+      const tramp = e.kretprobes.trampoline;
       assert.deepEqual(e.registerKprobeResult({ addr: tramp }), { errno: -Errno.EINVAL, reason: `${hexOf(tramp)} is inside the kprobes code kretprobe_trampoline+0x0` });
       const kp: Kprobe = { symbol_name: 'vfs_read' };
       assert.equal(e.registerKprobeResult(kp), 0);

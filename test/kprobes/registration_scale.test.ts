@@ -20,7 +20,7 @@ function probeEveryInsn(r: Rig): bigint[] {
 
 function statuses(r: Rig, addrs: readonly bigint[]): string[] {
   return addrs.map(a => {
-    const s = r.engine.optimizationStatus(a);
+    const s = r.engine.optimizer.status(a);
     return `${a.toString(16)} ${s.state} ${s.reason ?? ''} ${s.size ?? ''}`;
   });
 }
@@ -56,7 +56,7 @@ for (const arch of KPROBE_ARCHES) describe(`registration at scale (${arch})`, ()
     for (const kp of kps) r.engine.registerKprobe(kp);
     r.engine.waitForOptimizer();
     assert.notDeepEqual(mem.readBytes(Number(BigInt.asIntN(64, lo)), Number(hi - lo)), before, 'the probes changed the text');
-    assert.deepEqual(r.engine.readTextWithoutProbes(mem, lo, Number(hi - lo)), before, 'the original text reads through the probes');
+    assert.deepEqual(r.engine.arming.readTextWithoutProbes(mem, lo, Number(hi - lo)), before, 'the original text reads through the probes');
     r.engine.unregisterKprobes(kps);
     assert.deepEqual(mem.readBytes(Number(BigInt.asIntN(64, lo)), Number(hi - lo)), before);
   });

@@ -59,7 +59,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       const r = rig({ arch });
       assert.equal(r.engine.registerKprobe({ symbol_name: 'notify_die' }), -Errno.EINVAL);
       assert.equal(r.engine.registerKprobe({ symbol_name: 'notify_die', offset: 4n }), -Errno.EINVAL);
-      assert.equal(r.engine.registerKprobe({ addr: r.engine.kretprobeTrampoline }), -Errno.EINVAL);
+      assert.equal(r.engine.registerKprobe({ addr: r.engine.kretprobes.trampoline }), -Errno.EINVAL);
       const kp: Kprobe = { symbol_name: 'vfs_read' };
       assert.equal(r.engine.registerKprobe(kp), 0);
       assert.equal(kp.ainsn?.mode, 'slot', 'vfs_read+0 is stepped out of line');
@@ -72,12 +72,12 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       const r = rig({ arch });
       const kp: Kprobe = { symbol_name: 'kprobe_target', flags: KPROBE_FLAG_DISABLED, pre_handler: () => 0 };
       assert.equal(r.engine.registerKprobe(kp), 0);
-      assert.equal(r.engine.isArmed(kp.addr as bigint), false);
+      assert.equal(r.engine.probes.isArmed(kp.addr as bigint), false);
       assert.match(formatKprobeList(r.engine), /\[DISABLED\]\n$/);
       assert.equal(r.engine.enableKprobe(kp), 0);
-      assert.equal(r.engine.isArmed(kp.addr as bigint), true);
+      assert.equal(r.engine.probes.isArmed(kp.addr as bigint), true);
       assert.equal(r.engine.disableKprobe(kp), 0);
-      assert.equal(r.engine.isArmed(kp.addr as bigint), false);
+      assert.equal(r.engine.probes.isArmed(kp.addr as bigint), false);
       r.run();
       assert.equal(kp.hits, 0);
       assert.equal(r.engine.enableKprobe({ symbol_name: 'x' }), -Errno.EINVAL, 'not registered');
@@ -94,11 +94,11 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       const r = rig({ arch });
       const good: Kprobe = { symbol_name: 'do_fork' };
       const bad: Kprobe = { symbol_name: 'no_such_function' };
-      const before = r.engine.readTextWithoutProbes(r.machine.kernel.mem, r.sym('do_fork'), 1, { patched: true });
+      const before = r.engine.arming.readTextWithoutProbes(r.machine.kernel.mem, r.sym('do_fork'), 1, { patched: true });
       assert.equal(r.engine.registerKprobes([good, bad]), -Errno.ENOENT);
-      assert.equal(r.engine.isRegistered(good), false);
+      assert.equal(r.engine.probes.isRegistered(good), false);
       assert.equal(formatKprobeList(r.engine), '');
-      assert.deepEqual(r.engine.readTextWithoutProbes(r.machine.kernel.mem, r.sym('do_fork'), 1, { patched: true }), before);
+      assert.deepEqual(r.engine.arming.readTextWithoutProbes(r.machine.kernel.mem, r.sym('do_fork'), 1, { patched: true }), before);
 
       const a: Kprobe = { symbol_name: 'vfs_read' };
       const stray: Kprobe = { addr: r.sym('sys_open') };
@@ -106,8 +106,8 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       r.engine.unregisterKprobes([stray, a]);
       assert.equal(stray.addr, undefined);
       assert.equal(a.addr, r.sym('vfs_read'), 'a correctly unregistered probe keeps its addr');
-      assert.equal(r.engine.isRegistered(a), false);
-      assert.equal(r.engine.isArmed(r.sym('vfs_read')), false);
+      assert.equal(r.engine.probes.isRegistered(a), false);
+      assert.equal(r.engine.probes.isArmed(r.sym('vfs_read')), false);
     });
   });
 
@@ -128,7 +128,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       });
       const a = mk('a', false), b = mk('b', true), c = mk('c', false);
       assert.equal(r.engine.registerKprobes([a, b, c]), 0);
-      assert.equal(r.engine.probesAt(r.sym('kprobe_target')).length, 3);
+      assert.equal(r.engine.probes.probesAt(r.sym('kprobe_target')).length, 3);
       r.run();
       assert.deepEqual(order.slice(0, 6), ['c', 'b', 'a', 'c.post', 'b.post', 'a.post']);
       assert.equal(faults.length, TARGET_CALLS);
@@ -196,7 +196,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       const kps = [...sites.values()].map(addr => ({ addr, pre_handler: () => 0, post_handler: () => undefined } as Kprobe));
       assert.equal(r.engine.registerKprobes(kps), 0);
       assertSameOutput(arch, r.run());
-      for (const k of kps) assert.ok((k.hits ?? 0) > 0, `${r.engine.where(k.addr as bigint)} was hit`);
+      for (const k of kps) assert.ok((k.hits ?? 0) > 0, `${r.engine.describer.where(k.addr as bigint)} was hit`);
     });
   });
 
@@ -238,7 +238,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
           regs.cpu.mem.write64(mustVAddr(ri.data + 8n), v);
           return v % 2n === 1n ? 1 : 0;
         },
-        handler: (ri, regs) => { seen.push(regs.cpu.mem.read64(mustVAddr(ri.data + 8n))); assert.equal(regs.ip, r.engine.kretprobeTrampoline); return 0; },
+        handler: (ri, regs) => { seen.push(regs.cpu.mem.read64(mustVAddr(ri.data + 8n))); assert.equal(regs.ip, r.engine.kretprobes.trampoline); return 0; },
       };
       assert.equal(r.engine.registerKretprobe(rp), 0);
       r.run();
@@ -260,7 +260,7 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
 
     test('a return through the trampoline with no instance prints the kretprobe BUG line', () => {
       const r = rig({ arch });
-      const tramp = r.engine.kretprobeTrampoline;
+      const tramp = r.engine.kretprobes.trampoline;
       // an empty post_handler keeps the probe from being optimized: an optimized probe ignores a changed ip
       const kp: Kprobe = { symbol_name: 'kprobe_target', pre_handler: (_p, regs) => { regs.ip = tramp; return 1; }, post_handler: () => undefined };
       assert.equal(r.engine.registerKprobe(kp), 0);
@@ -317,11 +317,11 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
       assert.equal(formatKprobeList(r.engine), entries.map(e => e.l).join(''));
       assert.equal(writeKprobesEnabled(r.engine, '0\n'), 0);
       assert.equal(r.engine.enabled, false);
-      for (const a of ['vfs_read', 'sys_open', 'tcp_v4_rcv', 'do_fork']) assert.equal(r.engine.isArmed(r.sym(a)), false);
+      for (const a of ['vfs_read', 'sys_open', 'tcp_v4_rcv', 'do_fork']) assert.equal(r.engine.probes.isArmed(r.sym(a)), false);
       assert.equal(formatKprobeList(r.engine), entries.map(e => e.l).join(''), 'states untouched');
       assert.equal(writeKprobesEnabled(r.engine, '1'), 0);
-      assert.equal(r.engine.isArmed(r.sym('vfs_read')), true);
-      assert.equal(r.engine.isArmed(r.sym('sys_open')), false, '[DISABLED] stays disarmed');
+      assert.equal(r.engine.probes.isArmed(r.sym('vfs_read')), true);
+      assert.equal(r.engine.probes.isArmed(r.sym('sys_open')), false, '[DISABLED] stays disarmed');
       assert.equal(writeKprobesEnabled(r.engine, 'x'), -Errno.EINVAL);
     });
 

@@ -87,7 +87,7 @@ export function checkSimulatedClasses(arch: string, classes: readonly SimClass[]
     };
     const rc = r.engine.registerKprobe(kp);
     if (rc !== 0) continue; // blacklisted functions (notify_die ...)
-    assert.equal(kp.ainsn?.mode, 'simulate', `${cls.name}: ${d.mnemonic} ${d.operands} at ${r.engine.where(d.addr)} is simulated`);
+    assert.equal(kp.ainsn?.mode, 'simulate', `${cls.name}: ${d.mnemonic} ${d.operands} at ${r.engine.describer.where(d.addr)} is simulated`);
     (outcome.get(cls.name) as ClassOutcome).sites++;
   }
   const lines = r.run();
@@ -104,7 +104,7 @@ export function checkSimulatedClasses(arch: string, classes: readonly SimClass[]
     if (rec.data) cpu.mem.writeBytes(mustVAddr(rec.data.addr), rec.data.bytes);
     cpu.setPc(rec.insn.addr);
     const res = cpu.run(1);
-    const where = `${rec.cls} ${rec.insn.mnemonic} ${rec.insn.operands} at ${replay.engine.where(rec.insn.addr)}`;
+    const where = `${rec.cls} ${rec.insn.mnemonic} ${rec.insn.operands} at ${replay.engine.describer.where(rec.insn.addr)}`;
     assert.equal(res.trap, null, `${where}: ran without a trap`);
     assert.equal(res.executed, 1);
     const got = regsOf(replay, 0);

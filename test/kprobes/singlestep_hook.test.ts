@@ -57,9 +57,9 @@ describe('single-step completion as an arch hook', () => {
     let postIpOk = 0;
     const kp: Kprobe = {
       symbol_name: 'kprobe_target',
-      pre_handler: (_p, regs) => { states.push(`pre:${STATUS_NAMES[r.engine.ctlblk(regs.cpu.id).status]}`); return 0; },
+      pre_handler: (_p, regs) => { states.push(`pre:${STATUS_NAMES[r.engine.percpu.ctlblk(regs.cpu.id).status]}`); return 0; },
       post_handler: (p, regs) => {
-        states.push(`post:${STATUS_NAMES[r.engine.ctlblk(regs.cpu.id).status]}`);
+        states.push(`post:${STATUS_NAMES[r.engine.percpu.ctlblk(regs.cpu.id).status]}`);
         if (regs.ip === target + BigInt(p.ainsn?.length ?? 0)) postIpOk++;
       },
     };
@@ -75,7 +75,7 @@ describe('single-step completion as an arch hook', () => {
     assert.equal(r.engine.stats.singleSteps, kp.hits, 'each hit ended by the step breakpoint');
     assert.equal(postIpOk, kp.hits, 'post_handler sees the address after the probed instruction');
     assert.deepEqual([...new Set(states)], ['pre:HIT_ACTIVE', 'post:HIT_SSDONE']);
-    assert.equal(r.engine.ctlblk(0).status, KprobeStatus.NONE);
+    assert.equal(r.engine.percpu.ctlblk(0).status, KprobeStatus.NONE);
     assert.equal(r.engine.breakpointSite(slot + BigInt(len)), 'none', 'a slot is not a probe site');
   });
 
@@ -88,10 +88,10 @@ describe('single-step completion as an arch hook', () => {
       const outer: Kprobe = {
         symbol_name: 'kprobe_target',
         pre_handler: (_p, regs) => {
-          if (ret < 0n) ret = r.engine.callKernelFunction(regs.cpu, r.sym('kprobe_target2'), [9n]) & 0xffffffffn;
+          if (ret < 0n) ret = r.engine.nested.call(regs.cpu, r.sym('kprobe_target2'), [9n]) & 0xffffffffn;
           return 0;
         },
-        post_handler: (_p, regs) => { if (post < 0) post = r.engine.ctlblk(regs.cpu.id).status; },
+        post_handler: (_p, regs) => { if (post < 0) post = r.engine.percpu.ctlblk(regs.cpu.id).status; },
       };
       if (probeInner) assert.equal(r.engine.registerKprobe(inner), 0);
       assert.equal(r.engine.registerKprobe(outer), 0);

@@ -23,8 +23,8 @@ for (const arch of KPROBE_ARCHES) describe(arch, () => {
         pre_handler: (_p, regs) => {
           const me = regs.cpu.id;
           seenOn[me]++;
-          if (r.engine.ctlblk(me).status !== KprobeStatus.HIT_ACTIVE) wrongOwnStatus++; // (a throw here would be a handler fault)
-          const k0 = r.engine.ctlblk(0);
+          if (r.engine.percpu.ctlblk(me).status !== KprobeStatus.HIT_ACTIVE) wrongOwnStatus++; // (a throw here would be a handler fault)
+          const k0 = r.engine.percpu.ctlblk(0);
           if (me === 1 && k0.current !== null) other.push({ status: k0.status, probe: k0.current });
           return 0;
         },

@@ -32,8 +32,8 @@ for (const arch of KPROBE_ARCHES) describe(`symbolizeEngineAddress (${arch})`, (
     assert.equal(s(inner.ainsn?.insn as bigint), 'kprobe_insn_slot+0x0', 'a free slot');
     // image addresses are not the engine's
     assert.equal(s(r.sym('fib')), undefined);
-    assert.equal(e.where(r.sym('fib') + 4n), 'fib+0x4');
-    assert.equal(e.where(e.kretprobeTrampoline), 'kretprobe_trampoline+0x0');
+    assert.equal(e.describer.where(r.sym('fib') + 4n), 'fib+0x4');
+    assert.equal(e.describer.where(e.kretprobes.trampoline), 'kretprobe_trampoline+0x0');
   });
 
   test('a stack walked from a return handler names the trampoline; the nested-call stub is named', () => {
@@ -43,7 +43,7 @@ for (const arch of KPROBE_ARCHES) describe(`symbolizeEngineAddress (${arch})`, (
     const rp: Kretprobe = {
       kp: { symbol_name: 'kprobe_stacktrace_internal_target' },
       handler: (_ri, regs) => {
-        if (!names.length) names = walkFrames(r.machine.kernel, regs.cpu, r.machine.kernel.current(regs.cpu.id)).map(a => e.where(a));
+        if (!names.length) names = walkFrames(r.machine.kernel, regs.cpu, r.machine.kernel.current(regs.cpu.id)).map(a => e.describer.where(a));
         return 0;
       },
     };
@@ -51,7 +51,7 @@ for (const arch of KPROBE_ARCHES) describe(`symbolizeEngineAddress (${arch})`, (
     const kp: Kprobe = {
       symbol_name: 'kprobe_target',
       pre_handler: (_p, regs) => {
-        if (!stub) { e.callKernelFunction(regs.cpu, r.sym('kprobe_target2'), [3n]); stub = e.where(e.nestedReturnStub()); }
+        if (!stub) { e.nested.call(regs.cpu, r.sym('kprobe_target2'), [3n]); stub = e.describer.where(e.nested.stub()); }
         return 0;
       },
     };
@@ -77,7 +77,7 @@ describe('symbolizeEngineAddress (x86_64: booster trampoline, ftrace trampoline,
     const fib: Kprobe = { symbol_name: 'fib', pre_handler: () => 0 };
     assert.equal(e.registerKprobe(fib), 0);
     e.waitForOptimizer();
-    const buf = e.optimizationStatus(r.sym('fib')).buffer;
+    const buf = e.optimizer.status(r.sym('fib')).buffer;
     assert.ok(buf);
     assert.equal(s(buf), 'optprobe_detour[fib]+0x0');
     assert.equal(s(buf + 0x10n), 'optprobe_detour[fib]+0x10');

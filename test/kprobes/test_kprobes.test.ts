@@ -92,7 +92,7 @@ for (const arch of KPROBE_ARCHES) describe(`lib/test_kprobes.c (${arch})`, () =>
     assert.deepEqual([preh, posth, preh2, posth2], [TARGET_CALLS, TARGET_CALLS, TARGET_CALLS, TARGET_CALLS]);
     assert.ok(selftestLines(lines).includes(`selftest: kprobe_target2(${RAND1}) = ${RAND1 / DIV_FACTOR + 1n}`));
     r.engine.unregisterKprobes([kp, kp2]);
-    assert.equal(r.engine.listEntries().length, 0);
+    assert.equal(r.engine.probes.listEntries().length, 0);
   });
 
   test('test_kretprobe: return value seen by the handler is value/3', () => {
@@ -150,8 +150,8 @@ for (const arch of KPROBE_ARCHES) describe(`lib/test_kprobes.c (${arch})`, () =>
     const nested: bigint[] = [];
     const kp: Kprobe = {
       symbol_name: 'kprobe_recursed_target',
-      pre_handler: (_p, regs) => { nested.push(r.engine.callKernelFunction(regs.cpu, target, [RAND1])); return 0; },
-      post_handler: (_p, regs) => { nested.push(r.engine.callKernelFunction(regs.cpu, target, [RAND1])); },
+      pre_handler: (_p, regs) => { nested.push(r.engine.nested.call(regs.cpu, target, [RAND1])); return 0; },
+      post_handler: (_p, regs) => { nested.push(r.engine.nested.call(regs.cpu, target, [RAND1])); },
     };
     assert.equal(r.engine.registerKprobe(kp), 0);
     const lines = r.run();
@@ -164,7 +164,7 @@ for (const arch of KPROBE_ARCHES) describe(`lib/test_kprobes.c (${arch})`, () =>
 
   test('test_stacktrace_on_kretprobe: trampoline on the stack, fixed-up trace has the real return address', () => {
     const r = rig({ arch });
-    const tramp = r.engine.kretprobeTrampoline;
+    const tramp = r.engine.kretprobes.trampoline;
     const driver = r.image.symbols.lookup('kprobe_stacktrace_driver');
     assert.ok(driver);
     let retvals: bigint[] = [];
@@ -233,7 +233,7 @@ for (const arch of KPROBE_ARCHES) describe(`lib/test_kprobes.c (${arch})`, () =>
       };
       assert.equal(r.engine.registerKretprobe(rp), 0);
       assert.equal(r.engine.registerKretprobe(rp2), 0);
-      const tramp = r.engine.kretprobeTrampoline;
+      const tramp = r.engine.kretprobes.trampoline;
       const lines = r.run();
       assert.ok(innerReturns > 0 && innerReturns === outerReturns, `every call returned through both (${innerReturns}/${outerReturns})`);
       assert.equal(rp.nmissed, 0);

@@ -19,7 +19,7 @@ for (const arch of KPROBE_ARCHES) describe(`kernel stack walks through the engin
     const r = rig({ arch });
     const hooks = r.machine.kernel.unwindHooks;
     assert.ok(hooks);
-    assert.equal(hooks.kretprobeTrampoline(), r.engine.kretprobeTrampoline);
+    assert.equal(hooks.kretprobeTrampoline(), r.engine.kretprobes.trampoline);
     const bare = new Machine(sampleImage(arch), { cpus: 1, kprobes: false });
     assert.equal(bare.kernel.unwindHooks, null);
   });

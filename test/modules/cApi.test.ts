@@ -68,14 +68,14 @@ for (const arch of ['x86_64', 'aarch64', 'riscv64']) describe(`the documentation
     const r = probesOf(m).addProbeFile('kprobe do_fork { pre { printk("snippet pre\\n"); } }', 'agg.kprobe');
     assert.deepEqual(r.errors, []);
     const addr = m.kernel.image.symbols.lookup('do_fork')!.value;
-    assert.equal(m.kprobes.probesAt(addr).length, 2);
+    assert.equal(m.kprobes.probes.probesAt(addr).length, 2);
     runUntil(m, () => log.filter(l => l === 'snippet pre').length >= 3, 'three hits');
     const order = log.slice(start).filter(l => l === 'snippet pre' || l.startsWith('pre_handler'));
     // add_new_kprobe: a probe without post_handler goes to the head of the aggregate's list, so the snippet runs first
     for (let i = 0; i + 1 < order.length; i += 2) assert.deepEqual([order[i].slice(0, 3), order[i + 1].slice(0, 3)], ['sni', 'pre']);
     m.modules.unload('kprobe_example');
     runUntil(m, () => m.modules.get('kprobe_example') === undefined, 'unloaded');
-    assert.equal(m.kprobes.probesAt(addr).length, 1);
+    assert.equal(m.kprobes.probes.probesAt(addr).length, 1);
     const before = log.filter(l => l === 'snippet pre').length;
     m.run();
     assert.ok(log.filter(l => l === 'snippet pre').length > before, 'the snippet goes on after the module left');

@@ -222,7 +222,7 @@ for (const arch of ARCHES) describe(`the kernel functions for modules beyond lib
     const call = (name: string, args: bigint[] = []): bigint => {
       const fn = m.kprobes.cApi.symbol(name);
       assert.ok(fn !== undefined, name);
-      return m.kprobes.callKernelFunction(m.cpus[cpu], fn, args);
+      return m.kprobes.nested.call(m.cpus[cpu], fn, args);
     };
     return { m, log, cpu, call };
   }
@@ -262,7 +262,7 @@ for (const arch of ARCHES) describe(`the kernel functions for modules beyond lib
     assert.ok(n >= 3, `${n} entries`);
     const all = Array.from({ length: n }, (_, i) => m.kernel.mem.read64(mustVAddr(buf + BigInt(8 * i))));
     // the caller first (here the engine's nested call), then the interrupted kernel code
-    assert.equal(all[0], m.kprobes.nestedReturnStub());
+    assert.equal(all[0], m.kprobes.nested.stub());
     assert.equal(call('stack_trace_save', [buf, 2n, 1n]), 2n);
     assert.deepEqual([0, 1].map(i => m.kernel.mem.read64(mustVAddr(buf + BigInt(8 * i)))), all.slice(1, 3));
     const before = log.length;
@@ -290,7 +290,7 @@ for (const arch of ARCHES) describe(`the kernel functions for modules beyond lib
     const doFork = m.kernel.image.symbols.lookup('do_fork')!.value;
     const good = kp('do_fork'), bad = kp('no_such_function');
     assert.equal(BigInt.asIntN(64, call('register_kprobes', [array([good, bad]), 2n])), -2n);
-    assert.equal(m.kprobes.probesAt(doFork).length, 0, 'the first is unregistered again');
+    assert.equal(m.kprobes.probes.probesAt(doFork).length, 0, 'the first is unregistered again');
     assert.equal(BigInt.asIntN(64, call('register_kprobes', [array([good]), 0n])), -22n);
     // as in Linux, the failed call left the first one's addr resolved: with its symbol_name too, that is -EINVAL (KP_CLEAR)
     assert.equal(addrOf(good), doFork);
@@ -298,9 +298,9 @@ for (const arch of ARCHES) describe(`the kernel functions for modules beyond lib
     m.kernel.mem.write64(mustVAddr(good + BigInt(LAYOUT.kprobe.addr)), 0n);
     assert.equal(call('register_kprobes', [array([good]), 1n]), 0n);
     assert.equal(addrOf(good), doFork);
-    assert.equal(m.kprobes.probesAt(doFork).length, 1);
+    assert.equal(m.kprobes.probes.probesAt(doFork).length, 1);
     call('unregister_kprobes', [array([good, bad]), 2n]);
-    assert.equal(m.kprobes.probesAt(doFork).length, 0);
+    assert.equal(m.kprobes.probes.probesAt(doFork).length, 0);
     assert.equal(addrOf(good), doFork, 'a probe unregistered keeps its addr');
     m.kernel.mem.write64(mustVAddr(bad + BigInt(LAYOUT.kprobe.addr)), 0x1234n);
     call('unregister_kprobes', [array([bad]), 1n]);

@@ -216,7 +216,7 @@ describe('missed hits made visible', () => {
     const inner: Kprobe = { symbol_name: 'kprobe_target2', pre_handler: () => 0 };
     const outer: Kprobe = {
       symbol_name: 'kprobe_target',
-      pre_handler: (_p, regs) => { r.engine.callKernelFunction(regs.cpu, r.sym('kprobe_target2'), [5n]); return 0; },
+      pre_handler: (_p, regs) => { r.engine.nested.call(regs.cpu, r.sym('kprobe_target2'), [5n]); return 0; },
     };
     assert.equal(r.engine.registerKprobe(inner), 0);
     assert.equal(r.engine.registerKprobe(outer), 0);

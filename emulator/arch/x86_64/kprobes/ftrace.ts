@@ -32,6 +32,8 @@ function ftraceLocation(ctx: KprobesArchContext, addr: bigint): bigint | undefin
   const fentry = ctx.kernel.image.symbols.lookup(FENTRY_SYMBOL);
   const fn = ctx.kernel.image.symbols.resolve(addr);
   if (!fentry || !fn || fn.sym.value === fentry.value) return undefined;
+  // the call site is the function's first instruction (after an endbr64): an address past it is none without a read
+  if (fn.offset >= BigInt(ENDBR64.length + CALL_SIZE)) return undefined;
   let site = fn.sym.value;
   let code: Uint8Array;
   try { code = ctx.readOriginal(site, CALL_SIZE + ENDBR64.length); } catch { return undefined; }

@@ -115,11 +115,15 @@ export function restoreRegs(): number[] {
 }
 
 /** Detour buffer head: native entry, then save, callback, restore (the copied region follows). */
-let template: { code: readonly number[]; callbackOffset: number } | undefined;
+let template: { code: Uint8Array; callbackOffset: number } | undefined;
 
-/** the template, built once */
-function optprobeTemplate(): { code: readonly number[]; callbackOffset: number } {
-  return template ??= buildOptprobeTemplate();
+/** the template, built once (bytes: every detour buffer starts with a copy) */
+function optprobeTemplate(): { code: Uint8Array; callbackOffset: number } {
+  if (template === undefined) {
+    const t = buildOptprobeTemplate();
+    template = { code: Uint8Array.from(t.code), callbackOffset: t.callbackOffset };
+  }
+  return template;
 }
 
 function buildOptprobeTemplate(): { code: readonly number[]; callbackOffset: number } {
@@ -170,9 +174,12 @@ export const FTRACE_TRAMPOLINE = nativeTrampolineCode([
   0xc3, // ret: to the address at sp0
 ]);
 
+const REL32_MIN = -(2n ** 31n);
+const REL32_LIMIT = 2n ** 31n;
+
 function rel32(from: bigint, to: bigint): number | null {
   const d = to - from;
-  if (d < -(2n ** 31n) || d >= 2n ** 31n) return null;
+  if (d < REL32_MIN || d >= REL32_LIMIT) return null;
   return Number(d);
 }
 
@@ -194,6 +201,8 @@ export function jmpTo(at: bigint, target: bigint): Uint8Array | null {
 interface FunctionScan {
   start: bigint;
   end: bigint;
+  /** the function's original bytes the scan decoded */
+  code: Uint8Array;
   insns: DecodedInsn[];
   /** what every probe in the function asks of the scan, worked out on the first */
   facts?: FunctionFacts;
@@ -269,10 +278,16 @@ function decodeFunction(ctx: KprobesArchContext, name: string, start: bigint, co
     insns.push(d);
     off += d.length;
   }
-  return { start, end, insns };
+  return { start, end, code, insns };
 }
 
 function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | string {
+  const r = optimizable(ctx, addr);
+  return typeof r === 'string' ? r : { size: r.size };
+}
+
+/** can_optimize, with the original bytes of the detoured region (read with the function's) */
+function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; orig: Uint8Array } | string {
   const fn = scanFunction(ctx, addr);
   if (typeof fn === 'string') return fn;
   const facts = factsOf(fn);
@@ -310,7 +325,8 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
     if (!v.boostable) return `not relocatable: ${v.reason}`;
     s += d.length;
   }
-  return { size };
+  const off = Number(addr - fn.start);
+  return { size, orig: fn.code.subarray(off, off + size) };
 }
 
 function hexAddr(a: bigint): string {
@@ -334,42 +350,46 @@ function holds(ctx: KprobesArchContext, at: bigint, code: Uint8Array): boolean {
   }
 }
 
+/** the detour buffer at `buf` for the region `orig` at `addr`: the template, the moved instructions, the jmp back */
+function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigint): Uint8Array | string {
+  const size = orig.length;
+  const code = new Uint8Array(head.length + size + JMP32_SIZE);
+  code.set(head);
+  // copy_optimized_instructions: each instruction of the region through __copy_instruction
+  const moved = relocate(orig, addr, buf + BigInt(head.length), { branches: 'retarget' });
+  if (!moved.ok) return `${moved.reason} (detour buffer)`;
+  code.set(moved.bytes, head.length);
+  const back = jmpTo(buf + BigInt(head.length + size), addr + BigInt(size));
+  if (!back) return 'the detour buffer is out of jmp rel32 reach of the probe';
+  code.set(back, head.length + size);
+  return code;
+}
+
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
-  const chk = canOptimize(ctx, addr);
+  const chk = optimizable(ctx, addr);
   if (typeof chk === 'string') return chk;
-  const size = chk.size;
-  const orig = ctx.readOriginal(addr, size);
+  const { size, orig } = chk;
   const tpl = optprobeTemplate();
   const total = tpl.code.length + size + JMP32_SIZE;
   // the buffer's address is needed to relocate: allocate, build, and reuse an identical earlier one
   let byAddr = built.get(ctx);
   if (!byAddr) { byAddr = new Map(); built.set(ctx, byAddr); }
-  let cache = byAddr.get(addr);
-  if (!cache) { cache = []; byAddr.set(addr, cache); }
-  const build = (buf: bigint): Uint8Array | string => {
-    const code = new Uint8Array(total);
-    code.set(tpl.code);
-    // copy_optimized_instructions: each instruction of the region through __copy_instruction
-    const moved = relocate(orig, addr, buf + BigInt(tpl.code.length), { branches: 'retarget' });
-    if (!moved.ok) return `${moved.reason} (detour buffer)`;
-    code.set(moved.bytes, tpl.code.length);
-    const back = jmpTo(buf + BigInt(tpl.code.length + size), addr + BigInt(size));
-    if (!back) return 'the detour buffer is out of jmp rel32 reach of the probe';
-    code.set(back, tpl.code.length + size);
-    return code;
-  };
+  const cache = byAddr.get(addr);
   let buf: bigint | undefined;
   let code: Uint8Array | string = '';
-  for (const b of cache) {
-    code = build(b.buf);
-    if (typeof code !== 'string' && sameBytes(code, b.code) && holds(ctx, b.buf, code)) { buf = b.buf; break; }
+  if (cache) {
+    for (const b of cache) {
+      code = buildDetour(tpl.code, orig, addr, b.buf);
+      if (typeof code !== 'string' && sameBytes(code, b.code) && holds(ctx, b.buf, code)) { buf = b.buf; break; }
+    }
   }
   if (buf === undefined) {
     buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
-    code = build(buf);
+    code = buildDetour(tpl.code, orig, addr, buf);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);
-    cache.push({ code, buf });
+    if (cache) cache.push({ code, buf });
+    else byAddr.set(addr, [{ code, buf }]);
   }
   const jump = jmpTo(addr, buf);
   if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
@@ -473,7 +493,7 @@ export const x86_64Optprobes: OptprobesArchHooks = {
   leaveNative,
   kretprobeBoostTrampoline: KRET_TRAMPOLINE,
   nativeTemplates: {
-    optprobe: Uint8Array.from(optprobeTemplate().code), kretprobe: KRET_TRAMPOLINE.code,
+    optprobe: optprobeTemplate().code.slice(), kretprobe: KRET_TRAMPOLINE.code,
     ftrace: FTRACE_TRAMPOLINE.code,
   },
 };
