@@ -35,7 +35,7 @@ import { KernelData } from './kdata';
 import { KprobesCApi } from './cApi';
 import { NestedCaller } from './nestedCall';
 import { ExceptionTable } from './extable';
-import { OPTIMIZE_DELAY_NS, OptimizationStatus, Optimizer } from './optprobes';
+import { OPTIMIZE_DELAY_NS, Optimizer } from './optprobes';
 import { SYSCTL_KPROBES_OPTIMIZATION, kprobesOptimizationSysctl } from './sysctl';
 import { errnoOf, KprobeRegResult } from './regResult';
 import { KprobesFtrace } from './ftrace';
@@ -238,11 +238,4 @@ export class KprobesEngine implements KprobesShared {
   setOptimization(on: 0 | 1 | boolean): void { this.optimizer.setEnabled(on === true || on === 1); }
   /** wait_for_kprobe_optimizer(): write the jumps of every queued probe now */
   waitForOptimizer(): void { this.optimizer.waitForOptimizer(); }
-
-  // ---------------------------------------------------------------- kept for callers outside the kprobes folder's owner
-
-  /** optimizer.status(addr) (scripts/bench/registration.ts still calls it here) */
-  optimizationStatus(addr: bigint): OptimizationStatus { return this.optimizer.status(addr); }
-  /** optimizer.isOptimized(addr) (scripts/bench/overhead.ts and test/jit/translator.test.ts still call it here) */
-  isOptimized(addr: bigint): boolean { return this.optimizer.isOptimized(addr); }
 }

@@ -78,7 +78,7 @@ function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: K
   if (hasJ && e.registerJprobe(jp) !== 0) throw new Error('register_jprobe failed');
   if (optimized) {
     e.waitForOptimizer();
-    if (!e.isOptimized(image.symbols.lookup(target)?.value ?? 0n)) throw new Error(`${target} was not optimized`);
+    if (!e.optimizer.isOptimized(image.symbols.lookup(target)?.value ?? 0n)) throw new Error(`${target} was not optimized`);
   }
   const hits = (): number => (hasK ? kp.hits ?? 0 : hasR ? rp.kp.hits ?? 0 : jp.kp.hits ?? 0);
   // C paths of handlers the engine runs as TypeScript (charged per entry hit), and the

@@ -81,7 +81,7 @@ for (const how of ['register_kprobe x N', 'register_kprobes'] as const) {
     for (const kp of kps) { const r = m.kprobes.registerKprobe(kp); if (r !== 0) throw new Error(`register_kprobe failed: ${r}`); }
   }
   const t1 = performance.now();
-  const optimized = kps.filter(k => m.kprobes.optimizationStatus(k.addr as bigint).state === 'optimized' || m.kprobes.optimizationStatus(k.addr as bigint).state === 'queued').length;
+  const optimized = kps.filter(k => m.kprobes.optimizer.status(k.addr as bigint).state === 'optimized' || m.kprobes.optimizer.status(k.addr as bigint).state === 'queued').length;
   m.kprobes.unregisterKprobes(kps);
   const t2 = performance.now();
   console.log(`  ${how.padEnd(22)}  ${ms(t1 - t0).padStart(11)}  ${((t1 - t0) / MANY).toFixed(4).padStart(9)}  ${String(optimized).padStart(10)}  ${ms(t2 - t1).padStart(14)}`);

@@ -238,7 +238,7 @@ describe('translator: probe paths', () => {
     const kp: Kprobe = { symbol_name: BENCH_TARGET, pre_handler: () => { hits++; return 0; } };
     assert.equal(m.kprobes.registerKprobe(kp), 0);
     m.kprobes.waitForOptimizer();
-    assert.ok(m.kprobes.isOptimized(m.image.symbols.lookup(BENCH_TARGET)?.value ?? 0n), 'the probe is optimized');
+    assert.ok(m.kprobes.optimizer.isOptimized(m.image.symbols.lookup(BENCH_TARGET)?.value ?? 0n), 'the probe is optimized');
     const calls = t.stats.calls;
     assert.equal(m.run().reason, 'poweroff');
     const calledIn = t.stats.calls - calls;
