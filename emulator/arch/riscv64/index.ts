@@ -17,6 +17,7 @@ import { RvCpu } from './cpu';
 import { decodeUnits } from './decoder';
 import { toDecoded } from './disasm';
 import { riscv64FrontEnd } from './jit';
+import { riscv64SignalFrames } from './signal';
 
 function asRv(cpu: Cpu): RvCpu {
   if (!(cpu instanceof RvCpu)) throw new Error(`riscv64: cpu ${cpu.id} is not a riscv64 cpu`);
@@ -85,6 +86,8 @@ export const riscv64: ArchOps = {
     c.setX(10, 0n); // a0: no rtld_fini
     c.setPc(entry);
   },
+
+  signalFrames: riscv64SignalFrames,
 };
 
 export const port: ArchPort = { ops: riscv64, kprobes: riscv64KprobesHooks, uprobes: riscv64UprobesHooks, modules: riscv64ModuleRelocs };
