@@ -297,6 +297,12 @@ export interface ArchInfo {
   readonly kernel: ArchKernelTable;
   /** Linux system call numbers of the calls the emulated kernel knows */
   readonly syscalls: Readonly<Record<number, SyscallName>>;
+  /**
+   * numbers the Linux this kernel models (6.1) has no call for, which newer C
+   * libraries try first and fall back from: -ENOSYS without a log line, as
+   * Linux answers (riscv64's riscv_hwprobe, 258, came in 6.4)
+   */
+  readonly absentSyscalls?: ReadonlySet<number>;
   /** `uname -m` */
   readonly unameMachine: string;
   /** other spellings users type for registers (gdb's: x86 rdi -> di, rip -> ip), by pt_regs name they mean */

@@ -101,6 +101,8 @@ export const riscv64Info: ArchInfo = {
       cloneChildTidArg: 4, sigactionRestorer: false },
   },
   syscalls: GENERIC_SYSCALLS,
+  // riscv_hwprobe (Linux 6.4): glibc 2.39+ asks it at start-up and goes on without it
+  absentSyscalls: new Set([258]),
   unameMachine: 'riscv64',
   regAliases: { pc: 'epc', fp: 's0', x1: 'ra', x2: 'sp', x10: 'a0', x11: 'a1' },
 };

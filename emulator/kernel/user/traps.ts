@@ -75,7 +75,7 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
     const name = k.arch.syscalls[nr];
     proc.restart = null;
     if (!name) {
-      if (!proc.reported.has(nr)) {
+      if (!proc.reported.has(nr) && !k.arch.absentSyscalls?.has(nr)) {
         // once per process, in the kernel log (the program's own stderr stays its own)
         proc.reported.add(nr);
         k.warn(cpu.id, `kprobe-debug: ${task.comm}[${task.pid}]: unimplemented syscall ${nr} at pc ${hex(trap.pc)}: returning -ENOSYS`);
