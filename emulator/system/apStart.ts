@@ -16,9 +16,11 @@
  *   (+20 / +24, with or without the SEV field) whose PML4 entry 511 (the
  *   kernel's mapping) is present;
  * - struct trampoline_header: u64 start, u64 efer, u32 cr4.
- * The stack: the top of the trampoline's text page (secondary_startup_64
- * calls verify_cpu before it loads its own stack; the 16-bit code there is
- * never run on this route).
+ * The stack: the top of physical page 0 (secondary_startup_64 calls
+ * verify_cpu before it loads its own stack; the real-mode stack's address
+ * is not in any header, and the trampoline's text page is read-only once
+ * Linux protects it). Linux reserves page 0 and never uses it; the BIOS
+ * data area at 0x400-0x4ff is far below the two words pushed.
  */
 import type { Memory } from '../memory/memory';
 import type { LongModeEntry } from '../arch/x86_64/sysmode/systemCpu';
@@ -54,6 +56,6 @@ export function apStartState(mem: Memory, vector: number): LongModeEntry | strin
     efer: mem.read64(th + 8) | EFER_LMA,
     gdtBase: 0n,
     gdtLimit: 0,
-    regs: new Map([[4, BigInt(startIp + PAGE - 16)]]),
+    regs: new Map([[4, BigInt(PAGE)]]),
   };
 }
