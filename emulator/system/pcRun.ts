@@ -65,7 +65,7 @@ export class PcRun {
     });
     this.cpus[0] = bsp;
     m.where = () => `cpu${this.running} rip 0x${this.cpus[this.running]?.getPc().toString(16) ?? '?'}`;
-    bsp.sys!.log = l => m.log(`cpu0: ${l}`);
+    bsp.sys!.log = l => m.log(l);
     for (let i = 1; i < m.cpus; i++) {
       const id = i;
       m.apics[i].onInit = () => { /* the AP waits for its SIPI */ };
@@ -85,7 +85,8 @@ export class PcRun {
     return {
       io: { in: (p, s) => { sync(); return m.io.in(p, s); }, out: (p, s, v) => { sync(); m.io.out(p, s, v); } },
       irq: m.interruptLine(id),
-      msrs: { rdmsr: (c, r) => { sync(); return m.msrs.rdmsr(c, r); }, wrmsr: (c, r, v) => { sync(); return m.msrs.wrmsr(c, r, v); } },
+      // the CPU logs an MSR it lacks once, with the rdmsr / wrmsr's own rip
+      msrs: { rdmsr: (c, r) => { sync(); return m.platformMsrs.rdmsr(c, r); }, wrmsr: (c, r, v) => { sync(); return m.platformMsrs.wrmsr(c, r, v); } },
       clock: { nowNs: () => this.nowNs(), tscHz: VIRTUAL_HZ },
     };
   }
@@ -95,7 +96,7 @@ export class PcRun {
     const st = apStartState(this.machine.memory, vector);
     if (typeof st === 'string') { this.machine.log(`cpu${id}: SIPI vector 0x${vector.toString(16)}: ${st}`); return; }
     const cpu = createSystemCpu(id, this.machine.memory, this.platform(id), st);
-    cpu.sys!.log = l => this.machine.log(`cpu${id}: ${l}`);
+    cpu.sys!.log = l => this.machine.log(l);
     this.cpus[id] = cpu;
   }
 

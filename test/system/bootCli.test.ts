@@ -82,4 +82,15 @@ describe('kprobe-run boot: bad input and bad ends', () => {
     assert.equal(r.code, 1);
     assert.match(r.err, /boot: the guest panicked: Kernel panic - not syncing: synthetic \(\d+ instructions/);
   });
+
+  test('an I/O port and an MSR the platform does not have: one line each with the rip', async () => {
+    // in al, 0x99; mov ecx, 0x3a; rdmsr (no IDT: the #GP then triple-faults)
+    const k = file('bz6', withEntryCode([0xe4, 0x99, 0xb9, 0x3a, 0, 0, 0, 0x0f, 0x32]));
+    const r = await boot(['--kernel', k, '--initrd', initrd(), '--append', 'console=ttyS0', '--cpus', '1']);
+    const lines = r.err.split('\n');
+    assert.equal(lines.filter(l => /no device at I\/O port 0x99 \(in, 1 byte\) at cpu0 rip 0x/.test(l)).length, 1, r.err);
+    assert.equal(lines.filter(l => /rdmsr 0x3a: no such MSR \(#GP\) at rip 0x/.test(l)).length, 1, r.err);
+    assert.equal(lines.filter(l => /msr 0x3a|MSR 0x3a/i.test(l)).length, 1, `one line for the MSR, not one from the machine and one from the CPU:\n${r.err}`);
+    assert.match(r.err, /boot: the guest triple-faulted/);
+  });
 });
