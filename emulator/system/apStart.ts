@@ -23,7 +23,7 @@
  * data area at 0x400-0x4ff is far below the two words pushed.
  */
 import type { Memory } from '../memory/memory';
-import type { LongModeEntry } from '../arch/x86_64/sysmode/systemCpu';
+import type { LongModeStart } from './types';
 
 const PAGE = 0x1000;
 const CR0_PE = 1, CR0_ET = 0x10, CR0_WP = 0x10000, CR0_PG = 0x80000000;
@@ -31,7 +31,7 @@ const EFER_LMA = 0x400n;
 const SEARCH_PAGES = 16;
 
 /** the AP's long-mode state, or why it cannot start */
-export function apStartState(mem: Memory, vector: number): LongModeEntry | string {
+export function apStartState(mem: Memory, vector: number): LongModeStart | string {
   const startIp = vector * PAGE;
   let hdr = -1;
   for (let k = 0; k <= SEARCH_PAGES && startIp - k * PAGE >= 0; k++) {

@@ -23,9 +23,8 @@
  * Application processors start at the SIPI through the kernel's real-mode
  * trampoline header (apStart.ts) in long mode.
  */
-import { createSystemCpu, runSystemCpu } from '../arch/x86_64/sysmode/systemCpu';
-import type { X86Platform } from '../arch/x86_64/sysmode/state';
-import type { X86Cpu } from '../arch/x86_64/cpu';
+import { systemCpuPort } from '../arch/registry';
+import type { SystemCpuHandle, SystemCpuPort, SystemPlatform } from './types';
 import { PcMachine, type PcMachineOptions } from './pcMachine';
 import { apStartState } from './apStart';
 
@@ -45,7 +44,7 @@ export type PcRunOptions = Omit<PcMachineOptions, 'tscHz' | 'apicTimerHz'>;
 
 export class PcRun {
   readonly machine: PcMachine;
-  readonly cpus: (X86Cpu | null)[];
+  readonly cpus: (SystemCpuHandle | null)[];
   /** instructions retired by every CPU */
   instructions = 0;
   stop: PcRunStop | null = null;
@@ -53,19 +52,20 @@ export class PcRun {
   private running = 0;
   private sliceNs = 0n;
   private sliceInstret = 0;
+  private readonly port: SystemCpuPort = systemCpuPort();
 
   constructor(opts: PcRunOptions) {
     const m = this.machine = new PcMachine({ ...opts, tscHz: VIRTUAL_HZ, apicTimerHz: VIRTUAL_HZ });
-    this.cpus = new Array<X86Cpu | null>(m.cpus).fill(null);
+    this.cpus = new Array<SystemCpuHandle | null>(m.cpus).fill(null);
     const e = m.entry;
-    const bsp = createSystemCpu(0, m.memory, this.platform(0), {
+    const bsp = this.port.create(0, m.memory, this.platform(0), {
       rip: e.rip, cr3: e.cr3, gdtBase: e.gdtr.base, gdtLimit: e.gdtr.limit,
       regs: new Map([[6, e.rsi], [4, e.rsp]]), cs: e.cs.selector, ds: e.ds.selector,
       cr0: Number(e.cr0), cr4: Number(e.cr4), efer: e.efer,
     });
     this.cpus[0] = bsp;
-    m.where = () => `cpu${this.running} rip 0x${this.cpus[this.running]?.getPc().toString(16) ?? '?'}`;
-    bsp.sys!.log = l => m.log(l);
+    m.where = () => `cpu${this.running} rip 0x${this.cpus[this.running]?.pc().toString(16) ?? '?'}`;
+    bsp.setLog(l => m.log(l));
     for (let i = 1; i < m.cpus; i++) {
       const id = i;
       m.apics[i].onInit = () => { /* the AP waits for its SIPI */ };
@@ -79,7 +79,7 @@ export class PcRun {
     return c === null ? this.machine.clock.nowNs() : this.sliceNs + BigInt(c.instret - this.sliceInstret);
   }
 
-  private platform(id: number): X86Platform {
+  private platform(id: number): SystemPlatform {
     const m = this.machine;
     const sync = (): void => { const t = this.nowNs(); if (t > m.clock.nowNs()) m.advanceDevices(t); };
     return {
@@ -95,8 +95,8 @@ export class PcRun {
     if (this.cpus[id] !== null) return; // a second SIPI to a started CPU is ignored
     const st = apStartState(this.machine.memory, vector);
     if (typeof st === 'string') { this.machine.log(`cpu${id}: SIPI vector 0x${vector.toString(16)}: ${st}`); return; }
-    const cpu = createSystemCpu(id, this.machine.memory, this.platform(id), st);
-    cpu.sys!.log = l => this.machine.log(l);
+    const cpu = this.port.create(id, this.machine.memory, this.platform(id), st);
+    cpu.setLog(l => this.machine.log(l));
     this.cpus[id] = cpu;
   }
 
@@ -121,7 +121,7 @@ export class PcRun {
         m.currentCpu = i;
         this.sliceNs = now;
         this.sliceInstret = cpu.instret;
-        const r = runSystemCpu(cpu, budget);
+        const r = this.port.run(cpu, budget);
         this.instructions += r.executed;
         if (r.executed > 0) anyRan = true;
         m.advanceDevices(now + BigInt(r.executed));

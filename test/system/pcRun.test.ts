@@ -32,7 +32,7 @@ describe('PcRun', () => {
     assert.equal(VIRTUAL_HZ, 1_000_000_000n);
     const stop = r.run(1000);
     assert.equal(stop.kind, 'stuck');
-    assert.equal(r.cpus[0]!.lo[0], 12, 'mov + 10 nops + the second rdtsc itself');
+    assert.equal(r.cpus[0]!.reg(0), 12n, 'mov + 10 nops + the second rdtsc itself');
   });
 
   test('HLT with interrupts off and no device event due: the machine stops as stuck', () => {
