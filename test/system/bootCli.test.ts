@@ -93,4 +93,11 @@ describe('kprobe-run boot: bad input and bad ends', () => {
     assert.equal(lines.filter(l => /msr 0x3a|MSR 0x3a/i.test(l)).length, 1, `one line for the MSR, not one from the machine and one from the CPU:\n${r.err}`);
     assert.match(r.err, /boot: the guest triple-faulted/);
   });
+
+  test('two CPUs with acpi=off: Linux would find only one (no MP table): said before booting', async () => {
+    const k = file('bz7', bzImage());
+    const r = await boot(['--kernel', k, '--initrd', initrd(), '--append', 'console=ttyS0 acpi=off', '--cpus', '2']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /boot: --cpus 2 needs ACPI .*use --cpus 1 with acpi=off/);
+  });
 });
