@@ -3,7 +3,9 @@
  * full-system PC with ACPI (the MADT names two CPUs and the IO-APIC) and 2
  * CPUs through `kprobe-run boot` to the busybox prompt: the second CPU
  * starts at its SIPI, the IO-APIC routes the timer, the kernel moves to the
- * TSC clocksource; a command typed at the prompt runs on it. The lines
+ * TSC clocksource; a command typed at the prompt runs on it, and Linux's
+ * samples/kprobes/kretprobe_example.ko (Kbuild-built) reports kernel_clone's
+ * returns on two CPUs and unloads. The lines
  * checked are the kernel's own, in qemu's order (test/linux/golden/
  * qemu-smp2.txt's command line).
  */
@@ -13,12 +15,14 @@ import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
 
-test('kprobe-run boot: Debian 6.1 with ACPI and 2 CPUs reaches the busybox prompt and runs `echo hello`', async (t) => {
+const SESSION = ['echo hello; grep -c ^processor /proc/cpuinfo', 'insmod /root/kretprobe_example.ko', 'true', 'rmmod kretprobe_example'];
+
+test('kprobe-run boot: Debian 6.1 with ACPI and 2 CPUs reaches the busybox prompt, runs `echo hello`, and kretprobe_example reports kernel_clone', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
   const c = captureIo();
   const code = await runCli(['boot', '--kernel', kernel.path, '--initrd', initrd.path, '--append', 'console=ttyS0 nokaslr panic=-1',
-    '--cpus', '2', '--memory', '256', '--max-instructions', '4000000000', '--input', 'echo hello; grep -c ^processor /proc/cpuinfo'], c.io);
+    '--cpus', '2', '--memory', '256', '--max-instructions', '4000000000', '--input', SESSION.join('\n')], c.io);
   const out = c.stdout();
   assert.equal(code, 0, c.stderr().split('\n').filter(l => l.includes('boot:')).join('\n') + out.slice(-2000));
   const order = [
@@ -35,6 +39,9 @@ test('kprobe-run boot: Debian 6.1 with ACPI and 2 CPUs reaches the busybox promp
     /init: Linux 6\.1\.\S+ on 2 cpu\(s\)/,
     /\/ # /,
     /\nhello\r?\n2\r?\n/,
+    /Planted return probe at kernel_clone/,
+    /kernel_clone returned \d+ and took \d+ ns to execute/,
+    /kretprobe at \S+ unregistered/,
   ];
   let at = 0;
   for (const re of order) {
