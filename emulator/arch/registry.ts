@@ -14,6 +14,7 @@ import type { UprobesArchHooks } from '../uprobes/archHooks';
 import type { ArchModuleRelocs } from '../kernel/modules/relocations';
 import type { HwDebugArchHooks } from '../hwbp/archHooks';
 import type { ArchPort } from './portTypes';
+import type { SystemCpuPort } from '../system/types';
 
 export type { ArchPort } from './portTypes';
 import { PORTS, portByName, portForElfMachine } from '../ports';
@@ -87,4 +88,9 @@ export function hwDebugArchFor(name: string): HwDebugArchHooks | undefined {
 export function moduleRelocsFor(name: string): ArchModuleRelocs | undefined {
   const info = portByName(name);
   return info && archPort(info)?.modules;
+}
+
+/** The full-system PC's CPU (x86_64's system half), loaded on first use: how emulator/system/ makes and runs its CPUs. */
+export function systemCpuPort(): SystemCpuPort {
+  return (require('./x86_64/sysmode/pcCpu') as typeof import('./x86_64/sysmode/pcCpu')).pcCpuPort;
 }

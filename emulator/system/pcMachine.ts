@@ -87,6 +87,8 @@ export class PcMachine {
   readonly ioApic: IoApic;
   /** the platform's MSRs; one the platform does not have is logged once (the CPU then raises #GP) */
   readonly msrs: PlatformMsrs;
+  /** the same MSRs unlogged (for a CPU that logs its own misses with the instruction's rip) */
+  readonly platformMsrs: PlatformMsrs;
   readonly boot: LinuxBootPlan;
   readonly cpus: number;
   /** the CPU whose instruction is running: its MMIO reaches its own local APIC */
@@ -123,7 +125,8 @@ export class PcMachine {
     }
     this.ioApic = new IoApic(this.apicBus, cpus);
     const router = new IsaIrqRouter(this.pics, this.ioApic);
-    this.msrs = this.loggedMsrs(new PcPlatformMsrs(this.apics));
+    this.platformMsrs = new PcPlatformMsrs(this.apics);
+    this.msrs = this.loggedMsrs(this.platformMsrs);
     this.memory.map(APIC_DEFAULT_BASE, 0x1000, PERM_R | PERM_W, 'local APIC', new ApicMmio(this.apicBus, () => this.currentCpu));
     this.memory.map(IOAPIC_DEFAULT_BASE, 0x1000, PERM_R | PERM_W, 'IO-APIC', this.ioApic);
 

@@ -42,3 +42,54 @@ export interface VirtualClock {
   /** the TSC frequency in Hz the CPU advertises (CPUID 0x15/0x16) and the kernel calibrates against */
   readonly tscHz: bigint;
 }
+
+/** What a CPU of the full-system PC sees of the platform (the x86_64 system half's X86Platform has this shape). */
+export interface SystemPlatform {
+  readonly io: IoPorts;
+  readonly irq: InterruptLine;
+  readonly msrs: PlatformMsrs;
+  readonly clock: VirtualClock;
+}
+
+/** A CPU's first state in long mode: the boot protocol's (the BSP) or the SIPI's (an AP). */
+export interface LongModeStart {
+  rip: bigint;
+  /** the PML4's physical address */
+  cr3: bigint;
+  gdtBase: bigint;
+  gdtLimit: number;
+  /** general registers by hardware number (rsi = 6, rsp = 4) */
+  regs?: ReadonlyMap<number, bigint>;
+  cs?: number;
+  ds?: number;
+  cr0?: number;
+  cr4?: number;
+  efer?: bigint;
+}
+
+/** One CPU of the full-system PC, as the run loop drives it. */
+export interface SystemCpuHandle {
+  readonly id: number;
+  /** instructions retired since it started */
+  readonly instret: number;
+  pc(): bigint;
+  /** general register by hardware number (rax = 0 ... r15 = 15) */
+  reg(n: number): bigint;
+  /** where the CPU reports what the platform lacks (an MSR, once, with the rip) */
+  setLog(log: (line: string) => void): void;
+}
+
+/** How a run of a full-system CPU ended. */
+export interface SystemCpuRun {
+  executed: number;
+  /** waiting in HLT for an interrupt */
+  halted: boolean;
+  /** the machine must stop: triple fault, a physical address nothing backs, a mode not emulated */
+  event: { kind: 'tripleFault' | 'busError' | 'unsupported'; rip: bigint; detail: string } | null;
+}
+
+/** The CPU architecture's side of the full-system PC (arch/registry.ts's systemCpuPort()). */
+export interface SystemCpuPort {
+  create(id: number, phys: import('../memory/memory').Memory, platform: SystemPlatform, start: LongModeStart): SystemCpuHandle;
+  run(cpu: SystemCpuHandle, budget: number): SystemCpuRun;
+}

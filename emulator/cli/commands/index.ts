@@ -14,5 +14,6 @@ import './atOptions';
 import './moduleOptions';
 import './run';
 import './exec';
+import './boot';
 
 export const commands = registry;
