@@ -204,8 +204,8 @@ async function frameWith(selector, ms = 20_000) {
  *   variables-menu?expand=S&name=V&item=I: in the Variables view, expands
  *   the scope S (when given), right-clicks the variable V and clicks the
  *   context menu entry I ("Break on Value Change"); returns the entries the
- *   menu offered. The other scopes are folded first (the view is short and
- *   its list renders only the rows in sight).
+ *   menu offered. The other scopes are folded first and the list is scrolled
+ *   to the row (the view is short and its list renders only the rows in sight).
  * Parameters come as a query string (GET /quick-pick?text=Kprobe).
  */
 const PAGE_ACTIONS = {
@@ -241,6 +241,14 @@ const PAGE_ACTIONS = {
     }
     // a variable row reads "name = value"
     const row = view.locator('.monaco-list-row:not([aria-label^="Scope "])').filter({ hasText: new RegExp(`^\\s*${escapeRe(name)}\\s*[=:]`) }).first();
+    // the list renders only the rows in sight: scroll down through the scope until the row is there
+    await view.locator('.monaco-list-row:not([aria-label^="Scope "])').first().waitFor({ state: 'visible', timeout: 20_000 });
+    for (let step = 0; step < 40 && !await row.isVisible(); step++) {
+      await view.hover();
+      await page.mouse.wheel(0, 22);
+      // the rows scrolled into sight render after the wheel event: wait for ours a moment before the next step
+      await row.waitFor({ state: 'visible', timeout: 250 }).catch(() => undefined);
+    }
     await row.waitFor({ state: 'visible', timeout: 20_000 });
     await row.click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item .action-label').filter({ hasText: new RegExp(`^${escapeRe(item)}$`) }).first();
