@@ -53,15 +53,19 @@ export interface SystemPlatform {
 
 /** A CPU's first state in long mode: the boot protocol's (the BSP) or the SIPI's (an AP). */
 export interface LongModeStart {
+  /** where the CPU starts (startup_64: the kernel's load address + 0x200; an AP: the trampoline header's start) */
   rip: bigint;
   /** the PML4's physical address */
   cr3: bigint;
+  /** the GDT the loader built (its 0x10 a 64-bit code segment, 0x18 a data segment) */
   gdtBase: bigint;
   gdtLimit: number;
-  /** general registers by hardware number (rsi = 6, rsp = 4) */
+  /** general registers by hardware number (rsi = 6: the boot_params' physical address; rsp = 4) */
   regs?: ReadonlyMap<number, bigint>;
+  /** selectors; default __BOOT_CS 0x10 and __BOOT_DS 0x18 */
   cs?: number;
   ds?: number;
+  /** CR0 (default PE | ET | PG), CR4 (default PAE), EFER (default LME | LMA) */
   cr0?: number;
   cr4?: number;
   efer?: bigint;

@@ -55,25 +55,10 @@ import { PagedMemory } from './paging';
 import { CR0_ET, CR0_PE, CR0_PG, CR4_PAE, EFER_LMA, EFER_LME, SystemState, X86Platform } from './state';
 import { runSystem, SystemRunResult } from './delivery';
 import { mustVAddr } from '../../../memory/address';
+import type { LongModeStart } from '../../../system/types';
 
-export interface LongModeEntry {
-  /** where the CPU starts (startup_64: the kernel's load address + 0x200) */
-  rip: bigint;
-  /** the PML4's physical address */
-  cr3: bigint;
-  /** the GDT the loader built (its 0x10 a 64-bit code segment, 0x18 a data segment) */
-  gdtBase: bigint;
-  gdtLimit: number;
-  /** general registers by hardware number (rsi = 6: the boot_params' physical address) */
-  regs?: ReadonlyMap<number, bigint>;
-  /** selectors; default __BOOT_CS 0x10 and __BOOT_DS 0x18 */
-  cs?: number;
-  ds?: number;
-  /** CR0 (default PE | ET | PG), CR4 (default PAE), EFER (default LME | LMA) */
-  cr0?: number;
-  cr4?: number;
-  efer?: bigint;
-}
+/** where and how a CPU starts in long mode: the platform's contract (emulator/system/types.ts) */
+export type LongModeEntry = LongModeStart;
 
 /** A CPU with its system half, at the loader's 64-bit entry state. */
 export function createSystemCpu(id: number, phys: Memory, platform: X86Platform, entry: LongModeEntry): X86Cpu {
