@@ -11,13 +11,13 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../util/paths';
+import { unfetched } from '../util/fetched';
 
 export const KBUILD_ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 
 /** skip with the reason, or fail in CI where everything needed is there */
 export function unavailable(t: { skip(msg: string): void }, why: string): void {
-  if (process.env.CI) assert.fail(`${why} (CI installs clang and lld and fetches Linux's source first)`);
-  t.skip(why);
+  unfetched(t, why, "CI installs clang and lld and fetches Linux's source first");
 }
 
 /** the build tools that are not installed */

@@ -32,6 +32,7 @@ import { mustVAddr } from '../../emulator/memory/address';
 import { taskAddress } from '../../emulator/kernel/task';
 import { repoPath } from '../util/paths';
 import { probesOf } from '../../emulator/probes/attach';
+import { unfetched } from '../util/fetched';
 
 const LINUX = repoPath('test', 'modules', 'linux');
 const CACHE = join(LINUX, 'cache');
@@ -79,8 +80,7 @@ function moduleFor(ver: string, arch: string): { path: string } | { missing: str
 
 /** skip with the reason, or fail in CI where the module must be there */
 function unavailable(t: { skip(msg: string): void }, why: string): void {
-  if (process.env.CI) assert.fail(`${why} (CI: .ci/run fetches and builds it before the tests)`);
-  t.skip(why);
+  unfetched(t, why);
 }
 
 /** the KUNIT_CASE()s of the fetched file, in order (every one is compiled: the emulated kernel's config enables them all) */

@@ -33,6 +33,7 @@ import {
 import type { EventAdd, EventParseOptions } from '../../emulator/tracing/events';
 import { PORTS } from '../../emulator/ports';
 import { repoPath } from '../util/paths';
+import { unfetched } from '../util/fetched';
 
 const SRC = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1');
 const FTRACE = join(SRC, 'tools', 'testing', 'selftests', 'ftrace');
@@ -61,8 +62,7 @@ interface StaticCase { line: number; literal: string; code: string }
 interface Reached { marked: string; events: string }
 
 function missing(t: { skip(msg: string): void }, why: string): void {
-  if (process.env.CI) assert.fail(`${why} (CI: .ci/run fetches them before the tests)`);
-  t.skip(why);
+  unfetched(t, why);
 }
 
 /** Linux's ERRORS table: code -> message (the C(CODE, "text") entries of trace_probe.h) */

@@ -25,13 +25,13 @@ import { globalDie, namesAt, outermostFunction } from '../../../emulator/elf/dwa
 import { typeNamed } from '../../../emulator/elf/dwarf/ctype';
 import { typeText } from '../../../emulator/elf/dwarf/typeDies';
 import { repoPath } from '../../util/paths';
+import { unfetched } from '../../util/fetched';
 
 const DIR = repoPath('test', 'linux', 'dbg');
 const VMLINUX = join(DIR, 'cache', 'vmlinux');
 
 function missing(t: { skip(msg: string): void }, why: string): void {
-  if (process.env.CI) assert.fail(`${why} (CI: .ci/run fetches it before the tests)`);
-  t.skip(why);
+  unfetched(t, why);
 }
 
 interface Golden {
