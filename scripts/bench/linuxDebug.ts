@@ -11,8 +11,15 @@
  * the worst case of a source breakpoint, every such unit's line program
  * runs), and the heap and peak RSS afterwards. Without the vmlinux the
  * section says how to fetch it.
+ *
+ * Then the views of the guest's own state (emulator/system/guest/): Debian's
+ * kernel booted (acpi=off, one CPU) with 100 kprobe events defined in the
+ * guest on distinct functions, and the time one refresh takes (modules,
+ * every kprobe in kprobe_table, the trace events with their hit counts, the
+ * uprobes, all read from guest memory): the first (it builds the DWARF type
+ * index) and the following ones. `--quick` leaves the boot out.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadElf } from '../../emulator/elf';
@@ -21,6 +28,8 @@ import { globalDie, namesAt, outermostFunction } from '../../emulator/elf/dwarf/
 import { typeNamed } from '../../emulator/elf/dwarf/ctype';
 import { typeText } from '../../emulator/elf/dwarf/typeDies';
 import { repoRoot } from './lib/root';
+import { GuestKernel } from '../../emulator/system/guest/guestKernel';
+import { runConsoleSteps } from '../../emulator/system/guest/consoleSteps';
 
 const root = repoRoot('linuxDebug');
 const path = join(root, 'test', 'linux', 'dbg', 'cache', 'vmlinux');
@@ -65,4 +74,49 @@ if (!existsSync(path)) {
   console.log(`${'heap after the lookups'.padEnd(44)} ${mb(heap()).padStart(8)}   ${gc ? 'after GC' : 'approximate (no --expose-gc)'}`);
   console.log(`${'peak RSS before the fs.h query'.padEnd(44)} ${mb(rssFirst).padStart(8)}`);
   console.log(`${'peak RSS'.padEnd(44)} ${mb(process.resourceUsage().maxRSS * 1024).padStart(8)}   (vmlinux file ${mb(statSync(path).size)}; bytes not read: ${mb(image.sections.filter(s => s.size > 0n && s.data.length === 0 && s.type !== 8).reduce((n, s) => n + Number(s.size), 0))} of relocations for debug sections)`);
+}
+
+/** 100 kprobe events on distinct functions: the first that accept a probe past their ftrace call (+5, else +9) */
+const DEFINE_100 = 'i=0; for f in $(grep -v "\\[" /sys/kernel/tracing/available_filter_functions | head -n 600); do [ $i -ge 100 ] && break; '
+  + 'for o in 5 9; do if echo "p:b$i $f+$o" >> /sys/kernel/tracing/kprobe_events 2>/dev/null; then i=$((i+1)); break; fi; done; done; echo defined $i';
+
+const vmlinuxPath = path;
+const kernelPath = join(root, 'test', 'linux', 'cache', 'vmlinuz'), initrdPath = join(root, 'test', 'linux', 'cache', 'initramfs.cpio.gz');
+if (process.argv.includes('--quick')) console.log('guest views with 100 kprobes: skipped (--quick)');
+else if (!existsSync(vmlinuxPath) || !existsSync(kernelPath) || !existsSync(initrdPath)) console.log('guest views: no Debian kernel / initramfs / vmlinux (test/linux/fetch-kernel.sh, make-initramfs.sh, dbg/fetch-vmlinux-dbg.sh)');
+else {
+  const vmlinux = loadElf(vmlinuxPath);
+  const file = (p: string): { name: string; data: Uint8Array } => ({ name: p, data: new Uint8Array(readFileSync(p)) });
+  const t0 = performance.now();
+  let defined = '', listed = 0;
+  const times: number[] = [];
+  let rows = 0;
+  const r = runConsoleSteps({
+    kernel: file(kernelPath), initrd: file(initrdPath), cmdline: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, acpi: false, memoryMiB: 256,
+    maxInstructions: 40_000_000_000,
+    steps: [
+      { input: DEFINE_100, then: out => { defined = out.trim(); } },
+      { input: 'grep -c . /sys/kernel/debug/kprobes/list', then: out => { listed = Number(out.trim()); } },
+      {
+        input: 'true',
+        then: (_, run) => {
+          const g = new GuestKernel(vmlinux, run.machine.memory);
+          for (let i = 0; i < 6; i++) {
+            const t = performance.now();
+            const s = g.snapshot();
+            times.push(performance.now() - t);
+            rows = s.kprobes.length;
+            if (s.render.kprobesList.split('\n').length - 1 !== listed) throw new Error(`the reader lists ${rows} kprobes, the guest ${listed}`);
+          }
+        },
+      },
+    ],
+  });
+  if (r.stop.kind !== 'done') console.log(`guest views: the session stopped: ${r.stop.kind} ${r.stop.detail}`);
+  else {
+    console.log(`${'boot + 100 kprobe events (guest)'.padEnd(44)} ${ms(performance.now() - t0).padStart(8)}   ${defined}, ${r.instructions} instructions`);
+    console.log(`${'first view refresh (builds the type index)'.padEnd(44)} ${ms(times[0]).padStart(8)}   ${rows} kprobes = the guest's list`);
+    const rest = times.slice(1).sort((a, b) => a - b);
+    console.log(`${'view refresh with 100 guest kprobes'.padEnd(44)} ${ms(rest[rest.length >> 1]).padStart(8)}   median of ${rest.length} (min ${rest[0].toFixed(1)} ms)`);
+  }
 }
