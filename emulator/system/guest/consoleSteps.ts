@@ -62,7 +62,11 @@ export function runConsoleSteps(o: ConsoleStepsOptions): ConsoleStepsResult {
       o.atBoot?.(run);
     } else {
       let out = con.slice(from, con.length - (con.endsWith(CURSOR_QUERY) ? PROMPT.length + CURSOR_QUERY.length : PROMPT.length));
-      const nl = out.indexOf('\n');
+      // the terminal's echo of the command (wrapped at the console's width) ends at the first newline after its last character
+      const input = o.steps[typed].input;
+      let i = 0;
+      for (let j = 0; i < out.length && j < input.length; i++) if (out[i] === input[j]) j++;
+      const nl = out.indexOf('\n', i);
       out = nl >= 0 ? out.slice(nl + 1) : '';
       o.steps[typed].then?.(out.replace(/\r\n/g, '\n'), run);
       done++;

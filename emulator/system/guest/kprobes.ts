@@ -114,7 +114,7 @@ const px = (a: bigint): string => a.toString(16).padStart(16, '0');
 export function kprobeListLine(k: GuestKprobe): string {
   const head = k.symbol !== null
     ? `${px(k.addr)}  ${k.type}  ${k.symbol}+0x${k.offset.toString(16)}  ${k.module ?? ' '} `
-    : `${px(k.addr)}  ${k.type}  0x${px(k.addr)} `;
+    : `${px(k.addr)}  ${k.type}  0x${k.addr.toString(16)} `; // %pS of an address kallsyms does not know
   return `${head}${k.gone ? '[GONE]' : ''}${k.disabled ? '[DISABLED]' : ''}${k.optimized ? '[OPTIMIZED]' : ''}${k.ftrace ? '[FTRACE]' : ''}`;
 }
 
