@@ -34,3 +34,32 @@ export function userMemory(mem: GuestMemory, L: KernelLayout, syms: KernelSymbol
   if (pob === undefined) throw new Error('the vmlinux has no page_offset_base');
   return mem.withTop(pgd - mem.u64(pob));
 }
+
+/** every thread-group leader on the guest's task list (init_task.tasks), init_task itself first */
+export function eachTask(mem: GuestMemory, L: KernelLayout, syms: KernelSymbols): GuestTask[] {
+  const init = syms.addressOf('init_task');
+  if (init === undefined) throw new Error('the vmlinux has no init_task');
+  const oTasks = L.off('task_struct', 'tasks');
+  const task = (t: bigint): GuestTask => ({
+    addr: t, pid: mem.i32(t + L.off('task_struct', 'pid')), comm: mem.cstring(t + L.off('task_struct', 'comm'), 16),
+    mm: mem.u64(t + L.off('task_struct', 'mm')),
+  });
+  const out = [task(init)];
+  const head = init + oTasks;
+  for (let l = mem.u64(head); l !== head && l !== 0n && out.length < 1_000_000; l = mem.u64(l)) out.push(task(l - oTasks));
+  return out;
+}
+
+/** include/linux/sched/coredump.h: the mm has had a uprobe's breakpoint installed */
+export const MMF_HAS_UPROBES = 19n;
+
+/** the tasks whose address space has uprobes installed, with the inode of the program each runs (mm->exe_file) */
+export function tasksWithUprobes(mem: GuestMemory, L: KernelLayout, syms: KernelSymbols): { task: GuestTask; exeInode: bigint }[] {
+  const out: { task: GuestTask; exeInode: bigint }[] = [];
+  for (const t of eachTask(mem, L, syms)) {
+    if (t.mm === 0n || (mem.u64(t.mm + L.off('mm_struct', 'flags')) >> MMF_HAS_UPROBES & 1n) === 0n) continue;
+    const exe = mem.u64(t.mm + L.off('mm_struct', 'exe_file'));
+    out.push({ task: t, exeInode: exe === 0n ? 0n : mem.u64(exe + L.off('file', 'f_inode')) });
+  }
+  return out;
+}

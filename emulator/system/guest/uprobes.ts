@@ -4,7 +4,11 @@
  * inode (number, and the path of its first dentry alias up to the root of
  * its file system), offset in the file, reference-counter offset, and its
  * consumers (the uprobe_consumer chain: their handlers by symbol; a
- * consumer that is a trace_uprobe's names its event).
+ * consumer that is a trace_uprobe's names its event), and the processes it
+ * is installed in as far as cheaply known: those whose mm has had uprobes
+ * installed (MMF_HAS_UPROBES) and whose program (mm->exe_file) is the
+ * probed file; a uprobe in a shared library lists no process (that would
+ * take a walk of every mm's VMAs).
  */
 import type { ElfImage } from '../../elf/types';
 import type { GuestMemory, KernelSymbols } from './guestMemory';
@@ -12,6 +16,7 @@ import type { KernelLayout } from './kernelLayout';
 import type { GuestModule } from './modules';
 import type { DynEvent } from './dynEvents';
 import { kallsymsLookup } from './kallsyms';
+import { tasksWithUprobes } from './tasks';
 
 export interface GuestUprobeConsumer {
   readonly addr: bigint;
@@ -30,6 +35,8 @@ export interface GuestUprobe {
   readonly offset: bigint;
   readonly refCtrOffset: bigint;
   readonly consumers: readonly GuestUprobeConsumer[];
+  /** processes running the probed file with uprobes installed: pid and comm */
+  readonly processes: readonly { readonly pid: number; readonly comm: string }[];
 }
 
 export function readUprobes(mem: GuestMemory, L: KernelLayout, syms: KernelSymbols, vmlinux: ElfImage, mods: readonly GuestModule[], events: readonly DynEvent[]): GuestUprobe[] {
@@ -50,6 +57,7 @@ export function readUprobes(mem: GuestMemory, L: KernelLayout, syms: KernelSymbo
     const h = kallsymsLookup(vmlinux, mods, a);
     return h ? `${h.name}${h.offset ? `+0x${h.offset.toString(16)}` : ''}` : `0x${a.toString(16)}`;
   };
+  const withUprobes = nodes.length ? tasksWithUprobes(mem, L, syms) : [];
   const byConsumer = new Map<bigint, string>();
   for (const e of events) if (e.kind === 'uprobe') byConsumer.set(e.consumer, `${e.group}/${e.event}`);
   return nodes.map(n => {
@@ -62,6 +70,7 @@ export function readUprobes(mem: GuestMemory, L: KernelLayout, syms: KernelSymbo
     return {
       addr: u, inode, ino: mem.u64(inode + L.off('inode', 'i_ino')), path: inodePath(mem, L, inode),
       offset: mem.u64(u + L.off('uprobe', 'offset')), refCtrOffset: mem.u64(u + L.off('uprobe', 'ref_ctr_offset')), consumers,
+      processes: withUprobes.filter(p => p.exeInode === inode).map(p => ({ pid: p.task.pid, comm: p.task.comm })),
     };
   });
 }

@@ -16,7 +16,8 @@
  *   from the ELF: busybox-static is stripped, so the entry point is the one
  *   spot known to run) fires when `/bin/busybox true` runs (the trace line),
  *   and the uprobes reader shows it: the file's path, its inode number as
- *   `ls -i` prints it, the offset, the event's consumer.
+ *   `ls -i` prints it, the offset, the event's consumer, the processes it is
+ *   installed in (init and the shell: both run busybox).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,7 +69,7 @@ test('the guest\'s kprobes, modules, trace events and uprobes read from its memo
       check?.(s, out);
     },
   });
-  let ino = '';
+  let ino = '', shell = '';
   const steps: ConsoleStep[] = [
     // the kernel's messages (the sample's handler lines) stay off the console, so each command's output is its own
     { input: 'dmesg -n 1' },
@@ -106,6 +107,7 @@ test('the guest\'s kprobes, modules, trace events and uprobes read from its memo
     { input: 'echo 1 > /proc/sys/debug/kprobes-optimization' },
     list('with kprobes-optimization back to 1'),
     { input: 'ls -i /bin/busybox', then: out => { ino = out.trim().split(/\s+/)[0]; } },
+    { input: 'echo $$', then: out => { shell = out.trim(); } },
     { input: `echo "p:bbentry /bin/busybox:${off}" > uprobe_events` },
     { input: 'echo 1 > events/uprobes/enable' },
     { input: '/bin/busybox true' },
@@ -116,6 +118,9 @@ test('the guest\'s kprobes, modules, trace events and uprobes read from its memo
       assert.equal(u.path, '/bin/busybox');
       assert.equal(u.ino.toString(), ino, 'the inode number ls -i shows');
       assert.deepEqual(u.consumers.map(c => c.event), ['uprobes/bbentry']);
+      // installed in every process running busybox: init (pid 1, busybox's sh) and this shell
+      const pids = u.processes.map(p => String(p.pid));
+      assert.ok(pids.includes('1') && pids.includes(shell), `processes ${JSON.stringify(u.processes)}, the shell is ${shell}`);
       assert.ok(s.events.some(e => e.kind === 'uprobe' && e.event === 'bbentry' && e.hits > 0n), 'bbentry was hit');
     }),
     { input: 'grep -m 1 bbentry: trace', then: out => assert.match(out, new RegExp(`busybox-\\d+ +\\[000\\] .*bbentry: \\(0x${entry.vaddr.toString(16)}\\)`)) },
