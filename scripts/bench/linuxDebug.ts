@@ -7,7 +7,8 @@
  * line-table query), that fs/open.c line -> addresses (a source breakpoint),
  * the parameters and locals with their C types at the entry (the frame's
  * Variables), a struct and a global by name (what views of the guest's
- * kprobes read: struct kprobe, kprobe_table), a line of a header most units include (include/linux/fs.h:
+ * kprobes read: struct kprobe, kprobe_table; the name index they need is read
+ * from the disk cache when an earlier session saved it), a line of a header most units include (include/linux/fs.h:
  * the worst case of a source breakpoint, every such unit's line program
  * runs), and the heap and peak RSS afterwards. Without the vmlinux the
  * section says how to fetch it.
@@ -27,6 +28,7 @@ import { debugInfoOf } from '../../emulator/elf/dwarf/info';
 import { globalDie, namesAt, outermostFunction } from '../../emulator/elf/dwarf/scopes';
 import { typeNamed } from '../../emulator/elf/dwarf/ctype';
 import { typeText } from '../../emulator/elf/dwarf/typeDies';
+import { nameIndexCachePath } from '../../emulator/elf/dwarf/nameIndexCache';
 import { repoRoot } from './lib/root';
 import { GuestKernel } from '../../emulator/system/guest/guestKernel';
 import { runConsoleSteps } from '../../emulator/system/guest/consoleSteps';
@@ -68,7 +70,10 @@ if (!existsSync(path)) {
   step(`frame names at the entry with types`, () => namesAt(image, sym.value), n => n
     ? [...n.names.values()].map(v => `${v.kind === 'param' ? '' : 'local '}${typeText(n.di, v.type)} ${v.name}`).join(', ')
     : 'none');
-  step('struct kprobe by name (index over every unit)', () => typeNamed(image, 'struct', 'kprobe'), t => t?.kind === 'struct' ? `${t.size} bytes, ${t.members().length} members` : 'not found');
+  const saved = nameIndexCachePath(di.infoBytes);
+  const fromDisk = saved !== null && existsSync(saved);
+  step('struct kprobe by name (index over every unit)', () => typeNamed(image, 'struct', 'kprobe'), t => (t?.kind === 'struct' ? `${t.size} bytes, ${t.members().length} members` : 'not found')
+    + (fromDisk ? ' (name index read from the disk cache)' : saved ? ' (name index built, saved for the next session)' : ''));
   step('global kprobe_table by name', () => globalDie(image, 'kprobe_table'), g => g ? `DIE 0x${g.die.offset.toString(16)}` : 'not found');
   const rssFirst = process.resourceUsage().maxRSS * 1024;
   step('include/linux/fs.h:1 -> next line with code', () => image.lines?.nextLineWithCode('include/linux/fs.h', 1), l => `line ${l}`);
