@@ -6,7 +6,8 @@
 # debugfs and starts a shell on the console, and the /dev/console node the
 # kernel opens for init's stdio before any devtmpfs is mounted; and, when
 # test/linux/kbuild/build-samples.sh has built them (Kbuild against Debian's headers), Linux's kprobes sample modules
-# (kprobe_example.ko, kretprobe_example.ko) in /root; and Linux's ftrace
+# (kprobe_example.ko, kretprobe_example.ko) in /root, and the debugger's agent
+# module (test/linux/agent/build-agent.sh) as /root/kprobe_agent.ko; and Linux's ftrace
 # selftests (tools/testing/selftests/ftrace from Debian's linux-source-6.1,
 # fetched by test/modules/linux/fetch-test-kprobes.sh) in /ftrace, when there.
 #   test/linux/make-initramfs.sh            -> test/linux/cache/initramfs.cpio.gz
@@ -87,6 +88,8 @@ fi
 for ko in kprobe_example.ko kretprobe_example.ko; do
   [ -f "kbuild/cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "kbuild/cache/modules/$ko"
 done
+# the debugger's agent (test/linux/agent/build-agent.sh), when built
+[ -f agent/cache/kprobe_agent.ko ] && entry root/kprobe_agent.ko $((0100644)) agent/cache/kprobe_agent.ko
 entry TRAILER!!! 0
 gzip -n -9 < "$tmp" > "$out"
 mods=$(ls kbuild/cache/modules/*.ko 2>/dev/null | wc -l)

@@ -141,6 +141,9 @@ export class DebugInfo {
 
   constructor(private readonly s: DebugInfoSections, private readonly little = true) {}
 
+  /** the raw .debug_info (what a persistent index of it is keyed on) */
+  get infoBytes(): Uint8Array | undefined { return this.s.info; }
+
   /** The unit headers (no DIE is read). */
   units(): Unit[] {
     if (this.unitList) return this.unitList;

@@ -3,9 +3,11 @@
  * `union` / `enum` / `typedef`, global and file-static variables), built in
  * one pass that reads only the units' top-level DIEs (DebugInfo.eachTopLevel)
  * and keeps .debug_info offsets, not DIE trees: what keeps a name lookup on
- * a vmlinux (thousands of units, millions of DIEs) to seconds and megabytes.
+ * a vmlinux (thousands of units, millions of DIEs) to seconds and megabytes;
+ * for a large program it is kept on disk between sessions (./nameIndexCache.ts).
  */
 import { DW_AT, DebugInfo, Die, TAG } from './info';
+import { loadNameIndex, nameIndexCachePath, saveNameIndex } from './nameIndexCache';
 
 export interface NameIndex {
   /** `struct file` ... -> the DIE offset of a complete definition (else the first declaration) */
@@ -25,6 +27,9 @@ const cache = new WeakMap<DebugInfo, NameIndex>();
 export function nameIndex(di: DebugInfo): NameIndex {
   let idx = cache.get(di);
   if (idx) return idx;
+  const saved = nameIndexCachePath(di.infoBytes);
+  idx = saved === null ? undefined : loadNameIndex(saved);
+  if (idx) { cache.set(di, idx); return idx; }
   const types = new Map<string, number>();
   const declared = new Set<string>();
   const variables = new Map<string, { offset: number; located: boolean }[]>();
@@ -55,6 +60,7 @@ export function nameIndex(di: DebugInfo): NameIndex {
   }
   idx = { types, variables };
   cache.set(di, idx);
+  if (saved !== null) saveNameIndex(saved, idx);
   return idx;
 }
 
