@@ -67,15 +67,18 @@ export class MachineFrames {
     const user = cpu.userMode ? this.userImageOf(task.pid) : undefined;
     if (user) return this.userFrames(cpuIndex, user, pc);
     const engine = probesOf(m).engine;
-    const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.arming.readTextWithoutProbes(m.kernel.mem, a, n) });
+    // inside C probe handlers: through each handler call into the context it was called from
+    const through = engine.onCpu.capi?.handlerStack(cpu, pc);
+    const raw = through?.map(f => f.addr) ?? walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.arming.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
     // a caller frame's pc is a return address: its source line is the call's,
-    // so look up the byte before it (inside the call instruction on every arch);
+    // so look up the byte before it (inside the call instruction on every arch),
+    // except where a handler's probed context begins (its pc is where it stopped);
     // each frame shows the inlined calls holding its pc first, as gdb's backtrace
     const skip0 = !showInlineEntry;
     const out: WalkedFrame[] = [];
     fixed.forEach((f, i) => {
-      const lookupPc = i === 0 ? f.addr : f.addr - 1n;
+      const lookupPc = i === 0 || through?.[i].first ? f.addr : f.addr - 1n;
       const skipInlineEntry = i === 0 ? skip0 : false;
       const fns = inlineFrames(this.moduleDebugImageAt(lookupPc) ?? m.image, lookupPc, skipInlineEntry);
       const base = { pc: f.addr, lookupPc, viaTrampoline: f.replaced ? f.raw : undefined, physical: i, skipInlineEntry };

@@ -26,7 +26,7 @@
 import type { KernelApi } from '../kernel/types';
 import type { KprobesArchContext, KprobesArchHooks } from './archHooks';
 import { KprobeEvents } from './events';
-import { InsnSlots } from './insnSlots';
+import { INSN_SLOT_SYMBOL, InsnSlots } from './insnSlots';
 import { Jprobe, Kprobe, Kretprobe, KprobeStatus } from './kprobe';
 import { Jprobes } from './jprobes';
 import { JPROBE_RETURN } from './errors';
@@ -206,6 +206,13 @@ export class KprobesEngine implements KprobesShared {
    * returns ends the same way and costs nothing).
    */
   jprobeReturn(): never { throw JPROBE_RETURN; }
+
+  /** the probed address whose instruction an instruction slot's address executes out of line (undefined: not a probe's slot) */
+  probedAddressOfSlot(addr: bigint): bigint | undefined {
+    const page = this.code.find(addr);
+    if (!page || page.symbol !== INSN_SLOT_SYMBOL) return undefined;
+    return this.t.probeBySlot(this.slots.slotOf(page, addr))?.addr;
+  }
 
   /** the kprobes functions C modules call (register_kprobe & co.), made on first use */
   get cApi(): KprobesCApi {
