@@ -99,7 +99,9 @@ export class KprobesCApi {
   /** C pre_handlers run as ordinary code on the CPU (the debugger has a breakpoint in them) */
   readonly onCpu: HandlerOnCpu;
 
-  constructor(private readonly engine: KprobesEngine) {
+  constructor(private readonly engine: KprobesEngine,
+    /** the probed address an instruction slot's address executes out of line (undefined: not a probe's slot) */
+    private readonly probedAddressOfSlot: (addr: bigint) => bigint | undefined = () => undefined) {
     this.onCpu = new HandlerOnCpu(engine, (cpu, frame, guest) => this.handlerReturned(cpu, frame, guest));
   }
 
@@ -523,7 +525,7 @@ export class KprobesCApi {
       onCpuStub: () => this.onCpu.stub(),
       onCpuEntrySps: (cpu) => this.onCpu.entrySps(cpu),
       isTrampoline: (a) => e.kretprobes.isTrampoline(a),
-      probedAddressOfSlot: (a) => e.probedAddressOfSlot(a),
+      probedAddressOfSlot: this.probedAddressOfSlot,
       readCode: (a, n) => e.arming.readTextWithoutProbes(e.kernel.mem, a, n),
     };
   }

@@ -207,16 +207,16 @@ export class KprobesEngine implements KprobesShared {
    */
   jprobeReturn(): never { throw JPROBE_RETURN; }
 
-  /** the probed address whose instruction an instruction slot's address executes out of line (undefined: not a probe's slot) */
-  probedAddressOfSlot(addr: bigint): bigint | undefined {
-    const page = this.code.find(addr);
-    if (!page || page.symbol !== INSN_SLOT_SYMBOL) return undefined;
-    return this.t.probeBySlot(this.slots.slotOf(page, addr))?.addr;
-  }
-
   /** the kprobes functions C modules call (register_kprobe & co.), made on first use */
   get cApi(): KprobesCApi {
-    if (this.capi === null) this.onCpu.capi = this.capi = new KprobesCApi(this);
+    if (this.capi === null) {
+      // the probed address an instruction slot's address executes out of line (stack walks through a fault of the copy)
+      const probedAddressOfSlot = (addr: bigint): bigint | undefined => {
+        const page = this.code.find(addr);
+        return page && page.symbol === INSN_SLOT_SYMBOL ? this.t.probeBySlot(this.slots.slotOf(page, addr))?.addr : undefined;
+      };
+      this.onCpu.capi = this.capi = new KprobesCApi(this, probedAddressOfSlot);
+    }
     return this.capi;
   }
 

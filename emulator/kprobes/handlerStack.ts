@@ -43,6 +43,8 @@ export interface HandlerStackFrame {
   regs?: readonly bigint[];
   /** the index of the frame within its context's walk */
   depth: number;
+  /** the pc that context's walk started from (its frame 0's) */
+  from: bigint;
 }
 
 /** what the walk needs of the engine */
@@ -108,11 +110,13 @@ export class HandlerContexts {
       const view = at.regs ? cpuWith(cpu, k.arch.abi.pcReg, at.regs, at.pc) : cpu;
       const frames = walkFrames(k, view, t, { pc: at.pc, readCode: (a, n) => e.readCode(a, n) });
       // a fault of the probed instruction's copy in its slot: the probed function's frame at the probed address
+      let from = at.pc;
       if (at.regs) {
         const probed = e.probedAddressOfSlot(frames[0]);
         if (probed !== undefined) {
           const rest = walkFrames(k, cpuWith(cpu, k.arch.abi.pcReg, at.regs, probed), t, { pc: probed, readCode: (a, n) => e.readCode(a, n) });
           frames.splice(0, frames.length, ...rest);
+          from = probed;
         }
       }
       // a return handler's context: the trampoline stands for the instance being handled (no longer on the task's list)
@@ -121,11 +125,11 @@ export class HandlerContexts {
       if (returned) frames[0] = at.returnTo as bigint;
       const end = frames.findIndex(f => stubs.includes(f));
       const regs = at.regs;
-      const take = (list: bigint[]): void => list.forEach((addr, depth) => out.push({ addr, first: depth === 0 && !returned, regs, depth }));
+      const take = (list: bigint[]): void => list.forEach((addr, depth) => out.push({ addr, first: depth === 0 && !returned, regs, depth, from }));
       if (next && end >= 0) take(frames.slice(0, end + 1));
       else if (next && sp !== undefined && e.onCpuStub() !== 0n) {
         take(frames);
-        out.push({ addr: e.onCpuStub(), first: false, regs, depth: frames.length });
+        out.push({ addr: e.onCpuStub(), first: false, regs, depth: frames.length, from });
       } else {
         take(frames);
         break;

@@ -61,6 +61,12 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     assert.equal(frames[0].line, line);
     // below the handler: the kprobe's handling, do_fork at the probed address, its caller
     assertFramesBelow(frames, 1, [{ stub: true }, { fn: 'do_fork', offset: 0n }, { fn: 'worker_fn', line: lineOf(MAIN_C, 'pid = do_fork(') }], kernelImage(arch));
+    // do_fork's frame has its arguments as the probed context holds them (the first in its register)
+    const forkScopes = (await h.dc.scopesRequest({ frameId: frames[2].id })).body.scopes;
+    const forkArgs = forkScopes.find(x => x.name === 'Arguments');
+    assert.ok(forkArgs, forkScopes.map(x => x.name).join(','));
+    const cloneFlags = (await h.dc.variablesRequest({ variablesReference: forkArgs.variablesReference })).body.variables.find(v => v.name === 'clone_flags');
+    assert.match(cloneFlags?.value ?? '', /^(0x)?[0-9a-f]+$/i, JSON.stringify(cloneFlags));
     const scopes = (await h.dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
     const names: string[] = [];
     for (const s of scopes.filter(x => !/register/i.test(x.name))) {
