@@ -12,7 +12,7 @@ import type { KernelModule } from '../kernel/modules/modules';
 import { emulatorCodeAt, walkFrames } from '../kernel/stack';
 import { probesOf } from '../probes/attach';
 import type { EmulatorCodeKind } from '../kernel/stack';
-import { fixupStackTrace } from '../kprobes';
+import { cpuWith, fixupStackTrace } from '../kprobes';
 import { childrenOf, frameVariables, memReader, unwindStates } from './variables';
 import type { Expandable, FrameState, FrameVariable, FrameVariables } from './variables';
 import { inlineFrames } from '../elf/dwarf/scopes';
@@ -37,6 +37,12 @@ export interface WalkedFrame {
   skipInlineEntry: boolean;
   /** the program the frame is in when not the kernel image (a user task's frames: its own ELF) */
   image?: ElfImage;
+  /**
+   * a frame below a C probe handler's call: the probed context the handler
+   * was called from (its registers, the pc its walk starts from) and the
+   * frame's index in that walk
+   */
+  context?: { regs: readonly bigint[]; pc: bigint; depth: number };
 }
 
 /** Code the emulator owns at an address (no file of the image holds it): what it is and its name. */
@@ -67,18 +73,23 @@ export class MachineFrames {
     const user = cpu.userMode ? this.userImageOf(task.pid) : undefined;
     if (user) return this.userFrames(cpuIndex, user, pc);
     const engine = probesOf(m).engine;
-    const raw = walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.arming.readTextWithoutProbes(m.kernel.mem, a, n) });
+    // inside C probe handlers: through each handler call into the context it was called from
+    const through = engine.onCpu.capi?.handlerStack(cpu, pc);
+    const raw = through?.map(f => f.addr) ?? walkFrames(m.kernel, cpu, task, { pc, readCode: (a, n) => engine.arming.readTextWithoutProbes(m.kernel.mem, a, n) });
     const fixed = fixupStackTrace(engine, task, raw, cpuIndex);
     // a caller frame's pc is a return address: its source line is the call's,
-    // so look up the byte before it (inside the call instruction on every arch);
+    // so look up the byte before it (inside the call instruction on every arch),
+    // except where a handler's probed context begins (its pc is where it stopped);
     // each frame shows the inlined calls holding its pc first, as gdb's backtrace
     const skip0 = !showInlineEntry;
     const out: WalkedFrame[] = [];
     fixed.forEach((f, i) => {
-      const lookupPc = i === 0 ? f.addr : f.addr - 1n;
+      const lookupPc = i === 0 || through?.[i].first ? f.addr : f.addr - 1n;
       const skipInlineEntry = i === 0 ? skip0 : false;
       const fns = inlineFrames(this.moduleDebugImageAt(lookupPc) ?? m.image, lookupPc, skipInlineEntry);
-      const base = { pc: f.addr, lookupPc, viaTrampoline: f.replaced ? f.raw : undefined, physical: i, skipInlineEntry };
+      const at = through?.[i];
+      const context = at?.regs ? { regs: at.regs, pc: at.from, depth: at.depth } : undefined;
+      const base = { pc: f.addr, lookupPc, viaTrampoline: f.replaced ? f.raw : undefined, physical: i, skipInlineEntry, context };
       if (!fns.length) out.push({ ...base, inlineDepth: 0 });
       else fns.forEach((fn, d) => out.push({ ...base, inlineDepth: d, fn, viaTrampoline: d === fns.length - 1 ? base.viaTrampoline : undefined }));
     });
@@ -108,7 +119,11 @@ export class MachineFrames {
     const m = this.machine;
     const cpu = m.cpus[cpuIndex];
     if (!cpu || shown.idle) return undefined;
-    const st = unwindStates(shown.image ?? m.image, m.arch, cpu, shown.physical + 1, pc)[shown.physical];
+    // below a handler's call: unwound from the probed context it was called from
+    const c = shown.context;
+    const st = c
+      ? unwindStates(m.image, m.arch, cpuWith(cpu, m.arch.abi.pcReg, c.regs, c.pc), c.depth + 1, c.pc)[c.depth]
+      : unwindStates(shown.image ?? m.image, m.arch, cpu, shown.physical + 1, pc)[shown.physical];
     return st && st.pc === shown.lookupPc ? { ...st, inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry } : undefined;
   }
 

@@ -34,9 +34,11 @@ import { mustVAddr } from '../memory/address';
 import { fixupStackTrace } from './debugfs';
 import { publishTaskStruct } from '../kernel/task';
 import { kernelVsprintfEnv, PrintkLog, readCBytes, VaArgs, vsprintf } from '../kernel/printk';
-import { dumpStackLines, emulatorCodeAt, walkFrames } from '../kernel/stack';
+import { dumpStackLines, emulatorCodeAt } from '../kernel/stack';
 import { KprobeStatus } from './kprobe';
 import { HandlerOnCpu } from './handlerOnCpu';
+import { HandlerContexts } from './handlerStack';
+import type { HandlerStackEngine, HandlerStackFrame } from './handlerStack';
 
 /** field offsets of examples/include/linux/kprobes.h (LP64) */
 export const LAYOUT = {
@@ -80,13 +82,6 @@ export interface KwatchProvider {
 
 interface CProbe { kp: Kprobe; rp?: Kretprobe; jp?: Jprobe; guest: bigint; handlers: bigint[] }
 
-/**
- * A probed context a C handler was called from (innermost last): the CPU's
- * registers when the engine called the handler, the pc a stack trace shows
- * for it (the probed address; the trampoline in a kretprobe return
- * handler, whose real return address is `returnTo`).
- */
-interface HandlerContext { cpu: number; regs: readonly bigint[]; pc: bigint; returnTo?: bigint }
 
 const EINVAL = -22;
 
@@ -104,7 +99,9 @@ export class KprobesCApi {
   /** C pre_handlers run as ordinary code on the CPU (the debugger has a breakpoint in them) */
   readonly onCpu: HandlerOnCpu;
 
-  constructor(private readonly engine: KprobesEngine) {
+  constructor(private readonly engine: KprobesEngine,
+    /** the probed address an instruction slot's address executes out of line (undefined: not a probe's slot) */
+    private readonly probedAddressOfSlot: (addr: bigint) => bigint | undefined = () => undefined) {
     this.onCpu = new HandlerOnCpu(engine, (cpu, frame, guest) => this.handlerReturned(cpu, frame, guest));
   }
 
@@ -162,7 +159,7 @@ export class KprobesCApi {
       case 'kallsyms_lookup_name': ret = this.lookupName(this.cString(arg(0))) ?? 0n; break;
       case 'stack_trace_save': ret = BigInt(this.stackTraceSave(cpu, regs, arg(0), Number(BigInt.asUintN(32, arg(1))), Number(BigInt.asUintN(32, arg(2))))); break;
       case 'stack_trace_print': this.stackTracePrint(cpu, arg(0), Number(BigInt.asUintN(32, arg(1))), Number(BigInt.asIntN(32, arg(2)))); break;
-      case 'preempt_count': ret = BigInt(this.contexts.filter(c => c.cpu === cpu.id).length); break;
+      case 'preempt_count': ret = BigInt(this.contexts.depthOf(cpu.id)); break;
       case 'arch_irqs_disabled': ret = this.engine.percpu.ctlblk(cpu.id).status !== KprobeStatus.NONE ? 1n : 0n; break;
       case 'raw_smp_processor_id': ret = BigInt(cpu.id); break;
       case 'get_current': ret = publishTaskStruct(this.engine.kernel.mem, this.engine.kernel.current(cpu.id)); break;
@@ -312,7 +309,7 @@ export class KprobesCApi {
           // a breakpoint in it: the call is made on the CPU, the jprobe's longjmp comes when it returns (chainHandlerOnCpu)
           if (this.engine.onCpu.runHandlerOnCpu?.(entry) && this.onCpu.canDefer(regs.cpu)) {
             const cpu = regs.cpu;
-            this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc: kp.addr ?? regs.ip });
+            this.contexts.push(cpu, this.engine.kernel.arch.regs.length, kp.addr ?? regs.ip, undefined, true);
             this.onCpu.defer(cpu, entry, [...args], 0n, g);
             return;
           }
@@ -484,7 +481,7 @@ export class KprobesCApi {
     const frame = this.frames.pop() ?? this.engine.data.alloc(layout.length * 8, 16);
     layout.forEach((f, i) => this.w64(frame + BigInt(i * 8), typeof f === 'string' ? regs.get(f) : f.value));
     const cpu = regs.cpu;
-    this.contexts.push({ cpu: cpu.id, regs: this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i)), pc, returnTo });
+    this.contexts.push(cpu, this.engine.kernel.arch.regs.length, pc, returnTo, true);
     this.onCpu.defer(cpu, fn, [first, frame, ...extra], frame, g);
   }
 
@@ -496,7 +493,7 @@ export class KprobesCApi {
       this.ptRegsFrame.forEach((f, i) => { if (typeof f === 'string') regs.set(f, this.r64(frame + BigInt(i * 8))); });
       this.frames.push(frame);
     }
-    for (let i = this.contexts.length - 1; i >= 0; i--) if (this.contexts[i].cpu === cpu.id) { this.contexts.splice(i, 1); break; }
+    this.contexts.popOf(cpu.id);
     const kp = this.probes.get(g)?.kp;
     if (kp) {
       this.w64(g + BigInt(LAYOUT.kprobe.nmissed), BigInt(kp.nmissed ?? 0));
@@ -506,12 +503,11 @@ export class KprobesCApi {
 
   // ------------------------------------------------ handler contexts, stack traces
 
-  private readonly contexts: HandlerContext[] = [];
+  private readonly contexts = new HandlerContexts();
 
   /** run a handler call with the probed context (cpu's registers now) recorded for stack traces and preempt_count() */
   private inContext<T>(cpu: Cpu, pc: bigint, returnTo: bigint | undefined, call: () => T): T {
-    const regs = this.engine.kernel.arch.regs.map((_, i) => cpu.getReg(i));
-    this.contexts.push({ cpu: cpu.id, regs, pc, returnTo });
+    this.contexts.push(cpu, this.engine.kernel.arch.regs.length, pc, returnTo);
     try {
       return call();
     } finally {
@@ -519,13 +515,30 @@ export class KprobesCApi {
     }
   }
 
-  /** the CPU as a stack walk reads it, with other registers */
-  private cpuWith(cpu: Cpu, regs: readonly bigint[], pc: bigint): Cpu {
-    const view = Object.create(cpu) as Cpu;
-    const pcReg = this.engine.kernel.arch.abi.pcReg;
-    view.getReg = (i: number): bigint => (i === pcReg ? pc : regs[i] ?? 0n);
-    view.getPc = (): bigint => pc;
-    return view;
+  /** what a walk through the handler calls in progress needs of the engine */
+  private get stackEngine(): HandlerStackEngine {
+    const e = this.engine;
+    return {
+      kernel: e.kernel,
+      // a handler's return stubs: the nested call's, the one of a handler run on the CPU
+      stubs: () => [e.nested.stub(), this.onCpu.stub()].filter(s => s !== 0n),
+      onCpuStub: () => this.onCpu.stub(),
+      onCpuEntrySps: (cpu) => this.onCpu.entrySps(cpu),
+      isTrampoline: (a) => e.kretprobes.isTrampoline(a),
+      probedAddressOfSlot: this.probedAddressOfSlot,
+      readCode: (a, n) => e.arming.readTextWithoutProbes(e.kernel.mem, a, n),
+    };
+  }
+
+  /**
+   * The stack of a CPU stopped inside C handlers (a debugger's stop in a
+   * handler run on the CPU): its frames, then at each handler-call return
+   * stub the probed context the handler was called from (handlerStack.ts);
+   * undefined when no handler call is in progress on the CPU.
+   */
+  handlerStack(cpu: Cpu, pc: bigint): HandlerStackFrame[] | undefined {
+    if (!this.contexts.any(cpu.id)) return undefined;
+    return this.contexts.walk(this.stackEngine, cpu, this.engine.kernel.current(cpu.id), undefined, pc);
   }
 
   /**
@@ -550,21 +563,7 @@ export class KprobesCApi {
       pc = this.r64(slot);
       now[abi.spReg] = slot + 8n;
     } else pc = cpu.getReg(ra.reg);
-    // a handler's return stubs: the nested call's, the one of a handler run on the CPU
-    const stubs = [this.engine.nested.stub(), this.onCpu.stub()].filter(s => s !== 0n);
-    const outer = this.contexts.filter(c => c.cpu === cpu.id);
-    const readCode = (a: bigint, n: number): Uint8Array => this.engine.arming.readTextWithoutProbes(k.mem, a, n);
-    const raw: bigint[] = [];
-    let at: HandlerContext | undefined = { cpu: cpu.id, regs: now, pc };
-    while (at) {
-      const frames = walkFrames(k, this.cpuWith(cpu, at.regs, at.pc), task, { pc: at.pc, readCode });
-      // a return handler's context: the trampoline stands for the instance being handled (no longer on the task's list)
-      if (at.returnTo !== undefined && this.engine.kretprobes.isTrampoline(frames[0])) frames[0] = at.returnTo;
-      const end = frames.findIndex(f => stubs.includes(f));
-      const next: HandlerContext | undefined = end >= 0 ? outer.pop() : undefined;
-      raw.push(...(next ? frames.slice(0, end + 1) : frames));
-      at = next;
-    }
+    const raw = this.contexts.walk(this.stackEngine, cpu, task, now, pc).map(f => f.addr);
     return fixupStackTrace(this.engine, task, raw, cpu.id).map(f => f.addr);
   }
 

@@ -26,7 +26,7 @@
 import type { KernelApi } from '../kernel/types';
 import type { KprobesArchContext, KprobesArchHooks } from './archHooks';
 import { KprobeEvents } from './events';
-import { InsnSlots } from './insnSlots';
+import { INSN_SLOT_SYMBOL, InsnSlots } from './insnSlots';
 import { Jprobe, Kprobe, Kretprobe, KprobeStatus } from './kprobe';
 import { Jprobes } from './jprobes';
 import { JPROBE_RETURN } from './errors';
@@ -209,7 +209,14 @@ export class KprobesEngine implements KprobesShared {
 
   /** the kprobes functions C modules call (register_kprobe & co.), made on first use */
   get cApi(): KprobesCApi {
-    if (this.capi === null) this.onCpu.capi = this.capi = new KprobesCApi(this);
+    if (this.capi === null) {
+      // the probed address an instruction slot's address executes out of line (stack walks through a fault of the copy)
+      const probedAddressOfSlot = (addr: bigint): bigint | undefined => {
+        const page = this.code.find(addr);
+        return page && page.symbol === INSN_SLOT_SYMBOL ? this.t.probeBySlot(this.slots.slotOf(page, addr))?.addr : undefined;
+      };
+      this.onCpu.capi = this.capi = new KprobesCApi(this, probedAddressOfSlot);
+    }
     return this.capi;
   }
 

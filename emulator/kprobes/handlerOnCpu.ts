@@ -57,6 +57,8 @@ interface OnCpuCall {
   then: (ret: number) => void;
   /** the rest of the handler's caller (a kretprobe's entry), before then(); its value goes to then() */
   after?: (ret: number) => number;
+  /** the stack pointer at the call (the handler's frames lie below it) */
+  sp: bigint;
 }
 
 /** A handler call asked for by the pre_handler, started by the int3 path. */
@@ -118,9 +120,6 @@ export class HandlerOnCpu {
     const abi = this.engine.kernel.arch.abi;
     const saved = cpu.saveContext();
     const calls = this.running.get(cpu.id);
-    const call: OnCpuCall = { saved, frame: p.frame, guest: p.guest, then, after: p.after };
-    if (calls) calls.push(call);
-    else this.running.set(cpu.id, [call]);
     // the nested call's frame: below the interrupted one (red zone and more) and below `below` (a detour's saved
     // registers), ABI alignment, return at the stub
     const top = below !== undefined && below < cpu.getReg(abi.spReg) ? below : cpu.getReg(abi.spReg);
@@ -131,6 +130,9 @@ export class HandlerOnCpu {
       cpu.mem.write64(mustVAddr(sp), ret);
     } else cpu.setReg(abi.returnAddress.reg, ret);
     cpu.setReg(abi.spReg, sp);
+    const call: OnCpuCall = { saved, frame: p.frame, guest: p.guest, then, after: p.after, sp };
+    if (calls) calls.push(call);
+    else this.running.set(cpu.id, [call]);
     p.args.forEach((a, i) => cpu.setReg(abi.argRegs[i], BigInt.asUintN(64, a)));
     cpu.setPc(p.fn);
     return true;
@@ -138,6 +140,9 @@ export class HandlerOnCpu {
 
   /** a hit whose pre_handlers failed (oops): the call is not made */
   drop(cpu: Cpu): void { this.pending.delete(cpu.id); }
+
+  /** the stack pointers at the calls of the handlers running on `cpu` as ordinary code, innermost last */
+  entrySps(cpu: number): bigint[] { return (this.running.get(cpu) ?? []).map(c => c.sp); }
 
   /** whether a handler runs on the CPU as ordinary code now */
   runningOn(cpu: number): boolean { return this.running.has(cpu); }

@@ -9,6 +9,7 @@ export { formatKprobeList, kprobeListFlags, readKprobesEnabled, writeKprobesEnab
 export type { FixedFrame } from './kretprobes';
 export { NestedCallError } from './nestedCall';
 export { symbolizeEngineAddress } from './symbolize';
+export { cpuWith } from './handlerStack';
 export type { KprobesFtrace } from './ftrace';
 export { KRETPROBE_MAX_DATA_SIZE } from './validate';
 export type { FtraceArchHooks } from './archHooks';

@@ -31,7 +31,7 @@ export class HandlerOnCpuGate {
   hitCpu = -1;
 
   /** the C API once made (the engine sets it; null before: no C handler exists) */
-  capi: Pick<KprobesCApi, 'onCpu' | 'handlersOnCpu' | 'returnHandlerOnCpu'> | null = null;
+  capi: Pick<KprobesCApi, 'onCpu' | 'handlersOnCpu' | 'returnHandlerOnCpu' | 'handlerStack'> | null = null;
 
   constructor(private readonly t: Pick<ProbeTable, 'aggrList'>) {}
 

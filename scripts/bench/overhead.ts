@@ -245,8 +245,9 @@ function archRow(arch: string, rounds: number, modes: readonly string[] = ARCH_M
   let baseNs = 0, calls = 1;
   const cpu: string[] = [];
   const hooks = new Machine(image, { cpus: 1 }).kprobes.hooks;
-  for (const mode of ARCH_MODES.filter(m => modes.includes(m))) {
-    if ((mode === 'b' && !hooks.canBoost) || (mode === 'o' && !hooks.optprobes)) {
+  // --modes may name any mode (rb, ro, ... too) for an A/B of one path; the rows print ARCH_MODES
+  for (const mode of (modes === ARCH_MODES ? ARCH_MODES : MODES.filter(m => modes.includes(m)))) {
+    if (((mode === 'b' || mode === 'rb') && !hooks.canBoost) || ((mode === 'o' || mode === 'ro') && !hooks.optprobes)) {
       cells.push('n/a'.padEnd(26));
       cpu.push(`${mode} n/a`);
       continue;

@@ -17,11 +17,16 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { KPROBE_ARCHES } from '../kprobes/harness';
-import { Harness, kernelImage, markerLine } from './dapHarness';
+import { Harness, kernelImage, lineOf, markerLine } from './dapHarness';
 import { repoPath } from '../util/paths';
+import { assertFramesBelow } from '../kprobes/belowHandler';
 
 const h = new Harness();
 const SRC = repoPath('test', 'adapter', 'fixtures', 'modules', 'fault_example.c');
+const MAIN_C = repoPath('examples', 'kernel', 'main.c');
+const MISC_C = repoPath('examples', 'kernel', 'misc.c');
+/** the guarded load of probe_kernel_read_long (examples/kernel/misc.c), per arch */
+const GUARDED_LOAD: Record<string, string> = { x86_64: '"1: movq (%[src])', aarch64: '"1: ldr %[val], [%[src]]', riscv64: '"1: ld %[val], 0(%[src])' };
 const TRAP_PAGE_FAULT: Record<string, string> = { x86_64: '14', aarch64: '37', riscv64: '13' };
 
 function collectOutput(): string[] {
@@ -61,6 +66,16 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe fault_handl
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, /^handler_fault\b/);
     assert.equal(frames[0].line, line);
+    // below the handler: the faulting read in probe_kernel_read_long, the pre_handler that called it, the
+    // kprobe's handling, do_fork at the probed address and its caller
+    assertFramesBelow(frames, 1, [
+      { stub: true },
+      { fn: 'probe_kernel_read_long', line: lineOf(MISC_C, GUARDED_LOAD[arch]) },
+      { module: 'handler_pre', line: lineOf(SRC, 'read_long(&v, UNMAPPED)') },
+      { stub: true },
+      { fn: 'do_fork', offset: 0n },
+      { fn: 'worker_fn', line: lineOf(MAIN_C, 'pid = do_fork(') },
+    ], kernelImage(arch));
     const vars = await frameVars(frames[0].id);
     assert.ok(vars.has('p') && vars.has('regs') && vars.has('trapnr'), [...vars.keys()].join(' '));
     // the page fault's trap number (riscv64's clang keeps it only in the printk's argument register by then)
@@ -95,6 +110,12 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe fault_handl
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, /^step_fault\b/);
     assert.equal(frames[0].line, line);
+    // below the handler: the probed load (single-stepped out of line when it faulted) in its function, and its caller
+    assertFramesBelow(frames, 1, [
+      { stub: true },
+      { fn: 'probe_kernel_read_long', line: lineOf(MISC_C, GUARDED_LOAD[arch]) },
+      { fn: 'worker_fn', line: lineOf(MAIN_C, 'err = probe_kernel_read_long(&v, i == ITERS') },
+    ], kernelImage(arch));
     const vars = await frameVars(frames[0].id);
     const trapnr = vars.get('trapnr')?.value;
     assert.ok(trapnr === TRAP_PAGE_FAULT[arch] || (arch === 'riscv64' && trapnr === '<optimized out>'), JSON.stringify(vars.get('trapnr')));

@@ -17,9 +17,11 @@ import { kprobeListLine } from '../../extension/probeRows';
 import { KPROBE_ARCHES } from '../kprobes/harness';
 import { FORK_C, Harness, kernelImage, lineOf, markerLine, within } from './dapHarness';
 import { repoPath } from '../util/paths';
+import { assertFramesBelow } from '../kprobes/belowHandler';
 
 const h = new Harness();
 const SRC = repoPath('examples', 'modules', 'kprobe_example.c');
+const MAIN_C = repoPath('examples', 'kernel', 'main.c');
 
 function collectOutput(): string[] {
   const out: string[] = [];
@@ -57,6 +59,14 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, /^handler_pre\b/);
     assert.equal(frames[0].line, line);
+    // below the handler: the kprobe's handling, do_fork at the probed address, its caller
+    assertFramesBelow(frames, 1, [{ stub: true }, { fn: 'do_fork', offset: 0n }, { fn: 'worker_fn', line: lineOf(MAIN_C, 'pid = do_fork(') }], kernelImage(arch));
+    // do_fork's frame has its arguments as the probed context holds them (the first in its register)
+    const forkScopes = (await h.dc.scopesRequest({ frameId: frames[2].id })).body.scopes;
+    const forkArgs = forkScopes.find(x => x.name === 'Arguments');
+    assert.ok(forkArgs, forkScopes.map(x => x.name).join(','));
+    const cloneFlags = (await h.dc.variablesRequest({ variablesReference: forkArgs.variablesReference })).body.variables.find(v => v.name === 'clone_flags');
+    assert.match(cloneFlags?.value ?? '', /^(0x)?[0-9a-f]+$/i, JSON.stringify(cloneFlags));
     const scopes = (await h.dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
     const names: string[] = [];
     for (const s of scopes.filter(x => !/register/i.test(x.name))) {
@@ -120,9 +130,11 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kprobe handler on 
     const stop = await h.continueToStop();
     assert.equal(stop.body.reason, 'breakpoint');
     assert.match(stop.body.description ?? '', /in a kprobe handler \(the kprobe at do_fork\+0x0 is being handled\)/);
-    const top = await h.topFrame(stop.body.threadId as number);
-    assert.match(top.name, /^handler_post\b/);
-    assert.equal(top.line, line);
+    const frames = (await h.dc.stackTraceRequest({ threadId: stop.body.threadId as number })).body.stackFrames;
+    assert.match(frames[0].name, /^handler_post\b/);
+    assert.equal(frames[0].line, line);
+    // below the handler: do_fork after its probed instruction ran, its caller
+    assertFramesBelow(frames, 1, [{ stub: true }, { fn: 'do_fork', inside: true }, { fn: 'worker_fn', line: lineOf(MAIN_C, 'pid = do_fork(') }], kernelImage(arch));
     await h.dc.setBreakpointsRequest({ source: { path: SRC }, breakpoints: [] });
     const end = await h.continueToStop(stop.body.threadId);
     assert.notEqual(end.body.reason, 'breakpoint');

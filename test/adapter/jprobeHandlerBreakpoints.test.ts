@@ -14,9 +14,11 @@ import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { KPROBE_ARCHES } from '../kprobes/harness';
 import { Harness, kernelImage, lineOf, within } from './dapHarness';
 import { repoPath } from '../util/paths';
+import { assertFramesBelow } from '../kprobes/belowHandler';
 
 const h = new Harness();
 const SRC = repoPath('examples', 'modules', 'jprobe_example.c');
+const MAIN_C = repoPath('examples', 'kernel', 'main.c');
 
 function collectOutput(): string[] {
   const out: string[] = [];
@@ -43,6 +45,8 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a jprobe entry on th
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, /^jdo_fork\b/);
     assert.equal(frames[0].line, line);
+    // below the jprobe's entry: the kprobe's handling, do_fork at the probed address, its caller
+    assertFramesBelow(frames, 1, [{ stub: true }, { fn: 'do_fork', offset: 0n }, { fn: 'worker_fn', line: lineOf(MAIN_C, 'pid = do_fork(') }], kernelImage(arch));
     const scopes = (await h.dc.scopesRequest({ frameId: frames[0].id })).body.scopes;
     const names: string[] = [];
     for (const s of scopes.filter(x => !/register/i.test(x.name))) {

@@ -15,10 +15,12 @@ import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { KPROBE_ARCHES } from '../kprobes/harness';
 import { Harness, kernelImage, lineOf, markerLine, within } from './dapHarness';
 import { repoPath } from '../util/paths';
+import { assertFramesBelow } from '../kprobes/belowHandler';
 
 const h = new Harness();
 const SRC = repoPath('examples', 'modules', 'kretprobe_example.c');
 const FS = repoPath('examples', 'kernel', 'fs.c');
+const MAIN_C = repoPath('examples', 'kernel', 'main.c');
 
 function collectOutput(): string[] {
   const out: string[] = [];
@@ -60,6 +62,9 @@ for (const arch of KPROBE_ARCHES) describe(`a breakpoint in a kretprobe handler 
     const frames = (await h.dc.stackTraceRequest({ threadId })).body.stackFrames;
     assert.match(frames[0].name, new RegExp(`^${which.fn}\\b`));
     assert.equal(frames[0].line, line);
+    // below the handler: sys_open at its entry (the entry handler) or, once it returned, its caller at the call
+    const caller = { fn: 'read_file', line: lineOf(MAIN_C, 'sys_open(path, O_RDONLY') };
+    assertFramesBelow(frames, 1, which.fn === 'entry_handler' ? [{ stub: true }, { fn: 'sys_open', offset: 0n }, caller] : [{ stub: true }, caller], kernelImage(arch));
     const vars = await argNames(frames[0].id);
     assert.ok(vars.has('ri') && vars.has('regs'), [...vars.keys()].join(' '));
     // an argument that is live at the line: the struct pt_regs of the probed (entry) or returning context
