@@ -1,0 +1,218 @@
+/**
+ * The DAP side of the full-system PC (a real Linux kernel booted from a
+ * bzImage: launch.json `kernel`, `initrd`, `append`, `cpus`, `memory`,
+ * `vmlinux`, `sourceMap`), beside the emulated-kernel machine's session.
+ * KprobeSession hands it every request once a launch names `kernel`.
+ *
+ *   output       = the guest's console (category stdout), as it is printed
+ *   evaluate     = in the Debug Console, `>TEXT` types TEXT and a newline
+ *                  into the guest's UART (`>` alone: a bare newline);
+ *                  `$reg` reads a register, a vmlinux symbol its address
+ *   threads      = CPUs ("CPU 0: sh [61]": current->comm and pid with a vmlinux)
+ *   stackTrace   = Linux's frames through the vmlinux's ORC tables
+ *   scopes       = Registers (general, rip, rflags, segments, CR0/2/3/4/8, EFER, GDTR/IDTR)
+ *   read/writeMemory, disassemble = through the stopped CPU's page tables
+ *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
+ *   next / stepIn / stepOut = one instruction (all CPUs step, as gdb on QEMU)
+ *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
+ */
+import {
+  OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response,
+} from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { formatAddress, parseAddress } from '../emulator/debug/index';
+import type { LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
+import { dapError, type DapErrorName } from './errors';
+import { disassemble } from './disassemble';
+
+/** what the Linux session needs of the DAP session it lives in */
+export interface DapSink {
+  sendResponse(r: DebugProtocol.Response): void;
+  sendEvent(e: DebugProtocol.Event): void;
+  sendErrorResponse(r: DebugProtocol.Response, m: DebugProtocol.Message): void;
+  /** the machine ended (terminated) */
+  ended(): void;
+}
+
+/** the Debug Console prefix that types into the guest's console */
+export const INPUT_PREFIX = '>';
+const REGISTERS_SCOPE = 1;
+const FRAME_IDS_PER_CPU = 1000;
+
+export class LinuxSession {
+  private nextBpId = 1;
+  private lastThread = 1;
+
+  constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
+    t.onConsole(text => this.output(text, 'stdout'));
+    t.onMachineLog(line => this.output(`[machine] ${line}\n`, 'console'));
+    t.setRunListeners(s => this.onStop(s), e => this.onEnd(e));
+    const st = t.settings;
+    this.output(`kprobe: booting ${st.kernel}${st.initrd ? ` with ${st.initrd}` : ''} on the full-system PC (${t.run.machine.cpus} CPU${t.run.machine.cpus > 1 ? 's' : ''}, ${st.memory} MiB): ${st.append}\n`, 'console');
+    this.output(`kprobe: type into the guest's console from here with ${INPUT_PREFIX}TEXT (e.g. ${INPUT_PREFIX}ls /)\n`, 'console');
+  }
+
+  /** configurationDone: the machine starts (or stops at once: stopOnEntry) */
+  start(stopOnEntry: boolean): void {
+    if (stopOnEntry) this.sink.sendEvent(stopped('entry', 1, 'Stopped at the kernel\'s 64-bit entry'));
+    else this.t.resume();
+  }
+
+  private output(text: string, category: 'console' | 'stdout' | 'stderr'): void {
+    this.sink.sendEvent(new OutputEvent(text, category));
+  }
+
+  private onStop(s: LinuxStop): void {
+    this.lastThread = s.cpu + 1;
+    if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
+    const ev = stopped(s.reason, s.cpu + 1, s.description);
+    if (s.text) ev.body.text = s.text;
+    this.sink.sendEvent(ev);
+  }
+
+  private onEnd(e: LinuxEnd): void {
+    this.output(`kprobe: the machine ${e.kind === 'poweroff' ? 'powered off' : e.kind === 'reset' ? 'reset' : 'stopped'}: ${e.detail}\n`, 'console');
+    this.sink.sendEvent(new TerminatedEvent());
+    this.sink.ended();
+  }
+
+  dispose(): void { this.t.dispose(); }
+
+  /** true when the request was answered here */
+  dispatch(request: DebugProtocol.Request): boolean {
+    const response = new Response(request) as DebugProtocol.Response;
+    const args = (request.arguments ?? {}) as Record<string, unknown>;
+    const fail = (name: DapErrorName, detail?: unknown): true => { this.sink.sendErrorResponse(response, dapError(name, detail)); return true; };
+    const ok = (body?: unknown): true => { if (body !== undefined) response.body = body; this.sink.sendResponse(response); return true; };
+    const cpuOf = (threadId: unknown): number | undefined => {
+      const cpu = typeof threadId === 'number' ? threadId - 1 : this.lastThread - 1;
+      return this.t.cpuIds().includes(cpu) ? cpu : undefined;
+    };
+    try {
+      switch (request.command) {
+        case 'threads':
+          return ok({ threads: this.t.cpuIds().map(c => ({ id: c + 1, name: this.t.isRunning ? `CPU ${c}` : this.t.threadName(c) })) });
+        case 'continue':
+          ok({ allThreadsContinued: true });
+          this.t.resume();
+          return true;
+        case 'pause':
+          ok();
+          if (this.t.isRunning) this.t.pause();
+          else this.sink.sendEvent(stopped('pause', this.lastThread, 'Paused'));
+          return true;
+        case 'next': case 'stepIn': case 'stepOut': {
+          const cpu = cpuOf(args.threadId);
+          if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
+          if (this.t.isRunning) return fail('running');
+          ok();
+          this.sink.sendEvent(new ContinuedEvent(cpu + 1, true));
+          this.t.stepInstruction(cpu);
+          return true;
+        }
+        case 'stackTrace': {
+          const cpu = cpuOf(args.threadId);
+          if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
+          if (this.t.isRunning) return fail('running');
+          const frames = this.t.frames(cpu);
+          const stackFrames: DebugProtocol.StackFrame[] = frames.map((f, k) => {
+            const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: this.t.where(f.pc), line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
+            const line = this.t.sourceLine(k === 0 || f.signal ? f.pc : f.pc - 1n);
+            if (line) { sf.source = { name: line.file.split('/').pop(), path: line.file, presentationHint: 'deemphasize' }; sf.line = line.line; sf.column = line.column || 1; }
+            if (k > 0 && frames[k - 1].signal && k !== 1) sf.presentationHint = 'label';
+            return sf;
+          });
+          return ok({ stackFrames, totalFrames: stackFrames.length });
+        }
+        case 'scopes': {
+          const frameId = Number(args.frameId);
+          const cpu = Math.floor((frameId - 1) / FRAME_IDS_PER_CPU);
+          return ok({ scopes: [{ name: 'Registers', presentationHint: 'registers', variablesReference: REGISTERS_SCOPE + cpu, expensive: false }] });
+        }
+        case 'variables': {
+          const cpu = Number(args.variablesReference) - REGISTERS_SCOPE;
+          if (!this.t.cpuIds().includes(cpu)) return fail('variables', `no variables ${String(args.variablesReference)}`);
+          return ok({ variables: this.t.registers(cpu).map(r => ({ name: r.name, value: r.value, variablesReference: 0, memoryReference: /^0x[0-9a-f]{16}$/.test(r.value) ? r.value : undefined })) });
+        }
+        case 'readMemory': {
+          const cpu = this.lastThread - 1;
+          const addr = parseAddress(String(args.memoryReference)) + BigInt(Number(args.offset ?? 0));
+          const count = Number(args.count);
+          if (!Number.isInteger(count) || count < 0 || count > 1 << 20) return fail('readMemory', `count ${String(args.count)} is not an integer in 0..${1 << 20}`);
+          const bytes = this.t.readMemory(cpu, addr, count);
+          return ok({ address: formatAddress(addr), data: Buffer.from(bytes).toString('base64'), unreadableBytes: count - bytes.length });
+        }
+        case 'writeMemory': {
+          const addr = parseAddress(String(args.memoryReference)) + BigInt(Number(args.offset ?? 0));
+          const data = new Uint8Array(Buffer.from(String(args.data ?? ''), 'base64'));
+          if (!this.t.writeMemory(this.lastThread - 1, addr, data)) return fail('writeMemory', `${formatAddress(addr)}: not all ${data.length} bytes are mapped RAM in the guest's page tables`);
+          return ok({ bytesWritten: data.length });
+        }
+        case 'disassemble': {
+          const cpu = this.lastThread - 1;
+          const rows = disassemble((b, o, c) => this.t.disassemble(cpu, b, o, c), request.arguments as DebugProtocol.DisassembleArguments);
+          return ok({ instructions: rows });
+        }
+        case 'evaluate': return this.evaluate(args, ok, fail);
+        case 'setFunctionBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.FunctionBreakpoint[] | undefined) ?? [];
+          const res = this.t.setBreakpoints('function', bps.map(b => ({ address: this.t.functionAddress(b.name), label: b.name })));
+          return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
+        }
+        case 'setInstructionBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.InstructionBreakpoint[] | undefined) ?? [];
+          const res = this.t.setBreakpoints('instruction', bps.map(b => {
+            let a: bigint | string;
+            try { a = parseAddress(b.instructionReference) + BigInt(b.offset ?? 0); } catch (e) { a = (e as Error).message; }
+            return { address: a, label: typeof a === 'bigint' ? this.t.where(a) : '' };
+          }));
+          return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
+        }
+        case 'setBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.SourceBreakpoint[] | undefined) ?? [];
+          return ok({ breakpoints: bps.map(b => ({ verified: false, line: b.line, message: 'source breakpoints on the Linux machine: not yet (use a function or instruction breakpoint)' })) });
+        }
+        case 'setExceptionBreakpoints': case 'setDataBreakpoints':
+          return ok({ breakpoints: [] });
+        default:
+          return false;
+      }
+    } catch (e) {
+      return fail('requestFailed', `${request.command}: ${(e as Error).message}`);
+    }
+  }
+
+  private evaluate(args: Record<string, unknown>, ok: (b?: unknown) => true, fail: (n: DapErrorName, d?: unknown) => true): true {
+    const expr = String(args.expression ?? '');
+    if (expr.startsWith(INPUT_PREFIX)) {
+      this.t.typeInput(`${expr.slice(INPUT_PREFIX.length)}\n`);
+      return ok({ result: this.t.isRunning ? '' : '(typed; the guest reads it when it runs)', variablesReference: 0 });
+    }
+    if (this.t.isRunning) return fail('running');
+    const cpu = typeof args.frameId === 'number' ? Math.floor((args.frameId - 1) / FRAME_IDS_PER_CPU) : this.lastThread - 1;
+    const reg = /^\$(\w+)$/.exec(expr.trim());
+    if (reg) {
+      const row = this.t.registers(cpu).find(r => r.name === reg[1].toLowerCase());
+      if (!row) return fail('evaluateNoRegister', `no register ${reg[1]}`);
+      return ok({ result: row.value, variablesReference: 0 });
+    }
+    const a = this.t.functionAddress(expr.trim());
+    if (typeof a === 'bigint') return ok({ result: formatAddress(a), variablesReference: 0, memoryReference: formatAddress(a) });
+    return fail('evaluate', `${expr}: ${a} (the Linux machine evaluates $register, a vmlinux symbol, or ${INPUT_PREFIX}TEXT to type into the console)`);
+  }
+
+  private dapBreakpoint(r: ReturnType<LinuxTarget['setBreakpoints']>[number]): DebugProtocol.Breakpoint {
+    if (typeof r === 'string') return { verified: false, message: r };
+    const line = this.t.sourceLine(r.address);
+    const bp: DebugProtocol.Breakpoint = { id: this.nextBpId++, verified: true, instructionReference: formatAddress(r.address) };
+    if (line) bp.line = line.line;
+    return bp;
+  }
+}
+
+function stopped(reason: string, threadId: number, description: string): DebugProtocol.StoppedEvent {
+  const e = new StoppedEvent(reason, threadId) as DebugProtocol.StoppedEvent;
+  e.body.description = description;
+  e.body.allThreadsStopped = true;
+  return e;
+}

@@ -1,0 +1,360 @@
+/**
+ * The full-system PC (a real Linux kernel: emulator/system/) as the
+ * debugger drives it: the guest's console as text, input typed into its
+ * UART, run / pause / step in slices so a front end stays responsive,
+ * breakpoints the guest cannot see, and what a stop shows (CPUs with the
+ * task on each, registers with the control registers, memory and code
+ * through the stopped CPU's page tables, the call stack).
+ *
+ * Breakpoints never write guest memory (so they cannot collide with
+ * Linux's own kprobes, ftrace or text_poke): each is an execute slot of
+ * the CPUs' hardware debug unit above the guest's DR0-DR3
+ * (system/types.ts SystemCpuDebug; x86: delivery.ts DEBUGGER_SLOT0): the
+ * CPU stops before the instruction with a 'debugBreak' event the guest
+ * never sees.
+ *
+ * A guest panic ("Kernel panic - not syncing") stops the machine where it
+ * is, with the panic text kept; so does a triple fault. The machine stays
+ * inspectable; a continue from there lets the guest do what it asked
+ * (panic=-1 resets), which ends the session.
+ */
+import { loadElf } from '../elf';
+import type { ElfImage } from '../elf/types';
+import { BootError } from '../system/boot/setupHeader';
+import { PcRun, type PcRunOptions, type PcRunStop } from '../system/pcRun';
+import type { SystemCpuHandle } from '../system/types';
+import { archByName } from '../arch/registry';
+import type { ArchOps } from '../arch/types';
+import { toVAddr } from '../memory/address';
+import { GuestPages } from './linuxPages';
+import { Memory, PERM_R, PERM_X } from '../memory/memory';
+import { disassemblyRows, type DisassemblyRow } from './disassembly';
+import type { LinuxLaunchSettings } from './linuxLaunch';
+import { LinuxTasks } from './linuxTasks';
+import { orcFrames, type LinuxFrame } from './linuxOrc';
+
+/** instructions run between looks at the front end (pause, breakpoints changed) */
+const CHUNK = 2_000_000;
+const PANIC = 'Kernel panic - not syncing';
+
+export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'step' | 'exception';
+
+export interface LinuxStop {
+  reason: LinuxStopReason;
+  /** the CPU that stopped (thread cpu + 1) */
+  cpu: number;
+  description: string;
+  /** what the guest said (a panic's text) */
+  text?: string;
+  /** the machine cannot go on (reset, power off, a bus error): a continue ends the session */
+  final?: boolean;
+}
+
+export type LinuxEnd = { kind: 'reset' | 'poweroff' | 'stuck' | 'limit' | 'ended'; detail: string };
+
+export interface LinuxBreakpoint { address: bigint; kind: 'function' | 'instruction'; label: string }
+
+export interface LinuxRegister { name: string; value: string }
+
+export const hex64 = (v: bigint): string => `0x${BigInt.asUintN(64, v).toString(16).padStart(16, '0')}`;
+
+export class LinuxTarget {
+  readonly kind = 'linux';
+  readonly run: PcRun;
+  readonly vmlinux: ElfImage | undefined;
+  readonly arch: ArchOps;
+  private readonly consoleListeners: ((text: string) => void)[] = [];
+  private pending = '';
+  /** everything the console printed (the panic text is searched here) */
+  private consoleText = '';
+  private panicSeenAt = -1;
+  private panicReported = false;
+  private running = false;
+  private pauseRequested = false;
+  private onStop: ((s: LinuxStop) => void) | null = null;
+  private onEnd: ((e: LinuxEnd) => void) | null = null;
+  private readonly bps = new Map<bigint, LinuxBreakpoint>();
+  private armedCpus = 0;
+  private lastStop: LinuxStop | null = null;
+  private ended = false;
+  readonly tasks: LinuxTasks | undefined;
+  maxInstructions = Number.MAX_SAFE_INTEGER;
+
+  constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
+    let vmlinux: ElfImage | undefined;
+    if (settings.vmlinux !== undefined) {
+      try { vmlinux = loadElf(settings.vmlinux); } catch (e) { throw new Error(`launch: "vmlinux" ${settings.vmlinux}: ${(e as Error).message}`); }
+      if (vmlinux.archName !== 'x86_64') throw new Error(`launch: "vmlinux" ${settings.vmlinux} is a ${vmlinux.archName} ELF; the full-system PC runs x86_64 kernels`);
+    }
+    try {
+      this.run = new PcRun(opts);
+    } catch (e) {
+      if (e instanceof BootError || e instanceof RangeError) throw new Error(`launch: ${e.message}`);
+      throw e;
+    }
+    this.vmlinux = vmlinux;
+    this.arch = archByName('x86_64')!;
+    this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
+    const decoder = new TextDecoder('latin1');
+    this.run.machine.onConsole(b => {
+      const ch = decoder.decode(new Uint8Array([b]));
+      this.pending += ch;
+      this.consoleText += ch;
+      if (this.panicSeenAt < 0 && ch === '\n') {
+        const at = this.consoleText.lastIndexOf(PANIC);
+        if (at >= 0) this.panicSeenAt = at;
+      }
+    });
+  }
+
+  // ---- console
+
+  /** the guest's console output, as it is printed (in pieces of whole bytes) */
+  onConsole(l: (text: string) => void): void { this.consoleListeners.push(l); }
+  onMachineLog(l: (line: string) => void): void { this.run.machine.onLog(l); }
+  /** characters typed at the guest's UART (taken when the machine runs) */
+  typeInput(text: string): void { this.run.machine.consoleInput(new TextEncoder().encode(text)); }
+  private flushConsole(): void {
+    if (this.pending.length === 0) return;
+    const t = this.pending;
+    this.pending = '';
+    for (const l of this.consoleListeners) l(t);
+  }
+
+  // ---- run control
+
+  get isRunning(): boolean { return this.running; }
+  get stopped(): LinuxStop | null { return this.running ? null : this.lastStop; }
+
+  /** the listeners of the run: a stop (inspectable) or the end of the machine */
+  setRunListeners(onStop: (s: LinuxStop) => void, onEnd: (e: LinuxEnd) => void): void {
+    this.onStop = onStop;
+    this.onEnd = onEnd;
+  }
+
+  /** run until a breakpoint, a pause, a panic or the machine's end (reported to the run listeners) */
+  resume(): void {
+    if (this.running || this.ended) return;
+    if (this.lastStop?.final) { this.finish({ kind: 'ended', detail: this.lastStop.description }); return; }
+    this.prepareResume();
+    this.running = true;
+    this.pauseRequested = false;
+    setImmediate(this.chunk);
+  }
+
+  pause(): void { if (this.running) this.pauseRequested = true; }
+
+  /** one instruction of every running CPU (all-stop, as gdb on QEMU); ends with a 'step' stop */
+  stepInstruction(cpu: number): void {
+    if (this.running || this.ended) return;
+    if (this.lastStop?.final) { this.finish({ kind: 'ended', detail: this.lastStop.description }); return; }
+    this.prepareResume();
+    const r = this.run;
+    r.stop = null;
+    const stop = r.run(r.instructions + 1, () => this.until());
+    this.flushConsole();
+    if (stop.kind === 'limit' || stop.kind === 'debugBreak') {
+      this.report({ reason: 'step', cpu, description: 'Stepped one instruction' });
+      return;
+    }
+    this.handleStop(stop);
+  }
+
+  /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
+  private prepareResume(): void {
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.bps.has(h.pc()));
+    this.run.stop = null;
+  }
+
+  private readonly chunk = (): void => {
+    if (!this.running) return;
+    const r = this.run;
+    r.stop = null;
+    let stop: PcRunStop;
+    try {
+      stop = r.run(Math.min(this.maxInstructions, r.instructions + CHUNK), () => this.until());
+    } catch (e) {
+      this.flushConsole();
+      this.running = false;
+      this.finish({ kind: 'ended', detail: `the machine failed: ${(e as Error).message}` });
+      return;
+    }
+    this.flushConsole();
+    if (stop.kind === 'limit' && r.instructions < this.maxInstructions && this.panicSeenAt < 0 && !this.pauseRequested) {
+      setImmediate(this.chunk);
+      return;
+    }
+    this.running = false;
+    this.handleStop(stop);
+  };
+
+  /** checked by the run loop after each round of CPU slices */
+  private until(): PcRunStop | null {
+    this.armNewCpus();
+    if (this.panicSeenAt >= 0 && !this.panicReported) return { kind: 'done', detail: 'panic' };
+    if (this.pauseRequested) return { kind: 'done', detail: 'pause' };
+    return null;
+  }
+
+  private handleStop(stop: PcRunStop): void {
+    const cpu = stop.kind === 'debugBreak' ? stop.cpu ?? 0 : this.run.machine.currentCpu;
+    if (this.panicSeenAt >= 0 && !this.panicReported) {
+      this.panicReported = true;
+      const text = this.consoleText.slice(this.panicSeenAt).split('\n')[0].trim();
+      const final = stop.kind === 'reset' || stop.kind === 'poweroff';
+      this.report({ reason: 'exception', cpu, description: `The guest panicked: ${text}`, text: this.consoleText.slice(this.panicSeenAt), final });
+      return;
+    }
+    switch (stop.kind) {
+      case 'debugBreak': {
+        const h = this.run.cpus[cpu];
+        const bp = h ? this.bps.get(h.pc()) : undefined;
+        this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
+        return;
+      }
+      case 'done': this.report({ reason: 'pause', cpu, description: 'Paused' }); return;
+      case 'limit': this.report({ reason: 'pause', cpu, description: `Paused after ${this.run.instructions} instructions` }); return;
+      case 'tripleFault': case 'busError': case 'unsupported':
+        this.report({ reason: 'exception', cpu, description: `The guest ${stop.kind === 'tripleFault' ? 'triple-faulted' : 'stopped'}: ${stop.detail}`, text: stop.detail, final: true });
+        return;
+      default: this.finish({ kind: stop.kind, detail: stop.detail });
+    }
+  }
+
+  private report(s: LinuxStop): void {
+    this.running = false;
+    this.lastStop = s;
+    this.onStop?.(s);
+  }
+
+  private finish(e: LinuxEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.running = false;
+    this.onEnd?.(e);
+  }
+
+  /** the machine is dropped (terminate / disconnect) */
+  dispose(): void { this.running = false; this.ended = true; }
+
+  // ---- breakpoints (no guest byte written)
+
+  /** the address of a function of the vmlinux, or why not */
+  functionAddress(name: string): bigint | string {
+    if (!this.vmlinux) return 'function breakpoints need the kernel\'s symbols: set "vmlinux" in launch.json';
+    const s = this.vmlinux.symbols.lookup(name);
+    if (!s) return `no function ${name} in ${this.vmlinux.path}`;
+    return s.value;
+  }
+
+  /** replace the breakpoints of one kind; returns per request the breakpoint or why not */
+  setBreakpoints(kind: 'function' | 'instruction', wanted: readonly { address: bigint | string; label: string }[]): (LinuxBreakpoint | string)[] {
+    for (const [a, b] of [...this.bps]) if (b.kind === kind) this.bps.delete(a);
+    const out: (LinuxBreakpoint | string)[] = [];
+    for (const w of wanted) {
+      if (typeof w.address === 'string') { out.push(w.address); continue; }
+      if (toVAddr(w.address) === null) { out.push(`${hex64(w.address)} is not a canonical address`); continue; }
+      const other = this.bps.get(w.address);
+      if (other && other.kind !== kind) { out.push(`a ${other.kind} breakpoint is already at ${hex64(w.address)}`); continue; }
+      const max = this.run.cpus[0]!.debug.maxBreakpoints;
+      if (!other && this.bps.size >= max) { out.push(`at most ${max} breakpoints at once on this machine`); continue; }
+      const b = { address: w.address, kind, label: w.label };
+      this.bps.set(w.address, b);
+      out.push(b);
+    }
+    this.rearm();
+    return out;
+  }
+
+  private rearm(): void { this.armNewCpus(true); }
+
+  /** the breakpoints into every CPU's debug unit (an AP started since the last look gets them too) */
+  private armNewCpus(all = false): void {
+    const cpus = this.run.cpus;
+    const live = cpus.filter(c => c !== null).length;
+    if (!all && live === this.armedCpus) return;
+    const addrs = [...this.bps.keys()];
+    for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
+    this.armedCpus = live;
+  }
+
+  // ---- what a stop shows
+
+  /** CPUs that run (an AP not started yet has no thread) */
+  cpuIds(): number[] { return this.run.cpus.flatMap((c, i) => (c === null ? [] : [i])); }
+
+  private handle(cpu: number): SystemCpuHandle {
+    const h = this.run.cpus[cpu];
+    if (!h) throw new Error(`no CPU ${cpu}`);
+    return h;
+  }
+
+  pc(cpu: number): bigint { return this.handle(cpu).pc(); }
+  reg(cpu: number, n: number): bigint { return this.handle(cpu).reg(n); }
+
+  /** the stopped CPU's address space (its CR3) */
+  pages(cpu: number): GuestPages {
+    return new GuestPages(this.run.machine.memory, this.handle(cpu).debug.pageTableRoot());
+  }
+
+  /** "CPU 0: sh [57]" from current_task when the vmlinux is known, else "CPU 0" */
+  threadName(cpu: number): string {
+    const t = this.tasks?.current(this.pages(cpu), this.perCpuBase(cpu));
+    return t ? `CPU ${cpu}: ${t.comm} [${t.pid}]` : `CPU ${cpu}`;
+  }
+
+  /** the CPU's per-CPU area (GS base in the kernel; the swapped one while user GS is live) */
+  perCpuBase(cpu: number): bigint { return this.handle(cpu).debug.perCpuBase(); }
+
+  registers(cpu: number): LinuxRegister[] { return [...this.handle(cpu).debug.registers()]; }
+
+  /** symbol+0xoff of an address (the vmlinux's symbols), else its hex value */
+  where(addr: bigint): string {
+    const r = this.vmlinux?.symbols.resolve(addr);
+    if (!r) return hex64(addr);
+    return r.offset === 0n ? r.sym.name : `${r.sym.name}+0x${r.offset.toString(16)}`;
+  }
+
+  /** the call stack of a stopped CPU: through Linux's ORC tables when the vmlinux has them, else the top frame */
+  frames(cpu: number): LinuxFrame[] {
+    const h = this.handle(cpu);
+    const regs = { rip: h.pc(), rsp: h.reg(4), rbp: h.reg(5) };
+    const pages = this.pages(cpu);
+    const walked = this.vmlinux ? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
+    return walked;
+  }
+
+  /** `len` bytes of guest memory at `addr` through CPU `cpu`'s page tables (shorter: unreadable from there on) */
+  readMemory(cpu: number, addr: bigint, len: number): Uint8Array { return this.pages(cpu).read(addr, len); }
+
+  /** the debugger's own write (writeMemory): false when not all of it is mapped RAM */
+  writeMemory(cpu: number, addr: bigint, data: Uint8Array): boolean { return this.pages(cpu).write(addr, data); }
+
+  /**
+   * Disassembly rows around `base` through CPU `cpu`'s page tables: the
+   * executable pages near it copied into a private address space (the
+   * decoder reads only that copy), labelled by the vmlinux's symbols.
+   */
+  disassemble(cpu: number, base: bigint, insnOffset: number, count: number): DisassemblyRow[] {
+    if (!this.vmlinux) throw new Error('the Disassembly view needs the kernel\'s symbols: set "vmlinux" in launch.json');
+    const pages = this.pages(cpu);
+    const mem = new Memory('guest code');
+    const span = BigInt(Math.min(256, 16 + Math.ceil((Math.abs(insnOffset) + count) * 15 / 4096)));
+    const first = (BigInt.asUintN(64, base) & ~0xfffn) - span * 4096n;
+    for (let k = 0n; k <= 2n * span; k++) {
+      const va = first + k * 4096n;
+      const v = toVAddr(va);
+      const t = v === null ? undefined : pages.translate(va);
+      if (v === null || !t || !t.executable) continue;
+      const bytes = pages.read(va, 4096);
+      if (bytes.length < 4096) continue;
+      mem.map(v, 4096, PERM_R | PERM_X, 'guest page', undefined, bytes);
+    }
+    return disassemblyRows({ arch: this.arch, mem, image: this.vmlinux }, base, insnOffset, count);
+  }
+
+  /** the DWARF source line of an address (the vmlinux's line table) */
+  sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined {
+    try { return this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
+  }
+}
