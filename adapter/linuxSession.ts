@@ -12,6 +12,7 @@
  *   stackTrace   = Linux's frames through the vmlinux's ORC tables
  *   scopes       = Registers (general, rip, rflags, segments, CR0/2/3/4/8, EFER, GDTR/IDTR)
  *   read/writeMemory, disassemble = through the stopped CPU's page tables
+ *   setBreakpoints (Linux source lines: the vmlinux's DWARF line table, emulator/debug/linuxSources.ts),
  *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
  *   next / stepIn / stepOut = one instruction (all CPUs step, as gdb on QEMU)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
@@ -20,6 +21,7 @@ import {
   OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
+import { existsSync } from 'node:fs';
 import { formatAddress, parseAddress } from '../emulator/debug/index';
 import type { LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
 import { dapError, type DapErrorName } from './errors';
@@ -118,7 +120,12 @@ export class LinuxSession {
           const stackFrames: DebugProtocol.StackFrame[] = frames.map((f, k) => {
             const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: this.t.where(f.pc), line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
             const line = this.t.sourceLine(k === 0 || f.signal ? f.pc : f.pc - 1n);
-            if (line) { sf.source = { name: line.file.split('/').pop(), path: line.file, presentationHint: 'deemphasize' }; sf.line = line.line; sf.column = line.column || 1; }
+            if (line) {
+              const local = this.t.sources.toLocal(line.file);
+              sf.source = { name: line.file.split('/').pop(), path: local, presentationHint: existsSync(local) ? undefined : 'deemphasize' };
+              sf.line = line.line;
+              sf.column = line.column || 1;
+            }
             if (k > 0 && frames[k - 1].signal && k !== 1) sf.presentationHint = 'label';
             return sf;
           });
@@ -156,21 +163,34 @@ export class LinuxSession {
         case 'evaluate': return this.evaluate(args, ok, fail);
         case 'setFunctionBreakpoints': {
           const bps = (args.breakpoints as DebugProtocol.FunctionBreakpoint[] | undefined) ?? [];
-          const res = this.t.setBreakpoints('function', bps.map(b => ({ address: this.t.functionAddress(b.name), label: b.name })));
+          const res = this.t.setBreakpoints('function', 'function', bps.map(b => {
+            const a = this.t.functionAddress(b.name);
+            return { addresses: typeof a === 'string' ? a : [a], label: b.name };
+          }));
           return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
         }
         case 'setInstructionBreakpoints': {
           const bps = (args.breakpoints as DebugProtocol.InstructionBreakpoint[] | undefined) ?? [];
-          const res = this.t.setBreakpoints('instruction', bps.map(b => {
+          const res = this.t.setBreakpoints('instruction', 'instruction', bps.map(b => {
             let a: bigint | string;
             try { a = parseAddress(b.instructionReference) + BigInt(b.offset ?? 0); } catch (e) { a = (e as Error).message; }
-            return { address: a, label: typeof a === 'bigint' ? this.t.where(a) : '' };
+            return { addresses: typeof a === 'bigint' ? [a] : a, label: typeof a === 'bigint' ? this.t.where(a) : '' };
           }));
           return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
         }
         case 'setBreakpoints': {
           const bps = (args.breakpoints as DebugProtocol.SourceBreakpoint[] | undefined) ?? [];
-          return ok({ breakpoints: bps.map(b => ({ verified: false, line: b.line, message: 'source breakpoints on the Linux machine: not yet (use a function or instruction breakpoint)' })) });
+          const source = args.source as DebugProtocol.Source;
+          const file = source.path ?? source.name ?? '';
+          const lines = bps.map(b => this.t.lineAddresses(file, b.line));
+          const res = this.t.setBreakpoints('source', `source ${file}`, lines.map(l =>
+            typeof l === 'string' ? { addresses: l, label: '' } : { addresses: l.addresses, label: `${file.split('/').pop()}:${l.line}` }));
+          return ok({ breakpoints: res.map((r, i) => {
+            const b = this.dapBreakpoint(r);
+            const l = lines[i];
+            if (typeof l !== 'string') { b.line = l.line; b.source = source; }
+            return b;
+          }) });
         }
         case 'setExceptionBreakpoints': case 'setDataBreakpoints':
           return ok({ breakpoints: [] });
@@ -203,8 +223,8 @@ export class LinuxSession {
 
   private dapBreakpoint(r: ReturnType<LinuxTarget['setBreakpoints']>[number]): DebugProtocol.Breakpoint {
     if (typeof r === 'string') return { verified: false, message: r };
-    const line = this.t.sourceLine(r.address);
-    const bp: DebugProtocol.Breakpoint = { id: this.nextBpId++, verified: true, instructionReference: formatAddress(r.address) };
+    const line = this.t.sourceLine(r.addresses[0]);
+    const bp: DebugProtocol.Breakpoint = { id: this.nextBpId++, verified: true, instructionReference: formatAddress(r.addresses[0]) };
     if (line) bp.line = line.line;
     return bp;
   }

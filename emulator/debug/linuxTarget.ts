@@ -31,6 +31,7 @@ import { Memory, PERM_R, PERM_X } from '../memory/memory';
 import { disassemblyRows, type DisassemblyRow } from './disassembly';
 import type { LinuxLaunchSettings } from './linuxLaunch';
 import { LinuxTasks } from './linuxTasks';
+import { LinuxSources } from './linuxSources';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
@@ -52,7 +53,9 @@ export interface LinuxStop {
 
 export type LinuxEnd = { kind: 'reset' | 'poweroff' | 'stuck' | 'limit' | 'ended'; detail: string };
 
-export interface LinuxBreakpoint { address: bigint; kind: 'function' | 'instruction'; label: string }
+export type LinuxBreakpointKind = 'function' | 'instruction' | 'source';
+/** a breakpoint: its addresses (a source line may have several: inlined copies, split code) */
+export interface LinuxBreakpoint { addresses: bigint[]; kind: LinuxBreakpointKind; label: string; group: string }
 
 export interface LinuxRegister { name: string; value: string }
 
@@ -73,11 +76,14 @@ export class LinuxTarget {
   private pauseRequested = false;
   private onStop: ((s: LinuxStop) => void) | null = null;
   private onEnd: ((e: LinuxEnd) => void) | null = null;
-  private readonly bps = new Map<bigint, LinuxBreakpoint>();
+  private bps: LinuxBreakpoint[] = [];
+  /** address -> the breakpoints there */
+  private readonly armed = new Map<bigint, LinuxBreakpoint[]>();
   private armedCpus = 0;
   private lastStop: LinuxStop | null = null;
   private ended = false;
   readonly tasks: LinuxTasks | undefined;
+  readonly sources: LinuxSources;
   maxInstructions = Number.MAX_SAFE_INTEGER;
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
@@ -95,6 +101,7 @@ export class LinuxTarget {
     this.vmlinux = vmlinux;
     this.arch = archByName('x86_64')!;
     this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
+    this.sources = new LinuxSources(settings.vmlinux ?? settings.kernel, settings.sourceMap);
     const decoder = new TextDecoder('latin1');
     this.run.machine.onConsole(b => {
       const ch = decoder.decode(new Uint8Array([b]));
@@ -162,7 +169,7 @@ export class LinuxTarget {
 
   /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
   private prepareResume(): void {
-    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.bps.has(h.pc()));
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()));
     this.run.stop = null;
   }
 
@@ -208,8 +215,8 @@ export class LinuxTarget {
     switch (stop.kind) {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
-        const bp = h ? this.bps.get(h.pc()) : undefined;
-        this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
+        const bp = h ? this.armed.get(h.pc())?.[0] : undefined;
+        this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp?.kind === 'instruction' ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
         return;
       }
       case 'done': this.report({ reason: 'pause', cpu, description: 'Paused' }); return;
@@ -247,23 +254,48 @@ export class LinuxTarget {
     return s.value;
   }
 
-  /** replace the breakpoints of one kind; returns per request the breakpoint or why not */
-  setBreakpoints(kind: 'function' | 'instruction', wanted: readonly { address: bigint | string; label: string }[]): (LinuxBreakpoint | string)[] {
-    for (const [a, b] of [...this.bps]) if (b.kind === kind) this.bps.delete(a);
+  /**
+   * Replace the breakpoints of `group` (a kind, or a source file); returns
+   * per request the breakpoint or why not. The addresses of all groups
+   * share the CPUs' debugger slots.
+   */
+  setBreakpoints(kind: LinuxBreakpointKind, group: string, wanted: readonly { addresses: bigint[] | string; label: string }[]): (LinuxBreakpoint | string)[] {
+    this.bps = this.bps.filter(b => b.group !== group);
+    const max = this.run.cpus[0]!.debug.maxBreakpoints;
     const out: (LinuxBreakpoint | string)[] = [];
     for (const w of wanted) {
-      if (typeof w.address === 'string') { out.push(w.address); continue; }
-      if (toVAddr(w.address) === null) { out.push(`${hex64(w.address)} is not a canonical address`); continue; }
-      const other = this.bps.get(w.address);
-      if (other && other.kind !== kind) { out.push(`a ${other.kind} breakpoint is already at ${hex64(w.address)}`); continue; }
-      const max = this.run.cpus[0]!.debug.maxBreakpoints;
-      if (!other && this.bps.size >= max) { out.push(`at most ${max} breakpoints at once on this machine`); continue; }
-      const b = { address: w.address, kind, label: w.label };
-      this.bps.set(w.address, b);
+      if (typeof w.addresses === 'string') { out.push(w.addresses); continue; }
+      const bad = w.addresses.find(a => toVAddr(a) === null);
+      if (bad !== undefined) { out.push(`${hex64(bad)} is not a canonical address`); continue; }
+      const used = new Set(this.bps.flatMap(b => b.addresses));
+      const more = w.addresses.filter(a => !used.has(a)).length;
+      if (used.size + more > max) { out.push(`at most ${max} breakpoint addresses at once on this machine (${used.size} in use, this one needs ${more})`); continue; }
+      const b: LinuxBreakpoint = { addresses: [...w.addresses], kind, label: w.label, group };
+      this.bps.push(b);
       out.push(b);
     }
+    this.armed.clear();
+    for (const b of this.bps) for (const a of b.addresses) this.armed.set(a, [...(this.armed.get(a) ?? []), b]);
     this.rearm();
     return out;
+  }
+
+  /** the addresses of a source line (DWARF line table; a line without code moves to the next with code), or why not */
+  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string {
+    const lines = this.vmlinux?.lines;
+    if (!lines) return 'source breakpoints need the kernel\'s DWARF: set "vmlinux" (Debian\'s -dbg vmlinux) in launch.json';
+    for (const name of this.sources.dwarfCandidates(clientPath)) {
+      let at = line;
+      let addrs = lines.addressesForLine(name, at);
+      if (addrs.length === 0) {
+        const next = lines.nextLineWithCode(name, line);
+        if (next === undefined) continue;
+        at = next;
+        addrs = lines.addressesForLine(name, at);
+      }
+      if (addrs.length > 0) return { addresses: addrs, line: at };
+    }
+    return `no code for ${clientPath}:${line} in ${this.vmlinux!.path}'s line table`;
   }
 
   private rearm(): void { this.armNewCpus(true); }
@@ -273,7 +305,7 @@ export class LinuxTarget {
     const cpus = this.run.cpus;
     const live = cpus.filter(c => c !== null).length;
     if (!all && live === this.armedCpus) return;
-    const addrs = [...this.bps.keys()];
+    const addrs = [...this.armed.keys()];
     for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
     this.armedCpus = live;
   }

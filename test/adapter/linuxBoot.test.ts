@@ -4,7 +4,8 @@
  * fetch-vmlinux-dbg.sh) for symbols, DWARF and ORC: one boot (acpi=off, one
  * CPU) and, in it, the console in the Debug Console as it is printed; a
  * function breakpoint on do_sys_openat2 that stops when busybox opens a
- * file, without a byte of guest code changed; the thread named with the
+ * file, without a byte of guest code changed, and a source breakpoint on a
+ * line of fs/open.c in it (the line and its addresses from LLVM's golden); the thread named with the
  * task on the CPU (current->comm, pid); the control registers; the
  * arguments in the registers (AT_FDCWD, a path read through the guest's
  * page tables); Linux's call stack through its ORC tables down to the
@@ -14,7 +15,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness, within } from './dapHarness';
 import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
@@ -23,6 +25,9 @@ import { unfetched } from '../util/fetched';
 import { loadElf } from '../../emulator/elf';
 
 const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
+/** LLVM's view of do_sys_openat2's line table (test/linux/dbg/make-golden.sh): `row ADDR LINE COL stmt|- FILE` */
+const GOLDEN = repoPath('test', 'linux', 'dbg', 'golden', 'do_sys_openat2.txt');
+const OPEN_C = join(repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1'), 'fs', 'open.c');
 const BOOT_MS = 900_000;
 const hex = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
 
@@ -35,6 +40,12 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   assert.ok(openat2, 'do_sys_openat2 in the vmlinux');
   const text = vmlinux.sections.find(s => s.name === '.text')!;
   const fileBytes = (addr: bigint, n: number): number[] => [...text.data.subarray(Number(addr - text.addr), Number(addr - text.addr) + n)];
+
+  // a statement line inside do_sys_openat2 (its fifth, past the prologue) and the addresses LLVM gives it
+  const rows = readFileSync(GOLDEN, 'utf8').split('\n').filter(l => l.startsWith('row ') && l.split(' ')[4] === 'stmt').map(l => l.split(' '));
+  const stmtLines = [...new Set(rows.map(r => Number(r[2])))];
+  const line = stmtLines[4];
+  const lineAddrs = rows.filter(r => Number(r[2]) === line).map(r => BigInt(r[1]));
 
   const h = new Harness();
   await h.startServer();
@@ -61,15 +72,18 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
 
   // the breakpoint is set in the configuration phase; the boot runs to the first open
   const first = dc.waitForEvent('stopped');
-  let bp: DebugProtocol.Breakpoint[] = [];
+  let bp: DebugProtocol.Breakpoint[] = [], srcBp: DebugProtocol.Breakpoint[] = [];
   await within(Promise.all([
     dc.waitForEvent('initialized').then(async () => {
       bp = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_sys_openat2' }] })).body.breakpoints;
+      srcBp = (await dc.setBreakpointsRequest({ source: { path: OPEN_C }, breakpoints: [{ line }] })).body.breakpoints;
     }).then(() => dc.configurationDoneRequest()),
     dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256 }),
   ]), 'launch', 60_000);
   assert.equal(bp[0]?.verified, true, bp[0]?.message);
   assert.equal(BigInt(bp[0].instructionReference!), openat2.value);
+  assert.equal(srcBp[0]?.verified, true, srcBp[0]?.message);
+  assert.equal(srcBp[0].line, line);
   const s1 = await within(first, 'the first open', BOOT_MS) as DebugProtocol.StoppedEvent;
   assert.equal(s1.body.reason, 'function breakpoint', s1.body.description);
   assert.match(out, /Linux version 6\.1\.\S+-cloud-amd64/, 'the console reached the Debug Console');
@@ -109,8 +123,19 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   assert.equal((await within(s2, 'the step') as DebugProtocol.StoppedEvent).body.reason, 'step');
   assert.notEqual(BigInt((await registers()).get('rip')!), openat2.value);
 
+  // the source breakpoint in the same call: at one of the line's addresses, the frame at fs/open.c:line
+  const s4 = await h.continueToStop();
+  assert.equal(s4.body.reason, 'breakpoint', s4.body.description);
+  const rip4 = BigInt((await registers()).get('rip')!);
+  assert.ok(lineAddrs.includes(rip4), `rip ${rip4.toString(16)} is one of fs/open.c:${line}'s addresses ${lineAddrs.map(a => a.toString(16)).join(' ')}`);
+  const top4 = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  assert.match(top4[0].source?.path ?? '', /fs\/open\.c$/);
+  assert.equal(top4[0].line, line);
+  assert.match(top4[1].name, /^__x64_sys_open(at)?\+0x/);
+
   // no breakpoint: on to the prompt; typed input runs at the shell
   await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+  await dc.setBreakpointsRequest({ source: { path: OPEN_C }, breakpoints: [] });
   const prompt = outputMatches(/\/ # /, 0);
   await dc.continueRequest({ threadId: 1 });
   await within(prompt, 'the shell prompt', BOOT_MS);
