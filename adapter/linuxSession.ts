@@ -10,7 +10,9 @@
  *                  `$reg` reads a register, a vmlinux symbol its address
  *   threads      = CPUs ("CPU 0: sh [61]": current->comm and pid with a vmlinux)
  *   stackTrace   = Linux's frames through the vmlinux's ORC tables
- *   scopes       = Registers (general, rip, rflags, segments, CR0/2/3/4/8, EFER, GDTR/IDTR)
+ *   scopes       = Locals (the frame's parameters and locals: the vmlinux's DWARF, values through the
+ *                  guest's page tables; hover/watch by name), Registers (general, rip, rflags,
+ *                  segments, CR0/2/3/4/8, EFER, GDTR/IDTR)
  *   read/writeMemory, disassemble = through the stopped CPU's page tables
  *   setBreakpoints (Linux source lines: the vmlinux's DWARF line table, emulator/debug/linuxSources.ts),
  *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
@@ -23,7 +25,7 @@ import {
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { existsSync } from 'node:fs';
 import { formatAddress, parseAddress } from '../emulator/debug/index';
-import type { LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
+import type { Expandable, FrameVariable, LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
 import { dapError, type DapErrorName } from './errors';
 import { disassemble } from './disassemble';
 
@@ -40,10 +42,15 @@ export interface DapSink {
 export const INPUT_PREFIX = '>';
 const REGISTERS_SCOPE = 1;
 const FRAME_IDS_PER_CPU = 1000;
+/** variablesReference of frame k's Locals on a CPU: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k */
+const LOCALS_SCOPE = 1000;
+/** references of expandable values (struct members) from here on; forgotten when the machine runs */
+const CHILDREN = 1_000_000;
 
 export class LinuxSession {
   private nextBpId = 1;
   private lastThread = 1;
+  private readonly expandables = new Map<number, { cpu: number; x: Expandable }>();
 
   constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
     t.onConsole(text => this.output(text, 'stdout'));
@@ -66,6 +73,7 @@ export class LinuxSession {
 
   private onStop(s: LinuxStop): void {
     this.lastThread = s.cpu + 1;
+    this.expandables.clear();
     if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
     const ev = stopped(s.reason, s.cpu + 1, s.description);
     if (s.text) ev.body.text = s.text;
@@ -134,10 +142,25 @@ export class LinuxSession {
         case 'scopes': {
           const frameId = Number(args.frameId);
           const cpu = Math.floor((frameId - 1) / FRAME_IDS_PER_CPU);
-          return ok({ scopes: [{ name: 'Registers', presentationHint: 'registers', variablesReference: REGISTERS_SCOPE + cpu, expensive: false }] });
+          const k = (frameId - 1) % FRAME_IDS_PER_CPU;
+          const scopes: DebugProtocol.Scope[] = [{ name: 'Registers', presentationHint: 'registers', variablesReference: REGISTERS_SCOPE + cpu, expensive: false }];
+          if (this.t.vmlinux) scopes.unshift({ name: 'Locals', presentationHint: 'locals', variablesReference: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k, expensive: false });
+          return ok({ scopes });
         }
         case 'variables': {
-          const cpu = Number(args.variablesReference) - REGISTERS_SCOPE;
+          const ref = Number(args.variablesReference);
+          if (ref >= CHILDREN) {
+            const e = this.expandables.get(ref);
+            if (!e) return fail('variables', `no variables ${ref} (the machine ran since)`);
+            return ok({ variables: this.t.children(e.cpu, e.x).map(v => this.dapVariable(e.cpu, v)) });
+          }
+          if (ref >= LOCALS_SCOPE) {
+            const cpu = Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), k = (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU;
+            const vars = this.t.frameVariables(cpu, k);
+            if (!vars.ok) return ok({ variables: [{ name: '(no variables)', value: vars.reason, variablesReference: 0 }] });
+            return ok({ variables: [...vars.params, ...vars.locals].map(v => this.dapVariable(cpu, v)) });
+          }
+          const cpu = ref - REGISTERS_SCOPE;
           if (!this.t.cpuIds().includes(cpu)) return fail('variables', `no variables ${String(args.variablesReference)}`);
           return ok({ variables: this.t.registers(cpu).map(r => ({ name: r.name, value: r.value, variablesReference: 0, memoryReference: /^0x[0-9a-f]{16}$/.test(r.value) ? r.value : undefined })) });
         }
@@ -210,6 +233,12 @@ export class LinuxSession {
     }
     if (this.t.isRunning) return fail('running');
     const cpu = typeof args.frameId === 'number' ? Math.floor((args.frameId - 1) / FRAME_IDS_PER_CPU) : this.lastThread - 1;
+    // a parameter or local of the frame (hover, watch)
+    if (/^[A-Za-z_]\w*$/.test(expr.trim()) && typeof args.frameId === 'number' && this.t.vmlinux) {
+      const vars = this.t.frameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
+      const v = vars.ok ? [...vars.params, ...vars.locals].find(x => x.name === expr.trim()) : undefined;
+      if (v) { const d = this.dapVariable(cpu, v); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
+    }
     const reg = /^\$(\w+)$/.exec(expr.trim());
     if (reg) {
       const row = this.t.registers(cpu).find(r => r.name === reg[1].toLowerCase());
@@ -219,6 +248,15 @@ export class LinuxSession {
     const a = this.t.functionAddress(expr.trim());
     if (typeof a === 'bigint') return ok({ result: formatAddress(a), variablesReference: 0, memoryReference: formatAddress(a) });
     return fail('evaluate', `${expr}: ${a} (the Linux machine evaluates $register, a vmlinux symbol, or ${INPUT_PREFIX}TEXT to type into the console)`);
+  }
+
+  private dapVariable(cpu: number, v: FrameVariable): DebugProtocol.Variable {
+    let ref = 0;
+    if (v.expand) {
+      ref = CHILDREN + this.expandables.size;
+      this.expandables.set(ref, { cpu, x: v.expand });
+    }
+    return { name: v.name, value: v.value, type: v.type, variablesReference: ref };
   }
 
   private dapBreakpoint(r: ReturnType<LinuxTarget['setBreakpoints']>[number]): DebugProtocol.Breakpoint {

@@ -21,6 +21,10 @@ export interface LinuxFrame {
   sp: bigint;
   /** the frame was entered by an interrupt or exception (pt_regs on the stack) */
   signal?: boolean;
+  /** the frame's canonical frame address (its caller's stack pointer before the call), when ORC gives it */
+  cfa?: bigint;
+  /** rbp in that frame, when known */
+  bp?: bigint;
 }
 
 const REG_UNDEFINED = 0, REG_PREV_SP = 1, REG_BP = 4, REG_SP = 5, REG_BP_INDIRECT = 8, REG_SP_INDIRECT = 9;
@@ -76,7 +80,7 @@ function orcFind(t: OrcTable, ip: bigint): OrcEntry | undefined {
  * ORC tables in the image: the top frame only.
  */
 export function orcFrames(image: ElfImage, regs: { rip: bigint; rsp: bigint; rbp: bigint }, read64: (a: bigint) => bigint | undefined): LinuxFrame[] {
-  const frames: LinuxFrame[] = [{ pc: regs.rip, sp: regs.rsp, signal: true }];
+  const frames: LinuxFrame[] = [{ pc: regs.rip, sp: regs.rsp, signal: true, bp: regs.rbp }];
   const t = orcTable(image);
   if (!t) return frames;
   let ip = regs.rip, sp = regs.rsp, bp = regs.rbp, signal = true;
@@ -113,6 +117,7 @@ export function orcFrames(image: ElfImage, regs: { rip: bigint; rsp: bigint; rbp
       signal = true;
     } else break;
     if (nextIp === undefined || nextSp === undefined) break;
+    if (orc.type === TYPE_CALL) frames[frames.length - 1].cfa = cfa;
     let nextBp: bigint | undefined = bp;
     if (orc.bpReg === REG_PREV_SP) nextBp = read64(u(cfa + BigInt(orc.bpOffset)));
     else if (orc.bpReg === REG_BP) nextBp = read64(u(bp + BigInt(orc.bpOffset)));
@@ -123,7 +128,7 @@ export function orcFrames(image: ElfImage, regs: { rip: bigint; rsp: bigint; rbp
     if (nextIp < 0xffff800000000000n) break;
     if (nextSp <= sp && orc.type === TYPE_CALL) break; // the stack grows down: an outer frame is above
     ip = nextIp; sp = nextSp; bp = nextBp;
-    frames.push({ pc: ip, sp, signal });
+    frames.push({ pc: ip, sp, signal, bp });
   }
   return frames;
 }

@@ -29,6 +29,7 @@ import { toVAddr } from '../memory/address';
 import { GuestPages } from './linuxPages';
 import { Memory, PERM_R, PERM_X } from '../memory/memory';
 import { disassemblyRows, type DisassemblyRow } from './disassembly';
+import { childrenOf, frameVariables, type Expandable, type FrameState, type FrameVariable, type FrameVariables, type MemReader } from './variables';
 import type { LinuxLaunchSettings } from './linuxLaunch';
 import { LinuxTasks } from './linuxTasks';
 import { LinuxSources } from './linuxSources';
@@ -58,6 +59,10 @@ export type LinuxBreakpointKind = 'function' | 'instruction' | 'source';
 export interface LinuxBreakpoint { addresses: bigint[]; kind: LinuxBreakpointKind; label: string; group: string }
 
 export interface LinuxRegister { name: string; value: string }
+
+/** the System V x86_64 DWARF register numbers 0-15 as hardware register numbers (rax rdx rcx rbx rsi rdi rbp rsp r8-r15) */
+const DWARF_TO_HW = [0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
+const DWARF_RSP = 7, DWARF_RBP = 6, DWARF_RIP = 16;
 
 export const hex64 = (v: bigint): string => `0x${BigInt.asUintN(64, v).toString(16).padStart(16, '0')}`;
 
@@ -389,4 +394,41 @@ export class LinuxTarget {
   sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined {
     try { return this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
   }
+
+  /** guest memory through CPU `cpu`'s page tables as the DWARF variables code reads it */
+  memReader(cpu: number): MemReader {
+    const pages = this.pages(cpu);
+    return (addr, size) => { const b = pages.read(addr, size); return b.length === size ? b : undefined; };
+  }
+
+  /**
+   * The parameters and locals of frame `k` of a stopped CPU (the vmlinux's
+   * DWARF, values through the guest's page tables): the top frame with
+   * every register, outer frames with their stack pointer, rbp and the CFA
+   * ORC gives (their other registers are unknown: shown optimized out).
+   */
+  frameVariables(cpu: number, k: number): FrameVariables {
+    if (!this.vmlinux) return { ok: false, reason: 'no vmlinux: set "vmlinux" in launch.json for the variables' };
+    const frames = this.frames(cpu);
+    const f = frames[k];
+    if (!f) return { ok: false, reason: `no frame ${k}` };
+    const regs = new Map<number, bigint>();
+    const h = this.handle(cpu);
+    if (k === 0) DWARF_TO_HW.forEach((hw, d) => regs.set(d, h.reg(hw)));
+    else {
+      regs.set(DWARF_RSP, f.sp);
+      if (f.bp !== undefined) regs.set(DWARF_RBP, f.bp);
+    }
+    const pc = k === 0 || f.signal ? f.pc : f.pc - 1n;
+    regs.set(DWARF_RIP, pc);
+    const state: FrameState = { pc, level: k, regs, cfa: f.cfa };
+    try {
+      return frameVariables(this.vmlinux, state, this.memReader(cpu));
+    } catch (e) {
+      return { ok: false, reason: `the DWARF of ${this.where(f.pc)} cannot be read: ${(e as Error).message}` };
+    }
+  }
+
+  /** the members of a struct / array / pointed-to struct shown in a frame's variables */
+  children(cpu: number, x: Expandable): FrameVariable[] { return childrenOf(x, this.memReader(cpu)); }
 }

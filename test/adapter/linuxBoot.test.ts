@@ -27,6 +27,8 @@ import { loadElf } from '../../emulator/elf';
 const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
 /** LLVM's view of do_sys_openat2's line table (test/linux/dbg/make-golden.sh): `row ADDR LINE COL stmt|- FILE` */
 const GOLDEN = repoPath('test', 'linux', 'dbg', 'golden', 'do_sys_openat2.txt');
+/** gdb on qemu at the same first call (test/adapter/linuxGolden/make-golden.sh) */
+const GDB_GOLDEN = repoPath('test', 'adapter', 'linuxGolden', 'do_sys_openat2-gdb.txt');
 const OPEN_C = join(repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1'), 'fs', 'open.c');
 const BOOT_MS = 900_000;
 const hex = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
@@ -62,7 +64,7 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   });
   const registers = async (threadId = 1): Promise<Map<string, string>> => {
     const f = (await dc.stackTraceRequest({ threadId })).body.stackFrames[0];
-    const scope = (await dc.scopesRequest({ frameId: f.id })).body.scopes[0];
+    const scope = (await dc.scopesRequest({ frameId: f.id })).body.scopes.find(x => x.name === 'Registers')!;
     return new Map((await dc.variablesRequest({ variablesReference: scope.variablesReference })).body.variables.map(v => [v.name, v.value]));
   };
   const memory = async (addr: bigint, count: number): Promise<Uint8Array> => {
@@ -103,6 +105,30 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   const path = await memory(BigInt(regs.get('rsi')!), 64);
   const name = new TextDecoder().decode(path.subarray(0, path.indexOf(0)));
   assert.match(name, /^[\x20-\x7e]+$/, `a path: ${JSON.stringify(name)}`);
+
+  // the same arguments from the vmlinux's DWARF in the Locals scope, and by name (hover / watch)
+  const f0 = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+  const scopes = (await dc.scopesRequest({ frameId: f0.id })).body.scopes;
+  assert.deepEqual(scopes.map(s => s.name), ['Locals', 'Registers']);
+  const locals = new Map((await dc.variablesRequest({ variablesReference: scopes[0].variablesReference })).body.variables.map(v => [v.name, v]));
+  assert.equal(locals.get('dfd')?.value, '-100');
+  assert.equal(locals.get('dfd')?.type, 'int');
+  assert.equal(locals.get('filename')?.value, `${hex(BigInt(regs.get('rsi')!)).replace(/^0x0+/, '0x')} ${JSON.stringify(name)}`);
+  assert.equal(locals.get('how')?.type, 'struct open_how *');
+  assert.equal(BigInt(locals.get('how')!.value), BigInt(regs.get('rdx')!));
+  const how = (await dc.variablesRequest({ variablesReference: locals.get('how')!.variablesReference })).body.variables.map(v => v.name);
+  assert.deepEqual(how, ['flags', 'mode', 'resolve']);
+  assert.equal((await h.evaluate('dfd', f0.id, 'hover')).result, '-100');
+  // what gdb on qemu shows at the same call: the arguments (user pointers aside: the user stack is randomized), *how, the caller's return address
+  const gdb = readFileSync(GDB_GOLDEN, 'utf8').split('\n');
+  const gdbValue = (re: RegExp): string => { const m = gdb.map(l => re.exec(l)).find(Boolean); assert.ok(m, `${re} in ${GDB_GOLDEN}`); return m[1]; };
+  assert.equal(locals.get('dfd')!.value, gdbValue(/^dfd = (.*)$/));
+  assert.equal(name, gdbValue(/^path (.*)$/));
+  const howMembers = new Map((await dc.variablesRequest({ variablesReference: locals.get('how')!.variablesReference })).body.variables.map(v => [v.name, BigInt(v.value)]));
+  const gdbHow = gdb.filter(l => /^\$\d+ = /.test(l)).map(l => BigInt(l.replace(/^\$\d+ = /, '')));
+  assert.deepEqual([howMembers.get('flags'), howMembers.get('mode'), howMembers.get('resolve')], gdbHow, 'how->flags, mode, resolve as gdb prints them');
+  const callers = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  assert.equal(BigInt(callers[1].instructionPointerReference!), BigInt(gdbValue(/^#1 +(0x[0-9a-f]+) in /)), 'the return address into the caller, as gdb unwinds it');
 
   // the thread: the task on the CPU
   const threads = (await dc.threadsRequest()).body.threads;
