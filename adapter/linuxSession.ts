@@ -16,7 +16,8 @@
  *   read/writeMemory, disassemble = through the stopped CPU's page tables
  *   setBreakpoints (Linux source lines: the vmlinux's DWARF line table, emulator/debug/linuxSources.ts),
  *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
- *   next / stepIn / stepOut = one instruction (all CPUs step, as gdb on QEMU)
+ *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
+ *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
  */
 import {
@@ -117,7 +118,8 @@ export class LinuxSession {
           if (this.t.isRunning) return fail('running');
           ok();
           this.sink.sendEvent(new ContinuedEvent(cpu + 1, true));
-          this.t.stepInstruction(cpu);
+          if (args.granularity === 'instruction') this.t.stepInstruction(cpu);
+          else this.t.stepLine(cpu, request.command === 'next' ? 'over' : request.command === 'stepIn' ? 'in' : 'out');
           return true;
         }
         case 'stackTrace': {

@@ -33,6 +33,8 @@ import { childrenOf, frameVariables, type Expandable, type FrameState, type Fram
 import type { LinuxLaunchSettings } from './linuxLaunch';
 import { LinuxTasks } from './linuxTasks';
 import { LinuxSources } from './linuxSources';
+import { LinuxLineStep } from './linuxStep';
+import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
@@ -158,23 +160,62 @@ export class LinuxTarget {
 
   /** one instruction of every running CPU (all-stop, as gdb on QEMU); ends with a 'step' stop */
   stepInstruction(cpu: number): void {
-    if (this.running || this.ended) return;
-    if (this.lastStop?.final) { this.finish({ kind: 'ended', detail: this.lastStop.description }); return; }
+    if (!this.canStep()) return;
+    const stop = this.singleStep();
+    if (stop === null) this.report({ reason: 'step', cpu, description: 'Stepped one instruction' });
+    else this.handleStop(stop);
+  }
+
+  /** a source-line step of `cpu` (linuxStep.ts); the other CPUs run along */
+  stepLine(cpu: number, kind: 'in' | 'over' | 'out'): void {
+    if (!this.canStep()) return;
+    new LinuxLineStep(this, cpu, kind).start();
+  }
+
+  private canStep(): boolean {
+    if (this.running || this.ended) return false;
+    if (this.lastStop?.final) { this.finish({ kind: 'ended', detail: this.lastStop.description }); return false; }
+    return true;
+  }
+
+  /** one instruction of every running CPU: null when it ran (or stopped at a breakpoint address), else the stop that ended it */
+  singleStep(): PcRunStop | null {
     this.prepareResume();
     const r = this.run;
     r.stop = null;
     const stop = r.run(r.instructions + 1, () => this.until());
     this.flushConsole();
-    if (stop.kind === 'limit' || stop.kind === 'debugBreak') {
-      this.report({ reason: 'step', cpu, description: 'Stepped one instruction' });
-      return;
-    }
-    this.handleStop(stop);
+    return stop.kind === 'limit' || stop.kind === 'debugBreak' ? null : stop;
+  }
+
+  /** a step's temporary breakpoint: when `cpu` reaches it, onHit decides (true: the step goes on from there) */
+  private temp: { address: bigint; cpu: number; onHit: () => void } | null = null;
+
+  /** run until `cpu` reaches `address` (a step's temporary breakpoint), then onHit; other stops end the step as usual */
+  runTo(cpu: number, address: bigint, onHit: () => void): void {
+    this.temp = { address, cpu, onHit };
+    this.armNewCpus(true);
+    this.running = true;
+    this.pauseRequested = false;
+    this.prepareResume();
+    setImmediate(this.chunk);
+  }
+
+  /** a step's end (or a stop it ran into): the front end's stop */
+  stepDone(cpu: number, description: string, stop?: PcRunStop): void {
+    if (stop) this.handleStop(stop);
+    else this.report({ reason: 'step', cpu, description });
+  }
+
+  /** decoded instruction at `pc` through `cpu`'s page tables */
+  instructionAt(cpu: number, pc: bigint): DecodedInsn | undefined {
+    const bytes = this.pages(cpu).read(pc, this.arch.maxInsnLength);
+    try { return bytes.length > 0 ? this.arch.decodeBytes(bytes, pc) ?? undefined : undefined; } catch { return undefined; }
   }
 
   /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
   private prepareResume(): void {
-    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()));
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()) || this.temp?.address === h.pc());
     this.run.stop = null;
   }
 
@@ -220,6 +261,12 @@ export class LinuxTarget {
     switch (stop.kind) {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
+        const t = this.temp;
+        if (t && h && h.pc() === t.address && !this.armed.has(t.address)) {
+          // a step's own breakpoint: the step decides (another CPU reaching it just goes on)
+          if (cpu === t.cpu) { t.onHit(); return; }
+          this.running = true; this.prepareResume(); setImmediate(this.chunk); return;
+        }
         const bp = h ? this.armed.get(h.pc())?.[0] : undefined;
         this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp?.kind === 'instruction' ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
         return;
@@ -235,6 +282,8 @@ export class LinuxTarget {
 
   private report(s: LinuxStop): void {
     this.running = false;
+    // a step's temporary breakpoint ends with the step (a breakpoint or a pause may end it first)
+    if (this.temp) { this.temp = null; this.armNewCpus(true); }
     this.lastStop = s;
     this.onStop?.(s);
   }
@@ -311,6 +360,7 @@ export class LinuxTarget {
     const live = cpus.filter(c => c !== null).length;
     if (!all && live === this.armedCpus) return;
     const addrs = [...this.armed.keys()];
+    if (this.temp && !this.armed.has(this.temp.address)) addrs.push(this.temp.address);
     for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
     this.armedCpus = live;
   }

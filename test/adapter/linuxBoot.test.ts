@@ -158,6 +158,17 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   assert.match(top4[0].source?.path ?? '', /fs\/open\.c$/);
   assert.equal(top4[0].line, line);
   assert.match(top4[1].name, /^__x64_sys_open(at)?\+0x/);
+  // a line step (over): another line of fs/open.c, still in do_sys_openat2; then out to the caller
+  const s5 = await h.stepAndWait(() => dc.nextRequest({ threadId: 1 }));
+  assert.equal(s5.body.reason, 'step', s5.body.description);
+  const top5 = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  assert.equal(top5[0].name.replace(/\+0x[0-9a-f]+$/, ''), 'do_sys_openat2');
+  assert.match(top5[0].source?.path ?? '', /fs\/open\.c$/);
+  assert.notEqual(top5[0].line, line);
+  const s6 = await h.stepAndWait(() => dc.stepOutRequest({ threadId: 1 }));
+  assert.equal(s6.body.reason, 'step', s6.body.description);
+  const top6 = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  assert.equal(top6[0].instructionPointerReference, top4[1].instructionPointerReference, 'at the return address into the caller');
 
   // no breakpoint: on to the prompt; typed input runs at the shell
   await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
