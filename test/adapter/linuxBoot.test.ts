@@ -143,6 +143,14 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   assert.ok(frames.some(f => /^do_syscall_64\+0x/.test(f)), frames.join(' <- '));
   assert.ok(frames.some(f => /^entry_SYSCALL_64\w*\+0x/.test(f)), frames.join(' <- '));
 
+  // the Disassembly view's rows around the pc: through the page tables, labelled by the vmlinux's symbols
+  const dis = (await dc.customRequest('disassemble', { memoryReference: hex(openat2.value), instructionOffset: -4, instructionCount: 12 })).body.instructions as DebugProtocol.DisassembledInstruction[];
+  assert.equal(dis.length, 12);
+  assert.equal(BigInt(dis[4].address), openat2.value);
+  assert.equal(dis[4].symbol, 'do_sys_openat2');
+  assert.match(dis[4].instruction, /^nop/, 'ftrace turned the fentry call into a nop');
+  assert.equal(BigInt(dis[5].address), openat2.value + 5n);
+
   // an instruction step
   const s2 = dc.waitForEvent('stopped');
   await dc.nextRequest({ threadId: 1, granularity: 'instruction' });
