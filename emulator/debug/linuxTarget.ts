@@ -97,7 +97,7 @@ export class LinuxTarget {
     let vmlinux: ElfImage | undefined;
     if (settings.vmlinux !== undefined) {
       try { vmlinux = loadElf(settings.vmlinux); } catch (e) { throw new Error(`launch: "vmlinux" ${settings.vmlinux}: ${(e as Error).message}`); }
-      if (vmlinux.archName !== 'x86_64') throw new Error(`launch: "vmlinux" ${settings.vmlinux} is a ${vmlinux.archName} ELF; the full-system PC runs x86_64 kernels`);
+      if (vmlinux.archName !== 'x86_64') throw new Error(`launch: "vmlinux" ${settings.vmlinux} is built for ${vmlinux.archName}; the full-system PC runs x86_64 kernels`);
     }
     try {
       this.run = new PcRun(opts);

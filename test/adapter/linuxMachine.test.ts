@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { Harness, within } from './dapHarness';
+import { Harness, kernelImage, within } from './dapHarness';
 import { bzImage } from '../system/boot/syntheticBzImage';
 import { cpio } from '../userspace/cpio';
 
@@ -188,6 +188,15 @@ describe('the full-system PC in the debugger (synthetic kernels)', () => {
   test('memory too small for the kernel', async () => {
     const k = file('bz3', bzImage({ initSize: 0x4000000 }));
     assert.match(await launchError({ kernel: k, memory: 16, append: 'console=ttyS0 acpi=off' }), /^kprobe: launch: .*16 MiB is too small[^\n]*$/);
+  });
+
+  test('a vmlinux that is not an ELF, or is another architecture\'s', async () => {
+    const k = file('bz5', bzImage());
+    const text = file('vmlinux.txt', 'not an ELF file\n'.repeat(10));
+    assert.match(await launchError({ kernel: k, vmlinux: text, append: 'console=ttyS0 acpi=off' }), /^kprobe: launch: "vmlinux" .*vmlinux\.txt: [^\n]+$/);
+    await h.dc.stop();
+    await h.startClient();
+    assert.match(await launchError({ kernel: k, vmlinux: kernelImage('aarch64'), append: 'console=ttyS0 acpi=off' }), /^kprobe: launch: "vmlinux" .*kernel-aarch64\.elf is built for aarch64; the full-system PC runs x86_64 kernels$/);
   });
 
   test('a kernel file that is not there, and a bad attribute', async () => {
