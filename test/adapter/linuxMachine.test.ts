@@ -128,6 +128,11 @@ describe('the full-system PC in the debugger (synthetic kernels)', () => {
     const top = await h.topFrame(1);
     assert.equal(BigInt(top.instructionPointerReference!), bpAddr);
 
+    // the debugger's own write lands in guest memory through the page tables (a byte past the program)
+    const scratch = entry + BigInt(prog.code.length) + 0x100n;
+    await dc.customRequest('writeMemory', { memoryReference: hex(scratch), data: Buffer.from([0x5a, 0xa5]).toString('base64') });
+    assert.deepEqual([...await memory(scratch, 2)], [0x5a, 0xa5]);
+
     // a step: one instruction
     const s2 = await h.stepAndWait(() => dc.nextRequest({ threadId: 1, granularity: 'instruction' }));
     assert.equal(s2.body.reason, 'step');
