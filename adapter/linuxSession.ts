@@ -219,6 +219,10 @@ export class LinuxSession {
         }
         case 'setExceptionBreakpoints': case 'setDataBreakpoints':
           return ok({ breakpoints: [] });
+        case 'restart':
+          return fail('restartFailed', 'the Linux machine does not restart in place yet: stop the session and start it again');
+        case 'stepBack': case 'reverseContinue':
+          return fail('timeTravel', 'the Linux machine is not recorded: no reverse execution on it yet');
         default:
           return false;
       }

@@ -172,6 +172,9 @@ describe('the full-system PC in the debugger (synthetic kernels)', () => {
     assert.match(s.body.description ?? '', /triple-faulted/);
     assert.equal(BigInt(await register(1, 'rip')), entry);
     assert.equal((await h.dc.threadsRequest()).body.threads.length, 1);
+    // what the Linux machine does not do yet says so
+    await assert.rejects(h.dc.customRequest('restart', {}), /kprobe: restart: the Linux machine does not restart in place yet/);
+    await assert.rejects(h.dc.customRequest('stepBack', { threadId: 1 }), /kprobe: the Linux machine is not recorded/);
   });
 
   test('bad input answers the launch with one line', async () => {
