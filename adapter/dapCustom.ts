@@ -216,6 +216,15 @@ export interface KprobeLaunchArgs {
   insnBoundary?: 'warn' | 'reject';
   /** kernel modules loaded after boot ("FILE.ko name=value...") */
   modules?: string[];
+  /** the full-system PC instead (emulator/debug/linuxLaunch.ts): a bzImage, its initramfs, the command line, RAM in MiB */
+  kernel?: string;
+  initrd?: string;
+  append?: string;
+  memory?: number;
+  /** the kernel's ELF with symbols, DWARF and ORC (function breakpoints, thread names, the call stack) */
+  vmlinux?: string;
+  /** DWARF compilation directory -> local source tree */
+  sourceMap?: Record<string, string>;
 }
 
 /** The debug type contributed by the extension. */

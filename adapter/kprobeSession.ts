@@ -19,7 +19,8 @@ import {
   TerminatedEvent, ExitedEvent, Event as DapEvent, BreakpointEvent, ContinuedEvent, Response, ErrorDestination,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { launchTarget } from '../emulator/debug/index';
+import { isLinuxLaunch, launchLinuxTarget, launchTarget } from '../emulator/debug/index';
+import { LinuxSession } from './linuxSession';
 import type { DebugTarget, PrintkRecord, RunController, RunEnd, SessionTimeTravel, StepKind, TravelStop } from '../emulator/debug/index';
 import { KprobeLaunchArgs, ProbeEvent } from './dapCustom';
 import { changesMachine } from './timeTravel';
@@ -103,6 +104,7 @@ export class KprobeSession extends BreakpointSession {
   }
 
   protected override async launchRequest(response: DebugProtocol.LaunchResponse, args: LaunchRequestArgs): Promise<void> {
+    if (isLinuxLaunch(args)) return this.launchLinux(response, args);
     let m: DebugTarget;
     try {
       m = this.boot(args);
@@ -123,6 +125,31 @@ export class KprobeSession extends BreakpointSession {
       this.sendEvent(stopped('entry', 1, 'Stopped at the image entry point'));
     }
     else this.runner?.resume();
+  }
+
+  /** the full-system PC's session (launch.json `kernel`): it answers the requests from then on */
+  private linux: LinuxSession | undefined;
+
+  private async launchLinux(response: DebugProtocol.LaunchResponse, args: LaunchRequestArgs): Promise<void> {
+    let linux: LinuxSession;
+    try {
+      const t = launchLinuxTarget(args as unknown as Record<string, unknown>);
+      linux = new LinuxSession(t, {
+        sendResponse: r => this.sendResponse(r),
+        sendEvent: e => this.sendEvent(e),
+        sendErrorResponse: (r, m) => this.sendErrorResponse(r, m),
+        ended: () => this.stopMachine(),
+      });
+    } catch (e) {
+      this.sendErrorResponse(response, dapError('launchFailed', e));
+      return;
+    }
+    this.linux = linux;
+    this.sendResponse(response);
+    this.sendEvent(new InitializedEvent());
+    await this.configurationDone;
+    if (this.ended) return;
+    linux.start(!!args.stopOnEntry);
   }
 
   /** Make m the session's machine: runner, probes (launch probe files), printk output, state timer. */
@@ -243,6 +270,7 @@ export class KprobeSession extends BreakpointSession {
   /** Stop the machine and drop listeners (disconnect, terminate, SIGTERM). */
   stopMachine(): void {
     this.ended = true;
+    this.linux?.dispose();
     this.markConfigured();
     this.stopRunning();
   }
@@ -356,6 +384,7 @@ export class KprobeSession extends BreakpointSession {
     // arguments that do not fit the protocol: an error naming them, before anything changes
     const bad = requestArgumentsProblem(request.command, request.arguments);
     if (bad) return this.sendErrorResponse(new Response(request), dapError('badArguments', `${request.command}: ${bad}`));
+    if (this.linux && !this.ended && this.linux.dispatch(request)) return;
     if (this.target?.recording && changesMachine(request)) this.travelling?.beforeChange(request, () => this.probes?.resyncAfterTimeTravel());
     super.dispatchRequest(request);
   }

@@ -62,6 +62,8 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
     c.request ||= 'launch';
     c.name ||= 'Boot kernel image';
     if (c.request !== 'launch') return this.fail(`request "${String(c.request)}" is not supported by the kprobe debugger (use "launch")`);
+    // a bzImage in "kernel": the full-system PC runs it (no ELF program)
+    if (c.kernel !== undefined) return c;
     if (c.program === undefined || c.program === '') {
       const uri = await pickProgram(folder);
       if (!uri) {
@@ -77,6 +79,7 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
 
   async resolveDebugConfigurationWithSubstitutedVariables(folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): Promise<vscode.DebugConfiguration | undefined> {
     const c = config as KprobeDebugConfiguration;
+    if (c.kernel !== undefined) return this.linuxConfig(c, folder);
     if (typeof c.program !== 'string' || c.program === '') return this.fail('"program" must be a path to a kernel ELF image');
     const program = resolveProgramPath(c.program, folder);
     const problem = await checkElf(program);
@@ -87,6 +90,25 @@ export class KprobeConfigurationProvider implements vscode.DebugConfigurationPro
       return this.fail('"probes" must be an array of .kprobe file paths');
     }
     return { ...c, program: program.fsPath, probes: c.probes?.map(p => resolveProgramPath(p, folder).fsPath) };
+  }
+
+  /**
+   * The full-system PC's launch (`kernel`: a bzImage; `initrd`, `vmlinux`
+   * paths): the paths made absolute against the folder; what each file
+   * holds is the adapter's check (one line per bad file, at launch).
+   */
+  private linuxConfig(c: KprobeDebugConfiguration, folder: vscode.WorkspaceFolder | undefined): vscode.DebugConfiguration | undefined {
+    const out: Record<string, unknown> = { ...c };
+    for (const key of ['kernel', 'initrd', 'vmlinux'] as const) {
+      const v = c[key];
+      if (v === undefined) continue;
+      if (typeof v !== 'string' || v === '') return this.fail(`"${key}" must be a path`);
+      out[key] = resolveProgramPath(v, folder).fsPath;
+    }
+    if (c.sourceMap !== undefined && typeof c.sourceMap === 'object' && c.sourceMap !== null) {
+      out.sourceMap = Object.fromEntries(Object.entries(c.sourceMap).map(([k, v]) => [k, typeof v === 'string' ? resolveProgramPath(v, folder).fsPath : v]));
+    }
+    return out as vscode.DebugConfiguration;
   }
 
   private fail(message: string): undefined {

@@ -8,13 +8,25 @@ import { bootForDebug } from './launch';
 import type { LaunchSettings } from './launch';
 import { MachineTarget } from './machineTarget';
 import type { DebugTarget } from './target';
+import { linuxLaunchOptions } from './linuxLaunch';
+import { LinuxTarget } from './linuxTarget';
 
 /** Boot the target of checked launch settings (as the client sent them); throws an Error ("launch: ...") or an ImageError. */
 export function launchTarget(settings: Partial<Record<keyof LaunchSettings, unknown>>): DebugTarget {
   return new MachineTarget(bootForDebug(settings));
 }
 
+/** Boot the full-system PC (a real Linux kernel) from launch settings with `kernel`; throws an Error ("launch: ...") */
+export function launchLinuxTarget(settings: Record<string, unknown>): LinuxTarget {
+  const { settings: s, machine } = linuxLaunchOptions(settings);
+  return new LinuxTarget(s, machine);
+}
+
 export { MachineTarget } from './machineTarget';
+export { LinuxTarget } from './linuxTarget';
+export type { LinuxBreakpoint, LinuxEnd, LinuxRegister, LinuxStop } from './linuxTarget';
+export type { LinuxFrame } from './linuxOrc';
+export { isLinuxLaunch } from './linuxLaunch';
 export type {
   DebugProbes, DebugTarget, EvaluateRequest, ProbeChange, RowsContext,
 } from './target';

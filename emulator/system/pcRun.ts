@@ -36,6 +36,8 @@ export const SLICE = 20_000;
 export type PcRunStop =
   | { readonly kind: 'reset' | 'poweroff'; readonly detail: string }
   | { readonly kind: 'tripleFault' | 'busError' | 'unsupported'; readonly detail: string }
+  /** a debugger breakpoint (DEBUGGER_SLOT0) on CPU `cpu`: the debugger clears it and goes on */
+  | { readonly kind: 'debugBreak'; readonly detail: string; readonly cpu?: number }
   | { readonly kind: 'stuck'; readonly detail: string }
   | { readonly kind: 'limit'; readonly detail: string }
   | { readonly kind: 'done'; readonly detail: string };
@@ -125,7 +127,7 @@ export class PcRun {
         this.instructions += r.executed;
         if (r.executed > 0) anyRan = true;
         m.advanceDevices(now + BigInt(r.executed));
-        if (r.event) this.stop = { kind: r.event.kind, detail: `${r.event.detail} at cpu${i} rip 0x${r.event.rip.toString(16)}` };
+        if (r.event) this.stop = { kind: r.event.kind, detail: `${r.event.detail} at cpu${i} rip 0x${r.event.rip.toString(16)}`, cpu: i };
       }
       if (this.stop !== null) break;
       if (m.stopped) {

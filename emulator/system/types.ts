@@ -81,6 +81,28 @@ export interface SystemCpuHandle {
   reg(n: number): bigint;
   /** where the CPU reports what the platform lacks (an MSR, once, with the rip) */
   setLog(log: (line: string) => void): void;
+  /** what a debugger reads and sets of this CPU */
+  readonly debug: SystemCpuDebug;
+}
+
+/**
+ * A system CPU as a debugger sees it (emulator/debug/linuxTarget.ts): its
+ * registers, its address space's root, the kernel's per-CPU base, and
+ * execute breakpoints the guest cannot see (no guest byte written: the CPU
+ * stops before such an instruction with a 'debugBreak' event).
+ */
+export interface SystemCpuDebug {
+  /** how many breakpoint addresses setBreakpoints takes */
+  readonly maxBreakpoints: number;
+  /** the registers in the order a debugger lists them, formatted (general, rip, flags, segments, bases, control registers, EFER, descriptor tables) */
+  registers(): readonly { name: string; value: string }[];
+  /** the root of the page tables the CPU translates through (x86: CR3's frame) */
+  pageTableRoot(): bigint;
+  /** the kernel's per-CPU area (x86: GS base in the kernel, KERNEL_GS_BASE while the user's GS is live) */
+  perCpuBase(): bigint;
+  setBreakpoints(addrs: readonly bigint[]): void;
+  /** before running again: leave a 'debugBreak' stop; `skipOnce`: the instruction at pc runs once without matching a breakpoint */
+  resume(skipOnce: boolean): void;
 }
 
 /** How a run of a full-system CPU ended. */
@@ -89,7 +111,7 @@ export interface SystemCpuRun {
   /** waiting in HLT for an interrupt */
   halted: boolean;
   /** the machine must stop: triple fault, a physical address nothing backs, a mode not emulated */
-  event: { kind: 'tripleFault' | 'busError' | 'unsupported'; rip: bigint; detail: string } | null;
+  event: { kind: 'tripleFault' | 'busError' | 'unsupported' | 'debugBreak'; rip: bigint; detail: string } | null;
 }
 
 /** The CPU architecture's side of the full-system PC (arch/registry.ts's systemCpuPort()). */

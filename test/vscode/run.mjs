@@ -167,6 +167,11 @@ const PAGE_QUERIES = {
     const cell = row?.querySelector('.instruction');
     return cell ? { text: cell.innerText, background: cell.style.background } : null;
   },
+  // the Debug Console's rendered text once it shows `includes` (its list renders the rows in view: the latest output)
+  'repl-text': (/** @type {{includes: string}} */ p) => {
+    const text = [...document.querySelectorAll('.repl .monaco-list-row')].map(r => r.textContent ?? '').join('\n');
+    return text.includes(p.includes) ? text : null;
+  },
 };
 
 /** Save the workbench as <screenshotDir>/<name>.png; returns the path. */

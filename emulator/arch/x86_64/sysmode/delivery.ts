@@ -31,6 +31,15 @@ const TWO32 = 4294967296;
 const IF = 0x200, NT = 0x4000, IOPL = 0x3000;
 /** the kinds of event delivered: an exception (hardware), an external interrupt or NMI, a software INT n / INT3 */
 export const EXC = 0, EXT = 1, SOFT = 2;
+/**
+ * Execute slots of the CPU's hardware debug unit from this index up are the
+ * debugger's (the guest's DR0-DR3 are slots 0-3): a hit there stops the
+ * machine with a 'debugBreak' event instead of a #DB, so the guest never
+ * sees it and no guest byte changes. To go on, the debugger clears
+ * `event` and sets the CPU's resume flag (the instruction then runs once
+ * without matching).
+ */
+export const DEBUGGER_SLOT0 = 4;
 
 export function setCpl(cpu: X86Cpu, s: SystemState, cs: number): void {
   s.cs = cs;
@@ -218,7 +227,12 @@ export function runSystem(cpu: X86Cpu, s: SystemState, budget: number): SystemRu
 function takeTrap(cpu: X86Cpu, s: SystemState, trap: Trap): void {
   switch (trap.kind) {
     case 'breakpoint': deliver(cpu, s, VEC_BP, -1, SOFT); return; // int3 retired: rip is after it
-    case 'singleStep': case 'hwBreakpoint': deliver(cpu, s, VEC_DB, -1, EXC); return;
+    case 'singleStep': case 'hwBreakpoint':
+      if (trap.kind === 'hwBreakpoint' && trap.access === 'exec' && (trap.hits >>> DEBUGGER_SLOT0) !== 0) {
+        s.event = { kind: 'debugBreak', rip: trap.pc, detail: 'a debugger breakpoint' };
+        return;
+      }
+      deliver(cpu, s, VEC_DB, -1, EXC); return;
     case 'halt': s.halted = true; return;
     case 'pageFault':
       // the physical bus found nothing at a translated address (the platform maps every physical range Linux touches)

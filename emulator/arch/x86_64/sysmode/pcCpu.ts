@@ -5,9 +5,11 @@
  * imports no architecture's implementation.
  */
 import type { Memory } from '../../../memory/memory';
-import type { LongModeStart, SystemCpuHandle, SystemCpuPort, SystemCpuRun, SystemPlatform } from '../../../system/types';
+import type { LongModeStart, SystemCpuDebug, SystemCpuHandle, SystemCpuPort, SystemCpuRun, SystemPlatform } from '../../../system/types';
 import type { X86Cpu } from '../cpu';
-import { createSystemCpu, runSystemCpu } from './systemCpu';
+import { createSystemCpu, runSystemCpu, systemOf } from './systemCpu';
+import { DEBUGGER_SLOT0 } from './delivery';
+import { fromVAddr, mustVAddr } from '../../../memory/address';
 
 class X86SystemCpu implements SystemCpuHandle {
   constructor(readonly cpu: X86Cpu) {}
@@ -16,6 +18,54 @@ class X86SystemCpu implements SystemCpuHandle {
   pc(): bigint { return this.cpu.getPc(); }
   reg(n: number): bigint { return (BigInt(this.cpu.hi[n] >>> 0) << 32n) | BigInt(this.cpu.lo[n] >>> 0); }
   setLog(log: (line: string) => void): void { this.cpu.sys!.log = log; }
+  private view: SystemCpuDebug | null = null;
+  get debug(): SystemCpuDebug { return this.view ??= x86Debug(this.cpu); }
+}
+
+// ---- the debugger's view of the CPU (system/types.ts SystemCpuDebug) ----
+const KERNEL_HALF = 0xffff800000000000n;
+const GPR = ['rax', 'rbx', 'rcx', 'rdx', 'rsi', 'rdi', 'rbp', 'rsp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15'];
+const GPR_NUM = [0, 3, 1, 2, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
+const h64 = (v: bigint): string => `0x${BigInt.asUintN(64, v).toString(16).padStart(16, '0')}`;
+const hx = (v: number | bigint): string => `0x${v.toString(16)}`;
+
+function x86Debug(cpu: X86Cpu): SystemCpuDebug {
+  const max = 31 - DEBUGGER_SLOT0;
+  return {
+    maxBreakpoints: max,
+    registers: () => {
+      const s = systemOf(cpu);
+      const reg = (n: number): bigint => (BigInt(cpu.hi[n] >>> 0) << 32n) | BigInt(cpu.lo[n] >>> 0);
+      return [
+        ...GPR.map((name, i) => ({ name, value: h64(reg(GPR_NUM[i])) })),
+        { name: 'rip', value: h64(cpu.getPc()) }, { name: 'rflags', value: hx(cpu.getRflags()) },
+        ...([['cs', s.cs], ['ss', s.ss], ['ds', s.ds], ['es', s.es], ['fs', s.fs], ['gs', s.gs]] as const).map(([name, v]) => ({ name, value: hx(v) })),
+        { name: 'fs_base', value: h64(fromVAddr(cpu.fsBase)) }, { name: 'gs_base', value: h64(fromVAddr(cpu.gsBase)) },
+        { name: 'kernel_gs_base', value: h64(fromVAddr(s.kernelGsBase)) },
+        { name: 'cr0', value: hx(s.cr0 >>> 0) }, { name: 'cr2', value: h64(fromVAddr(s.cr2)) }, { name: 'cr3', value: hx(s.cr3) },
+        { name: 'cr4', value: hx(s.cr4) }, { name: 'cr8', value: hx(s.cr8) }, { name: 'efer', value: hx(s.efer) },
+        { name: 'gdtr', value: `${h64(fromVAddr(s.gdtBase))} limit ${hx(s.gdtLimit)}` }, { name: 'idtr', value: `${h64(fromVAddr(s.idtBase))} limit ${hx(s.idtLimit)}` },
+        { name: 'tr', value: hx(s.tr) }, { name: 'cpl', value: String(s.cs & 3) },
+      ];
+    },
+    pageTableRoot: () => BigInt(systemOf(cpu).cr3) & 0x000ffffffffff000n,
+    perCpuBase: () => {
+      const gs = fromVAddr(cpu.gsBase);
+      return gs >= KERNEL_HALF ? gs : fromVAddr(systemOf(cpu).kernelGsBase);
+    },
+    setBreakpoints: addrs => {
+      if (addrs.length > max) throw new RangeError(`at most ${max} debugger breakpoints`);
+      for (let k = 0; k < max; k++) {
+        const a = addrs[k];
+        cpu.hw.setSlot(DEBUGGER_SLOT0 + k, a === undefined ? null : { lo: mustVAddr(a), len: 1, exec: true, read: false, write: false });
+      }
+    },
+    resume: skipOnce => {
+      const s = systemOf(cpu);
+      if (s.event?.kind === 'debugBreak') s.event = null;
+      if (skipOnce) cpu.resumeFlag = true;
+    },
+  };
 }
 
 export const pcCpuPort: SystemCpuPort = {

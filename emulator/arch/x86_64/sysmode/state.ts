@@ -27,7 +27,8 @@ export interface X86Platform {
 
 /** What ends a system-mode machine rather than the guest's code (reported, never a host exception). */
 export interface MachineEvent {
-  kind: 'tripleFault' | 'busError' | 'unsupported';
+  /** debugBreak: an execute breakpoint of the debugger (delivery.ts DEBUGGER_SLOT0), not an end: the debugger clears `event` to go on */
+  kind: 'tripleFault' | 'busError' | 'unsupported' | 'debugBreak';
   /** rip of the instruction at fault */
   rip: bigint;
   detail: string;

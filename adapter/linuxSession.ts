@@ -1,0 +1,282 @@
+/**
+ * The DAP side of the full-system PC (a real Linux kernel booted from a
+ * bzImage: launch.json `kernel`, `initrd`, `append`, `cpus`, `memory`,
+ * `vmlinux`, `sourceMap`), beside the emulated-kernel machine's session.
+ * KprobeSession hands it every request once a launch names `kernel`.
+ *
+ *   output       = the guest's console (category stdout), as it is printed
+ *   evaluate     = in the Debug Console, `>TEXT` types TEXT and a newline
+ *                  into the guest's UART (`>` alone: a bare newline);
+ *                  `$reg` reads a register, a vmlinux symbol its address
+ *   threads      = CPUs ("CPU 0: sh [61]": current->comm and pid with a vmlinux)
+ *   stackTrace   = Linux's frames through the vmlinux's ORC tables
+ *   scopes       = Locals (the frame's parameters and locals: the vmlinux's DWARF, values through the
+ *                  guest's page tables; hover/watch by name), Registers (general, rip, rflags,
+ *                  segments, CR0/2/3/4/8, EFER, GDTR/IDTR)
+ *   read/writeMemory, disassemble = through the stopped CPU's page tables
+ *   setBreakpoints (Linux source lines: the vmlinux's DWARF line table, emulator/debug/linuxSources.ts),
+ *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
+ *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
+ *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
+ *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
+ */
+import {
+  OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response,
+} from '@vscode/debugadapter';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { existsSync } from 'node:fs';
+import { formatAddress, parseAddress } from '../emulator/debug/index';
+import type { Expandable, FrameVariable, LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
+import { dapError, type DapErrorName } from './errors';
+import { disassemble } from './disassemble';
+
+/** what the Linux session needs of the DAP session it lives in */
+export interface DapSink {
+  sendResponse(r: DebugProtocol.Response): void;
+  sendEvent(e: DebugProtocol.Event): void;
+  sendErrorResponse(r: DebugProtocol.Response, m: DebugProtocol.Message): void;
+  /** the machine ended (terminated) */
+  ended(): void;
+}
+
+/** the Debug Console prefix that types into the guest's console */
+export const INPUT_PREFIX = '>';
+const REGISTERS_SCOPE = 1;
+const FRAME_IDS_PER_CPU = 1000;
+/** variablesReference of frame k's Locals on a CPU: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k */
+const LOCALS_SCOPE = 1000;
+/** references of expandable values (struct members) from here on; forgotten when the machine runs */
+const CHILDREN = 1_000_000;
+
+export class LinuxSession {
+  private nextBpId = 1;
+  private lastThread = 1;
+  private readonly expandables = new Map<number, { cpu: number; x: Expandable }>();
+
+  constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
+    t.onConsole(text => this.output(text, 'stdout'));
+    t.onMachineLog(line => this.output(`[machine] ${line}\n`, 'console'));
+    t.setRunListeners(s => this.onStop(s), e => this.onEnd(e));
+    const st = t.settings;
+    this.output(`kprobe: booting ${st.kernel}${st.initrd ? ` with ${st.initrd}` : ''} on the full-system PC (${t.run.machine.cpus} CPU${t.run.machine.cpus > 1 ? 's' : ''}, ${st.memory} MiB): ${st.append}\n`, 'console');
+    this.output(`kprobe: type into the guest's console from here with ${INPUT_PREFIX}TEXT (e.g. ${INPUT_PREFIX}ls /)\n`, 'console');
+  }
+
+  /** configurationDone: the machine starts (or stops at once: stopOnEntry) */
+  start(stopOnEntry: boolean): void {
+    if (stopOnEntry) this.sink.sendEvent(stopped('entry', 1, 'Stopped at the kernel\'s 64-bit entry'));
+    else this.t.resume();
+  }
+
+  private output(text: string, category: 'console' | 'stdout' | 'stderr'): void {
+    this.sink.sendEvent(new OutputEvent(text, category));
+  }
+
+  private onStop(s: LinuxStop): void {
+    this.lastThread = s.cpu + 1;
+    this.expandables.clear();
+    if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
+    const ev = stopped(s.reason, s.cpu + 1, s.description);
+    if (s.text) ev.body.text = s.text;
+    this.sink.sendEvent(ev);
+  }
+
+  private onEnd(e: LinuxEnd): void {
+    this.output(`kprobe: the machine ${e.kind === 'poweroff' ? 'powered off' : e.kind === 'reset' ? 'reset' : 'stopped'}: ${e.detail}\n`, 'console');
+    this.sink.sendEvent(new TerminatedEvent());
+    this.sink.ended();
+  }
+
+  dispose(): void { this.t.dispose(); }
+
+  /** true when the request was answered here */
+  dispatch(request: DebugProtocol.Request): boolean {
+    const response = new Response(request) as DebugProtocol.Response;
+    const args = (request.arguments ?? {}) as Record<string, unknown>;
+    const fail = (name: DapErrorName, detail?: unknown): true => { this.sink.sendErrorResponse(response, dapError(name, detail)); return true; };
+    const ok = (body?: unknown): true => { if (body !== undefined) response.body = body; this.sink.sendResponse(response); return true; };
+    const cpuOf = (threadId: unknown): number | undefined => {
+      const cpu = typeof threadId === 'number' ? threadId - 1 : this.lastThread - 1;
+      return this.t.cpuIds().includes(cpu) ? cpu : undefined;
+    };
+    try {
+      switch (request.command) {
+        case 'threads':
+          return ok({ threads: this.t.cpuIds().map(c => ({ id: c + 1, name: this.t.isRunning ? `CPU ${c}` : this.t.threadName(c) })) });
+        case 'continue':
+          ok({ allThreadsContinued: true });
+          this.t.resume();
+          return true;
+        case 'pause':
+          ok();
+          if (this.t.isRunning) this.t.pause();
+          else this.sink.sendEvent(stopped('pause', this.lastThread, 'Paused'));
+          return true;
+        case 'next': case 'stepIn': case 'stepOut': {
+          const cpu = cpuOf(args.threadId);
+          if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
+          if (this.t.isRunning) return fail('running');
+          ok();
+          this.sink.sendEvent(new ContinuedEvent(cpu + 1, true));
+          if (args.granularity === 'instruction') this.t.stepInstruction(cpu);
+          else this.t.stepLine(cpu, request.command === 'next' ? 'over' : request.command === 'stepIn' ? 'in' : 'out');
+          return true;
+        }
+        case 'stackTrace': {
+          const cpu = cpuOf(args.threadId);
+          if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
+          if (this.t.isRunning) return fail('running');
+          const frames = this.t.frames(cpu);
+          const stackFrames: DebugProtocol.StackFrame[] = frames.map((f, k) => {
+            const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: this.t.where(f.pc), line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
+            const line = this.t.sourceLine(k === 0 || f.signal ? f.pc : f.pc - 1n);
+            if (line) {
+              const local = this.t.sources.toLocal(line.file);
+              sf.source = { name: line.file.split('/').pop(), path: local, presentationHint: existsSync(local) ? undefined : 'deemphasize' };
+              sf.line = line.line;
+              sf.column = line.column || 1;
+            }
+            if (k > 0 && frames[k - 1].signal && k !== 1) sf.presentationHint = 'label';
+            return sf;
+          });
+          return ok({ stackFrames, totalFrames: stackFrames.length });
+        }
+        case 'scopes': {
+          const frameId = Number(args.frameId);
+          const cpu = Math.floor((frameId - 1) / FRAME_IDS_PER_CPU);
+          const k = (frameId - 1) % FRAME_IDS_PER_CPU;
+          const scopes: DebugProtocol.Scope[] = [{ name: 'Registers', presentationHint: 'registers', variablesReference: REGISTERS_SCOPE + cpu, expensive: false }];
+          if (this.t.vmlinux) scopes.unshift({ name: 'Locals', presentationHint: 'locals', variablesReference: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k, expensive: false });
+          return ok({ scopes });
+        }
+        case 'variables': {
+          const ref = Number(args.variablesReference);
+          if (ref >= CHILDREN) {
+            const e = this.expandables.get(ref);
+            if (!e) return fail('variables', `no variables ${ref} (the machine ran since)`);
+            return ok({ variables: this.t.children(e.cpu, e.x).map(v => this.dapVariable(e.cpu, v)) });
+          }
+          if (ref >= LOCALS_SCOPE) {
+            const cpu = Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), k = (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU;
+            const vars = this.t.frameVariables(cpu, k);
+            if (!vars.ok) return ok({ variables: [{ name: '(no variables)', value: vars.reason, variablesReference: 0 }] });
+            return ok({ variables: [...vars.params, ...vars.locals].map(v => this.dapVariable(cpu, v)) });
+          }
+          const cpu = ref - REGISTERS_SCOPE;
+          if (!this.t.cpuIds().includes(cpu)) return fail('variables', `no variables ${String(args.variablesReference)}`);
+          return ok({ variables: this.t.registers(cpu).map(r => ({ name: r.name, value: r.value, variablesReference: 0, memoryReference: /^0x[0-9a-f]{16}$/.test(r.value) ? r.value : undefined })) });
+        }
+        case 'readMemory': {
+          const cpu = this.lastThread - 1;
+          const addr = parseAddress(String(args.memoryReference)) + BigInt(Number(args.offset ?? 0));
+          const count = Number(args.count);
+          if (!Number.isInteger(count) || count < 0 || count > 1 << 20) return fail('readMemory', `count ${String(args.count)} is not an integer in 0..${1 << 20}`);
+          const bytes = this.t.readMemory(cpu, addr, count);
+          return ok({ address: formatAddress(addr), data: Buffer.from(bytes).toString('base64'), unreadableBytes: count - bytes.length });
+        }
+        case 'writeMemory': {
+          const addr = parseAddress(String(args.memoryReference)) + BigInt(Number(args.offset ?? 0));
+          const data = new Uint8Array(Buffer.from(String(args.data ?? ''), 'base64'));
+          if (!this.t.writeMemory(this.lastThread - 1, addr, data)) return fail('writeMemory', `${formatAddress(addr)}: not all ${data.length} bytes are mapped RAM in the guest's page tables`);
+          return ok({ bytesWritten: data.length });
+        }
+        case 'disassemble': {
+          const cpu = this.lastThread - 1;
+          const rows = disassemble((b, o, c) => this.t.disassemble(cpu, b, o, c), request.arguments as DebugProtocol.DisassembleArguments);
+          return ok({ instructions: rows });
+        }
+        case 'evaluate': return this.evaluate(args, ok, fail);
+        case 'setFunctionBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.FunctionBreakpoint[] | undefined) ?? [];
+          const res = this.t.setBreakpoints('function', 'function', bps.map(b => {
+            const a = this.t.functionAddress(b.name);
+            return { addresses: typeof a === 'string' ? a : [a], label: b.name };
+          }));
+          return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
+        }
+        case 'setInstructionBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.InstructionBreakpoint[] | undefined) ?? [];
+          const res = this.t.setBreakpoints('instruction', 'instruction', bps.map(b => {
+            let a: bigint | string;
+            try { a = parseAddress(b.instructionReference) + BigInt(b.offset ?? 0); } catch (e) { a = (e as Error).message; }
+            return { addresses: typeof a === 'bigint' ? [a] : a, label: typeof a === 'bigint' ? this.t.where(a) : '' };
+          }));
+          return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
+        }
+        case 'setBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.SourceBreakpoint[] | undefined) ?? [];
+          const source = args.source as DebugProtocol.Source;
+          const file = source.path ?? source.name ?? '';
+          const lines = bps.map(b => this.t.lineAddresses(file, b.line));
+          const res = this.t.setBreakpoints('source', `source ${file}`, lines.map(l =>
+            typeof l === 'string' ? { addresses: l, label: '' } : { addresses: l.addresses, label: `${file.split('/').pop()}:${l.line}` }));
+          return ok({ breakpoints: res.map((r, i) => {
+            const b = this.dapBreakpoint(r);
+            const l = lines[i];
+            if (typeof l !== 'string') { b.line = l.line; b.source = source; }
+            return b;
+          }) });
+        }
+        case 'setExceptionBreakpoints': case 'setDataBreakpoints':
+          return ok({ breakpoints: [] });
+        case 'restart':
+          return fail('restartFailed', 'the Linux machine does not restart in place yet: stop the session and start it again');
+        case 'stepBack': case 'reverseContinue':
+          return fail('timeTravel', 'the Linux machine is not recorded: no reverse execution on it yet');
+        default:
+          return false;
+      }
+    } catch (e) {
+      return fail('requestFailed', `${request.command}: ${(e as Error).message}`);
+    }
+  }
+
+  private evaluate(args: Record<string, unknown>, ok: (b?: unknown) => true, fail: (n: DapErrorName, d?: unknown) => true): true {
+    const expr = String(args.expression ?? '');
+    if (expr.startsWith(INPUT_PREFIX)) {
+      this.t.typeInput(`${expr.slice(INPUT_PREFIX.length)}\n`);
+      return ok({ result: this.t.isRunning ? '' : '(typed; the guest reads it when it runs)', variablesReference: 0 });
+    }
+    if (this.t.isRunning) return fail('running');
+    const cpu = typeof args.frameId === 'number' ? Math.floor((args.frameId - 1) / FRAME_IDS_PER_CPU) : this.lastThread - 1;
+    // a parameter or local of the frame (hover, watch)
+    if (/^[A-Za-z_]\w*$/.test(expr.trim()) && typeof args.frameId === 'number' && this.t.vmlinux) {
+      const vars = this.t.frameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
+      const v = vars.ok ? [...vars.params, ...vars.locals].find(x => x.name === expr.trim()) : undefined;
+      if (v) { const d = this.dapVariable(cpu, v); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
+    }
+    const reg = /^\$(\w+)$/.exec(expr.trim());
+    if (reg) {
+      const row = this.t.registers(cpu).find(r => r.name === reg[1].toLowerCase());
+      if (!row) return fail('evaluateNoRegister', `no register ${reg[1]}`);
+      return ok({ result: row.value, variablesReference: 0 });
+    }
+    const a = this.t.functionAddress(expr.trim());
+    if (typeof a === 'bigint') return ok({ result: formatAddress(a), variablesReference: 0, memoryReference: formatAddress(a) });
+    return fail('evaluate', `${expr}: ${a} (the Linux machine evaluates $register, a vmlinux symbol, or ${INPUT_PREFIX}TEXT to type into the console)`);
+  }
+
+  private dapVariable(cpu: number, v: FrameVariable): DebugProtocol.Variable {
+    let ref = 0;
+    if (v.expand) {
+      ref = CHILDREN + this.expandables.size;
+      this.expandables.set(ref, { cpu, x: v.expand });
+    }
+    return { name: v.name, value: v.value, type: v.type, variablesReference: ref };
+  }
+
+  private dapBreakpoint(r: ReturnType<LinuxTarget['setBreakpoints']>[number]): DebugProtocol.Breakpoint {
+    if (typeof r === 'string') return { verified: false, message: r };
+    const line = this.t.sourceLine(r.addresses[0]);
+    const bp: DebugProtocol.Breakpoint = { id: this.nextBpId++, verified: true, instructionReference: formatAddress(r.addresses[0]) };
+    if (line) bp.line = line.line;
+    return bp;
+  }
+}
+
+function stopped(reason: string, threadId: number, description: string): DebugProtocol.StoppedEvent {
+  const e = new StoppedEvent(reason, threadId) as DebugProtocol.StoppedEvent;
+  e.body.description = description;
+  e.body.allThreadsStopped = true;
+  return e;
+}

@@ -1,0 +1,484 @@
+/**
+ * The full-system PC (a real Linux kernel: emulator/system/) as the
+ * debugger drives it: the guest's console as text, input typed into its
+ * UART, run / pause / step in slices so a front end stays responsive,
+ * breakpoints the guest cannot see, and what a stop shows (CPUs with the
+ * task on each, registers with the control registers, memory and code
+ * through the stopped CPU's page tables, the call stack).
+ *
+ * Breakpoints never write guest memory (so they cannot collide with
+ * Linux's own kprobes, ftrace or text_poke): each is an execute slot of
+ * the CPUs' hardware debug unit above the guest's DR0-DR3
+ * (system/types.ts SystemCpuDebug; x86: delivery.ts DEBUGGER_SLOT0): the
+ * CPU stops before the instruction with a 'debugBreak' event the guest
+ * never sees.
+ *
+ * A guest panic ("Kernel panic - not syncing") stops the machine where it
+ * is, with the panic text kept; so does a triple fault. The machine stays
+ * inspectable; a continue from there lets the guest do what it asked
+ * (panic=-1 resets), which ends the session.
+ */
+import { loadElf } from '../elf';
+import type { ElfImage } from '../elf/types';
+import { BootError } from '../system/boot/setupHeader';
+import { PcRun, type PcRunOptions, type PcRunStop } from '../system/pcRun';
+import type { SystemCpuHandle } from '../system/types';
+import { archByName } from '../arch/registry';
+import type { ArchOps } from '../arch/types';
+import { toVAddr } from '../memory/address';
+import { GuestPages } from './linuxPages';
+import { Memory, PERM_R, PERM_X } from '../memory/memory';
+import { disassemblyRows, type DisassemblyRow } from './disassembly';
+import { childrenOf, frameVariables, type Expandable, type FrameState, type FrameVariable, type FrameVariables, type MemReader } from './variables';
+import type { LinuxLaunchSettings } from './linuxLaunch';
+import { LinuxTasks } from './linuxTasks';
+import { LinuxSources } from './linuxSources';
+import { LinuxLineStep } from './linuxStep';
+import type { DecodedInsn } from '../arch/types';
+import { orcFrames, type LinuxFrame } from './linuxOrc';
+
+/** instructions run between looks at the front end (pause, breakpoints changed) */
+const CHUNK = 2_000_000;
+const PANIC = 'Kernel panic - not syncing';
+
+export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'step' | 'exception';
+
+export interface LinuxStop {
+  reason: LinuxStopReason;
+  /** the CPU that stopped (thread cpu + 1) */
+  cpu: number;
+  description: string;
+  /** what the guest said (a panic's text) */
+  text?: string;
+  /** the machine cannot go on (reset, power off, a bus error): a continue ends the session */
+  final?: boolean;
+}
+
+export type LinuxEnd = { kind: 'reset' | 'poweroff' | 'stuck' | 'limit' | 'ended'; detail: string };
+
+export type LinuxBreakpointKind = 'function' | 'instruction' | 'source';
+/** a breakpoint: its addresses (a source line may have several: inlined copies, split code) */
+export interface LinuxBreakpoint { addresses: bigint[]; kind: LinuxBreakpointKind; label: string; group: string }
+
+export interface LinuxRegister { name: string; value: string }
+
+/** the System V x86_64 DWARF register numbers 0-15 as hardware register numbers (rax rdx rcx rbx rsi rdi rbp rsp r8-r15) */
+const DWARF_TO_HW = [0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
+const DWARF_RSP = 7, DWARF_RBP = 6, DWARF_RIP = 16;
+
+export const hex64 = (v: bigint): string => `0x${BigInt.asUintN(64, v).toString(16).padStart(16, '0')}`;
+
+export class LinuxTarget {
+  readonly kind = 'linux';
+  readonly run: PcRun;
+  readonly vmlinux: ElfImage | undefined;
+  readonly arch: ArchOps;
+  private readonly consoleListeners: ((text: string) => void)[] = [];
+  private pending = '';
+  /** everything the console printed (the panic text is searched here) */
+  private consoleText = '';
+  private panicSeenAt = -1;
+  private panicReported = false;
+  private running = false;
+  private pauseRequested = false;
+  private onStop: ((s: LinuxStop) => void) | null = null;
+  private onEnd: ((e: LinuxEnd) => void) | null = null;
+  private bps: LinuxBreakpoint[] = [];
+  /** address -> the breakpoints there */
+  private readonly armed = new Map<bigint, LinuxBreakpoint[]>();
+  private armedCpus = 0;
+  private lastStop: LinuxStop | null = null;
+  private ended = false;
+  readonly tasks: LinuxTasks | undefined;
+  readonly sources: LinuxSources;
+  maxInstructions = Number.MAX_SAFE_INTEGER;
+
+  constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
+    let vmlinux: ElfImage | undefined;
+    if (settings.vmlinux !== undefined) {
+      try { vmlinux = loadElf(settings.vmlinux); } catch (e) { throw new Error(`launch: "vmlinux" ${settings.vmlinux}: ${(e as Error).message}`); }
+      if (vmlinux.archName !== 'x86_64') throw new Error(`launch: "vmlinux" ${settings.vmlinux} is built for ${vmlinux.archName}; the full-system PC runs x86_64 kernels`);
+    }
+    try {
+      this.run = new PcRun(opts);
+    } catch (e) {
+      if (e instanceof BootError || e instanceof RangeError) throw new Error(`launch: ${e.message}`);
+      throw e;
+    }
+    this.vmlinux = vmlinux;
+    this.arch = archByName('x86_64')!;
+    this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
+    this.sources = new LinuxSources(settings.vmlinux ?? settings.kernel, settings.sourceMap);
+    const decoder = new TextDecoder('latin1');
+    this.run.machine.onConsole(b => {
+      const ch = decoder.decode(new Uint8Array([b]));
+      this.pending += ch;
+      this.consoleText += ch;
+      if (this.panicSeenAt < 0 && ch === '\n') {
+        const at = this.consoleText.lastIndexOf(PANIC);
+        if (at >= 0) this.panicSeenAt = at;
+      }
+    });
+  }
+
+  // ---- console
+
+  /** the guest's console output, as it is printed (in pieces of whole bytes) */
+  onConsole(l: (text: string) => void): void { this.consoleListeners.push(l); }
+  onMachineLog(l: (line: string) => void): void { this.run.machine.onLog(l); }
+  /** characters typed at the guest's UART (taken when the machine runs) */
+  typeInput(text: string): void { this.run.machine.consoleInput(new TextEncoder().encode(text)); }
+  private flushConsole(): void {
+    if (this.pending.length === 0) return;
+    const t = this.pending;
+    this.pending = '';
+    for (const l of this.consoleListeners) l(t);
+  }
+
+  // ---- run control
+
+  get isRunning(): boolean { return this.running; }
+  get stopped(): LinuxStop | null { return this.running ? null : this.lastStop; }
+
+  /** the listeners of the run: a stop (inspectable) or the end of the machine */
+  setRunListeners(onStop: (s: LinuxStop) => void, onEnd: (e: LinuxEnd) => void): void {
+    this.onStop = onStop;
+    this.onEnd = onEnd;
+  }
+
+  /** run until a breakpoint, a pause, a panic or the machine's end (reported to the run listeners) */
+  resume(): void {
+    if (this.running || this.ended) return;
+    if (this.lastStop?.final) { this.finish({ kind: 'ended', detail: this.lastStop.description }); return; }
+    this.prepareResume();
+    this.running = true;
+    this.pauseRequested = false;
+    setImmediate(this.chunk);
+  }
+
+  pause(): void { if (this.running) this.pauseRequested = true; }
+
+  /** one instruction of every running CPU (all-stop, as gdb on QEMU); ends with a 'step' stop */
+  stepInstruction(cpu: number): void {
+    if (!this.canStep()) return;
+    const stop = this.singleStep();
+    if (stop === null) this.report({ reason: 'step', cpu, description: 'Stepped one instruction' });
+    else this.handleStop(stop);
+  }
+
+  /** a source-line step of `cpu` (linuxStep.ts); the other CPUs run along */
+  stepLine(cpu: number, kind: 'in' | 'over' | 'out'): void {
+    if (!this.canStep()) return;
+    new LinuxLineStep(this, cpu, kind).start();
+  }
+
+  private canStep(): boolean {
+    if (this.running || this.ended) return false;
+    if (this.lastStop?.final) { this.finish({ kind: 'ended', detail: this.lastStop.description }); return false; }
+    return true;
+  }
+
+  /** one instruction of every running CPU: null when it ran (or stopped at a breakpoint address), else the stop that ended it */
+  singleStep(): PcRunStop | null {
+    this.prepareResume();
+    const r = this.run;
+    r.stop = null;
+    const stop = r.run(r.instructions + 1, () => this.until());
+    this.flushConsole();
+    return stop.kind === 'limit' || stop.kind === 'debugBreak' ? null : stop;
+  }
+
+  /** a step's temporary breakpoint: when `cpu` reaches it, onHit decides (true: the step goes on from there) */
+  private temp: { address: bigint; cpu: number; onHit: () => void } | null = null;
+
+  /** run until `cpu` reaches `address` (a step's temporary breakpoint), then onHit; other stops end the step as usual */
+  runTo(cpu: number, address: bigint, onHit: () => void): void {
+    this.temp = { address, cpu, onHit };
+    this.armNewCpus(true);
+    this.running = true;
+    this.pauseRequested = false;
+    this.prepareResume();
+    setImmediate(this.chunk);
+  }
+
+  /** a step's end (or a stop it ran into): the front end's stop */
+  stepDone(cpu: number, description: string, stop?: PcRunStop): void {
+    if (stop) this.handleStop(stop);
+    else this.report({ reason: 'step', cpu, description });
+  }
+
+  /** decoded instruction at `pc` through `cpu`'s page tables */
+  instructionAt(cpu: number, pc: bigint): DecodedInsn | undefined {
+    const bytes = this.pages(cpu).read(pc, this.arch.maxInsnLength);
+    try { return bytes.length > 0 ? this.arch.decodeBytes(bytes, pc) ?? undefined : undefined; } catch { return undefined; }
+  }
+
+  /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
+  private prepareResume(): void {
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()) || this.temp?.address === h.pc());
+    this.run.stop = null;
+  }
+
+  private readonly chunk = (): void => {
+    if (!this.running) return;
+    const r = this.run;
+    r.stop = null;
+    let stop: PcRunStop;
+    try {
+      stop = r.run(Math.min(this.maxInstructions, r.instructions + CHUNK), () => this.until());
+    } catch (e) {
+      this.flushConsole();
+      this.running = false;
+      this.finish({ kind: 'ended', detail: `the machine failed: ${(e as Error).message}` });
+      return;
+    }
+    this.flushConsole();
+    if (stop.kind === 'limit' && r.instructions < this.maxInstructions && this.panicSeenAt < 0 && !this.pauseRequested) {
+      setImmediate(this.chunk);
+      return;
+    }
+    this.running = false;
+    this.handleStop(stop);
+  };
+
+  /** checked by the run loop after each round of CPU slices */
+  private until(): PcRunStop | null {
+    this.armNewCpus();
+    if (this.panicSeenAt >= 0 && !this.panicReported) return { kind: 'done', detail: 'panic' };
+    if (this.pauseRequested) return { kind: 'done', detail: 'pause' };
+    return null;
+  }
+
+  private handleStop(stop: PcRunStop): void {
+    const cpu = stop.kind === 'debugBreak' ? stop.cpu ?? 0 : this.run.machine.currentCpu;
+    if (this.panicSeenAt >= 0 && !this.panicReported) {
+      this.panicReported = true;
+      const text = this.consoleText.slice(this.panicSeenAt).split('\n')[0].trim();
+      const final = stop.kind === 'reset' || stop.kind === 'poweroff';
+      this.report({ reason: 'exception', cpu, description: `The guest panicked: ${text}`, text: this.consoleText.slice(this.panicSeenAt), final });
+      return;
+    }
+    switch (stop.kind) {
+      case 'debugBreak': {
+        const h = this.run.cpus[cpu];
+        const t = this.temp;
+        if (t && h && h.pc() === t.address && !this.armed.has(t.address)) {
+          // a step's own breakpoint: the step decides (another CPU reaching it just goes on)
+          if (cpu === t.cpu) { t.onHit(); return; }
+          this.running = true; this.prepareResume(); setImmediate(this.chunk); return;
+        }
+        const bp = h ? this.armed.get(h.pc())?.[0] : undefined;
+        this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp?.kind === 'instruction' ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
+        return;
+      }
+      case 'done': this.report({ reason: 'pause', cpu, description: 'Paused' }); return;
+      case 'limit': this.report({ reason: 'pause', cpu, description: `Paused after ${this.run.instructions} instructions` }); return;
+      case 'tripleFault': case 'busError': case 'unsupported':
+        this.report({ reason: 'exception', cpu, description: `The guest ${stop.kind === 'tripleFault' ? 'triple-faulted' : 'stopped'}: ${stop.detail}`, text: stop.detail, final: true });
+        return;
+      default: this.finish({ kind: stop.kind, detail: stop.detail });
+    }
+  }
+
+  private report(s: LinuxStop): void {
+    this.running = false;
+    // a step's temporary breakpoint ends with the step (a breakpoint or a pause may end it first)
+    if (this.temp) { this.temp = null; this.armNewCpus(true); }
+    this.lastStop = s;
+    this.onStop?.(s);
+  }
+
+  private finish(e: LinuxEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.running = false;
+    this.onEnd?.(e);
+  }
+
+  /** the machine is dropped (terminate / disconnect) */
+  dispose(): void { this.running = false; this.ended = true; }
+
+  // ---- breakpoints (no guest byte written)
+
+  /** the address of a function of the vmlinux, or why not */
+  functionAddress(name: string): bigint | string {
+    if (!this.vmlinux) return 'function breakpoints need the kernel\'s symbols: set "vmlinux" in launch.json';
+    const s = this.vmlinux.symbols.lookup(name);
+    if (!s) return `no function ${name} in ${this.vmlinux.path}`;
+    return s.value;
+  }
+
+  /**
+   * Replace the breakpoints of `group` (a kind, or a source file); returns
+   * per request the breakpoint or why not. The addresses of all groups
+   * share the CPUs' debugger slots.
+   */
+  setBreakpoints(kind: LinuxBreakpointKind, group: string, wanted: readonly { addresses: bigint[] | string; label: string }[]): (LinuxBreakpoint | string)[] {
+    this.bps = this.bps.filter(b => b.group !== group);
+    const max = this.run.cpus[0]!.debug.maxBreakpoints;
+    const out: (LinuxBreakpoint | string)[] = [];
+    for (const w of wanted) {
+      if (typeof w.addresses === 'string') { out.push(w.addresses); continue; }
+      const bad = w.addresses.find(a => toVAddr(a) === null);
+      if (bad !== undefined) { out.push(`${hex64(bad)} is not a canonical address`); continue; }
+      const used = new Set(this.bps.flatMap(b => b.addresses));
+      const more = w.addresses.filter(a => !used.has(a)).length;
+      if (used.size + more > max) { out.push(`at most ${max} breakpoint addresses at once on this machine (${used.size} in use, this one needs ${more})`); continue; }
+      const b: LinuxBreakpoint = { addresses: [...w.addresses], kind, label: w.label, group };
+      this.bps.push(b);
+      out.push(b);
+    }
+    this.armed.clear();
+    for (const b of this.bps) for (const a of b.addresses) this.armed.set(a, [...(this.armed.get(a) ?? []), b]);
+    this.rearm();
+    return out;
+  }
+
+  /** the addresses of a source line (DWARF line table; a line without code moves to the next with code), or why not */
+  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string {
+    const lines = this.vmlinux?.lines;
+    if (!lines) return 'source breakpoints need the kernel\'s DWARF: set "vmlinux" (Debian\'s -dbg vmlinux) in launch.json';
+    for (const name of this.sources.dwarfCandidates(clientPath)) {
+      let at = line;
+      let addrs = lines.addressesForLine(name, at);
+      if (addrs.length === 0) {
+        const next = lines.nextLineWithCode(name, line);
+        if (next === undefined) continue;
+        at = next;
+        addrs = lines.addressesForLine(name, at);
+      }
+      if (addrs.length > 0) return { addresses: addrs, line: at };
+    }
+    return `no code for ${clientPath}:${line} in ${this.vmlinux!.path}'s line table`;
+  }
+
+  private rearm(): void { this.armNewCpus(true); }
+
+  /** the breakpoints into every CPU's debug unit (an AP started since the last look gets them too) */
+  private armNewCpus(all = false): void {
+    const cpus = this.run.cpus;
+    const live = cpus.filter(c => c !== null).length;
+    if (!all && live === this.armedCpus) return;
+    const addrs = [...this.armed.keys()];
+    if (this.temp && !this.armed.has(this.temp.address)) addrs.push(this.temp.address);
+    for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
+    this.armedCpus = live;
+  }
+
+  // ---- what a stop shows
+
+  /** CPUs that run (an AP not started yet has no thread) */
+  cpuIds(): number[] { return this.run.cpus.flatMap((c, i) => (c === null ? [] : [i])); }
+
+  private handle(cpu: number): SystemCpuHandle {
+    const h = this.run.cpus[cpu];
+    if (!h) throw new Error(`no CPU ${cpu}`);
+    return h;
+  }
+
+  pc(cpu: number): bigint { return this.handle(cpu).pc(); }
+  reg(cpu: number, n: number): bigint { return this.handle(cpu).reg(n); }
+
+  /** the stopped CPU's address space (its CR3) */
+  pages(cpu: number): GuestPages {
+    return new GuestPages(this.run.machine.memory, this.handle(cpu).debug.pageTableRoot());
+  }
+
+  /** "CPU 0: sh [57]" from current_task when the vmlinux is known, else "CPU 0" */
+  threadName(cpu: number): string {
+    const t = this.tasks?.current(this.pages(cpu), this.perCpuBase(cpu));
+    return t ? `CPU ${cpu}: ${t.comm} [${t.pid}]` : `CPU ${cpu}`;
+  }
+
+  /** the CPU's per-CPU area (GS base in the kernel; the swapped one while user GS is live) */
+  perCpuBase(cpu: number): bigint { return this.handle(cpu).debug.perCpuBase(); }
+
+  registers(cpu: number): LinuxRegister[] { return [...this.handle(cpu).debug.registers()]; }
+
+  /** symbol+0xoff of an address (the vmlinux's symbols), else its hex value */
+  where(addr: bigint): string {
+    const r = this.vmlinux?.symbols.resolve(addr);
+    if (!r) return hex64(addr);
+    return r.offset === 0n ? r.sym.name : `${r.sym.name}+0x${r.offset.toString(16)}`;
+  }
+
+  /** the call stack of a stopped CPU: through Linux's ORC tables when the vmlinux has them, else the top frame */
+  frames(cpu: number): LinuxFrame[] {
+    const h = this.handle(cpu);
+    const regs = { rip: h.pc(), rsp: h.reg(4), rbp: h.reg(5) };
+    const pages = this.pages(cpu);
+    const walked = this.vmlinux ? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
+    return walked;
+  }
+
+  /** `len` bytes of guest memory at `addr` through CPU `cpu`'s page tables (shorter: unreadable from there on) */
+  readMemory(cpu: number, addr: bigint, len: number): Uint8Array { return this.pages(cpu).read(addr, len); }
+
+  /** the debugger's own write (writeMemory): false when not all of it is mapped RAM */
+  writeMemory(cpu: number, addr: bigint, data: Uint8Array): boolean { return this.pages(cpu).write(addr, data); }
+
+  /**
+   * Disassembly rows around `base` through CPU `cpu`'s page tables: the
+   * executable pages near it copied into a private address space (the
+   * decoder reads only that copy), labelled by the vmlinux's symbols.
+   */
+  disassemble(cpu: number, base: bigint, insnOffset: number, count: number): DisassemblyRow[] {
+    if (!this.vmlinux) throw new Error('the Disassembly view needs the kernel\'s symbols: set "vmlinux" in launch.json');
+    const pages = this.pages(cpu);
+    const mem = new Memory('guest code');
+    const span = BigInt(Math.min(256, 16 + Math.ceil((Math.abs(insnOffset) + count) * 15 / 4096)));
+    const first = (BigInt.asUintN(64, base) & ~0xfffn) - span * 4096n;
+    for (let k = 0n; k <= 2n * span; k++) {
+      const va = first + k * 4096n;
+      const v = toVAddr(va);
+      const t = v === null ? undefined : pages.translate(va);
+      if (v === null || !t || !t.executable) continue;
+      const bytes = pages.read(va, 4096);
+      if (bytes.length < 4096) continue;
+      mem.map(v, 4096, PERM_R | PERM_X, 'guest page', undefined, bytes);
+    }
+    return disassemblyRows({ arch: this.arch, mem, image: this.vmlinux }, base, insnOffset, count);
+  }
+
+  /** the DWARF source line of an address (the vmlinux's line table) */
+  sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined {
+    try { return this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
+  }
+
+  /** guest memory through CPU `cpu`'s page tables as the DWARF variables code reads it */
+  memReader(cpu: number): MemReader {
+    const pages = this.pages(cpu);
+    return (addr, size) => { const b = pages.read(addr, size); return b.length === size ? b : undefined; };
+  }
+
+  /**
+   * The parameters and locals of frame `k` of a stopped CPU (the vmlinux's
+   * DWARF, values through the guest's page tables): the top frame with
+   * every register, outer frames with their stack pointer, rbp and the CFA
+   * ORC gives (their other registers are unknown: shown optimized out).
+   */
+  frameVariables(cpu: number, k: number): FrameVariables {
+    if (!this.vmlinux) return { ok: false, reason: 'no vmlinux: set "vmlinux" in launch.json for the variables' };
+    const frames = this.frames(cpu);
+    const f = frames[k];
+    if (!f) return { ok: false, reason: `no frame ${k}` };
+    const regs = new Map<number, bigint>();
+    const h = this.handle(cpu);
+    if (k === 0) DWARF_TO_HW.forEach((hw, d) => regs.set(d, h.reg(hw)));
+    else {
+      regs.set(DWARF_RSP, f.sp);
+      if (f.bp !== undefined) regs.set(DWARF_RBP, f.bp);
+    }
+    const pc = k === 0 || f.signal ? f.pc : f.pc - 1n;
+    regs.set(DWARF_RIP, pc);
+    const state: FrameState = { pc, level: k, regs, cfa: f.cfa };
+    try {
+      return frameVariables(this.vmlinux, state, this.memReader(cpu));
+    } catch (e) {
+      return { ok: false, reason: `the DWARF of ${this.where(f.pc)} cannot be read: ${(e as Error).message}` };
+    }
+  }
+
+  /** the members of a struct / array / pointed-to struct shown in a frame's variables */
+  children(cpu: number, x: Expandable): FrameVariable[] { return childrenOf(x, this.memReader(cpu)); }
+}
