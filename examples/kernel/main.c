@@ -162,7 +162,10 @@ static noinline void kprobes_selftest(void)
  */
 static noinline long start_user_space(void)
 {
-	long n = kp_user_init(0);
+	long n;
+
+	prepare_user_service();
+	n = kp_user_init(0);
 
 	if (n < 0) {
 		printk("Kernel panic - not syncing: Requested init failed (error %ld).\n", n);

@@ -11,9 +11,6 @@
  *
  * What is not PASS, and why (the sample kernel is small, the emulator has
  * no function tracer):
- *   kprobe_args_user.tc   FAIL: do_sys_open / do_sys_openat2 with user
- *                         pointers need the system call to run in the
- *                         process's context in the kernel image
  *   multiple_kprobes.tc   FAIL: it wants 256 text symbols in kallsyms; the
  *                         sample kernel has under 60
  *   kprobe_module.tc      UNRESOLVED: no trace-printk module (modprobe)
