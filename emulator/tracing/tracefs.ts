@@ -68,6 +68,7 @@ import type { EventAdd, EventError } from './events';
 import { filterErrorLog, filterErrorText, filterFields, parseFilter, setEventFilter } from './events/filter';
 import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
 import type { Inode } from '../kernel/fs/vfs';
+import type { SymbolTable } from '../elf/types';
 import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
@@ -145,7 +146,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   /** One line written to kprobe_events / uprobe_events / dynamic_events: 0 or -errno. */
   const command = (line: string, kind: EventsKind): number => {
     const src = probes();
-    const r = parseEventDefinition(line, { symbolCount: name => (k.image.symbols.lookup(name) ? 1 : 0), fileKind: path => fileKindOf(k, path) });
+    const r = parseEventDefinition(line, { symbolCount: name => sameNameCount(k.image.symbols, name), fileKind: path => fileKindOf(k, path) });
     if (!r.ok) {
       logError(line, r.error, kind);
       return -(r.error.errno ?? Errno.EINVAL);
@@ -392,4 +393,21 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     },
   });
   return root;
+}
+
+/** names of a symbol table counted (number_of_same_symbols: a name several functions or objects have is not unique) */
+const nameCounts = new WeakMap<SymbolTable, Map<string, number>>();
+
+/** How many of the kernel's symbols (functions and objects, local ones too: kallsyms lists both) are named `name`. */
+export function sameNameCount(symbols: SymbolTable, name: string): number {
+  let m = nameCounts.get(symbols);
+  if (!m) {
+    m = new Map();
+    for (const s of symbols.all()) {
+      if (s.shndx === 0 || (s.type !== 'func' && s.type !== 'object' && s.type !== 'notype')) continue;
+      m.set(s.name, (m.get(s.name) ?? 0) + 1);
+    }
+    nameCounts.set(symbols, m);
+  }
+  return m.get(name) ?? (symbols.lookup(name) ? 1 : 0);
 }

@@ -100,6 +100,15 @@ int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 int printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 unsigned long atomic_add_return(long delta, long *v);
 
+/* a sysfs attribute and its show method (include/linux/kobject.h, sysfs.h) */
+struct kobject {
+	const char *name;
+};
+struct kobj_attribute {
+	const char *name;
+	ssize_t (*show)(struct kobject *kobj, struct kobj_attribute *attr, char *buf);
+};
+
 /* fork.c */
 struct pt_regs;
 long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,

@@ -15,7 +15,6 @@
  *                         sample kernel has under 60
  *   kprobe_module.tc      UNRESOLVED: no trace-printk module (modprobe)
  *   kprobe_ftrace.tc      UNSUPPORTED: no function tracer / stack_trace_filter
- *   kprobe_non_uniq_symbol.tc UNSUPPORTED: no duplicated name_show symbol
  *   dynevent/: eprobes, synthetic events and syscall events are not
  *   implemented (UNSUPPORTED).
  *
