@@ -69,6 +69,8 @@ import { filterErrorLog, filterErrorText, filterFields, parseFilter, setEventFil
 import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
 import type { Inode } from '../kernel/fs/vfs';
 import type { SymbolTable } from '../elf/types';
+import { tracePrintk } from './events/tracePrintk';
+import { moduleLoaded } from './events/moduleEvents';
 import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
@@ -110,6 +112,7 @@ const splitLines = (text: string): string[] => text.match(/[^\n]*\n/g) ?? [];
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
   const root = pseudoDir(fs, 0o700);
+  k.tracePrintk = (cpu, ip, text) => tracePrintk(k, cpu, ip, text);
   // machine state in an object the tree reaches (kprobe_events' `state`), so time travel puts it back
   const state = {
     /** error_log entries, oldest first */
@@ -249,7 +252,14 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   const setEnabledWhere = (pick: (key: string) => boolean, on: boolean): number => {
     for (const [key, list] of defined) {
       if (!pick(key) || enabled.has(key) === on) continue;
-      for (const id of list) if (probes()?.setEnabled(id, on) !== undefined) return -Errno.EINVAL;
+      const defs = kinds.get(key) ?? [];
+      for (const [i, id] of list.entries()) {
+        const err = probes()?.setEnabled(id, on);
+        // __enable_trace_kprobe skips a probe whose module is gone (or not loaded yet): the event is enabled
+        // all the same, and its probe is armed when the module comes (moduleEvents.ts)
+        const t = defs[i]?.target;
+        if (err !== undefined && !(t?.kind === 'symbol' && t.module !== undefined && !moduleLoaded(k, t.module))) return -Errno.EINVAL;
+      }
       if (on) enabled.add(key); else enabled.delete(key);
     }
     return 0;

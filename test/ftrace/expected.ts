@@ -19,7 +19,7 @@ const KPROBE: Record<string, Result> = {
   'Kprobe event user-memory access': 'PASS',
   'Kprobe event auto/manual naming': 'PASS',
   'Kprobe dynamic event with function tracer': 'UNSUPPORTED',
-  'Kprobe dynamic event - probing module': 'UNRESOLVED',
+  'Kprobe dynamic event - probing module': 'PASS',
   'Create/delete multiprobe on kprobe event': 'PASS',
   'Test failure of registering kprobe on non unique symbol': 'PASS',
   'Kprobe event parser error log check': 'PASS',
