@@ -165,7 +165,7 @@ unsigned long kprobe_stacktrace_internal_target(void);
 unsigned long kprobe_stacktrace_driver(void);
 
 /* usersvc.c */
-void prepare_user_service(void);
+long prepare_user_service(void);
 long start_user_service(void);
 /* the user_init hypercall's forms the image's thread uses (emulator/kernel/user/kernelService.ts, imageWork.ts) */
 #define KP_USER_SERVE 2

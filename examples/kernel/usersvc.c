@@ -14,7 +14,7 @@
  * ksys_symlinkat on its user pointers; the result goes back with the
  * request's id (KP_USER_DONE).
  *
- * The thread asks for the next request with the user_init hypercall's
+ * Each thread (kusersvc/N, one per CPU) asks for the next request with the user_init hypercall's
  * serve form (kp_user_init's argument KP_USER_SERVE, the request buffer as
  * the second argument): it sleeps until one is queued; 0 when user space
  * has ended and nothing is left.
@@ -105,17 +105,33 @@ static void user_service(void *unused)
 }
 
 /*
- * Before user space starts: a thread will serve it, so a program's call
- * that is the thread's work waits for it even when it comes first.
+ * Before user space starts: threads will serve it, so a program's call
+ * that is their work waits for them. Returns how many programs the machine
+ * was given (none: no thread is needed).
  */
-void prepare_user_service(void)
+long prepare_user_service(void)
 {
-	kp_hypercall4(KP_HC_USER_INIT, KP_USER_WILL_SERVE, 0, 0, 0);
+	return kp_hypercall4(KP_HC_USER_INIT, KP_USER_WILL_SERVE, 0, 0, 0);
 }
 
-/* Start the thread that serves user space (once user space has started). */
+/*
+ * Start the threads that serve user space (before it starts, so that each
+ * is waiting on its CPU when the first call comes): one per CPU, kusersvc/N on CPU N, as Linux's per-CPU kernel threads. A
+ * process's call goes to its own CPU's thread, which runs as soon as the
+ * process sleeps in the call.
+ */
 long start_user_service(void)
 {
-	long nr = kp_nr_cpus();
-	return kp_thread_create(user_service, NULL, nr > 1 ? nr - 1 : 0, "kusersvc");
+	static char comms[8][16];
+	long nr = kp_nr_cpus(), err = 0;
+
+	for (long cpu = 0; cpu < nr && cpu < (long)ARRAY_SIZE(comms); cpu++) {
+		long pid;
+
+		snprintf(comms[cpu], sizeof(comms[cpu]), "kusersvc/%ld", cpu);
+		pid = kp_thread_create(user_service, NULL, cpu, comms[cpu]);
+		if (pid < 0)
+			err = pid;
+	}
+	return err;
 }

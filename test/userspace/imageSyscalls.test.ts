@@ -62,7 +62,7 @@ describe('user programs\' open/symlink run the sample kernel\'s do_sys_openat2 /
       assert.deepEqual(values(r.out, 'uopen', 'dfd').slice(0, 3), ['-100', '-100', '-100']);
       // a kernel-memory read of a user address faults (the kernel's own reads do not reach user memory)
       assert.deepEqual(values(r.out, 'uopen', 'kpath').slice(0, 1), ['(fault)']);
-      assert.match(r.out, /^\s*kusersvc-\d+\s.*uopen: \(do_sys_openat2\+0x0/m);
+      assert.match(r.out, /^\s*kusersvc\/\d+-\d+\s.*uopen: \(do_sys_openat2\+0x0/m);
       assert.deepEqual(values(r.out, 'ropen', 'ret').slice(0, 3), ['3', '-14', '-14']);
       // a bad target never reaches vfs_symlink; the good one does, with the kernel's copy of the target and a kernel dentry
       assert.deepEqual(values(r.out, 'dsym', 'newdfd'), ['-100', '-100']);

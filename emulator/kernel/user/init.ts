@@ -92,7 +92,7 @@ export class UserInit {
     const abi = this.k.arch.abi.hypercall;
     const form = cpu.getReg(abi.args[0]);
     if (form === USER_SERVE) return this.service.serve(cpu, cpu.getReg(abi.args[1]));
-    if (form === USER_WILL_SERVE) { this.service.served = true; return 0n; }
+    if (form === USER_WILL_SERVE) { this.service.served = true; return BigInt(this.commands.length); }
     const work = imageWork(this.k, this.service, cpu, form, cpu.getReg(abi.args[1]), cpu.getReg(abi.args[2]), cpu.getReg(abi.args[3]));
     if (work !== undefined) return work;
     if (this.started) {
@@ -101,6 +101,8 @@ export class UserInit {
     }
     this.started = true;
     const r = this.start(cpu);
+    // nothing started: the threads waiting to serve user space hear that it has ended
+    if (this.pending.size === 0) this.service.userSpaceEnded();
     if (r !== null) return r;
     if (!wait) return BigInt(this.commands.length ? this.pending.size : 0);
     return this.wait(cpu);
