@@ -37,6 +37,8 @@ export const enum Hypercall {
   UserInit = 12,
   /** delete_module(const char *name, unsigned flags) -> 0 / -ENOENT / -EWOULDBLOCK / -EBUSY / -EFAULT: rmmod from a kernel thread (the exit runs after, in an rmmod thread) */
   DeleteModule = 13,
+  /** trace_printk(unsigned long ip, const char *buf, unsigned long len) -> len: the text into the trace buffer (Kernel.tracePrintk) */
+  TracePrintk = 14,
 }
 
 /** Section an image fills with addresses of functions kprobes must refuse (Linux NOKPROBE_SYMBOL). */

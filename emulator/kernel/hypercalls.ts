@@ -71,6 +71,19 @@ export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number,
   [Hypercall.ThreadJoin, (k, cpu, [pid]) => k.joinThread(cpu.id, signed(pid))],
   [Hypercall.NrCpus, k => BigInt(k.cpus.length)],
   [Hypercall.UserInit, (k, cpu, [wait]) => (k.userInit ? k.userInit.call(cpu, wait !== 0n) : 0n)],
+  [Hypercall.TracePrintk, (k, cpu, [ip, buf, len]) => {
+    const u = BigInt.asUintN(64, len);
+    const n = u > BigInt(CONSOLE_WRITE_MAX) ? CONSOLE_WRITE_MAX : Number(u);
+    const a = toVAddr(buf);
+    if (a === null) return err('EFAULT');
+    let bytes: Uint8Array;
+    try { bytes = cpu.mem.readBytes(a, n); } catch (e) {
+      if (e instanceof MemoryFault) return err('EFAULT');
+      throw e;
+    }
+    k.tracePrintk?.(cpu.id, BigInt.asUintN(64, ip), new TextDecoder().decode(bytes));
+    return BigInt(n);
+  }],
   [HYPERCALL_DELETE_MODULE, (k, cpu, [namePtr]) => {
     const a = toVAddr(namePtr);
     if (a === null) return err('EFAULT');

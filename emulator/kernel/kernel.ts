@@ -85,6 +85,8 @@ export class Kernel implements KernelApi {
   userSignal: ((p: UserProcess, sig: number) => void) | null = null;
   /** the user_init hypercall (user/init.ts; installed by the machine on a kernel image) */
   userInit: { call(cpu: Cpu, wait: boolean): HypercallResult; poweringOff(): void } | null = null;
+  /** where trace_printk's text goes (the trace buffer; installed with tracefs) */
+  tracePrintk: ((cpu: number, ip: bigint, text: string) => void) | null = null;
   /** user processes by pid */
   readonly processes = new Map<number, UserProcess>();
   /** observers of user address spaces (uprobes): image mapped, fork, released */

@@ -46,6 +46,19 @@ export class Scheduler {
     this.enqueue(t);
   }
 
+  /**
+   * Wake a task that others wait on (the thread serving user space's system calls) ahead of the
+   * round-robin queue: it runs at its CPU's next switch, as a woken task that slept is picked
+   * first by Linux's scheduler.
+   */
+  wakeFirst(t: KTask, result?: PendingResult): void {
+    if (t.state !== 'blocked') return;
+    if (result) this.pending.set(t, result);
+    t.state = 'runnable';
+    this.rq[t.cpu].queue.unshift(t);
+    this.rq[t.cpu].haltedUntil = 0;
+  }
+
   /** True when the CPU has a task to run now (current or queued). */
   hasWork(cpu: number): boolean {
     const q = this.rq[cpu];

@@ -26,9 +26,34 @@ export function taskAddress(t: Task | undefined): bigint {
   return t ? TASK_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
 }
 
-/** The pseudo mm_struct address of a task: 0 for a kernel thread. */
+/** The pseudo mm_struct address of a task: 0 for a kernel thread (the used one's while it has called kthread_use_mm). */
 export function mmAddress(t: Task): bigint {
-  return t.user ? MM_STRUCT_BASE + BigInt(t.pid) * TASK_STRUCT_STRIDE : 0n;
+  if (!t.user) return t.usedMm ? mmAddressOfPid(t.usedMm.pid) : 0n;
+  return mmAddressOfPid(t.pid);
+}
+
+/** the pseudo mm_struct address of user process `pid`'s address space */
+export function mmAddressOfPid(pid: number): bigint {
+  return MM_STRUCT_BASE + BigInt(pid) * TASK_STRUCT_STRIDE;
+}
+
+/** the pid whose address space a pseudo mm_struct address names, or null for one that is no such address */
+export function pidOfMmAddress(a: bigint): number | null {
+  const off = a - MM_STRUCT_BASE;
+  if (off <= 0n || off % TASK_STRUCT_STRIDE !== 0n || off / TASK_STRUCT_STRIDE > 0x7fffffffn) return null;
+  return Number(off / TASK_STRUCT_STRIDE);
+}
+
+/**
+ * The user memory a task's user accesses reach (copy_from_user, a probe's
+ * +u / ustring fetch): a user task's own address space, a kernel thread's
+ * while it uses a process's (kthread_use_mm), else none (Linux's kernel
+ * threads have no user half: such an access faults).
+ */
+export function userMemoryOf(t: Task | undefined): Memory | null {
+  if (!t) return null;
+  if (t.user) return t.mm;
+  return t.usedMm?.mm ?? null;
 }
 
 /**
@@ -83,6 +108,8 @@ export class KTask implements Task {
   returnValue?: bigint;
   /** instructions this task has retired (accounting for the debugger/bench) */
   instructions = 0;
+  /** a kernel thread's borrowed address space (kthread_use_mm): whose, and its memory */
+  usedMm: { pid: number; mm: Memory } | null = null;
 
   constructor(
     readonly pid: number,

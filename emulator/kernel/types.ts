@@ -32,6 +32,8 @@ export interface Task {
   readonly user: boolean;
   /** address space (kernel threads share the kernel's) */
   readonly mm: Memory;
+  /** a kernel thread's borrowed user address space (kthread_use_mm): its process's pid and memory */
+  readonly usedMm?: { pid: number; mm: Memory } | null;
   exitCode?: number;
   /** kernel stack bounds [stackBase, stackTop) for stack walking */
   readonly stackBase: bigint;

@@ -68,6 +68,9 @@ import type { EventAdd, EventError } from './events';
 import { filterErrorLog, filterErrorText, filterFields, parseFilter, setEventFilter } from './events/filter';
 import { PseudoFile, addPseudoFiles, pseudoDir } from '../kernel/fs/pseudo';
 import type { Inode } from '../kernel/fs/vfs';
+import type { SymbolTable } from '../elf/types';
+import { tracePrintk } from './events/tracePrintk';
+import { moduleLoaded } from './events/moduleEvents';
 import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
@@ -109,6 +112,7 @@ const splitLines = (text: string): string[] => text.match(/[^\n]*\n/g) ?? [];
 export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
   const fs = k.fs;
   const root = pseudoDir(fs, 0o700);
+  k.tracePrintk = (cpu, ip, text) => tracePrintk(k, cpu, ip, text);
   // machine state in an object the tree reaches (kprobe_events' `state`), so time travel puts it back
   const state = {
     /** error_log entries, oldest first */
@@ -145,7 +149,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   /** One line written to kprobe_events / uprobe_events / dynamic_events: 0 or -errno. */
   const command = (line: string, kind: EventsKind): number => {
     const src = probes();
-    const r = parseEventDefinition(line, { symbolCount: name => (k.image.symbols.lookup(name) ? 1 : 0), fileKind: path => fileKindOf(k, path) });
+    const r = parseEventDefinition(line, { symbolCount: name => sameNameCount(k.image.symbols, name), fileKind: path => fileKindOf(k, path) });
     if (!r.ok) {
       logError(line, r.error, kind);
       return -(r.error.errno ?? Errno.EINVAL);
@@ -248,7 +252,14 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
   const setEnabledWhere = (pick: (key: string) => boolean, on: boolean): number => {
     for (const [key, list] of defined) {
       if (!pick(key) || enabled.has(key) === on) continue;
-      for (const id of list) if (probes()?.setEnabled(id, on) !== undefined) return -Errno.EINVAL;
+      const defs = kinds.get(key) ?? [];
+      for (const [i, id] of list.entries()) {
+        const err = probes()?.setEnabled(id, on);
+        // __enable_trace_kprobe skips a probe whose module is gone (or not loaded yet): the event is enabled
+        // all the same, and its probe is armed when the module comes (moduleEvents.ts)
+        const t = defs[i]?.target;
+        if (err !== undefined && !(t?.kind === 'symbol' && t.module !== undefined && !moduleLoaded(k, t.module))) return -Errno.EINVAL;
+      }
       if (on) enabled.add(key); else enabled.delete(key);
     }
     return 0;
@@ -392,4 +403,21 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     },
   });
   return root;
+}
+
+/** names of a symbol table counted (number_of_same_symbols: a name several functions or objects have is not unique) */
+const nameCounts = new WeakMap<SymbolTable, Map<string, number>>();
+
+/** How many of the kernel's symbols (functions and objects, local ones too: kallsyms lists both) are named `name`. */
+export function sameNameCount(symbols: SymbolTable, name: string): number {
+  let m = nameCounts.get(symbols);
+  if (!m) {
+    m = new Map();
+    for (const s of symbols.all()) {
+      if (s.shndx === 0 || (s.type !== 'func' && s.type !== 'object' && s.type !== 'notype')) continue;
+      m.set(s.name, (m.get(s.name) ?? 0) + 1);
+    }
+    nameCounts.set(symbols, m);
+  }
+  return m.get(name) ?? (symbols.lookup(name) ? 1 : 0);
 }

@@ -56,6 +56,7 @@
 #define KP_HC_NR_CPUS       11 /* () -> number of emulated CPUs */
 #define KP_HC_USER_INIT     12 /* (long wait) -> programs started, or (wait) the first one's exit status */
 #define KP_HC_DELETE_MODULE 13 /* (const char *name, unsigned flags) -> 0 or -errno: unload a module (rmmod) */
+#define KP_HC_TRACE_PRINTK  14 /* (unsigned long ip, const char *buf, unsigned long len) -> len: into the trace buffer */
 
 /* Section names (emulator/kernel/abi.ts). */
 #define KP_BLACKLIST_SECTION "_kprobe_blacklist"

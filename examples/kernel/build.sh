@@ -11,7 +11,7 @@ OBJDUMP=${OBJDUMP:-llvm-objdump}
 # DWARF paths are relative to the repository root (comp_dir "examples/kernel"),
 # so the images do not depend on where the repository was checked out.
 ROOT=$(cd ../.. && pwd)
-SRCS="main.c lib.c fork.c fs.c net.c test_kprobes.c misc.c usersvc.c"
+SRCS="main.c lib.c fork.c fs.c net.c test_kprobes.c misc.c usersvc.c open.c trace.c"
 COMMON="-g -O2 -std=gnu11 -ffreestanding -nostdlib -fno-pic -fno-pie -fno-stack-protector \
   -fno-omit-frame-pointer -fno-builtin -fno-asynchronous-unwind-tables -fno-unwind-tables \
   -fdebug-prefix-map=$ROOT/= -Wall -Wextra -Wno-unused-parameter -Werror -I../include"

@@ -62,6 +62,8 @@ struct kernel_symbol {
 
 #define ENOENT 2
 #define EBADF 9
+#define ENOMEM 12
+#define ENAMETOOLONG 36
 #define EFAULT 14
 #define EACCES 13
 #define EINVAL 22
@@ -71,6 +73,13 @@ struct kernel_symbol {
 #define O_WRONLY 1
 #define O_RDWR 2
 #define O_CREAT 0100
+
+#define __user
+#define MAX_ERRNO 4095
+#define IS_ERR_VALUE(x) ((unsigned long)(x) >= (unsigned long)-MAX_ERRNO)
+static inline void *ERR_PTR(long error) { return (void *)error; }
+static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
+static inline int IS_ERR(const void *ptr) { return IS_ERR_VALUE((unsigned long)ptr); }
 
 #define CLONE_VM 0x00000100UL
 #define CLONE_FS 0x00000200UL
@@ -90,6 +99,15 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 unsigned long atomic_add_return(long delta, long *v);
+
+/* a sysfs attribute and its show method (include/linux/kobject.h, sysfs.h) */
+struct kobject {
+	const char *name;
+};
+struct kobj_attribute {
+	const char *name;
+	ssize_t (*show)(struct kobject *kobj, struct kobj_attribute *attr, char *buf);
+};
 
 /* fork.c */
 struct pt_regs;
@@ -147,7 +165,40 @@ unsigned long kprobe_stacktrace_internal_target(void);
 unsigned long kprobe_stacktrace_driver(void);
 
 /* usersvc.c */
+long prepare_user_service(void);
 long start_user_service(void);
+/* the user_init hypercall's forms the image's thread uses (emulator/kernel/user/kernelService.ts, imageWork.ts) */
+#define KP_USER_SERVE 2
+#define KP_USER_USE_MM 3
+#define KP_USER_UNUSE_MM 4
+#define KP_USER_STRNCPY 5
+#define KP_USER_OPEN 6
+#define KP_USER_SYMLINK 7
+#define KP_USER_DONE 8
+#define KP_USER_WILL_SERVE 9
+/* a directory entry (include/linux/dcache.h's names): tracefs's directories, a new name's place */
+struct qstr {
+	const char *name;
+	unsigned int len;
+};
+struct dentry {
+	struct dentry *d_parent;
+	struct qstr d_name;
+	int d_dfd; /* a path-named entry: where its lookup starts (a descriptor or AT_FDCWD) */
+	char d_iname[64];
+};
+
+/* open.c */
+struct mm_struct;
+struct open_how {
+	u64 flags;
+	u64 mode;
+	u64 resolve;
+};
+void kthread_use_mm(struct mm_struct *mm);
+void kthread_unuse_mm(struct mm_struct *mm);
+long do_sys_open(int dfd, const char __user *filename, int flags, unsigned short mode);
+long ksys_symlinkat(const char __user *oldname, int newdfd, const char __user *newname);
 
 /* misc.c */
 unsigned long fib(unsigned int n);

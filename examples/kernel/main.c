@@ -162,7 +162,11 @@ static noinline void kprobes_selftest(void)
  */
 static noinline long start_user_space(void)
 {
-	long n = kp_user_init(0);
+	long n;
+
+	if (prepare_user_service() > 0)
+		start_user_service();
+	n = kp_user_init(0);
 
 	if (n < 0) {
 		printk("Kernel panic - not syncing: Requested init failed (error %ld).\n", n);
@@ -196,8 +200,6 @@ void start_kernel(void)
 		}
 	}
 	nr_user = start_user_space();
-	if (nr_user > 0)
-		start_user_service();
 	for (int i = 0; i < NR_WORKERS; i++) {
 		long code = kp_thread_join(workers[i].pid);
 		printk("joined %s: exit code %ld\n", workers[i].comm, code);

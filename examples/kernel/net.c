@@ -38,6 +38,26 @@ noinline int tcp_v4_rcv(struct sk_buff *skb)
 	return NET_RX_SUCCESS;
 }
 
+/*
+ * The sysfs `name` attribute of the loopback device. Like the many drivers that each
+ * have a static name_show of their own, this file's is not the only one:
+ * kallsyms lists every copy (kprobe_non_uniq_symbol.tc probes by that name).
+ */
+static struct kobject net_kobj = { "lo" };
+
+static noinline ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return snprintf(buf, 64, "%s\n", kobj->name);
+}
+
+struct kobj_attribute net_name_attr = { "name", name_show };
+
+/* the attribute's text, as a read of the sysfs file shows it */
+ssize_t net_name_read(char *buf)
+{
+	return net_name_attr.show(&net_kobj, &net_name_attr, buf);
+}
+
 long net_rx_packets(void) { return READ_ONCE(rx_packets); }
 long net_rx_dropped(void) { return READ_ONCE(rx_dropped); }
 

@@ -3,7 +3,10 @@
  * space: tools/testing/selftests/ftrace/ (fetched from Debian's
  * linux-source-6.1 by test/modules/linux/fetch-test-kprobes.sh, never
  * committed) is copied into a root filesystem with Debian's busybox-static
- * (test/userspace/debian/fetch.sh), the sample kernel starts
+ * (test/userspace/debian/fetch.sh) and Linux's samples/trace_printk module
+ * (built against examples/include by test/modules/linux/build.sh, installed
+ * under /lib/modules/$(uname -r) and indexed by busybox depmod, so that
+ * kprobe_module.tc's modprobe finds it), the sample kernel starts
  *   /bin/busybox sh -c 'busybox --install -s /bin && sh /ftrace/ftracetest -v /ftrace/test.d/DIR'
  * as init, and ftracetest's "[N] description\t[RESULT]" lines are counted per
  * directory (kprobe/, dynevent/) and arch. Each case's result is asserted,
@@ -11,14 +14,9 @@
  *
  * What is not PASS, and why (the sample kernel is small, the emulator has
  * no function tracer):
- *   kprobe_args_user.tc   FAIL: do_sys_open / do_sys_openat2 with user
- *                         pointers need the system call to run in the
- *                         process's context in the kernel image
  *   multiple_kprobes.tc   FAIL: it wants 256 text symbols in kallsyms; the
- *                         sample kernel has under 60
- *   kprobe_module.tc      UNRESOLVED: no trace-printk module (modprobe)
+ *                         sample kernel has 82 functions
  *   kprobe_ftrace.tc      UNSUPPORTED: no function tracer / stack_trace_filter
- *   kprobe_non_uniq_symbol.tc UNSUPPORTED: no duplicated name_show symbol
  *   dynevent/: eprobes, synthetic events and syscall events are not
  *   implemented (UNSUPPORTED).
  *
@@ -42,6 +40,13 @@ import { EXPECTED, type Result } from './expected';
 const FTRACE = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1', 'tools', 'testing', 'selftests', 'ftrace');
 const ARCHES = [{ deb: 'amd64', arch: 'x86_64' }, { deb: 'arm64', arch: 'aarch64' }, { deb: 'riscv64', arch: 'riscv64' }] as const;
 const DIRS = ['kprobe', 'dynevent'] as const;
+/** Linux's samples/trace_printk built for the arch (test/modules/linux/build.sh): the module kprobe_module.tc modprobes */
+const TRACE_PRINTK = (arch: string): string => repoPath('test', 'modules', 'linux', 'build', 'linux-source-6.1', 'samples', arch, 'trace-printk.ko');
+/**
+ * Installed as a distribution installs a module (under /lib/modules/$(uname -r)/kernel/, then busybox depmod writes
+ * modules.dep), so that busybox modprobe finds it.
+ */
+const INSTALL_MODULES = 'd=/lib/modules/$(uname -r)/kernel/samples/trace_printk && mkdir -p $d && cp /root/trace-printk.ko $d/ && depmod';
 
 /** seconds: wall clock; cpuSeconds: this process's CPU time (user + system), the figure a loaded machine does not inflate */
 interface Run { results: Map<string, Result>; seconds: number; cpuSeconds: number; out: string }
@@ -54,10 +59,12 @@ async function ftracetest(bb: string, arch: string, dir: string): Promise<Run> {
     mkdirSync(join(root, 'tmp'));
     copyFileSync(bb, join(root, 'bin', 'busybox'));
     cpSync(FTRACE, join(root, 'ftrace'), { recursive: true });
+    mkdirSync(join(root, 'root'));
+    copyFileSync(TRACE_PRINTK(arch), join(root, 'root', 'trace-printk.ko'));
     const c = captureIo();
     const start = process.hrtime.bigint(), cpu0 = process.cpuUsage();
     const code = await runCli(['run', repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`), '--rootfs', root,
-      '--exec', `/bin/busybox sh -c '/bin/busybox --install -s /bin && /bin/sh /ftrace/ftracetest -v /ftrace/test.d/${dir}'`,
+      '--exec', `/bin/busybox sh -c '/bin/busybox --install -s /bin && ${INSTALL_MODULES} && /bin/sh /ftrace/ftracetest -v /ftrace/test.d/${dir}'`,
       '--max-instructions', '50000000000'], c.io);
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpu0);
@@ -88,6 +95,11 @@ describe('Linux 6.1 ftracetest (test.d/kprobe, test.d/dynevent) in the emulated 
         if (!existsSync(join(FTRACE, 'ftracetest'))) {
           if (process.env.CI) assert.fail(`no ${FTRACE} in CI (.ci/run runs test/modules/linux/fetch-test-kprobes.sh first)`);
           t.skip(`no ${FTRACE}: run test/modules/linux/fetch-test-kprobes.sh`);
+          return;
+        }
+        if (!existsSync(TRACE_PRINTK(arch))) {
+          if (process.env.CI) assert.fail(`no ${TRACE_PRINTK(arch)} in CI (.ci/run runs test/modules/linux/build.sh first)`);
+          t.skip(`no ${TRACE_PRINTK(arch)}: run test/modules/linux/build.sh`);
           return;
         }
         const bb = debianBusybox(deb);

@@ -47,6 +47,13 @@ clang --target=aarch64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument 
 clang --target=riscv64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument -static -nostdlib -ffreestanding -fno-pic -no-pie \
   -march=rv64imac -mabi=lp64 -mno-relax -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none \
   -O2 -Iprograms programs/limits.c -o bin/edge/limits-riscv64.elf
+# edge/userptr: openat/symlinkat with good and bad user pointers (test/userspace/imageSyscalls.test.ts; the expected
+# results are Linux's: -EFAULT for an unmapped or a kernel address)
+gcc $X86 -O2 -Iprograms programs/userptr.c -o bin/edge/userptr-x86_64.elf
+clang --target=aarch64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument $A64 -O2 -Iprograms programs/userptr.c -o bin/edge/userptr-aarch64.elf
+clang --target=riscv64-linux-gnu -fuse-ld=lld -Wno-unused-command-line-argument -static -nostdlib -ffreestanding -fno-pic -no-pie \
+  -march=rv64imac -mabi=lp64 -mno-relax -fno-stack-protector -fno-asynchronous-unwind-tables -Wall -Werror -Wl,--build-id=none \
+  -O2 -Iprograms programs/userptr.c -o bin/edge/userptr-riscv64.elf
 # edge/rootfs: a program reading what a fuzzed rootfs and initramfs left (test/userspace/rootfsEdges.test.ts)
 gcc $X86 -O2 -Iprograms programs/rootfs.c -o bin/edge/rootfs-x86_64.elf
 scratch=$(mktemp -d)

@@ -19,6 +19,8 @@ import { E, RESTART, SyscallCtx, SyscallHandler, SyscallResult, i32, neg } from 
 import { deliverSignal } from './procSyscalls';
 import { openPseudo } from '../fs/pseudo';
 import { SIGPIPE } from './signals';
+import { imageCall } from './imageCalls';
+import { UserRequestOp } from './kernelService';
 import { AT_FDCWD, AT_SYMLINK_NOFOLLOW, fdEntry, parentOf, pathArg, resolve, userPath } from './pathAt';
 
 const IO_MAX = 1 << 24;
@@ -27,7 +29,8 @@ const F_DUPFD = 0, F_GETFD = 1, F_SETFD = 2, F_GETFL = 3, F_SETFL = 4, F_DUPFD_C
 const TCGETS = 0x5401, TIOCGWINSZ = 0x5413, TIOCGPGRP = 0x540f;
 const SEEK_SET = 0, SEEK_CUR = 1, SEEK_END = 2;
 
-function openInode(c: SyscallCtx, dirfd: number, path: string, flags: number, mode: number): bigint {
+/** open(2)'s work once the name is known: the descriptor, or -errno (imageWork.ts calls it for the image's do_sys_openat2). */
+export function openInode(c: SyscallCtx, dirfd: number, path: string, flags: number, mode: number): bigint {
   const fs = c.proc.kernel.fs;
   const oflags = c.proc.kernel.arch.kernel.user.openFlags;
   let r = resolve(c, dirfd, path, (flags & oflags.nofollow) === 0);
@@ -338,9 +341,13 @@ export const FILE_SYSCALLS = {
     }
     return total;
   },
-  open: (c, [p, flags, mode]) => pathArg(c, p, path => openInode(c, AT_FDCWD, path, i32(flags), i32(mode))),
-  creat: (c, [p, mode]) => pathArg(c, p, path => openInode(c, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, i32(mode))),
-  openat: (c, [dirfd, p, flags, mode]) => pathArg(c, p, path => openInode(c, i32(dirfd), path, i32(flags), i32(mode))),
+  // the image's do_sys_open does the work when its thread serves user space (imageCalls.ts)
+  open: (c, [p, flags, mode]) => imageCall(c, UserRequestOp.OpenAt, [BigInt(AT_FDCWD), p, flags, mode])
+    ?? pathArg(c, p, path => openInode(c, AT_FDCWD, path, i32(flags), i32(mode))),
+  creat: (c, [p, mode]) => imageCall(c, UserRequestOp.OpenAt, [BigInt(AT_FDCWD), p, BigInt(O_CREAT | O_WRONLY | O_TRUNC), mode])
+    ?? pathArg(c, p, path => openInode(c, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, i32(mode))),
+  openat: (c, [dirfd, p, flags, mode]) => imageCall(c, UserRequestOp.OpenAt, [dirfd, p, flags, mode])
+    ?? pathArg(c, p, path => openInode(c, i32(dirfd), path, i32(flags), i32(mode))),
   close: (c, [fd]) => (c.proc.fds.close(i32(fd)) ? 0n : E('EBADF')),
   lseek: (c, [fd, off, whence]) => {
     const e = fdEntry(c, fd);

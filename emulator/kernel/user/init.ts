@@ -23,7 +23,8 @@ import type { Kernel } from '../kernel';
 import type { KTask } from '../task';
 import type { Task } from '../types';
 import { UserIo, pickCpu, spawnUserProgram } from './process';
-import { KernelService, USER_SERVE, UserRequestOp } from './kernelService';
+import { KernelService, USER_SERVE, USER_WILL_SERVE, UserRequestOp } from './kernelService';
+import { imageWork } from './imageWork';
 
 /** Linux's envp_init */
 const INIT_ENV = ['HOME=/', 'TERM=linux'];
@@ -89,13 +90,19 @@ export class UserInit {
    */
   call(cpu: Cpu, wait: boolean): HypercallResult {
     const abi = this.k.arch.abi.hypercall;
-    if (cpu.getReg(abi.args[0]) === USER_SERVE) return this.service.serve(cpu, cpu.getReg(abi.args[1]));
+    const form = cpu.getReg(abi.args[0]);
+    if (form === USER_SERVE) return this.service.serve(cpu, cpu.getReg(abi.args[1]));
+    if (form === USER_WILL_SERVE) { this.service.served = true; return BigInt(this.commands.length); }
+    const work = imageWork(this.k, this.service, cpu, form, cpu.getReg(abi.args[1]), cpu.getReg(abi.args[2]), cpu.getReg(abi.args[3]));
+    if (work !== undefined) return work;
     if (this.started) {
       if (!wait || this.waited) return BigInt(-Errno.EBUSY);
       return this.wait(cpu);
     }
     this.started = true;
     const r = this.start(cpu);
+    // nothing started: the threads waiting to serve user space hear that it has ended
+    if (this.pending.size === 0) this.service.userSpaceEnded();
     if (r !== null) return r;
     if (!wait) return BigInt(this.commands.length ? this.pending.size : 0);
     return this.wait(cpu);

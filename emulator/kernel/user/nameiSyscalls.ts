@@ -8,6 +8,8 @@ import { copyToUser, readUserString } from './uaccess';
 import { E, SyscallCtx, SyscallHandler, i32, neg } from './results';
 import { AT_FDCWD, AT_REMOVEDIR, parentOf, procExe, resolve, userPath } from './pathAt';
 import type { SyscallName } from '../../arch/types';
+import { imageCall } from './imageCalls';
+import { UserRequestOp } from './kernelService';
 
 function mkdirAt(c: SyscallCtx, dirfd: number, pathPtr: bigint, mode: number): bigint {
   const path = userPath(c, pathPtr);
@@ -91,6 +93,12 @@ function symlinkAt(c: SyscallCtx, targetPtr: bigint, dirfd: number, pathPtr: big
   if (target === null) return E('EFAULT');
   const path = userPath(c, pathPtr);
   if (typeof path === 'number') return neg(path);
+  return symlinkNamed(c, target, dirfd, path);
+}
+
+/** symlink(2)'s work once both names are known (imageWork.ts calls it for the image's vfs_symlink). */
+export function symlinkNamed(c: SyscallCtx, target: string, dirfd: number, path: string): bigint {
+  if (target === '' || path === '') return E('ENOENT');
   const p = parentOf(c, dirfd, path);
   if (!p.ok) return neg(p.errno);
   if (p.dir.children!.has(p.name)) return E('EEXIST');
@@ -128,8 +136,9 @@ export const NAMEI_SYSCALLS = {
   renameat2: (c, [ad, a, bd, b, flags]) => renameAt(c, i32(ad), a, i32(bd), b, i32(flags)),
   readlink: (c, [p, buf, size]) => readlinkAt(c, AT_FDCWD, p, buf, size),
   readlinkat: (c, [dirfd, p, buf, size]) => readlinkAt(c, i32(dirfd), p, buf, size),
-  symlink: (c, [t, p]) => symlinkAt(c, t, AT_FDCWD, p),
-  symlinkat: (c, [t, dirfd, p]) => symlinkAt(c, t, i32(dirfd), p),
+  // the image's do_symlinkat does the work when its thread serves user space (imageCalls.ts)
+  symlink: (c, [t, p]) => imageCall(c, UserRequestOp.SymlinkAt, [t, BigInt(AT_FDCWD), p]) ?? symlinkAt(c, t, AT_FDCWD, p),
+  symlinkat: (c, [t, dirfd, p]) => imageCall(c, UserRequestOp.SymlinkAt, [t, dirfd, p]) ?? symlinkAt(c, t, i32(dirfd), p),
   link: (c, [a, b]) => linkAt(c, AT_FDCWD, a, AT_FDCWD, b, 0),
   linkat: (c, [ad, a, bd, b, flags]) => linkAt(c, i32(ad), a, i32(bd), b, i32(flags)),
 } satisfies Partial<Record<SyscallName, SyscallHandler>>;

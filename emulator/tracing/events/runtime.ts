@@ -7,6 +7,9 @@
  * CLI's stdout, the Debug Console).
  */
 import type { KernelApi } from '../../kernel/types';
+import { userMemoryOf } from '../../kernel/task';
+import { Memory, PERM_R, PERM_U } from '../../memory/memory';
+import { VAddr, mustVAddr } from '../../memory/address';
 import type { EventAdd } from './types';
 import { tracingOn } from './tracingOn';
 import { recordTraceLine } from './traceBuffer';
@@ -50,6 +53,50 @@ function symbolName(kernel: KernelApi, addr: bigint): string {
   return kernel.image.symbols.resolve(addr)?.sym.name ?? `0x${addr.toString(16).padStart(8, '0')}`;
 }
 
+/**
+ * The user memory a hit's user accesses reach (copy_from_user_nofault goes
+ * through current's page tables): the current task's own, or the process's
+ * a kernel thread uses (kthread_use_mm); none for other kernel threads.
+ */
+function userMemory(kernel: KernelApi, env: HitEnv): Memory {
+  const mm = userMemoryOf(kernel.current(env.smpProcessorId()));
+  if (!mm) throw new Error('no user address space');
+  return mm;
+}
+
+/** readable user memory at [a, a+len): PERM_U and PERM_R, as the user-access check makes it */
+function userReadable(mm: Memory, a: VAddr, len: number): boolean {
+  for (let i = 0; i < len;) {
+    const r = mm.regionAt(a + i);
+    if (!r || r.device || (r.perms & PERM_U) === 0 || (r.perms & PERM_R) === 0) return false;
+    i += Math.min(len - i, r.end - (a + i));
+  }
+  return true;
+}
+
+function readUser(kernel: KernelApi, env: HitEnv, addr: bigint, size: 1 | 2 | 4 | 8): bigint {
+  const mm = userMemory(kernel, env);
+  const a = mustVAddr(addr);
+  if (!userReadable(mm, a, size)) throw new Error(`user fault at 0x${addr.toString(16)}`);
+  const b = mm.readBytes(a, size);
+  let v = 0n;
+  for (let i = size - 1; i >= 0; i--) v = (v << 8n) | BigInt(b[i]);
+  return v;
+}
+
+function readUserString(kernel: KernelApi, env: HitEnv, addr: bigint, max: number): string {
+  const mm = userMemory(kernel, env);
+  const a = mustVAddr(addr);
+  const bytes: number[] = [];
+  for (let i = 0; i < max; i++) {
+    if (!userReadable(mm, a + i, 1)) throw new Error(`user fault at 0x${(addr + BigInt(i)).toString(16)}`);
+    const v = mm.read8(a + i);
+    if (v === 0) break;
+    bytes.push(v);
+  }
+  return new TextDecoder().decode(Uint8Array.from(bytes));
+}
+
 /** A FetchEnv over a hit's handler environment. */
 export function fetchEnvFor(kernel: KernelApi, env: HitEnv, hit: EventHit): FetchEnv {
   const arch = kernel.arch;
@@ -67,8 +114,8 @@ export function fetchEnvFor(kernel: KernelApi, env: HitEnv, hit: EventHit): Fetc
       return env.readMem(BigInt.asUintN(64, sp + BigInt((n - regs.length + 1) * 8)), 8);
     },
     comm: () => env.current.comm,
-    read: (addr, size) => env.readMem(addr, size),
-    readString: (addr, max) => env.readCString(addr, max),
+    read: (addr, size, user) => (user ? readUser(kernel, env, addr, size) : env.readMem(addr, size)),
+    readString: (addr, max, user) => (user ? readUserString(kernel, env, addr, max) : env.readCString(addr, max)),
     symbol: name => env.symbol(name),
     fileOffset: hit.fileOffset !== undefined ? off => BigInt.asUintN(64, hit.addr - (hit.fileOffset as bigint) + off) : undefined,
     symbolize: addr => symbolWithOffset(kernel, addr, hit.engineSymbol),

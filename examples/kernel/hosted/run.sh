@@ -16,7 +16,7 @@ for a in "x86_64:-mno-sse" "aarch64:-mgeneral-regs-only -mno-outline-atomics" \
   clang --target=$arch-linux-gnu $flags -O2 -ffreestanding -nostdlib -static -fno-pic -fno-pie \
     -fno-builtin -fno-stack-protector -fuse-ld=lld -Wno-unused-command-line-argument \
     -I$K/../include -DKP_HYPERCALL_HOOK=host_hc host.c \
-    $K/main.c $K/lib.c $K/fork.c $K/fs.c $K/net.c $K/test_kprobes.c $K/misc.c $K/usersvc.c -o "$tmp/$arch.elf"
+    $K/main.c $K/lib.c $K/fork.c $K/fs.c $K/net.c $K/test_kprobes.c $K/misc.c $K/usersvc.c $K/open.c $K/trace.c -o "$tmp/$arch.elf"
   timeout 60 "qemu-$arch" "$tmp/$arch.elf" > "$tmp/$arch.out"
 done
 for arch in aarch64 riscv64; do

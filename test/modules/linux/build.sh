@@ -91,6 +91,10 @@ for s in "${series[@]}"; do
     for arch in x86_64 aarch64 riscv64; do
       make -s -C "$include" M="$src/samples/kprobes" MO="$out/samples/$arch" ARCH=$arch \
         CONFIG_SAMPLE_KPROBES=m CONFIG_SAMPLE_KRETPROBES=m
+      # samples/trace_printk: the module ftracetest's kprobe_module.tc modprobes
+      if [ -d "$src/samples/trace_printk" ]; then
+        make -s -C "$include" M="$src/samples/trace_printk" MO="$out/samples/$arch" ARCH=$arch CONFIG_SAMPLE_TRACE_PRINTK=m
+      fi
     done
   fi
   echo "build.sh: linux-source-$s ($(cat "$src/VERSION" 2>/dev/null || echo '?')): $(cd "$out" && ls */test_kprobes.ko samples/*/*.ko 2>/dev/null | tr '\n' ' ')"

@@ -7,7 +7,8 @@
 #     behaves as Linux's: test/modules/linuxTestKprobes.test.ts)
 #   6.1 also: tools/testing/selftests/ftrace/ (test.d/kprobe/*_syntax_errors.tc
 #     are the oracle of the kprobe_events parser's error positions:
-#     test/tracing/linuxSyntaxErrors.test.ts), samples/kprobes/, and the
+#     test/tracing/linuxSyntaxErrors.test.ts), samples/kprobes/,
+#     samples/trace_printk (the module kprobe_module.tc modprobes), and the
 #     probe-event parser's sources (kernel/trace/trace_probe.[ch],
 #     trace_kprobe.c, trace_uprobe.c, trace_dynevent.c: the error_log
 #     messages; trace.[ch]: the README text)
@@ -35,7 +36,7 @@ if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
   echo "$me: no apt-get/dpkg-deb here: cannot fetch linux-source-{${series[*]}}"
   exit 0
 fi
-selftests=(tools/testing/selftests/ftrace samples/kprobes kernel/trace/trace.c kernel/trace/trace.h
+selftests=(tools/testing/selftests/ftrace samples/kprobes samples/trace_printk kernel/trace/trace.c kernel/trace/trace.h
   kernel/trace/trace_probe.h kernel/trace/trace_probe.c
   kernel/trace/trace_kprobe.c kernel/trace/trace_uprobe.c kernel/trace/trace_dynevent.c)
 for s in "${series[@]}"; do

@@ -1,0 +1,90 @@
+/**
+ * tracefs from user space while probes are hit (Debian's busybox-static on
+ * the sample kernel, amd64; fetch: test/userspace/debian/fetch.sh):
+ *  - two readers of trace_pipe at once: every line is consumed once, by one
+ *    of them (Linux's rule: a consuming read takes the line out of the ring
+ *    buffer for every reader);
+ *  - a symbol the kernel has twice (`name_show`) is refused as Linux 6.1's
+ *    number_of_same_symbols refuses it: -EADDRNOTAVAIL and error_log's
+ *    "The symbol is not unique" with `^` under the symbol.
+ * Hits come from the shell's own opens: each open(2) of a user program runs
+ * the kernel's do_sys_openat2 (emulator/kernel/user/imageCalls.ts).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../../emulator/cli/main';
+import { captureIo } from '../../emulator/cli/io';
+import { repoPath } from '../util/paths';
+import { debianBusybox } from '../userspace/debian/busybox';
+
+const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
+const T = '/sys/kernel/tracing';
+
+async function runScript(bb: string, script: string): Promise<{ code: number; out: string; err: string }> {
+  const root = mkdtempSync(join(tmpdir(), 'kprobe-tracefs-conc-'));
+  try {
+    mkdirSync(join(root, 'bin'));
+    mkdirSync(join(root, 'tmp'));
+    copyFileSync(bb, join(root, 'bin', 'busybox'));
+    const c = captureIo();
+    const code = await runCli(['run', KERNEL, '--rootfs', root, '--exec',
+      `/bin/busybox sh -c '/bin/busybox --install -s /bin && ${script.replace(/'/g, `'\\''`)}'`], c.io);
+    return { code, out: c.stdout(), err: c.stderr() };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function between(out: string, from: string, to: string): string {
+  const a = out.indexOf(`${from}\n`), b = out.indexOf(`${to}\n`, a + 1);
+  assert.ok(a >= 0 && b > a, `markers ${from}/${to} in\n${out}`);
+  return out.slice(a + from.length + 1, b);
+}
+
+describe('tracefs from user space while probes are hit (busybox, the sample kernel)', () => {
+  test('amd64: two concurrent trace_pipe readers consume each line once between them', async t => {
+    const bb = debianBusybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    const N = 30;
+    const r = await runScript(bb, [
+      `echo 'p:po do_sys_openat2 path=+0($arg2):ustring' > ${T}/kprobe_events`,
+      `cat ${T}/trace_pipe > /tmp/a & A=$!`,
+      `cat ${T}/trace_pipe > /tmp/b & B=$!`,
+      `echo 1 > ${T}/events/kprobes/po/enable`,
+      `i=0; while [ $i -lt ${N} ]; do i=$((i+1)); true 2>/dev/null < /nonexistent-$i; done`,
+      `echo 0 > ${T}/events/kprobes/po/enable`,
+      // the readers have taken every line once `trace` (which does not consume) shows none
+      `while grep -q " po: " ${T}/trace; do :; done`,
+      'kill $A $B; wait',
+      'echo @a; grep -o "nonexistent-[0-9]*" /tmp/a; echo @b; grep -o "nonexistent-[0-9]*" /tmp/b; echo @end',
+    ].join('\n'));
+    assert.equal(r.code, 0, r.err + r.out.slice(-3000));
+    const a = between(r.out, '@a', '@b').split('\n').filter(Boolean);
+    const b = between(r.out, '@b', '@end').split('\n').filter(Boolean);
+    t.diagnostic(`reader a took ${a.length} lines, reader b ${b.length}`);
+    const all = [...a, ...b].sort((x, y) => Number(x.split('-')[1]) - Number(y.split('-')[1]));
+    assert.deepEqual(all, Array.from({ length: N }, (_, i) => `nonexistent-${i + 1}`), 'each line read once, by one reader');
+    // each reader sees its lines in the order they were written
+    for (const lines of [a, b]) assert.deepEqual(lines, [...lines].sort((x, y) => Number(x.split('-')[1]) - Number(y.split('-')[1])));
+  });
+
+  test('amd64: a symbol the kernel has twice is refused (-EADDRNOTAVAIL, "The symbol is not unique")', async t => {
+    const bb = debianBusybox('amd64');
+    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    const r = await runScript(bb, [
+      `grep -c -E "[[:alnum:]]+ t name_show$" /proc/kallsyms`,
+      `echo "p:nu name_show" > ${T}/kprobe_events; echo rc=$?`,
+      `echo @log; cat ${T}/error_log; echo @events; cat ${T}/kprobe_events; echo @end`,
+    ].join('\n'));
+    assert.equal(r.code, 0, r.err + r.out.slice(-3000));
+    assert.match(r.out, /^2\nsh: write error: Cannot assign requested address\nrc=1\n/m);
+    const log = between(r.out, '@log', '@events').split('\n');
+    assert.match(log[0], /^\[ +\d+\.\d{6}\] trace_kprobe: error: The symbol is not unique$/);
+    assert.equal(log[1], '  Command: p:nu name_show');
+    assert.equal(log[2], `${' '.repeat('  Command: p:nu '.length)}^`);
+    assert.equal(between(r.out, '@events', '@end'), '');
+  });
+});
