@@ -1,9 +1,9 @@
 /**
  * DebugClient test: kprobe_events defined from user space while the
  * debugger runs show in the Kprobes view. Debian's busybox (the launch's
- * rootfs) writes `p:myfork do_fork` into /sys/kernel/tracing/kprobe_events
+ * rootfs) writes `p:myfork kernel_clone` into /sys/kernel/tracing/kprobe_events
  * and enables it; at the next stop the probe list (the view's source) has
- * the event's row at do_fork with its hits, beside the user's own
+ * the event's row at kernel_clone with its hits, beside the user's own
  * breakpoint, and after `-:myfork` it is gone again.
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
@@ -42,10 +42,10 @@ describe('adapter: kprobe_events written by a user program while the debugger ru
   beforeEach(async () => { await h.startClient(); });
   afterEach(async () => { await h.dc.stop(); });
 
-  test('the event defined through tracefs is a Kprobes row at do_fork with its hits; removed with -:EVENT, its row goes', async t => {
+  test('the event defined through tracefs is a Kprobes row at kernel_clone with its hits; removed with -:EVENT, its row goes', async t => {
     if (!bb) { t.skip("Debian's busybox-static (amd64) could not be fetched (offline?): run test/userspace/debian/fetch.sh"); return; }
     // each step ends in a process exit (do_exit): a function breakpoint there stops after the step's writes
-    const script = `echo 'p:myfork do_fork' > ${T}/kprobe_events; echo 1 > ${T}/events/kprobes/myfork/enable; `
+    const script = `echo 'p:myfork kernel_clone' > ${T}/kprobe_events; echo 1 > ${T}/events/kprobes/myfork/enable; `
       + `/bin/busybox true; /bin/busybox true; echo 0 > ${T}/events/kprobes/myfork/enable; echo '-:myfork' >> ${T}/kprobe_events; /bin/busybox true`;
     await h.launchWith(async () => {
       const r = await h.dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_exit' }] });
@@ -61,7 +61,7 @@ describe('adapter: kprobe_events written by a user program while the debugger ru
       assert.ok(st.kprobes.some(p => p.symbol === 'do_exit'), JSON.stringify(st.kprobes.map(p => p.name)));
       const row = rowOf(st);
       if (row) {
-        assert.equal(row.symbol, 'do_fork', JSON.stringify(row));
+        assert.equal(row.symbol, 'kernel_clone', JSON.stringify(row));
         assert.equal(row.offset, 0);
         seen.push(row.nhit);
       } else if (seen.length) { removedAfterSeen = true; break; }
