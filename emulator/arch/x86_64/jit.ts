@@ -35,6 +35,20 @@ import type { B } from './jitEmitter';
 import { BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
 import { HANDLERS } from './jitInsns';
 import * as sys from './exec/system';
+import * as priv from './exec/privileged';
+
+/**
+ * A full-system CPU's system instructions (X86Cpu.sys set): they run in the
+ * interpreter, never in a translated block (port and MSR accesses reach
+ * devices, which lockstep could not replay; control registers, descriptor
+ * tables, INVLPG and SWAPGS change what addresses mean; CLI/STI/POPF/IRETQ
+ * /SYSRET/HLT change when interrupts are taken; INT n/INT3/UD/SYSCALL
+ * trap; RDTSC/CPUID read the platform).
+ */
+const SYSTEM_EXECS: ReadonlySet<unknown> = new Set<unknown>([
+  ...Object.values(priv),
+  sys.int3, sys.intN, sys.ud, sys.hlt, sys.cliSti, sys.syscall, sys.vmcall, sys.rdtsc, sys.cpuid, sys.popf, sys.movFromDr, sys.movToDr,
+]);
 
 /**
  * int3 at a native entry its owner handles (it answers
@@ -127,6 +141,8 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   }
 
   endsBlock(i: Insn): boolean { return i.def.flow !== 'none'; }
+
+  interpretOnly(i: Insn, cpu: X86Cpu): boolean { return cpu.sys !== null && SYSTEM_EXECS.has(i.def.exec); }
 
   /** the arena as int32 words (made again only for another DataView) */
   private view(scratch: DataView): Int32Array {
