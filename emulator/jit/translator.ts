@@ -323,6 +323,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (starts.length > MAX_UNIT_BLOCKS) starts.splice(0, starts.length - MAX_UNIT_BLOCKS);
     const t0 = performance.now();
     const unit = new Unit(sp, key);
+    unit.owner = this;
     unit.generation = old === undefined ? 0 : old.generation + 1;
     const blocks: BackendBlock[] = [];
     const pages = new Set<number>([key]);
@@ -400,6 +401,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     let sp = s.space as CodeSpace;
     if (s.cache !== cache) { sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem); s.cache = cache; s.space = sp; }
     let e = ji.jit;
+    if (e !== null && e.unit.owner !== this) { e = null; ji.jit = null; }
     if (e === null) {
       const t = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
       if (t === LATER) return -1;
@@ -446,6 +448,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       // the next block, in this module or another one, through this dispatcher; an exit to code without a block is an arrival there (tiering)
       const nx = cache.peek(pc) as unknown as (RunnableInsn<unknown> & { jit: JitEntry | null; hot: number }) | undefined;
       if (nx === undefined) break;
+      if (nx.jit !== null && nx.jit.unit.owner !== this) nx.jit = null;
       if (nx.jit === null) {
         if (++nx.hot < this.hotArrivals) break;
         const t = this.translate(cpu, sp, nx);
