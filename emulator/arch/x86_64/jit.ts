@@ -132,8 +132,8 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
       }
     }
     const h = HANDLERS.get(i.def.exec);
-    // lock, fs/gs segment bases, 32-bit addressing: the interpreter
-    const plain = !i.lock && i.seg === 0 && (!i.hasMem || i.asize === 8);
+    // lock, 32-bit addressing: the interpreter (an FS / GS base is added to the address: BlockEmitter.ea)
+    const plain = !i.lock && (!i.hasMem || i.asize === 8);
     if (h !== undefined && plain && h(e, i)) return true;
     // a helper: the flags are the scratch record's from now on, and it may leave the block
     this.em = new BlockEmitter(b);
@@ -163,6 +163,9 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
     w[k + 14] = cpu.pDl; w[k + 15] = cpu.pDh;
     w[k + 16] = cpu.pSl; w[k + 17] = cpu.pSh;
     w[k + 18] = cpu.pBits; w[k + 19] = 0;
+    const fs = cpu.fsBase, gs = cpu.gsBase;
+    w[k + 20] = fs | 0; w[k + 21] = Math.floor(fs / 4294967296) | 0;
+    w[k + 22] = gs | 0; w[k + 23] = Math.floor(gs / 4294967296) | 0;
   }
 
   syncOut(cpu: X86Cpu, scratch: DataView, off: number): void {
