@@ -23,12 +23,14 @@ if (files.length) {
   const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { stdio: 'inherit' });
   status = r.status ?? 1;
 }
-// the translator's proof: the differential suite, the kprobes and the adapter tests again with every translated
-// block checked against the interpreter (lockstep), and with the interpreter alone (off; time travel too)
+// the translator's proof: the differential suite, the kprobes and the adapter tests, the full-system CPU's tests
+// again with every translated block checked against the interpreter (lockstep), and with the interpreter alone
+// (off; time travel too). test/system/cpu/bootLockstep (a window of Debian's kernel booting, in lockstep whatever
+// the mode) runs once, in the first pass.
 if (!only.length) {
-  const pick = dirs => files.filter(f => dirs.some(d => f.startsWith(d)));
-  for (const [mode, set] of [['lockstep', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/', 'out/test/jit/'])],
-    ['off', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/', 'out/test/timetravel/'])]]) {
+  const pick = dirs => files.filter(f => dirs.some(d => f.startsWith(d)) && !f.includes('bootLockstep'));
+  for (const [mode, set] of [['lockstep', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/', 'out/test/jit/', 'out/test/system/cpu/'])],
+    ['off', pick(['out/test/conformance/differential', 'out/test/kprobes/', 'out/test/adapter/', 'out/test/timetravel/', 'out/test/system/cpu/'])]]) {
     console.log(`\n=== KPROBE_TRANSLATE=${mode}: ${set.length} files ===`);
     const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=dot', ...set], { stdio: 'inherit', env: { ...process.env, KPROBE_TRANSLATE: mode } });
     if ((r.status ?? 1) !== 0) status = r.status ?? 1;

@@ -380,7 +380,8 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
             continue;
           }
         }
-        expect = insn.next;
+        // after an instruction the translator refused (a system instruction ends its block there), the next one is an arrival: the code after it gets translated too
+        expect = insn.hot < 0 ? NaN : insn.next;
         if (hw.execArmed) {
           if (this.resumeFlag) this.resumeFlag = false;
           else {

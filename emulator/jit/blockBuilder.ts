@@ -33,6 +33,11 @@ export function buildBlock<C, I extends RunnableInsn<C>>(fe: FrontEnd<C, I>, cpu
       if (insn === null) { if (count === 0) return null; b.jmp(pc); break; }
     }
     const i = insn as unknown as I;
+    if (fe.interpretOnly !== undefined && fe.interpretOnly(i, cpu as unknown as C)) {
+      if (count === 0) return null;
+      b.jmp(pc);
+      break;
+    }
     b.begin(i, pc, insn.next);
     helpers.push(null);
     thens.push(NaN);

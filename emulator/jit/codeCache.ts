@@ -57,6 +57,12 @@ export class Unit {
   readonly slot: FnSlot = { fn: -1 };
   /** the id of the space that translated it */
   readonly home: number;
+  /**
+   * the translator that made it: a CPU run by another translator later (a
+   * test that turns lockstep on mid-run) translates the block again for
+   * that one (a unit's table index means nothing to another translator)
+   */
+  owner: object | null = null;
   /** the other spaces that run it (a file's text page shared by processes: CodeSpace.adopted), weakly */
   adopters: WeakRef<CodeSpace>[] | null = null;
   constructor(space: CodeSpace, readonly key: number) { this.space = new WeakRef(space); this.home = space.id; }

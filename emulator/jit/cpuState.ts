@@ -61,15 +61,20 @@ export function fillTlb(view: DataView, cpu: AnyCpu | undefined, st: number, lo:
   const a = vaddrFromHalves(lo, hi);
   const mem = cpu.mem;
   if (a === null || mem.watcher !== null) return 0;
+  // a paged space: the bytes are in its physical memory, where the access's translation leads (NaN: it faults)
+  const target = mem.directMemory, paged = target !== mem;
+  const pa = mem.directAddress(a, write !== 0);
+  if (pa !== pa) return 0;
   const page = Math.floor(a / PAGE) * PAGE;
-  const r = mem.regionAt(a);
+  const ppage = Math.floor(pa / PAGE) * PAGE;
+  const r = target.regionAt(pa);
   if (r === undefined || r.device) return 0;
   const p = r.perms;
-  if (cpu.userMode && (p & PERM_U) === 0) return 0;
+  if (!paged && cpu.userMode && (p & PERM_U) === 0) return 0;
   if (write) {
-    if ((p & PERM_W) === 0 || mem.isObserved) return 0;
+    if ((p & PERM_W) === 0 || mem.isObserved || target.isObserved) return 0;
     // executable bytes: only a page from which no CPU decoded, through any window in any space
-    if (r.codeMapped && decodedAnywhere(r, page)) return 0;
+    if (r.codeMapped && decodedAnywhere(r, ppage)) return 0;
   }
   else if ((p & PERM_R) === 0) return 0;
   const host = arenaOffset(r.bytes);
@@ -80,9 +85,9 @@ export function fillTlb(view: DataView, cpu: AnyCpu | undefined, st: number, lo:
   v.setInt32(e, vp | 0, true);
   v.setInt32(e + 4, Math.floor(vp / 4294967296), true);
   // the region's part of the page (the arena offset of the page's first byte may lie before the region's bytes: only [lo, hi) is used)
-  v.setInt32(e + 8, host + (page - r.base), true);
-  v.setUint16(e + 12, Math.max(page, r.base) - page, true);
-  v.setUint16(e + 14, Math.min(page + PAGE, r.end) - page, true);
+  v.setInt32(e + 8, host + (ppage - r.base), true);
+  v.setUint16(e + 12, Math.max(ppage, r.base) - ppage, true);
+  v.setUint16(e + 14, Math.min(ppage + PAGE, r.end) - ppage, true);
   return 1;
 }
 

@@ -148,6 +148,13 @@ export interface FrontEnd<C, I> {
   emit(b: IrBuilder<I>, insn: I, cpu: C): boolean;
   /** true when the instruction must end its block even when it runs as a helper (calls, returns, branches, traps) */
   endsBlock(insn: I): boolean;
+  /**
+   * true when the instruction never runs in translated code on this CPU (a
+   * full-system CPU's system instructions: port and MSR accesses, control
+   * registers, interrupt flag changes, privilege changes): its block ends
+   * before it and the interpreter runs it.
+   */
+  interpretOnly?(insn: I, cpu: C): boolean;
   /** Copy the interpreter's state the scratch mirrors into it (before translated code runs, after a helper). */
   syncIn(cpu: C, scratch: DataView, off: number): void;
   /** Copy the scratch back into the interpreter's fields (before a helper, at exit). */

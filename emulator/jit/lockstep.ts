@@ -19,18 +19,24 @@ import type { Translator } from './translator';
 export type StoreLog = { bytes: Uint8Array; off: number; old: Uint8Array }[];
 
 /** a CPU store's bytes before it happens, into `log` (helpers and the interpreter's replay); nothing without a log */
-export function logCpuStore(log: StoreLog | null, mem: Memory, a: VAddr, len: number): void {
+export function logCpuStore(log: StoreLog | null, mem0: Memory, a0: VAddr, len: number): void {
   if (log === null) return;
-  const whole = mem.regionAt(a, len);
+  // a paged space's bytes are its physical memory's, where the address leads now (unmapped: the store faults, nothing to log)
+  const mem = mem0.directMemory, paged = mem !== mem0;
+  const a = paged ? mem0.peekDirect(a0) : a0;
+  if (a !== a) return;
+  const whole = (a0 & 4095) + len <= 4096 || !paged ? mem.regionAt(a, len) : undefined;
   if (whole !== undefined && !whole.device) {
     const o = a - whole.base;
     log.push({ bytes: whole.bytes, off: o, old: whole.bytes.slice(o, o + len) });
     return;
   }
   for (let i = 0; i < len; i++) {
-    const r = mem.regionAt(a + i);
+    const b = paged ? mem0.peekDirect(a0 + i) : a0 + i;
+    if (b !== b) continue;
+    const r = mem.regionAt(b);
     if (r === undefined || r.device) continue;
-    const o = a + i - r.base;
+    const o = b - r.base;
     log.push({ bytes: r.bytes, off: o, old: r.bytes.slice(o, o + 1) });
   }
 }

@@ -7,7 +7,11 @@
  * translated code); at hotArrivals (JIT_HOT_ARRIVALS; a fixed number: the same run
  * translates at the same point every time) the translator builds the
  * block there and re-translates that guest page's module with every block
- * of the page found hot so far (many blocks per module, chained inside it).
+ * of the page found hot so far (many blocks per module, chained inside it),
+ * and the blocks those lead to in the page that the CPU already ran (their
+ * instructions are decoded): straight-line code longer than a block, or a
+ * branch's other side, is not left to the interpreter until each piece has
+ * arrivals of its own.
  *
  * Invalidation: any write to executable bytes (a store through an alias,
  * textPoke of int3 / jmp rel32 / brk / ebreak, the loader, a module's
@@ -323,13 +327,27 @@ export class Translator<C, I extends RunnableInsn<C>> {
     if (starts.length > MAX_UNIT_BLOCKS) starts.splice(0, starts.length - MAX_UNIT_BLOCKS);
     const t0 = performance.now();
     const unit = new Unit(sp, key);
+    unit.owner = this;
     unit.generation = old === undefined ? 0 : old.generation + 1;
     const blocks: BackendBlock[] = [];
     const pages = new Set<number>([key]);
-    for (const s of starts) {
+    const starting = new Set(starts);
+    for (let k = 0; k < starts.length; k++) {
+      const s = starts[k];
       // a block the page's previous module had is reused as it was built (its instructions are unchanged: a change would have dropped that module)
       const b = old?.built.get(s) ?? buildBlock(this.fe, cpu, sp, s, key);
       if (b === null) continue;
+      // straight-line code longer than a block: the block it falls into in this page joins the module (else each
+      // piece would wait for hotArrivals exits of its own while the interpreter runs the rest) ...
+      // and so do the blocks its direct jumps and branches lead to in this page, when the CPU ran there already
+      for (const o of b.ops) {
+        const to = o.k === 'fall' ? b.next : o.k === 'jmp' ? o.pc : NaN;
+        for (const pc of o.k === 'br' ? [o.t, o.f] : [to]) {
+          if (starts.length >= MAX_UNIT_BLOCKS || Math.floor(pc / PAGE) !== key) continue;
+          const nx = sp.cache.peek(pc);
+          if (nx !== undefined && nx.hot > -1e8 && !starting.has(nx)) { starting.add(nx); starts.push(nx); }
+        }
+      }
       unit.built.set(s, b);
       for (const p of b.pages) pages.add(p);
       const helperIndex = b.helpers.map((h, k) => {
@@ -400,6 +418,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     let sp = s.space as CodeSpace;
     if (s.cache !== cache) { sp = this.space(cache as unknown as DecodeCache<RunnableInsn<unknown>>, cpu.mem); s.cache = cache; s.space = sp; }
     let e = ji.jit;
+    if (e !== null && e.unit.owner !== this) { e = null; ji.jit = null; }
     if (e === null) {
       const t = this.translate(cpu, sp, insn as unknown as RunnableInsn<unknown>);
       if (t === LATER) return -1;
@@ -446,6 +465,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       // the next block, in this module or another one, through this dispatcher; an exit to code without a block is an arrival there (tiering)
       const nx = cache.peek(pc) as unknown as (RunnableInsn<unknown> & { jit: JitEntry | null; hot: number }) | undefined;
       if (nx === undefined) break;
+      if (nx.jit !== null && nx.jit.unit.owner !== this) nx.jit = null;
       if (nx.jit === null) {
         if (++nx.hot < this.hotArrivals) break;
         const t = this.translate(cpu, sp, nx);

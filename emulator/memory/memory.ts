@@ -264,6 +264,22 @@ export class Memory {
     return r;
   }
 
+  /**
+   * Where translated code's TLB finds the bytes of `a`: the memory whose
+   * regions hold them (this one; a paged space's physical memory) ...
+   */
+  get directMemory(): Memory { return this; }
+  /**
+   * ... and the address there, as the access (a read, or a write) would
+   * reach it now, with the side effects that access would have on the
+   * translation (a page walk's A/D bits); NaN when it would fault (the
+   * access leaves translated code and the interpreter raises the fault).
+   * Never throws. (Not -1: addresses in the upper half are negative.)
+   */
+  directAddress(a: VAddr, _write: boolean): VAddr { return a; }
+  /** The address in directMemory of `a` with no side effect, or NaN (lockstep's record of the bytes a store is about to change). */
+  peekDirect(a: VAddr): VAddr { return a; }
+
   /** Invalidate the one-entry TLBs (call after changing userMode or perms). */
   flushTlb(): void { this.lastR = this.lastW = this.lastX = NO_REGION; this.tlbGeneration = nextTlbGeneration(); }
 
@@ -556,7 +572,21 @@ export class Memory {
     for (let i = 0; i < ls.length; i++) ls[i](a, len);
   }
 
+  /**
+   * true when codePages lists every page of this memory whose writes some
+   * code-write listener cares about (a physical memory under paged spaces,
+   * which keep it: x86_64 sysmode/paging.ts): a store elsewhere tells
+   * nobody (with all RAM executable, most stores are elsewhere)
+   */
+  codeWritesByPage = false;
+
   private codeWritten(r: Region, a: VAddr, len: number): void {
+    if (this.codeWritesByPage) {
+      const cp = this.codePages, p0 = Math.floor(a / 4096), p1 = Math.floor((a + len - 1) / 4096);
+      let any = cp.has(p0) || cp.has(p1);
+      for (let p = p0 + 1; !any && p < p1; p++) any = cp.has(p);
+      if (!any) return;
+    }
     r.backing.codeWritten(r.offset + (a - r.base), len);
   }
 }

@@ -27,6 +27,7 @@ import { systemCpuPort } from '../arch/registry';
 import type { SystemCpuHandle, SystemCpuPort, SystemPlatform } from './types';
 import { PcMachine, type PcMachineOptions } from './pcMachine';
 import { apStartState } from './apStart';
+import type { TranslateMode } from '../jit';
 
 /** the virtual clock's rate: instructions (and TSC ticks) per virtual second */
 export const VIRTUAL_HZ = 1_000_000_000n;
@@ -42,7 +43,10 @@ export type PcRunStop =
   | { readonly kind: 'limit'; readonly detail: string }
   | { readonly kind: 'done'; readonly detail: string };
 
-export type PcRunOptions = Omit<PcMachineOptions, 'tscHz' | 'apicTimerHz'>;
+export type PcRunOptions = Omit<PcMachineOptions, 'tscHz' | 'apicTimerHz'> & {
+  /** the block translator's mode for the CPUs (default: the process's, KPROBE_TRANSLATE, else on) */
+  readonly translate?: TranslateMode;
+};
 
 export class PcRun {
   readonly machine: PcMachine;
@@ -56,7 +60,10 @@ export class PcRun {
   private sliceInstret = 0;
   private readonly port: SystemCpuPort = systemCpuPort();
 
+  private readonly translate: TranslateMode | undefined;
+
   constructor(opts: PcRunOptions) {
+    this.translate = opts.translate;
     const m = this.machine = new PcMachine({ ...opts, tscHz: VIRTUAL_HZ, apicTimerHz: VIRTUAL_HZ });
     this.cpus = new Array<SystemCpuHandle | null>(m.cpus).fill(null);
     const e = m.entry;
@@ -81,7 +88,7 @@ export class PcRun {
     return c === null ? this.machine.clock.nowNs() : this.sliceNs + BigInt(c.instret - this.sliceInstret);
   }
 
-  private platform(id: number): SystemPlatform {
+  private platform(id: number): SystemPlatform & { readonly translate?: TranslateMode } {
     const m = this.machine;
     const sync = (): void => { const t = this.nowNs(); if (t > m.clock.nowNs()) m.advanceDevices(t); };
     return {
@@ -90,6 +97,7 @@ export class PcRun {
       // the CPU logs an MSR it lacks once, with the rdmsr / wrmsr's own rip
       msrs: { rdmsr: (c, r) => { sync(); return m.platformMsrs.rdmsr(c, r); }, wrmsr: (c, r, v) => { sync(); return m.platformMsrs.wrmsr(c, r, v); } },
       clock: { nowNs: () => this.nowNs(), tscHz: VIRTUAL_HZ },
+      translate: this.translate,
     };
   }
 

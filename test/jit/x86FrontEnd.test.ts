@@ -8,7 +8,9 @@
  * retired instructions of its own. A hand-assembled loop of call / ret /
  * jmp r / call r / call [m], in lockstep and translated alone, against the
  * interpreter, ending in each of those to a non-canonical target (the
- * interpreter's #GP, state unchanged) or a push with a non-canonical rsp. Plus which
+ * interpreter's #GP, state unchanged) or a push with a non-canonical rsp.
+ * FS / GS-relative loads and stores (their bases added; lea ignores them) in
+ * a loop, against the interpreter. Plus which
  * instructions the front end emits itself and which it leaves to the
  * interpreter's executors.
  */
@@ -66,6 +68,7 @@ describe('x86_64 front end: native and helper instructions', () => {
     'add rax, rbx': '48 01 d8', 'sub dword [rdi], 1': '83 2f 01', 'cmp al, 0x7f': '3c 7f', 'test edi, edi': '85 ff',
     'xor eax, eax': '31 c0', 'and rax, [rdi]': '48 23 07', 'or cx, 0x100': '66 81 c9 00 01',
     'inc eax': 'ff c0', 'dec qword [rdi]': '48 ff 0f', 'neg rax': '48 f7 d8', 'not ecx': 'f7 d1',
+    'mov eax, fs:[0]': '64 8b 04 25 00 00 00 00', 'mov [gs:rbx], rax': '65 48 89 03', 'jmp fs:[rax]': '64 ff 20', 'ret (fs)': '64 c3',
     'imul rax, rbx': '48 0f af c3', 'imul eax, [rdi], 12': '6b 07 0c',
     'shl rax, 3': '48 c1 e0 03', 'sar ecx, 1': 'd1 f9', 'shr byte [rdi], 2': 'c0 2f 02', 'rol rax, 7': '48 c1 c0 07',
     'shld rax, rdx, 7': '48 0f a4 d0 07',
@@ -77,8 +80,8 @@ describe('x86_64 front end: native and helper instructions', () => {
   };
   const HELPER: Record<string, string> = {
     'div rcx': '48 f7 f1', 'adc rax, rbx': '48 11 d8', 'rcl eax, 1': 'd1 d0', 'shl eax, cl': 'd3 e0',
-    'mov eax, fs:[0]': '64 8b 04 25 00 00 00 00', 'mov eax, [ebx] (67)': '67 8b 03', 'lock add [rdi], eax': 'f0 01 07',
-    'jmp fs:[rax]': '64 ff 20', 'call [eax] (67)': '67 ff 10', 'ret (fs)': '64 c3', 'syscall': '0f 05', 'movs (string)': 'a4', 'bt eax, ecx': '0f a3 c8', 'mul rcx': '48 f7 e1',
+    'mov eax, [ebx] (67)': '67 8b 03', 'lock add [rdi], eax': 'f0 01 07',
+    'call [eax] (67)': '67 ff 10', 'syscall': '0f 05', 'movs (string)': 'a4', 'bt eax, ecx': '0f a3 c8', 'mul rcx': '48 f7 e1',
   };
   for (const [name, hex] of Object.entries(NATIVE)) test(`native: ${name}`, () => assert.equal(native(hex), true));
   for (const [name, hex] of Object.entries(HELPER)) test(`helper: ${name}`, () => assert.equal(native(hex), false));
@@ -156,6 +159,40 @@ describe('x86_64 front end: call / ret / jmp r / call r against the interpreter'
       assert.equal(a.mem.read32(0x7ffffffff000 + 0xff8), 0, 'nothing stored below 2^47');
       assert.ok(t.stats.translatedInsns - before > 5000, 'the loop ran translated');
       if (mode === 'lockstep') assert.ok(t.stats.lockstepChecked > checked, 'translated entries were compared');
+    });
+  }
+});
+
+describe('x86_64 front end: FS / GS-relative accesses against the interpreter', () => {
+  // loop: mov rax, fs:[8]; mov gs:[rbx+rcx*8], rax; lea rdx, fs:[rbx+rcx*8+16] (no base: lea ignores segments); add rsi, rdx; dec rcx; jnz loop; hlt
+  const LOOP = '64 48 8b 04 25 08 00 00 00  65 48 89 04 cb  64 48 8d 54 cb 10  48 01 d6  48 ff c9  75 e4  f4';
+  for (const mode of ['lockstep', 'on'] as const) {
+    test(`loads and stores at the segment bases, lea without them (${mode})`, () => {
+      const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, mode);
+      assert.ok(t !== null, 'the translator is available');
+      const before = t.stats.translatedInsns;
+      const make = (m: Mode): X86Cpu => {
+        const { mem, cpu } = machine(LOOP);
+        mem.writeBytes(DATA + 8, Uint8Array.of(0x78, 0x56, 0x34, 0x12, 0, 0, 0, 0x80));
+        cpu.fsBase = DATA; cpu.gsBase = DATA + 0x1000;
+        cpu.lo[1] = 1000; // rcx
+        const tr = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, m);
+        if (tr) tr.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP;
+        (cpu as unknown as { jit: unknown }).jit = tr;
+        return cpu;
+      };
+      const a = make(mode), b = make('off');
+      let ra: RunResult = { executed: 0, trap: null }, rb: RunResult;
+      for (let k = 0; k < 200 && ra.trap === null; k++) {
+        ra = a.run(97); rb = b.run(97);
+        assert.deepEqual(ra, rb, `run ${k}`);
+        assert.equal(cpuState(a), cpuState(b), `state after run ${k}`);
+      }
+      assert.notEqual(ra.trap, null, 'the loop ended');
+      assert.deepEqual(a.mem.readBytes(DATA + 0x1000, 8 * 1001), b.mem.readBytes(DATA + 0x1000, 8 * 1001));
+      assert.equal(a.mem.read32(DATA + 0x1000 + 8 * 1000), 0x12345678, 'stored at gs:[rcx*8]');
+      assert.equal(a.lo[6] >>> 0, (1000 * 1001 / 2 * 8 + 1000 * 16) >>> 0, 'rsi: the sum of the lea offsets (no fs base)');
+      assert.ok(t.stats.translatedInsns - before > 3000, 'the loop ran translated');
     });
   }
 });

@@ -35,6 +35,20 @@ import type { B } from './jitEmitter';
 import { BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
 import { HANDLERS } from './jitInsns';
 import * as sys from './exec/system';
+import * as priv from './exec/privileged';
+
+/**
+ * A full-system CPU's system instructions (X86Cpu.sys set): they run in the
+ * interpreter, never in a translated block (port and MSR accesses reach
+ * devices, which lockstep could not replay; control registers, descriptor
+ * tables, INVLPG and SWAPGS change what addresses mean; CLI/STI/POPF/IRETQ
+ * /SYSRET/HLT change when interrupts are taken; INT n/INT3/UD/SYSCALL
+ * trap; RDTSC/CPUID read the platform).
+ */
+const SYSTEM_EXECS: ReadonlySet<unknown> = new Set<unknown>([
+  ...Object.values(priv),
+  sys.int3, sys.intN, sys.ud, sys.hlt, sys.cliSti, sys.syscall, sys.vmcall, sys.rdtsc, sys.cpuid, sys.popf, sys.movFromDr, sys.movToDr,
+]);
 
 /**
  * int3 at a native entry its owner handles (it answers
@@ -118,8 +132,8 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
       }
     }
     const h = HANDLERS.get(i.def.exec);
-    // lock, fs/gs segment bases, 32-bit addressing: the interpreter
-    const plain = !i.lock && i.seg === 0 && (!i.hasMem || i.asize === 8);
+    // lock, 32-bit addressing: the interpreter (an FS / GS base is added to the address: BlockEmitter.ea)
+    const plain = !i.lock && (!i.hasMem || i.asize === 8);
     if (h !== undefined && plain && h(e, i)) return true;
     // a helper: the flags are the scratch record's from now on, and it may leave the block
     this.em = new BlockEmitter(b);
@@ -127,6 +141,8 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   }
 
   endsBlock(i: Insn): boolean { return i.def.flow !== 'none'; }
+
+  interpretOnly(i: Insn, cpu: X86Cpu): boolean { return cpu.sys !== null && SYSTEM_EXECS.has(i.def.exec); }
 
   /** the arena as int32 words (made again only for another DataView) */
   private view(scratch: DataView): Int32Array {
@@ -147,6 +163,9 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
     w[k + 14] = cpu.pDl; w[k + 15] = cpu.pDh;
     w[k + 16] = cpu.pSl; w[k + 17] = cpu.pSh;
     w[k + 18] = cpu.pBits; w[k + 19] = 0;
+    const fs = cpu.fsBase, gs = cpu.gsBase;
+    w[k + 20] = fs | 0; w[k + 21] = Math.floor(fs / 4294967296) | 0;
+    w[k + 22] = gs | 0; w[k + 23] = Math.floor(gs / 4294967296) | 0;
   }
 
   syncOut(cpu: X86Cpu, scratch: DataView, off: number): void {

@@ -29,8 +29,10 @@ export type Size = 1 | 2 | 4 | 8;
 const S_KIND = 0, S_R = 8, S_D = 16, S_S = 24, S_BITS = 32;
 /** the record a rotate replaced (the p* fields), same layout */
 const P_KIND = 40, P_R = 48, P_D = 56, P_S = 64, P_BITS = 72;
-/** bytes of the scratch the flags record lives in (FrontEnd.scratchBytes) */
-export const SCRATCH_BYTES = 80;
+/** the FS and GS segment bases (copied in by syncIn; translated code never changes them: WRMSR, SWAPGS, arch_prctl leave it) */
+export const S_FS_BASE = 80, S_GS_BASE = 88;
+/** bytes of the scratch the flags record and the segment bases live in (FrontEnd.scratchBytes) */
+export const SCRATCH_BYTES = 96;
 
 /** a flags record produced earlier in the block: its parts as temps (masked to the size, as the executors store them) */
 interface Rec {
@@ -97,8 +99,13 @@ export class BlockEmitter {
         else this.b.set(r - 16, this.bin('or', this.bin('and', this.b.get(r - 16), this.c(~0xff00n)), this.bin('shl', this.un('zext8', v), this.c(8))));
     }
   }
-  /** effective address of the memory operand (no segment, 64-bit address size: checked by the caller) */
+  /** effective address of the memory operand with its FS / GS base (64-bit address size: checked by the caller) */
   ea(i: Insn): Temp {
+    const a = this.offset(i);
+    return i.seg === 0 ? a : this.bin('add', a, this.b.sget(i.seg === 1 ? S_FS_BASE : S_GS_BASE));
+  }
+  /** the memory operand's offset, without a segment base (lea) */
+  offset(i: Insn): Temp {
     if (i.ripRel) return this.c(i.disp);
     let a: Temp | null = null;
     if (i.base !== NO_REG) a = this.b.get(i.base);

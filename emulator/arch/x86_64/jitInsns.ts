@@ -217,7 +217,7 @@ export const HANDLERS = new Map<Function, Handler>([
     if (i.rm !== NO_REG) e.wr(size, i.rm, v); else e.st(e.ea(i), v, size);
     return true;
   }],
-  [mov.lea, (e, i) => { if (!i.hasMem) return false; e.wr(i.size as Size, i.reg, e.ea(i)); return true; }],
+  [mov.lea, (e, i) => { if (!i.hasMem) return false; e.wr(i.size as Size, i.reg, e.offset(i)); return true; }],
   [mov.movzx, (e, i) => { e.wr(i.size as Size, i.reg, readE(e, i, i.cc as Size)); return true; }],
   [mov.movsx, (e, i) => { e.wr(i.size as Size, i.reg, e.sx(i.cc as Size, readE(e, i, i.cc as Size))); return true; }],
   [mov.cmovcc, (e, i) => {

@@ -51,18 +51,21 @@ export class TestPlatform implements X86Platform {
     },
   };
   readonly clock = { nowNs: (): bigint => this.ns, tscHz: 2_000_000_000n };
+  /** the block translator's mode (undefined: the process default, KPROBE_TRANSLATE) */
+  constructor(readonly translate?: 'on' | 'off' | 'lockstep') {}
 }
 
 export class SysMachine {
   readonly phys = new Memory('physical');
-  readonly platform = new TestPlatform();
+  readonly platform: TestPlatform;
   readonly cpu: X86Cpu;
   readonly sys: SystemState;
   readonly mem: PagedMemory;
   /** next free page-table page */
   private nextTable = 0x100000;
 
-  constructor() {
+  constructor(translate?: 'on' | 'off' | 'lockstep') {
+    this.platform = new TestPlatform(translate);
     this.phys.map(0, RAM, PERM_R | PERM_W | PERM_X, 'ram');
     // GDT: null, -, kernel code64, kernel data, user code32, user data, user code64, -, TSS (16 bytes)
     const gdt = [0n, 0n, 0x00af9a000000ffffn, 0x00cf92000000ffffn, 0x00cffa000000ffffn, 0x00cff2000000ffffn, 0x00affa000000ffffn, 0n];

@@ -47,6 +47,18 @@ const RSVD_HI = 0x000fff00;
 /** reserved low bits of a 1 GiB / 2 MiB page entry (above its PAT bit) */
 const RSVD_1G = 0x3fffe000, RSVD_2M = 0x001fe000;
 
+/**
+ * The physical pages some CPU decoded instructions from, per physical
+ * Memory: how many (CPU, linear page) pairs map each, and the paged spaces
+ * over it. The physical Memory's codePages holds the pages with a count:
+ * translated code's TLB (jit/cpuState.ts) never stores straight into one
+ * (the store goes through the interpreter, whose write reaches the decode
+ * caches). A page that becomes code moves every space's tlbGeneration, so
+ * every CPU's translated-code TLB forgets its direct entries.
+ */
+interface PhysCode { readonly count: Map<number, number>; readonly spaces: PagedMemory[] }
+const physCode = new WeakMap<Memory, PhysCode>();
+
 export class PagedMemory extends Memory {
   /** CR0.PG */
   paging = false;
@@ -74,7 +86,26 @@ export class PagedMemory extends Memory {
   constructor(readonly phys: Memory, name = 'linear') {
     super(name);
     phys.codeWriteListeners.push((pa, len) => this.physCodeWritten(pa, len));
+    let pc = physCode.get(phys);
+    if (pc === undefined) { pc = { count: new Map(), spaces: [] }; physCode.set(phys, pc); }
+    pc.spaces.push(this);
+    this.shared = pc;
+    phys.codeWritesByPage = true; // its codePages are the physical pages the spaces over it decoded from
+
   }
+  private readonly shared: PhysCode;
+
+  // ---------------------------------------------------------------- translated code's view
+  override get directMemory(): Memory { return this.phys; }
+  override directAddress(a: VAddr, write: boolean): VAddr {
+    try {
+      return this.translate(a, write ? ACC_WRITE : ACC_READ);
+    } catch (e) {
+      if (e instanceof X86Exception) return NaN;
+      throw e;
+    }
+  }
+  override peekDirect(a: VAddr): VAddr { return this.virtToPhys(a) ?? NaN; }
 
   // ---------------------------------------------------------------- translation
   /** The physical address of `a` for an access of kind acc (0 read, 1 write, 2 exec) at the current privilege; raises #PF. */
@@ -218,11 +249,21 @@ export class PagedMemory extends Memory {
     let s = this.codeRev.get(ppn);
     if (s === undefined) { s = new Set(); this.codeRev.set(ppn, s); }
     s.add(vpn);
+    const count = this.shared.count, n = count.get(ppn) ?? 0;
+    count.set(ppn, n + 1);
+    if (n === 0) {
+      this.phys.codePages.add(ppn);
+      const g = nextTlbGeneration();
+      for (const sp of this.shared.spaces) sp.tlbGeneration = g;
+    }
   }
   private forgetCode(vpn: number, ppn: number): void {
     this.codeMap.delete(vpn);
     const s = this.codeRev.get(ppn);
     if (s !== undefined) { s.delete(vpn); if (s.size === 0) this.codeRev.delete(ppn); }
+    const count = this.shared.count, n = (count.get(ppn) ?? 1) - 1;
+    if (n > 0) count.set(ppn, n);
+    else { count.delete(ppn); this.phys.codePages.delete(ppn); }
     this.notifyCodeWrite(vpn * PAGE, PAGE);
   }
   private dropCode(which: (global: boolean) => boolean): void {

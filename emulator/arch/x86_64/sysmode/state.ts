@@ -23,6 +23,8 @@ export interface X86Platform {
   readonly irq: InterruptLine;
   readonly msrs: PlatformMsrs;
   readonly clock: VirtualClock;
+  /** the block translator's mode for this CPU (else the process default, KPROBE_TRANSLATE) */
+  readonly translate?: 'on' | 'off' | 'lockstep';
 }
 
 /** What ends a system-mode machine rather than the guest's code (reported, never a host exception). */

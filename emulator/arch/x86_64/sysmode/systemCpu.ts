@@ -45,8 +45,21 @@
  * at that state (any GDT with a 64-bit code segment at 0x10 and data at
  * 0x18: secondary_startup_64 loads its own at once).
  *
- * The block translator is not attached (X86Cpu.jit stays null): system
- * mode is interpreted. Do not attach one: its TLB does not know paging.
+ * The block translator (emulator/jit) runs a system-mode CPU as it runs
+ * the emulated kernel's, in the mode the platform asks for
+ * (X86Platform.translate, else KPROBE_TRANSLATE): its TLB is filled
+ * through this CPU's page walk (PagedMemory.directAddress: the access's
+ * own translation, A/D bits and all; a walk that would fault leaves
+ * translated code before the instruction and the interpreter raises the
+ * #PF), and is flushed whenever the paged TLB is (tlbGeneration: MOV CR3,
+ * INVLPG, CR0/CR4/EFER changes) or the privilege changes. Translations
+ * are keyed by linear address and dropped as the paged TLB drops the
+ * linear page's mapping (the decode caches' rule below: a CR3 load drops
+ * the non-global code pages, INVLPG its page, a CR4.PGE flip all) or its
+ * physical bytes are written through any mapping; translated stores never
+ * go straight into a physical page some CPU decoded from. System
+ * instructions end a block and run in the interpreter (jit.ts
+ * interpretOnly), so interrupts are taken at the same boundaries.
  */
 import type { Memory } from '../../../memory/memory';
 import { PERM_X } from '../../../memory/memory';
@@ -56,6 +69,8 @@ import { CR0_ET, CR0_PE, CR0_PG, CR4_PAE, EFER_LMA, EFER_LME, SystemState, X86Pl
 import { runSystem, SystemRunResult } from './delivery';
 import { mustVAddr } from '../../../memory/address';
 import type { LongModeStart } from '../../../system/types';
+import { defaultTranslateMode, translatorFor, type FrontEnd } from '../../../jit';
+import { x86FrontEnd } from '../jit';
 
 /** where and how a CPU starts in long mode: the platform's contract (emulator/system/types.ts) */
 export type LongModeEntry = LongModeStart;
@@ -87,6 +102,8 @@ export function createSystemCpu(id: number, phys: Memory, platform: X86Platform,
     cpu.hi[r] = Number(u >> 32n) | 0;
   }
   cpu.setPc(entry.rip);
+  const t = translatorFor('x86_64', x86FrontEnd as unknown as FrontEnd<unknown, never>, platform.translate ?? defaultTranslateMode());
+  cpu.jit = t as unknown as X86Cpu['jit'];
   return cpu;
 }
 
