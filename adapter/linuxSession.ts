@@ -19,9 +19,13 @@
  *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
  *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
+ *   _probeState  = the Kprobes, Uprobes and Modules views' rows read from guest memory
+ *                  (emulator/debug/linuxProbeRows.ts): at each stop, and while the machine
+ *                  runs at most every STATE_INTERVAL_MS between two run chunks; `_probeList`
+ *                  reads them now, `_probeDebugfs` gives the guest's kprobes/list text
  */
 import {
-  OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response,
+  OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response, Event as DapEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { existsSync } from 'node:fs';
@@ -29,6 +33,7 @@ import { formatAddress, parseAddress } from '../emulator/debug/index';
 import type { Expandable, FrameVariable, LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
 import { dapError, type DapErrorName } from './errors';
 import { disassemble } from './disassemble';
+import { ProbeEvent, ProbeRequest, type ProbeDebugfsBody, type ProbeStateBody } from './dapCustom';
 
 /** what the Linux session needs of the DAP session it lives in */
 export interface DapSink {
@@ -47,16 +52,24 @@ const FRAME_IDS_PER_CPU = 1000;
 const LOCALS_SCOPE = 1000;
 /** references of expandable values (struct members) from here on; forgotten when the machine runs */
 const CHILDREN = 1_000_000;
+/** wall time between two `_probeState` events while the machine runs */
+const STATE_INTERVAL_MS = 500;
 
 export class LinuxSession {
   private nextBpId = 1;
   private lastThread = 1;
   private readonly expandables = new Map<number, { cpu: number; x: Expandable }>();
+  private lastStateAt = 0;
 
   constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
     t.onConsole(text => this.output(text, 'stdout'));
     t.onMachineLog(line => this.output(`[machine] ${line}\n`, 'console'));
     t.setRunListeners(s => this.onStop(s), e => this.onEnd(e));
+    t.onChunk(() => {
+      const now = Date.now();
+      if (now - this.lastStateAt < STATE_INTERVAL_MS) return;
+      this.sendState();
+    });
     const st = t.settings;
     this.output(`kprobe: booting ${st.kernel}${st.initrd ? ` with ${st.initrd}` : ''} on the full-system PC (${t.run.machine.cpus} CPU${t.run.machine.cpus > 1 ? 's' : ''}, ${st.memory} MiB): ${st.append}\n`, 'console');
     this.output(`kprobe: type into the guest's console from here with ${INPUT_PREFIX}TEXT (e.g. ${INPUT_PREFIX}ls /)\n`, 'console');
@@ -79,6 +92,15 @@ export class LinuxSession {
     const ev = stopped(s.reason, s.cpu + 1, s.description);
     if (s.text) ev.body.text = s.text;
     this.sink.sendEvent(ev);
+    this.sendState();
+  }
+
+  /** the views' rows read from guest memory now */
+  probeState(): ProbeStateBody { return this.t.probeRows(); }
+
+  private sendState(): void {
+    this.lastStateAt = Date.now();
+    this.sink.sendEvent(new DapEvent(ProbeEvent.state, this.probeState()));
   }
 
   private onEnd(e: LinuxEnd): void {
@@ -219,6 +241,15 @@ export class LinuxSession {
         }
         case 'setExceptionBreakpoints': case 'setDataBreakpoints':
           return ok({ breakpoints: [] });
+        case ProbeRequest.list:
+          return ok(this.probeState());
+        case ProbeRequest.debugfs: {
+          const g = this.t.guest;
+          if (!g) return fail('requestFailed', 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json');
+          const st = this.probeState();
+          const body: ProbeDebugfsBody = { list: g.snapshot().render.kprobesList, enabled: st.enabled ? '1\n' : '0\n' };
+          return ok(body);
+        }
         case 'restart':
           return fail('restartFailed', 'the Linux machine does not restart in place yet: stop the session and start it again');
         case 'stepBack': case 'reverseContinue':

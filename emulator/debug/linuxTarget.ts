@@ -36,6 +36,9 @@ import { LinuxSources } from './linuxSources';
 import { LinuxLineStep } from './linuxStep';
 import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
+import { GuestKernel } from '../system/guest/guestKernel';
+import { linuxProbeState, type DebuggerProbe } from './linuxProbeRows';
+import type { ProbeStateBody } from './rows';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
@@ -74,6 +77,9 @@ export class LinuxTarget {
   readonly vmlinux: ElfImage | undefined;
   readonly arch: ArchOps;
   private readonly consoleListeners: ((text: string) => void)[] = [];
+  private readonly chunkListeners: (() => void)[] = [];
+  private guestKernel: GuestKernel | undefined;
+  private lastRows: ProbeStateBody | undefined;
   private pending = '';
   /** everything the console printed (the panic text is searched here) */
   private consoleText = '';
@@ -234,6 +240,7 @@ export class LinuxTarget {
     }
     this.flushConsole();
     if (stop.kind === 'limit' && r.instructions < this.maxInstructions && this.panicSeenAt < 0 && !this.pauseRequested) {
+      for (const l of this.chunkListeners) l();
       setImmediate(this.chunk);
       return;
     }
@@ -297,6 +304,34 @@ export class LinuxTarget {
 
   /** the machine is dropped (terminate / disconnect) */
   dispose(): void { this.running = false; this.ended = true; }
+
+  /** called between two run chunks while the machine runs (a front end's throttled refresh) */
+  onChunk(l: () => void): void { this.chunkListeners.push(l); }
+
+  // ---- the guest's own probes, modules and uprobes (emulator/system/guest/)
+
+  /** the guest kernel's state reader (the vmlinux's DWARF types over the machine's memory); undefined without a vmlinux */
+  get guest(): GuestKernel | undefined {
+    if (!this.vmlinux) return undefined;
+    return (this.guestKernel ??= new GuestKernel(this.vmlinux, this.run.machine.memory));
+  }
+
+  /**
+   * The Kprobes, Uprobes and Modules views' rows read from guest memory
+   * now. A read that fails (the kernel not up yet, or a list caught in the
+   * middle of a change while it runs) keeps the previous rows.
+   */
+  probeRows(): ProbeStateBody {
+    const mine: DebuggerProbe[] = [];
+    const g = this.guest;
+    if (!g) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json' };
+    try {
+      this.lastRows = linuxProbeState(g, g.snapshot(), mine);
+    } catch (e) {
+      if (!this.lastRows) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: `the guest kernel's lists cannot be read yet: ${(e as Error).message}` };
+    }
+    return this.lastRows;
+  }
 
   // ---- breakpoints (no guest byte written)
 
