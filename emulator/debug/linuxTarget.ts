@@ -37,7 +37,8 @@ import { LinuxLineStep } from './linuxStep';
 import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
 import { GuestKernel } from '../system/guest/guestKernel';
-import { linuxProbeState, type DebuggerProbe } from './linuxProbeRows';
+import { linuxProbeState } from './linuxProbeRows';
+import { LinuxAgentProbes } from './linuxAgentProbes';
 import type { ProbeStateBody } from './rows';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
@@ -97,6 +98,8 @@ export class LinuxTarget {
   private ended = false;
   readonly tasks: LinuxTasks | undefined;
   readonly sources: LinuxSources;
+  /** gutter kprobes through the guest's agent module (launch.json "agent"; needs the vmlinux) */
+  readonly agentProbes: LinuxAgentProbes | undefined;
   maxInstructions = Number.MAX_SAFE_INTEGER;
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
@@ -115,6 +118,15 @@ export class LinuxTarget {
     this.arch = archByName('x86_64')!;
     this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
     this.sources = new LinuxSources(settings.vmlinux ?? settings.kernel, settings.sourceMap);
+    if (vmlinux && settings.agent !== undefined) {
+      const m = this.run.machine;
+      this.agentProbes = new LinuxAgentProbes(m.agent, {
+        vmlinux,
+        pages: () => this.pages(m.currentCpu),
+        ptRegsOffset: member => this.guest!.layout.off('pt_regs', member),
+        task: () => this.tasks?.current(this.pages(m.currentCpu), this.perCpuBase(m.currentCpu)),
+      });
+    }
     const decoder = new TextDecoder('latin1');
     this.run.machine.onConsole(b => {
       const ch = decoder.decode(new Uint8Array([b]));
@@ -322,7 +334,7 @@ export class LinuxTarget {
    * middle of a change while it runs) keeps the previous rows.
    */
   probeRows(): ProbeStateBody {
-    const mine: DebuggerProbe[] = [];
+    const mine = this.agentProbes?.debuggerProbes() ?? [];
     const g = this.guest;
     if (!g) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json' };
     try {

@@ -8,10 +8,19 @@
  * prints for `cat /sys/kernel/debug/kprobes/list` at the same moment (both
  * parsed, field by field, and the view's own debugfs line formatter on the
  * rows equal to the guest's lines).
+ * Then gutter kprobes through the guest's own engine (launch.json `agent`:
+ * kprobe-debug's agent module appended to the initrd, loaded with `insmod`):
+ * a logpoint on do_sys_openat2's first line of fs/open.c prints the path
+ * each open is given, read through the guest's pt_regs and the vmlinux's
+ * DWARF; a breakpoint in Kretprobe mode prints the return values; both are
+ * rows of the Kprobes view as the guest lists them; removed, they leave
+ * the guest's list. An ordinary function breakpoint still stops there.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadElf } from '../../emulator/elf';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness, within } from './dapHarness';
 import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
@@ -22,6 +31,10 @@ import { kprobeListLine } from '../../extension/probeRows';
 
 const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
 const BOOT_MS = 900_000;
+const AGENT_CPIO = repoPath('test', 'linux', 'agent', 'cache', 'agent.cpio.gz');
+/** LLVM's view of do_sys_openat2's line table (test/linux/dbg/make-golden.sh): `row ADDR LINE COL stmt|- FILE` */
+const GOLDEN = repoPath('test', 'linux', 'dbg', 'golden', 'do_sys_openat2.txt');
+const OPEN_C = join(repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1'), 'fs', 'open.c');
 
 /** a debugfs kprobes/list line: address, type, symbol+offset (or an address), module, flags */
 interface ListRow { addr: bigint; type: string; where: string; module: string; flags: string[] }
@@ -37,19 +50,25 @@ function rowOf(p: ProbeInfo): ListRow {
   return { addr: BigInt(p.address), type: p.kind === 'kretprobe' ? 'r' : 'k', where: p.symbol !== undefined ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}` : `0x${BigInt(p.address).toString(16)}`, module: p.module ?? '', flags };
 }
 
-test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the guest\'s own lists, equal to its debugfs kprobes/list', async (t) => {
+test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the guest\'s own lists, equal to its debugfs kprobes/list; logpoints and kretprobes registered by the guest\'s engine through the agent', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
   if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
+  if (!existsSync(AGENT_CPIO)) return unfetched(t, 'no test/linux/agent/cache/agent.cpio.gz (test/linux/agent/build-agent.sh)');
+  const openat2 = loadElf(VMLINUX).symbols.lookup('do_sys_openat2');
+  assert.ok(openat2);
+  const golden = readFileSync(GOLDEN, 'utf8').split('\n').filter(l => l.startsWith('row ')).map(l => l.split(' '));
+  const entryLine = Number(golden.find(r => BigInt(r[1]) === openat2.value)![2]);
+  const laterLine = Number(golden.find(r => r[4] === 'stmt' && Number(r[2]) !== entryLine)![2]);
 
   const h = new Harness();
   await h.startServer();
   const dc = await h.startClient();
   t.after(async () => { await dc.stop(); await h.stopServer(); });
-  let out = '';
+  let out = '', con = '';
   const waiters: { re: RegExp; from: number; resolve: (m: RegExpExecArray) => void }[] = [];
   dc.on('output', (e: DebugProtocol.OutputEvent) => {
-    if (e.body.category !== 'stdout') return;
+    if (e.body.category !== 'stdout') { con += e.body.output; return; }
     out += e.body.output;
     for (const w of waiters.splice(0)) { const m = w.re.exec(out.slice(w.from)); if (m) w.resolve(m); else waiters.push(w); }
   });
@@ -76,7 +95,7 @@ test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the gu
 
   await within(Promise.all([
     dc.waitForEvent('initialized').then(() => dc.configurationDoneRequest()),
-    dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256 }),
+    dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256, agent: AGENT_CPIO }),
   ]), 'launch', 60_000);
   await within(outputMatches(/\/ # /, 0), 'the shell prompt', BOOT_MS);
   await run('dmesg -n 1');
@@ -116,4 +135,47 @@ test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the gu
   const debugfs = (await dc.customRequest(ProbeRequest.debugfs)).body as { list: string; enabled: string };
   assert.deepEqual(parseList(debugfs.list), guestRows);
   assert.equal(debugfs.enabled, '1\n');
+
+  // gutter kprobes through the guest's engine: set while paused, registered when the agent starts
+  const changed: DebugProtocol.BreakpointEvent[] = [];
+  dc.on('breakpoint', (e: DebugProtocol.BreakpointEvent) => changed.push(e));
+  const gutter = (await dc.setBreakpointsRequest({ source: { path: OPEN_C }, breakpoints: [
+    { line: entryLine, logMessage: 'open {filename} by {$comm}' },
+    { line: laterLine, mode: 'kretprobe', logMessage: 'do_sys_openat2 returned {$retval} to {$comm}' },
+  ] })).body.breakpoints;
+  assert.deepEqual(gutter.map(b => b.verified), [false, false]);
+  assert.match(gutter[0].message ?? '', /^kprobe do_sys_openat2\+0x0: waiting for the guest's agent/);
+  assert.match(gutter[1].message ?? '', /^kretprobe do_sys_openat2\+0x0: waiting for the guest's agent/);
+  await dc.continueRequest({ threadId: 1 });
+  await run('insmod /root/kprobe_agent.ko; sleep 0.1');
+  for (const b of gutter) {
+    const c = changed.filter(e => e.body.breakpoint.id === b.id).at(-1);
+    assert.equal(c?.body.breakpoint.verified, true, `breakpoint ${b.id}: ${c?.body.breakpoint.message ?? 'no breakpoint event'}`);
+  }
+  const conFrom = con.length;
+  await run('cat /proc/version > /dev/null');
+  const logged = con.slice(conFrom);
+  assert.match(logged, /^open 0x[0-9a-f]+ "\/proc\/version" by cat$/m, logged);
+  assert.match(logged, /^do_sys_openat2 returned \d+ to cat$/m, logged);
+  const listed2 = await run('cat /sys/kernel/debug/kprobes/list');
+  const paused2 = dc.waitForEvent('stopped');
+  await dc.pauseRequest({ threadId: 1 });
+  await within(paused2, 'the second pause', 60_000);
+  const now2 = (await dc.customRequest(ProbeRequest.list)).body as ProbeStateBody;
+  assert.deepEqual(now2.kprobes.map(rowOf), parseList(listed2), `with the gutter probes:\n${listed2}`);
+  const mine = now2.kprobes.filter(p => p.registeredBy === 'the debugger (kprobe_agent)');
+  assert.deepEqual(mine.map(p => [p.id, p.kind, p.symbol]).sort(), [[gutter[0].id, 'kprobe', 'do_sys_openat2'], [gutter[1].id, 'kretprobe', 'do_sys_openat2']].sort());
+  assert.ok(mine.every(p => p.nhit > 0), JSON.stringify(mine));
+  assert.ok((mine.find(p => p.kind === 'kretprobe')?.maxactive ?? 0) > 0);
+
+  // removed: unregistered by the guest; an ordinary function breakpoint (the debugger's own) still stops
+  await dc.setBreakpointsRequest({ source: { path: OPEN_C }, breakpoints: [] });
+  await dc.continueRequest({ threadId: 1 });
+  const listed3 = await run('sleep 0.1; cat /sys/kernel/debug/kprobes/list');
+  assert.equal(parseList(listed3).length, guestRows.length, `the gutter probes left the guest's list:\n${listed3}`);
+  await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_sys_openat2' }] });
+  const stop = dc.waitForEvent('stopped');
+  await h.evaluate('>cat /proc/version', undefined, 'repl');
+  const s = await within(stop, 'the function breakpoint', BOOT_MS) as DebugProtocol.StoppedEvent;
+  assert.equal(s.body.reason, 'function breakpoint', s.body.description);
 });
