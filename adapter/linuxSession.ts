@@ -16,12 +16,21 @@
  *   read/writeMemory, disassemble = through the stopped CPU's page tables
  *   setBreakpoints (Linux source lines: the vmlinux's DWARF line table, emulator/debug/linuxSources.ts),
  *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
+ *   a logpoint, or a source/function breakpoint in Kretprobe mode = a kprobe / kretprobe the
+ *                  guest's own register_kprobe registers through kprobe-debug's agent module
+ *                  (launch.json "agent", then >insmod /root/kprobe_agent.ko; emulator/debug/
+ *                  linuxAgentProbes.ts): a `breakpoint` event verifies it when the guest answers;
+ *                  each hit prints the message ({name} / {$retval} / {$rdi} / {$comm} from pt_regs)
  *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
  *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
+ *   _probeState  = the Kprobes, Uprobes and Modules views' rows read from guest memory
+ *                  (emulator/debug/linuxProbeRows.ts): at each stop, and while the machine
+ *                  runs at most every STATE_INTERVAL_MS between two run chunks; `_probeList`
+ *                  reads them now, `_probeDebugfs` gives the guest's kprobes/list text
  */
 import {
-  OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response,
+  OutputEvent, StoppedEvent, TerminatedEvent, ContinuedEvent, Response, Event as DapEvent, BreakpointEvent,
 } from '@vscode/debugadapter';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { existsSync } from 'node:fs';
@@ -29,6 +38,7 @@ import { formatAddress, parseAddress } from '../emulator/debug/index';
 import type { Expandable, FrameVariable, LinuxEnd, LinuxStop, LinuxTarget } from '../emulator/debug/index';
 import { dapError, type DapErrorName } from './errors';
 import { disassemble } from './disassemble';
+import { ProbeEvent, ProbeRequest, type ProbeDebugfsBody, type ProbeStateBody } from './dapCustom';
 
 /** what the Linux session needs of the DAP session it lives in */
 export interface DapSink {
@@ -47,16 +57,28 @@ const FRAME_IDS_PER_CPU = 1000;
 const LOCALS_SCOPE = 1000;
 /** references of expandable values (struct members) from here on; forgotten when the machine runs */
 const CHILDREN = 1_000_000;
+/** wall time between two `_probeState` events while the machine runs */
+const STATE_INTERVAL_MS = 500;
 
 export class LinuxSession {
   private nextBpId = 1;
   private lastThread = 1;
   private readonly expandables = new Map<number, { cpu: number; x: Expandable }>();
+  private lastStateAt = 0;
 
   constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
     t.onConsole(text => this.output(text, 'stdout'));
     t.onMachineLog(line => this.output(`[machine] ${line}\n`, 'console'));
     t.setRunListeners(s => this.onStop(s), e => this.onEnd(e));
+    if (t.agentProbes) {
+      t.agentProbes.onOutput = text => this.output(text, 'console');
+      t.agentProbes.onStatus = st => this.sink.sendEvent(new BreakpointEvent('changed', { id: st.bpId, verified: st.verified, message: st.message } as DebugProtocol.Breakpoint));
+    }
+    t.onChunk(() => {
+      const now = Date.now();
+      if (now - this.lastStateAt < STATE_INTERVAL_MS) return;
+      this.sendState();
+    });
     const st = t.settings;
     this.output(`kprobe: booting ${st.kernel}${st.initrd ? ` with ${st.initrd}` : ''} on the full-system PC (${t.run.machine.cpus} CPU${t.run.machine.cpus > 1 ? 's' : ''}, ${st.memory} MiB): ${st.append}\n`, 'console');
     this.output(`kprobe: type into the guest's console from here with ${INPUT_PREFIX}TEXT (e.g. ${INPUT_PREFIX}ls /)\n`, 'console');
@@ -79,6 +101,15 @@ export class LinuxSession {
     const ev = stopped(s.reason, s.cpu + 1, s.description);
     if (s.text) ev.body.text = s.text;
     this.sink.sendEvent(ev);
+    this.sendState();
+  }
+
+  /** the views' rows read from guest memory now */
+  probeState(): ProbeStateBody { return this.t.probeRows(); }
+
+  private sendState(): void {
+    this.lastStateAt = Date.now();
+    this.sink.sendEvent(new DapEvent(ProbeEvent.state, this.probeState()));
   }
 
   private onEnd(e: LinuxEnd): void {
@@ -188,11 +219,16 @@ export class LinuxSession {
         case 'evaluate': return this.evaluate(args, ok, fail);
         case 'setFunctionBreakpoints': {
           const bps = (args.breakpoints as DebugProtocol.FunctionBreakpoint[] | undefined) ?? [];
-          const res = this.t.setBreakpoints('function', 'function', bps.map(b => {
+          const probed = this.throughAgent('function', bps.map(b => {
+            if ((b as { mode?: string }).mode !== 'kretprobe') return undefined;
+            const a = this.t.functionAddress(b.name);
+            return typeof a === 'string' ? a : { address: a, ret: true };
+          }));
+          const res = this.t.setBreakpoints('function', 'function', bps.filter((_, i) => probed[i] === undefined).map(b => {
             const a = this.t.functionAddress(b.name);
             return { addresses: typeof a === 'string' ? a : [a], label: b.name };
           }));
-          return ok({ breakpoints: res.map(r => this.dapBreakpoint(r)) });
+          return ok({ breakpoints: probed.map(p => p ?? this.dapBreakpoint(res.shift()!)) });
         }
         case 'setInstructionBreakpoints': {
           const bps = (args.breakpoints as DebugProtocol.InstructionBreakpoint[] | undefined) ?? [];
@@ -208,10 +244,17 @@ export class LinuxSession {
           const source = args.source as DebugProtocol.Source;
           const file = source.path ?? source.name ?? '';
           const lines = bps.map(b => this.t.lineAddresses(file, b.line));
-          const res = this.t.setBreakpoints('source', `source ${file}`, lines.map(l =>
+          // logpoints and Kretprobe mode: kprobes the guest registers (its agent), at the line's first address; the rest: breakpoints the guest cannot see
+          const probed = this.throughAgent(`source ${file}`, bps.map((b, i) => {
+            if (b.logMessage === undefined && b.mode !== 'kretprobe') return undefined;
+            const l = lines[i];
+            return typeof l === 'string' ? l : { address: l.addresses.reduce((m, a) => (a < m ? a : m)), ret: b.mode === 'kretprobe', message: b.logMessage, source: { path: file, line: l.line } };
+          }));
+          const plain = lines.filter((_, i) => probed[i] === undefined);
+          const res = this.t.setBreakpoints('source', `source ${file}`, plain.map(l =>
             typeof l === 'string' ? { addresses: l, label: '' } : { addresses: l.addresses, label: `${file.split('/').pop()}:${l.line}` }));
-          return ok({ breakpoints: res.map((r, i) => {
-            const b = this.dapBreakpoint(r);
+          return ok({ breakpoints: probed.map((p, i) => {
+            const b = p ?? this.dapBreakpoint(res.shift()!);
             const l = lines[i];
             if (typeof l !== 'string') { b.line = l.line; b.source = source; }
             return b;
@@ -219,6 +262,15 @@ export class LinuxSession {
         }
         case 'setExceptionBreakpoints': case 'setDataBreakpoints':
           return ok({ breakpoints: [] });
+        case ProbeRequest.list:
+          return ok(this.probeState());
+        case ProbeRequest.debugfs: {
+          const g = this.t.guest;
+          if (!g) return fail('requestFailed', 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json');
+          const st = this.probeState();
+          const body: ProbeDebugfsBody = { list: g.snapshot().render.kprobesList, enabled: st.enabled ? '1\n' : '0\n' };
+          return ok(body);
+        }
         case 'restart':
           return fail('restartFailed', 'the Linux machine does not restart in place yet: stop the session and start it again');
         case 'stepBack': case 'reverseContinue':
@@ -263,6 +315,35 @@ export class LinuxSession {
       this.expandables.set(ref, { cpu, x: v.expand });
     }
     return { name: v.name, value: v.value, type: v.type, variablesReference: ref };
+  }
+
+  /**
+   * The gutter probes of `group` through the guest's agent: per breakpoint
+   * undefined (an ordinary breakpoint), or its DAP answer (pending on the
+   * agent's reply, a `breakpoint` event follows; or why not).
+   */
+  private throughAgent(group: string, asked: (undefined | string | { address: bigint; ret: boolean; message?: string; source?: { path: string; line: number } })[]): (DebugProtocol.Breakpoint | undefined)[] {
+    const out: (DebugProtocol.Breakpoint | undefined)[] = asked.map(() => undefined);
+    const wanted: Parameters<NonNullable<LinuxTarget['agentProbes']>['set']>[1][number][] = [];
+    asked.forEach((a, i) => {
+      if (a === undefined) return;
+      const id = this.nextBpId++;
+      if (typeof a === 'string') { out[i] = { id, verified: false, message: a }; return; }
+      if (!this.t.agentProbes) {
+        out[i] = { id, verified: false, message: `logpoints and Kretprobe mode on the Linux machine are kprobes the guest registers through kprobe-debug's agent: launch with "vmlinux" and "agent" (test/linux/agent/cache/agent.cpio.gz), then >insmod /root/kprobe_agent.ko` };
+        return;
+      }
+      out[i] = { id, verified: false, instructionReference: formatAddress(a.address) };
+      wanted.push({ bpId: id, address: a.address, ret: a.ret, message: a.message, source: a.source });
+    });
+    if (this.t.agentProbes) {
+      for (const st of this.t.agentProbes.set(group, wanted)) {
+        const b = out.find(x => x?.id === st.bpId)!;
+        b.verified = st.verified;
+        b.message = st.message;
+      }
+    }
+    return out;
   }
 
   private dapBreakpoint(r: ReturnType<LinuxTarget['setBreakpoints']>[number]): DebugProtocol.Breakpoint {

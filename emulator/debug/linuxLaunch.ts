@@ -4,7 +4,9 @@
  * `append` (the command line), `cpus`, `memory` (MiB), `vmlinux` (the
  * kernel's ELF with symbols and DWARF: function breakpoints, thread names,
  * symbols in the call stack and the Disassembly view), `sourceMap`
- * (DWARF compilation directory -> a local tree). Each bad value is one
+ * (DWARF compilation directory -> a local tree), `agent` (the agent
+ * module's initramfs segment, appended to the initrd: gutter kprobes
+ * registered by the guest, emulator/debug/linuxAgentProbes.ts). Each bad value is one
  * line saying which attribute and what is wrong ("launch: ...").
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +20,8 @@ export interface LinuxLaunchSettings {
   memory?: number;
   vmlinux?: string;
   sourceMap?: Record<string, string>;
+  /** kprobe-debug's agent module packed as an initramfs segment (test/linux/agent/build-agent.sh: agent.cpio.gz), appended to the initrd */
+  agent?: string;
 }
 
 /** a launch.json that asks for the full-system machine (it names a bzImage in `kernel`) */
@@ -66,10 +70,21 @@ export function linuxLaunchOptions(raw: Record<string, unknown>): { settings: Li
     }
     sourceMap = m as Record<string, string>;
   }
-  const settings: LinuxLaunchSettings = { kernel: kernelPath, initrd: initrdPath, append, cpus, memory, vmlinux, sourceMap };
+  const agent = str(raw.agent, 'agent');
+  if (agent !== undefined && initrdPath === undefined) throw new Error('launch: "agent" is an initramfs segment appended to "initrd": set "initrd" too');
+  const settings: LinuxLaunchSettings = { kernel: kernelPath, initrd: initrdPath, append, cpus, memory, vmlinux, sourceMap, agent };
+  let initrd = initrdPath === undefined ? undefined : readFile('initrd', initrdPath);
+  if (initrd && agent !== undefined) {
+    // Linux unpacks every archive of a concatenated initrd into the same rootfs
+    const a = readFile('agent', agent);
+    const data = new Uint8Array(initrd.data.length + a.data.length);
+    data.set(initrd.data);
+    data.set(a.data, initrd.data.length);
+    initrd = { name: `${initrd.name}+${a.name}`, data };
+  }
   const machine: PcRunOptions = {
     kernel: readFile('kernel', kernelPath),
-    initrd: initrdPath === undefined ? undefined : readFile('initrd', initrdPath),
+    initrd,
     cmdline: append, cpus, memoryMiB: memory, acpi,
   };
   return { settings, machine };

@@ -36,6 +36,10 @@ import { LinuxSources } from './linuxSources';
 import { LinuxLineStep } from './linuxStep';
 import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
+import { GuestKernel } from '../system/guest/guestKernel';
+import { linuxProbeState } from './linuxProbeRows';
+import { LinuxAgentProbes } from './linuxAgentProbes';
+import type { ProbeStateBody } from './rows';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
@@ -74,6 +78,9 @@ export class LinuxTarget {
   readonly vmlinux: ElfImage | undefined;
   readonly arch: ArchOps;
   private readonly consoleListeners: ((text: string) => void)[] = [];
+  private readonly chunkListeners: (() => void)[] = [];
+  private guestKernel: GuestKernel | undefined;
+  private lastRows: ProbeStateBody | undefined;
   private pending = '';
   /** everything the console printed (the panic text is searched here) */
   private consoleText = '';
@@ -91,6 +98,8 @@ export class LinuxTarget {
   private ended = false;
   readonly tasks: LinuxTasks | undefined;
   readonly sources: LinuxSources;
+  /** gutter kprobes through the guest's agent module (launch.json "agent"; needs the vmlinux) */
+  readonly agentProbes: LinuxAgentProbes | undefined;
   maxInstructions = Number.MAX_SAFE_INTEGER;
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
@@ -109,6 +118,15 @@ export class LinuxTarget {
     this.arch = archByName('x86_64')!;
     this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
     this.sources = new LinuxSources(settings.vmlinux ?? settings.kernel, settings.sourceMap);
+    if (vmlinux && settings.agent !== undefined) {
+      const m = this.run.machine;
+      this.agentProbes = new LinuxAgentProbes(m.agent, {
+        vmlinux,
+        pages: () => this.pages(m.currentCpu),
+        ptRegsOffset: member => this.guest!.layout.off('pt_regs', member),
+        task: () => this.tasks?.current(this.pages(m.currentCpu), this.perCpuBase(m.currentCpu)),
+      });
+    }
     const decoder = new TextDecoder('latin1');
     this.run.machine.onConsole(b => {
       const ch = decoder.decode(new Uint8Array([b]));
@@ -234,6 +252,7 @@ export class LinuxTarget {
     }
     this.flushConsole();
     if (stop.kind === 'limit' && r.instructions < this.maxInstructions && this.panicSeenAt < 0 && !this.pauseRequested) {
+      for (const l of this.chunkListeners) l();
       setImmediate(this.chunk);
       return;
     }
@@ -297,6 +316,34 @@ export class LinuxTarget {
 
   /** the machine is dropped (terminate / disconnect) */
   dispose(): void { this.running = false; this.ended = true; }
+
+  /** called between two run chunks while the machine runs (a front end's throttled refresh) */
+  onChunk(l: () => void): void { this.chunkListeners.push(l); }
+
+  // ---- the guest's own probes, modules and uprobes (emulator/system/guest/)
+
+  /** the guest kernel's state reader (the vmlinux's DWARF types over the machine's memory); undefined without a vmlinux */
+  get guest(): GuestKernel | undefined {
+    if (!this.vmlinux) return undefined;
+    return (this.guestKernel ??= new GuestKernel(this.vmlinux, this.run.machine.memory));
+  }
+
+  /**
+   * The Kprobes, Uprobes and Modules views' rows read from guest memory
+   * now. A read that fails (the kernel not up yet, or a list caught in the
+   * middle of a change while it runs) keeps the previous rows.
+   */
+  probeRows(): ProbeStateBody {
+    const mine = this.agentProbes?.debuggerProbes() ?? [];
+    const g = this.guest;
+    if (!g) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json' };
+    try {
+      this.lastRows = linuxProbeState(g, g.snapshot(), mine);
+    } catch (e) {
+      if (!this.lastRows) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: `the guest kernel's lists cannot be read yet: ${(e as Error).message}` };
+    }
+    return this.lastRows;
+  }
 
   // ---- breakpoints (no guest byte written)
 

@@ -22,6 +22,7 @@ import { hostOwned, immutableState } from '../base/marks';
 import { SystemClock } from './clock';
 import type { InterruptLine, PlatformMsrs } from './types';
 import { IoBus } from './devices/ioBus';
+import { AgentChannel, AGENT_PORT, AGENT_PORTS } from './devices/agentChannel';
 import { PicPair } from './devices/pic8259';
 import { Pit8254, PortB } from './devices/pit8254';
 import { CmosRtc } from './devices/cmosRtc';
@@ -82,6 +83,8 @@ export class PcMachine {
   readonly pit: Pit8254;
   readonly rtc: CmosRtc;
   readonly uart: Uart16550;
+  /** the channel to kprobe-debug's agent module in the guest (devices/agentChannel.ts): idle until the agent polls it */
+  readonly agent = new AgentChannel();
   readonly apicBus = new ApicBus();
   readonly apics: LocalApic[] = [];
   readonly ioApic: IoApic;
@@ -147,6 +150,7 @@ export class PcMachine {
     this.io.register(0x92, 1, new SystemControlA(reset));
     this.io.register(COM1, 8, this.uart);
     this.io.register(0xcf8, 8, new PciConfigNoDevices(new ResetControl(reset)));
+    this.io.register(AGENT_PORT, AGENT_PORTS, this.agent);
     if (acpi) {
       this.io.register(PM1A_EVT, 12, new AcpiPm(this.clock, typ => { if (typ === SLP_TYP_S5) this.stopped ??= { kind: 'poweroff' }; }));
     }

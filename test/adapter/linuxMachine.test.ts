@@ -18,6 +18,8 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness, kernelImage, within } from './dapHarness';
 import { bzImage } from '../system/boot/syntheticBzImage';
 import { cpio } from '../userspace/cpio';
+import { loadElf } from '../../emulator/elf';
+import { ProbeRequest, type ProbeStateBody } from '../../adapter/dapCustom';
 
 const SETUP_SECTS = 4;
 const PANIC = 'Kernel panic - not syncing: synthetic';
@@ -205,6 +207,33 @@ describe('the full-system PC in the debugger (synthetic kernels)', () => {
     await h.dc.stop();
     await h.startClient();
     assert.match(await launchError({ kernel: k, vmlinux: kernelImage('aarch64'), append: 'console=ttyS0 acpi=off' }), /^kprobe: launch: "vmlinux" .*kernel-aarch64\.elf is built for aarch64; the full-system PC runs x86_64 kernels$/);
+  });
+
+  test('gutter kprobes without the guest\'s agent are refused with how to get it; the views say why they are empty', async () => {
+    const { image } = withEntryCode(echoProgram().code);
+    const kernel = file('bz-agentless', image);
+    const vmlinux = kernelImage('x86_64');
+    const fn = loadElf(vmlinux).symbols.all().find(x => x.type === 'func' && x.size > 0n)!;
+    const dc = h.dc;
+    const entryStop = dc.waitForEvent('stopped');
+    let bps: DebugProtocol.Breakpoint[] = [];
+    await within(Promise.all([
+      dc.waitForEvent('initialized').then(async () => {
+        bps = (await dc.customRequest('setFunctionBreakpoints', { breakpoints: [{ name: fn.name, mode: 'kretprobe' }, { name: fn.name }] })).body.breakpoints as DebugProtocol.Breakpoint[];
+      }).then(() => dc.configurationDoneRequest()),
+      dc.launch({ kernel, vmlinux, initrd: initrd(), append: 'console=ttyS0 acpi=off', cpus: 1, memory: 128, stopOnEntry: true }),
+    ]), 'launch');
+    await within(entryStop, 'the entry stop');
+    assert.equal(bps.length, 2);
+    assert.equal(bps[0].verified, false);
+    assert.match(bps[0].message ?? '', /kprobes the guest registers through kprobe-debug's agent: launch with "vmlinux" and "agent"/);
+    assert.equal(bps[1].verified, true, 'an ordinary function breakpoint is the debugger\'s own');
+    const st = (await dc.customRequest(ProbeRequest.list)).body as ProbeStateBody;
+    assert.deepEqual([st.kprobes, st.uprobes], [[], []]);
+    assert.match(st.unavailable ?? '', /^the guest kernel's lists cannot be read yet: /);
+    await h.dc.stop();
+    await h.startClient();
+    assert.match(await launchError({ kernel, agent: initrd() }), /^kprobe: launch: "agent" is an initramfs segment appended to "initrd": set "initrd" too$/);
   });
 
   test('a kernel file that is not there, and a bad attribute', async () => {

@@ -57,6 +57,17 @@ export class GuestKernel {
   }
 
   snapshot(): GuestSnapshot {
+    try {
+      return this.read();
+    } catch (e) {
+      // read early in the boot, the kernel's place may not be final (the banner found before the
+      // kernel is where it runs from, page tables not built yet): look for it again next time
+      this.mem = null;
+      throw e;
+    }
+  }
+
+  private read(): GuestSnapshot {
     const mem = this.memory(), L = this.layout, syms = this.symbols;
     const modules = readModules(mem, L, syms);
     const kprobes = readKprobes(mem, L, syms, this.vmlinux, modules);

@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadElf } from '../../../emulator/elf';
 import type { PcRun } from '../../../emulator/system/pcRun';
-import { AgentChannel, AGENT_PORT, AGENT_PORTS, type AgentHit, type AgentReply } from '../../../emulator/system/devices/agentChannel';
+import type { AgentChannel, AgentHit, AgentReply } from '../../../emulator/system/devices/agentChannel';
 import { runConsoleSteps, type ConsoleStep } from '../../../emulator/system/guest/consoleSteps';
 import { GuestKernel, type GuestSnapshot } from '../../../emulator/system/guest/guestKernel';
 import { currentTask, userMemory } from '../../../emulator/system/guest/tasks';
@@ -40,14 +40,14 @@ test('the agent module registers the debugger\'s kprobes through the guest\'s re
   initrdBytes.set(initrd.data);
   initrdBytes.set(agentCpio, initrd.data.length);
 
-  const channel = new AgentChannel();
+  let channel!: AgentChannel;
   const replies: AgentReply[] = [];
   const hits: (AgentHit & { path?: string; ret?: bigint; comm: string })[] = [];
   let guest: GuestKernel | undefined;
   const g = (run: PcRun): GuestKernel => (guest ??= new GuestKernel(vmlinux, run.machine.memory));
   let theRun: PcRun | undefined;
-  channel.onReply = r => replies.push(r);
-  channel.onHit = h => {
+  const onReply = (r: AgentReply): void => { replies.push(r); };
+  const onHit = (h: AgentHit): void => {
     // the hit is reported from inside the probe handler: the opener is the current task, its pt_regs live
     const k = g(theRun!), L = k.layout, mem = k.memory();
     const task = currentTask(mem, L, k.symbols);
@@ -116,7 +116,8 @@ test('the agent module registers the debugger\'s kprobes through the guest\'s re
     kernel: { name: kernel.path, data: kernel.data }, initrd: { name: `${initrd.path}+agent.cpio.gz`, data: initrdBytes },
     cmdline: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, acpi: false, memoryMiB: 256,
     maxInstructions: 12_000_000_000, steps,
-    atBoot: run => { theRun = run; run.machine.io.register(AGENT_PORT, AGENT_PORTS, channel); },
+    // the machine's own channel (pcMachine.ts wires it at AGENT_PORT)
+    atBoot: run => { theRun = run; channel = run.machine.agent; channel.onReply = onReply; channel.onHit = onHit; },
   });
   assert.equal(r.stop.kind, 'done', `${r.stop.kind}: ${r.stop.detail}; console tail:\n${r.console.slice(-3000)}`);
   assert.equal(r.done, steps.length);
