@@ -8,7 +8,7 @@
  * guest's own register_kprobe & co.; its replies and the probes' hits
  * arrive as events: data words, then the event word.
  *
- * Wiring: `machine.io.register(AGENT_PORT, AGENT_PORTS, channel)` (free
+ * Wiring: PcMachine registers one as `machine.agent` at AGENT_PORT (free
  * ports on the PC: nothing else decodes 0x7e0-0x7e7).
  */
 import type { PortDevice } from './ioBus';
