@@ -16,6 +16,7 @@ import { ProbeRequest, ProbeStateBody } from '../../adapter/dapCustom';
 import { Harness, within } from './dapHarness';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
+import { unfetched } from '../util/fetched';
 
 const h = new Harness();
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
@@ -43,7 +44,7 @@ describe('adapter: kprobe_events written by a user program while the debugger ru
   afterEach(async () => { await h.dc.stop(); });
 
   test('the event defined through tracefs is a Kprobes row at kernel_clone with its hits; removed with -:EVENT, its row goes', async t => {
-    if (!bb) { t.skip("Debian's busybox-static (amd64) could not be fetched (offline?): run test/userspace/debian/fetch.sh"); return; }
+    if (!bb) { unfetched(t, "Debian's busybox-static (amd64) could not be fetched (offline?): run test/userspace/debian/fetch.sh"); return; }
     // each step ends in a process exit (do_exit): a function breakpoint there stops after the step's writes
     const script = `echo 'p:myfork kernel_clone' > ${T}/kprobe_events; echo 1 > ${T}/events/kprobes/myfork/enable; `
       + `/bin/busybox true; /bin/busybox true; echo 0 > ${T}/events/kprobes/myfork/enable; echo '-:myfork' >> ${T}/kprobe_events; /bin/busybox true`;

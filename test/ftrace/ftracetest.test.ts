@@ -36,6 +36,7 @@ import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
 import { EXPECTED, type Result } from './expected';
+import { unfetched } from '../util/fetched';
 
 const FTRACE = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1', 'tools', 'testing', 'selftests', 'ftrace');
 const ARCHES = [{ deb: 'amd64', arch: 'x86_64' }, { deb: 'arm64', arch: 'aarch64' }, { deb: 'riscv64', arch: 'riscv64' }] as const;
@@ -93,17 +94,15 @@ describe('Linux 6.1 ftracetest (test.d/kprobe, test.d/dynevent) in the emulated 
     for (const dir of DIRS) {
       test(`${arch}: ftracetest test.d/${dir}: each case's result`, async t => {
         if (!existsSync(join(FTRACE, 'ftracetest'))) {
-          if (process.env.CI) assert.fail(`no ${FTRACE} in CI (.ci/run runs test/modules/linux/fetch-test-kprobes.sh first)`);
-          t.skip(`no ${FTRACE}: run test/modules/linux/fetch-test-kprobes.sh`);
+          unfetched(t, `no ${FTRACE}: run test/modules/linux/fetch-test-kprobes.sh`);
           return;
         }
         if (!existsSync(TRACE_PRINTK(arch))) {
-          if (process.env.CI) assert.fail(`no ${TRACE_PRINTK(arch)} in CI (.ci/run runs test/modules/linux/build.sh first)`);
-          t.skip(`no ${TRACE_PRINTK(arch)}: run test/modules/linux/build.sh`);
+          unfetched(t, `no ${TRACE_PRINTK(arch)}: run test/modules/linux/build.sh`);
           return;
         }
         const bb = debianBusybox(deb);
-        if (!bb) { t.skip(`busybox-static:${deb} could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
+        if (!bb) { unfetched(t, `busybox-static:${deb} could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
         const r = await ftracetest(bb, arch, dir);
         const c = counts(r.results);
         t.diagnostic(`${arch} ${dir}: PASS ${c.PASS} FAIL ${c.FAIL} UNRESOLVED ${c.UNRESOLVED} UNSUPPORTED ${c.UNSUPPORTED} UNTESTED ${c.UNTESTED} in ${r.seconds.toFixed(1)} s (CPU ${r.cpuSeconds.toFixed(1)} s)`);

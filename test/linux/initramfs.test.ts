@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
+import { unfetched } from '../util/fetched';
 
 interface Entry { name: string; mode: number; rdev: [number, number]; data: Uint8Array }
 
@@ -35,7 +36,7 @@ function readNewc(b: Uint8Array): Entry[] {
 
 test('make-initramfs.sh: a reproducible newc archive with /init, /dev/console, Debian\'s busybox', t => {
   const bb = debianBusybox('amd64');
-  if (!bb) { t.skip('no Debian busybox-static (test/userspace/debian/fetch.sh)'); return; }
+  if (!bb) { unfetched(t, 'no Debian busybox-static (test/userspace/debian/fetch.sh)'); return; }
   const dir = mkdtempSync(join(tmpdir(), 'kpd-initramfs-'));
   try {
     const script = repoPath('test', 'linux', 'make-initramfs.sh');

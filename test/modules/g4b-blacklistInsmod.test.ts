@@ -16,12 +16,13 @@ import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
 import { builtModule, kbuild, unavailable } from './kbuild';
+import { unfetched } from '../util/fetched';
 
 describe('a module\'s kprobe blacklist from user space (busybox insmod, cat debugfs, rmmod)', () => {
   for (const [deb, arch] of [['amd64', 'x86_64'], ['arm64', 'aarch64']] as const) {
     test(`${arch}: the module's entries are in kprobes/blacklist while it is loaded, gone after rmmod`, async t => {
       const bb = debianBusybox(deb);
-      if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+      if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
       const b = kbuild(repoPath('test', 'modules', 'g4b-blacklist'), arch);
       if ('missing' in b) { unavailable(t, b.missing); return; }
       const root = mkdtempSync(join(tmpdir(), 'kprobe-g4b-blacklist-'));

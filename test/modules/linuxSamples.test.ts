@@ -35,6 +35,7 @@ import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
 import { KBUILD_ARCHES, builtModule, kbuild, unavailable } from './kbuild';
+import { unfetched } from '../util/fetched';
 
 const SAMPLES = repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1', 'samples', 'kprobes');
 const KERNEL = (arch: string): string => repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`);
@@ -242,7 +243,7 @@ for (const arch of KBUILD_ARCHES) describe(`Linux's samples/kprobes, unmodified 
     const s = samples(t, arch);
     if (!s) return;
     const bb = debianBusybox(DEB[arch]);
-    if (!bb) { t.skip(`Debian's busybox-static (${DEB[arch]}) could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
+    if (!bb) { unfetched(t, `Debian's busybox-static (${DEB[arch]}) could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
     const addr = addrOf(arch, 'do_fork') as bigint;
     const root = mkdtempSync(join(tmpdir(), 'kprobe-samples-'));
     try {

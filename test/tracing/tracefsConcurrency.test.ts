@@ -19,6 +19,7 @@ import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
+import { unfetched } from '../util/fetched';
 
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
 const T = '/sys/kernel/tracing';
@@ -47,7 +48,7 @@ function between(out: string, from: string, to: string): string {
 describe('tracefs from user space while probes are hit (busybox, the sample kernel)', () => {
   test('amd64: two concurrent trace_pipe readers consume each line once between them', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const N = 30;
     const r = await runScript(bb, [
       `echo 'p:po do_sys_openat2 path=+0($arg2):ustring' > ${T}/kprobe_events`,
@@ -73,7 +74,7 @@ describe('tracefs from user space while probes are hit (busybox, the sample kern
 
   test('amd64: a symbol the kernel has twice is refused (-EADDRNOTAVAIL, "The symbol is not unique")', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const r = await runScript(bb, [
       `grep -c -E "[[:alnum:]]+ t name_show$" /proc/kallsyms`,
       `echo "p:nu name_show" > ${T}/kprobe_events; echo rc=$?`,

@@ -20,6 +20,7 @@ import { checkProbeFile, parseProbeFile } from '../../emulator/handlers';
 import { X86_REGS } from '../../emulator/arch/x86_64/regs';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
+import { unfetched } from '../util/fetched';
 
 const KERNEL = (arch: string): string => repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`);
 const MOD = (arch: string): string => repoPath('examples', 'modules', 'build', `kprobe_example-${arch}.ko`);
@@ -70,7 +71,7 @@ describe('kprobe events on MOD:SYM', () => {
 
   test('x86_64: a kprobe_events write for a module not loaded is accepted and listed; insmod arms it; rmmod leaves it defined, its kprobe [GONE]; a second insmod arms it again', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const root = mkdtempSync(join(tmpdir(), 'g4-modev-'));
     try {
       mkdirSync(join(root, 'bin'));

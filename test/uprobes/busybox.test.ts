@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
+import { unfetched } from '../util/fetched';
 
 const DEB = repoPath('test', 'userspace', 'debian');
 const PT_LOAD = 1;
@@ -42,7 +43,7 @@ describe('uprobes on Debian busybox-static (fetch: test/userspace/debian/fetch.s
     test(`${arch}: a uprobe at the entry point: /proc/self/maps gains [uprobes], a pipeline's output is unchanged`, t => {
       const bb = join(DEB, 'cache', arch, 'bin', 'busybox');
       if (!existsSync(bb)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
-      if (!existsSync(bb)) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+      if (!existsSync(bb)) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
       const script = 'cat /proc/self/maps; echo b a c | tr " " "\\n" | sort | head -n 2';
       const plain = run(bb, script, false);
       const probed = run(bb, script, true);

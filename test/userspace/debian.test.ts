@@ -21,6 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
+import { unfetched } from '../util/fetched';
 
 const DEB = repoPath('test', 'userspace', 'debian');
 /**
@@ -118,8 +119,8 @@ describe('Debian busybox-static = qemu-user (fetch: test/userspace/debian/fetch.
     const ref = join(DEB, 'cache', 'amd64', 'bin', 'busybox');
     test(`${arch}: ${COMMANDS.length} busybox commands print and exit as amd64 busybox under ${QEMU}`, { timeout: 600_000 }, t => {
       if (!existsSync(bb) || !existsSync(ref)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
-      if (!existsSync(bb) || !existsSync(ref)) { t.skip(`busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
-      if (!qemuHas(QEMU)) { t.skip(`${QEMU} is not installed (apt-get install qemu-user)`); return; }
+      if (!existsSync(bb) || !existsSync(ref)) { unfetched(t, `busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh`); return; }
+      if (!qemuHas(QEMU)) { unfetched(t, `${QEMU} is not installed (apt-get install qemu-user)`); return; }
       const image = loadElf(bb);
       const failures: string[] = [];
       for (const c of COMMANDS) {

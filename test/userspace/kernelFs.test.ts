@@ -27,6 +27,7 @@ import { repoPath } from '../util/paths';
 import { debianBusybox } from './debian/busybox';
 import { openPseudo } from '../../emulator/kernel/fs/pseudo';
 import { attachProbes } from '../../emulator/probes/attach';
+import { unfetched } from '../util/fetched';
 
 const KERNEL = repoPath('test', 'fixtures', 'kernel', 'bin', 'userinit.elf');
 
@@ -73,7 +74,7 @@ function between(out: string, from: string, to: string): string {
 describe('kernel filesystems from user space (busybox-static; fetch: test/userspace/debian/fetch.sh)', () => {
   test('amd64: cat /sys/kernel/debug/kprobes/list is the --list block byte for byte; 0/1 to /proc/sys/debug/kprobes-optimization clears and restores [OPTIMIZED]', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const L = '/sys/kernel/debug/kprobes/list', OPT = '/proc/sys/debug/kprobes-optimization';
       const r = await runScript(root, [
@@ -96,7 +97,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
 
   test('amd64: kprobe_events: >> adds an event (registered disabled, as Linux does), events/GRP/EVENT/enable arms it, -: removes it (EBUSY while enabled), > clears; a bad definition fails the write with its errno and an error_log entry', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const EV = '/sys/kernel/tracing/kprobe_events', L = '/sys/kernel/debug/kprobes/list';
       const r = await runScript(root, [
@@ -130,7 +131,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
   for (const arch of ['amd64', 'arm64']) {
     test(`${arch}: /proc/mounts as Linux lists it; mount/umount of tmpfs; an unknown type is ENODEV, a missing mount point ENOENT, a non-mount EINVAL; /proc/version`, async t => {
       const bb = debianBusybox(arch);
-      if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+      if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
       await withRoot(bb, root => {
         let out = '';
         const io = { stdout: (b: Uint8Array) => { out += Buffer.from(b).toString(); }, stderr: (b: Uint8Array) => { out += Buffer.from(b).toString(); } };
@@ -165,7 +166,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
 
   test('amd64: /proc/self is the caller\'s pid; /proc/<pid>/{status,maps,exe} of each live process (status as proc_pid_status begins)', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       // the shell ($$) and the cat it forks: each reads its own /proc/self
       const r = await runScript(root, 'echo $$; readlink /proc/self; ls -l /proc/self/exe; cat /proc/self/status; cat /proc/$$/status; head -n 1 /proc/$$/maps');
@@ -243,7 +244,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
 
   test('amd64: writing 0/1 to /sys/kernel/debug/kprobes/enabled is the knob (list flags, --list\'s enabled); other text is EINVAL; /proc/<pid>/stat has do_task_stat\'s 52 fields', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const EN = '/sys/kernel/debug/kprobes/enabled', L = '/sys/kernel/debug/kprobes/list';
       const r = await runScript(root, [
@@ -293,7 +294,7 @@ describe('kernel filesystems from user space (busybox-static; fetch: test/usersp
 
   test('amd64: tracefs trace buffer: uprobe_events / kprobe_events / dynamic_events each take their own kind; an enabled event fills `trace` under the nop header, trace_pipe consumes and a reader of an empty one sleeps until a line comes, `> trace` clears; events/enable, events/GRP/enable, EVENT/id, uprobe_profile, buffer_size_kb, current_tracer', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const { offset: off, entry } = entryPoint(bb);
     await withRoot(bb, async root => {
       const T = '/sys/kernel/tracing';
@@ -465,7 +466,7 @@ describe('tracefs: several probes on one event', () => {
 describe('procfs /proc/<pid>/cmdline', () => {
   test('amd64: /proc/<pid>/cmdline is the argv strings, each with its NUL, as they lie in the process (proc_pid_cmdline_read)', async t => {
     const bb = debianBusybox('amd64');
-    if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     await withRoot(bb, async root => {
       const script = 'echo @1; tr "\\000" "|" < /proc/$$/cmdline; echo; tr "\\000" "|" < /proc/self/cmdline; echo; echo @2';
       const r = await runScript(root, script);

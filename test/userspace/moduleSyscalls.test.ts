@@ -18,6 +18,7 @@ import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from './debian/busybox';
 import { splitModuleParams } from '../../emulator/kernel/user/moduleSyscalls';
+import { unfetched } from '../util/fetched';
 
 
 
@@ -30,7 +31,7 @@ describe('module system calls from user space (busybox insmod / lsmod / rmmod)',
   for (const [deb, arch] of [['amd64', 'x86_64'], ['arm64', 'aarch64']] as const) {
     test(`${arch}: insmod runs the module's init (its kprobe is listed), a second insmod is EEXIST, lsmod shows /proc/modules, rmmod runs its exit; a bad file is ENOEXEC, an unknown module ENOENT`, async t => {
       const bb = debianBusybox(deb);
-      if (!bb) { t.skip('busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+      if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
       const root = mkdtempSync(join(tmpdir(), 'kprobe-insmod-'));
       try {
         mkdirSync(join(root, 'bin'));

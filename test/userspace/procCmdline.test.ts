@@ -13,6 +13,7 @@ import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from './debian/busybox';
+import { unfetched } from '../util/fetched';
 
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
 
@@ -34,7 +35,7 @@ async function catCmdline(bb: string, cmdline?: string): Promise<string> {
 
 test('/proc/cmdline: the command line given with --cmdline and a newline; an empty line without one', async t => {
   const bb = debianBusybox('amd64');
-  if (!bb) { t.skip("Debian's busybox-static (amd64) could not be fetched (offline?): run test/userspace/debian/fetch.sh"); return; }
+  if (!bb) { unfetched(t, "Debian's busybox-static (amd64) could not be fetched (offline?): run test/userspace/debian/fetch.sh"); return; }
   const text = 'console=ttyS0 no_hash_pointers quiet';
   assert.equal(await catCmdline(bb, text), `<${text}>\n${text.length + 1} /proc/cmdline`);
   assert.equal(await catCmdline(bb), '<>\n1 /proc/cmdline');

@@ -30,6 +30,7 @@ import { repoPath } from '../util/paths';
 import { debianBusybox } from './debian/busybox';
 import { machine, getReg, setReg } from '../fixtures/x86/harness';
 import { runWords, getX } from '../fixtures/a64/harness';
+import { unfetched } from '../util/fetched';
 
 const KERNEL = (arch: string): string => repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`);
 
@@ -67,7 +68,7 @@ function cpuid(leaf: number): Record<'eax' | 'ebx' | 'ecx' | 'edx', number> {
 describe('/proc/cpuinfo in Linux\'s layout per arch (busybox-static cat; fetch: test/userspace/debian/fetch.sh)', () => {
   test('x86_64: show_cpuinfo\'s lines; vendor, family, model, stepping and flags are what the CPU\'s cpuid says', async t => {
     const text = await catCpuinfo('amd64', 'x86_64');
-    if (text === undefined) { t.skip('busybox-static:amd64 could not be fetched (offline?)'); return; }
+    if (text === undefined) { unfetched(t, 'busybox-static:amd64 could not be fetched (offline?)'); return; }
     const l0 = cpuid(0), l1 = cpuid(1), l7 = cpuid(7), e1 = cpuid(0x80000001);
     const vendor = [l0.ebx, l0.edx, l0.ecx].map(v => Buffer.from([v, v >> 8, v >> 16, v >>> 24].map(x => x & 0xff)).toString('latin1')).join('');
     const fam = (l1.eax >> 8) & 0xf, model = ((l1.eax >> 4) & 0xf) | (((l1.eax >> 16) & 0xf) << 4);
@@ -99,7 +100,7 @@ describe('/proc/cpuinfo in Linux\'s layout per arch (busybox-static cat; fetch: 
 
   test('aarch64: c_show\'s lines; implementer, variant, part, revision are MIDR_EL1\'s fields as mrs reads them', async t => {
     const text = await catCpuinfo('arm64', 'aarch64');
-    if (text === undefined) { t.skip('busybox-static:arm64 could not be fetched (offline?)'); return; }
+    if (text === undefined) { unfetched(t, 'busybox-static:arm64 could not be fetched (offline?)'); return; }
     const m = runWords([0xd5380000 /* mrs x0, midr_el1 */], {});
     const midr = Number(getX(m.cpu, 'x0'));
     const block = (cpu: number): string => [
@@ -113,7 +114,7 @@ describe('/proc/cpuinfo in Linux\'s layout per arch (busybox-static cat; fetch: 
 
   test('riscv64: c_show\'s lines (processor, hart, isa rv64imafdc, mmu sv39, machine ids)', async t => {
     const text = await catCpuinfo('riscv64', 'riscv64');
-    if (text === undefined) { t.skip('busybox-static:riscv64 could not be fetched (offline?)'); return; }
+    if (text === undefined) { unfetched(t, 'busybox-static:riscv64 could not be fetched (offline?)'); return; }
     const block = (cpu: number): string => [
       `processor\t: ${cpu}`, `hart\t\t: ${cpu}`, 'isa\t\t: rv64imafdc', 'mmu\t\t: sv39',
       'mvendorid\t: 0x0', 'marchid\t\t: 0x0', 'mimpid\t\t: 0x0', '', ''].join('\n');

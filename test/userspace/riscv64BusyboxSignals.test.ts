@@ -17,6 +17,7 @@ import { Machine } from '../../emulator/machine';
 import { repoPath } from '../util/paths';
 import { runCli } from '../../emulator/cli/main';
 import { captureIo } from '../../emulator/cli/io';
+import { unfetched } from '../util/fetched';
 
 const DEB = repoPath('test', 'userspace', 'debian');
 const BB = join(DEB, 'cache', 'riscv64', 'bin', 'busybox');
@@ -36,8 +37,8 @@ function status(r: ReturnType<typeof spawnSync>): number {
 
 test(`riscv64 busybox sh: ${SCRIPTS.length} scripts with signal handlers print and exit as under ${QEMU}`, { timeout: 300_000 }, t => {
   if (!existsSync(BB)) spawnSync(join(DEB, 'fetch.sh'), { stdio: 'ignore', timeout: 300_000 });
-  if (!existsSync(BB)) { t.skip('riscv64 busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
-  if (spawnSync(QEMU, ['--version']).status !== 0) { t.skip(`${QEMU} is not installed (apt-get install qemu-user)`); return; }
+  if (!existsSync(BB)) { unfetched(t, 'riscv64 busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+  if (spawnSync(QEMU, ['--version']).status !== 0) { unfetched(t, `${QEMU} is not installed (apt-get install qemu-user)`); return; }
   const image = loadElf(BB);
   const failures: string[] = [];
   for (const script of SCRIPTS) {
@@ -63,7 +64,7 @@ test(`riscv64 busybox sh: ${SCRIPTS.length} scripts with signal handlers print a
 });
 
 test('riscv64 busybox under the sample kernel: syscall 258 (riscv_hwprobe, Linux 6.4) is -ENOSYS without a log line, as Linux 6.1 answers', async t => {
-  if (!existsSync(BB)) { t.skip('riscv64 busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+  if (!existsSync(BB)) { unfetched(t, 'riscv64 busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
   const root = mkdtempSync(join(tmpdir(), 'kprobe-rv258-'));
   try {
     mkdirSync(join(root, 'bin'));

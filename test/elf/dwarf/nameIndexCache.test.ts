@@ -17,6 +17,7 @@ import { nameIndex } from '../../../emulator/elf/dwarf/nameIndex';
 import { loadNameIndex, nameIndexCachePath, saveNameIndex } from '../../../emulator/elf/dwarf/nameIndexCache';
 import { typeNamed } from '../../../emulator/elf/dwarf/ctype';
 import { repoPath } from '../../util/paths';
+import { unfetched } from '../../util/fetched';
 
 const withDir = <T>(f: (dir: string) => T): T => {
   const dir = mkdtempSync(join(tmpdir(), 'dwarf-cache-'));
@@ -48,7 +49,7 @@ test('a saved name index reads back equal; a damaged file is ignored; a small pr
 
 test('Debian\'s vmlinux: the second session reads the index the first one saved', (t) => withDir(dir => {
   const path = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
-  if (!existsSync(path)) { t.skip('no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh): the sample kernel part ran'); return; }
+  if (!existsSync(path)) { unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh): the sample kernel part ran'); return; }
   const first = debugInfoOf(loadElf(path));
   const file = nameIndexCachePath(first.infoBytes) ?? assert.fail('a vmlinux gets a cache file');
   assert.ok(file.startsWith(dir));
