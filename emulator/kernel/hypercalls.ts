@@ -35,20 +35,30 @@ export const HYPERCALL_DELETE_MODULE = Hypercall.DeleteModule;
 const MODULE_NAME_MAX = 55;
 const signed = (v: bigint): number => Number(BigInt.asIntN(64, v));
 
+const UTF8 = new TextDecoder();
+
+/**
+ * The guest's (buf, len) as bytes, len capped at CONSOLE_WRITE_MAX; -EFAULT
+ * for a buffer that is not a kernel address or not mapped.
+ */
+function boundedBuffer(cpu: Cpu, buf: bigint, len: bigint): Uint8Array | bigint {
+  const u = BigInt.asUintN(64, len);
+  const n = u > BigInt(CONSOLE_WRITE_MAX) ? CONSOLE_WRITE_MAX : Number(u);
+  const a = toVAddr(buf);
+  if (a === null) return err('EFAULT');
+  try { return cpu.mem.readBytes(a, n); } catch (e) {
+    if (e instanceof MemoryFault) return err('EFAULT');
+    throw e;
+  }
+}
+
 export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number, HypercallHandler>([
   [Hypercall.ConsoleWrite, (k, cpu, [buf, len]) => {
-    const u = BigInt.asUintN(64, len);
-    const n = u > BigInt(CONSOLE_WRITE_MAX) ? CONSOLE_WRITE_MAX : Number(u);
-    if (n === 0) return 0n;
-    const a = toVAddr(buf);
-    if (a === null) return err('EFAULT');
-    let bytes: Uint8Array;
-    try { bytes = cpu.mem.readBytes(a, n); } catch (e) {
-      if (e instanceof MemoryFault) return err('EFAULT');
-      throw e;
-    }
+    if (BigInt.asUintN(64, len) === 0n) return 0n;
+    const bytes = boundedBuffer(cpu, buf, len);
+    if (typeof bytes === 'bigint') return bytes;
     k.log.consoleBytes(cpu.id, bytes, k.clock.now(cpu.id));
-    return BigInt(n);
+    return BigInt(bytes.length);
   }],
   [Hypercall.PowerOff, (k, _cpu, [code]) => {
     k.powerOff(signed(code));
@@ -72,17 +82,10 @@ export const HYPERCALLS: ReadonlyMap<number, HypercallHandler> = new Map<number,
   [Hypercall.NrCpus, k => BigInt(k.cpus.length)],
   [Hypercall.UserInit, (k, cpu, [wait]) => (k.userInit ? k.userInit.call(cpu, wait !== 0n) : 0n)],
   [Hypercall.TracePrintk, (k, cpu, [ip, buf, len]) => {
-    const u = BigInt.asUintN(64, len);
-    const n = u > BigInt(CONSOLE_WRITE_MAX) ? CONSOLE_WRITE_MAX : Number(u);
-    const a = toVAddr(buf);
-    if (a === null) return err('EFAULT');
-    let bytes: Uint8Array;
-    try { bytes = cpu.mem.readBytes(a, n); } catch (e) {
-      if (e instanceof MemoryFault) return err('EFAULT');
-      throw e;
-    }
-    k.tracePrintk?.(cpu.id, BigInt.asUintN(64, ip), new TextDecoder().decode(bytes));
-    return BigInt(n);
+    const bytes = boundedBuffer(cpu, buf, len);
+    if (typeof bytes === 'bigint') return bytes;
+    k.tracePrintk?.(cpu.id, BigInt.asUintN(64, ip), UTF8.decode(bytes));
+    return BigInt(bytes.length);
   }],
   [HYPERCALL_DELETE_MODULE, (k, cpu, [namePtr]) => {
     const a = toVAddr(namePtr);
