@@ -6,7 +6,7 @@
  * jprobes, and the reason given for each refusal (regResult.ts).
  */
 import { Errno } from '../kernel/abi';
-import { hex, mustVAddr } from '../memory/address';
+import { hex, mustVAddr, toVAddr } from '../memory/address';
 import { PERM_X } from '../memory/memory';
 import type { KprobesShared } from './parts';
 import type { Kprobe } from './kprobe';
@@ -61,8 +61,12 @@ export function kernelTextAddress(e: AddressCheckDeps, addr: bigint): boolean {
 
 /** check_kprobe_address_safe() */
 export function checkAddressSafe(e: AddressCheckDeps, addr: bigint): KprobeRegResult {
-  const own = e.code.symbolize(addr);
-  if (own !== undefined) return regFailed(-Errno.EINVAL, `${hex(addr)} is inside the kprobes code ${own}`);
+  // the engine's code by VAddr: outside the span of its ranges (kernel text, most of the time) without a search
+  const v = toVAddr(addr);
+  if (v === null || e.code.ownsV(v)) {
+    const own = e.code.symbolize(addr);
+    if (own !== undefined) return regFailed(-Errno.EINVAL, `${hex(addr)} is inside the kprobes code ${own}`);
+  }
   if (!kernelTextAddress(e, addr)) return regFailed(-Errno.EINVAL, `${symbolic(e, addr)} is not in kernel text`);
   if (withinKprobeBlacklist(e, addr)) return regFailed(-Errno.EINVAL, 'address is inside the kprobe blacklist');
   return 0;

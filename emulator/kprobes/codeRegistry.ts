@@ -64,6 +64,12 @@ export interface EngineCode extends EngineCodeHandlers {
   readonly symbol: string;
 }
 
+/** insert v at index i (an append is a push) */
+function insertAt<T>(a: T[], i: number, v: T): void {
+  if (i === a.length) a.push(v);
+  else a.splice(i, 0, v);
+}
+
 /** `+0xoff` of addr from start */
 export function offsetFrom(addr: bigint, start: bigint): string {
   return `+0x${(addr - start).toString(16)}`;
@@ -95,7 +101,11 @@ export class EngineCodeRegistry {
   add(start: bigint, size: number, symbol: string, handlers: EngineCodeHandlers = {}): EngineCode {
     if (!(size > 0)) throw new RangeError(`kprobes code registry: ${symbol} at 0x${start.toString(16)} has no size (${size})`);
     const end = start + BigInt(size);
-    const code: EngineCode = { ...handlers, start, end, startV: mustVAddr(start), endV: mustVAddr(start) + size, symbol };
+    const startV = mustVAddr(start);
+    const code: EngineCode = {
+      start, end, startV, endV: startV + size, symbol,
+      breakpoint: handlers.breakpoint, symbolize: handlers.symbolize, site: handlers.site, nativeEntry: handlers.nativeEntry,
+    };
     const i = this.upperBound(start);
     const prev = this.byStart[i - 1];
     const next = this.byStart[i];
@@ -104,8 +114,9 @@ export class EngineCodeRegistry {
         throw new RangeError(`kprobes code registry: ${symbol} [0x${start.toString(16)}, 0x${end.toString(16)}) overlaps ${o.symbol} [0x${o.start.toString(16)}, 0x${o.end.toString(16)})`);
       }
     }
-    this.byStart.splice(i, 0, code);
-    this.byStartV.splice(this.upperBoundV(code.startV), 0, code);
+    // the exec area hands out ascending addresses: most ranges go at the end
+    insertAt(this.byStart, i, code);
+    insertAt(this.byStartV, this.upperBoundV(startV), code);
     if (code.startV < this.minV) this.minV = code.startV;
     if (code.endV > this.maxV) this.maxV = code.endV;
     return code;
@@ -132,6 +143,13 @@ export class EngineCodeRegistry {
 
   /** the engine owns addr (probes there are refused) */
   owns(addr: bigint): boolean { return this.find(addr) !== undefined; }
+
+  /** owns() by VAddr, without touching findV's hot-path memory (registration asks it of every probe address) */
+  ownsV(at: VAddr): boolean {
+    if (!(at >= this.minV && at < this.maxV)) return false;
+    const c = this.byStartV[this.upperBoundV(at) - 1];
+    return c !== undefined && at < c.endV;
+  }
 
   /** Attach (or, with {}, take back) the handlers of the range starting at `start`; false when no range starts there. */
   attach(start: bigint, handlers: EngineCodeHandlers): boolean {

@@ -19,7 +19,9 @@
  *   process also writes it once `flushAfterMs` after start, in case it is
  *   killed without an exit, as VS Code does to adapters on Windows). An
  *   accepted cache is written again only by a run that compiled much more
- *   than the one that wrote it (which may have been a `--help`). Writing goes through a temporary file
+ *   than the one that wrote it (which may have been a `--help`); only a run
+ *   whose heap is at most GROWTH_CHECK_MAX_HEAP asks (V8's code statistics
+ *   walk the whole heap). Writing goes through a temporary file
  *   and a rename, so concurrent processes never read half a file; caches of
  *   older builds beyond the newest few are removed then.
  * - Where: $XDG_CACHE_HOME/kprobe-debug or ~/.cache/kprobe-debug, else
@@ -172,9 +174,23 @@ function removeStale(dir: string, keep: string, key: string): void {
 const MAGIC = Buffer.from('KPCC\0\0\0\x01', 'latin1');
 const REWRITE_GROWTH = 1.08;
 
-/** the heap's bytecode (node:v8 is loaded when asked: at exit, not at start-up) */
+/**
+ * The heap size (bytes in use) up to which a run checks whether it compiled
+ * more than the cache holds. V8's code statistics walk the whole heap (about
+ * 0.2 ms per MB: 20 ms at the exit of a 10,000-probe run), while what a run
+ * compiles does not grow with the data it made (a run of 10 probes and one
+ * of 10,000 run the same code): runs above this leave the check to ordinary ones.
+ */
+export const GROWTH_CHECK_MAX_HEAP = 32 * 1024 * 1024;
+
+/** node:v8, loaded when asked: at exit, not at start-up */
+function nodeV8(): typeof v8 {
+  return require('node:v8') as typeof v8;
+}
+
+/** the heap's bytecode */
 function bytecodeSize(): number {
-  return (require('node:v8') as typeof v8).getHeapCodeStatistics().bytecode_and_metadata_size;
+  return nodeV8().getHeapCodeStatistics().bytecode_and_metadata_size;
 }
 
 function pack(bytecode: number, data: Buffer): Buffer {
@@ -237,7 +253,10 @@ export function loadBundle(mod: NodeJS.Module, req: NodeJS.Require, spec: Bundle
       done = true;
       // an accepted cache is written again only when this run compiled much more than the run that wrote it
       // (that one may have been a `--help`): the new data holds both runs' functions
-      if (state === 'accepted' && !(bytecodeSize() > (packed?.bytecode ?? 0) * REWRITE_GROWTH)) return false;
+      if (state === 'accepted') {
+        if (nodeV8().getHeapStatistics().used_heap_size > GROWTH_CHECK_MAX_HEAP) return false;
+        if (!(bytecodeSize() > (packed?.bytecode ?? 0) * REWRITE_GROWTH)) return false;
+      }
       return write();
     },
   };

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { cacheFileName, cacheKey } from '../../scripts/bootstrap/codeCache';
+import { cacheFileName, cacheKey, GROWTH_CHECK_MAX_HEAP } from '../../scripts/bootstrap/codeCache';
 import { repoPath } from '../util/paths';
 
 const FIXTURE = `'use strict';
@@ -130,6 +130,27 @@ describe('code cache loader (scripts/bootstrap/codeCache.ts)', () => {
     assert.ok(statSync(join(dir, name)).size > small * 2, `the new cache holds the big run's functions (${small} -> ${statSync(join(dir, name)).size} bytes)`);
     assert.deepEqual(load([dir], file, 1, { FIXTURE_BIG: '1' }).flushed, [false], 'a like run does not write it again');
     assert.deepEqual(load([dir], file).flushed, [false], 'nor does a smaller one');
+  });
+
+  test('a run whose heap is over GROWTH_CHECK_MAX_HEAP leaves the growth check (a walk of its whole heap) to ordinary runs', () => {
+    const dir = join(root, 'big-heap');
+    const file = join(root, 'big-heap.js');
+    const fns = Array.from({ length: 4000 }, (_, i) => `function g${i}(x) { return x > ${i} ? x - ${i} : [x, ${i}].length; }`).join('\n');
+    const calls = Array.from({ length: 4000 }, (_, i) => `g${i}(${i})`).join(' + ');
+    // FIXTURE_HEAP: the run keeps about twice GROWTH_CHECK_MAX_HEAP of objects alive to its end
+    const keep = `if (process.env.FIXTURE_HEAP) globalThis.kept = Array.from({ length: ${Math.ceil(GROWTH_CHECK_MAX_HEAP / 16)} }, (_, i) => ({ i }));`;
+    writeFileSync(file, `${FIXTURE}${fns}\nif (process.env.FIXTURE_BIG) exports.big = ${calls};\n${keep}\n`);
+    const name = cacheFileName(cacheKey('fixture', readFileSync(file)));
+    assert.deepEqual(load([dir], file).flushed, [true]);
+    const small = readFileSync(join(dir, name));
+    const huge = load([dir], file, 1, { FIXTURE_BIG: '1', FIXTURE_HEAP: '1' });
+    assert.equal(huge.state, 'accepted');
+    const { big, ...rest } = huge.exports as FixtureExports & { big?: number };
+    checkExports(rest, file);
+    assert.equal(typeof big, 'number', 'the big run ran');
+    assert.deepEqual(huge.flushed, [false], 'not checked, not written: its heap is large');
+    assert.ok(readFileSync(join(dir, name)).equals(small), 'the cache is the one the first run wrote');
+    assert.deepEqual(load([dir], file, 1, { FIXTURE_BIG: '1' }).flushed, [true], 'a run of the same code with an ordinary heap writes it');
   });
 
   test('unwritable cache directory: falls back to the next one, and silently to no cache at all', () => {

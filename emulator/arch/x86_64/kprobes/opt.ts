@@ -71,11 +71,14 @@ import type {
 } from '../../../kprobes/archHooks';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { OPTPROBE_DETOUR_SYMBOL } from '../../../kprobes/archHooks';
-import { boostVerdict } from './boost';
+import { type BoostVerdict, boostVerdict } from './boost';
+import { decodeBytes } from '../decoder';
+import type { Insn } from '../insn';
+import { MemoryFault } from '../../../memory/memory';
 import { relocate } from '../relocate';
 import { NATIVE_SAVE, nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
 import { type NativeEntrySave, X86Cpu } from '../cpu';
-import { hi32, lo32, toVAddr, VAddr } from '../../../memory/address';
+import { fromVAddr, hi32, lo32, toVAddr, VAddr } from '../../../memory/address';
 
 const JMP32_SIZE = 5;
 const INT3 = 0xcc;
@@ -187,9 +190,13 @@ function rel32(from: bigint, to: bigint): number | null {
 export function branchRel32(opcode: 0xe8 | 0xe9, at: bigint, target: bigint): Uint8Array | null {
   const d = rel32(at + BigInt(JMP32_SIZE), target);
   if (d === null) return null;
+  // rel32 little-endian (byte writes: a DataView would give every small array its own ArrayBuffer)
   const out = new Uint8Array(JMP32_SIZE);
   out[0] = opcode;
-  new DataView(out.buffer).setInt32(1, d, true);
+  out[1] = d & 0xff;
+  out[2] = (d >> 8) & 0xff;
+  out[3] = (d >> 16) & 0xff;
+  out[4] = (d >> 24) & 0xff;
   return out;
 }
 
@@ -198,36 +205,36 @@ export function jmpTo(at: bigint, target: bigint): Uint8Array | null {
   return branchRel32(0xe9, at, target);
 }
 
-interface FunctionScan {
-  start: bigint;
-  end: bigint;
-  /** the function's original bytes the scan decoded */
-  code: Uint8Array;
-  insns: DecodedInsn[];
-  /** what every probe in the function asks of the scan, worked out on the first */
-  facts?: FunctionFacts;
+/** A branching instruction of a scanned function: what the JTPR and jump-table checks look at. */
+interface ScannedBranch {
+  /** offset from the function's start */
+  readonly off: number;
+  readonly flow: DecodedInsn['flow'];
+  /** the absolute target of a relative branch */
+  readonly target?: bigint;
 }
 
-/** Per-function answers shared by every probe of one function. */
-interface FunctionFacts {
-  /** instruction index by address */
-  readonly index: Map<bigint, number>;
+/**
+ * One function decoded from its original bytes, with what every probe in
+ * it asks of the scan. Kept compact (a file may probe thousands of
+ * functions): instruction lengths by offset, the branches, and the
+ * relocation verdicts worked out so far; an instruction is disassembled
+ * (mnemonic, operands) only when a verdict or a refusal's message needs it.
+ */
+interface FunctionScan {
+  readonly start: bigint;
+  readonly end: bigint;
+  /** the function's original bytes the scan decoded */
+  readonly code: Uint8Array;
+  /** the length of the instruction starting at each offset; 0: not an instruction start (or past the padding) */
+  readonly lens: Uint8Array;
   /** the branching instructions (indirect jumps, jumps, conditional jumps, calls) in address order */
-  readonly branches: readonly DecodedInsn[];
+  readonly branches: readonly ScannedBranch[];
+  /** the relocation verdict of the instruction at an offset, worked out when a detoured region first holds it */
+  readonly verdicts: Map<number, BoostVerdict>;
   /** the exception table the verdict below was taken from, and its first entry inside the function */
   exTable?: readonly { insn: bigint; fixup: bigint }[];
   exEntry?: { insn: bigint; fixup: bigint };
-}
-
-function factsOf(fn: FunctionScan): FunctionFacts {
-  if (fn.facts) return fn.facts;
-  const index = new Map<bigint, number>();
-  const branches: DecodedInsn[] = [];
-  fn.insns.forEach((d, i) => {
-    index.set(d.addr, i);
-    if (d.flow === 'indirectJump' || d.flow === 'jump' || d.flow === 'condJump' || d.flow === 'call') branches.push(d);
-  });
-  return (fn.facts = { index, branches });
 }
 
 /**
@@ -257,28 +264,50 @@ function scanFunction(ctx: KprobesArchContext, addr: bigint): FunctionScan | str
   if (!byStart) { byStart = new Map(); scans.set(ctx, byStart); }
   const hit = byStart.get(start);
   if (hit && sameBytes(hit.code, code)) return hit.scan;
-  const scan = decodeFunction(ctx, r.sym.name, start, code);
+  const scan = decodeFunction(r.sym.name, start, code);
   byStart.set(start, { code, scan });
   return scan;
 }
 
-function decodeFunction(ctx: KprobesArchContext, name: string, start: bigint, code: Uint8Array): FunctionScan | string {
+/** one instruction at `v` (the arch's decodeBytes without the disassembly text): null where it does not decode */
+function decodeAt(bytes: Uint8Array, v: VAddr): Insn | null {
+  try {
+    return decodeBytes(bytes, v);
+  } catch (e) {
+    if (e instanceof MemoryFault || e instanceof RangeError) return null;
+    throw e;
+  }
+}
+
+const BRANCH_FLOWS: ReadonlySet<DecodedInsn['flow']> = new Set(['indirectJump', 'jump', 'condJump', 'call']);
+
+function decodeFunction(name: string, start: bigint, code: Uint8Array): FunctionScan | string {
   const size = code.length;
-  const end = start + BigInt(size);
-  const insns: DecodedInsn[] = [];
+  const startV = toVAddr(start);
+  if (startV === null) return `${name}+0x0 does not decode`;
+  const lens = new Uint8Array(size);
+  const branches: ScannedBranch[] = [];
   for (let off = 0; off < size;) {
-    const a = start + BigInt(off);
-    const d = ctx.arch.decodeBytes(code.subarray(off), a);
+    const d = decodeAt(code.subarray(off), startV + off);
     if (!d) return `${name}+0x${off.toString(16)} does not decode`;
-    if (d.bytes[0] === INT3 && d.length === 1) {
+    if (d.bytes[0] === INT3 && d.len === 1) {
       // padding int3 up to the end is fine; any other int3 is not ours to understand
       for (let k = off; k < size; k++) if (code[k] !== INT3) return `${name}+0x${off.toString(16)}: int3 in the function`;
       break;
     }
-    insns.push(d);
-    off += d.length;
+    const flow = d.def.flow;
+    if (BRANCH_FLOWS.has(flow)) branches.push({ off, flow, target: d.def.ops.some(o => o.k === 'J') ? fromVAddr(d.target) : undefined });
+    lens[off] = d.len;
+    off += d.len;
   }
-  return { start, end, code, insns };
+  return { start, end: start + BigInt(size), code, lens, branches, verdicts: new Map() };
+}
+
+/** the instruction at `off` of a scanned function, disassembled (as the arch's decodeBytes gives it) */
+function disassembled(ctx: KprobesArchContext, fn: FunctionScan, off: number): DecodedInsn {
+  const d = ctx.arch.decodeBytes(fn.code.subarray(off, off + fn.lens[off]), fn.start + BigInt(off));
+  if (!d) throw new Error(`kprobes: ${hexAddr(fn.start + BigInt(off))} decoded in the scan but not again`);
+  return d;
 }
 
 function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | string {
@@ -290,42 +319,39 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
 function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; orig: Uint8Array } | string {
   const fn = scanFunction(ctx, addr);
   if (typeof fn === 'string') return fn;
-  const facts = factsOf(fn);
-  const i0 = facts.index.get(addr) ?? -1;
-  if (i0 < 0) return 'the probe is not on an instruction boundary';
+  const off = Number(addr - fn.start);
+  if (fn.lens[off] === 0) return 'the probe is not on an instruction boundary';
   let size = 0;
-  for (let i = i0; size < JMP32_SIZE; i++) {
-    const d = fn.insns[i];
-    if (!d) return 'the detoured region crosses the end of the function';
-    size += d.length;
+  while (size < JMP32_SIZE) {
+    const len = fn.lens[off + size];
+    if (!len) return 'the detoured region crosses the end of the function';
+    size += len;
   }
   const end = addr + BigInt(size);
   if (end > fn.end) return 'the detoured region crosses the end of the function';
-  const inJtpr = (t: bigint): boolean => t > addr && t < end;
-  for (const d of facts.branches) {
-    if (d.flow === 'indirectJump') return `indirect jump at ${hexAddr(d.addr)} (jump table)`;
-    if ((d.flow === 'jump' || d.flow === 'condJump' || d.flow === 'call') && d.target !== undefined && inJtpr(d.target)) {
-      return `${d.mnemonic} at ${hexAddr(d.addr)} jumps into the detoured region`;
+  for (const b of fn.branches) {
+    if (b.flow === 'indirectJump') return `indirect jump at ${hexAddr(fn.start + BigInt(b.off))} (jump table)`;
+    // a jump, conditional jump or call into the region past its first byte (JTPR)
+    if (b.target !== undefined && b.target > addr && b.target < end) {
+      return `${disassembled(ctx, fn, b.off).mnemonic} at ${hexAddr(fn.start + BigInt(b.off))} jumps into the detoured region`;
     }
   }
   // can_optimize: search_exception_tables() on every instruction of the function
   const table = ctx.exceptionTable();
-  if (facts.exTable !== table) {
-    facts.exTable = table;
-    facts.exEntry = table.find(e => e.insn >= fn.start && e.insn < fn.end);
+  if (fn.exTable !== table) {
+    fn.exTable = table;
+    fn.exEntry = table.find(e => e.insn >= fn.start && e.insn < fn.end);
   }
-  const e = facts.exEntry;
+  const e = fn.exEntry;
   if (e) {
     return `the function has an exception table entry (__ex_table: ${hexAddr(e.insn)} -> fixup ${hexAddr(e.fixup)}); `
       + 'its fixup code could jump into the detoured region';
   }
-  for (let i = i0, s = 0; s < size; i++) {
-    const d = fn.insns[i];
-    const v = boostVerdict(d, 'relocate');
+  for (let s = 0; s < size; s += fn.lens[off + s]) {
+    let v = fn.verdicts.get(off + s);
+    if (v === undefined) fn.verdicts.set(off + s, v = boostVerdict(disassembled(ctx, fn, off + s), 'relocate'));
     if (!v.boostable) return `not relocatable: ${v.reason}`;
-    s += d.length;
   }
-  const off = Number(addr - fn.start);
   return { size, orig: fn.code.subarray(off, off + size) };
 }
 
