@@ -187,6 +187,7 @@ void start_kernel(void)
 	printk("smp: %ld CPU%s online\n", nr_cpus, nr_cpus == 1 ? "" : "s");
 	init_test_kprobes();
 	kprobes_selftest();
+	lib_selftest();
 
 	for (int i = 0; i < NR_WORKERS; i++) {
 		struct worker *w = &workers[i];
