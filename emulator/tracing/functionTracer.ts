@@ -9,7 +9,9 @@
  *   current_tracer      "nop\n" / "function\n"; writing a tracer's name
  *                       switches (an unknown one: -EINVAL)
  *   available_filter_functions  one function name per call site, in address
- *                       order (Linux's ftrace_pages order)
+ *                       order (Linux's ftrace_pages order); this file, the
+ *                       two below and the stack tracer's exist only where
+ *                       there are call sites (CONFIG_DYNAMIC_FTRACE)
  *   set_ftrace_filter   the functions the tracer is limited to ("#### all
  *                       functions enabled ####" when none); words written
  *                       are names or globs (`*`, `?`, `[...]`), a leading
@@ -164,12 +166,13 @@ function makeFiles(k: Kernel, hooks: () => FunctionTraceHooks | null): TracerFil
         return bytesOf(text);
       },
     },
-    available_filter_functions: { show: () => functions().map(f => `${f.name}\n`).join('') },
-    set_ftrace_filter: regexFile(state.filter, '#### all functions enabled ####'),
-    set_ftrace_notrace: regexFile(state.notrace, '#### no functions disabled ####'),
   };
+  // CONFIG_DYNAMIC_FTRACE's files: only where there are call sites
   if (functions().length) {
     Object.assign(files, {
+      available_filter_functions: { show: () => functions().map(f => `${f.name}\n`).join('') },
+      set_ftrace_filter: regexFile(state.filter, '#### all functions enabled ####'),
+      set_ftrace_notrace: regexFile(state.notrace, '#### no functions disabled ####'),
       stack_trace_filter: regexFile(state.stackFilter, '#### all functions enabled ####'),
       stack_max_size: {
         show: () => stack.showMax(),

@@ -185,6 +185,20 @@ u16 csum_fold(u32 csum)
 	return (u16)~sum;
 }
 
+/*
+ * A clone of csum_fold as GCC names one after IPA-SRA (the .isra.N suffix;
+ * clang makes none): kallsyms lists it as a local text symbol, the function
+ * tracer as one of its functions, and kprobe_events names an event on it
+ * with the dots made underscores (p_csum_fold_isra_0_0).
+ */
+static unsigned int csum_fold_isra(unsigned int sum) __asm__("csum_fold.isra.0");
+static noinline __used unsigned int csum_fold_isra(unsigned int sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
 static const u8 crc_zeros[64];
 
 /* crc times x^(8 * len) mod the polynomial: what len zero bytes do to the register */
