@@ -251,7 +251,7 @@ export class Machine {
     const debug = kprobesDebugSource(this.engine);
     const events = (): EventProbeSource | null => (this.engine || this.uprobesEngine ? this.probeLayer : null);
     mountKernelFilesystems(this.kernel, () => (this.engine || this.uprobesEngine ? debug : null),
-      () => makeTracefs(this.kernel, events), () => this.loadedModules() ?? []);
+      () => makeTracefs(this.kernel, events, () => this.engine?.ftrace ?? null), () => this.loadedModules() ?? []);
     this.hasKernelImage = !user;
     // init_module / finit_module from user space make the table as insmod does
     if (!user && moduleRelocsFor(this.arch.name)) setModuleTableFactory(this.kernel, () => this.modules);

@@ -18,7 +18,7 @@ export class KprobeArming {
   constructor(
     private readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'events'>, private readonly t: ProbeTable,
     private readonly optimizer: Pick<Optimizer, 'overlay' | 'unoptimizeAt' | 'reconsider'>,
-    private readonly ftrace: Pick<KprobesFtrace, 'arm' | 'disarm'>,
+    private readonly ftrace: Pick<KprobesFtrace, 'arm' | 'disarm' | 'overlay'>,
   ) {}
 
   /**
@@ -41,6 +41,7 @@ export class KprobeArming {
     const reach = BigInt(this.shared.kernel.arch.maxInsnLength - 1);
     for (const a of this.t.armed.within(addr - reach, end)) restore(a);
     this.optimizer.overlay(out, addr, len);
+    this.ftrace.overlay(out, addr, len);
     return out;
   }
 

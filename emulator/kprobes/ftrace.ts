@@ -18,10 +18,18 @@
  * function's __fentry__ call is skipped: a no-op). When pre_handler
  * returns non-zero it has changed ip: no post_handler, execution resumes
  * at that ip with the call's return address popped.
+ *
+ * The function tracer (kernel/trace/trace_functions.c through ftrace_ops)
+ * shares the call sites: setFunctionTrace names the sites it traces, each
+ * redirected to the same trampoline while traced or while a probe there is
+ * armed, and a hit on a traced site is recorded (the function and its
+ * caller, from the return address at the function's entry sp) before any
+ * probe's handlers run. While a site is redirected, reads of the original
+ * text (overlay) still see the `call __fentry__`.
  */
 import type { Cpu } from '../arch/types';
 import { Errno } from '../kernel/abi';
-import { mustVAddr, VAddr } from '../memory/address';
+import { mustVAddr, toVAddr, VAddr } from '../memory/address';
 import { textPoke } from '../memory/textPoke';
 import type { CallbackFrame, FtraceArchHooks, NativeCallbackFrame, OptprobesArchHooks } from './archHooks';
 import { HandlerOops } from './errors';
@@ -35,6 +43,9 @@ import type { PtRegs } from './ptRegs';
 /** the ftrace trampoline's symbol (Linux: ftrace_regs_caller's copy, listed as ftrace_trampoline) */
 export const FTRACE_TRAMPOLINE_SYMBOL = 'ftrace_trampoline';
 
+/** the function tracer's record of one traced call: the CPU, the traced function's entry (its call site), its caller and the entry sp */
+export type FunctionTraceRecord = (cpu: number, ip: bigint, parentIp: bigint, sp: bigint) => void;
+
 export class KprobesFtrace {
   /** the ftrace trampoline (0n: no ftrace support on this arch) */
   readonly trampoline: bigint = 0n;
@@ -46,6 +57,12 @@ export class KprobesFtrace {
   readonly size: number = 0;
   private readonly hooks: FtraceArchHooks | undefined;
   private readonly opt: OptprobesArchHooks | undefined;
+  /** the function tracer: the call sites it traces and where a hit goes (null: off) */
+  private fnTrace: { sites: ReadonlySet<bigint>; record: FunctionTraceRecord } | null = null;
+  /** call sites the function tracer redirected, with their original call */
+  private readonly traceOriginals = new Map<bigint, Uint8Array>();
+  /** call sites with an armed probe */
+  private readonly armedSites = new Set<bigint>();
 
   /** `on`: CONFIG_KPROBES_ON_FTRACE (the engine option kprobesOnFtrace) */
   constructor(
@@ -101,13 +118,56 @@ export class KprobesFtrace {
   /** arm_kprobe_ftrace: the call site calls the trampoline */
   arm(p: Kprobe): void {
     const site = p.addr as bigint;
+    this.armedSites.add(site);
+    if (this.traceOriginals.has(site)) return; // the function tracer has it redirected already
     const call = (this.hooks as FtraceArchHooks).redirectCall(site, this.trampoline) as Uint8Array;
     textPoke(this.shared.kernel.mem, mustVAddr(site), call);
   }
 
-  /** disarm_kprobe_ftrace: the original call back */
+  /** disarm_kprobe_ftrace: the original call back (unless the function tracer still traces the site) */
   disarm(p: Kprobe): void {
-    if (p.opcode) textPoke(this.shared.kernel.mem, mustVAddr(p.addr as bigint), p.opcode);
+    const site = p.addr as bigint;
+    this.armedSites.delete(site);
+    if (this.traceOriginals.has(site)) return;
+    if (p.opcode) textPoke(this.shared.kernel.mem, mustVAddr(site), p.opcode);
+  }
+
+  /**
+   * The function tracer traces `sites` (call sites: location() of a
+   * function's entry) and gives each hit to `record`; an empty set or a
+   * null record stops it. Sites leaving the set get their `call __fentry__`
+   * back unless a probe there is armed.
+   */
+  setFunctionTrace(sites: ReadonlySet<bigint>, record: FunctionTraceRecord | null): void {
+    if (!this.enabled) return;
+    const f = this.hooks as FtraceArchHooks, mem = this.shared.kernel.mem;
+    const next = record && sites.size ? new Set(sites) : new Set<bigint>();
+    for (const [site, orig] of [...this.traceOriginals]) {
+      if (next.has(site)) continue;
+      this.traceOriginals.delete(site);
+      if (!this.armedSites.has(site)) textPoke(mem, mustVAddr(site), orig);
+    }
+    for (const site of next) {
+      if (this.traceOriginals.has(site)) continue;
+      const call = f.redirectCall(site, this.trampoline);
+      if (!call || this.location(site) !== site) { next.delete(site); continue; }
+      // the original call (read with armed probes' bytes put back)
+      this.traceOriginals.set(site, this.shared.ctx.readOriginal(site, f.callSize));
+      if (!this.armedSites.has(site)) textPoke(mem, mustVAddr(site), call);
+    }
+    this.fnTrace = record && next.size ? { sites: next, record } : null;
+  }
+
+  /** The call sites the function tracer has redirected, in `out` (text read from addr) put back to their original calls. */
+  overlay(out: Uint8Array, addr: bigint, len: number): void {
+    if (!this.traceOriginals.size) return;
+    const end = addr + BigInt(len);
+    const reach = BigInt((this.hooks as FtraceArchHooks).callSize - 1);
+    for (const [site, orig] of this.traceOriginals) {
+      if (site + reach < addr || site >= end) continue;
+      const off = Number(site - addr);
+      for (let i = Math.max(0, -off); i < orig.length && off + i < len; i++) out[off + i] = orig[i];
+    }
   }
 
   /**
@@ -135,6 +195,9 @@ export class KprobesFtrace {
       frame = opt.enterCallback(e.ctx, regs, ip, 'ftrace');
     }
     e.stats.ftraceHits++;
+    const traced = this.fnTrace;
+    // function_trace_call: the traced function and its caller (the return address at the function's entry sp)
+    if (traced && traced.sites.has(site)) traced.record(cpu.id, site, this.parentIp(regs), regs.sp);
     const origIp = site + BigInt(f.callSize);
     let resume = origIp;
     // the template's callback: a C handler the debugger has a breakpoint in runs on the CPU, the callback ends when it returns
@@ -160,6 +223,13 @@ export class KprobesFtrace {
       else if (!deferred) opt.leaveCallback(e.ctx, regs, frame as CallbackFrame, resume);
     }
     return true;
+  }
+
+  /** the return address at the traced function's entry (regs.sp as its probes see it), 0n when unreadable */
+  private parentIp(regs: PtRegs): bigint {
+    const v = toVAddr(regs.sp);
+    if (v === null || !regs.cpu.mem.isMapped(v, 8)) return 0n;
+    return regs.cpu.mem.read64(v);
   }
 
   /**

@@ -41,7 +41,8 @@
  *                   a line comes (O_NONBLOCK: -EAGAIN), so `cat trace_pipe`
  *                   runs until it is killed, as on Linux
  *   buffer_size_kb  the per-CPU buffer size in KiB (oldest lines overwritten)
- *   current_tracer  "nop" (the only tracer: available_tracers)
+ *   current_tracer, available_tracers, set_ftrace_filter, set_ftrace_notrace,
+ *   available_filter_functions  the function tracer's (functionTracer.ts)
  *   events/enable, events/GRP/enable  "0", "1", or "X" when mixed; writing
  *                   0 or 1 disables or enables every event below
  *   events/GRP/EVENT/id  the event's number (dynamic events from 2000 up)
@@ -72,6 +73,7 @@ import type { SymbolTable } from '../elf/types';
 import { tracePrintk } from './events/tracePrintk';
 import { moduleLoaded } from './events/moduleEvents';
 import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
+import { functionTracerFiles, type FunctionTraceHooks } from './functionTracer';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
 export interface EventProbeSource {
@@ -109,8 +111,9 @@ function fileKindOf(k: Kernel, path: string): 'file' | 'other' | undefined {
 /** a listing's lines, each with its newline */
 const splitLines = (text: string): string[] => text.match(/[^\n]*\n/g) ?? [];
 
-export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): Inode {
+export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ftrace: () => FunctionTraceHooks | null = () => null): Inode {
   const fs = k.fs;
+  const tracer = functionTracerFiles(k, ftrace);
   const root = pseudoDir(fs, 0o700);
   k.tracePrintk = (cpu, ip, text) => tracePrintk(k, cpu, ip, text);
   // machine state in an object the tree reaches (kprobe_events' `state`), so time travel puts it back
@@ -362,7 +365,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
       truncate: () => { setEnabledWhere(() => true, false); },
     },
     trace: {
-      show: () => traceText(k, k.cpus.length),
+      show: () => traceText(k, k.cpus.length, tracer.current()),
       write: (text: string) => bytesOf(text),
       truncate: () => clearTrace(k),
     },
@@ -381,11 +384,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
         return bytesOf(text);
       },
     },
-    current_tracer: {
-      show: () => 'nop\n',
-      write: (text: string) => (text.trim() === 'nop' ? bytesOf(text) : -Errno.EINVAL),
-    },
-    available_tracers: { show: () => 'nop\n' },
+    ...tracer.files,
     tracing_on: {
       show: () => (tracingOn(k) ? '1\n' : '0\n'),
       // kstrtoul_from_user: a decimal number, a trailing newline allowed

@@ -11,7 +11,13 @@ OBJDUMP=${OBJDUMP:-llvm-objdump}
 # DWARF paths are relative to the repository root (comp_dir "examples/kernel"),
 # so the images do not depend on where the repository was checked out.
 ROOT=$(cd ../.. && pwd)
-SRCS="main.c lib.c fork.c fs.c net.c test_kprobes.c misc.c usersvc.c open.c trace.c"
+SRCS="main.c lib.c fork.c fs.c net.c test_kprobes.c misc.c usersvc.c open.c trace.c lib/test_lib.c"
+# Linux's lib/ helpers (lib/libk.h). On x86_64 these and fork.c (kernel_clone;
+# the rest of fork.c is notrace) are built as Linux builds traced code,
+# -pg -mfentry: each starts with the 5-byte `call __fentry__` that the
+# function tracer and kprobes on ftrace use; the rest of the kernel is built
+# without it, so what other code shows at function entry is unchanged.
+LIBSRCS="lib/string.c lib/kstrtox.c lib/bitmap.c lib/sort.c lib/rbtree.c lib/math.c lib/crc.c lib/list.c lib/buf.c lib/hash.c lib/parser.c lib/extable.c"
 COMMON="-g -O2 -std=gnu11 -ffreestanding -nostdlib -fno-pic -fno-pie -fno-stack-protector \
   -fno-omit-frame-pointer -fno-builtin -fno-asynchronous-unwind-tables -fno-unwind-tables \
   -fdebug-prefix-map=$ROOT/= -Wall -Wextra -Wno-unused-parameter -Werror -I../include"
@@ -24,9 +30,16 @@ for arch in x86_64 aarch64 riscv64; do
     riscv64) FLAGS="--target=riscv64-linux-gnu -march=rv64imac -mabi=lp64 -mcmodel=medany -mno-relax" ;;
   esac
   objs=()
-  for s in $SRCS; do
-    o=obj/$arch-${s%.c}.o
-    $CC $FLAGS $COMMON -c "$s" -o "$o"
+  case $arch in
+    x86_64) TRACED="-pg -mfentry" ;;
+    *) TRACED="" ;;
+  esac
+  for s in $SRCS $LIBSRCS; do
+    o=obj/$arch-$(tr / - <<<"${s%.c}").o
+    case " fork.c $LIBSRCS " in
+      *" $s "*) $CC $FLAGS $COMMON $TRACED -c "$s" -o "$o" ;;
+      *) $CC $FLAGS $COMMON -c "$s" -o "$o" ;;
+    esac
     objs+=("$o")
   done
   $LD -nostdlib -static --no-pie --build-id=none -T kernel-$arch.lds "${objs[@]}" -o build/kernel-$arch.elf
@@ -43,6 +56,10 @@ sed -n '/<syscall_dispatch>:/,/^$/p' <<<"$dis" | grep -Eq 'jmpq?[[:space:]]+\*-?
 # read_boot_counter starts with a RIP-relative access, traced_function with a call
 sed -n '/<read_boot_counter>:/{n;p}' <<<"$dis" | grep -q '(%rip)' || fail "read_boot_counter does not start RIP-relative"
 sed -n '/<traced_function>:/{n;p}' <<<"$dis" | grep -q 'call' || fail "traced_function does not start with a call"
+# -pg -mfentry where build.sh asks for it, and only there
+sed -n '/<kernel_clone>:/{n;p}' <<<"$dis" | grep -q 'call.*<__fentry__>' || fail "kernel_clone does not start with call __fentry__"
+sed -n '/<kstrtoull>:/{n;p}' <<<"$dis" | grep -q 'call.*<__fentry__>' || fail "lib/kstrtox.c is not built -pg -mfentry"
+if sed -n '/<do_fork>:/,/^$/p' <<<"$dis" | grep -q '__fentry__'; then fail "do_fork calls __fentry__ (it is notrace)"; fi
 for arch in x86_64 aarch64 riscv64; do
   f=build/kernel-$arch.elf
   sects=$(llvm-readelf -S "$f")
@@ -50,7 +67,7 @@ for arch in x86_64 aarch64 riscv64; do
   grep -q ' __ex_table ' <<<"$sects" || fail "$f: no __ex_table section"
   # every /* #BP name */ marker line must have an address in the line table
   lines=$(llvm-dwarfdump --debug-line "$f")
-  for s in $SRCS; do
+  for s in $SRCS $LIBSRCS; do
     while IFS=: read -r ln rest; do
       name=$(sed -E 's/.*#BP ([A-Za-z0-9_]+).*/\1/' <<<"$rest")
       awk -v l="$ln" -v want="$s" '
@@ -67,6 +84,6 @@ done
 
 # --- manifest: sha256 of every source input, sorted by path ---------------
 # (paths relative to examples/; the three images are listed too)
-( cd .. && sha256sum include/kprobe_image.h kernel/build.sh kernel/kernel.h kernel/*.lds \
-    $(for s in $SRCS; do echo kernel/$s; done) kernel/build/kernel-*.elf | LC_ALL=C sort -k2 ) > build/MANIFEST.sha256
+( cd .. && sha256sum include/kprobe_image.h kernel/build.sh kernel/kernel.h kernel/lib/libk.h kernel/*.lds \
+    $(for s in $SRCS $LIBSRCS; do echo kernel/$s; done) kernel/build/kernel-*.elf | LC_ALL=C sort -k2 ) > build/MANIFEST.sha256
 ls -l build/

@@ -8,12 +8,12 @@ struct pt_regs {
 static long last_pid = 100;
 static long nr_forks;
 
-static noinline long alloc_pid(void)
+static noinline notrace long alloc_pid(void)
 {
 	return (long)atomic_add_return(1, &last_pid);
 }
 
-static noinline int copy_process(unsigned long clone_flags, unsigned long stack_size)
+static noinline notrace int copy_process(unsigned long clone_flags, unsigned long stack_size)
 {
 	if ((clone_flags & CLONE_VM) && stack_size == 0)
 		return -EINVAL; /* a thread needs its own stack */
@@ -25,7 +25,7 @@ static noinline int copy_process(unsigned long clone_flags, unsigned long stack_
  * start, the parent's registers, the stack size and the two tid pointers.
  * Returns the new pid or -errno.
  */
-noinline long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,
+noinline notrace long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,
 		      unsigned long stack_size, int *parent_tidptr, int *child_tidptr)
 {
 	long pid;
@@ -44,7 +44,7 @@ noinline long do_fork(unsigned long clone_flags, unsigned long stack_start, stru
 	return pid;
 }
 
-long forks_done(void)
+notrace long forks_done(void)
 {
 	return READ_ONCE(nr_forks);
 }
@@ -55,6 +55,12 @@ long forks_done(void)
  * fork / vfork / clone: the flags are checked as copy_process checks them
  * and a pid is allocated. Returns the pid or -errno. (do_fork above is the
  * 2.6 form the kernel's own workers call.)
+ *
+ * On x86_64 this file is built -pg -mfentry, as Linux builds kernel/fork.c,
+ * so kernel_clone starts with `call __fentry__` (the function tracer's and
+ * kprobes-on-ftrace's site, which ftracetest's FUNCTION_FORK needs); the
+ * rest of the file is notrace, so the 2.6-era do_fork and its helpers,
+ * which the kprobes tests probe at entry, keep their plain prologue.
  */
 static long nr_clones;
 
@@ -80,7 +86,7 @@ noinline long kernel_clone(struct kernel_clone_args *args)
 static long nr_exits;
 long last_exit_code;
 
-noinline void do_exit(long code)
+noinline notrace void do_exit(long code)
 {
 	WRITE_ONCE(last_exit_code, code);
 	atomic_add_return(1, &nr_exits);

@@ -23,6 +23,8 @@ typedef __builtin_va_list va_list;
 
 #define NULL ((void *)0)
 #define noinline __attribute__((__noinline__))
+/* not instrumented by -pg (include/linux/compiler_types.h): no `call __fentry__` at entry */
+#define notrace __attribute__((__no_instrument_function__))
 #define __used __attribute__((__used__))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
@@ -99,6 +101,8 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 unsigned long atomic_add_return(long delta, long *v);
+/* lib/test_lib.c: checks the lib/ helpers (lib/libk.h) once at boot; the number of failed checks */
+int lib_selftest(void);
 
 /* a sysfs attribute and its show method (include/linux/kobject.h, sysfs.h) */
 struct kobject {

@@ -210,6 +210,8 @@ void start_kernel(void)
 		status = kp_user_init(1);
 		printk("init: user space ended, exit status %ld\n", status);
 	}
+	/* after the workers and user space: their interleaving is what it was without it */
+	lib_selftest();
 	printk("summary: forks %ld, rx %ld dropped %ld, checksum %016lx\n", forks_done(),
 	       net_rx_packets(), net_rx_dropped(), total);
 	printk("Power down.\n");

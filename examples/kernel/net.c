@@ -91,17 +91,3 @@ noinline struct sock *inet_csk_accept(struct sock *sk, int flags, int *err, int 
 	return child;
 }
 EXPORT_SYMBOL(inet_csk_accept);
-
-/*
- * A clone as GCC names one after IPA-SRA (the .isra.N suffix; clang makes
- * none): csum_fold of a 32-bit sum to 16 bits. kallsyms lists it as a local
- * text symbol, and kprobe_events names an event on it with the dots made
- * underscores (p_csum_fold_isra_0_0).
- */
-static unsigned int csum_fold_isra(unsigned int sum) __asm__("csum_fold.isra.0");
-static noinline __used unsigned int csum_fold_isra(unsigned int sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum & 0xffff;
-}

@@ -57,10 +57,10 @@ function entries(b: TraceBuffer): Entry[] {
   return [...b.perCpu.values()].flat().sort((x, y) => (x.ns < y.ns ? -1 : x.ns > y.ns ? 1 : x.seq - y.seq));
 }
 
-/** The nop tracer's header with the irq-info columns (print_trace_header of `trace`). */
-function header(b: TraceBuffer, buffered: number, cpus: number): string {
+/** The current tracer's header with the irq-info columns (print_trace_header of `trace`). */
+function header(b: TraceBuffer, buffered: number, cpus: number, tracer: string): string {
   return [
-    '# tracer: nop',
+    `# tracer: ${tracer}`,
     '#',
     `# entries-in-buffer/entries-written: ${buffered}/${b.written}   #P:${cpus}`,
     '#',
@@ -76,11 +76,11 @@ function header(b: TraceBuffer, buffered: number, cpus: number): string {
   ].join('\n');
 }
 
-/** The `trace` file: the header, then every buffered line. */
-export function traceText(kernel: object, cpus: number): string {
+/** The `trace` file: the header (naming the current tracer), then every buffered line. */
+export function traceText(kernel: object, cpus: number, tracer = 'nop'): string {
   const b = bufferOf(kernel);
   const all = entries(b);
-  return header(b, all.length, cpus) + all.map(e => `${e.text}\n`).join('');
+  return header(b, all.length, cpus, tracer) + all.map(e => `${e.text}\n`).join('');
 }
 
 /**
