@@ -153,10 +153,11 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     if (newGroup) svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: group });
     svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: event });
   };
-  const others = new DynEventRegistry(state.others, {
+  const others = new DynEventRegistry(state.others, k, {
     logEntry, nextId: () => state.nextId++, probeEventExists: key => defined.has(key),
-    created: (group, event) => mkdirs(group, event, ![...defined.keys()].some(other => other.startsWith(`${group}/`))),
+    created: (group, event) => mkdirs(group, event, ![...defined.keys(), ...others.keys()].some(other => other !== `${group}/${event}` && other.startsWith(`${group}/`))),
   });
+  k.traceSyscall = (cpu, call, args, ret) => others.onSyscall(cpu, call, args, ret);
   /** an event is gone: so is its filter */
   const forget = (key: string): void => { state.filters.delete(key); setEventFilter(k, key, null); };
 
@@ -202,6 +203,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     // a definition naming an existing event appends a probe to it, when kind, probe type and argument types agree
     const clash = appendError(cmd, [...kinds.values()].flat());
     if (clash) { logError(line, clash, kind); return -Errno.EEXIST; }
+    // a synthetic, event-probe or syscall event of that name (trace_probe_register_event_call: EVENT_EXIST)
+    if (others.get(key)) { logError(line, { column: cmd.column ?? 1, message: 'Given group/event name is already used by another event', code: 'EVENT_EXIST' }, kind); return -Errno.EEXIST; }
     const c = src.compileProbeFile(line, EVENTS_FILE);
     const bad = c.diagnostics.find(d => d.severity === 'error');
     if (bad) { logError(line, { column: bad.column, message: bad.message }, kind); return -Errno.EINVAL; }
@@ -221,7 +224,6 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null): I
     // a new event is registered disabled until its enable file says 1 (KPROBE_FLAG_DISABLED); a probe appended
     // to an enabled event is enabled with it
     src.setEnabled(id, enabled.has(key));
-    if (others.get(key)) { logError(line, { column: cmd.column ?? 1, message: 'Given group/event name is already used by another event' }, kind); return -Errno.EEXIST; }
     if (!defined.has(key)) {
       const newGroup = ![...defined.keys(), ...others.keys()].some(other => other.startsWith(`${cmd.group}/`));
       mkdirs(cmd.group, cmd.event, newGroup);

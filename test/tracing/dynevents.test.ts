@@ -11,6 +11,15 @@
  *    kprobe_events only kprobe events;
  *  - a bad field type is -EINVAL with error_log's "synthetic_events: error:
  *    Invalid type" and '^' under the type (err_pos).
+ * Event probes on the system-call events (trace_eprobe.c, trace_syscalls.c):
+ *  - `e:EVENT syscalls/sys_enter_chdir file=+0($filename):ustring` records,
+ *    when enabled, "EVENT: (syscalls.sys_enter_chdir) file="PATH"" for the
+ *    shell's chdir (print_eprobe_event), beside the syscall event's own
+ *    "sys_chdir(filename: HEX)" (print_syscall_enter);
+ *  - an `if FILTER` on the attached event's fields drops what fails it;
+ *  - a name taken by another event (a syscall event, a kprobe event) is
+ *    -EEXIST; removal with the attached event and arguments, and of a
+ *    whole group with `-:GRP/`.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -90,5 +99,65 @@ describe('synthetic events (tracefs dynamic_events / synthetic_events)', () => {
     assert.equal(between(r.out, '@afterk', '@afterkend'), 's:synthetic/wakeup\tchar[16] comm; unsigned int prio; char[] name\n');
     assert.equal(between(r.out, '@afters', '@aftersend'), 'p:kprobes/myevent1 kernel_clone\n');
     assert.match(r.out, /\nsynthetic-gone\n/);
+  });
+
+  test('amd64: an event probe on sys_enter_chdir records the path; names taken and removals', async t => {
+    const bb = debianBusybox('amd64');
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    const r = await busyboxScript(bb, KERNEL, [
+      `cd ${T}`,
+      `echo 'e:ech syscalls/sys_enter_chdir file=+0($filename):ustring' >> dynamic_events; echo add=$?`,
+      `echo 'e:grp/only_tmp syscalls.sys_enter_chdir file=+0($filename):ustring nr=$__syscall_nr:u32 if filename != 0 && dfd == 1' >> dynamic_events; echo badfilter=$?`,
+      `echo 'e:syscalls/sys_enter_open syscalls/sys_enter_chdir' >> dynamic_events; echo dupsys=$?`,
+      `echo 'p:eprobes/ech kernel_clone' >> dynamic_events; echo dupk=$?`,
+      'echo @dyn; cat dynamic_events; echo @dynend',
+      'echo 1 > events/eprobes/ech/enable; echo 1 > events/syscalls/sys_enter_chdir/enable',
+      'cd /tmp; cd /; cd /nonexistent-dir 2>/dev/null',
+      `cd ${T}`,
+      'echo 0 > events/eprobes/ech/enable; echo 0 > events/syscalls/sys_enter_chdir/enable',
+      'echo @trace; grep -o -E "(ech: |sys_chdir\\().*" trace; echo @traceend',
+      `echo '-:ech syscalls/sys_enter_chdir file=+0($filename):ustring' >> dynamic_events; echo rm=$?`,
+      'test -d events/eprobes || echo eprobes-gone',
+    ].join('\n'));
+    assert.equal(r.code, 0, r.err + r.out.slice(-3000));
+    assert.match(r.out, /\nadd=0\n/);
+    assert.match(r.out, /\nbadfilter=1\n/, 'dfd is not a field of sys_enter_chdir');
+    assert.match(r.out, /\ndupsys=1\n/);
+    assert.match(r.out, /\ndupk=1\n/);
+    assert.equal(between(r.out, '@dyn', '@dynend'), 'e:eprobes/ech syscalls.sys_enter_chdir file=+0($filename):ustring\n');
+    const lines = between(r.out, '@trace', '@traceend').split('\n').filter(Boolean);
+    // each chdir: the syscall event's line, then the probe's; the shell's cd runs chdir with its user-space path
+    assert.equal(lines.length, 8, lines.join('\n'));
+    assert.deepEqual(lines.filter(l => l.startsWith('ech')), [
+      `ech: (syscalls.sys_enter_chdir) file="/tmp"`, `ech: (syscalls.sys_enter_chdir) file="/"`,
+      `ech: (syscalls.sys_enter_chdir) file="/nonexistent-dir"`, `ech: (syscalls.sys_enter_chdir) file="${T}"`,
+    ]);
+    for (const l of lines.filter(x => x.startsWith('sys_chdir'))) assert.match(l, /^sys_chdir\(filename: [0-9a-f]+\)$/);
+    assert.match(r.out, /\nrm=0\n/);
+    assert.match(r.out, /\neprobes-gone\n/);
+  });
+
+  test('amd64: a filter on the attached event\'s fields', async t => {
+    const bb = debianBusybox('amd64');
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    const r = await busyboxScript(bb, KERNEL, [
+      `cd ${T}`,
+      // the shell's chdir to /tmp passes the path as its only argument; a filter on __syscall_nr keeps every one, on filename == 0 none
+      `echo 'e:grp/all syscalls.sys_enter_chdir file=+0($filename):ustring if __syscall_nr == 80' >> dynamic_events; echo a=$?`,
+      `echo 'e:grp/none syscalls.sys_enter_chdir file=+0($filename):ustring if filename == 0' >> dynamic_events; echo b=$?`,
+      'echo 1 > events/grp/enable',
+      'cd /tmp',
+      `cd ${T}`,
+      'echo 0 > events/grp/enable',
+      'echo @trace; grep -o -E " (all|none): .*" trace; echo @traceend',
+      'echo "-:grp/" >> dynamic_events; echo rm=$?; test -d events/grp || echo grp-gone',
+    ].join('\n'));
+    assert.equal(r.code, 0, r.err + r.out.slice(-3000));
+    assert.match(r.out, /\na=0\n/);
+    assert.match(r.out, /\nb=0\n/);
+    assert.equal(between(r.out, '@trace', '@traceend'),
+      ` all: (syscalls.sys_enter_chdir) file="/tmp"\n all: (syscalls.sys_enter_chdir) file="${T}"\n`);
+    assert.match(r.out, /\nrm=0\n/);
+    assert.match(r.out, /\ngrp-gone\n/);
   });
 });
