@@ -33,7 +33,12 @@
  *                   each file lists and accepts only its own kind, and `>`
  *                   clears only its own kind
  *   dynamic_events  every dynamic event, either kind, in the order they were
- *                   made (as Linux's dyn_event_list), in both directions
+ *                   made (as Linux's dyn_event_list), in both directions;
+ *                   also synthetic events (`s:`) and event probes (`e:`),
+ *                   and `!KIND:[GRP/]EVENT ...` removes as `-:` does
+ *                   (tracing/dynevent/registry.ts)
+ *   synthetic_events  the synthetic events (`NAME FIELDS`, `!NAME`)
+ *   events/syscalls/sys_{enter,exit}_NAME  the system-call events
  *   trace           the trace buffer under the nop tracer's header (not
  *                   consumed); `>` (O_TRUNC) clears it
  *   trace_pipe      the buffered lines, consumed by reading (whole lines that
