@@ -87,6 +87,8 @@ export class Kernel implements KernelApi {
   userInit: { call(cpu: Cpu, wait: boolean): HypercallResult; poweringOff(): void } | null = null;
   /** where trace_printk's text goes (the trace buffer; installed with tracefs) */
   tracePrintk: ((cpu: number, ip: bigint, text: string) => void) | null = null;
+  /** a user task's system call entered (`ret` undefined) or returned: its trace events (tracing/dynevent/registry.ts) */
+  traceSyscall: ((cpu: number, call: string, args: readonly bigint[], ret?: bigint) => void) | null = null;
   /** user processes by pid */
   readonly processes = new Map<number, UserProcess>();
   /** observers of user address spaces (uprobes): image mapped, fork, released */

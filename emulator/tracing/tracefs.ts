@@ -33,7 +33,12 @@
  *                   each file lists and accepts only its own kind, and `>`
  *                   clears only its own kind
  *   dynamic_events  every dynamic event, either kind, in the order they were
- *                   made (as Linux's dyn_event_list), in both directions
+ *                   made (as Linux's dyn_event_list), in both directions;
+ *                   also synthetic events (`s:`) and event probes (`e:`),
+ *                   and `!KIND:[GRP/]EVENT ...` removes as `-:` does
+ *                   (tracing/dynevent/registry.ts)
+ *   synthetic_events  the synthetic events (`NAME FIELDS`, `!NAME`)
+ *   events/syscalls/sys_{enter,exit}_NAME  the system-call events
  *   trace           the trace buffer under the nop tracer's header (not
  *                   consumed); `>` (O_TRUNC) clears it
  *   trace_pipe      the buffered lines, consumed by reading (whole lines that
@@ -74,6 +79,8 @@ import { tracePrintk } from './events/tracePrintk';
 import { moduleLoaded } from './events/moduleEvents';
 import { UserRequestOp, kernelServiceOf } from '../kernel/user/kernelService';
 import { functionTracerFiles, type FunctionTraceHooks } from './functionTracer';
+import { DynEventRegistry } from './dynevent/registry';
+import type { RegistryState } from './dynevent/registry';
 
 /** What tracefs needs of the probe manager (compile and register event definitions, remove probes). */
 export interface EventProbeSource {
@@ -131,6 +138,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
     nextId: FIRST_EVENT_ID,
     /** "GRP/EVENT" -> what its filter file shows (absent: "none") */
     filters: new Map<string, string>(),
+    /** synthetic events and event probes (dynevent/registry.ts) */
+    others: { events: new Map() } as RegistryState,
   };
   const { errors, defined, enabled, ids, kinds } = state;
 
@@ -146,12 +155,27 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
     const subsystem = kind === 'kprobe' ? 'trace_kprobe' : kind === 'uprobe' ? 'trace_uprobe' : undefined;
     logEntry(errorLog(text, err, subsystem));
   };
+  const mkdirs = (group: string, event: string, newGroup: boolean): void => {
+    // the directories of a new event (and of a new group), made by the kernel's tracefs_create_dir (kernelService.ts)
+    const svc = kernelServiceOf(k);
+    if (newGroup) svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: group });
+    svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: event });
+  };
+  const others = new DynEventRegistry(state.others, k, {
+    logEntry, nextId: () => state.nextId++, probeEventExists: key => defined.has(key),
+    created: (group, event) => mkdirs(group, event, ![...defined.keys(), ...others.keys()].some(other => other !== `${group}/${event}` && other.startsWith(`${group}/`))),
+  });
+  k.traceSyscall = (cpu, call, args, ret) => others.onSyscall(cpu, call, args, ret);
   /** an event is gone: so is its filter */
   const forget = (key: string): void => { state.filters.delete(key); setEventFilter(k, key, null); };
 
   /** One line written to kprobe_events / uprobe_events / dynamic_events: 0 or -errno. */
-  const command = (line: string, kind: EventsKind): number => {
+  const command = (raw: string, kind: EventsKind): number => {
     const src = probes();
+    // dynamic_events: synthetic events and event probes are the registry's; `!KIND:[GRP/]EVENT ...` removes
+    // as `-:` does (dyn_event_release)
+    if (kind === 'dynamic' && others.handles(raw)) return others.create(raw);
+    const line = kind === 'dynamic' ? raw.replace(/^![^:\s]*:/, '-:') : raw;
     const r = parseEventDefinition(line, { symbolCount: name => sameNameCount(k.image.symbols, name), fileKind: path => fileKindOf(k, path) });
     if (!r.ok) {
       logError(line, r.error, kind);
@@ -169,9 +193,11 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
       for (const [key, defs] of kinds) {
         defs.forEach((d, i) => { if (takes(kind, d) && removeMatches(cmd, d)) hits.push([key, i]); });
       }
-      if (!hits.length) return -Errno.ENOENT;
+      const otherHits = kind === 'dynamic' ? others.matches(cmd.group, cmd.event, cmd.match ?? []) : [];
+      if (!hits.length && !otherHits.length) return -Errno.ENOENT;
       // Linux refuses to remove a probe of an enabled event
-      if (hits.some(([key]) => enabled.has(key))) return -Errno.EBUSY;
+      if (hits.some(([key]) => enabled.has(key)) || otherHits.some(key => others.busy(key))) return -Errno.EBUSY;
+      for (const key of otherHits) others.remove(key);
       for (const [key, i] of hits.reverse()) {
         src?.remove(defined.get(key)![i]);
         defined.get(key)!.splice(i, 1);
@@ -185,6 +211,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
     // a definition naming an existing event appends a probe to it, when kind, probe type and argument types agree
     const clash = appendError(cmd, [...kinds.values()].flat());
     if (clash) { logError(line, clash, kind); return -Errno.EEXIST; }
+    // a synthetic, event-probe or syscall event of that name (trace_probe_register_event_call: EVENT_EXIST)
+    if (others.get(key)) { logError(line, { column: cmd.column ?? 1, message: 'Given group/event name is already used by another event', code: 'EVENT_EXIST' }, kind); return -Errno.EEXIST; }
     const c = src.compileProbeFile(line, EVENTS_FILE);
     const bad = c.diagnostics.find(d => d.severity === 'error');
     if (bad) { logError(line, { column: bad.column, message: bad.message }, kind); return -Errno.EINVAL; }
@@ -205,10 +233,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
     // to an enabled event is enabled with it
     src.setEnabled(id, enabled.has(key));
     if (!defined.has(key)) {
-      // the directories of a new event (and of a new group), made by the kernel's tracefs_create_dir (kernelService.ts)
-      const svc = kernelServiceOf(k);
-      if (![...defined.keys()].some(other => other.startsWith(`${cmd.group}/`))) svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: cmd.group });
-      svc?.post({ op: UserRequestOp.TracefsMkdir, args: [], name: cmd.event });
+      const newGroup = ![...defined.keys(), ...others.keys()].some(other => other.startsWith(`${cmd.group}/`));
+      mkdirs(cmd.group, cmd.event, newGroup);
       defined.set(key, []); kinds.set(key, []); ids.set(key, state.nextId++);
     }
     defined.get(key)!.push(id);
@@ -227,9 +253,10 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
       ...(kind === 'kprobe' ? [] : splitLines(probes()?.uprobeEvents() ?? '')),
     ];
     if (kind !== 'dynamic') return lines.join('');
-    const order = new Map([...defined.keys()].map((key, i) => [key, i]));
-    const rank = (line: string): number => order.get(/^[a-z]\d*:([^ ]+)/i.exec(line)?.[1] ?? '') ?? -1;
-    return lines.map((line, i) => ({ line, i, r: rank(line) })).sort((a, b) => a.r - b.r || a.i - b.i).map(e => e.line).join('');
+    // in the order of creation (their ids), boot-time events first
+    const rank = (line: string): number => ids.get(/^[a-z]\d*:([^ ]+)/i.exec(line)?.[1] ?? '') ?? -1;
+    const all = [...lines.map((line, i) => ({ line, i, r: rank(line) })), ...others.dynamicLines().map(([r, line], i) => ({ line, i: lines.length + i, r }))];
+    return all.sort((a, b) => a.r - b.r || a.i - b.i).map(e => e.line).join('');
   };
   const eventsFile = (kind: EventsKind): PseudoFile => ({
     show: () => listed(kind),
@@ -245,6 +272,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
     truncate: () => {
       const mine = [...defined.keys()].filter(key => takes(kind, kinds.get(key)![0]));
       if (mine.some(key => enabled.has(key))) return -Errno.EBUSY;
+      if (kind === 'dynamic') { const rc = others.clear(false); if (rc < 0) return rc; }
       const src = probes();
       for (const key of mine) { for (const id of defined.get(key)!) src?.remove(id); defined.delete(key); ids.delete(key); kinds.delete(key); forget(key); }
     },
@@ -253,6 +281,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
 
   /** Enable or disable the defined events whose key passes `pick`: 0 or -errno. */
   const setEnabledWhere = (pick: (key: string) => boolean, on: boolean): number => {
+    others.setEnabledWhere(pick, on);
     for (const [key, list] of defined) {
       if (!pick(key) || enabled.has(key) === on) continue;
       const defs = kinds.get(key) ?? [];
@@ -270,8 +299,8 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
   /** events/enable and events/GRP/enable: "0", "1", "X" (mixed); a write of 0 or 1 reaches every event below */
   const enableAll = (pick: (key: string) => boolean): PseudoFile => ({
     show: () => {
-      const keys = [...defined.keys()].filter(pick);
-      const on = keys.filter(key => enabled.has(key)).length;
+      const keys = [...defined.keys(), ...others.keys()].filter(pick);
+      const on = keys.filter(key => enabled.has(key) || others.get(key)?.enabled).length;
       return on === 0 ? '0\n' : on === keys.length ? '1\n' : 'X\n';
     },
     write: (text: string) => {
@@ -320,7 +349,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
     for (const [group, g] of [...eventsDir.children!]) {
       if (!g.children) continue; // events/enable
       for (const [name, e] of [...g.children]) {
-        if (e.children && !defined.has(`${group}/${name}`)) { g.children.delete(name); g.nlink--; }
+        if (e.children && !defined.has(`${group}/${name}`) && !others.get(`${group}/${name}`)) { g.children.delete(name); g.nlink--; }
       }
       if (![...g.children.values()].some(e => e.children)) { eventsDir.children!.delete(group); eventsDir.nlink--; }
     }
@@ -337,17 +366,37 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
       const g = eventsDir.children!.get(group)!;
       if (!g.children!.has('enable')) addPseudoFiles(fs, g, { enable: enableAll(other => other.startsWith(`${group}/`)) });
     }
+    for (const key of others.keys()) {
+      const group = key.split('/')[0];
+      if (!eventsDir.children!.get(group)?.children!.has(key.split('/')[1])) {
+        addPseudoFiles(fs, eventsDir, Object.fromEntries(Object.entries(others.files(key)).map(([name, f]) => [`${key}/${name}`, f])));
+      }
+      const g = eventsDir.children!.get(group)!;
+      if (!g.children!.has('enable')) addPseudoFiles(fs, g, { enable: enableAll(other => other.startsWith(`${group}/`)) });
+    }
   };
   addPseudoFiles(fs, root, {
     events: eventsDir,
     kprobe_events: events,
     uprobe_events: eventsFile('uprobe'),
     dynamic_events: eventsFile('dynamic'),
+    synthetic_events: {
+      show: () => others.synthText(),
+      write: (text: string) => {
+        for (const line of text.split('\n')) {
+          if (!stripEventComment(line).trim()) continue;
+          const rc = others.synthLine(stripEventComment(line));
+          if (rc < 0) return rc;
+        }
+        return bytesOf(text);
+      },
+      truncate: () => others.clear(true),
+    },
     kprobe_profile: { show: () => kprobeProfile(k) },
     uprobe_profile: { show: () => probes()?.uprobeProfile() ?? '' },
     'events/enable': enableAll(() => true),
     README: { show: probeEventsReadme },
-    available_events: { show: () => [...defined.keys()].map(key => `${key.replace('/', ':')}\n`).join('') },
+    available_events: { show: () => [...defined.keys(), ...others.keys()].map(key => `${key.replace('/', ':')}\n`).join('') },
     set_event: {
       show: () => [...defined.keys()].filter(key => enabled.has(key)).map(key => `${key.replace('/', ':')}\n`).join(''),
       write: (text: string) => {
@@ -356,7 +405,7 @@ export function makeTracefs(k: Kernel, probes: () => EventProbeSource | null, ft
           const spec = on ? word : word.slice(1);
           const [group, event] = spec.includes(':') ? spec.split(':', 2) : ['*', spec];
           const match = (g: string, e: string): boolean => (group === '*' || group === g) && (event === '*' || event === e);
-          if (![...defined.keys()].some(key => match(...(key.split('/') as [string, string])))) return -Errno.EINVAL;
+          if (![...defined.keys(), ...others.keys()].some(key => match(...(key.split('/') as [string, string])))) return -Errno.EINVAL;
           const rc = setEnabledWhere(key => match(...(key.split('/') as [string, string])), on);
           if (rc < 0) return rc;
         }

@@ -3,7 +3,9 @@
  * kallsyms + each module's own table): lookups by name find module
  * symbols after the image's, addresses inside a module resolve to its
  * symbols, and formatting appends the module's name as printk's %pS does
- * ("handler_pre+0x12/0x40 [kprobe_example]"). The machine installs it as
+ * ("handler_pre+0x12/0x40 [kprobe_example]"); of a module's symbols at one
+ * address the name is the first in its symtab, as Linux's
+ * find_kallsyms_symbol gives it. The machine installs it as
  * the image's `symbols`, so every consumer (debugfs list, stack traces,
  * disassembly, handlers' symbol()) sees modules.
  */
@@ -55,10 +57,12 @@ export class KallsymsTable implements SymbolTable {
   resolve(addr: bigint): { sym: ElfSymbol; offset: bigint } | undefined {
     const m = this.mods.find(x => addr >= x.lo && addr < x.hi);
     if (!m) return this.base.resolve(addr);
+    // find_kallsyms_symbol: the greatest value not above addr, and of the symbols at that value the first in the
+    // module's symtab (its locals come first: a static init function before the init_module alias module_init makes)
     let best: ElfSymbol | undefined;
     for (const s of m.byAddr) {
       if (s.value > addr) break;
-      if (s.value < m.lo) continue;
+      if (s.value < m.lo || (best && s.value === best.value)) continue;
       if (s.size > 0n ? addr < s.value + s.size : true) best = s;
     }
     return best ? { sym: best, offset: addr - best.value } : undefined;

@@ -73,6 +73,8 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
     const abi = k.arch.abi.syscall;
     const nr = Number(BigInt.asIntN(64, cpu.getReg(abi.nr)));
     const name = k.arch.syscalls[nr];
+    // a call run again after a sleep (RESTART) entered once: its sys_enter event is not traced twice
+    const again = proc.restart !== null && proc.restart.name === name && proc.restart.pc === trap.pc - BigInt(abi.insnSize);
     proc.restart = null;
     if (!name) {
       if (!proc.reported.has(nr) && !k.arch.absentSyscalls?.has(nr)) {
@@ -82,7 +84,10 @@ export function handleUserTrap(k: Kernel, cpu: Cpu, task: KTask, trap: Trap): vo
       }
       cpu.setReg(abi.ret, BigInt(-Errno.ENOSYS));
     } else {
-      const r = syscallOrErrno(k, name, { proc, cpu, task }, abi.args.map(i => cpu.getReg(i)));
+      const args = abi.args.map(i => cpu.getReg(i));
+      if (k.traceSyscall && !again) k.traceSyscall(cpu.id, name, args);
+      const r = syscallOrErrno(k, name, { proc, cpu, task }, args);
+      if (r !== RESTART && r !== NO_RESULT) k.traceSyscall?.(cpu.id, name, args, r);
       if (r === RESTART) {
         // sleep; the call runs again from its instruction when the task is woken
         const at = trap.pc - BigInt(abi.insnSize);

@@ -29,6 +29,8 @@ export interface ArgContext {
   names: Set<string>;
   /** bytes of the event's fields so far */
   size: number;
+  /** an event probe's argument (TPARG_FL_TPOINT): $NAME is a field of the attached event, registers are refused */
+  tevent?: boolean;
 }
 
 const INT_TYPES: readonly FetchType[] = [1, 2, 4, 8].flatMap(size => {
@@ -119,7 +121,7 @@ export function parseArg(word: string, col: number, index: number, ctx: ArgConte
   }
   const pointerSize = ctx.arch?.abi.pointerSize ?? 8;
   let type: FetchType;
-  if (expr === '$comm' || expr === '$COMM' || expr.startsWith('\\"')) {
+  if ((!ctx.tevent && (expr === '$comm' || expr === '$COMM')) || expr.startsWith('\\"')) {
     // Linux rejects these without an error_log entry
     if (count !== undefined || (typeName !== undefined && typeName !== 'string')) {
       throw failPlain(typeCol, `${expr.startsWith('\\') ? 'an immediate string' : expr} can only be a string, not ${typeName}${count !== undefined ? `[${count}]` : ''}`);
@@ -182,6 +184,8 @@ function parseSource(s: string, col: number, prog: { at: number }, ctx: ArgConte
   switch (s[0]) {
     case '$': return parseVar(s.slice(1), col, ctx);
     case '%': {
+      // eprobes do not handle registers
+      if (ctx.tevent) throw failWith(col, 'BAD_VAR', `${s}: an event probe reads the attached event's fields ($FIELD), not registers`);
       const r = s.slice(1);
       if (!IDENT.test(r)) throw fail(col, 'BAD_REG_NAME', ` '${s}': expected %REG${ctx.arch ? ` (${regList(ctx.arch)})` : ''}`);
       const src: FetchSource = { k: 'reg', reg: r, text: r, column: col };
@@ -259,6 +263,7 @@ function parseSource(s: string, col: number, prog: { at: number }, ctx: ArgConte
 
 /** parse_probe_vars: $retval, $stack, $stackN, $comm, $argN */
 function parseVar(v: string, col: number, ctx: ArgContext): FetchSource {
+  if (ctx.tevent) return { k: 'field', name: v, column: col };
   if (v === 'retval') {
     if (!ctx.ret) throw fail(col, 'RETVAL_ON_PROBE', ': it is for return probes (r...)');
     return { k: 'retval' };

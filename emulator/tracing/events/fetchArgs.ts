@@ -34,6 +34,8 @@ export interface FetchEnv {
   symbolize(addr: bigint): string;
   /** access_ok: whether user memory may be read at addr (default: the lower half of the address space) */
   userAddress?(addr: bigint): boolean;
+  /** an event probe's $FIELD: the attached event's field value */
+  field?(name: string): bigint | undefined;
 }
 
 /**
@@ -63,6 +65,11 @@ function value(s: FetchSource, env: FetchEnv): bigint {
     case 'retval': return env.retval();
     case 'arg': return env.arg(s.n - 1);
     case 'imm': return s.value;
+    case 'field': {
+      const v = env.field?.(s.name);
+      if (v === undefined) throw new FetchFault(`no field ${s.name}`);
+      return v;
+    }
     case 'mem': case 'sym': case 'foffs': case 'deref':
       return load(env, address(s, env), LONG, s.k === 'deref' && s.user);
     case 'comm': case 'immstr':

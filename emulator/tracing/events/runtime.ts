@@ -58,8 +58,8 @@ function symbolName(kernel: KernelApi, addr: bigint): string {
  * through current's page tables): the current task's own, or the process's
  * a kernel thread uses (kthread_use_mm); none for other kernel threads.
  */
-function userMemory(kernel: KernelApi, env: HitEnv): Memory {
-  const mm = userMemoryOf(kernel.current(env.smpProcessorId()));
+function userMemory(kernel: KernelApi, cpu: number): Memory {
+  const mm = userMemoryOf(kernel.current(cpu));
   if (!mm) throw new Error('no user address space');
   return mm;
 }
@@ -74,8 +74,9 @@ function userReadable(mm: Memory, a: VAddr, len: number): boolean {
   return true;
 }
 
-function readUser(kernel: KernelApi, env: HitEnv, addr: bigint, size: 1 | 2 | 4 | 8): bigint {
-  const mm = userMemory(kernel, env);
+/** `size` bytes of the user memory the task on `cpu` reaches (copy_from_user_nofault); throws on a fault */
+export function readUser(kernel: KernelApi, cpu: number, addr: bigint, size: 1 | 2 | 4 | 8): bigint {
+  const mm = userMemory(kernel, cpu);
   const a = mustVAddr(addr);
   if (!userReadable(mm, a, size)) throw new Error(`user fault at 0x${addr.toString(16)}`);
   const b = mm.readBytes(a, size);
@@ -84,8 +85,9 @@ function readUser(kernel: KernelApi, env: HitEnv, addr: bigint, size: 1 | 2 | 4 
   return v;
 }
 
-function readUserString(kernel: KernelApi, env: HitEnv, addr: bigint, max: number): string {
-  const mm = userMemory(kernel, env);
+/** a NUL-terminated string of that user memory (strncpy_from_user_nofault); throws on a fault */
+export function readUserString(kernel: KernelApi, cpu: number, addr: bigint, max: number): string {
+  const mm = userMemory(kernel, cpu);
   const a = mustVAddr(addr);
   const bytes: number[] = [];
   for (let i = 0; i < max; i++) {
@@ -114,8 +116,8 @@ export function fetchEnvFor(kernel: KernelApi, env: HitEnv, hit: EventHit): Fetc
       return env.readMem(BigInt.asUintN(64, sp + BigInt((n - regs.length + 1) * 8)), 8);
     },
     comm: () => env.current.comm,
-    read: (addr, size, user) => (user ? readUser(kernel, env, addr, size) : env.readMem(addr, size)),
-    readString: (addr, max, user) => (user ? readUserString(kernel, env, addr, max) : env.readCString(addr, max)),
+    read: (addr, size, user) => (user ? readUser(kernel, env.smpProcessorId(), addr, size) : env.readMem(addr, size)),
+    readString: (addr, max, user) => (user ? readUserString(kernel, env.smpProcessorId(), addr, max) : env.readCString(addr, max)),
     symbol: name => env.symbol(name),
     fileOffset: hit.fileOffset !== undefined ? off => BigInt.asUintN(64, hit.addr - (hit.fileOffset as bigint) + off) : undefined,
     symbolize: addr => symbolWithOffset(kernel, addr, hit.engineSymbol),

@@ -25,6 +25,8 @@ export type FetchSource =
   | { k: 'arg'; n: number }
   /** \IMM */
   | { k: 'imm'; value: bigint }
+  /** $FIELD of an event probe: a field of the event it is attached to (FETCH_OP_TP_ARG) */
+  | { k: 'field'; name: string; column: number }
   /** \"STRING" */
   | { k: 'immstr'; value: string }
   /** +|-[u]OFFS(FETCHARG): memory at the inner value plus OFFS (`user`: user-space memory) */
