@@ -49,31 +49,38 @@ struct filename {
 	char iname[PATH_MAX];
 };
 
-/* names_cache: one thread serves user space, and a call holds two names at most */
-static struct filename names_cache[2];
+/*
+ * names_cache: each CPU's kusersvc thread serves one call at a time, and a
+ * call holds two names at most (8 CPUs at most: usersvc.c)
+ */
+static struct filename names_cache[2 * 8];
 
 noinline struct filename *getname(const char __user *filename)
 {
 	struct filename *result = NULL;
 	long len;
 
-	for (unsigned i = 0; i < ARRAY_SIZE(names_cache); i++)
-		if (names_cache[i].refcnt == 0) {
+	/*
+	 * Claim an entry before copying into it (as __getname's allocation does):
+	 * the other CPUs' threads look for a free one at the same time.
+	 */
+	for (unsigned i = 0; i < ARRAY_SIZE(names_cache); i++) {
+		int free = 0;
+
+		if (__atomic_compare_exchange_n(&names_cache[i].refcnt, &free, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			result = &names_cache[i];
 			break;
 		}
+	}
 	if (!result)
 		return ERR_PTR(-ENOMEM);
 	len = strncpy_from_user(result->iname, filename, PATH_MAX);
-	if (len < 0)
-		return ERR_PTR(len);
-	if (len == 0)
-		return ERR_PTR(-ENOENT);
-	if (len == PATH_MAX)
-		return ERR_PTR(-ENAMETOOLONG);
+	if (len <= 0 || len == PATH_MAX) {
+		__atomic_store_n(&result->refcnt, 0, __ATOMIC_RELEASE);
+		return ERR_PTR(len < 0 ? len : len == 0 ? -ENOENT : -ENAMETOOLONG);
+	}
 	result->name = result->iname;
 	result->uptr = filename;
-	result->refcnt = 1;
 	return result;
 }
 
@@ -81,13 +88,42 @@ noinline void putname(struct filename *name)
 {
 	if (IS_ERR(name))
 		return;
-	name->refcnt--;
+	__atomic_sub_fetch(&name->refcnt, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Where a file is opened: Linux's struct path is the looked-up mount and
+ * dentry; here the lookup is the emulator's, so the path is what it is
+ * asked with (the directory descriptor, the kernel's copy of the name and
+ * the open_how).
+ */
+struct path {
+	int dfd;
+	const char *name;
+	const struct open_how *how;
+};
+
+/* vfs_open: open the file at path; file records the name and the new descriptor */
+noinline int vfs_open(const struct path *path, struct file *file)
+{
+	long fd = user_call(KP_USER_OPEN, path->dfd, (long)path->name, (long)path->how);
+
+	if (fd < 0)
+		return (int)fd;
+	file->name = path->name;
+	file->fd = (int)fd;
+	file->mode = (int)path->how->mode;
+	return 0;
 }
 
 /* do_filp_open + fd_install: the file opened for the process, its new descriptor */
 static noinline long do_filp_open(int dfd, struct filename *pathname, const struct open_how *how)
 {
-	return user_call(KP_USER_OPEN, dfd, (long)pathname->name, (long)how);
+	struct path path = { .dfd = dfd, .name = pathname->name, .how = how };
+	struct file file = { 0 };
+	int err = vfs_open(&path, &file);
+
+	return err < 0 ? err : file.fd;
 }
 
 noinline long do_sys_openat2(int dfd, const char __user *filename, struct open_how *how)

@@ -33,13 +33,25 @@ const KPROBE: Record<string, Result> = {
 };
 
 const DYNEVENT: Record<string, Result> = {
-  'Generic dynamic event - add/remove eprobe events': 'UNSUPPORTED',
+  'Generic dynamic event - add/remove eprobe events': 'PASS',
   'Generic dynamic event - add/remove kprobe events': 'PASS',
-  'Generic dynamic event - add/remove synthetic events': 'UNSUPPORTED',
-  'Generic dynamic event - selective clear (compatibility)': 'UNSUPPORTED',
-  'Event probe event parser error log check': 'UNSUPPORTED',
-  'Generic dynamic event - generic clear event': 'UNSUPPORTED',
-  'Generic dynamic event - check if duplicate events are caught': 'UNSUPPORTED',
+  'Generic dynamic event - add/remove synthetic events': 'PASS',
+  'Generic dynamic event - selective clear (compatibility)': 'PASS',
+  'Event probe event parser error log check': 'PASS',
+  'Generic dynamic event - generic clear event': 'PASS',
+  'Generic dynamic event - check if duplicate events are caught': 'PASS',
+};
+
+/**
+ * aarch64 and riscv64 have no open(2) (only openat), so as on Linux there
+ * is no syscalls/sys_enter_open event, and test_duplicates.tc's
+ * `! echo 'e:syscalls/sys_enter_open ...'` (a name it expects to be taken)
+ * makes a new eprobe instead: it fails on a real arm64/riscv64 Linux 6.1
+ * the same way.
+ */
+const DYNEVENT_NO_OPEN: Record<string, Result> = {
+  ...DYNEVENT,
+  'Generic dynamic event - check if duplicate events are caught': 'FAIL',
 };
 
 /**
@@ -67,6 +79,6 @@ const KPROBE_RISCV64: Record<string, Result> = {
 
 export const EXPECTED: Record<string, Record<string, Record<string, Result>>> = {
   x86_64: { kprobe: KPROBE, dynevent: DYNEVENT },
-  aarch64: { kprobe: KPROBE_NO_FTRACE, dynevent: DYNEVENT },
-  riscv64: { kprobe: KPROBE_RISCV64, dynevent: DYNEVENT },
+  aarch64: { kprobe: KPROBE_NO_FTRACE, dynevent: DYNEVENT_NO_OPEN },
+  riscv64: { kprobe: KPROBE_RISCV64, dynevent: DYNEVENT_NO_OPEN },
 };

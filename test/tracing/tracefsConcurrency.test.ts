@@ -4,6 +4,9 @@
  *  - two readers of trace_pipe at once: every line is consumed once, by one
  *    of them (Linux's rule: a consuming read takes the line out of the ring
  *    buffer for every reader);
+ *  - kprobe_events written (events added, enabled, disabled, removed) while
+ *    another process keeps hitting the probed function on the other CPU:
+ *    every write succeeds but the clearing of an enabled event (-EBUSY);
  *  - a symbol the kernel has twice (`name_show`) is refused as Linux 6.1's
  *    number_of_same_symbols refuses it: -EADDRNOTAVAIL and error_log's
  *    "The symbol is not unique" with `^` under the symbol.
@@ -70,6 +73,41 @@ describe('tracefs from user space while probes are hit (busybox, the sample kern
     assert.deepEqual(all, Array.from({ length: N }, (_, i) => `nonexistent-${i + 1}`), 'each line read once, by one reader');
     // each reader sees its lines in the order they were written
     for (const lines of [a, b]) assert.deepEqual(lines, [...lines].sort((x, y) => Number(x.split('-')[1]) - Number(y.split('-')[1])));
+  });
+
+  test('amd64: kprobe_events written while another process keeps hitting the probed function', async t => {
+    const bb = debianBusybox('amd64');
+    if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
+    const N = 20;
+    const r = await runScript(bb, [
+      `echo 'p:hot do_sys_openat2' > ${T}/kprobe_events`,
+      `echo 1 > ${T}/events/kprobes/hot/enable`,
+      // the background process hits do_sys_openat2 until told to stop (a file, not a sleep)
+      '(while [ ! -e /tmp/stop ]; do true 2>/dev/null < /hot-x; done) & H=$!',
+      `i=0; while [ $i -lt ${N} ]; do i=$((i+1))`,
+      `  echo "p:e$i do_sys_openat2 path=+0(\\$arg2):ustring" >> ${T}/kprobe_events || echo add-failed-$i`,
+      `  echo 1 > ${T}/events/kprobes/e$i/enable || echo enable-failed-$i`,
+      '  true 2>/dev/null < /mine-$i',
+      `  echo 0 > ${T}/events/kprobes/e$i/enable || echo disable-failed-$i`,
+      `  echo "-:e$i" >> ${T}/kprobe_events || echo remove-failed-$i`,
+      'done',
+      // the enabled event cannot go: -EBUSY (Linux's only refusal of a removal)
+      `echo > ${T}/kprobe_events; echo clear-rc=$?`,
+      `echo 0 > ${T}/events/kprobes/hot/enable`,
+      'echo > /tmp/stop; wait $H',
+      `echo @events; cat ${T}/kprobe_events; echo @list; cat /sys/kernel/debug/kprobes/list; echo @hot`,
+      `grep -c " hot: " ${T}/trace; echo @mine; grep -o " e[0-9]*: .*" ${T}/trace | grep mine; echo @end`,
+    ].join('\n'));
+    assert.equal(r.code, 0, r.err + r.out.slice(-3000));
+    assert.doesNotMatch(r.out, /-failed-/);
+    assert.match(r.out, new RegExp(`can't create ${T}/kprobe_events: Device or resource busy\nclear-rc=1\n`));
+    assert.equal(between(r.out, '@events', '@list'), 'p:kprobes/hot do_sys_openat2\n');
+    assert.match(between(r.out, '@list', '@hot'), /^ffffffff[0-9a-f]{8}  k  do_sys_openat2\+0x0 {4}(\[DISABLED\]|\[OPTIMIZED\]|)\s*\n$/);
+    const hot = Number(between(r.out, '@hot', '@mine').trim());
+    assert.ok(hot > N, `the background process hit the probe (${hot} lines)`);
+    // each event, enabled around its own open, saw it with the process's path
+    const mine = between(r.out, '@mine', '@end').split('\n').filter(Boolean);
+    for (let i = 1; i <= N; i++) assert.ok(mine.some(l => new RegExp(`^ e${i}: \\(do_sys_openat2\\+0x0/0x[0-9a-f]+\\) path="/mine-${i}"$`).test(l)), `e${i} saw /mine-${i}:\n${mine.join('\n')}`);
   });
 
   test('amd64: a symbol the kernel has twice is refused (-EADDRNOTAVAIL, "The symbol is not unique")', async t => {
