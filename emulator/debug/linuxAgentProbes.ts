@@ -35,7 +35,8 @@ import { frameVariables } from './variables';
 import { compileHandler, compileLogMessage, HandlerFault, isHandlerSnippetLogMessage } from '../handlers';
 import type { CompiledHandler, CompileOptions, Diagnostic, ProbeControlOp } from '../handlers';
 import { archByName } from '../arch/registry';
-import { programGlobals, programNamesAt, programTypes } from '../probes/programNames';
+import { programNamesAt } from '../probes/programNames';
+import { namesAt } from '../elf/dwarf/scopes';
 import { AgentHandlerEnv } from './linuxAgentEnv';
 import { HitLog } from '../trace/hitLog';
 
@@ -196,19 +197,24 @@ export class LinuxAgentProbes {
   /** a probe whose hits stop the machine is registered or asked for */
   wantsStops(): boolean { return [...this.slots.values()].some(s => s.req.message === undefined && (s.result === undefined || s.result === 0)); }
 
-  /** the options the handler language compiles a condition or snippet with at `at` (the probed function's names there) */
+  /**
+   * The options the handler language compiles a condition or snippet with
+   * at `at`: the probed function's parameters and locals there by name.
+   * Globals and struct types by name are not offered on a vmlinux: their
+   * lookup walks the DWARF of every unit (gigabytes of heap on Debian's).
+   */
   private compileOptions(at: bigint | undefined): CompileOptions {
     const arch = archByName('x86_64')!;
     const image = this.ctx.vmlinux;
-    this.copts ??= {
-      regNames: arch.regs.map(r => r.name), arch: 'x86_64', charSigned: true,
-      symbolExists: n => image.symbols.lookup(n) !== undefined,
-      programType: programTypes(image),
-    };
-    const globals = programGlobals(image);
-    let names: ((n: string) => ReturnType<typeof globals>) | undefined;
-    try { names = at !== undefined ? programNamesAt(image, arch, at, { skipInlineEntry: true }) : undefined; } catch { names = undefined; }
-    return { ...this.copts, programName: names ?? globals };
+    this.copts ??= { regNames: arch.regs.map(r => r.name), arch: 'x86_64', charSigned: true, symbolExists: n => image.symbols.lookup(n) !== undefined };
+    let names: CompileOptions['programName'];
+    let inScope: ReadonlySet<string> = new Set();
+    try {
+      const scope = at !== undefined ? namesAt(image, at, { skipInlineEntry: true }) : undefined;
+      if (scope) { inScope = new Set(scope.names.keys()); names = programNamesAt(image, arch, at!, { skipInlineEntry: true }); }
+    } catch { names = undefined; }
+    const lookup = names;
+    return { ...this.copts, programName: lookup ? n => (inScope.has(n) ? lookup(n) : undefined) : undefined };
   }
 
   private compile(w: AgentProbeRequest, at: bigint): { condition?: CompiledHandler; snippet?: CompiledHandler } | string {
