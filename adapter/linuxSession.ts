@@ -16,14 +16,26 @@
  *   read/writeMemory, disassemble = through the stopped CPU's page tables
  *   setBreakpoints (Linux source lines: the vmlinux's DWARF line table, emulator/debug/linuxSources.ts),
  *   setFunctionBreakpoints / setInstructionBreakpoints = breakpoints the guest cannot see
- *   a logpoint, or a source/function breakpoint in Kretprobe mode = a kprobe / kretprobe the
- *                  guest's own register_kprobe registers through kprobe-debug's agent module
- *                  (launch.json "agent", then >insmod /root/kprobe_agent.ko; emulator/debug/
- *                  linuxAgentProbes.ts): a `breakpoint` event verifies it when the guest answers;
- *                  each hit prints the message ({name} / {$retval} / {$rdi} / {$comm} from pt_regs)
+ *   a logpoint, a breakpoint with a condition, or a source/function breakpoint in Kretprobe
+ *                  mode = a kprobe / kretprobe the guest's own register_kprobe registers through
+ *                  kprobe-debug's agent module (launch.json "agent", then >insmod
+ *                  /root/kprobe_agent.ko; emulator/debug/linuxAgentProbes.ts): a `breakpoint`
+ *                  event verifies it when the guest answers; each hit prints the message
+ *                  ({name} / {$retval} / {$rdi} / {$comm} from pt_regs, or a handler snippet
+ *                  `{ ...; }` run against the guest's pt_regs), or, without a message, stops
+ *                  the machine (when the condition holds) showing the probed context
+ *   _probeSetEnabled / _probeUnregister / _probeSetGlobalEnabled / _probeSetOptimization =
+ *                  the Kprobes view's actions, carried out by the agent in the guest (Linux's
+ *                  enable_kprobe & co.; the kprobes/enabled file and the optimization sysctl
+ *                  written by the guest); answered when the guest has done it (a paused
+ *                  machine: at once, the request waits for the machine to run)
  *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
  *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
+ *   _probeTimeline / _probeHistograms = the gutter probes' hits as the agent reports them (kprobe hits,
+ *                  kretprobe entries and returns, with the guest's clock, CPU and task; a kretprobe's
+ *                  entry->return time in its histogram); _probeGoToHit: the Linux machine is not
+ *                  recorded, so there is no going back to a hit (an error saying so)
  *   _probeState  = the Kprobes, Uprobes and Modules views' rows read from guest memory
  *                  (emulator/debug/linuxProbeRows.ts): at each stop, and while the machine
  *                  runs at most every STATE_INTERVAL_MS between two run chunks; `_probeList`
@@ -39,6 +51,7 @@ import type { Expandable, FrameVariable, LinuxEnd, LinuxStop, LinuxTarget } from
 import { dapError, type DapErrorName } from './errors';
 import { disassemble } from './disassemble';
 import { ProbeEvent, ProbeRequest, type ProbeDebugfsBody, type ProbeStateBody } from './dapCustom';
+import { HitTimeline, answerHitRequest, isHitRequest } from './timelineRequests';
 
 /** what the Linux session needs of the DAP session it lives in */
 export interface DapSink {
@@ -65,13 +78,15 @@ export class LinuxSession {
   private lastThread = 1;
   private readonly expandables = new Map<number, { cpu: number; x: Expandable }>();
   private lastStateAt = 0;
+  private readonly timeline: HitTimeline;
 
   constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
+    this.timeline = new HitTimeline(t.hitLog, e => this.sink.sendEvent(e), line => this.output(`${line}\n`, 'console'));
     t.onConsole(text => this.output(text, 'stdout'));
     t.onMachineLog(line => this.output(`[machine] ${line}\n`, 'console'));
     t.setRunListeners(s => this.onStop(s), e => this.onEnd(e));
     if (t.agentProbes) {
-      t.agentProbes.onOutput = text => this.output(text, 'console');
+      t.agentProbes.onOutput = text => this.output(text.endsWith('\n') ? text : `${text}\n`, 'console');
       t.agentProbes.onStatus = st => this.sink.sendEvent(new BreakpointEvent('changed', { id: st.bpId, verified: st.verified, message: st.message } as DebugProtocol.Breakpoint));
     }
     t.onChunk(() => {
@@ -100,8 +115,10 @@ export class LinuxSession {
     if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
     const ev = stopped(s.reason, s.cpu + 1, s.description);
     if (s.text) ev.body.text = s.text;
+    if (s.breakpointIds) ev.body.hitBreakpointIds = s.breakpointIds;
     this.sink.sendEvent(ev);
     this.sendState();
+    this.timeline.atStop();
   }
 
   /** the views' rows read from guest memory now */
@@ -118,7 +135,7 @@ export class LinuxSession {
     this.sink.ended();
   }
 
-  dispose(): void { this.t.dispose(); }
+  dispose(): void { this.timeline.dispose(); this.t.dispose(); }
 
   /** true when the request was answered here */
   dispatch(request: DebugProtocol.Request): boolean {
@@ -130,6 +147,10 @@ export class LinuxSession {
       const cpu = typeof threadId === 'number' ? threadId - 1 : this.lastThread - 1;
       return this.t.cpuIds().includes(cpu) ? cpu : undefined;
     };
+    if (isHitRequest(request.command)) {
+      answerHitRequest(this.timeline, this, request.command, request.arguments, response, { ok: r => this.sink.sendResponse(r), fail: (r, m) => this.sink.sendErrorResponse(r, m) });
+      return true;
+    }
     try {
       switch (request.command) {
         case 'threads':
@@ -147,6 +168,7 @@ export class LinuxSession {
           const cpu = cpuOf(args.threadId);
           if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
           if (this.t.isRunning) return fail('running');
+          if (this.t.atAgentProbe) return fail('requestFailed', 'stopped at a hit of a kprobe the guest registered (the CPU is in the guest\'s kprobe handler): steps start from an ordinary breakpoint; continue from here');
           ok();
           this.sink.sendEvent(new ContinuedEvent(cpu + 1, true));
           if (args.granularity === 'instruction') this.t.stepInstruction(cpu);
@@ -220,9 +242,10 @@ export class LinuxSession {
         case 'setFunctionBreakpoints': {
           const bps = (args.breakpoints as DebugProtocol.FunctionBreakpoint[] | undefined) ?? [];
           const probed = this.throughAgent('function', bps.map(b => {
-            if ((b as { mode?: string }).mode !== 'kretprobe') return undefined;
+            const ret = (b as { mode?: string }).mode === 'kretprobe';
+            if (!ret && !b.condition?.trim()) return undefined;
             const a = this.t.functionAddress(b.name);
-            return typeof a === 'string' ? a : { address: a, ret: true };
+            return typeof a === 'string' ? a : { address: a, ret, condition: b.condition };
           }));
           const res = this.t.setBreakpoints('function', 'function', bps.filter((_, i) => probed[i] === undefined).map(b => {
             const a = this.t.functionAddress(b.name);
@@ -246,9 +269,9 @@ export class LinuxSession {
           const lines = bps.map(b => this.t.lineAddresses(file, b.line));
           // logpoints and Kretprobe mode: kprobes the guest registers (its agent), at the line's first address; the rest: breakpoints the guest cannot see
           const probed = this.throughAgent(`source ${file}`, bps.map((b, i) => {
-            if (b.logMessage === undefined && b.mode !== 'kretprobe') return undefined;
+            if (b.logMessage === undefined && b.mode !== 'kretprobe' && !b.condition?.trim()) return undefined;
             const l = lines[i];
-            return typeof l === 'string' ? l : { address: l.addresses.reduce((m, a) => (a < m ? a : m)), ret: b.mode === 'kretprobe', message: b.logMessage, source: { path: file, line: l.line } };
+            return typeof l === 'string' ? l : { address: l.addresses.reduce((m, a) => (a < m ? a : m)), ret: b.mode === 'kretprobe', message: b.logMessage, condition: b.condition, source: { path: file, line: l.line } };
           }));
           const plain = lines.filter((_, i) => probed[i] === undefined);
           const res = this.t.setBreakpoints('source', `source ${file}`, plain.map(l =>
@@ -264,6 +287,8 @@ export class LinuxSession {
           return ok({ breakpoints: [] });
         case ProbeRequest.list:
           return ok(this.probeState());
+        case ProbeRequest.setEnabled: case ProbeRequest.unregister: case ProbeRequest.setGlobalEnabled: case ProbeRequest.setOptimization:
+          return this.probeAction(request.command, args, ok, fail);
         case ProbeRequest.debugfs: {
           const g = this.t.guest;
           if (!g) return fail('requestFailed', 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json');
@@ -308,6 +333,41 @@ export class LinuxSession {
     return fail('evaluate', `${expr}: ${a} (the Linux machine evaluates $register, a vmlinux symbol, or ${INPUT_PREFIX}TEXT to type into the console)`);
   }
 
+  /**
+   * A Kprobes view action carried out by the guest's agent: answered with
+   * the rows once the guest has done it (the rows are sent again too), or
+   * the guest's -errno; a paused machine answers at once (the agent takes
+   * the request when the machine runs).
+   */
+  private probeAction(command: string, args: Record<string, unknown>, ok: (b?: unknown) => true, fail: (n: DapErrorName, d?: unknown) => true): true {
+    const knob = command === ProbeRequest.setGlobalEnabled || command === ProbeRequest.setOptimization;
+    if (knob ? typeof args.enabled !== 'boolean' : typeof args.id !== 'number' || (command === ProbeRequest.setEnabled && typeof args.enabled !== 'boolean')) {
+      return fail('requestFailed', `${command} needs ${knob ? '{"enabled": true|false}' : command === ProbeRequest.setEnabled ? '{"id": number, "enabled": true|false}' : '{"id": number}'}`);
+    }
+    const what = knob ? (command === ProbeRequest.setGlobalEnabled ? `/sys/kernel/debug/kprobes/enabled <- ${args.enabled ? 1 : 0}` : `debug.kprobes-optimization <- ${args.enabled ? 1 : 0}`)
+      : `${command === ProbeRequest.unregister ? 'unregister' : args.enabled ? 'enable' : 'disable'} probe ${String(args.id)}`;
+    const wasRunning = this.t.isRunning;
+    let answered = false;
+    const done = (result: number): void => {
+      if (result !== 0) this.output(`kprobe: ${what}: the guest answered ${result}\n`, 'console');
+      this.sendState();
+      if (answered) return;
+      answered = true;
+      if (result !== 0) fail('requestFailed', `${what}: the guest answered ${result}`);
+      else ok(this.probeState());
+    };
+    const why = knob
+      ? this.t.probeKnob(command === ProbeRequest.setGlobalEnabled ? 'enabled' : 'optimization', args.enabled as boolean, done)
+      : this.t.probeAction(args.id as number, command === ProbeRequest.unregister ? 'unregister' : args.enabled ? 'enable' : 'disable', done);
+    if (why !== undefined) return fail('requestFailed', `${command}: ${why}`);
+    if (!wasRunning) {
+      answered = true;
+      this.output(`kprobe: ${what}: queued for the guest's agent (it takes it when the machine runs)\n`, 'console');
+      ok(this.probeState());
+    }
+    return true;
+  }
+
   private dapVariable(cpu: number, v: FrameVariable): DebugProtocol.Variable {
     let ref = 0;
     if (v.expand) {
@@ -322,7 +382,7 @@ export class LinuxSession {
    * undefined (an ordinary breakpoint), or its DAP answer (pending on the
    * agent's reply, a `breakpoint` event follows; or why not).
    */
-  private throughAgent(group: string, asked: (undefined | string | { address: bigint; ret: boolean; message?: string; source?: { path: string; line: number } })[]): (DebugProtocol.Breakpoint | undefined)[] {
+  private throughAgent(group: string, asked: (undefined | string | { address: bigint; ret: boolean; message?: string; condition?: string; source?: { path: string; line: number } })[]): (DebugProtocol.Breakpoint | undefined)[] {
     const out: (DebugProtocol.Breakpoint | undefined)[] = asked.map(() => undefined);
     const wanted: Parameters<NonNullable<LinuxTarget['agentProbes']>['set']>[1][number][] = [];
     asked.forEach((a, i) => {
@@ -330,11 +390,11 @@ export class LinuxSession {
       const id = this.nextBpId++;
       if (typeof a === 'string') { out[i] = { id, verified: false, message: a }; return; }
       if (!this.t.agentProbes) {
-        out[i] = { id, verified: false, message: `logpoints and Kretprobe mode on the Linux machine are kprobes the guest registers through kprobe-debug's agent: launch with "vmlinux" and "agent" (test/linux/agent/cache/agent.cpio.gz), then >insmod /root/kprobe_agent.ko` };
+        out[i] = { id, verified: false, message: `logpoints, conditions and Kretprobe mode on the Linux machine are kprobes the guest registers through kprobe-debug's agent: launch with "vmlinux" and "agent" (test/linux/agent/cache/agent.cpio.gz), then >insmod /root/kprobe_agent.ko` };
         return;
       }
       out[i] = { id, verified: false, instructionReference: formatAddress(a.address) };
-      wanted.push({ bpId: id, address: a.address, ret: a.ret, message: a.message, source: a.source });
+      wanted.push({ bpId: id, address: a.address, ret: a.ret, message: a.message, condition: a.condition, source: a.source });
     });
     if (this.t.agentProbes) {
       for (const st of this.t.agentProbes.set(group, wanted)) {

@@ -11,7 +11,14 @@
  * rules, e.g. -EINVAL for a blacklisted address) comes back as a reply.
  *
  * Each hit arrives from inside the guest's kprobe handler with its struct
- * pt_regs address: the message's `{...}` parts are read from it then (the
+ * pt_regs address. A condition, or a log message written as a handler
+ * snippet (`{ if (regs->si) printk("%s\n", (char *)regs->si); }`), runs in
+ * the handler language (emulator/handlers) against that pt_regs in guest
+ * memory (linuxAgentEnv.ts: reads and writes); a breakpoint with no log
+ * message (a condition, or Kretprobe mode) stops the machine: its hit is
+ * kept per CPU, and the handler's next call, agent_stop_point(), is a
+ * breakpoint the guest cannot see, where the target shows the probed
+ * context (stopAt). A plain message's `{...}` parts are read then (the
  * machine stands between two instructions of the handler):
  *   {$retval}          the return value (regs->ax, signed)
  *   {$comm} {$pid}     the current task
@@ -25,6 +32,13 @@ import type { AgentChannel, AgentHit, AgentReply } from '../system/devices/agent
 import type { GuestPages } from './linuxPages';
 import type { DebuggerProbe } from './linuxProbeRows';
 import { frameVariables } from './variables';
+import { compileHandler, compileLogMessage, HandlerFault, isHandlerSnippetLogMessage } from '../handlers';
+import type { CompiledHandler, CompileOptions, Diagnostic, ProbeControlOp } from '../handlers';
+import { archByName } from '../arch/registry';
+import { programNamesAt } from '../probes/programNames';
+import { namesAt } from '../elf/dwarf/scopes';
+import { AgentHandlerEnv } from './linuxAgentEnv';
+import { HitLog } from '../trace/hitLog';
 
 /** the agent's MAX_PROBES */
 const SLOTS = 64;
@@ -40,9 +54,24 @@ export interface AgentProbeRequest {
   /** the probed address (a kretprobe: any address in the function) */
   address: bigint;
   ret: boolean;
-  /** the logpoint's message (absent: a Kretprobe-mode breakpoint without one prints the return value) */
+  /** the logpoint's message: a plain text with `{...}` parts, or a handler snippet `{ ...; }` (absent: the hit stops the machine) */
   message?: string;
+  /** the handler language's condition (a bare expression or a body; non-zero: the hit counts, prints or stops) */
+  condition?: string;
   source?: { path: string; line: number };
+}
+
+/** a stopping hit the target shows when the CPU reaches agent_stop_point */
+export interface AgentStop {
+  bpId: number;
+  kind: 'entry' | 'return';
+  /** the guest's struct pt_regs of the hit */
+  regs: bigint;
+  /** the probed address (a kretprobe: the function's entry) */
+  at: bigint;
+  symbol: string;
+  offset: bigint;
+  hits: number;
 }
 
 /** what the debugger is told of a gutter probe */
@@ -58,6 +87,9 @@ interface Slot {
   kprobe?: bigint;
   result?: number;
   hits: number;
+  condition?: CompiledHandler;
+  /** a log message written as a handler snippet */
+  snippet?: CompiledHandler;
 }
 
 /** what the manager needs of the machine at a hit */
@@ -67,8 +99,19 @@ export interface AgentHitContext {
   pages(): GuestPages;
   /** a pt_regs member's offset (the vmlinux's DWARF) */
   ptRegsOffset(member: string): bigint;
+  /** a struct kprobe member's offset (the vmlinux's DWARF) */
+  kprobeOffset(member: string): bigint;
   task(): { comm: string; pid: number } | undefined;
+  /** the CPU running the handler */
+  cpu(): number;
+  /** the machine's clock (ns) */
+  nowNs(): bigint;
+  /** instructions the machine has retired */
+  instructions(): number;
 }
+
+/** ids of the requests that are not about a slot (knobs, any probe of the guest): replies echo them */
+const CONTROL_IDS = 0x100000;
 
 export class LinuxAgentProbes {
   private readonly slots = new Map<number, Slot>();
@@ -78,6 +121,22 @@ export class LinuxAgentProbes {
   /** a hit's message or a registration's outcome */
   onOutput: ((text: string) => void) | null = null;
   onStatus: ((s: AgentProbeStatus) => void) | null = null;
+  /** the stopping probes went from none to some or back (the target arms agent_stop_point) */
+  onStopsWanted: ((wanted: boolean) => void) | null = null;
+  /** per CPU, the stopping hit its handler is about to reach agent_stop_point with */
+  private readonly pendingStops = new Map<number, AgentStop>();
+  private readonly controls = new Map<number, (r: AgentReply) => void>();
+  private nextControl = CONTROL_IDS;
+  private copts: CompileOptions | undefined;
+  /**
+   * Every hit of the gutter probes, in hit order (the hit timeline and, from
+   * each kretprobe's entry and return on a task, its latency histogram);
+   * probe ids are the breakpoints' ids (the Kprobes view's rows).
+   */
+  readonly hitLog = new HitLog();
+  private hitSeq = 0;
+  /** per kretprobe slot and task, the entry times of the calls not returned yet */
+  private readonly entries = new Map<string, number[]>();
 
   constructor(private readonly channel: AgentChannel, private readonly ctx: AgentHitContext) {
     channel.onReply = r => this.reply(r);
@@ -101,21 +160,28 @@ export class LinuxAgentProbes {
       if (typeof site === 'string') { out.push({ bpId: w.bpId, verified: false, message: site }); continue; }
       const same = old.find(s => !reuse.has(s) && s.at === site.at && s.req.ret === w.ret);
       if (same) {
+        const parts = this.compile(w, site.at);
+        if (typeof parts === 'string') { out.push({ bpId: w.bpId, verified: false, message: parts }); continue; }
         reuse.add(same);
         same.req = { ...w };
+        same.condition = parts.condition;
+        same.snippet = parts.snippet;
         kept.push(same);
         out.push(this.status(same));
         continue;
       }
+      const parts = this.compile(w, site.at);
+      if (typeof parts === 'string') { out.push({ bpId: w.bpId, verified: false, message: parts }); continue; }
       const id = this.freeId();
       if (id === undefined) { out.push({ bpId: w.bpId, verified: false, message: `the agent holds at most ${SLOTS} probes` }); continue; }
-      const slot: Slot = { id, req: { ...w }, symbol: site.symbol, offset: site.offset, at: site.at, hits: 0 };
+      const slot: Slot = { id, req: { ...w }, symbol: site.symbol, offset: site.offset, at: site.at, hits: 0, ...parts };
       this.slots.set(id, slot);
       this.expect(id, 'register');
       this.channel.register(id, site.symbol, Number(site.offset), w.ret, 0);
       kept.push(slot);
       out.push(this.status(slot));
     }
+    const before = this.wantsStops();
     for (const s of old) {
       if (reuse.has(s)) continue;
       this.slots.delete(s.id);
@@ -123,7 +189,101 @@ export class LinuxAgentProbes {
       this.channel.unregister(s.id);
     }
     this.groups.set(group, kept);
+    const after = this.wantsStops();
+    if (before !== after || after) this.onStopsWanted?.(after);
     return out;
+  }
+
+  /** a probe whose hits stop the machine is registered or asked for */
+  wantsStops(): boolean { return [...this.slots.values()].some(s => s.req.message === undefined && (s.result === undefined || s.result === 0)); }
+
+  /**
+   * The options the handler language compiles a condition or snippet with
+   * at `at`: the probed function's parameters and locals there by name.
+   * Globals and struct types by name are not offered on a vmlinux: their
+   * lookup walks the DWARF of every unit (gigabytes of heap on Debian's).
+   */
+  private compileOptions(at: bigint | undefined): CompileOptions {
+    const arch = archByName('x86_64')!;
+    const image = this.ctx.vmlinux;
+    this.copts ??= { regNames: arch.regs.map(r => r.name), arch: 'x86_64', charSigned: true, symbolExists: n => image.symbols.lookup(n) !== undefined };
+    let names: CompileOptions['programName'];
+    let inScope: ReadonlySet<string> = new Set();
+    try {
+      const scope = at !== undefined ? namesAt(image, at, { skipInlineEntry: true }) : undefined;
+      if (scope) { inScope = new Set(scope.names.keys()); names = programNamesAt(image, arch, at!, { skipInlineEntry: true }); }
+    } catch { names = undefined; }
+    const lookup = names;
+    return { ...this.copts, programName: lookup ? n => (inScope.has(n) ? lookup(n) : undefined) : undefined };
+  }
+
+  private compile(w: AgentProbeRequest, at: bigint): { condition?: CompiledHandler; snippet?: CompiledHandler } | string {
+    const out: { condition?: CompiledHandler; snippet?: CompiledHandler } = {};
+    const wantsSnippet = w.message !== undefined && isHandlerSnippetLogMessage(w.message);
+    const hasCondition = w.condition !== undefined && w.condition.trim() !== '';
+    if (!wantsSnippet && !hasCondition) return out;
+    // a kretprobe's context is the return: its names are the globals only
+    const opts = this.compileOptions(w.ret ? undefined : at);
+    if (hasCondition) {
+      const c = compileHandler(w.condition!, 'condition', opts);
+      if (!c.handler) return `condition: ${firstError(c.diagnostics)}`;
+      out.condition = c.handler;
+    }
+    if (wantsSnippet) {
+      const c = compileLogMessage(w.message!, opts);
+      if (!c.handler) return `log message: ${firstError(c.diagnostics)}`;
+      out.snippet = c.handler;
+    }
+    return out;
+  }
+
+  // ---- the Kprobes view's actions on the guest (the agent calls Linux's own API in process context)
+
+  /** write /sys/kernel/debug/kprobes/enabled or the sysctl debug.kprobes-optimization in the guest; done gets 0 or -errno */
+  knob(which: 'enabled' | 'optimization', value: boolean, done: (result: number) => void): void {
+    const id = this.control(r => done(r.result));
+    this.channel.knob(id, which, value);
+  }
+
+  /** enable_kprobe / disable_kprobe / unregister_k(ret)probe on any probe of the guest by its struct kprobe (and struct kretprobe) */
+  probeOp(op: 'unregister' | 'enable' | 'disable', kprobe: bigint, kretprobe: bigint | undefined, done: (result: number) => void): void {
+    const own = [...this.slots.values()].find(s => s.kprobe === kprobe);
+    if (own) { this.slotOp(own, op, done); return; }
+    const id = this.control(r => done(r.result));
+    this.channel.probeOp(id, op, kprobe, kretprobe ?? 0n);
+  }
+
+  private control(cb: (r: AgentReply) => void): number {
+    const id = this.nextControl;
+    this.nextControl = this.nextControl >= 0xfffff0 ? CONTROL_IDS : this.nextControl + 1;
+    this.controls.set(id, cb);
+    return id;
+  }
+
+  /** a gutter probe's own enable / disable / unregister (the view's action, or the snippet's disable_kprobe(p) & co.) */
+  private slotOp(s: Slot, op: ProbeControlOp, done?: (result: number) => void): void {
+    if (op === 'unregister') {
+      this.slots.delete(s.id);
+      for (const [g, list] of this.groups) this.groups.set(g, list.filter(x => x !== s));
+      this.expect(s.id, 'other');
+      this.channel.unregister(s.id);
+      this.onStatus?.({ bpId: s.req.bpId, verified: false, message: `${s.req.ret ? 'kretprobe' : 'kprobe'} ${s.symbol}+0x${s.offset.toString(16)}: unregistered in the guest (remove the breakpoint, or set it again)` });
+      done?.(0);
+      return;
+    }
+    this.expect(s.id, 'other');
+    if (op === 'enable') this.channel.enable(s.id); else this.channel.disable(s.id);
+    done?.(0);
+  }
+
+  /**
+   * The CPU reached agent_stop_point: the stopping hit its handler just
+   * sent (undefined: none, or its condition said no: the machine goes on).
+   */
+  stopAt(cpu: number): AgentStop | undefined {
+    const p = this.pendingStops.get(cpu);
+    this.pendingStops.delete(cpu);
+    return p;
   }
 
   /** the gutter probes the guest registered, for the Kprobes view's rows */
@@ -158,7 +318,10 @@ export class LinuxAgentProbes {
   }
 
   private reply(r: AgentReply): void {
+    const ctl = this.controls.get(r.id);
+    if (ctl) { this.controls.delete(r.id); ctl(r); return; }
     const what = this.expected.get(r.id)?.shift();
+    if (what === 'other' && r.result !== 0 && r.result !== -2) this.onOutput?.(`kprobe: the guest's agent answered ${r.result}${ERRNO[r.result] ? ` (-${ERRNO[r.result]})` : ''} for probe slot ${r.id}\n`);
     if (what !== 'register') return;
     const s = this.slots.get(r.id);
     if (!s) return;
@@ -167,20 +330,82 @@ export class LinuxAgentProbes {
     const st = this.status(s);
     this.onStatus?.(st);
     if (r.result !== 0) this.onOutput?.(`kprobe: ${st.message}\n`);
+    if (s.req.message === undefined) this.onStopsWanted?.(this.wantsStops());
+  }
+
+  /** the handler language's environment over the hit's pt_regs */
+  private env(s: Slot, h: AgentHit): AgentHandlerEnv {
+    return new AgentHandlerEnv({
+      vmlinux: this.ctx.vmlinux, pages: this.ctx.pages(), regs: h.regs, ptRegsOffset: m => this.ctx.ptRegsOffset(m),
+      task: this.ctx.task(), cpu: this.ctx.cpu(), nowNs: () => this.ctx.nowNs(),
+      probe: { addr: s.at, symbol: s.symbol, offset: s.offset, kprobe: h.kprobe }, kprobeOffset: m => this.ctx.kprobeOffset(m),
+      printk: text => this.print(text),
+      control: op => { this.slotOp(s, op); return 0; },
+    });
+  }
+
+  /** runs a compiled part; a fault is one line (as a breakpoint condition's or log message's fault on the sample kernel) */
+  private run(h: CompiledHandler, what: string, s: Slot, env: AgentHandlerEnv): bigint | HandlerFault {
+    try {
+      return h.run(env);
+    } catch (e) {
+      const f = e instanceof HandlerFault ? e : new HandlerFault('memory', (e as Error).message, 1, 1);
+      this.onOutput?.(`breakpoint ${what} at ${s.symbol}+0x${s.offset.toString(16)} faulted: ${f.message} (at ${f.line}:${f.column})\n`);
+      return f;
+    }
+  }
+
+  /** the hit into the log; a kretprobe's entry only starts its latency (false: nothing more to do) */
+  private logHit(s: Slot, h: AgentHit): boolean {
+    const task = this.ctx.task();
+    const pid = task?.pid ?? 0, now = Number(this.ctx.nowNs()), cpu = this.ctx.cpu();
+    const key = `${s.id}:${pid}`;
+    let latency = NaN;
+    if (s.req.ret && h.kind === 'entry') {
+      const st = this.entries.get(key) ?? [];
+      st.push(now);
+      this.entries.set(key, st);
+    } else if (s.req.ret) {
+      const t0 = this.entries.get(key)?.pop();
+      if (t0 !== undefined) latency = now - t0;
+    }
+    const kind = !s.req.ret ? 'kprobe' : h.kind === 'entry' ? 'kretprobe-entry' : 'kretprobe-return';
+    this.hitLog.hit(++this.hitSeq, this.ctx.instructions(), now, cpu, pid, task?.comm ?? '', kind, s.req.bpId, `${s.symbol}+0x${s.offset.toString(16)}`, s.at, latency);
+    return !(s.req.ret && h.kind === 'entry');
+  }
+
+  /** a line a gutter probe printed at its hit: the Debug Console, and the hit's record */
+  private print(text: string): void {
+    const cpu = this.ctx.cpu();
+    for (const line of text.split('\n')) if (line !== '') this.hitLog.output(cpu, line);
+    this.onOutput?.(text);
   }
 
   private hit(h: AgentHit): void {
     const s = this.slots.get(h.id);
     if (!s || s.kprobe === undefined) return;
+    if (!this.logHit(s, h)) return;
+    let env: AgentHandlerEnv | undefined;
+    if (s.condition) {
+      env = this.env(s, h);
+      const c = this.run(s.condition, 'condition', s, env);
+      // a faulting condition stops a stopping breakpoint (so the fault is seen), as on the sample kernel
+      if (c === 0n || (c instanceof HandlerFault && s.req.message !== undefined)) return;
+    }
     s.hits++;
-    const msg = s.req.message ?? (s.req.ret ? `${s.symbol} returned {$retval}` : `${s.symbol}+0x${s.offset.toString(16)} hit`);
+    if (s.req.message === undefined) {
+      this.pendingStops.set(this.ctx.cpu(), { bpId: s.req.bpId, kind: h.kind, regs: h.regs, at: s.at, symbol: s.symbol, offset: s.offset, hits: s.hits });
+      return;
+    }
+    if (s.snippet) { this.run(s.snippet, 'log message', s, env ?? this.env(s, h)); return; }
+    const msg = s.req.message;
     let text: string;
     try {
       text = this.format(msg, s, h);
     } catch (e) {
       text = `${msg} (the guest's pt_regs at 0x${h.regs.toString(16)} cannot be read: ${(e as Error).message})`;
     }
-    this.onOutput?.(`${text}\n`);
+    this.print(`${text}\n`);
   }
 
   private format(msg: string, s: Slot, h: AgentHit): string {
@@ -217,4 +442,9 @@ export class LinuxAgentProbes {
       return whole;
     });
   }
+}
+
+function firstError(d: readonly Diagnostic[]): string {
+  const e = d.find(x => x.severity === 'error') ?? d[0];
+  return e ? `${e.line}:${e.column}: ${e.message}` : 'does not compile';
 }

@@ -38,7 +38,9 @@ import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
 import { GuestKernel } from '../system/guest/guestKernel';
 import { linuxProbeState } from './linuxProbeRows';
-import { LinuxAgentProbes } from './linuxAgentProbes';
+import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
+import type { GuestKprobe } from '../system/guest/kprobes';
+import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
@@ -56,7 +58,23 @@ export interface LinuxStop {
   text?: string;
   /** the machine cannot go on (reset, power off, a bus error): a continue ends the session */
   final?: boolean;
+  /** the DAP breakpoints that stopped it (a gutter probe's hit) */
+  breakpointIds?: number[];
 }
+
+/**
+ * A stop at a hit of a kprobe the guest's engine registered for the
+ * debugger: the CPU stands in the agent's handler; what the debugger shows
+ * is the probed context out of the guest's struct pt_regs (the top frame
+ * at the probed address, or for a kretprobe at the return address).
+ */
+interface ProbeContext { cpu: number; pc: bigint; regs: Map<string, bigint>; hit: AgentStop }
+
+/** pt_regs members as the Registers scope names them */
+const PT_REGS_ROWS: Record<string, string> = {
+  rax: 'ax', rbx: 'bx', rcx: 'cx', rdx: 'dx', rsi: 'si', rdi: 'di', rbp: 'bp', rsp: 'sp',
+  r8: 'r8', r9: 'r9', r10: 'r10', r11: 'r11', r12: 'r12', r13: 'r13', r14: 'r14', r15: 'r15', rflags: 'flags',
+};
 
 export type LinuxEnd = { kind: 'reset' | 'poweroff' | 'stuck' | 'limit' | 'ended'; detail: string };
 
@@ -69,6 +87,8 @@ export interface LinuxRegister { name: string; value: string }
 /** the System V x86_64 DWARF register numbers 0-15 as hardware register numbers (rax rdx rcx rbx rsi rdi rbp rsp r8-r15) */
 const DWARF_TO_HW = [0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
 const DWARF_RSP = 7, DWARF_RBP = 6, DWARF_RIP = 16;
+/** the same as struct pt_regs members */
+const DWARF_PT_REGS = ['ax', 'dx', 'cx', 'bx', 'si', 'di', 'bp', 'sp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15'];
 
 export const hex64 = (v: bigint): string => `0x${BigInt.asUintN(64, v).toString(16).padStart(16, '0')}`;
 
@@ -100,6 +120,15 @@ export class LinuxTarget {
   readonly sources: LinuxSources;
   /** gutter kprobes through the guest's agent module (launch.json "agent"; needs the vmlinux) */
   readonly agentProbes: LinuxAgentProbes | undefined;
+  /** the gutter probes' hits (the agent's; empty without one): the hit timeline and latency histograms */
+  get hitLog(): HitLog { return (this.hitLogHeld ??= this.agentProbes?.hitLog ?? new HitLog()); }
+  private hitLogHeld: HitLog | undefined;
+  /** agent_stop_point in the guest's agent module: a breakpoint there while a gutter probe is to stop the machine */
+  private agentStopAddr: bigint | undefined;
+  private agentStopsWanted = false;
+  private probeCtx: ProbeContext | null = null;
+  /** per row id of the last Kprobes rows, the guest's probe (the view's actions name rows by id) */
+  private rowProbes = new Map<number, GuestKprobe & { event?: string }>();
   maxInstructions = Number.MAX_SAFE_INTEGER;
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
@@ -124,8 +153,13 @@ export class LinuxTarget {
         vmlinux,
         pages: () => this.pages(m.currentCpu),
         ptRegsOffset: member => this.guest!.layout.off('pt_regs', member),
+        kprobeOffset: member => this.guest!.layout.off('kprobe', member),
         task: () => this.tasks?.current(this.pages(m.currentCpu), this.perCpuBase(m.currentCpu)),
+        cpu: () => m.currentCpu,
+        nowNs: () => m.clock.nowNs(),
+        instructions: () => this.run.instructions,
       });
+      this.agentProbes.onStopsWanted = wanted => { this.agentStopsWanted = wanted; this.findAgentStop(); };
     }
     const decoder = new TextDecoder('latin1');
     this.run.machine.onConsole(b => {
@@ -233,8 +267,45 @@ export class LinuxTarget {
 
   /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
   private prepareResume(): void {
-    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()) || this.temp?.address === h.pc());
+    this.probeCtx = null;
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc());
     this.run.stop = null;
+  }
+
+  /** stopped at a gutter probe's hit (inside the guest's kprobe handler) */
+  get atAgentProbe(): boolean { return !this.running && this.probeCtx !== null; }
+
+  /** agent_stop_point's address in the live kprobe_agent module (the guest's module symbols), armed while a gutter probe stops */
+  private findAgentStop(): void {
+    let addr: bigint | undefined;
+    if (this.agentStopsWanted) {
+      try {
+        const mod = this.guest?.snapshot().modules.find(m => m.name === 'kprobe_agent' && m.state === 'live');
+        addr = mod?.symbols().find(x => x.name === 'agent_stop_point' && x.defined)?.value;
+      } catch { addr = undefined; }
+    }
+    if (addr === this.agentStopAddr) return;
+    this.agentStopAddr = addr;
+    this.armNewCpus(true);
+  }
+
+  /** the CPU reached agent_stop_point: a stop at the probed context, or (no stopping hit pending) on it goes */
+  private agentStop(cpu: number): void {
+    const hit = this.agentProbes?.stopAt(cpu);
+    if (!hit) { this.running = true; this.prepareResume(); setImmediate(this.chunk); return; }
+    const pages = this.pages(cpu);
+    const regs = new Map<string, bigint>();
+    for (const m of [...Object.values(PT_REGS_ROWS), 'ip', 'orig_ax']) {
+      const v = pages.read64(hit.regs + this.guest!.layout.off('pt_regs', m));
+      if (v !== undefined) regs.set(m, v);
+    }
+    const pc = hit.kind === 'return' ? regs.get('ip') ?? hit.at : hit.at;
+    this.probeCtx = { cpu, pc, regs, hit };
+    const fn = hit.symbol;
+    const description = hit.kind === 'return'
+      ? `return from ${fn} = ${hex64(regs.get('ax') ?? 0n)} to ${this.where(pc)} (kretprobe registered by the guest's kprobes)`
+      : `breakpoint at ${fn}${hit.offset ? `+0x${hit.offset.toString(16)}` : ''} (kprobe registered by the guest's kprobes)`;
+    this.report({ reason: 'breakpoint', cpu, description, breakpointIds: [hit.bpId] });
   }
 
   private readonly chunk = (): void => {
@@ -252,6 +323,7 @@ export class LinuxTarget {
     }
     this.flushConsole();
     if (stop.kind === 'limit' && r.instructions < this.maxInstructions && this.panicSeenAt < 0 && !this.pauseRequested) {
+      if (this.agentStopsWanted && this.agentStopAddr === undefined) this.findAgentStop();
       for (const l of this.chunkListeners) l();
       setImmediate(this.chunk);
       return;
@@ -280,6 +352,7 @@ export class LinuxTarget {
     switch (stop.kind) {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
+        if (h && this.agentStopAddr !== undefined && h.pc() === this.agentStopAddr && !this.armed.has(h.pc())) { this.agentStop(cpu); return; }
         const t = this.temp;
         if (t && h && h.pc() === t.address && !this.armed.has(t.address)) {
           // a step's own breakpoint: the step decides (another CPU reaching it just goes on)
@@ -338,11 +411,35 @@ export class LinuxTarget {
     const g = this.guest;
     if (!g) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json' };
     try {
-      this.lastRows = linuxProbeState(g, g.snapshot(), mine);
+      const snap = g.snapshot();
+      this.lastRows = linuxProbeState(g, snap, mine);
+      this.rowProbes = new Map(this.lastRows.kprobes.map((r, i) => [r.id, { ...snap.kprobes[i], event: r.event }] as const));
     } catch (e) {
       if (!this.lastRows) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: `the guest kernel's lists cannot be read yet: ${(e as Error).message}` };
     }
     return this.lastRows;
+  }
+
+  /**
+   * The Kprobes view's action on a row through the guest's agent: Linux's
+   * enable_kprobe / disable_kprobe / unregister_k(ret)probe on the probe the
+   * row was read from; done gets 0 or the guest's -errno. Returns why not
+   * when it cannot be asked.
+   */
+  probeAction(id: number, op: 'enable' | 'disable' | 'unregister', done: (result: number) => void): string | undefined {
+    if (!this.agentProbes) return 'the Kprobes view acts on the guest through kprobe-debug\'s agent: launch with "agent", then >insmod /root/kprobe_agent.ko';
+    const k = this.rowProbes.get(id);
+    if (!k) return `no probe ${id} in the Kprobes view's last rows`;
+    if (op === 'unregister' && k.event) return `${k.event} is a kprobe_events probe: the tracing files own it (echo -:${k.event} >> /sys/kernel/tracing/kprobe_events)`;
+    this.agentProbes.probeOp(op, k.kp, k.kretprobe?.addr, done);
+    return undefined;
+  }
+
+  /** /sys/kernel/debug/kprobes/enabled or the sysctl debug.kprobes-optimization written by the guest's agent */
+  probeKnob(which: 'enabled' | 'optimization', value: boolean, done: (result: number) => void): string | undefined {
+    if (!this.agentProbes) return 'the Kprobes view acts on the guest through kprobe-debug\'s agent: launch with "agent", then >insmod /root/kprobe_agent.ko';
+    this.agentProbes.knob(which, value, done);
+    return undefined;
   }
 
   // ---- breakpoints (no guest byte written)
@@ -408,6 +505,7 @@ export class LinuxTarget {
     if (!all && live === this.armedCpus) return;
     const addrs = [...this.armed.keys()];
     if (this.temp && !this.armed.has(this.temp.address)) addrs.push(this.temp.address);
+    if (this.agentStopAddr !== undefined && !addrs.includes(this.agentStopAddr)) addrs.push(this.agentStopAddr);
     for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
     this.armedCpus = live;
   }
@@ -440,7 +538,17 @@ export class LinuxTarget {
   /** the CPU's per-CPU area (GS base in the kernel; the swapped one while user GS is live) */
   perCpuBase(cpu: number): bigint { return this.handle(cpu).debug.perCpuBase(); }
 
-  registers(cpu: number): LinuxRegister[] { return [...this.handle(cpu).debug.registers()]; }
+  registers(cpu: number): LinuxRegister[] {
+    const rows = [...this.handle(cpu).debug.registers()];
+    const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
+    if (!ctx) return rows;
+    // at a gutter probe's hit: the probed context's registers (the guest's pt_regs)
+    return rows.map(r => {
+      const m = r.name === 'rip' ? undefined : PT_REGS_ROWS[r.name];
+      const v = r.name === 'rip' ? ctx.pc : m !== undefined ? ctx.regs.get(m) : undefined;
+      return v === undefined ? r : { name: r.name, value: hex64(v) };
+    });
+  }
 
   /** symbol+0xoff of an address (the vmlinux's symbols), else its hex value */
   where(addr: bigint): string {
@@ -452,7 +560,8 @@ export class LinuxTarget {
   /** the call stack of a stopped CPU: through Linux's ORC tables when the vmlinux has them, else the top frame */
   frames(cpu: number): LinuxFrame[] {
     const h = this.handle(cpu);
-    const regs = { rip: h.pc(), rsp: h.reg(4), rbp: h.reg(5) };
+    const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
+    const regs = ctx ? { rip: ctx.pc, rsp: ctx.regs.get('sp') ?? 0n, rbp: ctx.regs.get('bp') ?? 0n } : { rip: h.pc(), rsp: h.reg(4), rbp: h.reg(5) };
     const pages = this.pages(cpu);
     const walked = this.vmlinux ? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
     return walked;
@@ -511,7 +620,9 @@ export class LinuxTarget {
     if (!f) return { ok: false, reason: `no frame ${k}` };
     const regs = new Map<number, bigint>();
     const h = this.handle(cpu);
-    if (k === 0) DWARF_TO_HW.forEach((hw, d) => regs.set(d, h.reg(hw)));
+    const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
+    if (k === 0 && ctx) DWARF_PT_REGS.forEach((m, d) => { const v = ctx.regs.get(m); if (v !== undefined) regs.set(d, v); });
+    else if (k === 0) DWARF_TO_HW.forEach((hw, d) => regs.set(d, h.reg(hw)));
     else {
       regs.set(DWARF_RSP, f.sp);
       if (f.bp !== undefined) regs.set(DWARF_RBP, f.bp);

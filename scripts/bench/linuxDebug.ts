@@ -18,7 +18,14 @@
  * guest on distinct functions, and the time one refresh takes (modules,
  * every kprobe in kprobe_table, the trace events with their hit counts, the
  * uprobes, all read from guest memory): the first (it builds the DWARF type
- * index) and the following ones. `--quick` leaves the boot out.
+ * index) and the following ones.
+ *
+ * Then the debugger's way to its first stop (emulator/debug LinuxTarget, as
+ * the adapter launches it): Debian's kernel from power-on to a breakpoint
+ * on do_sys_openat2 (the guest cannot see it: a debug-unit slot), the
+ * thread name at the stop (current->comm through the DWARF layout), and
+ * the frames with their variables; with the peak RSS. `--quick` leaves both
+ * boots out.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +39,8 @@ import { nameIndexCachePath } from '../../emulator/elf/dwarf/nameIndexCache';
 import { repoRoot } from './lib/root';
 import { GuestKernel } from '../../emulator/system/guest/guestKernel';
 import { runConsoleSteps } from '../../emulator/system/guest/consoleSteps';
+import { launchLinuxTarget } from '../../emulator/debug/index';
+import type { LinuxStop } from '../../emulator/debug/index';
 
 const root = repoRoot('linuxDebug');
 const path = join(root, 'test', 'linux', 'dbg', 'cache', 'vmlinux');
@@ -127,4 +136,39 @@ else {
     const rest = times.slice(1).sort((a, b) => a - b);
     console.log(`${'view refresh with 100 guest kprobes'.padEnd(44)} ${ms(rest[rest.length >> 1]).padStart(8)}   median of ${rest.length} (min ${rest[0].toFixed(1)} ms)`);
   }
+}
+
+/** the debugger's first stop: power-on to a breakpoint on do_sys_openat2 (the kernel's first open, of /init) */
+async function firstStop(): Promise<void> {
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const t = launchLinuxTarget({ kernel: kernelPath, initrd: initrdPath, vmlinux: vmlinuxPath, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256 });
+  const tLaunch = performance.now() - t0;
+  const addr = t.functionAddress(fn);
+  if (typeof addr === 'string') throw new Error(addr);
+  t.setBreakpoints('function', 'function', [{ addresses: [addr], label: fn }]);
+  const stop = await new Promise<LinuxStop | string>(resolve => {
+    t.setRunListeners(s => resolve(s), e => resolve(`${e.kind}: ${e.detail}`));
+    t.resume();
+  });
+  if (typeof stop === 'string') { console.log(`first stop: the machine ended: ${stop}`); return; }
+  const tStop = performance.now() - t0;
+  const cpuUsed = process.cpuUsage(cpu0);
+  let s = performance.now();
+  const name = t.threadName(stop.cpu);
+  const tName = performance.now() - s;
+  s = performance.now();
+  const frames = t.frames(stop.cpu);
+  const vars = t.frameVariables(stop.cpu, 0);
+  const tVars = performance.now() - s;
+  console.log(`${'launch (vmlinux opened, machine built)'.padEnd(44)} ${ms(tLaunch).padStart(8)}`);
+  console.log(`${`time to the first stop (${fn})`.padEnd(44)} ${ms(tStop).padStart(8)}   ${t.run.instructions} instructions, CPU ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (${stop.description})`);
+  console.log(`${'thread name at the stop (DWARF layout)'.padEnd(44)} ${ms(tName).padStart(8)}   ${name}`);
+  console.log(`${'frames + variables at the stop'.padEnd(44)} ${ms(tVars).padStart(8)}   ${frames.length} frames; ${vars.ok ? [...vars.params, ...vars.locals].map(v => `${v.name}=${v.value}`).join(', ') : vars.reason}`);
+  console.log(`${'peak RSS (the whole bench so far)'.padEnd(44)} ${mb(process.resourceUsage().maxRSS * 1024).padStart(8)}`);
+  t.dispose();
+}
+
+if (!process.argv.includes('--quick') && existsSync(vmlinuxPath) && existsSync(kernelPath) && existsSync(initrdPath)) {
+  firstStop().catch(e => { console.log(`first stop: ${(e as Error).message}`); process.exitCode = 1; });
 }

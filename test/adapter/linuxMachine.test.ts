@@ -231,6 +231,11 @@ describe('the full-system PC in the debugger (synthetic kernels)', () => {
     const st = (await dc.customRequest(ProbeRequest.list)).body as ProbeStateBody;
     assert.deepEqual([st.kprobes, st.uprobes], [[], []]);
     assert.match(st.unavailable ?? '', /^the guest kernel's lists cannot be read yet: /);
+    // a condition is a kprobe the guest runs it in: refused too; the view's actions on the guest need the agent
+    const cond = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: fn.name, condition: 'regs->di == 0' }] })).body.breakpoints;
+    assert.match(cond[0].message ?? '', /^logpoints, conditions and Kretprobe mode on the Linux machine are kprobes the guest registers through kprobe-debug's agent/);
+    await assert.rejects(dc.customRequest(ProbeRequest.setOptimization, { enabled: false }), /_probeSetOptimization: the Kprobes view acts on the guest through kprobe-debug's agent: launch with "agent"/);
+    await assert.rejects(dc.customRequest(ProbeRequest.setEnabled, { id: -1 }), /_probeSetEnabled needs \{"id": number, "enabled": true\|false\}/);
     await h.dc.stop();
     await h.startClient();
     assert.match(await launchError({ kernel, agent: initrd() }), /^kprobe: launch: "agent" is an initramfs segment appended to "initrd": set "initrd" too$/);

@@ -16,7 +16,7 @@ import type { PortDevice } from './ioBus';
 export const AGENT_PORT = 0x7e0;
 export const AGENT_PORTS = 8;
 
-export const AGENT_REQ = { register: 1, registerRet: 2, unregister: 3, enable: 4, disable: 5 } as const;
+export const AGENT_REQ = { register: 1, registerRet: 2, unregister: 3, enable: 4, disable: 5, knob: 6, probeOp: 7 } as const;
 const EV_REPLY = 0x81, EV_HIT = 0x82, EV_RETURN = 0x83;
 
 export interface AgentReply { readonly id: number; readonly result: number; readonly kprobe: bigint }
@@ -47,6 +47,13 @@ export class AgentChannel implements PortDevice {
   unregister(id: number): void { this.queue(AGENT_REQ.unregister, id, []); }
   enable(id: number): void { this.queue(AGENT_REQ.enable, id, []); }
   disable(id: number): void { this.queue(AGENT_REQ.disable, id, []); }
+  /** write 0 or 1 into /sys/kernel/debug/kprobes/enabled ('enabled') or the sysctl debug.kprobes-optimization; the reply echoes id */
+  knob(id: number, which: 'enabled' | 'optimization', value: boolean): void { this.queue(AGENT_REQ.knob, id, [which === 'enabled' ? 0 : 1, value ? 1 : 0]); }
+  /** enable, disable or unregister any probe registered in the guest by its struct kprobe (and struct kretprobe, 0n for a kprobe); the reply echoes id */
+  probeOp(id: number, op: 'unregister' | 'enable' | 'disable', kprobe: bigint, kretprobe = 0n): void {
+    const lo = (v: bigint): number => Number(v & 0xffffffffn), hi = (v: bigint): number => Number((v >> 32n) & 0xffffffffn);
+    this.queue(AGENT_REQ.probeOp, id, [AGENT_REQ[op], lo(kprobe), hi(kprobe), lo(kretprobe), hi(kretprobe)]);
+  }
 
   /** requests the agent has not taken yet */
   get pending(): number { return this.requests.length; }

@@ -48,3 +48,23 @@ test('agent channel: requests as the agent reads them, replies and hits as it wr
   assert.deepEqual(ch.malformed, ['event 0x82000001 with 1 data words']);
   assert.throws(() => ch.enable(1 << 24), /agent probe id 16777216: 0..2\^24-1/);
 });
+
+test('agent channel: the knob and any-probe requests as the agent reads them (which, value; op, kprobe, kretprobe as 32-bit halves)', () => {
+  const bus = new IoBus();
+  const ch = new AgentChannel();
+  bus.register(AGENT_PORT, AGENT_PORTS, ch);
+  const data = (n: number): number[] => Array.from({ length: n }, () => bus.in(AGENT_PORT + 4, 4));
+  ch.knob(0x100001, 'enabled', false);
+  ch.knob(0x100002, 'optimization', true);
+  ch.probeOp(0x100003, 'disable', 0xffffffffc0402040n);
+  ch.probeOp(0x100004, 'unregister', 0xffff888003a1c008n, 0xffff888003a1c000n);
+  assert.equal(bus.in(AGENT_PORT, 4), (6 << 24 | 0x100001) >>> 0);
+  assert.deepEqual(data(2), [0, 0]);
+  assert.equal(bus.in(AGENT_PORT, 4), (6 << 24 | 0x100002) >>> 0);
+  assert.deepEqual(data(2), [1, 1]);
+  assert.equal(bus.in(AGENT_PORT, 4), (7 << 24 | 0x100003) >>> 0);
+  assert.deepEqual(data(5), [5, 0xc0402040, 0xffffffff, 0, 0]);
+  assert.equal(bus.in(AGENT_PORT, 4), (7 << 24 | 0x100004) >>> 0);
+  assert.deepEqual(data(5), [3, 0x03a1c008, 0xffff8880, 0x03a1c000, 0xffff8880]);
+  assert.equal(bus.in(AGENT_PORT, 4), 0);
+});

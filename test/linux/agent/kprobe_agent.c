@@ -18,10 +18,21 @@
  *   1 REGISTER      offset, name length n, ceil(n/4) words of the name (little-endian bytes)
  *   2 REGISTER_RET  maxactive, offset, n, the name's words
  *   3 UNREGISTER    -    4 ENABLE    -    5 DISABLE    -
+ *   6 KNOB          which (0: /sys/kernel/debug/kprobes/enabled, 1: the sysctl
+ *                   debug.kprobes-optimization), value (0 or 1): the agent
+ *                   writes "value" into that file (id: any, echoed back)
+ *   7 PROBE_OP      op (3 unregister, 4 enable, 5 disable), struct kprobe address
+ *                   low, high, struct kretprobe address low, high (0: a kprobe):
+ *                   any probe registered in the guest (the debugger read the
+ *                   address out of kprobe_table; id: any, echoed back)
  * Events (data words, then the word):
  *   0x81 REPLY      result (0 or -errno), struct kprobe address low, high
  *   0x82 HIT        pt_regs address low, high, struct kprobe address low, high
+ *                   (a kprobe's hit, or a kretprobe's entry)
  *   0x83 RETURN     pt_regs address low, high, struct kprobe address low, high
+ * After sending a hit, a handler calls agent_stop_point(id, regs), an empty
+ * function the debugger may put a breakpoint on (one the guest cannot see)
+ * to stop the machine inside the handler, with the probed context in regs.
  * Requests are taken by a kernel thread that polls port+0 every `poll_ms`
  * milliseconds (process context: register_kprobe may sleep; a probe changes
  * only there, the quiescent point Linux needs). Hits are sent from the
@@ -36,11 +47,13 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/io.h>
+#include <linux/fs.h>
+#include <linux/umh.h>
 
 #define MAX_PROBES 64
 #define NAME_MAX_LEN 128
 
-enum { REQ_REGISTER = 1, REQ_REGISTER_RET = 2, REQ_UNREGISTER = 3, REQ_ENABLE = 4, REQ_DISABLE = 5 };
+enum { REQ_REGISTER = 1, REQ_REGISTER_RET = 2, REQ_UNREGISTER = 3, REQ_ENABLE = 4, REQ_DISABLE = 5, REQ_KNOB = 6, REQ_PROBE_OP = 7 };
 enum { EV_REPLY = 0x81, EV_HIT = 0x82, EV_RETURN = 0x83 };
 
 static unsigned int port = 0x7e0;
@@ -75,14 +88,33 @@ static void send_event(u32 op, u32 id, const void *regs, const void *kp)
 }
 NOKPROBE_SYMBOL(send_event);
 
+/* where the debugger stops a hit it was asked to stop at (its breakpoint writes nothing here) */
+noinline notrace void agent_stop_point(u32 id, struct pt_regs *regs)
+{
+	asm volatile("" : : "r" (id), "r" (regs) : "memory");
+}
+NOKPROBE_SYMBOL(agent_stop_point);
+
 static int agent_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct agent_probe *a = container_of(p, struct agent_probe, rp.kp);
 
 	send_event(EV_HIT, a - probes, regs, p);
+	agent_stop_point(a - probes, regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(agent_pre);
+
+/* a kretprobe's entry: a HIT event with the kretprobe's slot (the debugger times the call) */
+static int agent_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct agent_probe *a = container_of(rp, struct agent_probe, rp);
+
+	send_event(EV_HIT, a - probes, regs, &rp->kp);
+	return 0;
+}
+NOKPROBE_SYMBOL(agent_entry);
 
 static int agent_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
@@ -90,6 +122,7 @@ static int agent_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct agent_probe *a = container_of(rp, struct agent_probe, rp);
 
 	send_event(EV_RETURN, a - probes, regs, &rp->kp);
+	agent_stop_point(a - probes, regs);
 	return 0;
 }
 NOKPROBE_SYMBOL(agent_ret);
@@ -125,6 +158,7 @@ static int agent_register(struct agent_probe *a, bool ret)
 	a->ret = ret;
 	if (ret) {
 		a->rp.handler = agent_ret;
+		a->rp.entry_handler = agent_entry;
 		a->rp.maxactive = maxactive;
 		return register_kretprobe(&a->rp);
 	}
@@ -141,6 +175,73 @@ static void agent_unregister(struct agent_probe *a)
 	a->used = false;
 }
 
+/*
+ * "0\n" or "1\n" into a file: kernel_write where the file takes it (the
+ * sysctl); else (debugfs's kprobes/enabled has no write_iter) the guest's
+ * own shell does it.
+ */
+static int write_knob(const char *path, u32 value)
+{
+	char text[2] = { value ? '1' : '0', '\n' };
+	char cmd[96];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	char *envp[] = { "PATH=/sbin:/bin:/usr/sbin:/usr/bin", NULL };
+	struct file *f = filp_open(path, O_WRONLY, 0);
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_write(f, text, sizeof(text), &pos);
+	filp_close(f, NULL);
+	if (n == sizeof(text))
+		return 0;
+	if (n != -EINVAL)
+		return n < 0 ? n : -EIO;
+	snprintf(cmd, sizeof(cmd), "echo %u > %s", value ? 1 : 0, path);
+	n = call_usermodehelper(argv[0], argv, envp, UMH_WAIT_PROC);
+	return n > 0 ? -EIO : n;
+}
+
+static void agent_knob(u32 id)
+{
+	u32 which = inl(port + 4), value = inl(port + 4);
+
+	if (which > 1) {
+		reply(id, -EINVAL, NULL);
+		return;
+	}
+	reply(id, write_knob(which ? "/proc/sys/debug/kprobes-optimization" : "/sys/kernel/debug/kprobes/enabled", value), NULL);
+}
+
+/* enable, disable or unregister any registered probe by its struct kprobe (and struct kretprobe) */
+static void agent_probe_op(u32 id)
+{
+	u32 op = inl(port + 4);
+	u32 klo = inl(port + 4), khi = inl(port + 4);
+	u32 rlo = inl(port + 4), rhi = inl(port + 4);
+	struct kprobe *kp = (struct kprobe *)((unsigned long)khi << 32 | klo);
+	struct kretprobe *rp = (struct kretprobe *)((unsigned long)rhi << 32 | rlo);
+	int r = -EOPNOTSUPP;
+
+	if (!kp) {
+		reply(id, -EINVAL, NULL);
+		return;
+	}
+	if (op == REQ_ENABLE)
+		r = enable_kprobe(kp);
+	else if (op == REQ_DISABLE)
+		r = disable_kprobe(kp);
+	else if (op == REQ_UNREGISTER) {
+		if (rp)
+			unregister_kretprobe(rp);
+		else
+			unregister_kprobe(kp);
+		r = 0;
+	}
+	reply(id, r, kp);
+}
+
 /* one request: the word read from port+0 and its data words */
 static void agent_handle(u32 w)
 {
@@ -148,6 +249,14 @@ static void agent_handle(u32 w)
 	struct agent_probe *a = id < MAX_PROBES ? &probes[id] : NULL;
 	int r;
 
+	if (op == REQ_KNOB) {
+		agent_knob(id);
+		return;
+	}
+	if (op == REQ_PROBE_OP) {
+		agent_probe_op(id);
+		return;
+	}
 	if (!a) {
 		reply(id, -EINVAL, NULL);
 		return;
