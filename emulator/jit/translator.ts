@@ -49,7 +49,7 @@ import { JIT_HOT_ARRIVALS, JIT_HOT_ARRIVALS_LOCKSTEP } from '../cpu/interp';
 import type { InterpCpu, RunnableInsn } from '../cpu/interp';
 import { Memory } from '../memory/memory';
 import { VAddr, vaddrFromHalves } from '../memory/address';
-import { arenaOffset, guestBuffer, guestBytes, guestMemory } from '../memory/guestRam';
+import { arenaOffset, guestBuffer, guestBytes, guestMemory, guestTableBytes } from '../memory/guestRam';
 import { hostOwned } from '../base/marks';
 import { enterLockstep, logCpuStore, StoreLog } from './lockstep';
 
@@ -144,7 +144,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const buf = guestBuffer();
     if (buf === null) throw new Error('translator: no guest arena (WebAssembly memory could not be reserved)');
     this.view = new DataView(buf);
-    this.chainBytes = guestBytes(CHAIN_BYTES);
+    this.chainBytes = guestTableBytes(CHAIN_BYTES);
     this.chain = arenaOffset(this.chainBytes);
     if (this.chain < 0) throw new Error('translator: no room in the guest arena for the chain table');
     this.table = new WebAssembly.Table({ element: 'anyfunc', initial: 256 });

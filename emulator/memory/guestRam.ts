@@ -30,7 +30,13 @@ function arenaBytes(): number {
   return mb * 1024 * 1024;
 }
 
-/** Bytes [0, RESERVED) of the arena: the translator's per-process tables (emulator/jit). */
+/**
+ * Bytes [0, RESERVED) of the arena: the translator's per-process tables
+ * (emulator/jit: a chain table per translator, guestTableBytes), kept out
+ * of the page frames' range so that a process whose earlier machines still
+ * hold the rest (their frames are given back only when collected) can
+ * still make a translator.
+ */
 export const ARENA_RESERVED = 1 << 20;
 
 class Arena {
@@ -38,6 +44,8 @@ class Arena {
   readonly buffer: ArrayBuffer | null;
   /** free ranges [start, end), sorted, non-adjacent */
   private free: number[] = [];
+  /** free ranges of the reserved head [4096, ARENA_RESERVED), as `free` */
+  private tableFree: number[] = [];
   private readonly registry = new FinalizationRegistry<[number, number]>(([off, size]) => this.release(off, size));
   /** bytes currently allocated (for the bench's memory figures) */
   used = 0;
@@ -52,12 +60,15 @@ class Arena {
     }
     this.memory = mem;
     this.buffer = mem ? mem.buffer : null;
-    if (mem) this.free = [ARENA_RESERVED, mem.buffer.byteLength];
+    if (mem) {
+      this.free = [ARENA_RESERVED, mem.buffer.byteLength];
+      this.tableFree = [4096, ARENA_RESERVED];
+    }
   }
 
-  /** offset of a zeroed range of `size` bytes aligned to `align`, or -1 */
-  alloc(size: number, align: number): number {
-    const f = this.free;
+  /** offset of a zeroed range of `size` bytes aligned to `align` (in the reserved head for `table`), or -1 */
+  alloc(size: number, align: number, table = false): number {
+    const f = table ? this.tableFree : this.free;
     for (let i = 0; i < f.length; i += 2) {
       const start = Math.ceil(f[i] / align) * align;
       if (start + size > f[i + 1]) continue;
@@ -76,7 +87,7 @@ class Arena {
     // zero what was written; pages never written stay untouched on the host
     zeroWrittenPages(new Uint8Array(this.buffer as ArrayBuffer, off, size));
     this.used -= size;
-    const f = this.free;
+    const f = off < ARENA_RESERVED ? this.tableFree : this.free;
     let i = 0;
     while (i < f.length && f[i] < off) i += 2;
     f.splice(i, 0, off, off + size);
@@ -116,6 +127,22 @@ export function guestBytes(size: number): Uint8Array {
   const rounded = Math.ceil(size / UNIT) * UNIT;
   const off = a.alloc(rounded, size % 4096 === 0 ? 4096 : UNIT);
   if (off < 0) return new Uint8Array(size);
+  const view = new Uint8Array(a.buffer, off, size);
+  a.track(view, off, rounded);
+  return view;
+}
+
+/**
+ * `size` zeroed bytes for one of the translator's per-process tables: from
+ * the arena's reserved head while it has room (so a full arena does not
+ * stop a translator from being made), else as guestBytes.
+ */
+export function guestTableBytes(size: number): Uint8Array {
+  const a = theArena();
+  if (a.buffer === null || size <= 0) return guestBytes(size);
+  const rounded = Math.ceil(size / UNIT) * UNIT;
+  const off = a.alloc(rounded, UNIT, true);
+  if (off < 0) return guestBytes(size);
   const view = new Uint8Array(a.buffer, off, size);
   a.track(view, off, rounded);
   return view;
