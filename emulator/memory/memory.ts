@@ -25,6 +25,7 @@
  * observers (addWriteObserver) see each after it happened; with none
  * attached the stores pay one boolean test.
  */
+import { PageSet } from './pageSet';
 import { VAddr, fromVAddr, hex } from './address';
 import { Alias, Backing, ByteIdentity, PAGE_SIZE } from './backing';
 import type { WriteObserver, WriteSource } from './writeSource';
@@ -160,7 +161,7 @@ export class Memory {
    * go straight to a writable-and-executable page only while it holds no
    * decoded code.
    */
-  readonly codePages = new Set<number>();
+  readonly codePages = new PageSet();
   /** an arch's own state of this address space, by name (e.g. the register files kept for signal frames): machine state, so time travel puts it back */
   readonly archState = new Map<string, unknown>();
 
@@ -527,6 +528,17 @@ export class Memory {
   wroteInPlace(a: VAddr, len: number, source: WriteSource): void {
     if (this.observed) this.wrote(a, len, source);
     if (this.watcher !== null && HARDWARE_VISIBLE[source]) this.watcher.bulk(a, len, true);
+  }
+
+  /**
+   * Bytes a CPU stored straight into RAM region `r` at [a, a+len) (a rep
+   * movs/stos run inside one page, after its first element went through the
+   * ordinary store): code caches and observers hear of them as of the
+   * element stores they stand for.
+   */
+  storedInPlace(r: Region, a: VAddr, len: number): void {
+    if (r.codeMapped) this.codeWritten(r, a, len);
+    if (this.observed) this.wrote(a, len, 'cpu');
   }
 
   private wrote(a: VAddr, len: number, source: WriteSource): void {

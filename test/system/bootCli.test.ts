@@ -100,4 +100,34 @@ describe('kprobe-run boot: bad input and bad ends', () => {
     assert.equal(r.code, 1);
     assert.match(r.err, /boot: --cpus 2 needs ACPI .*use --cpus 1 with acpi=off/);
   });
+
+  test('--no-translate runs the guest on the interpreter alone: the same console and instruction count as --translate on, none of them translated', async () => {
+    // mov ecx, 200000; l: dec ecx; jnz l; the text; reset through 0xcf9
+    const loop = [0xb9, 0x40, 0x0d, 0x03, 0x00, 0xff, 0xc9, 0x75, 0xfc];
+    const code = loop.concat(...[...'looped\n'].map(ch => outByte(0x3f8, ch.charCodeAt(0))), outByte(0xcf9, 6), [0xf4]);
+    const k = file('bz8', withEntryCode(code));
+    const args = ['--kernel', k, '--initrd', initrd(), '--append', 'console=ttyS0', '--cpus', '1'];
+    const count = (err: string, mode: string): { instructions: number; translated: number } => {
+      const m = new RegExp(`\\((\\d+) instructions, (\\d+) translated \\(translator ${mode}\\)`).exec(err);
+      assert.ok(m, err);
+      return { instructions: Number(m[1]), translated: Number(m[2]) };
+    };
+    const on = await boot([...args, '--translate', 'on']);
+    const off = await boot([...args, '--no-translate']);
+    assert.equal(on.code, 0, on.err);
+    assert.equal(off.code, 0, off.err);
+    assert.equal(on.out, 'looped\n');
+    assert.equal(off.out, on.out);
+    const a = count(on.err, 'on'), b = count(off.err, 'off');
+    assert.ok(a.instructions > 400_000, on.err);
+    assert.equal(b.instructions, a.instructions, 'the same instructions retired');
+    assert.ok(a.translated > 300_000, `the loop ran translated with --translate on: ${on.err}`);
+    assert.equal(b.translated, 0, `nothing translated with --no-translate: ${off.err}`);
+  });
+
+  test('--translate with a mode it does not know: one line', async () => {
+    const r = await boot(['--kernel', file('bz9', bzImage()), '--translate', 'fast']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /boot: --translate fast: expected on, off or lockstep/);
+  });
 });

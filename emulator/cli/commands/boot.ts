@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { CliError, CliIo, registerCommand } from '../io';
 import { BootError } from '../../system/boot/setupHeader';
 import { bootSession } from '../../system/pcBoot';
+import { allTranslators, defaultTranslateMode, type TranslateMode } from '../../jit';
 
 const HELP = `--kernel FILE           a bzImage (x86 boot protocol >= 2.12, 64-bit entry)
 --initrd FILE           an initramfs (cpio, or gzip/lz4/xz/zstd-compressed cpio)
@@ -16,6 +17,8 @@ const HELP = `--kernel FILE           a bzImage (x86 boot protocol >= 2.12, 64-b
 --memory MB             RAM in MiB (default 256)
 --max-instructions N    stop after N instructions (default 20000000000)
 --input "LINES"         lines typed at the shell prompt, one per prompt ("\\n" separates them); the boot ends at the prompt after the last
+--no-translate          the interpreter alone (= --translate off)
+--translate MODE        the block translator: on (default, else KPROBE_TRANSLATE), off, or lockstep (every translated block checked against the interpreter; slow)
 `;
 
 function readFile(what: string, path: string | undefined): { name: string; data: Uint8Array } | undefined {
@@ -34,13 +37,14 @@ function intArg(name: string, v: string | undefined, min: number): number | unde
 
 registerCommand('boot', {
   summary: 'boot an x86_64 Linux bzImage on the full-system PC, its console on stdout',
-  usage: '--kernel VMLINUZ [--initrd FILE] --append "..." [--cpus N] [--memory MB] [--max-instructions N] [--input "cmd\\n..."]',
+  usage: '--kernel VMLINUZ [--initrd FILE] --append "..." [--cpus N] [--memory MB] [--max-instructions N] [--input "cmd\\n..."] [--no-translate | --translate MODE]',
   help: HELP,
   async run(args: string[], io: CliIo): Promise<number> {
     const opt = new Map<string, string>();
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
-      if (!['--kernel', '--initrd', '--append', '--cpus', '--memory', '--max-instructions', '--input'].includes(a)) throw new CliError(`boot: unknown argument ${a}`);
+      if (a === '--no-translate') { opt.set('--translate', 'off'); continue; }
+      if (!['--kernel', '--initrd', '--append', '--cpus', '--memory', '--max-instructions', '--input', '--translate'].includes(a)) throw new CliError(`boot: unknown argument ${a}`);
       if (i + 1 >= args.length) throw new CliError(`boot: ${a} needs a value`);
       opt.set(a, args[++i]);
     }
@@ -54,10 +58,17 @@ registerCommand('boot', {
     const maxInstructions = intArg('--max-instructions', opt.get('--max-instructions'), 1) ?? 20_000_000_000;
     const inputText = opt.get('--input');
     const input = inputText === undefined ? [] : inputText.replace(/\\n/g, '\n').split('\n').filter(l => l.length > 0);
+    const modeArg = opt.get('--translate');
+    if (modeArg !== undefined && modeArg !== 'on' && modeArg !== 'off' && modeArg !== 'lockstep') {
+      throw new CliError(`boot: --translate ${modeArg}: expected on, off or lockstep`);
+    }
+    const translate: TranslateMode = modeArg ?? defaultTranslateMode();
+    const translatedSoFar = (): number => allTranslators().get(`x86_64:${translate}`)?.stats.translatedInsns ?? 0;
+    const translated0 = translatedSoFar();
     let r;
     try {
       r = bootSession({
-        kernel, initrd, cmdline, cpus, memoryMiB, acpi, maxInstructions, input,
+        kernel, initrd, cmdline, cpus, memoryMiB, acpi, maxInstructions, input, translate,
         onConsole: t => io.out(t),
         onLog: l => io.err(`[machine] ${l}\n`),
       });
@@ -65,7 +76,8 @@ registerCommand('boot', {
       if (e instanceof BootError || e instanceof RangeError) throw new CliError(`boot: ${e.message}`);
       throw e;
     }
-    const secs = `${r.instructions} instructions, ${(Number(r.virtualNs) / 1e9).toFixed(3)} s virtual`;
+    const translated = translatedSoFar() - translated0;
+    const secs = `${r.instructions} instructions, ${translated} translated (translator ${translate}), ${(Number(r.virtualNs) / 1e9).toFixed(3)} s virtual`;
     if (r.panic !== null) { io.err(`\nboot: the guest panicked: ${r.panic} (${secs})\n`); return 1; }
     switch (r.stop.kind) {
       case 'done': io.err(`\nboot: reached ${r.stop.detail} (${secs})\n`); return 0;

@@ -14,6 +14,9 @@
  * rdi (stos) before the first iteration; lods/cmps/scas leave rsi/rdi
  * alone until an iteration writes them.
  *
+ * On a full-system CPU, forward rep movs/stos run a page at a time
+ * (stringPaged.ts), with the same effects.
+ *
  * Data breakpoints (debug registers): a rep form traps after the iteration
  * whose access matched, as hardware does. rcx/rsi/rdi describe the
  * iterations done; rip stays at the instruction while iterations remain
@@ -26,6 +29,7 @@ import type { Insn } from '../insn';
 import { REP_NONE, REP_F3 } from '../insn';
 import { F_SUB } from '../flags';
 import { mask } from './alu';
+import { repForwardPaged } from './stringPaged';
 
 export const STR_MOVS = 0, STR_STOS = 1, STR_LODS = 2, STR_CMPS = 3, STR_SCAS = 4;
 
@@ -50,6 +54,8 @@ export function stringOp(cpu: X86Cpu, i: Insn): void {
   const rep = i.rep !== REP_NONE;
   const seg = srcBase(cpu, i);
   const watched = rep && cpu.hw.dataArmed;
+  // a full-system CPU's forward rep movs/stos: a page at a time (stringPaged.ts), with the same effects
+  if (rep && kind <= STR_STOS && !cpu.df && cpu.sys !== null && !watched) { repForwardPaged(cpu, kind === STR_MOVS, size, seg); return; }
   for (;;) {
     if (rep && rcxZero(cpu)) return;
     switch (kind) {

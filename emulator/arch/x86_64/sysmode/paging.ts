@@ -80,6 +80,8 @@ export class PagedMemory extends Memory {
   private readonly codeMap = new Map<number, [number, boolean]>();
   /** physical page -> linear pages decoded from it */
   private readonly codeRev = new Map<number, Set<number>>();
+  /** the linear pages of codeMap whose translation is not global (what a CR3 load drops) */
+  private readonly localCode = new Set<number>();
   /** walks made (for tests and figures) */
   walks = 0;
 
@@ -209,14 +211,14 @@ export class PagedMemory extends Memory {
   flushNonGlobal(): void {
     const tags = this.tags, kind = this.kind;
     for (let i = 0; i < tags.length; i++) if ((kind[i] & 1) === 0) tags[i] = NaN;
-    this.dropCode(g => !g);
+    this.dropCode(false);
     this.tlbGeneration = nextTlbGeneration();
   }
   /** CR4.PGE / CR0.PG / CR0.WP / EFER.NXE changes: every entry */
   flushAll(): void {
     this.tags.fill(NaN);
     this.largeFilled = 0;
-    this.dropCode(() => true);
+    this.dropCode(true);
     this.tlbGeneration = nextTlbGeneration();
   }
   /** INVLPG: the entries (global too) of the page containing `a`, or of the large page containing it */
@@ -243,9 +245,11 @@ export class PagedMemory extends Memory {
   // ---------------------------------------------------------------- decoded code
   private rememberCode(vpn: number, ppn: number, global: boolean): void {
     const had = this.codeMap.get(vpn);
+    if (global) this.localCode.delete(vpn); else this.localCode.add(vpn);
     if (had !== undefined && had[0] === ppn) { had[1] = global; return; }
     if (had !== undefined) this.forgetCode(vpn, had[0]);
     this.codeMap.set(vpn, [ppn, global]);
+    if (!global) this.localCode.add(vpn);
     let s = this.codeRev.get(ppn);
     if (s === undefined) { s = new Set(); this.codeRev.set(ppn, s); }
     s.add(vpn);
@@ -259,6 +263,7 @@ export class PagedMemory extends Memory {
   }
   private forgetCode(vpn: number, ppn: number): void {
     this.codeMap.delete(vpn);
+    this.localCode.delete(vpn);
     const s = this.codeRev.get(ppn);
     if (s !== undefined) { s.delete(vpn); if (s.size === 0) this.codeRev.delete(ppn); }
     const count = this.shared.count, n = (count.get(ppn) ?? 1) - 1;
@@ -266,8 +271,10 @@ export class PagedMemory extends Memory {
     else { count.delete(ppn); this.phys.codePages.delete(ppn); }
     this.notifyCodeWrite(vpn * PAGE, PAGE);
   }
-  private dropCode(which: (global: boolean) => boolean): void {
-    for (const [vpn, [ppn, g]] of [...this.codeMap]) if (which(g)) this.forgetCode(vpn, ppn);
+  /** every page decoded from (a full flush) or only the non-global ones (a CR3 load) */
+  private dropCode(all: boolean): void {
+    if (all) { for (const [vpn, [ppn]] of [...this.codeMap]) this.forgetCode(vpn, ppn); return; }
+    for (const vpn of [...this.localCode]) this.forgetCode(vpn, this.codeMap.get(vpn)![0]);
   }
   private physCodeWritten(pa: number, len: number): void {
     const rev = this.codeRev;
