@@ -157,17 +157,18 @@ export class LinuxSession {
           const cpu = cpuOf(args.threadId);
           if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
           if (this.t.isRunning) return fail('running');
-          const frames = this.t.frames(cpu);
+          // the ORC frames with their inlined calls (emulator/debug/linuxFrames.ts)
+          const frames = this.t.shownFrames(cpu);
           const stackFrames: DebugProtocol.StackFrame[] = frames.map((f, k) => {
-            const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: this.t.where(f.pc), line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
-            const line = this.t.sourceLine(k === 0 || f.signal ? f.pc : f.pc - 1n);
+            const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: f.name, line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
+            const line = f.line;
             if (line) {
               const local = this.t.sources.toLocal(line.file);
               sf.source = { name: line.file.split('/').pop(), path: local, presentationHint: existsSync(local) ? undefined : 'deemphasize' };
               sf.line = line.line;
               sf.column = line.column || 1;
             }
-            if (k > 0 && frames[k - 1].signal && k !== 1) sf.presentationHint = 'label';
+            if (f.physical > 0 && f.inlineDepth === 0 && frames[k - 1].signal && f.physical !== 1) sf.presentationHint = 'label';
             return sf;
           });
           return ok({ stackFrames, totalFrames: stackFrames.length });
@@ -189,7 +190,7 @@ export class LinuxSession {
           }
           if (ref >= LOCALS_SCOPE) {
             const cpu = Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), k = (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU;
-            const vars = this.t.frameVariables(cpu, k);
+            const vars = this.t.shownFrameVariables(cpu, k);
             if (!vars.ok) return ok({ variables: [{ name: '(no variables)', value: vars.reason, variablesReference: 0 }] });
             return ok({ variables: [...vars.params, ...vars.locals].map(v => this.dapVariable(cpu, v)) });
           }
@@ -293,7 +294,7 @@ export class LinuxSession {
     const cpu = typeof args.frameId === 'number' ? Math.floor((args.frameId - 1) / FRAME_IDS_PER_CPU) : this.lastThread - 1;
     // a parameter or local of the frame (hover, watch)
     if (/^[A-Za-z_]\w*$/.test(expr.trim()) && typeof args.frameId === 'number' && this.t.vmlinux) {
-      const vars = this.t.frameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
+      const vars = this.t.shownFrameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
       const v = vars.ok ? [...vars.params, ...vars.locals].find(x => x.name === expr.trim()) : undefined;
       if (v) { const d = this.dapVariable(cpu, v); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
     }

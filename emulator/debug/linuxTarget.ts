@@ -36,6 +36,8 @@ import { LinuxSources } from './linuxSources';
 import { LinuxLineStep } from './linuxStep';
 import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
+import { shownFrames, type LinuxShownFrame } from './linuxFrames';
+import type { ScopeAt } from '../elf/dwarf/scopes';
 import { GuestKernel } from '../system/guest/guestKernel';
 import { linuxProbeState } from './linuxProbeRows';
 import { LinuxAgentProbes } from './linuxAgentProbes';
@@ -458,6 +460,21 @@ export class LinuxTarget {
     return walked;
   }
 
+  // ---- source level (g40: inlined frames, linuxFrames.ts)
+  /** the call stack as shown: the ORC frames with the calls inlined at each pc first (gdb's inline frames) */
+  shownFrames(cpu: number): LinuxShownFrame[] {
+    const r = this.lastStop?.reason;
+    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint');
+  }
+
+  /** the parameters and locals of shown frame `k` (an inlined call's own) */
+  shownFrameVariables(cpu: number, k: number): FrameVariables {
+    const s = this.shownFrames(cpu)[k];
+    if (!s) return { ok: false, reason: `no frame ${k}` };
+    return this.frameVariables(cpu, s.physical, { inlineDepth: s.inlineDepth, skipInlineEntry: s.skipInlineEntry });
+  }
+  // ---- end g40
+
   /** `len` bytes of guest memory at `addr` through CPU `cpu`'s page tables (shorter: unreadable from there on) */
   readMemory(cpu: number, addr: bigint, len: number): Uint8Array { return this.pages(cpu).read(addr, len); }
 
@@ -504,7 +521,7 @@ export class LinuxTarget {
    * every register, outer frames with their stack pointer, rbp and the CFA
    * ORC gives (their other registers are unknown: shown optimized out).
    */
-  frameVariables(cpu: number, k: number): FrameVariables {
+  frameVariables(cpu: number, k: number, at: ScopeAt = {}): FrameVariables {
     if (!this.vmlinux) return { ok: false, reason: 'no vmlinux: set "vmlinux" in launch.json for the variables' };
     const frames = this.frames(cpu);
     const f = frames[k];
@@ -518,7 +535,7 @@ export class LinuxTarget {
     }
     const pc = k === 0 || f.signal ? f.pc : f.pc - 1n;
     regs.set(DWARF_RIP, pc);
-    const state: FrameState = { pc, level: k, regs, cfa: f.cfa };
+    const state: FrameState = { pc, level: k, regs, cfa: f.cfa, ...at };
     try {
       return frameVariables(this.vmlinux, state, this.memReader(cpu));
     } catch (e) {

@@ -119,7 +119,8 @@ export function inlineFrames(image: ElfImage, pc: bigint, skipInlineEntry = true
     if (!chain) return [];
     const fns = functionScopes(chain);
     const stmt = di.attr(root, DW_AT.stmt_list);
-    const unitLine = stmt && stmt.kind === 'uint' ? Number(stmt.value) : undefined;
+    // DWARF 4/5 write DW_AT_stmt_list as a section offset (DW_FORM_sec_offset); older producers as data4
+    const unitLine = stmt && (stmt.kind === 'uint' || stmt.kind === 'secOffset') ? Number(stmt.value) : undefined;
     return fns.map((f, i) => {
       const head = f[0];
       const out: InlineFrame = { function: nameOf(di, head) ?? '?', inlined: head.tag === TAG.inlined_subroutine };

@@ -1,0 +1,122 @@
+/**
+ * Source-level debugging of Debian's 6.1 kernel on the full-system PC
+ * through the adapter, against gdb-multiarch on qemu-system-x86_64 with the
+ * same kernel, initramfs and command line (test/linux/dbg/
+ * make-gdb-golden.sh, golden/gdb-bt.txt). One boot (acpi=off, one CPU):
+ *   - the first timer tick (a breakpoint on update_process_times, in the
+ *     PIT's interrupt): the backtrace equals gdb's frame for frame (names,
+ *     the inlined calls, return addresses, lines) up to common_interrupt,
+ *     where gdb stops at the IRQ stack; ours goes on through the ORC REGS
+ *     frame of the interrupt entry into the interrupted context and down to
+ *     the boot CPU's first function;
+ *   - the first do_sys_openat2: the inlined calls gdb shows (do_sys_open,
+ *     __do_sys_openat, __se_sys_openat inside __x64_sys_openat;
+ *     do_syscall_x64 inside do_syscall_64) are frames with gdb's lines, and
+ *     an inlined frame's Locals are its own parameters and locals.
+ * Addresses come from the vmlinux's symbols and the golden, none are written here.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { Harness, within } from './dapHarness';
+import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
+import { repoPath } from '../util/paths';
+import { unfetched } from '../util/fetched';
+
+const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
+const GDB_BT = repoPath('test', 'linux', 'dbg', 'golden', 'gdb-bt.txt');
+const BOOT_MS = 900_000;
+
+/** one frame of gdb's `bt`: `#N  [0xADDR in ]NAME (ARGS) at FILE:LINE` */
+interface GdbFrame { name: string; pc?: bigint; file?: string; line?: number }
+
+function gdbBacktraces(): Map<string, { frames: GdbFrame[]; stopped?: string }> {
+  const out = new Map<string, { frames: GdbFrame[]; stopped?: string }>();
+  let cur: { frames: GdbFrame[]; stopped?: string } | undefined;
+  for (const l of readFileSync(GDB_BT, 'utf8').split('\n')) {
+    const head = /^== (\S+)/.exec(l);
+    if (head) { cur = { frames: [] }; out.set(head[1], cur); continue; }
+    if (!cur) continue;
+    if (l.startsWith('Backtrace stopped')) { cur.stopped = l; continue; }
+    const m = /^#\d+\s+(?:(0x[0-9a-f]+) in )?(\S+) \(.*\)(?: at (\S+):(\d+))?$/.exec(l);
+    if (m) cur.frames.push({ name: m[2], pc: m[1] ? BigInt(m[1]) : undefined, file: m[3], line: m[4] ? Number(m[4]) : undefined });
+  }
+  return out;
+}
+
+/** a shown frame's function: the physical frames are named symbol+offset */
+const fnName = (f: DebugProtocol.StackFrame): string => f.name.replace(/\+0x[0-9a-f]+$/, '');
+
+/** our frames against gdb's, one for one: name, the return address where gdb prints one, file and line */
+function sameAsGdb(ours: DebugProtocol.StackFrame[], gdb: GdbFrame[], what: string): void {
+  const shown = (fs: { name: string }[]): string => fs.map(f => f.name).join(' <- ');
+  assert.ok(ours.length >= gdb.length, `${what}: ours ${shown(ours)}; gdb ${shown(gdb)}`);
+  gdb.forEach((g, i) => {
+    const o = ours[i];
+    assert.equal(fnName(o), g.name, `${what} frame ${i}: ours ${shown(ours)}; gdb ${shown(gdb)}`);
+    if (g.pc !== undefined) assert.equal(BigInt(o.instructionPointerReference!), g.pc, `${what} frame ${i} (${g.name}) pc`);
+    if (g.line !== undefined && !g.file!.startsWith('/')) {
+      assert.equal(o.line, g.line, `${what} frame ${i} (${g.name}) line`);
+      assert.ok(o.source?.path?.endsWith(g.file!), `${what} frame ${i} (${g.name}): ${o.source?.path} is ${g.file}`);
+    }
+  });
+}
+
+test('Debian\'s kernel at source level: a backtrace through the timer interrupt and inlined frames, as gdb on qemu shows them', async (t) => {
+  const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
+  if (!kernel || !initrd) return;
+  if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
+  const gdb = gdbBacktraces();
+
+  const h = new Harness();
+  await h.startServer();
+  const dc = await h.startClient();
+  t.after(async () => { await dc.stop(); await h.stopServer(); });
+  const first = dc.waitForEvent('stopped');
+  await within(Promise.all([
+    dc.waitForEvent('initialized').then(() => dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'update_process_times' }] })).then(() => dc.configurationDoneRequest()),
+    dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256 }),
+  ]), 'launch', 60_000);
+  const s1 = await within(first, 'the first timer tick', BOOT_MS) as DebugProtocol.StoppedEvent;
+  assert.equal(s1.body.reason, 'function breakpoint', s1.body.description);
+
+  // the timer interrupt: gdb's frames up to common_interrupt (where it stops at the IRQ stack)
+  const tick = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  const gTick = gdb.get('update_process_times')!;
+  assert.ok(gTick && gTick.frames.at(-1)?.name === 'common_interrupt', `the golden's tick ends at common_interrupt: ${GDB_BT}`);
+  sameAsGdb(tick, gTick.frames, 'the timer tick');
+  // then the interrupt's entry (ORC: a REGS frame), the interrupted code, and on down to the boot CPU's first function
+  const names = tick.map(fnName);
+  const entry = gTick.frames.length;
+  assert.equal(names[entry], 'asm_common_interrupt', names.join(' <- '));
+  const interrupted = tick[entry + 1];
+  assert.ok(interrupted, `a frame past the interrupt's entry: ${names.join(' <- ')}`);
+  assert.ok(BigInt(interrupted.instructionPointerReference!) >= 0xffffffff80000000n, 'the interrupted code is the kernel\'s');
+  assert.ok(interrupted.source?.path && interrupted.line > 0, `the interrupted frame has a source line: ${interrupted.name}`);
+  assert.ok(names.slice(entry + 1).includes('start_kernel'), names.join(' <- '));
+  assert.match(names.at(-1)!, /^secondary_startup_64/, names.join(' <- '));
+  // the interrupted frame's Locals are read (its own variables or why not), not an error
+  const iScopes = (await dc.scopesRequest({ frameId: interrupted.id })).body.scopes;
+  const iVars = (await dc.variablesRequest({ variablesReference: iScopes[0].variablesReference })).body.variables;
+  assert.ok(iVars.length > 0);
+
+  // the first open: gdb's whole backtrace to the system call's entry, inlined calls as frames
+  await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_sys_openat2' }] });
+  const opened = dc.waitForEvent('stopped');
+  await dc.continueRequest({ threadId: 1 });
+  const s2 = await within(opened, 'the first open', BOOT_MS) as DebugProtocol.StoppedEvent;
+  assert.equal(s2.body.reason, 'function breakpoint', s2.body.description);
+  const open = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  const gOpen = gdb.get('do_sys_openat2')!.frames;
+  const upTo = gOpen.findIndex(f => f.name === 'entry_SYSCALL_64');
+  assert.ok(upTo > 0, `entry_SYSCALL_64 in the golden's do_sys_openat2 backtrace: ${GDB_BT}`);
+  sameAsGdb(open, gOpen.slice(0, upTo + 1), 'do_sys_openat2');
+  assert.ok(open.slice(1, 4).every(f => f.instructionPointerReference === open[1].instructionPointerReference), 'the inlined calls share their physical frame\'s pc');
+  // an inlined frame's Locals: its own parameters (gdb: do_sys_open (mode, flags, filename, dfd))
+  const scopes = (await dc.scopesRequest({ frameId: open[1].id })).body.scopes;
+  const inl = new Map((await dc.variablesRequest({ variablesReference: scopes[0].variablesReference })).body.variables.map(v => [v.name, v]));
+  for (const p of ['dfd', 'filename', 'flags', 'mode']) assert.ok(inl.has(p), `do_sys_open's ${p} in ${[...inl.keys()].join(', ')}`);
+  // do_sys_open's own `how` is the struct it builds (do_sys_openat2's is a pointer to it)
+  assert.equal(inl.get('how')?.type, 'struct open_how');
+});
