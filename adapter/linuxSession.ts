@@ -261,6 +261,17 @@ export class LinuxSession {
             return b;
           }) });
         }
+        case 'setVariable': {
+          // a register, a frame's variable or a shown member (emulator/debug/linuxSetVariable.ts)
+          if (this.t.isRunning) return fail('running');
+          const ref = Number(args.variablesReference), name = String(args.name);
+          const e = ref >= CHILDREN ? this.expandables.get(ref) : undefined;
+          if (ref >= CHILDREN && !e) return fail('setVariable', `no variables ${ref} (the machine ran since)`);
+          const at = e ? { cpu: e.cpu, member: e.x }
+            : ref >= LOCALS_SCOPE ? { cpu: Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), frame: (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU }
+              : { cpu: ref - REGISTERS_SCOPE, register: true as const };
+          try { return ok({ value: this.t.setValue(at, name, String(args.value)) }); } catch (err) { return fail('setVariable', (err as Error).message); }
+        }
         case 'setExceptionBreakpoints': case 'setDataBreakpoints':
           return ok({ breakpoints: [] });
         case ProbeRequest.list:

@@ -38,6 +38,7 @@ import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
 import { shownFrames, type LinuxShownFrame } from './linuxFrames';
 import type { ScopeAt } from '../elf/dwarf/scopes';
+import { setLinuxValue, type LinuxSetTarget } from './linuxSetVariable';
 import { GuestKernel } from '../system/guest/guestKernel';
 import { linuxProbeState } from './linuxProbeRows';
 import { LinuxAgentProbes } from './linuxAgentProbes';
@@ -473,6 +474,8 @@ export class LinuxTarget {
     if (!s) return { ok: false, reason: `no frame ${k}` };
     return this.frameVariables(cpu, s.physical, { inlineDepth: s.inlineDepth, skipInlineEntry: s.skipInlineEntry });
   }
+  /** the debugger's change of a register, a frame's variable or a shown member (linuxSetVariable.ts); the new value as shown, or throws why not */
+  setValue(at: LinuxSetTarget, name: string, value: string): string { return setLinuxValue(this, at, name, value); }
   // ---- end g40
 
   /** `len` bytes of guest memory at `addr` through CPU `cpu`'s page tables (shorter: unreadable from there on) */

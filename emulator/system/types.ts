@@ -100,6 +100,8 @@ export interface SystemCpuDebug {
   pageTableRoot(): bigint;
   /** the kernel's per-CPU area (x86: GS base in the kernel, KERNEL_GS_BASE while the user's GS is live) */
   perCpuBase(): bigint;
+  /** the debugger's own change of a general register, rip or rflags by its name in registers(); else why not */
+  setRegister(name: string, value: bigint): string | undefined;
   setBreakpoints(addrs: readonly bigint[]): void;
   /** before running again: leave a 'debugBreak' stop; `skipOnce`: the instruction at pc runs once without matching a breakpoint */
   resume(skipOnce: boolean): void;

@@ -12,7 +12,13 @@
  *   - the first do_sys_openat2: the inlined calls gdb shows (do_sys_open,
  *     __do_sys_openat, __se_sys_openat inside __x64_sys_openat;
  *     do_syscall_x64 inside do_syscall_64) are frames with gdb's lines, and
- *     an inlined frame's Locals are its own parameters and locals.
+ *     an inlined frame's Locals are its own parameters and locals;
+ *   - setVariable there: a parameter in a register (dfd in edi: the
+ *     register's upper half kept), a register (rax), a member of the struct
+ *     a parameter points to (how->mode on the caller's stack, written
+ *     through the guest's page tables and seen in the inlined caller's own
+ *     `how`), each put back; refusals for a control register, a struct as a
+ *     whole and an optimized-out variable.
  * Addresses come from the vmlinux's symbols and the golden, none are written here.
  */
 import { test } from 'node:test';
@@ -26,6 +32,8 @@ import { unfetched } from '../util/fetched';
 
 const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
 const GDB_BT = repoPath('test', 'linux', 'dbg', 'golden', 'gdb-bt.txt');
+/** LLVM's view of do_sys_openat2 (test/linux/dbg/make-golden.sh): `member NAME TYPE OFFSET` of struct open_how */
+const LLVM_GOLDEN = repoPath('test', 'linux', 'dbg', 'golden', 'do_sys_openat2.txt');
 const BOOT_MS = 900_000;
 
 /** one frame of gdb's `bt`: `#N  [0xADDR in ]NAME (ARGS) at FILE:LINE` */
@@ -119,4 +127,46 @@ test('Debian\'s kernel at source level: a backtrace through the timer interrupt 
   for (const p of ['dfd', 'filename', 'flags', 'mode']) assert.ok(inl.has(p), `do_sys_open's ${p} in ${[...inl.keys()].join(', ')}`);
   // do_sys_open's own `how` is the struct it builds (do_sys_openat2's is a pointer to it)
   assert.equal(inl.get('how')?.type, 'struct open_how');
+
+  // setVariable / setRegister: the debugger's own changes, through the CPU and the guest's page tables
+  const vars = async (ref: number): Promise<Map<string, DebugProtocol.Variable>> =>
+    new Map((await dc.variablesRequest({ variablesReference: ref })).body.variables.map(v => [v.name, v]));
+  const set = async (ref: number, name: string, value: string): Promise<string> =>
+    (await dc.setVariableRequest({ variablesReference: ref, name, value })).body.value;
+  const s0 = (await dc.scopesRequest({ frameId: open[0].id })).body.scopes;
+  const localsRef = s0.find(x => x.name === 'Locals')!.variablesReference, regsRef = s0.find(x => x.name === 'Registers')!.variablesReference;
+  const regs0 = await vars(regsRef);
+  const rdi0 = BigInt(regs0.get('rdi')!.value), rax0 = BigInt(regs0.get('rax')!.value);
+  assert.equal((await vars(localsRef)).get('dfd')?.value, '-100');
+  assert.equal(await set(localsRef, 'dfd', '7'), '7');
+  assert.equal(BigInt((await vars(regsRef)).get('rdi')!.value), (rdi0 & ~0xffffffffn) | 7n, 'dfd lives in edi here: the low half changed, the upper kept');
+  assert.equal(await set(localsRef, 'dfd', '-100'), '-100');
+  assert.equal(BigInt((await vars(regsRef)).get('rdi')!.value), rdi0);
+  assert.equal(BigInt(await set(regsRef, 'rax', '0x1234abcd')), 0x1234abcdn);
+  assert.equal(BigInt((await vars(regsRef)).get('rax')!.value), 0x1234abcdn);
+  await set(regsRef, 'rax', `0x${rax0.toString(16)}`);
+  await assert.rejects(set(regsRef, 'cr0', '0'), /cr0 cannot be changed/);
+  // how->mode: memory on the caller's stack, at struct open_how's `mode` offset as LLVM reads the DWARF
+  const modeOff = BigInt(readFileSync(LLVM_GOLDEN, 'utf8').split('\n').find(l => /^member mode /.test(l))!.split(' ')[3]);
+  const howVar = (await vars(localsRef)).get('how')!;
+  const howAddr = BigInt(howVar.value);
+  const readU64 = async (a: bigint): Promise<bigint> => {
+    const r = await dc.customRequest('readMemory', { memoryReference: `0x${a.toString(16)}`, count: 8 });
+    return Buffer.from(r.body.data as string, 'base64').readBigUInt64LE(0);
+  };
+  const mode0 = await readU64(howAddr + modeOff);
+  assert.equal(BigInt((await vars(howVar.variablesReference)).get('mode')!.value), mode0);
+  assert.equal(await set(howVar.variablesReference, 'mode', '0x1a4'), '420');
+  assert.equal(await readU64(howAddr + modeOff), 0x1a4n, 'written through the page tables');
+  // the inlined caller do_sys_open's own `how` is that struct
+  const c1 = (await dc.scopesRequest({ frameId: open[1].id })).body.scopes;
+  const callerLocals = await vars(c1[0].variablesReference);
+  const callerHow = callerLocals.get('how')!;
+  assert.equal(callerHow.type, 'struct open_how');
+  assert.equal((await vars(callerHow.variablesReference)).get('mode')?.value, '420', 'the caller\'s struct shows the change');
+  assert.equal(await set(howVar.variablesReference, 'mode', String(mode0)), String(mode0));
+  await assert.rejects(set(c1[0].variablesReference, 'how', '0'), /only integers, characters, enums and pointers/);
+  const gone = [...callerLocals.values()].find(v => v.value === '<optimized out>');
+  assert.ok(gone, `an optimized-out variable in do_sys_open: ${[...callerLocals.values()].map(v => `${v.name}=${v.value}`).join(', ')}`);
+  await assert.rejects(set(c1[0].variablesReference, gone.name, '1'), /optimized out/);
 });

@@ -9,7 +9,7 @@ import type { LongModeStart, SystemCpuDebug, SystemCpuHandle, SystemCpuPort, Sys
 import type { X86Cpu } from '../cpu';
 import { createSystemCpu, runSystemCpu, systemOf } from './systemCpu';
 import { DEBUGGER_SLOT0 } from './delivery';
-import { fromVAddr, mustVAddr } from '../../../memory/address';
+import { fromVAddr, mustVAddr, toVAddr } from '../../../memory/address';
 
 class X86SystemCpu implements SystemCpuHandle {
   constructor(readonly cpu: X86Cpu) {}
@@ -52,6 +52,14 @@ function x86Debug(cpu: X86Cpu): SystemCpuDebug {
     perCpuBase: () => {
       const gs = fromVAddr(cpu.gsBase);
       return gs >= KERNEL_HALF ? gs : fromVAddr(systemOf(cpu).kernelGsBase);
+    },
+    setRegister: (name, value) => {
+      const v = BigInt.asUintN(64, value);
+      const i = GPR.indexOf(name);
+      if (i >= 0) { const n = GPR_NUM[i]; cpu.lo[n] = Number(v & 0xffffffffn) | 0; cpu.hi[n] = Number(v >> 32n) | 0; return undefined; }
+      if (name === 'rip') { if (toVAddr(v) === null) return `${h64(v)} is not a canonical address`; cpu.setPc(v); return undefined; }
+      if (name === 'rflags') { if (v > 0xffffffffn) return `rflags is 32 bits wide here: ${h64(v)}`; cpu.setRflags(Number(v)); return undefined; }
+      return `${name} cannot be changed from the debugger (general registers, rip and rflags can)`;
     },
     setBreakpoints: addrs => {
       if (addrs.length > max) throw new RangeError(`at most ${max} debugger breakpoints`);
