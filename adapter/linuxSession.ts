@@ -55,6 +55,8 @@ const REGISTERS_SCOPE = 1;
 const FRAME_IDS_PER_CPU = 1000;
 /** variablesReference of frame k's Locals on a CPU: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k */
 const LOCALS_SCOPE = 1000;
+/** variablesReference of a CPU's Per-CPU scope: PERCPU_SCOPE + cpu (below CHILDREN, above any Locals reference) */
+const PERCPU_SCOPE = 900_000;
 /** references of expandable values (struct members) from here on; forgotten when the machine runs */
 const CHILDREN = 1_000_000;
 /** wall time between two `_probeState` events while the machine runs */
@@ -75,6 +77,7 @@ export class LinuxSession {
       t.agentProbes.onStatus = st => this.sink.sendEvent(new BreakpointEvent('changed', { id: st.bpId, verified: st.verified, message: st.message } as DebugProtocol.Breakpoint));
     }
     t.onChunk(() => {
+      this.kaslrNotice();
       const now = Date.now();
       if (now - this.lastStateAt < STATE_INTERVAL_MS) return;
       this.sendState();
@@ -94,7 +97,18 @@ export class LinuxSession {
     this.sink.sendEvent(new OutputEvent(text, category));
   }
 
+  private kaslrWarned = false;
+  /** once: the kernel runs relocated by KASLR, and the vmlinux's addresses do not fit it (emulator/debug/linuxKaslr.ts) */
+  private kaslrNotice(): void {
+    if (this.kaslrWarned || !this.t.vmlinux) return;
+    const slide = this.t.kaslrSlide();
+    if (slide === undefined) return;
+    this.kaslrWarned = true;
+    if (slide !== 0n) this.output(`kprobe: the kernel runs relocated by KASLR, 0x${slide.toString(16)} above ${this.t.vmlinux.path}'s link addresses: its symbols, breakpoints, frames and variables do not fit the running kernel; add nokaslr to "append" (the default command line has it)\n`, 'console');
+  }
+
   private onStop(s: LinuxStop): void {
+    this.kaslrNotice();
     this.lastThread = s.cpu + 1;
     this.expandables.clear();
     if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
@@ -179,6 +193,8 @@ export class LinuxSession {
           const k = (frameId - 1) % FRAME_IDS_PER_CPU;
           const scopes: DebugProtocol.Scope[] = [{ name: 'Registers', presentationHint: 'registers', variablesReference: REGISTERS_SCOPE + cpu, expensive: false }];
           if (this.t.vmlinux) scopes.unshift({ name: 'Locals', presentationHint: 'locals', variablesReference: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k, expensive: false });
+          // the CPU's copies of Linux's per-CPU variables (emulator/debug/linuxPerCpu.ts)
+          if (this.t.vmlinux) scopes.push({ name: 'Per-CPU', variablesReference: PERCPU_SCOPE + cpu, expensive: true });
           return ok({ scopes });
         }
         case 'variables': {
@@ -187,6 +203,11 @@ export class LinuxSession {
             const e = this.expandables.get(ref);
             if (!e) return fail('variables', `no variables ${ref} (the machine ran since)`);
             return ok({ variables: this.t.children(e.cpu, e.x).map(v => this.dapVariable(e.cpu, v)) });
+          }
+          if (ref >= PERCPU_SCOPE) {
+            const vars = this.t.perCpu(ref - PERCPU_SCOPE);
+            if (typeof vars === 'string') return ok({ variables: [{ name: '(no variables)', value: vars, variablesReference: 0 }] });
+            return ok({ variables: vars.map(v => this.dapVariable(ref - PERCPU_SCOPE, v)) });
           }
           if (ref >= LOCALS_SCOPE) {
             const cpu = Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), k = (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU;
@@ -267,13 +288,33 @@ export class LinuxSession {
           const ref = Number(args.variablesReference), name = String(args.name);
           const e = ref >= CHILDREN ? this.expandables.get(ref) : undefined;
           if (ref >= CHILDREN && !e) return fail('setVariable', `no variables ${ref} (the machine ran since)`);
+          if (ref >= PERCPU_SCOPE && ref < CHILDREN) return fail('setVariable', `per-CPU variable '${name}': expand it and change its members, or write its copy's memory`);
           const at = e ? { cpu: e.cpu, member: e.x }
             : ref >= LOCALS_SCOPE ? { cpu: Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), frame: (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU }
               : { cpu: ref - REGISTERS_SCOPE, register: true as const };
           try { return ok({ value: this.t.setValue(at, name, String(args.value)) }); } catch (err) { return fail('setVariable', (err as Error).message); }
         }
-        case 'setExceptionBreakpoints': case 'setDataBreakpoints':
+        case 'setExceptionBreakpoints':
           return ok({ breakpoints: [] });
+        case 'dataBreakpointInfo': {
+          // what "Break on Value Change" would watch (emulator/debug/linuxDataBreakpoints.ts)
+          if (this.t.isRunning) return ok({ dataId: null, description: 'pause the machine to set a data breakpoint' });
+          const ref = typeof args.variablesReference === 'number' ? args.variablesReference : undefined;
+          const e = ref !== undefined && ref >= CHILDREN ? this.expandables.get(ref) : undefined;
+          const fid = typeof args.frameId === 'number' ? args.frameId - 1 : undefined;
+          const at = e ? { cpu: e.cpu, member: e.x }
+            : ref !== undefined && ref >= LOCALS_SCOPE && ref < CHILDREN ? { cpu: Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), frame: (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU }
+              : fid !== undefined && ref === undefined ? { cpu: Math.floor(fid / FRAME_IDS_PER_CPU), frame: fid % FRAME_IDS_PER_CPU }
+                : { cpu: this.lastThread - 1, global: true as const };
+          if (ref !== undefined && ref >= CHILDREN && !e) return ok({ dataId: null, description: `no variables ${ref} (the machine ran since)` });
+          if (ref !== undefined && ref >= PERCPU_SCOPE && ref < CHILDREN) return ok({ dataId: null, description: `per-CPU variable '${String(args.name)}': watch a member of its expanded copy` });
+          return ok(this.t.dataInfo(at, String(args.name ?? ''), args.asAddress === true ? { bytes: Number(args.bytes ?? 1) } : undefined));
+        }
+        case 'setDataBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.DataBreakpoint[] | undefined) ?? [];
+          const res = this.t.setWatchpoints(bps.map(b => ({ dataId: b.dataId, accessType: b.accessType })));
+          return ok({ breakpoints: res.map(r => (typeof r === 'string' ? { verified: false, message: r } : { id: this.nextBpId++, verified: true, description: r.label })) });
+        }
         case ProbeRequest.list:
           return ok(this.probeState());
         case ProbeRequest.debugfs: {
@@ -308,6 +349,9 @@ export class LinuxSession {
       const vars = this.t.shownFrameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
       const v = vars.ok ? [...vars.params, ...vars.locals].find(x => x.name === expr.trim()) : undefined;
       if (v) { const d = this.dapVariable(cpu, v); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
+      // a per-CPU variable: this CPU's copy
+      const pv = this.t.perCpu(cpu, [expr.trim()]);
+      if (typeof pv !== 'string' && pv[0]) { const d = this.dapVariable(cpu, pv[0]); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
     }
     const reg = /^\$(\w+)$/.exec(expr.trim());
     if (reg) {

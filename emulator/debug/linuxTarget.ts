@@ -39,6 +39,9 @@ import { orcFrames, type LinuxFrame } from './linuxOrc';
 import { shownFrames, type LinuxShownFrame } from './linuxFrames';
 import type { ScopeAt } from '../elf/dwarf/scopes';
 import { setLinuxValue, type LinuxSetTarget } from './linuxSetVariable';
+import { perCpuVariables } from './linuxPerCpu';
+import { idtrBaseOf, kernelSlide } from './linuxKaslr';
+import { linuxDataInfo, parseDataId, type LinuxDataInfo, type LinuxDataPlace, type LinuxWatch } from './linuxDataBreakpoints';
 import { GuestKernel } from '../system/guest/guestKernel';
 import { linuxProbeState } from './linuxProbeRows';
 import { LinuxAgentProbes } from './linuxAgentProbes';
@@ -48,7 +51,7 @@ import type { ProbeStateBody } from './rows';
 const CHUNK = 2_000_000;
 const PANIC = 'Kernel panic - not syncing';
 
-export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'step' | 'exception';
+export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'data breakpoint' | 'step' | 'exception';
 
 export interface LinuxStop {
   reason: LinuxStopReason;
@@ -283,6 +286,8 @@ export class LinuxTarget {
     switch (stop.kind) {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
+        // g40: a data breakpoint (linuxDataBreakpoints.ts): the access is done, the CPU is past it
+        if (stop.detail.startsWith('a debugger watchpoint')) { this.report({ reason: 'data breakpoint', cpu, description: this.watchHit(stop.detail) }); return; }
         const t = this.temp;
         if (t && h && h.pc() === t.address && !this.armed.has(t.address)) {
           // a step's own breakpoint: the step decides (another CPU reaching it just goes on)
@@ -365,7 +370,7 @@ export class LinuxTarget {
    */
   setBreakpoints(kind: LinuxBreakpointKind, group: string, wanted: readonly { addresses: bigint[] | string; label: string }[]): (LinuxBreakpoint | string)[] {
     this.bps = this.bps.filter(b => b.group !== group);
-    const max = this.run.cpus[0]!.debug.maxBreakpoints;
+    const max = this.run.cpus[0]!.debug.maxBreakpoints - this.watches.length;
     const out: (LinuxBreakpoint | string)[] = [];
     for (const w of wanted) {
       if (typeof w.addresses === 'string') { out.push(w.addresses); continue; }
@@ -411,7 +416,7 @@ export class LinuxTarget {
     if (!all && live === this.armedCpus) return;
     const addrs = [...this.armed.keys()];
     if (this.temp && !this.armed.has(this.temp.address)) addrs.push(this.temp.address);
-    for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
+    for (const h of cpus) if (h !== null) { h.debug.setWatchpoints(this.watches); h.debug.setBreakpoints(addrs); }
     this.armedCpus = live;
   }
 
@@ -476,6 +481,48 @@ export class LinuxTarget {
   }
   /** the debugger's change of a register, a frame's variable or a shown member (linuxSetVariable.ts); the new value as shown, or throws why not */
   setValue(at: LinuxSetTarget, name: string, value: string): string { return setLinuxValue(this, at, name, value); }
+  /** CPU `cpu`'s per-CPU variables (all, or those named), or why none (linuxPerCpu.ts) */
+  perCpu(cpu: number, only?: readonly string[]): FrameVariable[] | string { return perCpuVariables(this, cpu, only); }
+
+  private slide: bigint | undefined;
+  /** the kernel's KASLR slide once it has loaded its IDT (linuxKaslr.ts; 0 with nokaslr), else undefined */
+  kaslrSlide(): bigint | undefined {
+    const h = this.run.cpus[0];
+    if (this.slide === undefined && h) this.slide = kernelSlide(this.vmlinux, idtrBaseOf(h.debug.registers()) ?? 0n);
+    return this.slide;
+  }
+
+  private watches: LinuxWatch[] = [];
+
+  /** what a data breakpoint on `name` there would watch (DAP dataBreakpointInfo) */
+  dataInfo(at: LinuxDataPlace, name: string, asAddress?: { bytes: number }): LinuxDataInfo { return linuxDataInfo(this, at, name, asAddress); }
+
+  /** replace the data breakpoints (dataIds from linuxDataInfo); per request the watch or why not; they share the CPUs' debugger slots with the breakpoints */
+  setWatchpoints(wanted: readonly { dataId: string; accessType?: 'read' | 'write' | 'readWrite'; label?: string }[]): (LinuxWatch | string)[] {
+    const max = this.run.cpus[0]!.debug.maxBreakpoints - this.armed.size;
+    const out: (LinuxWatch | string)[] = [];
+    const kept: LinuxWatch[] = [];
+    for (const w of wanted) {
+      const p = parseDataId(w.dataId);
+      if (typeof p === 'string') { out.push(p); continue; }
+      if (kept.length >= max) { out.push(`at most ${max} data breakpoints beside ${this.armed.size} breakpoint addresses on this machine`); continue; }
+      const a = w.accessType ?? 'write';
+      const watch: LinuxWatch = { ...p, read: a !== 'write', write: a !== 'read', label: w.label ?? this.where(p.addr) };
+      kept.push(watch);
+      out.push(watch);
+    }
+    this.watches = kept;
+    this.rearm();
+    return out;
+  }
+
+  /** a watchpoint stop's description: the watch that matched and what the guest did there */
+  private watchHit(detail: string): string {
+    const m = /(read|write) at (0x[0-9a-f]+)/.exec(detail);
+    const at = m ? BigInt(m[2]) : undefined;
+    const w = at === undefined ? undefined : this.watches.find(x => at >= x.addr && at < x.addr + BigInt(x.len)) ?? this.watches.find(x => at < x.addr + BigInt(x.len) && x.addr < at + 8n);
+    return `Data breakpoint: ${m ? m[1] : 'access'} of ${w?.label ?? (at !== undefined ? this.where(at) : 'watched memory')}`;
+  }
   // ---- end g40
 
   /** `len` bytes of guest memory at `addr` through CPU `cpu`'s page tables (shorter: unreadable from there on) */

@@ -109,7 +109,7 @@ test('Debian\'s kernel in the debugger: console, a function breakpoint the guest
   // the same arguments from the vmlinux's DWARF in the Locals scope, and by name (hover / watch)
   const f0 = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
   const scopes = (await dc.scopesRequest({ frameId: f0.id })).body.scopes;
-  assert.deepEqual(scopes.map(s => s.name), ['Locals', 'Registers']);
+  assert.deepEqual(scopes.map(s => s.name), ['Locals', 'Registers', 'Per-CPU']);
   const locals = new Map((await dc.variablesRequest({ variablesReference: scopes[0].variablesReference })).body.variables.map(v => [v.name, v]));
   assert.equal(locals.get('dfd')?.value, '-100');
   assert.equal(locals.get('dfd')?.type, 'int');

@@ -18,7 +18,15 @@
  *     a parameter points to (how->mode on the caller's stack, written
  *     through the guest's page tables and seen in the inlined caller's own
  *     `how`), each put back; refusals for a control register, a struct as a
- *     whole and an optimized-out variable.
+ *     whole and an optimized-out variable;
+ *   - the Per-CPU scope: this CPU's current_task (its comm and pid the
+ *     thread's) and cpu_number, also as a watch expression;
+ *   - a data breakpoint (Break on Value Change) on the kernel global
+ *     jiffies_64: the guest's timer tick writes it, the machine stops in
+ *     the writer with the value changed; a variable in a register is
+ *     refused with why.
+ * A second boot without `nokaslr`: the KASLR slide read from the IDT
+ * register, said once in the Debug Console.
  * Addresses come from the vmlinux's symbols and the golden, none are written here.
  */
 import { test } from 'node:test';
@@ -29,6 +37,7 @@ import { Harness, within } from './dapHarness';
 import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
 import { repoPath } from '../util/paths';
 import { unfetched } from '../util/fetched';
+import { loadElf } from '../../emulator/elf';
 
 const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
 const GDB_BT = repoPath('test', 'linux', 'dbg', 'golden', 'gdb-bt.txt');
@@ -86,6 +95,8 @@ test('Debian\'s kernel at source level: a backtrace through the timer interrupt 
     dc.waitForEvent('initialized').then(() => dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'update_process_times' }] })).then(() => dc.configurationDoneRequest()),
     dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256 }),
   ]), 'launch', 60_000);
+  let consoleText = '';
+  dc.on('output', (e: DebugProtocol.OutputEvent) => { if (e.body.category === 'console') consoleText += e.body.output; });
   const s1 = await within(first, 'the first timer tick', BOOT_MS) as DebugProtocol.StoppedEvent;
   assert.equal(s1.body.reason, 'function breakpoint', s1.body.description);
 
@@ -108,6 +119,8 @@ test('Debian\'s kernel at source level: a backtrace through the timer interrupt 
   const iScopes = (await dc.scopesRequest({ frameId: interrupted.id })).body.scopes;
   const iVars = (await dc.variablesRequest({ variablesReference: iScopes[0].variablesReference })).body.variables;
   assert.ok(iVars.length > 0);
+
+  assert.doesNotMatch(consoleText, /KASLR/, 'booted with nokaslr: the vmlinux\'s addresses are the kernel\'s');
 
   // the first open: gdb's whole backtrace to the system call's entry, inlined calls as frames
   await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'do_sys_openat2' }] });
@@ -169,4 +182,68 @@ test('Debian\'s kernel at source level: a backtrace through the timer interrupt 
   const gone = [...callerLocals.values()].find(v => v.value === '<optimized out>');
   assert.ok(gone, `an optimized-out variable in do_sys_open: ${[...callerLocals.values()].map(v => `${v.name}=${v.value}`).join(', ')}`);
   await assert.rejects(set(c1[0].variablesReference, gone.name, '1'), /optimized out/);
+
+  // per-CPU variables: this CPU's copies (gdb reads current_task's offset as an address and fails)
+  const pcs = s0.find(x => x.name === 'Per-CPU');
+  assert.ok(pcs?.expensive, 'a Per-CPU scope, fetched on demand');
+  const perCpu = await vars(pcs.variablesReference);
+  assert.equal(perCpu.get('cpu_number')?.value, '0');
+  const cur = perCpu.get('current_task');
+  assert.equal(cur?.type, 'struct task_struct *');
+  const thread = /^CPU 0: (.+) \[(\d+)\]$/.exec((await dc.threadsRequest()).body.threads[0].name);
+  assert.ok(thread, 'the thread names its task');
+  const task = await vars(cur.variablesReference);
+  assert.ok(task.get('comm')?.value.startsWith(`"${thread[1]}`), `current_task->comm ${task.get('comm')?.value} is the thread's ${thread[1]}`);
+  assert.equal(task.get('pid')?.value, thread[2]);
+  assert.equal((await h.evaluate('current_task', open[0].id, 'watch')).result, cur.value, 'a watch of current_task reads this CPU\'s copy');
+
+  // a data breakpoint on a kernel global the guest writes (jiffies_64, at each timer tick)
+  const jiffies = loadElf(VMLINUX).symbols.lookup('jiffies_64')!;
+  const info = (await dc.customRequest('dataBreakpointInfo', { name: 'jiffies_64', frameId: open[0].id })).body as DebugProtocol.DataBreakpointInfoResponse['body'];
+  assert.equal(info.dataId, `0x${jiffies.value.toString(16)}/8`, info.description);
+  const inReg = (await dc.customRequest('dataBreakpointInfo', { name: 'dfd', variablesReference: localsRef })).body as DebugProtocol.DataBreakpointInfoResponse['body'];
+  assert.equal(inReg.dataId, null);
+  assert.match(inReg.description, /held in a register/);
+  const before = await readU64(jiffies.value);
+  const dbp = (await dc.customRequest('setDataBreakpoints', { breakpoints: [{ dataId: info.dataId, accessType: 'write' }] })).body.breakpoints as DebugProtocol.Breakpoint[];
+  assert.equal(dbp[0].verified, true, dbp[0].message);
+  const watched = dc.waitForEvent('stopped');
+  await dc.continueRequest({ threadId: 1 });
+  const s3 = await within(watched, 'the write of jiffies_64', BOOT_MS) as DebugProtocol.StoppedEvent;
+  assert.equal(s3.body.reason, 'data breakpoint', s3.body.description);
+  assert.match(s3.body.description ?? '', /write of jiffies_64/);
+  assert.ok(await readU64(jiffies.value) > before, 'the guest wrote a later jiffies value');
+  const writer = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames.map(fnName);
+  assert.ok(writer.some(n => /^(do_timer|tick_do_update_jiffies64)$/.test(n)), `stopped in the writer: ${writer.join(' <- ')}`);
+  await dc.customRequest('setDataBreakpoints', { breakpoints: [] });
+});
+
+test('Debian\'s kernel booted without nokaslr: the debugger finds its KASLR slide from the IDT register and says the vmlinux\'s addresses do not fit', async (t) => {
+  const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
+  if (!kernel || !initrd) return;
+  if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
+  const h = new Harness();
+  await h.startServer();
+  const dc = await h.startClient();
+  t.after(async () => { await dc.stop(); await h.stopServer(); });
+  const notice = new Promise<bigint>(resolve => {
+    dc.on('output', (e: DebugProtocol.OutputEvent) => {
+      const m = /relocated by KASLR, (0x[0-9a-f]+) above/.exec(e.body.output);
+      if (m) resolve(BigInt(m[1]));
+    });
+  });
+  await within(Promise.all([
+    dc.waitForEvent('initialized').then(() => dc.configurationDoneRequest()),
+    dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 panic=-1 acpi=off', cpus: 1, memory: 256 }),
+  ]), 'launch', 60_000);
+  const slide = await within(notice, 'the KASLR notice', BOOT_MS);
+  const paused = dc.waitForEvent('stopped');
+  await dc.pauseRequest({ threadId: 1 });
+  await within(paused, 'the pause', 60_000);
+  const f = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+  const regsRef = (await dc.scopesRequest({ frameId: f.id })).body.scopes.find(x => x.name === 'Registers')!.variablesReference;
+  const idtr = (await dc.variablesRequest({ variablesReference: regsRef })).body.variables.find(v => v.name === 'idtr')!.value;
+  const idt = loadElf(VMLINUX).symbols.lookup('idt_table')!;
+  assert.equal(BigInt(idtr.split(' ')[0]) - idt.value, slide, 'the IDT is the vmlinux\'s idt_table moved by the slide');
+  assert.equal(slide % 0x200000n, 0n, 'a multiple of the kernel\'s 2 MiB alignment');
 });

@@ -149,12 +149,12 @@ export function nameOf(di: DebugInfo, d: Die): string | undefined {
   return undefined;
 }
 
-/** an attribute's DIE reference, through abstract_origin */
+/** an attribute's DIE reference, through abstract_origin, or DW_AT_specification (a global defined apart from its declaration: DEFINE_PER_CPU after a header's DECLARE_PER_CPU) */
 export function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
   for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
     const r = di.ref(x, at);
     if (r) return r;
-    x = di.ref(x, DW_AT.abstract_origin);
+    x = di.ref(x, DW_AT.abstract_origin) ?? di.ref(x, DW_AT.specification);
   }
   return undefined;
 }

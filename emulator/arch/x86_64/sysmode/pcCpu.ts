@@ -31,6 +31,7 @@ const hx = (v: number | bigint): string => `0x${v.toString(16)}`;
 
 function x86Debug(cpu: X86Cpu): SystemCpuDebug {
   const max = 31 - DEBUGGER_SLOT0;
+  let watches = 0;
   return {
     maxBreakpoints: max,
     registers: () => {
@@ -62,11 +63,20 @@ function x86Debug(cpu: X86Cpu): SystemCpuDebug {
       return `${name} cannot be changed from the debugger (general registers, rip and rflags can)`;
     },
     setBreakpoints: addrs => {
-      if (addrs.length > max) throw new RangeError(`at most ${max} debugger breakpoints`);
-      for (let k = 0; k < max; k++) {
+      if (addrs.length + watches > max) throw new RangeError(`at most ${max} debugger breakpoints and watchpoints (${watches} watchpoints)`);
+      for (let k = 0; k < max - watches; k++) {
         const a = addrs[k];
         cpu.hw.setSlot(DEBUGGER_SLOT0 + k, a === undefined ? null : { lo: mustVAddr(a), len: 1, exec: true, read: false, write: false });
       }
+    },
+    // watchpoints take the debugger's slots from the top down
+    setWatchpoints: list => {
+      if (list.length > max) throw new RangeError(`at most ${max} debugger watchpoints`);
+      for (let i = 0; i < Math.max(list.length, watches); i++) {
+        const w = list[i];
+        cpu.hw.setSlot(DEBUGGER_SLOT0 + max - 1 - i, w === undefined ? null : { lo: mustVAddr(w.addr), len: w.len, exec: false, read: w.read, write: w.write });
+      }
+      watches = list.length;
     },
     resume: skipOnce => {
       const s = systemOf(cpu);
