@@ -68,6 +68,8 @@ const REGISTERS_SCOPE = 1;
 const FRAME_IDS_PER_CPU = 1000;
 /** variablesReference of frame k's Locals on a CPU: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k */
 const LOCALS_SCOPE = 1000;
+/** variablesReference of a CPU's Per-CPU scope: PERCPU_SCOPE + cpu (below CHILDREN, above any Locals reference) */
+const PERCPU_SCOPE = 900_000;
 /** references of expandable values (struct members) from here on; forgotten when the machine runs */
 const CHILDREN = 1_000_000;
 /** wall time between two `_probeState` events while the machine runs */
@@ -90,6 +92,7 @@ export class LinuxSession {
       t.agentProbes.onStatus = st => this.sink.sendEvent(new BreakpointEvent('changed', { id: st.bpId, verified: st.verified, message: st.message } as DebugProtocol.Breakpoint));
     }
     t.onChunk(() => {
+      this.kaslrNotice();
       const now = Date.now();
       if (now - this.lastStateAt < STATE_INTERVAL_MS) return;
       this.sendState();
@@ -109,7 +112,18 @@ export class LinuxSession {
     this.sink.sendEvent(new OutputEvent(text, category));
   }
 
+  private kaslrWarned = false;
+  /** once: the kernel runs relocated by KASLR, and the vmlinux's addresses do not fit it (emulator/debug/linuxKaslr.ts) */
+  private kaslrNotice(): void {
+    if (this.kaslrWarned || !this.t.vmlinux) return;
+    const slide = this.t.kaslrSlide();
+    if (slide === undefined) return;
+    this.kaslrWarned = true;
+    if (slide !== 0n) this.output(`kprobe: the kernel runs relocated by KASLR, 0x${slide.toString(16)} above ${this.t.vmlinux.path}'s link addresses: its symbols, breakpoints, frames and variables do not fit the running kernel; add nokaslr to "append" (the default command line has it)\n`, 'console');
+  }
+
   private onStop(s: LinuxStop): void {
+    this.kaslrNotice();
     this.lastThread = s.cpu + 1;
     this.expandables.clear();
     if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
@@ -179,17 +193,18 @@ export class LinuxSession {
           const cpu = cpuOf(args.threadId);
           if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
           if (this.t.isRunning) return fail('running');
-          const frames = this.t.frames(cpu);
+          // the ORC frames with their inlined calls (emulator/debug/linuxFrames.ts)
+          const frames = this.t.shownFrames(cpu);
           const stackFrames: DebugProtocol.StackFrame[] = frames.map((f, k) => {
-            const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: this.t.where(f.pc), line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
-            const line = this.t.sourceLine(k === 0 || f.signal ? f.pc : f.pc - 1n);
+            const sf: DebugProtocol.StackFrame = { id: cpu * FRAME_IDS_PER_CPU + k + 1, name: f.name, line: 0, column: 0, instructionPointerReference: formatAddress(f.pc) };
+            const line = f.line;
             if (line) {
               const local = this.t.sources.toLocal(line.file);
               sf.source = { name: line.file.split('/').pop(), path: local, presentationHint: existsSync(local) ? undefined : 'deemphasize' };
               sf.line = line.line;
               sf.column = line.column || 1;
             }
-            if (k > 0 && frames[k - 1].signal && k !== 1) sf.presentationHint = 'label';
+            if (f.physical > 0 && f.inlineDepth === 0 && frames[k - 1].signal && f.physical !== 1) sf.presentationHint = 'label';
             return sf;
           });
           return ok({ stackFrames, totalFrames: stackFrames.length });
@@ -200,6 +215,8 @@ export class LinuxSession {
           const k = (frameId - 1) % FRAME_IDS_PER_CPU;
           const scopes: DebugProtocol.Scope[] = [{ name: 'Registers', presentationHint: 'registers', variablesReference: REGISTERS_SCOPE + cpu, expensive: false }];
           if (this.t.vmlinux) scopes.unshift({ name: 'Locals', presentationHint: 'locals', variablesReference: LOCALS_SCOPE + cpu * FRAME_IDS_PER_CPU + k, expensive: false });
+          // the CPU's copies of Linux's per-CPU variables (emulator/debug/linuxPerCpu.ts)
+          if (this.t.vmlinux) scopes.push({ name: 'Per-CPU', variablesReference: PERCPU_SCOPE + cpu, expensive: true });
           return ok({ scopes });
         }
         case 'variables': {
@@ -209,9 +226,14 @@ export class LinuxSession {
             if (!e) return fail('variables', `no variables ${ref} (the machine ran since)`);
             return ok({ variables: this.t.children(e.cpu, e.x).map(v => this.dapVariable(e.cpu, v)) });
           }
+          if (ref >= PERCPU_SCOPE) {
+            const vars = this.t.perCpu(ref - PERCPU_SCOPE);
+            if (typeof vars === 'string') return ok({ variables: [{ name: '(no variables)', value: vars, variablesReference: 0 }] });
+            return ok({ variables: vars.map(v => this.dapVariable(ref - PERCPU_SCOPE, v)) });
+          }
           if (ref >= LOCALS_SCOPE) {
             const cpu = Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), k = (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU;
-            const vars = this.t.frameVariables(cpu, k);
+            const vars = this.t.shownFrameVariables(cpu, k);
             if (!vars.ok) return ok({ variables: [{ name: '(no variables)', value: vars.reason, variablesReference: 0 }] });
             return ok({ variables: [...vars.params, ...vars.locals].map(v => this.dapVariable(cpu, v)) });
           }
@@ -283,8 +305,39 @@ export class LinuxSession {
             return b;
           }) });
         }
-        case 'setExceptionBreakpoints': case 'setDataBreakpoints':
+        case 'setVariable': {
+          // a register, a frame's variable or a shown member (emulator/debug/linuxSetVariable.ts)
+          if (this.t.isRunning) return fail('running');
+          const ref = Number(args.variablesReference), name = String(args.name);
+          const e = ref >= CHILDREN ? this.expandables.get(ref) : undefined;
+          if (ref >= CHILDREN && !e) return fail('setVariable', `no variables ${ref} (the machine ran since)`);
+          if (ref >= PERCPU_SCOPE && ref < CHILDREN) return fail('setVariable', `per-CPU variable '${name}': expand it and change its members, or write its copy's memory`);
+          const at = e ? { cpu: e.cpu, member: e.x }
+            : ref >= LOCALS_SCOPE ? { cpu: Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), frame: (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU }
+              : { cpu: ref - REGISTERS_SCOPE, register: true as const };
+          try { return ok({ value: this.t.setValue(at, name, String(args.value)) }); } catch (err) { return fail('setVariable', (err as Error).message); }
+        }
+        case 'setExceptionBreakpoints':
           return ok({ breakpoints: [] });
+        case 'dataBreakpointInfo': {
+          // what "Break on Value Change" would watch (emulator/debug/linuxDataBreakpoints.ts)
+          if (this.t.isRunning) return ok({ dataId: null, description: 'pause the machine to set a data breakpoint' });
+          const ref = typeof args.variablesReference === 'number' ? args.variablesReference : undefined;
+          const e = ref !== undefined && ref >= CHILDREN ? this.expandables.get(ref) : undefined;
+          const fid = typeof args.frameId === 'number' ? args.frameId - 1 : undefined;
+          const at = e ? { cpu: e.cpu, member: e.x }
+            : ref !== undefined && ref >= LOCALS_SCOPE && ref < CHILDREN ? { cpu: Math.floor((ref - LOCALS_SCOPE) / FRAME_IDS_PER_CPU), frame: (ref - LOCALS_SCOPE) % FRAME_IDS_PER_CPU }
+              : fid !== undefined && ref === undefined ? { cpu: Math.floor(fid / FRAME_IDS_PER_CPU), frame: fid % FRAME_IDS_PER_CPU }
+                : { cpu: this.lastThread - 1, global: true as const };
+          if (ref !== undefined && ref >= CHILDREN && !e) return ok({ dataId: null, description: `no variables ${ref} (the machine ran since)` });
+          if (ref !== undefined && ref >= PERCPU_SCOPE && ref < CHILDREN) return ok({ dataId: null, description: `per-CPU variable '${String(args.name)}': watch a member of its expanded copy` });
+          return ok(this.t.dataInfo(at, String(args.name ?? ''), args.asAddress === true ? { bytes: Number(args.bytes ?? 1) } : undefined));
+        }
+        case 'setDataBreakpoints': {
+          const bps = (args.breakpoints as DebugProtocol.DataBreakpoint[] | undefined) ?? [];
+          const res = this.t.setWatchpoints(bps.map(b => ({ dataId: b.dataId, accessType: b.accessType })));
+          return ok({ breakpoints: res.map(r => (typeof r === 'string' ? { verified: false, message: r } : { id: this.nextBpId++, verified: true, description: r.label })) });
+        }
         case ProbeRequest.list:
           return ok(this.probeState());
         case ProbeRequest.setEnabled: case ProbeRequest.unregister: case ProbeRequest.setGlobalEnabled: case ProbeRequest.setOptimization:
@@ -318,9 +371,12 @@ export class LinuxSession {
     const cpu = typeof args.frameId === 'number' ? Math.floor((args.frameId - 1) / FRAME_IDS_PER_CPU) : this.lastThread - 1;
     // a parameter or local of the frame (hover, watch)
     if (/^[A-Za-z_]\w*$/.test(expr.trim()) && typeof args.frameId === 'number' && this.t.vmlinux) {
-      const vars = this.t.frameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
+      const vars = this.t.shownFrameVariables(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU);
       const v = vars.ok ? [...vars.params, ...vars.locals].find(x => x.name === expr.trim()) : undefined;
       if (v) { const d = this.dapVariable(cpu, v); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
+      // a per-CPU variable: this CPU's copy
+      const pv = this.t.perCpu(cpu, [expr.trim()]);
+      if (typeof pv !== 'string' && pv[0]) { const d = this.dapVariable(cpu, pv[0]); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
     }
     const reg = /^\$(\w+)$/.exec(expr.trim());
     if (reg) {

@@ -36,6 +36,12 @@ import { LinuxSources } from './linuxSources';
 import { LinuxLineStep } from './linuxStep';
 import type { DecodedInsn } from '../arch/types';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
+import { shownFrames, type LinuxShownFrame } from './linuxFrames';
+import type { ScopeAt } from '../elf/dwarf/scopes';
+import { setLinuxValue, type LinuxSetTarget } from './linuxSetVariable';
+import { perCpuVariables } from './linuxPerCpu';
+import { idtrBaseOf, kernelSlide } from './linuxKaslr';
+import { linuxDataInfo, parseDataId, type LinuxDataInfo, type LinuxDataPlace, type LinuxWatch } from './linuxDataBreakpoints';
 import { GuestKernel } from '../system/guest/guestKernel';
 import { linuxProbeState } from './linuxProbeRows';
 import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
@@ -47,7 +53,7 @@ import type { ProbeStateBody } from './rows';
 const CHUNK = 2_000_000;
 const PANIC = 'Kernel panic - not syncing';
 
-export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'step' | 'exception';
+export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'data breakpoint' | 'step' | 'exception';
 
 export interface LinuxStop {
   reason: LinuxStopReason;
@@ -352,6 +358,8 @@ export class LinuxTarget {
     switch (stop.kind) {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
+        // a data breakpoint (linuxDataBreakpoints.ts): the access is done, the CPU is past it
+        if (stop.detail.startsWith('a debugger watchpoint')) { this.report({ reason: 'data breakpoint', cpu, description: this.watchHit(stop.detail) }); return; }
         if (h && this.agentStopAddr !== undefined && h.pc() === this.agentStopAddr && !this.armed.has(h.pc())) { this.agentStop(cpu); return; }
         const t = this.temp;
         if (t && h && h.pc() === t.address && !this.armed.has(t.address)) {
@@ -459,7 +467,7 @@ export class LinuxTarget {
    */
   setBreakpoints(kind: LinuxBreakpointKind, group: string, wanted: readonly { addresses: bigint[] | string; label: string }[]): (LinuxBreakpoint | string)[] {
     this.bps = this.bps.filter(b => b.group !== group);
-    const max = this.run.cpus[0]!.debug.maxBreakpoints;
+    const max = this.run.cpus[0]!.debug.maxBreakpoints - this.watches.length;
     const out: (LinuxBreakpoint | string)[] = [];
     for (const w of wanted) {
       if (typeof w.addresses === 'string') { out.push(w.addresses); continue; }
@@ -506,7 +514,7 @@ export class LinuxTarget {
     const addrs = [...this.armed.keys()];
     if (this.temp && !this.armed.has(this.temp.address)) addrs.push(this.temp.address);
     if (this.agentStopAddr !== undefined && !addrs.includes(this.agentStopAddr)) addrs.push(this.agentStopAddr);
-    for (const h of cpus) if (h !== null) h.debug.setBreakpoints(addrs);
+    for (const h of cpus) if (h !== null) { h.debug.setWatchpoints(this.watches); h.debug.setBreakpoints(addrs); }
     this.armedCpus = live;
   }
 
@@ -567,6 +575,65 @@ export class LinuxTarget {
     return walked;
   }
 
+  // ---- source level (inlined frames: linuxFrames.ts)
+  /** the call stack as shown: the ORC frames with the calls inlined at each pc first (gdb's inline frames) */
+  shownFrames(cpu: number): LinuxShownFrame[] {
+    const r = this.lastStop?.reason;
+    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint');
+  }
+
+  /** the parameters and locals of shown frame `k` (an inlined call's own) */
+  shownFrameVariables(cpu: number, k: number): FrameVariables {
+    const s = this.shownFrames(cpu)[k];
+    if (!s) return { ok: false, reason: `no frame ${k}` };
+    return this.frameVariables(cpu, s.physical, { inlineDepth: s.inlineDepth, skipInlineEntry: s.skipInlineEntry });
+  }
+  /** the debugger's change of a register, a frame's variable or a shown member (linuxSetVariable.ts); the new value as shown, or throws why not */
+  setValue(at: LinuxSetTarget, name: string, value: string): string { return setLinuxValue(this, at, name, value); }
+  /** CPU `cpu`'s per-CPU variables (all, or those named), or why none (linuxPerCpu.ts) */
+  perCpu(cpu: number, only?: readonly string[]): FrameVariable[] | string { return perCpuVariables(this, cpu, only); }
+
+  private slide: bigint | undefined;
+  /** the kernel's KASLR slide once it has loaded its IDT (linuxKaslr.ts; 0 with nokaslr), else undefined */
+  kaslrSlide(): bigint | undefined {
+    const h = this.run.cpus[0];
+    if (this.slide === undefined && h) this.slide = kernelSlide(this.vmlinux, idtrBaseOf(h.debug.registers()) ?? 0n);
+    return this.slide;
+  }
+
+  private watches: LinuxWatch[] = [];
+
+  /** what a data breakpoint on `name` there would watch (DAP dataBreakpointInfo) */
+  dataInfo(at: LinuxDataPlace, name: string, asAddress?: { bytes: number }): LinuxDataInfo { return linuxDataInfo(this, at, name, asAddress); }
+
+  /** replace the data breakpoints (dataIds from linuxDataInfo); per request the watch or why not; they share the CPUs' debugger slots with the breakpoints */
+  setWatchpoints(wanted: readonly { dataId: string; accessType?: 'read' | 'write' | 'readWrite'; label?: string }[]): (LinuxWatch | string)[] {
+    const max = this.run.cpus[0]!.debug.maxBreakpoints - this.armed.size;
+    const out: (LinuxWatch | string)[] = [];
+    const kept: LinuxWatch[] = [];
+    for (const w of wanted) {
+      const p = parseDataId(w.dataId);
+      if (typeof p === 'string') { out.push(p); continue; }
+      if (kept.length >= max) { out.push(`at most ${max} data breakpoints beside ${this.armed.size} breakpoint addresses on this machine`); continue; }
+      const a = w.accessType ?? 'write';
+      const watch: LinuxWatch = { ...p, read: a !== 'write', write: a !== 'read', label: w.label ?? this.where(p.addr) };
+      kept.push(watch);
+      out.push(watch);
+    }
+    this.watches = kept;
+    this.rearm();
+    return out;
+  }
+
+  /** a watchpoint stop's description: the watch that matched and what the guest did there */
+  private watchHit(detail: string): string {
+    const m = /(read|write) at (0x[0-9a-f]+)/.exec(detail);
+    const at = m ? BigInt(m[2]) : undefined;
+    const w = at === undefined ? undefined : this.watches.find(x => at >= x.addr && at < x.addr + BigInt(x.len)) ?? this.watches.find(x => at < x.addr + BigInt(x.len) && x.addr < at + 8n);
+    return `Data breakpoint: ${m ? m[1] : 'access'} of ${w?.label ?? (at !== undefined ? this.where(at) : 'watched memory')}`;
+  }
+  // ---- end of source level
+
   /** `len` bytes of guest memory at `addr` through CPU `cpu`'s page tables (shorter: unreadable from there on) */
   readMemory(cpu: number, addr: bigint, len: number): Uint8Array { return this.pages(cpu).read(addr, len); }
 
@@ -613,7 +680,7 @@ export class LinuxTarget {
    * every register, outer frames with their stack pointer, rbp and the CFA
    * ORC gives (their other registers are unknown: shown optimized out).
    */
-  frameVariables(cpu: number, k: number): FrameVariables {
+  frameVariables(cpu: number, k: number, at: ScopeAt = {}): FrameVariables {
     if (!this.vmlinux) return { ok: false, reason: 'no vmlinux: set "vmlinux" in launch.json for the variables' };
     const frames = this.frames(cpu);
     const f = frames[k];
@@ -629,7 +696,7 @@ export class LinuxTarget {
     }
     const pc = k === 0 || f.signal ? f.pc : f.pc - 1n;
     regs.set(DWARF_RIP, pc);
-    const state: FrameState = { pc, level: k, regs, cfa: f.cfa };
+    const state: FrameState = { pc, level: k, regs, cfa: f.cfa, ...at };
     try {
       return frameVariables(this.vmlinux, state, this.memReader(cpu));
     } catch (e) {

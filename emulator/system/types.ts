@@ -100,7 +100,16 @@ export interface SystemCpuDebug {
   pageTableRoot(): bigint;
   /** the kernel's per-CPU area (x86: GS base in the kernel, KERNEL_GS_BASE while the user's GS is live) */
   perCpuBase(): bigint;
+  /** the debugger's own change of a general register, rip or rflags by its name in registers(); else why not */
+  setRegister(name: string, value: bigint): string | undefined;
   setBreakpoints(addrs: readonly bigint[]): void;
+  /**
+   * The debugger's data watchpoints (the slots above its breakpoints'; the
+   * two together at most maxBreakpoints): the CPU stops after an access
+   * that matches with a 'debugBreak' event whose detail starts "a debugger
+   * watchpoint"; the guest sees no #DB.
+   */
+  setWatchpoints(list: readonly { addr: bigint; len: number; read: boolean; write: boolean }[]): void;
   /** before running again: leave a 'debugBreak' stop; `skipOnce`: the instruction at pc runs once without matching a breakpoint */
   resume(skipOnce: boolean): void;
 }

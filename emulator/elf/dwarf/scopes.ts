@@ -119,7 +119,8 @@ export function inlineFrames(image: ElfImage, pc: bigint, skipInlineEntry = true
     if (!chain) return [];
     const fns = functionScopes(chain);
     const stmt = di.attr(root, DW_AT.stmt_list);
-    const unitLine = stmt && stmt.kind === 'uint' ? Number(stmt.value) : undefined;
+    // DWARF 4/5 write DW_AT_stmt_list as a section offset (DW_FORM_sec_offset); older producers as data4
+    const unitLine = stmt && (stmt.kind === 'uint' || stmt.kind === 'secOffset') ? Number(stmt.value) : undefined;
     return fns.map((f, i) => {
       const head = f[0];
       const out: InlineFrame = { function: nameOf(di, head) ?? '?', inlined: head.tag === TAG.inlined_subroutine };
@@ -148,12 +149,12 @@ export function nameOf(di: DebugInfo, d: Die): string | undefined {
   return undefined;
 }
 
-/** an attribute's DIE reference, through abstract_origin */
+/** an attribute's DIE reference, through abstract_origin, or DW_AT_specification (a global defined apart from its declaration: DEFINE_PER_CPU after a header's DECLARE_PER_CPU) */
 export function refOf(di: DebugInfo, d: Die, at: number): Die | undefined {
   for (let x: Die | undefined = d, i = 0; x && i < 8; i++) {
     const r = di.ref(x, at);
     if (r) return r;
-    x = di.ref(x, DW_AT.abstract_origin);
+    x = di.ref(x, DW_AT.abstract_origin) ?? di.ref(x, DW_AT.specification);
   }
   return undefined;
 }

@@ -228,8 +228,9 @@ function takeTrap(cpu: X86Cpu, s: SystemState, trap: Trap): void {
   switch (trap.kind) {
     case 'breakpoint': deliver(cpu, s, VEC_BP, -1, SOFT); return; // int3 retired: rip is after it
     case 'singleStep': case 'hwBreakpoint':
-      if (trap.kind === 'hwBreakpoint' && trap.access === 'exec' && (trap.hits >>> DEBUGGER_SLOT0) !== 0) {
-        s.event = { kind: 'debugBreak', rip: trap.pc, detail: 'a debugger breakpoint' };
+      if (trap.kind === 'hwBreakpoint' && (trap.hits >>> DEBUGGER_SLOT0) !== 0) {
+        // a debugger watchpoint is a trap: the access is done and rip is past the instruction
+        s.event = { kind: 'debugBreak', rip: trap.pc, detail: trap.access === 'exec' ? 'a debugger breakpoint' : `a debugger watchpoint: ${trap.access} at ${hex(trap.addr)}` };
         return;
       }
       deliver(cpu, s, VEC_DB, -1, EXC); return;

@@ -9,7 +9,7 @@ import type { LongModeStart, SystemCpuDebug, SystemCpuHandle, SystemCpuPort, Sys
 import type { X86Cpu } from '../cpu';
 import { createSystemCpu, runSystemCpu, systemOf } from './systemCpu';
 import { DEBUGGER_SLOT0 } from './delivery';
-import { fromVAddr, mustVAddr } from '../../../memory/address';
+import { fromVAddr, mustVAddr, toVAddr } from '../../../memory/address';
 
 class X86SystemCpu implements SystemCpuHandle {
   constructor(readonly cpu: X86Cpu) {}
@@ -31,6 +31,7 @@ const hx = (v: number | bigint): string => `0x${v.toString(16)}`;
 
 function x86Debug(cpu: X86Cpu): SystemCpuDebug {
   const max = 31 - DEBUGGER_SLOT0;
+  let watches = 0;
   return {
     maxBreakpoints: max,
     registers: () => {
@@ -53,12 +54,29 @@ function x86Debug(cpu: X86Cpu): SystemCpuDebug {
       const gs = fromVAddr(cpu.gsBase);
       return gs >= KERNEL_HALF ? gs : fromVAddr(systemOf(cpu).kernelGsBase);
     },
+    setRegister: (name, value) => {
+      const v = BigInt.asUintN(64, value);
+      const i = GPR.indexOf(name);
+      if (i >= 0) { const n = GPR_NUM[i]; cpu.lo[n] = Number(v & 0xffffffffn) | 0; cpu.hi[n] = Number(v >> 32n) | 0; return undefined; }
+      if (name === 'rip') { if (toVAddr(v) === null) return `${h64(v)} is not a canonical address`; cpu.setPc(v); return undefined; }
+      if (name === 'rflags') { if (v > 0xffffffffn) return `rflags is 32 bits wide here: ${h64(v)}`; cpu.setRflags(Number(v)); return undefined; }
+      return `${name} cannot be changed from the debugger (general registers, rip and rflags can)`;
+    },
     setBreakpoints: addrs => {
-      if (addrs.length > max) throw new RangeError(`at most ${max} debugger breakpoints`);
-      for (let k = 0; k < max; k++) {
+      if (addrs.length + watches > max) throw new RangeError(`at most ${max} debugger breakpoints and watchpoints (${watches} watchpoints)`);
+      for (let k = 0; k < max - watches; k++) {
         const a = addrs[k];
         cpu.hw.setSlot(DEBUGGER_SLOT0 + k, a === undefined ? null : { lo: mustVAddr(a), len: 1, exec: true, read: false, write: false });
       }
+    },
+    // watchpoints take the debugger's slots from the top down
+    setWatchpoints: list => {
+      if (list.length > max) throw new RangeError(`at most ${max} debugger watchpoints`);
+      for (let i = 0; i < Math.max(list.length, watches); i++) {
+        const w = list[i];
+        cpu.hw.setSlot(DEBUGGER_SLOT0 + max - 1 - i, w === undefined ? null : { lo: mustVAddr(w.addr), len: w.len, exec: false, read: w.read, write: w.write });
+      }
+      watches = list.length;
     },
     resume: skipOnce => {
       const s = systemOf(cpu);
