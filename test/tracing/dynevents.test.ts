@@ -23,38 +23,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { runCli } from '../../emulator/cli/main';
-import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
 import { unfetched } from '../util/fetched';
+import { between, busyboxScript } from './busyboxScript';
 
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
 const T = '/sys/kernel/tracing';
-
-export async function busyboxScript(bb: string, kernel: string, script: string): Promise<{ code: number; out: string; err: string }> {
-  const root = mkdtempSync(join(tmpdir(), 'kprobe-dynevent-'));
-  try {
-    mkdirSync(join(root, 'bin'));
-    mkdirSync(join(root, 'tmp'));
-    copyFileSync(bb, join(root, 'bin', 'busybox'));
-    const c = captureIo();
-    const code = await runCli(['run', kernel, '--rootfs', root, '--exec',
-      `/bin/busybox sh -c '/bin/busybox --install -s /bin && ${script.replace(/'/g, `'\\''`)}'`], c.io);
-    return { code, out: c.stdout(), err: c.stderr() };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-}
-
-function between(out: string, from: string, to: string): string {
-  const a = out.indexOf(`${from}\n`), b = out.indexOf(`${to}\n`, a + 1);
-  assert.ok(a >= 0 && b > a, `markers ${from}/${to} in\n${out}`);
-  return out.slice(a + from.length + 1, b);
-}
 
 describe('synthetic events (tracefs dynamic_events / synthetic_events)', () => {
   test('amd64: define, list, format, remove and clear synthetic events; a bad type in error_log', async t => {

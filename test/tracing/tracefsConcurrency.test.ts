@@ -15,45 +15,20 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { runCli } from '../../emulator/cli/main';
-import { captureIo } from '../../emulator/cli/io';
 import { repoPath } from '../util/paths';
 import { debianBusybox } from '../userspace/debian/busybox';
 import { unfetched } from '../util/fetched';
+import { between, busyboxScript } from './busyboxScript';
 
 const KERNEL = repoPath('examples', 'kernel', 'build', 'kernel-x86_64.elf');
 const T = '/sys/kernel/tracing';
-
-async function runScript(bb: string, script: string): Promise<{ code: number; out: string; err: string }> {
-  const root = mkdtempSync(join(tmpdir(), 'kprobe-tracefs-conc-'));
-  try {
-    mkdirSync(join(root, 'bin'));
-    mkdirSync(join(root, 'tmp'));
-    copyFileSync(bb, join(root, 'bin', 'busybox'));
-    const c = captureIo();
-    const code = await runCli(['run', KERNEL, '--rootfs', root, '--exec',
-      `/bin/busybox sh -c '/bin/busybox --install -s /bin && ${script.replace(/'/g, `'\\''`)}'`], c.io);
-    return { code, out: c.stdout(), err: c.stderr() };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-}
-
-function between(out: string, from: string, to: string): string {
-  const a = out.indexOf(`${from}\n`), b = out.indexOf(`${to}\n`, a + 1);
-  assert.ok(a >= 0 && b > a, `markers ${from}/${to} in\n${out}`);
-  return out.slice(a + from.length + 1, b);
-}
 
 describe('tracefs from user space while probes are hit (busybox, the sample kernel)', () => {
   test('amd64: two concurrent trace_pipe readers consume each line once between them', async t => {
     const bb = debianBusybox('amd64');
     if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const N = 30;
-    const r = await runScript(bb, [
+    const r = await busyboxScript(bb, KERNEL, [
       `echo 'p:po do_sys_openat2 path=+0($arg2):ustring' > ${T}/kprobe_events`,
       `cat ${T}/trace_pipe > /tmp/a & A=$!`,
       `cat ${T}/trace_pipe > /tmp/b & B=$!`,
@@ -79,7 +54,7 @@ describe('tracefs from user space while probes are hit (busybox, the sample kern
     const bb = debianBusybox('amd64');
     if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
     const N = 20;
-    const r = await runScript(bb, [
+    const r = await busyboxScript(bb, KERNEL, [
       `echo 'p:hot do_sys_openat2' > ${T}/kprobe_events`,
       `echo 1 > ${T}/events/kprobes/hot/enable`,
       // the background process hits do_sys_openat2 until told to stop (a file, not a sleep)
@@ -113,7 +88,7 @@ describe('tracefs from user space while probes are hit (busybox, the sample kern
   test('amd64: a symbol the kernel has twice is refused (-EADDRNOTAVAIL, "The symbol is not unique")', async t => {
     const bb = debianBusybox('amd64');
     if (!bb) { unfetched(t, 'busybox-static could not be fetched (offline?): run test/userspace/debian/fetch.sh'); return; }
-    const r = await runScript(bb, [
+    const r = await busyboxScript(bb, KERNEL, [
       `grep -c -E "[[:alnum:]]+ t name_show$" /proc/kallsyms`,
       `echo "p:nu name_show" > ${T}/kprobe_events; echo rc=$?`,
       `echo @log; cat ${T}/error_log; echo @events; cat ${T}/kprobe_events; echo @end`,
