@@ -24,74 +24,32 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadElf } from '../../emulator/elf';
+import { existsSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness, within } from './dapHarness';
 import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
-import { repoPath } from '../util/paths';
+import { AGENT_CPIO, BOOT_MS, GuestConsole, OPEN_C, VMLINUX, openat2Lines, parseList, rowOf } from './linuxGuest';
 import { unfetched } from '../util/fetched';
-import { HitRequest, ProbeEvent, ProbeRequest, type ProbeHistogramsBody, type ProbeInfo, type ProbeStateBody, type ProbeTimelineBody } from '../../adapter/dapCustom';
-
-const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
-const AGENT_CPIO = repoPath('test', 'linux', 'agent', 'cache', 'agent.cpio.gz');
-const GOLDEN = repoPath('test', 'linux', 'dbg', 'golden', 'do_sys_openat2.txt');
-const OPEN_C = join(repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1'), 'fs', 'open.c');
-const BOOT_MS = 900_000;
-
-interface ListRow { addr: bigint; type: string; where: string; module: string; flags: string[] }
-function parseList(text: string): ListRow[] {
-  return text.split('\n').map(l => l.replace(/\r$/, '')).filter(l => /^[0-9a-f]{16}  [krj]  /.test(l)).map(l => {
-    const m = /^([0-9a-f]{16})  ([krj])  (\S+)\s+(?:([\w-]+)\s+)?((?:\[\w+\])*)\s*$/.exec(l);
-    assert.ok(m, `a kprobes/list line: ${JSON.stringify(l)}`);
-    return { addr: BigInt(`0x${m[1]}`), type: m[2], where: m[3], module: m[4] ?? '', flags: m[5].match(/\[\w+\]/g) ?? [] };
-  });
-}
-function rowOf(p: ProbeInfo): ListRow {
-  const flags = [p.gone ? '[GONE]' : '', !p.enabled && !p.gone ? '[DISABLED]' : '', p.optimized ? '[OPTIMIZED]' : '', p.ftrace ? '[FTRACE]' : ''].filter(Boolean);
-  return { addr: BigInt(p.address), type: p.kind === 'kretprobe' ? 'r' : 'k', where: p.symbol !== undefined ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}` : `0x${BigInt(p.address).toString(16)}`, module: p.module ?? '', flags };
-}
+import { HitRequest, ProbeEvent, ProbeRequest, type ProbeHistogramsBody, type ProbeStateBody, type ProbeTimelineBody } from '../../adapter/dapCustom';
 
 test('Debian\'s kernel: handler snippets against the guest\'s pt_regs, stops at the guest\'s kprobe hits with the probed frame, and the Kprobes view\'s actions carried out by the guest, its rows equal to debugfs', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
   if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
   if (!existsSync(AGENT_CPIO)) return unfetched(t, 'no test/linux/agent/cache/agent.cpio.gz (test/linux/agent/build-agent.sh)');
-  const vml = loadElf(VMLINUX);
-  const openat2 = vml.symbols.lookup('do_sys_openat2');
-  assert.ok(openat2);
-  const golden = readFileSync(GOLDEN, 'utf8').split('\n').filter(l => l.startsWith('row ')).map(l => l.split(' '));
-  const entryLine = Number(golden.find(r => BigInt(r[1]) === openat2.value)![2]);
-  const laterLine = Number(golden.find(r => r[4] === 'stmt' && Number(r[2]) !== entryLine)![2]);
+  const { openat2, entryLine, laterLine } = openat2Lines();
 
   const h = new Harness();
   await h.startServer();
   const dc = await h.startClient();
   t.after(async () => { await dc.stop(); await h.stopServer(); });
-  let out = '', con = '';
-  const waiters: { re: RegExp; from: number; resolve: (m: RegExpExecArray) => void }[] = [];
-  dc.on('output', (e: DebugProtocol.OutputEvent) => {
-    if (e.body.category !== 'stdout') { con += e.body.output; return; }
-    out += e.body.output;
-    for (const w of waiters.splice(0)) { const m = w.re.exec(out.slice(w.from)); if (m) w.resolve(m); else waiters.push(w); }
-  });
-  const outputMatches = (re: RegExp, from = out.length): Promise<RegExpExecArray> => new Promise(resolve => {
-    const m = re.exec(out.slice(from));
-    if (m) resolve(m); else waiters.push({ re, from, resolve });
-  });
+  const g = new GuestConsole(dc, h);
+  const outputMatches = (re: RegExp, from?: number): Promise<RegExpExecArray> => g.outputMatches(re, from);
   const changed: DebugProtocol.BreakpointEvent[] = [];
   dc.on('breakpoint', (e: DebugProtocol.BreakpointEvent) => changed.push(e));
   const states: ProbeStateBody[] = [];
   dc.on(ProbeEvent.state, (e: DebugProtocol.Event) => states.push(e.body as ProbeStateBody));
-  let n = 0;
-  /** types a command; resolves with what it printed between two markers the echo of the line cannot match */
-  const run = async (cmd: string): Promise<string> => {
-    const k = ++n;
-    const m = outputMatches(new RegExp(`BEGIN-${k + 1}\\r?\\n([\\s\\S]*?)END-${k + 1}\\r?\\n`));
-    await h.evaluate(`>echo BEGIN-$((${k}+1)); ${cmd}; echo END-$((${k}+1))`, undefined, 'repl');
-    return (await within(m, cmd, BOOT_MS))[1];
-  };
+  const run = (cmd: string): Promise<string> => g.run(cmd);
   /** the rows at a pause right after the guest listed its kprobes: equal; then on it runs */
   const sameAsDebugfs = async (what: string): Promise<ProbeStateBody> => {
     const listed = await run('cat /sys/kernel/debug/kprobes/list');
@@ -125,12 +83,12 @@ test('Debian\'s kernel: handler snippets against the guest\'s pt_regs, stops at 
   const snippets = [set[0]], retSnippet = [set[1]];
   await run('sleep 0.1');
   verified([snippets[0].id!, retSnippet[0].id!]);
-  let from = con.length;
+  let from = g.con.length;
   const catOut = await run('cat /proc/version; echo rc=$?');
   assert.match(catOut, /cat: can't open '\/proc\/version': No such file or directory/, catOut);
   assert.match(catOut, /^rc=1\r?$/m, catOut);
-  assert.match(con.slice(from), /^open \/proc\/version dfd -100 by cat$/m, con.slice(from));
-  assert.match(con.slice(from), /^fd \d+ becomes -ENOENT$/m, con.slice(from));
+  assert.match(g.con.slice(from), /^open \/proc\/version dfd -100 by cat$/m, g.con.slice(from));
+  assert.match(g.con.slice(from), /^fd \d+ becomes -ENOENT$/m, g.con.slice(from));
   // 4. the agent's hits in the hit timeline (with their output) and the kretprobe's latency histogram
   const tl = (await dc.customRequest(HitRequest.timeline)).body as ProbeTimelineBody;
   const catEntry = tl.hits.find(x => x.probeId === snippets[0].id && x.comm === 'cat');
@@ -152,9 +110,9 @@ test('Debian\'s kernel: handler snippets against the guest\'s pt_regs, stops at 
   assert.equal(bad[0].verified, false);
   assert.match(bad[0].message ?? '', /^log message: 1:3: .*nosuch/);
   await dc.setBreakpointsRequest({ source: { path: OPEN_C }, breakpoints: [] });
-  from = con.length;
+  from = g.con.length;
   assert.match(await run('sleep 0.1; cat /proc/version'), /^Linux version 6\.1\./m, 'the snippets are gone: cat reads again');
-  assert.doesNotMatch(con.slice(from), /^open \/proc\/version/m);
+  assert.doesNotMatch(g.con.slice(from), /^open \/proc\/version/m);
 
   // 2. a condition stops at the probe with do_sys_openat2's frame and arguments from the guest's pt_regs
   const cond = (await dc.setBreakpointsRequest({ source: { path: OPEN_C }, breakpoints: [{ line: entryLine, condition: 'strcmp(current->comm, "cat") == 0' }] })).body.breakpoints;

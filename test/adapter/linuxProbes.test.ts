@@ -18,64 +18,28 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadElf } from '../../emulator/elf';
+import { existsSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { Harness, within } from './dapHarness';
 import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
-import { repoPath } from '../util/paths';
+import { AGENT_CPIO, BOOT_MS, GuestConsole, OPEN_C, VMLINUX, openat2Lines, parseList, rowOf } from './linuxGuest';
 import { unfetched } from '../util/fetched';
-import { ProbeEvent, ProbeRequest, type ProbeInfo, type ProbeStateBody } from '../../adapter/dapCustom';
+import { ProbeEvent, ProbeRequest, type ProbeStateBody } from '../../adapter/dapCustom';
 import { kprobeListLine } from '../../extension/probeRows';
-
-const VMLINUX = repoPath('test', 'linux', 'dbg', 'cache', 'vmlinux');
-const BOOT_MS = 900_000;
-const AGENT_CPIO = repoPath('test', 'linux', 'agent', 'cache', 'agent.cpio.gz');
-/** LLVM's view of do_sys_openat2's line table (test/linux/dbg/make-golden.sh): `row ADDR LINE COL stmt|- FILE` */
-const GOLDEN = repoPath('test', 'linux', 'dbg', 'golden', 'do_sys_openat2.txt');
-const OPEN_C = join(repoPath('test', 'modules', 'linux', 'cache', 'linux-source-6.1'), 'fs', 'open.c');
-
-/** a debugfs kprobes/list line: address, type, symbol+offset (or an address), module, flags */
-interface ListRow { addr: bigint; type: string; where: string; module: string; flags: string[] }
-function parseList(text: string): ListRow[] {
-  return text.split('\n').map(l => l.replace(/\r$/, '')).filter(l => /^[0-9a-f]{16}  [krj]  /.test(l)).map(l => {
-    const m = /^([0-9a-f]{16})  ([krj])  (\S+)\s+(?:([\w-]+)\s+)?((?:\[\w+\])*)\s*$/.exec(l);
-    assert.ok(m, `a kprobes/list line: ${JSON.stringify(l)}`);
-    return { addr: BigInt(`0x${m[1]}`), type: m[2], where: m[3], module: m[4] ?? '', flags: m[5].match(/\[\w+\]/g) ?? [] };
-  });
-}
-function rowOf(p: ProbeInfo): ListRow {
-  const flags = [p.gone ? '[GONE]' : '', !p.enabled && !p.gone ? '[DISABLED]' : '', p.optimized ? '[OPTIMIZED]' : '', p.ftrace ? '[FTRACE]' : ''].filter(Boolean);
-  return { addr: BigInt(p.address), type: p.kind === 'kretprobe' ? 'r' : 'k', where: p.symbol !== undefined ? `${p.symbol}+0x${(p.offset ?? 0).toString(16)}` : `0x${BigInt(p.address).toString(16)}`, module: p.module ?? '', flags };
-}
 
 test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the guest\'s own lists, equal to its debugfs kprobes/list; logpoints and kretprobes registered by the guest\'s engine through the agent', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
   if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
   if (!existsSync(AGENT_CPIO)) return unfetched(t, 'no test/linux/agent/cache/agent.cpio.gz (test/linux/agent/build-agent.sh)');
-  const openat2 = loadElf(VMLINUX).symbols.lookup('do_sys_openat2');
-  assert.ok(openat2);
-  const golden = readFileSync(GOLDEN, 'utf8').split('\n').filter(l => l.startsWith('row ')).map(l => l.split(' '));
-  const entryLine = Number(golden.find(r => BigInt(r[1]) === openat2.value)![2]);
-  const laterLine = Number(golden.find(r => r[4] === 'stmt' && Number(r[2]) !== entryLine)![2]);
+  const { entryLine, laterLine } = openat2Lines();
 
   const h = new Harness();
   await h.startServer();
   const dc = await h.startClient();
   t.after(async () => { await dc.stop(); await h.stopServer(); });
-  let out = '', con = '';
-  const waiters: { re: RegExp; from: number; resolve: (m: RegExpExecArray) => void }[] = [];
-  dc.on('output', (e: DebugProtocol.OutputEvent) => {
-    if (e.body.category !== 'stdout') { con += e.body.output; return; }
-    out += e.body.output;
-    for (const w of waiters.splice(0)) { const m = w.re.exec(out.slice(w.from)); if (m) w.resolve(m); else waiters.push(w); }
-  });
-  const outputMatches = (re: RegExp, from = out.length): Promise<RegExpExecArray> => new Promise(resolve => {
-    const m = re.exec(out.slice(from));
-    if (m) resolve(m); else waiters.push({ re, from, resolve });
-  });
+  const g = new GuestConsole(dc, h);
+  const outputMatches = (re: RegExp, from?: number): Promise<RegExpExecArray> => g.outputMatches(re, from);
   const states: ProbeStateBody[] = [];
   const stateWaiters: { pred: (s: ProbeStateBody) => boolean; resolve: (s: ProbeStateBody) => void }[] = [];
   dc.on(ProbeEvent.state, (e: DebugProtocol.Event) => {
@@ -84,14 +48,7 @@ test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the gu
     for (const w of stateWaiters.splice(0)) if (w.pred(s)) w.resolve(s); else stateWaiters.push(w);
   });
   const stateWhere = (pred: (s: ProbeStateBody) => boolean): Promise<ProbeStateBody> => new Promise(resolve => stateWaiters.push({ pred, resolve }));
-  /** types a command; resolves with what it printed between two markers the echo of the line itself cannot match */
-  let n = 0;
-  const run = async (cmd: string): Promise<string> => {
-    const k = ++n;
-    const m = outputMatches(new RegExp(`BEGIN-${k + 1}\\r?\\n([\\s\\S]*?)END-${k + 1}\\r?\\n`));
-    await h.evaluate(`>echo BEGIN-$((${k}+1)); ${cmd}; echo END-$((${k}+1))`, undefined, 'repl');
-    return (await within(m, cmd, BOOT_MS))[1];
-  };
+  const run = (cmd: string): Promise<string> => g.run(cmd);
 
   await within(Promise.all([
     dc.waitForEvent('initialized').then(() => dc.configurationDoneRequest()),
@@ -152,9 +109,9 @@ test('Debian\'s kernel in the debugger: the Kprobes and Modules views are the gu
     const c = changed.filter(e => e.body.breakpoint.id === b.id).at(-1);
     assert.equal(c?.body.breakpoint.verified, true, `breakpoint ${b.id}: ${c?.body.breakpoint.message ?? 'no breakpoint event'}`);
   }
-  const conFrom = con.length;
+  const conFrom = g.con.length;
   await run('cat /proc/version > /dev/null');
-  const logged = con.slice(conFrom);
+  const logged = g.con.slice(conFrom);
   assert.match(logged, /^open 0x[0-9a-f]+ "\/proc\/version" by cat$/m, logged);
   assert.match(logged, /^do_sys_openat2 returned \d+ to cat$/m, logged);
   const listed2 = await run('cat /sys/kernel/debug/kprobes/list');
