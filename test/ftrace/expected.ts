@@ -43,18 +43,6 @@ const DYNEVENT: Record<string, Result> = {
 };
 
 /**
- * aarch64 and riscv64 have no open(2) (only openat), so as on Linux there
- * is no syscalls/sys_enter_open event, and test_duplicates.tc's
- * `! echo 'e:syscalls/sys_enter_open ...'` (a name it expects to be taken)
- * makes a new eprobe instead: it fails on a real arm64/riscv64 Linux 6.1
- * the same way.
- */
-const DYNEVENT_NO_OPEN: Record<string, Result> = {
-  ...DYNEVENT,
-  'Generic dynamic event - check if duplicate events are caught': 'FAIL',
-};
-
-/**
  * aarch64 and riscv64: the sample kernel is built without patchable
  * function entries there, so there is no function tracer (available_tracers
  * is "nop") and kprobe_ftrace.tc's `function:tracer` requirement makes it
@@ -79,6 +67,6 @@ const KPROBE_RISCV64: Record<string, Result> = {
 
 export const EXPECTED: Record<string, Record<string, Record<string, Result>>> = {
   x86_64: { kprobe: KPROBE, dynevent: DYNEVENT },
-  aarch64: { kprobe: KPROBE_NO_FTRACE, dynevent: DYNEVENT_NO_OPEN },
-  riscv64: { kprobe: KPROBE_RISCV64, dynevent: DYNEVENT_NO_OPEN },
+  aarch64: { kprobe: KPROBE_NO_FTRACE, dynevent: DYNEVENT },
+  riscv64: { kprobe: KPROBE_RISCV64, dynevent: DYNEVENT },
 };
