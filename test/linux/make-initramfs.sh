@@ -48,49 +48,35 @@ INIT
 
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-ino=1
-# entry NAME MODE [FILE] [MAJOR MINOR]: one newc header (+ the file's bytes)
-entry() {
-  local name=$1 mode=$2 file=${3:-} maj=${4:-0} min=${5:-0} size=0 n
-  [ -n "$file" ] && size=$(stat -L -c %s "$file")
-  n=$(( ${#name} + 1 ))
-  printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X' \
-    "$ino" "$mode" 0 0 1 0 "$size" 0 0 "$maj" "$min" "$n" 0 >> "$tmp"
-  printf '%s\0' "$name" >> "$tmp"
-  head -c $(( (4 - (110 + n) % 4) % 4 )) /dev/zero >> "$tmp"
-  if [ -n "$file" ]; then
-    cat "$file" >> "$tmp"
-    head -c $(( (4 - size % 4) % 4 )) /dev/zero >> "$tmp"
-  fi
-  ino=$((ino + 1))
-}
+. ./cpio-entry.sh
+cpio_out=$tmp cpio_ino=1
 initfile=$(mktemp) linkfile=$(mktemp)
 trap 'rm -f "$tmp" "$initfile" "$linkfile"' EXIT
 printf '%s\n' "$init" > "$initfile"
 printf busybox > "$linkfile"
-entry . $((0040755))
-for d in bin dev proc sys tmp root sbin usr usr/bin usr/sbin; do entry "$d" $((0040755)); done
-entry dev/console $((0020600)) "" 5 1
-entry bin/busybox $((0100755)) "$busybox"
-entry bin/sh $((0120777)) "$linkfile"
-entry init $((0100755)) "$initfile"
+cpio_entry . $((0040755))
+for d in bin dev proc sys tmp root sbin usr usr/bin usr/sbin; do cpio_entry "$d" $((0040755)); done
+cpio_entry dev/console $((0020600)) "" 5 1
+cpio_entry bin/busybox $((0100755)) "$busybox"
+cpio_entry bin/sh $((0120777)) "$linkfile"
+cpio_entry init $((0100755)) "$initfile"
 selftests=../modules/linux/cache/linux-source-6.1/tools/testing/selftests/ftrace
 if [ -f "$selftests/ftracetest" ]; then
-  entry ftrace $((0040755))
+  cpio_entry ftrace $((0040755))
   while IFS= read -r rel; do
     f="$selftests/$rel"
-    if [ -d "$f" ]; then entry "ftrace/$rel" $((0040755))
-    elif [ -x "$f" ]; then entry "ftrace/$rel" $((0100755)) "$f"
-    else entry "ftrace/$rel" $((0100644)) "$f"
+    if [ -d "$f" ]; then cpio_entry "ftrace/$rel" $((0040755))
+    elif [ -x "$f" ]; then cpio_entry "ftrace/$rel" $((0100755)) "$f"
+    else cpio_entry "ftrace/$rel" $((0100644)) "$f"
     fi
   done < <(cd "$selftests" && find . -mindepth 1 \( -type d -o -type f \) | sed 's|^\./||' | LC_ALL=C sort)
 fi
 for ko in kprobe_example.ko kretprobe_example.ko; do
-  [ -f "kbuild/cache/modules/$ko" ] && entry "root/$ko" $((0100644)) "kbuild/cache/modules/$ko"
+  [ -f "kbuild/cache/modules/$ko" ] && cpio_entry "root/$ko" $((0100644)) "kbuild/cache/modules/$ko"
 done
 # the debugger's agent (test/linux/agent/build-agent.sh), when built
-[ -f agent/cache/kprobe_agent.ko ] && entry root/kprobe_agent.ko $((0100644)) agent/cache/kprobe_agent.ko
-entry TRAILER!!! 0
+[ -f agent/cache/kprobe_agent.ko ] && cpio_entry root/kprobe_agent.ko $((0100644)) agent/cache/kprobe_agent.ko
+cpio_entry TRAILER!!! 0
 gzip -n -9 < "$tmp" > "$out"
 mods=$(ls kbuild/cache/modules/*.ko 2>/dev/null | wc -l)
 echo "$me: $(cat ../userspace/debian/cache/amd64/PACKAGE 2>/dev/null || echo busybox) + $mods sample module(s) -> $out ($(stat -c %s "$out") bytes)"

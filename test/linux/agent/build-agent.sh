@@ -33,23 +33,10 @@ fi
 cp $work/kprobe_agent.ko cache/
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
-ino=$((0x20000))
-record() {
-  local name=$1 mode=$2 file=${3:-} size=0 namesize
-  [ -n "$file" ] && size=$(stat -L -c %s "$file")
-  namesize=$(( ${#name} + 1 ))
-  printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X' \
-    "$ino" "$mode" 0 0 1 0 "$size" 0 0 0 0 "$namesize" 0 >> "$raw"
-  printf '%s\0' "$name" >> "$raw"
-  head -c $(( (4 - (110 + namesize) % 4) % 4 )) /dev/zero >> "$raw"
-  if [ -n "$file" ]; then
-    cat "$file" >> "$raw"
-    head -c $(( (4 - size % 4) % 4 )) /dev/zero >> "$raw"
-  fi
-  ino=$((ino + 1))
-}
-record root $((0040755))
-record root/kprobe_agent.ko $((0100644)) cache/kprobe_agent.ko
-record TRAILER!!! 0
+cpio_out=$raw cpio_ino=$((0x20000))
+. ../cpio-entry.sh
+cpio_entry root $((0040755))
+cpio_entry root/kprobe_agent.ko $((0100644)) cache/kprobe_agent.ko
+cpio_entry TRAILER!!! 0
 gzip -n -9 < "$raw" > cache/agent.cpio.gz
 echo "$me: kprobe_agent.ko ($cc) -> test/linux/agent/cache/kprobe_agent.ko, agent.cpio.gz"

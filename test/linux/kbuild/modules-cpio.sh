@@ -27,27 +27,12 @@ raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 # inode numbers far from the first archive's small ones (not required by Linux: nlink 1 entries
 # are never linked to each other; only keeps the two archives' numbers apart for a reader)
-ino=$((0x10000))
-# record NAME MODE [FILE]: a newc header, the NUL-terminated name padded to 4 bytes, the data padded to 4
-record() {
-  local name=$1 mode=$2 file=${3:-} size=0 namesize
-  [ -n "$file" ] && size=$(stat -L -c %s "$file")
-  namesize=$(( ${#name} + 1 ))
-  # magic ino mode uid gid nlink mtime filesize devmajor devminor rdevmajor rdevminor namesize check
-  printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X' \
-    "$ino" "$mode" 0 0 1 0 "$size" 0 0 0 0 "$namesize" 0 >> "$raw"
-  printf '%s\0' "$name" >> "$raw"
-  head -c $(( (4 - (110 + namesize) % 4) % 4 )) /dev/zero >> "$raw"
-  if [ -n "$file" ]; then
-    cat "$file" >> "$raw"
-    head -c $(( (4 - size % 4) % 4 )) /dev/zero >> "$raw"
-  fi
-  ino=$((ino + 1))
-}
-for d in lib lib/modules lib/modules/samples; do record "$d" $((0040755)); done
+cpio_out=$raw cpio_ino=$((0x10000))
+. ../cpio-entry.sh
+for d in lib lib/modules lib/modules/samples; do cpio_entry "$d" $((0040755)); done
 while IFS= read -r ko; do
-  record "lib/modules/samples/$ko" $((0100644)) "$mods/$ko"
+  cpio_entry "lib/modules/samples/$ko" $((0100644)) "$mods/$ko"
 done < <(cd $mods && ls -1 -- *.ko | LC_ALL=C sort)
-record 'TRAILER!!!' 0
+cpio_entry 'TRAILER!!!' 0
 gzip -n -9 < "$raw" > "$out"
 echo "$me: $(cd $mods && ls -1 -- *.ko | LC_ALL=C sort | tr '\n' ' ')-> $out ($(stat -c %s "$out") bytes, $(stat -c %s "$raw") uncompressed)"
