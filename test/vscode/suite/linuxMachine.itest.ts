@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
 import { Tracker, endSession, pageRequest, until, workspaceFolder } from './util';
+import { unfetched } from '../../util/fetched';
 
 /**
  * Debian's own kernel on the full-system PC from VS Code: a launch.json with
@@ -30,10 +31,7 @@ suite('the Linux machine in VS Code', () => {
       vmlinux: path.join(repo, 'test', 'linux', 'dbg', 'cache', 'vmlinux'),
     };
     const missing = Object.values(files).filter(f => !existsSync(f));
-    if (missing.length) {
-      if (process.env.CI) assert.fail(`missing ${missing.join(', ')} (CI: .ci/run fetches them before the tests)`);
-      this.skip();
-    }
+    if (missing.length) return unfetched(this, `missing ${missing.join(', ')}`);
     vscode.debug.addBreakpoints([new vscode.FunctionBreakpoint('calibrate_delay')]);
     const started = await vscode.debug.startDebugging(workspaceFolder(), {
       type: DEBUG_TYPE, request: 'launch', name: 'itest Linux', ...files, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256,
