@@ -20,6 +20,7 @@ import { MAX_EVENT_NAME_LEN, MAX_TRACE_ARGS } from '../events/limits';
 import { IDENT } from '../events/argParse';
 import type { EventError, FetchArgDef, FetchSource } from '../events/types';
 import { parseFilter } from '../events/filter';
+import { COMMON_FIELDS, COMMON_SIZE, fieldOf } from '../events/eventFormat';
 import type { EventFilter, FieldKind, FilterError } from '../events/filter';
 
 /** EPROBE_EVENT_SYSTEM */
@@ -192,25 +193,16 @@ export function eprobeMatches(d: EprobeDef, args: readonly string[]): boolean {
 
 /** events/eprobes/EVENT/format: the common fields, then one field per argument as kprobe events lay them out */
 export function eprobeFormat(d: EprobeDef, id: number): string {
-  const lines = [
-    `name: ${d.event}`, `ID: ${id}`, 'format:',
-    '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
-    '\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;',
-    '\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;',
-    '\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;',
-    '',
-  ];
-  // eprobe_trace_entry_head: the common entry, then the arguments (8-byte aligned)
-  let offset = 8;
+  const lines = [`name: ${d.event}`, `ID: ${id}`, 'format:', ...COMMON_FIELDS, ''];
+  // eprobe_trace_entry_head: the common entry, then the arguments
+  let offset = COMMON_SIZE;
   const fmts: string[] = [], values: string[] = [];
   for (const a of d.args) {
-    const str = a.type.kind === 'string';
-    const size = str ? 4 : a.type.size;
-    lines.push(`\tfield:${str ? '__data_loc char[]' : a.type.name} ${a.name};\toffset:${offset};\tsize:${size};\tsigned:${a.type.signed && !a.type.hex ? 1 : 0};`);
-    offset += size;
-    const long = a.type.size === 8 ? 'L' : '';
-    fmts.push(` ${a.name}=${str ? '\\"%s\\"' : a.type.hex ? `0x%${long}x` : a.type.signed ? `%${long}d` : `%${long}u`}`);
-    values.push(str ? `__get_str(${a.name})` : `REC->${a.name}`);
+    const f = fieldOf(a.type);
+    lines.push(`\tfield:${f.type} ${a.name};\toffset:${offset};\tsize:${f.size};\tsigned:${f.signed ? 1 : 0};`);
+    offset += f.size;
+    fmts.push(` ${a.name}=${f.fmt}`);
+    values.push(f.value(a.name));
   }
   lines.push('', `print fmt: "${fmts.join('')}"${values.map(v => `, ${v}`).join('')}`, '');
   return lines.join('\n');

@@ -14,6 +14,7 @@
  * listed, enabled and removed, but records nothing.
  */
 import { IDENT } from '../events/argParse';
+import { COMMON_FIELDS, COMMON_SIZE } from '../events/eventFormat';
 
 /** SYNTH_FIELDS_MAX */
 const SYNTH_FIELDS_MAX = 64;
@@ -231,15 +232,8 @@ function fieldFmt(type: string): string {
 
 /** events/synthetic/NAME/format: the common fields, one u64 slot per field (a fixed string: its STR_VAR_LEN_MAX bytes), the print fmt */
 export function synthFormat(e: SynthEvent, id: number): string {
-  const lines = [
-    `name: ${e.name}`, `ID: ${id}`, 'format:',
-    '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
-    '\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;',
-    '\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;',
-    '\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;',
-    '',
-  ];
-  let offset = 8;
+  const lines = [`name: ${e.name}`, `ID: ${id}`, 'format:', ...COMMON_FIELDS, ''];
+  let offset = COMMON_SIZE;
   for (const f of e.fields) {
     lines.push(`\tfield:${f.type} ${f.name};\toffset:${offset};\tsize:${f.size};\tsigned:${f.signed ? 1 : 0};`);
     offset += f.string && !f.dynamic ? STR_VAR_LEN_MAX : 8;

@@ -11,6 +11,7 @@
  *
  * Event probes (eprobe.ts) attach to these; their `$FIELD` is an argument.
  */
+import { COMMON_FIELDS } from '../events/eventFormat';
 
 /** one argument of a call: its type as the format file shows it, its name */
 type Arg = readonly [type: string, name: string];
@@ -74,16 +75,10 @@ export function syscallEvents(table: Readonly<Record<number, string>>): Map<stri
   return out;
 }
 
-const COMMON = [
-  '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
-  '\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;',
-  '\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;',
-  '\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;',
-];
 
 /** events/syscalls/sys_{enter,exit}_NAME/format */
 export function syscallFormat(e: SyscallEvent, id: number): string {
-  const lines = [`name: sys_${e.dir}_${e.call}`, `ID: ${id}`, 'format:', ...COMMON, '', '\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;'];
+  const lines = [`name: sys_${e.dir}_${e.call}`, `ID: ${id}`, 'format:', ...COMMON_FIELDS, '', '\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;'];
   if (e.dir === 'exit') {
     lines.push('\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;', '', 'print fmt: "0x%lx", REC->ret', '');
     return lines.join('\n');

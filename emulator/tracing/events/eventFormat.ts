@@ -23,16 +23,17 @@
  */
 import type { EventAdd, FetchType } from './types';
 
-const COMMON = [
+/** the common fields every event's format starts with (trace_entry), COMMON_SIZE bytes */
+export const COMMON_FIELDS: readonly string[] = [
   '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
   '\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;',
   '\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;',
   '\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;',
 ];
-const COMMON_SIZE = 8;
+export const COMMON_SIZE = 8;
 
 /** The field type, size and printf conversion of a fetch type. */
-function fieldOf(t: FetchType): { type: string; size: number; signed: boolean; fmt: string; value: (name: string) => string } {
+export function fieldOf(t: FetchType): { type: string; size: number; signed: boolean; fmt: string; value: (name: string) => string } {
   if (t.kind === 'string') return { type: '__data_loc char[]', size: 4, signed: false, fmt: '\\"%s\\"', value: n => `__get_str(${n})` };
   if (t.kind === 'symbol') return { type: 'symbol', size: t.size, signed: false, fmt: '%pS', value: n => `REC->${n}` };
   const long = t.size === 8 ? 'L' : '';
@@ -42,7 +43,7 @@ function fieldOf(t: FetchType): { type: string; size: number; signed: boolean; f
 
 /** The `format` file of an event with this definition and id. */
 export function eventFormat(def: EventAdd, id: number): string {
-  const lines = [`name: ${def.event}`, `ID: ${id}`, 'format:', ...COMMON, ''];
+  const lines = [`name: ${def.event}`, `ID: ${id}`, 'format:', ...COMMON_FIELDS, ''];
   let offset = COMMON_SIZE;
   const field = (type: string, name: string, size: number, signed: boolean): void => {
     lines.push(`\tfield:${type} ${name};\toffset:${offset};\tsize:${size};\tsigned:${signed ? 1 : 0};`);
