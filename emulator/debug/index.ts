@@ -24,7 +24,8 @@ export function launchLinuxTarget(settings: Record<string, unknown>): LinuxTarge
 
 export { MachineTarget } from './machineTarget';
 export { LinuxTarget } from './linuxTarget';
-export type { LinuxBreakpoint, LinuxEnd, LinuxRegister, LinuxStop } from './linuxTarget';
+export type { LinuxEnd, LinuxRegister, LinuxStop } from './linuxTarget';
+export type { LinuxBreakpoint } from './linuxBreakpoints';
 export type { LinuxFrame } from './linuxOrc';
 export { isLinuxLaunch } from './linuxLaunch';
 export type {

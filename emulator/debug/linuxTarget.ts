@@ -22,14 +22,12 @@ import { loadElf } from '../elf';
 import type { ElfImage } from '../elf/types';
 import { BootError } from '../system/boot/setupHeader';
 import { PcRun, type PcRunOptions, type PcRunStop } from '../system/pcRun';
-import type { SystemCpuHandle } from '../system/types';
+import type { SystemCpuDebug, SystemCpuHandle } from '../system/types';
 import { archByName } from '../arch/registry';
 import type { ArchOps } from '../arch/types';
-import { toVAddr } from '../memory/address';
 import { GuestPages } from './linuxPages';
-import { Memory, PERM_R, PERM_X } from '../memory/memory';
-import { disassemblyRows, type DisassemblyRow } from './disassembly';
-import { childrenOf, frameVariables, type Expandable, type FrameState, type FrameVariable, type FrameVariables, type MemReader } from './variables';
+import type { DisassemblyRow } from './disassembly';
+import { childrenOf, type Expandable, type FrameVariable, type FrameVariables, type MemReader } from './variables';
 import type { LinuxLaunchSettings } from './linuxLaunch';
 import { LinuxTasks } from './linuxTasks';
 import { LinuxSources } from './linuxSources';
@@ -41,7 +39,10 @@ import type { ScopeAt } from '../elf/dwarf/scopes';
 import { setLinuxValue, type LinuxSetTarget } from './linuxSetVariable';
 import { perCpuVariables } from './linuxPerCpu';
 import { idtrBaseOf, kernelSlide } from './linuxKaslr';
-import { linuxDataInfo, parseDataId, type LinuxDataInfo, type LinuxDataPlace, type LinuxWatch } from './linuxDataBreakpoints';
+import { linuxDataInfo, type LinuxDataInfo, type LinuxDataPlace, type LinuxWatch } from './linuxDataBreakpoints';
+import { LinuxBreakpoints, type LinuxBreakpoint, type LinuxBreakpointKind } from './linuxBreakpoints';
+import { hex64 } from '../memory/address';
+import { linuxDisassemble, linuxFrameVariables, linuxRegisters, PT_REGS_ROWS } from './linuxInspect';
 import { GuestKernel } from '../system/guest/guestKernel';
 import { linuxProbeState } from './linuxProbeRows';
 import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
@@ -74,29 +75,12 @@ export interface LinuxStop {
  * is the probed context out of the guest's struct pt_regs (the top frame
  * at the probed address, or for a kretprobe at the return address).
  */
-interface ProbeContext { cpu: number; pc: bigint; regs: Map<string, bigint>; hit: AgentStop }
-
-/** pt_regs members as the Registers scope names them */
-const PT_REGS_ROWS: Record<string, string> = {
-  rax: 'ax', rbx: 'bx', rcx: 'cx', rdx: 'dx', rsi: 'si', rdi: 'di', rbp: 'bp', rsp: 'sp',
-  r8: 'r8', r9: 'r9', r10: 'r10', r11: 'r11', r12: 'r12', r13: 'r13', r14: 'r14', r15: 'r15', rflags: 'flags',
-};
+export interface ProbeContext { cpu: number; pc: bigint; regs: Map<string, bigint>; hit: AgentStop }
 
 export type LinuxEnd = { kind: 'reset' | 'poweroff' | 'stuck' | 'limit' | 'ended'; detail: string };
 
-export type LinuxBreakpointKind = 'function' | 'instruction' | 'source';
-/** a breakpoint: its addresses (a source line may have several: inlined copies, split code) */
-export interface LinuxBreakpoint { addresses: bigint[]; kind: LinuxBreakpointKind; label: string; group: string }
 
 export interface LinuxRegister { name: string; value: string }
-
-/** the System V x86_64 DWARF register numbers 0-15 as hardware register numbers (rax rdx rcx rbx rsi rdi rbp rsp r8-r15) */
-const DWARF_TO_HW = [0, 2, 1, 3, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15];
-const DWARF_RSP = 7, DWARF_RBP = 6, DWARF_RIP = 16;
-/** the same as struct pt_regs members */
-const DWARF_PT_REGS = ['ax', 'dx', 'cx', 'bx', 'si', 'di', 'bp', 'sp', 'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15'];
-
-export const hex64 = (v: bigint): string => `0x${BigInt.asUintN(64, v).toString(16).padStart(16, '0')}`;
 
 export class LinuxTarget {
   readonly kind = 'linux';
@@ -116,10 +100,12 @@ export class LinuxTarget {
   private pauseRequested = false;
   private onStop: ((s: LinuxStop) => void) | null = null;
   private onEnd: ((e: LinuxEnd) => void) | null = null;
-  private bps: LinuxBreakpoint[] = [];
   /** address -> the breakpoints there */
-  private readonly armed = new Map<bigint, LinuxBreakpoint[]>();
-  private armedCpus = 0;
+  /** the user's breakpoints and data breakpoints in the CPUs' debugger slots, with the target's own addresses */
+  private readonly breaks: LinuxBreakpoints = new LinuxBreakpoints(this, () => [
+    ...(this.temp ? [this.temp.address] : []),
+    ...(this.agentStopAddr !== undefined ? [this.agentStopAddr] : []),
+  ]);
   private lastStop: LinuxStop | null = null;
   private ended = false;
   readonly tasks: LinuxTasks | undefined;
@@ -252,7 +238,7 @@ export class LinuxTarget {
   /** run until `cpu` reaches `address` (a step's temporary breakpoint), then onHit; other stops end the step as usual */
   runTo(cpu: number, address: bigint, onHit: () => void): void {
     this.temp = { address, cpu, onHit };
-    this.armNewCpus(true);
+    this.breaks.arm(true);
     this.running = true;
     this.pauseRequested = false;
     this.prepareResume();
@@ -274,7 +260,7 @@ export class LinuxTarget {
   /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
   private prepareResume(): void {
     this.probeCtx = null;
-    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.armed.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc());
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.breaks.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc());
     this.run.stop = null;
   }
 
@@ -292,7 +278,7 @@ export class LinuxTarget {
     }
     if (addr === this.agentStopAddr) return;
     this.agentStopAddr = addr;
-    this.armNewCpus(true);
+    this.breaks.arm(true);
   }
 
   /** the CPU reached agent_stop_point: a stop at the probed context, or (no stopping hit pending) on it goes */
@@ -309,7 +295,7 @@ export class LinuxTarget {
     this.probeCtx = { cpu, pc, regs, hit };
     const fn = hit.symbol;
     const description = hit.kind === 'return'
-      ? `return from ${fn} = ${hex64(regs.get('ax') ?? 0n)} to ${this.where(pc)} (kretprobe registered by the guest's kprobes)`
+      ? `return from ${fn} = 0x${hex64(regs.get('ax') ?? 0n)} to ${this.where(pc)} (kretprobe registered by the guest's kprobes)`
       : `breakpoint at ${fn}${hit.offset ? `+0x${hit.offset.toString(16)}` : ''} (kprobe registered by the guest's kprobes)`;
     this.report({ reason: 'breakpoint', cpu, description, breakpointIds: [hit.bpId] });
   }
@@ -340,7 +326,7 @@ export class LinuxTarget {
 
   /** checked by the run loop after each round of CPU slices */
   private until(): PcRunStop | null {
-    this.armNewCpus();
+    this.breaks.arm();
     if (this.panicSeenAt >= 0 && !this.panicReported) return { kind: 'done', detail: 'panic' };
     if (this.pauseRequested) return { kind: 'done', detail: 'pause' };
     return null;
@@ -359,15 +345,15 @@ export class LinuxTarget {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
         // a data breakpoint (linuxDataBreakpoints.ts): the access is done, the CPU is past it
-        if (stop.detail.startsWith('a debugger watchpoint')) { this.report({ reason: 'data breakpoint', cpu, description: this.watchHit(stop.detail) }); return; }
-        if (h && this.agentStopAddr !== undefined && h.pc() === this.agentStopAddr && !this.armed.has(h.pc())) { this.agentStop(cpu); return; }
+        if (stop.detail.startsWith('a debugger watchpoint')) { this.report({ reason: 'data breakpoint', cpu, description: this.breaks.watchHit(stop.detail) }); return; }
+        if (h && this.agentStopAddr !== undefined && h.pc() === this.agentStopAddr && !this.breaks.has(h.pc())) { this.agentStop(cpu); return; }
         const t = this.temp;
-        if (t && h && h.pc() === t.address && !this.armed.has(t.address)) {
+        if (t && h && h.pc() === t.address && !this.breaks.has(t.address)) {
           // a step's own breakpoint: the step decides (another CPU reaching it just goes on)
           if (cpu === t.cpu) { t.onHit(); return; }
           this.running = true; this.prepareResume(); setImmediate(this.chunk); return;
         }
-        const bp = h ? this.armed.get(h.pc())?.[0] : undefined;
+        const bp = h ? this.breaks.at(h.pc()) : undefined;
         this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp?.kind === 'instruction' ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
         return;
       }
@@ -383,7 +369,7 @@ export class LinuxTarget {
   private report(s: LinuxStop): void {
     this.running = false;
     // a step's temporary breakpoint ends with the step (a breakpoint or a pause may end it first)
-    if (this.temp) { this.temp = null; this.armNewCpus(true); }
+    if (this.temp) { this.temp = null; this.breaks.arm(true); }
     this.lastStop = s;
     this.onStop?.(s);
   }
@@ -453,70 +439,15 @@ export class LinuxTarget {
   // ---- breakpoints (no guest byte written)
 
   /** the address of a function of the vmlinux, or why not */
-  functionAddress(name: string): bigint | string {
-    if (!this.vmlinux) return 'function breakpoints need the kernel\'s symbols: set "vmlinux" in launch.json';
-    const s = this.vmlinux.symbols.lookup(name);
-    if (!s) return `no function ${name} in ${this.vmlinux.path}`;
-    return s.value;
-  }
+  functionAddress(name: string): bigint | string { return this.breaks.functionAddress(name); }
 
-  /**
-   * Replace the breakpoints of `group` (a kind, or a source file); returns
-   * per request the breakpoint or why not. The addresses of all groups
-   * share the CPUs' debugger slots.
-   */
+  /** replace the breakpoints of `group` (a kind, or a source file); per request the breakpoint or why not (linuxBreakpoints.ts) */
   setBreakpoints(kind: LinuxBreakpointKind, group: string, wanted: readonly { addresses: bigint[] | string; label: string }[]): (LinuxBreakpoint | string)[] {
-    this.bps = this.bps.filter(b => b.group !== group);
-    const max = this.run.cpus[0]!.debug.maxBreakpoints - this.watches.length;
-    const out: (LinuxBreakpoint | string)[] = [];
-    for (const w of wanted) {
-      if (typeof w.addresses === 'string') { out.push(w.addresses); continue; }
-      const bad = w.addresses.find(a => toVAddr(a) === null);
-      if (bad !== undefined) { out.push(`${hex64(bad)} is not a canonical address`); continue; }
-      const used = new Set(this.bps.flatMap(b => b.addresses));
-      const more = w.addresses.filter(a => !used.has(a)).length;
-      if (used.size + more > max) { out.push(`at most ${max} breakpoint addresses at once on this machine (${used.size} in use, this one needs ${more})`); continue; }
-      const b: LinuxBreakpoint = { addresses: [...w.addresses], kind, label: w.label, group };
-      this.bps.push(b);
-      out.push(b);
-    }
-    this.armed.clear();
-    for (const b of this.bps) for (const a of b.addresses) this.armed.set(a, [...(this.armed.get(a) ?? []), b]);
-    this.rearm();
-    return out;
+    return this.breaks.setBreakpoints(kind, group, wanted);
   }
 
-  /** the addresses of a source line (DWARF line table; a line without code moves to the next with code), or why not */
-  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string {
-    const lines = this.vmlinux?.lines;
-    if (!lines) return 'source breakpoints need the kernel\'s DWARF: set "vmlinux" (Debian\'s -dbg vmlinux) in launch.json';
-    for (const name of this.sources.dwarfCandidates(clientPath)) {
-      let at = line;
-      let addrs = lines.addressesForLine(name, at);
-      if (addrs.length === 0) {
-        const next = lines.nextLineWithCode(name, line);
-        if (next === undefined) continue;
-        at = next;
-        addrs = lines.addressesForLine(name, at);
-      }
-      if (addrs.length > 0) return { addresses: addrs, line: at };
-    }
-    return `no code for ${clientPath}:${line} in ${this.vmlinux!.path}'s line table`;
-  }
-
-  private rearm(): void { this.armNewCpus(true); }
-
-  /** the breakpoints into every CPU's debug unit (an AP started since the last look gets them too) */
-  private armNewCpus(all = false): void {
-    const cpus = this.run.cpus;
-    const live = cpus.filter(c => c !== null).length;
-    if (!all && live === this.armedCpus) return;
-    const addrs = [...this.armed.keys()];
-    if (this.temp && !this.armed.has(this.temp.address)) addrs.push(this.temp.address);
-    if (this.agentStopAddr !== undefined && !addrs.includes(this.agentStopAddr)) addrs.push(this.agentStopAddr);
-    for (const h of cpus) if (h !== null) { h.debug.setWatchpoints(this.watches); h.debug.setBreakpoints(addrs); }
-    this.armedCpus = live;
-  }
+  /** the addresses of a source line, or why not (linuxBreakpoints.ts) */
+  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string { return this.breaks.lineAddresses(clientPath, line); }
 
   // ---- what a stop shows
 
@@ -546,22 +477,18 @@ export class LinuxTarget {
   /** the CPU's per-CPU area (GS base in the kernel; the swapped one while user GS is live) */
   perCpuBase(cpu: number): bigint { return this.handle(cpu).debug.perCpuBase(); }
 
-  registers(cpu: number): LinuxRegister[] {
-    const rows = [...this.handle(cpu).debug.registers()];
-    const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
-    if (!ctx) return rows;
-    // at a gutter probe's hit: the probed context's registers (the guest's pt_regs)
-    return rows.map(r => {
-      const m = r.name === 'rip' ? undefined : PT_REGS_ROWS[r.name];
-      const v = r.name === 'rip' ? ctx.pc : m !== undefined ? ctx.regs.get(m) : undefined;
-      return v === undefined ? r : { name: r.name, value: hex64(v) };
-    });
-  }
+  registers(cpu: number): LinuxRegister[] { return linuxRegisters(this, cpu); }
+
+  /** CPU `cpu`'s debug unit (registers, page-table root, slots) */
+  cpuDebug(cpu: number): SystemCpuDebug { return this.handle(cpu).debug; }
+
+  /** the probed context when CPU `cpu` is stopped at a gutter probe's hit, else null */
+  probeContext(cpu: number): ProbeContext | null { return this.probeCtx?.cpu === cpu ? this.probeCtx : null; }
 
   /** symbol+0xoff of an address (the vmlinux's symbols), else its hex value */
   where(addr: bigint): string {
     const r = this.vmlinux?.symbols.resolve(addr);
-    if (!r) return hex64(addr);
+    if (!r) return `0x${hex64(addr)}`;
     return r.offset === 0n ? r.sym.name : `${r.sym.name}+0x${r.offset.toString(16)}`;
   }
 
@@ -601,36 +528,12 @@ export class LinuxTarget {
     return this.slide;
   }
 
-  private watches: LinuxWatch[] = [];
-
   /** what a data breakpoint on `name` there would watch (DAP dataBreakpointInfo) */
   dataInfo(at: LinuxDataPlace, name: string, asAddress?: { bytes: number }): LinuxDataInfo { return linuxDataInfo(this, at, name, asAddress); }
 
-  /** replace the data breakpoints (dataIds from linuxDataInfo); per request the watch or why not; they share the CPUs' debugger slots with the breakpoints */
+  /** replace the data breakpoints (dataIds from linuxDataInfo); per request the watch or why not (linuxBreakpoints.ts) */
   setWatchpoints(wanted: readonly { dataId: string; accessType?: 'read' | 'write' | 'readWrite'; label?: string }[]): (LinuxWatch | string)[] {
-    const max = this.run.cpus[0]!.debug.maxBreakpoints - this.armed.size;
-    const out: (LinuxWatch | string)[] = [];
-    const kept: LinuxWatch[] = [];
-    for (const w of wanted) {
-      const p = parseDataId(w.dataId);
-      if (typeof p === 'string') { out.push(p); continue; }
-      if (kept.length >= max) { out.push(`at most ${max} data breakpoints beside ${this.armed.size} breakpoint addresses on this machine`); continue; }
-      const a = w.accessType ?? 'write';
-      const watch: LinuxWatch = { ...p, read: a !== 'write', write: a !== 'read', label: w.label ?? this.where(p.addr) };
-      kept.push(watch);
-      out.push(watch);
-    }
-    this.watches = kept;
-    this.rearm();
-    return out;
-  }
-
-  /** a watchpoint stop's description: the watch that matched and what the guest did there */
-  private watchHit(detail: string): string {
-    const m = /(read|write) at (0x[0-9a-f]+)/.exec(detail);
-    const at = m ? BigInt(m[2]) : undefined;
-    const w = at === undefined ? undefined : this.watches.find(x => at >= x.addr && at < x.addr + BigInt(x.len)) ?? this.watches.find(x => at < x.addr + BigInt(x.len) && x.addr < at + 8n);
-    return `Data breakpoint: ${m ? m[1] : 'access'} of ${w?.label ?? (at !== undefined ? this.where(at) : 'watched memory')}`;
+    return this.breaks.setWatchpoints(wanted);
   }
   // ---- end of source level
 
@@ -640,28 +543,8 @@ export class LinuxTarget {
   /** the debugger's own write (writeMemory): false when not all of it is mapped RAM */
   writeMemory(cpu: number, addr: bigint, data: Uint8Array): boolean { return this.pages(cpu).write(addr, data); }
 
-  /**
-   * Disassembly rows around `base` through CPU `cpu`'s page tables: the
-   * executable pages near it copied into a private address space (the
-   * decoder reads only that copy), labelled by the vmlinux's symbols.
-   */
-  disassemble(cpu: number, base: bigint, insnOffset: number, count: number): DisassemblyRow[] {
-    if (!this.vmlinux) throw new Error('the Disassembly view needs the kernel\'s symbols: set "vmlinux" in launch.json');
-    const pages = this.pages(cpu);
-    const mem = new Memory('guest code');
-    const span = BigInt(Math.min(256, 16 + Math.ceil((Math.abs(insnOffset) + count) * 15 / 4096)));
-    const first = (BigInt.asUintN(64, base) & ~0xfffn) - span * 4096n;
-    for (let k = 0n; k <= 2n * span; k++) {
-      const va = first + k * 4096n;
-      const v = toVAddr(va);
-      const t = v === null ? undefined : pages.translate(va);
-      if (v === null || !t || !t.executable) continue;
-      const bytes = pages.read(va, 4096);
-      if (bytes.length < 4096) continue;
-      mem.map(v, 4096, PERM_R | PERM_X, 'guest page', undefined, bytes);
-    }
-    return disassemblyRows({ arch: this.arch, mem, image: this.vmlinux }, base, insnOffset, count);
-  }
+  /** Disassembly rows around `base` through CPU `cpu`'s page tables (linuxInspect.ts) */
+  disassemble(cpu: number, base: bigint, insnOffset: number, count: number): DisassemblyRow[] { return linuxDisassemble(this, cpu, base, insnOffset, count); }
 
   /** the DWARF source line of an address (the vmlinux's line table) */
   sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined {
@@ -674,35 +557,8 @@ export class LinuxTarget {
     return (addr, size) => { const b = pages.read(addr, size); return b.length === size ? b : undefined; };
   }
 
-  /**
-   * The parameters and locals of frame `k` of a stopped CPU (the vmlinux's
-   * DWARF, values through the guest's page tables): the top frame with
-   * every register, outer frames with their stack pointer, rbp and the CFA
-   * ORC gives (their other registers are unknown: shown optimized out).
-   */
-  frameVariables(cpu: number, k: number, at: ScopeAt = {}): FrameVariables {
-    if (!this.vmlinux) return { ok: false, reason: 'no vmlinux: set "vmlinux" in launch.json for the variables' };
-    const frames = this.frames(cpu);
-    const f = frames[k];
-    if (!f) return { ok: false, reason: `no frame ${k}` };
-    const regs = new Map<number, bigint>();
-    const h = this.handle(cpu);
-    const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
-    if (k === 0 && ctx) DWARF_PT_REGS.forEach((m, d) => { const v = ctx.regs.get(m); if (v !== undefined) regs.set(d, v); });
-    else if (k === 0) DWARF_TO_HW.forEach((hw, d) => regs.set(d, h.reg(hw)));
-    else {
-      regs.set(DWARF_RSP, f.sp);
-      if (f.bp !== undefined) regs.set(DWARF_RBP, f.bp);
-    }
-    const pc = k === 0 || f.signal ? f.pc : f.pc - 1n;
-    regs.set(DWARF_RIP, pc);
-    const state: FrameState = { pc, level: k, regs, cfa: f.cfa, ...at };
-    try {
-      return frameVariables(this.vmlinux, state, this.memReader(cpu));
-    } catch (e) {
-      return { ok: false, reason: `the DWARF of ${this.where(f.pc)} cannot be read: ${(e as Error).message}` };
-    }
-  }
+  /** the parameters and locals of frame `k` of a stopped CPU (linuxInspect.ts) */
+  frameVariables(cpu: number, k: number, at: ScopeAt = {}): FrameVariables { return linuxFrameVariables(this, cpu, k, at); }
 
   /** the members of a struct / array / pointed-to struct shown in a frame's variables */
   children(cpu: number, x: Expandable): FrameVariable[] { return childrenOf(x, this.memReader(cpu)); }
