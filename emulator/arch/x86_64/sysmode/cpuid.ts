@@ -13,10 +13,11 @@
  * address bits: 4-level paging, no LA57). Every other leaf (4, 0xb, 0xd:
  * no XSAVE) reads as zeros, which Linux takes as "not enumerated".
  *
- * Leaf 1 edx: fpu de pse tsc msr pae cx8 apic pge cmov pat clflush fxsr sse
- * sse2; ecx: cx16 popcnt. Leaf 7 ebx: bmi1; edx: arch_capabilities.
+ * Leaf 1 edx: fpu de pse tsc msr pae cx8 apic sep pge cmov pat clflush fxsr
+ * sse sse2 (sep: SYSENTER/SYSEXIT as Intel runs them in 64-bit mode); ecx:
+ * cx16 popcnt. Leaf 7 ebx: bmi1; edx: arch_capabilities.
  * 0x80000001 ecx: lahf_lm abm(lzcnt); edx: syscall nx pdpe1gb rdtscp lm.
- * Not offered: mce/mca, mtrr, sep, mmx, sse3+, xsave/avx, fsgsbase, smep,
+ * Not offered: mce/mca, mtrr, mmx, sse3+, xsave/avx, fsgsbase, smep,
  * smap, umip, pcid, invpcid, la57, x2apic, tsc-deadline, hypervisor.
  */
 import type { X86Cpu } from '../cpu';
@@ -29,7 +30,7 @@ function str4(s: string, k: number): number {
 }
 const bit = (...ns: number[]): number => ns.reduce((a, n) => a | (1 << n), 0);
 
-export const SYS_CPUID1_EDX = bit(0, 2, 3, 4, 5, 6, 8, 9, 13, 15, 16, 19, 24, 25, 26);
+export const SYS_CPUID1_EDX = bit(0, 2, 3, 4, 5, 6, 8, 9, 11, 13, 15, 16, 19, 24, 25, 26);
 export const SYS_CPUID1_ECX = bit(13, 23);
 export const SYS_CPUID7_EBX = bit(3);
 export const SYS_CPUID7_EDX = bit(29);
