@@ -147,12 +147,17 @@ describe('SYSENTER / SYSEXIT (Intel, 64-bit mode)', () => {
     assert.equal(runToHandler(compat).vector, 6);
     assert.deepEqual(lines, ['cpu 0: sysexitd (a return to compatibility mode) is not emulated: #UD at rip 0x10000']);
   });
-  test('CPUID leaf 1 offers SEP now that both run', () => {
+  test('CPUID offers what runs: SEP (leaf 1 edx bit 11) now that both run, and RDPID (leaf 7 ecx bit 22), which ran unoffered', () => {
     const m = new SysMachine();
-    m.setReg(RAX, 1n);
     m.code(KCODE, '0f a2 f4');
-    runSystemCpu(m.cpu, 5);
-    assert.notEqual(m.reg(RDX) & (1n << 11n), 0n);
+    const q = (leaf: number): [bigint, bigint] => {
+      m.setReg(RAX, BigInt(leaf)); m.setReg(RCX, 0n);
+      m.sys.halted = false; m.cpu.setPc(BigInt(KCODE));
+      runSystemCpu(m.cpu, 5);
+      return [m.reg(RCX), m.reg(RDX)];
+    };
+    assert.notEqual(q(1)[1] & (1n << 11n), 0n, 'SEP');
+    assert.notEqual(q(7)[0] & (1n << 22n), 0n, 'RDPID');
   });
 });
 
