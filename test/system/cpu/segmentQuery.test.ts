@@ -5,12 +5,17 @@
  * beyond the table, a type the instruction does not take, too privileged),
  * no other flag touched; and Linux's vDSO getcpu path (LSL of the per-CPU
  * GDT entry __CPUNODE_SEG = 15 * 8 + 3 from CPL 3, vdso_read_cpunode in
- * arch/x86/include/asm/segment.h, when CPUID offers no RDPID).
+ * arch/x86/include/asm/segment.h, when CPUID offers no RDPID); and the
+ * host's own Intel CPU's answers for the selectors of Linux's GDT a user
+ * program can name (golden/segmentQuery-host.txt, from
+ * golden/segmentQuery-host.sh).
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { SysMachine, installHandlers, KCODE, UCODE, RAX, RCX, TSS_SEL, USER_CS, USER_DS, KERNEL_CS, KERNEL_DS } from './harness';
 import { runSystemCpu } from '../../../emulator/arch/x86_64/sysmode/systemCpu';
+import { readFileSync } from 'node:fs';
+import { repoPath } from '../../util/paths';
 
 const CONFORMING = 0x50, EXEC_ONLY = 0x58, CALL_GATE = 0x60, CPUNODE = 0x7b;
 const ZF = 0x40, CF = 1;
@@ -44,9 +49,9 @@ function query(insn: string, sel: number, cpl: 0 | 3 = 0): [bigint, boolean, boo
 const UNCHANGED = 0x1111222233334444n;
 
 describe('LAR', () => {
-  test('access rights (second dword & 0x00f0ff00; 16-bit: & 0xff00), zero-extended; ZF set, CF kept', () => {
-    assert.deepEqual(query('0f 02 c1', USER_CS), [0x00a0fa00n, true, true]); // lar eax, cx
-    assert.deepEqual(query('48 0f 02 c1', KERNEL_DS), [0x00c09200n, true, true]); // lar rax, cx
+  test('access rights (second dword & 0x00ffff00, as Intel processors give them; 16-bit: & 0xff00), zero-extended; ZF set, CF kept', () => {
+    assert.deepEqual(query('0f 02 c1', USER_CS), [0x00affa00n, true, true]); // lar eax, cx
+    assert.deepEqual(query('48 0f 02 c1', KERNEL_DS), [0x00cf9200n, true, true]); // lar rax, cx
     assert.deepEqual(query('66 0f 02 c1', USER_CS), [UNCHANGED & ~0xffffn | 0xfa00n, true, true]); // lar ax, cx
   });
   test('system descriptors: a 64-bit TSS and a call gate are valid; a too-privileged one (DPL < CPL) is not', () => {
@@ -58,7 +63,7 @@ describe('LAR', () => {
     for (const [sel, cpl] of [[0, 0], [0x80, 0], [KERNEL_DS | 3, 0], [KERNEL_DS, 3]] as const) {
       assert.deepEqual(query('48 0f 02 c1', sel, cpl), [UNCHANGED, false, true], `0x${sel.toString(16)} at CPL ${cpl}`);
     }
-    assert.deepEqual(query('0f 02 c1', CONFORMING, 3), [0x00a09e00n, true, true]);
+    assert.deepEqual(query('0f 02 c1', CONFORMING, 3), [0x00af9e00n, true, true]);
   });
 });
 
@@ -83,5 +88,28 @@ describe('VERR / VERW', () => {
   test('VERW: writable data only; privilege: DPL >= CPL and >= RPL, conforming code readable from anywhere', () => {
     assert.deepEqual([KERNEL_DS, USER_DS, CPUNODE, KERNEL_CS].map(s => ver(true, s)), [true, true, false, false]);
     assert.deepEqual([ver(true, KERNEL_DS, 3), ver(true, USER_DS, 3), ver(true, KERNEL_DS | 3), ver(false, CONFORMING, 3), ver(false, 0)], [false, true, false, true, false]);
+  });
+});
+
+describe('against the host\'s Intel CPU under Linux (golden/segmentQuery-host.txt)', () => {
+  test('LAR, LSL, VERR, VERW at CPL 3 of Linux\'s GDT entries give the host CPU\'s values and ZF', () => {
+    const golden = readFileSync(repoPath('test', 'system', 'cpu', 'golden', 'segmentQuery-host.txt'), 'utf8').split('\n').filter(l => l !== '' && !l.startsWith('#'));
+    // Linux 6.1's gdt_page (arch/x86/kernel/cpu/common.c: GDT_ENTRY_INIT flags with the accessed bit) and
+    // setup_getcpu's entry 15 for cpu 1 on node 0 (the host program runs pinned to CPU 1)
+    const linux: [number, bigint][] = [[0x10, 0x00af9b000000ffffn], [0x18, 0x00cf93000000ffffn], [0x20, 0x00cffb000000ffffn],
+      [0x28, 0x00cff3000000ffffn], [0x30, 0x00affb000000ffffn], [0x78, 0x0040f50000000001n]];
+    const lines = golden.map(line => {
+      const sel = parseInt(line.split(' ')[0], 16);
+      const m = withGdt();
+      for (const [at, d] of linux) m.phys64(0x8000 + at, d);
+      m.setReg(RAX, 0x1111n); m.setReg(3, 0x2222n); m.setReg(RCX, BigInt(sel));
+      // lar rax, rcx; setz dl; lsl rbx, rcx; setz dh; verr cx; setz r8b; verw cx; setz r9b; ud2
+      m.code(UCODE, '48 0f 02 c1 0f 94 c2 48 0f 03 d9 0f 94 c6 0f 00 e1 41 0f 94 c0 0f 00 e9 41 0f 94 c1 0f 0b');
+      m.toUser(UCODE);
+      runSystemCpu(m.cpu, 9);
+      const dl = Number(m.reg(2) & 0xffn), dh = Number((m.reg(2) >> 8n) & 0xffn);
+      return `0x${sel.toString(16).padStart(2, '0')} lar 0x${m.reg(RAX).toString(16)} ${dl} lsl 0x${m.reg(3).toString(16)} ${dh} verr ${m.reg(8) & 0xffn} verw ${m.reg(9) & 0xffn}`;
+    });
+    assert.deepEqual(lines, golden);
   });
 });

@@ -53,8 +53,10 @@ export function larLsl(cpu: X86Cpu, i: Insn): void {
   const d = queried(s, sel);
   const ok = d !== null && (d.user || (lsl ? LSL_SYSTEM : LAR_SYSTEM).has(d.type)) && visible(s, sel, d);
   if (ok) {
-    // LAR: the second doubleword's type, S, DPL, P (bits 15:8) and AVL, L, D/B, G (23:20); 16-bit: 15:8 only. LSL: the byte-granular limit
-    const v = lsl ? d.limit : i.size === 2 ? d.hi & 0xff00 : d.hi & 0x00f0ff00;
+    // LAR: the second doubleword's type, S, DPL, P (bits 15:8), limit 19:16 and AVL, L, D/B, G (23:16); 16-bit: 15:8 only.
+    // The SDM leaves bits 19:16 undefined; Intel processors return the limit's top bits there (test/system/cpu/golden/segmentQuery-host.txt).
+    // LSL: the byte-granular limit
+    const v = lsl ? d.limit : i.size === 2 ? d.hi & 0xff00 : d.hi & 0x00ffff00;
     if (i.size === 2) cpu.setR(2, i.reg, v, 0);
     else cpu.setR(i.size, i.reg, v | 0, 0); // 32 and 64 bits: zero-extended
   }
