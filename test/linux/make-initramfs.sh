@@ -9,7 +9,9 @@
 # (kprobe_example.ko, kretprobe_example.ko) in /root, and the debugger's agent
 # module (test/linux/agent/build-agent.sh) as /root/kprobe_agent.ko; and Linux's ftrace
 # selftests (tools/testing/selftests/ftrace from Debian's linux-source-6.1,
-# fetched by test/modules/linux/fetch-test-kprobes.sh) in /ftrace, when there.
+# fetched by test/modules/linux/fetch-test-kprobes.sh) in /ftrace, with the
+# trace-printk.ko sample their kprobe_module.tc modprobes
+# (test/linux/ftrace/build-trace-printk.sh) in /lib/modules/<release>, when there.
 #   test/linux/make-initramfs.sh            -> test/linux/cache/initramfs.cpio.gz
 #   test/linux/make-initramfs.sh OUT        -> OUT
 # The archive is written by this script itself (no cpio program, no root: the
@@ -74,6 +76,18 @@ fi
 for ko in kprobe_example.ko kretprobe_example.ko; do
   [ -f "kbuild/cache/modules/$ko" ] && cpio_entry "root/$ko" $((0100644)) "kbuild/cache/modules/$ko"
 done
+# the module ftracetest's kprobe_module.tc modprobes (test/linux/ftrace/build-trace-printk.sh), when built,
+# where busybox's modprobe looks: /lib/modules/<release>/ with a modules.dep naming it
+if [ -f ftrace/cache/trace-printk.ko ]; then
+  rel=$(cat ftrace/cache/RELEASE) dir=kernel/samples/trace_printk
+  depfile=$(mktemp)
+  trap 'rm -f "$tmp" "$initfile" "$linkfile" "$depfile"' EXIT
+  printf '%s\n' "$dir/trace-printk.ko:" > "$depfile"
+  m=lib/modules/$rel
+  for d in lib lib/modules "$m" "$m/kernel" "$m/kernel/samples" "$m/$dir"; do cpio_entry "$d" $((0040755)); done
+  cpio_entry "$m/$dir/trace-printk.ko" $((0100644)) ftrace/cache/trace-printk.ko
+  cpio_entry "$m/modules.dep" $((0100644)) "$depfile"
+fi
 # the debugger's agent (test/linux/agent/build-agent.sh), when built
 [ -f agent/cache/kprobe_agent.ko ] && cpio_entry root/kprobe_agent.ko $((0100644)) agent/cache/kprobe_agent.ko
 cpio_entry TRAILER!!! 0

@@ -11,6 +11,7 @@ import { Insn, InsnLayout, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG
 import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE, VEX } from './table';
 import { COUNT_1, COUNT_CL, COUNT_IMM } from './exec/shift';
 import { ud } from './exec/system';
+import { fpuGated } from './exec/fpuGate';
 
 const TWO32 = 4294967296;
 
@@ -376,6 +377,7 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   }
   if (hasRel) insn.target = insn.next + rel;
   if (def.fast) { const f = def.fast(insn); if (f) insn.exec = f; }
+  if (def.fpu !== undefined) insn.exec = fpuGated(insn.exec, def.fpu);
   // LOCK is only valid on a lockable instruction with a memory destination: anything else is #UD
   // when executed (the bytes still decode and disassemble, as llvm shows them)
   if (p.lock && !(def.lockable && insn.hasMem)) insn.exec = ud;

@@ -92,6 +92,7 @@ function opSize(o: Operand, i: Insn): number {
     case 'd': return 4;
     case 'q': return 8;
     case 'x': return 16;
+    case 'p': return 0; // a far pointer: llvm shows no size
     case 'y': return i.size === 8 ? 8 : 4;
     default: return i.size;
   }

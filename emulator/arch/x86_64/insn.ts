@@ -48,7 +48,12 @@ export interface OpDef {
    * any other LOCK use is #UD
    */
   lockable: boolean;
+  /** x87 / SSE class for CR0.EM/TS/MP and CR4.OSFXSR on a system-mode CPU (exec/fpuGate.ts); set by the table */
+  fpu?: FpuClass;
 }
+
+/** exec/fpuGate.ts: x87, fwait, fxsave/fxrstor, SSE */
+export type FpuClass = 'x87' | 'wait' | 'fxsr' | 'sse';
 
 /** base/index register value meaning "none" */
 export const NO_REG = -1;

@@ -32,6 +32,8 @@ import * as sseInt from './exec/sseInt';
 import * as sseFp from './exec/sseFp';
 import * as x87 from './exec/x87';
 import * as priv from './exec/privileged';
+import * as segq from './exec/segmentQuery';
+import { fpuClassOf } from './exec/fpuGate';
 
 // the entry types live with Insn (insn.ts), so executors never import the table
 export type { Flow, Operand, OpDef } from './insn';
@@ -292,14 +294,18 @@ d('cf', 'iretq', '', priv.iret, { flow: 'trap', sized: ['iret', 'iretd', 'iretq'
 d('0f 07', 'sysretq', '', priv.sysret, { flow: 'trap', sized: ['sysret', 'sysret', 'sysretq'] });
 d('cb', 'retf', '', priv.retFar, { flow: 'trap', sized: ['retfw', 'retf', 'retfq'] });
 d('ca', 'retf', 'Iw', priv.retFar, { flow: 'trap', sized: ['retfw', 'retf', 'retfq'] });
-d('e4', 'in', 'AL,Ib', priv.inPort);
-d('e5', 'in', 'eAX,Ib', priv.inPort);
-d('ec', 'in', 'AL,DX', priv.inPort);
-d('ed', 'in', 'eAX,DX', priv.inPort);
-d('e6', 'out', 'Ib,AL', priv.outPort);
-d('e7', 'out', 'Ib,eAX', priv.outPort);
-d('ee', 'out', 'DX,AL', priv.outPort);
-d('ef', 'out', 'DX,eAX', priv.outPort);
+for (const [c, ops] of [['e4', 'AL,Ib'], ['e5', 'eAX,Ib'], ['ec', 'AL,DX'], ['ed', 'eAX,DX']]) d(c, 'in', ops, priv.inPort);
+for (const [c, ops] of [['e6', 'Ib,AL'], ['e7', 'Ib,eAX'], ['ee', 'DX,AL'], ['ef', 'DX,eAX']]) d(c, 'out', ops, priv.outPort);
+// far jmp / call through an m16:16/32/64 pointer (Mp: no size shown, as llvm prints them); sysenter / sysexit (Intel's 64-bit forms)
+d('ff/3', 'lcall', 'Mp', priv.farJmpCall, { flow: 'trap', sub: 1, sized: ['lcall', 'call', 'lcall'] });
+d('ff/5', 'ljmp', 'Mp', priv.farJmpCall, { flow: 'trap', sub: 0, sized: ['ljmp', 'jmp', 'ljmp'] });
+d('0f 34', 'sysenter', '', priv.sysenter, { flow: 'trap' });
+d('0f 35', 'sysexit', '', priv.sysexit, { flow: 'trap', sized: ['sysexit', 'sysexit', 'sysexitq'] });
+// descriptor queries (exec/segmentQuery.ts)
+d('0f 02', 'lar', 'Gv,Ew', segq.larLsl, { sub: 0 });
+d('0f 03', 'lsl', 'Gv,Ew', segq.larLsl, { sub: 1 });
+d('0f 00/4', 'verr', 'Ew', segq.verrVerw, { sub: 0 });
+d('0f 00/5', 'verw', 'Ew', segq.verrVerw, { sub: 1 });
 d('6c', 'ins', 'Yb,DX', priv.stringIo, { str: true });
 d('6d', 'ins', 'Yz,DX', priv.stringIo, { str: true });
 d('6e', 'outs', 'DX,Xb', priv.stringIo, { str: true });
@@ -593,4 +599,4 @@ function install(def: OpDef): void {
     }
   }
 }
-for (const def of OPS) install(def);
+for (const def of OPS) { def.fpu = fpuClassOf(def); install(def); }

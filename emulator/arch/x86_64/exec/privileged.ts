@@ -2,8 +2,9 @@
  * The system instructions only a system-mode CPU (X86Cpu.sys set: the
  * full-system machine's) executes: MOV to/from CRn, RDMSR/WRMSR, the
  * descriptor-table loads and stores, segment register loads, LTR/STR/
- * LLDT/SLDT, INVLPG, SWAPGS, SYSRET, IRETQ, far RET, IN/OUT/INS/OUTS,
- * RDTSCP/RDPID, CLTS, WBINVD/INVD. Without the system half they raise #UD,
+ * LLDT/SLDT, INVLPG, SWAPGS, SYSRET, SYSENTER/SYSEXIT, IRETQ, far RET and
+ * far JMP/CALL through memory, IN/OUT/INS/OUTS, RDTSCP/RDPID, CLTS,
+ * WBINVD/INVD. Without the system half they raise #UD,
  * as they did when the decoder did not know them (the emulated kernel's
  * CPU never ran them).
  */
@@ -13,8 +14,8 @@ import { FAULT_UD } from '../../../cpu/faults';
 import { u64, fromVAddr } from '../../../memory/address';
 import type { SystemState } from '../sysmode/state';
 import { CR0_PG, CR0_PE, CR0_TS, CR0_WP, CR0_ET, CR4_PAE, CR4_PGE, CR4_PSE, CR4_SUPPORTED, readMsr, writeMsr } from '../sysmode/state';
-import { X86Exception, gp, VEC_UD } from '../sysmode/exception';
-import { loadLdt, loadSegment, loadTr, selectorOf, SREG_CS, SREG_SS, codeDescriptor } from '../sysmode/segments';
+import { X86Exception, gp, notEmulated, VEC_NP } from '../sysmode/exception';
+import { loadLdt, loadSegment, loadTr, readDescriptor, selectorOf, SREG_CS, SREG_SS, codeDescriptor, isCode } from '../sysmode/segments';
 import { iretq as iretqSys, nullOuterSegments, setCpl } from '../sysmode/delivery';
 
 const TWO32 = 4294967296;
@@ -190,7 +191,7 @@ export function swapgs(cpu: X86Cpu, i: Insn): void {
 /** iretq (48 cf); iret/iretd with a 16/32-bit operand size are not emulated (Linux uses iretq only) */
 export function iret(cpu: X86Cpu, i: Insn): void {
   const s = sysOf(cpu);
-  if (i.size !== 8) throw new X86Exception(VEC_UD, -1, `${i.def.mnem} with a ${i.size * 8}-bit operand size is not emulated`);
+  if (i.size !== 8) throw notEmulated(`${i.size === 2 ? 'iret' : 'iretd'} (a ${i.size * 8}-bit interrupt return)`);
   iretqSys(cpu, s);
 }
 
@@ -199,7 +200,7 @@ export function sysret(cpu: X86Cpu, i: Insn): void {
   const s = sysOf(cpu);
   if ((s.efer & 1n) === 0n) throw FAULT_UD;
   if (s.cpl !== 0) throw gp(0, `sysret at CPL ${s.cpl}`);
-  if (i.size !== 8) throw new X86Exception(VEC_UD, -1, 'sysret to compatibility mode is not emulated');
+  if (i.size !== 8) throw notEmulated('sysretd (a return to compatibility mode)');
   const h = cpu.hi[1];
   if (h > 0x7fff || h < -0x8000) throw gp(0, 'sysret: rcx is not canonical');
   const base = Number((s.star >> 48n) & 0xffffn);
@@ -249,6 +250,92 @@ export function retFar(cpu: X86Cpu, i: Insn): void {
   cpu.rip = ip;
   cpu.setRegAddr(4, nsp);
 }
+
+/**
+ * far jmp / call through memory (ff /5, ff /3: sub 0 / 1): an m16:16,
+ * m16:32 or (REX.W, as Intel processors take it) m16:64 pointer, offset
+ * first. To a code segment at the same privilege (SDM vol. 2 "JMP", "CALL",
+ * 64-bit mode): non-conforming with RPL <= CPL and DPL = CPL, or conforming
+ * with DPL <= CPL, else #GP(sel); not present #NP(sel); L and D both set
+ * #GP(sel); a non-canonical offset #GP(0). CS takes the selector with RPL =
+ * CPL. A call pushes CS then the return rip, each of the operand size. A
+ * call gate (type 0xc) and a 32-bit code segment (compatibility mode) are
+ * not emulated (#UD, logged); any other system descriptor is #GP(sel).
+ */
+export function farJmpCall(cpu: X86Cpu, i: Insn): void {
+  const s = sysOf(cpu);
+  const m = s.mem, sz = i.size, call = i.cc === 1, a = cpu.ea(i);
+  let off: number;
+  if (sz === 8) { const lo = m.read32(a), hi = m.read32(a + 4) | 0; off = hi * TWO32 + (lo >>> 0); } else off = sz === 4 ? m.read32(a) >>> 0 : m.read16(a);
+  const sel = m.read16(a + sz), cpl = s.cpl, what = call ? 'call far' : 'jmp far';
+  if ((sel & 0xfffc) === 0) throw gp(0, `${what}: null selector`);
+  const d = readDescriptor(s, sel);
+  if (!d.user) {
+    if (d.type === 0xc) throw notEmulated(`${what} through a call gate`);
+    throw gp(sel & 0xfffc, `${what}: selector 0x${sel.toString(16)} is a system descriptor (type ${d.type})`);
+  }
+  if (!isCode(d)) throw gp(sel & 0xfffc, `${what}: selector 0x${sel.toString(16)} is not a code segment`);
+  const conforming = (d.type & 4) !== 0;
+  if (conforming ? d.dpl > cpl : (sel & 3) > cpl || d.dpl !== cpl) throw gp(sel & 0xfffc, `${what}: code segment 0x${sel.toString(16)} DPL ${d.dpl} at CPL ${cpl}`);
+  if (!d.present) throw new X86Exception(VEC_NP, sel & 0xfffc, `${what}: code segment 0x${sel.toString(16)} not present`);
+  if (d.long && (d.hi & 0x400000) !== 0) throw gp(sel & 0xfffc, `${what}: code segment 0x${sel.toString(16)} has both L and D set`);
+  if (!d.long) throw notEmulated(`${what} to a 32-bit code segment (compatibility mode)`);
+  const hiOff = Math.floor(off / TWO32);
+  if (hiOff > 0x7fff || hiOff < -0x8000) throw gp(0, `${what}: non-canonical offset`);
+  if (call) {
+    const sp = cpu.regAddr(4), ret = cpu.rip;
+    // both pushes before any state changes: a #PF leaves rsp and CS as they were
+    if (sz === 8) { m.write64Halves(sp - 8, s.cs, 0); m.write64Halves(sp - 16, ret | 0, Math.floor(ret / TWO32)); }
+    else if (sz === 4) { m.write32(sp - 4, s.cs); m.write32(sp - 8, ret | 0); }
+    else { m.write16(sp - 2, s.cs); m.write16(sp - 4, ret & 0xffff); }
+    cpu.setRegAddr(4, sp - 2 * sz);
+  }
+  setCpl(cpu, s, (sel & 0xfffc) | cpl);
+  cpu.rip = off;
+}
+
+/** IA32_SYSENTER_CS with bits 15:2 clear: SYSENTER and SYSEXIT #GP(0) */
+function sysenterCs(s: SystemState, what: string): number {
+  const cs = Number(s.sysenter[0]) & 0xffff;
+  if ((cs & 0xfffc) === 0) throw gp(0, `${what}: IA32_SYSENTER_CS is null`);
+  return cs;
+}
+/**
+ * sysenter (0f 34) in 64-bit mode, as Intel processors run it (SDM vol. 2
+ * "SYSENTER", IA-32e mode; AMD's #UD in long mode is not this CPU's vendor):
+ * from any CPL to CPL 0 at IA32_SYSENTER_EIP with rsp = IA32_SYSENTER_ESP,
+ * CS = IA32_SYSENTER_CS & 0xfffc (64-bit flat), SS = CS + 8; VM IF RF
+ * cleared; nothing saved (the caller's rip and rsp are the software's to keep).
+ */
+export function sysenter(cpu: X86Cpu, _i: Insn): void {
+  const s = sysOf(cpu);
+  const cs = sysenterCs(s, 'sysenter') & 0xfffc;
+  cpu.setRflags((cpu.getRflags() & ~(0x20000 | 0x200 | 0x10000)) >>> 0);
+  setCpl(cpu, s, cs);
+  s.ss = cs + 8;
+  cpu.setRegAddr(4, Number(BigInt.asIntN(64, s.sysenter[1])));
+  cpu.rip = Number(BigInt.asIntN(64, s.sysenter[2]));
+}
+/**
+ * sysexit (0f 35) at CPL 0: with REX.W back to 64-bit CPL 3 code, rip =
+ * rdx, rsp = rcx, CS = IA32_SYSENTER_CS + 32 | 3, SS = CS + 8 (SDM vol. 2
+ * "SYSEXIT"); rcx or rdx not canonical #GP(0). Without REX.W it returns to
+ * compatibility mode, which is not emulated (#UD, logged).
+ */
+export function sysexit(cpu: X86Cpu, i: Insn): void {
+  const s = sysOf(cpu);
+  const base = sysenterCs(s, 'sysexit');
+  if (s.cpl !== 0) throw gp(0, `sysexit at CPL ${s.cpl}`);
+  if (i.size !== 8) throw notEmulated('sysexitd (a return to compatibility mode)');
+  const canonical = (r: number): boolean => cpu.hi[r] <= 0x7fff && cpu.hi[r] >= -0x8000;
+  if (!canonical(1) || !canonical(2)) throw gp(0, 'sysexit: rcx or rdx is not canonical');
+  const cs = ((base + 32) & 0xfffc) | 3;
+  setCpl(cpu, s, cs);
+  s.ss = ((base + 40) & 0xfffc) | 3;
+  cpu.rip = cpu.regAddr(2);
+  cpu.setRegAddr(4, cpu.regAddr(1));
+}
+
 function loadOuterSs(cpu: X86Cpu, s: SystemState, ss: number, rpl: number): void {
   const saved = s.cs;
   s.cs = (s.cs & ~3) | rpl; // SS is checked against the new CPL

@@ -13,10 +13,13 @@
  * address bits: 4-level paging, no LA57). Every other leaf (4, 0xb, 0xd:
  * no XSAVE) reads as zeros, which Linux takes as "not enumerated".
  *
- * Leaf 1 edx: fpu de pse tsc msr pae cx8 apic pge cmov pat clflush fxsr sse
- * sse2; ecx: cx16 popcnt. Leaf 7 ebx: bmi1; edx: arch_capabilities.
+ * Leaf 1 edx: fpu de pse tsc msr pae cx8 apic sep pge cmov pat clflush fxsr
+ * sse sse2 (sep: SYSENTER/SYSEXIT as Intel runs them in 64-bit mode); ecx:
+ * cx16 popcnt. Leaf 7 ebx: bmi1; ecx: rdpid (Linux's vDSO getcpu then reads
+ * IA32_TSC_AUX with it instead of LSL of its per-CPU GDT entry; both are
+ * emulated); edx: arch_capabilities.
  * 0x80000001 ecx: lahf_lm abm(lzcnt); edx: syscall nx pdpe1gb rdtscp lm.
- * Not offered: mce/mca, mtrr, sep, mmx, sse3+, xsave/avx, fsgsbase, smep,
+ * Not offered: mce/mca, mtrr, mmx, sse3+, xsave/avx, fsgsbase, smep,
  * smap, umip, pcid, invpcid, la57, x2apic, tsc-deadline, hypervisor.
  */
 import type { X86Cpu } from '../cpu';
@@ -29,9 +32,10 @@ function str4(s: string, k: number): number {
 }
 const bit = (...ns: number[]): number => ns.reduce((a, n) => a | (1 << n), 0);
 
-export const SYS_CPUID1_EDX = bit(0, 2, 3, 4, 5, 6, 8, 9, 13, 15, 16, 19, 24, 25, 26);
+export const SYS_CPUID1_EDX = bit(0, 2, 3, 4, 5, 6, 8, 9, 11, 13, 15, 16, 19, 24, 25, 26);
 export const SYS_CPUID1_ECX = bit(13, 23);
 export const SYS_CPUID7_EBX = bit(3);
+export const SYS_CPUID7_ECX = bit(22);
 export const SYS_CPUID7_EDX = bit(29);
 export const SYS_EXT1_ECX = bit(0, 5);
 export const SYS_EXT1_EDX = bit(11, 20, 26, 27, 29);
@@ -42,7 +46,7 @@ export function cpuidSys(cpu: X86Cpu, s: SystemState): void {
   switch (leaf) {
     case 0: a = 0x16; b = str4(VENDOR, 0); d = str4(VENDOR, 4); c = str4(VENDOR, 8); break;
     case 1: a = 0x000306a9; b = (cpu.id << 24) | (8 << 8); c = SYS_CPUID1_ECX; d = SYS_CPUID1_EDX; break;
-    case 7: if (sub === 0) { b = SYS_CPUID7_EBX; d = SYS_CPUID7_EDX; } break;
+    case 7: if (sub === 0) { b = SYS_CPUID7_EBX; c = SYS_CPUID7_ECX; d = SYS_CPUID7_EDX; } break;
     case 0x15: {
       // TSC = crystal * ebx / eax: a crystal at the TSC's own frequency, ratio 1
       const hz = s.platform.clock.tscHz;

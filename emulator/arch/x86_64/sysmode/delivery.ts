@@ -24,7 +24,8 @@ import { fromVAddr, hex } from '../../../memory/address';
 import { RF } from '../cpu';
 import { TF } from '../flags';
 import type { SystemState } from './state';
-import { X86Exception, exceptionOf, VEC_BP, VEC_DB, VEC_DF, VEC_GP, VEC_NMI, VEC_NP, VEC_PF, VEC_SS } from './exception';
+import { X86Exception, exceptionOf, VEC_BP, VEC_DB, VEC_DF, VEC_GP, VEC_NMI, VEC_NP, VEC_PF, VEC_SS, VEC_UD } from './exception';
+import { decodeInsn, MAX_INSN_LEN } from '../decoder';
 import { codeDescriptor, isCode, isWritableData, readDescriptor, tssStack, sysRead32, SREG_DS, SREG_ES, SREG_FS, SREG_GS, selectorOf } from './segments';
 
 const TWO32 = 4294967296;
@@ -242,9 +243,35 @@ function takeTrap(cpu: X86Cpu, s: SystemState, trap: Trap): void {
     default: {
       const x = exceptionOf(trap);
       if (x === null) { s.event = { kind: 'unsupported', rip: trap.pc, detail: `${trap.kind} in system mode` }; return; }
+      if (x.vector === VEC_UD) logUnemulated(cpu, s, trap.pc, x.unemulated);
       if (x.vector === VEC_PF && x.cr2 !== undefined) s.cr2 = x.cr2;
       deliver(cpu, s, x.vector, x.errorCode, EXC);
     }
   }
 }
 
+
+/**
+ * A #UD that stands for something this CPU does not emulate is logged once
+ * (per what, or per opcode bytes) with the rip: bytes the decoder does not
+ * know (an instruction CPUID does not offer, or one nobody wrote yet), or a
+ * known instruction in a form the executor refused (exception.ts
+ * notEmulated). A #UD of a decoded instruction (ud2, a misplaced LOCK, a
+ * system instruction at the wrong CPL's #UD cases) is the architecture's and
+ * is not logged.
+ */
+function logUnemulated(cpu: X86Cpu, s: SystemState, pc: bigint, what: string | undefined): void {
+  const at = `at rip ${hex(pc)}`;
+  if (what !== undefined) { s.reportOnce(`ud:${what}`, `cpu ${cpu.id}: ${what} is not emulated: #UD ${at}`); return; }
+  const rip = cpu.rip, bytes: number[] = [];
+  for (let k = 0; k < MAX_INSN_LEN; k++) {
+    const pa = s.mem.virtToPhys(rip + k); // without side effects (no A bits set beyond the instruction's own pages)
+    if (pa === null) break;
+    bytes.push(s.mem.phys.read8(pa));
+  }
+  let known = true;
+  try { known = decodeInsn(k => { if (k >= bytes.length) throw new RangeError('past the fetchable bytes'); return bytes[k]; }, rip) !== null; } catch { known = false; }
+  if (known) return;
+  const text = bytes.slice(0, 4).map(b => b.toString(16).padStart(2, '0')).join(' ');
+  s.reportOnce(`ud:${text}`, `cpu ${cpu.id}: no instruction this CPU emulates at bytes ${text}${bytes.length > 4 ? ' ...' : ''}: #UD ${at}`);
+}

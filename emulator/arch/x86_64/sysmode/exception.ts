@@ -16,19 +16,26 @@ export const VEC_DE = 0, VEC_DB = 1, VEC_NMI = 2, VEC_BP = 3, VEC_OF = 4, VEC_BR
 /** #PF error code bits (SDM vol. 3 4.7) */
 export const PF_P = 1, PF_W = 2, PF_U = 4, PF_RSVD = 8, PF_ID = 16;
 
-/** what a trap of the system half carries */
-export interface X86ExceptionInfo { vector: number; errorCode: number; cr2?: VAddr }
+/** what a trap of the system half carries; `unemulated`: what this CPU does not emulate (the #UD stands in for it, and is logged) */
+export interface X86ExceptionInfo { vector: number; errorCode: number; cr2?: VAddr; unemulated?: string }
 
 export class X86Exception extends GuestFault {
-  constructor(readonly vector: number, readonly errorCode: number, reason: string, readonly cr2?: VAddr) {
+  constructor(readonly vector: number, readonly errorCode: number, reason: string, readonly cr2?: VAddr, readonly unemulated?: string) {
     super(vector === VEC_UD ? 'undefined' : vector === VEC_DE ? 'divide' : 'generalProtection', reason);
   }
   override toTrap(pc: bigint): Trap {
     const t = super.toTrap(pc) as Trap & { x86?: X86ExceptionInfo };
-    t.x86 = { vector: this.vector, errorCode: this.errorCode, cr2: this.cr2 };
+    t.x86 = { vector: this.vector, errorCode: this.errorCode, cr2: this.cr2, unemulated: this.unemulated };
     return t;
   }
 }
+
+/**
+ * #UD for something a real CPU of the kind CPUID claims would do but this
+ * one does not emulate (a transfer to compatibility mode, a 16/32-bit
+ * IRET): the guest sees #UD, and the run loop logs `what` once with the rip.
+ */
+export function notEmulated(what: string): X86Exception { return new X86Exception(VEC_UD, -1, `${what} is not emulated`, undefined, what); }
 
 /** #GP(code) */
 export function gp(code: number, reason: string): X86Exception { return new X86Exception(VEC_GP, code, reason); }
