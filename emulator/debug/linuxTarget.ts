@@ -540,6 +540,7 @@ export class LinuxTarget {
     this.guestKernel = undefined;
     const early = BEFORE_SLIDE.flatMap(n => { const s = linked.symbols.lookup(n); return s ? [s] : []; });
     const k = KernelSlide.of(linked, this.slide);
+    if (k) this.agentProbes?.relocate(x => k.toRuntime(x));
     const missed = k ? this.breaks.relocate(x => k.toRuntime(x), x => early.some(e => x >= e.value && x < e.value + (e.size || 1n))) : [];
     this.slideNotice = kaslrNotice(this.slide, linked.path, missed);
     return this.slide;
