@@ -7,7 +7,9 @@
  * offsets alone, and names nothing at the link addresses the running
  * kernel no longer has. relocateExpr over hand-made expressions. And the
  * machine's determinism: the same kernel, initrd, command line and
- * settings give the same slide (two boots up to the IDT load).
+ * settings give the same slide (two boots up to the IDT load); breakpoints
+ * set before the slide is known are moved by it, and one in code that runs
+ * before is named in the session's notice.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -79,17 +81,32 @@ test('Debian\'s vmlinux seen moved by a slide: symbols, lines, DWARF ranges, loc
   assert.deepEqual(asked, [jiffies + SLIDE]);
 });
 
-test('the slide is deterministic: the same kernel, initrd, command line and settings give the same slide', (t) => {
+test('the slide is deterministic (the same kernel, initrd, command line and settings give the same slide); breakpoints set before it are moved, those in code run before it named once', (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
   if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
-  const slideOf = (): bigint | undefined => {
+  const vm = loadElf(VMLINUX);
+  const boot = (): { target: LinuxTarget } => {
     const { settings, machine } = linuxLaunchOptions({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 panic=-1 acpi=off', cpus: 1, memory: 256 });
-    const target = new LinuxTarget(settings, machine);
-    target.run.run(200_000_000, () => (target.kaslrSlide() !== undefined ? { kind: 'done', detail: 'the slide is known' } : null));
-    return target.kaslrSlide();
+    return { target: new LinuxTarget(settings, machine) };
   };
-  const a = slideOf(), b = slideOf();
-  assert.ok(a !== undefined && a !== 0n, `a slide: ${a}`);
-  assert.equal(b, a);
+  const a = boot();
+  const early = a.target.setBreakpoints('function', 'function', [
+    { addresses: [vm.symbols.lookup('x86_64_start_kernel')!.value], label: 'x86_64_start_kernel' },
+    { addresses: [vm.symbols.lookup('kernel_init')!.value], label: 'kernel_init' },
+  ]);
+  const runToSlide = (x: { target: LinuxTarget }): bigint | undefined => {
+    x.target.run.run(200_000_000, () => (x.target.kaslrSlide() !== undefined ? { kind: 'done', detail: 'the slide is known' } : null));
+    return x.target.kaslrSlide();
+  };
+  const slide = runToSlide(a);
+  assert.ok(slide !== undefined && slide !== 0n, `a slide: ${slide}`);
+  assert.equal(a.target.vmlinux!.symbols.lookup('kernel_init')!.value, vm.symbols.lookup('kernel_init')!.value + slide, 'the target sees the vmlinux moved');
+  const [bx, bk] = early.map(b => { assert.ok(typeof b !== 'string', String(b)); return b; });
+  assert.deepEqual(bk.addresses, [vm.symbols.lookup('kernel_init')!.value + slide], 'a breakpoint set before the slide is moved by it');
+  assert.deepEqual(bx.addresses, [vm.symbols.lookup('x86_64_start_kernel')!.value + slide]);
+  const msg = a.target.kaslrMessage();
+  assert.match(msg, new RegExp(`relocated by KASLR, 0x${slide.toString(16)} above`));
+  assert.match(msg, /may have been passed: x86_64_start_kernel\n$/, 'the breakpoint in code that runs before the slide is known is named; kernel_init is not');
+  assert.equal(runToSlide(boot()), slide, 'a second boot: the same slide');
 });
