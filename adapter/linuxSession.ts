@@ -113,13 +113,13 @@ export class LinuxSession {
   }
 
   private kaslrWarned = false;
-  /** once: the kernel runs relocated by KASLR, and the vmlinux's addresses do not fit it (emulator/debug/linuxKaslr.ts) */
+  /** once: the kernel runs relocated by KASLR, and the debugger moved the vmlinux's addresses by the slide (emulator/debug/linuxKaslr.ts) */
   private kaslrNotice(): void {
     if (this.kaslrWarned || !this.t.vmlinux) return;
     const slide = this.t.kaslrSlide();
     if (slide === undefined) return;
     this.kaslrWarned = true;
-    if (slide !== 0n) this.output(`kprobe: the kernel runs relocated by KASLR, 0x${slide.toString(16)} above ${this.t.vmlinux.path}'s link addresses: its symbols, breakpoints, frames and variables do not fit the running kernel; add nokaslr to "append" (the default command line has it)\n`, 'console');
+    if (slide !== 0n) this.output(this.t.kaslrMessage(), 'console');
   }
 
   private onStop(s: LinuxStop): void {

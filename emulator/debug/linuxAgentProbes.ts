@@ -194,6 +194,11 @@ export class LinuxAgentProbes {
     return out;
   }
 
+  /** the kernel turned out to run moved by KASLR (linuxSlide.ts): the probes asked for before, at link addresses, are where it runs them */
+  relocate(toRuntime: (link: bigint) => bigint): void {
+    for (const s of this.slots.values()) { s.at = toRuntime(s.at); s.req = { ...s.req, address: toRuntime(s.req.address) }; }
+  }
+
   /** a probe whose hits stop the machine is registered or asked for */
   wantsStops(): boolean { return [...this.slots.values()].some(s => s.req.message === undefined && (s.result === undefined || s.result === 0)); }
 

@@ -122,6 +122,22 @@ export class LinuxBreakpoints {
     return `Data breakpoint: ${m ? m[1] : 'access'} of ${w?.label ?? (at !== undefined ? this.t.where(at) : 'watched memory')}`;
   }
 
+  /**
+   * The kernel turned out to run away from the vmlinux's link addresses
+   * (KASLR, linuxSlide.ts): every breakpoint and watch set before is moved
+   * to where its code or data runs. Returns the labels of the breakpoints
+   * for which `early` says their code ran before this could be known.
+   */
+  relocate(toRuntime: (link: bigint) => bigint, early: (link: bigint) => boolean): string[] {
+    const missed = this.bps.filter(b => b.addresses.some(early)).map(b => b.label);
+    for (const b of this.bps) b.addresses = b.addresses.map(toRuntime);
+    this.watches = this.watches.map(w => ({ ...w, addr: toRuntime(w.addr) }));
+    this.armed.clear();
+    for (const b of this.bps) for (const a of b.addresses) this.armed.set(a, [...(this.armed.get(a) ?? []), b]);
+    this.arm(true);
+    return missed;
+  }
+
   /** everything into every CPU's debug unit: `all`, or only when a CPU started since the last look */
   arm(all = false): void {
     const cpus = this.t.run.cpus;

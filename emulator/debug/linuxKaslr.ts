@@ -4,13 +4,24 @@
  * kernel's virtual base by a multiple of CONFIG_PHYSICAL_ALIGN (2 MiB) in
  * the kernel image's 1 GiB window. The slide is read from the CPU: the IDT
  * register holds the address the kernel loaded its IDT at, which is one of
- * its own symbols (`bringup_idt_table` from startup_64, then `idt_table`),
- * so slide = IDTR base - that symbol's link address. Undefined before the
- * kernel has loaded an IDT of its own.
+ * its own symbols (`bringup_idt_table` from early_setup_idt in
+ * secondary_startup_64, then `idt_table`), so slide = IDTR base - that
+ * symbol's link address. Undefined before the kernel has loaded an IDT of
+ * its own.
  *
- * The debugger's symbols, breakpoints, frames and variables use the
- * vmlinux's link addresses: LinuxSession says so once when the slide is not
- * 0 (launch with `nokaslr`, the default command line, to use them).
+ * When: the Linux target looks at CPU 0's IDTR after every slice of the
+ * run loop (pcRun.ts SLICE instructions) until it knows the slide. The IDT
+ * load is the earliest point where the virtual slide is in a register: the
+ * decompressor passes no virtual offset to the kernel proper, startup_64
+ * runs identity-mapped, and the IDT startup_64 loads first is addressed
+ * physically; secondary_startup_64 loads bringup_idt_table's virtual
+ * address right after it switched to the kernel's high mapping, before
+ * x86_64_start_kernel. Code that runs before the look (startup_64,
+ * secondary_startup_64, early_setup_idt and at most one slice after it)
+ * cannot stop at a breakpoint: the session says so once (kaslrNotice).
+ *
+ * Then the vmlinux is seen at the kernel's addresses (linuxSlide.ts
+ * slidVmlinux) and the breakpoints set before are moved by the slide.
  */
 import type { ElfImage } from '../elf/types';
 
@@ -34,4 +45,14 @@ export function idtrBaseOf(rows: readonly { name: string; value: string }[]): bi
   const r = rows.find(x => x.name === 'idtr');
   const m = r ? /^(0x[0-9a-f]+)/.exec(r.value) : null;
   return m ? BigInt(m[1]) : undefined;
+}
+
+/** functions that run before the slide can be known (a breakpoint there cannot stop with KASLR) */
+export const BEFORE_SLIDE = ['startup_64', 'secondary_startup_64', '__startup_64', 'startup_64_setup_env', 'verify_cpu', 'early_setup_idt', 'x86_64_start_kernel'];
+
+/** the one line the session prints when the kernel runs relocated, naming the breakpoints that may not have stopped */
+export function kaslrNotice(slide: bigint, vmlinuxPath: string, early: readonly string[]): string {
+  const moved = `kprobe: the kernel runs relocated by KASLR, 0x${slide.toString(16)} above ${vmlinuxPath}'s link addresses (found when it loaded its IDT): symbols, breakpoints, frames, variables and the guest's lists now use the running kernel's addresses`;
+  const lost = early.length ? `; code run before that cannot stop, so these breakpoints may have been passed: ${early.join(', ')}` : '';
+  return `${moved}${lost}\n`;
 }

@@ -38,7 +38,8 @@ import { shownFrames, type LinuxShownFrame } from './linuxFrames';
 import type { ScopeAt } from '../elf/dwarf/scopes';
 import { setLinuxValue, type LinuxSetTarget } from './linuxSetVariable';
 import { perCpuVariables } from './linuxPerCpu';
-import { idtrBaseOf, kernelSlide } from './linuxKaslr';
+import { BEFORE_SLIDE, idtrBaseOf, kaslrNotice, kernelSlide } from './linuxKaslr';
+import { KernelSlide, slidVmlinux } from './linuxSlide';
 import { linuxDataInfo, type LinuxDataInfo, type LinuxDataPlace, type LinuxWatch } from './linuxDataBreakpoints';
 import { LinuxBreakpoints, type LinuxBreakpoint, type LinuxBreakpointKind } from './linuxBreakpoints';
 import { hex64 } from '../memory/address';
@@ -85,7 +86,11 @@ export interface LinuxRegister { name: string; value: string }
 export class LinuxTarget {
   readonly kind = 'linux';
   readonly run: PcRun;
-  readonly vmlinux: ElfImage | undefined;
+  /** the vmlinux as linked */
+  private readonly linkVmlinux: ElfImage | undefined;
+  /** the vmlinux at the running kernel's addresses once the KASLR slide is known (linuxSlide.ts), as linked before */
+  get vmlinux(): ElfImage | undefined { return this.runVmlinux ?? this.linkVmlinux; }
+  private runVmlinux: ElfImage | undefined;
   readonly arch: ArchOps;
   private readonly consoleListeners: ((text: string) => void)[] = [];
   private readonly chunkListeners: (() => void)[] = [];
@@ -135,14 +140,15 @@ export class LinuxTarget {
       if (e instanceof BootError || e instanceof RangeError) throw new Error(`launch: ${e.message}`);
       throw e;
     }
-    this.vmlinux = vmlinux;
+    this.linkVmlinux = vmlinux;
     this.arch = archByName('x86_64')!;
     this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
     this.sources = new LinuxSources(settings.vmlinux ?? settings.kernel, settings.sourceMap);
     if (vmlinux && settings.agent !== undefined) {
       const m = this.run.machine;
+      const target = this;
       this.agentProbes = new LinuxAgentProbes(m.agent, {
-        vmlinux,
+        get vmlinux(): ElfImage { return target.vmlinux!; },
         pages: () => this.pages(m.currentCpu),
         ptRegsOffset: member => this.guest!.layout.off('pt_regs', member),
         kprobeOffset: member => this.guest!.layout.off('kprobe', member),
@@ -327,6 +333,7 @@ export class LinuxTarget {
   /** checked by the run loop after each round of CPU slices */
   private until(): PcRunStop | null {
     this.breaks.arm();
+    if (this.slide === undefined && this.linkVmlinux) this.kaslrSlide();
     if (this.panicSeenAt >= 0 && !this.panicReported) return { kind: 'done', detail: 'panic' };
     if (this.pauseRequested) return { kind: 'done', detail: 'pause' };
     return null;
@@ -521,12 +528,26 @@ export class LinuxTarget {
   perCpu(cpu: number, only?: readonly string[]): FrameVariable[] | string { return perCpuVariables(this, cpu, only); }
 
   private slide: bigint | undefined;
-  /** the kernel's KASLR slide once it has loaded its IDT (linuxKaslr.ts; 0 with nokaslr), else undefined */
+  private slideNotice = '';
+  /** the kernel's KASLR slide once it has loaded its IDT (linuxKaslr.ts; 0 with nokaslr), else undefined; found, the vmlinux is seen moved by it */
   kaslrSlide(): bigint | undefined {
     const h = this.run.cpus[0];
-    if (this.slide === undefined && h) this.slide = kernelSlide(this.vmlinux, idtrBaseOf(h.debug.registers()) ?? 0n);
+    if (this.slide !== undefined || !h) return this.slide;
+    this.slide = kernelSlide(this.linkVmlinux, idtrBaseOf(h.debug.registers()) ?? 0n);
+    if (this.slide === undefined || this.slide === 0n) return this.slide;
+    const linked = this.linkVmlinux!;
+    this.runVmlinux = slidVmlinux(linked, this.slide);
+    this.guestKernel = undefined;
+    const early = BEFORE_SLIDE.flatMap(n => { const s = linked.symbols.lookup(n); return s ? [s] : []; });
+    const k = KernelSlide.of(linked, this.slide);
+    if (k) this.agentProbes?.relocate(x => k.toRuntime(x));
+    const missed = k ? this.breaks.relocate(x => k.toRuntime(x), x => early.some(e => x >= e.value && x < e.value + (e.size || 1n))) : [];
+    this.slideNotice = kaslrNotice(this.slide, linked.path, missed);
     return this.slide;
   }
+
+  /** the line the session prints once the kernel runs relocated (empty without KASLR) */
+  kaslrMessage(): string { return this.slideNotice; }
 
   /** what a data breakpoint on `name` there would watch (DAP dataBreakpointInfo) */
   dataInfo(at: LinuxDataPlace, name: string, asAddress?: { bytes: number }): LinuxDataInfo { return linuxDataInfo(this, at, name, asAddress); }

@@ -51,7 +51,7 @@ export function entryValue(di: DebugInfo, caller: CallerFrame | undefined, block
     const l = c.attrs.get(DW_AT.location);
     return l?.kind === 'block' && l.value.length === 1 && l.value[0] === 0x50 + reg;
   });
-  const valueExpr = param ? (param.attrs.get(AT_CALL_VALUE) ?? param.attrs.get(AT_GNU_CALL_SITE_VALUE)) : undefined;
+  const valueExpr = param ? (di.attr(param, AT_CALL_VALUE) ?? di.attr(param, AT_GNU_CALL_SITE_VALUE)) : undefined;
   if (!valueExpr || valueExpr.kind !== 'block') return undefined;
   const loc = evalLocation(valueExpr.value, {
     addressSize: u.addressSize, little, reg: n => caller.regs.get(n), read,

@@ -19,6 +19,7 @@ import type { ElfImage } from '../types';
 import { DW_FORM, FormContext, readForm } from './forms';
 import { loclistAt, rangeList } from './location';
 import { ArangeIndex, readAranges } from './aranges';
+import { relocateExpr, type AddressRelocation } from './relocate';
 
 export interface DebugInfoSections {
   info?: Uint8Array;
@@ -138,8 +139,33 @@ export class DebugInfo {
   private readonly trees = new Map<number, { root: Die | null; byOffset: Map<number, Die> }>();
   private readonly heads = new Map<number, Die | null>();
   private arangeIndex: ArangeIndex | null | undefined;
+  /** a relocated view's mapping of link addresses (relocated()); undefined: the link addresses as they are */
+  private reloc: AddressRelocation | undefined;
+  private relocatedBlocks: WeakMap<Uint8Array, Uint8Array> | undefined;
+  /** the reader whose DIE trees and caches a relocated view shares (this one when not a view) */
+  private sharedWith: DebugInfo = this;
 
   constructor(private readonly s: DebugInfoSections, private readonly little = true) {}
+
+  /**
+   * The same debug information with every address relocated (a program
+   * running away from its link addresses): low_pc / high_pc / entry_pc,
+   * range and location lists (looked up by run-time pc), .debug_addr
+   * entries and DW_OP_addr in locations come out as run-time addresses.
+   * DIE trees, abbreviations and unit headers are shared with this reader.
+   */
+  relocated(reloc: AddressRelocation): DebugInfo {
+    const base = this.sharedWith;
+    base.units();
+    if (base.arangeIndex === undefined) base.arangeIndex = readAranges(base.s.aranges, base.little) ?? null;
+    const v = Object.create(base) as DebugInfo;
+    v.reloc = reloc;
+    v.relocatedBlocks = new WeakMap();
+    return v;
+  }
+
+  /** the reader a relocated view shares its DIEs with (caches of names and types key on it) */
+  get shared(): DebugInfo { return this.sharedWith; }
 
   /** the raw .debug_info (what a persistent index of it is keyed on) */
   get infoBytes(): Uint8Array | undefined { return this.s.info; }
@@ -238,7 +264,23 @@ export class DebugInfo {
 
   /** .debug_addr entry `index` of a unit (DW_OP_addrx, location lists) */
   addrIndex(u: Unit, index: bigint): bigint | undefined {
-    try { return this.addrx(u, index); } catch { return undefined; }
+    try { return this.out(this.addrx(u, index)); } catch { return undefined; }
+  }
+
+  /** a link address as the view shows it (run time when relocated) */
+  private out(a: bigint): bigint { return this.reloc ? this.reloc.toRuntime(a) : a; }
+
+  /** a location expression with its DW_OP_addr operands relocated (the same bytes when not a view) */
+  private expr(u: Unit, e: Uint8Array): Uint8Array {
+    if (!this.reloc) return e;
+    let r = this.relocatedBlocks!.get(e);
+    if (!r) { r = relocateExpr(e, this.reloc, u.addressSize, u.offsetSize, this.little); this.relocatedBlocks!.set(e, r); }
+    return r;
+  }
+
+  /** a list's context in link addresses (the lists are read as linked; relocated after) */
+  private listContext(u: Unit): { little: boolean; addressSize: number; base: bigint; addrx: (i: bigint) => bigint | undefined } {
+    return { little: this.little, addressSize: u.addressSize, base: this.unitBase(u), addrx: (i: bigint) => { try { return this.addrx(u, i); } catch { return undefined; } } };
   }
 
   /**
@@ -270,17 +312,19 @@ export class DebugInfo {
     if (!rv) return [];
     const u = d.unit;
     try {
-      const base = this.unitBase(u);
-      const ctx = { little: this.little, addressSize: u.addressSize, base, addrx: (i: bigint) => this.addrIndex(u, i) };
+      const ctx = this.listContext(u);
+      let list: [bigint, bigint][];
       if (u.version >= 5) {
         const sec = this.s.rnglists;
         if (!sec) return [];
         const off = rv.kind === 'rnglistx' ? this.listOffset(sec, u, DW_AT.rnglists_base, rv.index) : (rv as { value: bigint }).value;
-        return rangeList(sec, Number(off), ctx, 5);
+        list = rangeList(sec, Number(off), ctx, 5);
+      } else {
+        const sec = this.s.ranges;
+        // DWARF 2/3 give the offset in a data form (data4/data8), 4 in DW_FORM_sec_offset
+        list = sec && (rv.kind === 'secOffset' || rv.kind === 'uint') ? rangeList(sec, Number(rv.value), ctx, 4) : [];
       }
-      const sec = this.s.ranges;
-      // DWARF 2/3 give the offset in a data form (data4/data8), 4 in DW_FORM_sec_offset
-      return sec && (rv.kind === 'secOffset' || rv.kind === 'uint') ? rangeList(sec, Number(rv.value), ctx, 4) : [];
+      return this.reloc ? list.map(([lo, hi]) => [this.out(lo), this.out(lo) + (hi - lo)]) : list;
     } catch {
       return [];
     }
@@ -290,20 +334,23 @@ export class DebugInfo {
   locationAt(d: Die, at: number, pc: bigint): Uint8Array | undefined {
     const v = d.attrs.get(at);
     if (!v) return undefined;
-    if (v.kind === 'block') return v.value;
     const u = d.unit;
-    const base = this.unitBase(u);
-    const ctx = { little: this.little, addressSize: u.addressSize, base, addrx: (i: bigint) => this.addrIndex(u, i) };
+    if (v.kind === 'block') return this.expr(u, v.value);
+    const ctx = this.listContext(u);
+    const linkPc = this.reloc ? this.reloc.toLink(pc) : pc;
+    let e: Uint8Array | undefined;
     if (u.version >= 5) {
       const sec = this.s.loclists;
       if (!sec) throw new RangeError('a location list without .debug_loclists');
       const off = v.kind === 'loclistx' ? this.listOffset(sec, u, DW_AT.loclists_base, v.index) : v.kind === 'secOffset' ? v.value : undefined;
       if (off === undefined) throw new RangeError('a location of an unexpected form');
-      return loclistAt(sec, Number(off), pc, ctx, 5);
+      e = loclistAt(sec, Number(off), linkPc, ctx, 5);
+    } else {
+      const sec = this.s.loc;
+      if (!sec || (v.kind !== 'secOffset' && v.kind !== 'uint')) throw new RangeError('a location list without .debug_loc');
+      e = loclistAt(sec, Number(v.value), linkPc, ctx, 4);
     }
-    const sec = this.s.loc;
-    if (!sec || (v.kind !== 'secOffset' && v.kind !== 'uint')) throw new RangeError('a location list without .debug_loc');
-    return loclistAt(sec, Number(v.value), pc, ctx, 4);
+    return e && this.expr(u, e);
   }
 
   /**
@@ -315,7 +362,7 @@ export class DebugInfo {
     if (this.arangeIndex === undefined) this.arangeIndex = readAranges(this.s.aranges, this.little) ?? null;
     const idx = this.arangeIndex;
     if (idx) {
-      const off = idx.unitAt(pc);
+      const off = idx.unitAt(this.reloc ? this.reloc.toLink(pc) : pc);
       const u = off === undefined ? undefined : this.unitAtOffset(off);
       if (u && !u.error) return u;
     }
@@ -357,10 +404,17 @@ export class DebugInfo {
     return d;
   }
 
+  /** the unit's base address as linked (DW_AT_low_pc of its root) */
   private unitBase(u: Unit): bigint {
     const root = this.head(u);
-    const lo = root ? this.attr(root, DW_AT.low_pc) : undefined;
-    return lo && (lo.kind === 'addr' || lo.kind === 'uint') ? lo.value : 0n;
+    const raw = root?.attrs.get(DW_AT.low_pc);
+    if (!raw) return 0n;
+    try {
+      const lo = raw.kind === 'addrx' ? { kind: 'addr', value: this.addrx(u, raw.index) } : raw;
+      return lo.kind === 'addr' || lo.kind === 'uint' ? (lo as { value: bigint }).value : 0n;
+    } catch {
+      return 0n;
+    }
   }
 
   /** DWARF 5 loclistx / rnglistx: the list's offset from the offsets array at the unit's base */
@@ -520,8 +574,9 @@ export class DebugInfo {
   private resolve(u: Unit, v: RawValue, at: number): AttrValue {
     switch (v.kind) {
       case 'strx': return { kind: 'string', value: this.strx(u, v.index) };
-      case 'addr': return v;
-      case 'addrx': return { kind: 'addr', value: this.addrx(u, v.index) };
+      case 'addr': return this.reloc ? { kind: 'addr', value: this.out(v.value) } : v;
+      case 'addrx': return { kind: 'addr', value: this.out(this.addrx(u, v.index)) };
+      case 'block': return this.reloc && EXPR_ATS.has(at) ? { kind: 'block', value: this.expr(u, v.value) } : v;
       case 'loclistx': case 'rnglistx': {
         // DWARF 5: an index into the offsets array after the unit's loclists/rnglists base; the value is an offset from that base
         const base = this.rootUint(u, v.kind === 'loclistx' ? DW_AT.loclists_base : DW_AT.rnglists_base) ?? 12n;
@@ -573,6 +628,9 @@ function u24(r: ByteReader): bigint {
   return BigInt(r.little ? b[0] | (b[1] << 8) | (b[2] << 16) : (b[0] << 16) | (b[1] << 8) | b[2]);
 }
 
+/** attributes holding a location expression whose DW_OP_addr a relocated view moves: location, call_value, GNU_call_site_value */
+const EXPR_ATS: ReadonlySet<number> = new Set([DW_AT.location, 0x7e, 0x2111]);
+
 const REF_FORMS: ReadonlySet<number> = new Set([DW_FORM.ref1, DW_FORM.ref2, DW_FORM.ref4, DW_FORM.ref8, DW_FORM.ref_udata]);
 
 /** One attribute value, keeping what readForm cannot interpret without the unit (indexes, unit-relative references). */
@@ -617,5 +675,16 @@ export function debugInfoOf(image: ElfImage): DebugInfo {
     aranges: get('.debug_aranges'),
   }, image.endian === 'little');
   cache.set(image, d);
+  return d;
+}
+
+/**
+ * Make `view` (an image of the same file seen at other addresses: a kernel
+ * moved by KASLR) read its debug information relocated: debugInfoOf(view)
+ * is then `base`'s reader relocated, sharing its parsed DIEs.
+ */
+export function relocatedDebugInfo(view: ElfImage, base: ElfImage, reloc: AddressRelocation): DebugInfo {
+  const d = debugInfoOf(base).relocated(reloc);
+  cache.set(view, d);
   return d;
 }

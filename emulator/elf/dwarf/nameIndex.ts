@@ -24,7 +24,9 @@ const TAGS: ReadonlySet<number> = new Set([...Object.keys(KINDS).map(Number), TA
 
 const cache = new WeakMap<DebugInfo, NameIndex>();
 
-export function nameIndex(di: DebugInfo): NameIndex {
+export function nameIndex(view: DebugInfo): NameIndex {
+  // a relocated view has the same names (the index keeps .debug_info offsets, no address)
+  const di = view.shared;
   let idx = cache.get(di);
   if (idx) return idx;
   const saved = nameIndexCachePath(di.infoBytes);

@@ -9,9 +9,11 @@
  * elsewhere (phys_base). findKernel() reads the actual place: the physical
  * copy of `linux_banner` at 2 MiB-aligned shifts from the link-time one
  * (the kernel moves itself only by whole 2 MiB steps), so a kernel loaded
- * away from its link address is found too. A virtual KASLR shift is not
- * (boot with `nokaslr`): the symbols would then be off by the slide, which
- * the banner check reports.
+ * away from its link address is found too. A virtual KASLR shift is the
+ * symbols' business: the debugger gives the readers the vmlinux seen at the
+ * running kernel's addresses (emulator/debug/linuxSlide.ts), so
+ * linux_banner and init_top_pgt already name where the kernel runs; a
+ * vmlinux at the wrong addresses finds no banner and says so.
  *
  * Nothing here writes; a read of an address no table maps is a
  * GuestReadError naming the address, never a host exception.
