@@ -13,8 +13,11 @@
  * `--kprobes-enabled 0` (registered, never armed: no hits). Needs
  * `npm run build` (dist/cli.js).
  * Standalone: node scripts/bench.mjs (section probeFileCli).
+ * `--write-files=DIR`: only write the probe files into DIR (many-N.kprobe,
+ * ARCH-0.kprobe, ARCH-N.kprobe) for an A/B of two builds
+ * (scripts/bench/probeFileCliAb.mjs) and exit.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -57,6 +60,19 @@ const gc = runInNewContext('gc') as () => void;
 const heapKept = (): number => { gc(); return process.memoryUsage().heapUsed; };
 const cpuMs = (): number => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
 const targets = instructionStarts(image, N, 'cold_');
+const writeTo = process.argv.find(a => a.startsWith('--write-files='))?.slice('--write-files='.length);
+if (writeTo !== undefined) {
+  mkdirSync(writeTo, { recursive: true });
+  const row = (t: string): string => `kprobe ${t} { pre { return 0; } }\n`;
+  for (const n of [0, 2000, N]) writeFileSync(join(writeTo, `many-${n}.kprobe`), `image "${imagePath}"\n${targets.slice(0, n).map(row).join('')}`);
+  for (const arch of ['x86_64', 'aarch64', 'riscv64']) {
+    const kernel = join(root, `examples/kernel/build/kernel-${arch}.elf`);
+    writeFileSync(join(writeTo, `${arch}-0.kprobe`), `image "${kernel}"\n`);
+    writeFileSync(join(writeTo, `${arch}-${N}.kprobe`), `image "${kernel}"\n${instructionStarts(loadElf(kernel), N, '').map(row).join('')}`);
+  }
+  console.log(`probe files written to ${writeTo}`);
+  process.exit(0);
+}
 const dir = mkdtempSync(join(tmpdir(), 'kprobe-bench-'));
 const header = `image "${imagePath}"\n`;
 const files: Record<string, string> = {
