@@ -59,49 +59,50 @@ export function tokenize(src: string, startLine = 1, startColumn = 1, maxTokens 
   let i = 0, line = startLine, col = startColumn;
   const n = src.length;
 
-  const advance = (to: number): void => {
-    for (; i < to; i++) {
-      if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
-    }
-  };
-  const push = (kind: TokKind, start: number, sl: number, sc: number, extra?: Partial<Token>): void => {
-    toks.push({ kind, text: src.slice(start, i), start, end: i, line: sl, column: sc, endLine: line, endColumn: col, ...extra });
-  };
-
+  // advance and push as plain loops and literals in the loop below, not closures: variables a closure
+  // shares live in a context object, and every character of a file of thousands of probes goes through them
   while (i < n && toks.length <= maxTokens) {
-    const c = src[i];
-    if (c === ' ' || c === '\t' || c === '\r' || c === '\n' || c === '\f' || c === '\v') { advance(i + 1); continue; }
-    const start = i, sl = line, sc = col;
-    if (c === '/' && src[i + 1] === '/') {
-      let j = i;
-      while (j < n && src[j] !== '\n') j++;
-      advance(j);
-      continue;
-    }
-    if (c === '/' && src[i + 1] === '*') {
-      const j = src.indexOf('*/', i + 2);
-      if (j < 0) { advance(n); push('error', start, sl, sc, { message: 'unterminated /* comment' }); break; }
-      advance(j + 2);
-      continue;
-    }
     const code = src.charCodeAt(i);
+    // whitespace: ' ' \t \n \v \f \r
+    if (code === 32 || (code >= 9 && code <= 13)) {
+      if (code === 10) { line++; col = 1; } else col++;
+      i++;
+      continue;
+    }
+    const start = i, sl = line, sc = col;
+    let kind: TokKind;
+    let extra: Partial<Token> | undefined;
+    let to: number;
+    const c = src[i];
+    if (code === 47 && src.charCodeAt(i + 1) === 47) { // '//' up to the end of the line
+      let j = i;
+      while (j < n && src.charCodeAt(j) !== 10) j++;
+      col += j - i;
+      i = j;
+      continue;
+    }
+    if (code === 47 && src.charCodeAt(i + 1) === 42) { // '/*'
+      const j = src.indexOf('*/', i + 2);
+      to = j < 0 ? n : j + 2;
+      for (; i < to; i++) {
+        if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
+      }
+      if (j >= 0) continue;
+      toks.push(newToken('error', src, start, i, sl, sc, line, col, { message: 'unterminated /* comment' }));
+      break;
+    }
     if (isIdentStart(code)) {
       let j = i + 1;
       while (j < n && isIdentPart(src.charCodeAt(j))) j++;
-      advance(j);
-      push('ident', start, sl, sc);
-      continue;
-    }
-    if (isDigit(code) || (c === '.' && isDigit(src.charCodeAt(i + 1)))) {
+      to = j;
+      kind = 'ident';
+    } else if (isDigit(code) || (code === 46 && isDigit(src.charCodeAt(i + 1)))) {
       let j = i;
       for (let d = src.charCodeAt(j); j < n && (isIdentPart(d) || d === 46); d = src.charCodeAt(++j));
-      advance(j);
+      to = j;
       const r = parseNumber(src.slice(start, j));
-      if ('error' in r) push('error', start, sl, sc, { message: r.error });
-      else push('number', start, sl, sc, { value: r.value, unsigned: r.unsigned, longs: r.longs, decimal: r.decimal });
-      continue;
-    }
-    if (c === '"' || c === "'") {
+      if ('error' in r) { kind = 'error'; extra = { message: r.error }; } else { kind = 'number'; extra = { value: r.value, unsigned: r.unsigned, longs: r.longs, decimal: r.decimal }; }
+    } else if (c === '"' || c === "'") {
       let j = i + 1;
       let out = '';
       let err: string | undefined;
@@ -119,25 +120,38 @@ export function tokenize(src: string, startLine = 1, startColumn = 1, maxTokens 
         }
       }
       if (j >= n || src[j] !== c) {
-        advance(j);
-        push('error', start, sl, sc, { message: c === '"' ? 'unterminated string literal' : 'unterminated character literal' });
-        continue;
+        to = j;
+        kind = 'error';
+        extra = { message: c === '"' ? 'unterminated string literal' : 'unterminated character literal' };
+      } else {
+        to = j + 1;
+        if (err) { kind = 'error'; extra = { message: err }; } else if (c === '"') { kind = 'string'; extra = { str: out }; } else if (out.length !== 1) {
+          kind = 'error';
+          extra = { message: out.length === 0 ? 'empty character literal' : 'multi-character character literal' };
+        } else { kind = 'char'; extra = { value: BigInt(out.charCodeAt(0)) }; }
       }
-      advance(j + 1);
-      if (err) { push('error', start, sl, sc, { message: err }); continue; }
-      if (c === '"') push('string', start, sl, sc, { str: out });
-      else if (out.length !== 1) push('error', start, sl, sc, { message: out.length === 0 ? 'empty character literal' : 'multi-character character literal' });
-      else push('char', start, sl, sc, { value: BigInt(out.charCodeAt(0)) });
-      continue;
+    } else {
+      // a character no longer punctuator starts is one on its own (no substrings to look up)
+      const len = !MULTI_PUNCT_START.has(c) ? (PUNCT1.has(c) ? 1 : 0)
+        : PUNCT3.has(src.slice(i, i + 3)) ? 3 : PUNCT2.has(src.slice(i, i + 2)) ? 2 : PUNCT1.has(c) ? 1 : 0;
+      if (len > 0) { to = i + len; kind = 'punct'; } else { to = i + 1; kind = 'error'; extra = { message: `unexpected character '${c}'` }; }
     }
-    const p3 = src.slice(i, i + 3), p2 = src.slice(i, i + 2);
-    const p = PUNCT3.has(p3) ? p3 : PUNCT2.has(p2) ? p2 : PUNCT1.has(c) ? c : undefined;
-    if (p) { advance(i + p.length); push('punct', start, sl, sc); continue; }
-    advance(i + 1);
-    push('error', start, sl, sc, { message: `unexpected character '${c}'` });
+    for (; i < to; i++) {
+      if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
+    }
+    toks.push(newToken(kind, src, start, i, sl, sc, line, col, extra));
   }
   toks.push({ kind: 'eof', text: '', start: n, end: n, line, column: col, endLine: line, endColumn: col });
   return toks;
+}
+
+/** the first characters of the punctuators longer than one character */
+const MULTI_PUNCT_START = new Set([...PUNCT2, ...PUNCT3].map(q => q[0]));
+
+/** a token of src[start, end) (its fields in one order for every kind, then the kind's own) */
+function newToken(kind: TokKind, src: string, start: number, end: number, line: number, column: number, endLine: number, endColumn: number, extra?: Partial<Token>): Token {
+  const t: Token = { kind, text: src.slice(start, end), start, end, line, column, endLine, endColumn };
+  return extra === undefined ? t : Object.assign(t, extra);
 }
 
 function decodeEscape(src: string, j: number): { ch: string; next: number } | { error: string; next: number } {

@@ -106,20 +106,23 @@ export class EngineCodeRegistry {
       start, end, startV, endV: startV + size, symbol,
       breakpoint: handlers.breakpoint, symbolize: handlers.symbolize, site: handlers.site, nativeEntry: handlers.nativeEntry,
     };
-    const i = this.upperBound(start);
-    const prev = this.byStart[i - 1];
-    const next = this.byStart[i];
-    for (const o of [prev, next]) {
-      if (o && o.start < end && start < o.end) {
-        throw new RangeError(`kprobes code registry: ${symbol} [0x${start.toString(16)}, 0x${end.toString(16)}) overlaps ${o.symbol} [0x${o.start.toString(16)}, 0x${o.end.toString(16)})`);
-      }
-    }
-    // the exec area hands out ascending addresses: most ranges go at the end
-    insertAt(this.byStart, i, code);
-    insertAt(this.byStartV, this.upperBoundV(startV), code);
+    // the exec area hands out ascending addresses: most ranges go at the end (no search)
+    const bs = this.byStart, last = bs[bs.length - 1];
+    const i = last === undefined || last.start <= start ? bs.length : this.upperBound(start);
+    this.checkOverlap(bs[i - 1], code);
+    this.checkOverlap(bs[i], code);
+    insertAt(bs, i, code);
+    const bv = this.byStartV, lastV = bv[bv.length - 1];
+    insertAt(bv, lastV === undefined || lastV.startV <= startV ? bv.length : this.upperBoundV(startV), code);
     if (code.startV < this.minV) this.minV = code.startV;
     if (code.endV > this.maxV) this.maxV = code.endV;
     return code;
+  }
+
+  private checkOverlap(o: EngineCode | undefined, c: EngineCode): void {
+    if (o && o.start < c.end && c.start < o.end) {
+      throw new RangeError(`kprobes code registry: ${c.symbol} [0x${c.start.toString(16)}, 0x${c.end.toString(16)}) overlaps ${o.symbol} [0x${o.start.toString(16)}, 0x${o.end.toString(16)})`);
+    }
   }
 
   /** The range holding addr, or undefined (binary search). */
@@ -153,7 +156,9 @@ export class EngineCodeRegistry {
 
   /** Attach (or, with {}, take back) the handlers of the range starting at `start`; false when no range starts there. */
   attach(start: bigint, handlers: EngineCodeHandlers): boolean {
-    const c = this.find(start);
+    // owners attach to the range they just added: the last one, most of the time
+    const last = this.byStart[this.byStart.length - 1];
+    const c = last !== undefined && last.start === start ? last : this.find(start);
     if (!c || c.start !== start) return false;
     c.breakpoint = handlers.breakpoint;
     c.symbolize = handlers.symbolize;

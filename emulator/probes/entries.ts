@@ -16,7 +16,8 @@ import type { HwProbeSet } from './hwProbeSet';
 import { SiteRegistration, siteDisabled } from './register';
 import type { ProbeSite } from './targets';
 import { whereOf } from './targets';
-import type { ManagerProbeKind, ProbeEntry, ProbeOrigin, ProbeSiteInfo } from './types';
+import type { ManagerProbeKind, ProbeEntry, ProbeListRow, ProbeOrigin, ProbeSiteInfo } from './types';
+import { KPROBE_FLAG_GONE } from '../kprobes/kprobe';
 import type { UprobeSite } from './uprobeSite';
 
 /** One probe of the manager: a probe-file probe or a breakpoint. */
@@ -96,6 +97,34 @@ export function probeEntry(ctx: EntryContext, up: UserProbe): ProbeEntry {
     hits: sites.reduce((a, s) => a + s.hits, 0),
     nmissed: sites.reduce((a, s) => a + s.nmissed, 0),
     conditionHits: up.bp?.hits, event: up.event, inHandler,
+  };
+}
+
+/**
+ * A probe's hit-list row: the same counters and state as probeEntry gives
+ * (hits and nmissed summed over the sites, verified, enabled, [GONE]),
+ * worked out from the engine objects directly for kprobe-engine probes;
+ * uprobes and debug-register probes take their probeEntry.
+ */
+export function probeListRow(ctx: EntryContext, up: UserProbe): ProbeListRow {
+  const head = { id: up.id, kind: up.kind, target: up.target, file: up.file };
+  if (up.user || up.hw) {
+    const e = probeEntry(ctx, up);
+    return { ...head, verified: e.verified, enabled: e.enabled, hits: e.hits, nmissed: e.nmissed, watch: e.watch, siteCount: e.sites.length, gone: e.sites.some(s => s.flags.includes('[GONE]')) };
+  }
+  let hits = 0, nmissed = 0, registered = 0, enabledSites = 0, gone = false;
+  for (const s of up.sites) {
+    hits += s.kp.hits ?? 0;
+    nmissed += (s.kp.nmissed ?? 0) + (s.rp?.nmissed ?? 0);
+    if (!s.registered) continue;
+    registered++;
+    if (!siteDisabled(s)) enabledSites++;
+    // the debugfs flag: [GONE] comes from the probe's own flags (kprobeListFlags)
+    if (ctx.engine && ((s.kp.flags ?? 0) & KPROBE_FLAG_GONE) !== 0) gone = true;
+  }
+  return {
+    ...head, verified: registered > 0, enabled: registered ? enabledSites > 0 : up.enabled,
+    hits, nmissed, siteCount: up.sites.length, gone,
   };
 }
 

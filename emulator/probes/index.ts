@@ -22,7 +22,7 @@
 export { ProbeManager } from './manager';
 export { attachProbes, probesOf } from './attach';
 export type {
-  ProbeEntry, ProbeSiteInfo, ProbeOrigin, BreakpointRequest, ProbeFileResult, ProbeManagerOptions, BreakpointHitListener,
+  ProbeEntry, ProbeListRow, ProbeSiteInfo, ProbeOrigin, BreakpointRequest, ProbeFileResult, ProbeManagerOptions, BreakpointHitListener,
 } from './manager';
 export type { BreakpointHit, BreakpointMode, HitPredicate } from './breakpoints';
 export { parseHitCondition } from './breakpoints';

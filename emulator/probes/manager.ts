@@ -26,7 +26,7 @@ import { compileProbeFile } from '../handlers';
 import type { KernelApi } from '../kernel/types';
 import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnabled } from '../kprobes';
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, compileBreakpointParts, stopRequestFor } from './breakpoints';
-import { probeEntry, UserProbe } from './entries';
+import { probeEntry, probeListRow, UserProbe } from './entries';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
 import { HandlerOnCpuCache, installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
@@ -47,7 +47,7 @@ import type { DataTarget } from './dataTarget';
 import type { HandlerEnv } from '../handlers';
 
 export * from './types';
-import type { BreakpointRequest, ProbeEntry, ProbeFileResult, ProbeManagerOptions, ProbeOrigin } from './types';
+import type { BreakpointRequest, ProbeEntry, ProbeFileResult, ProbeListRow, ProbeManagerOptions, ProbeOrigin } from './types';
 
 export type BreakpointHitListener = (hit: BreakpointHit) => void;
 
@@ -531,6 +531,12 @@ export class ProbeManager {
   /** Every probe and breakpoint, by id (creation order). */
   list(origin?: ProbeOrigin): ProbeEntry[] {
     return [...this.probes.values()].filter(u => !origin || u.origin === origin).map(u => this.snapshot(u));
+  }
+
+  /** Every probe's hit-list row (list() without the per-site rows), in list() order. */
+  listRows(): ProbeListRow[] {
+    const ctx = { kernel: this.kernel, engine: this.kengine, uprobes: this.uprobes, hw: this.hwProbes };
+    return [...this.probes.values()].map(u => probeListRow(ctx, u));
   }
 
   /** /sys/kernel/debug/kprobes/list */

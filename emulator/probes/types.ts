@@ -68,6 +68,18 @@ export interface ProbeEntry {
   watch?: WatchInfo;
 }
 
+/**
+ * A probe's line in the CLI's hit list (`--list`): what ProbeEntry says of
+ * its counters and state, without the per-site rows (source lines, symbol
+ * text) a file of thousands of probes does not need for it.
+ */
+export interface ProbeListRow extends Pick<ProbeEntry, 'id' | 'kind' | 'target' | 'file' | 'verified' | 'enabled' | 'hits' | 'nmissed' | 'watch'> {
+  /** the number of sites */
+  siteCount: number;
+  /** some site carries [GONE] (its module went away) */
+  gone: boolean;
+}
+
 export type { DataBreakpointRequest, ProbeManagerHw } from './hwProbeSet';
 
 /** What addBreakpoint takes (DAP breakpoint fields). */

@@ -29,7 +29,7 @@ import { didYouMean, similarSymbols } from '../../elf';
 import type { ProbeSpec } from '../../handlers';
 import { parseProbeFileImage } from '../../handlers';
 import { ProbeManager } from '../../probes';
-import type { ProbeEntry } from '../../probes';
+import type { ProbeListRow } from '../../probes';
 import { fileProbeLabel } from '../../probes/fileProbes';
 import { CliError, CliIo } from '../io';
 import { hex } from '../../memory/address';
@@ -175,8 +175,8 @@ export function probeFilesImage(ctx: RunContext): string | undefined {
   return found?.image;
 }
 
-function siteCount(p: ProbeEntry): string {
-  return p.sites.length > 1 ? ` (${p.sites.length} sites)` : '';
+function siteCount(p: ProbeListRow): string {
+  return p.siteCount > 1 ? ` (${p.siteCount} sites)` : '';
 }
 
 /**
@@ -212,19 +212,20 @@ export function printList(m: Machine, io: CliIo): void {
   if (events || !mgr.hasKprobes) io.out(`# cat /sys/kernel/debug/tracing/uprobe_events\n${events}`);
   if (events) io.out(`# cat /sys/kernel/debug/tracing/uprobe_profile\n${mgr.uprobeProfile()}`);
   io.out(hitLogListSection(m.hitLog));
-  const probes = mgr.list();
+  const probes = mgr.listRows();
   if (!probes.length) return;
-  io.out('# probe hits\n');
+  let out = '# probe hits\n';
   for (const p of probes) {
     const at = p.file ? `${p.file.name}:${p.file.line}:${p.file.column}` : `breakpoint ${p.id}`;
-    const gone = p.sites.some(s => s.flags.includes('[GONE]'));
+    const gone = p.gone;
     const w = p.watch;
     const suspended = w?.suspended ? ' [SUSPENDED]' : '';
     const state = !p.verified ? 'not registered' : `${p.hits} hit${p.hits === 1 ? '' : 's'}, ${p.nmissed} missed${gone ? ' [GONE]' : p.enabled ? suspended : ' [DISABLED]'}`;
     // a debug-register probe: its register (the number register_kwatch returned) and what it watches
     const reg = w ? ` (${w.registerName ? `${w.registerName}, ` : ''}${hex(w.addr)} len ${w.len} type ${w.type})` : '';
-    io.out(`${at} ${p.kind} ${p.target}${siteCount(p)}${reg}: ${state}\n`);
+    out += `${at} ${p.kind} ${p.target}${siteCount(p)}${reg}: ${state}\n`;
   }
+  io.out(out);
 }
 
 registerRunOption({

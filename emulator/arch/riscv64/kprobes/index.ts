@@ -43,13 +43,18 @@ const SLOT_SIZE = 8;
 function onInsnBoundary(ctx: KprobesArchContext, addr: bigint): boolean {
   const r = ctx.kernel.image.symbols.resolve(addr);
   if (!r) return true; // no symbol to walk from
-  let a = addr - r.offset;
+  if (r.offset === 0n) return true;
+  // the function's original bytes up to addr in one read (a read per instruction makes a file that probes
+  // every instruction of a function quadratic in reads); an instruction's length is in its first byte
+  let code: Uint8Array;
   try {
-    while (a < addr) a += (ctx.readOriginal(a, 2)[0] & 3) === 3 ? 4n : 2n;
+    code = ctx.readOriginal(addr - r.offset, Number(r.offset));
   } catch {
     return true;
   }
-  return a === addr;
+  let off = 0;
+  while (off < code.length) off += (code[off] & 3) === 3 ? 4 : 2;
+  return off === code.length;
 }
 
 /** arch_prepare_kprobe: checks, decode, then a simulation or a slot with the step ebreak */

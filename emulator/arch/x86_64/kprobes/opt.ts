@@ -360,12 +360,12 @@ function hexAddr(a: bigint): string {
 }
 
 /**
- * buffers already built, by probe address, with their content (identical buffers are reused: safe for a CPU still
+ * the addresses of the buffers already built, by probe address (identical buffers are reused: safe for a CPU still
  * inside). Not machine state (a WeakMap the time-travel snapshots do not see): a buffer is reused only while memory
- * still holds it, so after the machine went back to before it was built its address (given out again since) is not.
+ * still holds exactly the buffer the probe needs now, so after the machine went back to before it was built its
+ * address (given out again since) is not.
  */
-const built = new WeakMap<KprobesArchContext, Map<bigint, BuiltBuffer[]>>();
-interface BuiltBuffer { readonly code: Uint8Array; readonly buf: bigint }
+const built = new WeakMap<KprobesArchContext, Map<bigint, bigint[]>>();
 
 /** memory at `at` holds `code` */
 function holds(ctx: KprobesArchContext, at: bigint, code: Uint8Array): boolean {
@@ -402,26 +402,26 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   if (!byAddr) { byAddr = new Map(); built.set(ctx, byAddr); }
   const cache = byAddr.get(addr);
   let buf: bigint | undefined;
-  let code: Uint8Array | string = '';
   if (cache) {
     for (const b of cache) {
-      code = buildDetour(tpl.code, orig, addr, b.buf);
-      if (typeof code !== 'string' && sameBytes(code, b.code) && holds(ctx, b.buf, code)) { buf = b.buf; break; }
+      const code = buildDetour(tpl.code, orig, addr, b);
+      if (typeof code !== 'string' && holds(ctx, b, code)) { buf = b; break; }
     }
   }
   if (buf === undefined) {
     buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
-    code = buildDetour(tpl.code, orig, addr, buf);
+    const code = buildDetour(tpl.code, orig, addr, buf);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);
-    if (cache) cache.push({ code, buf });
-    else byAddr.set(addr, [{ code, buf }]);
+    if (cache) cache.push(buf);
+    else byAddr.set(addr, [buf]);
   }
   const jump = jmpTo(addr, buf);
   if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
   return {
     addr, insn: buf, size, copyOffset: tpl.code.length, callback: buf + BigInt(tpl.callbackOffset), nativeEntry: buf,
-    saved: orig.slice(ctx.arch.breakpointInsn.length, JMP32_SIZE), jump,
+    // a view of the scan's copy of the function (never written): no buffer of its own per probe
+    saved: orig.subarray(ctx.arch.breakpointInsn.length, JMP32_SIZE), jump,
   };
 }
 
