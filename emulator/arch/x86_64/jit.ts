@@ -32,7 +32,7 @@ import { Insn } from './insn';
 import type { NativeEntryRoute } from '../../cpu/interp';
 import { STOP_BREAKPOINT } from '../../cpu/faults';
 import type { B } from './jitEmitter';
-import { BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
+import { arithFlagsOrNot, BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
 import { HANDLERS } from './jitInsns';
 import * as sys from './exec/system';
 import * as priv from './exec/privileged';
@@ -72,11 +72,12 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>, 
   e.guard(e.nonCanonical(sp0)); // the owner's entry declines a non-canonical rsp (the template's push raises #GP)
   const bytes = S.frameBytes[route.kind];
   const frame = e.bin('sub', sp0, e.c(bytes));
-  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot is stored as 0 here, the owner's value replaces it
+  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot gets the arithmetic flags where they are
+  // cheap here (the owner adds the others, and evaluates all of them when the high word says so: arithFlagsOrNot)
   const vs: Temp[] = [];
   for (let s = 0; s < 15; s++) vs.push(b.get(S.gprs[s]));
   const at: Record<number, Temp> = {
-    [S.origAx]: e.c(-1), [S.ip]: e.c(route.ip), [S.cs]: e.c(S.kernelCs), [S.flags]: e.c(0),
+    [S.origAx]: e.c(-1), [S.ip]: e.c(route.ip), [S.cs]: e.c(S.kernelCs), [S.flags]: arithFlagsOrNot(e),
     // optprobe: push $__KERNEL_DS, then push %rsp; kretprobe: push %rsp
     [S.sp]: opt ? e.bin('sub', sp0, e.c(8)) : sp0, [S.ss]: e.c(S.kernelDs),
   };
