@@ -56,7 +56,9 @@ const SYSTEM_EXECS: ReadonlySet<unknown> = new Set<unknown>([
  * handed in the save's layout with its inline breakpoint:
  * X86Cpu.nativeSave): the template's register save is written here, as the
  * owner's native entry would write it (the same slots and values, the
- * flags slot excepted: the owner writes that one, X86Cpu.frameSaved), and
+ * flags slot excepted: it gets the arithmetic flags, or a mark that they
+ * were not evaluated here, jitEmitter.ts arithFlagsOrNot, and the owner
+ * writes the whole value, X86Cpu.frameSaved), and
  * the int3 then runs as a helper that knows it. The stores go through the TLB like any push: one the TLB
  * cannot serve (the stack not plain writable RAM, watched, observed, not
  * canonical) leaves before the int3 and the interpreter runs it whole (its

@@ -69,9 +69,11 @@ const INT3_LEN = 1;
  * bytes below sp, each slot's byte offset from the frame and the
  * constants nativeEnter stores there (optprobe: ss, and sp - 8 in the sp
  * slot; kretprobe: sp itself and no ss slot). The flags slot is
- * nativeEnter's to write (translated code stores 0 there first: the lazy
- * flags are evaluated once, in nativeEnter). `optResume`: the detour
- * buffer's head, opt.ts's to give.
+ * nativeEnter's to write: translated code stores the arithmetic flags
+ * there first when the lazy record is of a kind it evaluates cheaply
+ * (jitEmitter.ts arithFlagsOrNot: high word 0), and nativeEnter adds the
+ * plain bits (TF DF RF IF ...); otherwise nativeEnter evaluates the lazy
+ * flags itself. `optResume`: the detour buffer's head, opt.ts's to give.
  */
 export const NATIVE_SAVE: Omit<NativeEntrySave, 'optResume'> = {
   frameBytes: { optprobe: FRAME_BYTES_OPT, kretprobe: FRAME_BYTES_KRET },
