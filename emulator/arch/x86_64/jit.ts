@@ -32,7 +32,7 @@ import { Insn } from './insn';
 import type { NativeEntryRoute } from '../../cpu/interp';
 import { STOP_BREAKPOINT } from '../../cpu/faults';
 import type { B } from './jitEmitter';
-import { BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
+import { arithFlagsOrNot, BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
 import { HANDLERS } from './jitInsns';
 import * as sys from './exec/system';
 import * as priv from './exec/privileged';
@@ -56,7 +56,9 @@ const SYSTEM_EXECS: ReadonlySet<unknown> = new Set<unknown>([
  * handed in the save's layout with its inline breakpoint:
  * X86Cpu.nativeSave): the template's register save is written here, as the
  * owner's native entry would write it (the same slots and values, the
- * flags slot excepted: the owner writes that one, X86Cpu.frameSaved), and
+ * flags slot excepted: it gets the arithmetic flags, or a mark that they
+ * were not evaluated here, jitEmitter.ts arithFlagsOrNot, and the owner
+ * writes the whole value, X86Cpu.frameSaved), and
  * the int3 then runs as a helper that knows it. The stores go through the TLB like any push: one the TLB
  * cannot serve (the stack not plain writable RAM, watched, observed, not
  * canonical) leaves before the int3 and the interpreter runs it whole (its
@@ -72,11 +74,12 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>, 
   e.guard(e.nonCanonical(sp0)); // the owner's entry declines a non-canonical rsp (the template's push raises #GP)
   const bytes = S.frameBytes[route.kind];
   const frame = e.bin('sub', sp0, e.c(bytes));
-  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot is stored as 0 here, the owner's value replaces it
+  // slot by slot from the frame's bottom (every slot is 8 bytes); the flags slot gets the arithmetic flags where they are
+  // cheap here (the owner adds the others, and evaluates all of them when the high word says so: arithFlagsOrNot)
   const vs: Temp[] = [];
   for (let s = 0; s < 15; s++) vs.push(b.get(S.gprs[s]));
   const at: Record<number, Temp> = {
-    [S.origAx]: e.c(-1), [S.ip]: e.c(route.ip), [S.cs]: e.c(S.kernelCs), [S.flags]: e.c(0),
+    [S.origAx]: e.c(-1), [S.ip]: e.c(route.ip), [S.cs]: e.c(S.kernelCs), [S.flags]: arithFlagsOrNot(e),
     // optprobe: push $__KERNEL_DS, then push %rsp; kretprobe: push %rsp
     [S.sp]: opt ? e.bin('sub', sp0, e.c(8)) : sp0, [S.ss]: e.c(S.kernelDs),
   };

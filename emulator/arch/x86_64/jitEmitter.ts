@@ -20,7 +20,7 @@
  */
 import type { IrBuilder, IrOp, Temp } from '../../jit/ir';
 import { Insn, NO_REG } from './insn';
-import { F_EAGER, F_ROL, F_ROR, F_ADD, F_ADC, F_SUB, F_SBB, F_LOGIC, F_INC, F_DEC, F_SHL, F_SHR, F_SAR, F_SHLD, F_SHRD, F_IMUL, CF, PF, ZF, SF, OF } from './flags';
+import { F_EAGER, F_ROL, F_ROR, F_ADD, F_ADC, F_SUB, F_SBB, F_LOGIC, F_INC, F_DEC, F_SHL, F_SHR, F_SAR, F_SHLD, F_SHRD, F_IMUL, CF, PF, AF, ZF, SF, OF, ARITH_MASK } from './flags';
 
 export type B = IrBuilder<Insn>;
 export type Size = 1 | 2 | 4 | 8;
@@ -305,6 +305,50 @@ export class BlockEmitter {
       },
     };
   }
+}
+
+/**
+ * A native entry's flags slot as translated code stores it (jit.ts
+ * nativeEntry): the arithmetic flags when its high word is 0, else this
+ * high word (the record's kind is not one arithFlagsOrNot computes: the
+ * owner evaluates the flags itself, kprobes/nativeFrame.ts nativeEnter).
+ */
+export const FLAGS_NOT_EVALUATED_HI = 1;
+
+/**
+ * The arithmetic flags (CF PF AF ZF SF OF, as pushfq stores them) of the
+ * scratch record, for a native entry's flags slot: computed here for the
+ * kinds code before a probe or a function's return leaves (eager, add,
+ * sub, logic, inc, dec, shr, sar; the same values as LazyFlags.arithFlags), else
+ * FLAGS_NOT_EVALUATED_HI in the high word. Never leaves the block.
+ */
+export function arithFlagsOrNot(e: BlockEmitter): Temp {
+  const b = e.b, c = (v: number | bigint): Temp => e.c(v);
+  const K = e.sget(S_KIND);
+  const op = e.bin('and', K, c(0xff));
+  const shift = e.bin('sub', c(64), e.bin('shl', e.bin('and', e.bin('shru', K, c(8)), c(0xff)), c(3)));
+  const sx = (v: Temp): Temp => e.bin('shrs', e.bin('shl', v, shift), shift);
+  const R = b.sget(S_R), D = b.sget(S_D), S = b.sget(S_S);
+  const isOp = (k: number): Temp => e.bin('eq', op, c(k));
+  const inSet = (...ks: number[]): Temp => e.bin('and', e.bin('shru', c(ks.reduce((m, k) => m | 1 << k, 0)), op), c(1));
+  const bit = (v: Temp, flag: number): Temp => e.bin('shl', v, c(31 - Math.clz32(flag)));
+  // shr / sar: S is the count (1..63), D the operand as the executors record it (flags.ts shrCf: bit count - 1)
+  const cf = b.sel(isOp(F_ADD), e.bin('ltu', R, D),
+    b.sel(isOp(F_SUB), e.bin('ltu', D, S),
+      b.sel(inSet(F_INC, F_DEC), e.bin('shru', K, c(16)),
+        b.sel(inSet(F_SHR, F_SAR), e.bin('and', e.bin('shru', D, e.bin('sub', S, c(1))), c(1)), c(0)))));
+  const r = sx(R), d = sx(D), s = sx(S);
+  const add = e.bin('lts', e.bin('and', e.bin('xor', d, r), e.bin('xor', s, r)), c(0));
+  const sub = e.bin('lts', e.bin('and', e.bin('xor', d, s), e.bin('xor', d, r)), c(0));
+  // shr: the operand's top bit; logic, sar: 0
+  const of = b.sel(inSet(F_ADD, F_INC), add, b.sel(inSet(F_SUB, F_DEC), sub, b.sel(isOp(F_SHR), e.bin('lts', d, c(0)), c(0))));
+  // logic and shifts clear AF
+  const af = b.sel(inSet(F_ADD, F_SUB, F_INC, F_DEC), e.bin('ne', e.bin('and', e.bin('xor', e.bin('xor', D, S), R), c(0x10)), c(0)), c(0));
+  const zf = e.un('eqz', R), sf = e.bin('lts', r, c(0));
+  const pf = e.un('eqz', e.bin('and', e.un('popcnt', e.un('zext8', R)), c(1)));
+  const lazy = [bit(cf, CF), bit(pf, PF), bit(af, AF), bit(zf, ZF), bit(sf, SF), bit(of, OF)].reduce((x, y) => e.bin('or', x, y));
+  const v = b.sel(isOp(F_EAGER), e.bin('and', b.sget(S_BITS), c(ARITH_MASK)), lazy);
+  return b.sel(inSet(F_EAGER, F_ADD, F_SUB, F_LOGIC, F_INC, F_DEC, F_SHR, F_SAR), v, c(BigInt(FLAGS_NOT_EVALUATED_HI) << 32n));
 }
 
 /** lazily built flag values (0/1 temps) */

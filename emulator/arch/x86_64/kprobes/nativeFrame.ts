@@ -35,7 +35,8 @@ import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHoo
 import type { NativeEntrySave } from '../cpu';
 import type { VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, Region } from '../../../memory/memory';
-import { X86Cpu } from '../cpu';
+import { RF, X86Cpu } from '../cpu';
+import { DF, TF } from '../flags';
 import { PT_REGS, X86_REGS } from '../regs';
 import { derivedState } from '../../../base/marks';
 
@@ -68,9 +69,11 @@ const INT3_LEN = 1;
  * bytes below sp, each slot's byte offset from the frame and the
  * constants nativeEnter stores there (optprobe: ss, and sp - 8 in the sp
  * slot; kretprobe: sp itself and no ss slot). The flags slot is
- * nativeEnter's to write (translated code stores 0 there first: the lazy
- * flags are evaluated once, in nativeEnter). `optResume`: the detour
- * buffer's head, opt.ts's to give.
+ * nativeEnter's to write: translated code stores the arithmetic flags
+ * there first when the lazy record is of a kind it evaluates cheaply
+ * (jitEmitter.ts arithFlagsOrNot: high word 0), and nativeEnter adds the
+ * plain bits (TF DF RF IF ...); otherwise nativeEnter evaluates the lazy
+ * flags itself. `optResume`: the detour buffer's head, opt.ts's to give.
  */
 export const NATIVE_SAVE: Omit<NativeEntrySave, 'optResume'> = {
   frameBytes: { optprobe: FRAME_BYTES_OPT, kretprobe: FRAME_BYTES_KRET },
@@ -226,10 +229,18 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   if (!region) return null;
   const w = cpuFrames(cpu).words as Int32Array; // frameRegion's region's
   const i = (frame - region.base) >> 2;
-  const full = cpu.getRflags();
   // the same flags, held as plain bits from now on (what enterCallback's reload of the slot does): the
   // restore's read of the live flags then costs no lazy-flag evaluation
-  cpu.setRflags(full);
+  let full: number;
+  if (saved && w[i + S_FLAGS + 1] === 0) {
+    // translated code evaluated the arithmetic flags (jitEmitter.ts arithFlagsOrNot); the others are plain bits
+    const arith = w[i + S_FLAGS];
+    cpu.setEager(arith);
+    full = arith | (cpu.tf ? TF : 0) | (cpu.df ? DF : 0) | (cpu.resumeFlag ? RF : 0) | cpu.otherFlags | 0x2;
+  } else {
+    full = cpu.getRflags();
+    cpu.setRflags(full);
+  }
   const fl = full & ~PUSHF_CLEAR;
   put(w, i + S_FLAGS, fl, 0); // pushfq
   if (!saved) {
