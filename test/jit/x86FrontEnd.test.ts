@@ -77,10 +77,11 @@ describe('x86_64 front end: native and helper instructions', () => {
     'endbr64': 'f3 0f 1e fa', 'jmp rel8': 'eb 10', 'jne rel32': '0f 85 00 01 00 00', 'call rel32': 'e8 00 01 00 00',
     'ret': 'c3', 'ret 8': 'c2 08 00', 'ret (66)': '66 c3', 'rep ret': 'f3 c3', 'ret 8 (66)': '66 c2 08 00', 'jmp rax': 'ff e0', 'jmp r11': '41 ff e3', 'jmp [rax+8]': 'ff 60 08',
     'jmp [rip+16]': 'ff 25 10 00 00 00', 'call rax': 'ff d0', 'call r11': '41 ff d3', 'call [rbx+rcx*8]': 'ff 14 cb',
+    'lock add [rdi], eax': 'f0 01 07', 'lock inc qword [rdi]': 'f0 48 ff 07', 'lock or dword [rdi+16], ecx': 'f0 09 4f 10',
   };
   const HELPER: Record<string, string> = {
     'div rcx': '48 f7 f1', 'adc rax, rbx': '48 11 d8', 'rcl eax, 1': 'd1 d0', 'shl eax, cl': 'd3 e0',
-    'mov eax, [ebx] (67)': '67 8b 03', 'lock add [rdi], eax': 'f0 01 07',
+    'mov eax, [ebx] (67)': '67 8b 03', 'lock add eax, ecx (#UD: no memory destination)': 'f0 01 c8', 'lock mov [rdi], eax (#UD: not lockable)': 'f0 89 07',
     'call [eax] (67)': '67 ff 10', 'syscall': '0f 05', 'movs (string)': 'a4', 'bt eax, ecx': '0f a3 c8', 'mul rcx': '48 f7 e1',
   };
   for (const [name, hex] of Object.entries(NATIVE)) test(`native: ${name}`, () => assert.equal(native(hex), true));
@@ -159,6 +160,39 @@ describe('x86_64 front end: call / ret / jmp r / call r against the interpreter'
       assert.equal(a.mem.read32(0x7ffffffff000 + 0xff8), 0, 'nothing stored below 2^47');
       assert.ok(t.stats.translatedInsns - before > 5000, 'the loop ran translated');
       if (mode === 'lockstep') assert.ok(t.stats.lockstepChecked > checked, 'translated entries were compared');
+    });
+  }
+});
+
+describe('x86_64 front end: LOCK-prefixed read-modify-writes against the interpreter', () => {
+  // loop: lock add [rbx], rcx; lock inc qword [rbx+8]; lock or dword [rbx+16], ecx; lock sub [rbx+24], rcx; dec rcx; jnz loop; hlt
+  const LOOP = 'f0 48 01 0b  f0 48 ff 43 08  f0 09 4b 10  f0 48 29 4b 18  48 ff c9  75 e9  f4';
+  for (const mode of ['lockstep', 'on'] as const) {
+    test(`lock add / inc / or / sub on memory (${mode})`, () => {
+      const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, mode);
+      assert.ok(t !== null, 'the translator is available');
+      const before = t.stats.translatedInsns;
+      const make = (m: Mode): X86Cpu => {
+        const { cpu } = machine(LOOP);
+        cpu.lo[3] = DATA; // rbx
+        cpu.lo[1] = 1000; // rcx
+        const tr = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, m);
+        if (tr) tr.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP;
+        (cpu as unknown as { jit: unknown }).jit = tr;
+        return cpu;
+      };
+      const a = make(mode), b = make('off');
+      let ra: RunResult = { executed: 0, trap: null }, rb: RunResult;
+      for (let k = 0; k < 200 && ra.trap === null; k++) {
+        ra = a.run(97); rb = b.run(97);
+        assert.deepEqual(ra, rb, `run ${k}`);
+        assert.equal(cpuState(a), cpuState(b), `state after run ${k}`);
+      }
+      assert.notEqual(ra.trap, null, 'the loop ended');
+      assert.deepEqual(a.mem.readBytes(DATA, 32), b.mem.readBytes(DATA, 32));
+      assert.equal(a.mem.read32(DATA), 1000 * 1001 / 2, 'lock add: the sum of rcx');
+      assert.equal(a.mem.read32(DATA + 8), 1000, 'lock inc: one a round');
+      assert.ok(t.stats.translatedInsns - before > 5000, 'the loop ran translated');
     });
   }
 });

@@ -12,8 +12,11 @@
  *   nop / endbr64 / hints, jmp rel, jcc rel, call rel, and the indirect
  *   transfers ret (c3, c2 imm16), jmp r/m64 (ff /4), call r/m64 (ff /2);
  *
- * everything else (and any lock, fs/gs or 67-prefixed form) returns false
- * and runs through the interpreter's executor as a helper.
+ * everything else (and any 67-prefixed form, or a LOCK form the decoder
+ * made #UD) returns false and runs through the interpreter's executor as
+ * a helper. A valid LOCK form (a lockable instruction with a memory
+ * destination: Linux's atomics) is translated as the plain one: CPUs
+ * interleave only between instructions, so every instruction is atomic.
  *
  * Memory accesses are plain ld/st: one the TLB cannot serve (not mapped,
  * not canonical, crossing a page) leaves before the instruction and the
@@ -135,8 +138,10 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
       }
     }
     const h = HANDLERS.get(i.def.exec);
-    // lock, 32-bit addressing: the interpreter (an FS / GS base is added to the address: BlockEmitter.ea)
-    const plain = !i.lock && (!i.hasMem || i.asize === 8);
+    // 32-bit addressing: the interpreter (an FS / GS base is added to the address: BlockEmitter.ea). A valid
+    // LOCK form (a lockable instruction with a memory destination; the decoder makes any other one #UD) is
+    // translated as the plain one: CPUs interleave only between instructions, so every instruction is atomic
+    const plain = (!i.lock || (i.def.lockable === true && i.hasMem)) && (!i.hasMem || i.asize === 8);
     if (h !== undefined && plain && h(e, i)) return true;
     // a helper: the flags are the scratch record's from now on, and it may leave the block
     this.em = new BlockEmitter(b);
