@@ -76,7 +76,7 @@ export class SystemState {
   ldtr = 0; ldtBase: VAddr = 0; ldtLimit = 0;
   star = 0n; lstar: VAddr = 0; cstar = 0n; sfmask = 0n; kernelGsBase: VAddr = 0; tscAux = 0n;
   pat = PAT_RESET; miscEnable = MISC_ENABLE_RESET;
-  /** IA32_SYSENTER_CS / ESP / EIP: kept (Linux's syscall_init writes them; SYSENTER itself is not offered in 64-bit mode) */
+  /** IA32_SYSENTER_CS / ESP / EIP: what SYSENTER and SYSEXIT use (exec/privileged.ts; Linux's syscall_init writes them) */
   readonly sysenter = [0n, 0n, 0n];
   /** added to the clock's TSC value (a write to IA32_TSC) */
   tscOffset = 0n;
