@@ -32,7 +32,7 @@
  * oldest snapshots are dropped.
  */
 import type { PcRun, PcRunStop } from '../system/pcRun';
-import { capture, restore, type Snapshot } from './snapshot';
+import { capture, restore, sharedBytes, type Snapshot } from './snapshot';
 
 export interface PcTimeTravelOptions {
   /** instructions (all CPUs) between snapshots, at least (default 50 M) */
@@ -263,7 +263,10 @@ export class PcTimeTravel {
     this.changed = false;
     while (this.bytes > this.maxBytes && this.snaps.length > 1) {
       const old = this.snaps.shift()!;
-      this.bytes -= old.snap.cost;
+      // chunks the next snapshot shares with the dropped one now count as its own
+      const shared = sharedBytes(old.snap, this.snaps[0].snap);
+      (this.snaps[0].snap as { cost: number }).cost += shared;
+      this.bytes -= old.snap.cost - shared;
       this.onMessage(`kprobe: time travel: the snapshot at ${old.point.g} instructions is dropped (snapshots over ${this.maxBytes >> 20} MiB); the run before ${this.snaps[0].point.g} instructions can no longer be reached`);
     }
   }

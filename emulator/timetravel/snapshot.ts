@@ -213,6 +213,17 @@ function wordsOf(buf: ArrayBufferLike): Int32Array {
   return w;
 }
 
+/** bytes of guest memory snapshot `b` shares with `a` (chunks it did not copy; the shared chunk of zeros is nobody's) */
+export function sharedBytes(a: Snapshot, b: Snapshot): number {
+  let n = 0;
+  for (const bb of b.buffers) {
+    const ab = a.buffers.find(x => x.buf === bb.buf);
+    if (!ab) continue;
+    for (const [c, ch] of bb.chunks) if (ab.chunks.get(c) === ch && ch.data !== ZERO_CHUNK) n += ch.data.length;
+  }
+  return n;
+}
+
 /** Put every captured object and byte back as it was when `s` was taken. */
 export function restore(s: Snapshot): void {
   for (const h of s.hooks) h.before?.();
