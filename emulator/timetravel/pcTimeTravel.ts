@@ -66,6 +66,8 @@ export class PcTimeTravel {
   private changed = false;
   private liveMs = 0;
   private lastCaptureMs = 0;
+  /** the agent channel's queued requests after the last run: more before the next one is a request the front end queued (a change) */
+  private agentPending = 0;
   /** the furthest instruction count ever reached: re-executions before it are quiet */
   frontier = 0;
   readonly interval: number;
@@ -118,7 +120,13 @@ export class PcTimeTravel {
    */
   runForward(maxInstructions: number, until: () => PcRunStop | null = () => null, target?: { readonly cpu: number; readonly instret: number }): PcRunStop {
     const r = this.run;
+    if (r.machine.agent.pending > this.agentPending) this.mutating('a request to the guest\'s agent');
     if (this.needSnapshot || this.due()) this.snapshotHere(this.changed);
+    try { return this.forward(maxInstructions, until, target); } finally { this.agentPending = r.machine.agent.pending; }
+  }
+
+  private forward(maxInstructions: number, until: () => PcRunStop | null, target?: { readonly cpu: number; readonly instret: number }): PcRunStop {
+    const r = this.run;
     for (;;) {
       const next = this.snaps.find(s => s.afterChange && s.point.g > r.instructions);
       const behind = r.instructions < this.frontier;
@@ -274,6 +282,7 @@ export class PcTimeTravel {
   private restoreSnap(s: PcSnap): void {
     const t0 = performance.now();
     restore(s.snap);
+    this.agentPending = this.run.machine.agent.pending;
     this.stats.restores++;
     this.stats.restoreMs += performance.now() - t0;
     this.rearm();
