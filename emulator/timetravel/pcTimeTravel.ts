@@ -33,6 +33,7 @@
  */
 import type { PcRun, PcRunStop } from '../system/pcRun';
 import { capture, restore, sharedBytes, type Snapshot } from './snapshot';
+import { ramRanges } from '../system/boot/e820';
 
 export interface PcTimeTravelOptions {
   /** instructions (all CPUs) between snapshots, at least (default 50 M) */
@@ -281,6 +282,10 @@ export class PcTimeTravel {
 
   private restoreSnap(s: PcSnap): void {
     const t0 = performance.now();
+    // every decoded and translated instruction goes first, while the paged spaces still know which linear pages hold them:
+    // their record of that is machine state the restore puts back, the caches are not
+    const m = this.run.machine;
+    for (const r of ramRanges(m.boot.e820)) m.memory.notifyCodeWrite(r.addr, r.size);
     restore(s.snap);
     this.agentPending = this.run.machine.agent.pending;
     this.stats.restores++;
