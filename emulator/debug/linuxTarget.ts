@@ -51,7 +51,7 @@ import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
 // ---- time travel (f40)
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
-import { linuxReverseContinue, linuxStepBack } from './linuxTimeTravel';
+import { linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
 // ---- end of time travel
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
@@ -404,8 +404,10 @@ export class LinuxTarget {
   /** CPU `cpu` one instruction back (the others as they were then); undefined, or why not. The stop follows. */
   stepBack(cpu: number): string | undefined {
     if (this.running || this.ended) return 'the machine is running';
+    const t0 = performance.now();
     const r = linuxStepBack(this.travel, cpu);
     if (typeof r === 'string') return r;
+    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
     this.probeCtx = null;
     setImmediate(() => this.report({ reason: 'step', cpu, description: r.description }));
     return undefined;
@@ -414,8 +416,10 @@ export class LinuxTarget {
   /** back to the previous stop of a breakpoint, function, instruction or data breakpoint set now, else the oldest point kept; the stop follows */
   reverseContinue(): string | undefined {
     if (this.running || this.ended) return 'the machine is running';
+    const t0 = performance.now();
     const r = linuxReverseContinue(this.travel, pc => this.breaks.has(pc));
     if (typeof r === 'string') return r;
+    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
     this.probeCtx = null;
     if (r === null) { setImmediate(() => this.report({ reason: 'step', cpu: 0, description: 'Reverse continue: no earlier breakpoint stop; the oldest point recorded' })); return undefined; }
     setImmediate(() => this.handleStop({ kind: 'debugBreak', detail: r.detail, cpu: r.cpu }));

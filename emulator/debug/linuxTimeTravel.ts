@@ -30,3 +30,10 @@ export function linuxReverseContinue(tt: PcTimeTravel, isBreakpoint: (pc: bigint
   const met = tt.reverseToBreak(b => b.detail.startsWith('a debugger watchpoint') || isBreakpoint(b.pc));
   return met ?? null;
 }
+
+/** The Debug Console's line after a move: where the machine is, what the recording holds, what the move cost. */
+export function linuxTravelLine(tt: PcTimeTravel, ms: number): string {
+  const mib = (n: number): string => (n / 1048576).toFixed(1);
+  return `kprobe: time travel: now at ${tt.run.instructions} instructions (the run reached ${tt.frontier}); ${tt.snapshotCount} snapshots, ${mib(tt.snapshotBytes)} MiB `
+    + `(largest ${mib(tt.stats.maxSnapshotBytes)} MiB); this move took ${(ms / 1000).toFixed(2)} s`;
+}

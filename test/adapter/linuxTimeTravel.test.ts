@@ -29,8 +29,8 @@ test('Debian\'s kernel: reverse continue to the previous hit of a function break
   await h.startServer();
   const dc = await h.startClient();
   t.after(async () => { await dc.stop(); await h.stopServer(); });
-  let out = '';
-  dc.on('output', (e: DebugProtocol.OutputEvent) => { if (e.body.category === 'stdout') out += e.body.output; });
+  let out = '', con = '';
+  dc.on('output', (e: DebugProtocol.OutputEvent) => { if (e.body.category === 'stdout') out += e.body.output; else con += e.body.output; });
   const registers = async (): Promise<Map<string, string>> => {
     const f = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
     const scope = (await dc.scopesRequest({ frameId: f.id })).body.scopes.find(x => x.name === 'Registers')!;
@@ -90,4 +90,8 @@ test('Debian\'s kernel: reverse continue to the previous hit of a function break
   assert.deepEqual(general(await registers()), general(regs2));
   assert.deepEqual([...(await locals()).entries()], [...locals2.entries()]);
   assert.equal(out, outAt2, 'the re-executed run printed nothing the console already showed');
+  // each move says where the machine is and what it cost (the figures the bench reports)
+  const lines = con.split('\n').filter(l => l.includes('kprobe: time travel: now at'));
+  assert.equal(lines.length, 2, con);
+  for (const l of lines) t.diagnostic(l);
 });
