@@ -34,8 +34,10 @@
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
  *   _probeTimeline / _probeHistograms = the gutter probes' hits as the agent reports them (kprobe hits,
  *                  kretprobe entries and returns, with the guest's clock, CPU and task; a kretprobe's
- *                  entry->return time in its histogram); _probeGoToHit: the Linux machine is not
- *                  recorded, so there is no going back to a hit (an error saying so)
+ *                  entry->return time in its histogram); _probeGoToHit: not on the Linux machine (an
+ *                  error saying so: a re-execution does not repeat the agent's events)
+ *   stepBack (one instruction of the thread's CPU) / reverseContinue (the previous stop of a
+ *                  breakpoint set now) = the recorded machine (emulator/debug/linuxTimeTravel.ts)
  *   _probeState  = the Kprobes, Uprobes and Modules views' rows read from guest memory
  *                  (emulator/debug/linuxProbeRows.ts): at each stop, and while the machine
  *                  runs at most every STATE_INTERVAL_MS between two run chunks; `_probeList`
@@ -351,8 +353,11 @@ export class LinuxSession {
         }
         case 'restart':
           return fail('restartFailed', 'the Linux machine does not restart in place yet: stop the session and start it again');
-        case 'stepBack': case 'reverseContinue':
-          return fail('timeTravel', 'the Linux machine is not recorded: no reverse execution on it yet');
+        case 'stepBack': case 'reverseContinue': {
+          // time travel: emulator/debug/linuxTimeTravel.ts; the stop follows the answer
+          const why = request.command === 'stepBack' ? this.t.stepBack(typeof args.threadId === 'number' ? args.threadId - 1 : this.lastThread - 1) : this.t.reverseContinue();
+          return why === undefined ? ok() : fail('timeTravel', why);
+        }
         default:
           return false;
       }

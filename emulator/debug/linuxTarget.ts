@@ -21,7 +21,7 @@
 import { loadElf } from '../elf';
 import type { ElfImage } from '../elf/types';
 import { BootError } from '../system/boot/setupHeader';
-import { PcRun, type PcRunOptions, type PcRunStop } from '../system/pcRun';
+import { PcRun, SLICE, type PcRunOptions, type PcRunStop } from '../system/pcRun';
 import type { SystemCpuDebug, SystemCpuHandle } from '../system/types';
 import { archByName } from '../arch/registry';
 import type { ArchOps } from '../arch/types';
@@ -50,6 +50,8 @@ import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
 import type { GuestKprobe } from '../system/guest/kprobes';
 import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
+import { PcTimeTravel } from '../timetravel/pcTimeTravel';
+import { linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
@@ -127,6 +129,10 @@ export class LinuxTarget {
   /** per row id of the last Kprobes rows, the guest's probe (the view's actions name rows by id) */
   private rowProbes = new Map<number, GuestKprobe & { event?: string }>();
   maxInstructions = Number.MAX_SAFE_INTEGER;
+  // ---- time travel
+  /** the machine's recording (snapshots + re-execution: timetravel/pcTimeTravel.ts); reverse steps and continues go through it */
+  readonly travel: PcTimeTravel;
+  // ---- end of time travel
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
     let vmlinux: ElfImage | undefined;
@@ -141,6 +147,11 @@ export class LinuxTarget {
       throw e;
     }
     this.linkVmlinux = vmlinux;
+    // ---- time travel
+    this.travel = new PcTimeTravel(this.run);
+    this.travel.rearm = () => this.breaks.arm(true);
+    this.travel.onMessage = text => this.run.machine.log(text);
+    // ---- end of time travel
     this.arch = archByName('x86_64')!;
     this.tasks = vmlinux ? new LinuxTasks(vmlinux) : undefined;
     this.sources = new LinuxSources(settings.vmlinux ?? settings.kernel, settings.sourceMap);
@@ -177,7 +188,7 @@ export class LinuxTarget {
   onConsole(l: (text: string) => void): void { this.consoleListeners.push(l); }
   onMachineLog(l: (line: string) => void): void { this.run.machine.onLog(l); }
   /** characters typed at the guest's UART (taken when the machine runs) */
-  typeInput(text: string): void { this.run.machine.consoleInput(new TextEncoder().encode(text)); }
+  typeInput(text: string): void { this.travel.mutating('typed input'); this.run.machine.consoleInput(new TextEncoder().encode(text)); }
   private flushConsole(): void {
     if (this.pending.length === 0) return;
     const t = this.pending;
@@ -229,11 +240,14 @@ export class LinuxTarget {
   }
 
   /** one instruction of every running CPU: null when it ran (or stopped at a breakpoint address), else the stop that ended it */
-  singleStep(): PcRunStop | null {
+  singleStep(cpu = this.lastStop?.cpu ?? 0): PcRunStop | null {
     this.prepareResume();
     const r = this.run;
     r.stop = null;
-    const stop = r.run(r.instructions + 1, () => this.until());
+    const h = r.cpus[cpu];
+    // the other CPUs run along as the run loop schedules them (at most a round of slices each)
+    const stop = h ? this.travel.runForward(r.instructions + 2 * SLICE * r.cpus.length, () => this.until(), { cpu, instret: h.instret + 1 })
+      : this.travel.runForward(r.instructions + 1, () => this.until());
     this.flushConsole();
     return stop.kind === 'limit' || stop.kind === 'debugBreak' ? null : stop;
   }
@@ -312,7 +326,7 @@ export class LinuxTarget {
     r.stop = null;
     let stop: PcRunStop;
     try {
-      stop = r.run(Math.min(this.maxInstructions, r.instructions + CHUNK), () => this.until());
+      stop = this.travel.runForward(Math.min(this.maxInstructions, r.instructions + CHUNK), () => this.until());
     } catch (e) {
       this.flushConsole();
       this.running = false;
@@ -390,6 +404,33 @@ export class LinuxTarget {
 
   /** the machine is dropped (terminate / disconnect) */
   dispose(): void { this.running = false; this.ended = true; }
+
+  // ---- time travel: emulator/debug/linuxTimeTravel.ts
+  /** CPU `cpu` one instruction back (the others as they were then); undefined, or why not. The stop follows. */
+  stepBack(cpu: number): string | undefined {
+    if (this.running || this.ended) return 'the machine is running';
+    const t0 = performance.now();
+    const r = linuxStepBack(this.travel, cpu);
+    if (typeof r === 'string') return r;
+    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
+    this.probeCtx = null;
+    setImmediate(() => this.report({ reason: 'step', cpu, description: r.description }));
+    return undefined;
+  }
+
+  /** back to the previous stop of a breakpoint, function, instruction or data breakpoint set now, else the oldest point kept; the stop follows */
+  reverseContinue(): string | undefined {
+    if (this.running || this.ended) return 'the machine is running';
+    const t0 = performance.now();
+    const r = linuxReverseContinue(this.travel, pc => this.breaks.has(pc));
+    if (typeof r === 'string') return r;
+    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
+    this.probeCtx = null;
+    if (r === null) { setImmediate(() => this.report({ reason: 'step', cpu: 0, description: 'Reverse continue: no earlier breakpoint stop; the oldest point recorded' })); return undefined; }
+    setImmediate(() => this.handleStop({ kind: 'debugBreak', detail: r.detail, cpu: r.cpu }));
+    return undefined;
+  }
+  // ---- end of time travel
 
   /** called between two run chunks while the machine runs (a front end's throttled refresh) */
   onChunk(l: () => void): void { this.chunkListeners.push(l); }
@@ -523,7 +564,7 @@ export class LinuxTarget {
     return this.frameVariables(cpu, s.physical, { inlineDepth: s.inlineDepth, skipInlineEntry: s.skipInlineEntry });
   }
   /** the debugger's change of a register, a frame's variable or a shown member (linuxSetVariable.ts); the new value as shown, or throws why not */
-  setValue(at: LinuxSetTarget, name: string, value: string): string { return setLinuxValue(this, at, name, value); }
+  setValue(at: LinuxSetTarget, name: string, value: string): string { this.travel.mutating(`a change of ${name}`); return setLinuxValue(this, at, name, value); }
   /** CPU `cpu`'s per-CPU variables (all, or those named), or why none (linuxPerCpu.ts) */
   perCpu(cpu: number, only?: readonly string[]): FrameVariable[] | string { return perCpuVariables(this, cpu, only); }
 
@@ -562,7 +603,7 @@ export class LinuxTarget {
   readMemory(cpu: number, addr: bigint, len: number): Uint8Array { return this.pages(cpu).read(addr, len); }
 
   /** the debugger's own write (writeMemory): false when not all of it is mapped RAM */
-  writeMemory(cpu: number, addr: bigint, data: Uint8Array): boolean { return this.pages(cpu).write(addr, data); }
+  writeMemory(cpu: number, addr: bigint, data: Uint8Array): boolean { this.travel.mutating('a memory write'); return this.pages(cpu).write(addr, data); }
 
   /** Disassembly rows around `base` through CPU `cpu`'s page tables (linuxInspect.ts) */
   disassemble(cpu: number, base: bigint, insnOffset: number, count: number): DisassemblyRow[] { return linuxDisassemble(this, cpu, base, insnOffset, count); }

@@ -102,6 +102,8 @@ export class PcMachine {
   /** the front ends' listeners: not machine state (time travel keeps them as they are) */
   private readonly consoleListeners: ((byte: number) => void)[] = hostOwned([]);
   private readonly logListeners: ((line: string) => void)[] = hostOwned([]);
+  /** quiet: a time-travel re-execution (timetravel/pcTimeTravel.ts) of output the listeners already had */
+  readonly replay = hostOwned({ quiet: false });
   /** what the CPU is doing, for log lines (e.g. "cpu0 rip 0xffffffff81000000"), set by the CPU side */
   where: (() => string) | null = null;
 
@@ -135,7 +137,7 @@ export class PcMachine {
 
     this.pit = new Pit8254(this.clock, router.line(0));
     this.rtc = new CmosRtc(this.clock, router.line(8), opts.rtcStart ?? DEFAULT_RTC_START);
-    this.uart = new Uart16550('ttyS0', COM1, this.clock, router.line(COM1_IRQ), b => { for (const l of this.consoleListeners) l(b); });
+    this.uart = new Uart16550('ttyS0', COM1, this.clock, router.line(COM1_IRQ), b => { if (!this.replay.quiet) for (const l of this.consoleListeners) l(b); });
     const reset = (via: ResetReason): void => { this.stopped ??= { kind: 'reset', via }; };
     const kbc = new KeyboardControllerReset(reset);
     this.io.register(0x20, 2, this.pics);

@@ -111,40 +111,70 @@ export class PcRun {
   }
 
   /**
-   * Run until `until()` says stop (checked after every slice), the machine
-   * stops, or `maxInstructions` retire.
+   * Where the loop is in its round of CPU slices (machine state: a snapshot
+   * keeps it). A run that ends inside a slice (the instruction limit, a
+   * debugger breakpoint, a CPU target) leaves it here and the next run goes
+   * on with the same slice: where a run was cut never changes the
+   * interleaving, so a re-execution from a snapshot retires the same
+   * instructions in the same order as the run it repeats.
    */
-  run(maxInstructions: number, until: () => PcRunStop | null = () => null): PcRunStop {
+  private round: { cpu: number; anyRan: boolean; slice: { left: number; ns: bigint; instret: number; executed: number } | null } | null = null;
+
+  /**
+   * Run until `until()` says stop (checked after every round of slices),
+   * the machine stops, `maxInstructions` retire, or (with `target`) CPU
+   * `target.cpu` has retired `target.instret` instructions (a 'limit'
+   * stop).
+   */
+  run(maxInstructions: number, until: () => PcRunStop | null = () => null, target?: { readonly cpu: number; readonly instret: number }): PcRunStop {
     const m = this.machine;
     while (this.stop === null) {
-      if (this.instructions >= maxInstructions) { this.stop = { kind: 'limit', detail: `${this.instructions} instructions` }; break; }
-      let anyRan = false;
-      for (let i = 0; i < this.cpus.length && this.stop === null; i++) {
+      if (this.round === null) {
+        if (this.instructions >= maxInstructions) { this.stop = { kind: 'limit', detail: `${this.instructions} instructions` }; break; }
+        this.round = { cpu: 0, anyRan: false, slice: null };
+      }
+      const rd = this.round;
+      while (rd.cpu < this.cpus.length && this.stop === null) {
+        const i = rd.cpu;
         const cpu = this.cpus[i];
-        if (cpu === null) continue;
-        const now = m.clock.nowNs();
-        const next = m.nextEventNs();
-        let budget = Math.min(SLICE, maxInstructions - this.instructions);
-        if (next !== null && next > now && next - now < BigInt(budget)) budget = Number(next - now);
-        if (budget < 1) budget = 1;
+        if (cpu === null) { rd.cpu++; continue; }
+        if (rd.slice === null) {
+          const now = m.clock.nowNs();
+          const next = m.nextEventNs();
+          let budget = SLICE;
+          if (next !== null && next > now && next - now < BigInt(budget)) budget = Number(next - now);
+          if (budget < 1) budget = 1;
+          rd.slice = { left: budget, ns: now, instret: cpu.instret, executed: 0 };
+        }
+        const sl = rd.slice;
+        let b = Math.min(sl.left, maxInstructions - this.instructions);
+        if (target !== undefined && target.cpu === i) b = Math.min(b, target.instret - cpu.instret);
+        if (b < 1) { this.stop = { kind: 'limit', detail: target !== undefined && target.instret <= cpu.instret && target.cpu === i ? `cpu${i} at ${cpu.instret} instructions` : `${this.instructions} instructions` }; break; }
         this.running = i;
         m.currentCpu = i;
-        this.sliceNs = now;
-        this.sliceInstret = cpu.instret;
-        const r = this.port.run(cpu, budget);
+        this.sliceNs = sl.ns;
+        this.sliceInstret = sl.instret;
+        const r = this.port.run(cpu, b);
         this.instructions += r.executed;
-        if (r.executed > 0) anyRan = true;
-        m.advanceDevices(now + BigInt(r.executed));
-        if (r.event) this.stop = { kind: r.event.kind, detail: `${r.event.detail} at cpu${i} rip 0x${r.event.rip.toString(16)}`, cpu: i };
+        sl.left -= r.executed;
+        sl.executed += r.executed;
+        if (r.executed > 0) rd.anyRan = true;
+        // an event stops the machine inside the slice: a resume goes on with it
+        if (r.event) { this.stop = { kind: r.event.kind, detail: `${r.event.detail} at cpu${i} rip 0x${r.event.rip.toString(16)}`, cpu: i }; break; }
+        if (!r.halted && r.executed === b && sl.left > 0) continue; // cut by the limit or the target: the next check stops
+        m.advanceDevices(sl.ns + BigInt(sl.executed));
+        rd.slice = null;
+        rd.cpu++;
       }
       if (this.stop !== null) break;
+      this.round = null;
       if (m.stopped) {
         this.stop = m.stopped.kind === 'reset' ? { kind: 'reset', detail: `the guest reset the machine (${m.stopped.via})` } : { kind: 'poweroff', detail: 'the guest powered the machine off' };
         break;
       }
       const u = until();
       if (u !== null) { this.stop = u; break; }
-      if (!anyRan) {
+      if (!rd.anyRan) {
         const next = m.nextEventNs();
         if (next === null) { this.stop = { kind: 'stuck', detail: 'every CPU waits in HLT and no device event is due' }; break; }
         m.advanceDevices(next > m.clock.nowNs() ? next : m.clock.nowNs());

@@ -25,7 +25,7 @@
  * the next one are dropped, with a message.
  */
 import type { Machine, RunRecorder, SliceResult } from '../machine';
-import { capture, restore, Snapshot } from './snapshot';
+import { capture, restore, sharedBytes, Snapshot } from './snapshot';
 import { hostOwned } from '../base/marks';
 
 export interface TimeTravelOptions {
@@ -568,12 +568,3 @@ function describe(t: TravelTarget): string {
   return t.kind === 'hit' ? `hit ${t.seq}` : t.kind === 'retired' ? `CPU ${t.cpu} instruction ${t.retired}` : 'the start';
 }
 
-function sharedBytes(a: Snapshot, b: Snapshot): number {
-  let n = 0;
-  for (const bb of b.buffers) {
-    const ab = a.buffers.find(x => x.buf === bb.buf);
-    if (!ab) continue;
-    for (const [c, ch] of bb.chunks) if (ab.chunks.get(c) === ch) n += ch.data.length;
-  }
-  return n;
-}

@@ -17,7 +17,7 @@
  * Bytes are kept in 4 KiB chunks aligned to the buffer: a chunk equal to the
  * previous snapshot's chunk at the same place is shared, not copied (the
  * copy-on-write of pages a snapshot chain needs; `newBytes` counts what
- * this snapshot added).
+ * this snapshot added); a chunk of zeros is one shared copy.
  *
  * Limits, stated: state held only in a closure's own variables, in a
  * module-level variable or in a WeakMap keyed by a machine object is not
@@ -159,6 +159,8 @@ function captureBytes(ranges: Map<ArrayBufferLike, number[]>, previous?: Snapsho
         chunks.set(c, old);
         continue;
       }
+      // a chunk of zeros (most of a big guest's RAM) shares one copy
+      if (to - from === CHUNK && sameBytes(live, c + from, ZERO_CHUNK)) { chunks.set(c, { from, to, data: ZERO_CHUNK }); continue; }
       const data = live.slice(c + from, c + to);
       newBytes += data.length;
       chunks.set(c, { from, to, data });
@@ -181,9 +183,16 @@ function mergeRanges(flat: number[]): [number, number][] {
   return out;
 }
 
+const ZERO_CHUNK = new Uint8Array(CHUNK);
+/** big compares go to the host's memcmp (Buffer.compare): a snapshot of a PC's RAM compares every chunk */
+const NATIVE_COMPARE = 256;
+const hostCompare: ((a: Uint8Array, b: Uint8Array) => number) | undefined =
+  (globalThis as { Buffer?: { compare(a: Uint8Array, b: Uint8Array): number } }).Buffer?.compare;
+
 /** live[at, at + copy.length) equals copy (word by word where both are 4-aligned: the common case, chunks are) */
 function sameBytes(live: Uint8Array, at: number, copy: Uint8Array): boolean {
   const n = copy.length;
+  if (n >= NATIVE_COMPARE && hostCompare !== undefined) return hostCompare(live.subarray(at, at + n), copy) === 0;
   let i = 0;
   if (((at + live.byteOffset) & 3) === 0 && (copy.byteOffset & 3) === 0) {
     const words = n >> 2;
@@ -202,6 +211,17 @@ function wordsOf(buf: ArrayBufferLike): Int32Array {
   let w = wordViews.get(buf);
   if (w === undefined) { w = new Int32Array(buf, 0, Math.floor(buf.byteLength / 4)); wordViews.set(buf, w); }
   return w;
+}
+
+/** bytes of guest memory snapshot `b` shares with `a` (chunks it did not copy; the shared chunk of zeros is nobody's) */
+export function sharedBytes(a: Snapshot, b: Snapshot): number {
+  let n = 0;
+  for (const bb of b.buffers) {
+    const ab = a.buffers.find(x => x.buf === bb.buf);
+    if (!ab) continue;
+    for (const [c, ch] of bb.chunks) if (ab.chunks.get(c) === ch && ch.data !== ZERO_CHUNK) n += ch.data.length;
+  }
+  return n;
 }
 
 /** Put every captured object and byte back as it was when `s` was taken. */

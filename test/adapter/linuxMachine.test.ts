@@ -176,7 +176,7 @@ describe('the full-system PC in the debugger (synthetic kernels)', () => {
     assert.equal((await h.dc.threadsRequest()).body.threads.length, 1);
     // what the Linux machine does not do yet says so
     await assert.rejects(h.dc.customRequest('restart', {}), /kprobe: restart: the Linux machine does not restart in place yet/);
-    await assert.rejects(h.dc.customRequest('stepBack', { threadId: 1 }), /kprobe: the Linux machine is not recorded/);
+    await assert.rejects(h.dc.customRequest('stepBack', { threadId: 1 }), /kprobe: CPU 0 has not run an instruction yet/);
   });
 
   test('bad input answers the launch with one line', async () => {

@@ -88,7 +88,7 @@ describe('snapshots', () => {
     m.runSlice(100_000);
     const a = capture(m);
     const b = capture(m, a);
-    assert.ok(a.newBytes > 100_000, `first snapshot copies the guest memory (${a.newBytes})`);
+    assert.ok(a.newBytes > 50_000, `first snapshot copies the guest memory (its chunks of zeros share one copy) (${a.newBytes})`);
     assert.equal(b.newBytes, 0, 'nothing ran between: nothing new');
     m.runSlice(10_000);
     const c = capture(m, b);
@@ -247,7 +247,7 @@ describe('user space: a process under uprobes', () => {
 describe('recording limits and changes in the past', () => {
   test('the snapshot memory stays under its ceiling; the oldest points go, with a message', () => {
     const m = kernel('x86_64', true);
-    const maxBytes = 6 * 1024 * 1024 + 512 * 1024;
+    const maxBytes = 3 * 1024 * 1024;
     const tt = recordMachine(m, { interval: 20_000, captureRatio: 0, maxBytes });
     const messages: string[] = [];
     tt.onMessage(t => messages.push(t));
