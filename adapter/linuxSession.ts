@@ -30,7 +30,9 @@
  *                  written by the guest); answered when the guest has done it (a paused
  *                  machine: at once, the request waits for the machine to run)
  *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
- *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
+ *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU); from a stop
+ *                  at a guest kprobe's hit they act on the probed context (the guest's kprobe
+ *                  handling runs to its end first)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
  *   _probeTimeline / _probeHistograms = the gutter probes' hits as the agent reports them (kprobe hits,
  *                  kretprobe entries and returns, with the guest's clock, CPU and task; a kretprobe's
@@ -182,7 +184,6 @@ export class LinuxSession {
           const cpu = cpuOf(args.threadId);
           if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
           if (this.t.isRunning) return fail('running');
-          if (this.t.atAgentProbe) return fail('requestFailed', 'stopped at a hit of a kprobe the guest registered (the CPU is in the guest\'s kprobe handler): steps start from an ordinary breakpoint; continue from here');
           ok();
           this.sink.sendEvent(new ContinuedEvent(cpu + 1, true));
           if (args.granularity === 'instruction') this.t.stepInstruction(cpu);

@@ -205,6 +205,8 @@ export class LinuxTarget {
   /** one instruction of every running CPU (all-stop, as gdb on QEMU); ends with a 'step' stop */
   stepInstruction(cpu: number): void {
     if (!this.canStep()) return;
+    // from a stop at a guest kprobe's hit: the probed context's instruction (linuxStep.ts)
+    if (this.probeCtx?.cpu === cpu) { new LinuxLineStep(this, cpu, 'instruction').start(); return; }
     const stop = this.singleStep();
     if (stop === null) this.report({ reason: 'step', cpu, description: 'Stepped one instruction' });
     else this.handleStop(stop);
@@ -263,9 +265,6 @@ export class LinuxTarget {
     for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.breaks.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc());
     this.run.stop = null;
   }
-
-  /** stopped at a gutter probe's hit (inside the guest's kprobe handler) */
-  get atAgentProbe(): boolean { return !this.running && this.probeCtx !== null; }
 
   /** agent_stop_point's address in the live kprobe_agent module (the guest's module symbols), armed while a gutter probe stops */
   private findAgentStop(): void {
