@@ -49,6 +49,7 @@ import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
 import type { GuestKprobe } from '../system/guest/kprobes';
 import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
+import type { LinuxModuleDebug } from './linuxModuleDebug';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
@@ -122,6 +123,9 @@ export class LinuxTarget {
   /** per row id of the last Kprobes rows, the guest's probe (the view's actions name rows by id) */
   private rowProbes = new Map<number, GuestKprobe & { event?: string }>();
   maxInstructions = Number.MAX_SAFE_INTEGER;
+  /** the launch's Kbuild-built modules' DWARF where the guest placed them (linuxModuleDebug.ts; set by launchLinuxTarget) */
+  moduleDebug: LinuxModuleDebug | undefined;
+  private mods(): LinuxModuleDebug | undefined { this.moduleDebug?.refresh(this.guest, this.run.instructions); return this.moduleDebug; }
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
     let vmlinux: ElfImage | undefined;
@@ -446,7 +450,10 @@ export class LinuxTarget {
   }
 
   /** the addresses of a source line, or why not (linuxBreakpoints.ts) */
-  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string { return this.breaks.lineAddresses(clientPath, line); }
+  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string {
+    const r = this.breaks.lineAddresses(clientPath, line);
+    return typeof r === 'string' ? this.mods()?.lineAddresses(this.sources.dwarfCandidates(clientPath), line) ?? r : r;
+  }
 
   // ---- what a stop shows
 
@@ -486,6 +493,8 @@ export class LinuxTarget {
 
   /** symbol+0xoff of an address (the vmlinux's symbols), else its hex value */
   where(addr: bigint): string {
+    const m = this.mods()?.where(addr);
+    if (m) return m;
     const r = this.vmlinux?.symbols.resolve(addr);
     if (!r) return `0x${hex64(addr)}`;
     return r.offset === 0n ? r.sym.name : `${r.sym.name}+0x${r.offset.toString(16)}`;
@@ -497,7 +506,7 @@ export class LinuxTarget {
     const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
     const regs = ctx ? { rip: ctx.pc, rsp: ctx.regs.get('sp') ?? 0n, rbp: ctx.regs.get('bp') ?? 0n } : { rip: h.pc(), rsp: h.reg(4), rbp: h.reg(5) };
     const pages = this.pages(cpu);
-    const walked = this.vmlinux ? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
+    const walked = this.vmlinux ? this.mods()?.frames(regs, a => pages.read64(a)) ?? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
     return walked;
   }
 
@@ -547,8 +556,11 @@ export class LinuxTarget {
 
   /** the DWARF source line of an address (the vmlinux's line table) */
   sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined {
-    try { return this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
+    try { return this.mods()?.lineForAddress(addr) ?? this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
   }
+
+  /** the DWARF an address's scopes are read from: a matched module's (relocated), else the vmlinux's */
+  debugImage(addr: bigint): ElfImage | undefined { return this.mods()?.debugImage(addr) ?? this.vmlinux; }
 
   /** guest memory through CPU `cpu`'s page tables as the DWARF variables code reads it */
   memReader(cpu: number): MemReader {
