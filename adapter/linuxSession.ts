@@ -30,7 +30,9 @@
  *                  written by the guest); answered when the guest has done it (a paused
  *                  machine: at once, the request waits for the machine to run)
  *   next / stepIn / stepOut = source lines (emulator/debug/linuxStep.ts), or one instruction with
- *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU)
+ *                  granularity 'instruction' (all CPUs run along, as gdb on QEMU); from a stop
+ *                  at a guest kprobe's hit they act on the probed context (the guest's kprobe
+ *                  handling runs to its end first)
  *   a guest panic or triple fault = a stop ('exception') with its text; continue ends
  *   _probeTimeline / _probeHistograms = the gutter probes' hits as the agent reports them (kprobe hits,
  *                  kretprobe entries and returns, with the guest's clock, CPU and task; a kretprobe's
@@ -82,6 +84,9 @@ export class LinuxSession {
   private lastThread = 1;
   private readonly expandables = new Map<number, { cpu: number; x: Expandable }>();
   private lastStateAt = 0;
+  /** per source file, its plain breakpoints (id, line, where they were placed): placed again when the guest's modules change */
+  private readonly plainSource = new Map<string, { source: DebugProtocol.Source; items: { line: number; id: number; at: string }[] }>();
+  private moduleGeneration = 0;
   private readonly timeline: HitTimeline;
 
   constructor(private readonly t: LinuxTarget, private readonly sink: DapSink) {
@@ -97,6 +102,7 @@ export class LinuxSession {
       this.kaslrNotice();
       const now = Date.now();
       if (now - this.lastStateAt < STATE_INTERVAL_MS) return;
+      this.moduleBreakpoints();
       this.sendState();
     });
     const st = t.settings;
@@ -126,6 +132,7 @@ export class LinuxSession {
 
   private onStop(s: LinuxStop): void {
     this.kaslrNotice();
+    this.moduleBreakpoints();
     this.lastThread = s.cpu + 1;
     this.expandables.clear();
     if (s.text) this.output(`kprobe: ${s.description}\n${s.text.endsWith('\n') ? s.text : `${s.text}\n`}`, 'console');
@@ -184,7 +191,6 @@ export class LinuxSession {
           const cpu = cpuOf(args.threadId);
           if (cpu === undefined) return fail('noSuchThread', `no CPU for thread ${String(args.threadId)}`);
           if (this.t.isRunning) return fail('running');
-          if (this.t.atAgentProbe) return fail('requestFailed', 'stopped at a hit of a kprobe the guest registered (the CPU is in the guest\'s kprobe handler): steps start from an ordinary breakpoint; continue from here');
           ok();
           this.sink.sendEvent(new ContinuedEvent(cpu + 1, true));
           if (args.granularity === 'instruction') this.t.stepInstruction(cpu);
@@ -300,12 +306,17 @@ export class LinuxSession {
           const plain = lines.filter((_, i) => probed[i] === undefined);
           const res = this.t.setBreakpoints('source', `source ${file}`, plain.map(l =>
             typeof l === 'string' ? { addresses: l, label: '' } : { addresses: l.addresses, label: `${file.split('/').pop()}:${l.line}` }));
-          return ok({ breakpoints: probed.map((p, i) => {
+          const answer = probed.map((p, i) => {
             const b = p ?? this.dapBreakpoint(res.shift()!);
             const l = lines[i];
             if (typeof l !== 'string') { b.line = l.line; b.source = source; }
+            // a line without code yet keeps an id: a module loaded later may have it (moduleBreakpoints)
+            if (p === undefined) b.id ??= this.nextBpId++;
             return b;
-          }) });
+          });
+          const plainOnes = bps.flatMap((b, i) => (probed[i] === undefined ? [{ line: b.line, id: answer[i].id!, at: placeKey(lines[i]) }] : []));
+          if (plainOnes.length > 0) this.plainSource.set(file, { source, items: plainOnes }); else this.plainSource.delete(file);
+          return ok({ breakpoints: answer });
         }
         case 'setVariable': {
           // a register, a frame's variable or a shown member (emulator/debug/linuxSetVariable.ts)
@@ -467,6 +478,35 @@ export class LinuxSession {
     return out;
   }
 
+  /**
+   * The source breakpoints the debugger places (not the agent's) again where
+   * the launch's modules' code now is (emulator/debug/linuxModuleDebug.ts):
+   * a line of a module's source gets its addresses once the guest loaded
+   * the module, and loses them when it is removed; each change is a
+   * breakpoint event.
+   */
+  private moduleBreakpoints(): void {
+    const md = this.t.moduleDebug;
+    if (!md || this.plainSource.size === 0) return;
+    md.refresh(this.t.guest, this.t.run.instructions);
+    if (md.generation === this.moduleGeneration) return;
+    this.moduleGeneration = md.generation;
+    for (const [file, s] of this.plainSource) {
+      const lines = s.items.map(x => this.t.lineAddresses(file, x.line));
+      if (lines.every((l, k) => placeKey(l) === s.items[k].at)) continue;
+      const res = this.t.setBreakpoints('source', `source ${file}`, lines.map(l =>
+        typeof l === 'string' ? { addresses: l, label: '' } : { addresses: l.addresses, label: `${file.split('/').pop()}:${l.line}` }));
+      res.forEach((r, k) => {
+        const it = s.items[k], l = lines[k];
+        it.at = placeKey(l);
+        const b = this.dapBreakpoint(r);
+        b.id = it.id;
+        if (typeof l !== 'string') { b.line = l.line; b.source = s.source; }
+        this.sink.sendEvent(new BreakpointEvent('changed', b));
+      });
+    }
+  }
+
   private dapBreakpoint(r: ReturnType<LinuxTarget['setBreakpoints']>[number]): DebugProtocol.Breakpoint {
     if (typeof r === 'string') return { verified: false, message: r };
     const line = this.t.sourceLine(r.addresses[0]);
@@ -474,6 +514,11 @@ export class LinuxSession {
     if (line) bp.line = line.line;
     return bp;
   }
+}
+
+/** where a line's breakpoint went: its addresses, or none */
+function placeKey(l: { addresses: bigint[] } | string): string {
+  return typeof l === 'string' ? '' : l.addresses.join(',');
 }
 
 function stopped(reason: string, threadId: number, description: string): DebugProtocol.StoppedEvent {

@@ -10,6 +10,7 @@ import { MachineTarget } from './machineTarget';
 import type { DebugTarget } from './target';
 import { linuxLaunchOptions } from './linuxLaunch';
 import { LinuxTarget } from './linuxTarget';
+import { LinuxModuleDebug, linuxModulePaths } from './linuxModuleDebug';
 
 /** Boot the target of checked launch settings (as the client sent them); throws an Error ("launch: ...") or an ImageError. */
 export function launchTarget(settings: Partial<Record<keyof LaunchSettings, unknown>>): DebugTarget {
@@ -19,7 +20,10 @@ export function launchTarget(settings: Partial<Record<keyof LaunchSettings, unkn
 /** Boot the full-system PC (a real Linux kernel) from launch settings with `kernel`; throws an Error ("launch: ...") */
 export function launchLinuxTarget(settings: Record<string, unknown>): LinuxTarget {
   const { settings: s, machine } = linuxLaunchOptions(settings);
-  return new LinuxTarget(s, machine);
+  const modules = linuxModulePaths(settings.modules, s.vmlinux !== undefined);
+  const t = new LinuxTarget(s, machine);
+  if (modules.length > 0) t.moduleDebug = new LinuxModuleDebug(modules, t.vmlinux!);
+  return t;
 }
 
 export { MachineTarget } from './machineTarget';

@@ -39,6 +39,8 @@ export interface LinuxFrameSource {
   readonly vmlinux: ElfImage | undefined;
   where(addr: bigint): string;
   sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined;
+  /** the DWARF of an address's code (a module's, or the vmlinux's) */
+  debugImage(addr: bigint): ElfImage | undefined;
 }
 
 /**
@@ -51,7 +53,8 @@ export function shownFrames(t: LinuxFrameSource, physical: readonly LinuxFrame[]
   physical.forEach((f, k) => {
     const lookupPc = k === 0 || f.signal ? f.pc : f.pc - 1n;
     const skipInlineEntry = !(k === 0 && showInlineEntry);
-    const fns = t.vmlinux ? inlineFrames(t.vmlinux, lookupPc, skipInlineEntry) : [];
+    const image = t.debugImage(lookupPc);
+    const fns = image ? inlineFrames(image, lookupPc, skipInlineEntry) : [];
     const own = t.sourceLine(lookupPc);
     const base = { physical: k, pc: f.pc, lookupPc, skipInlineEntry, signal: f.signal };
     if (fns.length <= 1) {

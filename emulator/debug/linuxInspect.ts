@@ -59,7 +59,8 @@ export function linuxFrameVariables(t: LinuxTarget, cpu: number, k: number, at: 
   regs.set(DWARF_RIP, pc);
   const state: FrameState = { pc, level: k, regs, cfa: f.cfa, ...at };
   try {
-    return frameVariables(t.vmlinux, state, t.memReader(cpu));
+    // module code: the module's DWARF (linuxModuleDebug.ts)
+    return frameVariables(t.debugImage(pc) ?? t.vmlinux, state, t.memReader(cpu));
   } catch (e) {
     return { ok: false, reason: `the DWARF of ${t.where(f.pc)} cannot be read: ${(e as Error).message}` };
   }

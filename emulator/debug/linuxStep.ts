@@ -13,24 +13,48 @@
  * interrupts away from a single step. A step ends after STEP_BUDGET
  * instructions at the latest; single steps run in batches so a pause or a
  * terminate is answered.
+ *
+ * From a stop at a hit of a kprobe the guest registered (the CPU stands in
+ * the agent's handler; the stop shows the probed context out of pt_regs)
+ * every step acts on the probed context: first the CPU runs the rest of
+ * Linux's kprobe machinery until the probed context goes on, then the step
+ * goes on as from an ordinary stop there:
+ *   kprobe     single instructions until the CPU is back in the probed
+ *              function past the probed instruction (after Linux's
+ *              out-of-line single step or emulation, the post handler, the
+ *              ftrace trampoline's or int3's return), or at the probed
+ *              frame's return address (the probed instruction returned);
+ *   kretprobe  to the return address the probed context shows, on its stack
+ *              (a debugger breakpoint: the rethook trampoline returns there);
+ *   out        to the probed context's caller (ORC's frame 1 of the probed
+ *              context), as from an ordinary stop.
+ * A step of one instruction ends once the probed context went on (its
+ * probed instruction run, or the return done).
  */
-import type { LinuxTarget } from './linuxTarget';
+import type { LinuxTarget, ProbeContext } from './linuxTarget';
 
 const BATCH = 2000;
 const STEP_BUDGET = 5_000_000;
 /** an interrupt frame (ss, rsp, rflags, cs, rip) is at least this many bytes */
 const IRQ_FRAME = 40n;
 
+/** the rethook trampoline's pt_regs sp may lie above the stack pointer the return leaves (x86: by one slot) */
+const RETHOOK_SP_SLACK = 16n;
+
 export class LinuxLineStep {
   private readonly startLine: string | undefined;
   private readonly startSp: bigint;
   private readonly startFn: string;
   private left = STEP_BUDGET;
+  /** a stop at a guest kprobe's hit: the probed context the step starts from */
+  private readonly ctx: ProbeContext | null;
 
-  constructor(private readonly t: LinuxTarget, private readonly cpu: number, private readonly kind: 'in' | 'over' | 'out') {
-    this.startLine = this.lineKey(t.pc(cpu));
-    this.startSp = t.reg(cpu, 4);
-    this.startFn = this.fnOf(t.pc(cpu));
+  constructor(private readonly t: LinuxTarget, private readonly cpu: number, private readonly kind: 'in' | 'over' | 'out' | 'instruction') {
+    this.ctx = t.probeContext(cpu);
+    const pc = this.ctx?.pc ?? t.pc(cpu);
+    this.startLine = this.lineKey(pc);
+    this.startSp = this.ctx?.regs.get('sp') ?? t.reg(cpu, 4);
+    this.startFn = this.fnOf(pc);
   }
 
   private lineKey(pc: bigint): string | undefined {
@@ -43,12 +67,37 @@ export class LinuxLineStep {
   start(): void {
     const t = this.t, cpu = this.cpu;
     if (this.kind === 'out') {
+      // frames() shows the probed context at a guest kprobe's stop: its frame 1 is the probed context's caller
       const ret = t.frames(cpu)[1];
-      if (!ret) return t.stepInstruction(cpu);
+      if (!ret) return this.ctx ? this.leaveProbe(() => this.stepped()) : t.stepInstruction(cpu);
       return this.runToReturn(ret.pc, ret.sp, () => t.stepDone(cpu, `Stepped out to ${t.where(ret.pc)}`));
     }
-    if (this.startLine === undefined) return t.stepInstruction(cpu);
+    if (this.ctx) return this.leaveProbe(() => (this.kind === 'instruction' || this.startLine === undefined || this.arrived(t.pc(cpu)) ? this.stepped() : this.more()));
+    if (this.kind === 'instruction' || this.startLine === undefined) return t.stepInstruction(cpu);
     this.more();
+  }
+
+  private stepped(): void { this.t.stepDone(this.cpu, `Stepped to ${this.t.where(this.t.pc(this.cpu))}`); }
+
+  /** the guest's kprobe machinery runs until the probed context goes on (see the head comment), then `then` */
+  private leaveProbe(then: () => void): void {
+    const t = this.t, cpu = this.cpu, ctx = this.ctx!;
+    if (ctx.hit.kind === 'return') return this.runToReturn(ctx.pc, this.startSp - RETHOOK_SP_SLACK, then);
+    const fn = t.vmlinux?.symbols.resolve(ctx.pc);
+    const lo = fn ? ctx.pc - fn.offset : ctx.pc, hi = fn && fn.sym.size > 0n ? lo + fn.sym.size : ctx.pc + 1n;
+    const caller = t.frames(cpu)[1];
+    const back = (pc: bigint, sp: bigint): boolean =>
+      (pc >= lo && pc < hi && pc !== ctx.pc && sp + 8n >= this.startSp) || (caller !== undefined && pc === caller.pc && sp >= caller.sp);
+    const singles = (): void => {
+      for (let n = 0; n < BATCH; n++) {
+        if (this.left-- <= 0) return t.stepDone(cpu, `Step ended after ${STEP_BUDGET} instructions in the guest's kprobe handling of ${t.where(ctx.pc)}`);
+        const stop = t.singleStep();
+        if (stop) return t.stepDone(cpu, '', stop);
+        if (back(t.pc(cpu), t.reg(cpu, 4))) return then();
+      }
+      setImmediate(singles);
+    };
+    singles();
   }
 
   /** run to `pc` with the stack back at `sp` or above (a call returned, an interrupt ended), then `then` */

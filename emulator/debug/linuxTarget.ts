@@ -52,6 +52,7 @@ import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
 import { linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
+import type { LinuxModuleDebug } from './linuxModuleDebug';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
@@ -133,6 +134,9 @@ export class LinuxTarget {
   /** the machine's recording (snapshots + re-execution: timetravel/pcTimeTravel.ts); reverse steps and continues go through it */
   readonly travel: PcTimeTravel;
   // ---- end of time travel
+  /** the launch's Kbuild-built modules' DWARF where the guest placed them (linuxModuleDebug.ts; set by launchLinuxTarget) */
+  moduleDebug: LinuxModuleDebug | undefined;
+  private mods(): LinuxModuleDebug | undefined { this.moduleDebug?.refresh(this.guest, this.run.instructions); return this.moduleDebug; }
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
     let vmlinux: ElfImage | undefined;
@@ -222,6 +226,8 @@ export class LinuxTarget {
   /** one instruction of every running CPU (all-stop, as gdb on QEMU); ends with a 'step' stop */
   stepInstruction(cpu: number): void {
     if (!this.canStep()) return;
+    // from a stop at a guest kprobe's hit: the probed context's instruction (linuxStep.ts)
+    if (this.probeCtx?.cpu === cpu) { new LinuxLineStep(this, cpu, 'instruction').start(); return; }
     const stop = this.singleStep();
     if (stop === null) this.report({ reason: 'step', cpu, description: 'Stepped one instruction' });
     else this.handleStop(stop);
@@ -283,9 +289,6 @@ export class LinuxTarget {
     for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.breaks.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc());
     this.run.stop = null;
   }
-
-  /** stopped at a gutter probe's hit (inside the guest's kprobe handler) */
-  get atAgentProbe(): boolean { return !this.running && this.probeCtx !== null; }
 
   /** agent_stop_point's address in the live kprobe_agent module (the guest's module symbols), armed while a gutter probe stops */
   private findAgentStop(): void {
@@ -495,7 +498,10 @@ export class LinuxTarget {
   }
 
   /** the addresses of a source line, or why not (linuxBreakpoints.ts) */
-  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string { return this.breaks.lineAddresses(clientPath, line); }
+  lineAddresses(clientPath: string, line: number): { addresses: bigint[]; line: number } | string {
+    const r = this.breaks.lineAddresses(clientPath, line);
+    return typeof r === 'string' ? this.mods()?.lineAddresses(this.sources.dwarfCandidates(clientPath), line) ?? r : r;
+  }
 
   // ---- what a stop shows
 
@@ -535,6 +541,8 @@ export class LinuxTarget {
 
   /** symbol+0xoff of an address (the vmlinux's symbols), else its hex value */
   where(addr: bigint): string {
+    const m = this.mods()?.where(addr);
+    if (m) return m;
     const r = this.vmlinux?.symbols.resolve(addr);
     if (!r) return `0x${hex64(addr)}`;
     return r.offset === 0n ? r.sym.name : `${r.sym.name}+0x${r.offset.toString(16)}`;
@@ -546,7 +554,7 @@ export class LinuxTarget {
     const ctx = this.probeCtx?.cpu === cpu ? this.probeCtx : null;
     const regs = ctx ? { rip: ctx.pc, rsp: ctx.regs.get('sp') ?? 0n, rbp: ctx.regs.get('bp') ?? 0n } : { rip: h.pc(), rsp: h.reg(4), rbp: h.reg(5) };
     const pages = this.pages(cpu);
-    const walked = this.vmlinux ? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
+    const walked = this.vmlinux ? this.mods()?.frames(regs, a => pages.read64(a)) ?? orcFrames(this.vmlinux, regs, a => pages.read64(a)) : [{ pc: regs.rip, sp: regs.rsp }];
     return walked;
   }
 
@@ -610,8 +618,11 @@ export class LinuxTarget {
 
   /** the DWARF source line of an address (the vmlinux's line table) */
   sourceLine(addr: bigint): { file: string; line: number; column: number } | undefined {
-    try { return this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
+    try { return this.mods()?.lineForAddress(addr) ?? this.vmlinux?.lines?.lineForAddress(addr); } catch { return undefined; }
   }
+
+  /** the DWARF an address's scopes are read from: a matched module's (relocated), else the vmlinux's */
+  debugImage(addr: bigint): ElfImage | undefined { return this.mods()?.debugImage(addr) ?? this.vmlinux; }
 
   /** guest memory through CPU `cpu`'s page tables as the DWARF variables code reads it */
   memReader(cpu: number): MemReader {
