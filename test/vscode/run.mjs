@@ -36,7 +36,8 @@ const serverEntry = join(here, 'server', 'node_modules', 'code-server', 'out', '
 const suiteIndex = join(repo, 'out', 'test', 'vscode', 'suite', 'index.js');
 const workspace = resolve(process.env.KPROBE_VSCODE_WORKSPACE ?? join(repo, 'examples'));
 const chromiumPath = process.env.KPROBE_CHROMIUM ?? '/usr/bin/chromium';
-const timeoutMs = Number(process.env.KPROBE_VSCODE_TIMEOUT_MS ?? 5 * 60 * 1000);
+// the whole suite's bound: two of its tests boot Debian's kernel (each 1-3 minutes of CPU on a loaded host)
+const timeoutMs = Number(process.env.KPROBE_VSCODE_TIMEOUT_MS ?? 20 * 60 * 1000);
 const verbose = !!process.env.KPROBE_VSCODE_VERBOSE;
 const screenshotDir = resolve(process.env.KPROBE_VSCODE_SCREENSHOTS ?? join(repo, 'test-output', 'vscode'));
 
