@@ -20,6 +20,7 @@ import { MAX_EVENT_NAME_LEN, MAX_TRACE_ARGS } from '../events/limits';
 import { IDENT } from '../events/argParse';
 import type { EventError, FetchArgDef, FetchSource } from '../events/types';
 import { parseFilter } from '../events/filter';
+import { GROUP, words, type Word } from '../events/parse';
 import { COMMON_FIELDS, COMMON_SIZE, fieldOf } from '../events/eventFormat';
 import type { EventFilter, FieldKind, FilterError } from '../events/filter';
 
@@ -43,18 +44,6 @@ export type EprobeResult =
   | { ok: true; def: EprobeDef }
   /** `errors`: the error_log entries Linux makes, in order (the last is what the write failed on); `filter`: a filter parse error */
   | { ok: false; errno: 'EINVAL' | 'EEXIST'; errors: EventError[]; filter?: { text: string; error: FilterError } };
-
-interface Word { text: string; column: number }
-
-function words(text: string): Word[] {
-  const out: Word[] = [];
-  const re = /\S+/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text))) out.push({ text: m[0], column: m.index + 1 });
-  return out;
-}
-
-const GROUP = /^[A-Za-z_-][A-Za-z0-9_-]*$/;
 
 class Failed extends Error {
   constructor(readonly errors: EventError[], readonly errno: 'EINVAL' | 'EEXIST' = 'EINVAL') { super('eprobe'); }

@@ -50,12 +50,12 @@ export interface EventParseOptions {
 export type EventParseResult = { ok: true; cmd: EventCommand } | { ok: false; error: EventError };
 
 /** the is_good_system_name of a group: a C identifier that may also hold '-' */
-const GROUP = /^[A-Za-z_-][A-Za-z0-9_-]*$/;
+export const GROUP = /^[A-Za-z_-][A-Za-z0-9_-]*$/;
 
-interface Word { text: string; column: number }
+export interface Word { text: string; column: number }
 
 /** split on blanks, keeping each word's 1-based column */
-function words(text: string): Word[] {
+export function words(text: string): Word[] {
   const out: Word[] = [];
   const re = /\S+/g;
   let m: RegExpExecArray | null;
