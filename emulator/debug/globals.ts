@@ -5,9 +5,10 @@
  * as gdb prints them. Function-level statics are the frame's locals.
  */
 import type { ElfImage } from '../elf/types';
-import { DW_AT, debugInfoOf } from '../elf/dwarf/info';
+import { debugInfoOf } from '../elf/dwarf/info';
+import { DW_AT } from '../elf/dwarf/dies';
 import { globalVariable } from './variables';
-import { TAG } from '../elf/dwarf/info';
+import { TAG } from '../elf/dwarf/dies';
 import type { FrameVariable, MemReader } from './variables';
 
 /** The unit's globals at pc, sorted by name; undefined when no debug info covers pc. */

@@ -24,6 +24,7 @@
  * slidVmlinux) and the breakpoints set before are moved by the slide.
  */
 import type { ElfImage } from '../elf/types';
+import { KernelSlide, slidVmlinux } from './linuxSlide';
 
 const ALIGN = 0x200000n;
 const WINDOW = 0x40000000n;
@@ -55,4 +56,37 @@ export function kaslrNotice(slide: bigint, vmlinuxPath: string, early: readonly 
   const moved = `kprobe: the kernel runs relocated by KASLR, 0x${slide.toString(16)} above ${vmlinuxPath}'s link addresses (found when it loaded its IDT): symbols, breakpoints, frames, variables and the guest's lists now use the running kernel's addresses`;
   const lost = early.length ? `; code run before that cannot stop, so these breakpoints may have been passed: ${early.join(', ')}` : '';
   return `${moved}${lost}\n`;
+}
+
+/**
+ * The vmlinux as the debugger sees it: as linked until the slide is known,
+ * then at the running kernel's addresses (slidVmlinux). `follow` looks once
+ * per call until it finds the slide; on a non-zero slide it tells `moved`
+ * (which moves what was set at link addresses and returns the names of the
+ * breakpoints that may have been passed) and keeps the notice to print.
+ */
+export class LinuxVmlinux {
+  private runImage: ElfImage | undefined;
+  private found: bigint | undefined;
+  private notice = '';
+  constructor(readonly linked: ElfImage | undefined) {}
+
+  get image(): ElfImage | undefined { return this.runImage ?? this.linked; }
+  get slide(): bigint | undefined { return this.found; }
+  /** the line the session prints once the kernel runs relocated (empty without KASLR) */
+  get message(): string { return this.notice; }
+
+  /** the slide from CPU 0's IDT register base (undefined: not yet); found, the image is seen moved */
+  follow(idtrBase: bigint | undefined, moved: (k: KernelSlide, beforeSlide: (linkAddr: bigint) => boolean) => string[]): bigint | undefined {
+    if (this.found !== undefined || idtrBase === undefined) return this.found;
+    this.found = kernelSlide(this.linked, idtrBase);
+    if (this.found === undefined || this.found === 0n) return this.found;
+    const linked = this.linked!;
+    this.runImage = slidVmlinux(linked, this.found);
+    const early = BEFORE_SLIDE.flatMap(n => { const s = linked.symbols.lookup(n); return s ? [s] : []; });
+    const k = KernelSlide.of(linked, this.found);
+    const missed = k ? moved(k, x => early.some(e => x >= e.value && x < e.value + (e.size || 1n))) : [];
+    this.notice = kaslrNotice(this.found, linked.path, missed);
+    return this.found;
+  }
 }

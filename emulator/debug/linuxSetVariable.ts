@@ -14,7 +14,8 @@
  * constant variable, or an unmapped address is refused with what and why.
  * Answers the new value as the Variables view shows it.
  */
-import { debugInfoOf, DW_AT, TAG, type Die, type DebugInfo } from '../elf/dwarf/info';
+import { debugInfoOf, type DebugInfo } from '../elf/dwarf/info';
+import { DW_AT, TAG, type Die } from '../elf/dwarf/dies';
 import { evalLocation, type Location } from '../elf/dwarf/location';
 import { namesAt } from '../elf/dwarf/scopes';
 import { sizeOf, strip } from '../elf/dwarf/typeDies';

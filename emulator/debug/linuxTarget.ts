@@ -38,8 +38,8 @@ import { shownFrames, type LinuxShownFrame } from './linuxFrames';
 import type { ScopeAt } from '../elf/dwarf/scopes';
 import { setLinuxValue, type LinuxSetTarget } from './linuxSetVariable';
 import { perCpuVariables } from './linuxPerCpu';
-import { BEFORE_SLIDE, idtrBaseOf, kaslrNotice, kernelSlide } from './linuxKaslr';
-import { KernelSlide, slidVmlinux } from './linuxSlide';
+import { idtrBaseOf, LinuxVmlinux } from './linuxKaslr';
+import { LinuxConsole } from './linuxConsole';
 import { linuxDataInfo, type LinuxDataInfo, type LinuxDataPlace, type LinuxWatch } from './linuxDataBreakpoints';
 import { LinuxBreakpoints, type LinuxBreakpoint, type LinuxBreakpointKind } from './linuxBreakpoints';
 import { hex64 } from '../memory/address';
@@ -56,7 +56,6 @@ import type { LinuxModuleDebug } from './linuxModuleDebug';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
-const PANIC = 'Kernel panic - not syncing';
 
 export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'data breakpoint' | 'step' | 'exception';
 
@@ -89,21 +88,14 @@ export interface LinuxRegister { name: string; value: string }
 export class LinuxTarget {
   readonly kind = 'linux';
   readonly run: PcRun;
-  /** the vmlinux as linked */
-  private readonly linkVmlinux: ElfImage | undefined;
-  /** the vmlinux at the running kernel's addresses once the KASLR slide is known (linuxSlide.ts), as linked before */
-  get vmlinux(): ElfImage | undefined { return this.runVmlinux ?? this.linkVmlinux; }
-  private runVmlinux: ElfImage | undefined;
+  /** the vmlinux as linked, then at the running kernel's addresses once the KASLR slide is known (linuxKaslr.ts) */
+  private readonly kaslr: LinuxVmlinux;
+  get vmlinux(): ElfImage | undefined { return this.kaslr.image; }
   readonly arch: ArchOps;
-  private readonly consoleListeners: ((text: string) => void)[] = [];
+  private readonly console = new LinuxConsole();
   private readonly chunkListeners: (() => void)[] = [];
   private guestKernel: GuestKernel | undefined;
   private lastRows: ProbeStateBody | undefined;
-  private pending = '';
-  /** everything the console printed (the panic text is searched here) */
-  private consoleText = '';
-  private panicSeenAt = -1;
-  private panicReported = false;
   private running = false;
   private pauseRequested = false;
   private onStop: ((s: LinuxStop) => void) | null = null;
@@ -150,7 +142,7 @@ export class LinuxTarget {
       if (e instanceof BootError || e instanceof RangeError) throw new Error(`launch: ${e.message}`);
       throw e;
     }
-    this.linkVmlinux = vmlinux;
+    this.kaslr = new LinuxVmlinux(vmlinux);
     // ---- time travel
     this.travel = new PcTimeTravel(this.run);
     this.travel.rearm = () => this.breaks.arm(true);
@@ -174,31 +166,16 @@ export class LinuxTarget {
       });
       this.agentProbes.onStopsWanted = wanted => { this.agentStopsWanted = wanted; this.findAgentStop(); };
     }
-    const decoder = new TextDecoder('latin1');
-    this.run.machine.onConsole(b => {
-      const ch = decoder.decode(new Uint8Array([b]));
-      this.pending += ch;
-      this.consoleText += ch;
-      if (this.panicSeenAt < 0 && ch === '\n') {
-        const at = this.consoleText.lastIndexOf(PANIC);
-        if (at >= 0) this.panicSeenAt = at;
-      }
-    });
+    this.run.machine.onConsole(b => this.console.put(b));
   }
 
   // ---- console
 
   /** the guest's console output, as it is printed (in pieces of whole bytes) */
-  onConsole(l: (text: string) => void): void { this.consoleListeners.push(l); }
+  onConsole(l: (text: string) => void): void { this.console.onText(l); }
   onMachineLog(l: (line: string) => void): void { this.run.machine.onLog(l); }
   /** characters typed at the guest's UART (taken when the machine runs) */
   typeInput(text: string): void { this.travel.mutating('typed input'); this.run.machine.consoleInput(new TextEncoder().encode(text)); }
-  private flushConsole(): void {
-    if (this.pending.length === 0) return;
-    const t = this.pending;
-    this.pending = '';
-    for (const l of this.consoleListeners) l(t);
-  }
 
   // ---- run control
 
@@ -254,7 +231,7 @@ export class LinuxTarget {
     // the other CPUs run along as the run loop schedules them (at most a round of slices each)
     const stop = h ? this.travel.runForward(r.instructions + 2 * SLICE * r.cpus.length, () => this.until(), { cpu, instret: h.instret + 1 })
       : this.travel.runForward(r.instructions + 1, () => this.until());
-    this.flushConsole();
+    this.console.flush();
     return stop.kind === 'limit' || stop.kind === 'debugBreak' ? null : stop;
   }
 
@@ -331,13 +308,13 @@ export class LinuxTarget {
     try {
       stop = this.travel.runForward(Math.min(this.maxInstructions, r.instructions + CHUNK), () => this.until());
     } catch (e) {
-      this.flushConsole();
+      this.console.flush();
       this.running = false;
       this.finish({ kind: 'ended', detail: `the machine failed: ${(e as Error).message}` });
       return;
     }
-    this.flushConsole();
-    if (stop.kind === 'limit' && r.instructions < this.maxInstructions && this.panicSeenAt < 0 && !this.pauseRequested) {
+    this.console.flush();
+    if (stop.kind === 'limit' && r.instructions < this.maxInstructions && !this.console.panicked && !this.pauseRequested) {
       if (this.agentStopsWanted && this.agentStopAddr === undefined) this.findAgentStop();
       for (const l of this.chunkListeners) l();
       setImmediate(this.chunk);
@@ -350,19 +327,18 @@ export class LinuxTarget {
   /** checked by the run loop after each round of CPU slices */
   private until(): PcRunStop | null {
     this.breaks.arm();
-    if (this.slide === undefined && this.linkVmlinux) this.kaslrSlide();
-    if (this.panicSeenAt >= 0 && !this.panicReported) return { kind: 'done', detail: 'panic' };
+    if (this.kaslr.slide === undefined && this.kaslr.linked) this.kaslrSlide();
+    if (this.console.panicPending) return { kind: 'done', detail: 'panic' };
     if (this.pauseRequested) return { kind: 'done', detail: 'pause' };
     return null;
   }
 
   private handleStop(stop: PcRunStop): void {
     const cpu = stop.kind === 'debugBreak' ? stop.cpu ?? 0 : this.run.machine.currentCpu;
-    if (this.panicSeenAt >= 0 && !this.panicReported) {
-      this.panicReported = true;
-      const text = this.consoleText.slice(this.panicSeenAt).split('\n')[0].trim();
+    if (this.console.panicPending) {
+      const text = this.console.takePanic();
       const final = stop.kind === 'reset' || stop.kind === 'poweroff';
-      this.report({ reason: 'exception', cpu, description: `The guest panicked: ${text}`, text: this.consoleText.slice(this.panicSeenAt), final });
+      this.report({ reason: 'exception', cpu, description: `The guest panicked: ${text.split('\n')[0].trim()}`, text, final });
       return;
     }
     switch (stop.kind) {
@@ -576,27 +552,19 @@ export class LinuxTarget {
   /** CPU `cpu`'s per-CPU variables (all, or those named), or why none (linuxPerCpu.ts) */
   perCpu(cpu: number, only?: readonly string[]): FrameVariable[] | string { return perCpuVariables(this, cpu, only); }
 
-  private slide: bigint | undefined;
-  private slideNotice = '';
   /** the kernel's KASLR slide once it has loaded its IDT (linuxKaslr.ts; 0 with nokaslr), else undefined; found, the vmlinux is seen moved by it */
   kaslrSlide(): bigint | undefined {
     const h = this.run.cpus[0];
-    if (this.slide !== undefined || !h) return this.slide;
-    this.slide = kernelSlide(this.linkVmlinux, idtrBaseOf(h.debug.registers()) ?? 0n);
-    if (this.slide === undefined || this.slide === 0n) return this.slide;
-    const linked = this.linkVmlinux!;
-    this.runVmlinux = slidVmlinux(linked, this.slide);
-    this.guestKernel = undefined;
-    const early = BEFORE_SLIDE.flatMap(n => { const s = linked.symbols.lookup(n); return s ? [s] : []; });
-    const k = KernelSlide.of(linked, this.slide);
-    if (k) this.agentProbes?.relocate(x => k.toRuntime(x));
-    const missed = k ? this.breaks.relocate(x => k.toRuntime(x), x => early.some(e => x >= e.value && x < e.value + (e.size || 1n))) : [];
-    this.slideNotice = kaslrNotice(this.slide, linked.path, missed);
-    return this.slide;
+    if (this.kaslr.slide !== undefined || !h) return this.kaslr.slide;
+    return this.kaslr.follow(idtrBaseOf(h.debug.registers()) ?? 0n, (k, beforeSlide) => {
+      this.guestKernel = undefined;
+      this.agentProbes?.relocate(x => k.toRuntime(x));
+      return this.breaks.relocate(x => k.toRuntime(x), beforeSlide);
+    });
   }
 
   /** the line the session prints once the kernel runs relocated (empty without KASLR) */
-  kaslrMessage(): string { return this.slideNotice; }
+  kaslrMessage(): string { return this.kaslr.message; }
 
   /** what a data breakpoint on `name` there would watch (DAP dataBreakpointInfo) */
   dataInfo(at: LinuxDataPlace, name: string, asAddress?: { bytes: number }): LinuxDataInfo { return linuxDataInfo(this, at, name, asAddress); }

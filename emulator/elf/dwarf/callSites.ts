@@ -5,7 +5,8 @@
  * debugger's frame variables (emulator/debug/variables.ts), with the caller's
  * registers as the CFI recovers them.
  */
-import { DW_AT, DebugInfo, Die } from './info';
+import { DebugInfo } from './info';
+import { DW_AT, Die } from './dies';
 import { evalLocation } from './location';
 
 /** A frame's caller as the CFI recovers it: the return address into it and its registers by DWARF number. */

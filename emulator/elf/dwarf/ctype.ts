@@ -13,7 +13,8 @@
  */
 import type { ElfImage } from '../types';
 import type { CType, IntType, Member, PtrType, StructType, VoidType } from './cTypeModel';
-import { DW_AT, DW_ATE, DebugInfo, Die, TAG, debugInfoOf } from './info';
+import { DebugInfo, debugInfoOf } from './info';
+import { DW_AT, DW_ATE, Die, TAG } from './dies';
 import { bitfieldOffset, strip, typeText } from './typeDies';
 import { nameIndex } from './nameIndex';
 

@@ -6,7 +6,8 @@
  * a vmlinux (thousands of units, millions of DIEs) to seconds and megabytes;
  * for a large program it is kept on disk between sessions (./nameIndexCache.ts).
  */
-import { DW_AT, DebugInfo, Die, TAG } from './info';
+import { DebugInfo } from './info';
+import { DW_AT, Die, TAG } from './dies';
 import { loadNameIndex, nameIndexCachePath, saveNameIndex } from './nameIndexCache';
 
 export interface NameIndex {

@@ -8,7 +8,8 @@
  * the handler binding's (emulator/probes/programNames.ts).
  */
 import type { ElfImage } from '../types';
-import { DW_AT, DebugInfo, Die, TAG, debugInfoOf } from './info';
+import { DebugInfo, debugInfoOf } from './info';
+import { DW_AT, Die, TAG } from './dies';
 import { nameIndex } from './nameIndex';
 
 /** Where to look a frame's scope up: its pc, which inline frame, the inline-entry rule. */

@@ -5,7 +5,8 @@
  * bitfield member's bit offset in either DWARF style. Pure reading of the
  * debug info: no memory, no registers.
  */
-import { DW_AT, DebugInfo, Die, TAG } from './info';
+import { DebugInfo } from './info';
+import { DW_AT, Die, TAG } from './dies';
 
 /** Strip typedefs and qualifiers */
 export function strip(di: DebugInfo, t: Die | undefined): Die | undefined {

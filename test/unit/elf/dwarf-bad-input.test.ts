@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { loadElf } from '../../../emulator/elf/elfFile';
 import type { ElfImage, ElfSection } from '../../../emulator/elf/types';
 import { Machine } from '../../../emulator/machine';
-import { DW_AT, RawValue, debugInfoOf } from '../../../emulator/elf/dwarf/info';
+import { debugInfoOf } from '../../../emulator/elf/dwarf/info';
+import { DW_AT, RawValue } from '../../../emulator/elf/dwarf/dies';
 import {
   FrameState, FrameVariable, childrenOf, frameVariables, globalVariable, memReader, unwindStates,
 } from '../../../emulator/debug/variables';

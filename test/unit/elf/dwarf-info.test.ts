@@ -13,7 +13,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadElf } from '../../../emulator/elf/elfFile';
-import { DebugInfo, DW_AT, DW_TAG, debugInfoOf } from '../../../emulator/elf/dwarf/info';
+import { DebugInfo, debugInfoOf } from '../../../emulator/elf/dwarf/info';
+import { DW_AT, DW_TAG } from '../../../emulator/elf/dwarf/dies';
 import { repoPath } from '../../util/paths';
 
 const DIR = repoPath('test', 'fixtures', 'dwarf');

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadElf } from '../../../emulator/elf/elfFile';
-import { DW_AT } from '../../../emulator/elf/dwarf/info';
+import { DW_AT } from '../../../emulator/elf/dwarf/dies';
 import { globalDie, inlineFrames, namesAt, refOf } from '../../../emulator/elf/dwarf/scopes';
 import { bitfieldOffset, sizeOf, strip, typeText } from '../../../emulator/elf/dwarf/typeDies';
 import { typeNamed } from '../../../emulator/elf/dwarf/ctype';
