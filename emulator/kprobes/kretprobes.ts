@@ -301,7 +301,7 @@ export class Kretprobes {
         throw e;
       }
       // the entry handler runs on the CPU (the debugger has a breakpoint in it): the rest once it returns
-      if (this.gate.chain(regs.cpu, ret => { this.afterEntryHandler(p, ri, key, this.shared.percpu.regsOf(regs.cpu), ret); return 0; })) return 0;
+      if (this.gate.mayDefer && this.gate.chain(regs.cpu, ret => { this.afterEntryHandler(p, ri, key, this.shared.percpu.regsOf(regs.cpu), ret); return 0; })) return 0;
       if (r) { this.recycle(ri); return 0; }
     }
     this.afterEntryHandler(p, ri, key, regs, 0);

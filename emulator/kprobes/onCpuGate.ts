@@ -42,6 +42,13 @@ export class HandlerOnCpuGate {
    * hit comes here).
    */
 
+  /**
+   * Whether start / chain can defer anything (the debugger is attached):
+   * the hit paths ask this before they make the closure they would pass
+   * (a closure per hit is garbage on every hit otherwise).
+   */
+  get mayDefer(): boolean { return this.runHandlerOnCpu !== undefined; }
+
   /** the hit path after the handlers: a deferred C handler starts on the CPU (`then` gets its return value) */
   start(cpu: Cpu, then: (ret: number) => void, below?: bigint): boolean {
     if (this.runHandlerOnCpu === undefined) return false;

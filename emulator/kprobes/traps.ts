@@ -284,7 +284,7 @@ export class KprobeTraps {
     }
     this.gate.hitCpu = -1;
     // a C pre_handler the debugger has a breakpoint in runs on the CPU now; the hit goes on when it returns
-    if (this.gate.start(cpu, r => this.afterPreHandlers(p, regs, kcb, r || ret))) return;
+    if (this.gate.mayDefer && this.gate.start(cpu, r => this.afterPreHandlers(p, regs, kcb, r || ret))) return;
     this.afterPreHandlers(p, regs, kcb, ret);
   }
 
@@ -388,7 +388,7 @@ export class KprobeTraps {
       } finally {
         this.gate.hitCpu = -1;
       }
-      if (!own && this.gate.start(regs.cpu, () => { this.hits.resetCurrent(kcb); this.gc.collectGarbage(); })) return false;
+      if (!own && this.gate.mayDefer && this.gate.start(regs.cpu, () => { this.hits.resetCurrent(kcb); this.gc.collectGarbage(); })) return false;
     }
     if (kcb.status === KprobeStatus.REENTER) this.restorePrevious(kcb);
     else this.hits.resetCurrent(kcb);
