@@ -71,6 +71,54 @@ test('launch "modules": a missing .ko is a launch error naming it', async (t) =>
   await assert.rejects(dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, modules: ['/nonexistent/m.ko'] }), /launch: "modules" \/nonexistent\/m\.ko: no such file/);
 });
 
+test('launch "insmod": a bad value, no "modules", and a file that is not a kernel module are launch errors saying so', async (t) => {
+  const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
+  if (!kernel || !initrd) return;
+  if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
+  const h = new Harness();
+  await h.startServer();
+  const dc = await h.startClient();
+  t.after(async () => { await dc.stop(); await h.stopServer(); });
+  const base = { kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX };
+  await assert.rejects(dc.launch({ ...base, modules: [KO], insmod: 'yes' }), /launch: "insmod" must be true or false/);
+  await assert.rejects(dc.launch({ ...base, insmod: true }), /launch: "insmod" inserts the launch's "modules": name the \.ko files there/);
+  await assert.rejects(dc.launch({ ...base, modules: [kernel.path], insmod: true }), new RegExp(`launch: "modules" ${kernel.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not a 64-bit little-endian ELF file`));
+});
+
+test('Debian\'s kernel with "insmod": the debugger inserts kprobe_example.ko at boot, and a breakpoint in its init set at launch stops there', async (t) => {
+  const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
+  if (!kernel || !initrd) return;
+  if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
+  if (!existsSync(KO)) return unfetched(t, 'no test/linux/kbuild/cache/modules/kprobe_example.ko (test/linux/kbuild/build-samples.sh)');
+  if (!existsSync(SAMPLE_C)) return unfetched(t, 'no samples/kprobes in test/modules/linux/cache/linux-source-6.1 (test/modules/linux/fetch-test-kprobes.sh 6.1)');
+  const initLine = registerLine();
+  const h = new Harness();
+  await h.startServer();
+  const dc = await h.startClient();
+  t.after(async () => { await dc.stop(); await h.stopServer(); });
+  const g = new GuestConsole(dc, h);
+  const stop = dc.waitForEvent('stopped');
+  await within(Promise.all([
+    dc.waitForEvent('initialized').then(async () => {
+      const set = (await dc.setBreakpointsRequest({ source: { path: SAMPLE_C }, breakpoints: [{ line: initLine }] })).body.breakpoints;
+      assert.equal(set[0].verified, false, 'no code before the module is loaded');
+      await dc.configurationDoneRequest();
+    }),
+    dc.launch({ kernel: kernel.path, initrd: initrd.path, vmlinux: VMLINUX, append: 'console=ttyS0 nokaslr panic=-1 acpi=off', cpus: 1, memory: 256, modules: [KO], insmod: true }),
+  ]), 'launch', 60_000);
+  const s = await within(stop, 'the stop in kprobe_init during boot', BOOT_MS) as DebugProtocol.StoppedEvent;
+  assert.equal(s.body.reason, 'breakpoint', s.body.description);
+  const frames = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  assert.match(frames[0].name, /^kprobe_init(\+0x[0-9a-f]+)?$/);
+  assert.deepEqual([frames[0].source?.path, frames[0].line], [SAMPLE_C, initLine]);
+  assert.ok(frames.some(f => /^do_init_module/.test(f.name)), frames.map(f => f.name).join(' <- '));
+  assert.doesNotMatch(g.out, /\/ # /, 'before the initramfs\'s init gave a shell');
+  await dc.setBreakpointsRequest({ source: { path: SAMPLE_C }, breakpoints: [] });
+  await dc.continueRequest({ threadId: 1 });
+  await within(g.outputMatches(/\/ # /, 0), 'the shell prompt', BOOT_MS);
+  assert.match(await g.run('grep kprobe_example /proc/modules'), /^kprobe_example \d+ 0 - Live/m);
+});
+
 test('Debian\'s kernel: a source breakpoint in kprobe_example.c stops in the module\'s handler_pre, its frame and parameters read through the module\'s DWARF where the guest loaded it', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
