@@ -98,6 +98,8 @@ export class LinuxSession {
       t.agentProbes.onOutput = text => this.output(text.endsWith('\n') ? text : `${text}\n`, 'console');
       t.agentProbes.onStatus = st => this.sink.sendEvent(new BreakpointEvent('changed', { id: st.bpId, verified: st.verified, message: st.message } as DebugProtocol.Breakpoint));
     }
+    // a module's init is next: its source breakpoints are placed before its code runs (emulator/debug/linuxModuleLoad.ts)
+    t.onModuleLoad(() => this.moduleBreakpoints());
     t.onChunk(() => {
       this.kaslrNotice();
       const now = Date.now();
@@ -393,6 +395,9 @@ export class LinuxSession {
       // a per-CPU variable: this CPU's copy
       const pv = this.t.perCpu(cpu, [expr.trim()]);
       if (typeof pv !== 'string' && pv[0]) { const d = this.dapVariable(cpu, pv[0]); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
+      // a global or static of a launch module (its DWARF where the guest loaded it)
+      const mv = this.t.moduleGlobal(cpu, (args.frameId - 1) % FRAME_IDS_PER_CPU, expr.trim());
+      if (mv) { const d = this.dapVariable(cpu, mv); return ok({ result: d.value, type: d.type, variablesReference: d.variablesReference }); }
     }
     const reg = /^\$(\w+)$/.exec(expr.trim());
     if (reg) {

@@ -42,13 +42,17 @@ export class LinuxBreakpoints {
   at(addr: bigint): LinuxBreakpoint | undefined { return this.armed.get(addr)?.[0]; }
   has(addr: bigint): boolean { return this.armed.has(addr); }
 
-  /** the address of a function of the vmlinux, or why not */
+  /** the address of a function of the vmlinux, or of `function+offset` (as Linux's kprobes name a place: decimal or 0x hex, inside the function), or why not */
   functionAddress(name: string): bigint | string {
     const v = this.t.vmlinux;
     if (!v) return 'function breakpoints need the kernel\'s symbols: set "vmlinux" in launch.json';
-    const s = v.symbols.lookup(name);
-    if (!s) return `no function ${name} in ${v.path}`;
-    return s.value;
+    const m = /^\s*([^+\s]+)\s*\+\s*(0x[0-9a-f]+|[0-9]+)\s*$/i.exec(name);
+    const s = v.symbols.lookup(m ? m[1] : name);
+    if (!s) return `no function ${m ? m[1] : name} in ${v.path}`;
+    if (!m) return s.value;
+    const off = BigInt(m[2]);
+    if (s.size > 0n && off >= s.size) return `${name}: ${m[1]} is 0x${s.size.toString(16)} bytes long`;
+    return s.value + off;
   }
 
   /**

@@ -6,11 +6,15 @@
  * symbols in the call stack and the Disassembly view), `sourceMap`
  * (DWARF compilation directory -> a local tree), `agent` (the agent
  * module's initramfs segment, appended to the initrd: gutter kprobes
- * registered by the guest, emulator/debug/linuxAgentProbes.ts). Each bad value is one
+ * registered by the guest, emulator/debug/linuxAgentProbes.ts), `insmod`
+ * (true: the debugger inserts the `modules` itself at boot, before the
+ * initramfs's init: linuxModuleInsmod.ts). Each bad value is one
  * line saying which attribute and what is wrong ("launch: ...").
  */
 import { readFileSync } from 'node:fs';
 import type { PcRunOptions } from '../system/pcRun';
+import { insmodArchive, insmodCmdline } from './linuxModuleInsmod';
+import { linuxModulePaths } from './linuxModuleDebug';
 
 export interface LinuxLaunchSettings {
   kernel: string;
@@ -22,6 +26,8 @@ export interface LinuxLaunchSettings {
   sourceMap?: Record<string, string>;
   /** kprobe-debug's agent module packed as an initramfs segment (test/linux/agent/build-agent.sh: agent.cpio.gz), appended to the initrd */
   agent?: string;
+  /** the debugger inserts the launch's `modules` at boot (linuxModuleInsmod.ts) */
+  insmod?: boolean;
 }
 
 /** a launch.json that asks for the full-system machine (it names a bzImage in `kernel`) */
@@ -53,6 +59,15 @@ function readFile(name: string, path: string): { name: string; data: Uint8Array 
   }
 }
 
+/** a .ko the guest's insmod can take: an x86_64 ELF relocatable object */
+function checkKo(path: string, d: Uint8Array): void {
+  const elf = d.length >= 20 && d[0] === 0x7f && d[1] === 0x45 && d[2] === 0x4c && d[3] === 0x46;
+  if (!elf || d[4] !== 2 || d[5] !== 1) throw new Error(`launch: "modules" ${path}: not a 64-bit little-endian ELF file (a Kbuild-built .ko)`);
+  const type = d[16] | (d[17] << 8), machine = d[18] | (d[19] << 8);
+  if (type !== 1) throw new Error(`launch: "modules" ${path}: not a relocatable object (ELF type ${type}): a kernel module is one`);
+  if (machine !== 62) throw new Error(`launch: "modules" ${path}: built for ELF machine ${machine}, not x86_64 (62)`);
+}
+
 /** The checked settings and the machine options they make (the files read). */
 export function linuxLaunchOptions(raw: Record<string, unknown>): { settings: LinuxLaunchSettings; machine: PcRunOptions } {
   const kernelPath = str(raw.kernel, 'kernel')!;
@@ -72,7 +87,12 @@ export function linuxLaunchOptions(raw: Record<string, unknown>): { settings: Li
   }
   const agent = str(raw.agent, 'agent');
   if (agent !== undefined && initrdPath === undefined) throw new Error('launch: "agent" is an initramfs segment appended to "initrd": set "initrd" too');
-  const settings: LinuxLaunchSettings = { kernel: kernelPath, initrd: initrdPath, append, cpus, memory, vmlinux, sourceMap, agent };
+  if (raw.insmod !== undefined && typeof raw.insmod !== 'boolean') throw new Error(`launch: "insmod" must be true or false (true: the debugger inserts the "modules" at boot), not ${JSON.stringify(raw.insmod)}`);
+  const insmod = raw.insmod === true;
+  const modules = insmod ? linuxModulePaths(raw.modules, vmlinux !== undefined) : [];
+  if (insmod && modules.length === 0) throw new Error('launch: "insmod" inserts the launch\'s "modules": name the .ko files there');
+  if (insmod && initrdPath === undefined) throw new Error('launch: "insmod" appends the "modules" to "initrd" as one more archive: set "initrd" too');
+  const settings: LinuxLaunchSettings = { kernel: kernelPath, initrd: initrdPath, append, cpus, memory, vmlinux, sourceMap, agent, insmod };
   let initrd = initrdPath === undefined ? undefined : readFile('initrd', initrdPath);
   if (initrd && agent !== undefined) {
     // Linux unpacks every archive of a concatenated initrd into the same rootfs
@@ -82,10 +102,23 @@ export function linuxLaunchOptions(raw: Record<string, unknown>): { settings: Li
     data.set(a.data, initrd.data.length);
     initrd = { name: `${initrd.name}+${a.name}`, data };
   }
+  let cmdline = append;
+  if (initrd && insmod) {
+    const kos = modules.map(p => { const f = readFile('modules', p); checkKo(p, f.data); return { path: p, data: f.data }; });
+    const rd = insmodCmdline(append);
+    cmdline = rd.cmdline;
+    // a plain (uncompressed) archive must start 4-byte aligned: Linux skips the zeros before it
+    const archive = insmodArchive(kos, rd.init);
+    const at = Math.ceil(initrd.data.length / 4) * 4;
+    const data = new Uint8Array(at + archive.length);
+    data.set(initrd.data);
+    data.set(archive, at);
+    initrd = { name: `${initrd.name}+modules`, data };
+  }
   const machine: PcRunOptions = {
     kernel: readFile('kernel', kernelPath),
     initrd,
-    cmdline: append, cpus, memoryMiB: memory, acpi,
+    cmdline, cpus, memoryMiB: memory, acpi,
   };
   return { settings, machine };
 }

@@ -27,6 +27,7 @@ import type { ElfImage, ElfSection, LineTable } from '../elf/types';
 import { readModules, type GuestModule } from '../system/guest/modules';
 import type { GuestKernel } from '../system/guest/guestKernel';
 import { orcFrames, type LinuxFrame } from './linuxOrc';
+import { globalVariable, type FrameVariable, type MemReader } from './variables';
 
 const STT_FUNC = 2;
 
@@ -159,6 +160,23 @@ export class LinuxModuleDebug {
 
   /** the module's DWARF (relocated) for an address in its code */
   debugImage(addr: bigint): ElfImage | undefined { return this.covering(addr)?.image(); }
+
+  /**
+   * A launch module's global or file-static variable by name (hover, watch):
+   * first the module whose code `pc` is in, then the other placed modules;
+   * its DW_OP_addr relocated to where the guest put the module's data, read
+   * with `read` (through the stopped CPU's page tables).
+   */
+  global(name: string, pc: bigint, read: MemReader): FrameVariable | undefined {
+    const here = this.covering(pc);
+    for (const p of here ? [here, ...this.placed.filter(x => x !== here)] : this.placed) {
+      const image = p.image();
+      if (!image) continue;
+      const v = globalVariable(image, name, read, p === here ? pc : undefined);
+      if (v) return v;
+    }
+    return undefined;
+  }
 
   /** function+0xoff [module] of an address in module code (the .ko's function symbols) */
   where(addr: bigint): string | undefined {

@@ -3,7 +3,7 @@
  *   - a register of a CPU (the Registers scope): general registers, rip and
  *     rflags, through the CPU's debug side (system/types.ts setRegister);
  *   - a parameter or local of a shown frame (linuxFrames.ts): its location
- *     from the vmlinux's DWARF at the frame's pc (a register of the
+ *     from the DWARF at the frame's pc (the vmlinux's, or a launch module's) (a register of the
  *     innermost frame, or memory written through the CPU's page tables);
  *   - a member or element of a struct / array / pointed-to struct shown in
  *     the Variables view (memory, through the page tables).
@@ -53,7 +53,7 @@ export function setLinuxValue(t: LinuxTarget, at: LinuxSetTarget, name: string, 
   return (now.ok ? [...now.params, ...now.locals].find(v => v.name === name)?.value : undefined) ?? value;
 }
 
-/** where a parameter or local of shown frame `frame` is (the vmlinux's DWARF at its pc), with its type; throws why not */
+/** where a parameter or local of shown frame `frame` is (the vmlinux's or a module's DWARF at its pc), with its type; throws why not */
 export function variablePlace(t: LinuxTarget, cpu: number, frame: number, name: string): { loc: Location; type: Die | undefined; di: DebugInfo } {
   const h = t.run.cpus[cpu];
   if (!h) throw new Error(`no CPU ${cpu}`);
@@ -62,7 +62,8 @@ export function variablePlace(t: LinuxTarget, cpu: number, frame: number, name: 
   const shown = t.shownFrames(cpu)[frame];
   if (!shown) throw new Error(`no frame ${frame} on CPU ${cpu}`);
   const phys = t.frames(cpu)[shown.physical];
-  const scope = namesAt(vm, shown.lookupPc, { inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry });
+  // module code: the module's DWARF, relocated to where the guest loaded it (linuxModuleDebug.ts)
+  const scope = namesAt(t.debugImage(shown.lookupPc) ?? vm, shown.lookupPc, { inlineDepth: shown.inlineDepth, skipInlineEntry: shown.skipInlineEntry });
   const n = scope?.names.get(name);
   if (!scope || !n) throw new Error(`'${name}' is not a parameter or local of ${shown.name}`);
   if (n.constValue !== undefined) throw new Error(`'${name}' is a constant the compiler folded: it has no place to write`);

@@ -29,9 +29,14 @@
  *   out        to the probed context's caller (ORC's frame 1 of the probed
  *              context), as from an ordinary stop.
  * A step of one instruction ends once the probed context went on (its
- * probed instruction run, or the return done).
+ * probed instruction run, or the return done). A step in from a probed
+ * direct call of the vmlinux's code (decoded from the vmlinux: in guest
+ * memory the probe has replaced its bytes) also ends its kprobe part at the callee's entry (the return
+ * address pushed on the probed context's stack), and the step goes on from
+ * there as from an ordinary stop, which stops at once on the callee's line.
  */
 import type { LinuxTarget, ProbeContext } from './linuxTarget';
+import type { DecodedInsn } from '../arch/types';
 
 const BATCH = 2000;
 const STEP_BUDGET = 5_000_000;
@@ -86,8 +91,12 @@ export class LinuxLineStep {
     const fn = t.vmlinux?.symbols.resolve(ctx.pc);
     const lo = fn ? ctx.pc - fn.offset : ctx.pc, hi = fn && fn.sym.size > 0n ? lo + fn.sym.size : ctx.pc + 1n;
     const caller = t.frames(cpu)[1];
+    // step in from a probed direct call: the probed context goes on in the callee (Linux emulated the call, or ran it out of line)
+    const probed = this.kind === 'in' ? this.linkedInstruction(ctx.pc) : undefined;
+    const callee = probed?.flow === 'call' ? probed.target : undefined;
     const back = (pc: bigint, sp: bigint): boolean =>
-      (pc >= lo && pc < hi && pc !== ctx.pc && sp + 8n >= this.startSp) || (caller !== undefined && pc === caller.pc && sp >= caller.sp);
+      (pc >= lo && pc < hi && pc !== ctx.pc && sp + 8n >= this.startSp) || (caller !== undefined && pc === caller.pc && sp >= caller.sp)
+      || (callee !== undefined && pc === callee && sp + 8n === this.startSp);
     const singles = (): void => {
       for (let n = 0; n < BATCH; n++) {
         if (this.left-- <= 0) return t.stepDone(cpu, `Step ended after ${STEP_BUDGET} instructions in the guest's kprobe handling of ${t.where(ctx.pc)}`);
@@ -98,6 +107,17 @@ export class LinuxLineStep {
       setImmediate(singles);
     };
     singles();
+  }
+
+  /**
+   * The instruction at `pc` as the vmlinux holds it: in guest memory Linux's
+   * kprobe has replaced its first bytes (int3, or an optimized probe's jmp).
+   */
+  private linkedInstruction(pc: bigint): DecodedInsn | undefined {
+    const s = this.t.vmlinux?.sections.find(x => x.name === '.text' && pc >= x.addr && pc < x.addr + BigInt(x.data.length));
+    if (!s) return undefined;
+    const off = Number(pc - s.addr);
+    try { return this.t.arch.decodeBytes(s.data.subarray(off, off + this.t.arch.maxInsnLength), pc) ?? undefined; } catch { return undefined; }
   }
 
   /** run to `pc` with the stack back at `sp` or above (a call returned, an interrupt ended), then `then` */

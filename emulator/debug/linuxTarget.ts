@@ -53,6 +53,7 @@ import type { ProbeStateBody } from './rows';
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
 import { linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
 import type { LinuxModuleDebug } from './linuxModuleDebug';
+import { LinuxModuleLoads } from './linuxModuleLoad';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
@@ -105,6 +106,7 @@ export class LinuxTarget {
   private readonly breaks: LinuxBreakpoints = new LinuxBreakpoints(this, () => [
     ...(this.temp ? [this.temp.address] : []),
     ...(this.agentStopAddr !== undefined ? [this.agentStopAddr] : []),
+    ...this.moduleLoadHook(),
   ]);
   private lastStop: LinuxStop | null = null;
   private ended = false;
@@ -129,6 +131,17 @@ export class LinuxTarget {
   /** the launch's Kbuild-built modules' DWARF where the guest placed them (linuxModuleDebug.ts; set by launchLinuxTarget) */
   moduleDebug: LinuxModuleDebug | undefined;
   private mods(): LinuxModuleDebug | undefined { this.moduleDebug?.refresh(this.guest, this.run.instructions); return this.moduleDebug; }
+  // ---- module loads (linuxModuleLoad.ts)
+  private readonly moduleLoads = new LinuxModuleLoads();
+  /** called when the guest is about to run a module's init (its code laid out and relocated): module breakpoints are placed then */
+  onModuleLoad(l: () => void): void { this.moduleLoads.listen(l); }
+  private moduleLoadHook(): bigint[] { return this.moduleLoads.hook(this.moduleDebug, this.vmlinux); }
+  /** a launch module's global or static variable by name, as seen from shown frame `k` of `cpu` (linuxModuleDebug.ts) */
+  moduleGlobal(cpu: number, k: number, name: string): FrameVariable | undefined {
+    const s = this.shownFrames(cpu)[k];
+    return this.mods()?.global(name, s?.lookupPc ?? this.pc(cpu), this.memReader(cpu));
+  }
+  // ---- end of module loads
 
   constructor(readonly settings: LinuxLaunchSettings, opts: PcRunOptions) {
     let vmlinux: ElfImage | undefined;
@@ -232,6 +245,7 @@ export class LinuxTarget {
     const stop = h ? this.travel.runForward(r.instructions + 2 * SLICE * r.cpus.length, () => this.until(), { cpu, instret: h.instret + 1 })
       : this.travel.runForward(r.instructions + 1, () => this.until());
     this.console.flush();
+    if (stop.kind === 'debugBreak' && h && this.moduleLoads.at(h.pc())) this.moduleLoads.loaded();
     return stop.kind === 'limit' || stop.kind === 'debugBreak' ? null : stop;
   }
 
@@ -263,7 +277,7 @@ export class LinuxTarget {
   /** the CPUs leave the debugger's event; one sitting on a breakpoint runs its instruction first (resume flag) */
   private prepareResume(): void {
     this.probeCtx = null;
-    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.breaks.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc());
+    for (const h of this.run.cpus) if (h !== null) h.debug.resume(this.breaks.has(h.pc()) || this.temp?.address === h.pc() || this.agentStopAddr === h.pc() || this.moduleLoads.at(h.pc()));
     this.run.stop = null;
   }
 
@@ -347,6 +361,11 @@ export class LinuxTarget {
         // a data breakpoint (linuxDataBreakpoints.ts): the access is done, the CPU is past it
         if (stop.detail.startsWith('a debugger watchpoint')) { this.report({ reason: 'data breakpoint', cpu, description: this.breaks.watchHit(stop.detail) }); return; }
         if (h && this.agentStopAddr !== undefined && h.pc() === this.agentStopAddr && !this.breaks.has(h.pc())) { this.agentStop(cpu); return; }
+        // a module's init is next (do_init_module): its breakpoints are placed, on it goes (unless a breakpoint or a step wants this address)
+        if (h && this.moduleLoads.at(h.pc())) {
+          this.moduleLoads.loaded();
+          if (!this.breaks.has(h.pc()) && this.temp?.address !== h.pc()) { this.running = true; this.prepareResume(); setImmediate(this.chunk); return; }
+        }
         const t = this.temp;
         if (t && h && h.pc() === t.address && !this.breaks.has(t.address)) {
           // a step's own breakpoint: the step decides (another CPU reaching it just goes on)

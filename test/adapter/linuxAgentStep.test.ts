@@ -17,7 +17,11 @@
  *    return address, as the ordinary step out does;
  *  - from a kretprobe's stop (the caller's context at the return address)
  *    the call stack is the one an ordinary stop there shows, and step over
- *    arrives where the ordinary step over from the return address arrives.
+ *    arrives where the ordinary step over from the return address arrives;
+ *  - step in from a kprobe on do_sys_openat2's first real call (a function
+ *    breakpoint `do_sys_openat2+0xNN` with a condition: Linux emulates the
+ *    probed call) enters the callee where the ordinary step in from a
+ *    breakpoint at the same call does.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,7 +34,7 @@ import { unfetched } from '../util/fetched';
 
 interface At { name: string; line: number; ip: bigint }
 
-test('Debian\'s kernel: step over, step out and one instruction from a stop at the guest\'s kprobe and kretprobe hits act on the probed context, arriving where the same steps from an ordinary breakpoint arrive', async (t) => {
+test('Debian\'s kernel: step over, step in, step out and one instruction from a stop at the guest\'s kprobe and kretprobe hits act on the probed context, arriving where the same steps from an ordinary breakpoint arrive', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
   if (!kernel || !initrd) return;
   if (!existsSync(VMLINUX)) return unfetched(t, 'no test/linux/dbg/cache/vmlinux (test/linux/dbg/fetch-vmlinux-dbg.sh)');
@@ -146,5 +150,28 @@ test('Debian\'s kernel: step over, step out and one instruction from a stop at t
   assert.deepEqual(await at(), back, 'the return address');
   assert.deepEqual((await frames()).map(f => f.name), backFrames, 'the call stack from the kretprobe\'s pt_regs is the one an ordinary stop there shows');
   assert.deepEqual(await next(), over2, 'step over from the kretprobe\'s hit arrives where the ordinary step over from the return address does');
+  await catEnds();
+
+  // step in at a call: from an ordinary breakpoint on it, then from a kprobe the guest registered there
+  const rows = (await dc.customRequest('disassemble', { memoryReference: `0x${openat2.value.toString(16)}`, instructionCount: 40 })).body.instructions as DebugProtocol.DisassembledInstruction[];
+  const call = rows.find((r, k) => k > 0 && /^call\b/.test(r.instruction));
+  assert.ok(call, rows.map(r => r.instruction).join('\n'));
+  const callAt = `do_sys_openat2+0x${(BigInt(call.address) - openat2.value).toString(16)}`;
+  const stepIn = (): Promise<At> => step(() => dc.stepInRequest({ threadId: 1 }), 'step in');
+  await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: callAt }] });
+  const plainCall = await catStops('the function breakpoint on the call');
+  assert.equal(plainCall.body.reason, 'function breakpoint', plainCall.body.description);
+  const atCall = await at();
+  assert.equal(atCall.ip, BigInt(call.address));
+  const inPlain = await stepIn();
+  assert.notEqual(inPlain.name, 'do_sys_openat2', `step in enters the callee of ${call.instruction}`);
+  await catEnds();
+  const probedCall = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: callAt, condition: 'strcmp(current->comm, "cat") == 0' }] })).body.breakpoints[0];
+  await g.run('sleep 0.1');
+  verified(probedCall.id!);
+  s = await catStops('the kprobe\'s stop on the call');
+  assert.deepEqual(s.body.hitBreakpointIds, [probedCall.id]);
+  assert.deepEqual(await at(), atCall, 'the probed context at the call');
+  assert.deepEqual(await stepIn(), inPlain, 'step in from the kprobe\'s hit on a call enters the callee as the ordinary step in does');
   await catEnds();
 });
