@@ -56,93 +56,136 @@ const isIdentPart = (c: number): boolean => isIdentStart(c) || isDigit(c);
  */
 export function tokenize(src: string, startLine = 1, startColumn = 1, maxTokens = Infinity): Token[] {
   const toks: Token[] = [];
-  let i = 0, line = startLine, col = startColumn;
-  const n = src.length;
+  const lexer = new Lexer(src, startLine, startColumn);
+  lexer.fill(toks, maxTokens + 1);
+  if (!lexer.done) lexer.pushEof(toks);
+  return toks;
+}
 
-  // advance and push as plain loops and literals in the loop below, not closures: variables a closure
-  // shares live in a context object, and every character of a file of thousands of probes goes through them
-  while (i < n && toks.length <= maxTokens) {
-    const code = src.charCodeAt(i);
-    // whitespace: ' ' \t \n \v \f \r
-    if (code === 32 || (code >= 9 && code <= 13)) {
-      if (code === 10) { line++; col = 1; } else col++;
-      i++;
-      continue;
-    }
-    const start = i, sl = line, sc = col;
-    let kind: TokKind;
-    let extra: Partial<Token> | undefined;
-    let to: number;
-    const c = src[i];
-    if (code === 47 && src.charCodeAt(i + 1) === 47) { // '//' up to the end of the line
-      let j = i;
-      while (j < n && src.charCodeAt(j) !== 10) j++;
-      col += j - i;
-      i = j;
-      continue;
-    }
-    if (code === 47 && src.charCodeAt(i + 1) === 42) { // '/*'
-      const j = src.indexOf('*/', i + 2);
-      to = j < 0 ? n : j + 2;
+/**
+ * The tokens of `src` a few at a time (what tokenize returns, in pieces): a
+ * parser that asks for more as it goes and drops what it has parsed keeps
+ * only a window of a big file's tokens alive, not all of them until the end.
+ */
+export class Lexer {
+  private i = 0;
+  private line: number;
+  private col: number;
+  /** an unterminated comment ended the tokens: only the eof token is left */
+  private stopped = false;
+  /** the eof token was pushed: nothing more comes */
+  done = false;
+
+  constructor(private readonly src: string, startLine = 1, startColumn = 1) {
+    this.line = startLine;
+    this.col = startColumn;
+  }
+
+  /** Push the next tokens onto `toks` until it holds `upTo` tokens or the eof token was pushed (done). */
+  fill(toks: Token[], upTo: number): void {
+    const src = this.src, n = src.length;
+    let i = this.i, line = this.line, col = this.col, stopped = this.stopped;
+    // advance and push as plain loops and literals in the loop below, not closures: variables a closure
+    // shares live in a context object, and every character of a file of thousands of probes goes through them
+    while (toks.length < upTo) {
+      if (i >= n || stopped) {
+        this.line = line;
+        this.col = col;
+        this.pushEof(toks);
+        break;
+      }
+      const code = src.charCodeAt(i);
+      // whitespace: ' ' \t \n \v \f \r
+      if (code === 32 || (code >= 9 && code <= 13)) {
+        if (code === 10) { line++; col = 1; } else col++;
+        i++;
+        continue;
+      }
+      const start = i, sl = line, sc = col;
+      let kind: TokKind;
+      let extra: Partial<Token> | undefined;
+      let to: number;
+      const c = src[i];
+      if (code === 47 && src.charCodeAt(i + 1) === 47) { // '//' up to the end of the line
+        let j = i;
+        while (j < n && src.charCodeAt(j) !== 10) j++;
+        col += j - i;
+        i = j;
+        continue;
+      }
+      if (code === 47 && src.charCodeAt(i + 1) === 42) { // '/*'
+        const j = src.indexOf('*/', i + 2);
+        to = j < 0 ? n : j + 2;
+        for (; i < to; i++) {
+          if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
+        }
+        if (j >= 0) continue;
+        toks.push(newToken('error', src, start, i, sl, sc, line, col, { message: 'unterminated /* comment' }));
+        stopped = true;
+        continue;
+      }
+      if (isIdentStart(code)) {
+        let j = i + 1;
+        while (j < n && isIdentPart(src.charCodeAt(j))) j++;
+        to = j;
+        kind = 'ident';
+      } else if (isDigit(code) || (code === 46 && isDigit(src.charCodeAt(i + 1)))) {
+        let j = i;
+        for (let d = src.charCodeAt(j); j < n && (isIdentPart(d) || d === 46); d = src.charCodeAt(++j));
+        to = j;
+        const r = parseNumber(src.slice(start, j));
+        if ('error' in r) { kind = 'error'; extra = { message: r.error }; } else { kind = 'number'; extra = { value: r.value, unsigned: r.unsigned, longs: r.longs, decimal: r.decimal }; }
+      } else if (c === '"' || c === "'") {
+        let j = i + 1;
+        let out = '';
+        let err: string | undefined;
+        while (j < n && src[j] !== c && src[j] !== '\n') {
+          if (src[j] === '\\') {
+            const e = decodeEscape(src, j);
+            if ('error' in e) { err ??= e.error; j = e.next; continue; }
+            out += e.ch;
+            j = e.next;
+          } else {
+            const code = src.charCodeAt(j);
+            if (code > 0xff) out += String.fromCharCode(...new TextEncoder().encode(src[j]));
+            else out += src[j];
+            j++;
+          }
+        }
+        if (j >= n || src[j] !== c) {
+          to = j;
+          kind = 'error';
+          extra = { message: c === '"' ? 'unterminated string literal' : 'unterminated character literal' };
+        } else {
+          to = j + 1;
+          if (err) { kind = 'error'; extra = { message: err }; } else if (c === '"') { kind = 'string'; extra = { str: out }; } else if (out.length !== 1) {
+            kind = 'error';
+            extra = { message: out.length === 0 ? 'empty character literal' : 'multi-character character literal' };
+          } else { kind = 'char'; extra = { value: BigInt(out.charCodeAt(0)) }; }
+        }
+      } else {
+        // a character no longer punctuator starts is one on its own (no substrings to look up)
+        const len = !MULTI_PUNCT_START.has(c) ? (PUNCT1.has(c) ? 1 : 0)
+          : PUNCT3.has(src.slice(i, i + 3)) ? 3 : PUNCT2.has(src.slice(i, i + 2)) ? 2 : PUNCT1.has(c) ? 1 : 0;
+        if (len > 0) { to = i + len; kind = 'punct'; } else { to = i + 1; kind = 'error'; extra = { message: `unexpected character '${c}'` }; }
+      }
       for (; i < to; i++) {
         if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
       }
-      if (j >= 0) continue;
-      toks.push(newToken('error', src, start, i, sl, sc, line, col, { message: 'unterminated /* comment' }));
-      break;
+      toks.push(newToken(kind, src, start, i, sl, sc, line, col, extra));
     }
-    if (isIdentStart(code)) {
-      let j = i + 1;
-      while (j < n && isIdentPart(src.charCodeAt(j))) j++;
-      to = j;
-      kind = 'ident';
-    } else if (isDigit(code) || (code === 46 && isDigit(src.charCodeAt(i + 1)))) {
-      let j = i;
-      for (let d = src.charCodeAt(j); j < n && (isIdentPart(d) || d === 46); d = src.charCodeAt(++j));
-      to = j;
-      const r = parseNumber(src.slice(start, j));
-      if ('error' in r) { kind = 'error'; extra = { message: r.error }; } else { kind = 'number'; extra = { value: r.value, unsigned: r.unsigned, longs: r.longs, decimal: r.decimal }; }
-    } else if (c === '"' || c === "'") {
-      let j = i + 1;
-      let out = '';
-      let err: string | undefined;
-      while (j < n && src[j] !== c && src[j] !== '\n') {
-        if (src[j] === '\\') {
-          const e = decodeEscape(src, j);
-          if ('error' in e) { err ??= e.error; j = e.next; continue; }
-          out += e.ch;
-          j = e.next;
-        } else {
-          const code = src.charCodeAt(j);
-          if (code > 0xff) out += String.fromCharCode(...new TextEncoder().encode(src[j]));
-          else out += src[j];
-          j++;
-        }
-      }
-      if (j >= n || src[j] !== c) {
-        to = j;
-        kind = 'error';
-        extra = { message: c === '"' ? 'unterminated string literal' : 'unterminated character literal' };
-      } else {
-        to = j + 1;
-        if (err) { kind = 'error'; extra = { message: err }; } else if (c === '"') { kind = 'string'; extra = { str: out }; } else if (out.length !== 1) {
-          kind = 'error';
-          extra = { message: out.length === 0 ? 'empty character literal' : 'multi-character character literal' };
-        } else { kind = 'char'; extra = { value: BigInt(out.charCodeAt(0)) }; }
-      }
-    } else {
-      // a character no longer punctuator starts is one on its own (no substrings to look up)
-      const len = !MULTI_PUNCT_START.has(c) ? (PUNCT1.has(c) ? 1 : 0)
-        : PUNCT3.has(src.slice(i, i + 3)) ? 3 : PUNCT2.has(src.slice(i, i + 2)) ? 2 : PUNCT1.has(c) ? 1 : 0;
-      if (len > 0) { to = i + len; kind = 'punct'; } else { to = i + 1; kind = 'error'; extra = { message: `unexpected character '${c}'` }; }
-    }
-    for (; i < to; i++) {
-      if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
-    }
-    toks.push(newToken(kind, src, start, i, sl, sc, line, col, extra));
+    this.i = i;
+    this.line = line;
+    this.col = col;
+    this.stopped = stopped;
   }
-  toks.push({ kind: 'eof', text: '', start: n, end: n, line, column: col, endLine: line, endColumn: col });
-  return toks;
+
+  /** the eof token where the tokens stop (its offset is the end of the source) */
+  pushEof(toks: Token[]): void {
+    const n = this.src.length, line = this.line, col = this.col;
+    toks.push({ kind: 'eof', text: '', start: n, end: n, line, column: col, endLine: line, endColumn: col });
+    this.done = true;
+  }
 }
 
 /** the first characters of the punctuators longer than one character */

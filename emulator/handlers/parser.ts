@@ -6,7 +6,7 @@
  */
 import { Declarator, Expr, MAX_NESTING, SnippetAst, Span, Stmt, nestingMessage } from './ast';
 import { CType, T, TYPEDEFS, charType, ptrTo } from './ctypes';
-import { Token } from './lexer';
+import { Lexer, Token } from './lexer';
 import { Diagnostic } from './types';
 
 class ParseError extends Error {
@@ -29,6 +29,10 @@ export function diagAt(span: Span, message: string, severity: 'error' | 'warning
   return { message, severity, ...span };
 }
 
+/** tokens a streamed parse asks its lexer for at a time, and how many it has gone past before it drops them */
+const STREAM_CHUNK = 256;
+const STREAM_DROP = 1024;
+
 export class Parser {
   pos = 0;
   /**
@@ -50,8 +54,42 @@ export class Parser {
     return TYPE_KEYWORDS.has(w) || TYPEDEFS.has(w) || (this.programType !== undefined && this.programType('typedef', w) !== undefined);
   }
 
-  get tok(): Token { return this.toks[this.pos]; }
-  peek(k = 1): Token { return this.toks[Math.min(this.pos + k, this.toks.length - 1)]; }
+  /** where more tokens come from (streamed: `toks` is a window that grows as the parse goes on) */
+  private lexer?: Lexer;
+
+  /**
+   * Parse tokens from `lexer` as they are needed, starting with none: the
+   * parse sees what it would see with all of them; drop() forgets the
+   * tokens before the current one.
+   */
+  stream(lexer: Lexer): this {
+    this.lexer = lexer;
+    return this;
+  }
+
+  get tok(): Token { const i = this.pos; return i < this.toks.length ? this.toks[i] : this.load(i); }
+  peek(k = 1): Token {
+    const i = this.pos + k;
+    if (i >= this.toks.length) this.load(i);
+    return this.toks[Math.min(i, this.toks.length - 1)];
+  }
+
+  /** tokens up to index i (or up to the eof token) from the lexer; the token at i, or the last one */
+  private load(i: number): Token {
+    const lx = this.lexer;
+    while (lx !== undefined && !lx.done && i >= this.toks.length) lx.fill(this.toks, Math.max(i + 1, this.toks.length + STREAM_CHUNK));
+    return this.toks[Math.min(i, this.toks.length - 1)];
+  }
+
+  /**
+   * Streamed: forget the tokens before the previous one once there are many
+   * (indices into toks change: call only between top-level items).
+   */
+  drop(): void {
+    if (this.lexer === undefined || this.pos < STREAM_DROP) return;
+    this.toks.splice(0, this.pos - 1);
+    this.pos = 1;
+  }
   is(text: string): boolean { const t = this.tok; return (t.kind === 'punct' || t.kind === 'ident') && t.text === text; }
   next(): Token { const t = this.tok; if (t.kind !== 'eof') this.pos++; return t; }
   private prevSpan(): Span { return spanOf(this.toks[Math.max(0, this.pos - 1)]); }
@@ -70,6 +108,7 @@ export class Parser {
   /** Parse until eof. With allowExpr, a snippet that is one bare expression (no ';') parses as an expression. */
   parseSnippet(allowExpr: boolean): SnippetAst {
     const first = this.tok;
+    if (allowExpr && this.lexer !== undefined) this.load(Infinity); // the check below looks at every token
     if (allowExpr && first.kind !== 'eof' && !this.toks.some(t => t.kind === 'punct' && (t.text === ';' || t.text === '{'))
       && !(first.kind === 'ident' && STMT_KEYWORDS.has(first.text))) {
       try {

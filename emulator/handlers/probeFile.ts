@@ -18,7 +18,7 @@
  */
 import type { CType } from './ctypes';
 import { SnippetAst, Span } from './ast';
-import { Token, tokenize } from './lexer';
+import { Lexer, Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
 import { Diagnostic } from './types';
 import type { EventAdd } from '../tracing/events/types';
@@ -91,12 +91,17 @@ class ProbeParseError extends Error {
   constructor(message: string, readonly span: Span) { super(message); }
 }
 
-/** Parse a .kprobe file; never throws. Diagnostics are syntax errors (checkProbeFile adds semantic ones). */
+/**
+ * Parse a .kprobe file; never throws. Diagnostics are syntax errors (checkProbeFile adds semantic ones).
+ * `toks`: parse these tokens of `text` (all of them, as tokenize gives them) instead of reading them as it goes.
+ */
 export function parseProbeFile(
   text: string, fileName: string,
   programType?: (kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined,
+  toks?: Token[],
 ): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
-  return parse(text, fileName, programType, false);
+  const r = parse(text, fileName, programType, false, toks);
+  return { file: r.file, diagnostics: r.diagnostics };
 }
 
 /**
@@ -121,13 +126,17 @@ function parse(
   text: string, fileName: string,
   programType: ((kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined) | undefined,
   imageOnly: boolean,
-  toks: Token[] = tokenize(text),
+  toks?: Token[],
 ): { file: ProbeFileAst; diagnostics: Diagnostic[]; stoppedAt: number } {
   const diagnostics: Diagnostic[] = [];
-  const p = new Parser(toks, diagnostics, true, programType);
+  // without tokens given, the file's tokens are read as the parse goes and dropped after each probe:
+  // a file of thousands of probes never holds all of its tokens at once
+  const p = new Parser(toks ?? [], diagnostics, true, programType);
+  if (!toks) p.stream(new Lexer(text));
   const file: ProbeFileAst = { fileName, probes: [] };
   let batches = 0;
   while (p.tok.kind !== 'eof' && !(imageOnly && (file.image || file.probes.length))) {
+    p.drop();
     const t = p.tok;
     try {
       if (t.kind === 'ident' && t.text === 'image') {
@@ -142,7 +151,7 @@ function parse(
         if (p.is(';')) p.next();
         continue;
       }
-      if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text, toks)); continue; }
+      if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text)); continue; }
       if (isEventStart(t, text)) {
         const ev = parseEventLine(p, text, file);
         if (ev) file.probes.push(ev);
@@ -155,10 +164,11 @@ function parse(
         p.next();
         const batch: ProbeBatch = { index: ++batches, span: spanOf(t), size: 0 };
         while (!p.is('}')) {
+          p.drop();
           const k = p.tok;
           if (k.kind === 'eof') throw new ProbeParseError(`unterminated batch (opened at line ${batch.span.line}): missing '}'`, spanOf(k));
           if (k.kind !== 'ident' || !PROBE_KINDS.has(k.text)) throw new ProbeParseError(`a batch holds kprobe, kretprobe and jprobe blocks, not ${describe(k)}`, spanOf(k));
-          const pr = parseProbe(p, text, toks);
+          const pr = parseProbe(p, text);
           pr.batch = batch;
           batch.size++;
           file.probes.push(pr);
@@ -192,7 +202,7 @@ function skipToNextProbe(p: Parser, mustAdvance: boolean, text: string): void {
   }
 }
 
-function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
+function parseProbe(p: Parser, text: string): ProbeAst {
   const kw = p.next();
   const kind = kw.text as ProbeKindName;
   // target: a run of tokens with no whitespace between them
@@ -204,7 +214,7 @@ function parseProbe(p: Parser, text: string, toks: Token[]): ProbeAst {
   }
   let last = p.next();
   while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
-  const targetToks = toks.slice(firstAt, p.pos);
+  const targetToks = p.toks.slice(firstAt, p.pos);
   let targetText = text.slice(first.start, last.end);
   let targetSpan = joinSpan(spanOf(first), spanOf(last));
   if (USER_PROBE_KINDS.includes(kind)) return parseUserProbeRest(p, kind, kw, targetText, targetSpan);

@@ -223,12 +223,17 @@ export function operandsOf(i: Insn, opts?: DisasmOptions): string {
 }
 
 export function toDecoded(i: Insn, opts?: DisasmOptions): DecodedInsn {
+  // without options, the operands' text is formatted when first read: registering a probe decodes its instruction
+  // for the length, flow and mnemonic only (an own enumerable property all the same: spread and JSON see the text);
+  // a symbolizer is asked at once (what it names may change later)
+  let operands: string | undefined = opts === undefined ? undefined : operandsOf(i, opts);
   const out: DecodedInsn = {
     addr: fromVAddr(i.addr),
     length: i.len,
     bytes: i.bytes,
     mnemonic: mnemonicOf(i),
-    operands: operandsOf(i, opts),
+    get operands(): string { return (operands ??= operandsOf(i, opts)); },
+    set operands(v: string) { operands = v; },
     flow: i.def.flow,
     ipRelative: i.ripRel,
   };

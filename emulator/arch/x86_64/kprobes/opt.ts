@@ -230,6 +230,13 @@ interface FunctionScan {
   readonly lens: Uint8Array;
   /** the branching instructions (indirect jumps, jumps, conditional jumps, calls) in address order */
   readonly branches: readonly ScannedBranch[];
+  /** index into branches of the first indirect jump, or -1 */
+  readonly firstIndirect: number;
+  /**
+   * by offset from the function's start: 1 + the index into branches of the first branch whose target is
+   * that byte, 0 when none is (the JTPR check looks at the few bytes of a region, not at every branch)
+   */
+  readonly targetedBy: Int32Array;
   /** the relocation verdict of the instruction at an offset, worked out when a detoured region first holds it */
   readonly verdicts: Map<number, BoostVerdict>;
   /** the exception table the verdict below was taken from, and its first entry inside the function */
@@ -287,6 +294,8 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
   if (startV === null) return `${name}+0x0 does not decode`;
   const lens = new Uint8Array(size);
   const branches: ScannedBranch[] = [];
+  const targetedBy = new Int32Array(size);
+  let firstIndirect = -1;
   for (let off = 0; off < size;) {
     const d = decodeAt(code.subarray(off), startV + off);
     if (!d) return `${name}+0x${off.toString(16)} does not decode`;
@@ -296,11 +305,17 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
       break;
     }
     const flow = d.def.flow;
-    if (BRANCH_FLOWS.has(flow)) branches.push({ off, flow, target: d.def.ops.some(o => o.k === 'J') ? fromVAddr(d.target) : undefined });
+    if (BRANCH_FLOWS.has(flow)) {
+      const target = d.def.ops.some(o => o.k === 'J') ? d.target : undefined;
+      if (flow === 'indirectJump' && firstIndirect < 0) firstIndirect = branches.length;
+      // a target inside the function (a VAddr: startV + offset); the first branch to it is the one a refusal names
+      if (target !== undefined && target >= startV && target < startV + size && targetedBy[target - startV] === 0) targetedBy[target - startV] = branches.length + 1;
+      branches.push({ off, flow, target: target !== undefined ? fromVAddr(target) : undefined });
+    }
     lens[off] = d.len;
     off += d.len;
   }
-  return { start, end: start + BigInt(size), code, lens, branches, verdicts: new Map() };
+  return { start, end: start + BigInt(size), code, lens, branches, firstIndirect, targetedBy, verdicts: new Map() };
 }
 
 /** the instruction at `off` of a scanned function, disassembled (as the arch's decodeBytes gives it) */
@@ -329,12 +344,17 @@ function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; ori
   }
   const end = addr + BigInt(size);
   if (end > fn.end) return 'the detoured region crosses the end of the function';
-  for (const b of fn.branches) {
+  // the first branch (in address order) that is an indirect jump or a jump, conditional jump or call into the
+  // region past its first byte (JTPR); the region lies inside the function, so only targets inside it can be in it
+  let first = fn.firstIndirect < 0 ? fn.branches.length : fn.firstIndirect;
+  for (let o = off + 1; o < off + size; o++) {
+    const by = fn.targetedBy[o] - 1;
+    if (by >= 0 && by < first) first = by;
+  }
+  if (first < fn.branches.length) {
+    const b = fn.branches[first];
     if (b.flow === 'indirectJump') return `indirect jump at ${hexAddr(fn.start + BigInt(b.off))} (jump table)`;
-    // a jump, conditional jump or call into the region past its first byte (JTPR)
-    if (b.target !== undefined && b.target > addr && b.target < end) {
-      return `${disassembled(ctx, fn, b.off).mnemonic} at ${hexAddr(fn.start + BigInt(b.off))} jumps into the detoured region`;
-    }
+    return `${disassembled(ctx, fn, b.off).mnemonic} at ${hexAddr(fn.start + BigInt(b.off))} jumps into the detoured region`;
   }
   // can_optimize: search_exception_tables() on every instruction of the function
   const table = ctx.exceptionTable();
