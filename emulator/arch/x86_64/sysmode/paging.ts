@@ -24,10 +24,16 @@
  *
  * Decoded code: the decode caches are keyed by linear address. Every page
  * an instruction was fetched from is remembered with its physical page;
- * when its translation is flushed, or its physical bytes are written
- * (through any CPU's mapping: the physical Memory's code-write listeners,
- * so physical RAM must be mapped executable there), the decoded
- * instructions of that linear page are dropped.
+ * when its physical bytes are written (through any CPU's mapping: the
+ * physical Memory's code-write listeners, so physical RAM must be mapped
+ * executable there), or its translation is flushed and the page tables no
+ * longer map it to that physical page with the rights it was fetched with,
+ * the decoded instructions of that linear page are dropped. A flush re-walks
+ * each page decoded from (without side effects) and keeps what still maps
+ * the same physical page executable: a TLB may be refilled from the paging
+ * structures at any time (SDM vol. 3 4.10.2.3), and Linux flushes the
+ * whole TLB around every change of kernel page rights, which leaves its
+ * text where it was.
  */
 import { Memory } from '../../../memory/memory';
 import { VAddr, fromVAddr, hex } from '../../../memory/address';
@@ -76,8 +82,8 @@ export class PagedMemory extends Memory {
   private readonly kind = new Uint8Array(6 * TLB_SIZE);
   /** log2 of the large page sizes of the large-page entries filled since the last full flush (0: none) */
   private largeFilled = 0;
-  /** linear pages decoded from -> [physical page, global] */
-  private readonly codeMap = new Map<number, [number, boolean]>();
+  /** linear pages decoded from -> [physical page, global, fetched from at CPL 3] */
+  private readonly codeMap = new Map<number, [number, boolean, boolean]>();
   /** physical page -> linear pages decoded from it */
   private readonly codeRev = new Map<number, Set<number>>();
   /** the linear pages of codeMap whose translation is not global (what a CR3 load drops) */
@@ -149,7 +155,7 @@ export class PagedMemory extends Memory {
     this.tags[i] = vpn;
     this.frames[i] = frame;
     this.kind[i] = kind;
-    if (acc === ACC_EXEC) this.rememberCode(vpn, frame / PAGE, (kind & 1) !== 0);
+    if (acc === ACC_EXEC) this.rememberCode(vpn, frame / PAGE, (kind & 1) !== 0, this.userMode);
   }
 
   private pageFault(a: VAddr, acc: number, bits: number): never {
@@ -243,12 +249,12 @@ export class PagedMemory extends Memory {
   override flushTlb(): void { /* per-privilege TLB banks */ }
 
   // ---------------------------------------------------------------- decoded code
-  private rememberCode(vpn: number, ppn: number, global: boolean): void {
+  private rememberCode(vpn: number, ppn: number, global: boolean, user: boolean): void {
     const had = this.codeMap.get(vpn);
     if (global) this.localCode.delete(vpn); else this.localCode.add(vpn);
-    if (had !== undefined && had[0] === ppn) { had[1] = global; return; }
+    if (had !== undefined && had[0] === ppn) { had[1] = global; had[2] ||= user; return; }
     if (had !== undefined) this.forgetCode(vpn, had[0]);
-    this.codeMap.set(vpn, [ppn, global]);
+    this.codeMap.set(vpn, [ppn, global, user]);
     if (!global) this.localCode.add(vpn);
     let s = this.codeRev.get(ppn);
     if (s === undefined) { s = new Set(); this.codeRev.set(ppn, s); }
@@ -271,10 +277,30 @@ export class PagedMemory extends Memory {
     else { count.delete(ppn); this.phys.codePages.delete(ppn); }
     this.notifyCodeWrite(vpn * PAGE, PAGE);
   }
-  /** every page decoded from (a full flush) or only the non-global ones (a CR3 load) */
+  /**
+   * A flush: every page decoded from (a full flush) or only the non-global
+   * ones (a CR3 load) is walked again; what no longer maps the same physical
+   * page with execute rights (for CPL 3 too when fetched from there) is
+   * dropped, what does is kept with the walk's global bit.
+   */
   private dropCode(all: boolean): void {
-    if (all) { for (const [vpn, [ppn]] of [...this.codeMap]) this.forgetCode(vpn, ppn); return; }
-    for (const vpn of [...this.localCode]) this.forgetCode(vpn, this.codeMap.get(vpn)![0]);
+    for (const vpn of all ? [...this.codeMap.keys()] : [...this.localCode]) {
+      const c = this.codeMap.get(vpn)!;
+      if (this.stillMaps(vpn, c)) continue;
+      this.forgetCode(vpn, c[0]);
+    }
+  }
+  /** whether linear page vpn maps physical page c[0] now, executable (by CPL 3 when c[2]), accessed; updates c's global bit */
+  private stillMaps(vpn: number, c: [number, boolean, boolean]): boolean {
+    if (!this.paging) return false;
+    const w = this.walk(vpn * PAGE);
+    if (w.fault >= 0 || w.nx || (c[2] && !w.us) || w.frame !== c[0] * PAGE) return false;
+    // a translation is cached only with A set in every entry it used: else the next fetch walks (and sets A)
+    for (const e of w.entries) if ((this.phys.read32(e) & 0x20) === 0) return false;
+    const global = w.global && this.pge;
+    c[1] = global;
+    if (global) this.localCode.delete(vpn); else this.localCode.add(vpn);
+    return true;
   }
   private physCodeWritten(pa: number, len: number): void {
     const rev = this.codeRev;
