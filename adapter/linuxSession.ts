@@ -149,6 +149,17 @@ export class LinuxSession {
   /** the views' rows read from guest memory now */
   probeState(): ProbeStateBody { return this.t.probeRows(); }
 
+  // ---- time travel: the timeline's navigator (adapter/timelineRequests.ts `_probeGoToHit`): to a hit of the guest agent's log; the stop follows
+  get timeTravel(): { goToHit(seq: number): Promise<void> } {
+    return {
+      goToHit: async seq => {
+        const why = this.t.goToHit(seq);
+        if (why !== undefined) throw new Error(why);
+      },
+    };
+  }
+  // ---- end of time travel
+
   private sendState(): void {
     this.lastStateAt = Date.now();
     this.sink.sendEvent(new DapEvent(ProbeEvent.state, this.probeState()));

@@ -106,8 +106,26 @@ export interface AgentHitContext {
   cpu(): number;
   /** the machine's clock (ns) */
   nowNs(): bigint;
-  /** instructions the machine has retired */
-  instructions(): number;
+  /**
+   * Exactly where the machine is at the hit (inside the running CPU's
+   * slice): the instructions all CPUs have retired, and the running CPU's
+   * own count; the hit's `out` is that CPU's next instruction to retire.
+   */
+  position(): { g: number; cpu: number; instret: number };
+  /** the machine re-executes recorded history (time travel): a hit's snippets run again, silently, and nothing is recorded */
+  replaying(): boolean;
+}
+
+/** where a hit of the log happened and what the target shows there (go to hit) */
+export interface AgentHitPlace {
+  /** exactly: instructions all CPUs had retired, and the hit CPU's own count, when its `out` sent the hit */
+  g: number;
+  cpu: number;
+  instret: number;
+  /** the stop the target shows at the hit (the probed context from the hit's pt_regs) */
+  stop: AgentStop;
+  /** the probe stops the machine (its stop at agent_stop_point follows the hit) */
+  stops: boolean;
 }
 
 /** ids of the requests that are not about a slot (knobs, any probe of the guest): replies echo them */
@@ -135,6 +153,8 @@ export class LinuxAgentProbes {
    */
   readonly hitLog = new HitLog();
   private hitSeq = 0;
+  /** per hit of the log (by seq, oldest first), where it happened: the timeline's go to hit travels there */
+  private readonly places = new Map<number, AgentHitPlace>();
   /** per kretprobe slot and task, the entry times of the calls not returned yet */
   private readonly entries = new Map<string, number[]>();
 
@@ -291,6 +311,27 @@ export class LinuxAgentProbes {
     return p;
   }
 
+  /** the stopping hit CPU `cpu` will show at agent_stop_point, without taking it (reverse continue asks) */
+  pendingStop(cpu: number): AgentStop | undefined { return this.pendingStops.get(cpu); }
+
+  /** where hit `seq` of the log happened (undefined: not an agent hit kept) */
+  place(seq: number): AgentHitPlace | undefined { return this.places.get(seq); }
+
+  /**
+   * The recorded run after instruction count g is discarded (time travel:
+   * a change in the past): its hits leave the log, numbering goes on after
+   * the last one kept.
+   */
+  discardAfter(g: number): void {
+    let keep = 0;
+    for (const [seq, p] of this.places) {
+      if (p.g < g) keep = seq;
+      else this.places.delete(seq);
+    }
+    this.hitLog.truncateAfter(keep);
+    this.hitSeq = keep;
+  }
+
   /** the gutter probes the guest registered, for the Kprobes view's rows */
   debuggerProbes(): DebuggerProbe[] {
     return [...this.slots.values()].filter(s => s.kprobe !== undefined && s.result === 0)
@@ -338,24 +379,36 @@ export class LinuxAgentProbes {
     if (s.req.message === undefined) this.onStopsWanted?.(this.wantsStops());
   }
 
-  /** the handler language's environment over the hit's pt_regs */
-  private env(s: Slot, h: AgentHit): AgentHandlerEnv {
+  /**
+   * The handler language's environment over the hit's pt_regs. Re-executed
+   * (`quiet`): it prints nothing, and a probe control (disable_kprobe(p)
+   * & co.) only queues its request for the guest again, as the live run's
+   * did (the slot's own bookkeeping was done then).
+   */
+  private env(s: Slot, h: AgentHit, quiet = false): AgentHandlerEnv {
     return new AgentHandlerEnv({
       vmlinux: this.ctx.vmlinux, pages: this.ctx.pages(), regs: h.regs, ptRegsOffset: m => this.ctx.ptRegsOffset(m),
       task: this.ctx.task(), cpu: this.ctx.cpu(), nowNs: () => this.ctx.nowNs(),
       probe: { addr: s.at, symbol: s.symbol, offset: s.offset, kprobe: h.kprobe }, kprobeOffset: m => this.ctx.kprobeOffset(m),
-      printk: text => this.print(text),
-      control: op => { this.slotOp(s, op); return 0; },
+      printk: text => { if (!quiet) this.print(text); },
+      control: op => { if (quiet) this.requeue(s, op); else this.slotOp(s, op); return 0; },
     });
   }
 
-  /** runs a compiled part; a fault is one line (as a breakpoint condition's or log message's fault on the sample kernel) */
-  private run(h: CompiledHandler, what: string, s: Slot, env: AgentHandlerEnv): bigint | HandlerFault {
+  /** a re-executed snippet's probe control: the request the live run queued, queued again */
+  private requeue(s: Slot, op: ProbeControlOp): void {
+    if (op === 'unregister') this.channel.unregister(s.id);
+    else if (op === 'enable') this.channel.enable(s.id);
+    else this.channel.disable(s.id);
+  }
+
+  /** runs a compiled part; a fault is one line (as a breakpoint condition's or log message's fault on the sample kernel; none when re-executed) */
+  private run(h: CompiledHandler, what: string, s: Slot, env: AgentHandlerEnv, quiet = false): bigint | HandlerFault {
     try {
       return h.run(env);
     } catch (e) {
       const f = e instanceof HandlerFault ? e : new HandlerFault('memory', (e as Error).message, 1, 1);
-      this.onOutput?.(`breakpoint ${what} at ${s.symbol}+0x${s.offset.toString(16)} faulted: ${f.message} (at ${f.line}:${f.column})\n`);
+      if (!quiet) this.onOutput?.(`breakpoint ${what} at ${s.symbol}+0x${s.offset.toString(16)} faulted: ${f.message} (at ${f.line}:${f.column})\n`);
       return f;
     }
   }
@@ -363,7 +416,8 @@ export class LinuxAgentProbes {
   /** the hit into the log; a kretprobe's entry only starts its latency (false: nothing more to do) */
   private logHit(s: Slot, h: AgentHit): boolean {
     const task = this.ctx.task();
-    const pid = task?.pid ?? 0, now = Number(this.ctx.nowNs()), cpu = this.ctx.cpu();
+    const pid = task?.pid ?? 0, now = Number(this.ctx.nowNs());
+    const pos = this.ctx.position(), cpu = pos.cpu;
     const key = `${s.id}:${pid}`;
     let latency = NaN;
     if (s.req.ret && h.kind === 'entry') {
@@ -375,8 +429,16 @@ export class LinuxAgentProbes {
       if (t0 !== undefined) latency = now - t0;
     }
     const kind = !s.req.ret ? 'kprobe' : h.kind === 'entry' ? 'kretprobe-entry' : 'kretprobe-return';
-    this.hitLog.hit(++this.hitSeq, this.ctx.instructions(), now, cpu, pid, task?.comm ?? '', kind, s.req.bpId, `${s.symbol}+0x${s.offset.toString(16)}`, s.at, latency);
+    const seq = ++this.hitSeq;
+    this.hitLog.hit(seq, pos.g, now, cpu, pid, task?.comm ?? '', kind, s.req.bpId, `${s.symbol}+0x${s.offset.toString(16)}`, s.at, latency);
+    this.places.set(seq, { ...pos, stop: this.stopOf(s, h), stops: s.req.message === undefined });
+    // as many places as the log keeps records
+    if (this.places.size > this.hitLog.size) this.places.delete(this.places.keys().next().value!);
     return !(s.req.ret && h.kind === 'entry');
+  }
+
+  private stopOf(s: Slot, h: AgentHit): AgentStop {
+    return { bpId: s.req.bpId, kind: h.kind, regs: h.regs, at: s.at, symbol: s.symbol, offset: s.offset, hits: s.hits };
   }
 
   /** a line a gutter probe printed at its hit: the Debug Console, and the hit's record */
@@ -387,8 +449,11 @@ export class LinuxAgentProbes {
   }
 
   private hit(h: AgentHit): void {
+    // a new hit on a CPU: its handler passed agent_stop_point after the last one (kprobe handlers do not nest on a CPU)
+    this.pendingStops.delete(this.ctx.cpu());
     const s = this.slots.get(h.id);
     if (!s || s.kprobe === undefined) return;
+    if (this.ctx.replaying()) { this.rerun(s, h); return; }
     if (!this.logHit(s, h)) return;
     let env: AgentHandlerEnv | undefined;
     if (s.condition) {
@@ -399,7 +464,7 @@ export class LinuxAgentProbes {
     }
     s.hits++;
     if (s.req.message === undefined) {
-      this.pendingStops.set(this.ctx.cpu(), { bpId: s.req.bpId, kind: h.kind, regs: h.regs, at: s.at, symbol: s.symbol, offset: s.offset, hits: s.hits });
+      this.pendingStops.set(this.ctx.cpu(), this.stopOf(s, h));
       return;
     }
     if (s.snippet) { this.run(s.snippet, 'log message', s, env ?? this.env(s, h)); return; }
@@ -411,6 +476,25 @@ export class LinuxAgentProbes {
       text = `${msg} (the guest's pt_regs at 0x${h.regs.toString(16)} cannot be read: ${(e as Error).message})`;
     }
     this.print(`${text}\n`);
+  }
+
+  /**
+   * A hit the machine re-executes (time travel): the condition and the
+   * handler snippet run again against the same pt_regs, so what they wrote
+   * into the guest is written again, but print nothing; the hit is not
+   * counted or logged again; a stopping hit is pending for agent_stop_point
+   * as it was live. A plain message only reads: nothing to do.
+   */
+  private rerun(s: Slot, h: AgentHit): void {
+    if (s.req.ret && h.kind === 'entry') return;
+    let env: AgentHandlerEnv | undefined;
+    if (s.condition) {
+      env = this.env(s, h, true);
+      const c = this.run(s.condition, 'condition', s, env, true);
+      if (c === 0n || (c instanceof HandlerFault && s.req.message !== undefined)) return;
+    }
+    if (s.req.message === undefined) { this.pendingStops.set(this.ctx.cpu(), this.stopOf(s, h)); return; }
+    if (s.snippet) this.run(s.snippet, 'log message', s, env ?? this.env(s, h, true), true);
   }
 
   private format(msg: string, s: Slot, h: AgentHit): string {

@@ -51,14 +51,14 @@ import type { GuestKprobe } from '../system/guest/kprobes';
 import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
-import { linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
+import { linuxGoToHit, linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
 import type { LinuxModuleDebug } from './linuxModuleDebug';
 import { LinuxModuleLoads } from './linuxModuleLoad';
 
 /** instructions run between looks at the front end (pause, breakpoints changed) */
 const CHUNK = 2_000_000;
 
-export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'data breakpoint' | 'step' | 'exception';
+export type LinuxStopReason = 'pause' | 'breakpoint' | 'function breakpoint' | 'instruction breakpoint' | 'data breakpoint' | 'step' | 'exception' | 'goto';
 
 export interface LinuxStop {
   reason: LinuxStopReason;
@@ -175,9 +175,17 @@ export class LinuxTarget {
         task: () => this.tasks?.current(this.pages(m.currentCpu), this.perCpuBase(m.currentCpu)),
         cpu: () => m.currentCpu,
         nowNs: () => m.clock.nowNs(),
-        instructions: () => this.run.instructions,
+        // ---- time travel: a hit's exact place (inside a CPU's slice the run's own count lags; every CPU's retired count does not)
+        position: () => ({ g: this.run.cpus.reduce((n, c) => n + (c?.instret ?? 0), 0), cpu: m.currentCpu, instret: this.run.cpus[m.currentCpu]?.instret ?? 0 }),
+        replaying: () => m.replay.quiet,
+        // ---- end of time travel
       });
       this.agentProbes.onStopsWanted = wanted => { this.agentStopsWanted = wanted; this.findAgentStop(); };
+      // ---- time travel: a re-execution passing agent_stop_point takes the stop pending there, as the live run did
+      const agent = this.agentProbes;
+      this.travel.onReplayBreak = b => { if (b.pc === this.agentStopAddr) agent.stopAt(b.cpu); };
+      this.travel.onDiscard = g => agent.discardAfter(g);
+      // ---- end of time travel
     }
     this.run.machine.onConsole(b => this.console.put(b));
   }
@@ -296,8 +304,8 @@ export class LinuxTarget {
   }
 
   /** the CPU reached agent_stop_point: a stop at the probed context, or (no stopping hit pending) on it goes */
-  private agentStop(cpu: number): void {
-    const hit = this.agentProbes?.stopAt(cpu);
+  private agentStop(cpu: number, reason?: 'goto', seq = 0, shown?: AgentStop): void {
+    const hit = shown ?? this.agentProbes?.stopAt(cpu);
     if (!hit) { this.running = true; this.prepareResume(); setImmediate(this.chunk); return; }
     const pages = this.pages(cpu);
     const regs = new Map<string, bigint>();
@@ -307,6 +315,9 @@ export class LinuxTarget {
     }
     const pc = hit.kind === 'return' ? regs.get('ip') ?? hit.at : hit.at;
     this.probeCtx = { cpu, pc, regs, hit };
+    // ---- time travel: go to hit shows the hit's probed context as this stop does
+    if (reason === 'goto') { this.report({ reason, cpu, description: `Hit ${seq} of ${hit.symbol}+0x${hit.offset.toString(16)} (${hit.kind === 'return' ? 'kretprobe return' : 'kprobe'} registered by the guest's kprobes)`, breakpointIds: [hit.bpId] }); return; }
+    // ---- end of time travel
     const fn = hit.symbol;
     const description = hit.kind === 'return'
       ? `return from ${fn} = 0x${hex64(regs.get('ax') ?? 0n)} to ${this.where(pc)} (kretprobe registered by the guest's kprobes)`
@@ -420,12 +431,28 @@ export class LinuxTarget {
   reverseContinue(): string | undefined {
     if (this.running || this.ended) return 'the machine is running';
     const t0 = performance.now();
-    const r = linuxReverseContinue(this.travel, pc => this.breaks.has(pc));
+    const r = linuxReverseContinue(this.travel, b => (b.pc === this.agentStopAddr && !this.breaks.has(b.pc) ? this.agentProbes?.pendingStop(b.cpu) !== undefined : this.breaks.has(b.pc)));
     if (typeof r === 'string') return r;
     this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
     this.probeCtx = null;
     if (r === null) { setImmediate(() => this.report({ reason: 'step', cpu: 0, description: 'Reverse continue: no earlier breakpoint stop; the oldest point recorded' })); return undefined; }
     setImmediate(() => this.handleStop({ kind: 'debugBreak', detail: r.detail, cpu: r.cpu }));
+    return undefined;
+  }
+
+  /** the timeline's hit `seq` of the guest agent's log: the machine just after the hit, its probed context shown; undefined, or why not. The stop follows. */
+  goToHit(seq: number): string | undefined {
+    if (this.running || this.ended) return 'the machine is running; pause it first';
+    if (!this.agentProbes) return 'the hit timeline holds the guest agent\'s hits: launch with "agent"';
+    const place = this.agentProbes.place(seq);
+    const t0 = performance.now();
+    const why = linuxGoToHit(this.travel, seq, place);
+    if (why !== undefined) return why;
+    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
+    // the stop shown is the hit's: its pending stop at agent_stop_point is taken
+    this.agentProbes.stopAt(place!.cpu);
+    this.probeCtx = null;
+    setImmediate(() => this.agentStop(place!.cpu, 'goto', seq, place!.stop));
     return undefined;
   }
   // ---- end of time travel
@@ -557,7 +584,7 @@ export class LinuxTarget {
   /** the call stack as shown: the ORC frames with the calls inlined at each pc first (gdb's inline frames) */
   shownFrames(cpu: number): LinuxShownFrame[] {
     const r = this.lastStop?.reason;
-    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint');
+    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint' || (r === 'goto' && this.probeCtx?.cpu === cpu));
   }
 
   /** the parameters and locals of shown frame `k` (an inlined call's own) */

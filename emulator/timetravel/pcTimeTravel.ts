@@ -21,10 +21,13 @@
  * recorded future.
  *
  * A re-execution is quiet: the console's listeners hear nothing until the
- * furthest point ever reached (the front end already showed that output),
- * and the agent channel's events are not passed on (the debugger handled
- * them the first time). Limit, stated: a gutter handler snippet that
- * writes guest memory at an agent hit is not repeated by a re-execution.
+ * furthest point ever reached (the front end already showed that output).
+ * The agent channel's hits are passed on as in the live run, with
+ * `machine.replay.quiet` set: the debugger's side (debug/linuxAgentProbes.ts)
+ * runs the handler snippets again (their writes to guest memory and
+ * pt_regs are repeated, so the re-execution does not diverge) but prints
+ * and records nothing; the agent's replies are not passed on (the debugger
+ * took them the first time).
  *
  * Cost: a snapshot is due after `interval` instructions and at least
  * `captureRatio` times the last capture's wall time spent running since
@@ -78,6 +81,10 @@ export class PcTimeTravel {
   rearm: () => void = () => { /* nothing armed */ };
   /** messages for the user (the recorded future discarded, old snapshots dropped) */
   onMessage: (text: string) => void = () => { /* none */ };
+  /** the recorded future after instruction count g is discarded (a change in the past): what the front end recorded of it goes too */
+  onDiscard: (g: number) => void = () => { /* nothing recorded */ };
+  /** a debugger breakpoint a re-execution passes over (after `met` saw it): the front end's state at that stop moves on as the live run's did */
+  onReplayBreak: (b: PcBreakMet) => void = () => { /* nothing to move */ };
   readonly stats = { snapshots: 0, restores: 0, replayedInstructions: 0, captureMs: 0, restoreMs: 0, lastSnapshotBytes: 0, maxSnapshotBytes: 0 };
 
   constructor(readonly run: PcRun, opts: PcTimeTravelOptions = {}) {
@@ -109,6 +116,7 @@ export class PcTimeTravel {
       this.onMessage(`kprobe: time travel: ${what} at ${g} instructions discards the recorded run after it (up to ${this.frontier} instructions)`);
       this.dropAfter(g);
       this.frontier = g;
+      this.onDiscard(g);
     }
     this.needSnapshot = true;
     this.changed = true;
@@ -144,13 +152,12 @@ export class PcTimeTravel {
     }
   }
 
-  /** Go to `target` (at or before now): restore the last snapshot before it and re-execute quietly. */
+  /** Go to `target` (at or before the furthest point reached): restore the last snapshot before it and re-execute quietly. */
   seek(target: PcTravelTarget): { ok: true } | { ok: false; why: string } {
-    const now = this.point();
-    const base = this.baseFor(target, now);
+    const base = this.baseFor(target);
     if (base === undefined) return { ok: false, why: this.snaps.length === 0 ? 'nothing is recorded yet' : `not recorded that far back (the oldest point kept is at ${this.snaps[0].point.g} instructions)` };
     this.restoreSnap(base);
-    const reached = this.replayTo(target.kind === 'instructions' ? target.g : now.g, target.kind === 'retired' ? target : undefined);
+    const reached = this.replayTo(target.kind === 'instructions' ? target.g : this.frontier, target.kind === 'retired' ? target : undefined);
     if (!reached) throw new PcReplayError(`time travel: the re-execution did not reach ${JSON.stringify(target)} (stopped at ${this.run.instructions} instructions: ${this.run.stop?.detail ?? ''})`);
     return { ok: true };
   }
@@ -183,8 +190,8 @@ export class PcTimeTravel {
     return undefined;
   }
 
-  private baseFor(target: PcTravelTarget, now: PcPoint): PcSnap | undefined {
-    for (let k = this.lastSnapAtOrBefore(now.g); k >= 0; k--) {
+  private baseFor(target: PcTravelTarget): PcSnap | undefined {
+    for (let k = this.lastSnapAtOrBefore(this.frontier); k >= 0; k--) {
       const s = this.snaps[k];
       if (target.kind === 'instructions' ? s.point.g <= target.g : (s.point.retired[target.cpu] ?? -1) >= 0 && s.point.retired[target.cpu] <= target.instret) return s;
     }
@@ -217,7 +224,9 @@ export class PcTimeTravel {
           if (stop.kind === 'debugBreak') {
             const cpu = stop.cpu ?? 0;
             const h = r.cpus[cpu]!;
-            met?.({ point: this.point(), cpu, pc: h.pc(), detail: stop.detail });
+            const b: PcBreakMet = { point: this.point(), cpu, pc: h.pc(), detail: stop.detail };
+            met?.(b);
+            this.onReplayBreak(b);
             h.debug.resume(!stop.detail.startsWith('a debugger watchpoint'));
             continue;
           }
@@ -230,19 +239,20 @@ export class PcTimeTravel {
       });
     } finally {
       this.stats.replayedInstructions += Math.max(0, r.instructions - from);
+      // requests a re-executed handler snippet queued again (its disable_kprobe & co.) are the recording's, not a front end's change
+      this.agentPending = r.machine.agent.pending;
     }
   }
 
-  /** run `f` with the console and the agent's events held back (a re-execution) */
+  /** run `f` with the console and the agent's replies held back and its hits marked as re-executed (machine.replay.quiet) */
   private quietly<T>(f: () => T): T {
     const m = this.run.machine;
     const a = m.agent;
-    const { onHit, onReply } = a;
+    const { onReply } = a;
     const was = m.replay.quiet;
     m.replay.quiet = true;
-    a.onHit = null;
     a.onReply = null;
-    try { return f(); } finally { m.replay.quiet = was; a.onHit = onHit; a.onReply = onReply; }
+    try { return f(); } finally { m.replay.quiet = was; a.onReply = onReply; }
   }
 
   private due(): boolean {
