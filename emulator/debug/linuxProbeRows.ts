@@ -88,3 +88,59 @@ function kprobeRow(k: GuestKprobe, i: number, byKp: ReadonlyMap<bigint, Debugger
   if (own?.source) row.source = own.source;
   return row;
 }
+
+const NO_AGENT = 'the Kprobes view acts on the guest through kprobe-debug\'s agent: launch with "agent", then >insmod /root/kprobe_agent.ko';
+
+/** what the views' rows and actions need of the guest's agent (linuxAgentProbes.ts) */
+export interface ProbeViewAgent {
+  debuggerProbes(): readonly DebuggerProbe[];
+  probeOp(op: 'enable' | 'disable' | 'unregister', kp: bigint, kretprobe: bigint | undefined, done: (result: number) => void): void;
+  knob(which: 'enabled' | 'optimization', value: boolean, done: (result: number) => void): void;
+}
+
+/** The Linux machine's Kprobes, Uprobes and Modules views: the last rows read, and the actions on them through the agent. */
+export class LinuxProbeView {
+  private last: ProbeStateBody | undefined;
+  /** per row id of the last Kprobes rows, the guest's probe (the view's actions name rows by id) */
+  private byRow = new Map<number, GuestKprobe & { event?: string }>();
+
+  /**
+   * The rows read from guest memory now. A read that fails (the kernel not
+   * up yet, or a list caught in the middle of a change while it runs) keeps
+   * the previous rows.
+   */
+  rows(g: GuestKernel | undefined, agent: ProbeViewAgent | undefined): ProbeStateBody {
+    const mine = agent?.debuggerProbes() ?? [];
+    if (!g) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json' };
+    try {
+      const snap = g.snapshot();
+      this.last = linuxProbeState(g, snap, mine);
+      this.byRow = new Map(this.last.kprobes.map((r, i) => [r.id, { ...snap.kprobes[i], event: r.event }] as const));
+    } catch (e) {
+      if (!this.last) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: `the guest kernel's lists cannot be read yet: ${(e as Error).message}` };
+    }
+    return this.last;
+  }
+
+  /**
+   * The Kprobes view's action on a row through the guest's agent: Linux's
+   * enable_kprobe / disable_kprobe / unregister_k(ret)probe on the probe the
+   * row was read from; done gets 0 or the guest's -errno. Returns why not
+   * when it cannot be asked.
+   */
+  action(agent: ProbeViewAgent | undefined, id: number, op: 'enable' | 'disable' | 'unregister', done: (result: number) => void): string | undefined {
+    if (!agent) return NO_AGENT;
+    const k = this.byRow.get(id);
+    if (!k) return `no probe ${id} in the Kprobes view's last rows`;
+    if (op === 'unregister' && k.event) return `${k.event} is a kprobe_events probe: the tracing files own it (echo -:${k.event} >> /sys/kernel/tracing/kprobe_events)`;
+    agent.probeOp(op, k.kp, k.kretprobe?.addr, done);
+    return undefined;
+  }
+
+  /** /sys/kernel/debug/kprobes/enabled or the sysctl debug.kprobes-optimization written by the guest's agent */
+  knob(agent: ProbeViewAgent | undefined, which: 'enabled' | 'optimization', value: boolean, done: (result: number) => void): string | undefined {
+    if (!agent) return NO_AGENT;
+    agent.knob(which, value, done);
+    return undefined;
+  }
+}

@@ -45,9 +45,8 @@ import { LinuxBreakpoints, type LinuxBreakpoint, type LinuxBreakpointKind } from
 import { hex64 } from '../memory/address';
 import { linuxDisassemble, linuxFrameVariables, linuxRegisters, PT_REGS_ROWS } from './linuxInspect';
 import { GuestKernel } from '../system/guest/guestKernel';
-import { linuxProbeState } from './linuxProbeRows';
+import { LinuxProbeView } from './linuxProbeRows';
 import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
-import type { GuestKprobe } from '../system/guest/kprobes';
 import { HitLog } from '../trace/hitLog';
 import type { ProbeStateBody } from './rows';
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
@@ -96,7 +95,6 @@ export class LinuxTarget {
   private readonly console = new LinuxConsole();
   private readonly chunkListeners: (() => void)[] = [];
   private guestKernel: GuestKernel | undefined;
-  private lastRows: ProbeStateBody | undefined;
   private running = false;
   private pauseRequested = false;
   private onStop: ((s: LinuxStop) => void) | null = null;
@@ -121,8 +119,8 @@ export class LinuxTarget {
   private agentStopAddr: bigint | undefined;
   private agentStopsWanted = false;
   private probeCtx: ProbeContext | null = null;
-  /** per row id of the last Kprobes rows, the guest's probe (the view's actions name rows by id) */
-  private rowProbes = new Map<number, GuestKprobe & { event?: string }>();
+  /** the Kprobes, Uprobes and Modules views' last rows and the guest probes their actions name */
+  private readonly probeView = new LinuxProbeView();
   maxInstructions = Number.MAX_SAFE_INTEGER;
   // ---- time travel
   /** the machine's recording (snapshots + re-execution: timetravel/pcTimeTravel.ts); reverse steps and continues go through it */
@@ -468,46 +466,12 @@ export class LinuxTarget {
     return (this.guestKernel ??= new GuestKernel(this.vmlinux, this.run.machine.memory));
   }
 
-  /**
-   * The Kprobes, Uprobes and Modules views' rows read from guest memory
-   * now. A read that fails (the kernel not up yet, or a list caught in the
-   * middle of a change while it runs) keeps the previous rows.
-   */
-  probeRows(): ProbeStateBody {
-    const mine = this.agentProbes?.debuggerProbes() ?? [];
-    const g = this.guest;
-    if (!g) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: 'the guest\'s kprobes are read through the vmlinux\'s DWARF: set "vmlinux" in launch.json' };
-    try {
-      const snap = g.snapshot();
-      this.lastRows = linuxProbeState(g, snap, mine);
-      this.rowProbes = new Map(this.lastRows.kprobes.map((r, i) => [r.id, { ...snap.kprobes[i], event: r.event }] as const));
-    } catch (e) {
-      if (!this.lastRows) return { kprobes: [], uprobes: [], enabled: false, optimization: false, unavailable: `the guest kernel's lists cannot be read yet: ${(e as Error).message}` };
-    }
-    return this.lastRows;
-  }
-
-  /**
-   * The Kprobes view's action on a row through the guest's agent: Linux's
-   * enable_kprobe / disable_kprobe / unregister_k(ret)probe on the probe the
-   * row was read from; done gets 0 or the guest's -errno. Returns why not
-   * when it cannot be asked.
-   */
-  probeAction(id: number, op: 'enable' | 'disable' | 'unregister', done: (result: number) => void): string | undefined {
-    if (!this.agentProbes) return 'the Kprobes view acts on the guest through kprobe-debug\'s agent: launch with "agent", then >insmod /root/kprobe_agent.ko';
-    const k = this.rowProbes.get(id);
-    if (!k) return `no probe ${id} in the Kprobes view's last rows`;
-    if (op === 'unregister' && k.event) return `${k.event} is a kprobe_events probe: the tracing files own it (echo -:${k.event} >> /sys/kernel/tracing/kprobe_events)`;
-    this.agentProbes.probeOp(op, k.kp, k.kretprobe?.addr, done);
-    return undefined;
-  }
-
+  /** the Kprobes, Uprobes and Modules views' rows read from guest memory now (linuxProbeRows.ts) */
+  probeRows(): ProbeStateBody { return this.probeView.rows(this.guest, this.agentProbes); }
+  /** the Kprobes view's action on a row through the guest's agent (linuxProbeRows.ts); why not, or undefined */
+  probeAction(id: number, op: 'enable' | 'disable' | 'unregister', done: (result: number) => void): string | undefined { return this.probeView.action(this.agentProbes, id, op, done); }
   /** /sys/kernel/debug/kprobes/enabled or the sysctl debug.kprobes-optimization written by the guest's agent */
-  probeKnob(which: 'enabled' | 'optimization', value: boolean, done: (result: number) => void): string | undefined {
-    if (!this.agentProbes) return 'the Kprobes view acts on the guest through kprobe-debug\'s agent: launch with "agent", then >insmod /root/kprobe_agent.ko';
-    this.agentProbes.knob(which, value, done);
-    return undefined;
-  }
+  probeKnob(which: 'enabled' | 'optimization', value: boolean, done: (result: number) => void): string | undefined { return this.probeView.knob(this.agentProbes, which, value, done); }
 
   // ---- breakpoints (no guest byte written)
 
