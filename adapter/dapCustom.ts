@@ -76,7 +76,7 @@ export const HitRequest = {
 export type HitRequestName = typeof HitRequest[keyof typeof HitRequest];
 
 /** What fired a hit-log record. */
-export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint' | 'breakpoint';
 
 /** One record of the probe-hit log, as sent over DAP (the address as `0x` + 16 hex digits). */
 export interface HitInfo {

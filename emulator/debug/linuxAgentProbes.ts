@@ -38,7 +38,8 @@ import { archByName } from '../arch/registry';
 import { programNamesAt } from '../probes/programNames';
 import { namesAt } from '../elf/dwarf/scopes';
 import { AgentHandlerEnv } from './linuxAgentEnv';
-import { HitLog } from '../trace/hitLog';
+import type { HitLog } from '../trace/hitLog';
+import type { LinuxHits } from './linuxHits';
 
 /** the agent's MAX_PROBES */
 const SLOTS = 64;
@@ -151,14 +152,13 @@ export class LinuxAgentProbes {
    * each kretprobe's entry and return on a task, its latency histogram);
    * probe ids are the breakpoints' ids (the Kprobes view's rows).
    */
-  readonly hitLog = new HitLog();
-  private hitSeq = 0;
-  /** per hit of the log (by seq, oldest first), where it happened: the timeline's go to hit travels there */
+  get hitLog(): HitLog { return this.hits.log; }
+  /** per agent hit of the log (by seq, oldest first), where it happened: the timeline's go to hit travels there */
   private readonly places = new Map<number, AgentHitPlace>();
   /** per kretprobe slot and task, the entry times of the calls not returned yet */
   private readonly entries = new Map<string, number[]>();
 
-  constructor(private readonly channel: AgentChannel, private readonly ctx: AgentHitContext) {
+  constructor(private readonly channel: AgentChannel, private readonly ctx: AgentHitContext, private readonly hits: LinuxHits) {
     channel.onReply = r => this.reply(r);
     channel.onHit = h => this.hit(h);
   }
@@ -323,13 +323,8 @@ export class LinuxAgentProbes {
    * the last one kept.
    */
   discardAfter(g: number): void {
-    let keep = 0;
-    for (const [seq, p] of this.places) {
-      if (p.g < g) keep = seq;
-      else this.places.delete(seq);
-    }
-    this.hitLog.truncateAfter(keep);
-    this.hitSeq = keep;
+    const keep = this.hits.discardAfter(g);
+    for (const seq of this.places.keys()) if (seq > keep) this.places.delete(seq);
   }
 
   /** the gutter probes the guest registered, for the Kprobes view's rows */
@@ -429,7 +424,7 @@ export class LinuxAgentProbes {
       if (t0 !== undefined) latency = now - t0;
     }
     const kind = !s.req.ret ? 'kprobe' : h.kind === 'entry' ? 'kretprobe-entry' : 'kretprobe-return';
-    const seq = ++this.hitSeq;
+    const seq = this.hits.take(pos, 'agent')!;
     this.hitLog.hit(seq, pos.g, now, cpu, pid, task?.comm ?? '', kind, s.req.bpId, `${s.symbol}+0x${s.offset.toString(16)}`, s.at, latency);
     this.places.set(seq, { ...pos, stop: this.stopOf(s, h), stops: s.req.message === undefined });
     // as many places as the log keeps records

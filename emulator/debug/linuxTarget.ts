@@ -47,7 +47,8 @@ import { linuxDisassemble, linuxFrameVariables, linuxRegisters, PT_REGS_ROWS } f
 import { GuestKernel } from '../system/guest/guestKernel';
 import { LinuxProbeView } from './linuxProbeRows';
 import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
-import { HitLog } from '../trace/hitLog';
+import type { HitLog } from '../trace/hitLog';
+import { LinuxHits, type BreakHitPlace } from './linuxHits';
 import type { ProbeStateBody } from './rows';
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
 import { linuxGoToHit, linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
@@ -112,9 +113,9 @@ export class LinuxTarget {
   readonly sources: LinuxSources;
   /** gutter kprobes through the guest's agent module (launch.json "agent"; needs the vmlinux) */
   readonly agentProbes: LinuxAgentProbes | undefined;
-  /** the gutter probes' hits (the agent's; empty without one): the hit timeline and latency histograms */
-  get hitLog(): HitLog { return (this.hitLogHeld ??= this.agentProbes?.hitLog ?? new HitLog()); }
-  private hitLogHeld: HitLog | undefined;
+  /** the gutter probes' hits (the agent's) and the emulator breakpoints' stops: the hit timeline and latency histograms (linuxHits.ts) */
+  private readonly hits = new LinuxHits();
+  get hitLog(): HitLog { return this.hits.log; }
   /** agent_stop_point in the guest's agent module: a breakpoint there while a gutter probe is to stop the machine */
   private agentStopAddr: bigint | undefined;
   private agentStopsWanted = false;
@@ -177,14 +178,14 @@ export class LinuxTarget {
         position: () => ({ g: this.run.cpus.reduce((n, c) => n + (c?.instret ?? 0), 0), cpu: m.currentCpu, instret: this.run.cpus[m.currentCpu]?.instret ?? 0 }),
         replaying: () => m.replay.quiet,
         // ---- end of time travel
-      });
+      }, this.hits);
       this.agentProbes.onStopsWanted = wanted => { this.agentStopsWanted = wanted; this.findAgentStop(); };
       // ---- time travel: a re-execution passing agent_stop_point takes the stop pending there, as the live run did
       const agent = this.agentProbes;
       this.travel.onReplayBreak = b => { if (b.pc === this.agentStopAddr) agent.stopAt(b.cpu); };
       this.travel.onDiscard = g => agent.discardAfter(g);
       // ---- end of time travel
-    }
+    } else this.travel.onDiscard = g => { this.hits.discardAfter(g); };
     this.run.machine.onConsole(b => this.console.put(b));
   }
 
@@ -368,7 +369,7 @@ export class LinuxTarget {
       case 'debugBreak': {
         const h = this.run.cpus[cpu];
         // a data breakpoint (linuxDataBreakpoints.ts): the access is done, the CPU is past it
-        if (stop.detail.startsWith('a debugger watchpoint')) { this.report({ reason: 'data breakpoint', cpu, description: this.breaks.watchHit(stop.detail) }); return; }
+        if (stop.detail.startsWith('a debugger watchpoint')) { this.breakHit(cpu, 'watchpoint', { reason: 'data breakpoint', cpu, description: this.breaks.watchHit(stop.detail) }); return; }
         if (h && this.agentStopAddr !== undefined && h.pc() === this.agentStopAddr && !this.breaks.has(h.pc())) { this.agentStop(cpu); return; }
         // a module's init is next (do_init_module): its breakpoints are placed, on it goes (unless a breakpoint or a step wants this address)
         if (h && this.moduleLoads.at(h.pc())) {
@@ -382,7 +383,7 @@ export class LinuxTarget {
           this.running = true; this.prepareResume(); setImmediate(this.chunk); return;
         }
         const bp = h ? this.breaks.at(h.pc()) : undefined;
-        this.report({ reason: bp?.kind === 'function' ? 'function breakpoint' : bp?.kind === 'instruction' ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
+        this.breakHit(cpu, 'breakpoint', { reason: bp?.kind === 'function' ? 'function breakpoint' : bp?.kind === 'instruction' ? 'instruction breakpoint' : 'breakpoint', cpu, description: `Breakpoint at ${bp?.label ?? this.where(h?.pc() ?? 0n)}` });
         return;
       }
       case 'done': this.report({ reason: 'pause', cpu, description: 'Paused' }); return;
@@ -438,10 +439,42 @@ export class LinuxTarget {
     return undefined;
   }
 
+  /** an emulator breakpoint's or data breakpoint's stop, into the hit log (once: not when met again after going back), then reported */
+  private breakHit(cpu: number, kind: 'breakpoint' | 'watchpoint', stop: LinuxStop): void {
+    const h = this.run.cpus[cpu];
+    if (h) {
+      const place = { g: this.run.cpus.reduce((n, c) => n + (c?.instret ?? 0), 0), cpu, instret: h.instret };
+      const seq = this.hits.take(place, 'breakpoint', stop.description);
+      if (seq !== undefined) {
+        const task = this.tasks?.current(this.pages(cpu), this.perCpuBase(cpu));
+        const pc = h.pc();
+        this.hits.log.hit(seq, place.g, Number(this.run.machine.clock.nowNs()), cpu, task?.pid ?? 0, task?.comm ?? '', kind, 0, this.where(pc), pc, NaN);
+      }
+    }
+    this.report(stop);
+  }
+
+  private gotoAtBreakpoint = false;
+  /** go to an emulator breakpoint's hit: the machine as it stopped there (the CPU at the breakpoint, or just past the watched access) */
+  private goToBreakHit(seq: number, at: BreakHitPlace): string | undefined {
+    if (at.g > this.travel.frontier) return `hit ${seq} is not in the recorded run yet`;
+    const t0 = performance.now();
+    const r = this.travel.seek({ kind: 'retired', cpu: at.cpu, instret: at.instret });
+    if (!r.ok) return `go to hit ${seq}: ${r.why}`;
+    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
+    this.probeCtx = null;
+    // shown as the stop was: the CPU at a breakpoint's instruction (not past a data breakpoint's access)
+    this.gotoAtBreakpoint = !at.description.startsWith('Data breakpoint');
+    setImmediate(() => this.report({ reason: 'goto', cpu: at.cpu, description: `Hit ${seq}: ${at.description}` }));
+    return undefined;
+  }
+
   /** the timeline's hit `seq` of the guest agent's log: the machine just after the hit, its probed context shown; undefined, or why not. The stop follows. */
   goToHit(seq: number): string | undefined {
     if (this.running || this.ended) return 'the machine is running; pause it first';
-    if (!this.agentProbes) return 'the hit timeline holds the guest agent\'s hits: launch with "agent"';
+    const at = this.hits.breakPlace(seq);
+    if (at) return this.goToBreakHit(seq, at);
+    if (!this.agentProbes) return `hit ${seq} is not in the hit log kept`;
     const place = this.agentProbes.place(seq);
     const t0 = performance.now();
     const why = linuxGoToHit(this.travel, seq, place);
@@ -548,7 +581,7 @@ export class LinuxTarget {
   /** the call stack as shown: the ORC frames with the calls inlined at each pc first (gdb's inline frames) */
   shownFrames(cpu: number): LinuxShownFrame[] {
     const r = this.lastStop?.reason;
-    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint' || (r === 'goto' && this.probeCtx?.cpu === cpu));
+    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint' || (r === 'goto' && (this.probeCtx?.cpu === cpu || this.gotoAtBreakpoint)));
   }
 
   /** the parameters and locals of shown frame `k` (an inlined call's own) */

@@ -61,8 +61,8 @@ export interface PrintkRecord {
   source: 'kernel' | 'probe' | 'emulator';
 }
 
-/** The kind of a probe hit (the hit log's records, emulator/trace). */
-export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint';
+/** The kind of a probe hit (the hit log's records, emulator/trace); 'breakpoint': a debugger breakpoint the emulator stops at (the Linux machine's, no kprobe). */
+export type HitKind = 'kprobe' | 'kretprobe-entry' | 'kretprobe-return' | 'jprobe' | 'uprobe' | 'uretprobe' | 'watchpoint' | 'breakpoint';
 
 /** why a hit was missed */
 export type MissReason =

@@ -76,9 +76,9 @@ export const MAX_OUTPUT_LINES = 64;
 /** the empty `output` of a record no line was attached to (shared and frozen; replaced by an array of its own on the first line) */
 export const NO_OUTPUT: string[] = Object.freeze([]) as unknown as string[];
 
-const KINDS: readonly HitKind[] = ['kprobe', 'kretprobe-entry', 'kretprobe-return', 'jprobe', 'uprobe', 'uretprobe', 'watchpoint'];
+const KINDS: readonly HitKind[] = ['kprobe', 'kretprobe-entry', 'kretprobe-return', 'jprobe', 'uprobe', 'uretprobe', 'watchpoint', 'breakpoint'];
 const KIND_INDEX: Readonly<Record<HitKind, number>> = {
-  kprobe: 0, 'kretprobe-entry': 1, 'kretprobe-return': 2, jprobe: 3, uprobe: 4, uretprobe: 5, watchpoint: 6,
+  kprobe: 0, 'kretprobe-entry': 1, 'kretprobe-return': 2, jprobe: 3, uprobe: 4, uretprobe: 5, watchpoint: 6, breakpoint: 7,
 };
 const RETURN = KIND_INDEX['kretprobe-return'];
 

@@ -6,7 +6,9 @@
  * same arguments in Locals), a step back of one instruction (the
  * instruction before the function's entry: the caller's call), and a
  * continue that comes again to the second hit. The console shown is not
- * printed twice.
+ * printed twice. The two stops are the hit timeline's records (kind
+ * 'breakpoint', exact instruction counts, recorded once though met again),
+ * and going to the first from the timeline is that stop again.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +19,7 @@ import { debianKernel, busyboxInitramfs } from '../system/linuxFiles';
 import { unfetched } from '../util/fetched';
 import { loadElf } from '../../emulator/elf';
 import { VMLINUX, BOOT_MS } from './linuxGuest';
+import { HitRequest, type HitInfo, type ProbeTimelineBody } from '../../adapter/dapCustom';
 
 test('Debian\'s kernel: reverse continue to the previous hit of a function breakpoint with the same registers and arguments, step back one instruction, forward again', async (t) => {
   const kernel = debianKernel(t), initrd = busyboxInitramfs(t);
@@ -90,8 +93,28 @@ test('Debian\'s kernel: reverse continue to the previous hit of a function break
   assert.deepEqual(general(await registers()), general(regs2));
   assert.deepEqual([...(await locals()).entries()], [...locals2.entries()]);
   assert.equal(out, outAt2, 'the re-executed run printed nothing the console already showed');
+
+  // the hit timeline: the two stops, once each (met again after going back, not recorded again)
+  const hits = ((await dc.customRequest(HitRequest.timeline)).body as ProbeTimelineBody).hits as HitInfo[];
+  assert.deepEqual(hits.map(x => [x.seq, x.kind, x.cpu, BigInt(x.addr)]), [[1, 'breakpoint', 0, openat2.value], [2, 'breakpoint', 0, openat2.value]]);
+  assert.ok(hits[0].instructions < hits[1].instructions, 'in the order they happened');
+  assert.match(hits[0].probe, /^do_sys_openat2/);
+  // go to the first from the timeline: the first stop again, as it was
+  const gone = dc.waitForEvent('stopped');
+  await dc.customRequest(HitRequest.goToHit, { seq: hits[0].seq });
+  const s5 = await within(gone, 'go to hit 1', 300_000) as DebugProtocol.StoppedEvent;
+  assert.equal(s5.body.reason, 'goto');
+  assert.match(s5.body.description ?? '', /^Hit 1: Breakpoint at do_sys_openat2/);
+  assert.deepEqual(general(await registers()), general(regs1));
+  assert.deepEqual([...(await locals()).entries()], [...locals1.entries()]);
+  // and forward from there to the second, still two records
+  const again3 = dc.waitForEvent('stopped');
+  await dc.continueRequest({ threadId: 1 });
+  await within(again3, 'forward to the second hit from the first', 300_000);
+  assert.deepEqual(general(await registers()), general(regs2));
+  assert.equal((((await dc.customRequest(HitRequest.timeline)).body as ProbeTimelineBody).hits as HitInfo[]).length, 2);
   // each move says where the machine is and what it cost (the figures the bench reports)
   const lines = con.split('\n').filter(l => l.includes('kprobe: time travel: now at'));
-  assert.equal(lines.length, 2, con);
+  assert.equal(lines.length, 3, con);
   for (const l of lines) t.diagnostic(l);
 });
