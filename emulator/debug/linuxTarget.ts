@@ -48,10 +48,10 @@ import { GuestKernel } from '../system/guest/guestKernel';
 import { LinuxProbeView } from './linuxProbeRows';
 import { LinuxAgentProbes, type AgentStop } from './linuxAgentProbes';
 import type { HitLog } from '../trace/hitLog';
-import { LinuxHits, type BreakHitPlace } from './linuxHits';
+import { LinuxHits } from './linuxHits';
 import type { ProbeStateBody } from './rows';
 import { PcTimeTravel } from '../timetravel/pcTimeTravel';
-import { linuxGoToHit, linuxReverseContinue, linuxStepBack, linuxTravelLine } from './linuxTimeTravel';
+import { LinuxTravelMoves } from './linuxTimeTravel';
 import type { LinuxModuleDebug } from './linuxModuleDebug';
 import { LinuxModuleLoads } from './linuxModuleLoad';
 
@@ -413,31 +413,23 @@ export class LinuxTarget {
   /** the machine is dropped (terminate / disconnect) */
   dispose(): void { this.running = false; this.ended = true; }
 
-  // ---- time travel: emulator/debug/linuxTimeTravel.ts
+  // ---- time travel: emulator/debug/linuxTimeTravel.ts (LinuxTravelMoves)
   /** CPU `cpu` one instruction back (the others as they were then); undefined, or why not. The stop follows. */
-  stepBack(cpu: number): string | undefined {
-    if (this.running || this.ended) return 'the machine is running';
-    const t0 = performance.now();
-    const r = linuxStepBack(this.travel, cpu);
-    if (typeof r === 'string') return r;
-    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
-    this.probeCtx = null;
-    setImmediate(() => this.report({ reason: 'step', cpu, description: r.description }));
-    return undefined;
-  }
-
-  /** back to the previous stop of a breakpoint, function, instruction or data breakpoint set now, else the oldest point kept; the stop follows */
-  reverseContinue(): string | undefined {
-    if (this.running || this.ended) return 'the machine is running';
-    const t0 = performance.now();
-    const r = linuxReverseContinue(this.travel, b => (b.pc === this.agentStopAddr && !this.breaks.has(b.pc) ? this.agentProbes?.pendingStop(b.cpu) !== undefined : this.breaks.has(b.pc)));
-    if (typeof r === 'string') return r;
-    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
-    this.probeCtx = null;
-    if (r === null) { setImmediate(() => this.report({ reason: 'step', cpu: 0, description: 'Reverse continue: no earlier breakpoint stop; the oldest point recorded' })); return undefined; }
-    setImmediate(() => this.handleStop({ kind: 'debugBreak', detail: r.detail, cpu: r.cpu }));
-    return undefined;
-  }
+  stepBack(cpu: number): string | undefined { return this.moves.stepBack(cpu); }
+  /** back to the previous stop of a breakpoint, function, instruction or data breakpoint set now, or a stopping agent hit, else the oldest point kept; the stop follows */
+  reverseContinue(): string | undefined { return this.moves.reverseContinue(); }
+  /** the timeline's hit `seq` (an agent hit, or an emulator breakpoint's stop): the machine there, the hit's stop shown; undefined, or why not. The stop follows. */
+  goToHit(seq: number): string | undefined { return this.moves.goToHit(seq); }
+  private readonly moves = new LinuxTravelMoves({
+    travel: () => this.travel, hits: this.hits,
+    agent: () => this.agentProbes,
+    busy: () => this.running || this.ended,
+    stopsAt: b => (b.pc === this.agentStopAddr && !this.breaks.has(b.pc) ? this.agentProbes?.pendingStop(b.cpu) !== undefined : this.breaks.has(b.pc)),
+    moved: line => { this.run.machine.log(line); this.probeCtx = null; },
+    report: s => this.report(s),
+    reportBreak: (cpu, detail) => this.handleStop({ kind: 'debugBreak', detail, cpu }),
+    reportAgentHit: (cpu, seq, stop) => this.agentStop(cpu, 'goto', seq, stop),
+  });
 
   /** an emulator breakpoint's or data breakpoint's stop, into the hit log (once: not when met again after going back), then reported */
   private breakHit(cpu: number, kind: 'breakpoint' | 'watchpoint', stop: LinuxStop): void {
@@ -454,38 +446,6 @@ export class LinuxTarget {
     this.report(stop);
   }
 
-  private gotoAtBreakpoint = false;
-  /** go to an emulator breakpoint's hit: the machine as it stopped there (the CPU at the breakpoint, or just past the watched access) */
-  private goToBreakHit(seq: number, at: BreakHitPlace): string | undefined {
-    if (at.g > this.travel.frontier) return `hit ${seq} is not in the recorded run yet`;
-    const t0 = performance.now();
-    const r = this.travel.seek({ kind: 'retired', cpu: at.cpu, instret: at.instret });
-    if (!r.ok) return `go to hit ${seq}: ${r.why}`;
-    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
-    this.probeCtx = null;
-    // shown as the stop was: the CPU at a breakpoint's instruction (not past a data breakpoint's access)
-    this.gotoAtBreakpoint = !at.description.startsWith('Data breakpoint');
-    setImmediate(() => this.report({ reason: 'goto', cpu: at.cpu, description: `Hit ${seq}: ${at.description}` }));
-    return undefined;
-  }
-
-  /** the timeline's hit `seq` of the guest agent's log: the machine just after the hit, its probed context shown; undefined, or why not. The stop follows. */
-  goToHit(seq: number): string | undefined {
-    if (this.running || this.ended) return 'the machine is running; pause it first';
-    const at = this.hits.breakPlace(seq);
-    if (at) return this.goToBreakHit(seq, at);
-    if (!this.agentProbes) return `hit ${seq} is not in the hit log kept`;
-    const place = this.agentProbes.place(seq);
-    const t0 = performance.now();
-    const why = linuxGoToHit(this.travel, seq, place);
-    if (why !== undefined) return why;
-    this.run.machine.log(linuxTravelLine(this.travel, performance.now() - t0));
-    // the stop shown is the hit's: its pending stop at agent_stop_point is taken
-    this.agentProbes.stopAt(place!.cpu);
-    this.probeCtx = null;
-    setImmediate(() => this.agentStop(place!.cpu, 'goto', seq, place!.stop));
-    return undefined;
-  }
   // ---- end of time travel
 
   /** called between two run chunks while the machine runs (a front end's throttled refresh) */
@@ -581,7 +541,7 @@ export class LinuxTarget {
   /** the call stack as shown: the ORC frames with the calls inlined at each pc first (gdb's inline frames) */
   shownFrames(cpu: number): LinuxShownFrame[] {
     const r = this.lastStop?.reason;
-    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint' || (r === 'goto' && (this.probeCtx?.cpu === cpu || this.gotoAtBreakpoint)));
+    return shownFrames(this, this.frames(cpu), r === 'breakpoint' || r === 'instruction breakpoint' || (r === 'goto' && (this.probeCtx?.cpu === cpu || this.moves.atBreakpoint)));
   }
 
   /** the parameters and locals of shown frame `k` (an inlined call's own) */
