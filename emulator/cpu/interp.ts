@@ -380,8 +380,9 @@ export abstract class InterpCpu<C, I extends RunnableInsn<C>> {
             continue;
           }
         }
-        // after an instruction the translator refused (a system instruction ends its block there), the next one is an arrival: the code after it gets translated too
-        expect = insn.hot < 0 ? NaN : insn.next;
+        // after an instruction the translator refused (a system instruction ends its block there), the next one is an arrival: the code after it gets translated too;
+        // so is falling into the next page (a block ends at its page's end: straight-line code across pages gets hot in both at once)
+        expect = insn.hot < 0 || insn.next - base >= 4096 ? NaN : insn.next;
         if (hw.execArmed) {
           if (this.resumeFlag) this.resumeFlag = false;
           else {

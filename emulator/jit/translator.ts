@@ -4,7 +4,9 @@
  *
  * Tiering: the interpreter's run loop counts arrivals at an instruction by
  * a jump (the first instruction of a run, a taken branch, an exit from
- * translated code); at hotArrivals (JIT_HOT_ARRIVALS; a fixed number: the same run
+ * translated code) or by falling into the next page (a block ends at its
+ * page's end, so straight-line code across pages gets hot in both pages
+ * together); at hotArrivals (JIT_HOT_ARRIVALS; a fixed number: the same run
  * translates at the same point every time) the translator builds the
  * block there and re-translates that guest page's module with every block
  * of the page found hot so far (many blocks per module, chained inside it),

@@ -93,6 +93,26 @@ describe('translator: code patched under translated code', () => {
     assert.equal(state(a), state(b));
   });
 
+  test('a loop whose body falls from one page into the next: the second page is translated at the same arrival as the first', () => {
+    // L (6 bytes before page 1): inc rax; inc rax | page 1: inc rbx; dec rcx; jnz L
+    const code = new Uint8Array(0x1010);
+    const L = 0x1000 - 6;
+    code.set(hexBytes('48ffc0 48ffc0'), L);
+    code.set(hexBytes(`48ffc3 48ffc9 75${((L - (0x1000 + 8)) & 0xff).toString(16).padStart(2, '0')}`), 0x1000);
+    const a = withJit(code, true), b = withJit(code, false);
+    for (const cpu of [a, b]) { cpu.setPc(BigInt(CODE + L)); setReg(cpu, 'rcx', 1000000n); }
+    const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
+    // a few iterations more than the arrivals that translate L: the fall into page 1 counted at each of them
+    const warm = 5 * (JIT_HOT_ARRIVALS_LOCKSTEP + 4);
+    assert.deepEqual(a.run(warm), b.run(warm));
+    assert.equal(state(a), state(b));
+    // from here every instruction of the loop runs translated: none is left to the interpreter
+    const before = t.stats.translatedInsns;
+    assert.deepEqual(a.run(500), b.run(500));
+    assert.equal(state(a), state(b));
+    assert.equal(t.stats.translatedInsns - before, 500, 'instructions of the next 100 iterations that ran translated');
+  });
+
   test('a quantum too small for any block translates nothing and counts as the interpreter', () => {
     const a = withJit('48ffc0 48ffc3 ebf8', true), b = withJit('48ffc0 48ffc3 ebf8', false);
     const t = jitOn() as NonNullable<ReturnType<typeof jitOn>>;
