@@ -10,7 +10,8 @@
  *      per-CPU current_task), every member readable (`current->mm->...`);
  *   3. the globals and statics of the frame's program: a launch module's
  *      DWARF when the frame is in one, then the vmlinux's, found by name
- *      through the DWARF name index (never enumerated); a per-CPU variable
+ *      through the DWARF name index (never enumerated; a vmlinux's
+ *      enumerators are not looked for: that would read every unit); a per-CPU variable
  *      (its DW_OP_addr an offset in .data..percpu) is this CPU's copy;
  *   4. the handler language's own names (`jiffies`, `regs->di` for the
  *      frame's registers, `symbol("name")`...).
@@ -20,6 +21,9 @@
  */
 import { archByName } from '../arch/registry';
 import type { DwarfOrigin } from '../elf/dwarf/ctype';
+import { debugInfoOf } from '../elf/dwarf/info';
+import { nameIndex } from '../elf/dwarf/nameIndex';
+import { namesAt } from '../elf/dwarf/scopes';
 import type { ElfImage } from '../elf/types';
 import { evaluateExpression, formatValue, type CompileOptions, type ProgramName } from '../handlers';
 import { ptrTo, type CType } from '../handlers/ctypes';
@@ -98,10 +102,13 @@ export function linuxEvaluate(t: LinuxTarget, cpu: number, k: number, expr: stri
   });
 
   // 1. the frame's parameters and locals (programNamesAt also answers globals: only its scoped names are taken here)
+  // (asked only for the names in scope: another name would be looked for among every unit's enumerators)
   let scoped: ((n: string) => ProgramName | undefined) | undefined;
   try {
-    const names = programNamesAt(image, arch, pc, { inlineDepth: s?.inlineDepth, skipInlineEntry: s?.skipInlineEntry });
-    scoped = names ? (n => { const v = names(n); return v?.scoped ? v : undefined; }) : undefined;
+    const at = { inlineDepth: s?.inlineDepth, skipInlineEntry: s?.skipInlineEntry };
+    const inScope = new Set(namesAt(image, pc, at)?.names.keys() ?? []);
+    const names = programNamesAt(image, arch, pc, at);
+    scoped = names ? (n => (inScope.has(n) ? names(n) : undefined)) : undefined;
   } catch { scoped = undefined; }
   // 2. current: the task on this CPU
   const types = firstOf<['struct' | 'union' | 'enum' | 'typedef', string], CType>([programTypes(image), image === vm ? undefined : programTypes(vm)]);
@@ -116,8 +123,10 @@ export function linuxEvaluate(t: LinuxTarget, cpu: number, k: number, expr: stri
   // 3. globals: the frame's program's, then the vmlinux's; per-CPU ones at this CPU's copy
   const size = perCpuSize(vm);
   const vmGlobals = programGlobals(vm, image === vm ? pc : undefined);
+  // only a name the vmlinux's name index holds as a variable (not found, programGlobals would walk every unit for an enumerator)
+  const vmVariables = nameIndex(debugInfoOf(vm)).variables;
   const perCpu = (n: string): ProgramName | undefined => {
-    const g = vmGlobals(n);
+    const g = vmVariables.has(n) ? vmGlobals(n) : undefined;
     if (!g || 'unavailable' in g || size === undefined) return g;
     const place = g.place;
     return {

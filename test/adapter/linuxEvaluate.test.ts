@@ -105,7 +105,8 @@ test('Debian\'s kernel: C expressions over the guest\'s page tables in the frame
   assert.equal(itm.get('pid'), '0');
   assert.equal(BigInt((await ev('&init_task')).result.split(' ')[0]), sym('init_task'));
   // per-CPU variables: this CPU's copy
-  assert.equal((await ev('cpu_number')).result, '0x0 (0)');
+  assert.equal((await ev('cpu_number')).result, '0', 'a bare per-CPU variable as the Per-CPU scope shows it');
+  assert.equal(dec((await ev('cpu_number + 5')).result), 5n);
   assert.equal(dec((await ev('current_task == current')).result), 1n);
   assert.equal(dec((await ev('current_task->pid')).result), pid);
   // arithmetic, casts to DWARF types, sizeof
@@ -113,13 +114,16 @@ test('Debian\'s kernel: C expressions over the guest\'s page tables in the frame
   assert.equal(dec((await ev('((struct task_struct *)&init_task)->pid + 7')).result), 7n);
   assert.ok(dec((await ev('sizeof(struct task_struct)')).result) > 1000n);
   assert.equal(dec((await ev('sizeof(init_task) == sizeof(struct task_struct)')).result), 1n);
-  assert.equal((await ev('(unsigned char)0x1ff')).result, '0xff (255)');
+  assert.equal((await ev('(unsigned char)0x1ff')).result, "255 '\\377'", 'a char as gdb prints it');
+  assert.equal((await ev('(u16)0x1ffff')).result, '0xffff (65535)', 'a DWARF typedef as a cast');
   // a bare function name: its address, as before
   assert.equal(BigInt((await ev('vfs_open')).result), sym('vfs_open'));
   // bad input: what is not known, where
   assert.match(await evErr('no_such_name_xyz'), /'no_such_name_xyz' is not declared/);
   assert.match(await evErr('no_such_name_xyz'), /do_sys_openat2/);
-  assert.match(await evErr('jiffies.foo'), /foo/);
-  assert.match(await evErr('init_task.no_such_member'), /no_such_member/);
-  assert.match(await evErr('*(int *)0'), /not mapped/);
+  assert.match(await evErr('jiffies.foo'), /'\.foo' needs a struct or union, not 'unsigned long'/);
+  assert.match(await evErr('init_task.no_such_member'), /struct task_struct has no member 'no_such_member'/);
+  assert.match(await evErr('*(int *)0'), /NULL pointer dereference: read of 4 byte\(s\) at 0x0/);
+  // the guard hole below the direct map: no page table maps it
+  assert.match(await evErr('*(long *)0xffff800000000000'), /0xffff800000000000 is not mapped in CPU 0's page tables/);
 });
