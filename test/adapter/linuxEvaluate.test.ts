@@ -96,6 +96,19 @@ test('Debian\'s kernel: C expressions over the guest\'s page tables in the frame
   assert.equal(fn.result.split(' ')[0], lv.get('filename')!.split(' ')[0], 'the same pointer as the Locals scope');
   assert.equal((await ev('*filename')).result, "47 '/'");
   assert.equal((await ev('filename[1]')).result, "112 'p'");
+  // the inlined caller do_sys_open's own names (its registers recovered from the call frame information; its
+  // `filename` was in a register the callee reused: optimized out there): its `how` is the struct do_sys_openat2's
+  // `how` points to
+  const frames = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  const open = frames.find(f => /^do_sys_open\b/.test(f.name) && f.name !== frame.name);
+  assert.ok(open, `an inlined do_sys_open frame: ${frames.map(f => f.name).join(' <- ')}`);
+  const inOpen = (e: string): Promise<DebugProtocol.EvaluateResponse['body']> => h.evaluate(e, open.id, 'watch');
+  assert.match(await h.evaluateError('*filename', open.id), /'filename' .*optimized out|filename/);
+  assert.equal((await inOpen('how.flags')).result, (await ev('how->flags')).result);
+  assert.equal(BigInt((await inOpen('&how')).result.split(' ')[0]), BigInt((await ev('how')).result.split(' ')[0]));
+  const howStruct = await inOpen('*&how');
+  assert.equal(howStruct.type, 'struct open_how');
+  assert.ok(howStruct.variablesReference > 0, 'a struct local expands');
   // a vmlinux global struct: init_task (pid 0, "swapper/0"), expandable; &var is its symbol's address
   assert.equal((await ev('init_task.pid')).result, '0x0 (0)');
   assert.equal((await ev('init_task.comm')).result, '"swapper/0"');
