@@ -416,9 +416,18 @@ export class LinuxSession {
       if (!row) return fail('evaluateNoRegister', `no register ${reg[1]}`);
       return ok({ result: row.value, variablesReference: 0 });
     }
+    // ---- C expressions over the guest's page tables (emulator/debug/linuxEvaluate.ts)
+    const c = this.t.vmlinux ? this.t.evaluate(cpu, typeof args.frameId === 'number' ? (args.frameId - 1) % FRAME_IDS_PER_CPU : 0, expr) : undefined;
+    if (c?.ok) {
+      const d = c.body.expand ? this.dapVariable(cpu, { name: expr, value: c.body.result, type: c.body.type, kind: 'local', expand: c.body.expand }) : undefined;
+      return ok({ result: c.body.result, type: c.body.type, variablesReference: d?.variablesReference ?? 0, memoryReference: c.body.memoryReference });
+    }
+    // a vmlinux symbol without a DWARF variable (a function): its address
     const a = this.t.functionAddress(expr.trim());
     if (typeof a === 'bigint') return ok({ result: formatAddress(a), variablesReference: 0, memoryReference: formatAddress(a) });
-    return fail('evaluate', `${expr}: ${a} (the Linux machine evaluates $register, a vmlinux symbol, or ${INPUT_PREFIX}TEXT to type into the console)`);
+    if (c) return fail('evaluate', c.message);
+    // ---- end of C expressions
+    return fail('evaluate', `${expr}: ${a} (without a vmlinux the Linux machine evaluates $register, or ${INPUT_PREFIX}TEXT to type into the console)`);
   }
 
   /**

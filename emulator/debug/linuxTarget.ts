@@ -18,6 +18,7 @@
  * inspectable; a continue from there lets the guest do what it asked
  * (panic=-1 resets), which ends the session.
  */
+import { linuxEvaluate, type LinuxEvalAnswer } from './linuxEvaluate';
 import { loadElf } from '../elf';
 import type { ElfImage } from '../elf/types';
 import { BootError } from '../system/boot/setupHeader';
@@ -606,4 +607,8 @@ export class LinuxTarget {
 
   /** the members of a struct / array / pointed-to struct shown in a frame's variables */
   children(cpu: number, x: Expandable): FrameVariable[] { return childrenOf(x, this.memReader(cpu)); }
+  // ---- C expressions (linuxEvaluate.ts)
+  /** a C expression in shown frame `k` of a stopped CPU: its value as the Debug Console shows it, or why not */
+  evaluate(cpu: number, k: number, expr: string): LinuxEvalAnswer { return linuxEvaluate(this, cpu, k, expr); }
+  // ---- end of C expressions
 }
