@@ -7,7 +7,11 @@
  *   output       = the guest's console (category stdout), as it is printed
  *   evaluate     = in the Debug Console, `>TEXT` types TEXT and a newline
  *                  into the guest's UART (`>` alone: a bare newline);
- *                  `$reg` reads a register, a vmlinux symbol its address
+ *                  `$reg` reads a register; C expressions over the stopped
+ *                  CPU's page tables in the frame asked for (frame names,
+ *                  current, vmlinux and module globals, per-CPU copies,
+ *                  casts, sizeof: emulator/debug/linuxEvaluate.ts); a bare
+ *                  function name gives its address
  *   threads      = CPUs ("CPU 0: sh [61]": current->comm and pid with a vmlinux)
  *   stackTrace   = Linux's frames through the vmlinux's ORC tables
  *   scopes       = Locals (the frame's parameters and locals: the vmlinux's DWARF, values through the
