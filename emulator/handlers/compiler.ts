@@ -20,6 +20,10 @@ export const DEFAULT_STEP_BUDGET = 100000;
 
 /** Statement completion codes. */
 const NORMAL = 0, BREAK = 1, CONTINUE = 2, RETURN = 3;
+
+/** the literal pool and statics of every handler that has none (shared: never written) */
+const NO_LITERALS = new StringPool(LITERAL_POOL_BASE);
+const NO_STATICS: bigint[] = Object.freeze([]) as unknown as bigint[];
 type Exec = (f: Frame) => number;
 
 const RESERVED = new Set(['jiffies', 'NULL', 'true', 'false']);
@@ -220,8 +224,10 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
   if (diagnostics.some(d => d.severity === 'error')) return { diagnostics, used, regWrites };
   const budget = opts.stepBudget ?? DEFAULT_STEP_BUDGET;
   const nslots = c.nslots;
-  const lits = c.lits;
-  const statics = c.statics.slice();
+  // a handler without literals or statics keeps no pool or array of its own (10,000 probes keep 10,000 handlers):
+  // nothing interns into a compiled handler's pool at run time, and no code touches statics it did not declare
+  const lits = c.lits.empty ? NO_LITERALS : c.lits;
+  const statics = c.statics.length === 0 ? NO_STATICS : c.statics.slice();
   const isCond = kind === 'condition';
   const handler: CompiledHandler = {
     kind,

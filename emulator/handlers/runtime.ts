@@ -44,6 +44,9 @@ export class StringPool {
     return addr;
   }
 
+  /** No string was interned (a handler without string literals). */
+  get empty(): boolean { return this.entries === undefined; }
+
   /** Whether addr falls in this pool's address range (even between strings). */
   owns(addr: bigint): boolean { return addr >= this.base && addr < this.base + 0x100000000n; }
 

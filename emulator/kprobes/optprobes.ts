@@ -139,12 +139,12 @@ export class Optimizer {
     const entry = op.nativeEntry;
     const ne: NativeEntry | null = entry === undefined ? null
       : { addr, at: mustVAddr(addr), ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
-    const isOurs = (a: bigint): boolean => a === op.callback || (entry !== undefined && a === entry);
     // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
     const callbackV = mustVAddr(op.callback), entryV = ne === null ? NaN : mustVAddr(entry as bigint);
     e.code.attach(op.insn, {
       breakpoint: (cpu, regs, kcb, _a, _code, at) => (at === callbackV || at === entryV) && this.callback.optimizedCallback(cpu, regs, kcb, addr, at === entryV ? ne : null),
-      site: a => (isOurs(a) ? 'optprobeCallback' : 'none'),
+      // no helper closure of its own: every probe's detour keeps these closures for the whole run
+      site: a => (a === op.callback || (entry !== undefined && a === entry) ? 'optprobeCallback' : 'none'),
       symbolize: (a, code) => `${code.symbol}[${probeName(e.kernel, addr)}]${offsetFrom(a, code.start)}`,
       nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: { kind: 'optprobe', ip: ne.ip } },
     });

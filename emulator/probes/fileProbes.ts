@@ -19,7 +19,7 @@
  */
 import type { CompiledHandler, HandlerFault, HandlerKind, ProbeSpec } from '../handlers';
 import type { KernelApi } from '../kernel/types';
-import type { Kprobe, KprobeFaultHandler, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
+import type { Kprobe, KprobeFaultHandler, KprobePostHandler, KprobePreHandler, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import { EnvInput, ProbeHandlerEnv } from './env';
 import { DEFAULT_HANDLER_FAULTS, FaultGate, HandlerFaultPolicy, asInt, oopsForHandlerFault, runInProbe, trapnrForFault } from './invoke';
 import { EngineProbeKind, SiteRegistration, newKprobe, setSiteEnabled } from './register';
@@ -49,7 +49,8 @@ export function fileProbeLabel(fileName: string, spec: ProbeSpec): string {
 /** Build the (not yet registered) engine objects of a probe-file probe, one per site. */
 export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, fileName: string, sites: ProbeSite[]): SiteRegistration[] {
   const probe = new FileProbeRuntime(ctx, spec, fileName);
-  const faultHandler: KprobeFaultHandler = (p, regs, trapnr) => probe.fault(p, regs, trapnr);
+  const kh = kprobeHandlers(probe, spec.kind === 'kprobe' ? spec.handlers.pre : undefined, spec.kind === 'kprobe' ? spec.handlers.post : undefined);
+  const faultHandler = kh.fault;
   const def = spec.event?.def;
   if (def) return buildEventSites(ctx, spec, def, sites, faultHandler);
   const h = spec.handlers;
@@ -60,12 +61,10 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
     const kind = spec.kind as EngineProbeKind; // uprobes go through userProbes.ts
     const reg: SiteRegistration = { site, kind, kp, registered: false, errno: 0 };
     switch (spec.kind) {
-      case 'kprobe': {
-        const pre = h.pre, post = h.post;
-        if (pre) kp.pre_handler = (p, regs) => (asInt(probe.run(pre, { kp: p, regs, beforeInsn: true })) !== 0 ? 1 : 0);
-        if (post) kp.post_handler = (p, regs, flags) => { probe.run(post, { kp: p, regs, postFlags: BigInt(flags) }); };
+      case 'kprobe':
+        if (kh.pre) kp.pre_handler = kh.pre;
+        if (kh.post) kp.post_handler = kh.post;
         break;
-      }
       case 'kretprobe': {
         const entry = h.entry, ret = h.return;
         reg.rp = {
@@ -87,6 +86,20 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
   });
   probe.regs = regs;
   return regs;
+}
+
+/**
+ * A probe's fault_handler and a kprobe's pre/post handlers. Made here, the
+ * closures share one small context (the runtime and the two handlers) that
+ * is all a probe keeps of them for the whole run, rather than the contexts
+ * of buildFileProbeSites and of each site it maps.
+ */
+function kprobeHandlers(probe: FileProbeRuntime, pre: CompiledHandler | undefined, post: CompiledHandler | undefined): { fault: KprobeFaultHandler; pre?: KprobePreHandler; post?: KprobePostHandler } {
+  return {
+    fault: (p, regs, trapnr) => probe.fault(p, regs, trapnr),
+    pre: pre ? (p, regs) => (asInt(probe.run(pre, { kp: p, regs, beforeInsn: true })) !== 0 ? 1 : 0) : undefined,
+    post: post ? (p, regs, flags) => { probe.run(post, { kp: p, regs, postFlags: BigInt(flags) }); } : undefined,
+  };
 }
 
 /**

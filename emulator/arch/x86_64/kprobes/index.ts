@@ -87,6 +87,17 @@ function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedI
   return 'slot';
 }
 
+/**
+ * The saved opcode of a probe: the byte int3 covers. One shared array per
+ * byte value (nothing writes a saved opcode: arming and disarming only read
+ * it), so 10,000 probes keep no array and buffer of their own for it.
+ */
+const SAVED_OPCODES: (Uint8Array | undefined)[] = [];
+function savedOpcode(orig: Uint8Array, n: number): Uint8Array {
+  if (n !== 1) return orig.slice(0, n);
+  return (SAVED_OPCODES[orig[0]] ??= orig.slice(0, 1));
+}
+
 function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   const addr = p.addr as bigint;
   const orig = readUpTo(ctx, addr, MAX_INSN_SIZE);
@@ -110,7 +121,7 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   const code = new Uint8Array(X86_SLOT_SIZE).fill(0xcc);
   code.set(copy);
   ctx.slots.write(slot, code);
-  p.opcode = orig.slice(0, ctx.arch.breakpointInsn.length);
+  p.opcode = savedOpcode(orig, ctx.arch.breakpointInsn.length);
   const l = x86?.layout;
   const arch: X86InsnInfo = {
     flow: insn ? insn.flow : 'unknown',
