@@ -13,18 +13,7 @@ import { readFileSync } from 'node:fs';
 import { Lexer, Token, tokenize } from '../../emulator/handlers/lexer';
 import { parseProbeFile } from '../../emulator/handlers';
 import { repoPath } from '../util/paths';
-
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as prng } from '../util/prng';
 
 const rand = prng(0x73747265);
 const int = (n: number): number => Math.floor(rand() * n);

@@ -30,6 +30,7 @@ import { repoPath } from '../util/paths';
 import { firstDifference, stateLines } from './machineState';
 import { probesOf } from '../../emulator/probes/attach';
 import { timeTravelOf } from '../../emulator/timetravel/recorder';
+import { mulberry32 } from '../util/prng';
 
 const ARCHES = ['x86_64', 'aarch64', 'riscv64'] as const;
 const SEEDS = process.env.KPROBE_TT_SEED ? [Number(process.env.KPROBE_TT_SEED)] : [1, 2, 7];
@@ -125,17 +126,6 @@ type Entry = (
 interface Point { g: number; hits: number; retired: number[] }
 
 function pointOf(m: Machine): Point { return { g: m.totalInstructions, hits: m.kernel.hitSeq, retired: m.retired.slice() }; }
-
-function mulberry32(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function boot(arch: string): Machine {
   return bootForDebug({ program: repoPath('examples', 'kernel', 'build', `kernel-${arch}.elf`), cpus: 2, record: true });
