@@ -15,9 +15,10 @@
  * quiescent point Linux needs), as on the sample kernel's deferred work.
  */
 import type { ElfImage } from '../elf/types';
-import type { HandlerEnv, HandlerProbeInfo, ProbeControlOp, SymbolizedAddress } from '../handlers';
+import type { HandlerEnv, HandlerProbeInfo, ProbeControlOp } from '../handlers';
 import type { GuestPages } from './linuxPages';
 import { orcFrames } from './linuxOrc';
+import { GuestMemoryEnv } from './linuxGuestEnv';
 
 /** what the environment needs of the machine at a hit */
 export interface AgentEnvContext {
@@ -39,42 +40,21 @@ export interface AgentEnvContext {
 
 const SIZES = [1, 2, 4, 8] as const;
 
-export class AgentHandlerEnv implements HandlerEnv {
-  readonly current: { pid: number; comm: string; mm: bigint };
+export class AgentHandlerEnv extends GuestMemoryEnv implements HandlerEnv {
   readonly probe: HandlerProbeInfo;
   /** registers the snippet changed, written back to pt_regs at once */
   readonly written = new Set<string>();
 
   constructor(private readonly c: AgentEnvContext) {
-    this.current = { pid: c.task?.pid ?? 0, comm: c.task?.comm ?? '', mm: 0n };
+    super(c.vmlinux, c.pages, c.cpu, c.task, 'the guest\'s page tables', (a, d) => c.pages.write(a, d));
     const kp = c.probe.kprobe;
     const u = (m: string, size: 4 | 8): bigint => { try { return this.readMem(kp + c.kprobeOffset(m), size); } catch { return 0n; } };
     this.probe = { addr: c.probe.addr, symbol_name: c.probe.symbol, offset: c.probe.offset, nmissed: u('nmissed', 8), flags: u('flags', 4) };
   }
 
-  readMem(addr: bigint, size: 1 | 2 | 4 | 8): bigint {
-    const b = this.c.pages.read(addr, size);
-    if (b.length !== size) throw new Error(`0x${BigInt.asUintN(64, addr).toString(16)} is not mapped in the guest's page tables`);
-    let v = 0n;
-    for (let i = size - 1; i >= 0; i--) v = (v << 8n) | BigInt(b[i]);
-    return v;
-  }
-
-  writeMem(addr: bigint, size: 1 | 2 | 4 | 8, value: bigint): void {
+  override writeMem(addr: bigint, size: 1 | 2 | 4 | 8, value: bigint): void {
     if (!SIZES.includes(size)) throw new Error(`a write of ${size} bytes`);
-    const b = new Uint8Array(size);
-    for (let i = 0; i < size; i++) b[i] = Number((value >> BigInt(8 * i)) & 0xffn);
-    if (!this.c.pages.write(addr, b)) throw new Error(`0x${BigInt.asUintN(64, addr).toString(16)} is not mapped RAM in the guest's page tables`);
-  }
-
-  readCString(addr: bigint, max: number): string {
-    let out = '';
-    for (let i = 0; i < max; i++) {
-      const ch = Number(this.readMem(addr + BigInt(i), 1));
-      if (ch === 0) break;
-      out += String.fromCharCode(ch);
-    }
-    return out;
+    super.writeMem(addr, size, value);
   }
 
   private regAddr(name: string): bigint {
@@ -101,20 +81,11 @@ export class AgentHandlerEnv implements HandlerEnv {
   }
 
   ktimeGet(): bigint { return this.c.nowNs(); }
-  smpProcessorId(): number { return this.c.cpu; }
 
   jiffies(): bigint {
-    const s = this.c.vmlinux.symbols.lookup('jiffies_64') ?? this.c.vmlinux.symbols.lookup('jiffies');
-    if (!s) return 0n;
-    try { return this.readMem(s.value, 8); } catch { return 0n; }
-  }
-
-  symbol(name: string): bigint | undefined { return this.c.vmlinux.symbols.lookup(name)?.value; }
-  regsReturnValue(): bigint { return this.getReg('ax'); }
-
-  addrToSymbol(addr: bigint): SymbolizedAddress | undefined {
-    const r = this.c.vmlinux.symbols.resolve(addr);
-    return r ? { name: r.sym.name, offset: r.offset, size: r.sym.size } : undefined;
+    const at = this.jiffiesAddr();
+    if (at === undefined) return 0n;
+    try { return this.readMem(at, 8); } catch { return 0n; }
   }
 
   probeControl(op: ProbeControlOp): number { return this.c.control?.(op) ?? -95; }
