@@ -80,6 +80,14 @@ export interface CallbackFrame {
  * Register state saved natively by a native entry (opaque to the core;
  * the arch keeps what its restore needs).
  */
+/** What a fused native hit runs between the save and the restore (OptprobesArchHooks.nativeHit) */
+export interface NativeHitBody {
+  /** the handlers; false: nothing to resume (a kretprobe's walk ended with an oops): no restore */
+  run(): boolean;
+  /** a kretprobe's: where the trampoline's `ret` goes (run sets it), a bigint when not canonical */
+  returnTo: VAddr | bigint;
+}
+
 export interface NativeCallbackFrame {
   readonly kind: CallbackKind;
   /** translated code had written the save before the entry (the block translator's route for a native entry: InterpCpu.nativeEntryAt) */
@@ -137,6 +145,14 @@ export interface OptprobesArchHooks {
    * a VAddr on the hot path, a bigint when it is not canonical).
    */
   leaveNative?(ctx: KprobesArchContext, regs: PtRegs, frame: NativeCallbackFrame, returnTo?: VAddr | bigint): void;
+  /**
+   * A native entry whose save translated code wrote (an optprobe detour
+   * buffer's, the kretprobe booster trampoline's), in one piece:
+   * enterNative, body.run() (the handlers; false: nothing to resume),
+   * leaveNative (a kretprobe's to body.returnTo). false, with nothing
+   * changed, when it cannot be done so (enterNative then decides).
+   */
+  nativeHit?(regs: PtRegs, kind: 'optprobe' | 'kretprobe', ip: VAddr, body: NativeHitBody): boolean;
   /** the code each native entry stands for (the cost model charges its instructions per native run) */
   readonly nativeTemplates?: Readonly<Record<CallbackKind, Uint8Array>>;
   /**

@@ -66,7 +66,7 @@ export class KprobesEngine implements KprobesShared {
   readonly stats: KprobeStats = {
     int3Hits: 0, singleSteps: 0, boostedHits: 0, detourHits: 0, optCallbacks: 0, kretTrampolineTraps: 0, kretBoostCallbacks: 0,
     nativeOptFrames: 0, presavedOptFrames: 0, presavedKretFrames: 0, nativeKretFrames: 0, inlineOptEntries: 0, inlineKretEntries: 0,
-    ftraceHits: 0, nativeFtraceFrames: 0, inlineFtraceEntries: 0,
+    ftraceHits: 0, nativeFtraceFrames: 0, inlineFtraceEntries: 0, fusedNativeHits: 0,
   };
   /** kprobe_table and its companions (probeTable.ts) */
   private readonly t = new ProbeTable();

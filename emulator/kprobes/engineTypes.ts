@@ -47,6 +47,8 @@ export interface KprobeStats {
   inlineOptEntries: number;
   /** native entries of the kretprobe booster trampoline handled inside the CPU's int3 */
   inlineKretEntries: number;
+  /** of the inline entries from translated code, those handled in one piece (save, handlers, restore: the route's fused hit) */
+  fusedNativeHits: number;
   /** hits of ftrace-based probes' call sites (the ftrace trampoline entered) */
   ftraceHits: number;
   /** ftrace trampoline entries whose template the arch ran natively */

@@ -17,7 +17,8 @@ import { Errno } from '../kernel/abi';
 import type { Cpu } from '../arch/types';
 import type { Task } from '../kernel/types';
 import { fromVAddr, hex64, mustVAddr, VAddr } from '../memory/address';
-import { defaultKprobeOnFuncEntry } from './archHooks';
+import { defaultKprobeOnFuncEntry, type NativeHitBody } from './archHooks';
+import type { FusedNativeRoute } from './optprobes';
 import { funcEntryAddr } from './addressChecks';
 import type { KprobeHitPath } from './hitPath';
 import type { KernelData } from './kdata';
@@ -143,7 +144,7 @@ export class Kretprobes {
         site: addr => (isOurs(addr) ? 'kretprobeBoostCallback' : 'none'),
         // the handlers' ip is the trampoline's (see boostedTrampolineHit)
         nativeEntry: this.boostEntry === 0n ? undefined
-          : { addr: this.boostEntry, at: this.boostEntryV, stat: 'inlineKretEntries', route: { kind: 'kretprobe', ip: this.boostTrampolineV } },
+          : { addr: this.boostEntry, at: this.boostEntryV, stat: 'inlineKretEntries', route: this.boostRoute() },
       });
     }
   }
@@ -437,6 +438,43 @@ export class Kretprobes {
     const frame = opt.enterCallback(ctx, regs, this.boostTrampoline, 'kretprobe');
     if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
     opt.leaveCallback(ctx, regs, frame, this.origBig());
+    return true;
+  }
+
+  /** the booster trampoline's native entry route: boostedTrampolineHit(native)'s common hit in one piece (boostedNativeHit) */
+  private boostRoute(): FusedNativeRoute {
+    return { kind: 'kretprobe', ip: this.boostTrampolineV, fused: (regs, kcb) => this.boostedNativeHit(regs, kcb) };
+  }
+
+  /**
+   * boostedTrampolineHit(native) through the arch's one-piece native hit
+   * (the trap envelope checked that no debugger may stop in a return
+   * handler); false, with nothing done, when the arch cannot do it so.
+   */
+  private boostedNativeHit(regs: PtRegs, kcb: KprobeCtlblk): boolean {
+    const nativeHit = this.shared.hooks.optprobes?.nativeHit;
+    if (nativeHit === undefined) return false;
+    this.bodyRegs = regs;
+    this.bodyKcb = kcb;
+    return nativeHit(regs, 'kretprobe', this.boostTrampolineV, this.boostBody);
+  }
+
+  /** what boostedNativeHit's hit runs between the save and the restore (the arch calls it once, synchronously) */
+  private bodyRegs: PtRegs | null = null;
+  private bodyKcb: KprobeCtlblk | null = null;
+  private readonly boostBody: NativeHitBody = { run: () => this.boostedNativeBody(), returnTo: 0 };
+
+  /** the return handlers of a fused booster hit, as boostedTrampolineHit's native branch runs them */
+  private boostedNativeBody(): boolean {
+    const regs = this.bodyRegs as PtRegs, kcb = this.bodyKcb as KprobeCtlblk;
+    this.bodyRegs = null;
+    this.bodyKcb = null;
+    const stats = this.shared.stats;
+    stats.kretBoostCallbacks++;
+    stats.nativeKretFrames++;
+    stats.presavedKretFrames++;
+    if (!this.trampolineHandlerAsCurrent(regs.cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return false; // the CPU oopsed
+    this.boostBody.returnTo = this.origV === this.origV ? this.origV : this.origB;
     return true;
   }
 

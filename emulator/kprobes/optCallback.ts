@@ -5,9 +5,10 @@
  * buffer it prepares.
  */
 import type { Cpu } from '../arch/types';
+import type { VAddr } from '../memory/address';
 import type { CallbackFrame, NativeCallbackFrame } from './archHooks';
 import { HandlerOops } from './errors';
-import { KprobeCtlblk, KprobeStatus, kprobeDisabled } from './kprobe';
+import { type Kprobe, KprobeCtlblk, KprobeStatus, kprobeDisabled } from './kprobe';
 import type { HandlerOnCpuGate } from './onCpuGate';
 import type { KprobesShared } from './parts';
 import type { KprobeHitPath } from './hitPath';
@@ -96,6 +97,56 @@ export class OptimizedCallback {
       else if (!deferred) opt.leaveCallback(ctx, regs, frame as CallbackFrame);
     }
     this.gc.collectGarbage();
+    return true;
+  }
+
+  /**
+   * optimizedCallback(native) for the common hit of a translated native
+   * entry, in one piece (traps.ts optNativeHit calls it inside its trap
+   * envelope): no debugger gate (the caller checked it), nobody else being
+   * handled on this CPU, the probe there and enabled. Anything else, and a
+   * frame the arch cannot save and restore in one piece (ArchHooks
+   * nativeHit), answers false: nothing was done, and the caller takes the
+   * general path, which then sees the same state. true: handled (also when
+   * a handler oopsed the CPU).
+   */
+  nativeHit(regs: PtRegs, kcb: KprobeCtlblk, native: NativeEntry): boolean {
+    const p = this.t.table.byV.get(native.at);
+    if (p === undefined || kcb.current !== null || kprobeDisabled(p)) return false;
+    const { hooks, stats } = this.shared;
+    const nativeHit = hooks.optprobes?.nativeHit;
+    if (nativeHit === undefined) return false;
+    this.hitP = p; this.hitKcb = kcb; this.hitRegs = regs;
+    if (!nativeHit(regs, 'optprobe', native.ip, this)) return false;
+    stats.nativeOptFrames++;
+    stats.presavedOptFrames++;
+    stats.optCallbacks++;
+    this.gc.collectGarbage();
+    return true;
+  }
+
+  /** what nativeHit's hit runs between the save and the restore (the arch's nativeHit calls it once, synchronously) */
+  private hitP: Kprobe | null = null;
+  private hitKcb: KprobeCtlblk | null = null;
+  private hitRegs: PtRegs | null = null;
+
+  /** NativeHitBody: unused by an optprobe's (it resumes at the buffer's copied instructions) */
+  returnTo: VAddr | bigint = 0;
+
+  /** the handlers of nativeHit's hit: optimizedCallback's middle (the pre_handlers' return value is ignored); always restored */
+  run(): boolean {
+    const p = this.hitP as Kprobe, kcb = this.hitKcb as KprobeCtlblk, regs = this.hitRegs as PtRegs;
+    this.hitP = null; this.hitKcb = null; this.hitRegs = null;
+    kcb.current = p;
+    kcb.status = KprobeStatus.HIT_ACTIVE;
+    try {
+      this.hits.preHandlerHit(p, regs);
+    } catch (e) {
+      this.hits.resetCurrent(kcb);
+      if (e instanceof HandlerOops) return true;
+      throw e;
+    }
+    this.hits.resetCurrent(kcb);
     return true;
   }
 }

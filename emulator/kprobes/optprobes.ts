@@ -32,11 +32,14 @@
  * while the jump is written.
  */
 import type { CpuContext } from '../arch/types';
+import type { NativeEntryFrame } from '../cpu/interp';
 import type { Task } from '../kernel/types';
 import type { ArchOptimizedInsn, OptprobesArchHooks } from './archHooks';
 import type { KprobeDescriber } from './describe';
 import type { OptimizedCallback } from './optCallback';
 import type { KprobesShared } from './parts';
+import type { KprobeCtlblk } from './kprobe';
+import type { PtRegs } from './ptRegs';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 import { mustVAddr, toVAddr, VAddr } from '../memory/address';
 import { offsetFrom } from './codeRegistry';
@@ -74,6 +77,17 @@ export interface NativeEntry {
   readonly ip: VAddr;
 }
 
+/**
+ * A native entry as the block translator knows it (its frame and the
+ * handlers' ip), with its common hit in one piece: `fused` does what the
+ * entry's breakpoint handler does for it inside the trap envelope
+ * (traps.ts fusedNativeHit) when no debugger may stop in a handler, and
+ * answers false, with nothing done, where the general path must decide.
+ */
+export interface FusedNativeRoute extends NativeEntryFrame {
+  fused(regs: PtRegs, kcb: KprobeCtlblk): boolean;
+}
+
 /** best effort: the saved pc of a switched-out task (kernel tasks keep their context in `ctx`) */
 interface TaskWithContext extends Task { ctx?: CpuContext }
 
@@ -97,7 +111,7 @@ export class Optimizer {
     private readonly shared: Pick<KprobesShared, 'kernel' | 'ctx' | 'code' | 'events'>,
     private readonly t: Pick<ProbeTable, 'table' | 'armed' | 'allDisarmed' | 'probesAt' | 'kindOf'>,
     private readonly describe: Pick<KprobeDescriber, 'where' | 'info'>,
-    private readonly callback: Pick<OptimizedCallback, 'optimizedCallback'>,
+    private readonly callback: Pick<OptimizedCallback, 'optimizedCallback' | 'nativeHit'>,
     readonly hooks: OptprobesArchHooks | undefined, readonly delayNs: number,
   ) {}
 
@@ -146,8 +160,14 @@ export class Optimizer {
       // no helper closure of its own: every probe's detour keeps these closures for the whole run
       site: a => (a === op.callback || (entry !== undefined && a === entry) ? 'optprobeCallback' : 'none'),
       symbolize: (a, code) => `${code.symbol}[${probeName(e.kernel, addr)}]${offsetFrom(a, code.start)}`,
-      nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: { kind: 'optprobe', ip: ne.ip } },
+      nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: this.detourRoute(ne) },
     });
+  }
+
+  /** a detour buffer's native entry route: optimized_callback's common hit in one piece */
+  private detourRoute(native: NativeEntry): FusedNativeRoute {
+    const cb = this.callback;
+    return { kind: 'optprobe', ip: native.ip, fused: (regs, kcb) => cb.nativeHit(regs, kcb, native) };
   }
 
   /** A probe address that is never optimized (the reason is what status() reports). */
@@ -355,4 +375,9 @@ export class Optimizer {
     }
     return out;
   }
+}
+
+/** a native entry's route has a fused common hit */
+export function isFusedRoute(r: NativeEntryFrame): r is FusedNativeRoute {
+  return typeof (r as Partial<FusedNativeRoute>).fused === 'function';
 }

@@ -13,14 +13,14 @@ import type { KernelApi } from '../kernel/types';
 import { onRestore } from '../base/marks';
 import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
 import { defaultSinglestepDone, type InlineBreakpointCpu, type KprobesArchContext, type KprobesArchHooks } from './archHooks';
-import type { EngineCode, EngineCodeRegistry } from './codeRegistry';
+import type { EngineCode, EngineCodeRegistry, InlineEntryStat } from './codeRegistry';
 import type { KprobeStats } from './engineTypes';
 import { HandlerOops } from './errors';
 import type { KprobeHitPath } from './hitPath';
 import { Kprobe, KprobeCtlblk, KprobeStatus } from './kprobe';
 import type { NestedCaller } from './nestedCall';
 import type { HandlerOnCpuGate } from './onCpuGate';
-import type { Optimizer } from './optprobes';
+import { isFusedRoute, type FusedNativeRoute, type Optimizer } from './optprobes';
 import type { KprobesShared } from './parts';
 import type { KprobeCpus } from './perCpu';
 import type { ProbeMap, ProbeTable } from './probeTable';
@@ -155,6 +155,16 @@ export class KprobeTraps {
     const ne = code?.nativeEntry;
     const route = code?.breakpoint !== undefined && ne !== undefined && ne.at === at ? ne.route : undefined;
     if (route === undefined || code === undefined) return null;
+    if (isFusedRoute(route)) {
+      const stat = (ne as NonNullable<typeof ne>).stat;
+      return {
+        kind: route.kind, ip: route.ip, handler: this.inlineHandler,
+        hit: (cpu: Cpu): boolean => {
+          const ctl = this.inlineCpus[cpu.id];
+          return ctl !== null && ctl !== undefined && !cpu.userMode && this.fusedNativeHit(cpu, ctl, at, code, route, stat);
+        },
+      };
+    }
     return {
       kind: route.kind, ip: route.ip, handler: this.inlineHandler,
       hit: (cpu: Cpu): boolean => {
@@ -221,6 +231,41 @@ export class KprobeTraps {
       ctl.leaveHost(host);
     }
     if (!handled) return false;
+    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
+    return true;
+  }
+
+  /**
+   * asTrap for a native entry hit from translated code whose route has a
+   * fused common hit (FusedNativeRoute): the same accounting, optimizer
+   * poll and end-of-run checks, without the general envelope's lookups. A
+   * nested call's hit, a data watch that would see the handlers' accesses,
+   * a debugger that may stop in a handler, and whatever the route declines
+   * take asTrap as before.
+   */
+  private fusedNativeHit(cpu: Cpu, ctl: InlineBreakpointCpu, at: VAddr, code: EngineCode, route: FusedNativeRoute, stat: InlineEntryStat): boolean {
+    const m = this.kernel;
+    if (this.nested.depth !== 0 || this.gate.runHandlerOnCpu !== undefined || cpu.mem.watcher !== null) {
+      return this.asTrap(cpu, ctl, at, undefined, code);
+    }
+    const task = m.current(cpu.id);
+    const oops0 = m.oopsCount;
+    const used = m.clock.used;
+    const slots = ctl.retiredInRun() + 1; // the breakpoint's instruction included, as asTrap counts it
+    used[cpu.id] += slots;
+    m.runRetired = slots;
+    let handled = true;
+    try {
+      this.optimizer.poll();
+      handled = route.fused(this.percpu.regsOf(cpu), this.percpu.ctlblk(cpu.id));
+      if (handled) { this.stats[stat]++; this.stats.fusedNativeHits++; }
+    } catch (e) {
+      m.oops(cpu, { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset }, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      used[cpu.id] -= slots;
+      m.runRetired = 0;
+    }
+    if (!handled) return this.asTrap(cpu, ctl, at, undefined, code);
     if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
     return true;
   }

@@ -270,7 +270,7 @@ describe('translator: probe paths', () => {
 
 describe('translator: native entries whose save translated code writes (x86 detour buffers, kretprobe booster)', () => {
   /** bench.elf with an optimized kprobe (o) or a boosted kretprobe (rb): every 997th handler's registers and the 168 bytes below its sp */
-  function run(mode: 'o' | 'rb', translate: 'on' | 'off'): { seen: string[]; log: string; printk: string; instructions: number; presaved: number; native: number } {
+  function run(mode: 'o' | 'rb', translate: 'on' | 'off'): { seen: string[]; log: string; printk: string; instructions: number; presaved: number; native: number; fused: number } {
     const m = new Machine(benchImage(), { cpus: 1, translate });
     const e = m.kprobes;
     e.setOptimization(mode === 'o' ? 1 : 0);
@@ -298,6 +298,7 @@ describe('translator: native entries whose save translated code writes (x86 deto
       instructions: exit.instructions,
       presaved: mode === 'o' ? st.presavedOptFrames : st.presavedKretFrames,
       native: mode === 'o' ? st.nativeOptFrames : st.nativeKretFrames,
+      fused: st.fusedNativeHits,
     };
   }
   for (const mode of ['o', 'rb'] as const) {
@@ -306,6 +307,9 @@ describe('translator: native entries whose save translated code writes (x86 deto
       assert.equal(on.native, off.native);
       assert.ok(on.presaved > on.native * 0.9, `${on.presaved} of ${on.native} saves written by translated code`);
       assert.equal(off.presaved, 0);
+      // each save translated code wrote is handled in one piece (save, handlers, restore), the interpreter's never
+      assert.equal(on.fused, on.presaved);
+      assert.equal(off.fused, 0);
       assert.ok(on.seen.length > 300);
       assert.deepEqual(on.seen, off.seen);
       assert.equal(on.log, off.log);

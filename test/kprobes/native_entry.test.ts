@@ -109,6 +109,9 @@ describe('native entry (x86_64 detour buffers, kretprobe booster trampoline)', (
     assert.ok(st.presavedOptFrames > on.during.length / 2, `${st.presavedOptFrames} of ${st.nativeOptFrames} optimized hits had their save written by translated code`);
     assert.equal(st.nativeOptFrames, st.optCallbacks);
     assert.equal(off.r.engine.stats.presavedOptFrames, 0, 'the interpreter writes the whole frame in nativeEnter');
+    // from translated code, the common hit is one piece (save, handlers, restore): every presaved frame of both kinds
+    assert.equal(st.fusedNativeHits, st.presavedOptFrames + st.presavedKretFrames, `${st.fusedNativeHits} fused of ${st.presavedOptFrames} + ${st.presavedKretFrames} presaved`);
+    assert.equal(off.r.engine.stats.fusedNativeHits, 0);
     assert.equal(on.insns, off.insns, 'the same instruction count');
     assert.deepEqual(on.during, off.during, 'pt_regs frame and registers seen by the handler, hit by hit');
     assert.deepEqual(on.after, off.after, 'the frame as the restore leaves it');

@@ -31,9 +31,9 @@
  * entry declines and the CPU runs the real template, whose pushes then
  * fault (or write) exactly as hardware would.
  */
-import type { CallbackKind, NativeCallbackFrame } from '../../../kprobes/archHooks';
+import type { CallbackKind, NativeCallbackFrame, NativeHitBody } from '../../../kprobes/archHooks';
 import type { NativeEntrySave } from '../cpu';
-import type { VAddr } from '../../../memory/address';
+import { hi32, lo32, toVAddr, type VAddr } from '../../../memory/address';
 import { PERM_U, PERM_W, Region } from '../../../memory/memory';
 import { RF, X86Cpu } from '../cpu';
 import { DF, TF } from '../flags';
@@ -212,6 +212,72 @@ function writeGprSlots(cpu: X86Cpu, w: Int32Array, i: number): void {
 }
 
 /**
+ * pushfq into the frame's flags slot (words from `i`): the same flags,
+ * held as plain bits from now on (what enterCallback's reload of the slot
+ * does), so that the restore's read of the live flags costs no lazy-flag
+ * evaluation. `saved`: translated code stored the slot (arithFlagsOrNot).
+ */
+function saveFlags(cpu: X86Cpu, w: Int32Array, i: number, saved: boolean): void {
+  let full: number;
+  if (saved && w[i + S_FLAGS + 1] === 0) {
+    // translated code evaluated the arithmetic flags (jitEmitter.ts arithFlagsOrNot); the others are plain bits
+    const arith = w[i + S_FLAGS];
+    cpu.setEager(arith);
+    full = arith | (cpu.tf ? TF : 0) | (cpu.df ? DF : 0) | (cpu.resumeFlag ? RF : 0) | cpu.otherFlags | 0x2;
+  } else {
+    full = cpu.getRflags();
+    cpu.setRflags(full);
+  }
+  put(w, i + S_FLAGS, full & ~PUSHF_CLEAR, 0);
+}
+
+/**
+ * A native entry (an optprobe detour buffer's, the kretprobe booster
+ * trampoline's) hit from translated code that wrote the save
+ * (X86Cpu.frameSaved), in one piece: nativeEnter's flags slot and the
+ * handlers' ip, `body`, then nativeLeave's restore and resume (optprobe:
+ * at the copied instructions, `headLen` bytes after the entry; kretprobe:
+ * at body.returnTo, or on the `ret` `retLen - 1` bytes after the entry
+ * when that is not canonical), with no frame record. false, with nothing
+ * changed, when the save was not translated code's, anyone listens to
+ * memory, or the frame is not in the stack region the CPU's last native
+ * frame went to with the mappings as they were then: nativeEnter then
+ * decides. An optprobe body that throws leaves the frame restored (as
+ * nativeLeave in a finally does); a kretprobe's leaves it as saved.
+ */
+export function nativeFusedHit(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe', ip: VAddr, headLen: number, retLen: number, body: NativeHitBody): boolean {
+  const mem = cpu.mem, st = cpuFrames(cpu), r = st.region, w = st.words;
+  if (!cpu.frameSaved || mem.isObserved || mem.watcher !== null || r === null || w === null || mem !== st.mem || mem.tlbGeneration !== st.gen) return false;
+  const spLo = cpu.lo[4], spHi = cpu.hi[4];
+  if (spHi > 0x7fff || spHi < -0x8000) return false;
+  const sp0 = spHi * TWO32 + (spLo >>> 0);
+  const opt = kind === 'optprobe';
+  const bytes = opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET;
+  const frame = sp0 - bytes;
+  if (!(frame >= r.base && frame + bytes <= r.end) || ((frame - r.base) & 3) !== 0) return false;
+  if (r.device || (r.perms & PERM_W) === 0 || r.codeMapped || cpu.userMode) return false;
+  const i = (frame - r.base) >> 2;
+  cpu.frameSaved = false;
+  saveFlags(cpu, w, i, true);
+  const entry = cpu.rip - INT3_LEN;
+  cpu.rip = ip;
+  if (opt) {
+    try {
+      body.run();
+    } finally {
+      restore(cpu, kind, r, i, frame, sp0, spLo, spHi, entry + headLen, 0, 0, 0);
+    }
+    return true;
+  }
+  if (!body.run()) return true;
+  const to = body.returnTo;
+  const retInsn = entry + retLen - 1;
+  if (typeof to === 'number') restore(cpu, kind, r, i, frame, sp0, spLo, spHi, to, lo32(to), hi32(to), retInsn);
+  else restore(cpu, kind, r, i, frame, sp0, spLo, spHi, toVAddr(to), Number(BigInt.asIntN(32, to)), Number(BigInt.asIntN(32, to >> 32n)), retInsn);
+  return true;
+}
+
+/**
  * The native entry trapped (rip just past its int3): the template's save,
  * then ip = `ip` for the handlers. null (nothing changed, rip on the
  * template) when the frame cannot be written natively.
@@ -229,20 +295,7 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
   if (!region) return null;
   const w = cpuFrames(cpu).words as Int32Array; // frameRegion's region's
   const i = (frame - region.base) >> 2;
-  // the same flags, held as plain bits from now on (what enterCallback's reload of the slot does): the
-  // restore's read of the live flags then costs no lazy-flag evaluation
-  let full: number;
-  if (saved && w[i + S_FLAGS + 1] === 0) {
-    // translated code evaluated the arithmetic flags (jitEmitter.ts arithFlagsOrNot); the others are plain bits
-    const arith = w[i + S_FLAGS];
-    cpu.setEager(arith);
-    full = arith | (cpu.tf ? TF : 0) | (cpu.df ? DF : 0) | (cpu.resumeFlag ? RF : 0) | cpu.otherFlags | 0x2;
-  } else {
-    full = cpu.getRflags();
-    cpu.setRflags(full);
-  }
-  const fl = full & ~PUSHF_CLEAR;
-  put(w, i + S_FLAGS, fl, 0); // pushfq
+  saveFlags(cpu, w, i, saved);
   if (!saved) {
     if (opt) {
       put(w, i + S_SS, KERNEL_DS, 0); // push $__KERNEL_DS
@@ -278,17 +331,20 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
  */
 export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number, rhi: number, retInsn: VAddr): void {
   f.taken = false;
-  const cpu = f.cpu;
-  const r = f.region as Region;
-  const kret = f.kind === 'kretprobe';
-  const ftrace = f.kind === 'ftrace';
+  restore(f.cpu, f.kind, f.region as Region, f.word, f.frame, f.sp0, f.spLo, f.spHi, resume, rlo, rhi, retInsn);
+}
+
+/** nativeLeave's work for a frame of `kind` at `frame` (word `i` of region r's words), saved at sp0 (halves spLo, spHi) */
+function restore(cpu: X86Cpu, kind: CallbackKind, r: Region, i: number, frame: VAddr, sp0: VAddr, spLo: number, spHi: number,
+  resume: VAddr | null, rlo: number, rhi: number, retInsn: VAddr): void {
+  const kret = kind === 'kretprobe';
+  const ftrace = kind === 'ftrace';
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
   const mem0 = cpu.mem, st = cpuFrames(cpu);
-  const same = mem0 === st.mem && mem0.tlbGeneration === st.gen && r === st.region ? true : mem0.regionAt(f.frame) === r;
+  const same = mem0 === st.mem && mem0.tlbGeneration === st.gen && r === st.region ? true : mem0.regionAt(frame) === r;
   const w = same && (r.perms & PERM_W) !== 0 && !r.codeMapped ? (r === st.region ? st.words : wordsOf(r)) : null;
   if (w) {
-    const i = f.word;
     const mem = cpu.mem;
     writeGprSlots(cpu, w, i);
     put(w, i + S_FLAGS, fl, 0);
@@ -296,28 +352,28 @@ export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number
     else if (!ftrace) put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
     if (mem.isObserved || mem.watcher !== null) {
       // the stores, in the template's order, to whoever listens
-      mem.wroteInPlace(f.frame, 15 * 8, 'engine');
-      mem.wroteInPlace(f.frame + S_FLAGS * 4, 8, 'engine');
-      if (kret) mem.wroteInPlace(f.frame + S_SP * 4, 8, 'engine');
-      else if (!ftrace) mem.wroteInPlace(f.frame + S_SS * 4, 8, 'engine');
+      mem.wroteInPlace(frame, 15 * 8, 'engine');
+      mem.wroteInPlace(frame + S_FLAGS * 4, 8, 'engine');
+      if (kret) mem.wroteInPlace(frame + S_SP * 4, 8, 'engine');
+      else if (!ftrace) mem.wroteInPlace(frame + S_SS * 4, 8, 'engine');
     }
   } else {
     const mem = cpu.mem;
     const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };
-    for (let s = 0; s < 15; s++) put64(f.frame + s * 8, cpu.lo[SLOT_GPR[s]], cpu.hi[SLOT_GPR[s]]);
-    put64(f.frame + S_FLAGS * 4, fl, 0);
-    if (kret) put64(f.frame + S_SP * 4, rlo, rhi);
-    else if (!ftrace) put64(f.frame + S_SS * 4, fl, 0);
+    for (let s = 0; s < 15; s++) put64(frame + s * 8, cpu.lo[SLOT_GPR[s]], cpu.hi[SLOT_GPR[s]]);
+    put64(frame + S_FLAGS * 4, fl, 0);
+    if (kret) put64(frame + S_SP * 4, rlo, rhi);
+    else if (!ftrace) put64(frame + S_SS * 4, fl, 0);
   }
   // ftrace: the slot at sp0 (above the 20-slot frame: where `ss` would be) gets the resume address
-  if (ftrace) cpu.mem.write64Halves(f.sp0, rlo, rhi);
+  if (ftrace) cpu.mem.write64Halves(sp0, rlo, rhi);
   // popfq loads the flags value just stored from the live flags: they stay as they are
   if (resume === null) {
-    cpu.setRegAddr(4, ftrace ? f.sp0 : f.frame + S_SP * 4);
+    cpu.setRegAddr(4, ftrace ? sp0 : frame + S_SP * 4);
     cpu.rip = retInsn;
     return;
   }
-  if (ftrace) cpu.setRegAddr(4, f.sp0 + 8);
-  else { cpu.lo[4] = f.spLo; cpu.hi[4] = f.spHi; }
+  if (ftrace) cpu.setRegAddr(4, sp0 + 8);
+  else { cpu.lo[4] = spLo; cpu.hi[4] = spHi; }
   cpu.rip = resume;
 }

@@ -67,7 +67,7 @@ import type { DecodedInsn } from '../../types';
 import { mustVAddr } from '../../../memory/address';
 import { textPoke } from '../../../memory/textPoke';
 import type {
-  ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, NativeCallbackFrame, OptprobesArchHooks,
+  ArchOptimizedInsn, CallbackFrame, CallbackKind, KprobesArchContext, NativeCallbackFrame, NativeHitBody, OptprobesArchHooks,
 } from '../../../kprobes/archHooks';
 import type { PtRegs } from '../../../kprobes/ptRegs';
 import { OPTPROBE_DETOUR_SYMBOL } from '../../../kprobes/archHooks';
@@ -76,7 +76,7 @@ import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { MemoryFault } from '../../../memory/memory';
 import { relocate } from '../relocate';
-import { NATIVE_SAVE, nativeEnter, nativeLeave, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
+import { NATIVE_SAVE, nativeEnter, nativeLeave, nativeFusedHit, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
 import { type NativeEntrySave, X86Cpu } from '../cpu';
 import { fromVAddr, hi32, lo32, toVAddr, VAddr } from '../../../memory/address';
 
@@ -508,6 +508,11 @@ function enterNative(_ctx: KprobesArchContext, regs: PtRegs, ip: VAddr, kind: Ca
   return cpu instanceof X86Cpu ? nativeEnter(cpu, ip, kind) : null;
 }
 
+function nativeHit(regs: PtRegs, kind: 'optprobe' | 'kretprobe', ip: VAddr, body: NativeHitBody): boolean {
+  const cpu = regs.cpu;
+  return cpu instanceof X86Cpu && nativeFusedHit(cpu, kind, ip, OPT_HEAD_LEN, KRET_TRAMPOLINE.code.length, body);
+}
+
 function leaveNative(_ctx: KprobesArchContext, _regs: PtRegs, nf: NativeCallbackFrame, returnTo?: VAddr | bigint): void {
   const f = nf as X86NativeFrame;
   if (f.kind === 'optprobe') {
@@ -537,6 +542,7 @@ export const x86_64Optprobes: OptprobesArchHooks = {
   leaveCallback,
   enterNative,
   leaveNative,
+  nativeHit,
   kretprobeBoostTrampoline: KRET_TRAMPOLINE,
   nativeTemplates: {
     optprobe: optprobeTemplate().code.slice(), kretprobe: KRET_TRAMPOLINE.code,
