@@ -6,7 +6,7 @@ import type { Task } from '../kernel/types';
 import type { Memory } from '../memory/memory';
 import { hex64 } from '../memory/address';
 import type { KprobesEngine } from './core';
-import type { FixedFrame } from './kretprobes';
+import type { FixedFrame } from '../kernel/types';
 import { Kprobe, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 
 /**
@@ -74,5 +74,16 @@ export function readTextWithoutProbes(engine: KprobesEngine, mem: Memory, addr: 
  */
 export function fixupStackTrace(engine: KprobesEngine, task: Task | undefined, addrs: readonly bigint[], cpu = 0,
   opts: { fromPc?: boolean } = {}): FixedFrame[] {
-  return engine.kretprobes.fixupStackTrace(task ?? `cpu${cpu}`, addrs, opts);
+  const rp = engine.kretprobes, key = task ?? `cpu${cpu}`;
+  // the live instances innermost last; each trampoline entry of the trace (innermost first) takes the next one inwards
+  const list = rp.instancesOf(key);
+  let k = list.length - 1;
+  const cur = opts.fromPc ? rp.runningOf(key) : undefined;
+  return addrs.map((a, i) => {
+    if (i === 0 && cur && rp.isTrampoline(a)) return { addr: cur.ret_addr, raw: a, replaced: true };
+    if (!rp.isTrampoline(a)) return { addr: a, raw: a, replaced: false };
+    while (k >= 0 && rp.isTrampoline(list[k].ret_addr)) k--;
+    if (k < 0) return { addr: a, raw: a, replaced: false };
+    return { addr: list[k--].ret_addr, raw: a, replaced: true };
+  });
 }

@@ -6,7 +6,6 @@ export { PtRegs } from './ptRegs';
 export type { KprobeEvent, KprobeListener, ProbeInfo } from './events';
 export type { KprobesArchHooks, KprobesArchContext, ProbeInsnDecision } from './archHooks';
 export { formatKprobeList, kprobeListFlags, readKprobesEnabled, writeKprobesEnabled, readTextWithoutProbes, fixupStackTrace } from './debugfs';
-export type { FixedFrame } from './kretprobes';
 export { NestedCallError } from './nestedCall';
 export { symbolizeEngineAddress } from './symbolize';
 export { cpuWith } from './handlerStack';

@@ -45,15 +45,6 @@ const RP_HEADER = 16n;
 
 export type TaskKey = Task | string;
 
-/** One entry of a fixed-up stack trace. */
-export interface FixedFrame {
-  /** the address to show: the real return address when `replaced` */
-  addr: bigint;
-  /** the address found on the stack (the trampoline when replaced) */
-  raw: bigint;
-  replaced: boolean;
-}
-
 /** What kretprobes work with: the parts they call, as narrow interfaces. */
 export interface KretprobesDeps {
   readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'slots' | 'code' | 'stats' | 'events' | 'percpu'>;
@@ -182,6 +173,11 @@ export class Kretprobes {
   /** live instances of a task (innermost last) */
   instancesOf(key: TaskKey): readonly KretprobeInstance[] {
     return this.byTask.get(key)?.list ?? [];
+  }
+
+  /** the instance whose return handler is running for a task (undefined: none) */
+  runningOf(key: TaskKey): KretprobeInstance | undefined {
+    return this.byTask.get(key)?.running;
   }
 
   /**
@@ -427,11 +423,7 @@ export class Kretprobes {
       const enter = opt.enterNative, leave = opt.leaveNative;
       const nf = enter && leave ? enter(ctx, regs, this.boostTrampolineV, 'kretprobe') : null;
       if (!nf || !leave) return true; // the template runs as instructions and calls back at its callback
-      this.shared.stats.kretBoostCallbacks++;
-      this.shared.stats.nativeKretFrames++;
-      if (nf.presaved) this.shared.stats.presavedKretFrames++;
-      if (!this.trampolineHandlerAsCurrent(cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return true; // the CPU oopsed
-      leave(ctx, regs, nf, this.origV === this.origV ? this.origV : this.origB);
+      if (this.nativeReturn(regs, kcb, nf.presaved)) leave(ctx, regs, nf, this.boostBody.returnTo);
       return true;
     }
     this.shared.stats.kretBoostCallbacks++;
@@ -464,16 +456,21 @@ export class Kretprobes {
   private bodyKcb: KprobeCtlblk | null = null;
   private readonly boostBody: NativeHitBody = { run: () => this.boostedNativeBody(), returnTo: 0 };
 
-  /** the return handlers of a fused booster hit, as boostedTrampolineHit's native branch runs them */
+  /** the return handlers of a fused booster hit */
   private boostedNativeBody(): boolean {
     const regs = this.bodyRegs as PtRegs, kcb = this.bodyKcb as KprobeCtlblk;
     this.bodyRegs = null;
     this.bodyKcb = null;
+    return this.nativeReturn(regs, kcb, true);
+  }
+
+  /** a native booster return's handlers; false when the CPU oopsed (nothing to resume), else boostBody.returnTo is set */
+  private nativeReturn(regs: PtRegs, kcb: KprobeCtlblk, presaved: boolean): boolean {
     const stats = this.shared.stats;
     stats.kretBoostCallbacks++;
     stats.nativeKretFrames++;
-    stats.presavedKretFrames++;
-    if (!this.trampolineHandlerAsCurrent(regs.cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return false; // the CPU oopsed
+    if (presaved) stats.presavedKretFrames++;
+    if (!this.trampolineHandlerAsCurrent(regs.cpu, regs, kcb, this.boostTrampoline, this.boostTrampolineV)) return false;
     this.boostBody.returnTo = this.origV === this.origV ? this.origV : this.origB;
     return true;
   }
@@ -613,29 +610,5 @@ export class Kretprobes {
     this.shared.kernel.printk(cpu.id, line, 'emulator');
     this.shared.kernel.oops(cpu, null, line);
     throw new HandlerOops(line);
-  }
-
-  /**
-   * A stack trace with the trampoline entries replaced by the real return
-   * addresses of the task's live instances (innermost first, like the
-   * trace). `addrs` are return addresses, innermost first. `fromPc`:
-   * addrs[0] is the pc of the walked context (a walk from registers, as
-   * stack.ts walkFrames returns it); inside a return handler that pc is
-   * the trampoline and stands for the instance being returned through,
-   * which is no longer on the task's list (without `fromPc` the caller
-   * has left that entry out).
-   */
-  fixupStackTrace(key: TaskKey, addrs: readonly bigint[], opts: { fromPc?: boolean } = {}): FixedFrame[] {
-    const rec = this.byTask.get(key);
-    const list = rec?.list ?? [];
-    let k = list.length - 1;
-    const cur = opts.fromPc ? rec?.running : undefined;
-    return addrs.map((a, i) => {
-      if (i === 0 && cur && this.isTrampoline(a)) return { addr: cur.ret_addr, raw: a, replaced: true };
-      if (!this.isTrampoline(a)) return { addr: a, raw: a, replaced: false };
-      while (k >= 0 && this.isTrampoline(list[k].ret_addr)) k--;
-      if (k < 0) return { addr: a, raw: a, replaced: false };
-      return { addr: list[k--].ret_addr, raw: a, replaced: true };
-    });
   }
 }

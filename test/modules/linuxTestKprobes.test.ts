@@ -177,7 +177,9 @@ for (const ver of series()) describe(`Linux's lib/test_kprobes.c (KUnit) from De
     if ('missing' in ko) { unavailable(t, ko.missing); return; }
     const cases = casesOf(ver);
     const { ktap } = runSuite('x86_64', ko.path, m => {
-      m.kprobes.kretprobes.fixupStackTrace = (_task, addrs) => addrs.map(a => ({ addr: a, raw: a, replaced: false }));
+      // the unwinder's fixup (debugfs.ts fixupStackTrace) finds no live instance: trampoline entries stay as they are
+      m.kprobes.kretprobes.instancesOf = () => [];
+      m.kprobes.kretprobes.runningOf = () => undefined;
     });
     const r = results(ktap);
     assert.deepEqual(r.map(x => x.name), cases, ktap.join('\n'));
