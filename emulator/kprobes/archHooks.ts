@@ -83,7 +83,7 @@ export interface CallbackFrame {
 /** What a fused native hit runs between the save and the restore (OptprobesArchHooks.nativeHit) */
 export interface NativeHitBody {
   /** the handlers; false: nothing to resume (a kretprobe's walk ended with an oops): no restore */
-  run(): boolean;
+  runHandlers(): boolean;
   /** a kretprobe's: where the trampoline's `ret` goes (run sets it), a bigint when not canonical */
   returnTo: VAddr | bigint;
 }
@@ -148,7 +148,7 @@ export interface OptprobesArchHooks {
   /**
    * A native entry whose save translated code wrote (an optprobe detour
    * buffer's, the kretprobe booster trampoline's), in one piece:
-   * enterNative, body.run() (the handlers; false: nothing to resume),
+   * enterNative, body.runHandlers() (the handlers; false: nothing to resume),
    * leaveNative (a kretprobe's to body.returnTo). false, with nothing
    * changed, when it cannot be done so (enterNative then decides).
    */

@@ -454,7 +454,7 @@ export class Kretprobes {
   /** what boostedNativeHit's hit runs between the save and the restore (the arch calls it once, synchronously) */
   private bodyRegs: PtRegs | null = null;
   private bodyKcb: KprobeCtlblk | null = null;
-  private readonly boostBody: NativeHitBody = { run: () => this.boostedNativeBody(), returnTo: 0 };
+  private readonly boostBody: NativeHitBody = { runHandlers: () => this.boostedNativeBody(), returnTo: 0 };
 
   /** the return handlers of a fused booster hit */
   private boostedNativeBody(): boolean {

@@ -134,7 +134,7 @@ export class OptimizedCallback {
   returnTo: VAddr | bigint = 0;
 
   /** the handlers of nativeHit's hit: optimizedCallback's middle (the pre_handlers' return value is ignored); always restored */
-  run(): boolean {
+  runHandlers(): boolean {
     const p = this.hitP as Kprobe, kcb = this.hitKcb as KprobeCtlblk, regs = this.hitRegs as PtRegs;
     this.hitP = null; this.hitKcb = null; this.hitRegs = null;
     kcb.current = p;

@@ -263,13 +263,13 @@ export function nativeFusedHit(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe', ip: 
   cpu.rip = ip;
   if (opt) {
     try {
-      body.run();
+      body.runHandlers();
     } finally {
       restore(cpu, kind, r, i, frame, sp0, spLo, spHi, entry + headLen, 0, 0, 0);
     }
     return true;
   }
-  if (!body.run()) return true;
+  if (!body.runHandlers()) return true;
   const to = body.returnTo;
   const retInsn = entry + retLen - 1;
   if (typeof to === 'number') restore(cpu, kind, r, i, frame, sp0, spLo, spHi, to, lo32(to), hi32(to), retInsn);
