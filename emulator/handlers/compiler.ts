@@ -24,6 +24,8 @@ const NORMAL = 0, BREAK = 1, CONTINUE = 2, RETURN = 3;
 /** the literal pool and statics of every handler that has none (shared: never written) */
 const NO_LITERALS = new StringPool(LITERAL_POOL_BASE);
 const NO_STATICS: bigint[] = Object.freeze([]) as unknown as bigint[];
+/** the local slots of every run of a handler that has no locals (shared: nothing writes a slot it did not declare) */
+const NO_SLOTS: bigint[] = Object.freeze([]) as unknown as bigint[];
 type Exec = (f: Frame) => number;
 
 const RESERVED = new Set(['jiffies', 'NULL', 'true', 'false']);
@@ -232,7 +234,7 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
   const handler: CompiledHandler = {
     kind,
     run(env: HandlerEnv): bigint {
-      const f: Frame = { env, slots: new Array<bigint>(nslots).fill(0n), statics, steps: 0, budget, ret: 0n, lits };
+      const f: Frame = { env, slots: nslots === 0 ? NO_SLOTS : new Array<bigint>(nslots).fill(0n), statics, steps: 0, budget, ret: 0n, lits };
       let r: number;
       try {
         r = body(f);

@@ -11,7 +11,7 @@ import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
 import { argRegsOf, charSignedOf } from './context';
 import { diagAt } from './parser';
-import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFile } from './probeFile';
+import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFileTaking } from './probeFile';
 import { portByName } from '../ports';
 import { moduleSymbol, resolveEventArch } from '../tracing/events/parse';
 import { CompileOptions, CompiledHandler, Diagnostic, HandlerKind, ProgramName } from './types';
@@ -125,12 +125,23 @@ export function ignoredPcWriteMessage(pcReg: string): string {
 type UnknownTargets = 'error' | 'register';
 
 function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: UnknownTargets): { diagnostics: Diagnostic[]; probes: ProbeSpec[] } {
+  const a = analyzer(opts, unknownTargets);
+  for (const pr of file.probes) a.add(pr);
+  return a;
+}
+
+/**
+ * The checks and compilation of probes given one by one in file order
+ * (`add`; true when the probe compiled into a spec), gathering their
+ * diagnostics and specs as analyze does for a whole file.
+ */
+function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
   const diagnostics: Diagnostic[] = [];
   const probes: ProbeSpec[] = [];
   const copts = compileOpts(opts);
   const pcReg = optimizablePcReg(opts);
   const jprobeTargets = new Map<string, number>();
-  for (const pr of file.probes) {
+  const add = (pr: ProbeAst): boolean => {
     const mine: Diagnostic[] = [];
     const err = (span: Span, msg: string): void => { mine.push(diagAt(span, msg)); };
     const warn = (span: Span, msg: string): void => { mine.push(diagAt(span, msg, 'warning')); };
@@ -181,12 +192,12 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
       else jprobeTargets.set(key, pr.span.line);
     }
     diagnostics.push(...mine);
-    if (pr.target && !mine.some(d => d.severity === 'error')) {
-      const batch = pr.batch ? { index: pr.batch.index, line: pr.batch.span.line, column: pr.batch.span.column, size: pr.batch.size } : undefined;
-      probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column, batch, event: pr.event });
-    }
-  }
-  return { diagnostics, probes };
+    if (!pr.target || mine.some(d => d.severity === 'error')) return false;
+    const batch = pr.batch ? { index: pr.batch.index, line: pr.batch.span.line, column: pr.batch.span.column, size: pr.batch.size } : undefined;
+    probes.push({ kind: pr.kind, target: pr.target, attrs, handlers, line: pr.span.line, column: pr.span.column, batch, event: pr.event });
+    return true;
+  };
+  return { diagnostics, probes, add };
 }
 
 /** A name lookup made at its first use (then kept). */
@@ -319,15 +330,15 @@ export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnost
  * probe's registration fails with -ENOENT (kprobe_addr()), the others register.
  */
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
-  const parsed = parseProbeFile(text, fileName, opts.programType);
-  const r = analyze(parsed.file, opts, 'register');
+  // each probe is checked and compiled as soon as the parser hands it on (its tree then dies young);
+  // the lines its whole text spans are kept beside its spec for the syntax-error filter below
+  const r = analyzer(opts, 'register');
+  const first: number[] = [], last: number[] = [];
+  const parsed = parseProbeFileTaking(text, fileName, opts.programType, pr => {
+    if (r.add(pr)) { first.push(pr.fullSpan.line); last.push(pr.fullSpan.endLine); }
+  });
   const bad = [...new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line))];
   // a probe whose text holds a syntax error is not registered either
-  const byPos = new Map<string, ProbeAst>();
-  if (bad.length) for (const a of parsed.file.probes) if (!byPos.has(`${a.span.line}:${a.span.column}`)) byPos.set(`${a.span.line}:${a.span.column}`, a);
-  const probes = bad.length === 0 ? r.probes : r.probes.filter(p => {
-    const ast = byPos.get(`${p.line}:${p.column}`);
-    return !ast || !bad.some(l => l >= ast.fullSpan.line && l <= ast.fullSpan.endLine);
-  });
+  const probes = bad.length === 0 ? r.probes : r.probes.filter((_p, i) => !bad.some(l => l >= first[i] && l <= last[i]));
   return { probes, diagnostics: [...parsed.diagnostics, ...r.diagnostics], image: parsed.file.image?.path };
 }

@@ -105,6 +105,25 @@ export function parseProbeFile(
 }
 
 /**
+ * parseProbeFile handing each probe to `take`, in file order, as soon as
+ * nothing later in the file can change it, instead of keeping them all:
+ * a file of thousands of probes holds only the probes not yet taken (its
+ * trees die young). A batch member waits for its batch to close (its size);
+ * a kprobe_events line waits for the end of the file (a later `-:` line may
+ * remove it, a later definition may repeat its name), and so does every
+ * probe after it. The file's `probes` is then empty; the probes taken and
+ * the diagnostics are those of parseProbeFile.
+ */
+export function parseProbeFileTaking(
+  text: string, fileName: string,
+  programType: ((kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined) | undefined,
+  take: (pr: ProbeAst) => void,
+): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
+  const r = parse(text, fileName, programType, false, undefined, take);
+  return { file: r.file, diagnostics: r.diagnostics };
+}
+
+/**
  * The file's `image "path"` header, as parseProbeFile(...).file.image gives
  * it, parsing no further than needed: the header counts only before the
  * first probe, so parsing stops at the header or after the first probe.
@@ -127,6 +146,7 @@ function parse(
   programType: ((kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined) | undefined,
   imageOnly: boolean,
   toks?: Token[],
+  take?: (pr: ProbeAst) => void,
 ): { file: ProbeFileAst; diagnostics: Diagnostic[]; stoppedAt: number } {
   const diagnostics: Diagnostic[] = [];
   // without tokens given, the file's tokens are read as the parse goes and dropped after each probe:
@@ -135,7 +155,19 @@ function parse(
   if (!toks) p.stream(new Lexer(text));
   const file: ProbeFileAst = { fileName, probes: [] };
   let batches = 0;
-  while (p.tok.kind !== 'eof' && !(imageOnly && (file.image || file.probes.length))) {
+  // probes handed to `take` (never events, so no later line removes one): with file.probes, the probes so far
+  let taken = 0;
+  const handOn = (all: boolean): void => {
+    if (!take) return;
+    let n = 0;
+    while (n < file.probes.length && (all || file.probes[n].event === undefined)) n++;
+    if (n === 0) return;
+    const done = file.probes.splice(0, n);
+    taken += n;
+    for (const pr of done) take(pr);
+  };
+  while (p.tok.kind !== 'eof' && !(imageOnly && (file.image || taken + file.probes.length))) {
+    handOn(false);
     p.drop();
     const t = p.tok;
     try {
@@ -146,7 +178,7 @@ function parse(
         p.next();
         const span = joinSpan(spanOf(t), spanOf(s));
         if (file.image) diagnostics.push(diagAt(span, `duplicate 'image' line (the first is at line ${file.image.span.line})`));
-        else if (file.probes.length) diagnostics.push(diagAt(span, "'image' must come before the probes"));
+        else if (taken + file.probes.length) diagnostics.push(diagAt(span, "'image' must come before the probes"));
         else file.image = { path: s.str ?? '', span };
         if (p.is(';')) p.next();
         continue;
@@ -184,6 +216,7 @@ function parse(
       skipToNextProbe(p, p.tok === t, text);
     }
   }
+  handOn(true);
   return { file, diagnostics, stoppedAt: p.pos };
 }
 

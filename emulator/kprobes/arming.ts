@@ -30,16 +30,18 @@ export class KprobeArming {
     const out = mem.readBytes(mustVAddr(addr), len);
     if (opts.patched) return out;
     const end = addr + BigInt(len);
-    const restore = (a: bigint): void => {
+    // the probes whose saved opcode can overlap the read: those starting up to maxInsnLength-1 bytes before it
+    const reach = BigInt(this.shared.kernel.arch.maxInsnLength - 1);
+    const armed = this.t.armed;
+    for (let k = armed.lowerBound(addr - reach); k < armed.size; k++) {
+      const a = armed.at(k);
+      if (a >= end) break;
       const op = this.t.table.get(a)?.opcode;
-      if (!op) return;
+      if (!op) continue;
       // a starts at most maxInsnLength bytes before addr: the offset fits a number
       const off = Number(a - addr);
       for (let i = Math.max(0, -off); i < op.length && off + i < len; i++) out[off + i] = op[i];
-    };
-    // the probes whose saved opcode can overlap the read: those starting up to maxInsnLength-1 bytes before it
-    const reach = BigInt(this.shared.kernel.arch.maxInsnLength - 1);
-    for (const a of this.t.armed.within(addr - reach, end)) restore(a);
+    }
     this.optimizer.overlay(out, addr, len);
     this.ftrace.overlay(out, addr, len);
     return out;

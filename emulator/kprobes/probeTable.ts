@@ -181,8 +181,11 @@ export class AddressSet implements Iterable<bigint> {
 
   [Symbol.iterator](): Iterator<bigint> { return this.sorted[Symbol.iterator](); }
 
-  /** index of the first member >= a */
-  private lowerBound(a: bigint): number {
+  /** the k-th address in ascending order (0 <= k < size) */
+  at(k: number): bigint { return this.sorted[k]; }
+
+  /** the index (in ascending order) of the first address >= a: size when there is none */
+  lowerBound(a: bigint): number {
     let lo = 0, hi = this.sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;

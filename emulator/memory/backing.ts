@@ -146,13 +146,20 @@ export class Backing {
     }
   }
 
-  /** Bytes [offset, offset+len) changed: tell every address space that executes them. */
-  codeWritten(offset: number, len: number): void {
+  /**
+   * Bytes [offset, offset+len) changed: tell every address space that
+   * executes them (`counted`: not a textPoke patch, counted in each one's
+   * Memory.textWrites).
+   */
+  codeWritten(offset: number, len: number, counted = true): void {
     for (const r of this.windows) {
       if ((r.perms & X) === 0) continue;
       const lo = Math.max(offset, r.offset), hi = Math.min(offset + len, r.offset + r.size);
       if (lo >= hi) continue;
-      for (const m of r.spaces) m.notifyCodeWrite(r.base + (lo - r.offset), hi - lo);
+      for (const m of r.spaces) {
+        if (counted) m.textWrites++;
+        m.notifyCodeWrite(r.base + (lo - r.offset), hi - lo);
+      }
     }
   }
 }

@@ -162,6 +162,17 @@ export class Memory {
    * decoded code.
    */
   readonly codePages = new PageSet();
+  /**
+   * Counts the changes to executable bytes of this space that were not
+   * textPoke() patches (Linux's text_poke: the kprobes engine's and
+   * uprobes' breakpoints and jumps, whose patchers keep the original bytes
+   * themselves): CPU stores, bulk writes (kernel, loader, debugger) and
+   * writes through another space's window onto the same bytes. With
+   * tlbGeneration (mappings, permissions, time travel) it tells a cache
+   * of what the original code says that nothing it read changed, without
+   * reading the code again; see watchText for the bytes it covers.
+   */
+  textWrites = 0;
   /** an arch's own state of this address space, by name (e.g. the register files kept for signal frames): machine state, so time travel puts it back */
   readonly archState = new Map<string, unknown>();
 
@@ -448,11 +459,12 @@ export class Memory {
       i += Math.min(data.length - i, r.end - (a + i));
     }
     let i = 0;
+    const counted = source !== 'textPoke';
     while (i < data.length) {
       const r = this.regionAt(a + i) as Region;
       const n = Math.min(data.length - i, r.end - (a + i));
       r.bytes.set(n === data.length ? data : data.subarray(i, i + n), a + i - r.base);
-      if (r.codeMapped) this.codeWritten(r, a + i, n);
+      if (r.codeMapped) this.codeWritten(r, a + i, n, counted);
       i += n;
     }
     if (this.observed && data.length > 0) this.wrote(a, data.length, source);
@@ -576,7 +588,24 @@ export class Memory {
    */
   codeMeaningChanged(a: VAddr, len: number): void {
     const r = this.regionAt(a, len);
-    if (r !== undefined && r.codeMapped) this.codeWritten(r, a, len);
+    if (r !== undefined && r.codeMapped) this.codeWritten(r, a, len, false);
+  }
+
+  /**
+   * Make every later change to the bytes of [a, a+len) count in
+   * textWrites: translated code stores straight into a writable executable
+   * page only while no decode cache holds it (codePages), so the pages are
+   * entered there as a decode cache enters those it decodes from. false
+   * when this space cannot promise it (its bytes live in another memory:
+   * a paged space), and the caller must read the bytes again instead.
+   */
+  watchText(a: VAddr, len: number): boolean {
+    if (this.directMemory !== this) return false;
+    const p1 = Math.floor((a + Math.max(len, 1) - 1) / 4096);
+    for (let p = Math.floor(a / 4096); p <= p1; p++) {
+      if (!this.codePages.has(p)) { this.codePages.add(p); this.tlbGeneration = nextTlbGeneration(); }
+    }
+    return true;
   }
 
   notifyCodeWrite(a: VAddr, len: number): void {
@@ -592,13 +621,15 @@ export class Memory {
    */
   codeWritesByPage = false;
 
-  private codeWritten(r: Region, a: VAddr, len: number): void {
+  /** `counted`: a change to the bytes other than a textPoke patch (textWrites) */
+  private codeWritten(r: Region, a: VAddr, len: number, counted = true): void {
+    if (counted) this.textWrites++;
     if (this.codeWritesByPage) {
       const cp = this.codePages, p0 = Math.floor(a / 4096), p1 = Math.floor((a + len - 1) / 4096);
       let any = cp.has(p0) || cp.has(p1);
       for (let p = p0 + 1; !any && p < p1; p++) any = cp.has(p);
       if (!any) return;
     }
-    r.backing.codeWritten(r.offset + (a - r.base), len);
+    r.backing.codeWritten(r.offset + (a - r.base), len, counted);
   }
 }

@@ -22,6 +22,8 @@ export function textPoke(mem: Memory, addr: VAddr, bytes: Uint8Array): Uint8Arra
   for (let i = 0; i < bytes.length;) {
     const r = mem.regionAt(addr + i) as Region; // writeBytes checked the whole range
     const n = Math.min(bytes.length - i, r.end - (addr + i));
+    // bytes only this window of this space shows (kernel text): no other mapping to tell
+    if (r.spaces.length === 1 && r.backing.mappings().length === 1) { i += n; continue; }
     const off = r.offset + (addr + i - r.base);
     for (const al of r.backing.aliases(off, n)) {
       if (al.region === r && al.memory === mem) continue; // this window: told above

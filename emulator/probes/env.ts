@@ -53,7 +53,8 @@ export class ProbeHandlerEnv implements HandlerEnv {
   readonly postFlags?: bigint;
   readonly watch?: HandlerWatchInfo;
   // what the handler printed, in pieces joined once by flush(): appending stays linear however much is printed
-  private out: string[] = [];
+  // (made at the first print: one env is made per hit, and most handlers print nothing)
+  private out: string[] | null = null;
   private outEndsLine = true;
   private readonly cpu: Cpu;
   private readonly kernel: KernelApi;
@@ -163,7 +164,7 @@ export class ProbeHandlerEnv implements HandlerEnv {
 
   printk(text: string): void {
     if (!text) return;
-    this.out.push(text);
+    (this.out ??= []).push(text);
     this.outEndsLine = text.endsWith('\n');
   }
 
@@ -200,9 +201,9 @@ export class ProbeHandlerEnv implements HandlerEnv {
 
   /** Write what the handler printed to the kernel log (source 'probe'). */
   flush(): void {
-    if (!this.out.length) return;
+    if (this.out === null || !this.out.length) return;
     const text = this.out.join('');
-    this.out = [];
+    this.out = null;
     this.outEndsLine = true;
     this.kernel.printk(this.cpu.id, text, 'probe');
   }

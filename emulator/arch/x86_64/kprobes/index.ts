@@ -17,7 +17,9 @@
  */
 import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
-import { hi32, lo32, mustVAddr, type VAddr } from '../../../memory/address';
+import { hi32, lo32, mustVAddr, toVAddr, type VAddr } from '../../../memory/address';
+import { MemoryFault } from '../../../memory/memory';
+import { toDecoded } from '../disasm';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
@@ -78,13 +80,27 @@ function info(p: Kprobe): X86InsnInfo {
   return (p.ainsn?.arch ?? {}) as unknown as X86InsnInfo;
 }
 
-function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedInsn | null): ProbeInsnDecision {
+/** `raw`: insn as the decoder gave it, when the caller has it (else decoded again from its bytes) */
+function decodeProbeInsn(_ctx: KprobesArchContext, _addr: bigint, insn: DecodedInsn | null, raw?: Insn): ProbeInsnDecision {
   if (!insn) return 'slot'; // 2.6 x86 copies MAX_INSN_SIZE raw bytes without validation
   if (insn.flow === 'trap' || insn.flow === 'halt') return 'reject';
   if (REJECT_MNEMONICS.has(insn.mnemonic)) return 'reject';
-  const x = decodeBytes(insn.bytes, mustVAddr(insn.addr));
+  const x = raw ?? decodeBytes(insn.bytes, mustVAddr(insn.addr));
   if (x && x.bytes[x.layout.opcodeOff] === 0xcc) return 'reject';
   return 'slot';
+}
+
+/** the instruction at the start of `bytes` (the arch's decodeBytes: null where it does not decode), and the decoder's own record of it */
+function decodeOnce(bytes: Uint8Array, addr: bigint): { insn: DecodedInsn; raw: Insn } | null {
+  const v = toVAddr(addr);
+  if (v === null) return null;
+  try {
+    const raw = decodeBytes(bytes, v);
+    return raw ? { insn: toDecoded(raw), raw } : null;
+  } catch (e) {
+    if (e instanceof MemoryFault || e instanceof RangeError) return null;
+    throw e;
+  }
 }
 
 /**
@@ -102,8 +118,10 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   const addr = p.addr as bigint;
   const orig = readUpTo(ctx, addr, MAX_INSN_SIZE);
   if (orig.length === 0) return -Errno.EINVAL;
-  const insn = ctx.arch.decodeBytes(orig, addr);
-  const decision = decodeProbeInsn(ctx, addr, insn);
+  // decoded once: the decision below looks at the decoder's record, not at a second decode of the same bytes
+  const d = decodeOnce(orig, addr);
+  const insn = d ? d.insn : null;
+  const decision = decodeProbeInsn(ctx, addr, insn, d?.raw);
   if (decision === 'reject') return -Errno.EINVAL;
   let copy: Uint8Array = insn ? orig.slice(0, insn.length) : orig.slice();
   const slot = ctx.slots.get();

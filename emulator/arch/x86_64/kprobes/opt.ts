@@ -249,9 +249,20 @@ interface FunctionScan {
  * registering many probes in one function decodes it once. A scan is
  * reused only while the function's original bytes (probes removed) are
  * the same, so a text change outside kprobes (the debugger's writeMemory,
- * a module's relocation) is seen.
+ * a module's relocation, a store, time travel) is seen. Checked without
+ * reading the function again while memory says nothing could have changed
+ * them (its textWrites and tlbGeneration are those seen when the bytes were
+ * last compared: the kprobes engine's own patches are textPokes, which do
+ * not count); otherwise the original bytes are read and compared.
  */
-const scans = new WeakMap<KprobesArchContext, Map<bigint, { code: Uint8Array; scan: FunctionScan | string }>>();
+interface CachedScan {
+  readonly code: Uint8Array;
+  readonly scan: FunctionScan | string;
+  /** memory's textWrites and tlbGeneration when `code` was last found equal to the original bytes; NaN: always compare */
+  textWrites: number;
+  tlbGeneration: number;
+}
+const scans = new WeakMap<KprobesArchContext, Map<bigint, CachedScan>>();
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -265,14 +276,24 @@ function scanFunction(ctx: KprobesArchContext, addr: bigint): FunctionScan | str
   if (!r || r.sym.size === 0n || r.offset >= r.sym.size) return 'the address is not inside a sized function symbol';
   const start = r.sym.value;
   const size = Number(r.sym.size);
-  let code: Uint8Array;
-  try { code = ctx.readOriginal(start, size); } catch { return `${r.sym.name} cannot be read`; }
+  const mem = ctx.kernel.mem;
   let byStart = scans.get(ctx);
   if (!byStart) { byStart = new Map(); scans.set(ctx, byStart); }
   const hit = byStart.get(start);
-  if (hit && sameBytes(hit.code, code)) return hit.scan;
+  if (hit && hit.code.length === size && hit.textWrites === mem.textWrites && hit.tlbGeneration === mem.tlbGeneration) return hit.scan;
+  let code: Uint8Array;
+  try { code = ctx.readOriginal(start, size); } catch { return `${r.sym.name} cannot be read`; }
+  // from here on every change to these bytes counts in textWrites (else: compare every time)
+  const v = toVAddr(start);
+  const watched = v !== null && mem.watchText(v, size);
+  const stamp = (c: CachedScan): CachedScan => {
+    c.textWrites = watched ? mem.textWrites : NaN;
+    c.tlbGeneration = mem.tlbGeneration;
+    return c;
+  };
+  if (hit && sameBytes(hit.code, code)) return stamp(hit).scan;
   const scan = decodeFunction(r.sym.name, start, code);
-  byStart.set(start, { code, scan });
+  byStart.set(start, stamp({ code, scan, textWrites: NaN, tlbGeneration: NaN }));
   return scan;
 }
 
