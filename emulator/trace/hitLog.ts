@@ -80,7 +80,8 @@ const KINDS: readonly HitKind[] = ['kprobe', 'kretprobe-entry', 'kretprobe-retur
 const KIND_INDEX: Readonly<Record<HitKind, number>> = {
   kprobe: 0, 'kretprobe-entry': 1, 'kretprobe-return': 2, jprobe: 3, uprobe: 4, uretprobe: 5, watchpoint: 6, breakpoint: 7,
 };
-const RETURN = KIND_INDEX['kretprobe-return'];
+/** the kind index of a kretprobe return (KIND_INDEX) */
+const enum Kind { Return = 2 }
 
 /** KIND_INDEX[kind] without a keyed lookup of seven string keys (a megamorphic access on every hit) */
 function kindIndex(kind: HitKind): number {
@@ -92,44 +93,43 @@ function kindIndex(kind: HitKind): number {
     default: return KIND_INDEX[kind];
   }
 }
-/** first capacity of the columns (they double up to the ring's size) */
-const FIRST_CAPACITY = 1024;
+/** records per chunk of the ring (a 64 KiB buffer each): ring slot i is row i & Chunks.Mask of chunk i >> Chunks.Bits */
+const enum Chunks { Bits = 10, Records = 1 << 10, Mask = (1 << 10) - 1 }
 
 /**
- * The ring's records: the numeric fields of record i in one 64-byte row of
- * one buffer (viewed as float64, int32 and u64), its two strings (ones the
- * probes and tasks already hold) side by side in one array. A hit writes
- * one row and two neighbouring string slots, not eleven arrays' worth of
- * cache lines, and allocates nothing; records are made when asked for.
+ * A record's row, 8 float64 slots (64 bytes) of its chunk's buffer: seq,
+ * instructions, timeNs, latencyNs, addr (through the u64 view), then the
+ * int32 pairs (cpu, pid), (probeId, kind) and a spare pair, the int32
+ * slots numbered as such (x 2 of the float64 ones). A const enum, so that
+ * the offsets are literals in the compiled code.
  */
-class Columns {
+const enum Row {
+  Size = 8, Seq = 0, Insn = 1, Time = 2, Lat = 3, Addr = 4,
+  Cpu = 10, Pid = 11, Probe = 12, Kind = 13,
+}
+
+/**
+ * A chunk of the ring: row r holds a record's numeric fields in one buffer
+ * (viewed as float64, int32 and u64), its comm and probe name (strings the
+ * tasks and probes already hold) at 2r and 2r + 1 of `s`. A hit writes one
+ * row and two string slots and allocates nothing; records are made when
+ * asked for. The ring's chunks are made as the ring first reaches them and
+ * never copied, grown or remade: a log costs the memory of the records it
+ * has held, and a new machine's log fills without reallocating.
+ */
+class Chunk {
   readonly f: Float64Array;
   readonly w: Int32Array;
   readonly b: BigUint64Array;
-  /** comm of record i at 2i, probe at 2i + 1 */
   readonly s: string[];
-  constructor(readonly cap: number) {
-    const buf = new ArrayBuffer(cap * ROW * 8);
+  constructor(records: number) {
+    const buf = new ArrayBuffer(records * Row.Size * 8);
     this.f = new Float64Array(buf);
     this.w = new Int32Array(buf);
     this.b = new BigUint64Array(buf);
-    this.s = new Array<string>(cap * 2).fill('');
-  }
-  seq(i: number): number { return this.f[i * ROW + F_SEQ]; }
-  latencyNs(i: number): number { return this.f[i * ROW + F_LAT]; }
-  kind(i: number): number { return this.w[i * ROW * 2 + W_KIND]; }
-  probeId(i: number): number { return this.w[i * ROW * 2 + W_PROBE]; }
-  /** copy records [from, from + n) of `src` to records [to, to + n) of this (one bulk copy of their rows) */
-  copy(src: Columns, from: number, to: number, n: number): void {
-    this.f.set(src.f.subarray(from * ROW, (from + n) * ROW), to * ROW);
-    for (let j = 0; j < 2 * n; j++) this.s[2 * to + j] = src.s[2 * from + j];
+    this.s = new Array<string>(2 * records).fill('');
   }
 }
-/** float64 slots per row: seq, instructions, timeNs, latencyNs, addr (u64), then int32 pairs (cpu, pid), (probeId, kind), a spare */
-const ROW = 8;
-const F_SEQ = 0, F_INSN = 1, F_TIME = 2, F_LAT = 3, B_ADDR = 4;
-/** int32 slots in a row (x 2 of the float64 ones) */
-const W_CPU = 10, W_PID = 11, W_PROBE = 12, W_KIND = 13;
 
 export class HitLog implements ProbeHitSink {
   /** capacity of the ring */
@@ -140,8 +140,9 @@ export class HitLog implements ProbeHitSink {
   lastSeq = 0;
   /** missSeq of the newest miss recorded (0: none) */
   lastMissSeq = 0;
-  private cols: Columns;
-  /** column index of the oldest record, and records held */
+  /** the ring's chunks (slot i in chunk i >> Chunks.Bits), made as the ring reaches them */
+  private readonly chunks: Chunk[] = hostOwned([]);
+  /** ring slot of the oldest record, and records held */
   private start = 0;
   private count = 0;
   /** handler output by seq (only hits that printed) */
@@ -156,7 +157,6 @@ export class HitLog implements ProbeHitSink {
   constructor(size = DEFAULT_HIT_LOG_SIZE) {
     if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`hit log size must be a positive integer, got ${size}`);
     this.size = size;
-    this.cols = hostOwned(new Columns(Math.min(size, FIRST_CAPACITY)));
     hostOwned(this);
   }
 
@@ -168,32 +168,43 @@ export class HitLog implements ProbeHitSink {
    */
   hit(seq: number, instructions: number, timeNs: number, cpu: number, pid: number, comm: string,
     kind: HitKind, probeId: number, probe: string, addr: bigint, latencyNs: number): boolean {
-    if (seq <= this.lastSeq) {
-      if (cpu >= 0) this.open[cpu] = 0;
-      return false;
+    // the rare cases are calls of their own (a replay, a new chunk, a return's histogram, listeners)
+    if (seq <= this.lastSeq) return this.replayedHit(cpu);
+    const n = this.count, size = this.size;
+    let i = this.start + n;
+    if (i >= size) i -= size;
+    const c = this.chunks[i >> Chunks.Bits];
+    if (c === undefined) {
+      this.chunk(i >> Chunks.Bits);
+      return this.hit(seq, instructions, timeNs, cpu, pid, comm, kind, probeId, probe, addr, latencyNs);
     }
-    this.lastSeq = seq;
-    let c = this.cols;
-    let i: number;
-    if (this.count < this.size) {
-      if (this.count === c.cap) c = this.grow();
-      i = this.start + this.count;
-      if (i >= c.cap) i -= c.cap;
-      this.count++;
-    } else {
-      i = this.start;
-      this.start = i + 1 === c.cap ? 0 : i + 1;
+    const o = (i & Chunks.Mask) * Row.Size, p = 2 * o, f = c.f, w = c.w;
+    if (n === size) {
+      if (this.outputs.size !== 0) this.outputs.delete(f[o + Row.Seq]);
+      this.start = i + 1 === size ? 0 : i + 1;
       this.dropped++;
-      if (this.outputs.size !== 0) this.outputs.delete(c.seq(i));
-    }
+    } else this.count = n + 1;
+    this.lastSeq = seq;
     const k = kindIndex(kind);
-    const o = i * ROW, f = c.f, w = c.w;
-    f[o + F_SEQ] = seq; f[o + F_INSN] = instructions; f[o + F_TIME] = timeNs; f[o + F_LAT] = latencyNs;
-    c.b[o + B_ADDR] = addr; // the store takes it modulo 2^64 (BigInt.asUintN would allocate)
-    w[2 * o + W_CPU] = cpu; w[2 * o + W_PID] = pid; w[2 * o + W_PROBE] = probeId; w[2 * o + W_KIND] = k;
-    c.s[2 * i] = comm; c.s[2 * i + 1] = probe;
+    f[o + Row.Seq] = seq; f[o + Row.Insn] = instructions; f[o + Row.Time] = timeNs; f[o + Row.Lat] = latencyNs;
+    c.b[o + Row.Addr] = addr; // the store takes it modulo 2^64 (BigInt.asUintN would allocate)
+    w[p + Row.Cpu] = cpu; w[p + Row.Pid] = pid; w[p + Row.Probe] = probeId; w[p + Row.Kind] = k;
+    const r = 2 * (i & Chunks.Mask), s = c.s;
+    s[r] = comm; s[r + 1] = probe;
     if (cpu >= 0) this.open[cpu] = seq;
-    if (k === RETURN && latencyNs === latencyNs) {
+    if (k === Kind.Return || this.hitListeners.length !== 0) this.recorded(i, k, probeId, probe, latencyNs);
+    return true;
+  }
+
+  /** hit() of a replayed hit: nothing recorded; its CPU's output goes nowhere */
+  private replayedHit(cpu: number): false {
+    if (cpu >= 0) this.open[cpu] = 0;
+    return false;
+  }
+
+  /** after hit() wrote slot i: the latency histogram of a return, the listeners */
+  private recorded(i: number, k: number, probeId: number, probe: string, latencyNs: number): void {
+    if (k === Kind.Return && latencyNs === latencyNs) {
       let h = this.hists.get(probeId);
       if (h === undefined) { h = newHistogram(probeId, probe); this.hists.set(probeId, h); }
       histogramAdd(h, latencyNs);
@@ -205,7 +216,6 @@ export class HitLog implements ProbeHitSink {
         try { l(r); } catch { /* a broken view must not break the probed kernel */ }
       }
     }
-    return true;
   }
 
   /** record() for a whole record (tests, other producers): as hit() */
@@ -213,29 +223,27 @@ export class HitLog implements ProbeHitSink {
     return this.hit(r.seq, r.instructions, r.timeNs, r.cpu, r.pid, r.comm, r.kind, r.probeId, r.probe, r.addr, r.latencyNs ?? NaN);
   }
 
-  private grow(): Columns {
-    const old = this.cols;
-    const c = hostOwned(new Columns(Math.min(this.size, old.cap * 2)));
-    // the ring's records in order: from start to the end of the old columns, then the ones wrapped to the front
-    const first = Math.min(this.count, old.cap - this.start);
-    c.copy(old, this.start, 0, first);
-    c.copy(old, 0, first, this.count - first);
-    this.start = 0;
-    this.cols = c;
+  /** chunk n of the ring, made now (the last one holds only the slots below size) */
+  private chunk(n: number): Chunk {
+    const c = hostOwned(new Chunk(Math.min(Chunks.Records, this.size - n * Chunks.Records)));
+    this.chunks[n] = c;
     return c;
   }
 
-  /** the record in column slot i (made now; its output is the lines attached so far) */
+  /** the seq of the record in slot i */
+  private seqAt(i: number): number { return this.chunks[i >> Chunks.Bits].f[(i & Chunks.Mask) * Row.Size + Row.Seq]; }
+
+  /** the record in slot i (made now; its output is the lines attached so far) */
   private at(i: number): HitRecord {
-    const c = this.cols;
-    const o = i * ROW, f = c.f, w = c.w;
-    const seq = f[o + F_SEQ];
+    const c = this.chunks[i >> Chunks.Bits], row = i & Chunks.Mask;
+    const o = row * Row.Size, f = c.f, w = c.w;
+    const seq = f[o + Row.Seq];
     const r: HitRecord = {
-      seq, instructions: f[o + F_INSN], timeNs: f[o + F_TIME], cpu: w[2 * o + W_CPU], pid: w[2 * o + W_PID], comm: c.s[2 * i],
-      kind: KINDS[w[2 * o + W_KIND]], probeId: w[2 * o + W_PROBE], probe: c.s[2 * i + 1], addr: c.b[o + B_ADDR],
+      seq, instructions: f[o + Row.Insn], timeNs: f[o + Row.Time], cpu: w[2 * o + Row.Cpu], pid: w[2 * o + Row.Pid], comm: c.s[2 * row],
+      kind: KINDS[w[2 * o + Row.Kind]], probeId: w[2 * o + Row.Probe], probe: c.s[2 * row + 1], addr: c.b[o + Row.Addr],
       output: this.outputs.get(seq) ?? NO_OUTPUT,
     };
-    const lat = f[o + F_LAT];
+    const lat = f[o + Row.Lat];
     if (lat === lat) r.latencyNs = lat;
     return r;
   }
@@ -257,10 +265,9 @@ export class HitLog implements ProbeHitSink {
   /** the records held, oldest first (made on each call) */
   records(): HitRecord[] {
     const out: HitRecord[] = new Array(this.count);
-    const cap = this.cols.cap;
     for (let j = 0; j < this.count; j++) {
       let i = this.start + j;
-      if (i >= cap) i -= cap;
+      if (i >= this.size) i -= this.size;
       out[j] = this.at(i);
     }
     return out;
@@ -272,12 +279,11 @@ export class HitLog implements ProbeHitSink {
   /** the held record with this seq, if any */
   bySeq(seq: number): HitRecord | undefined {
     if (this.count === 0) return undefined;
-    const c = this.cols;
-    const j = seq - c.seq(this.start);
+    const j = seq - this.seqAt(this.start);
     if (!Number.isInteger(j) || j < 0 || j >= this.count) return undefined;
     let i = this.start + j;
-    if (i >= c.cap) i -= c.cap;
-    return c.seq(i) === seq ? this.at(i) : undefined;
+    if (i >= this.size) i -= this.size;
+    return this.seqAt(i) === seq ? this.at(i) : undefined;
   }
 
   /** listen to new records (not replays); returns the unsubscribe function. The record's output fills later (records(), bySeq()). */
@@ -293,17 +299,18 @@ export class HitLog implements ProbeHitSink {
    * from seq + 1 again; `missSeq` does the same for missed hits.
    */
   truncateAfter(seq: number, missSeq?: number): void {
-    const c = this.cols;
     while (this.count > 0) {
       let i = this.start + this.count - 1;
-      if (i >= c.cap) i -= c.cap;
-      if (c.seq(i) <= seq) break;
-      const lat = c.latencyNs(i);
-      if (c.kind(i) === RETURN && lat === lat) {
-        const h = this.hists.get(c.probeId(i));
+      if (i >= this.size) i -= this.size;
+      const c = this.chunks[i >> Chunks.Bits], o = (i & Chunks.Mask) * Row.Size, f = c.f, w = c.w;
+      const s = f[o + Row.Seq];
+      if (s <= seq) break;
+      const lat = f[o + Row.Lat];
+      if (w[2 * o + Row.Kind] === Kind.Return && lat === lat) {
+        const h = this.hists.get(w[2 * o + Row.Probe]);
         if (h) histogramRemove(h, lat);
       }
-      this.outputs.delete(c.seq(i));
+      this.outputs.delete(s);
       this.count--;
     }
     if (seq < this.lastSeq) this.lastSeq = seq;
