@@ -102,7 +102,7 @@ export class OptimizedCallback {
 
   /**
    * optimizedCallback(native) for the common hit of a translated native
-   * entry, in one piece (traps.ts optNativeHit calls it inside its trap
+   * entry, in one piece (traps.ts asTrap calls it, through its route, inside its trap
    * envelope): no debugger gate (the caller checked it), nobody else being
    * handled on this CPU, the probe there and enabled. Anything else, and a
    * frame the arch cannot save and restore in one piece (ArchHooks

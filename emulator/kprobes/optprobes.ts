@@ -81,7 +81,7 @@ export interface NativeEntry {
  * A native entry as the block translator knows it (its frame and the
  * handlers' ip), with its common hit in one piece: `fused` does what the
  * entry's breakpoint handler does for it inside the trap envelope
- * (traps.ts fusedNativeHit) when no debugger may stop in a handler, and
+ * (traps.ts asTrap `fused`) when no debugger may stop in a handler, and
  * answers false, with nothing done, where the general path must decide.
  */
 export interface FusedNativeRoute extends NativeEntryFrame {

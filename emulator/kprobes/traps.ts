@@ -13,7 +13,7 @@ import type { KernelApi } from '../kernel/types';
 import { onRestore } from '../base/marks';
 import { fromVAddr, mustVAddr, hex, toVAddr, VAddr } from '../memory/address';
 import { defaultSinglestepDone, type InlineBreakpointCpu, type KprobesArchContext, type KprobesArchHooks } from './archHooks';
-import type { EngineCode, EngineCodeRegistry, InlineEntryStat } from './codeRegistry';
+import type { EngineCode, EngineCodeRegistry, NativeEntryInfo } from './codeRegistry';
 import type { KprobeStats } from './engineTypes';
 import { HandlerOops } from './errors';
 import type { KprobeHitPath } from './hitPath';
@@ -155,21 +155,13 @@ export class KprobeTraps {
     const ne = code?.nativeEntry;
     const route = code?.breakpoint !== undefined && ne !== undefined && ne.at === at ? ne.route : undefined;
     if (route === undefined || code === undefined) return null;
-    if (isFusedRoute(route)) {
-      const stat = (ne as NonNullable<typeof ne>).stat;
-      return {
-        kind: route.kind, ip: route.ip, handler: this.inlineHandler,
-        hit: (cpu: Cpu): boolean => {
-          const ctl = this.inlineCpus[cpu.id];
-          return ctl !== null && ctl !== undefined && !cpu.userMode && this.fusedNativeHit(cpu, ctl, at, code, route, stat);
-        },
-      };
-    }
+    // a detour buffer's or the booster's: its common hit in one piece (asTrap `fused`)
+    const fused = isFusedRoute(route) ? route : undefined;
     return {
       kind: route.kind, ip: route.ip, handler: this.inlineHandler,
       hit: (cpu: Cpu): boolean => {
         const ctl = this.inlineCpus[cpu.id];
-        return ctl !== null && ctl !== undefined && !cpu.userMode && this.asTrap(cpu, ctl, at, undefined, code);
+        return ctl !== null && ctl !== undefined && !cpu.userMode && this.asTrap(cpu, ctl, at, undefined, code, fused);
       },
     };
   }
@@ -204,8 +196,14 @@ export class KprobeTraps {
    * machine must see (a stop request, power off, an oops, another current
    * task). `at`: the breakpoint's address (probe p or engine code `code`),
    * null for the single-step. false: nobody here claimed it (it traps).
+   * `fused`: the route of a native entry hit from translated code, whose
+   * common hit (save, handlers, restore) is one call; it is tried unless
+   * this is a nested call's hit, a data watch would see the handlers'
+   * accesses or a debugger may stop in a handler, and what it declines
+   * (having done nothing) goes to the entry's breakpoint handler.
    */
-  private asTrap(cpu: Cpu, ctl: InlineBreakpointCpu, at: VAddr | null, p: Kprobe | undefined, code: EngineCode | undefined): boolean {
+  private asTrap(cpu: Cpu, ctl: InlineBreakpointCpu, at: VAddr | null, p: Kprobe | undefined, code: EngineCode | undefined,
+    fused?: FusedNativeRoute): boolean {
     // the machine's run state (quantum accounting, a pending stop, power off, oopses) is part of KernelApi
     const m = this.kernel;
     const task = m.current(cpu.id);
@@ -216,11 +214,15 @@ export class KprobeTraps {
     const slots = outer ? ctl.retiredInRun() + (at === null ? 0 : 1) : 0;
     used[cpu.id] += slots;
     if (outer) m.runRetired = slots; // the hit log's instruction count: the one the trap would show
+    const oneCall = fused !== undefined && outer && this.gate.runHandlerOnCpu === undefined && cpu.mem.watcher === null;
     let handled = true;
     const host = ctl.enterHost();
     try {
       this.optimizer.poll();
-      handled = at === null ? this.kprobeDebugHandler(cpu, 'singleStep', ctl.pc) : this.breakpointAt(cpu, at, p, code as EngineCode);
+      if (oneCall && (fused as FusedNativeRoute).fused(this.percpu.regsOf(cpu), this.percpu.ctlblk(cpu.id))) {
+        this.stats[((code as EngineCode).nativeEntry as NativeEntryInfo).stat]++;
+        this.stats.fusedNativeHits++;
+      } else handled = at === null ? this.kprobeDebugHandler(cpu, 'singleStep', ctl.pc) : this.breakpointAt(cpu, at, p, code as EngineCode);
     } catch (e) {
       const trap: Trap = at === null ? { kind: 'singleStep', pc: cpu.getPc() } : { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset };
       m.oops(cpu, trap, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -231,41 +233,6 @@ export class KprobeTraps {
       ctl.leaveHost(host);
     }
     if (!handled) return false;
-    if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
-    return true;
-  }
-
-  /**
-   * asTrap for a native entry hit from translated code whose route has a
-   * fused common hit (FusedNativeRoute): the same accounting, optimizer
-   * poll and end-of-run checks, without the general envelope's lookups. A
-   * nested call's hit, a data watch that would see the handlers' accesses,
-   * a debugger that may stop in a handler, and whatever the route declines
-   * take asTrap as before.
-   */
-  private fusedNativeHit(cpu: Cpu, ctl: InlineBreakpointCpu, at: VAddr, code: EngineCode, route: FusedNativeRoute, stat: InlineEntryStat): boolean {
-    const m = this.kernel;
-    if (this.nested.depth !== 0 || this.gate.runHandlerOnCpu !== undefined || cpu.mem.watcher !== null) {
-      return this.asTrap(cpu, ctl, at, undefined, code);
-    }
-    const task = m.current(cpu.id);
-    const oops0 = m.oopsCount;
-    const used = m.clock.used;
-    const slots = ctl.retiredInRun() + 1; // the breakpoint's instruction included, as asTrap counts it
-    used[cpu.id] += slots;
-    m.runRetired = slots;
-    let handled = true;
-    try {
-      this.optimizer.poll();
-      handled = route.fused(this.percpu.regsOf(cpu), this.percpu.ctlblk(cpu.id));
-      if (handled) { this.stats[stat]++; this.stats.fusedNativeHits++; }
-    } catch (e) {
-      m.oops(cpu, { kind: 'breakpoint', pc: fromVAddr(at) + this.bpPcOffset }, `kprobe-debug: trap hook failed: ${e instanceof Error ? e.message : String(e)}`);
-    } finally {
-      used[cpu.id] -= slots;
-      m.runRetired = 0;
-    }
-    if (!handled) return this.asTrap(cpu, ctl, at, undefined, code);
     if (m.stopRequest !== null || m.exitCode !== null || m.oopsCount !== oops0 || m.current(cpu.id) !== task) ctl.endRun();
     return true;
   }

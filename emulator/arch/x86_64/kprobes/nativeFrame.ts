@@ -240,22 +240,22 @@ function saveFlags(cpu: X86Cpu, w: Int32Array, i: number, saved: boolean): void 
  * at body.returnTo, or on the `ret` `retLen - 1` bytes after the entry
  * when that is not canonical), with no frame record. false, with nothing
  * changed, when the save was not translated code's, anyone listens to
- * memory, or the frame is not in the stack region the CPU's last native
- * frame went to with the mappings as they were then: nativeEnter then
- * decides. An optprobe body that throws leaves the frame restored (as
+ * memory, or the frame is not writable RAM (frameRegion): nativeEnter
+ * then decides. An optprobe body that throws leaves the frame restored (as
  * nativeLeave in a finally does); a kretprobe's leaves it as saved.
  */
 export function nativeFusedHit(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe', ip: VAddr, headLen: number, retLen: number, body: NativeHitBody): boolean {
-  const mem = cpu.mem, st = cpuFrames(cpu), r = st.region, w = st.words;
-  if (!cpu.frameSaved || mem.isObserved || mem.watcher !== null || r === null || w === null || mem !== st.mem || mem.tlbGeneration !== st.gen) return false;
+  const mem = cpu.mem;
+  if (!cpu.frameSaved || mem.isObserved || mem.watcher !== null) return false;
   const spLo = cpu.lo[4], spHi = cpu.hi[4];
   if (spHi > 0x7fff || spHi < -0x8000) return false;
   const sp0 = spHi * TWO32 + (spLo >>> 0);
   const opt = kind === 'optprobe';
   const bytes = opt ? FRAME_BYTES_OPT : FRAME_BYTES_KRET;
   const frame = sp0 - bytes;
-  if (!(frame >= r.base && frame + bytes <= r.end) || ((frame - r.base) & 3) !== 0) return false;
-  if (r.device || (r.perms & PERM_W) === 0 || r.codeMapped || cpu.userMode) return false;
+  const r = frameRegion(cpu, frame, bytes);
+  if (r === null) return false;
+  const w = cpuFrames(cpu).words as Int32Array; // frameRegion's region's
   const i = (frame - r.base) >> 2;
   cpu.frameSaved = false;
   saveFlags(cpu, w, i, true);
