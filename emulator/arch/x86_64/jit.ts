@@ -98,14 +98,17 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>, 
   }
 }
 
-/** the int3 as a helper that tells the engine the frame is saved, and takes the entry's route to its handler */
+/**
+ * the int3 as a helper that tells the engine the frame is saved, and takes the entry's route to its handler: a copy
+ * of the decoded int3 (every one of these has one shape: an object made on the decoded instruction as its prototype
+ * would have a hidden class of its own, and the helper's accesses to it would see a new one per native entry and
+ * per machine)
+ */
 function savedFrameInt3(i: Insn, route: NativeEntryRoute<X86Cpu>): Insn {
-  const run = Object.create(i) as SavedFrameInt3;
-  Object.defineProperty(run, 'exec', { value: int3FrameSaved });
-  Object.defineProperty(run, 'route', { value: route });
+  const run = Object.assign(new Insn(i.def, int3FrameSaved, i.bytes), i, { exec: int3FrameSaved, hot: 0, jit: null, route }) as SavedFrameInt3;
   return run;
 }
-type SavedFrameInt3 = Insn & { exec: Insn['exec']; route: NativeEntryRoute<X86Cpu> };
+type SavedFrameInt3 = Insn & { route: NativeEntryRoute<X86Cpu> };
 /** sys.int3, with the inline breakpoint handler's lookup of the entry done at translation (route.hit) while that handler is the CPU's */
 function int3FrameSaved(cpu: X86Cpu, i: Insn): void {
   cpu.frameSaved = true;
