@@ -76,23 +76,26 @@ export const MAX_OUTPUT_LINES = 64;
 /** the empty `output` of a record no line was attached to (shared and frozen; replaced by an array of its own on the first line) */
 export const NO_OUTPUT: string[] = Object.freeze([]) as unknown as string[];
 
+/**
+ * A record's kind as the row stores it: its index in KINDS (the one list of
+ * the kinds and their order; the enum's members are the indexes the hot
+ * path compares with, as literals).
+ */
+const enum Kind { Kprobe = 0, KretprobeEntry = 1, Return = 2, Jprobe = 3 }
 const KINDS: readonly HitKind[] = ['kprobe', 'kretprobe-entry', 'kretprobe-return', 'jprobe', 'uprobe', 'uretprobe', 'watchpoint', 'breakpoint'];
-const KIND_INDEX: Readonly<Record<HitKind, number>> = {
-  kprobe: 0, 'kretprobe-entry': 1, 'kretprobe-return': 2, jprobe: 3, uprobe: 4, uretprobe: 5, watchpoint: 6, breakpoint: 7,
-};
-/** the kind index of a kretprobe return (KIND_INDEX) */
-const enum Kind { Return = 2 }
+const KIND_INDEX = Object.fromEntries(KINDS.map((k, i) => [k, i])) as Readonly<Record<HitKind, number>>;
 
-/** KIND_INDEX[kind] without a keyed lookup of seven string keys (a megamorphic access on every hit) */
+/** KIND_INDEX[kind] without a keyed lookup of eight string keys (a megamorphic access on every hit) for the kinds hit most */
 function kindIndex(kind: HitKind): number {
   switch (kind) {
-    case 'kprobe': return 0;
-    case 'kretprobe-entry': return 1;
-    case 'kretprobe-return': return 2;
-    case 'jprobe': return 3;
+    case 'kprobe': return Kind.Kprobe;
+    case 'kretprobe-entry': return Kind.KretprobeEntry;
+    case 'kretprobe-return': return Kind.Return;
+    case 'jprobe': return Kind.Jprobe;
     default: return KIND_INDEX[kind];
   }
 }
+
 /** records per chunk of the ring (a 64 KiB buffer each): ring slot i is row i & Chunks.Mask of chunk i >> Chunks.Bits */
 const enum Chunks { Bits = 10, Records = 1 << 10, Mask = (1 << 10) - 1 }
 
