@@ -36,8 +36,13 @@ const TARGET = 'fib';
 const ROUNDS = 7;
 const GHZ = 2.33;
 
-export type Mode = 'none' | 'k' | 'b' | 'o' | 'r' | 'rb' | 'ro' | 'kr' | 'j' | 'jr';
+export type Mode = 'none' | 'k' | 'b' | 'o' | 'r' | 'rb' | 'ro' | 'kr' | 'j' | 'jr' | 'rk' | 'rt';
 const MODES: Exclude<Mode, 'none'>[] = ['k', 'b', 'o', 'r', 'rb', 'ro', 'kr', 'j', 'jr'];
+/**
+ * --modes only (no table row): rb taken apart, a kretprobe whose entry kprobe is boosted but returns through the
+ * breakpoint trampoline (rk), and one whose entry is single-stepped but returns through the booster's (rt)
+ */
+const SPLIT_MODES: Exclude<Mode, 'none'>[] = ['rk', 'rt'];
 
 /** documentation figures (us): today's x86-64 table (Xeon E5410 2.33 GHz) and the 2.6 table (Opteron 246, 1.994 GHz) */
 const DOC_US: Partial<Record<Mode, string>> = {
@@ -60,8 +65,8 @@ function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: K
   const m = new Machine(image, { cpus: 1 });
   const e = m.kprobes;
   const optimized = mode === 'o' || mode === 'ro';
-  const kboost = mode === 'b' || mode === 'rb';
-  const rboost = mode === 'rb' || mode === 'ro';
+  const kboost = mode === 'b' || mode === 'rb' || mode === 'rk';
+  const rboost = mode === 'rb' || mode === 'ro' || mode === 'rt';
   e.setOptimization(optimized ? 1 : 0);
   e.traps.kprobeBooster = kboost;
   e.kretprobes.setBoost(rboost);
@@ -71,7 +76,7 @@ function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: K
   // add a host-side JS throw per hit, ~0.5 us, that stands for nothing on the emulated machine)
   const jp: Jprobe = { kp: { symbol_name: target }, entry: () => undefined };
   const hasK = mode === 'k' || mode === 'b' || mode === 'o' || mode === 'kr';
-  const hasR = mode === 'r' || mode === 'rb' || mode === 'ro' || mode === 'kr' || mode === 'jr';
+  const hasR = mode === 'r' || mode === 'rb' || mode === 'ro' || mode === 'kr' || mode === 'jr' || mode === 'rk' || mode === 'rt';
   const hasJ = mode === 'j' || mode === 'jr';
   if (hasK && e.registerKprobe(kp) !== 0) throw new Error('register_kprobe failed');
   if (hasR && e.registerKretprobe(rp) !== 0) throw new Error('register_kretprobe failed');
@@ -212,7 +217,7 @@ function cpuPerHit(hits: number): number {
  * x86_64 is bench.elf), b and o only where the arch has the kprobe booster
  * and jump optimization (arm64 and riscv have neither: n/a), each mode
  * against its arch's probe-less run, as wall time and as process CPU time
- * (--modes=k,r: only those modes, for an A/B of one path). Each arch is
+ * (--modes=k,r: only those modes, for an A/B of one path; rk and rt, rb taken apart, only there). Each arch is
  * measured in a process of its own, as kprobe-run and the debug adapter run
  * one machine per process: in one process shared by three CPU models the
  * engine's call sites see all three and run slower than any session would.
@@ -246,8 +251,8 @@ function archRow(arch: string, rounds: number, modes: readonly string[] = ARCH_M
   const cpu: string[] = [];
   const hooks = new Machine(image, { cpus: 1 }).kprobes.hooks;
   // --modes may name any mode (rb, ro, ... too) for an A/B of one path; the rows print ARCH_MODES
-  for (const mode of (modes === ARCH_MODES ? ARCH_MODES : MODES.filter(m => modes.includes(m)))) {
-    if (((mode === 'b' || mode === 'rb') && !hooks.canBoost) || ((mode === 'o' || mode === 'ro') && !hooks.optprobes)) {
+  for (const mode of (modes === ARCH_MODES ? ARCH_MODES : [...MODES, ...SPLIT_MODES].filter(m => modes.includes(m)))) {
+    if (((mode === 'b' || mode === 'rb' || mode === 'rk' || mode === 'rt') && !hooks.canBoost) || ((mode === 'o' || mode === 'ro') && !hooks.optprobes)) {
       cells.push('n/a'.padEnd(26));
       cpu.push(`${mode} n/a`);
       continue;
