@@ -265,15 +265,24 @@ export function nativeFusedHit(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe', ip: 
     try {
       body.runHandlers();
     } finally {
-      restore(cpu, kind, r, i, frame, sp0, spLo, spHi, entry + headLen, 0, 0, 0);
+      restoreSlots(cpu, kind, r, i, spLo, spHi, 0, 0);
+      cpu.lo[4] = spLo; cpu.hi[4] = spHi;
+      cpu.rip = entry + headLen;
     }
     return true;
   }
   if (!body.runHandlers()) return true;
   const to = body.returnTo;
-  const retInsn = entry + retLen - 1;
-  if (typeof to === 'number') restore(cpu, kind, r, i, frame, sp0, spLo, spHi, to, lo32(to), hi32(to), retInsn);
-  else restore(cpu, kind, r, i, frame, sp0, spLo, spHi, toVAddr(to), Number(BigInt.asIntN(32, to)), Number(BigInt.asIntN(32, to >> 32n)), retInsn);
+  if (typeof to === 'number') {
+    restoreSlots(cpu, kind, r, i, spLo, spHi, lo32(to), hi32(to));
+    cpu.lo[4] = spLo; cpu.hi[4] = spHi;
+    cpu.rip = to;
+    return true;
+  }
+  restoreSlots(cpu, kind, r, i, spLo, spHi, Number(BigInt.asIntN(32, to)), Number(BigInt.asIntN(32, to >> 32n)));
+  const resume = toVAddr(to);
+  if (resume === null) { cpu.setRegAddr(4, frame + S_SP * 4); cpu.rip = entry + retLen - 1; } // the ret raises the #GP
+  else { cpu.lo[4] = spLo; cpu.hi[4] = spHi; cpu.rip = resume; }
   return true;
 }
 
@@ -331,18 +340,27 @@ export function nativeEnter(cpu: X86Cpu, ip: VAddr, kind: CallbackKind): X86Nati
  */
 export function nativeLeave(f: X86NativeFrame, resume: VAddr | null, rlo: number, rhi: number, retInsn: VAddr): void {
   f.taken = false;
-  restore(f.cpu, f.kind, f.region as Region, f.word, f.frame, f.sp0, f.spLo, f.spHi, resume, rlo, rhi, retInsn);
+  const cpu = f.cpu;
+  restoreSlots(cpu, f.kind, f.region as Region, f.word, f.spLo, f.spHi, rlo, rhi);
+  resumeAfter(cpu, f.kind, f.frame, f.sp0, f.spLo, f.spHi, resume, retInsn);
 }
 
-/** nativeLeave's work for a frame of `kind` at `frame` (word `i` of region r's words), saved at sp0 (halves spLo, spHi) */
-function restore(cpu: X86Cpu, kind: CallbackKind, r: Region, i: number, frame: VAddr, sp0: VAddr, spLo: number, spHi: number,
-  resume: VAddr | null, rlo: number, rhi: number, retInsn: VAddr): void {
+/**
+ * nativeLeave's slot writes for a frame of `kind` (word `i` of region r's
+ * words) saved at sp = spHi:spLo: the GPR slots and the flags slot get the
+ * live values, then an optprobe's ss slot the flags too, a kretprobe's sp
+ * slot rlo:rhi (the return address), an ftrace frame's slot above it
+ * rlo:rhi (the resume address). No VAddr crosses this call (a hit would
+ * box each into a heap number): the frame's address is made here, from
+ * the halves, where a slow path needs it.
+ */
+function restoreSlots(cpu: X86Cpu, kind: CallbackKind, r: Region, i: number, spLo: number, spHi: number, rlo: number, rhi: number): void {
   const kret = kind === 'kretprobe';
   const ftrace = kind === 'ftrace';
   const fl = cpu.getRflags();
   // a handler may have changed the stack's mapping (unlikely): then write through the bus (faults, listeners)
   const mem0 = cpu.mem, st = cpuFrames(cpu);
-  const same = mem0 === st.mem && mem0.tlbGeneration === st.gen && r === st.region ? true : mem0.regionAt(frame) === r;
+  const same = mem0 === st.mem && mem0.tlbGeneration === st.gen && r === st.region ? true : mem0.regionAt(frameOf(kind, spLo, spHi)) === r;
   const w = same && (r.perms & PERM_W) !== 0 && !r.codeMapped ? (r === st.region ? st.words : wordsOf(r)) : null;
   if (w) {
     const mem = cpu.mem;
@@ -352,13 +370,14 @@ function restore(cpu: X86Cpu, kind: CallbackKind, r: Region, i: number, frame: V
     else if (!ftrace) put(w, i + S_SS, fl, 0); // mov 18*8(%rsp),%rdx; mov %rdx,20*8(%rsp)
     if (mem.isObserved || mem.watcher !== null) {
       // the stores, in the template's order, to whoever listens
+      const frame = frameOf(kind, spLo, spHi);
       mem.wroteInPlace(frame, 15 * 8, 'engine');
       mem.wroteInPlace(frame + S_FLAGS * 4, 8, 'engine');
       if (kret) mem.wroteInPlace(frame + S_SP * 4, 8, 'engine');
       else if (!ftrace) mem.wroteInPlace(frame + S_SS * 4, 8, 'engine');
     }
   } else {
-    const mem = cpu.mem;
+    const mem = cpu.mem, frame = frameOf(kind, spLo, spHi);
     const put64 = (a: VAddr, lo: number, hi: number): void => { mem.write32(a, lo); mem.write32(a + 4, hi); };
     for (let s = 0; s < 15; s++) put64(frame + s * 8, cpu.lo[SLOT_GPR[s]], cpu.hi[SLOT_GPR[s]]);
     put64(frame + S_FLAGS * 4, fl, 0);
@@ -366,8 +385,23 @@ function restore(cpu: X86Cpu, kind: CallbackKind, r: Region, i: number, frame: V
     else if (!ftrace) put64(frame + S_SS * 4, fl, 0);
   }
   // ftrace: the slot at sp0 (above the 20-slot frame: where `ss` would be) gets the resume address
-  if (ftrace) cpu.mem.write64Halves(sp0, rlo, rhi);
-  // popfq loads the flags value just stored from the live flags: they stay as they are
+  if (ftrace) cpu.mem.write64Halves(spHi * TWO32 + (spLo >>> 0), rlo, rhi);
+}
+
+/** the lowest slot of a `kind` frame saved at sp = spHi:spLo */
+function frameOf(kind: CallbackKind, spLo: number, spHi: number): VAddr {
+  return spHi * TWO32 + (spLo >>> 0) - (kind === 'optprobe' ? FRAME_BYTES_OPT : FRAME_BYTES_KRET);
+}
+
+/**
+ * After the slots: the template's pops and popfq (the flags value just
+ * stored from the live flags: they stay as they are), then rip = resume
+ * with sp back at sp0 (ftrace: sp0 + 8, past the resume address it pops);
+ * `resume` null leaves the CPU on the `ret` at retInsn with sp at the
+ * return slot.
+ */
+function resumeAfter(cpu: X86Cpu, kind: CallbackKind, frame: VAddr, sp0: VAddr, spLo: number, spHi: number, resume: VAddr | null, retInsn: VAddr): void {
+  const ftrace = kind === 'ftrace';
   if (resume === null) {
     cpu.setRegAddr(4, ftrace ? sp0 : frame + S_SP * 4);
     cpu.rip = retInsn;
