@@ -270,7 +270,11 @@ function checkTarget(pr: ProbeAst, opts: CheckOptions, unknownTargets: UnknownTa
   }
 }
 
+/** the attributes of every probe that has none: one shared, frozen object (nothing writes a spec's attributes) */
+const NO_ATTRS: ProbeSpec['attrs'] = Object.freeze({});
+
 function checkAttrs(pr: ProbeAst, err: (s: Span, m: string) => void): ProbeSpec['attrs'] {
+  if (pr.attrs.length === 0) return NO_ATTRS;
   const out: ProbeSpec['attrs'] = {};
   const seen = new Set<string>();
   for (const a of pr.attrs) {

@@ -43,6 +43,7 @@ import type { PtRegs } from './ptRegs';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 import { mustVAddr, toVAddr, VAddr } from '../memory/address';
 import { offsetFrom } from './codeRegistry';
+import type { EngineCodeHandlers, InlineEntryStat, NativeEntryInfo } from './codeRegistry';
 import { probeName } from './symbolize';
 import { AddressSet, type ProbeTable } from './probeTable';
 
@@ -146,23 +147,42 @@ export class Optimizer {
   /**
    * The detour buffer's registered code gets its handlers while prepared:
    * its callback and native entry trap into optimized_callback, and it is
-   * named after its probe (optprobe_detour[do_fork]+0x10).
+   * named after its probe (optprobe_detour[do_fork]+0x10). The handlers are
+   * the optimizer's, shared by every buffer; what is the buffer's own is one
+   * Detour (the code's data and its native entry).
    */
   private attachDetour(addr: bigint, op: ArchOptimizedInsn): void {
-    const e = this.shared;
-    const entry = op.nativeEntry;
-    const ne: NativeEntry | null = entry === undefined ? null
-      : { addr, at: mustVAddr(addr), ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
-    // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
-    const callbackV = mustVAddr(op.callback), entryV = ne === null ? NaN : mustVAddr(entry as bigint);
-    e.code.attach(op.insn, {
-      breakpoint: (cpu, regs, kcb, _a, _code, at) => (at === callbackV || at === entryV) && this.callback.optimizedCallback(cpu, regs, kcb, addr, at === entryV ? ne : null),
-      // no helper closure of its own: every probe's detour keeps these closures for the whole run
-      site: a => (a === op.callback || (entry !== undefined && a === entry) ? 'optprobeCallback' : 'none'),
-      symbolize: (a, code) => `${code.symbol}[${probeName(e.kernel, addr)}]${offsetFrom(a, code.start)}`,
-      nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: this.detourRoute(ne) },
-    });
+    const d = new Detour(this, addr, op);
+    const h = this.detourHandlers ??= this.makeDetourHandlers();
+    this.shared.code.attach(op.insn, { breakpoint: h.breakpoint, site: h.site, symbolize: h.symbolize, data: d, nativeEntry: op.nativeEntry === undefined ? undefined : d });
   }
+
+  /** the handlers of every prepared detour buffer's code (made once: a probe keeps no closures of its own) */
+  private detourHandlers: Required<Pick<EngineCodeHandlers, 'breakpoint' | 'site' | 'symbolize'>> | undefined;
+
+  private makeDetourHandlers(): Required<Pick<EngineCodeHandlers, 'breakpoint' | 'site' | 'symbolize'>> {
+    const kernel = this.shared.kernel, cb = this.callback;
+    return {
+      // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
+      breakpoint: (cpu, regs, kcb, _a, code, at) => {
+        const d = code.data as Detour;
+        return (at === d.callbackV || at === d.entryV) && cb.optimizedCallback(cpu, regs, kcb, d.probe, at === d.entryV ? d.native : null);
+      },
+      site: (a, code) => {
+        const op = (code.data as Detour).op;
+        return a === op.callback || (op.nativeEntry !== undefined && a === op.nativeEntry) ? 'optprobeCallback' : 'none';
+      },
+      symbolize: (a, code) => `${code.symbol}[${probeName(kernel, (code.data as Detour).probe)}]${offsetFrom(a, code.start)}`,
+    };
+  }
+
+  /** a detour buffer's native entry route: optimized_callback's common hit in one piece (asked for when the translator first needs it) */
+  routeOf(native: NativeEntry): FusedNativeRoute {
+    return this.detourRoute(native);
+  }
+
+  /** the kernel's breakpoint pc offset (a native entry's ip: where a breakpoint hit shows the handlers) */
+  get bpPcOffset(): number { return this.shared.kernel.arch.breakpointPcOffset; }
 
   /** a detour buffer's native entry route: optimized_callback's common hit in one piece */
   private detourRoute(native: NativeEntry): FusedNativeRoute {
@@ -374,6 +394,44 @@ export class Optimizer {
       } catch { /* not a context of this arch */ }
     }
     return out;
+  }
+}
+
+/**
+ * A prepared detour buffer's own part: the code registry's data for the
+ * optimizer's shared handlers, and (where the arch has one) the buffer's
+ * native entry. Its NativeEntry (what optimized_callback is given) and its
+ * route (what the block translator is told) are made when first asked: most
+ * buffers of a big probe file are never entered.
+ */
+class Detour implements NativeEntryInfo {
+  /** the native entry (the buffer's first byte) and its VAddr; NaN: no native entry (equals nothing) */
+  readonly addr: bigint;
+  readonly at: VAddr;
+  readonly entryV: VAddr;
+  readonly callbackV: VAddr;
+  private ne: NativeEntry | undefined = undefined;
+  private r: FusedNativeRoute | undefined = undefined;
+
+  constructor(private readonly owner: Optimizer, readonly probe: bigint, readonly op: ArchOptimizedInsn) {
+    const entry = op.nativeEntry;
+    this.addr = entry ?? op.insn;
+    this.entryV = entry === undefined ? NaN : mustVAddr(entry);
+    this.at = this.entryV;
+    this.callbackV = mustVAddr(op.callback);
+  }
+
+  get stat(): InlineEntryStat { return 'inlineOptEntries'; }
+
+  /** the probe's native entry as optimized_callback takes it (null: the arch has none) */
+  get native(): NativeEntry | null {
+    if (this.op.nativeEntry === undefined) return null;
+    const p = this.probe;
+    return (this.ne ??= { addr: p, at: mustVAddr(p), ip: mustVAddr(p + BigInt(this.owner.bpPcOffset)) });
+  }
+
+  get route(): FusedNativeRoute {
+    return (this.r ??= this.owner.routeOf(this.native as NativeEntry));
   }
 }
 

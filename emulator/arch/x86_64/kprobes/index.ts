@@ -128,11 +128,14 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   // __copy_instruction: a RIP-relative operand re-targeted for the slot; relative branches are
   // copied as they are (resume_execution moves ip back from the slot after the single-step)
   let x86: Insn | undefined;
-  if (insn) {
+  if (d !== null && d.raw.layout.ripRel) {
     const moved = relocate(copy, addr, slot, { branches: 'keep' });
     if (!moved.ok) { ctx.slots.put(slot); return moved.kind === 'decode' ? -Errno.EILSEQ : -Errno.EINVAL; }
     copy = moved.bytes;
     x86 = moved.insns[0];
+  } else if (d !== null) {
+    // no RIP-relative operand: relocate would decode the copy again only to hand it back as it is (branches are kept)
+    x86 = d.raw;
   }
   // the copy, then int3 padding: the kprobe booster appends the jmp back after
   // the first single-step shows where the copy ends (paper, section 6.3)

@@ -351,8 +351,8 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
   return typeof r === 'string' ? r : { size: r.size };
 }
 
-/** can_optimize, with the original bytes of the detoured region (read with the function's) */
-function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; orig: Uint8Array } | string {
+/** can_optimize, with the original bytes of the detoured region: the scan's copy of the function and the region's offset in it */
+function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; code: Uint8Array; off: number } | string {
   const fn = scanFunction(ctx, addr);
   if (typeof fn === 'string') return fn;
   const off = Number(addr - fn.start);
@@ -393,7 +393,7 @@ function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; ori
     if (v === undefined) fn.verdicts.set(off + s, v = boostVerdict(disassembled(ctx, fn, off + s), 'relocate'));
     if (!v.boostable) return `not relocatable: ${v.reason}`;
   }
-  return { size, orig: fn.code.subarray(off, off + size) };
+  return { size, code: fn.code, off };
 }
 
 function hexAddr(a: bigint): string {
@@ -435,7 +435,8 @@ function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigi
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
   const chk = optimizable(ctx, addr);
   if (typeof chk === 'string') return chk;
-  const { size, orig } = chk;
+  const { size, code: fnCode, off } = chk;
+  const orig = fnCode.subarray(off, off + size);
   const tpl = optprobeTemplate();
   const total = tpl.code.length + size + JMP32_SIZE;
   // the buffer's address is needed to relocate: allocate, build, and reuse an identical earlier one
@@ -457,13 +458,32 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
     if (cache) cache.push(buf);
     else byAddr.set(addr, [buf]);
   }
-  const jump = jmpTo(addr, buf);
-  if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
-  return {
-    addr, insn: buf, size, copyOffset: tpl.code.length, callback: buf + BigInt(tpl.callbackOffset), nativeEntry: buf,
-    // a view of the scan's copy of the function (never written): no buffer of its own per probe
-    saved: orig.subarray(ctx.arch.breakpointInsn.length, JMP32_SIZE), jump,
-  };
+  if (rel32(addr + BigInt(JMP32_SIZE), buf) === null) return 'the detour buffer is out of jmp rel32 reach of the probe';
+  return new X86OptimizedInsn(addr, buf, size, tpl.code.length, buf + BigInt(tpl.callbackOffset), fnCode, off, ctx.arch.breakpointInsn.length);
+}
+
+/**
+ * struct arch_optimized_insn of a prepared probe. Its jump and saved bytes
+ * are made when first asked for (the optimizer writes the jump, an
+ * unoptimize or a text read wants the saved bytes): a file of thousands of
+ * probes, most of them never optimized, keeps no arrays of its own for them.
+ */
+class X86OptimizedInsn implements ArchOptimizedInsn {
+  private savedView: Uint8Array | undefined = undefined;
+
+  constructor(
+    readonly addr: bigint, readonly insn: bigint, readonly size: number, readonly copyOffset: number, readonly callback: bigint,
+    /** the scan's copy of the function (never written), the region's offset in it and the breakpoint's length */
+    private readonly fnCode: Uint8Array, private readonly off: number, private readonly bpLen: number,
+  ) {}
+
+  get nativeEntry(): bigint { return this.insn; }
+
+  /** a view of the region's original bytes after the breakpoint's (no buffer of its own) */
+  get saved(): Uint8Array { return (this.savedView ??= this.fnCode.subarray(this.off + this.bpLen, this.off + JMP32_SIZE)); }
+
+  /** jmp rel32 to the buffer (in reach: prepareOptimizedKprobe checked it); a fresh array each time (textPoke copies it) */
+  get jump(): Uint8Array { return jmpTo(this.addr, this.insn) as Uint8Array; }
 }
 
 
