@@ -175,7 +175,7 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnos
       const target = pr.target;
       const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
       const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
-      const r = compileSnippetAst(h.body, h.kind as HandlerKind, names ? { ...copts, programName: names } : copts, []);
+      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names ? names : copts.programName);
       mine.push(...r.diagnostics);
       r.used.forEach(u => used.add(u));
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);

@@ -104,13 +104,15 @@ export class Optimizer {
   private detouring = 0;
   /** the largest detoured region prepared so far (bytes): how far back a change at an address can matter */
   private maxRegion = 1;
+  /** maxRegion - 1 as a bigint: how far before an address the regions that may cover it start */
+  private reachBack = 0n;
   /** debug.kprobes_optimization */
   private on = true;
 
   /** `callback`: what a detour buffer's callback runs (optimized_callback); `hooks`: the arch's optprobes hooks (none: no jump optimization) */
   constructor(
     private readonly shared: Pick<KprobesShared, 'kernel' | 'ctx' | 'code' | 'events'>,
-    private readonly t: Pick<ProbeTable, 'table' | 'armed' | 'allDisarmed' | 'probesAt' | 'kindOf'>,
+    private readonly t: Pick<ProbeTable, 'table' | 'armed' | 'allDisarmed' | 'probesAt' | 'kindOf' | 'aggrList'>,
     private readonly describe: Pick<KprobeDescriber, 'where' | 'info'>,
     private readonly callback: Pick<OptimizedCallback, 'optimizedCallback' | 'nativeHit'>,
     readonly hooks: OptprobesArchHooks | undefined, readonly delayNs: number,
@@ -140,7 +142,7 @@ export class Optimizer {
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
     this.entryAddrs.add(addr);
-    this.maxRegion = Math.max(this.maxRegion, r.size);
+    if (r.size > this.maxRegion) { this.maxRegion = r.size; this.reachBack = BigInt(r.size - 1); }
     this.attachDetour(addr, r);
   }
 
@@ -212,7 +214,11 @@ export class Optimizer {
   /** Before a breakpoint is written at addr: unoptimize any optimized probe whose jump covers it. */
   unoptimizeCovering(addr: bigint): void {
     if (!this.hooks) return;
-    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion - 1), addr + 1n)) {
+    // the prepared addresses in reach, in place (unoptimizing changes no entry address)
+    const s = this.entryAddrs;
+    for (let k = s.lowerBound(addr - this.reachBack); k < s.size; k++) {
+      const a = s.at(k);
+      if (a > addr) break;
       const e = this.entries.get(a) as OptEntry;
       if (a !== addr && e.state === 'optimized' && this.hooks.checkOptimizedKprobe(e.op, addr)) this.unoptimize(a, e);
     }
@@ -250,7 +256,11 @@ export class Optimizer {
   overlay(out: Uint8Array, addr: bigint, len: number): void {
     const end = addr + BigInt(len);
     const bpLen = this.shared.kernel.arch.breakpointInsn.length;
-    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion), end)) {
+    // in place (no array per read: registration reads the original bytes of every probed instruction)
+    const set = this.entryAddrs;
+    for (let k = set.lowerBound(addr - BigInt(this.maxRegion)); k < set.size; k++) {
+      const a = set.at(k);
+      if (a >= end) break;
       const e = this.entries.get(a) as OptEntry;
       if (e.state !== 'optimized') continue;
       const s = a + BigInt(bpLen);
@@ -273,9 +283,10 @@ export class Optimizer {
     const ap = t.table.get(addr);
     if (!ap || !t.armed.has(addr)) return 'the probe is not armed';
     if (kprobeDisabled(ap)) return 'the probe is disabled';
-    const members = t.probesAt(addr);
-    if (members.some(k => !!k.post_handler)) return 'the probe has a post_handler';
-    if (members.some(k => t.kindOf(k) === 'j')) return 'jprobes are not optimized';
+    // the members (an aggregate's list, or the probe itself), without an array or a closure per ask
+    const list = t.aggrList.get(ap);
+    if (list === undefined ? !!ap.post_handler : list.some(k => !!k.post_handler)) return 'the probe has a post_handler';
+    if (list === undefined ? t.kindOf(ap) === 'j' : list.some(k => t.kindOf(k) === 'j')) return 'jprobes are not optimized';
     const hooks = this.hooks as OptprobesArchHooks;
     // the table's VAddr keys: a probe at every byte of the region is asked without a BigInt per byte
     const v = toVAddr(addr);
@@ -300,20 +311,23 @@ export class Optimizer {
    * reconsider().
    */
   reconsiderNear(addr: bigint): void {
-    // the prepared addresses in reach, ascending (a binary search, not a lookup per byte)
-    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion - 1), addr + 1n)) {
+    // the prepared addresses in reach, ascending (a binary search, not a lookup per byte), walked in place:
+    // reconsidering changes no entry address
+    const s = this.entryAddrs;
+    for (let k = s.lowerBound(addr - this.reachBack); k < s.size; k++) {
+      const a = s.at(k);
+      if (a > addr) break;
       const e = this.entries.get(a) as OptEntry;
       if (a + BigInt(e.op.size) > addr) this.reconsiderEntry(a, e);
     }
   }
 
   private reconsiderEntry(a: bigint, e: OptEntry): void {
-    const now = Number(this.shared.kernel.timeNs());
     {
       const want = this.blocked(a, e, false) === undefined;
       if (want && e.state === 'prepared') {
         this.setState(a, e, 'queued');
-        e.deadline = now + this.delayNs;
+        e.deadline = Number(this.shared.kernel.timeNs()) + this.delayNs;
         this.nextDeadline = Math.min(this.nextDeadline, e.deadline);
       } else if (!want && e.state === 'queued') {
         this.setState(a, e, 'prepared');

@@ -161,6 +161,9 @@ export class AddressSet implements Iterable<bigint> {
   add(a: bigint): void {
     if (this.hashed.has(a)) return;
     this.hashed.add(a);
+    // addresses mostly come in ascending order (a probe file, a function's instructions): an append needs no search
+    const n = this.sorted.length;
+    if (n === 0 || this.sorted[n - 1] < a) { this.sorted.push(a); return; }
     const i = this.lowerBound(a);
     if (i === this.sorted.length) this.sorted.push(a);
     else this.sorted.splice(i, 0, a);
