@@ -19,7 +19,6 @@ import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
 import { hi32, lo32, mustVAddr, toVAddr, type VAddr } from '../../../memory/address';
 import { MemoryFault } from '../../../memory/memory';
-import { toDecoded } from '../disasm';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
@@ -31,7 +30,7 @@ import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { relocate } from '../relocate';
 import { canBoost } from './boost';
-import { jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
+import { CheckedInsn, jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
 import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
@@ -96,7 +95,7 @@ function decodeOnce(bytes: Uint8Array, addr: bigint): { insn: DecodedInsn; raw: 
   if (v === null) return null;
   try {
     const raw = decodeBytes(bytes, v);
-    return raw ? { insn: toDecoded(raw), raw } : null;
+    return raw ? { insn: new CheckedInsn(raw), raw } : null;
   } catch (e) {
     if (e instanceof MemoryFault || e instanceof RangeError) return null;
     throw e;
