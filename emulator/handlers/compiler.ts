@@ -199,7 +199,13 @@ export interface SnippetResult {
 }
 
 /** Compile an already-parsed snippet. */
-export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: CompileOptions, diagnostics: Diagnostic[]): SnippetResult {
+/**
+ * Compile a parsed snippet. `programName`: the program names it sees, when
+ * not opts.programName (a probe's own scope: no copy of the options per
+ * handler).
+ */
+export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: CompileOptions, diagnostics: Diagnostic[],
+  programName: CompileOptions['programName'] = opts.programName): SnippetResult {
   const c = new HandlerCompiler({
     kind,
     regNames: opts.regNames,
@@ -207,7 +213,7 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
     context: CONTEXT_BY_KIND[kind],
     symbolExists: opts.symbolExists,
     functionExists: opts.functionExists,
-    programName: opts.programName,
+    programName,
     programType: opts.programType,
     programWritable: opts.programWritable,
     charSigned: charSignedOf(opts),

@@ -154,8 +154,9 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnos
       if (pr.batch) err(pr.span, 'a kwatch cannot be in a batch (register_kprobes registers kprobes; register_kwatch is one call per watchpoint)');
     }
     const handlers: Partial<Record<HandlerKind, CompiledHandler>> = {};
-    const seen = new Map<string, number>();
-    const used = new Set<string>();
+    // the handler kinds so far with their lines (a probe has a handful: an array, no Map per probe)
+    const seen: { kind: string; line: number }[] = [];
+    let usesRiData = false;
     let prePcWrite: Span | undefined;
     for (const h of pr.handlers) {
       const allowed = KIND_HANDLERS[pr.kind];
@@ -166,25 +167,25 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnos
           : `unknown handler kind '${h.kind}' (a ${pr.kind} has ${allowed.join(', ')} handlers)`);
         continue;
       }
-      const prev = seen.get(h.kind);
+      const prev = seen.find(x => x.kind === h.kind)?.line;
       if (prev !== undefined) { err(h.span, `duplicate '${h.kind}' handler (the first is at line ${prev})`); continue; }
-      seen.set(h.kind, h.span.line);
+      seen.push({ kind: h.kind, line: h.span.line });
       // at the probed instruction (before it runs), the program's names in scope there
       // (looked up at the snippet's first name that is none of its own: a snippet naming nothing costs no DWARF scope walk)
       const atPc = h.kind === 'pre' || h.kind === 'entry' || h.kind === 'jprobe';
       const target = pr.target;
       const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
       const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
-      const r = compileSnippetAst(h.body, h.kind as HandlerKind, names ? { ...copts, programName: names } : copts, []);
+      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names ? names : copts.programName);
       mine.push(...r.diagnostics);
-      r.used.forEach(u => used.add(u));
+      if (r.used.has('ri->data')) usesRiData = true;
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);
       if (r.handler) handlers[h.kind as HandlerKind] = r.handler;
     }
     // optimized probes ignore a pre_handler's change of the pc; a post handler keeps a probe from being optimized
-    if (pr.kind === 'kprobe' && pcReg !== undefined && prePcWrite && !seen.has('post')) warn(prePcWrite, ignoredPcWriteMessage(pcReg));
+    if (pr.kind === 'kprobe' && pcReg !== undefined && prePcWrite && !seen.some(x => x.kind === 'post')) warn(prePcWrite, ignoredPcWriteMessage(pcReg));
     if (pr.handlers.length === 0 && pr.kind !== 'jprobe' && pr.kind !== 'kwatch' && !pr.event) warn(pr.span, `this ${pr.kind} has no handlers`);
-    if (pr.kind === 'kretprobe' && used.has('ri->data') && !attrs.data_size) warn(pr.span, 'a handler uses ri->data but data_size is 0; set data_size=N');
+    if (pr.kind === 'kretprobe' && usesRiData && !attrs.data_size) warn(pr.span, 'a handler uses ri->data but data_size is 0; set data_size=N');
     if (pr.kind === 'jprobe' && pr.target) {
       const key = targetKey(pr.target);
       const first = jprobeTargets.get(key);
@@ -270,7 +271,11 @@ function checkTarget(pr: ProbeAst, opts: CheckOptions, unknownTargets: UnknownTa
   }
 }
 
+/** the attributes of every probe that has none: one shared, frozen object (nothing writes a spec's attributes) */
+const NO_ATTRS: ProbeSpec['attrs'] = Object.freeze({});
+
 function checkAttrs(pr: ProbeAst, err: (s: Span, m: string) => void): ProbeSpec['attrs'] {
+  if (pr.attrs.length === 0) return NO_ATTRS;
   const out: ProbeSpec['attrs'] = {};
   const seen = new Set<string>();
   for (const a of pr.attrs) {

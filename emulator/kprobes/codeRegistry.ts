@@ -41,6 +41,12 @@ export interface EngineCodeHandlers {
    * handle from inside the int3), its VAddr, and the counter it counts in.
    */
   nativeEntry?: NativeEntryInfo;
+  /**
+   * what the owner keeps of this range for its handlers: handlers shared by
+   * many ranges (one function per owner, not closures per range) find their
+   * range's own data here through the `code` argument they are given
+   */
+  data?: unknown;
 }
 
 /** A range's native entry: its address, as a VAddr, the counter it counts in and what the block translator may know of it. */
@@ -105,6 +111,7 @@ export class EngineCodeRegistry {
     const code: EngineCode = {
       start, end, startV, endV: startV + size, symbol,
       breakpoint: handlers.breakpoint, symbolize: handlers.symbolize, site: handlers.site, nativeEntry: handlers.nativeEntry,
+      data: handlers.data,
     };
     // the exec area hands out ascending addresses: most ranges go at the end (no search)
     const bs = this.byStart, last = bs[bs.length - 1];
@@ -163,6 +170,7 @@ export class EngineCodeRegistry {
     c.breakpoint = handlers.breakpoint;
     c.symbolize = handlers.symbolize;
     c.site = handlers.site;
+    c.data = handlers.data;
     const before = c.nativeEntry;
     c.nativeEntry = handlers.nativeEntry;
     if (before !== c.nativeEntry && this.onNativeEntryChange !== null) {

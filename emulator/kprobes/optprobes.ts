@@ -43,6 +43,7 @@ import type { PtRegs } from './ptRegs';
 import { KPROBE_FLAG_OPTIMIZED, kprobeDisabled } from './kprobe';
 import { mustVAddr, toVAddr, VAddr } from '../memory/address';
 import { offsetFrom } from './codeRegistry';
+import type { EngineCodeHandlers, InlineEntryStat, NativeEntryInfo } from './codeRegistry';
 import { probeName } from './symbolize';
 import { AddressSet, type ProbeTable } from './probeTable';
 
@@ -103,13 +104,15 @@ export class Optimizer {
   private detouring = 0;
   /** the largest detoured region prepared so far (bytes): how far back a change at an address can matter */
   private maxRegion = 1;
+  /** maxRegion - 1 as a bigint: how far before an address the regions that may cover it start */
+  private reachBack = 0n;
   /** debug.kprobes_optimization */
   private on = true;
 
   /** `callback`: what a detour buffer's callback runs (optimized_callback); `hooks`: the arch's optprobes hooks (none: no jump optimization) */
   constructor(
     private readonly shared: Pick<KprobesShared, 'kernel' | 'ctx' | 'code' | 'events'>,
-    private readonly t: Pick<ProbeTable, 'table' | 'armed' | 'allDisarmed' | 'probesAt' | 'kindOf'>,
+    private readonly t: Pick<ProbeTable, 'table' | 'armed' | 'allDisarmed' | 'probesAt' | 'kindOf' | 'aggrList'>,
     private readonly describe: Pick<KprobeDescriber, 'where' | 'info'>,
     private readonly callback: Pick<OptimizedCallback, 'optimizedCallback' | 'nativeHit'>,
     readonly hooks: OptprobesArchHooks | undefined, readonly delayNs: number,
@@ -139,30 +142,49 @@ export class Optimizer {
     this.refused.delete(addr);
     this.entries.set(addr, { op: r, state: 'prepared', deadline: 0 });
     this.entryAddrs.add(addr);
-    this.maxRegion = Math.max(this.maxRegion, r.size);
+    if (r.size > this.maxRegion) { this.maxRegion = r.size; this.reachBack = BigInt(r.size - 1); }
     this.attachDetour(addr, r);
   }
 
   /**
    * The detour buffer's registered code gets its handlers while prepared:
    * its callback and native entry trap into optimized_callback, and it is
-   * named after its probe (optprobe_detour[do_fork]+0x10).
+   * named after its probe (optprobe_detour[do_fork]+0x10). The handlers are
+   * the optimizer's, shared by every buffer; what is the buffer's own is one
+   * Detour (the code's data and its native entry).
    */
   private attachDetour(addr: bigint, op: ArchOptimizedInsn): void {
-    const e = this.shared;
-    const entry = op.nativeEntry;
-    const ne: NativeEntry | null = entry === undefined ? null
-      : { addr, at: mustVAddr(addr), ip: mustVAddr(addr + BigInt(e.kernel.arch.breakpointPcOffset)) };
-    // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
-    const callbackV = mustVAddr(op.callback), entryV = ne === null ? NaN : mustVAddr(entry as bigint);
-    e.code.attach(op.insn, {
-      breakpoint: (cpu, regs, kcb, _a, _code, at) => (at === callbackV || at === entryV) && this.callback.optimizedCallback(cpu, regs, kcb, addr, at === entryV ? ne : null),
-      // no helper closure of its own: every probe's detour keeps these closures for the whole run
-      site: a => (a === op.callback || (entry !== undefined && a === entry) ? 'optprobeCallback' : 'none'),
-      symbolize: (a, code) => `${code.symbol}[${probeName(e.kernel, addr)}]${offsetFrom(a, code.start)}`,
-      nativeEntry: entry === undefined || ne === null ? undefined : { addr: entry, at: mustVAddr(entry), stat: 'inlineOptEntries', route: this.detourRoute(ne) },
-    });
+    const d = new Detour(this, addr, op);
+    const h = this.detourHandlers ??= this.makeDetourHandlers();
+    this.shared.code.attach(op.insn, { breakpoint: h.breakpoint, site: h.site, symbolize: h.symbolize, data: d, nativeEntry: op.nativeEntry === undefined ? undefined : d });
   }
+
+  /** the handlers of every prepared detour buffer's code (made once: a probe keeps no closures of its own) */
+  private detourHandlers: Required<Pick<EngineCodeHandlers, 'breakpoint' | 'site' | 'symbolize'>> | undefined;
+
+  private makeDetourHandlers(): Required<Pick<EngineCodeHandlers, 'breakpoint' | 'site' | 'symbolize'>> {
+    const kernel = this.shared.kernel, cb = this.callback;
+    return {
+      // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
+      breakpoint: (cpu, regs, kcb, _a, code, at) => {
+        const d = code.data as Detour;
+        return (at === d.callbackV || at === d.entryV) && cb.optimizedCallback(cpu, regs, kcb, d.probe, at === d.entryV ? d.native : null);
+      },
+      site: (a, code) => {
+        const op = (code.data as Detour).op;
+        return a === op.callback || (op.nativeEntry !== undefined && a === op.nativeEntry) ? 'optprobeCallback' : 'none';
+      },
+      symbolize: (a, code) => `${code.symbol}[${probeName(kernel, (code.data as Detour).probe)}]${offsetFrom(a, code.start)}`,
+    };
+  }
+
+  /** a detour buffer's native entry route: optimized_callback's common hit in one piece (asked for when the translator first needs it) */
+  routeOf(native: NativeEntry): FusedNativeRoute {
+    return this.detourRoute(native);
+  }
+
+  /** the kernel's breakpoint pc offset (a native entry's ip: where a breakpoint hit shows the handlers) */
+  get bpPcOffset(): number { return this.shared.kernel.arch.breakpointPcOffset; }
 
   /** a detour buffer's native entry route: optimized_callback's common hit in one piece */
   private detourRoute(native: NativeEntry): FusedNativeRoute {
@@ -192,7 +214,11 @@ export class Optimizer {
   /** Before a breakpoint is written at addr: unoptimize any optimized probe whose jump covers it. */
   unoptimizeCovering(addr: bigint): void {
     if (!this.hooks) return;
-    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion - 1), addr + 1n)) {
+    // the prepared addresses in reach, in place (unoptimizing changes no entry address)
+    const s = this.entryAddrs;
+    for (let k = s.lowerBound(addr - this.reachBack); k < s.size; k++) {
+      const a = s.at(k);
+      if (a > addr) break;
       const e = this.entries.get(a) as OptEntry;
       if (a !== addr && e.state === 'optimized' && this.hooks.checkOptimizedKprobe(e.op, addr)) this.unoptimize(a, e);
     }
@@ -230,7 +256,11 @@ export class Optimizer {
   overlay(out: Uint8Array, addr: bigint, len: number): void {
     const end = addr + BigInt(len);
     const bpLen = this.shared.kernel.arch.breakpointInsn.length;
-    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion), end)) {
+    // in place (no array per read: registration reads the original bytes of every probed instruction)
+    const set = this.entryAddrs;
+    for (let k = set.lowerBound(addr - BigInt(this.maxRegion)); k < set.size; k++) {
+      const a = set.at(k);
+      if (a >= end) break;
       const e = this.entries.get(a) as OptEntry;
       if (e.state !== 'optimized') continue;
       const s = a + BigInt(bpLen);
@@ -253,9 +283,10 @@ export class Optimizer {
     const ap = t.table.get(addr);
     if (!ap || !t.armed.has(addr)) return 'the probe is not armed';
     if (kprobeDisabled(ap)) return 'the probe is disabled';
-    const members = t.probesAt(addr);
-    if (members.some(k => !!k.post_handler)) return 'the probe has a post_handler';
-    if (members.some(k => t.kindOf(k) === 'j')) return 'jprobes are not optimized';
+    // the members (an aggregate's list, or the probe itself), without an array or a closure per ask
+    const list = t.aggrList.get(ap);
+    if (list === undefined ? !!ap.post_handler : list.some(k => !!k.post_handler)) return 'the probe has a post_handler';
+    if (list === undefined ? t.kindOf(ap) === 'j' : list.some(k => t.kindOf(k) === 'j')) return 'jprobes are not optimized';
     const hooks = this.hooks as OptprobesArchHooks;
     // the table's VAddr keys: a probe at every byte of the region is asked without a BigInt per byte
     const v = toVAddr(addr);
@@ -280,20 +311,23 @@ export class Optimizer {
    * reconsider().
    */
   reconsiderNear(addr: bigint): void {
-    // the prepared addresses in reach, ascending (a binary search, not a lookup per byte)
-    for (const a of this.entryAddrs.within(addr - BigInt(this.maxRegion - 1), addr + 1n)) {
+    // the prepared addresses in reach, ascending (a binary search, not a lookup per byte), walked in place:
+    // reconsidering changes no entry address
+    const s = this.entryAddrs;
+    for (let k = s.lowerBound(addr - this.reachBack); k < s.size; k++) {
+      const a = s.at(k);
+      if (a > addr) break;
       const e = this.entries.get(a) as OptEntry;
       if (a + BigInt(e.op.size) > addr) this.reconsiderEntry(a, e);
     }
   }
 
   private reconsiderEntry(a: bigint, e: OptEntry): void {
-    const now = Number(this.shared.kernel.timeNs());
     {
       const want = this.blocked(a, e, false) === undefined;
       if (want && e.state === 'prepared') {
         this.setState(a, e, 'queued');
-        e.deadline = now + this.delayNs;
+        e.deadline = Number(this.shared.kernel.timeNs()) + this.delayNs;
         this.nextDeadline = Math.min(this.nextDeadline, e.deadline);
       } else if (!want && e.state === 'queued') {
         this.setState(a, e, 'prepared');
@@ -374,6 +408,44 @@ export class Optimizer {
       } catch { /* not a context of this arch */ }
     }
     return out;
+  }
+}
+
+/**
+ * A prepared detour buffer's own part: the code registry's data for the
+ * optimizer's shared handlers, and (where the arch has one) the buffer's
+ * native entry. Its NativeEntry (what optimized_callback is given) and its
+ * route (what the block translator is told) are made when first asked: most
+ * buffers of a big probe file are never entered.
+ */
+class Detour implements NativeEntryInfo {
+  /** the native entry (the buffer's first byte) and its VAddr; NaN: no native entry (equals nothing) */
+  readonly addr: bigint;
+  readonly at: VAddr;
+  readonly entryV: VAddr;
+  readonly callbackV: VAddr;
+  private ne: NativeEntry | undefined = undefined;
+  private r: FusedNativeRoute | undefined = undefined;
+
+  constructor(private readonly owner: Optimizer, readonly probe: bigint, readonly op: ArchOptimizedInsn) {
+    const entry = op.nativeEntry;
+    this.addr = entry ?? op.insn;
+    this.entryV = entry === undefined ? NaN : mustVAddr(entry);
+    this.at = this.entryV;
+    this.callbackV = mustVAddr(op.callback);
+  }
+
+  get stat(): InlineEntryStat { return 'inlineOptEntries'; }
+
+  /** the probe's native entry as optimized_callback takes it (null: the arch has none) */
+  get native(): NativeEntry | null {
+    if (this.op.nativeEntry === undefined) return null;
+    const p = this.probe;
+    return (this.ne ??= { addr: p, at: mustVAddr(p), ip: mustVAddr(p + BigInt(this.owner.bpPcOffset)) });
+  }
+
+  get route(): FusedNativeRoute {
+    return (this.r ??= this.owner.routeOf(this.native as NativeEntry));
   }
 }
 

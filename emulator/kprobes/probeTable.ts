@@ -161,6 +161,9 @@ export class AddressSet implements Iterable<bigint> {
   add(a: bigint): void {
     if (this.hashed.has(a)) return;
     this.hashed.add(a);
+    // addresses mostly come in ascending order (a probe file, a function's instructions): an append needs no search
+    const n = this.sorted.length;
+    if (n === 0 || this.sorted[n - 1] < a) { this.sorted.push(a); return; }
     const i = this.lowerBound(a);
     if (i === this.sorted.length) this.sorted.push(a);
     else this.sorted.splice(i, 0, a);
@@ -186,11 +189,25 @@ export class AddressSet implements Iterable<bigint> {
 
   /** the index (in ascending order) of the first address >= a: size when there is none */
   lowerBound(a: bigint): number {
-    let lo = 0, hi = this.sorted.length;
+    const s = this.sorted, n = s.length;
+    // near the last answer first (registration asks about neighbouring addresses, probe after probe): a few BigInt
+    // comparisons instead of a whole binary search; the hint is only where to start, the answer is checked
+    let i = this.finger < n ? this.finger : n;
+    if (i > 0 && !(s[i - 1] < a)) {
+      for (let k = 0; k < 4 && i > 0 && !(s[i - 1] < a); k++) i--;
+      if (i === 0 || s[i - 1] < a) return (this.finger = i);
+    } else {
+      for (let k = 0; k < 4 && i < n && s[i] < a; k++) i++;
+      if (i === n || !(s[i] < a)) return (this.finger = i);
+    }
+    let lo = 0, hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.sorted[mid] < a) lo = mid + 1; else hi = mid;
+      if (s[mid] < a) lo = mid + 1; else hi = mid;
     }
-    return lo;
+    return (this.finger = lo);
   }
+
+  /** where lowerBound answered last (a hint: any value is safe) */
+  private finger = 0;
 }

@@ -439,7 +439,10 @@ export class Memory {
       const r = this.regionAt(a + i);
       if (!r || r.device) throw new MemoryFault(a + i, 'read', !!r, false);
       const n = Math.min(len - i, r.end - (a + i));
-      out.set(r.bytes.subarray(a + i - r.base, a + i - r.base + n), i);
+      const from = a + i - r.base;
+      // a few bytes (an instruction, a patch) copied in a loop: no subarray view made for them
+      if (n <= 64) { const src = r.bytes; for (let k = 0; k < n; k++) out[i + k] = src[from + k]; }
+      else out.set(r.bytes.subarray(from, from + n), i);
       i += n;
     }
     return out;

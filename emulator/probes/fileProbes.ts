@@ -22,7 +22,7 @@ import type { KernelApi } from '../kernel/types';
 import type { Kprobe, KprobeFaultHandler, KprobePostHandler, KprobePreHandler, KprobesEngine, KretprobeInstance, PtRegs } from '../kprobes';
 import { EnvInput, ProbeHandlerEnv } from './env';
 import { DEFAULT_HANDLER_FAULTS, FaultGate, HandlerFaultPolicy, asInt, oopsForHandlerFault, runInProbe, trapnrForFault } from './invoke';
-import { EngineProbeKind, SiteRegistration, newKprobe, setSiteEnabled } from './register';
+import { EngineProbeKind, SiteRegistration, newKprobe, newSiteRegistration, setSiteEnabled } from './register';
 import { RunawayWatch } from './runaway';
 import type { ProbeSite } from './targets';
 import { targetText, whereOf } from './targets';
@@ -37,8 +37,15 @@ export interface FileProbeContext {
   handlerFaults?: HandlerFaultPolicy;
   /** charge a handler run's steps to a CPU (virtual clock, instruction limit) */
   charge?: (cpu: number, steps: number) => void;
-  /** the probe's unregister / disable / enable requests from its handlers (deferred work) */
-  control?: EnvInput['control'];
+  /**
+   * The unregister / disable / enable requests of a probe's handlers
+   * (deferred work): the function for one probe (`owner`: what
+   * buildFileProbeSites was given for it; `label`: its label, made when a
+   * message needs it), asked for when one of its handlers first runs. The
+   * context is the same for every probe of a manager: a probe keeps nothing
+   * of it but a reference.
+   */
+  controlFor?: (owner: unknown, label: () => string) => EnvInput['control'];
 }
 
 /** Text that names a probe in messages: "examples/probes/x.kprobe:3:1: kprobe do_fork". */
@@ -46,9 +53,12 @@ export function fileProbeLabel(fileName: string, spec: ProbeSpec): string {
   return `${fileName}:${spec.line}:${spec.column}: ${spec.kind} ${targetText(spec.target)}`;
 }
 
-/** Build the (not yet registered) engine objects of a probe-file probe, one per site. */
-export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, fileName: string, sites: ProbeSite[]): SiteRegistration[] {
-  const probe = new FileProbeRuntime(ctx, spec, fileName);
+/**
+ * Build the (not yet registered) engine objects of a probe-file probe, one
+ * per site; `owner`: what ctx.controlFor is given for this probe.
+ */
+export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, fileName: string, sites: ProbeSite[], owner?: unknown): SiteRegistration[] {
+  const probe = new FileProbeRuntime(ctx, spec, fileName, owner);
   const kh = kprobeHandlers(probe, spec.kind === 'kprobe' ? spec.handlers.pre : undefined, spec.kind === 'kprobe' ? spec.handlers.post : undefined);
   const faultHandler = kh.fault;
   const def = spec.event?.def;
@@ -59,7 +69,7 @@ export function buildFileProbeSites(ctx: FileProbeContext, spec: ProbeSpec, file
     const kp = newKprobe(site, disabled);
     kp.fault_handler = faultHandler;
     const kind = spec.kind as EngineProbeKind; // uprobes go through userProbes.ts
-    const reg: SiteRegistration = { site, kind, kp, registered: false, errno: 0 };
+    const reg = newSiteRegistration(site, kind, kp);
     switch (spec.kind) {
       case 'kprobe':
         if (kh.pre) kp.pre_handler = kh.pre;
@@ -113,14 +123,24 @@ class FileProbeRuntime {
   private gate?: FaultGate;
   private watch?: RunawayWatch;
   private readonly policy: HandlerFaultPolicy;
+  /** the control function of the probe's handlers, made at the first handler run (controlMade) */
+  private control: EnvInput['control'] = undefined;
+  private controlMade = false;
 
-  constructor(private readonly ctx: FileProbeContext, private readonly spec: ProbeSpec, private readonly fileName: string) {
+  constructor(private readonly ctx: FileProbeContext, private readonly spec: ProbeSpec, private readonly fileName: string, private readonly owner: unknown) {
     this.policy = ctx.handlerFaults ?? DEFAULT_HANDLER_FAULTS;
+  }
+
+  private theControl(): EnvInput['control'] {
+    if (this.controlMade) return this.control;
+    this.controlMade = true;
+    const f = this.ctx.controlFor;
+    return (this.control = f === undefined ? undefined : f(this.owner, () => fileProbeLabel(this.fileName, this.spec)));
   }
 
   private env(input: Omit<EnvInput, 'kernel' | 'engine'>): ProbeHandlerEnv {
     const ctx = this.ctx;
-    return new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: ctx.control, ...input });
+    return new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: this.theControl(), ...input });
   }
 
   /**
@@ -129,7 +149,7 @@ class FileProbeRuntime {
    */
   runPre(handler: CompiledHandler, kp: Kprobe, regs: PtRegs): bigint {
     const ctx = this.ctx;
-    const env = new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: ctx.control, regs, kp, beforeInsn: true });
+    const env = new ProbeHandlerEnv({ kernel: ctx.kernel, engine: ctx.engine, charge: ctx.charge, control: this.theControl(), regs, kp, beforeInsn: true });
     const v = runInProbe(handler, env, this.theGate());
     this.theWatch().completed();
     return v;
@@ -217,14 +237,16 @@ function buildEventSites(ctx: FileProbeContext, spec: ProbeSpec, def: EventAdd, 
           return 0;
         },
       };
-      return { site, kind: 'kretprobe', kp, rp, registered: false, errno: 0 };
+      const reg = newSiteRegistration(site, 'kretprobe', kp);
+      reg.rp = rp;
+      return reg;
     }
     kp.pre_handler = (p: Kprobe, regs: PtRegs) => {
       entry.nhit++;
       emitTraceEvent(kernel, def, new ProbeHandlerEnv({ kernel, engine, regs, kp: p, beforeInsn: true }), { kind: 'kprobe', addr: p.addr ?? 0n, engineSymbol });
       return 0;
     };
-    return { site, kind: 'kprobe', kp, registered: false, errno: 0 };
+    return newSiteRegistration(site, 'kprobe', kp);
   });
   return regs;
 }

@@ -28,6 +28,7 @@ import { KprobesEngine, formatKprobeList, readKprobesEnabled, writeKprobesEnable
 import { BreakpointHit, BreakpointMode, BreakpointRuntime, buildBreakpointSites, compileBreakpointParts, stopRequestFor } from './breakpoints';
 import { probeEntry, probeListRow, UserProbe } from './entries';
 import { buildFileProbeSites, fileProbeLabel } from './fileProbes';
+import type { FileProbeContext } from './fileProbes';
 import { HandlerOnCpuCache, installHandlerBreakpoints } from './handlerBreakpoints';
 import type { HandlerBreakpointSource } from './handlerBreakpoints';
 import { programGlobals, programNamesAt, programNamesAtTarget, programTypes, scopeForTarget } from './programNames';
@@ -132,6 +133,16 @@ export class ProbeManager {
       });
       return 0;
     };
+  }
+
+  /** what every probe-file probe's handlers run with (one for the manager: its options do not change) */
+  private fileCtx: FileProbeContext | undefined;
+
+  private fileProbeContext(): FileProbeContext {
+    return (this.fileCtx ??= {
+      kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
+      controlFor: (owner, label) => this.controlFor(owner as UserProbe, label),
+    });
   }
 
   // ------------------------------------------------------------ compile options
@@ -257,11 +268,7 @@ export class ProbeManager {
       up.nextLine = res.nextLine;
       return { up, errs: [`${label()}: ${res.message}`] };
     }
-    const ctx = {
-      kernel: this.kernel, engine: this.engine, handlerFaults: this.opts.handlerFaults, charge: this.opts.chargeSteps,
-      control: this.controlFor(up, lazyLabel(fileName, spec)),
-    };
-    up.sites = buildFileProbeSites(ctx, spec, fileName, res.sites);
+    up.sites = buildFileProbeSites(this.fileProbeContext(), spec, fileName, res.sites, up);
     const failed = this.registerAll(up);
     const errs = failed.length ? failed.map(e => `${label()}${e}`) : failed;
     // an event on MOD:SYM follows MOD's loads, and waits for MOD while it is not loaded (tracing/events/moduleEvents.ts)
@@ -597,11 +604,3 @@ function eventName(def: { group: string; event: string } | undefined): string | 
   return def ? `${def.group}/${def.event}` : undefined;
 }
 
-/**
- * The probe's label, for a handler's unregister/disable/enable request to
- * print: made then, not kept per probe (a function of its own, so that the
- * closure a probe keeps holds nothing of the registering call's locals).
- */
-function lazyLabel(fileName: string, spec: ProbeSpec): () => string {
-  return () => fileProbeLabel(fileName, spec);
-}

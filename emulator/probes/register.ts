@@ -38,12 +38,27 @@ export interface SiteRegistration {
   warning?: string;
 }
 
-/** A struct kprobe for a site (symbol_name+offset or addr), registered disabled when asked. */
+/**
+ * A struct kprobe for a site (symbol_name+offset or addr), registered
+ * disabled when asked. Every field the caller and the engine set later is
+ * there from the start (undefined until then): the object keeps one shape
+ * with its fields in itself, where fields added one by one would go to a
+ * property array of their own, reallocated as it grows (per probe of a file
+ * of thousands).
+ */
 export function newKprobe(site: ProbeSite, disabled: boolean): Kprobe {
-  const kp: Kprobe = { flags: disabled ? KPROBE_FLAG_DISABLED : 0 };
-  if (site.symbol_name !== undefined) { kp.symbol_name = site.symbol_name; kp.offset = site.offset ?? 0n; }
-  if (site.symbol_name === undefined || site.addr !== undefined) kp.addr = site.addr;
-  return kp;
+  const sym = site.symbol_name;
+  return {
+    addr: sym === undefined || site.addr !== undefined ? site.addr : undefined,
+    symbol_name: sym, offset: sym !== undefined ? site.offset ?? 0n : undefined,
+    pre_handler: undefined, post_handler: undefined, fault_handler: undefined,
+    flags: disabled ? KPROBE_FLAG_DISABLED : 0, nmissed: undefined, hits: undefined, id: undefined, opcode: undefined, ainsn: undefined,
+  };
+}
+
+/** A site's registration, not yet registered (every field in the object from the start, as newKprobe's). */
+export function newSiteRegistration(site: ProbeSite, kind: EngineProbeKind, kp: Kprobe): SiteRegistration {
+  return { site, kind, kp, rp: undefined, jp: undefined, registered: false, errno: 0, error: undefined, insnBoundary: undefined, warning: undefined };
 }
 
 /** Register with the engine; fills registered / errno / error (the engine's reason). Returns the errno (0 = ok). */

@@ -19,7 +19,6 @@ import type { DecodedInsn } from '../../types';
 import { Errno } from '../../../kernel/abi';
 import { hi32, lo32, mustVAddr, toVAddr, type VAddr } from '../../../memory/address';
 import { MemoryFault } from '../../../memory/memory';
-import { toDecoded } from '../disasm';
 import type {
   InlineBreakpointCpu, InlineBreakpointHandler, KprobesArchContext, KprobesArchHooks, ProbeInsnDecision,
 } from '../../../kprobes/archHooks';
@@ -31,7 +30,7 @@ import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { relocate } from '../relocate';
 import { canBoost } from './boost';
-import { jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
+import { CheckedInsn, jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
 import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
@@ -96,7 +95,7 @@ function decodeOnce(bytes: Uint8Array, addr: bigint): { insn: DecodedInsn; raw: 
   if (v === null) return null;
   try {
     const raw = decodeBytes(bytes, v);
-    return raw ? { insn: toDecoded(raw), raw } : null;
+    return raw ? { insn: new CheckedInsn(raw), raw } : null;
   } catch (e) {
     if (e instanceof MemoryFault || e instanceof RangeError) return null;
     throw e;
@@ -128,11 +127,14 @@ function prepareKprobe(ctx: KprobesArchContext, p: Kprobe): number {
   // __copy_instruction: a RIP-relative operand re-targeted for the slot; relative branches are
   // copied as they are (resume_execution moves ip back from the slot after the single-step)
   let x86: Insn | undefined;
-  if (insn) {
+  if (d !== null && d.raw.layout.ripRel) {
     const moved = relocate(copy, addr, slot, { branches: 'keep' });
     if (!moved.ok) { ctx.slots.put(slot); return moved.kind === 'decode' ? -Errno.EILSEQ : -Errno.EINVAL; }
     copy = moved.bytes;
     x86 = moved.insns[0];
+  } else if (d !== null) {
+    // no RIP-relative operand: relocate would decode the copy again only to hand it back as it is (branches are kept)
+    x86 = d.raw;
   }
   // the copy, then int3 padding: the kprobe booster appends the jmp back after
   // the first single-step shows where the copy ends (paper, section 6.3)

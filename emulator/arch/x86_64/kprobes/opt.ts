@@ -76,6 +76,7 @@ import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { MemoryFault } from '../../../memory/memory';
 import { relocate } from '../relocate';
+import { mnemonicOf, operandsOf } from '../disasm';
 import { NATIVE_SAVE, nativeEnter, nativeLeave, nativeFusedHit, PT_GPR_NAMES, PT_SLOT, X86NativeFrame } from './nativeFrame';
 import { type NativeEntrySave, X86Cpu } from '../cpu';
 import { fromVAddr, hi32, lo32, toVAddr, VAddr } from '../../../memory/address';
@@ -237,6 +238,11 @@ interface FunctionScan {
    * that byte, 0 when none is (the JTPR check looks at the few bytes of a region, not at every branch)
    */
   readonly targetedBy: Int32Array;
+  /**
+   * by offset: 1 where an instruction starts that a copy elsewhere must change (a RIP-relative operand, a
+   * relative branch: relocate's work), 0 elsewhere; a region without one is copied as it is
+   */
+  readonly moves: Uint8Array;
   /** the relocation verdict of the instruction at an offset, worked out when a detoured region first holds it */
   readonly verdicts: Map<number, BoostVerdict>;
   /** the exception table the verdict below was taken from, and its first entry inside the function */
@@ -316,6 +322,7 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
   const lens = new Uint8Array(size);
   const branches: ScannedBranch[] = [];
   const targetedBy = new Int32Array(size);
+  const moves = new Uint8Array(size);
   let firstIndirect = -1;
   for (let off = 0; off < size;) {
     const d = decodeAt(code.subarray(off), startV + off);
@@ -326,8 +333,10 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
       break;
     }
     const flow = d.def.flow;
+    const relative = d.def.ops.some(o => o.k === 'J');
+    if (relative || d.layout.ripRel) moves[off] = 1;
     if (BRANCH_FLOWS.has(flow)) {
-      const target = d.def.ops.some(o => o.k === 'J') ? d.target : undefined;
+      const target = relative ? d.target : undefined;
       if (flow === 'indirectJump' && firstIndirect < 0) firstIndirect = branches.length;
       // a target inside the function (a VAddr: startV + offset); the first branch to it is the one a refusal names
       if (target !== undefined && target >= startV && target < startV + size && targetedBy[target - startV] === 0) targetedBy[target - startV] = branches.length + 1;
@@ -336,14 +345,44 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
     lens[off] = d.len;
     off += d.len;
   }
-  return { start, end: start + BigInt(size), code, lens, branches, firstIndirect, targetedBy, verdicts: new Map() };
+  return { start, end: start + BigInt(size), code, lens, branches, firstIndirect, targetedBy, moves, verdicts: new Map() };
 }
 
-/** the instruction at `off` of a scanned function, disassembled (as the arch's decodeBytes gives it) */
-function disassembled(ctx: KprobesArchContext, fn: FunctionScan, off: number): DecodedInsn {
-  const d = ctx.arch.decodeBytes(fn.code.subarray(off, off + fn.lens[off]), fn.start + BigInt(off));
+/**
+ * A decoded instruction as registration's checks read it (the
+ * DecodedInsn toDecoded makes, but its operands' text is a getter of the
+ * class, formatted only if read): no closures or accessor pair per
+ * instruction. For the checks only (the decision on a probed instruction,
+ * the relocation verdicts), which never spread it nor hand it on.
+ */
+export class CheckedInsn implements DecodedInsn {
+  readonly addr: bigint;
+  readonly length: number;
+  readonly bytes: Uint8Array;
+  readonly mnemonic: string;
+  readonly flow: DecodedInsn['flow'];
+  readonly ipRelative: boolean;
+  readonly target?: bigint;
+
+  constructor(private readonly raw: Insn) {
+    this.addr = fromVAddr(raw.addr);
+    this.length = raw.len;
+    this.bytes = raw.bytes;
+    this.mnemonic = mnemonicOf(raw);
+    this.flow = raw.def.flow;
+    this.ipRelative = raw.ripRel;
+    if (raw.def.ops.some(o => o.k === 'J')) this.target = fromVAddr(raw.target);
+  }
+
+  get operands(): string { return operandsOf(this.raw); }
+}
+
+/** the instruction at `off` of a scanned function, disassembled (as the arch's decodeBytes gives it, its operands' text when read) */
+function disassembled(_ctx: KprobesArchContext, fn: FunctionScan, off: number): DecodedInsn {
+  const v = toVAddr(fn.start + BigInt(off));
+  const d = v === null ? null : decodeAt(fn.code.subarray(off, off + fn.lens[off]), v);
   if (!d) throw new Error(`kprobes: ${hexAddr(fn.start + BigInt(off))} decoded in the scan but not again`);
-  return d;
+  return new CheckedInsn(d);
 }
 
 function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | string {
@@ -351,8 +390,11 @@ function canOptimize(ctx: KprobesArchContext, addr: bigint): { size: number } | 
   return typeof r === 'string' ? r : { size: r.size };
 }
 
-/** can_optimize, with the original bytes of the detoured region (read with the function's) */
-function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; orig: Uint8Array } | string {
+/**
+ * can_optimize, with the original bytes of the detoured region: the scan's copy of the function and the
+ * region's offset in it; `moves`: some instruction of the region changes when copied (relocate's work)
+ */
+function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; code: Uint8Array; off: number; moves: boolean } | string {
   const fn = scanFunction(ctx, addr);
   if (typeof fn === 'string') return fn;
   const off = Number(addr - fn.start);
@@ -390,11 +432,19 @@ function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; ori
   }
   for (let s = 0; s < size; s += fn.lens[off + s]) {
     let v = fn.verdicts.get(off + s);
-    if (v === undefined) fn.verdicts.set(off + s, v = boostVerdict(disassembled(ctx, fn, off + s), 'relocate'));
+    if (v === undefined) {
+      v = boostVerdict(disassembled(ctx, fn, off + s), 'relocate');
+      fn.verdicts.set(off + s, v.boostable ? RELOCATABLE : v);
+    }
     if (!v.boostable) return `not relocatable: ${v.reason}`;
   }
-  return { size, orig: fn.code.subarray(off, off + size) };
+  let moves = false;
+  for (let s = 0; s < size; s++) if (fn.moves[off + s] !== 0) moves = true;
+  return { size, code: fn.code, off, moves };
 }
+
+/** the verdict kept for every relocatable instruction: one object (a scan keeps a verdict per instruction it looked at) */
+const RELOCATABLE: BoostVerdict = Object.freeze({ boostable: true });
 
 function hexAddr(a: bigint): string {
   return `0x${BigInt.asUintN(64, a).toString(16)}`;
@@ -406,7 +456,7 @@ function hexAddr(a: bigint): string {
  * still holds exactly the buffer the probe needs now, so after the machine went back to before it was built its
  * address (given out again since) is not.
  */
-const built = new WeakMap<KprobesArchContext, Map<bigint, bigint[]>>();
+const built = new WeakMap<KprobesArchContext, Map<bigint, bigint | bigint[]>>();
 
 /** memory at `at` holds `code` */
 function holds(ctx: KprobesArchContext, at: bigint, code: Uint8Array): boolean {
@@ -417,15 +467,20 @@ function holds(ctx: KprobesArchContext, at: bigint, code: Uint8Array): boolean {
   }
 }
 
-/** the detour buffer at `buf` for the region `orig` at `addr`: the template, the moved instructions, the jmp back */
-function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigint): Uint8Array | string {
+/**
+ * the detour buffer at `buf` for the region `orig` at `addr`: the template, the moved instructions, the jmp
+ * back; `moves` false: no instruction of the region changes when copied (relocate would copy them as they are)
+ */
+function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigint, moves: boolean): Uint8Array | string {
   const size = orig.length;
   const code = new Uint8Array(head.length + size + JMP32_SIZE);
   code.set(head);
   // copy_optimized_instructions: each instruction of the region through __copy_instruction
-  const moved = relocate(orig, addr, buf + BigInt(head.length), { branches: 'retarget' });
-  if (!moved.ok) return `${moved.reason} (detour buffer)`;
-  code.set(moved.bytes, head.length);
+  if (moves) {
+    const moved = relocate(orig, addr, buf + BigInt(head.length), { branches: 'retarget' });
+    if (!moved.ok) return `${moved.reason} (detour buffer)`;
+    code.set(moved.bytes, head.length);
+  } else code.set(orig, head.length);
   const back = jmpTo(buf + BigInt(head.length + size), addr + BigInt(size));
   if (!back) return 'the detour buffer is out of jmp rel32 reach of the probe';
   code.set(back, head.length + size);
@@ -435,7 +490,8 @@ function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigi
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
   const chk = optimizable(ctx, addr);
   if (typeof chk === 'string') return chk;
-  const { size, orig } = chk;
+  const { size, code: fnCode, off, moves } = chk;
+  const orig = fnCode.subarray(off, off + size);
   const tpl = optprobeTemplate();
   const total = tpl.code.length + size + JMP32_SIZE;
   // the buffer's address is needed to relocate: allocate, build, and reuse an identical earlier one
@@ -443,27 +499,46 @@ function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOpti
   if (!byAddr) { byAddr = new Map(); built.set(ctx, byAddr); }
   const cache = byAddr.get(addr);
   let buf: bigint | undefined;
-  if (cache) {
-    for (const b of cache) {
-      const code = buildDetour(tpl.code, orig, addr, b);
+  if (cache !== undefined) {
+    for (const b of typeof cache === 'bigint' ? [cache] : cache) {
+      const code = buildDetour(tpl.code, orig, addr, b, moves);
       if (typeof code !== 'string' && holds(ctx, b, code)) { buf = b; break; }
     }
   }
   if (buf === undefined) {
     buf = ctx.slots.allocCode(total, OPTPROBE_DETOUR_SYMBOL);
-    const code = buildDetour(tpl.code, orig, addr, buf);
+    const code = buildDetour(tpl.code, orig, addr, buf, moves);
     if (typeof code === 'string') return code;
     ctx.slots.write(buf, code);
-    if (cache) cache.push(buf);
-    else byAddr.set(addr, [buf]);
+    // the first buffer of an address as itself (most addresses get one: no array each)
+    byAddr.set(addr, cache === undefined ? buf : typeof cache === 'bigint' ? [cache, buf] : [...cache, buf]);
   }
-  const jump = jmpTo(addr, buf);
-  if (!jump) return 'the detour buffer is out of jmp rel32 reach of the probe';
-  return {
-    addr, insn: buf, size, copyOffset: tpl.code.length, callback: buf + BigInt(tpl.callbackOffset), nativeEntry: buf,
-    // a view of the scan's copy of the function (never written): no buffer of its own per probe
-    saved: orig.subarray(ctx.arch.breakpointInsn.length, JMP32_SIZE), jump,
-  };
+  if (rel32(addr + BigInt(JMP32_SIZE), buf) === null) return 'the detour buffer is out of jmp rel32 reach of the probe';
+  return new X86OptimizedInsn(addr, buf, size, tpl.code.length, buf + BigInt(tpl.callbackOffset), fnCode, off, ctx.arch.breakpointInsn.length);
+}
+
+/**
+ * struct arch_optimized_insn of a prepared probe. Its jump and saved bytes
+ * are made when first asked for (the optimizer writes the jump, an
+ * unoptimize or a text read wants the saved bytes): a file of thousands of
+ * probes, most of them never optimized, keeps no arrays of its own for them.
+ */
+class X86OptimizedInsn implements ArchOptimizedInsn {
+  private savedView: Uint8Array | undefined = undefined;
+
+  constructor(
+    readonly addr: bigint, readonly insn: bigint, readonly size: number, readonly copyOffset: number, readonly callback: bigint,
+    /** the scan's copy of the function (never written), the region's offset in it and the breakpoint's length */
+    private readonly fnCode: Uint8Array, private readonly off: number, private readonly bpLen: number,
+  ) {}
+
+  get nativeEntry(): bigint { return this.insn; }
+
+  /** a view of the region's original bytes after the breakpoint's (no buffer of its own) */
+  get saved(): Uint8Array { return (this.savedView ??= this.fnCode.subarray(this.off + this.bpLen, this.off + JMP32_SIZE)); }
+
+  /** jmp rel32 to the buffer (in reach: prepareOptimizedKprobe checked it); a fresh array each time (textPoke copies it) */
+  get jump(): Uint8Array { return jmpTo(this.addr, this.insn) as Uint8Array; }
 }
 
 
