@@ -12,21 +12,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Machine } from '../../emulator/machine';
 import { mustVAddr } from '../../emulator/memory/address';
-import { addFile, probeRig, runAll, sampleImage, sym } from './helpers';
-
-/** instruction starts of a function of the sample kernel, up to its padding */
-function starts(m: Machine, name: string): bigint[] {
-  const s = m.kernel.image.symbols.lookup(name);
-  assert.ok(s && s.size > 0n, name);
-  const out: bigint[] = [];
-  for (let p = s.value; p < s.value + s.size;) {
-    const d = m.arch.decode(m.kernel.mem, p);
-    if (!d || (d.length === 1 && d.bytes[0] === 0xcc)) break;
-    out.push(p);
-    p += BigInt(d.length);
-  }
-  return out;
-}
+import { addFile, probeRig, runAll, sampleImage, starts, sym } from './helpers';
 
 /** the image's own bytes at [addr, addr + n) */
 function imageBytes(addr: bigint, n: number): number[] {

@@ -27,6 +27,20 @@ export function sampleImage(): ElfImage {
   return cached;
 }
 
+/** instruction starts of a function of the sample kernel, up to its padding */
+export function starts(m: Machine, name: string): bigint[] {
+  const s = m.kernel.image.symbols.lookup(name);
+  assert.ok(s && s.size > 0n, name);
+  const out: bigint[] = [];
+  for (let p = s.value; p < s.value + s.size;) {
+    const d = m.arch.decode(m.kernel.mem, p);
+    if (!d || (d.length === 1 && d.bytes[0] === 0xcc)) break;
+    out.push(p);
+    p += BigInt(d.length);
+  }
+  return out;
+}
+
 export function sym(name: string): bigint {
   const s = sampleImage().symbols.lookup(name);
   assert.ok(s, `no symbol ${name} in the sample kernel`);

@@ -14,27 +14,13 @@ import { loadElf } from '../../emulator/elf/elfFile';
 import { Machine } from '../../emulator/machine';
 import type { WriteSource } from '../../emulator/memory/writeSource';
 import { mustVAddr } from '../../emulator/memory/address';
-import { SAMPLE_IMAGE, sampleImage } from './helpers';
+import { SAMPLE_IMAGE, sampleImage, starts } from './helpers';
 
 type Verdict = { state: string; reason?: string };
 const verdict = (m: Machine, addr: bigint): Verdict => {
   const s = m.kprobes.optimizer.status(addr);
   return { state: s.state, reason: s.reason };
 };
-
-/** instruction starts of a function up to its padding */
-function starts(m: Machine, name: string): bigint[] {
-  const s = m.kernel.image.symbols.lookup(name);
-  assert.ok(s && s.size > 0n, name);
-  const out: bigint[] = [];
-  for (let p = s.value; p < s.value + s.size;) {
-    const d = m.arch.decode(m.kernel.mem, p);
-    if (!d || (d.length === 1 && d.bytes[0] === 0xcc)) break;
-    out.push(p);
-    p += BigInt(d.length);
-  }
-  return out;
-}
 
 /**
  * A function of the sample kernel with two probe addresses a < b that the
