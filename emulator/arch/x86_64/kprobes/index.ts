@@ -30,7 +30,8 @@ import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { relocate } from '../relocate';
 import { canBoost } from './boost';
-import { CheckedInsn, jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
+import { jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
+import { CheckedInsn } from './optScan';
 import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;
