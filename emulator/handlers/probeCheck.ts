@@ -176,7 +176,7 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnos
       const target = pr.target;
       const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
       const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
-      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names ? names : copts.programName);
+      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names);
       mine.push(...r.diagnostics);
       if (r.used.has('ri->data')) usesRiData = true;
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);

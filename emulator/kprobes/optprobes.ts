@@ -168,7 +168,7 @@ export class Optimizer {
       // a breakpoint hit compares VAddrs (every hit asks: no BigInt comparison); NaN (no native entry) equals nothing
       breakpoint: (cpu, regs, kcb, _a, code, at) => {
         const d = code.data as Detour;
-        return (at === d.callbackV || at === d.entryV) && cb.optimizedCallback(cpu, regs, kcb, d.probe, at === d.entryV ? d.native : null);
+        return (at === d.callbackV || at === d.at) && cb.optimizedCallback(cpu, regs, kcb, d.probe, at === d.at ? d.native : null);
       },
       site: (a, code) => {
         const op = (code.data as Detour).op;
@@ -178,16 +178,11 @@ export class Optimizer {
     };
   }
 
-  /** a detour buffer's native entry route: optimized_callback's common hit in one piece (asked for when the translator first needs it) */
-  routeOf(native: NativeEntry): FusedNativeRoute {
-    return this.detourRoute(native);
-  }
-
   /** the kernel's breakpoint pc offset (a native entry's ip: where a breakpoint hit shows the handlers) */
   get bpPcOffset(): number { return this.shared.kernel.arch.breakpointPcOffset; }
 
-  /** a detour buffer's native entry route: optimized_callback's common hit in one piece */
-  private detourRoute(native: NativeEntry): FusedNativeRoute {
+  /** a detour buffer's native entry route: optimized_callback's common hit in one piece (a Detour asks when the translator first needs it) */
+  detourRoute(native: NativeEntry): FusedNativeRoute {
     const cb = this.callback;
     return { kind: 'optprobe', ip: native.ip, fused: (regs, kcb) => cb.nativeHit(regs, kcb, native) };
   }
@@ -323,17 +318,15 @@ export class Optimizer {
   }
 
   private reconsiderEntry(a: bigint, e: OptEntry): void {
-    {
-      const want = this.blocked(a, e, false) === undefined;
-      if (want && e.state === 'prepared') {
-        this.setState(a, e, 'queued');
-        e.deadline = Number(this.shared.kernel.timeNs()) + this.delayNs;
-        this.nextDeadline = Math.min(this.nextDeadline, e.deadline);
-      } else if (!want && e.state === 'queued') {
-        this.setState(a, e, 'prepared');
-      } else if (!want && e.state === 'optimized') {
-        this.unoptimize(a, e);
-      }
+    const want = this.blocked(a, e, false) === undefined;
+    if (want && e.state === 'prepared') {
+      this.setState(a, e, 'queued');
+      e.deadline = Number(this.shared.kernel.timeNs()) + this.delayNs;
+      this.nextDeadline = Math.min(this.nextDeadline, e.deadline);
+    } else if (!want && e.state === 'queued') {
+      this.setState(a, e, 'prepared');
+    } else if (!want && e.state === 'optimized') {
+      this.unoptimize(a, e);
     }
   }
 
@@ -422,7 +415,6 @@ class Detour implements NativeEntryInfo {
   /** the native entry (the buffer's first byte) and its VAddr; NaN: no native entry (equals nothing) */
   readonly addr: bigint;
   readonly at: VAddr;
-  readonly entryV: VAddr;
   readonly callbackV: VAddr;
   private ne: NativeEntry | undefined = undefined;
   private r: FusedNativeRoute | undefined = undefined;
@@ -430,8 +422,7 @@ class Detour implements NativeEntryInfo {
   constructor(private readonly owner: Optimizer, readonly probe: bigint, readonly op: ArchOptimizedInsn) {
     const entry = op.nativeEntry;
     this.addr = entry ?? op.insn;
-    this.entryV = entry === undefined ? NaN : mustVAddr(entry);
-    this.at = this.entryV;
+    this.at = entry === undefined ? NaN : mustVAddr(entry);
     this.callbackV = mustVAddr(op.callback);
   }
 
@@ -445,7 +436,7 @@ class Detour implements NativeEntryInfo {
   }
 
   get route(): FusedNativeRoute {
-    return (this.r ??= this.owner.routeOf(this.native as NativeEntry));
+    return (this.r ??= this.owner.detourRoute(this.native as NativeEntry));
   }
 }
 

@@ -242,6 +242,35 @@ export function toDecoded(i: Insn, opts?: DisasmOptions): DecodedInsn {
 }
 
 /**
+ * A decoded instruction as registration's checks read it (the
+ * DecodedInsn toDecoded makes, but its operands' text is a getter of the
+ * class, formatted only if read): no closures or accessor pair per
+ * instruction. For the checks only (the decision on a probed instruction,
+ * the relocation verdicts), which never spread it nor hand it on.
+ */
+export class CheckedInsn implements DecodedInsn {
+  readonly addr: bigint;
+  readonly length: number;
+  readonly bytes: Uint8Array;
+  readonly mnemonic: string;
+  readonly flow: DecodedInsn['flow'];
+  readonly ipRelative: boolean;
+  readonly target?: bigint;
+
+  constructor(private readonly raw: Insn) {
+    this.addr = fromVAddr(raw.addr);
+    this.length = raw.len;
+    this.bytes = raw.bytes;
+    this.mnemonic = mnemonicOf(raw);
+    this.flow = raw.def.flow;
+    this.ipRelative = raw.ripRel;
+    if (raw.def.ops.some(o => o.k === 'J')) this.target = fromVAddr(raw.target);
+  }
+
+  get operands(): string { return operandsOf(this.raw); }
+}
+
+/**
  * Disassemble the one instruction at the start of `bytes`, decoded at
  * `addr`; null when the bytes are not an instruction (or `addr` is not
  * canonical). The entry point for callers with a symbolizer (the DAP

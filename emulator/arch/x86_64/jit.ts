@@ -105,8 +105,7 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>, 
  * per machine)
  */
 function savedFrameInt3(i: Insn, route: NativeEntryRoute<X86Cpu>): Insn {
-  const run = Object.assign(new Insn(i.def, int3FrameSaved, i.bytes), i, { exec: int3FrameSaved, hot: 0, jit: null, route }) as SavedFrameInt3;
-  return run;
+  return Object.assign(new Insn(i.def, int3FrameSaved, i.bytes), i, { exec: int3FrameSaved, hot: 0, jit: null, route }) as SavedFrameInt3;
 }
 type SavedFrameInt3 = Insn & { route: NativeEntryRoute<X86Cpu> };
 /** sys.int3, with the inline breakpoint handler's lookup of the entry done at translation (route.hit) while that handler is the CPU's */

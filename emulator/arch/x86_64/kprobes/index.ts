@@ -29,9 +29,9 @@ import type { PtRegs } from '../../../kprobes/ptRegs';
 import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
 import { relocate } from '../relocate';
+import { CheckedInsn } from '../disasm';
 import { canBoost } from './boost';
 import { jmpTo, NATIVE_ENTRY_SAVE, x86_64Optprobes } from './opt';
-import { CheckedInsn } from './optScan';
 import { x86_64Ftrace } from './ftrace';
 
 const TF = 0x100n;

@@ -266,6 +266,7 @@ export function nativeFusedHit(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe', ip: 
       body.runHandlers();
     } finally {
       restoreSlots(cpu, kind, r, i, spLo, spHi, 0, 0);
+      // resumeAfter's work, here: it takes VAddrs, which a call would box
       cpu.lo[4] = spLo; cpu.hi[4] = spHi;
       cpu.rip = entry + headLen;
     }
@@ -279,10 +280,9 @@ export function nativeFusedHit(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe', ip: 
     cpu.rip = to;
     return true;
   }
+  // a return address past what a VAddr holds (rare: no heap numbers to spare)
   restoreSlots(cpu, kind, r, i, spLo, spHi, Number(BigInt.asIntN(32, to)), Number(BigInt.asIntN(32, to >> 32n)));
-  const resume = toVAddr(to);
-  if (resume === null) { cpu.setRegAddr(4, frame + S_SP * 4); cpu.rip = entry + retLen - 1; } // the ret raises the #GP
-  else { cpu.lo[4] = spLo; cpu.hi[4] = spHi; cpu.rip = resume; }
+  resumeAfter(cpu, kind, frame, sp0, spLo, spHi, toVAddr(to), entry + retLen - 1);
   return true;
 }
 

@@ -234,7 +234,7 @@ function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; cod
   if (first < fn.branches.length) {
     const b = fn.branches[first];
     if (b.flow === 'indirectJump') return `indirect jump at ${hexAddr(fn.start + BigInt(b.off))} (jump table)`;
-    return `${disassembled(ctx, fn, b.off).mnemonic} at ${hexAddr(fn.start + BigInt(b.off))} jumps into the detoured region`;
+    return `${disassembled(fn, b.off).mnemonic} at ${hexAddr(fn.start + BigInt(b.off))} jumps into the detoured region`;
   }
   // can_optimize: search_exception_tables() on every instruction of the function
   const table = ctx.exceptionTable();
@@ -250,7 +250,7 @@ function optimizable(ctx: KprobesArchContext, addr: bigint): { size: number; cod
   for (let s = 0; s < size; s += fn.lens[off + s]) {
     let v = fn.verdicts.get(off + s);
     if (v === undefined) {
-      v = boostVerdict(disassembled(ctx, fn, off + s), 'relocate');
+      v = boostVerdict(disassembled(fn, off + s), 'relocate');
       fn.verdicts.set(off + s, v.boostable ? RELOCATABLE : v);
     }
     if (!v.boostable) return `not relocatable: ${v.reason}`;

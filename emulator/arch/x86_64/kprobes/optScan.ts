@@ -8,7 +8,7 @@ import type { DecodedInsn } from '../../types';
 import type { KprobesArchContext } from '../../../kprobes/archHooks';
 import { decodeBytes } from '../decoder';
 import type { Insn } from '../insn';
-import { mnemonicOf, operandsOf } from '../disasm';
+import { CheckedInsn } from '../disasm';
 import { fromVAddr, toVAddr, VAddr } from '../../../memory/address';
 import { MemoryFault } from '../../../memory/memory';
 import type { BoostVerdict } from './boost';
@@ -157,37 +157,8 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
   return { start, end: start + BigInt(size), code, lens, branches, firstIndirect, targetedBy, moves, verdicts: new Map() };
 }
 
-/**
- * A decoded instruction as registration's checks read it (the
- * DecodedInsn toDecoded makes, but its operands' text is a getter of the
- * class, formatted only if read): no closures or accessor pair per
- * instruction. For the checks only (the decision on a probed instruction,
- * the relocation verdicts), which never spread it nor hand it on.
- */
-export class CheckedInsn implements DecodedInsn {
-  readonly addr: bigint;
-  readonly length: number;
-  readonly bytes: Uint8Array;
-  readonly mnemonic: string;
-  readonly flow: DecodedInsn['flow'];
-  readonly ipRelative: boolean;
-  readonly target?: bigint;
-
-  constructor(private readonly raw: Insn) {
-    this.addr = fromVAddr(raw.addr);
-    this.length = raw.len;
-    this.bytes = raw.bytes;
-    this.mnemonic = mnemonicOf(raw);
-    this.flow = raw.def.flow;
-    this.ipRelative = raw.ripRel;
-    if (raw.def.ops.some(o => o.k === 'J')) this.target = fromVAddr(raw.target);
-  }
-
-  get operands(): string { return operandsOf(this.raw); }
-}
-
 /** the instruction at `off` of a scanned function, disassembled (as the arch's decodeBytes gives it, its operands' text when read) */
-export function disassembled(_ctx: KprobesArchContext, fn: FunctionScan, off: number): DecodedInsn {
+export function disassembled(fn: FunctionScan, off: number): DecodedInsn {
   const v = toVAddr(fn.start + BigInt(off));
   const d = v === null ? null : decodeAt(fn.code.subarray(off, off + fn.lens[off]), v);
   if (!d) throw new Error(`kprobes: ${hexAddr(fn.start + BigInt(off))} decoded in the scan but not again`);
