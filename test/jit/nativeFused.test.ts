@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { Machine } from '../../emulator/machine';
 import type { Kprobe, Kretprobe } from '../../emulator/kprobes';
 import { BENCH_TARGET, benchImage } from '../fixtures/kernel/bench/hostTime';
+import { loadElf } from '../../emulator/elf/elfFile';
+import { repoPath } from '../util/paths';
 
 /** the hit after which translated code runs the entry (bench.elf's loop is translated long before) */
 const FAIL_AT = 100000;
@@ -112,4 +114,81 @@ describe('one-piece native hits from translated code (x86_64)', () => {
       assert.equal(on.log, off.log);
     });
   }
+});
+
+/**
+ * The x86_64 sample kernel with an optimized kprobe and a boosted
+ * kretprobe on every function that takes them: the flags each handler
+ * reads (pt_regs flags at the probed entry and at the return, as the
+ * template's pushfq stored them) and what the run did. A native entry
+ * from translated code takes its flags from the frame translated code
+ * stored (X86FrontEnd.takeFlags) or, where that code did not evaluate
+ * them, from the scratch record; both must give the interpreter's values.
+ */
+function flagsSeen(translate: 'on' | 'off'): { seen: string[]; instructions: number; log: string; fused: number } {
+  const m = new Machine(loadElf(repoPath('examples/kernel/build/kernel-x86_64.elf')), { cpus: 2, translate });
+  const e = m.kprobes;
+  e.setOptimization(1);
+  e.traps.kprobeBooster = true;
+  e.kretprobes.setBoost(true);
+  const seen: string[] = [];
+  for (const f of m.image.symbols.functions()) {
+    if (f.size === 0n) continue;
+    const kp: Kprobe = { symbol_name: f.name, pre_handler: (_p, r) => { seen.push(`${f.name} entry ${r.flags.toString(16)}`); return 0; } };
+    e.registerKprobe(kp);
+    const rp: Kretprobe = { kp: { symbol_name: f.name }, maxactive: 64, handler: (_ri, r) => { seen.push(`${f.name} return ${r.flags.toString(16)}`); return 0; } };
+    e.registerKretprobe(rp);
+  }
+  e.waitForOptimizer();
+  const exit = m.run();
+  assert.equal(exit.reason, 'poweroff', exit.detail);
+  return { seen, instructions: exit.instructions, log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))), fused: e.stats.fusedNativeHits };
+}
+
+/**
+ * bench.elf: an optimized kprobe at bench_target whose pre_handler changes
+ * CF and ZF at every 1000th hit, and a kprobe at bench_target+6 (the
+ * first instruction after the detoured push/mov/mov, none of which touch
+ * the flags) recording the flags it sees: the flags the first handler
+ * wrote, as the restore's popfq leaves them.
+ */
+function flagsWritten(translate: 'on' | 'off'): { pairs: string[]; fused: number } {
+  const m = new Machine(benchImage(), { cpus: 1, translate });
+  const e = m.kprobes;
+  e.setOptimization(1);
+  let n = 0, wrote = -1n;
+  const pairs: string[] = [];
+  const a: Kprobe = { symbol_name: BENCH_TARGET, pre_handler: (_p, r) => { if (++n % 1000 === 0) { r.flags = r.flags ^ 0x41n; wrote = r.flags; } return 0; } };
+  const b: Kprobe = { symbol_name: BENCH_TARGET, offset: 6n, pre_handler: (_p, r) => { if (wrote >= 0n) { pairs.push(`${wrote.toString(16)} ${r.flags.toString(16)}`); wrote = -1n; } return 0; } };
+  assert.equal(e.registerKprobe(a), 0);
+  assert.equal(e.registerKprobe(b), 0);
+  e.waitForOptimizer();
+  assert.ok(e.optimizer.isOptimized(a.addr as bigint));
+  const exit = m.run();
+  assert.equal(exit.reason, 'poweroff', exit.detail);
+  return { pairs, fused: e.stats.fusedNativeHits };
+}
+
+describe('flags in one-piece native hits', () => {
+  test('a flags change by an optimized probe\'s handler reaches the probed code (the next probe sees it), as in the interpreter', () => {
+    const on = flagsWritten('on'), off = flagsWritten('off');
+    assert.ok(on.fused > 390000, `${on.fused} one-piece hits`);
+    assert.equal(on.pairs.length, 400);
+    for (const p of on.pairs) { const [w, seen] = p.split(' '); assert.equal(seen, w, p); }
+    assert.deepEqual(on.pairs, off.pairs);
+  });
+});
+
+describe('flags in one-piece native hits (x86_64 sample kernel, every function probed)', () => {
+  test('the flags every optimized and boosted handler reads, and the run, are the interpreter\'s', () => {
+    const on = flagsSeen('on'), off = flagsSeen('off');
+    assert.ok(on.fused > 1000, `${on.fused} one-piece hits`);
+    assert.equal(off.fused, 0);
+    assert.ok(on.seen.length > 10000, `${on.seen.length} handler runs`);
+    // more than one flags value: the probed entries and returns do not all see one
+    assert.ok(new Set(on.seen.map(s => s.split(' ')[2])).size > 3);
+    assert.deepEqual(on.seen, off.seen);
+    assert.equal(on.instructions, off.instructions);
+    assert.equal(on.log, off.log);
+  });
 });

@@ -62,9 +62,16 @@ export function until<T>(event: vscode.Event<T>, cond: () => boolean, what: stri
 export async function endSession(): Promise<void> {
   vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
   if (!vscode.debug.activeDebugSession) return;
-  const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-  await vscode.debug.stopDebugging();
-  await ended;
+  let sub: vscode.Disposable | undefined;
+  const ended = new Promise<void>(r => { sub = vscode.debug.onDidTerminateDebugSession(() => { sub?.dispose(); r(); }); });
+  try {
+    await vscode.debug.stopDebugging();
+  } catch (e) {
+    // the session ended on its own while the stop was on its way: VS Code cancels the stop, and the session is gone all the same
+    if (!/Canceled/.test(String(e))) throw e;
+  }
+  if (vscode.debug.activeDebugSession) await ended;
+  else sub?.dispose();
 }
 
 /**
