@@ -159,17 +159,4 @@ export interface FrontEnd<C, I> {
   syncIn(cpu: C, scratch: DataView, off: number): void;
   /** Copy the scratch back into the interpreter's fields (before a helper, at exit). */
   syncOut(cpu: C, scratch: DataView, off: number): void;
-  /**
-   * Optional, for helpers whose instruction is marked `takesOwnFlags` (x86:
-   * a native entry, whose translated code stored the flags it needs): instead
-   * of syncOut before it, the front end is told where the scratch is, and
-   * the instruction takes the CPU's flags from its own store or through
-   * syncOut itself, before anything reads them.
-   */
-  deferSyncOut?(cpu: C, scratch: DataView, off: number): void;
-  /**
-   * After such a helper: false when the CPU's state the scratch mirrors is
-   * still what the scratch holds (syncIn can be left out), else true.
-   */
-  scratchStale?(cpu: C): boolean;
 }

@@ -512,15 +512,11 @@ export class Translator<C, I extends RunnableInsn<C>> {
     const insn = unit.helpers[index];
     const v = this.view;
     cpu.instret = s.base + retired;
-    const logging = this.storeLog !== null;
-    // an instruction that takes the flags from translated code's own store gets the scratch on demand (FrontEnd.deferSyncOut)
-    const deferred = !logging && (insn as { takesOwnFlags?: boolean }).takesOwnFlags === true && this.fe.deferSyncOut !== undefined;
-    if (deferred) (this.fe.deferSyncOut as NonNullable<FrontEnd<C, I>['deferSyncOut']>)(cpu as unknown as C, v, st + ST_SCRATCH);
-    else this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
-    const entries = this.stats.entries;
+    this.fe.syncOut(cpu as unknown as C, v, st + ST_SCRATCH);
     const mem = cpu.mem, gen = mem.tlbGeneration, user = cpu.userMode;
     s.lastHelper = insn;
     cpu.pc = insn.next;
+    const logging = this.storeLog !== null;
     // lockstep: the instruction's stores are logged and its host code marks the entry impure (closures made
     // elsewhere: a closure here would give every call of this hot function a context to allocate)
     const inline = logging ? this.startLogging(cpu, s, mem) : null;
@@ -556,11 +552,7 @@ export class Translator<C, I extends RunnableInsn<C>> {
       // runs nested in the step's handlers count in instret as above; the stepped instruction counts in the call's
       s.base += cpu.instret - b2 - extra;
     }
-    // a deferred helper's scratch is left as it is when nothing moved the state it mirrors (no nested translated run
-    // wrote it, no stepped instruction ran, and the front end sees the CPU's flags as the scratch holds them)
-    if (!deferred || extra !== 0 || this.stats.entries !== entries || (this.fe.scratchStale as NonNullable<FrontEnd<C, I>['scratchStale']>)(cpu as unknown as C)) {
-      this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
-    }
+    this.fe.syncIn(cpu as unknown as C, v, st + ST_SCRATCH);
     const x = extra * HELPER_EXTRA;
     // lockstep: an entry in which host code ran is not compared, so it ends here (the next one is)
     if (cpu.jitMustExit() || unit.dead || cpu.mem !== mem || cpu.userMode !== user || mem.tlbGeneration !== gen || (logging && s.impure)) return EXIT_HELPER + x;

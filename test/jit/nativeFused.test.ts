@@ -121,9 +121,9 @@ describe('one-piece native hits from translated code (x86_64)', () => {
  * kretprobe on every function that takes them: the flags each handler
  * reads (pt_regs flags at the probed entry and at the return, as the
  * template's pushfq stored them) and what the run did. A native entry
- * from translated code takes its flags from the frame translated code
- * stored (X86FrontEnd.takeFlags) or, where that code did not evaluate
- * them, from the scratch record; both must give the interpreter's values.
+ * from translated code takes the arithmetic flags translated code stored
+ * in the frame (jitEmitter.ts arithFlagsOrNot) or, where that code did not
+ * evaluate them, the lazy record's: both must give the interpreter's values.
  */
 function flagsSeen(translate: 'on' | 'off'): { seen: string[]; instructions: number; log: string; fused: number } {
   const m = new Machine(loadElf(repoPath('examples/kernel/build/kernel-x86_64.elf')), { cpus: 2, translate });

@@ -37,8 +37,6 @@ import { STOP_BREAKPOINT } from '../../cpu/faults';
 import type { B } from './jitEmitter';
 import { arithFlagsOrNot, BlockEmitter, RSP, SCRATCH_BYTES } from './jitEmitter';
 import { HANDLERS } from './jitInsns';
-import { F_EAGER } from './flags';
-import { savedArithFlags } from './kprobes/nativeFrame';
 import * as sys from './exec/system';
 import * as priv from './exec/privileged';
 
@@ -107,13 +105,11 @@ function nativeEntry(e: BlockEmitter, i: Insn, route: NativeEntryRoute<X86Cpu>, 
  * per machine)
  */
 function savedFrameInt3(i: Insn, route: NativeEntryRoute<X86Cpu>): Insn {
-  return Object.assign(new Insn(i.def, int3FrameSaved, i.bytes), i, { exec: int3FrameSaved, hot: 0, jit: null, route, takesOwnFlags: true }) as SavedFrameInt3;
+  return Object.assign(new Insn(i.def, int3FrameSaved, i.bytes), i, { exec: int3FrameSaved, hot: 0, jit: null, route }) as SavedFrameInt3;
 }
-/** takesOwnFlags: the translator defers its syncOut to this instruction (X86FrontEnd.deferSyncOut), which takes the flags first */
-type SavedFrameInt3 = Insn & { route: NativeEntryRoute<X86Cpu>; takesOwnFlags: true };
+type SavedFrameInt3 = Insn & { route: NativeEntryRoute<X86Cpu> };
 /** sys.int3, with the inline breakpoint handler's lookup of the entry done at translation (route.hit) while that handler is the CPU's */
 function int3FrameSaved(cpu: X86Cpu, i: Insn): void {
-  frontEnd.takeFlags(cpu, (i as SavedFrameInt3).route.kind);
   cpu.frameSaved = true;
   try {
     const hook = cpu.inlineBreakpoint, route = (i as SavedFrameInt3).route;
@@ -182,51 +178,6 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
     w[k + 22] = gs | 0; w[k + 23] = Math.floor(gs / 4294967296) | 0;
   }
 
-  /**
-   * A native entry's helper (int3FrameSaved) comes next: the scratch's flags
-   * go to the CPU only when it takes them (takeFlags), from the frame's
-   * flags slot when translated code evaluated them there.
-   */
-  deferSyncOut(cpu: X86Cpu, scratch: DataView, off: number): void {
-    this.pending = cpu; this.pendingScratch = scratch; this.pendingOff = off;
-    this.eager = false;
-  }
-
-  /**
-   * Before anything reads the CPU's flags in a deferred helper: the
-   * arithmetic flags translated code stored in the `kind` frame's flags slot
-   * (jitEmitter.ts arithFlagsOrNot) become the CPU's, as eager bits (the
-   * value the scratch's record has: what nativeEnter's saveFlags makes of
-   * them too); else the scratch is synced out as usual.
-   */
-  takeFlags(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe'): void {
-    if (this.pending !== cpu) return;
-    this.pending = null;
-    const arith = savedArithFlags(cpu, kind);
-    if (arith < 0) { this.syncOut(cpu, this.pendingScratch as DataView, this.pendingOff); return; }
-    cpu.setEager(arith);
-    this.eager = true; this.eagerBits = cpu.fBits; this.eagerFs = cpu.fsBase; this.eagerGs = cpu.gsBase;
-  }
-
-  /** after a deferred helper: whether the CPU's flags or segment bases are no longer what the scratch holds */
-  scratchStale(cpu: X86Cpu): boolean {
-    // never taken: the CPU's fields were neither read nor written (the scratch is the state)
-    if (this.pending === cpu) { this.pending = null; return false; }
-    const eager = this.eager;
-    this.eager = false;
-    return !eager || cpu.fOp !== F_EAGER || cpu.fBits !== this.eagerBits || cpu.fsBase !== this.eagerFs || cpu.gsBase !== this.eagerGs;
-  }
-
-  /** deferSyncOut's CPU until its helper takes the flags, and where its scratch is */
-  private pending: X86Cpu | null = null;
-  private pendingScratch: DataView | null = null;
-  private pendingOff = 0;
-  /** the deferred helper's CPU got its flags from its frame (takeFlags), as these eager bits and bases (scratchStale compares) */
-  private eager = false;
-  private eagerBits = 0;
-  private eagerFs = 0;
-  private eagerGs = 0;
-
   syncOut(cpu: X86Cpu, scratch: DataView, off: number): void {
     const w = this.view(scratch), k = (scratch.byteOffset + off) >> 2;
     const kind = w[k];
@@ -243,5 +194,4 @@ class X86FrontEnd implements FrontEnd<X86Cpu, Insn> {
   }
 }
 
-const frontEnd = new X86FrontEnd();
-export const x86FrontEnd: FrontEnd<X86Cpu, Insn> = frontEnd;
+export const x86FrontEnd: FrontEnd<X86Cpu, Insn> = new X86FrontEnd();

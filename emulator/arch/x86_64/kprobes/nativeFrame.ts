@@ -232,23 +232,6 @@ function saveFlags(cpu: X86Cpu, w: Int32Array, i: number, saved: boolean): void 
 }
 
 /**
- * The arithmetic flags translated code stored in the flags slot of the
- * `kind` frame under rsp (jitEmitter.ts arithFlagsOrNot), or -1 when it did
- * not evaluate them there or the frame is not in plain RAM (frameRegion).
- * Read as the engine's own bookkeeping: no listener hears of it.
- */
-export function savedArithFlags(cpu: X86Cpu, kind: 'optprobe' | 'kretprobe'): number {
-  const spHi = cpu.hi[4];
-  if (spHi > 0x7fff || spHi < -0x8000) return -1;
-  const bytes = kind === 'optprobe' ? FRAME_BYTES_OPT : FRAME_BYTES_KRET;
-  const frame = spHi * TWO32 + (cpu.lo[4] >>> 0) - bytes;
-  const r = frameRegion(cpu, frame, bytes);
-  if (r === null) return -1;
-  const w = cpuFrames(cpu).words as Int32Array, i = (frame - r.base) >> 2;
-  return w[i + S_FLAGS + 1] === 0 ? w[i + S_FLAGS] : -1;
-}
-
-/**
  * A native entry (an optprobe detour buffer's, the kretprobe booster
  * trampoline's) hit from translated code that wrote the save
  * (X86Cpu.frameSaved), in one piece: nativeEnter's flags slot and the
