@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { supportedArchNames } from '../../../emulator/arch/registry';
 import { imageArch } from '../../../extension/configProvider';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { activateExtension, collect, pageRequest, trackStops, until, workspaceFolder } from './util';
+import { activateExtension, collect, endSession, pageRequest, trackStops, until, workspaceFolder } from './util';
 
 suite('debug configuration provider', () => {
   teardown(() => vscode.commands.executeCommand('workbench.action.closeAllEditors'));
@@ -142,12 +142,7 @@ suite('debug configuration provider', () => {
       await pageRequest('screenshot/create-launch-json-f5');
     } finally {
       t.dispose();
-      vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-      if (vscode.debug.activeDebugSession) {
-        const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-        await vscode.debug.stopDebugging();
-        await ended;
-      }
+      await endSession();
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       await vscode.workspace.fs.delete(existed ? launchJson : dir, { recursive: true, useTrash: false }).then(undefined, () => undefined);
     }

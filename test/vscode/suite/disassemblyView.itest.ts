@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { markerLine, pageRequest, workspaceFolder } from './util';
+import { endSession, markerLine, pageRequest, workspaceFolder } from './util';
 
 /** Every DAP request VS Code sent and every message the adapter sent, in order. */
 class Transcript {
@@ -43,12 +43,7 @@ suite('built-in Disassembly view', () => {
     // close the Disassembly view first: left open, it keeps asking the next sessions for instructions
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.workspace.getConfiguration('debug').update('disassemblyView.showSourceCode', undefined, vscode.ConfigurationTarget.Global);
-    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-    if (vscode.debug.activeDebugSession) {
-      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-      await vscode.debug.stopDebugging();
-      await ended;
-    }
+    await endSession();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 

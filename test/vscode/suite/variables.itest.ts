@@ -11,7 +11,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DEBUG_TYPE } from '../../../extension/constants';
-import { activateExtension, markerLine, until, workspaceFolder } from './util';
+import { activateExtension, endSession, markerLine, until, workspaceFolder } from './util';
 
 /** Both directions of the DAP conversation VS Code holds with the adapter. */
 class Conversation {
@@ -47,12 +47,7 @@ suite('the program\'s variables in the Variables view and on hover', () => {
   setup(() => { conv = new Conversation(); });
   teardown(async () => {
     conv.dispose();
-    vscode.debug.removeBreakpoints(vscode.debug.breakpoints);
-    if (vscode.debug.activeDebugSession) {
-      const ended = new Promise<void>(r => { const s = vscode.debug.onDidTerminateDebugSession(() => { s.dispose(); r(); }); });
-      await vscode.debug.stopDebugging();
-      await ended;
-    }
+    await endSession();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
