@@ -9,6 +9,7 @@ import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
 import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
+import { SnippetCache } from './sharedSnippets';
 import { argRegsOf, charSignedOf } from './context';
 import { diagAt } from './parser';
 import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFileTaking } from './probeFile';
@@ -135,8 +136,10 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
  * (`add`; true when the probe compiled into a spec), gathering their
  * diagnostics and specs as analyze does for a whole file.
  */
-function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
+function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets, text?: string): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
   const diagnostics: Diagnostic[] = [];
+  // with the file's text: a handler text seen before shares that compile where it can (sharedSnippets.ts)
+  const shared = text !== undefined ? new SnippetCache() : undefined;
   const probes: ProbeSpec[] = [];
   const copts = compileOpts(opts);
   const pcReg = optimizablePcReg(opts);
@@ -176,7 +179,10 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnos
       const target = pr.target;
       const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
       const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
-      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names);
+      const at = h.text;
+      const r = shared !== undefined && at !== undefined && text !== undefined
+        ? shared.compile(text.slice(at.start, at.end), at, h.body, h.kind as HandlerKind, copts, names)
+        : compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names);
       mine.push(...r.diagnostics);
       if (r.used.has('ri->data')) usesRiData = true;
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);
@@ -337,7 +343,7 @@ export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnost
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
   // each probe is checked and compiled as soon as the parser hands it on (its tree then dies young);
   // the lines its whole text spans are kept beside its spec for the syntax-error filter below
-  const r = analyzer(opts, 'register');
+  const r = analyzer(opts, 'register', text);
   const first: number[] = [], last: number[] = [];
   const parsed = parseProbeFileTaking(text, fileName, opts.programType, pr => {
     if (r.add(pr)) { first.push(pr.fullSpan.line); last.push(pr.fullSpan.endLine); }

@@ -38,7 +38,11 @@ export type ProbeTarget =
   | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint; refCtr?: bigint };
 
 export interface ProbeAttrAst { name: string; value?: string; span: Span; valueSpan?: Span }
-export interface ProbeHandlerAst { kind: string; span: Span; body: SnippetAst }
+export interface ProbeHandlerAst {
+  kind: string; span: Span; body: SnippetAst;
+  /** the body's text in the file, from its opening brace to its closing one: [start, end) offsets, and where it starts */
+  text?: { start: number; end: number; line: number; column: number };
+}
 
 export interface ProbeAst {
   kind: ProbeKindName;
@@ -372,8 +376,10 @@ function parseBody(p: Parser, kind: ProbeKindName, kw: Token, diags: Diagnostic[
   p.next();
   const handlers: ProbeHandlerAst[] = [];
   if (kind === 'jprobe' || kind === 'kwatch') {
+    const before = diags.length;
     const body = p.stmtList('}');
-    handlers.push({ kind, span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(p.tok)) } });
+    const close = p.tok;
+    handlers.push({ kind, span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(close)) }, text: bodyText(open, close, diags.length === before) });
   } else {
     while (!p.is('}') && p.tok.kind !== 'eof') {
       const h = p.tok;
@@ -389,17 +395,23 @@ function parseBody(p: Parser, kind: ProbeKindName, kw: Token, diags: Diagnostic[
         continue;
       }
       p.next();
+      const before = diags.length;
       const body = p.stmtList('}');
       const close = p.tok;
       if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${h.text} handler`, close.kind === 'eof' ? spanOf(h) : spanOf(close));
       p.next();
-      handlers.push({ kind: h.text, span: spanOf(h), body: { k: 'body', body, span: joinSpan(spanOf(hopen), spanOf(close)) } });
+      handlers.push({ kind: h.text, span: spanOf(h), body: { k: 'body', body, span: joinSpan(spanOf(hopen), spanOf(close)) }, text: bodyText(hopen, close, diags.length === before) });
     }
   }
   const close = p.tok;
   if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${kind} started at line ${kw.line}`, close.kind === 'eof' ? spanOf(kw) : spanOf(close));
   p.next();
   return { handlers, close };
+}
+
+/** where a handler body's text is, from its opening brace to the closing one; none when it did not parse cleanly */
+function bodyText(open: Token, close: Token, clean: boolean): ProbeHandlerAst['text'] {
+  return clean ? { start: open.start, end: close.end, line: open.line, column: open.column } : undefined;
 }
 
 const MAX_U64 = (1n << 64n) - 1n;
