@@ -166,7 +166,9 @@ function parse(
     let n = 0;
     while (n < file.probes.length && (all || file.probes[n].event === undefined)) n++;
     if (n === 0) return;
-    const done = file.probes.splice(0, n);
+    // all of them (the usual case, a probe at a time): the array itself, an empty one in its place
+    let done: ProbeAst[];
+    if (n === file.probes.length) { done = file.probes; file.probes = []; } else done = file.probes.splice(0, n);
     taken += n;
     for (const pr of done) take(pr);
   };
@@ -251,7 +253,12 @@ function parseProbe(p: Parser, text: string): ProbeAst {
   }
   let last = p.next();
   while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
-  const targetToks = p.toks.slice(firstAt, p.pos);
+  // '@' is not a C token: it only joins `symbol@0xaddr` (both fields of struct kprobe set: -EINVAL at registration)
+  let bad: Token | undefined;
+  for (let k = firstAt; k < p.pos && bad === undefined; k++) {
+    const t = p.toks[k];
+    if (t.kind === 'error' && text.slice(t.start, t.end) !== '@') bad = t;
+  }
   let targetText = text.slice(first.start, last.end);
   let targetSpan = joinSpan(spanOf(first), spanOf(last));
   if (USER_PROBE_KINDS.includes(kind)) return parseUserProbeRest(p, kind, kw, targetText, targetSpan);
@@ -262,8 +269,6 @@ function parseProbe(p: Parser, text: string): ProbeAst {
     targetText += '+' + n.text;
     targetSpan = joinSpan(targetSpan, spanOf(n));
   }
-  // '@' is not a C token: it only joins `symbol@0xaddr` (both fields of struct kprobe set: -EINVAL at registration)
-  const bad = targetToks.find(t => t.kind === 'error' && text.slice(t.start, t.end) !== '@');
   const target = bad ? undefined : parseTarget(targetText);
   const diags = p.diags;
   if (bad) diags.push(diagAt(spanOf(bad), `invalid probe target: ${bad.message}`));
@@ -423,7 +428,7 @@ export function parseTarget(s: string): ProbeTarget | undefined {
     const v = BigInt(m[1]);
     return v > MAX_U64 ? undefined : { kind: 'address', addr: v };
   }
-  m = /^(.*[^\s:]):([0-9]+)$/.exec(s);
+  m = s.includes(':') ? /^(.*[^\s:]):([0-9]+)$/.exec(s) : null;
   if (m && /\.[A-Za-z]+$/.test(m[1])) {
     const line = Number(m[2]);
     return line >= 1 && line <= 10_000_000 ? { kind: 'line', file: m[1], line } : undefined;

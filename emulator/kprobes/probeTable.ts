@@ -88,10 +88,10 @@ export class ProbeTable implements KprobeTableView {
   readonly table = new ProbeMap();
   /** aggregate probe -> its member list (Linux ap->list) */
   readonly aggrList = new Map<Kprobe, Kprobe[]>();
-  /** registered user probes */
-  readonly registered = new Set<Kprobe>();
-  /** registered probe -> its address at registration */
+  /** registered probe -> its address at registration (its keys: the registered user probes) */
   readonly regAddr = new Map<Kprobe, bigint>();
+  /** the registered user probes (regAddr's keys: one table, not a set beside it) */
+  readonly registered: { has(p: Kprobe): boolean } = { has: p => this.regAddr.has(p) };
   readonly kinds = new Map<Kprobe, ProbeKind>();
   /** addresses whose breakpoint is currently written (ordered: a text read finds the probes it overlaps by range) */
   readonly armed = new AddressSet();
