@@ -136,10 +136,8 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
  * (`add`; true when the probe compiled into a spec), gathering their
  * diagnostics and specs as analyze does for a whole file.
  */
-function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets, text?: string): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
+function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets, shared?: SnippetCache): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
   const diagnostics: Diagnostic[] = [];
-  // with the file's text: a handler text seen before shares that compile where it can (sharedSnippets.ts)
-  const shared = text !== undefined ? new SnippetCache() : undefined;
   const probes: ProbeSpec[] = [];
   const copts = compileOpts(opts);
   const pcReg = optimizablePcReg(opts);
@@ -177,12 +175,15 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets, text?: str
       // (looked up at the snippet's first name that is none of its own: a snippet naming nothing costs no DWARF scope walk)
       const atPc = h.kind === 'pre' || h.kind === 'entry' || h.kind === 'jprobe';
       const target = pr.target;
-      const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
-      const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
+      const names = (): ((name: string) => ProgramName | undefined) | undefined => {
+        const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
+        return namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
+      };
+      // a handler text seen before shares that compile where it can (sharedSnippets.ts)
       const at = h.text;
-      const r = shared !== undefined && at !== undefined && text !== undefined
-        ? shared.compile(text.slice(at.start, at.end), at, h.body, h.kind as HandlerKind, copts, names)
-        : compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names);
+      const r = shared !== undefined && at !== undefined && h.body.k === 'body'
+        ? shared.compile(at, at.tokens, h.body, h.body.body, h.kind as HandlerKind, copts, names)
+        : compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names());
       mine.push(...r.diagnostics);
       if (r.used.has('ri->data')) usesRiData = true;
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);
@@ -343,11 +344,12 @@ export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnost
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
   // each probe is checked and compiled as soon as the parser hands it on (its tree then dies young);
   // the lines its whole text spans are kept beside its spec for the syntax-error filter below
-  const r = analyzer(opts, 'register', text);
+  const shared = new SnippetCache(text);
+  const r = analyzer(opts, 'register', shared);
   const first: number[] = [], last: number[] = [];
   const parsed = parseProbeFileTaking(text, fileName, opts.programType, pr => {
     if (r.add(pr)) { first.push(pr.fullSpan.line); last.push(pr.fullSpan.endLine); }
-  });
+  }, (kind, start) => shared.knownBody(kind, start));
   const bad = [...new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line))];
   // a probe whose text holds a syntax error is not registered either
   const probes = bad.length === 0 ? r.probes : r.probes.filter((_p, i) => !bad.some(l => l >= first[i] && l <= last[i]));

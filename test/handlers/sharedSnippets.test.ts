@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { compileProbeFile, HandlerFault } from '../../emulator/handlers';
 import type { CheckOptions, CompiledHandler, ProbeSpec } from '../../emulator/handlers';
 import { FakeEnv, X86_REGS } from './fakeEnv';
+import { mulberry32 } from '../util/prng';
 
 const OPTS: CheckOptions = { regNames: X86_REGS, imageArch: 'x86_64' };
 
@@ -30,7 +31,7 @@ function faultOf(h: CompiledHandler | undefined): { kind: string; line: number; 
 }
 
 /** the probes of `text` at lines `lines` (1-based), each alone: every other probe's line replaced by blanks */
-function alone(text: string, probeLines: number[][], k: number): string {
+function aloneText(text: string, probeLines: number[][], k: number): string {
   const lines = text.split('\n');
   probeLines.forEach((ls, i) => { if (i !== k) for (const l of ls) lines[l - 1] = ' '.repeat(lines[l - 1].length); });
   return lines.join('\n');
@@ -58,7 +59,7 @@ describe('probe files: a handler text compiled once, its copies in their own pla
     const all = compiled(text);
     assert.equal(all.length, parts.length);
     all.forEach((spec, k) => {
-      const [own] = compiled(alone(text, probeLines, k));
+      const [own] = compiled(aloneText(text, probeLines, k));
       for (const kind of Object.keys(own.handlers) as (keyof ProbeSpec['handlers'])[]) {
         assert.deepEqual(faultOf(spec.handlers[kind]), faultOf(own.handlers[kind]), `probe ${k} ${kind}`);
       }
@@ -67,6 +68,49 @@ describe('probe files: a handler text compiled once, its copies in their own pla
     // the second and later copies of a text run the first one's compile (the faults above are theirs all the same)
     assert.equal(faultOf(all[1].handlers.pre).line, 2);
     assert.equal(faultOf(all[2].handlers.pre).column, faultOf(all[1].handlers.pre).column + 6);
+  });
+
+  test('random files of repeated bodies: every probe compiles, warns, errs and runs as it does alone at its place', () => {
+    const rand = mulberry32(0x5eed5);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+    const BODIES = [
+      '{ return 0; }', '{ return 0; }', '{ int x = 0; return *(int *)x; }', '{\n  int y = 1;\n  return 10 / (y - 1); }',
+      '{ static int n; n++; return n; }', '{ /* } { */ return 2; }', '{ printk("}%d{", 1); return 3; }', '{ return v; }',
+      '{ regs->ip = 1; return 0; }', '{ return 1 }', '{ 5; }', '{}', '{ if (1) { return 4; } return 5; }',
+    ];
+    const probe = (i: number): string => {
+      const pad = ' '.repeat(Math.floor(rand() * 3));
+      if (rand() < 0.2) return `${pad}jprobe f${i} ${pick(BODIES)}`;
+      const hs = ['pre', 'post', 'fault'].filter(() => rand() < 0.6);
+      return `${pad}kprobe f${i}+${Math.floor(rand() * 4)} {${hs.map(h => ` ${h}${pad} ${pick(BODIES)}`).join('')} }`;
+    };
+    const opts: CheckOptions = { ...OPTS, symbolExists: () => true };
+    const key = (d: { line: number; column: number; endLine: number; endColumn: number; message: string; severity: string }): string =>
+      `${d.line}:${d.column}-${d.endLine}:${d.endColumn} ${d.severity} ${d.message}`;
+    const outcome = (h: CompiledHandler | undefined): unknown => {
+      if (!h) return 'none';
+      try { return h.run(new FakeEnv()); } catch (e) {
+        if (e instanceof HandlerFault) return [e.kind, e.line, e.column, e.message];
+        throw e;
+      }
+    };
+    for (let round = 0; round < 12; round++) {
+      const parts = Array.from({ length: 14 }, (_, i) => probe(i));
+      const text = parts.join('\n');
+      const probeLines: number[][] = [];
+      let line = 1;
+      for (const p of parts) { const n = p.split('\n').length; probeLines.push(Array.from({ length: n }, (_, i) => line + i)); line += n; }
+      const all = compileProbeFile(text, 't.kprobe', opts);
+      const alone = parts.map((_, k) => compileProbeFile(aloneText(text, probeLines, k), 't.kprobe', opts));
+      assert.deepEqual(all.diagnostics.map(key).sort(), alone.flatMap(r => r.diagnostics.map(key)).sort(), text);
+      const specs = alone.flatMap(r => r.probes);
+      assert.deepEqual(all.probes.map(s => s.line), specs.map(s => s.line), text);
+      all.probes.forEach((s, i) => {
+        for (const kind of ['pre', 'post', 'fault', 'jprobe'] as const) {
+          assert.deepEqual(outcome(s.handlers[kind]), outcome(specs[i].handlers[kind]), `${text}\nprobe at line ${s.line} ${kind}`);
+        }
+      });
+    }
   });
 
   test('a handler with statics is never shared: each probe counts its own', () => {

@@ -363,7 +363,7 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   const raw = r.raw;
   insn.len = raw.length;
   insn.next = addr + raw.length;
-  insn.bytes = Uint8Array.from(raw);
+  insn.bytes = new Uint8Array(raw); // the constructor copies an array directly (from() goes through its iterator)
   insn.layout = {
     prefixLen, rexOff: p.rexOff, vexOff: op.vexOff, vexLen: op.vexLen,
     opcodeOff: op.opcodeOff, opcodeLen, modrmOff, sibOff: m.sibOff, dispOff: m.dispOff, dispLen: m.dispLen,
