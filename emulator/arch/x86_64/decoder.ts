@@ -8,7 +8,7 @@
  * instruction — the CPU raises #UD.
  */
 import { Insn, InsnLayout, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG_NONE } from './insn';
-import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE, VEX } from './table';
+import { NOP_DEF, ONE_BYTE, OPS, OpDef, Operand, Slot, TWO_BYTE, VEX } from './table';
 import { COUNT_1, COUNT_CL, COUNT_IMM } from './exec/shift';
 import { ud } from './exec/system';
 import { fpuGated } from './exec/fpuGate';
@@ -214,15 +214,51 @@ function selectDef(p: Prefixes, op: Opcode, modrm: number): OpDef | undefined {
   return resolve(op.slot, modrm);
 }
 
-function operandSize(def: OpDef, p: Prefixes): { osize: number; size: number } {
-  const rexW = (p.rex & 8) !== 0;
-  const osize = def.f64 ? 8 : rexW ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
-  for (const o of def.ops) {
-    if (o.k === 'I' || o.k === 'J' || o.k === '1' || o.k === 'V' || o.k === 'W' || o.k === 'U' || !o.s) continue;
-    if (o.k === 'R' && (o.fixed === 'CL' || o.fixed === 'DX')) continue; // shift counts and port numbers: not the operand size
-    return { osize, size: sizeOf(o.s, osize, rexW) };
+/**
+ * What decoding reads of a table entry's operands, worked out once per
+ * entry (the entries never change): a decode looks it up instead of
+ * walking the operands with a closure each time.
+ */
+interface DefShape {
+  /** an operand is encoded in ModRM */
+  readonly usesModrm: boolean;
+  /** mov to/from a debug or control register */
+  readonly ctlReg: boolean;
+  readonly gOp: Operand | undefined;
+  readonly eOp: Operand | undefined;
+  /** the size letter of the first operand that gives the operand size; undefined: the operand size itself */
+  readonly sizeLetter: string | undefined;
+  /** a relative branch displacement follows */
+  readonly rel: boolean;
+}
+const shapes = new Map<OpDef, DefShape>();
+
+function shapeOf(def: OpDef): DefShape {
+  let s = shapes.get(def);
+  if (s === undefined) {
+    let sizeLetter: string | undefined;
+    for (const o of def.ops) {
+      if (o.k === 'I' || o.k === 'J' || o.k === '1' || o.k === 'V' || o.k === 'W' || o.k === 'U' || !o.s) continue;
+      if (o.k === 'R' && (o.fixed === 'CL' || o.fixed === 'DX')) continue; // shift counts and port numbers: not the operand size
+      sizeLetter = o.s;
+      break;
+    }
+    s = {
+      usesModrm: def.ops.some(o => 'EGMVWUDCS'.includes(o.k)),
+      ctlReg: def.ops.some(o => o.k === 'D' || o.k === 'C'),
+      gOp: def.ops.find(o => o.k === 'G'),
+      eOp: def.ops.find(o => o.k === 'E' || o.k === 'M' || o.k === 'W' || o.k === 'U'),
+      sizeLetter,
+      rel: def.ops.some(o => o.k === 'J'),
+    };
+    shapes.set(def, s);
   }
-  return { osize, size: osize };
+  return s;
+}
+
+/** the operand size (osize) of an instruction with prefixes `p` */
+function operandSizeOf(def: OpDef, p: Prefixes): number {
+  return def.f64 ? 8 : (p.rex & 8) !== 0 ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
 }
 
 /** Where the ModRM operand's bytes lie (filled by decodeModrm). */
@@ -234,18 +270,18 @@ interface MemFields {
 }
 
 /** ModRM operands: reg, and rm as a register or a memory operand (SIB, displacement). false: #UD. */
-function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: number, m: MemFields): boolean {
+function decodeModrm(r: Reader, insn: Insn, shape: DefShape, modrm: number, rex: number, m: MemFields): boolean {
   const mod = modrm >> 6;
   const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
   const rmf = modrm & 7;
-  if (def.ops.some(o => o.k === 'D' || o.k === 'C')) {
+  if (shape.ctlReg) {
     // mov to/from DRn: register to register whatever mod says (no SIB, no displacement); DR8+ (REX.R) is the executor's #UD
     insn.reg = regf;
     insn.rm = rmf | (rex & 1 ? 8 : 0);
     return true;
   }
-  const gOp = def.ops.find(o => o.k === 'G');
-  const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M' || o.k === 'W' || o.k === 'U');
+  const gOp = shape.gOp;
+  const eOp = shape.eOp;
   insn.reg = gOp && gOp.s === 'b' ? byteReg(regf, rex) : regf;
   if (mod === 3) {
     if (eOp && eOp.k === 'M') return false; // memory-only operand (lea...) with a register: #UD
@@ -290,13 +326,12 @@ function opcodeRegisters(insn: Insn, def: OpDef, b: number, rex: number): void {
   }
 }
 
-/** Immediates and relative branch displacements; sets imm/immHi/imm2 and returns the branch displacement. */
-function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): { rel: number; hasRel: boolean } {
+/** Immediates and relative branch displacements; sets imm/immHi/imm2 and returns the branch displacement (0 when none). */
+function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): number {
   const imms: number[] = [];
   let immHi = 0;
   let countSrc = COUNT_1;
   let rel = 0;
-  let hasRel = false;
   for (const o of def.ops) {
     if (o.k === 'I') {
       let v: number;
@@ -311,7 +346,6 @@ function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): { rel
       imms.push(v);
       countSrc = COUNT_IMM;
     } else if (o.k === 'J') {
-      hasRel = true;
       rel = o.s === 'b' ? (r.next8() << 24) >> 24 : r.next32();
     } else if (o.k === 'R' && o.fixed === 'CL') countSrc = COUNT_CL;
     else if (o.k === '1') countSrc = COUNT_1;
@@ -323,7 +357,7 @@ function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): { rel
     insn.imm = v; insn.immHi = immHi;
   }
   insn.imm2 = imms.length > 1 ? imms[1] : countSrc;
-  return { rel, hasRel };
+  return rel;
 }
 
 function decodeInner(r: Reader, addr: number): Insn | null {
@@ -336,7 +370,9 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   if (op.slot.needModrm || mandatorySlot(p, op.slot)?.needModrm) { modrmOff = r.pos; modrm = r.next8(); }
   const def = selectDef(p, op, modrm);
   if (!def) return null;
-  const { osize, size } = operandSize(def, p);
+  const shape = shapeOf(def);
+  const osize = operandSizeOf(def, p);
+  const size = shape.sizeLetter === undefined ? osize : sizeOf(shape.sizeLetter, osize, (p.rex & 8) !== 0);
 
   const insn = new Insn(def, def.exec, EMPTY);
   insn.size = size;
@@ -351,13 +387,14 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   insn.cc = op.slot.low === 'cc' ? op.b & 0xf : def.srcSize ?? def.sub;
 
   const m: MemFields = { sibOff: -1, dispOff: -1, dispLen: 0, ripRel: false };
-  const usesModrm = def.ops.some(o => 'EGMVWUDCS'.includes(o.k));
+  const usesModrm = shape.usesModrm;
   if (usesModrm && modrm >= 0) {
-    if (!decodeModrm(r, insn, def, modrm, p.rex, m)) return null;
+    if (!decodeModrm(r, insn, shape, modrm, p.rex, m)) return null;
   } else if (!usesModrm) opcodeRegisters(insn, def, op.b, p.rex);
 
   const immOff = r.pos;
-  const { rel, hasRel } = readImmediates(r, insn, def, osize);
+  const rel = readImmediates(r, insn, def, osize);
+  const hasRel = shape.rel;
   const immLen = r.pos - immOff;
 
   const raw = r.raw;
