@@ -121,8 +121,11 @@ interface Prefixes {
   b: number;
 }
 
+/** the prefix list of every instruction without prefixes (shared: nothing writes an instruction's list) */
+const NO_PREFIXES: number[] = Object.freeze([]) as unknown as number[];
+
 function readPrefixes(r: Reader): Prefixes {
-  const p: Prefixes = { p66: false, p67: false, rep: REP_NONE, lock: false, seg: SEG_NONE, rex: 0, rexOff: -1, list: [], b: 0 };
+  const p: Prefixes = { p66: false, p67: false, rep: REP_NONE, lock: false, seg: SEG_NONE, rex: 0, rexOff: -1, list: NO_PREFIXES, b: 0 };
   for (;;) {
     const b = r.next8();
     if (b === 0x66) p.p66 = true;
@@ -133,12 +136,19 @@ function readPrefixes(r: Reader): Prefixes {
     else if (b === 0x64) p.seg = SEG_FS;
     else if (b === 0x65) p.seg = SEG_GS;
     else if (b === 0x2e || b === 0x36 || b === 0x3e || b === 0x26) { /* ignored in 64-bit mode */ }
-    else if ((b & 0xf0) === 0x40) { p.rex = b; p.rexOff = r.pos - 1; p.list.push(b); continue; }
+    else if ((b & 0xf0) === 0x40) { p.rex = b; p.rexOff = r.pos - 1; p.list = withPrefix(p.list, b); continue; }
     else { p.b = b; return p; }
-    p.list.push(b);
+    p.list = withPrefix(p.list, b);
     p.rex = 0; // a legacy prefix after REX cancels it
     p.rexOff = -1;
   }
+}
+
+/** `list` with `b` appended (a list of its own at the first prefix) */
+function withPrefix(list: number[], b: number): number[] {
+  if (list === NO_PREFIXES) return [b];
+  list.push(b);
+  return list;
 }
 
 /** The opcode's table slot and where its bytes lie. */
@@ -328,7 +338,8 @@ function opcodeRegisters(insn: Insn, def: OpDef, b: number, rex: number): void {
 
 /** Immediates and relative branch displacements; sets imm/immHi/imm2 and returns the branch displacement (0 when none). */
 function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): number {
-  const imms: number[] = [];
+  // the first two immediates and how many there are (no array per instruction)
+  let imm0 = 0, imm1 = 0, imms = 0;
   let immHi = 0;
   let countSrc = COUNT_1;
   let rel = 0;
@@ -343,20 +354,21 @@ function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): numbe
         if (n === 8) immHi = r.next32();
       }
       if (n !== 8) immHi = v >> 31;
-      imms.push(v);
+      if (imms === 0) imm0 = v; else if (imms === 1) imm1 = v;
+      imms++;
       countSrc = COUNT_IMM;
     } else if (o.k === 'J') {
       rel = o.s === 'b' ? (r.next8() << 24) >> 24 : r.next32();
     } else if (o.k === 'R' && o.fixed === 'CL') countSrc = COUNT_CL;
     else if (o.k === '1') countSrc = COUNT_1;
   }
-  if (imms.length > 0) {
-    let v = imms[0];
+  if (imms > 0) {
+    let v = imm0;
     const size = insn.size;
     if (size === 1) { v &= 0xff; immHi = 0; } else if (size === 2) { v &= 0xffff; immHi = 0; } else if (size === 4) immHi = 0;
     insn.imm = v; insn.immHi = immHi;
   }
-  insn.imm2 = imms.length > 1 ? imms[1] : countSrc;
+  insn.imm2 = imms > 1 ? imm1 : countSrc;
   return rel;
 }
 
