@@ -457,6 +457,18 @@ function handlerBody(p: Parser, kind: string, open: Token, diags: Diagnostic[], 
 
 const MAX_U64 = (1n << 64n) - 1n;
 
+/**
+ * BigInt(digits) of a decimal or 0x number: through a number when it has
+ * at most 12 digits (below 2^48: exact; reading a short number is cheaper
+ * than BigInt's string parse), else the string parse.
+ */
+function smallBigInt(digits: string): bigint {
+  const hex = digits.length > 2 && (digits.charCodeAt(1) | 0x20) === 120;
+  const n = hex ? digits.length - 2 : digits.length;
+  if (n > 12) return BigInt(digits);
+  return BigInt(parseInt(digits, hex ? 16 : 10)); // parseInt reads past a 0x with radix 16
+}
+
 /** Parse a probe target text (also used for DAP function breakpoints such as `do_fork+0x4`). */
 export function parseTarget(s: string): ProbeTarget | undefined {
   let m = /^(0[xX][0-9a-fA-F]+|[0-9]+)$/.exec(s);
@@ -471,7 +483,7 @@ export function parseTarget(s: string): ProbeTarget | undefined {
   }
   m = /^([A-Za-z_][\w.$]*)(?:\+(0[xX][0-9a-fA-F]+|[0-9]+))?(?:@(0[xX][0-9a-fA-F]+))?$/.exec(s);
   if (m) {
-    const off = m[2] ? BigInt(m[2]) : 0n;
+    const off = m[2] ? smallBigInt(m[2]) : 0n;
     if (off > 0xffffffffn) return undefined;
     if (m[3] === undefined) return { kind: 'symbol', name: m[1], offset: off };
     const addr = BigInt(m[3]);

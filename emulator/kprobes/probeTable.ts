@@ -159,8 +159,10 @@ export class AddressSet implements Iterable<bigint> {
   has(a: bigint): boolean { return this.hashed.has(a); }
 
   add(a: bigint): void {
-    if (this.hashed.has(a)) return;
+    // one hash of the key: the set grew or it was there already
+    const before = this.hashed.size;
     this.hashed.add(a);
+    if (this.hashed.size === before) return;
     // addresses mostly come in ascending order (a probe file, a function's instructions): an append needs no search
     const n = this.sorted.length;
     if (n === 0 || this.sorted[n - 1] < a) { this.sorted.push(a); return; }
