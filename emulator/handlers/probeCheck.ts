@@ -220,8 +220,8 @@ function lazyNames(make: () => ((name: string) => ProgramName | undefined) | und
 /** a kprobe_events / uprobe_events line's registers (the image's arch) and @SYM symbols, at their columns */
 function checkEventArch(pr: ProbeAst, opts: CheckOptions, err: (s: Span, m: string) => void): void {
   const def = pr.event?.def;
-  const port = opts.imageArch !== undefined ? portByName(opts.imageArch) : undefined;
   if (!def) return;
+  const port = opts.imageArch !== undefined ? portByName(opts.imageArch) : undefined;
   const arch = { name: opts.imageArch ?? 'this image', regs: opts.regNames.map(name => ({ name, bits: 64, group: 'general' as const })), regAliases: port?.regAliases, abi: { pointerSize: 8 } };
   for (const e of resolveEventArch(def, arch, def.subsystem === 'kprobe' ? opts.symbolExists : undefined)) {
     const column = pr.span.column + e.column - 1;
