@@ -125,30 +125,25 @@ interface Prefixes {
 const NO_PREFIXES: number[] = Object.freeze([]) as unknown as number[];
 
 function readPrefixes(r: Reader): Prefixes {
-  const p: Prefixes = { p66: false, p67: false, rep: REP_NONE, lock: false, seg: SEG_NONE, rex: 0, rexOff: -1, list: NO_PREFIXES, b: 0 };
+  // the fields in locals, the object made once at the end (no field of it written while the prefixes are read)
+  let p66 = false, p67 = false, rep = REP_NONE, lock = false, seg = SEG_NONE, rex = 0, rexOff = -1;
+  let list = NO_PREFIXES;
   for (;;) {
     const b = r.next8();
-    if (b === 0x66) p.p66 = true;
-    else if (b === 0x67) p.p67 = true;
-    else if (b === 0xf3) p.rep = REP_F3;
-    else if (b === 0xf2) p.rep = REP_F2;
-    else if (b === 0xf0) p.lock = true;
-    else if (b === 0x64) p.seg = SEG_FS;
-    else if (b === 0x65) p.seg = SEG_GS;
+    if (b === 0x66) p66 = true;
+    else if (b === 0x67) p67 = true;
+    else if (b === 0xf3) rep = REP_F3;
+    else if (b === 0xf2) rep = REP_F2;
+    else if (b === 0xf0) lock = true;
+    else if (b === 0x64) seg = SEG_FS;
+    else if (b === 0x65) seg = SEG_GS;
     else if (b === 0x2e || b === 0x36 || b === 0x3e || b === 0x26) { /* ignored in 64-bit mode */ }
-    else if ((b & 0xf0) === 0x40) { p.rex = b; p.rexOff = r.pos - 1; p.list = withPrefix(p.list, b); continue; }
-    else { p.b = b; return p; }
-    p.list = withPrefix(p.list, b);
-    p.rex = 0; // a legacy prefix after REX cancels it
-    p.rexOff = -1;
+    else if ((b & 0xf0) === 0x40) { rex = b; rexOff = r.pos - 1; list = list === NO_PREFIXES ? [b] : (list.push(b), list); continue; }
+    else return { p66, p67, rep, lock, seg, rex, rexOff, list, b };
+    list = list === NO_PREFIXES ? [b] : (list.push(b), list);
+    rex = 0; // a legacy prefix after REX cancels it
+    rexOff = -1;
   }
-}
-
-/** `list` with `b` appended (a list of its own at the first prefix) */
-function withPrefix(list: number[], b: number): number[] {
-  if (list === NO_PREFIXES) return [b];
-  list.push(b);
-  return list;
 }
 
 /** The opcode's table slot and where its bytes lie. */
