@@ -48,12 +48,24 @@ function imageBytes(image: ElfImage, addr: bigint, len: number): Uint8Array | un
 interface FnStarts { starts: bigint[]; end: bigint; stuck: boolean }
 const decodedStarts = new WeakMap<ElfImage, Map<bigint, FnStarts>>();
 
-function decodeAt(image: ElfImage, arch: Pick<ArchOps, 'decodeBytes'>, pc: bigint): ReturnType<ArchOps['decodeBytes']> {
+type Decoder = Pick<ArchOps, 'decodeBytes' | 'insnLength'>;
+
+function decodeAt(image: ElfImage, arch: Decoder, pc: bigint): ReturnType<ArchOps['decodeBytes']> {
   const bytes = imageBytes(image, pc, MAX_INSN_BYTES);
   if (!bytes || bytes.length === 0) return null;
   let insn;
   try { insn = arch.decodeBytes(bytes, pc); } catch { insn = null; }
   return insn && insn.length > 0 ? insn : null;
+}
+
+/** the length of the instruction at pc (decodeAt's, without its text where the arch can say it alone); 0: none */
+function lengthAt(image: ElfImage, arch: Decoder, pc: bigint): number {
+  if (arch.insnLength === undefined) return decodeAt(image, arch, pc)?.length ?? 0;
+  const bytes = imageBytes(image, pc, MAX_INSN_BYTES);
+  if (!bytes || bytes.length === 0) return 0;
+  let len;
+  try { len = arch.insnLength(bytes, pc); } catch { len = null; }
+  return len !== null && len > 0 ? len : 0;
 }
 
 /**
@@ -62,7 +74,7 @@ function decodeAt(image: ElfImage, arch: Pick<ArchOps, 'decodeBytes'>, pc: bigin
  * instruction boundary or when that cannot be worked out (no symbol, bytes
  * that do not decode on the way).
  */
-export function splitInstruction(image: ElfImage, arch: Pick<ArchOps, 'decodeBytes'>, addr: bigint): SplitInstruction | undefined {
+export function splitInstruction(image: ElfImage, arch: Decoder, addr: bigint): SplitInstruction | undefined {
   const at = image.symbols.resolve(addr);
   if (!at || at.offset === 0n || at.offset > BigInt(MAX_SCAN)) return undefined;
   const fn = at.sym;
@@ -71,10 +83,10 @@ export function splitInstruction(image: ElfImage, arch: Pick<ArchOps, 'decodeByt
   let d = byFn.get(fn.value);
   if (!d) byFn.set(fn.value, d = { starts: [], end: fn.value, stuck: false });
   while (!d.stuck && d.end < addr) {
-    const insn = decodeAt(image, arch, d.end);
-    if (!insn) { d.stuck = true; break; }
+    const len = lengthAt(image, arch, d.end);
+    if (len === 0) { d.stuck = true; break; }
     d.starts.push(d.end);
-    d.end += BigInt(insn.length);
+    d.end += BigInt(len);
   }
   if (d.end <= addr) return undefined;
   // the last instruction start below addr (starts ascend)

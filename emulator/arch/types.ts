@@ -344,6 +344,12 @@ export interface ArchOps extends ArchInfo {
   /** Decode from raw bytes at a given address. */
   decodeBytes(bytes: Uint8Array, addr: bigint): DecodedInsn | null;
   /**
+   * decodeBytes(bytes, addr)?.length without the rest of a DecodedInsn (its
+   * mnemonic and operands): what a walk over instruction starts asks.
+   * Absent: decodeBytes is asked.
+   */
+  insnLength?(bytes: Uint8Array, addr: bigint): number | null;
+  /**
    * Decode for a person to read: absolute addresses as addresses, each named
    * through `symbolize` as llvm-objdump does (` <nr_forks>`, branch targets
    * included). Omitted: decodeBytes' text is shown as it is.

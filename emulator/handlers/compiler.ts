@@ -196,6 +196,8 @@ export interface SnippetResult {
   used: Set<string>;
   /** registers the snippet assigns, each with its first assignment's target span */
   regWrites: ReadonlyMap<string, Span>;
+  /** the handler keeps no state of its own (no statics): another copy of its text may run it (sharedSnippets.ts) */
+  shareable?: boolean;
 }
 
 /** Compile an already-parsed snippet. */
@@ -254,7 +256,7 @@ export function compileSnippetAst(ast: SnippetAst, kind: HandlerKind, opts: Comp
       return isCond ? (v !== 0n ? 1n : 0n) : v;
     },
   };
-  return { handler, diagnostics, used, regWrites };
+  return { handler, diagnostics, used, regWrites, shareable: statics === NO_STATICS };
 }
 
 /** Tokens of a snippet placed at the options' line/column offsets. */

@@ -38,10 +38,6 @@ const PUNCTS = [
 
 const MAX_U64 = (1n << 64n) - 1n;
 
-/** PUNCTS by length: the longest punctuator at a position wins (what PUNCTS' order gives `find`). */
-const PUNCT3 = new Set(PUNCTS.filter(q => q.length === 3));
-const PUNCT2 = new Set(PUNCTS.filter(q => q.length === 2));
-const PUNCT1 = new Set(PUNCTS.filter(q => q.length === 1));
 
 // character classes by code (a cold run tokenizes with the interpreter: a regular expression per character costs)
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
@@ -120,7 +116,7 @@ export class Lexer {
           if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
         }
         if (j >= 0) continue;
-        toks.push(newToken('error', src, start, i, sl, sc, line, col, { message: 'unterminated /* comment' }));
+        toks.push(newToken('error', src.slice(start, i), start, i, sl, sc, line, col, { message: 'unterminated /* comment' }));
         stopped = true;
         continue;
       }
@@ -132,9 +128,14 @@ export class Lexer {
       } else if (isDigit(code) || (code === 46 && isDigit(src.charCodeAt(i + 1)))) {
         let j = i;
         for (let d = src.charCodeAt(j); j < n && (isIdentPart(d) || d === 46); d = src.charCodeAt(++j));
-        to = j;
-        const r = parseNumber(src.slice(start, j));
-        if ('error' in r) { kind = 'error'; extra = { message: r.error }; } else { kind = 'number'; extra = { value: r.value, unsigned: r.unsigned, longs: r.longs, decimal: r.decimal }; }
+        // a number token: its fields in one literal (tokens never span lines: the column moves by the length)
+        const text = src.slice(start, j);
+        const r = plainNumber(text) ?? parseNumber(text);
+        col += j - i;
+        i = j;
+        if ('error' in r) toks.push(newToken('error', text, start, i, sl, sc, line, col, { message: r.error }));
+        else toks.push({ kind: 'number', text, start, end: i, line: sl, column: sc, endLine: line, endColumn: col, value: r.value, unsigned: r.unsigned, longs: r.longs, decimal: r.decimal });
+        continue;
       } else if (c === '"' || c === "'") {
         let j = i + 1;
         let out = '';
@@ -164,15 +165,24 @@ export class Lexer {
           } else { kind = 'char'; extra = { value: BigInt(out.charCodeAt(0)) }; }
         }
       } else {
-        // a character no longer punctuator starts is one on its own (no substrings to look up)
-        const len = !MULTI_PUNCT_START.has(c) ? (PUNCT1.has(c) ? 1 : 0)
-          : PUNCT3.has(src.slice(i, i + 3)) ? 3 : PUNCT2.has(src.slice(i, i + 2)) ? 2 : PUNCT1.has(c) ? 1 : 0;
-        if (len > 0) { to = i + len; kind = 'punct'; } else { to = i + 1; kind = 'error'; extra = { message: `unexpected character '${c}'` }; }
+        // the longest punctuator at i (the candidates of its first character, longest first): its text is the table's
+        const cands = code < 128 ? PUNCT_BY_FIRST[code] : undefined;
+        let q: string | undefined;
+        if (cands !== undefined) for (const p of cands) if (src.startsWith(p, i)) { q = p; break; }
+        if (q !== undefined) {
+          col += q.length;
+          i += q.length;
+          toks.push(newToken('punct', q, start, i, sl, sc, line, col));
+          continue;
+        }
+        to = i + 1;
+        kind = 'error';
+        extra = { message: `unexpected character '${c}'` };
       }
       for (; i < to; i++) {
         if (src.charCodeAt(i) === 10) { line++; col = 1; } else col++;
       }
-      toks.push(newToken(kind, src, start, i, sl, sc, line, col, extra));
+      toks.push(newToken(kind, src.slice(start, i), start, i, sl, sc, line, col, extra));
     }
     this.i = i;
     this.line = line;
@@ -188,13 +198,38 @@ export class Lexer {
   }
 }
 
-/** the first characters of the punctuators longer than one character */
-const MULTI_PUNCT_START = new Set([...PUNCT2, ...PUNCT3].map(q => q[0]));
+/** the punctuators by the code of their first character, longest first (the longest at a position wins) */
+const PUNCT_BY_FIRST: (readonly string[] | undefined)[] = (() => {
+  const out: string[][] = [];
+  for (const q of [...PUNCTS].sort((a, b) => b.length - a.length)) (out[q.charCodeAt(0)] ??= []).push(q);
+  return out;
+})();
 
-/** a token of src[start, end) (its fields in one order for every kind, then the kind's own) */
-function newToken(kind: TokKind, src: string, start: number, end: number, line: number, column: number, endLine: number, endColumn: number, extra?: Partial<Token>): Token {
-  const t: Token = { kind, text: src.slice(start, end), start, end, line, column, endLine, endColumn };
+/** a token of src[start, end), `text` (its fields in one order for every kind, then the kind's own) */
+function newToken(kind: TokKind, text: string, start: number, end: number, line: number, column: number, endLine: number, endColumn: number, extra?: Partial<Token>): Token {
+  const t: Token = { kind, text, start, end, line, column, endLine, endColumn };
   return extra === undefined ? t : Object.assign(t, extra);
+}
+
+/**
+ * A number literal without suffix that parseNumber would read the same way: decimal digits
+ * (not starting with 0, or 0 alone) or 0x and hex digits, up to 16 characters (below 2^64);
+ * undefined for any other text (parseNumber reads it).
+ */
+function plainNumber(text: string): { value: bigint; unsigned: boolean; longs: number; decimal: boolean } | undefined {
+  const n = text.length;
+  if (n > 16) return undefined;
+  const c0 = text.charCodeAt(0);
+  if (n > 2 && c0 === 48 && (text.charCodeAt(1) | 0x20) === 120) {
+    for (let k = 2; k < n; k++) {
+      const d = text.charCodeAt(k);
+      if (!isDigit(d) && !((d | 0x20) >= 97 && (d | 0x20) <= 102)) return undefined;
+    }
+    return { value: BigInt(text), unsigned: false, longs: 0, decimal: false };
+  }
+  if (c0 === 48 && n > 1) return undefined;
+  for (let k = 0; k < n; k++) if (!isDigit(text.charCodeAt(k))) return undefined;
+  return { value: BigInt(text), unsigned: false, longs: 0, decimal: true };
 }
 
 function decodeEscape(src: string, j: number): { ch: string; next: number } | { error: string; next: number } {

@@ -9,6 +9,7 @@ import { abiFactsFor, abiFactsForRegs } from '../arch/abiFacts';
 import { didYouMean } from '../elf/nearNames';
 import { Span } from './ast';
 import { compileSnippetAst } from './compiler';
+import { SnippetCache } from './sharedSnippets';
 import { argRegsOf, charSignedOf } from './context';
 import { diagAt } from './parser';
 import { ProbeAst, ProbeEvent, ProbeFileAst, ProbeKindName, ProbeTarget, USER_PROBE_KINDS, parseProbeFileTaking } from './probeFile';
@@ -135,7 +136,7 @@ function analyze(file: ProbeFileAst, opts: CheckOptions, unknownTargets: Unknown
  * (`add`; true when the probe compiled into a spec), gathering their
  * diagnostics and specs as analyze does for a whole file.
  */
-function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
+function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets, shared?: SnippetCache): { diagnostics: Diagnostic[]; probes: ProbeSpec[]; add(pr: ProbeAst): boolean } {
   const diagnostics: Diagnostic[] = [];
   const probes: ProbeSpec[] = [];
   const copts = compileOpts(opts);
@@ -174,9 +175,15 @@ function analyzer(opts: CheckOptions, unknownTargets: UnknownTargets): { diagnos
       // (looked up at the snippet's first name that is none of its own: a snippet naming nothing costs no DWARF scope walk)
       const atPc = h.kind === 'pre' || h.kind === 'entry' || h.kind === 'jprobe';
       const target = pr.target;
-      const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
-      const names = namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
-      const r = compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names);
+      const names = (): ((name: string) => ProgramName | undefined) | undefined => {
+        const namesFor = atPc && target && opts.programNamesFor ? opts.programNamesFor : undefined;
+        return namesFor && target ? lazyNames(() => namesFor(target) ?? opts.programGlobals) : opts.programGlobals;
+      };
+      // a handler text seen before shares that compile where it can (sharedSnippets.ts)
+      const at = h.text;
+      const r = shared !== undefined && at !== undefined && h.body.k === 'body'
+        ? shared.compile(at, at.tokens, h.body, h.body.body, h.kind as HandlerKind, copts, names)
+        : compileSnippetAst(h.body, h.kind as HandlerKind, copts, [], names());
       mine.push(...r.diagnostics);
       if (r.used.has('ri->data')) usesRiData = true;
       if (h.kind === 'pre' && pcReg !== undefined) prePcWrite = r.regWrites.get(pcReg);
@@ -213,8 +220,8 @@ function lazyNames(make: () => ((name: string) => ProgramName | undefined) | und
 /** a kprobe_events / uprobe_events line's registers (the image's arch) and @SYM symbols, at their columns */
 function checkEventArch(pr: ProbeAst, opts: CheckOptions, err: (s: Span, m: string) => void): void {
   const def = pr.event?.def;
-  const port = opts.imageArch !== undefined ? portByName(opts.imageArch) : undefined;
   if (!def) return;
+  const port = opts.imageArch !== undefined ? portByName(opts.imageArch) : undefined;
   const arch = { name: opts.imageArch ?? 'this image', regs: opts.regNames.map(name => ({ name, bits: 64, group: 'general' as const })), regAliases: port?.regAliases, abi: { pointerSize: 8 } };
   for (const e of resolveEventArch(def, arch, def.subsystem === 'kprobe' ? opts.symbolExists : undefined)) {
     const column = pr.span.column + e.column - 1;
@@ -337,11 +344,12 @@ export function checkProbeFile(file: ProbeFileAst, opts: CheckOptions): Diagnost
 export function compileProbeFile(text: string, fileName: string, opts: CheckOptions): { probes: ProbeSpec[]; diagnostics: Diagnostic[]; image?: string } {
   // each probe is checked and compiled as soon as the parser hands it on (its tree then dies young);
   // the lines its whole text spans are kept beside its spec for the syntax-error filter below
-  const r = analyzer(opts, 'register');
+  const shared = new SnippetCache(text);
+  const r = analyzer(opts, 'register', shared);
   const first: number[] = [], last: number[] = [];
   const parsed = parseProbeFileTaking(text, fileName, opts.programType, pr => {
     if (r.add(pr)) { first.push(pr.fullSpan.line); last.push(pr.fullSpan.endLine); }
-  });
+  }, (kind, start) => shared.knownBody(kind, start));
   const bad = [...new Set(parsed.diagnostics.filter(d => d.severity === 'error').map(d => d.line))];
   // a probe whose text holds a syntax error is not registered either
   const probes = bad.length === 0 ? r.probes : r.probes.filter((_p, i) => !bad.some(l => l >= first[i] && l <= last[i]));

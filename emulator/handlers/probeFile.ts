@@ -21,6 +21,8 @@ import { SnippetAst, Span } from './ast';
 import { Lexer, Token, tokenize } from './lexer';
 import { Parser, describe, diagAt, joinSpan, spanOf } from './parser';
 import { Diagnostic } from './types';
+import type { Stmt } from './ast';
+import type { KnownBody } from './sharedSnippets';
 import type { EventAdd } from '../tracing/events/types';
 import { moduleSymbol, parseEventDefinition, stripEventComment } from '../tracing/events/parse';
 
@@ -38,7 +40,21 @@ export type ProbeTarget =
   | { kind: 'user'; path: string; offset?: bigint; symbol?: string; symOffset?: bigint; refCtr?: bigint };
 
 export interface ProbeAttrAst { name: string; value?: string; span: Span; valueSpan?: Span }
-export interface ProbeHandlerAst { kind: string; span: Span; body: SnippetAst }
+export interface ProbeHandlerAst {
+  kind: string; span: Span; body: SnippetAst;
+  /**
+   * the body's text in the file, from its opening brace to its closing one: [start, end) offsets, where it
+   * starts and how many tokens it is; absent when its parse reported a problem
+   */
+  text?: { start: number; end: number; line: number; column: number; tokens: number };
+}
+
+/**
+ * A handler body the parse may take as it is instead of parsing it (the
+ * statements of an earlier copy of the same text, sharedSnippets.ts): by
+ * the handler's kind and where its opening brace is.
+ */
+export type KnownBodies = (kind: string, start: number) => KnownBody | undefined;
 
 export interface ProbeAst {
   kind: ProbeKindName;
@@ -118,8 +134,9 @@ export function parseProbeFileTaking(
   text: string, fileName: string,
   programType: ((kind: 'struct' | 'union' | 'enum' | 'typedef', name: string) => CType | undefined) | undefined,
   take: (pr: ProbeAst) => void,
+  known?: KnownBodies,
 ): { file: ProbeFileAst; diagnostics: Diagnostic[] } {
-  const r = parse(text, fileName, programType, false, undefined, take);
+  const r = parse(text, fileName, programType, false, undefined, take, known);
   return { file: r.file, diagnostics: r.diagnostics };
 }
 
@@ -147,6 +164,7 @@ function parse(
   imageOnly: boolean,
   toks?: Token[],
   take?: (pr: ProbeAst) => void,
+  known?: KnownBodies,
 ): { file: ProbeFileAst; diagnostics: Diagnostic[]; stoppedAt: number } {
   const diagnostics: Diagnostic[] = [];
   // without tokens given, the file's tokens are read as the parse goes and dropped after each probe:
@@ -162,7 +180,9 @@ function parse(
     let n = 0;
     while (n < file.probes.length && (all || file.probes[n].event === undefined)) n++;
     if (n === 0) return;
-    const done = file.probes.splice(0, n);
+    // all of them (the usual case, a probe at a time): the array itself, an empty one in its place
+    let done: ProbeAst[];
+    if (n === file.probes.length) { done = file.probes; file.probes = []; } else done = file.probes.splice(0, n);
     taken += n;
     for (const pr of done) take(pr);
   };
@@ -183,7 +203,7 @@ function parse(
         if (p.is(';')) p.next();
         continue;
       }
-      if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text)); continue; }
+      if (t.kind === 'ident' && PROBE_KINDS.has(t.text)) { file.probes.push(parseProbe(p, text, known)); continue; }
       if (isEventStart(t, text)) {
         const ev = parseEventLine(p, text, file);
         if (ev) file.probes.push(ev);
@@ -200,7 +220,7 @@ function parse(
           const k = p.tok;
           if (k.kind === 'eof') throw new ProbeParseError(`unterminated batch (opened at line ${batch.span.line}): missing '}'`, spanOf(k));
           if (k.kind !== 'ident' || !PROBE_KINDS.has(k.text)) throw new ProbeParseError(`a batch holds kprobe, kretprobe and jprobe blocks, not ${describe(k)}`, spanOf(k));
-          const pr = parseProbe(p, text);
+          const pr = parseProbe(p, text, known);
           pr.batch = batch;
           batch.size++;
           file.probes.push(pr);
@@ -235,7 +255,7 @@ function skipToNextProbe(p: Parser, mustAdvance: boolean, text: string): void {
   }
 }
 
-function parseProbe(p: Parser, text: string): ProbeAst {
+function parseProbe(p: Parser, text: string, known: KnownBodies | undefined): ProbeAst {
   const kw = p.next();
   const kind = kw.text as ProbeKindName;
   // target: a run of tokens with no whitespace between them
@@ -247,10 +267,15 @@ function parseProbe(p: Parser, text: string): ProbeAst {
   }
   let last = p.next();
   while (p.tok.kind !== 'eof' && !p.is('{') && p.tok.start === last.end && p.tok.kind !== 'string') last = p.next();
-  const targetToks = p.toks.slice(firstAt, p.pos);
+  // '@' is not a C token: it only joins `symbol@0xaddr` (both fields of struct kprobe set: -EINVAL at registration)
+  let bad: Token | undefined;
+  for (let k = firstAt; k < p.pos && bad === undefined; k++) {
+    const t = p.toks[k];
+    if (t.kind === 'error' && text.slice(t.start, t.end) !== '@') bad = t;
+  }
   let targetText = text.slice(first.start, last.end);
   let targetSpan = joinSpan(spanOf(first), spanOf(last));
-  if (USER_PROBE_KINDS.includes(kind)) return parseUserProbeRest(p, kind, kw, targetText, targetSpan);
+  if (USER_PROBE_KINDS.includes(kind)) return parseUserProbeRest(p, kind, kw, targetText, targetSpan, known);
   // `sym + 0x10` with spaces
   if (p.is('+') && /^[A-Za-z_][\w.]*$/.test(targetText) && p.peek().kind === 'number') {
     p.next();
@@ -258,15 +283,13 @@ function parseProbe(p: Parser, text: string): ProbeAst {
     targetText += '+' + n.text;
     targetSpan = joinSpan(targetSpan, spanOf(n));
   }
-  // '@' is not a C token: it only joins `symbol@0xaddr` (both fields of struct kprobe set: -EINVAL at registration)
-  const bad = targetToks.find(t => t.kind === 'error' && text.slice(t.start, t.end) !== '@');
   const target = bad ? undefined : parseTarget(targetText);
   const diags = p.diags;
   if (bad) diags.push(diagAt(spanOf(bad), `invalid probe target: ${bad.message}`));
   else if (!target) diags.push(diagAt(targetSpan, `invalid probe target '${targetText}' (expected symbol, symbol+offset, 0xaddress or file.c:line)`));
 
   const attrs = parseAttrs(p);
-  const { handlers, close } = parseBody(p, kind, kw, diags);
+  const { handlers, close } = parseBody(p, kind, kw, diags, known);
   return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
 }
 
@@ -290,11 +313,11 @@ function parseAttrs(p: Parser): ProbeAttrAst[] {
 }
 
 /** uprobe / uretprobe: PATH:0xOFF or PATH:symbol[+off], attributes, the handlers' body */
-function parseUserProbeRest(p: Parser, kind: ProbeKindName, kw: Token, targetText: string, targetSpan: Span): ProbeAst {
+function parseUserProbeRest(p: Parser, kind: ProbeKindName, kw: Token, targetText: string, targetSpan: Span, known: KnownBodies | undefined): ProbeAst {
   const target = parseUserTarget(targetText);
   if (!target) p.diags.push(diagAt(targetSpan, `invalid ${kind} target '${targetText}' (expected PATH:0xOFFSET or PATH:symbol[+0xoff], e.g. /bin/app:0x1136 or /bin/app:main)`));
   const attrs = parseAttrs(p);
-  const { handlers, close } = parseBody(p, kind, kw, p.diags);
+  const { handlers, close } = parseBody(p, kind, kw, p.diags, known);
   return { kind, span: spanOf(kw), target, targetText, targetSpan, attrs, handlers, fullSpan: joinSpan(spanOf(kw), spanOf(close)) };
 }
 
@@ -366,43 +389,85 @@ export function parseUserTarget(s: string): ProbeTarget | undefined {
 }
 
 /** `{ pre { ... } ... }` (or a jprobe's plain body) */
-function parseBody(p: Parser, kind: ProbeKindName, kw: Token, diags: Diagnostic[]): { handlers: ProbeHandlerAst[]; close: Token } {
+function parseBody(p: Parser, kind: ProbeKindName, kw: Token, diags: Diagnostic[], known: KnownBodies | undefined): { handlers: ProbeHandlerAst[]; close: Token } {
   const open = p.tok;
   if (!p.is('{')) throw new ProbeParseError(`expected '{' to start the ${kind} body but found ${describe(open)}`, spanOf(open));
-  p.next();
   const handlers: ProbeHandlerAst[] = [];
   if (kind === 'jprobe' || kind === 'kwatch') {
-    const body = p.stmtList('}');
-    handlers.push({ kind, span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(p.tok)) } });
-  } else {
-    while (!p.is('}') && p.tok.kind !== 'eof') {
-      const h = p.tok;
-      if (h.kind !== 'ident') {
-        diags.push(diagAt(spanOf(h), `expected a handler kind (${kind === 'kprobe' ? 'pre, post or fault' : kind === 'uprobe' ? 'pre or fault' : 'entry or return'}) but found ${describe(h)}`));
-        p.next();
-        continue;
-      }
-      p.next();
-      const hopen = p.tok;
-      if (!p.is('{')) {
-        diags.push(diagAt(spanOf(hopen), `expected '{' after '${h.text}' but found ${describe(hopen)}`));
-        continue;
-      }
-      p.next();
-      const body = p.stmtList('}');
-      const close = p.tok;
-      if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${h.text} handler`, close.kind === 'eof' ? spanOf(h) : spanOf(close));
-      p.next();
-      handlers.push({ kind: h.text, span: spanOf(h), body: { k: 'body', body, span: joinSpan(spanOf(hopen), spanOf(close)) } });
-    }
+    const { body, close, text } = handlerBody(p, kind, open, diags, known);
+    handlers.push({ kind, span: spanOf(open), body: { k: 'body', body, span: joinSpan(spanOf(open), spanOf(close)) }, text });
+    // the closing brace is the body's own (checked below)
+    return { handlers, close: closeBody(p, kind, kw) };
   }
+  p.next();
+  while (!p.is('}') && p.tok.kind !== 'eof') {
+    const h = p.tok;
+    if (h.kind !== 'ident') {
+      diags.push(diagAt(spanOf(h), `expected a handler kind (${kind === 'kprobe' ? 'pre, post or fault' : kind === 'uprobe' ? 'pre or fault' : 'entry or return'}) but found ${describe(h)}`));
+      p.next();
+      continue;
+    }
+    p.next();
+    const hopen = p.tok;
+    if (!p.is('{')) {
+      diags.push(diagAt(spanOf(hopen), `expected '{' after '${h.text}' but found ${describe(hopen)}`));
+      continue;
+    }
+    const { body, close, text } = handlerBody(p, h.text, hopen, diags, known);
+    if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${h.text} handler`, close.kind === 'eof' ? spanOf(h) : spanOf(close));
+    p.next();
+    handlers.push({ kind: h.text, span: spanOf(h), body: { k: 'body', body, span: joinSpan(spanOf(hopen), spanOf(close)) }, text });
+  }
+  return { handlers, close: closeBody(p, kind, kw) };
+}
+
+/** the probe's closing brace (consumed) */
+function closeBody(p: Parser, kind: ProbeKindName, kw: Token): Token {
   const close = p.tok;
   if (!p.is('}')) throw new ProbeParseError(`missing '}' to close the ${kind} started at line ${kw.line}`, close.kind === 'eof' ? spanOf(kw) : spanOf(close));
   p.next();
-  return { handlers, close };
+  return close;
+}
+
+/**
+ * The statements of a handler body from its opening brace `open` (the
+ * current token) up to its closing one (the current token after: not
+ * consumed), and where its text is (none when its parse reported a
+ * problem). A body `known` for this kind at this place is taken as it is:
+ * its tokens are skipped (the same text is the same tokens: checked at the
+ * closing brace), its statements are the earlier copy's.
+ */
+function handlerBody(p: Parser, kind: string, open: Token, diags: Diagnostic[], known: KnownBodies | undefined): { body: Stmt[]; close: Token; text: ProbeHandlerAst['text'] } {
+  const openAt = p.pos;
+  const kb = known?.(kind, open.start);
+  if (kb !== undefined) {
+    const close = p.peek(kb.tokens - 1);
+    if (close.kind === 'punct' && close.text === '}' && close.end === open.start + kb.text.length) {
+      p.pos = openAt + kb.tokens - 1;
+      return { body: kb.stmts, close, text: { start: open.start, end: close.end, line: open.line, column: open.column, tokens: kb.tokens } };
+    }
+  }
+  p.next();
+  const before = diags.length;
+  const body = p.stmtList('}');
+  const close = p.tok;
+  const clean = diags.length === before && p.is('}');
+  return { body, close, text: clean ? { start: open.start, end: close.end, line: open.line, column: open.column, tokens: p.pos - openAt + 1 } : undefined };
 }
 
 const MAX_U64 = (1n << 64n) - 1n;
+
+/**
+ * BigInt(digits) of a decimal or 0x number: through a number when it has
+ * at most 12 digits (below 2^48: exact; reading a short number is cheaper
+ * than BigInt's string parse), else the string parse.
+ */
+function smallBigInt(digits: string): bigint {
+  const hex = digits.length > 2 && (digits.charCodeAt(1) | 0x20) === 120;
+  const n = hex ? digits.length - 2 : digits.length;
+  if (n > 12) return BigInt(digits);
+  return BigInt(parseInt(digits, hex ? 16 : 10)); // parseInt reads past a 0x with radix 16
+}
 
 /** Parse a probe target text (also used for DAP function breakpoints such as `do_fork+0x4`). */
 export function parseTarget(s: string): ProbeTarget | undefined {
@@ -411,14 +476,14 @@ export function parseTarget(s: string): ProbeTarget | undefined {
     const v = BigInt(m[1]);
     return v > MAX_U64 ? undefined : { kind: 'address', addr: v };
   }
-  m = /^(.*[^\s:]):([0-9]+)$/.exec(s);
+  m = s.includes(':') ? /^(.*[^\s:]):([0-9]+)$/.exec(s) : null;
   if (m && /\.[A-Za-z]+$/.test(m[1])) {
     const line = Number(m[2]);
     return line >= 1 && line <= 10_000_000 ? { kind: 'line', file: m[1], line } : undefined;
   }
   m = /^([A-Za-z_][\w.$]*)(?:\+(0[xX][0-9a-fA-F]+|[0-9]+))?(?:@(0[xX][0-9a-fA-F]+))?$/.exec(s);
   if (m) {
-    const off = m[2] ? BigInt(m[2]) : 0n;
+    const off = m[2] ? smallBigInt(m[2]) : 0n;
     if (off > 0xffffffffn) return undefined;
     if (m[3] === undefined) return { kind: 'symbol', name: m[1], offset: off };
     const addr = BigInt(m[3]);

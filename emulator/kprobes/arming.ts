@@ -26,9 +26,9 @@ export class KprobeArming {
    * original bytes put back (default), or the bytes really in memory
    * (patched = true: the breakpoints are visible).
    */
-  readTextWithoutProbes(mem = this.shared.kernel.mem, addr: bigint, len: number, opts: { patched?: boolean } = {}): Uint8Array {
+  readTextWithoutProbes(mem = this.shared.kernel.mem, addr: bigint, len: number, opts?: { patched?: boolean }): Uint8Array {
     const out = mem.readBytes(mustVAddr(addr), len);
-    if (opts.patched) return out;
+    if (opts?.patched) return out;
     const end = addr + BigInt(len);
     // the probes whose saved opcode can overlap the read: those starting up to maxInsnLength-1 bytes before it
     const reach = BigInt(this.shared.kernel.arch.maxInsnLength - 1);

@@ -88,10 +88,10 @@ export class ProbeTable implements KprobeTableView {
   readonly table = new ProbeMap();
   /** aggregate probe -> its member list (Linux ap->list) */
   readonly aggrList = new Map<Kprobe, Kprobe[]>();
-  /** registered user probes */
-  readonly registered = new Set<Kprobe>();
-  /** registered probe -> its address at registration */
+  /** registered probe -> its address at registration (its keys: the registered user probes) */
   readonly regAddr = new Map<Kprobe, bigint>();
+  /** the registered user probes (regAddr's keys: one table, not a set beside it) */
+  readonly registered: { has(p: Kprobe): boolean } = { has: p => this.regAddr.has(p) };
   readonly kinds = new Map<Kprobe, ProbeKind>();
   /** addresses whose breakpoint is currently written (ordered: a text read finds the probes it overlaps by range) */
   readonly armed = new AddressSet();
@@ -159,8 +159,10 @@ export class AddressSet implements Iterable<bigint> {
   has(a: bigint): boolean { return this.hashed.has(a); }
 
   add(a: bigint): void {
-    if (this.hashed.has(a)) return;
+    // one hash of the key: the set grew or it was there already
+    const before = this.hashed.size;
     this.hashed.add(a);
+    if (this.hashed.size === before) return;
     // addresses mostly come in ascending order (a probe file, a function's instructions): an append needs no search
     const n = this.sorted.length;
     if (n === 0 || this.sorted[n - 1] < a) { this.sorted.push(a); return; }

@@ -85,7 +85,6 @@ export class KprobeRegistration {
       if (!this.t.allDisarmed && !kprobeDisabled(p)) this.arming.armKprobe(p);
     }
     p.id = this.t.nextId++;
-    this.t.registered.add(p);
     this.t.regAddr.set(p, addr);
     if (this.shared.events.active) this.shared.events.emit({ type: 'registered', probe: this.describe.info(p) });
     if (!old) {
@@ -176,7 +175,6 @@ export class KprobeRegistration {
         this.arming.disarmKprobe(ap);
       }
     }
-    this.t.registered.delete(p);
     this.t.regAddr.delete(p);
     p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_OPTIMIZED;
     if (this.shared.events.active) this.shared.events.emit({ type: 'unregistered', probe: this.describe.info(p) });

@@ -34,6 +34,35 @@ describe('handler tokenizer', () => {
     assert.equal(n.longs, 2);
   });
 
+  test('number values and flags, with and without suffixes, short and long', () => {
+    const num = (src: string): unknown => {
+      const [t] = tokenize(src);
+      return t.kind === 'number' ? [t.text, t.value, t.decimal, t.unsigned, t.longs, t.column, t.endColumn] : [t.kind, t.text, t.message];
+    };
+    const cases: [string, unknown][] = [
+      ['0', ['0', 0n, true, false, 0, 1, 2]],
+      ['7', ['7', 7n, true, false, 0, 1, 2]],
+      ['00', ['00', 0n, false, false, 0, 1, 3]],
+      ['0x0', ['0x0', 0n, false, false, 0, 1, 4]],
+      ['0X1f', ['0X1f', 31n, false, false, 0, 1, 5]],
+      ['0xABCDEFabcdef12', ['0xABCDEFabcdef12', 0xabcdefabcdef12n, false, false, 0, 1, 17]],
+      ['0xffffffffffffffff', ['0xffffffffffffffff', 0xffffffffffffffffn, false, false, 0, 1, 19]],
+      ['9999999999999999', ['9999999999999999', 9999999999999999n, true, false, 0, 1, 17]],
+      ['18446744073709551615', ['18446744073709551615', 18446744073709551615n, true, false, 0, 1, 21]],
+      ['10u', ['10u', 10n, true, true, 0, 1, 4]],
+      ['10l', ['10l', 10n, true, false, 1, 1, 4]],
+      ['0x10LLU', ['0x10LLU', 16n, false, true, 2, 1, 8]],
+      ['012', ['012', 10n, false, false, 0, 1, 4]],
+      ['0b11', ['0b11', 3n, false, false, 0, 1, 5]],
+      ['0x', ['error', '0x', "invalid number literal '0x'"]],
+      ['0xg', ['error', '0xg', "invalid number literal '0xg'"]],
+      ['09', ['error', '09', "invalid digit in octal literal '09'"]],
+      ['18446744073709551616', ['error', '18446744073709551616', "integer literal '18446744073709551616' is too large for 64 bits"]],
+      ['0x10000000000000000', ['error', '0x10000000000000000', "integer literal '0x10000000000000000' is too large for 64 bits"]],
+    ];
+    for (const [src, want] of cases) assert.deepEqual(num(src), want, src);
+  });
+
   test('positions across lines, comments and strings', () => {
     const t = tokenize('a /* x\ny */ b // c\n  "s\\n" \'q\'');
     assert.deepEqual(t.map(x => [x.kind, x.text, x.line, x.column, x.endLine, x.endColumn]), [

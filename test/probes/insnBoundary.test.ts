@@ -8,7 +8,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { splitInstruction } from '../../emulator/arch/insnBoundary';
-import { addFile, probeRig, runAll, sampleImage, sym } from './helpers';
+import { loadElf } from '../../emulator/elf/elfFile';
+import { addFile, probeRig, runAll, SAMPLE_IMAGE, sampleImage, sym } from './helpers';
 
 const MOV = 'do_fork+0x3 is inside "mov rbp, rsp" (do_fork+0x1..+0x4)';
 
@@ -40,6 +41,42 @@ describe('a probe offset inside an x86 instruction (a breakpoint there would spl
     const w = machine.printkRecords.filter(x => x.text.includes('warning:')).map(x => x.text.slice(0, x.text.indexOf(': registered')));
     assert.deepEqual(w, [`split.kprobe:2:1: kprobe do_fork+0x3: warning: ${MOV}`]);
     assert.equal(r.probes[0].message, undefined);
+  });
+
+  test('the walk over instruction starts asks the arch for lengths alone: the same answers as decoding each instruction', () => {
+    const { machine } = probeRig();
+    const arch = machine.arch;
+    assert.ok(arch.insnLength, 'x86_64 says an instruction\'s length alone');
+    const image = sampleImage();
+    const text = image.segments.find(s => s.type === 1 && (s.flags & 1) !== 0);
+    assert.ok(text);
+    // every byte offset of every function: insnLength is decodeBytes' length (null where nothing decodes)
+    let checked = 0;
+    for (const f of image.symbols.functions()) {
+      if (f.size === 0n || f.value < text.vaddr || f.value + f.size > text.vaddr + text.filesz) continue;
+      for (let a = f.value; a < f.value + f.size; a++) {
+        const off = Number(a - text.vaddr);
+        const bytes = text.data.subarray(off, off + 16);
+        assert.equal(arch.insnLength(bytes, a), arch.decodeBytes(bytes, a)?.length ?? null, `0x${a.toString(16)}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 1000, `${checked} addresses`);
+    // splitInstruction with an arch that only decodes whole instructions answers the same at every offset
+    // (on an image of its own: the instruction starts found are kept per image)
+    const decodeOnly = { decodeBytes: arch.decodeBytes.bind(arch) };
+    const other = loadElf(SAMPLE_IMAGE);
+    let splits = 0;
+    for (const name of ['do_fork', 'do_sys_open', 'do_exit']) {
+      const f = image.symbols.lookup(name);
+      assert.ok(f);
+      for (let off = f.size - 1n; off >= 0n; off--) {
+        const want = splitInstruction(other, decodeOnly, f.value + off);
+        assert.deepEqual(splitInstruction(image, arch, f.value + off), want, `${name}+${off}`);
+        if (want) splits++;
+      }
+    }
+    assert.ok(splits > 20, `${splits} split offsets`);
   });
 
   test("insnBoundary: 'reject' is -EILSEQ naming the instruction; nothing is written, the kernel runs normally", () => {

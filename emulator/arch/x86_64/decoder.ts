@@ -8,7 +8,7 @@
  * instruction — the CPU raises #UD.
  */
 import { Insn, InsnLayout, NO_REG, REP_F2, REP_F3, REP_NONE, SEG_FS, SEG_GS, SEG_NONE } from './insn';
-import { NOP_DEF, ONE_BYTE, OPS, OpDef, Slot, TWO_BYTE, VEX } from './table';
+import { NOP_DEF, ONE_BYTE, OPS, OpDef, Operand, Slot, TWO_BYTE, VEX } from './table';
 import { COUNT_1, COUNT_CL, COUNT_IMM } from './exec/shift';
 import { ud } from './exec/system';
 import { fpuGated } from './exec/fpuGate';
@@ -121,23 +121,28 @@ interface Prefixes {
   b: number;
 }
 
+/** the prefix list of every instruction without prefixes (shared: nothing writes an instruction's list) */
+const NO_PREFIXES: number[] = Object.freeze([]) as unknown as number[];
+
 function readPrefixes(r: Reader): Prefixes {
-  const p: Prefixes = { p66: false, p67: false, rep: REP_NONE, lock: false, seg: SEG_NONE, rex: 0, rexOff: -1, list: [], b: 0 };
+  // the fields in locals, the object made once at the end (no field of it written while the prefixes are read)
+  let p66 = false, p67 = false, rep = REP_NONE, lock = false, seg = SEG_NONE, rex = 0, rexOff = -1;
+  let list = NO_PREFIXES;
   for (;;) {
     const b = r.next8();
-    if (b === 0x66) p.p66 = true;
-    else if (b === 0x67) p.p67 = true;
-    else if (b === 0xf3) p.rep = REP_F3;
-    else if (b === 0xf2) p.rep = REP_F2;
-    else if (b === 0xf0) p.lock = true;
-    else if (b === 0x64) p.seg = SEG_FS;
-    else if (b === 0x65) p.seg = SEG_GS;
+    if (b === 0x66) p66 = true;
+    else if (b === 0x67) p67 = true;
+    else if (b === 0xf3) rep = REP_F3;
+    else if (b === 0xf2) rep = REP_F2;
+    else if (b === 0xf0) lock = true;
+    else if (b === 0x64) seg = SEG_FS;
+    else if (b === 0x65) seg = SEG_GS;
     else if (b === 0x2e || b === 0x36 || b === 0x3e || b === 0x26) { /* ignored in 64-bit mode */ }
-    else if ((b & 0xf0) === 0x40) { p.rex = b; p.rexOff = r.pos - 1; p.list.push(b); continue; }
-    else { p.b = b; return p; }
-    p.list.push(b);
-    p.rex = 0; // a legacy prefix after REX cancels it
-    p.rexOff = -1;
+    else if ((b & 0xf0) === 0x40) { rex = b; rexOff = r.pos - 1; list = list === NO_PREFIXES ? [b] : (list.push(b), list); continue; }
+    else return { p66, p67, rep, lock, seg, rex, rexOff, list, b };
+    list = list === NO_PREFIXES ? [b] : (list.push(b), list);
+    rex = 0; // a legacy prefix after REX cancels it
+    rexOff = -1;
   }
 }
 
@@ -214,15 +219,51 @@ function selectDef(p: Prefixes, op: Opcode, modrm: number): OpDef | undefined {
   return resolve(op.slot, modrm);
 }
 
-function operandSize(def: OpDef, p: Prefixes): { osize: number; size: number } {
-  const rexW = (p.rex & 8) !== 0;
-  const osize = def.f64 ? 8 : rexW ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
-  for (const o of def.ops) {
-    if (o.k === 'I' || o.k === 'J' || o.k === '1' || o.k === 'V' || o.k === 'W' || o.k === 'U' || !o.s) continue;
-    if (o.k === 'R' && (o.fixed === 'CL' || o.fixed === 'DX')) continue; // shift counts and port numbers: not the operand size
-    return { osize, size: sizeOf(o.s, osize, rexW) };
+/**
+ * What decoding reads of a table entry's operands, worked out once per
+ * entry (the entries never change): a decode looks it up instead of
+ * walking the operands with a closure each time.
+ */
+interface DefShape {
+  /** an operand is encoded in ModRM */
+  readonly usesModrm: boolean;
+  /** mov to/from a debug or control register */
+  readonly ctlReg: boolean;
+  readonly gOp: Operand | undefined;
+  readonly eOp: Operand | undefined;
+  /** the size letter of the first operand that gives the operand size; undefined: the operand size itself */
+  readonly sizeLetter: string | undefined;
+  /** a relative branch displacement follows */
+  readonly rel: boolean;
+}
+const shapes = new Map<OpDef, DefShape>();
+
+function shapeOf(def: OpDef): DefShape {
+  let s = shapes.get(def);
+  if (s === undefined) {
+    let sizeLetter: string | undefined;
+    for (const o of def.ops) {
+      if (o.k === 'I' || o.k === 'J' || o.k === '1' || o.k === 'V' || o.k === 'W' || o.k === 'U' || !o.s) continue;
+      if (o.k === 'R' && (o.fixed === 'CL' || o.fixed === 'DX')) continue; // shift counts and port numbers: not the operand size
+      sizeLetter = o.s;
+      break;
+    }
+    s = {
+      usesModrm: def.ops.some(o => 'EGMVWUDCS'.includes(o.k)),
+      ctlReg: def.ops.some(o => o.k === 'D' || o.k === 'C'),
+      gOp: def.ops.find(o => o.k === 'G'),
+      eOp: def.ops.find(o => o.k === 'E' || o.k === 'M' || o.k === 'W' || o.k === 'U'),
+      sizeLetter,
+      rel: def.ops.some(o => o.k === 'J'),
+    };
+    shapes.set(def, s);
   }
-  return { osize, size: osize };
+  return s;
+}
+
+/** the operand size (osize) of an instruction with prefixes `p` */
+function operandSizeOf(def: OpDef, p: Prefixes): number {
+  return def.f64 ? 8 : (p.rex & 8) !== 0 ? 8 : p.p66 ? 2 : def.d64 ? 8 : 4;
 }
 
 /** Where the ModRM operand's bytes lie (filled by decodeModrm). */
@@ -234,18 +275,18 @@ interface MemFields {
 }
 
 /** ModRM operands: reg, and rm as a register or a memory operand (SIB, displacement). false: #UD. */
-function decodeModrm(r: Reader, insn: Insn, def: OpDef, modrm: number, rex: number, m: MemFields): boolean {
+function decodeModrm(r: Reader, insn: Insn, shape: DefShape, modrm: number, rex: number, m: MemFields): boolean {
   const mod = modrm >> 6;
   const regf = ((modrm >> 3) & 7) | (rex & 4 ? 8 : 0);
   const rmf = modrm & 7;
-  if (def.ops.some(o => o.k === 'D' || o.k === 'C')) {
+  if (shape.ctlReg) {
     // mov to/from DRn: register to register whatever mod says (no SIB, no displacement); DR8+ (REX.R) is the executor's #UD
     insn.reg = regf;
     insn.rm = rmf | (rex & 1 ? 8 : 0);
     return true;
   }
-  const gOp = def.ops.find(o => o.k === 'G');
-  const eOp = def.ops.find(o => o.k === 'E' || o.k === 'M' || o.k === 'W' || o.k === 'U');
+  const gOp = shape.gOp;
+  const eOp = shape.eOp;
   insn.reg = gOp && gOp.s === 'b' ? byteReg(regf, rex) : regf;
   if (mod === 3) {
     if (eOp && eOp.k === 'M') return false; // memory-only operand (lea...) with a register: #UD
@@ -290,13 +331,13 @@ function opcodeRegisters(insn: Insn, def: OpDef, b: number, rex: number): void {
   }
 }
 
-/** Immediates and relative branch displacements; sets imm/immHi/imm2 and returns the branch displacement. */
-function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): { rel: number; hasRel: boolean } {
-  const imms: number[] = [];
+/** Immediates and relative branch displacements; sets imm/immHi/imm2 and returns the branch displacement (0 when none). */
+function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): number {
+  // the first two immediates and how many there are (no array per instruction)
+  let imm0 = 0, imm1 = 0, imms = 0;
   let immHi = 0;
   let countSrc = COUNT_1;
   let rel = 0;
-  let hasRel = false;
   for (const o of def.ops) {
     if (o.k === 'I') {
       let v: number;
@@ -308,22 +349,22 @@ function readImmediates(r: Reader, insn: Insn, def: OpDef, osize: number): { rel
         if (n === 8) immHi = r.next32();
       }
       if (n !== 8) immHi = v >> 31;
-      imms.push(v);
+      if (imms === 0) imm0 = v; else if (imms === 1) imm1 = v;
+      imms++;
       countSrc = COUNT_IMM;
     } else if (o.k === 'J') {
-      hasRel = true;
       rel = o.s === 'b' ? (r.next8() << 24) >> 24 : r.next32();
     } else if (o.k === 'R' && o.fixed === 'CL') countSrc = COUNT_CL;
     else if (o.k === '1') countSrc = COUNT_1;
   }
-  if (imms.length > 0) {
-    let v = imms[0];
+  if (imms > 0) {
+    let v = imm0;
     const size = insn.size;
     if (size === 1) { v &= 0xff; immHi = 0; } else if (size === 2) { v &= 0xffff; immHi = 0; } else if (size === 4) immHi = 0;
     insn.imm = v; insn.immHi = immHi;
   }
-  insn.imm2 = imms.length > 1 ? imms[1] : countSrc;
-  return { rel, hasRel };
+  insn.imm2 = imms > 1 ? imm1 : countSrc;
+  return rel;
 }
 
 function decodeInner(r: Reader, addr: number): Insn | null {
@@ -336,7 +377,9 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   if (op.slot.needModrm || mandatorySlot(p, op.slot)?.needModrm) { modrmOff = r.pos; modrm = r.next8(); }
   const def = selectDef(p, op, modrm);
   if (!def) return null;
-  const { osize, size } = operandSize(def, p);
+  const shape = shapeOf(def);
+  const osize = operandSizeOf(def, p);
+  const size = shape.sizeLetter === undefined ? osize : sizeOf(shape.sizeLetter, osize, (p.rex & 8) !== 0);
 
   const insn = new Insn(def, def.exec, EMPTY);
   insn.size = size;
@@ -351,19 +394,20 @@ function decodeInner(r: Reader, addr: number): Insn | null {
   insn.cc = op.slot.low === 'cc' ? op.b & 0xf : def.srcSize ?? def.sub;
 
   const m: MemFields = { sibOff: -1, dispOff: -1, dispLen: 0, ripRel: false };
-  const usesModrm = def.ops.some(o => 'EGMVWUDCS'.includes(o.k));
+  const usesModrm = shape.usesModrm;
   if (usesModrm && modrm >= 0) {
-    if (!decodeModrm(r, insn, def, modrm, p.rex, m)) return null;
+    if (!decodeModrm(r, insn, shape, modrm, p.rex, m)) return null;
   } else if (!usesModrm) opcodeRegisters(insn, def, op.b, p.rex);
 
   const immOff = r.pos;
-  const { rel, hasRel } = readImmediates(r, insn, def, osize);
+  const rel = readImmediates(r, insn, def, osize);
+  const hasRel = shape.rel;
   const immLen = r.pos - immOff;
 
   const raw = r.raw;
   insn.len = raw.length;
   insn.next = addr + raw.length;
-  insn.bytes = Uint8Array.from(raw);
+  insn.bytes = new Uint8Array(raw); // the constructor copies an array directly (from() goes through its iterator)
   insn.layout = {
     prefixLen, rexOff: p.rexOff, vexOff: op.vexOff, vexLen: op.vexLen,
     opcodeOff: op.opcodeOff, opcodeLen, modrmOff, sibOff: m.sibOff, dispOff: m.dispOff, dispLen: m.dispLen,

@@ -257,7 +257,8 @@ export class CheckedInsn implements DecodedInsn {
   readonly ipRelative: boolean;
   readonly target?: bigint;
 
-  constructor(private readonly raw: Insn) {
+  /** `raw`: the decoder's instruction (the checks read its layout without decoding the bytes again) */
+  constructor(readonly raw: Insn) {
     this.addr = fromVAddr(raw.addr);
     this.length = raw.len;
     this.bytes = raw.bytes;

@@ -74,6 +74,17 @@ export const x86_64: ArchOps = {
     }
   },
 
+  insnLength(bytes: Uint8Array, addr: bigint): number | null {
+    const v = toVAddr(addr);
+    if (v === null) return null;
+    try {
+      return decodeBytes(bytes, v)?.len ?? null;
+    } catch (e) {
+      if (e instanceof MemoryFault || e instanceof RangeError) return null;
+      throw e;
+    }
+  },
+
   disassemble(bytes: Uint8Array, addr: bigint, symbolize?: (addr: bigint) => string | undefined): DecodedInsn | null {
     try {
       return disassembleBytes(bytes, addr, { symbolize });

@@ -34,6 +34,7 @@
 import type { DecodedInsn } from '../../types';
 import { mustVAddr } from '../../../memory/address';
 import { decodeBytes } from '../decoder';
+import { CheckedInsn } from '../disasm';
 
 /** Mnemonics with hardware side effects (never boosted nor detoured). */
 const SIDE_EFFECT_MNEMONICS = new Set([
@@ -94,12 +95,11 @@ export type BoostVerdict = { boostable: true } | { boostable: false; reason: str
  * target is on the stack; 'boost' follows the issue and refuses returns.
  */
 export function boostVerdict(insn: DecodedInsn, purpose: 'boost' | 'relocate' = 'boost'): BoostVerdict {
-  const no = (reason: string): BoostVerdict => ({ boostable: false, reason });
   if (IP_DEPENDENT_FLOWS.has(insn.flow)) return no(`${insn.mnemonic}: ${insn.flow} depends on the execution address`);
   if (purpose === 'boost' && insn.flow === 'ret') return no(`${insn.mnemonic}: a return is not boosted`);
   if (SIDE_EFFECT_MNEMONICS.has(insn.mnemonic)) return no(`${insn.mnemonic}: hardware side effect`);
-  // the decoder's field offsets: prefixes before the opcode, the opcode bytes, ModRM
-  const x = decodeBytes(insn.bytes, mustVAddr(insn.addr));
+  // the decoder's field offsets: prefixes before the opcode, the opcode bytes, ModRM (a checked instruction has them)
+  const x = insn instanceof CheckedInsn ? insn.raw : decodeBytes(insn.bytes, mustVAddr(insn.addr));
   if (!x) return no(`${insn.mnemonic}: the bytes do not decode`);
   const b = x.bytes;
   const l = x.layout;
@@ -107,7 +107,7 @@ export function boostVerdict(insn: DecodedInsn, purpose: 'boost' | 'relocate' = 
     if (b[k] === 0x2e) return no(`${insn.mnemonic}: CS-override prefix`);
     if (b[k] === 0x67) return no(`${insn.mnemonic}: address-size prefix`);
   }
-  if (l.vexOff >= 0) return { boostable: true }; // VEX (BMI): plain register/memory arithmetic
+  if (l.vexOff >= 0) return BOOSTABLE; // VEX (BMI): plain register/memory arithmetic
   const op = b[l.opcodeOff];
   const modrm = l.modrmOff >= 0 ? b[l.modrmOff] : 0;
   if (op === 0x0f) {
@@ -119,7 +119,14 @@ export function boostVerdict(insn: DecodedInsn, purpose: 'boost' | 'relocate' = 
   } else if (oneByteNotBoostable(op)) {
     return no(`${insn.mnemonic}: opcode ${op.toString(16).padStart(2, '0')}`);
   }
-  return { boostable: true };
+  return BOOSTABLE;
+}
+
+/** the verdict of every boostable instruction (one object: nothing writes a verdict) */
+const BOOSTABLE: BoostVerdict = Object.freeze({ boostable: true });
+
+function no(reason: string): BoostVerdict {
+  return { boostable: false, reason };
 }
 
 /** can_boost(insn) */

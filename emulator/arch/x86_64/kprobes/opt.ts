@@ -286,7 +286,7 @@ function holds(ctx: KprobesArchContext, at: bigint, code: Uint8Array): boolean {
  */
 function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigint, moves: boolean): Uint8Array | string {
   const size = orig.length;
-  const code = new Uint8Array(head.length + size + JMP32_SIZE);
+  const code = codeBytes(head.length + size + JMP32_SIZE);
   code.set(head);
   // copy_optimized_instructions: each instruction of the region through __copy_instruction
   if (moves) {
@@ -299,6 +299,26 @@ function buildDetour(head: Uint8Array, orig: Uint8Array, addr: bigint, buf: bigi
   code.set(back, head.length + size);
   return code;
 }
+
+/**
+ * Zeroed bytes for a detour buffer's code, a view of a slab shared by many:
+ * a buffer of ~90 bytes made on its own would be an ArrayBuffer with memory
+ * outside the heap each (10,000 probes: 10,000 of them for the collector
+ * to track). A slab's bytes are handed out once and never written again
+ * here, so a view stays as it was built whoever keeps it.
+ */
+function codeBytes(n: number): Uint8Array {
+  if (slabUsed + n > slab.length) {
+    slab = new Uint8Array(Math.max(SLAB_SIZE, n));
+    slabUsed = 0;
+  }
+  const out = slab.subarray(slabUsed, slabUsed + n);
+  slabUsed += n;
+  return out;
+}
+const SLAB_SIZE = 16384;
+let slab = new Uint8Array(0);
+let slabUsed = 0;
 
 function prepareOptimizedKprobe(ctx: KprobesArchContext, addr: bigint): ArchOptimizedInsn | string {
   const chk = optimizable(ctx, addr);

@@ -142,7 +142,8 @@ function decodeFunction(name: string, start: bigint, code: Uint8Array): Function
       break;
     }
     const flow = d.def.flow;
-    const relative = d.def.ops.some(o => o.k === 'J');
+    let relative = false;
+    for (const o of d.def.ops) if (o.k === 'J') relative = true;
     if (relative || d.layout.ripRel) moves[off] = 1;
     if (BRANCH_FLOWS.has(flow)) {
       const target = relative ? d.target : undefined;
