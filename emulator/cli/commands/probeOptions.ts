@@ -23,7 +23,6 @@
  *                          kernel's error_log (the column marked '^'), exit 1.
  */
 import { readFileSync, realpathSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { dirname, resolve } from 'node:path';
 import type { Machine } from '../../machine';
 import { didYouMean, similarSymbols } from '../../elf';
@@ -76,32 +75,6 @@ function samePath(a: string, b: string): boolean {
 /** Compile every file first (any error: exit 1 before boot), then register. */
 export function setupProbes(m: Machine, io: CliIo, st: ProbeCliState): void {
   if (st.files.length === 0 && st.events.length === 0 && st.enabled === undefined) return;
-  withoutPretenuring(() => setupProbesNow(m, io, st));
-}
-
-/**
- * Run `f` (compiling and registering the probes) with V8's allocation-site
- * pretenuring off, then turn it back on. Registering thousands of probes
- * keeps nearly every object the path allocates: after the first full
- * collection V8 moves those allocation sites to the old generation and
- * throws away the optimized code of every function that inlined one, and
- * that code is compiled again (TurboFan, on another thread): with 10,000
- * probes on many.elf, about a sixth of the command's CPU time. The run of
- * the machine that follows has the default. Left alone when node was
- * started with the flag either way (execArgv, NODE_OPTIONS).
- */
-function withoutPretenuring(f: () => void): void {
-  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some(a => a.includes('allocation-site-pretenuring'));
-  if (given) { f(); return; }
-  setFlagsFromString('--no-allocation-site-pretenuring');
-  try {
-    f();
-  } finally {
-    setFlagsFromString('--allocation-site-pretenuring');
-  }
-}
-
-function setupProbesNow(m: Machine, io: CliIo, st: ProbeCliState): void {
   let mgr: ProbeManager;
   try {
     mgr = probesOf(m);
