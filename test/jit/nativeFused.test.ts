@@ -15,6 +15,11 @@ import { BENCH_TARGET, benchImage } from '../fixtures/kernel/bench/hostTime';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { repoPath } from '../util/paths';
 
+/** the machine's hit log as text (its addresses in hex), for comparing two runs */
+function hitLogText(m: Machine): string {
+  return JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) })));
+}
+
 /** the hit after which translated code runs the entry (bench.elf's loop is translated long before) */
 const FAIL_AT = 100000;
 
@@ -42,7 +47,7 @@ function run(mode: 'o' | 'rb', translate: 'on' | 'off'): { exit: string; instruc
     exit: `${exit.reason} ${exit.detail ?? ''}`,
     instructions: exit.instructions,
     printk: m.printkRecords.map(x => `${x.timeNs} ${x.cpu} ${x.text}`).join('\n'),
-    log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))),
+    log: hitLogText(m),
     fused: e.stats.fusedNativeHits,
     calls,
   };
@@ -74,7 +79,7 @@ function runChanging(mode: 'o' | 'rb', translate: 'on' | 'off'): { sum: string; 
   return {
     sum: m.printkRecords.map(x => x.text).find(t => t.startsWith('bench: sum=')) ?? '',
     instructions: exit.instructions,
-    log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))),
+    log: hitLogText(m),
     fused: e.stats.fusedNativeHits,
     changed,
   };
@@ -142,7 +147,7 @@ function flagsSeen(translate: 'on' | 'off'): { seen: string[]; instructions: num
   e.waitForOptimizer();
   const exit = m.run();
   assert.equal(exit.reason, 'poweroff', exit.detail);
-  return { seen, instructions: exit.instructions, log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))), fused: e.stats.fusedNativeHits };
+  return { seen, instructions: exit.instructions, log: hitLogText(m), fused: e.stats.fusedNativeHits };
 }
 
 /**
