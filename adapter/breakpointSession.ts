@@ -14,13 +14,23 @@ import { InspectionSession } from './inspectionSession';
 /** host time a breakpoint request runs before the session answers other requests (applyBreakpoints) */
 const BREAKPOINT_SLICE_MS = 20;
 
-/** Drive a step generator in slices of `sliceMs` of host time, yielding to the event loop between slices. */
-function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => boolean): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
+/** what a breakpoint a request could not apply because the session ended says (applyBreakpoints) */
+export const SESSION_ENDED_MESSAGE = 'the debug session ended before this breakpoint was applied';
+
+/** runSliced's answer when the session ended first: nothing more was applied */
+const ENDED = Symbol('session ended');
+
+/**
+ * Drive a step generator in slices of `sliceMs` of host time, yielding to
+ * the event loop between slices; ENDED when the session ended (`alive`
+ * false) before the steps were done.
+ */
+function runSliced<T>(steps: Generator<void, T>, sliceMs: number, alive: () => boolean): Promise<T | typeof ENDED> {
+  return new Promise<T | typeof ENDED>((resolve, reject) => {
     const slice = (): void => {
       try {
         // a session that ended (disconnect, terminate) applies no more breakpoints
-        if (!alive()) return reject(new Error('the session ended before the breakpoints were applied'));
+        if (!alive()) return resolve(ENDED);
         const until = performance.now() + sliceMs;
         for (;;) {
           const r = steps.next();
@@ -60,7 +70,7 @@ export abstract class BreakpointSession extends InspectionSession {
       response.body = { breakpoints: bps.map(b => ({ verified: false, line: b.line, message: p ? 'breakpoints need a source file path' : 'not launched', reason: 'failed' as const })) };
       return this.sendResponse(response);
     }
-    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), breakpoints => {
+    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), bps, breakpoints => {
       for (const b of breakpoints) {
         if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
         if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
@@ -71,12 +81,12 @@ export abstract class BreakpointSession extends InspectionSession {
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
+    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), args.breakpoints, breakpoints => { response.body = { breakpoints }; });
   }
 
   protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), breakpoints => { response.body = { breakpoints }; });
+    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), args.breakpoints, breakpoints => { response.body = { breakpoints }; });
   }
 
   protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
@@ -110,11 +120,23 @@ export abstract class BreakpointSession extends InspectionSession {
    * the steps and the launch's first run wait until every breakpoint
    * request received before them is applied. A running machine goes on
    * between slices, as a kernel runs while probes are registered.
+   * When the session ends before a request is applied (a disconnect, or
+   * the client's teardown sending breakpoints after it), the request is
+   * answered with each of its breakpoints (`asked`) unverified, saying so:
+   * a client that ends a session sends such requests routinely, and an
+   * error answer would be logged as a failure.
    */
-  protected applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
+  protected applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, asked: readonly object[],
+    fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
     this.applyingBreakpoints++;
     this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS, () => !this.ended)).then(
-      bps => { fill(bps); this.sendResponse(response); },
+      bps => {
+        if (bps === ENDED) {
+          // the client's lines as it sent them (no conversion: nothing was resolved)
+          response.body = { breakpoints: asked.map(b => ({ verified: false, line: 'line' in b && typeof b.line === 'number' ? b.line : undefined, message: SESSION_ENDED_MESSAGE, reason: 'failed' as const })) };
+        } else fill(bps);
+        this.sendResponse(response);
+      },
       e => this.sendErrorResponse(response, dapError('breakpoints', e)),
     ).finally(() => this.breakpointRequestDone());
   }

@@ -7,7 +7,9 @@
  * probe state (each would list every probe so far: with 10,000 breakpoints
  * they piled up hundreds of MB for the client ahead of the disconnect
  * response), one once it is done; a disconnect is answered while a large
- * request is still being applied.
+ * request is still being applied, and that request and the ones queued
+ * behind it are then answered with their breakpoints unverified (not with an
+ * error, which a client ending its session would log as a failure).
  */
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +18,7 @@ import { loadElf } from '../../emulator/elf';
 import { Harness, within } from './dapHarness';
 import { ProbeEvent, ProbeStateBody } from '../../adapter/dapCustom';
 import { repoPath } from '../util/paths';
+import { SESSION_ENDED_MESSAGE } from '../../adapter/breakpointSession';
 
 /** `name+0xoff` for every instruction start of the many-functions image's cold functions (up to n) */
 function coldTargets(n: number): string[] {
@@ -30,6 +33,8 @@ function coldTargets(n: number): string[] {
 }
 
 const MANY = repoPath('test', 'fixtures', 'kernel', 'many', 'many.elf');
+/** a source path for line breakpoints the session never resolves (the request is answered after the session ended) */
+const MANY_SOURCE = repoPath('test', 'fixtures', 'kernel', 'many', 'cold.c');
 
 describe('large breakpoint sets (adapter)', () => {
   const h = new Harness();
@@ -99,14 +104,25 @@ describe('large breakpoint sets (adapter)', () => {
     }), 'a state event with every breakpoint');
   });
 
-  test('disconnect while a large breakpoint request is applied is answered before it, and the rest of the request is dropped', async () => {
+  test('disconnect while a large breakpoint request is applied is answered before it; the rest of that request and the ones behind it are answered unverified', async () => {
     await h.launchWith(async () => {}, { program: MANY, cpus: 1 });
     const order: string[] = [];
     const names = coldTargets(3200);
-    const set = h.dc.setFunctionBreakpointsRequest({ breakpoints: names.map(name => ({ name })) }).then(() => order.push('set'), () => order.push('set failed'));
-    await within(h.dc.disconnectRequest({}).then(() => order.push('disconnect')), 'the disconnect response');
-    // the rest of the request is not applied: it ends with an error once the session has ended
-    await within(set, 'the breakpoint response');
-    assert.deepEqual(order, ['disconnect', 'set failed']);
+    const set = h.dc.setFunctionBreakpointsRequest({ breakpoints: names.map(name => ({ name })) });
+    // queued behind the large request: a source breakpoint and an instruction breakpoint
+    const src = h.dc.setBreakpointsRequest({ source: { path: MANY_SOURCE }, breakpoints: [{ line: 7 }, { line: 9 }] });
+    const insn = h.dc.customRequest('setInstructionBreakpoints', { breakpoints: [{ instructionReference: '0xffffffff81000000' }] }) as Promise<DebugProtocol.SetInstructionBreakpointsResponse>;
+    const done = (name: string, p: Promise<unknown>): Promise<void> => p.then(() => { order.push(name); }, (e: Error) => { order.push(`${name} failed: ${e.message}`); });
+    const all = Promise.all([done('set', set), done('source', src), done('instruction', insn)]);
+    await within(done('disconnect', h.dc.disconnectRequest({})), 'the disconnect response');
+    await within(all, 'the breakpoint responses');
+    assert.deepEqual(order, ['disconnect', 'set', 'source', 'instruction']);
+    // the function request stopped part-way: none of its answers claims a breakpoint was set
+    const fb = (await set).body.breakpoints;
+    assert.equal(fb.length, names.length);
+    for (const b of fb) assert.deepEqual({ verified: b.verified, message: b.message }, { verified: false, message: SESSION_ENDED_MESSAGE });
+    // the source request was never applied: each breakpoint is answered at the line the client sent
+    assert.deepEqual((await src).body.breakpoints.map(b => [b.verified, b.line, b.message]), [[false, 7, SESSION_ENDED_MESSAGE], [false, 9, SESSION_ENDED_MESSAGE]]);
+    assert.deepEqual((await insn).body.breakpoints.map((b: DebugProtocol.Breakpoint) => [b.verified, b.message]), [[false, SESSION_ENDED_MESSAGE]]);
   });
 });
