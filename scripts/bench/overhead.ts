@@ -12,10 +12,7 @@
  *   min..max of the rounds (test/fixtures/kernel/bench/hostTime.ts). The
  *   sample kernel's 18,712 fib hits in a ~17 ms run are too few for host
  *   time: its run-to-run noise is tens of ns per hit.
- *   k  = kprobe, no booster, no optimization       b  = kprobe booster
- *   o  = optimized kprobe                          r  = kretprobe, no boosters
- *   rb = kprobe + kretprobe boosters               ro = optimized entry + kretprobe booster
- *   kr = kprobe + kretprobe (2.6 style)            j  = jprobe      jr = jprobe + kretprobe
+ *   the modes (k b o r rb ro kr j jr, and rk rt): scripts/bench/lib/overheadModes.ts
  * Everything is printed twice, translator off and on (the default), each
  * setting measured in a process of its own.
  * Standalone:
@@ -27,7 +24,8 @@ import { spawnSync } from 'node:child_process';
 import { loadElf } from '../../emulator/elf/elfFile';
 import type { ElfImage } from '../../emulator/elf/types';
 import { Machine } from '../../emulator/machine';
-import { KprobesEngine, Jprobe, Kprobe, Kretprobe } from '../../emulator/kprobes';
+import type { KprobesEngine } from '../../emulator/kprobes';
+import { type Mode, registerMode } from './lib/overheadModes';
 import { CycleCounter, BreakpointKind, codeCycles, KPROBE_PATH_CYCLES } from '../../emulator/arch/x86_64/cycles';
 import { BENCH_TARGET, benchImage, checkBenchOutput, formatHostPerHit, hostPerHit, TimedRun } from '../../test/fixtures/kernel/bench/hostTime';
 
@@ -36,7 +34,7 @@ const TARGET = 'fib';
 const ROUNDS = 7;
 const GHZ = 2.33;
 
-export type Mode = 'none' | 'k' | 'b' | 'o' | 'r' | 'rb' | 'ro' | 'kr' | 'j' | 'jr' | 'rk' | 'rt';
+export type { Mode };
 const MODES: Exclude<Mode, 'none'>[] = ['k', 'b', 'o', 'r', 'rb', 'ro', 'kr', 'j', 'jr'];
 /**
  * --modes only (no table row): rb taken apart, a kretprobe whose entry kprobe is boosted but returns through the
@@ -64,28 +62,7 @@ interface RunOut { hostNs: number; hits: number; cycles: number; insns: number; 
 function setup(image: ElfImage, mode: Mode, target = TARGET): { m: Machine; e: KprobesEngine; hits: () => number; extraCycles: () => number } {
   const m = new Machine(image, { cpus: 1 });
   const e = m.kprobes;
-  const optimized = mode === 'o' || mode === 'ro';
-  const kboost = mode === 'b' || mode === 'rb' || mode === 'rk';
-  const rboost = mode === 'rb' || mode === 'ro' || mode === 'rt';
-  e.setOptimization(optimized ? 1 : 0);
-  e.traps.kprobeBooster = kboost;
-  e.kretprobes.setBoost(rboost);
-  const kp: Kprobe = { symbol_name: target, pre_handler: () => 0 };
-  const rp: Kretprobe = { kp: { symbol_name: target }, maxactive: 64, handler: () => 0 };
-  // the entry handler ends by returning, which is jprobe_return() (engine.jprobeReturn() would
-  // add a host-side JS throw per hit, ~0.5 us, that stands for nothing on the emulated machine)
-  const jp: Jprobe = { kp: { symbol_name: target }, entry: () => undefined };
-  const hasK = mode === 'k' || mode === 'b' || mode === 'o' || mode === 'kr';
-  const hasR = mode === 'r' || mode === 'rb' || mode === 'ro' || mode === 'kr' || mode === 'jr' || mode === 'rk' || mode === 'rt';
-  const hasJ = mode === 'j' || mode === 'jr';
-  if (hasK && e.registerKprobe(kp) !== 0) throw new Error('register_kprobe failed');
-  if (hasR && e.registerKretprobe(rp) !== 0) throw new Error('register_kretprobe failed');
-  if (hasJ && e.registerJprobe(jp) !== 0) throw new Error('register_jprobe failed');
-  if (optimized) {
-    e.waitForOptimizer();
-    if (!e.optimizer.isOptimized(image.symbols.lookup(target)?.value ?? 0n)) throw new Error(`${target} was not optimized`);
-  }
-  const hits = (): number => (hasK ? kp.hits ?? 0 : hasR ? rp.kp.hits ?? 0 : jp.kp.hits ?? 0);
+  const { rp, jp, hasR, hasJ, hits } = registerMode(m, image, mode, target);
   // C paths of handlers the engine runs as TypeScript (charged per entry hit), and the
   // detour / booster templates the engine runs natively (charged per native run, by their instructions)
   const tpl = e.hooks.optprobes?.nativeTemplates;
