@@ -14,11 +14,7 @@ import type { Kprobe, Kretprobe } from '../../emulator/kprobes';
 import { BENCH_TARGET, benchImage } from '../fixtures/kernel/bench/hostTime';
 import { loadElf } from '../../emulator/elf/elfFile';
 import { repoPath } from '../util/paths';
-
-/** the machine's hit log as text (its addresses in hex), for comparing two runs */
-function hitLogText(m: Machine): string {
-  return JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) })));
-}
+import { hitLogText, printkText } from './machineText';
 
 /** the hit after which translated code runs the entry (bench.elf's loop is translated long before) */
 const FAIL_AT = 100000;
@@ -46,7 +42,7 @@ function run(mode: 'o' | 'rb', translate: 'on' | 'off'): { exit: string; instruc
   return {
     exit: `${exit.reason} ${exit.detail ?? ''}`,
     instructions: exit.instructions,
-    printk: m.printkRecords.map(x => `${x.timeNs} ${x.cpu} ${x.text}`).join('\n'),
+    printk: printkText(m),
     log: hitLogText(m),
     fused: e.stats.fusedNativeHits,
     calls,

@@ -27,6 +27,7 @@ import { compileBlocks, ST_PC, STATE_BYTES, TLB_ENTRIES, TLB_WRITE } from '../..
 import { guestBytes, guestMemory, arenaOffset } from '../../emulator/memory/guestRam';
 import { Backing } from '../../emulator/memory/backing';
 import { Memory, PERM_R, PERM_U, PERM_X, Region } from '../../emulator/memory/memory';
+import { hitLogText, printkText } from './machineText';
 
 // these loops run a few hundred times: translate after as few arrivals as lockstep does (the default waits for JIT_HOT_ARRIVALS)
 const jitOn = () => { const t = translatorFor('x86_64', x86_64.jit as FrontEnd<unknown, never>, 'on'); if (t) t.hotArrivals = JIT_HOT_ARRIVALS_LOCKSTEP; return t; };
@@ -293,8 +294,8 @@ describe('translator: native entries whose save translated code writes (x86 deto
     const st = e.stats;
     return {
       seen,
-      log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))),
-      printk: m.printkRecords.map(x => `${x.timeNs} ${x.cpu} ${x.text}`).join('\n'),
+      log: hitLogText(m),
+      printk: printkText(m),
       instructions: exit.instructions,
       presaved: mode === 'o' ? st.presavedOptFrames : st.presavedKretFrames,
       native: mode === 'o' ? st.nativeOptFrames : st.nativeKretFrames,
@@ -348,8 +349,8 @@ describe('translator: a probe\'s single-step inside translated code (x86 TF)', (
     return {
       seen, n,
       hits: `${probe.hits}/${probe.nmissed} ${rp.nmissed ?? ''}`,
-      log: JSON.stringify(m.hitLog.records().map(h => ({ ...h, addr: h.addr.toString(16) }))),
-      printk: m.printkRecords.map(x => `${x.timeNs} ${x.cpu} ${x.text}`).join('\n'),
+      log: hitLogText(m),
+      printk: printkText(m),
       instructions: exit.instructions,
       calls: t.stats.calls - calls,
       stepped: m.kprobes.stats.singleSteps,
