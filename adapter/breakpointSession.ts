@@ -70,7 +70,7 @@ export abstract class BreakpointSession extends InspectionSession {
       response.body = { breakpoints: bps.map(b => ({ verified: false, line: b.line, message: p ? 'breakpoints need a source file path' : 'not launched', reason: 'failed' as const })) };
       return this.sendResponse(response);
     }
-    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), bps, breakpoints => {
+    this.applyBreakpoints(response, p.setSourceBreakpointsSteps(clientPath, bps.map(b => ({ ...b, line: this.convertClientLineToDebugger(b.line) }))), bps.map(b => b.line), breakpoints => {
       for (const b of breakpoints) {
         if (b.line !== undefined) b.line = this.convertDebuggerLineToClient(b.line);
         if (b.source?.path) b.source.path = this.convertDebuggerPathToClient(b.source.path);
@@ -81,12 +81,12 @@ export abstract class BreakpointSession extends InspectionSession {
 
   protected override setFunctionBreakPointsRequest(response: DebugProtocol.SetFunctionBreakpointsResponse, args: DebugProtocol.SetFunctionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), args.breakpoints, breakpoints => { response.body = { breakpoints }; });
+    this.applyBreakpoints(response, this.probes.setFunctionBreakpointsSteps(args.breakpoints), args.breakpoints.map(() => undefined), breakpoints => { response.body = { breakpoints }; });
   }
 
   protected override setInstructionBreakpointsRequest(response: DebugProtocol.SetInstructionBreakpointsResponse, args: DebugProtocol.SetInstructionBreakpointsArguments): void {
     if (!this.probes) return this.sendErrorResponse(response, dapError('notLaunched'));
-    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), args.breakpoints, breakpoints => { response.body = { breakpoints }; });
+    this.applyBreakpoints(response, this.probes.setInstructionBreakpointsSteps(args.breakpoints), args.breakpoints.map(() => undefined), breakpoints => { response.body = { breakpoints }; });
   }
 
   protected override dataBreakpointInfoRequest(response: DebugProtocol.DataBreakpointInfoResponse, args: DebugProtocol.DataBreakpointInfoArguments): void {
@@ -122,18 +122,19 @@ export abstract class BreakpointSession extends InspectionSession {
    * between slices, as a kernel runs while probes are registered.
    * When the session ends before a request is applied (a disconnect, or
    * the client's teardown sending breakpoints after it), the request is
-   * answered with each of its breakpoints (`asked`) unverified, saying so:
+   * answered with each of its breakpoints unverified (`lines`: the client's
+   * line of each, undefined where it has none), saying so:
    * a client that ends a session sends such requests routinely, and an
    * error answer would be logged as a failure.
    */
-  protected applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, asked: readonly object[],
+  protected applyBreakpoints(response: DebugProtocol.Response, steps: Generator<void, DebugProtocol.Breakpoint[]>, lines: readonly (number | undefined)[],
     fill: (bps: DebugProtocol.Breakpoint[]) => void): void {
     this.applyingBreakpoints++;
     this.breakpointWork = this.breakpointWork.then(() => runSliced(steps, BREAKPOINT_SLICE_MS, () => !this.ended)).then(
       bps => {
         if (bps === ENDED) {
           // the client's lines as it sent them (no conversion: nothing was resolved)
-          response.body = { breakpoints: asked.map(b => ({ verified: false, line: 'line' in b && typeof b.line === 'number' ? b.line : undefined, message: SESSION_ENDED_MESSAGE, reason: 'failed' as const })) };
+          response.body = { breakpoints: lines.map(line => ({ verified: false, line, message: SESSION_ENDED_MESSAGE, reason: 'failed' as const })) };
         } else fill(bps);
         this.sendResponse(response);
       },

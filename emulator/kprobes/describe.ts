@@ -15,7 +15,7 @@ export class KprobeDescriber {
   /** `optimized(addr)`: the optimizer's answer whether the jump at addr is written */
   constructor(
     private readonly kernel: Pick<KernelApi, 'image'>, private readonly code: Pick<EngineCodeRegistry, 'symbolize'>,
-    private readonly t: Pick<ProbeTable, 'registered' | 'kindOf'>, private readonly optimized: (addr: bigint) => boolean,
+    private readonly t: Pick<ProbeTable, 'isRegistered' | 'kindOf'>, private readonly optimized: (addr: bigint) => boolean,
   ) {}
 
   /**
@@ -35,7 +35,7 @@ export class KprobeDescriber {
     return {
       id: p.id ?? 0, kind: this.t.kindOf(p), addr, where: this.where(addr),
       disabled: kprobeDisabled(p), gone: ((p.flags ?? 0) & KPROBE_FLAG_GONE) !== 0,
-      optimized: p.addr !== undefined && this.t.registered.has(p) && this.optimized(p.addr),
+      optimized: p.addr !== undefined && this.t.isRegistered(p) && this.optimized(p.addr),
       ftrace: ((p.flags ?? 0) & KPROBE_FLAG_FTRACE) !== 0,
     };
   }

@@ -26,7 +26,7 @@ export const JPROBE_MAX_STACK_SIZE = 64;
 export class Jprobes {
   constructor(
     private readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'code'>,
-    private readonly t: Pick<ProbeTable, 'registered' | 'kindOf'>,
+    private readonly t: Pick<ProbeTable, 'isRegistered' | 'kindOf'>,
     private readonly registration: Pick<KprobeRegistration, 'registerKprobeResult' | 'unregisterKprobes'>,
     /** the handler invocation: the jprobe's kind, a failing entry handler, the hit log's name, the running entries' depth */
     private readonly hits: Pick<KprobeHitPath, 'setKind' | 'handlerFailed' | 'names' | 'jprobeDepth'>,
@@ -37,7 +37,7 @@ export class Jprobes {
   register(jp: Jprobe): KprobeRegResult {
     const v = validateJprobe(jp);
     if (v) return fieldFailure(v, 'struct jprobe');
-    if (this.t.registered.has(jp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    if (this.t.isRegistered(jp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
     const addr = funcEntryAddr(this.shared, jp.kp, 'jprobe', offset => offset === 0n);
     if (typeof addr !== 'bigint') return addr;
     const kp = jp.kp;

@@ -50,7 +50,7 @@ export interface KretprobesDeps {
   readonly shared: Pick<KprobesShared, 'kernel' | 'hooks' | 'ctx' | 'slots' | 'code' | 'stats' | 'events' | 'percpu'>;
   /** writable kernel data (the instances' data areas) */
   readonly data: KernelData;
-  readonly t: Pick<ProbeTable, 'registered' | 'kindOf'>;
+  readonly t: Pick<ProbeTable, 'isRegistered' | 'kindOf'>;
   readonly registration: Pick<KprobeRegistration, 'registerKprobeResult' | 'unregisterKprobes'>;
   /** the handler invocation: the kretprobe's kind, a failing handler, the hit log's names */
   readonly hits: Pick<KprobeHitPath, 'setKind' | 'handlerFailed' | 'names'>;
@@ -190,7 +190,7 @@ export class Kretprobes {
     const e = this.shared;
     const v = validateKretprobe(rp);
     if (v) return fieldFailure(v, 'struct kretprobe');
-    if (this.t.registered.has(rp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
+    if (this.t.isRegistered(rp.kp)) return regFailed(-Errno.EINVAL, 'the probe is already registered');
     const addr = funcEntryAddr(e, rp.kp, 'kretprobe', e.hooks.kprobeOnFuncEntry ?? defaultKprobeOnFuncEntry);
     if (typeof addr !== 'bigint') return addr;
     let n = rp.maxactive ?? 0;
@@ -242,7 +242,7 @@ export class Kretprobes {
     if (!Array.isArray(rps)) return;
     for (const rp of rps) {
       if (typeof rp !== 'object' || rp === null || typeof rp.kp !== 'object' || rp.kp === null) continue;
-      if (!this.t.registered.has(rp.kp)) { rp.kp.addr = undefined; continue; }
+      if (!this.t.isRegistered(rp.kp)) { rp.kp.addr = undefined; continue; }
       this.registration.unregisterKprobes([rp.kp]);
       const st = this.state.get(rp);
       if (st) st.dead = true;

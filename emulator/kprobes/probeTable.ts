@@ -88,10 +88,8 @@ export class ProbeTable implements KprobeTableView {
   readonly table = new ProbeMap();
   /** aggregate probe -> its member list (Linux ap->list) */
   readonly aggrList = new Map<Kprobe, Kprobe[]>();
-  /** registered probe -> its address at registration (its keys: the registered user probes) */
+  /** registered probe -> its address at registration (its keys: the registered user probes, isRegistered) */
   readonly regAddr = new Map<Kprobe, bigint>();
-  /** the registered user probes (regAddr's keys: one table, not a set beside it) */
-  readonly registered: { has(p: Kprobe): boolean } = { has: p => this.regAddr.has(p) };
   readonly kinds = new Map<Kprobe, ProbeKind>();
   /** addresses whose breakpoint is currently written (ordered: a text read finds the probes it overlaps by range) */
   readonly armed = new AddressSet();
@@ -115,7 +113,7 @@ export class ProbeTable implements KprobeTableView {
 
   /** the breakpoint (or the ftrace call, or the jump) is written at addr */
   isArmed(addr: bigint): boolean { return this.armed.has(addr); }
-  isRegistered(p: Kprobe): boolean { return this.registered.has(p); }
+  isRegistered(p: Kprobe): boolean { return this.regAddr.has(p); }
 
   /** the address a registered probe was registered at (p.addr may have been changed by its owner since) */
   addrOf(p: Kprobe): bigint {

@@ -54,7 +54,7 @@ export class KprobeRegistration {
   registerKprobeResult(p: Kprobe): KprobeRegResult {
     const v = validateKprobe(p);
     if (v) return fieldFailure(v, 'struct kprobe');
-    if (this.t.registered.has(p)) return regFailed(-Errno.EINVAL, 'the probe is already registered'); // check_kprobe_rereg
+    if (this.t.isRegistered(p)) return regFailed(-Errno.EINVAL, 'the probe is already registered'); // check_kprobe_rereg
     const addr = resolveAddr(this.shared, p);
     if (typeof addr === 'number') return addrFailure(p, addr);
     p.addr = addr;
@@ -144,7 +144,7 @@ export class KprobeRegistration {
     const touched: bigint[] = [];
     for (const p of kps) {
       if (typeof p !== 'object' || p === null) continue;
-      const at = this.t.registered.has(p) ? this.t.addrOf(p) : undefined;
+      const at = this.t.isRegistered(p) ? this.t.addrOf(p) : undefined;
       if (this.unregisterKprobeTop(p) < 0) p.addr = undefined;
       else if (at !== undefined) touched.push(at);
     }
@@ -154,7 +154,7 @@ export class KprobeRegistration {
 
   /** __unregister_kprobe_top + bottom */
   private unregisterKprobeTop(p: Kprobe): number {
-    if (!this.t.registered.has(p)) return -Errno.EINVAL;
+    if (!this.t.isRegistered(p)) return -Errno.EINVAL;
     const addr = this.t.addrOf(p);
     const ap = this.t.table.get(addr) as Kprobe;
     const list = this.t.aggrList.get(ap);
@@ -202,7 +202,7 @@ export class KprobeRegistration {
 
   /** disable_kprobe(): 0 or -EINVAL */
   disableKprobe(p: Kprobe): number {
-    if (!this.t.registered.has(p)) return -Errno.EINVAL;
+    if (!this.t.isRegistered(p)) return -Errno.EINVAL;
     if (kprobeDisabled(p)) return 0;
     p.flags = (p.flags ?? 0) | KPROBE_FLAG_DISABLED;
     const ap = this.t.table.get(this.t.addrOf(p)) as Kprobe;
@@ -216,7 +216,7 @@ export class KprobeRegistration {
 
   /** enable_kprobe(): 0 or -EINVAL */
   enableKprobe(p: Kprobe): number {
-    if (!this.t.registered.has(p)) return -Errno.EINVAL;
+    if (!this.t.isRegistered(p)) return -Errno.EINVAL;
     if ((p.flags ?? 0) & KPROBE_FLAG_GONE) return -Errno.EINVAL;
     if (!kprobeDisabled(p)) return 0;
     p.flags = (p.flags ?? 0) & ~KPROBE_FLAG_DISABLED;

@@ -132,31 +132,33 @@ try {
     bundles[name] = outfile;
   }
   const runs = PLAN.flatMap(([name, modes]) => modes.map(mode => ({ name, mode })));
+  const median = xs => { const s = [...xs].sort((a, b) => a - b), h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
+  const cmd = cpu === undefined ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
   const figures = new Map();
   const baseline = [];
   for (let i = 0; i < Number(iter); i++) {
     const order = i % 2 ? [...runs].reverse() : runs;
     const cpuOf = new Map();
     for (const { name, mode } of order) {
-      const cmd = cpu === undefined ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
       const r = spawnSync(cmd[0], [...cmd.slice(1), bundles[name], `--mode=${mode}`, `--machines=${machines}`], { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
       const line = (r.stdout ?? '').split('\n').find(l => l.startsWith('overhead-parts:'));
       if (r.status !== 0 || line === undefined) throw new Error(`overheadParts: ${name} ${mode} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? '').slice(0, 2000)}`);
       const o = JSON.parse(line.slice('overhead-parts:'.length));
       if (name === 'full' && mode !== 'none' && o.hits !== o.calls) throw new Error(`overheadParts: full ${mode}: ${o.hits} hits for ${o.calls} calls`);
-      const s = [...o.cpuNs].sort((a, b) => a - b);
-      cpuOf.set(`${name} ${mode}`, { ns: s[s.length >> 1], calls: o.calls });
+      cpuOf.set(`${name} ${mode}`, { ns: median(o.cpuNs), calls: o.calls });
     }
     const base = cpuOf.get('full none');
     baseline.push(base.ns / base.calls);
+    const pass = [];
     for (const [key, v] of cpuOf) {
       if (key === 'full none') continue;
+      const net = (v.ns - base.ns) / v.calls;
       if (!figures.has(key)) figures.set(key, []);
-      figures.get(key).push((v.ns - base.ns) / v.calls);
+      figures.get(key).push(net);
+      pass.push(`${key} ${net.toFixed(0)}`);
     }
-    console.log(`pass ${i}: ${[...cpuOf].filter(([k]) => k !== 'full none').map(([k, v]) => `${k} ${((v.ns - base.ns) / v.calls).toFixed(0)}`).join('  ')}`);
+    console.log(`pass ${i}: ${pass.join('  ')}`);
   }
-  const median = xs => { const s = [...xs].sort((a, b) => a - b), h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
   console.log(`\nCPU ns per hit net of the probe-less run (${median(baseline).toFixed(0)} ns per call of the loop), median of ${iter} passes, ${machines - 2} machines each:`);
   for (const [key, xs] of figures) console.log(`  ${key.padEnd(18)} ${median(xs).toFixed(0).padStart(5)}  [${Math.min(...xs).toFixed(0)}..${Math.max(...xs).toFixed(0)}]`);
 } finally {
